@@ -1,0 +1,150 @@
+/* gemm.h: the public C API of the gemm library (C99, no C++ or CUDA types). */
+#ifndef GEMM_GEMM_H
+#define GEMM_GEMM_H
+
+#include <stdint.h>
+
+#if defined(GEMM_BUILDING_LIBRARY)
+#define GEMM_API __attribute__((visibility("default")))
+#else
+#define GEMM_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GEMM_VERSION_MAJOR 0
+#define GEMM_VERSION_MINOR 1
+#define GEMM_VERSION_PATCH 0
+
+/* Values equal CBLAS's, so callers may pass CBLAS constants. */
+typedef enum gemm_layout {
+    GEMM_ROW_MAJOR = 101,
+    GEMM_COL_MAJOR = 102
+} gemm_layout_t;
+
+typedef enum gemm_op {
+    GEMM_OP_N = 111, /* op(X) = X */
+    GEMM_OP_T = 112, /* op(X) = X^T */
+    GEMM_OP_C = 113  /* op(X) = X^H, equal to X^T for the real types served here */
+} gemm_op_t;
+
+typedef enum gemm_dtype {
+    GEMM_F32 = 0,
+    GEMM_F64 = 1,
+    GEMM_F16 = 2,  /* IEEE binary16, stored as 16 bits */
+    GEMM_BF16 = 3  /* bfloat16, stored as 16 bits */
+} gemm_dtype_t;
+
+/* Append-only: a code keeps its value forever; retired codes leave a gap.
+ * 1-19: the caller passed something invalid (C untouched, nothing computed).
+ * 20-29: valid call the chosen backend or configuration cannot serve.
+ * 30-: failures while computing. */
+typedef enum gemm_status {
+    GEMM_STATUS_SUCCESS = 0,
+    GEMM_STATUS_INVALID_LAYOUT = 1,
+    GEMM_STATUS_INVALID_OP = 2,
+    GEMM_STATUS_INVALID_SIZE = 3,          /* m, n, k or batch count < 0 */
+    GEMM_STATUS_INVALID_LEADING_DIM = 4,   /* lda, ldb or ldc too small */
+    GEMM_STATUS_INVALID_STRIDE = 5,        /* batch stride negative or C batches overlap */
+    GEMM_STATUS_INVALID_POINTER = 6,       /* NULL where data or a scalar is needed */
+    GEMM_STATUS_INVALID_DTYPE = 7,         /* not a gemm_dtype_t value */
+    GEMM_STATUS_INVALID_VALUE = 8,         /* any other invalid argument */
+    GEMM_STATUS_MIXED_MEMORY_SPACES = 9,   /* A, B and C not all host or all on one device */
+    GEMM_STATUS_NOT_SUPPORTED = 20,        /* the chosen backend cannot serve this problem */
+    GEMM_STATUS_UNKNOWN_BACKEND = 21,      /* no backend of that name in this build */
+    GEMM_STATUS_BACKEND_UNAVAILABLE = 22,  /* backend exists but cannot run on this machine */
+    GEMM_STATUS_INVALID_CONFIG = 23,       /* a GEMM_* environment variable has a bad value */
+    GEMM_STATUS_ALLOC_FAILED = 30,
+    GEMM_STATUS_EXECUTION_FAILED = 31,     /* the backend failed while computing */
+    GEMM_STATUS_INTERNAL_ERROR = 99
+} gemm_status_t;
+
+/* Library version as "major.minor.patch". */
+GEMM_API const char *gemm_version(void);
+
+/* Constant text naming a status ("GEMM_STATUS_INVALID_LEADING_DIM: ..."). Never NULL. */
+GEMM_API const char *gemm_status_string(gemm_status_t status);
+
+/* Message of the last call made on this thread: why it failed, or "" after a success.
+ * Argument errors name the parameter by its position, counting as cblas_sgemm does. */
+GEMM_API const char *gemm_last_error(void);
+
+/* Position (cblas_sgemm numbering, 1 = layout) of the parameter that made the last call on
+ * this thread fail, or 0 when it did not fail on a parameter. */
+GEMM_API int gemm_last_error_parameter(void);
+
+/* C = alpha * op(A) * op(B) + beta * C. op(A) is m x k, op(B) is k x n, C is m x n.
+ * Parameters are those of cblas_sgemm, in the same order. Host pointers are computed
+ * synchronously. When beta == 0, C is written without being read. */
+GEMM_API gemm_status_t gemm_sgemm(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb,
+                                  int64_t m, int64_t n, int64_t k, float alpha,
+                                  const float *A, int64_t lda, const float *B, int64_t ldb,
+                                  float beta, float *C, int64_t ldc);
+
+GEMM_API gemm_status_t gemm_dgemm(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb,
+                                  int64_t m, int64_t n, int64_t k, double alpha,
+                                  const double *A, int64_t lda, const double *B, int64_t ldb,
+                                  double beta, double *C, int64_t ldc);
+
+/* Strided batches: matrix i of A starts at A + i * stride_a elements (likewise B and C).
+ * stride_a or stride_b may be 0 to reuse one matrix; C matrices must not overlap. */
+GEMM_API gemm_status_t gemm_sgemm_strided_batched(
+    gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m, int64_t n,
+    int64_t k, float alpha, const float *A, int64_t lda, int64_t stride_a, const float *B,
+    int64_t ldb, int64_t stride_b, float beta, float *C, int64_t ldc, int64_t stride_c,
+    int64_t batch_count);
+
+GEMM_API gemm_status_t gemm_dgemm_strided_batched(
+    gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m, int64_t n,
+    int64_t k, double alpha, const double *A, int64_t lda, int64_t stride_a, const double *B,
+    int64_t ldb, int64_t stride_b, double beta, double *C, int64_t ldc, int64_t stride_c,
+    int64_t batch_count);
+
+/* Generic form. Supported (A and B, C, compute) types:
+ *   f32, f32, f32 | f64, f64, f64 | f16, f16 or f32, f32 | bf16, bf16 or f32, f32.
+ * alpha and beta point to a value of the compute type (float or double).
+ * f16 and bf16 products accumulate in f32. */
+GEMM_API gemm_status_t gemm_ex(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb,
+                               int64_t m, int64_t n, int64_t k, const void *alpha,
+                               const void *A, gemm_dtype_t a_type, int64_t lda,
+                               const void *B, gemm_dtype_t b_type, int64_t ldb,
+                               const void *beta, void *C, gemm_dtype_t c_type, int64_t ldc,
+                               gemm_dtype_t compute_type);
+
+GEMM_API gemm_status_t gemm_ex_strided_batched(
+    gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m, int64_t n,
+    int64_t k, const void *alpha, const void *A, gemm_dtype_t a_type, int64_t lda,
+    int64_t stride_a, const void *B, gemm_dtype_t b_type, int64_t ldb, int64_t stride_b,
+    const void *beta, void *C, gemm_dtype_t c_type, int64_t ldc, int64_t stride_c,
+    int64_t batch_count, gemm_dtype_t compute_type);
+
+/* Backends compiled into this build, available or not. */
+typedef struct gemm_backend_info {
+    const char *name;   /* stable lower_snake name, as GEMM_BACKEND takes it */
+    int available;      /* 1 if it can run on this machine */
+    const char *reason; /* why not, when available == 0; "" otherwise */
+    const char *detail; /* what it runs on when available (library, device); may be "" */
+} gemm_backend_info_t;
+
+GEMM_API int64_t gemm_backend_count(void);
+
+/* Fills *info for backend index (0 <= index < gemm_backend_count()). Strings live as long
+ * as the process. */
+GEMM_API gemm_status_t gemm_backend_get_info(int64_t index, gemm_backend_info_t *info);
+
+/* Forces a backend for every later call of this process, like GEMM_BACKEND and taking
+ * precedence over it: "auto", a backend name, or "name:variant" to pin a variant too.
+ * NULL returns to what GEMM_BACKEND says. An unknown or unavailable backend is refused here
+ * and leaves the previous choice in place. */
+GEMM_API gemm_status_t gemm_set_backend(const char *name);
+
+/* The selection in force: what gemm_set_backend set, else GEMM_BACKEND, else "auto". */
+GEMM_API const char *gemm_get_backend(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GEMM_GEMM_H */

@@ -1,0 +1,190 @@
+// gemm.hpp: C++ façade over gemm.h: typed overloads, 16-bit float types, matrix views and
+// a scoped backend choice. Header-only; errors stay values (gemm::status), never exceptions.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+#include "gemm.h"
+
+namespace gemm {
+
+enum class layout : int { row_major = GEMM_ROW_MAJOR, col_major = GEMM_COL_MAJOR };
+enum class op : int { n = GEMM_OP_N, t = GEMM_OP_T, c = GEMM_OP_C };
+
+// The status of a call and, on failure, the thread's message captured right after it.
+struct status {
+    gemm_status_t code = GEMM_STATUS_SUCCESS;
+    std::string message;
+
+    bool ok() const { return code == GEMM_STATUS_SUCCESS; }
+    explicit operator bool() const { return ok(); }
+};
+
+inline status make_status(gemm_status_t code) {
+    return {code, code == GEMM_STATUS_SUCCESS ? std::string() : std::string(gemm_last_error())};
+}
+
+// IEEE binary16 and bfloat16 as 16 stored bits; conversions round to nearest even.
+struct half {
+    uint16_t bits = 0;
+    half() = default;
+    explicit half(float f) : bits(from_float(f)) {}
+    explicit operator float() const { return to_float(bits); }
+
+    static uint16_t from_float(float f) {
+        uint32_t x;
+        std::memcpy(&x, &f, 4);
+        uint32_t sign = (x >> 16) & 0x8000u;
+        uint32_t abs = x & 0x7fffffffu;
+        if (abs >= 0x7f800000u)  // inf or NaN (keep NaN quiet)
+            return uint16_t(sign | 0x7c00u | (abs > 0x7f800000u ? 0x200u : 0u));
+        if (abs >= 0x477ff000u) return uint16_t(sign | 0x7c00u);  // rounds to >= 65520: inf
+        if (abs < 0x38800000u) {  // below the smallest normal half: subnormal or zero
+            if (abs < 0x33000000u) return uint16_t(sign);  // rounds to zero
+            uint32_t mant = (abs & 0x7fffffu) | 0x800000u;
+            int shift = 126 - int(abs >> 23) + 13 + 1;  // align to 2^-24 units
+            uint32_t kept = mant >> shift;
+            uint32_t rest = mant & ((1u << shift) - 1u);
+            uint32_t halfway = 1u << (shift - 1);
+            if (rest > halfway || (rest == halfway && (kept & 1u))) ++kept;
+            return uint16_t(sign | kept);
+        }
+        uint32_t rounded = abs + 0xfffu + ((abs >> 13) & 1u);  // round to nearest even
+        return uint16_t(sign | ((rounded - 0x38000000u) >> 13));
+    }
+
+    static float to_float(uint16_t h) {
+        uint32_t sign = uint32_t(h & 0x8000u) << 16;
+        uint32_t exp = (h >> 10) & 0x1fu;
+        uint32_t mant = h & 0x3ffu;
+        uint32_t x;
+        if (exp == 0x1f) {
+            x = sign | 0x7f800000u | (mant << 13);
+        } else if (exp != 0) {
+            x = sign | ((exp + 112u) << 23) | (mant << 13);
+        } else if (mant == 0) {
+            x = sign;
+        } else {  // subnormal: normalize
+            int e = -1;
+            do {
+                mant <<= 1;
+                ++e;
+            } while (!(mant & 0x400u));
+            x = sign | (uint32_t(112 - e) << 23) | ((mant & 0x3ffu) << 13);
+        }
+        float f;
+        std::memcpy(&f, &x, 4);
+        return f;
+    }
+};
+
+struct bfloat16 {
+    uint16_t bits = 0;
+    bfloat16() = default;
+    explicit bfloat16(float f) : bits(from_float(f)) {}
+    explicit operator float() const { return to_float(bits); }
+
+    static uint16_t from_float(float f) {
+        uint32_t x;
+        std::memcpy(&x, &f, 4);
+        if ((x & 0x7fffffffu) > 0x7f800000u) return uint16_t((x >> 16) | 0x40u);  // quiet NaN
+        x += 0x7fffu + ((x >> 16) & 1u);
+        return uint16_t(x >> 16);
+    }
+
+    static float to_float(uint16_t b) {
+        uint32_t x = uint32_t(b) << 16;
+        float f;
+        std::memcpy(&f, &x, 4);
+        return f;
+    }
+};
+
+static_assert(sizeof(half) == 2 && sizeof(bfloat16) == 2, "16-bit types must be 2 bytes");
+
+// Maps an element type to its gemm_dtype_t and the type of alpha and beta.
+template <class T> struct type_of;
+template <> struct type_of<float> { static constexpr gemm_dtype_t value = GEMM_F32; using scalar = float; };
+template <> struct type_of<double> { static constexpr gemm_dtype_t value = GEMM_F64; using scalar = double; };
+template <> struct type_of<half> { static constexpr gemm_dtype_t value = GEMM_F16; using scalar = float; };
+template <> struct type_of<bfloat16> { static constexpr gemm_dtype_t value = GEMM_BF16; using scalar = float; };
+
+// A matrix in caller memory: rows x cols with leading dimension ld in the given layout.
+template <class T> struct matrix_view {
+    T *data = nullptr;
+    int64_t rows = 0;
+    int64_t cols = 0;
+    int64_t ld = 0;
+    layout order = layout::row_major;
+};
+
+// C = alpha * op(A) * op(B) + beta * C with the parameters of gemm_sgemm. C may have another
+// element type than A and B where gemm_ex supports it (f16/bf16 inputs with f32 output).
+template <class T, class TC>
+status gemm(layout l, op transa, op transb, int64_t m, int64_t n, int64_t k,
+            typename type_of<T>::scalar alpha, const T *A, int64_t lda, const T *B, int64_t ldb,
+            typename type_of<T>::scalar beta, TC *C, int64_t ldc) {
+    return make_status(gemm_ex(static_cast<gemm_layout_t>(l), static_cast<gemm_op_t>(transa),
+                               static_cast<gemm_op_t>(transb), m, n, k, &alpha, A,
+                               type_of<T>::value, lda, B, type_of<T>::value, ldb, &beta, C,
+                               type_of<TC>::value, ldc, type_of<typename type_of<T>::scalar>::value));
+}
+
+// Strided batches, as gemm_ex_strided_batched.
+template <class T, class TC>
+status gemm_strided_batched(layout l, op transa, op transb, int64_t m, int64_t n, int64_t k,
+                            typename type_of<T>::scalar alpha, const T *A, int64_t lda,
+                            int64_t stride_a, const T *B, int64_t ldb, int64_t stride_b,
+                            typename type_of<T>::scalar beta, TC *C, int64_t ldc,
+                            int64_t stride_c, int64_t batch_count) {
+    return make_status(gemm_ex_strided_batched(
+        static_cast<gemm_layout_t>(l), static_cast<gemm_op_t>(transa),
+        static_cast<gemm_op_t>(transb), m, n, k, &alpha, A, type_of<T>::value, lda, stride_a, B,
+        type_of<T>::value, ldb, stride_b, &beta, C, type_of<TC>::value, ldc, stride_c,
+        batch_count, type_of<typename type_of<T>::scalar>::value));
+}
+
+// C = alpha * op(A) * op(B) + beta * C on views; sizes come from the views. All three views
+// must share one layout (checked: a mismatch is GEMM_STATUS_INVALID_LAYOUT).
+template <class T, class TC>
+status gemm(typename type_of<T>::scalar alpha, matrix_view<const T> A, op transa,
+            matrix_view<const T> B, op transb, typename type_of<T>::scalar beta,
+            matrix_view<TC> C) {
+    if (A.order != C.order || B.order != C.order)
+        return {GEMM_STATUS_INVALID_LAYOUT, "matrix views A, B and C must share one layout"};
+    int64_t k = transa == op::n ? A.cols : A.rows;
+    int64_t kb = transb == op::n ? B.rows : B.cols;
+    int64_t m = transa == op::n ? A.rows : A.cols;
+    int64_t n = transb == op::n ? B.cols : B.rows;
+    if (kb != k || C.rows != m || C.cols != n)
+        return {GEMM_STATUS_INVALID_SIZE, "matrix views: op(A) is " + std::to_string(m) + "x" +
+                                              std::to_string(k) + ", op(B) is " + std::to_string(kb) +
+                                              "x" + std::to_string(n) + ", C is " +
+                                              std::to_string(C.rows) + "x" + std::to_string(C.cols)};
+    return gemm<T, TC>(C.order, transa, transb, m, n, k, alpha, A.data, A.ld, B.data, B.ld, beta,
+                       C.data, C.ld);
+}
+
+// Forces a backend ("cpu_omp", "cpu_omp:variant", "auto") until destroyed, then restores
+// the choice that was in force. Check ok() before relying on it.
+class scoped_backend {
+public:
+    explicit scoped_backend(const char *name) : previous_(gemm_get_backend()) {
+        status_ = make_status(gemm_set_backend(name));
+    }
+    ~scoped_backend() {
+        if (status_.ok()) gemm_set_backend(previous_.c_str());
+    }
+    scoped_backend(const scoped_backend &) = delete;
+    scoped_backend &operator=(const scoped_backend &) = delete;
+    const status &result() const { return status_; }
+    bool ok() const { return status_.ok(); }
+
+private:
+    std::string previous_;
+    status status_;
+};
+
+}  // namespace gemm

@@ -1,0 +1,15 @@
+// backend.cpp: defaults of the optional backend members.
+#include "backend.hpp"
+
+namespace gemm {
+
+std::vector<std::string> backend::variants(const problem &) const { return {""}; }
+
+bool backend::knows_variant(std::string_view v) const { return v.empty(); }
+
+const verdict &backend::available() const {
+    std::call_once(probed_, [this] { availability_ = probe(); });
+    return availability_;
+}
+
+}  // namespace gemm

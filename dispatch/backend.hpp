@@ -1,0 +1,69 @@
+// backend.hpp: the contract every backend implements, and what the dispatcher promises it.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gemm/gemm.h"
+#include "problem.hpp"
+
+namespace gemm {
+
+// Yes, or no with a reason a person can act on ("libopenblas.so.0 not found").
+struct verdict {
+    bool ok = true;
+    std::string reason;  // why not, when !ok
+    std::string detail;  // what it runs on, when ok ("libopenblas.so.0: OpenBLAS 0.3.21")
+
+    static verdict yes(std::string detail = {}) { return {true, {}, std::move(detail)}; }
+    static verdict no(std::string why) { return {false, std::move(why), {}}; }
+};
+
+// Filled by run() for the verbose trace, e.g. "staged host pointers" or the variant used.
+struct run_context {
+    std::string variant_used;
+    std::string note;
+};
+
+// The contract.
+// Required:
+//   name()       stable lower_snake name used by GEMM_BACKEND, caches and traces; a string
+//                literal (the C API hands out its data()).
+//   probe()      whether this machine can run it. Called once, through available().
+//   supports(p)  a promise: the dispatcher runs p only on a backend that said yes, and the
+//                tests fail a backend that says yes and computes wrong.
+//   run(p, v, c) computes p with variant v ("" = the backend's default). The dispatcher has
+//                already checked every argument (BLAS rules), returned early for empty
+//                problems, and only calls run on available backends that support p.
+//                Backends must honour: beta == 0 means C is written, never read (NaN in C
+//                must not leak); k == 0 or alpha == 0 means C = beta * C without reading
+//                A or B. Errors are returned as status and set_error(); never abort.
+//                No allocation proportional to the problem on the hot path.
+// Optional (default):
+//   variants(p)  configurations worth timing, as stable ids that parse back in run(). ({""})
+class backend {
+public:
+    virtual ~backend() = default;
+    virtual std::string_view name() const = 0;
+    // probe()'s answer, computed on first use and then constant. Thread-safe.
+    const verdict &available() const;
+    virtual verdict supports(const problem &p) const = 0;
+    virtual std::vector<std::string> variants(const problem &p) const;
+    // Whether v names one of this backend's variants (any problem); "" always does.
+    virtual bool knows_variant(std::string_view v) const;
+    virtual gemm_status_t run(const problem &p, std::string_view variant, run_context &ctx) = 0;
+
+protected:
+    virtual verdict probe() const = 0;
+
+private:
+    mutable std::once_flag probed_;
+    mutable verdict availability_;
+};
+
+using backend_ptr = std::unique_ptr<backend>;
+
+}  // namespace gemm

@@ -1,0 +1,67 @@
+// dispatch.cpp: the middle of every call: selection, run, trace.
+#include "dispatch.hpp"
+
+#include <chrono>
+
+#include <spdlog/fmt/fmt.h>
+
+#include "error.hpp"
+#include "log.hpp"
+#include "policy.hpp"
+#include "settings.hpp"
+
+namespace gemm {
+namespace {
+
+const char *layout_name(gemm_layout_t l) { return l == GEMM_ROW_MAJOR ? "row" : "col"; }
+
+char op_letter(gemm_op_t o) { return o == GEMM_OP_N ? 'N' : o == GEMM_OP_T ? 'T' : 'C'; }
+
+void trace(const problem &p, const call_shape &call, const choice &c, const run_context &ctx,
+           gemm_status_t status, double seconds) {
+    std::string variant = !ctx.variant_used.empty() ? ctx.variant_used
+                          : c.variant.empty()        ? "default"
+                                                     : c.variant;
+    std::string line = fmt::format(
+        "backend={} variant={} dtype={}{} layout={} ops={}{} m={} n={} k={} lda={} ldb={} "
+        "ldc={} batch={} space={} why=\"{}\"",
+        c.chosen ? std::string(c.chosen->name()) : "none", variant, dtype_name(p.ab_type),
+        p.c_type != p.ab_type ? std::string("->") + dtype_name(p.c_type) : "",
+        layout_name(call.layout), op_letter(call.transa), op_letter(call.transb), call.m,
+        call.n, call.k, call.lda, call.ldb, call.ldc, p.batch, memory_space_name(p.space), c.why);
+    if (status == GEMM_STATUS_SUCCESS)
+        line += fmt::format(" time={:.2f}us gflops={:.2f}", seconds * 1e6,
+                            seconds > 0 ? p.flops() / seconds * 1e-9 : 0.0);
+    else
+        line += fmt::format(" status={} error=\"{}\"", int(status), last_error_message());
+    if (!ctx.note.empty()) line += " note=\"" + ctx.note + "\"";
+    trace_line(line);
+    for (const std::string &s : c.skipped) trace_line("  skipped " + s);
+}
+
+}  // namespace
+
+gemm_status_t dispatch(const problem &p, const call_shape &call) {
+    const env_settings &env = settings();
+    if (env.error != GEMM_STATUS_SUCCESS) return set_error(env.error, env.error_message);
+    const selection &sel = current_selection();
+    if (sel.error != GEMM_STATUS_SUCCESS) return set_error(sel.error, sel.error_message);
+    if (p.m == 0 || p.n == 0 || p.batch == 0) return GEMM_STATUS_SUCCESS;  // BLAS quick return
+
+    choice c = choose_backend(p, sel, env.verbose >= 2);
+    run_context ctx;
+    if (!c.chosen) {
+        gemm_status_t s = set_error(c.status, c.message);
+        if (env.verbose) trace(p, call, c, ctx, s, 0);
+        return s;
+    }
+    if (!env.verbose) return c.chosen->run(p, c.variant, ctx);
+
+    auto start = std::chrono::steady_clock::now();
+    gemm_status_t s = c.chosen->run(p, c.variant, ctx);
+    std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+    trace(p, call, c, ctx, s, elapsed.count());
+    return s;
+}
+
+}  // namespace gemm

@@ -1,0 +1,21 @@
+// dispatch.hpp: choose a backend for a canonical problem, run it, trace it.
+#pragma once
+
+#include "gemm/gemm.h"
+#include "problem.hpp"
+
+namespace gemm {
+
+// The call as the user made it, before canonicalization; only for the trace line.
+struct call_shape {
+    gemm_layout_t layout = GEMM_COL_MAJOR;
+    gemm_op_t transa = GEMM_OP_N;
+    gemm_op_t transb = GEMM_OP_N;
+    int64_t m = 0, n = 0, k = 0;
+    int64_t lda = 0, ldb = 0, ldc = 0;
+};
+
+// Runs p on the backend the selection in force names (or auto picks) and nowhere else.
+gemm_status_t dispatch(const problem &p, const call_shape &call);
+
+}  // namespace gemm

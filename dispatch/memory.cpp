@@ -1,0 +1,47 @@
+// memory.cpp: pointer classification through the installed classifier.
+#include "memory.hpp"
+
+#include <atomic>
+
+#include "error.hpp"
+#include "registry.hpp"
+
+namespace gemm {
+namespace {
+std::atomic<pointer_classifier> classifier{nullptr};
+}
+
+void set_pointer_classifier(pointer_classifier classify) { classifier.store(classify); }
+
+gemm_status_t classify_memory(problem &p) {
+    registered_backends();  // registration installs the classifier, if any
+    pointer_classifier classify = classifier.load();
+    p.space = memory_space::host;
+    p.device = -1;
+    if (!classify) return GEMM_STATUS_SUCCESS;
+
+    struct operand { const void *ptr; const char *name; } ops[] = {{p.a, "A"}, {p.b, "B"}, {p.c, "C"}};
+    const operand *first = nullptr;
+    for (const operand &o : ops) {
+        if (!o.ptr) continue;  // not referenced by this call
+        int device = -1;
+        memory_space s = classify(o.ptr, &device);
+        if (!first) {
+            first = &o;
+            p.space = s;
+            p.device = device;
+            continue;
+        }
+        bool same = (s == memory_space::host) == (p.space == memory_space::host) &&
+                    (s == memory_space::host || device == p.device);
+        if (!same)
+            return set_error(GEMM_STATUS_MIXED_MEMORY_SPACES,
+                             std::string(first->name) + " is " + memory_space_name(p.space) +
+                                 " memory but " + o.name + " is " + memory_space_name(s) +
+                                 " memory (device " + std::to_string(device) +
+                                 "): pass all three in one space");
+    }
+    return GEMM_STATUS_SUCCESS;
+}
+
+}  // namespace gemm

@@ -1,0 +1,25 @@
+// policy.hpp: which backend serves a problem, and why.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "backend.hpp"
+#include "settings.hpp"
+
+namespace gemm {
+
+struct choice {
+    backend *chosen = nullptr;  // nullptr: nothing may serve p (status and message say why)
+    std::string variant;
+    std::string why;                   // for the trace: "forced by GEMM_BACKEND", ...
+    std::vector<std::string> skipped;  // "cpu_omp: f16 not supported" (GEMM_VERBOSE=2)
+    gemm_status_t status = GEMM_STATUS_SUCCESS;
+    std::string message;
+};
+
+// Forced selection: that backend or an error, never another. Auto: the built-in rule, the
+// first available backend in a preference order for p's memory space that supports p.
+choice choose_backend(const problem &p, const selection &sel, bool collect_skipped);
+
+}  // namespace gemm

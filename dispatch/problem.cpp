@@ -1,0 +1,37 @@
+// problem.cpp: names and sizes of the canonical problem's enums.
+#include "problem.hpp"
+
+namespace gemm {
+
+const char *dtype_name(dtype t) {
+    switch (t) {
+    case dtype::f32: return "f32";
+    case dtype::f64: return "f64";
+    case dtype::f16: return "f16";
+    case dtype::bf16: return "bf16";
+    }
+    return "?";
+}
+
+std::size_t dtype_size(dtype t) {
+    switch (t) {
+    case dtype::f32: return 4;
+    case dtype::f64: return 8;
+    case dtype::f16:
+    case dtype::bf16: return 2;
+    }
+    return 0;
+}
+
+const char *op_name(transpose o) { return o == transpose::n ? "N" : "T"; }
+
+const char *memory_space_name(memory_space s) {
+    switch (s) {
+    case memory_space::host: return "host";
+    case memory_space::device: return "device";
+    case memory_space::managed: return "managed";
+    }
+    return "?";
+}
+
+}  // namespace gemm

@@ -1,0 +1,62 @@
+// problem.hpp: the canonical GEMM problem every layer below the API speaks in.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace gemm {
+
+enum class dtype : int { f32 = 0, f64 = 1, f16 = 2, bf16 = 3 };
+
+// Canonical problems are column-major and real, so only N and T remain.
+enum class transpose : int { n = 0, t = 1 };
+
+enum class memory_space : int { host = 0, device = 1, managed = 2 };
+
+// C = alpha * op(A) * op(B) + beta * C, column-major, for batch matrices.
+// Fields are zero-initialized so problems compare and hash reproducibly.
+struct problem {
+    transpose op_a = transpose::n;
+    transpose op_b = transpose::n;
+    int64_t m = 0;
+    int64_t n = 0;
+    int64_t k = 0;
+
+    dtype ab_type = dtype::f32;       // A and B share one type
+    dtype c_type = dtype::f32;
+    dtype compute_type = dtype::f32;  // also the type of alpha and beta
+
+    const void *a = nullptr;
+    int64_t lda = 0;
+    int64_t stride_a = 0;  // elements between batch matrices
+    const void *b = nullptr;
+    int64_t ldb = 0;
+    int64_t stride_b = 0;
+    void *c = nullptr;
+    int64_t ldc = 0;
+    int64_t stride_c = 0;
+    int64_t batch = 1;
+
+    // Exact for both compute types: every float is a double.
+    double alpha = 1.0;
+    double beta = 0.0;
+
+    memory_space space = memory_space::host;
+    int device = -1;           // CUDA ordinal when space != host
+    void *stream = nullptr;    // cudaStream_t of the caller, device problems only
+
+    // Rows and columns of A and B as stored (before op).
+    int64_t a_rows() const { return op_a == transpose::n ? m : k; }
+    int64_t a_cols() const { return op_a == transpose::n ? k : m; }
+    int64_t b_rows() const { return op_b == transpose::n ? k : n; }
+    int64_t b_cols() const { return op_b == transpose::n ? n : k; }
+
+    double flops() const { return 2.0 * double(m) * double(n) * double(k) * double(batch); }
+};
+
+const char *dtype_name(dtype t);      // "f32"
+std::size_t dtype_size(dtype t);      // bytes per element
+const char *op_name(transpose o);            // "N" / "T"
+const char *memory_space_name(memory_space s);
+
+}  // namespace gemm

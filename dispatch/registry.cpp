@@ -1,0 +1,39 @@
+// registry.cpp: the one place that lists backends. Adding one is one line here.
+#include "registry.hpp"
+
+#include "backends/cblas/cblas.hpp"
+#include "backends/cpu_omp/cpu_omp.hpp"
+#include "backends/cpu_ref/cpu_ref.hpp"
+
+namespace gemm {
+namespace {
+
+std::vector<backend_ptr> build_registry() {
+    std::vector<backend_ptr> all;
+    all.push_back(make_cpu_ref_backend());  // always first: the oracle
+    all.push_back(make_cpu_omp_backend());
+    all.push_back(make_cblas_backend());
+    return all;
+}
+
+}  // namespace
+
+const std::vector<backend *> &registered_backends() {
+    // Owned here for the life of the process; never destroyed, so backends stay valid for
+    // threads still running at exit.
+    static const std::vector<backend *> *view = [] {
+        auto *owned = new std::vector<backend_ptr>(build_registry());
+        auto *ptrs = new std::vector<backend *>;
+        for (auto &b : *owned) ptrs->push_back(b.get());
+        return ptrs;
+    }();
+    return *view;
+}
+
+backend *find_backend(std::string_view name) {
+    for (backend *b : registered_backends())
+        if (b->name() == name) return b;
+    return nullptr;
+}
+
+}  // namespace gemm

@@ -9,7 +9,11 @@
 namespace gemm {
 namespace {
 std::atomic<pointer_classifier> classifier{nullptr};
-}
+thread_local void *tls_stream = nullptr;
+}  // namespace
+
+void set_thread_stream(void *stream) { tls_stream = stream; }
+void *thread_stream() { return tls_stream; }
 
 void set_pointer_classifier(pointer_classifier classify) { classifier.store(classify); }
 
@@ -18,6 +22,7 @@ gemm_status_t classify_memory(problem &p) {
     pointer_classifier classify = classifier.load();
     p.space = memory_space::host;
     p.device = -1;
+    p.stream = tls_stream;
     if (!classify) return GEMM_STATUS_SUCCESS;
 
     struct operand { const void *ptr; const char *name; } ops[] = {{p.a, "A"}, {p.b, "B"}, {p.c, "C"}};

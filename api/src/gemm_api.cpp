@@ -3,6 +3,7 @@
 
 #include "call.hpp"
 #include "dispatch/error.hpp"
+#include "dispatch/memory.hpp"
 #include "dispatch/registry.hpp"
 #include "dispatch/settings.hpp"
 #include "gemm/gemm.h"
@@ -120,6 +121,14 @@ gemm_status_t gemm_set_backend(const char *name) {
     clear_error();
     return select_backend(name);
 }
+
+gemm_status_t gemm_set_stream(void *stream) {
+    clear_error();
+    set_thread_stream(stream);
+    return GEMM_STATUS_SUCCESS;
+}
+
+void *gemm_get_stream(void) { return thread_stream(); }
 
 const char *gemm_get_backend(void) { return current_selection().spec.c_str(); }
 

@@ -140,6 +140,15 @@ GEMM_API gemm_status_t gemm_backend_get_info(int64_t index, gemm_backend_info_t 
  * and leaves the previous choice in place. */
 GEMM_API gemm_status_t gemm_set_backend(const char *name);
 
+/* CUDA stream (a cudaStream_t) for later calls made by this thread with device pointers;
+ * NULL (the default) is the legacy default stream. Device-pointer calls are stream-ordered
+ * and asynchronous, like cuBLAS: they are enqueued on this stream and may return before
+ * the result is ready; synchronize the stream before reading C. Host-pointer calls are
+ * synchronous whatever the stream. The caller owns the stream and must keep it alive
+ * while calls on it are in flight. */
+GEMM_API gemm_status_t gemm_set_stream(void *stream);
+GEMM_API void *gemm_get_stream(void);
+
 /* The selection in force: what gemm_set_backend set, else GEMM_BACKEND, else "auto". */
 GEMM_API const char *gemm_get_backend(void);
 

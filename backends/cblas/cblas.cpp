@@ -43,6 +43,13 @@ cblas_library open_library(const std::string &path) {
         lib.error = e ? e : "dlopen failed";
         return lib;
     }
+    // gemm's own BLAS interface (libgemm_blas) would call back into gemm: refuse it.
+    if (dlsym(lib.handle, "gemm_version")) {
+        lib.error = path + " is gemm's own BLAS interface, not a system BLAS";
+        dlclose(lib.handle);
+        lib.handle = nullptr;
+        return lib;
+    }
     lib.sgemm = reinterpret_cast<sgemm_fn>(dlsym(lib.handle, "cblas_sgemm"));
     lib.dgemm = reinterpret_cast<dgemm_fn>(dlsym(lib.handle, "cblas_dgemm"));
     if (!lib.sgemm || !lib.dgemm) {

@@ -1,9 +1,16 @@
-// policy.cpp: forced selection and the built-in auto rule.
+// policy.cpp: forced selection, the tune cache, and the built-in auto rule.
 #include "policy.hpp"
 
+#include <mutex>
 #include <string_view>
+#include <unordered_set>
 
+#include <spdlog/fmt/fmt.h>
+
+#include "log.hpp"
 #include "registry.hpp"
+#include "tune_cache.hpp"
+#include "tuner.hpp"
 
 namespace gemm {
 namespace {
@@ -32,7 +39,7 @@ choice choose_forced(const problem &p, const selection &sel, bool collect_skippe
 }
 
 template <std::size_t N>
-choice choose_auto(const problem &p, const std::string_view (&order)[N], bool collect_skipped) {
+choice choose_in_order(const problem &p, const std::string_view (&order)[N], bool collect_skipped) {
     choice c;
     std::string reasons;
     for (std::string_view name : order) {
@@ -57,12 +64,86 @@ choice choose_auto(const problem &p, const std::string_view (&order)[N], bool co
     return c;
 }
 
+// The cached choice if this build can still run it on p; otherwise why not, for the trace.
+bool usable(const tune_entry &e, const problem &p, std::string &why_not) {
+    backend *b = find_backend(e.backend);
+    verdict v = b ? b->available() : verdict::no("not in this build");
+    if (v.ok) v = b->supports(p);
+    if (v.ok && !b->knows_variant(e.variant)) v = verdict::no("unknown variant '" + e.variant + "'");
+    if (!v.ok) why_not = "cached " + e.backend + " not usable: " + v.reason;
+    return v.ok;
+}
+
+choice from_entry(const tune_entry &e, std::string why) {
+    choice c;
+    c.chosen = find_backend(e.backend);
+    c.variant = e.variant;
+    c.why = std::move(why);
+    return c;
+}
+
+// GEMM_RECORD: each untuned shape once per process, appended for `gemm tune --shapes FILE`.
+void record_miss(const tune_key &key, const std::string &path) {
+    static std::mutex mutex;
+    static std::unordered_set<tune_key, tune_key_hash> seen;
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!seen.insert(key).second) return;
+    std::FILE *f = std::fopen(path.c_str(), "a");
+    if (!f) {
+        logger().warn("GEMM_RECORD: cannot append to {}", path);
+        return;
+    }
+    std::fprintf(f, "%s\n", key.to_text().c_str());
+    std::fclose(f);
+}
+
+// Tunes p's shape now (GEMM_TUNE=online) with a small budget and stores the result. One
+// shape at a time, so threads meeting the same new shape tune it once.
+std::optional<tune_entry> tune_now(const tune_key &key) {
+    static std::mutex one_at_a_time;
+    std::lock_guard<std::mutex> lock(one_at_a_time);
+    if (auto e = process_tune_cache().find(key)) return e;
+    tune_options options;
+    options.budget_ms = 300;
+    tune_outcome outcome;
+    if (tune_problem(spec_of(key), options, outcome) != GEMM_STATUS_SUCCESS) return std::nullopt;
+    process_tune_cache().store({outcome.entry});
+    return outcome.entry;
+}
+
+choice choose_tuned(const problem &p, const env_settings &env, bool collect_skipped) {
+    tune_cache &cache = process_tune_cache();
+    tune_key key = key_of(p);
+    std::string why_not;
+    if (auto e = cache.find(key); e && usable(*e, p, why_not))
+        return from_entry(*e, "auto: tune cache hit");
+    if (env.tune == tune_mode::online && why_not.empty())
+        if (auto e = tune_now(key); e && usable(*e, p, why_not)) return from_entry(*e, "auto: tuned now (GEMM_TUNE=online)");
+    if (!env.record_path.empty()) record_miss(key, env.record_path);
+    if (auto e = cache.nearest(key); e && usable(*e, p, why_not))
+        return from_entry(*e, fmt::format("auto: nearest tuned shape {}x{}x{}", e->key.m, e->key.n, e->key.k));
+    choice c = choose_builtin(p, collect_skipped);
+    if (!why_not.empty()) c.why += " (" + why_not + ")";
+    else c.why += " (shape not tuned)";
+    return c;
+}
+
 }  // namespace
+
+choice choose_builtin(const problem &p, bool collect_skipped) {
+    if (p.space == memory_space::host) return choose_in_order(p, host_preference, collect_skipped);
+    return choose_in_order(p, device_preference, collect_skipped);
+}
 
 choice choose_backend(const problem &p, const selection &sel, bool collect_skipped) {
     if (sel.forced) return choose_forced(p, sel, collect_skipped);
-    if (p.space == memory_space::host) return choose_auto(p, host_preference, collect_skipped);
-    return choose_auto(p, device_preference, collect_skipped);
+    const env_settings &env = settings();
+    if (env.tune == tune_mode::off) {
+        choice c = choose_builtin(p, collect_skipped);
+        c.why += " (GEMM_TUNE=off)";
+        return c;
+    }
+    return choose_tuned(p, env, collect_skipped);
 }
 
 }  // namespace gemm

@@ -18,8 +18,13 @@ struct choice {
     std::string message;
 };
 
-// Forced selection: that backend or an error, never another. Auto: the built-in rule, the
-// first available backend in a preference order for p's memory space that supports p.
+// Forced selection: that backend or an error, never another. Auto: the tune cache (exact
+// shape, then, unless GEMM_TUNE=online tunes it now, the nearest tuned shape of its class),
+// else the built-in rule.
 choice choose_backend(const problem &p, const selection &sel, bool collect_skipped);
+
+// The built-in rule alone: the first available backend, in a preference order for p's
+// memory space, that supports p. Also the tuner's default candidate.
+choice choose_builtin(const problem &p, bool collect_skipped);
 
 }  // namespace gemm

@@ -53,12 +53,22 @@ void parse_allow_tf32(env_settings &s) {
     else record_first_error(s, "GEMM_ALLOW_TF32='" + v + "' must be 0 or 1");
 }
 
+void parse_tune(env_settings &s) {
+    std::string v = env("GEMM_TUNE");
+    if (v.empty() || v == "use") s.tune = tune_mode::use;
+    else if (v == "off") s.tune = tune_mode::off;
+    else if (v == "online") s.tune = tune_mode::online;
+    else record_first_error(s, "GEMM_TUNE='" + v + "' must be off, use or online");
+}
+
 env_settings read_env() {
     env_settings s;
     parse_verbose(s);
     parse_log_level(s);
     parse_allow_tf32(s);
+    parse_tune(s);
     s.cblas_lib = env("GEMM_CBLAS_LIB");
+    s.record_path = env("GEMM_RECORD");
     return s;
 }
 

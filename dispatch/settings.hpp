@@ -9,11 +9,16 @@ namespace gemm {
 
 enum class log_level : int { trace, debug, info, warn, error, off };
 
+// GEMM_TUNE: off ignores the cache; use (default) reads it; online also tunes unseen shapes.
+enum class tune_mode : int { off, use, online };
+
 struct env_settings {
     int verbose = 0;  // GEMM_VERBOSE: 0, 1 (a line per call), 2 (also skipped backends)
     log_level level = log_level::warn;  // GEMM_LOG_LEVEL
     bool allow_tf32 = false;            // GEMM_ALLOW_TF32
     std::string cblas_lib;              // GEMM_CBLAS_LIB, "" = search the usual names
+    tune_mode tune = tune_mode::use;    // GEMM_TUNE
+    std::string record_path;            // GEMM_RECORD: append untuned shapes here
     // The first invalid GEMM_* value; every call reports it rather than guess.
     gemm_status_t error = GEMM_STATUS_SUCCESS;
     std::string error_message;

@@ -152,6 +152,56 @@ GEMM_API void *gemm_get_stream(void);
 /* The selection in force: what gemm_set_backend set, else GEMM_BACKEND, else "auto". */
 GEMM_API const char *gemm_get_backend(void);
 
+/* ---- Tuning ---------------------------------------------------------------------------- */
+
+/* A problem class to tune: the tuner allocates and fills its own operands. */
+typedef struct gemm_tune_request {
+    gemm_dtype_t ab_type;    /* A and B */
+    gemm_dtype_t c_type;
+    gemm_layout_t layout;
+    gemm_op_t transa;
+    gemm_op_t transb;
+    int64_t m, n, k;
+    int64_t batch_count;     /* 1 for a plain GEMM */
+    int64_t ld_padding;      /* elements added to every leading dimension (0: tight) */
+    int misaligned;          /* 1: operands start one element past a 16-byte boundary */
+    int beta_zero;           /* 1: tune for beta = 0 (C not read); 0: beta != 0 */
+    int device;              /* -1: host pointers; >= 0: device pointers on that CUDA device */
+    double budget_ms;        /* time for all candidates of this shape; <= 0: 2000 */
+    const char *backends;    /* comma-separated names to consider; NULL or "": all */
+} gemm_tune_request_t;
+
+/* One candidate the tuner ran. Strings live until the next gemm_tune on this thread. */
+typedef struct gemm_tune_candidate {
+    const char *backend;
+    const char *variant;     /* "" = the backend's default */
+    double median_us;        /* 0 when it failed or was rejected */
+    int correct;             /* 0: failed, or its result was wrong (see note) */
+    const char *note;
+} gemm_tune_candidate_t;
+
+typedef struct gemm_tune_report {
+    const char *backend;            /* the winner */
+    const char *variant;
+    double median_us;
+    const char *default_backend;    /* the built-in rule's choice, always a candidate */
+    double default_median_us;
+    int64_t candidate_count;
+    const gemm_tune_candidate_t *candidates;
+    int stored;                     /* 1 when written to the tune cache */
+} gemm_tune_report_t;
+
+/* Times every (backend, variant) that can serve the request, checks each result against a
+ * reference (a wrong one is rejected), and reports the winner: the fastest correct
+ * candidate, or the built-in default unless that is beaten by more than 2%. With store = 1
+ * the winner is added to the tune cache (atomically; several processes may tune at once).
+ * The report's strings live until the next gemm_tune call on this thread. */
+GEMM_API gemm_status_t gemm_tune(const gemm_tune_request_t *request, int store,
+                                 gemm_tune_report_t *report);
+
+/* Path of the tune cache file: GEMM_TUNE_CACHE, else under $XDG_CACHE_HOME or ~/.cache. */
+GEMM_API const char *gemm_tune_cache_path(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,124 @@
+// gemm_tune_api.cpp: the exported tuning entry points over dispatch/tuner.
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "dispatch/error.hpp"
+#include "dispatch/settings.hpp"
+#include "dispatch/tune_cache.hpp"
+#include "dispatch/tuner.hpp"
+#include "gemm/gemm.h"
+
+using namespace gemm;
+
+namespace {
+
+// What the last report on this thread points into.
+struct report_storage {
+    tune_outcome outcome;
+    std::vector<gemm_tune_candidate_t> candidates;
+};
+thread_local report_storage tls_report;
+
+bool valid_dtype(gemm_dtype_t t) { return t == GEMM_F32 || t == GEMM_F64 || t == GEMM_F16 || t == GEMM_BF16; }
+bool valid_op(gemm_op_t o) { return o == GEMM_OP_N || o == GEMM_OP_T || o == GEMM_OP_C; }
+
+gemm_status_t fail(gemm_status_t s, const std::string &what) { return set_error(s, "gemm_tune: " + what); }
+
+gemm_status_t check_request(const gemm_tune_request_t &r) {
+    if (r.layout != GEMM_ROW_MAJOR && r.layout != GEMM_COL_MAJOR) return fail(GEMM_STATUS_INVALID_LAYOUT, "layout is not row- or column-major");
+    if (!valid_op(r.transa) || !valid_op(r.transb)) return fail(GEMM_STATUS_INVALID_OP, "transa/transb must be N, T or C");
+    if (r.m < 0 || r.n < 0 || r.k < 0 || r.batch_count < 1 || r.ld_padding < 0)
+        return fail(GEMM_STATUS_INVALID_SIZE, "m, n, k, ld_padding must be >= 0 and batch_count >= 1");
+    if (!valid_dtype(r.ab_type) || !valid_dtype(r.c_type)) return fail(GEMM_STATUS_INVALID_DTYPE, "ab_type/c_type is not a gemm_dtype_t");
+    bool half = r.ab_type == GEMM_F16 || r.ab_type == GEMM_BF16;
+    if (!(r.c_type == r.ab_type || (half && r.c_type == GEMM_F32)))
+        return fail(GEMM_STATUS_NOT_SUPPORTED, "c_type must equal ab_type (or be f32 for f16/bf16 inputs)");
+    return GEMM_STATUS_SUCCESS;
+}
+
+// The canonical (column-major) class of the request, as the API would canonicalize a call.
+tune_spec spec_of(const gemm_tune_request_t &r) {
+    tune_spec s;
+    bool row = r.layout == GEMM_ROW_MAJOR;
+    transpose a = r.transa == GEMM_OP_N ? transpose::n : transpose::t;
+    transpose b = r.transb == GEMM_OP_N ? transpose::n : transpose::t;
+    s.ab_type = static_cast<dtype>(r.ab_type);
+    s.c_type = static_cast<dtype>(r.c_type);
+    s.op_a = row ? b : a;
+    s.op_b = row ? a : b;
+    s.m = row ? r.n : r.m;
+    s.n = row ? r.m : r.n;
+    s.k = r.k;
+    s.batch = r.batch_count;
+    s.ld_padding = r.ld_padding;
+    s.aligned = !r.misaligned;
+    s.beta_zero = r.beta_zero != 0;
+    s.space = r.device < 0 ? memory_space::host : memory_space::device;
+    return s;
+}
+
+std::vector<std::string> split_names(const char *list) {
+    std::vector<std::string> names;
+    if (!list) return names;
+    std::stringstream in(list);
+    std::string name;
+    while (std::getline(in, name, ','))
+        if (!name.empty()) names.push_back(name);
+    return names;
+}
+
+void fill_report(gemm_tune_report_t &report, bool stored) {
+    report_storage &st = tls_report;
+    st.candidates.clear();
+    for (const candidate_result &c : st.outcome.candidates)
+        st.candidates.push_back({c.backend.c_str(), c.variant.c_str(), c.correct ? c.median_us : 0.0,
+                                 c.correct ? 1 : 0, c.note.c_str()});
+    const tune_entry &e = st.outcome.entry;
+    report.backend = e.backend.c_str();
+    report.variant = e.variant.c_str();
+    report.median_us = e.microseconds;
+    report.default_backend = e.default_backend.c_str();
+    report.default_median_us = e.default_microseconds;
+    report.candidate_count = int64_t(st.candidates.size());
+    report.candidates = st.candidates.data();
+    report.stored = stored ? 1 : 0;
+}
+
+}  // namespace
+
+extern "C" {
+
+gemm_status_t gemm_tune(const gemm_tune_request_t *request, int store, gemm_tune_report_t *report) {
+    clear_error();
+    if (!request) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 1: request is NULL", 1);
+    if (!report) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 3: report is NULL", 3);
+    if (const env_settings &env = settings(); env.error != GEMM_STATUS_SUCCESS)
+        return set_error(env.error, env.error_message);
+    if (gemm_status_t s = check_request(*request); s != GEMM_STATUS_SUCCESS) return s;
+
+    tune_options options;
+    if (request->budget_ms > 0) options.budget_ms = request->budget_ms;
+    options.backends = split_names(request->backends);
+    tls_report.outcome = {};
+    if (gemm_status_t s = tune_problem(spec_of(*request), options, tls_report.outcome); s != GEMM_STATUS_SUCCESS)
+        return s;
+    bool stored = false;
+    if (store) {
+        gemm_status_t s = process_tune_cache().store({tls_report.outcome.entry});
+        if (s != GEMM_STATUS_SUCCESS) {
+            fill_report(*report, false);
+            return s;
+        }
+        stored = true;
+    }
+    fill_report(*report, stored);
+    return GEMM_STATUS_SUCCESS;
+}
+
+const char *gemm_tune_cache_path(void) {
+    static const std::string path = tune_cache_path();
+    return path.c_str();
+}
+
+}  // extern "C"

@@ -1,0 +1,78 @@
+// tune_cache.hpp: the tuner's persistent choices, a readable text file shared by processes.
+#pragma once
+
+#include <optional>
+#include <shared_mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "gemm/gemm.h"
+#include "tune_key.hpp"
+
+namespace gemm {
+
+struct tune_entry {
+    tune_key key;
+    std::string backend;
+    std::string variant;          // "" = the backend's default
+    double microseconds = 0;      // median time of the winner
+    std::string default_backend;  // what the built-in rule picks, and its time
+    double default_microseconds = 0;
+};
+
+// The machine a cache section belongs to: library version, CPU model and threads, and each
+// available backend's detail (ISA, BLAS library and version, GPU, driver, runtime, cuBLAS).
+std::string machine_fingerprint();
+
+// $GEMM_TUNE_CACHE, else $XDG_CACHE_HOME/gemm/tune-cache.txt, else ~/.cache/gemm/tune-cache.txt.
+std::string tune_cache_path();
+
+// File format, one line each:
+//   # comment
+//   [machine] <fingerprint>              starts the section of one machine
+//   <tune_key text> | <backend> <variant or -> | <time> us | default <backend> <time> us
+// Only the section whose fingerprint equals this machine's is used; other sections are kept
+// when the file is rewritten (several machines may share a home directory). Lines that do not
+// parse, entries naming a backend this build lacks or a variant the backend does not know
+// are skipped with a warning, never used.
+class tune_cache {
+public:
+    explicit tune_cache(std::string path);
+
+    const std::string &path() const { return path_; }
+    std::size_t size() const;
+
+    std::optional<tune_entry> find(const tune_key &key) const;
+
+    // The entry of the same class (tune_key::same_class) whose m, n, k are nearest on a log
+    // scale, if any lies within a factor of 2 in each.
+    std::optional<tune_entry> nearest(const tune_key &key) const;
+
+    // Adds or replaces entries in memory and in the file: under an exclusive lock on
+    // "<path>.lock", re-reads the file, merges, writes a temporary file and renames it over
+    // the old one, so concurrent tuners lose no entries and readers never see half a file.
+    gemm_status_t store(const std::vector<tune_entry> &fresh);
+
+    // Warnings met while loading (also logged), for tests and `gemm tune`.
+    const std::vector<std::string> &warnings() const { return warnings_; }
+
+private:
+    struct file_contents {
+        std::vector<std::string> other_sections;  // verbatim lines of other machines
+        std::vector<tune_entry> mine;             // this machine's valid entries
+    };
+    file_contents read_file(std::vector<std::string> &warnings) const;
+    gemm_status_t write_file(const file_contents &contents) const;
+
+    std::string path_;
+    std::string fingerprint_;
+    std::vector<std::string> warnings_;
+    mutable std::shared_mutex mutex_;
+    std::unordered_map<tune_key, tune_entry, tune_key_hash> entries_;
+};
+
+// The process's cache at tune_cache_path(), loaded on first use.
+tune_cache &process_tune_cache();
+
+}  // namespace gemm

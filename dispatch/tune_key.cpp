@@ -1,0 +1,125 @@
+// tune_key.cpp: building, comparing, printing and parsing tune keys.
+#include "tune_key.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <sstream>
+
+namespace gemm {
+namespace {
+
+bool aligned(const void *ptr) { return (reinterpret_cast<std::uintptr_t>(ptr) & 15u) == 0; }
+
+bool aligned(int64_t elements, std::size_t size) { return (uint64_t(elements) * size) % 16 == 0; }
+
+std::optional<dtype> parse_dtype(const std::string &s) {
+    for (dtype t : {dtype::f32, dtype::f64, dtype::f16, dtype::bf16})
+        if (s == dtype_name(t)) return t;
+    return std::nullopt;
+}
+
+std::optional<memory_space> parse_space(const std::string &s) {
+    for (memory_space m : {memory_space::host, memory_space::device, memory_space::managed})
+        if (s == memory_space_name(m)) return m;
+    return std::nullopt;
+}
+
+// Reads "name=value" where value is one of two words.
+bool parse_flag(std::istream &in, const char *name, const char *when_true, const char *when_false, bool &out) {
+    std::string word;
+    if (!(in >> word)) return false;
+    std::string prefix = std::string(name) + "=";
+    if (word.rfind(prefix, 0) != 0) return false;
+    std::string value = word.substr(prefix.size());
+    if (value == when_true) out = true;
+    else if (value == when_false) out = false;
+    else return false;
+    return true;
+}
+
+}  // namespace
+
+bool tune_key::same_class(const tune_key &o) const {
+    return ab_type == o.ab_type && c_type == o.c_type && op_a == o.op_a && op_b == o.op_b &&
+           batch == o.batch && padded_ld == o.padded_ld && aligned_16 == o.aligned_16 &&
+           space == o.space && beta_zero == o.beta_zero;
+}
+
+bool tune_key::operator==(const tune_key &o) const {
+    return same_class(o) && m == o.m && n == o.n && k == o.k;
+}
+
+std::size_t tune_key_hash::operator()(const tune_key &k) const {
+    std::size_t h = std::hash<int64_t>()(k.m);
+    auto mix = [&h](uint64_t v) { h ^= std::hash<uint64_t>()(v) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2); };
+    mix(uint64_t(k.n));
+    mix(uint64_t(k.k));
+    mix(uint64_t(k.batch));
+    mix(uint64_t(k.ab_type) | uint64_t(k.c_type) << 4 | uint64_t(k.op_a) << 8 | uint64_t(k.op_b) << 9 |
+        uint64_t(k.padded_ld) << 10 | uint64_t(k.aligned_16) << 11 | uint64_t(k.space) << 12 |
+        uint64_t(k.beta_zero) << 14);
+    return h;
+}
+
+std::string tune_key::to_text() const {
+    std::ostringstream out;
+    out << dtype_name(ab_type) << ' ' << dtype_name(c_type) << ' ' << op_name(op_a) << op_name(op_b)
+        << ' ' << m << ' ' << n << ' ' << k << " batch=" << batch
+        << " ld=" << (padded_ld ? "padded" : "tight") << " align=" << (aligned_16 ? "16" : "elem")
+        << " space=" << memory_space_name(space) << " beta=" << (beta_zero ? "0" : "any");
+    return out.str();
+}
+
+std::optional<tune_key> tune_key::parse(std::string_view text) {
+    std::istringstream in{std::string(text)};
+    std::string ab, c, ops, batch_word, space_word;
+    tune_key key;
+    if (!(in >> ab >> c >> ops >> key.m >> key.n >> key.k >> batch_word)) return std::nullopt;
+    auto ab_type = parse_dtype(ab), c_type = parse_dtype(c);
+    if (!ab_type || !c_type || ops.size() != 2 || batch_word.rfind("batch=", 0) != 0) return std::nullopt;
+    key.ab_type = *ab_type;
+    key.c_type = *c_type;
+    for (int i = 0; i < 2; ++i) {
+        if (ops[i] != 'N' && ops[i] != 'T') return std::nullopt;
+        (i == 0 ? key.op_a : key.op_b) = ops[i] == 'N' ? transpose::n : transpose::t;
+    }
+    try {
+        key.batch = std::stoll(batch_word.substr(6));
+    } catch (...) {
+        return std::nullopt;
+    }
+    if (!parse_flag(in, "ld", "padded", "tight", key.padded_ld)) return std::nullopt;
+    if (!parse_flag(in, "align", "16", "elem", key.aligned_16)) return std::nullopt;
+    if (!(in >> space_word) || space_word.rfind("space=", 0) != 0) return std::nullopt;
+    auto space = parse_space(space_word.substr(6));
+    if (!space) return std::nullopt;
+    key.space = *space;
+    if (!parse_flag(in, "beta", "0", "any", key.beta_zero)) return std::nullopt;
+    std::string rest;
+    if (in >> rest) return std::nullopt;
+    if (key.m < 0 || key.n < 0 || key.k < 0 || key.batch < 1) return std::nullopt;
+    return key;
+}
+
+tune_key key_of(const problem &p) {
+    tune_key key;
+    key.ab_type = p.ab_type;
+    key.c_type = p.c_type;
+    key.op_a = p.op_a;
+    key.op_b = p.op_b;
+    key.m = p.m;
+    key.n = p.n;
+    key.k = p.k;
+    key.batch = p.batch;
+    key.padded_ld = p.lda > std::max<int64_t>(1, p.a_rows()) || p.ldb > std::max<int64_t>(1, p.b_rows()) ||
+                    p.ldc > std::max<int64_t>(1, p.m);
+    std::size_t ab = dtype_size(p.ab_type), cs = dtype_size(p.c_type);
+    key.aligned_16 = aligned(p.a) && aligned(p.b) && aligned(p.c) && aligned(p.lda, ab) &&
+                     aligned(p.ldb, ab) && aligned(p.ldc, cs) &&
+                     (p.batch == 1 || (aligned(p.stride_a, ab) && aligned(p.stride_b, ab) && aligned(p.stride_c, cs)));
+    key.space = p.space;
+    key.beta_zero = p.beta == 0.0;
+    return key;
+}
+
+}  // namespace gemm

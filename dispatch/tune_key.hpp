@@ -1,0 +1,45 @@
+// tune_key.hpp: the class of problems one tune-cache entry stands for.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "problem.hpp"
+
+namespace gemm {
+
+// What a tuned choice depends on, taken from the canonical problem. Zero-initialized and
+// plain, so keys compare and hash reproducibly (STYLE item 6).
+struct tune_key {
+    dtype ab_type = dtype::f32;
+    dtype c_type = dtype::f32;
+    transpose op_a = transpose::n;
+    transpose op_b = transpose::n;
+    int64_t m = 0, n = 0, k = 0;
+    int64_t batch = 1;
+    bool padded_ld = false;     // some leading dimension larger than its matrix needs
+    bool aligned_16 = true;     // every pointer, leading dimension and stride 16-byte aligned
+    memory_space space = memory_space::host;
+    bool beta_zero = true;
+
+    bool operator==(const tune_key &o) const;
+    bool operator!=(const tune_key &o) const { return !(*this == o); }
+
+    // Everything but m, n, k: choices for one class may stand in for a nearby shape.
+    bool same_class(const tune_key &o) const;
+
+    // "f32 f32 NN 1024 1024 1024 batch=1 ld=tight align=16 space=host beta=0"
+    std::string to_text() const;
+    static std::optional<tune_key> parse(std::string_view text);
+};
+
+struct tune_key_hash {
+    std::size_t operator()(const tune_key &k) const;
+};
+
+tune_key key_of(const problem &p);
+
+}  // namespace gemm

@@ -1,0 +1,409 @@
+// tuner.cpp: candidates, checked runs, timing with rotated operands, and the choice.
+#include "tuner.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <random>
+
+#include <spdlog/fmt/fmt.h>
+
+#include "error.hpp"
+#include "gemm/gemm.hpp"
+#include "log.hpp"
+#include "policy.hpp"
+#include "registry.hpp"
+
+namespace gemm {
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+struct aligned_free {
+    void operator()(void *p) const { std::free(p); }
+};
+using host_buffer = std::unique_ptr<char, aligned_free>;
+
+host_buffer allocate(std::size_t bytes) {
+    std::size_t rounded = (bytes + 127) / 64 * 64;  // room for the misaligning offset
+    return host_buffer(static_cast<char *>(std::aligned_alloc(64, rounded)));
+}
+
+double element(const void *base, int64_t i, dtype t) {
+    switch (t) {
+    case dtype::f32: return static_cast<const float *>(base)[i];
+    case dtype::f64: return static_cast<const double *>(base)[i];
+    case dtype::f16: return half::to_float(static_cast<const uint16_t *>(base)[i]);
+    case dtype::bf16: return bfloat16::to_float(static_cast<const uint16_t *>(base)[i]);
+    }
+    return 0;
+}
+
+void set_element(void *base, int64_t i, dtype t, double v) {
+    switch (t) {
+    case dtype::f32: static_cast<float *>(base)[i] = float(v); break;
+    case dtype::f64: static_cast<double *>(base)[i] = v; break;
+    case dtype::f16: static_cast<uint16_t *>(base)[i] = half::from_float(float(v)); break;
+    case dtype::bf16: static_cast<uint16_t *>(base)[i] = bfloat16::from_float(float(v)); break;
+    }
+}
+
+double unit_roundoff(dtype t) {
+    switch (t) {
+    case dtype::f64: return std::ldexp(1.0, -53);
+    case dtype::f32: return std::ldexp(1.0, -24);
+    case dtype::f16: return std::ldexp(1.0, -11);
+    case dtype::bf16: return std::ldexp(1.0, -8);
+    }
+    return 1;
+}
+
+std::size_t last_level_cache_bytes() {
+    long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+    return l3 > 0 ? std::size_t(l3) : std::size_t(32) << 20;
+}
+
+// One set of operands; several rotate so that timed runs do not find them in cache.
+struct operand_set {
+    host_buffer a, b, c;
+    void *a_ptr = nullptr, *b_ptr = nullptr, *c_ptr = nullptr;
+};
+
+// The operands of a spec, their initial C, and the problem they make.
+class tune_data {
+public:
+    tune_data(const tune_spec &s) : spec_(s) {
+        base_.op_a = s.op_a;
+        base_.op_b = s.op_b;
+        base_.m = s.m;
+        base_.n = s.n;
+        base_.k = s.k;
+        base_.batch = s.batch;
+        base_.ab_type = s.ab_type;
+        base_.c_type = s.c_type;
+        base_.compute_type = s.ab_type == dtype::f64 ? dtype::f64 : dtype::f32;
+        base_.lda = std::max<int64_t>(1, base_.a_rows()) + s.ld_padding;
+        base_.ldb = std::max<int64_t>(1, base_.b_rows()) + s.ld_padding;
+        base_.ldc = std::max<int64_t>(1, s.m) + s.ld_padding;
+        base_.stride_a = base_.lda * std::max<int64_t>(1, base_.a_cols());
+        base_.stride_b = base_.ldb * std::max<int64_t>(1, base_.b_cols());
+        base_.stride_c = base_.ldc * std::max<int64_t>(1, s.n);
+        base_.alpha = 1.0;
+        base_.beta = s.beta_zero ? 0.0 : 0.5;
+        base_.space = memory_space::host;
+    }
+
+    gemm_status_t allocate_sets() {
+        std::size_t ab = dtype_size(spec_.ab_type), cs = dtype_size(spec_.c_type);
+        a_bytes_ = std::size_t(base_.stride_a * base_.batch) * ab;
+        b_bytes_ = std::size_t(base_.stride_b * base_.batch) * ab;
+        c_bytes_ = std::size_t(base_.stride_c * base_.batch) * cs;
+        std::size_t per_set = a_bytes_ + b_bytes_ + c_bytes_;
+        std::size_t sets = std::clamp<std::size_t>(2 * last_level_cache_bytes() / std::max<std::size_t>(per_set, 1) + 1, 1, 16);
+        std::mt19937_64 rng(20261129);
+        std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+        for (std::size_t i = 0; i < sets; ++i) {
+            operand_set set;
+            set.a = allocate(a_bytes_ + 64);
+            set.b = allocate(b_bytes_ + 64);
+            set.c = allocate(c_bytes_ + 64);
+            if (!set.a || !set.b || !set.c)
+                return set_error(GEMM_STATUS_ALLOC_FAILED, "tuner: cannot allocate operands");
+            std::size_t offset_ab = spec_.aligned ? 0 : ab, offset_c = spec_.aligned ? 0 : cs;
+            set.a_ptr = set.a.get() + offset_ab;
+            set.b_ptr = set.b.get() + offset_ab;
+            set.c_ptr = set.c.get() + offset_c;
+            fill(set.a_ptr, a_bytes_ / ab, spec_.ab_type, rng, uniform);
+            fill(set.b_ptr, b_bytes_ / ab, spec_.ab_type, rng, uniform);
+            sets_.push_back(std::move(set));
+        }
+        initial_c_ = allocate(c_bytes_);
+        if (!initial_c_) return set_error(GEMM_STATUS_ALLOC_FAILED, "tuner: cannot allocate operands");
+        fill(initial_c_.get(), c_bytes_ / cs, spec_.c_type, rng, uniform);
+        return GEMM_STATUS_SUCCESS;
+    }
+
+    std::size_t set_count() const { return sets_.size(); }
+
+    // The problem on set i, with C reset to its initial values.
+    problem fresh(std::size_t i) {
+        operand_set &s = sets_[i % sets_.size()];
+        std::memcpy(s.c_ptr, initial_c_.get(), c_bytes_);
+        problem p = base_;
+        p.a = s.a_ptr;
+        p.b = s.b_ptr;
+        p.c = s.c_ptr;
+        return p;
+    }
+
+    const void *initial_c() const { return initial_c_.get(); }
+    std::size_t c_bytes() const { return c_bytes_; }
+    const problem &base() const { return base_; }
+
+private:
+    template <class Rng, class Dist>
+    static void fill(void *base, std::size_t count, dtype t, Rng &rng, Dist &uniform) {
+        for (std::size_t i = 0; i < count; ++i) set_element(base, int64_t(i), t, uniform(rng));
+    }
+
+    tune_spec spec_;
+    problem base_;
+    std::vector<operand_set> sets_;
+    host_buffer initial_c_;
+    std::size_t a_bytes_ = 0, b_bytes_ = 0, c_bytes_ = 0;
+};
+
+// The reference answer for set 0 and the error each entry may have: for small problems the
+// whole C from cpu_ref with the bound gamma_k * (|alpha| |A||B| + |beta| |C0|); for large
+// ones the O(n^2) check of BLIS: C t against alpha A (B t) + beta C0 t for a random t.
+class reference_check {
+public:
+    static constexpr double small_limit = double(1 << 27);  // m n k batch of the full check
+
+    gemm_status_t prepare(tune_data &data) {
+        const problem &p = data.base();
+        full_ = double(p.m) * double(p.n) * double(p.k) * double(p.batch) <= small_limit;
+        problem ref = data.fresh(0);
+        a_ = ref.a;
+        b_ = ref.b;
+        c0_.assign(static_cast<const char *>(data.initial_c()), static_cast<const char *>(data.initial_c()) + data.c_bytes());
+        std::mt19937_64 rng(7);
+        std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+        t_.resize(std::size_t(p.n));
+        for (double &v : t_) v = uniform(rng);
+        expected_.clear();
+        bound_.clear();
+        for (int64_t batch = 0; batch < p.batch; ++batch) {
+            if (full_) full_reference(ref, batch);
+            else projected_reference(ref, batch);
+        }
+        return GEMM_STATUS_SUCCESS;
+    }
+
+    // Largest |error| / tolerance over the checked values (<= 1 passes; NaN fails).
+    double worst_ratio(const problem &p) const {
+        double worst = 0;
+        std::size_t idx = 0;
+        double u = unit_roundoff(p.ab_type == dtype::f64 ? dtype::f64 : dtype::f32);
+        double gamma = 2.0 * double(p.k + 2) * u;
+        double u_out = unit_roundoff(p.c_type);
+        for (int64_t batch = 0; batch < p.batch; ++batch) {
+            const char *c = static_cast<const char *>(p.c) + std::size_t(batch * p.stride_c) * dtype_size(p.c_type);
+            std::vector<double> got = full_ ? whole(c, p) : projected(c, p);
+            for (double g : got) {
+                double want = expected_[idx], tolerance = (gamma + 2.0 * u_out) * bound_[idx] + 1e-300;
+                ++idx;
+                double ratio = std::fabs(g - want) / tolerance;
+                if (!(ratio <= worst)) worst = std::isnan(ratio) ? std::numeric_limits<double>::infinity() : ratio;
+            }
+        }
+        return worst;
+    }
+
+private:
+    double a_at(const problem &p, int64_t batch, int64_t i, int64_t l) const {
+        int64_t off = batch * p.stride_a + (p.op_a == transpose::n ? i + l * p.lda : l + i * p.lda);
+        return element(a_, off, p.ab_type);
+    }
+    double b_at(const problem &p, int64_t batch, int64_t l, int64_t j) const {
+        int64_t off = batch * p.stride_b + (p.op_b == transpose::n ? l + j * p.ldb : j + l * p.ldb);
+        return element(b_, off, p.ab_type);
+    }
+    double c0_at(const problem &p, int64_t batch, int64_t i, int64_t j) const {
+        return element(c0_.data(), batch * p.stride_c + i + j * p.ldc, p.c_type);
+    }
+
+    void full_reference(const problem &p, int64_t batch) {
+        for (int64_t j = 0; j < p.n; ++j)
+            for (int64_t i = 0; i < p.m; ++i) {
+                double sum = 0, abs_sum = 0;
+                for (int64_t l = 0; l < p.k; ++l) {
+                    double prod = a_at(p, batch, i, l) * b_at(p, batch, l, j);
+                    sum += prod;
+                    abs_sum += std::fabs(prod);
+                }
+                double c0 = p.beta != 0.0 ? c0_at(p, batch, i, j) : 0.0;
+                expected_.push_back(p.alpha * sum + p.beta * c0);
+                bound_.push_back(std::fabs(p.alpha) * abs_sum + std::fabs(p.beta * c0));
+            }
+    }
+
+    void projected_reference(const problem &p, int64_t batch) {
+        std::vector<double> bt(std::size_t(p.k), 0.0), abs_bt(std::size_t(p.k), 0.0);
+        for (int64_t l = 0; l < p.k; ++l)
+            for (int64_t j = 0; j < p.n; ++j) {
+                double v = b_at(p, batch, l, j) * t_[std::size_t(j)];
+                bt[std::size_t(l)] += v;
+                abs_bt[std::size_t(l)] += std::fabs(v);
+            }
+        for (int64_t i = 0; i < p.m; ++i) {
+            double sum = 0, abs_sum = 0, c_sum = 0, c_abs = 0;
+            for (int64_t l = 0; l < p.k; ++l) {
+                double a = a_at(p, batch, i, l);
+                sum += a * bt[std::size_t(l)];
+                abs_sum += std::fabs(a) * abs_bt[std::size_t(l)];
+            }
+            for (int64_t j = 0; p.beta != 0.0 && j < p.n; ++j) {
+                double v = c0_at(p, batch, i, j) * t_[std::size_t(j)];
+                c_sum += v;
+                c_abs += std::fabs(v);
+            }
+            // Each C entry errs by at most gamma (|alpha| |A||B| + |beta| |C0|), so C t errs by
+            // at most gamma (|alpha| |A| (|B| |t|) + |beta| |C0| |t|).
+            expected_.push_back(p.alpha * sum + p.beta * c_sum);
+            bound_.push_back(std::fabs(p.alpha) * abs_sum + std::fabs(p.beta) * c_abs);
+        }
+    }
+
+    std::vector<double> whole(const char *c, const problem &p) const {
+        std::vector<double> v;
+        for (int64_t j = 0; j < p.n; ++j)
+            for (int64_t i = 0; i < p.m; ++i) v.push_back(element(c, i + j * p.ldc, p.c_type));
+        return v;
+    }
+
+    std::vector<double> projected(const char *c, const problem &p) const {
+        std::vector<double> v(std::size_t(p.m), 0.0);
+        for (int64_t j = 0; j < p.n; ++j)
+            for (int64_t i = 0; i < p.m; ++i)
+                v[std::size_t(i)] += element(c, i + j * p.ldc, p.c_type) * t_[std::size_t(j)];
+        return v;
+    }
+
+    bool full_ = true;
+    const void *a_ = nullptr, *b_ = nullptr;
+    std::vector<char> c0_;
+    std::vector<double> t_, expected_, bound_;
+};
+
+struct candidate {
+    backend *b;
+    std::string variant;
+};
+
+// Every (backend, variant) that serves p, the built-in choice first. The reference loop is
+// left out unless it is the built-in choice or named: it never wins, and at large sizes one
+// run of it would take the whole budget.
+std::vector<candidate> candidates_for(const problem &p, const tune_options &options, const candidate &fallback) {
+    std::vector<candidate> list{fallback};
+    for (backend *b : registered_backends()) {
+        bool named = std::find(options.backends.begin(), options.backends.end(), b->name()) != options.backends.end();
+        if (!options.backends.empty() && !named) continue;
+        if (b->name() == "cpu_ref" && !named) continue;
+        if (!b->available().ok || !b->supports(p).ok) continue;
+        for (std::string &v : b->variants(p)) {
+            bool is_fallback = b == fallback.b && v.empty();
+            if (!is_fallback) list.push_back({b, std::move(v)});
+        }
+    }
+    return list;
+}
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    std::size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// Checks one candidate on set 0, then times it over the rotating sets.
+candidate_result measure(const candidate &c, tune_data &data, const reference_check &check,
+                         const tune_options &options, double budget_ms) {
+    candidate_result r;
+    r.backend = std::string(c.b->name());
+    r.variant = c.variant;
+    run_context ctx;
+    problem p = data.fresh(0);
+    if (gemm_status_t s = c.b->run(p, c.variant, ctx); s != GEMM_STATUS_SUCCESS) {
+        r.note = fmt::format("failed: {}", last_error_message());
+        return r;
+    }
+    double ratio = check.worst_ratio(p);
+    if (!(ratio <= 1.0)) {
+        r.note = fmt::format("wrong result (error {:.3g} x tolerance)", ratio);
+        logger().warn("tuner: {} variant '{}' rejected: {}", r.backend, r.variant, r.note);
+        return r;
+    }
+    r.correct = true;
+    std::vector<double> times;
+    auto deadline = clock_type::now() + std::chrono::duration<double, std::milli>(budget_ms);
+    for (int i = 0; i < options.warmup; ++i) c.b->run(data.fresh(std::size_t(i) + 1), c.variant, ctx);
+    for (std::size_t i = 0; int(times.size()) < options.max_reps; ++i) {
+        problem q = data.fresh(i + 1);  // C reset outside the timed region
+        auto start = clock_type::now();
+        gemm_status_t s = c.b->run(q, c.variant, ctx);
+        std::chrono::duration<double, std::micro> took = clock_type::now() - start;
+        if (s != GEMM_STATUS_SUCCESS) {
+            r.correct = false;
+            r.note = fmt::format("failed while timing: {}", last_error_message());
+            return r;
+        }
+        times.push_back(took.count());
+        if (int(times.size()) >= options.min_reps && clock_type::now() > deadline) break;
+    }
+    r.reps = int(times.size());
+    r.median_us = median(times);
+    r.best_us = *std::min_element(times.begin(), times.end());
+    return r;
+}
+
+}  // namespace
+
+tune_spec spec_of(const tune_key &key) {
+    tune_spec s;
+    s.ab_type = key.ab_type;
+    s.c_type = key.c_type;
+    s.op_a = key.op_a;
+    s.op_b = key.op_b;
+    s.m = key.m;
+    s.n = key.n;
+    s.k = key.k;
+    s.batch = key.batch;
+    s.ld_padding = key.padded_ld ? 16 : 0;
+    s.aligned = key.aligned_16;
+    s.beta_zero = key.beta_zero;
+    s.space = key.space;
+    return s;
+}
+
+gemm_status_t tune_problem(const tune_spec &spec, const tune_options &options, tune_outcome &out) {
+    if (spec.space != memory_space::host)
+        return set_error(GEMM_STATUS_NOT_SUPPORTED, "tuner: device-memory problems are not tuned yet");
+    tune_data data(spec);
+    if (gemm_status_t s = data.allocate_sets(); s != GEMM_STATUS_SUCCESS) return s;
+    problem p = data.fresh(0);
+    choice builtin = choose_builtin(p, false);
+    if (!builtin.chosen) return set_error(builtin.status, builtin.message);
+    reference_check check;
+    check.prepare(data);
+
+    std::vector<candidate> list = candidates_for(p, options, {builtin.chosen, ""});
+    out = {};
+    double budget_each = options.budget_ms / double(list.size());
+    for (const candidate &c : list) out.candidates.push_back(measure(c, data, check, options, budget_each));
+
+    const candidate_result &fallback = out.candidates.front();
+    const candidate_result *fastest = nullptr;
+    for (const candidate_result &r : out.candidates)
+        if (r.correct && (!fastest || r.median_us < fastest->median_us)) fastest = &r;
+    // The built-in choice stays unless beaten by more than the margin: timing noise must not
+    // swap a library's default for a variant that is only as fast.
+    const candidate_result *winner = fastest;
+    if (fallback.correct && fastest && !(fastest->median_us * (1.0 + options.margin) < fallback.median_us))
+        winner = &fallback;
+    if (!winner) return set_error(GEMM_STATUS_EXECUTION_FAILED, "tuner: no candidate computed a correct result");
+    out.entry.key = key_of(p);
+    out.entry.backend = winner->backend;
+    out.entry.variant = winner->variant;
+    out.entry.microseconds = winner->median_us;
+    out.entry.default_backend = fallback.backend;
+    out.entry.default_microseconds = fallback.correct ? fallback.median_us : 0;
+    return GEMM_STATUS_SUCCESS;
+}
+
+}  // namespace gemm

@@ -9,8 +9,16 @@
 namespace gemm {
 namespace {
 std::atomic<pointer_classifier> classifier{nullptr};
+std::atomic<const device_services *> services{nullptr};
 thread_local void *tls_stream = nullptr;
 }  // namespace
+
+void set_device_services(const device_services *s) { services.store(s); }
+
+const device_services *installed_device_services() {
+    registered_backends();  // registration installs them, if any
+    return services.load();
+}
 
 void set_thread_stream(void *stream) { tls_stream = stream; }
 void *thread_stream() { return tls_stream; }

@@ -1,6 +1,8 @@
 // memory.hpp: which memory space a call's pointers live in.
 #pragma once
 
+#include <cstddef>
+
 #include "gemm/gemm.h"
 #include "problem.hpp"
 
@@ -15,6 +17,25 @@ void set_pointer_classifier(pointer_classifier classify);
 // The CUDA stream this thread's calls run on (gemm_set_stream); nullptr = default stream.
 void set_thread_stream(void *stream);
 void *thread_stream();
+
+// Device memory, streams and event timing, installed by the GPU backends so that the tuner
+// can tune device-pointer problems without depending on CUDA. Every call makes `device`
+// current for its duration and restores the caller's device. Copies are synchronous.
+struct device_services {
+    gemm_status_t (*allocate)(int device, std::size_t bytes, void **out);
+    void (*release)(int device, void *ptr);
+    gemm_status_t (*copy)(int device, void *dst, const void *src, std::size_t bytes);
+    gemm_status_t (*create_stream)(int device, void **stream);
+    void (*destroy_stream)(int device, void *stream);
+    // Device time, in milliseconds, of what work(state) enqueues on stream, between two
+    // events; waits for it to finish.
+    gemm_status_t (*time_on_stream)(int device, void *stream, gemm_status_t (*work)(void *state),
+                                    void *state, double *milliseconds);
+    std::size_t (*cache_bytes)(int device);  // last-level (L2) cache
+};
+
+void set_device_services(const device_services *services);
+const device_services *installed_device_services();  // nullptr without a GPU build
 
 // Sets p.space and p.device from A, B and C. Mixed spaces, or two devices, are an error.
 gemm_status_t classify_memory(problem &p);

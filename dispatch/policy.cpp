@@ -99,14 +99,16 @@ void record_miss(const tune_key &key, const std::string &path) {
 
 // Tunes p's shape now (GEMM_TUNE=online) with a small budget and stores the result. One
 // shape at a time, so threads meeting the same new shape tune it once.
-std::optional<tune_entry> tune_now(const tune_key &key) {
+std::optional<tune_entry> tune_now(const tune_key &key, int device) {
     static std::mutex one_at_a_time;
     std::lock_guard<std::mutex> lock(one_at_a_time);
     if (auto e = process_tune_cache().find(key)) return e;
     tune_options options;
     options.budget_ms = 300;
     tune_outcome outcome;
-    if (tune_problem(spec_of(key), options, outcome) != GEMM_STATUS_SUCCESS) return std::nullopt;
+    tune_spec spec = spec_of(key);
+    spec.device = device < 0 ? 0 : device;
+    if (tune_problem(spec, options, outcome) != GEMM_STATUS_SUCCESS) return std::nullopt;
     process_tune_cache().store({outcome.entry});
     return outcome.entry;
 }
@@ -118,7 +120,7 @@ choice choose_tuned(const problem &p, const env_settings &env, bool collect_skip
     if (auto e = cache.find(key); e && usable(*e, p, why_not))
         return from_entry(*e, "auto: tune cache hit");
     if (env.tune == tune_mode::online && why_not.empty())
-        if (auto e = tune_now(key); e && usable(*e, p, why_not)) return from_entry(*e, "auto: tuned now (GEMM_TUNE=online)");
+        if (auto e = tune_now(key, p.device); e && usable(*e, p, why_not)) return from_entry(*e, "auto: tuned now (GEMM_TUNE=online)");
     if (!env.record_path.empty()) record_miss(key, env.record_path);
     if (auto e = cache.nearest(key); e && usable(*e, p, why_not))
         return from_entry(*e, fmt::format("auto: nearest tuned shape {}x{}x{}", e->key.m, e->key.n, e->key.k));

@@ -4,6 +4,12 @@
 #include "backends/cblas/cblas.hpp"
 #include "backends/cpu_omp/cpu_omp.hpp"
 #include "backends/cpu_ref/cpu_ref.hpp"
+#if GEMM_WITH_CUDA
+#include "backends/cublas/cublas.hpp"
+#include "backends/cublaslt/cublaslt.hpp"
+#include "backends/cuda_naive/cuda_naive.hpp"
+#include "backends/cuda_tiled/cuda_tiled.hpp"
+#endif
 
 namespace gemm {
 namespace {
@@ -13,6 +19,12 @@ std::vector<backend_ptr> build_registry() {
     all.push_back(make_cpu_ref_backend());  // always first: the oracle
     all.push_back(make_cpu_omp_backend());
     all.push_back(make_cblas_backend());
+#if GEMM_WITH_CUDA
+    all.push_back(make_cublas_backend());
+    all.push_back(make_cublaslt_backend());
+    all.push_back(make_cuda_tiled_backend());
+    all.push_back(make_cuda_naive_backend());
+#endif
     return all;
 }
 

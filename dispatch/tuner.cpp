@@ -17,6 +17,7 @@
 #include "error.hpp"
 #include "gemm/gemm.hpp"
 #include "log.hpp"
+#include "memory.hpp"
 #include "policy.hpp"
 #include "registry.hpp"
 
@@ -69,16 +70,20 @@ std::size_t last_level_cache_bytes() {
     return l3 > 0 ? std::size_t(l3) : std::size_t(32) << 20;
 }
 
-// One set of operands; several rotate so that timed runs do not find them in cache.
+// One set of operands; several rotate so that timed runs do not find them in cache. Host
+// copies always exist (filled here, read by the reference check); device problems also
+// get device copies of A and B and a device C.
 struct operand_set {
     host_buffer a, b, c;
-    void *a_ptr = nullptr, *b_ptr = nullptr, *c_ptr = nullptr;
+    void *a_ptr = nullptr, *b_ptr = nullptr, *c_ptr = nullptr;  // host, maybe misaligned
+    void *device_allocations[3] = {};                           // freed with the set
+    void *device_a = nullptr, *device_b = nullptr, *device_c = nullptr;  // inside them
 };
 
 // The operands of a spec, their initial C, and the problem they make.
 class tune_data {
 public:
-    tune_data(const tune_spec &s) : spec_(s) {
+    tune_data(const tune_spec &s, int device) : spec_(s), device_(device) {
         base_.op_a = s.op_a;
         base_.op_b = s.op_b;
         base_.m = s.m;
@@ -96,55 +101,90 @@ public:
         base_.stride_c = base_.ldc * std::max<int64_t>(1, s.n);
         base_.alpha = 1.0;
         base_.beta = s.beta_zero ? 0.0 : 0.5;
-        base_.space = memory_space::host;
+        base_.space = s.space;
+        base_.device = s.space == memory_space::host ? -1 : device;
     }
 
+    ~tune_data() {
+        const device_services *dev = installed_device_services();
+        if (!dev) return;
+        for (operand_set &set : sets_)
+            for (void *p : set.device_allocations)
+                if (p) dev->release(device_, p);
+        if (stream_) dev->destroy_stream(device_, stream_);
+    }
+    tune_data(const tune_data &) = delete;
+    tune_data &operator=(const tune_data &) = delete;
+
+    bool on_device() const { return spec_.space != memory_space::host; }
+    int device() const { return device_; }
+    void *stream() const { return stream_; }
+
     gemm_status_t allocate_sets() {
+        const device_services *dev = installed_device_services();
+        if (on_device() && !dev)
+            return set_error(GEMM_STATUS_NOT_SUPPORTED, "tuner: device problems need a build with CUDA");
+        if (on_device())
+            if (gemm_status_t s = dev->create_stream(device_, &stream_); s != GEMM_STATUS_SUCCESS) return s;
         std::size_t ab = dtype_size(spec_.ab_type), cs = dtype_size(spec_.c_type);
         a_bytes_ = std::size_t(base_.stride_a * base_.batch) * ab;
         b_bytes_ = std::size_t(base_.stride_b * base_.batch) * ab;
         c_bytes_ = std::size_t(base_.stride_c * base_.batch) * cs;
         std::size_t per_set = a_bytes_ + b_bytes_ + c_bytes_;
-        std::size_t sets = std::clamp<std::size_t>(2 * last_level_cache_bytes() / std::max<std::size_t>(per_set, 1) + 1, 1, 16);
+        std::size_t cache = on_device() ? dev->cache_bytes(device_) : last_level_cache_bytes();
+        std::size_t sets = std::clamp<std::size_t>(2 * cache / std::max<std::size_t>(per_set, 1) + 1, 1, 16);
         std::mt19937_64 rng(20261129);
         std::uniform_real_distribution<double> uniform(-1.0, 1.0);
-        for (std::size_t i = 0; i < sets; ++i) {
-            operand_set set;
-            set.a = allocate(a_bytes_ + 64);
-            set.b = allocate(b_bytes_ + 64);
-            set.c = allocate(c_bytes_ + 64);
-            if (!set.a || !set.b || !set.c)
-                return set_error(GEMM_STATUS_ALLOC_FAILED, "tuner: cannot allocate operands");
-            std::size_t offset_ab = spec_.aligned ? 0 : ab, offset_c = spec_.aligned ? 0 : cs;
-            set.a_ptr = set.a.get() + offset_ab;
-            set.b_ptr = set.b.get() + offset_ab;
-            set.c_ptr = set.c.get() + offset_c;
-            fill(set.a_ptr, a_bytes_ / ab, spec_.ab_type, rng, uniform);
-            fill(set.b_ptr, b_bytes_ / ab, spec_.ab_type, rng, uniform);
-            sets_.push_back(std::move(set));
-        }
         initial_c_ = allocate(c_bytes_);
-        if (!initial_c_) return set_error(GEMM_STATUS_ALLOC_FAILED, "tuner: cannot allocate operands");
+        check_c_ = allocate(c_bytes_ + 64);
+        if (!initial_c_ || !check_c_) return set_error(GEMM_STATUS_ALLOC_FAILED, "tuner: cannot allocate operands");
         fill(initial_c_.get(), c_bytes_ / cs, spec_.c_type, rng, uniform);
+        for (std::size_t i = 0; i < sets; ++i) {
+            operand_set &set = sets_.emplace_back();
+            if (gemm_status_t s = make_set(set, rng, uniform); s != GEMM_STATUS_SUCCESS) return s;
+        }
         return GEMM_STATUS_SUCCESS;
     }
 
     std::size_t set_count() const { return sets_.size(); }
 
-    // The problem on set i, with C reset to its initial values.
-    problem fresh(std::size_t i) {
+    // The problem on set i, with C reset to its initial values (outside any timed region).
+    gemm_status_t fresh(std::size_t i, problem &p) {
         operand_set &s = sets_[i % sets_.size()];
-        std::memcpy(s.c_ptr, initial_c_.get(), c_bytes_);
-        problem p = base_;
-        p.a = s.a_ptr;
-        p.b = s.b_ptr;
-        p.c = s.c_ptr;
-        return p;
+        p = base_;
+        if (!on_device()) {
+            std::memcpy(s.c_ptr, initial_c_.get(), c_bytes_);
+            p.a = s.a_ptr;
+            p.b = s.b_ptr;
+            p.c = s.c_ptr;
+            return GEMM_STATUS_SUCCESS;
+        }
+        p.a = s.device_a;
+        p.b = s.device_b;
+        p.c = s.device_c;
+        p.stream = stream_;
+        return installed_device_services()->copy(device_, s.device_c, initial_c_.get(), c_bytes_);
+    }
+
+    // The last result computed on set 0, as host memory the reference check can read (a
+    // device C is copied back first).
+    gemm_status_t result_of_set_0(problem &view) {
+        operand_set &s = sets_[0];
+        view = base_;
+        view.space = memory_space::host;
+        view.a = s.a_ptr;
+        view.b = s.b_ptr;
+        view.c = s.c_ptr;
+        if (!on_device()) return GEMM_STATUS_SUCCESS;
+        view.c = check_c_.get() + (spec_.aligned ? 0 : dtype_size(spec_.c_type));
+        return installed_device_services()->copy(device_, view.c, s.device_c, c_bytes_);
     }
 
     const void *initial_c() const { return initial_c_.get(); }
     std::size_t c_bytes() const { return c_bytes_; }
     const problem &base() const { return base_; }
+    const void *host_a() const { return sets_[0].a_ptr; }
+    const void *host_b() const { return sets_[0].b_ptr; }
 
 private:
     template <class Rng, class Dist>
@@ -152,10 +192,39 @@ private:
         for (std::size_t i = 0; i < count; ++i) set_element(base, int64_t(i), t, uniform(rng));
     }
 
+    template <class Rng, class Dist> gemm_status_t make_set(operand_set &set, Rng &rng, Dist &uniform) {
+        std::size_t ab = dtype_size(spec_.ab_type), cs = dtype_size(spec_.c_type);
+        set.a = allocate(a_bytes_ + 64);
+        set.b = allocate(b_bytes_ + 64);
+        set.c = allocate(c_bytes_ + 64);
+        if (!set.a || !set.b || !set.c) return set_error(GEMM_STATUS_ALLOC_FAILED, "tuner: cannot allocate operands");
+        std::size_t offset_ab = spec_.aligned ? 0 : ab, offset_c = spec_.aligned ? 0 : cs;
+        set.a_ptr = set.a.get() + offset_ab;
+        set.b_ptr = set.b.get() + offset_ab;
+        set.c_ptr = set.c.get() + offset_c;
+        fill(set.a_ptr, a_bytes_ / ab, spec_.ab_type, rng, uniform);
+        fill(set.b_ptr, b_bytes_ / ab, spec_.ab_type, rng, uniform);
+        if (!on_device()) return GEMM_STATUS_SUCCESS;
+        // Device copies keep the host copies' offset from an aligned allocation.
+        const device_services *dev = installed_device_services();
+        std::size_t bytes[3] = {a_bytes_ + 64, b_bytes_ + 64, c_bytes_ + 64};
+        for (int i = 0; i < 3; ++i)
+            if (gemm_status_t s = dev->allocate(device_, bytes[i], &set.device_allocations[i]); s != GEMM_STATUS_SUCCESS)
+                return s;
+        set.device_a = static_cast<char *>(set.device_allocations[0]) + offset_ab;
+        set.device_b = static_cast<char *>(set.device_allocations[1]) + offset_ab;
+        set.device_c = static_cast<char *>(set.device_allocations[2]) + offset_c;
+        gemm_status_t s = dev->copy(device_, set.device_a, set.a_ptr, a_bytes_);
+        if (s == GEMM_STATUS_SUCCESS) s = dev->copy(device_, set.device_b, set.b_ptr, b_bytes_);
+        return s;
+    }
+
     tune_spec spec_;
+    int device_ = -1;
+    void *stream_ = nullptr;
     problem base_;
     std::vector<operand_set> sets_;
-    host_buffer initial_c_;
+    host_buffer initial_c_, check_c_;
     std::size_t a_bytes_ = 0, b_bytes_ = 0, c_bytes_ = 0;
 };
 
@@ -169,9 +238,9 @@ public:
     gemm_status_t prepare(tune_data &data) {
         const problem &p = data.base();
         full_ = double(p.m) * double(p.n) * double(p.k) * double(p.batch) <= small_limit;
-        problem ref = data.fresh(0);
-        a_ = ref.a;
-        b_ = ref.b;
+        problem ref = p;
+        a_ = data.host_a();
+        b_ = data.host_b();
         c0_.assign(static_cast<const char *>(data.initial_c()), static_cast<const char *>(data.initial_c()) + data.c_bytes());
         std::mt19937_64 rng(7);
         std::uniform_real_distribution<double> uniform(-1.0, 1.0);
@@ -311,6 +380,37 @@ double median(std::vector<double> v) {
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+struct timed_run {
+    backend *b;
+    const problem *p;
+    std::string_view variant;
+    run_context *ctx;
+};
+
+gemm_status_t run_timed(void *state) {
+    auto *t = static_cast<timed_run *>(state);
+    return t->b->run(*t->p, t->variant, *t->ctx);
+}
+
+// One run of c on set i, in microseconds: device time between events for device problems,
+// wall time for host problems (which, for a GPU backend, includes staging: the cost a
+// host-pointer caller pays). C is reset before, outside the timed region.
+gemm_status_t time_once(const candidate &c, tune_data &data, std::size_t i, run_context &ctx, double &us) {
+    problem q;
+    if (gemm_status_t s = data.fresh(i, q); s != GEMM_STATUS_SUCCESS) return s;
+    if (data.on_device()) {
+        timed_run state{c.b, &q, c.variant, &ctx};
+        double ms = 0;
+        gemm_status_t s = installed_device_services()->time_on_stream(data.device(), data.stream(), run_timed, &state, &ms);
+        us = ms * 1e3;
+        return s;
+    }
+    auto start = clock_type::now();
+    gemm_status_t s = c.b->run(q, c.variant, ctx);
+    us = std::chrono::duration<double, std::micro>(clock_type::now() - start).count();
+    return s;
+}
+
 // Checks one candidate on set 0, then times it over the rotating sets.
 candidate_result measure(const candidate &c, tune_data &data, const reference_check &check,
                          const tune_options &options, double budget_ms) {
@@ -318,12 +418,15 @@ candidate_result measure(const candidate &c, tune_data &data, const reference_ch
     r.backend = std::string(c.b->name());
     r.variant = c.variant;
     run_context ctx;
-    problem p = data.fresh(0);
-    if (gemm_status_t s = c.b->run(p, c.variant, ctx); s != GEMM_STATUS_SUCCESS) {
+    double us = 0;
+    problem result;
+    gemm_status_t s = time_once(c, data, 0, ctx, us);
+    if (s == GEMM_STATUS_SUCCESS) s = data.result_of_set_0(result);
+    if (s != GEMM_STATUS_SUCCESS) {
         r.note = fmt::format("failed: {}", last_error_message());
         return r;
     }
-    double ratio = check.worst_ratio(p);
+    double ratio = check.worst_ratio(result);
     if (!(ratio <= 1.0)) {
         r.note = fmt::format("wrong result (error {:.3g} x tolerance)", ratio);
         logger().warn("tuner: {} variant '{}' rejected: {}", r.backend, r.variant, r.note);
@@ -332,18 +435,14 @@ candidate_result measure(const candidate &c, tune_data &data, const reference_ch
     r.correct = true;
     std::vector<double> times;
     auto deadline = clock_type::now() + std::chrono::duration<double, std::milli>(budget_ms);
-    for (int i = 0; i < options.warmup; ++i) c.b->run(data.fresh(std::size_t(i) + 1), c.variant, ctx);
+    for (int i = 0; i < options.warmup; ++i) time_once(c, data, std::size_t(i) + 1, ctx, us);
     for (std::size_t i = 0; int(times.size()) < options.max_reps; ++i) {
-        problem q = data.fresh(i + 1);  // C reset outside the timed region
-        auto start = clock_type::now();
-        gemm_status_t s = c.b->run(q, c.variant, ctx);
-        std::chrono::duration<double, std::micro> took = clock_type::now() - start;
-        if (s != GEMM_STATUS_SUCCESS) {
+        if (time_once(c, data, i + 1, ctx, us) != GEMM_STATUS_SUCCESS) {
             r.correct = false;
             r.note = fmt::format("failed while timing: {}", last_error_message());
             return r;
         }
-        times.push_back(took.count());
+        times.push_back(us);
         if (int(times.size()) >= options.min_reps && clock_type::now() > deadline) break;
     }
     r.reps = int(times.size());
@@ -372,11 +471,10 @@ tune_spec spec_of(const tune_key &key) {
 }
 
 gemm_status_t tune_problem(const tune_spec &spec, const tune_options &options, tune_outcome &out) {
-    if (spec.space != memory_space::host)
-        return set_error(GEMM_STATUS_NOT_SUPPORTED, "tuner: device-memory problems are not tuned yet");
-    tune_data data(spec);
+    tune_data data(spec, spec.device);
     if (gemm_status_t s = data.allocate_sets(); s != GEMM_STATUS_SUCCESS) return s;
-    problem p = data.fresh(0);
+    problem p;
+    if (gemm_status_t s = data.fresh(0, p); s != GEMM_STATUS_SUCCESS) return s;
     choice builtin = choose_builtin(p, false);
     if (!builtin.chosen) return set_error(builtin.status, builtin.message);
     reference_check check;

@@ -21,6 +21,7 @@ struct tune_spec {
     bool aligned = true;     // false: operands start one element past a 64-byte boundary
     bool beta_zero = true;
     memory_space space = memory_space::host;
+    int device = 0;          // CUDA ordinal for device problems
 };
 
 struct tune_options {

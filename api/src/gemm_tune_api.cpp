@@ -55,6 +55,7 @@ tune_spec spec_of(const gemm_tune_request_t &r) {
     s.aligned = !r.misaligned;
     s.beta_zero = r.beta_zero != 0;
     s.space = r.device < 0 ? memory_space::host : memory_space::device;
+    s.device = r.device < 0 ? 0 : r.device;
     return s;
 }
 

@@ -1,0 +1,124 @@
+// cublas.cpp: cuBLAS's 64-bit GEMM entry points on the canonical (column-major) problem.
+#include "cublas.hpp"
+
+#include "backends/cuda_common/cuda_context.hpp"
+#include "dispatch/settings.hpp"
+
+namespace gemm {
+namespace {
+
+constexpr std::string_view default_variant = "default";
+
+cublasOperation_t to_cublas(transpose t) { return t == transpose::n ? CUBLAS_OP_N : CUBLAS_OP_T; }
+
+cudaDataType_t to_cuda(dtype t) {
+    switch (t) {
+    case dtype::f32: return CUDA_R_32F;
+    case dtype::f64: return CUDA_R_64F;
+    case dtype::f16: return CUDA_R_16F;
+    case dtype::bf16: return CUDA_R_16BF;
+    }
+    return CUDA_R_32F;
+}
+
+// f32 stays f32 unless GEMM_ALLOW_TF32=1; f16 and bf16 accumulate in f32.
+bool use_tf32(const problem &p) { return p.ab_type == dtype::f32 && settings().allow_tf32; }
+
+// The Sgemm/Dgemm forms for f32 and f64 (the peers' baseline), GemmEx for the rest.
+// Batches use the strided-batched forms; a stride of 0 shares one matrix.
+gemm_status_t enqueue(cublasHandle_t h, const problem &p, run_context &ctx) {
+    cublasOperation_t ta = to_cublas(p.op_a), tb = to_cublas(p.op_b);
+    bool batched = p.batch > 1;
+    if (p.ab_type == dtype::f64) {
+        double alpha = p.alpha, beta = p.beta;
+        auto a = static_cast<const double *>(p.a);
+        auto b = static_cast<const double *>(p.b);
+        auto c = static_cast<double *>(p.c);
+        ctx.variant_used = batched ? "cublasDgemmStridedBatched_64" : "cublasDgemm_64";
+        return cuda::cublas_status(
+            batched ? cublasDgemmStridedBatched_64(h, ta, tb, p.m, p.n, p.k, &alpha, a, p.lda, p.stride_a, b,
+                                                   p.ldb, p.stride_b, &beta, c, p.ldc, p.stride_c, p.batch)
+                    : cublasDgemm_64(h, ta, tb, p.m, p.n, p.k, &alpha, a, p.lda, b, p.ldb, &beta, c, p.ldc),
+            ctx.variant_used.c_str());
+    }
+    float alpha = float(p.alpha), beta = float(p.beta);
+    if (p.ab_type == dtype::f32 && !use_tf32(p)) {
+        auto a = static_cast<const float *>(p.a);
+        auto b = static_cast<const float *>(p.b);
+        auto c = static_cast<float *>(p.c);
+        ctx.variant_used = batched ? "cublasSgemmStridedBatched_64" : "cublasSgemm_64";
+        return cuda::cublas_status(
+            batched ? cublasSgemmStridedBatched_64(h, ta, tb, p.m, p.n, p.k, &alpha, a, p.lda, p.stride_a, b,
+                                                   p.ldb, p.stride_b, &beta, c, p.ldc, p.stride_c, p.batch)
+                    : cublasSgemm_64(h, ta, tb, p.m, p.n, p.k, &alpha, a, p.lda, b, p.ldb, &beta, c, p.ldc),
+            ctx.variant_used.c_str());
+    }
+    cublasComputeType_t compute = use_tf32(p) ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+    cudaDataType_t ab = to_cuda(p.ab_type), ct = to_cuda(p.c_type);
+    ctx.variant_used = std::string(batched ? "cublasGemmStridedBatchedEx_64" : "cublasGemmEx_64") +
+                       (use_tf32(p) ? "_tf32" : "");
+    return cuda::cublas_status(
+        batched ? cublasGemmStridedBatchedEx_64(h, ta, tb, p.m, p.n, p.k, &alpha, p.a, ab, p.lda, p.stride_a, p.b,
+                                                ab, p.ldb, p.stride_b, &beta, p.c, ct, p.ldc, p.stride_c,
+                                                p.batch, compute, CUBLAS_GEMM_DEFAULT)
+                : cublasGemmEx_64(h, ta, tb, p.m, p.n, p.k, &alpha, p.a, ab, p.lda, p.b, ab, p.ldb, &beta, p.c,
+                                  ct, p.ldc, compute, CUBLAS_GEMM_DEFAULT),
+        ctx.variant_used.c_str());
+}
+
+gemm_status_t launch(const problem &dp, cudaStream_t stream, run_context &ctx) {
+    // k == 0 or alpha == 0: C = beta * C without touching A or B (which may be NULL).
+    if (dp.k == 0 || dp.alpha == 0.0) {
+        ctx.variant_used = "scale_c";
+        return cuda::scale_c(dp, stream);
+    }
+    cuda::device_context *dc = nullptr;
+    gemm_status_t s = cuda::context_for(dp.device, dc);
+    cublasHandle_t h = nullptr;
+    if (s == GEMM_STATUS_SUCCESS) s = dc->blas(h);
+    if (s == GEMM_STATUS_SUCCESS) s = cuda::cublas_status(cublasSetStream(h, stream), "cublasSetStream");
+    if (s == GEMM_STATUS_SUCCESS)
+        s = cuda::cublas_status(cublasSetMathMode(h, use_tf32(dp) ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH),
+                                "cublasSetMathMode");
+    if (s == GEMM_STATUS_SUCCESS) s = enqueue(h, dp, ctx);
+    return s;
+}
+
+class cublas_backend final : public backend {
+public:
+    std::string_view name() const override { return "cublas"; }
+    verdict probe() const override { return cuda::device_verdict(); }
+
+    // Device and managed pointers run in place; host pointers are staged. The _64 entry
+    // points take every size as int64_t, so there is no int range to refuse.
+    verdict supports(const problem &p) const override {
+        bool half = p.ab_type == dtype::f16 || p.ab_type == dtype::bf16;
+        if (p.c_type != p.ab_type && !(half && p.c_type == dtype::f32))
+            return verdict::no(std::string("C of type ") + dtype_name(p.c_type) + " not supported with " +
+                               dtype_name(p.ab_type) + " inputs");
+        dtype want = p.ab_type == dtype::f64 ? dtype::f64 : dtype::f32;
+        if (p.compute_type != want)
+            return verdict::no(std::string("compute type ") + dtype_name(p.compute_type) + " not supported with " +
+                               dtype_name(p.ab_type) + " inputs");
+        return verdict::yes();
+    }
+
+    std::vector<std::string> variants(const problem &) const override { return {std::string(default_variant)}; }
+
+    bool knows_variant(std::string_view v) const override { return v.empty() || v == default_variant; }
+
+    gemm_status_t run(const problem &p, std::string_view, run_context &ctx) override {
+        return cuda::run_on_device(p, ctx, [&ctx](const problem &dp, cudaStream_t stream) {
+            return launch(dp, stream, ctx);
+        });
+    }
+};
+
+}  // namespace
+
+backend_ptr make_cublas_backend() {
+    cuda::install_pointer_classifier();
+    return std::make_unique<cublas_backend>();
+}
+
+}  // namespace gemm

@@ -1,0 +1,398 @@
+// cublaslt.cpp: cuBLASLt matmul; the heuristic's candidates are the variants, named by their
+// algorithm configuration so that a tuned choice parses back in a later process.
+#include "cublaslt.hpp"
+
+#include <array>
+#include <climits>
+#include <cstdio>
+#include <map>
+
+#include "backends/cuda_common/cuda_context.hpp"
+#include "dispatch/error.hpp"
+#include "dispatch/settings.hpp"
+
+namespace gemm {
+namespace {
+
+constexpr int max_candidates = 16;
+constexpr std::size_t max_cached_classes = 64;  // per (thread, device); cleared when full
+
+// ---- variant ids -----------------------------------------------------------------------------
+
+// Every settable field of cublasLtMatmulAlgoConfigAttributes_t, in one id such as
+// "algo23_tile15_stages8_splitk1_red0_swz0_cust0_inner0_cluster0".
+struct algo_config {
+    int32_t algo = 0;
+    uint32_t tile = 0, stages = 0;
+    int32_t splitk = 1;
+    uint32_t reduction = 0, swizzle = 0, custom = 0;
+    uint16_t inner = 0, cluster = 0;
+};
+
+std::string to_id(const algo_config &c) {
+    char text[200];
+    std::snprintf(text, sizeof text, "algo%d_tile%u_stages%u_splitk%d_red%u_swz%u_cust%u_inner%u_cluster%u",
+                  c.algo, c.tile, c.stages, c.splitk, c.reduction, c.swizzle, c.custom, unsigned(c.inner),
+                  unsigned(c.cluster));
+    return text;
+}
+
+// Accepts exactly the ids to_id writes: parse, then print again and compare.
+bool parse_id(std::string_view id, algo_config &out) {
+    std::string text(id);
+    unsigned inner = 0, cluster = 0;
+    algo_config c;
+    int consumed = -1;
+    int fields = std::sscanf(text.c_str(), "algo%d_tile%u_stages%u_splitk%d_red%u_swz%u_cust%u_inner%u_cluster%u%n",
+                             &c.algo, &c.tile, &c.stages, &c.splitk, &c.reduction, &c.swizzle, &c.custom, &inner,
+                             &cluster, &consumed);
+    if (fields != 9 || consumed != int(text.size()) || inner > 0xffff || cluster > 0xffff) return false;
+    c.inner = uint16_t(inner);
+    c.cluster = uint16_t(cluster);
+    if (to_id(c) != text) return false;
+    out = c;
+    return true;
+}
+
+template <class T> cublasStatus_t get_config(const cublasLtMatmulAlgo_t &a, cublasLtMatmulAlgoConfigAttributes_t attr, T &v) {
+    std::size_t written = 0;
+    return cublasLtMatmulAlgoConfigGetAttribute(&a, attr, &v, sizeof v, &written);
+}
+
+template <class T> cublasStatus_t set_config(cublasLtMatmulAlgo_t &a, cublasLtMatmulAlgoConfigAttributes_t attr, T v) {
+    return cublasLtMatmulAlgoConfigSetAttribute(&a, attr, &v, sizeof v);
+}
+
+gemm_status_t read_config(const cublasLtMatmulAlgo_t &a, algo_config &c) {
+    cublasStatus_t s = get_config(a, CUBLASLT_ALGO_CONFIG_ID, c.algo);
+    if (s == CUBLAS_STATUS_SUCCESS) s = get_config(a, CUBLASLT_ALGO_CONFIG_TILE_ID, c.tile);
+    if (s == CUBLAS_STATUS_SUCCESS) s = get_config(a, CUBLASLT_ALGO_CONFIG_STAGES_ID, c.stages);
+    if (s == CUBLAS_STATUS_SUCCESS) s = get_config(a, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, c.splitk);
+    if (s == CUBLAS_STATUS_SUCCESS) s = get_config(a, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, c.reduction);
+    if (s == CUBLAS_STATUS_SUCCESS) s = get_config(a, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, c.swizzle);
+    if (s == CUBLAS_STATUS_SUCCESS) s = get_config(a, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, c.custom);
+    if (s == CUBLAS_STATUS_SUCCESS) s = get_config(a, CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID, c.inner);
+    if (s == CUBLAS_STATUS_SUCCESS) s = get_config(a, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, c.cluster);
+    return cuda::cublas_status(s, "cublasLtMatmulAlgoConfigGetAttribute");
+}
+
+// ---- types -------------------------------------------------------------------------------------
+
+cudaDataType_t to_cuda(dtype t) {
+    switch (t) {
+    case dtype::f32: return CUDA_R_32F;
+    case dtype::f64: return CUDA_R_64F;
+    case dtype::f16: return CUDA_R_16F;
+    case dtype::bf16: return CUDA_R_16BF;
+    }
+    return CUDA_R_32F;
+}
+
+// f32 stays f32 unless GEMM_ALLOW_TF32=1; f16 and bf16 accumulate in f32.
+bool use_tf32(const problem &p) { return p.ab_type == dtype::f32 && settings().allow_tf32; }
+
+cublasComputeType_t compute_of(const problem &p) {
+    if (p.ab_type == dtype::f64) return CUBLAS_COMPUTE_64F;
+    return use_tf32(p) ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+}
+
+cudaDataType_t scale_of(const problem &p) { return p.ab_type == dtype::f64 ? CUDA_R_64F : CUDA_R_32F; }
+
+// Largest power of two up to 256 dividing the address and, for batches, the byte stride.
+uint32_t alignment(const void *ptr, int64_t stride, dtype t, int64_t batch) {
+    uint64_t bits = reinterpret_cast<uintptr_t>(ptr) | 256u;
+    if (batch > 1 && stride != 0) bits |= uint64_t(stride) * dtype_size(t);
+    return uint32_t(bits & (~bits + 1));
+}
+
+// ---- per-class descriptors, cached in the thread's device context ------------------------------
+
+// A problem class: everything the descriptors and the heuristic depend on. Zero-filled array,
+// so it compares reproducibly.
+using class_key = std::array<int64_t, 18>;
+
+class_key key_of(const problem &p) {
+    bool batched = p.batch > 1;
+    return {int64_t(p.ab_type), int64_t(p.c_type), int64_t(use_tf32(p)), int64_t(p.op_a), int64_t(p.op_b),
+            p.m, p.n, p.k, p.lda, p.ldb, p.ldc, p.batch,
+            batched ? p.stride_a : 0, batched ? p.stride_b : 0, batched ? p.stride_c : 0,
+            alignment(p.a, p.stride_a, p.ab_type, p.batch), alignment(p.b, p.stride_b, p.ab_type, p.batch),
+            alignment(p.c, p.stride_c, p.c_type, p.batch)};
+}
+
+struct checked_algo {
+    cublasLtMatmulAlgo_t algo{};
+    std::size_t workspace = 0;
+};
+
+struct problem_class {
+    cublasLtMatmulDesc_t desc = nullptr;
+    cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
+    bool heuristic_done = false;
+    std::vector<std::pair<std::string, checked_algo>> candidates;  // heuristic order
+    std::map<std::string, checked_algo, std::less<>> parsed;        // ids not among them
+
+    problem_class() = default;
+    problem_class(const problem_class &) = delete;
+    problem_class &operator=(const problem_class &) = delete;
+    ~problem_class() {
+        if (c) cublasLtMatrixLayoutDestroy(c);
+        if (b) cublasLtMatrixLayoutDestroy(b);
+        if (a) cublasLtMatrixLayoutDestroy(a);
+        if (desc) cublasLtMatmulDescDestroy(desc);
+    }
+};
+
+struct lt_cache final : cuda::context_attachment {
+    std::map<class_key, std::unique_ptr<problem_class>> classes;
+};
+
+gemm_status_t make_layout(cublasLtMatrixLayout_t &out, dtype t, int64_t rows, int64_t cols, int64_t ld,
+                          int64_t stride, int64_t batch) {
+    cublasStatus_t s = cublasLtMatrixLayoutCreate(&out, to_cuda(t), uint64_t(rows), uint64_t(cols), ld);
+    if (s != CUBLAS_STATUS_SUCCESS) {
+        out = nullptr;
+        return cuda::cublas_status(s, "cublasLtMatrixLayoutCreate");
+    }
+    if (batch > 1) {
+        int32_t count = int32_t(batch);
+        s = cublasLtMatrixLayoutSetAttribute(out, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count);
+        if (s == CUBLAS_STATUS_SUCCESS)
+            s = cublasLtMatrixLayoutSetAttribute(out, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride,
+                                                 sizeof stride);
+    }
+    return cuda::cublas_status(s, "cublasLtMatrixLayoutSetAttribute");
+}
+
+gemm_status_t build_class(const problem &p, problem_class &pc) {
+    cublasStatus_t s = cublasLtMatmulDescCreate(&pc.desc, compute_of(p), scale_of(p));
+    if (s != CUBLAS_STATUS_SUCCESS) {
+        pc.desc = nullptr;
+        return cuda::cublas_status(s, "cublasLtMatmulDescCreate");
+    }
+    cublasOperation_t ta = p.op_a == transpose::n ? CUBLAS_OP_N : CUBLAS_OP_T;
+    cublasOperation_t tb = p.op_b == transpose::n ? CUBLAS_OP_N : CUBLAS_OP_T;
+    s = cublasLtMatmulDescSetAttribute(pc.desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta);
+    if (s == CUBLAS_STATUS_SUCCESS) s = cublasLtMatmulDescSetAttribute(pc.desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb);
+    gemm_status_t g = cuda::cublas_status(s, "cublasLtMatmulDescSetAttribute");
+    if (g == GEMM_STATUS_SUCCESS) g = make_layout(pc.a, p.ab_type, p.a_rows(), p.a_cols(), p.lda, p.stride_a, p.batch);
+    if (g == GEMM_STATUS_SUCCESS) g = make_layout(pc.b, p.ab_type, p.b_rows(), p.b_cols(), p.ldb, p.stride_b, p.batch);
+    if (g == GEMM_STATUS_SUCCESS) g = make_layout(pc.c, p.c_type, p.m, p.n, p.ldc, p.stride_c, p.batch);
+    return g;
+}
+
+gemm_status_t find_class(cuda::device_context &dc, const problem &p, problem_class *&out) {
+    lt_cache &cache = dc.attachment<lt_cache>();
+    class_key key = key_of(p);
+    auto it = cache.classes.find(key);
+    if (it != cache.classes.end()) {
+        out = it->second.get();
+        return GEMM_STATUS_SUCCESS;
+    }
+    if (cache.classes.size() >= max_cached_classes) cache.classes.clear();
+    auto pc = std::make_unique<problem_class>();
+    gemm_status_t s = build_class(p, *pc);
+    if (s != GEMM_STATUS_SUCCESS) return s;
+    out = pc.get();
+    cache.classes.emplace(key, std::move(pc));
+    return GEMM_STATUS_SUCCESS;
+}
+
+// Up to max_candidates algorithms the heuristic proposes for this class and these alignments,
+// each named by its configuration; duplicates (same configuration) are dropped.
+gemm_status_t run_heuristic(cublasLtHandle_t lt, const problem &p, problem_class &pc) {
+    if (pc.heuristic_done) return GEMM_STATUS_SUCCESS;
+    cublasLtMatmulPreference_t pref = nullptr;
+    cublasStatus_t s = cublasLtMatmulPreferenceCreate(&pref);
+    if (s != CUBLAS_STATUS_SUCCESS) return cuda::cublas_status(s, "cublasLtMatmulPreferenceCreate");
+    uint64_t workspace = cuda::device_context::workspace_bytes;
+    uint32_t align[4] = {alignment(p.a, p.stride_a, p.ab_type, p.batch), alignment(p.b, p.stride_b, p.ab_type, p.batch),
+                         alignment(p.c, p.stride_c, p.c_type, p.batch), alignment(p.c, p.stride_c, p.c_type, p.batch)};
+    const cublasLtMatmulPreferenceAttributes_t align_attr[4] = {
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
+    s = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace, sizeof workspace);
+    for (int i = 0; i < 4 && s == CUBLAS_STATUS_SUCCESS; ++i)
+        s = cublasLtMatmulPreferenceSetAttribute(pref, align_attr[i], &align[i], sizeof align[i]);
+    cublasLtMatmulHeuristicResult_t results[max_candidates] = {};
+    int returned = 0;
+    if (s == CUBLAS_STATUS_SUCCESS)
+        s = cublasLtMatmulAlgoGetHeuristic(lt, pc.desc, pc.a, pc.b, pc.c, pc.c, pref, max_candidates, results, &returned);
+    cublasLtMatmulPreferenceDestroy(pref);
+    if (s != CUBLAS_STATUS_SUCCESS) return cuda::cublas_status(s, "cublasLtMatmulAlgoGetHeuristic");
+    for (int i = 0; i < returned; ++i) {
+        if (results[i].state != CUBLAS_STATUS_SUCCESS) continue;
+        algo_config config;
+        gemm_status_t g = read_config(results[i].algo, config);
+        if (g != GEMM_STATUS_SUCCESS) return g;
+        std::string id = to_id(config);
+        bool seen = false;
+        for (auto &c : pc.candidates) seen = seen || c.first == id;
+        if (!seen) pc.candidates.push_back({id, {results[i].algo, results[i].workspaceSize}});
+    }
+    pc.heuristic_done = true;
+    return GEMM_STATUS_SUCCESS;
+}
+
+// An id that is not among the heuristic's candidates: rebuilt from its configuration, then
+// checked against this class (and the pointers' alignment) before it may run.
+gemm_status_t parse_algo(cublasLtHandle_t lt, const problem &p, problem_class &pc, std::string_view id,
+                         checked_algo &out) {
+    algo_config c;
+    if (!parse_id(id, c))
+        return set_error(GEMM_STATUS_NOT_SUPPORTED, "cublaslt: '" + std::string(id) + "' is not a variant id");
+    checked_algo ca;
+    cudaDataType_t ab = to_cuda(p.ab_type), ct = to_cuda(p.c_type);
+    cublasStatus_t s = cublasLtMatmulAlgoInit(lt, compute_of(p), scale_of(p), ab, ab, ct, ct, c.algo, &ca.algo);
+    if (s == CUBLAS_STATUS_SUCCESS) s = set_config(ca.algo, CUBLASLT_ALGO_CONFIG_TILE_ID, c.tile);
+    if (s == CUBLAS_STATUS_SUCCESS) s = set_config(ca.algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, c.stages);
+    if (s == CUBLAS_STATUS_SUCCESS) s = set_config(ca.algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, c.splitk);
+    if (s == CUBLAS_STATUS_SUCCESS) s = set_config(ca.algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, c.reduction);
+    if (s == CUBLAS_STATUS_SUCCESS) s = set_config(ca.algo, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, c.swizzle);
+    if (s == CUBLAS_STATUS_SUCCESS) s = set_config(ca.algo, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, c.custom);
+    if (s == CUBLAS_STATUS_SUCCESS) s = set_config(ca.algo, CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID, c.inner);
+    if (s == CUBLAS_STATUS_SUCCESS) s = set_config(ca.algo, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, c.cluster);
+    cublasLtMatmulHeuristicResult_t check{};
+    if (s == CUBLAS_STATUS_SUCCESS) s = cublasLtMatmulAlgoCheck(lt, pc.desc, pc.a, pc.b, pc.c, pc.c, &ca.algo, &check);
+    if (s != CUBLAS_STATUS_SUCCESS) {
+        cudaGetLastError();
+        return set_error(GEMM_STATUS_NOT_SUPPORTED, "cublaslt: variant " + std::string(id) +
+                                                        " cannot run this problem (" + cublasGetStatusName(s) + ")");
+    }
+    if (check.workspaceSize > cuda::device_context::workspace_bytes)
+        return set_error(GEMM_STATUS_NOT_SUPPORTED, "cublaslt: variant " + std::string(id) + " needs " +
+                                                        std::to_string(check.workspaceSize) + " bytes of workspace");
+    // AlgoCheck does not see the pointers: compare the algorithm's alignment needs with ours.
+    const cublasLtMatmulAlgoCapAttributes_t caps[3] = {CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_A_BYTES,
+                                                       CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_B_BYTES,
+                                                       CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_C_BYTES};
+    const uint32_t have[3] = {alignment(p.a, p.stride_a, p.ab_type, p.batch), alignment(p.b, p.stride_b, p.ab_type, p.batch),
+                              alignment(p.c, p.stride_c, p.c_type, p.batch)};
+    for (int i = 0; i < 3; ++i) {
+        uint32_t need = 0;
+        std::size_t written = 0;
+        if (cublasLtMatmulAlgoCapGetAttribute(&ca.algo, caps[i], &need, sizeof need, &written) == CUBLAS_STATUS_SUCCESS &&
+            need > have[i])
+            return set_error(GEMM_STATUS_NOT_SUPPORTED, "cublaslt: variant " + std::string(id) + " needs " +
+                                                            std::to_string(need) + "-byte alignment of " + "ABC"[i] +
+                                                            ", this call has " + std::to_string(have[i]));
+    }
+    ca.workspace = check.workspaceSize;
+    out = ca;
+    return GEMM_STATUS_SUCCESS;
+}
+
+gemm_status_t choose_algo(cublasLtHandle_t lt, const problem &p, problem_class &pc, std::string_view variant,
+                          checked_algo &out, run_context &ctx) {
+    if (variant.empty()) {
+        gemm_status_t s = run_heuristic(lt, p, pc);
+        if (s != GEMM_STATUS_SUCCESS) return s;
+        if (pc.candidates.empty())
+            return set_error(GEMM_STATUS_NOT_SUPPORTED, "cublaslt: the heuristic found no algorithm for this problem");
+        ctx.variant_used = pc.candidates.front().first;
+        out = pc.candidates.front().second;
+        return GEMM_STATUS_SUCCESS;
+    }
+    ctx.variant_used = std::string(variant);
+    for (auto &c : pc.candidates)
+        if (c.first == variant) {
+            out = c.second;
+            return GEMM_STATUS_SUCCESS;
+        }
+    if (auto it = pc.parsed.find(variant); it != pc.parsed.end()) {
+        out = it->second;
+        return GEMM_STATUS_SUCCESS;
+    }
+    gemm_status_t s = parse_algo(lt, p, pc, variant, out);
+    if (s == GEMM_STATUS_SUCCESS) pc.parsed.emplace(std::string(variant), out);
+    return s;
+}
+
+gemm_status_t launch(const problem &dp, cudaStream_t stream, std::string_view variant, run_context &ctx) {
+    // k == 0 or alpha == 0: C = beta * C without touching A or B (which may be NULL).
+    if (dp.k == 0 || dp.alpha == 0.0) {
+        ctx.variant_used = "scale_c";
+        return cuda::scale_c(dp, stream);
+    }
+    cuda::device_context *dc = nullptr;
+    cublasLtHandle_t lt = nullptr;
+    problem_class *pc = nullptr;
+    checked_algo algo;
+    void *workspace = nullptr;
+    gemm_status_t s = cuda::context_for(dp.device, dc);
+    if (s == GEMM_STATUS_SUCCESS) s = dc->blas_lt(lt);
+    if (s == GEMM_STATUS_SUCCESS) s = find_class(*dc, dp, pc);
+    if (s == GEMM_STATUS_SUCCESS) s = choose_algo(lt, dp, *pc, variant, algo, ctx);
+    if (s == GEMM_STATUS_SUCCESS) s = dc->acquire_workspace(stream, workspace);
+    if (s != GEMM_STATUS_SUCCESS) return s;
+    double alpha64 = dp.alpha, beta64 = dp.beta;
+    float alpha32 = float(dp.alpha), beta32 = float(dp.beta);
+    bool f64 = dp.ab_type == dtype::f64;
+    s = cuda::cublas_status(cublasLtMatmul(lt, pc->desc, f64 ? static_cast<const void *>(&alpha64) : &alpha32, dp.a,
+                                           pc->a, dp.b, pc->b, f64 ? static_cast<const void *>(&beta64) : &beta32,
+                                           dp.c, pc->c, dp.c, pc->c, &algo.algo, workspace, algo.workspace, stream),
+                            "cublasLtMatmul");
+    gemm_status_t r = dc->release_workspace(stream);
+    return s != GEMM_STATUS_SUCCESS ? s : r;
+}
+
+class cublaslt_backend final : public backend {
+public:
+    std::string_view name() const override { return "cublaslt"; }
+    verdict probe() const override { return cuda::device_verdict(); }
+
+    // Device and managed pointers run in place; host pointers are staged.
+    verdict supports(const problem &p) const override {
+        bool half = p.ab_type == dtype::f16 || p.ab_type == dtype::bf16;
+        if (p.c_type != p.ab_type && !(half && p.c_type == dtype::f32))
+            return verdict::no(std::string("C of type ") + dtype_name(p.c_type) + " not supported with " +
+                               dtype_name(p.ab_type) + " inputs");
+        dtype want = p.ab_type == dtype::f64 ? dtype::f64 : dtype::f32;
+        if (p.compute_type != want)
+            return verdict::no(std::string("compute type ") + dtype_name(p.compute_type) + " not supported with " +
+                               dtype_name(p.ab_type) + " inputs");
+        if (p.batch > INT_MAX) return verdict::no("batch count exceeds cuBLASLt's int32 range");
+        return verdict::yes();
+    }
+
+    // The heuristic's candidates for this problem (as staged, for host pointers), best first.
+    std::vector<std::string> variants(const problem &p) const override {
+        problem dp = cuda::staged_shape(p);
+        if (dp.k == 0 || dp.alpha == 0.0) return {""};
+        int device = 0;
+        cuda::device_guard guard;
+        cuda::device_context *dc = nullptr;
+        cublasLtHandle_t lt = nullptr;
+        problem_class *pc = nullptr;
+        gemm_status_t s = cuda::device_of(p, device);
+        if (s == GEMM_STATUS_SUCCESS) s = guard.enter(device);
+        if (s == GEMM_STATUS_SUCCESS) s = cuda::context_for(device, dc);
+        if (s == GEMM_STATUS_SUCCESS) s = dc->blas_lt(lt);
+        if (s == GEMM_STATUS_SUCCESS) s = find_class(*dc, dp, pc);
+        if (s == GEMM_STATUS_SUCCESS) s = run_heuristic(lt, dp, *pc);
+        if (s != GEMM_STATUS_SUCCESS || pc->candidates.empty()) return {""};
+        std::vector<std::string> ids;
+        for (auto &c : pc->candidates) ids.push_back(c.first);
+        return ids;
+    }
+
+    bool knows_variant(std::string_view v) const override {
+        algo_config c;
+        return v.empty() || parse_id(v, c);
+    }
+
+    gemm_status_t run(const problem &p, std::string_view variant, run_context &ctx) override {
+        return cuda::run_on_device(p, ctx, [&](const problem &dp, cudaStream_t stream) {
+            return launch(dp, stream, variant, ctx);
+        });
+    }
+};
+
+}  // namespace
+
+backend_ptr make_cublaslt_backend() {
+    cuda::install_pointer_classifier();
+    return std::make_unique<cublaslt_backend>();
+}
+
+}  // namespace gemm

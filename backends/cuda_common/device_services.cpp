@@ -1,0 +1,81 @@
+// device_services.cpp: the CUDA implementation of dispatch's device_services (for the tuner).
+#include "device_services.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include "cuda_context.hpp"
+#include "dispatch/memory.hpp"
+
+namespace gemm::cuda {
+namespace {
+
+gemm_status_t allocate(int device, std::size_t bytes, void **out) {
+    device_guard guard;
+    if (gemm_status_t s = guard.enter(device); s != GEMM_STATUS_SUCCESS) return s;
+    return cuda_status(cudaMalloc(out, bytes), "cudaMalloc (tuner operands)");
+}
+
+void release(int device, void *ptr) {
+    device_guard guard;
+    if (guard.enter(device) == GEMM_STATUS_SUCCESS) cudaFree(ptr);
+    cudaGetLastError();
+}
+
+gemm_status_t copy(int device, void *dst, const void *src, std::size_t bytes) {
+    device_guard guard;
+    if (gemm_status_t s = guard.enter(device); s != GEMM_STATUS_SUCCESS) return s;
+    return cuda_status(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault), "cudaMemcpy (tuner)");
+}
+
+gemm_status_t create_stream(int device, void **stream) {
+    device_guard guard;
+    if (gemm_status_t s = guard.enter(device); s != GEMM_STATUS_SUCCESS) return s;
+    cudaStream_t made = nullptr;
+    gemm_status_t s = cuda_status(cudaStreamCreateWithFlags(&made, cudaStreamNonBlocking), "cudaStreamCreate (tuner)");
+    *stream = made;
+    return s;
+}
+
+void destroy_stream(int device, void *stream) {
+    device_guard guard;
+    if (guard.enter(device) == GEMM_STATUS_SUCCESS) cudaStreamDestroy(static_cast<cudaStream_t>(stream));
+    cudaGetLastError();
+}
+
+// Events around the work, on the work's own stream, so that only device time is counted.
+gemm_status_t time_on_stream(int device, void *stream, gemm_status_t (*work)(void *), void *state, double *ms) {
+    device_guard guard;
+    if (gemm_status_t s = guard.enter(device); s != GEMM_STATUS_SUCCESS) return s;
+    cudaStream_t st = static_cast<cudaStream_t>(stream);
+    cudaEvent_t start = nullptr, stop = nullptr;
+    gemm_status_t s = cuda_status(cudaEventCreate(&start), "cudaEventCreate");
+    if (s == GEMM_STATUS_SUCCESS) s = cuda_status(cudaEventCreate(&stop), "cudaEventCreate");
+    if (s == GEMM_STATUS_SUCCESS) s = cuda_status(cudaEventRecord(start, st), "cudaEventRecord");
+    if (s == GEMM_STATUS_SUCCESS) s = work(state);
+    if (s == GEMM_STATUS_SUCCESS) s = cuda_status(cudaEventRecord(stop, st), "cudaEventRecord");
+    if (s == GEMM_STATUS_SUCCESS) s = cuda_status(cudaEventSynchronize(stop), "cudaEventSynchronize");
+    float elapsed = 0;
+    if (s == GEMM_STATUS_SUCCESS) s = cuda_status(cudaEventElapsedTime(&elapsed, start, stop), "cudaEventElapsedTime");
+    *ms = elapsed;
+    if (start) cudaEventDestroy(start);
+    if (stop) cudaEventDestroy(stop);
+    return s;
+}
+
+std::size_t cache_bytes(int device) {
+    int l2 = 0;
+    if (cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device) != cudaSuccess) {
+        cudaGetLastError();
+        return std::size_t(64) << 20;
+    }
+    return std::size_t(l2);
+}
+
+constexpr device_services cuda_services = {allocate, release, copy, create_stream,
+                                           destroy_stream, time_on_stream, cache_bytes};
+
+}  // namespace
+
+void install_device_services() { set_device_services(&cuda_services); }
+
+}  // namespace gemm::cuda

@@ -1,0 +1,59 @@
+// scale_c.cu: C = beta * C on the device, the k == 0 / alpha == 0 case of every CUDA backend.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <type_traits>
+
+#include "cuda_context.hpp"
+
+namespace gemm::cuda {
+namespace {
+
+__device__ float to_compute(float v) { return v; }
+__device__ double to_compute(double v) { return v; }
+__device__ float to_compute(__half v) { return __half2float(v); }
+__device__ float to_compute(__nv_bfloat16 v) { return __bfloat162float(v); }
+
+template <class T, class S> __device__ T from_compute(S v) {
+    if constexpr (std::is_same_v<T, __half>) return __float2half_rn(float(v));
+    else if constexpr (std::is_same_v<T, __nv_bfloat16>) return __float2bfloat16_rn(float(v));
+    else return T(v);
+}
+
+// x walks rows: C is column-major, so neighbouring threads touch neighbouring addresses.
+// Grid-stride loops in all three dimensions cover any m, n and batch.
+template <class T, class S>
+__global__ void scale_kernel(T *c, int64_t m, int64_t n, int64_t ldc, int64_t stride_c, int64_t batch, S beta) {
+    for (int64_t z = blockIdx.z; z < batch; z += gridDim.z)
+        for (int64_t j = int64_t(blockIdx.y) * blockDim.y + threadIdx.y; j < n; j += int64_t(gridDim.y) * blockDim.y)
+            for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < m; i += int64_t(gridDim.x) * blockDim.x) {
+                T *e = c + z * stride_c + j * ldc + i;
+                *e = beta == S(0) ? from_compute<T>(S(0)) : from_compute<T>(S(beta * to_compute(*e)));
+            }
+}
+
+template <class T, class S> gemm_status_t launch_scale(const problem &p, cudaStream_t stream, S beta) {
+    constexpr int64_t bx = 32, by = 8;
+    dim3 block(unsigned(bx), unsigned(by), 1);
+    dim3 grid(unsigned(std::min<int64_t>((p.m + bx - 1) / bx, 65535)),
+              unsigned(std::min<int64_t>((p.n + by - 1) / by, 65535)),
+              unsigned(std::min<int64_t>(p.batch, 65535)));
+    scale_kernel<T, S><<<grid, block, 0, stream>>>(static_cast<T *>(p.c), p.m, p.n, p.ldc, p.stride_c, p.batch, beta);
+    return cuda_status(cudaGetLastError(), "scale_c kernel launch");
+}
+
+}  // namespace
+
+gemm_status_t scale_c(const problem &dp, cudaStream_t stream) {
+    if (dp.m == 0 || dp.n == 0 || dp.batch == 0) return GEMM_STATUS_SUCCESS;
+    switch (dp.c_type) {
+    case dtype::f32: return launch_scale<float>(dp, stream, float(dp.beta));
+    case dtype::f64: return launch_scale<double>(dp, stream, dp.beta);
+    case dtype::f16: return launch_scale<__half>(dp, stream, float(dp.beta));
+    case dtype::bf16: return launch_scale<__nv_bfloat16>(dp, stream, float(dp.beta));
+    }
+    return GEMM_STATUS_INTERNAL_ERROR;
+}
+
+}  // namespace gemm::cuda

@@ -1,0 +1,123 @@
+// cuda_tiled.cpp: the hand-written tiled CUDA backend: which variants suit a problem, the size
+// rule of the default, and the checks around a launch.
+#include "cuda_tiled.hpp"
+
+#include <climits>
+#include <string>
+
+#include "backends/cuda_common/cuda_context.hpp"
+#include "dispatch/error.hpp"
+#include "tiled_variants.hpp"
+
+namespace gemm {
+namespace {
+
+using cuda_tiled::variant_info;
+
+// The textbook kernels are offered to the tuner only up to this many multiply-adds per matrix:
+// beyond it they run several times slower than the register-tiled ones and only cost tuning
+// time. run() still takes them by id at any size.
+constexpr double textbook_offer_limit = 1024.0 * 1024.0 * 1024.0;
+
+int64_t blocks_for(const problem &dp, const variant_info &v) {
+    return ((dp.m + v.bm - 1) / v.bm) * ((dp.n + v.bn - 1) / v.bn) * dp.batch;
+}
+
+// run(""): the largest default tile whose blocks still cover at least 3/4 of the SMs (larger
+// tiles need the least bandwidth per FMA; on the H200 128x64 with 128 blocks on 132 SMs was
+// the best at 1024^3); when even the smallest tile covers fewer, the smallest.
+const variant_info *default_variant(const problem &dp, bool vector, int sms) {
+    const variant_info *best = nullptr, *smallest = nullptr;
+    for (const variant_info &v : cuda_tiled::variant_table()) {
+        if (v.type != dp.ab_type || v.textbook || !v.default_candidate || v.vector != vector)
+            continue;
+        if (!smallest || v.bm * v.bn < smallest->bm * smallest->bn) smallest = &v;
+        if (4 * blocks_for(dp, v) >= 3 * int64_t(sms) && (!best || v.bm * v.bn > best->bm * best->bn)) best = &v;
+    }
+    return best ? best : smallest;
+}
+
+class cuda_tiled_backend final : public backend {
+public:
+    std::string_view name() const override { return "cuda_tiled"; }
+    verdict probe() const override { return cuda::device_verdict(); }
+
+    // Device and managed pointers run in place on p.stream; host pointers are staged.
+    verdict supports(const problem &p) const override {
+        if (p.ab_type != dtype::f32 && p.ab_type != dtype::f64)
+            return verdict::no(std::string(dtype_name(p.ab_type)) + " not supported (f32, f64 only)");
+        if (p.c_type != p.ab_type || p.compute_type != p.ab_type)
+            return verdict::no(std::string("C or compute type other than the input type ") +
+                               dtype_name(p.ab_type) + " not supported");
+        if (p.m > INT_MAX || p.n > INT_MAX || p.k > INT_MAX || p.batch > INT_MAX)
+            return verdict::no("m, n, k or batch above 2^31 - 1 not supported (32-bit indices)");
+        return verdict::yes();
+    }
+
+    // The variants of p's dtype: with 16-byte alignment, only the vector ones (their scalar
+    // twins cannot win), else only the scalar ones. Host problems are judged as staged, where
+    // run_on_device packs every operand aligned.
+    std::vector<std::string> variants(const problem &p) const override {
+        const problem dp = p.space == memory_space::host ? cuda::staged_shape(p) : p;
+        const bool aligned = cuda_tiled::vectors_aligned(dp);
+        const bool small = double(p.m) * double(p.n) * double(p.k) <= textbook_offer_limit;
+        std::vector<std::string> ids;
+        for (const variant_info &v : cuda_tiled::variant_table()) {
+            if (v.type != p.ab_type) continue;
+            if (v.textbook ? small : v.vector == aligned) ids.push_back(v.id);
+        }
+        return ids;
+    }
+
+    bool knows_variant(std::string_view v) const override {
+        return v.empty() || cuda_tiled::find_variant(v) != nullptr;
+    }
+
+    gemm_status_t run(const problem &p, std::string_view variant, run_context &ctx) override {
+        const variant_info *asked = nullptr;
+        if (!variant.empty()) {
+            asked = cuda_tiled::find_variant(variant);
+            if (!asked)
+                return set_error(GEMM_STATUS_INVALID_VALUE,
+                                 "cuda_tiled: unknown variant '" + std::string(variant) + "'");
+            if (asked->type != p.ab_type)
+                return set_error(GEMM_STATUS_NOT_SUPPORTED,
+                                 "cuda_tiled: variant " + asked->id + " does not compute " +
+                                     dtype_name(p.ab_type));
+        }
+        return cuda::run_on_device(p, ctx, [&](const problem &dp, cudaStream_t stream) {
+            // alpha == 0 or k == 0: C = beta * C, and A and B are never read.
+            if (dp.k == 0 || dp.alpha == 0.0) {
+                ctx.variant_used = "scale_c";
+                return cuda::scale_c(dp, stream);
+            }
+            const bool aligned = cuda_tiled::vectors_aligned(dp);
+            const variant_info *v = asked;
+            if (!v) {
+                int device = 0, sms = 0;
+                if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess)
+                    return cuda::cuda_status(e, "cuda_tiled: cudaGetDevice");
+                if (cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+                    e != cudaSuccess)
+                    return cuda::cuda_status(e, "cuda_tiled: cudaDeviceGetAttribute");
+                v = default_variant(dp, aligned, sms);
+            } else if (v->vector && !aligned) {
+                // Never an unaligned 16-byte access: the scalar twin computes the same tiles.
+                v = cuda_tiled::find_variant(v->scalar_twin);
+                ctx.note += std::string(ctx.note.empty() ? "" : "; ") + asked->id +
+                            " needs 16-byte alignment: ran " + v->id;
+            }
+            ctx.variant_used = v->id;
+            return v->launch(dp, stream);
+        });
+    }
+};
+
+}  // namespace
+
+backend_ptr make_cuda_tiled_backend() {
+    cuda::install_pointer_classifier();
+    return std::make_unique<cuda_tiled_backend>();
+}
+
+}  // namespace gemm

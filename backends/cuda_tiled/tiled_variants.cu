@@ -1,0 +1,173 @@
+// tiled_variants.cu: the kernel instantiations behind every cuda_tiled id, and their launchers.
+#include "tiled_variants.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include "backends/cuda_common/cuda_context.hpp"
+#include "register_tiled_kernel.cuh"
+#include "textbook_kernel.cuh"
+
+namespace gemm::cuda_tiled {
+namespace {
+
+template <typename T>
+constexpr dtype dtype_of() {
+    return sizeof(T) == 4 ? dtype::f32 : dtype::f64;
+}
+
+template <typename T>
+tiled_args<T> make_args(const problem &dp) {
+    return {static_cast<const T *>(dp.a), static_cast<const T *>(dp.b), static_cast<T *>(dp.c),
+            dp.lda, dp.ldb, dp.ldc, dp.stride_a, dp.stride_b, dp.stride_c,
+            int(dp.m), int(dp.n), int(dp.k), int(dp.batch), T(dp.alpha), T(dp.beta)};
+}
+
+// Grid: x over m tiles (up to 2^31 - 1), y over n tiles and z over the batch, both capped at
+// the hardware's 65535; the kernels loop over what the cap leaves out.
+dim3 grid_for(const problem &dp, int bm, int bn) {
+    return dim3(unsigned((dp.m + bm - 1) / bm),
+                unsigned(std::min<int64_t>((dp.n + bn - 1) / bn, 65535)),
+                unsigned(std::min<int64_t>(dp.batch, 65535)));
+}
+
+template <typename T, int TILE>
+struct textbook_config {
+    template <bool A_T, bool B_T>
+    static gemm_status_t launch_ops(const problem &dp, cudaStream_t stream) {
+        textbook_kernel<T, TILE, A_T, B_T>
+            <<<grid_for(dp, TILE, TILE), dim3(TILE, TILE), 0, stream>>>(make_args<T>(dp));
+        return cuda::cuda_status(cudaGetLastError(), "cuda_tiled: textbook kernel launch");
+    }
+
+    static gemm_status_t launch(const problem &dp, cudaStream_t stream) {
+        constexpr launch_fn by_ops[2][2] = {{launch_ops<false, false>, launch_ops<false, true>},
+                                            {launch_ops<true, false>, launch_ops<true, true>}};
+        return by_ops[dp.op_a == transpose::t][dp.op_b == transpose::t](dp, stream);
+    }
+
+    static void append(std::vector<variant_info> &table) {
+        std::string id = std::string("textbook_") + dtype_name(dtype_of<T>()) + "_t" +
+                         std::to_string(TILE);
+        table.push_back({id, dtype_of<T>(), TILE, TILE, true, false, false, "", launch});
+    }
+};
+
+// Kernels whose shared memory exceeds 48 KB must opt in, once per kernel and device; the
+// caller keeps one `prepared` mask (a bit per device ordinal < 64) per kernel. The carveout
+// asks for the largest shared-memory split so that MIN_BLOCKS blocks fit per SM.
+template <typename T>
+gemm_status_t prepare_kernel(void (*kernel)(tiled_args<T>), int shared_bytes,
+                             std::atomic<unsigned long long> &prepared) {
+    int device = 0;
+    if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess)
+        return cuda::cuda_status(e, "cuda_tiled: cudaGetDevice");
+    const unsigned long long bit = device < 64 ? 1ull << device : 0;
+    if (bit && (prepared.load(std::memory_order_acquire) & bit)) return GEMM_STATUS_SUCCESS;
+    cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         shared_bytes);
+    if (e == cudaSuccess)
+        e = cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                 int(cudaSharedmemCarveoutMaxShared));
+    if (e != cudaSuccess) return cuda::cuda_status(e, "cuda_tiled: cudaFuncSetAttribute");
+    prepared.fetch_or(bit, std::memory_order_acq_rel);
+    return GEMM_STATUS_SUCCESS;
+}
+
+template <typename T, int BM, int BN, int BK, int TM, int TN, int STAGES, bool DEFAULT>
+struct register_tiled_config {
+    template <bool A_T, bool B_T, bool VECTOR>
+    static gemm_status_t launch_ops(const problem &dp, cudaStream_t stream) {
+        using shape = register_tiled_shape<T, BM, BN, BK, TM, TN, STAGES, A_T, B_T, VECTOR>;
+        auto kernel = register_tiled_kernel<T, BM, BN, BK, TM, TN, STAGES, A_T, B_T, VECTOR>;
+        static std::atomic<unsigned long long> prepared{0};  // this instantiation's own
+        if (gemm_status_t s = prepare_kernel<T>(kernel, shape::SHARED_BYTES, prepared);
+            s != GEMM_STATUS_SUCCESS)
+            return s;
+        kernel<<<grid_for(dp, BM, BN), shape::THREADS, shape::SHARED_BYTES, stream>>>(
+            make_args<T>(dp));
+        return cuda::cuda_status(cudaGetLastError(), "cuda_tiled: register-tiled kernel launch");
+    }
+
+    template <bool VECTOR>
+    static gemm_status_t launch(const problem &dp, cudaStream_t stream) {
+        constexpr launch_fn by_ops[2][2] = {
+            {launch_ops<false, false, VECTOR>, launch_ops<false, true, VECTOR>},
+            {launch_ops<true, false, VECTOR>, launch_ops<true, true, VECTOR>}};
+        return by_ops[dp.op_a == transpose::t][dp.op_b == transpose::t](dp, stream);
+    }
+
+    static std::string id(int align) {
+        auto s = [](int v) { return std::to_string(v); };
+        return std::string("tiled_") + dtype_name(dtype_of<T>()) + "_" + s(BM) + "x" + s(BN) +
+               "x" + s(BK) + "_" + s(TM) + "x" + s(TN) + "_s" + s(STAGES) + "_a" + s(align);
+    }
+
+    static void append(std::vector<variant_info> &table) {
+        const std::string scalar = id(1);
+        table.push_back({id(16 / int(sizeof(T))), dtype_of<T>(), BM, BN, false, true, DEFAULT,
+                         scalar, launch<true>});
+        table.push_back({scalar, dtype_of<T>(), BM, BN, false, false, DEFAULT, "", launch<false>});
+    }
+};
+
+template <typename... Configs>
+std::vector<variant_info> make_table() {
+    std::vector<variant_info> table;
+    (Configs::append(table), ...);
+    return table;
+}
+
+}  // namespace
+
+// The configurations. Why these (H200 figures in NOTES.md):
+//  - 128x128, 8x8 per thread, 256 threads: 64 FMAs per 4 LDS.128, the shape that reaches the
+//    FP32 pipes' limit on big problems. BK 16 (3 stages, 50-51 KB) beat BK 8 on every op
+//    combination from 2048 up (half the barriers and loop overhead per FMA); BK 8 stays as
+//    the classic 25 KB point.
+//  - 128x64 / 64x128 (128 threads): the same per-thread work, twice the blocks, for problems
+//    with too few 128x128 tiles to fill 132 SMs (128x64x16 matched cuBLAS at 1024^3), or
+//    skinny ones.
+//  - 64x64 (8x4 or 4x4 per thread): small problems; 4x4 trades intensity for 256 threads.
+//  - f64: a double accumulator costs two registers, so 8x4 (64 registers) per thread.
+//  - The textbook kernel at 16 and 32, the baseline the register tiling is measured against.
+// DEFAULT marks what run("") may pick by size (cuda_tiled.cpp: the largest tile that still
+// fills the GPU).
+const std::vector<variant_info> &variant_table() {
+    static const std::vector<variant_info> table = make_table<
+        textbook_config<float, 16>, textbook_config<float, 32>,
+        textbook_config<double, 16>, textbook_config<double, 32>,
+        register_tiled_config<float, 128, 128, 16, 8, 8, 3, true>,
+        register_tiled_config<float, 128, 128, 8, 8, 8, 3, false>,
+        register_tiled_config<float, 128, 64, 16, 8, 8, 3, true>,
+        register_tiled_config<float, 128, 64, 8, 8, 8, 3, false>,
+        register_tiled_config<float, 64, 128, 8, 8, 8, 3, false>,
+        register_tiled_config<float, 64, 64, 16, 8, 4, 3, true>,
+        register_tiled_config<float, 64, 64, 8, 8, 4, 3, false>,
+        register_tiled_config<float, 64, 64, 16, 4, 4, 3, false>,
+        register_tiled_config<double, 128, 64, 8, 8, 4, 3, true>,
+        register_tiled_config<double, 64, 64, 8, 8, 4, 3, true>,
+        register_tiled_config<double, 64, 64, 8, 4, 4, 3, false>>();
+    return table;
+}
+
+const variant_info *find_variant(std::string_view id) {
+    for (const variant_info &v : variant_table())
+        if (v.id == id) return &v;
+    return nullptr;
+}
+
+bool vectors_aligned(const problem &dp) {
+    const int64_t elements = 16 / int64_t(dtype_size(dp.ab_type));
+    auto fits = [&](const void *ptr, int64_t ld, int64_t stride) {
+        return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0 && ld % elements == 0 &&
+               (dp.batch == 1 || stride % elements == 0);
+    };
+    return (dp.op_a == transpose::t || fits(dp.a, dp.lda, dp.stride_a)) &&
+           (dp.op_b == transpose::n || fits(dp.b, dp.ldb, dp.stride_b)) &&
+           fits(dp.c, dp.ldc, dp.stride_c);
+}
+
+}  // namespace gemm::cuda_tiled

@@ -1,17 +1,177 @@
-// cpu_omp.cpp: PLACEHOLDER until the packed kernel lands (being written now).
+// cpu_omp.cpp: the packed, SIMD, OpenMP CPU backend: kernel table, run-time ISA choice and
+// the backend contract.
 #include "cpu_omp.hpp"
+
+#include <omp.h>
+
+#include <new>
+#include <string>
+
+#include "blocked_gemm.hpp"
+#include "dispatch/error.hpp"
 
 namespace gemm {
 namespace {
+
+using namespace cpu_omp_detail;
+
+// Instruction sets in increasing order of preference.
+enum class isa : int { generic = 0, avx2_fma = 1, avx512f = 2 };
+
+const char *isa_name(isa i) {
+    switch (i) {
+    case isa::generic: return "generic";
+    case isa::avx2_fma: return "avx2_fma";
+    case isa::avx512f: return "avx512f";
+    }
+    return "?";
+}
+
+// What this CPU (and its OS, which must save the wider registers) can run; GCC's
+// __builtin_cpu_supports checks both.
+isa detect_isa() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_cpu_init();
+#if GEMM_CPU_OMP_AVX512
+    if (__builtin_cpu_supports("avx512f")) return isa::avx512f;
+#endif
+#if GEMM_CPU_OMP_AVX2
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return isa::avx2_fma;
+#endif
+#endif
+    return isa::generic;
+}
+
+isa cpu_isa() {
+    static const isa detected = detect_isa();
+    return detected;
+}
+
+// One variant: a microkernel, the cache blocking it runs with, and the loop nest
+// instantiated for its MR x NR. The id says ISA, dtype and MR x NR.
+template <class T> struct kernel_config {
+    const char *id;
+    isa needs;
+    blocking sizes;
+    microkernel<T> kernel;
+    bool (*run)(const problem &, const blocking &, microkernel<T>);
+};
+
+// Blocking for the CPUs each ISA implies. AVX2 sizes are for Zen 3 / Haswell-class caches
+// (32 KiB L1d, 512 KiB L2): a kc x NR panel of B uses about a third of L1, an mc x kc block
+// of A about 40% of L2, and a kc x nc panel of B a few MB of L3. AVX-512 parts have 1-2 MiB
+// of L2, so their A block is larger.
+const kernel_config<float> f32_kernels[] = {
+#if GEMM_CPU_OMP_AVX512
+    {"avx512f_f32_32x12", isa::avx512f, {256, 384, 3072}, microkernel_avx512_f32_32x12,
+     run_blocked<float, 32, 12>},
+#endif
+#if GEMM_CPU_OMP_AVX2
+    {"avx2_f32_16x6", isa::avx2_fma, {144, 384, 3072}, microkernel_avx2_f32_16x6,
+     run_blocked<float, 16, 6>},
+#endif
+    {"generic_f32_8x4", isa::generic, {128, 256, 2048}, microkernel_generic_f32_8x4,
+     run_blocked<float, 8, 4>},
+};
+
+const kernel_config<double> f64_kernels[] = {
+#if GEMM_CPU_OMP_AVX512
+    {"avx512f_f64_16x12", isa::avx512f, {144, 256, 2040}, microkernel_avx512_f64_16x12,
+     run_blocked<double, 16, 12>},
+#endif
+#if GEMM_CPU_OMP_AVX2
+    {"avx2_f64_8x6", isa::avx2_fma, {96, 256, 2046}, microkernel_avx2_f64_8x6,
+     run_blocked<double, 8, 6>},
+#endif
+    {"generic_f64_4x4", isa::generic, {64, 256, 2048}, microkernel_generic_f64_4x4,
+     run_blocked<double, 4, 4>},
+};
+
+template <class T, std::size_t N>
+const kernel_config<T> *find_config(const kernel_config<T> (&table)[N], std::string_view id) {
+    for (const kernel_config<T> &k : table)
+        if (id == k.id) return &k;
+    return nullptr;
+}
+
+// The first (best) kernel of the table this CPU can run; the generic one always can.
+template <class T, std::size_t N>
+const kernel_config<T> &best_config(const kernel_config<T> (&table)[N]) {
+    for (const kernel_config<T> &k : table)
+        if (k.needs <= cpu_isa()) return k;
+    return table[N - 1];
+}
+
+template <class T, std::size_t N>
+gemm_status_t run_with(const kernel_config<T> (&table)[N], const problem &p,
+                       std::string_view variant, run_context &ctx) {
+    const kernel_config<T> *k = variant.empty() ? &best_config(table) : find_config(table, variant);
+    if (!k)
+        return set_error(GEMM_STATUS_NOT_SUPPORTED,
+                         "cpu_omp: variant '" + std::string(variant) + "' does not compute " +
+                             dtype_name(p.ab_type));
+    if (k->needs > cpu_isa())
+        return set_error(GEMM_STATUS_NOT_SUPPORTED,
+                         "cpu_omp: variant '" + std::string(variant) + "' needs " +
+                             isa_name(k->needs) + ", this CPU has " + isa_name(cpu_isa()));
+    ctx.variant_used = k->id;
+    if (!k->run(p, k->sizes, k->kernel))
+        return set_error(GEMM_STATUS_ALLOC_FAILED,
+                         "cpu_omp: cannot allocate the per-thread packing buffers");
+    return GEMM_STATUS_SUCCESS;
+}
+
 class cpu_omp final : public backend {
 public:
     std::string_view name() const override { return "cpu_omp"; }
-    verdict probe() const override { return verdict::no("not yet implemented"); }
-    verdict supports(const problem &) const override { return verdict::no("not yet implemented"); }
-    gemm_status_t run(const problem &, std::string_view, run_context &) override {
-        return GEMM_STATUS_NOT_SUPPORTED;
+
+    verdict probe() const override {
+        int threads = omp_get_max_threads();
+        return verdict::yes(std::string(isa_name(cpu_isa())) + ", " + std::to_string(threads) +
+                            (threads == 1 ? " OpenMP thread" : " OpenMP threads"));
+    }
+
+    verdict supports(const problem &p) const override {
+        if (p.space != memory_space::host) return verdict::no("needs host pointers");
+        if (p.ab_type != dtype::f32 && p.ab_type != dtype::f64)
+            return verdict::no(std::string(dtype_name(p.ab_type)) + " not supported (f32, f64 only)");
+        if (p.c_type != p.ab_type || p.compute_type != p.ab_type)
+            return verdict::no("mixed types not supported (A, B, C and compute all f32 or all f64)");
+        return verdict::yes();
+    }
+
+    // The kernels of the best ISA this CPU has: the only ones worth timing here.
+    std::vector<std::string> variants(const problem &p) const override {
+        std::vector<std::string> ids;
+        if (p.ab_type == dtype::f64) {
+            for (const auto &k : f64_kernels)
+                if (k.needs == best_config(f64_kernels).needs) ids.emplace_back(k.id);
+        } else {
+            for (const auto &k : f32_kernels)
+                if (k.needs == best_config(f32_kernels).needs) ids.emplace_back(k.id);
+        }
+        return ids;
+    }
+
+    // Every id of this build, including ISAs this CPU lacks (run() then says so).
+    bool knows_variant(std::string_view v) const override {
+        return v.empty() || find_config(f32_kernels, v) || find_config(f64_kernels, v);
+    }
+
+    gemm_status_t run(const problem &p, std::string_view variant, run_context &ctx) override {
+        try {
+            if (p.ab_type == dtype::f64) return run_with(f64_kernels, p, variant, ctx);
+            return run_with(f32_kernels, p, variant, ctx);
+        } catch (const std::bad_alloc &) {
+            return set_error(GEMM_STATUS_ALLOC_FAILED, "cpu_omp: out of memory");
+        } catch (...) {
+            return set_error(GEMM_STATUS_INTERNAL_ERROR, "cpu_omp: unexpected exception");
+        }
     }
 };
+
 }  // namespace
+
 backend_ptr make_cpu_omp_backend() { return std::make_unique<cpu_omp>(); }
+
 }  // namespace gemm

@@ -1,0 +1,355 @@
+// blocked_gemm.hpp: the Goto/BLIS loop nest around one microkernel, and how it is spread
+// over OpenMP threads.
+#pragma once
+
+#include <omp.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <emmintrin.h>
+#endif
+
+#include <algorithm>
+#include <atomic>
+#include <thread>
+#include <cstdint>
+
+#include "dispatch/problem.hpp"
+#include "microkernel.hpp"
+#include "pack.hpp"
+#include "pack_buffers.hpp"
+
+namespace gemm::cpu_omp_detail {
+
+// Cache blocking: an mc x kc block of packed A stays in L2 while the microkernel sweeps it,
+// a kc x NR micro-panel of packed B stays in L1 across that sweep, and the kc x nc panel of
+// packed B lives in L3. mc is a multiple of MR and nc of NR.
+struct blocking {
+    int64_t mc;
+    int64_t kc;
+    int64_t nc;
+};
+
+// One matrix of the batch, with alpha and beta in the element type.
+template <class T> struct operands {
+    const T *a;
+    int64_t lda;
+    bool a_transposed;
+    const T *b;
+    int64_t ldb;
+    bool b_transposed;
+    T *c;
+    int64_t ldc;
+    int64_t k;
+    T alpha;
+    T beta;
+};
+
+struct range {
+    int64_t begin;
+    int64_t end;
+    int64_t size() const { return end - begin; }
+};
+
+constexpr int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+constexpr int64_t round_up(int64_t a, int64_t unit) { return ceil_div(a, unit) * unit; }
+
+// The step that cuts total into the fewest blocks of at most max_step, all about equal, so
+// the last block is never a sliver (k = KC + 1 gives two halves, not KC and 1).
+inline int64_t balanced_step(int64_t total, int64_t max_step, int64_t unit) {
+    int64_t blocks = ceil_div(total, max_step);
+    return std::min(max_step, round_up(ceil_div(total, blocks), unit));
+}
+
+// Part `index` of `parts` of [0, total), cut at multiples of unit, sizes differing by at
+// most one unit.
+inline range split(int64_t total, int64_t unit, int64_t parts, int64_t index) {
+    int64_t units = ceil_div(total, unit);
+    int64_t base = units / parts, extra = units % parts;
+    int64_t begin = index * base + std::min(index, extra);
+    int64_t end = begin + base + (index < extra ? 1 : 0);
+    return {std::min(begin * unit, total), std::min(end * unit, total)};
+}
+
+// C = beta * C on a rectangle, writing (not multiplying) when beta == 0 so NaN cannot leak.
+template <class T> void scale_rectangle(const operands<T> &o, range rows, range cols) {
+    for (int64_t j = cols.begin; j < cols.end; ++j) {
+        T *cj = o.c + j * o.ldc;
+        if (o.beta == T(0))
+            for (int64_t i = rows.begin; i < rows.end; ++i) cj[i] = T(0);
+        else if (o.beta != T(1))
+            for (int64_t i = rows.begin; i < rows.end; ++i) cj[i] *= o.beta;
+    }
+}
+
+template <class T> operands<T> batch_operands(const problem &p, int64_t index) {
+    operands<T> o;
+    // A and B may be NULL when not referenced (alpha = 0 or k = 0).
+    o.a = p.a ? static_cast<const T *>(p.a) + index * p.stride_a : nullptr;
+    o.b = p.b ? static_cast<const T *>(p.b) + index * p.stride_b : nullptr;
+    o.c = static_cast<T *>(p.c) + index * p.stride_c;
+    o.lda = p.lda;
+    o.ldb = p.ldb;
+    o.ldc = p.ldc;
+    o.a_transposed = p.op_a == transpose::t;
+    o.b_transposed = p.op_b == transpose::t;
+    o.k = p.k;
+    o.alpha = T(p.alpha);
+    o.beta = T(p.beta);
+    return o;
+}
+
+// What a team shares: two panels of packed B (a thread may pack the next one while others
+// still read the current one), the counter its threads take items from, and how many items
+// of each kind are finished, per panel. There are no barriers: an item waits only for the
+// items it depends on (a multiply item for the packing of its panel and, past the first
+// block of k, for the multiplies of the previous block that add to the same C; a packing
+// item for the multiplies that last read its buffer), so a thread that starts late or is descheduled by
+// another process holds nobody up, and the others take over its share.
+template <class T> struct team_state {
+    T *b_panels[2];
+    alignas(64) std::atomic<int64_t> next_item{0};
+    alignas(64) std::atomic<int64_t> packed[2] = {};
+    alignas(64) std::atomic<int64_t> multiplied[2] = {};
+};
+
+// Takes the next item below end, or returns -1 when there is none left. Never goes past
+// end, so the counter stays exact for the next phase.
+inline int64_t claim_item(std::atomic<int64_t> &next, int64_t end) {
+    int64_t i = next.load(std::memory_order_relaxed);
+    while (i < end)
+        if (next.compare_exchange_weak(i, i + 1, std::memory_order_relaxed)) return i;
+    return -1;
+}
+
+// Waits until counter reaches target: spins briefly, then yields the core, which matters
+// when other processes share the machine.
+inline void wait_for(const std::atomic<int64_t> &counter, int64_t target) {
+    for (int spins = 0; counter.load(std::memory_order_acquire) < target; ++spins) {
+        if (spins < 2000) {
+#if defined(__x86_64__) || defined(__i386__)
+            _mm_pause();
+#endif
+        } else {
+            std::this_thread::yield();
+        }
+    }
+}
+
+// C[ic:ic+mc, jc+jr0 : jc+jr1] += the packed block of A times packed B columns [jr0, jr1)
+// (alpha and beta applied as the kernel does), loops jr (NR) > ir (MR).
+template <class T, int MR, int NR>
+void multiply_block(const operands<T> &o, microkernel<T> kernel, const T *abuf, const T *bbuf,
+                    int64_t ic, int64_t mc, int64_t jc, int64_t jr0, int64_t jr1, int64_t kc,
+                    T beta) {
+    for (int64_t jr = jr0; jr < jr1; jr += NR) {
+        const int64_t nr = std::min<int64_t>(NR, jr1 - jr);
+        const T *bp = bbuf + jr * kc;
+        for (int64_t ir = 0; ir < mc; ir += MR) {
+            const int64_t mr = std::min<int64_t>(MR, mc - ir);
+            const T *ap = abuf + ir * kc;
+            T *c = o.c + (ic + ir) + (jc + jr) * o.ldc;
+            if (mr == MR && nr == NR) {
+                kernel(kc, ap, bp, c, o.ldc, o.alpha, beta);
+                continue;
+            }
+            // Edge tile: the kernel writes a full tile to the stack, and only the part
+            // inside C is merged.
+            alignas(64) T tile[MR * NR];
+            kernel(kc, ap, bp, tile, MR, o.alpha, T(0));
+            for (int64_t j = 0; j < nr; ++j)
+                for (int64_t i = 0; i < mr; ++i) {
+                    T &cij = c[i + j * o.ldc];
+                    cij = beta == T(0) ? tile[i + j * MR] : tile[i + j * MR] + beta * cij;
+                }
+        }
+    }
+}
+
+// How one call's matrices are cut: steps of the loops and the work items of each phase.
+struct team_steps {
+    int64_t nc_step;
+    int64_t kc_step;
+    int64_t mc_step;
+    int64_t m_blocks;     // row blocks of mc_step
+    int64_t col_chunks;   // each row block is cut into this many column chunks per panel
+};
+
+// Row blocks come in a multiple of the thread count, so that with all threads equally fast
+// each gets the same share; when there are few row blocks (small m), the columns of the
+// panel are cut too, so that every thread has items and a slow thread can be helped.
+inline team_steps plan_steps(const problem &p, const blocking &bk, int threads, int mr, int nr) {
+    team_steps st;
+    st.nc_step = balanced_step(p.n, bk.nc, nr);
+    st.kc_step = balanced_step(p.k, bk.kc, 1);
+    int64_t blocks = ceil_div(p.m, bk.mc);
+    if (threads > 1) blocks = round_up(blocks, threads);
+    st.mc_step = std::min(bk.mc, round_up(ceil_div(p.m, blocks), mr));
+    st.m_blocks = ceil_div(p.m, st.mc_step);
+    st.col_chunks = 1;
+    if (threads > 1) {
+        const int64_t wanted = ceil_div(4 * threads, st.m_blocks);
+        const int64_t most = std::max<int64_t>(1, ceil_div(st.nc_step, 4 * nr));
+        st.col_chunks = std::clamp<int64_t>(wanted, 1, most);
+    }
+    return st;
+}
+
+// One thread's part of C = alpha * op(A) * op(B) + beta * C for every matrix of the batch,
+// working with `threads` - 1 others (or alone when threads == 1). The loops jc (nc) > pc (kc)
+// form phases; a phase's items are first the packing of its kc x nc panel of B, cut into
+// groups of micro-panels, then (row block, column chunk) multiplies, each packing the
+// mc x kc block of A it needs. Every thread walks all phases and takes what is left.
+template <class T, int MR, int NR>
+void multiply_team(const problem &p, const blocking &bk, microkernel<T> kernel, int threads,
+                   T *abuf, team_state<T> &team) {
+    const team_steps st = plan_steps(p, bk, threads, MR, NR);
+    int64_t base = 0;  // first item number of the current phase
+    int64_t phase = 0;
+    // Items of each kind, per panel parity, in all phases so far (what the counters reach).
+    int64_t packed_total[2] = {0, 0}, multiplied_total[2] = {0, 0};
+    for (int64_t b = 0; b < p.batch; ++b) {
+        const operands<T> o = batch_operands<T>(p, b);
+        for (int64_t jc = 0; jc < p.n; jc += st.nc_step) {
+            const int64_t nc = std::min(st.nc_step, p.n - jc);
+            const int64_t panels = ceil_div(nc, NR);
+            const int64_t chunk_panels = ceil_div(panels, st.col_chunks);
+            const int64_t chunks = ceil_div(panels, chunk_panels);
+            const int64_t pack_panels = ceil_div(panels, std::min<int64_t>(panels, 4 * threads));
+            const int64_t packs = ceil_div(panels, pack_panels);
+            const int64_t multiplies = st.m_blocks * chunks;
+            for (int64_t pc = 0; pc < o.k; pc += st.kc_step, ++phase) {
+                const int64_t kc = std::min(st.kc_step, o.k - pc);
+                const int parity = int(phase & 1);
+                T *bbuf = team.b_panels[parity];
+                const int64_t buffer_free = multiplied_total[parity];
+                packed_total[parity] += packs;
+                multiplied_total[parity] += multiplies;
+
+                for (int64_t it; (it = claim_item(team.next_item, base + packs)) >= 0;) {
+                    wait_for(team.multiplied[parity], buffer_free);
+                    const int64_t j0 = (it - base) * pack_panels * NR;
+                    const int64_t j1 = std::min(nc, j0 + pack_panels * NR);
+                    pack_b<T, NR>(o.b, o.ldb, o.b_transposed, pc, kc, jc + j0, j1 - j0,
+                                  bbuf + j0 * kc);
+                    team.packed[parity].fetch_add(1, std::memory_order_release);
+                }
+                base += packs;
+
+                // Later blocks of k add to what the first one wrote.
+                const T beta = pc == 0 ? o.beta : T(1);
+                int64_t in_abuf = -1;  // row block whose A this thread has packed
+                for (int64_t it; (it = claim_item(team.next_item, base + multiplies)) >= 0;) {
+                    const int64_t ib = (it - base) / chunks, jb = (it - base) % chunks;
+                    const int64_t ic = ib * st.mc_step;
+                    const int64_t mc = std::min(st.mc_step, p.m - ic);
+                    if (ib != in_abuf) {
+                        pack_a<T, MR>(o.a, o.lda, o.a_transposed, ic, mc, pc, kc, abuf);
+                        in_abuf = ib;
+                    }
+                    wait_for(team.packed[parity], packed_total[parity]);
+                    // The previous block of k must be done with this part of C.
+                    if (pc > 0) wait_for(team.multiplied[parity ^ 1], multiplied_total[parity ^ 1]);
+                    const int64_t jr0 = jb * chunk_panels * NR;
+                    const int64_t jr1 = std::min(nc, (jb + 1) * chunk_panels * NR);
+                    multiply_block<T, MR, NR>(o, kernel, abuf, bbuf, ic, mc, jc, jr0, jr1, kc,
+                                              beta);
+                    team.multiplied[parity].fetch_add(1, std::memory_order_release);
+                }
+                base += multiplies;
+            }
+        }
+    }
+}
+
+// Below this many flops per thread, starting another thread costs more than it saves.
+constexpr double min_flops_per_thread = 1.0e6;
+
+// Matrices smaller than this are better given whole to one thread when the batch has
+// enough of them to keep every thread busy.
+constexpr double max_flops_per_batch_matrix = 3.2e7;
+
+struct thread_plan {
+    int threads = 1;
+    bool split_batch = false;  // each matrix on one thread, instead of a team per matrix
+};
+
+inline thread_plan plan_threads(const problem &p, int max_threads) {
+    thread_plan plan;
+    const double one = 2.0 * double(p.m) * double(p.n) * double(std::max<int64_t>(p.k, 1));
+    const double work = one * double(p.batch);
+    plan.threads = int(std::min<int64_t>(
+        max_threads, int64_t(std::max(1.0, work / min_flops_per_thread))));
+    plan.split_batch = plan.threads > 1 && p.batch >= plan.threads && one <= max_flops_per_batch_matrix;
+    return plan;
+}
+
+// C = beta * C for columns [cols) of every matrix (alpha == 0 or k == 0).
+template <class T> void scale_columns(const problem &p, range cols) {
+    for (int64_t b = 0; b < p.batch; ++b)
+        scale_rectangle(batch_operands<T>(p, b), range{0, p.m}, cols);
+}
+
+// The whole call. Returns false only when the calling thread's packing memory could not be
+// allocated, in which case C has not been touched.
+template <class T, int MR, int NR>
+bool run_blocked(const problem &p, const blocking &bk, microkernel<T> kernel) {
+    const thread_plan plan = plan_threads(p, omp_get_max_threads());
+    if (p.k == 0 || p.alpha == 0.0) {
+        if (plan.threads == 1) {
+            scale_columns<T>(p, range{0, p.n});
+            return true;
+        }
+#pragma omp parallel num_threads(plan.threads)
+        scale_columns<T>(p, split(p.n, 1, omp_get_num_threads(), omp_get_thread_num()));
+        return true;
+    }
+
+    const std::size_t a_bytes = std::size_t(round_up(bk.mc, MR) * bk.kc) * sizeof(T);
+    const std::size_t panel = std::size_t(round_up(bk.nc, NR) * bk.kc);
+    const std::size_t b_bytes = 2 * panel * sizeof(T);
+
+    // The calling thread's B buffers hold the panels its team shares.
+    pack_buffers &own = thread_pack_buffers();
+    if (!own.reserve(a_bytes, b_bytes)) return false;
+    team_state<T> team;
+    team.b_panels[0] = static_cast<T *>(own.b());
+    team.b_panels[1] = team.b_panels[0] + panel;
+
+    if (plan.threads == 1) {
+        multiply_team<T, MR, NR>(p, bk, kernel, 1, static_cast<T *>(own.a()), team);
+        return true;
+    }
+
+    // A thread that cannot get its own buffers takes no items; the calling thread has its
+    // buffers, so the work is always done.
+    std::atomic<int64_t> next_matrix{0};
+#pragma omp parallel num_threads(plan.threads)
+    {
+        pack_buffers &buffers = thread_pack_buffers();
+        // In a split batch every thread packs its own B as well.
+        if (buffers.reserve(a_bytes, plan.split_batch ? b_bytes : 0)) {
+            T *abuf = static_cast<T *>(buffers.a());
+            if (plan.split_batch) {
+                team_state<T> alone;
+                alone.b_panels[0] = static_cast<T *>(buffers.b());
+                alone.b_panels[1] = alone.b_panels[0] + panel;
+                problem one = p;
+                one.batch = 1;
+                for (int64_t i; (i = claim_item(next_matrix, p.batch)) >= 0;) {
+                    one.a = p.a ? static_cast<const T *>(p.a) + i * p.stride_a : nullptr;
+                    one.b = p.b ? static_cast<const T *>(p.b) + i * p.stride_b : nullptr;
+                    one.c = static_cast<T *>(p.c) + i * p.stride_c;
+                    alone.next_item.store(0, std::memory_order_relaxed);
+                    for (auto &c : alone.packed) c.store(0, std::memory_order_relaxed);
+                    for (auto &c : alone.multiplied) c.store(0, std::memory_order_relaxed);
+                    multiply_team<T, MR, NR>(one, bk, kernel, 1, abuf, alone);
+                }
+            } else {
+                multiply_team<T, MR, NR>(p, bk, kernel, omp_get_num_threads(), abuf, team);
+            }
+        }
+    }
+    return true;
+}
+
+}  // namespace gemm::cpu_omp_detail

@@ -1,0 +1,33 @@
+// pack_buffers.hpp: the per-thread panels of packed A and B, allocated once and reused.
+#pragma once
+
+#include <cstddef>
+
+namespace gemm::cpu_omp_detail {
+
+// Two 64-byte aligned blocks owned by one thread. They grow to the largest cache blocking
+// the thread has run with (a few MB), never with the size of the matrices.
+class pack_buffers {
+public:
+    pack_buffers() = default;
+    pack_buffers(const pack_buffers &) = delete;
+    pack_buffers &operator=(const pack_buffers &) = delete;
+    ~pack_buffers();
+
+    // Makes a() at least a_bytes and b() at least b_bytes long; false if memory ran out
+    // (the buffers then keep their previous size).
+    bool reserve(std::size_t a_bytes, std::size_t b_bytes);
+    void *a() const { return a_; }
+    void *b() const { return b_; }
+
+private:
+    void *a_ = nullptr;
+    void *b_ = nullptr;
+    std::size_t a_bytes_ = 0;
+    std::size_t b_bytes_ = 0;
+};
+
+// The calling thread's buffers (OpenMP workers keep theirs between calls).
+pack_buffers &thread_pack_buffers();
+
+}  // namespace gemm::cpu_omp_detail

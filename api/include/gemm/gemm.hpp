@@ -44,7 +44,7 @@ struct half {
         if (abs < 0x38800000u) {  // below the smallest normal half: subnormal or zero
             if (abs < 0x33000000u) return uint16_t(sign);  // rounds to zero
             uint32_t mant = (abs & 0x7fffffu) | 0x800000u;
-            int shift = 126 - int(abs >> 23) + 13 + 1;  // align to 2^-24 units
+            int shift = 126 - int(abs >> 23);  // value / 2^-24 = mant * 2^(exponent - 126)
             uint32_t kept = mant >> shift;
             uint32_t rest = mant & ((1u << shift) - 1u);
             uint32_t halfway = 1u << (shift - 1);

@@ -38,15 +38,21 @@ choice choose_forced(const problem &p, const selection &sel, bool collect_skippe
     return c;
 }
 
-template <std::size_t N>
-choice choose_in_order(const problem &p, const std::string_view (&order)[N], bool collect_skipped) {
+// The backends of a preference order that this build has, looked up once.
+template <std::size_t N> std::vector<backend *> resolve(const std::string_view (&order)[N]) {
+    std::vector<backend *> found;
+    for (std::string_view name : order)
+        if (backend *b = find_backend(name)) found.push_back(b);
+    return found;
+}
+
+choice choose_in_order(const problem &p, const std::vector<backend *> &order, bool collect_skipped) {
     choice c;
     std::string reasons;
-    for (std::string_view name : order) {
-        backend *b = find_backend(name);
-        if (!b) continue;  // not in this build
-        verdict v = b->available();
-        if (v.ok) v = b->supports(p);
+    for (backend *b : order) {
+        std::string_view name = b->name();
+        const verdict &available = b->available();
+        verdict v = available.ok ? b->supports(p) : available;
         if (v.ok && !c.chosen) {
             c.chosen = b;
             c.why = "auto: built-in rule, first of the preference order that serves it";
@@ -64,19 +70,21 @@ choice choose_in_order(const problem &p, const std::string_view (&order)[N], boo
     return c;
 }
 
-// The cached choice if this build can still run it on p; otherwise why not, for the trace.
-bool usable(const tune_entry &e, const problem &p, std::string &why_not) {
-    backend *b = find_backend(e.backend);
-    verdict v = b ? b->available() : verdict::no("not in this build");
-    if (v.ok) v = b->supports(p);
-    if (v.ok && !b->knows_variant(e.variant)) v = verdict::no("unknown variant '" + e.variant + "'");
-    if (!v.ok) why_not = "cached " + e.backend + " not usable: " + v.reason;
+// The cached choice if it can run p here; otherwise why not, for the trace. The cache only
+// holds entries whose backend this build has and whose variant it knows (checked on load).
+bool usable(const tune_entry_ptr &e, const problem &p, backend *&b, std::string &why_not) {
+    if (!e) return false;
+    b = find_backend(e->backend);
+    if (!b) return false;
+    const verdict &available = b->available();
+    verdict v = available.ok ? b->supports(p) : available;
+    if (!v.ok) why_not = "cached " + e->backend + " not usable: " + v.reason;
     return v.ok;
 }
 
-choice from_entry(const tune_entry &e, std::string why) {
+choice from_entry(backend *b, const tune_entry &e, std::string why) {
     choice c;
-    c.chosen = find_backend(e.backend);
+    c.chosen = b;
     c.variant = e.variant;
     c.why = std::move(why);
     return c;
@@ -99,31 +107,35 @@ void record_miss(const tune_key &key, const std::string &path) {
 
 // Tunes p's shape now (GEMM_TUNE=online) with a small budget and stores the result. One
 // shape at a time, so threads meeting the same new shape tune it once.
-std::optional<tune_entry> tune_now(const tune_key &key, int device) {
+tune_entry_ptr tune_now(const tune_key &key, int device) {
     static std::mutex one_at_a_time;
     std::lock_guard<std::mutex> lock(one_at_a_time);
-    if (auto e = process_tune_cache().find(key)) return e;
+    if (tune_entry_ptr e = process_tune_cache().find(key)) return e;
     tune_options options;
     options.budget_ms = 300;
     tune_outcome outcome;
     tune_spec spec = spec_of(key);
     spec.device = device < 0 ? 0 : device;
-    if (tune_problem(spec, options, outcome) != GEMM_STATUS_SUCCESS) return std::nullopt;
+    if (tune_problem(spec, options, outcome) != GEMM_STATUS_SUCCESS) return nullptr;
     process_tune_cache().store({outcome.entry});
-    return outcome.entry;
+    return std::make_shared<const tune_entry>(outcome.entry);
 }
 
 choice choose_tuned(const problem &p, const env_settings &env, bool collect_skipped) {
     tune_cache &cache = process_tune_cache();
     tune_key key = key_of(p);
     std::string why_not;
-    if (auto e = cache.find(key); e && usable(*e, p, why_not))
-        return from_entry(*e, "auto: tune cache hit");
-    if (env.tune == tune_mode::online && why_not.empty())
-        if (auto e = tune_now(key, p.device); e && usable(*e, p, why_not)) return from_entry(*e, "auto: tuned now (GEMM_TUNE=online)");
+    backend *b = nullptr;
+    tune_entry_ptr hit = cache.find(key);
+    if (usable(hit, p, b, why_not)) return from_entry(b, *hit, "auto: tune cache hit");
+    if (env.tune == tune_mode::online && !hit) {
+        tune_entry_ptr fresh = tune_now(key, p.device);
+        if (usable(fresh, p, b, why_not)) return from_entry(b, *fresh, "auto: tuned now (GEMM_TUNE=online)");
+    }
     if (!env.record_path.empty()) record_miss(key, env.record_path);
-    if (auto e = cache.nearest(key); e && usable(*e, p, why_not))
-        return from_entry(*e, fmt::format("auto: nearest tuned shape {}x{}x{}", e->key.m, e->key.n, e->key.k));
+    tune_entry_ptr near = cache.nearest(key);
+    if (usable(near, p, b, why_not))
+        return from_entry(b, *near, fmt::format("auto: nearest tuned shape {}x{}x{}", near->key.m, near->key.n, near->key.k));
     choice c = choose_builtin(p, collect_skipped);
     if (!why_not.empty()) c.why += " (" + why_not + ")";
     else c.why += " (shape not tuned)";
@@ -133,8 +145,9 @@ choice choose_tuned(const problem &p, const env_settings &env, bool collect_skip
 }  // namespace
 
 choice choose_builtin(const problem &p, bool collect_skipped) {
-    if (p.space == memory_space::host) return choose_in_order(p, host_preference, collect_skipped);
-    return choose_in_order(p, device_preference, collect_skipped);
+    static const std::vector<backend *> host = resolve(host_preference);
+    static const std::vector<backend *> device = resolve(device_preference);
+    return choose_in_order(p, p.space == memory_space::host ? host : device, collect_skipped);
 }
 
 choice choose_backend(const problem &p, const selection &sel, bool collect_skipped) {

@@ -157,7 +157,7 @@ std::string tune_cache_path() {
 
 tune_cache::tune_cache(std::string path) : path_(std::move(path)), fingerprint_(machine_fingerprint()) {
     file_contents contents = read_file(warnings_);
-    for (tune_entry &e : contents.mine) entries_[e.key] = std::move(e);
+    for (tune_entry &e : contents.mine) entries_[e.key] = std::make_shared<const tune_entry>(std::move(e));
     for (const std::string &w : warnings_) logger().warn("{}", w);
 }
 
@@ -235,7 +235,7 @@ gemm_status_t tune_cache::write_file(const file_contents &contents) const {
 
 gemm_status_t tune_cache::store(const std::vector<tune_entry> &fresh) {
     std::unique_lock<std::shared_mutex> lock(mutex_);
-    for (const tune_entry &e : fresh) entries_[e.key] = e;
+    for (const tune_entry &e : fresh) entries_[e.key] = std::make_shared<const tune_entry>(e);
 
     if (gemm_status_t s = make_parent_dirs(path_); s != GEMM_STATUS_SUCCESS) return s;
     file_lock file(path_);
@@ -256,34 +256,33 @@ gemm_status_t tune_cache::store(const std::vector<tune_entry> &fresh) {
         }
     }
     // Entries other processes stored since we loaded become visible here too.
-    for (const tune_entry &e : contents.mine) entries_.emplace(e.key, e);
+    for (const tune_entry &e : contents.mine)
+        if (!entries_.count(e.key)) entries_.emplace(e.key, std::make_shared<const tune_entry>(e));
     return write_file(contents);
 }
 
-std::optional<tune_entry> tune_cache::find(const tune_key &key) const {
+tune_entry_ptr tune_cache::find(const tune_key &key) const {
     std::shared_lock<std::shared_mutex> lock(mutex_);
     auto it = entries_.find(key);
-    if (it == entries_.end()) return std::nullopt;
-    return it->second;
+    return it == entries_.end() ? nullptr : it->second;
 }
 
-std::optional<tune_entry> tune_cache::nearest(const tune_key &key) const {
+tune_entry_ptr tune_cache::nearest(const tune_key &key) const {
     std::shared_lock<std::shared_mutex> lock(mutex_);
-    const tune_entry *best = nullptr;
+    const tune_entry_ptr *best = nullptr;
     double best_distance = 1.0;  // within a factor of 2 in each dimension
     for (const auto &[k, e] : entries_) {
         if (!k.same_class(key)) continue;
         double d = log_distance(k, key);
         // Ties go to the smaller shape, so the answer never depends on hash order.
         bool tie_won = best && d == best_distance &&
-                       std::tie(k.m, k.n, k.k) < std::tie(best->key.m, best->key.n, best->key.k);
+                       std::tie(k.m, k.n, k.k) < std::tie((*best)->key.m, (*best)->key.n, (*best)->key.k);
         if (d < best_distance || (d == best_distance && (!best || tie_won))) {
             best_distance = d;
             best = &e;
         }
     }
-    if (!best) return std::nullopt;
-    return *best;
+    return best ? *best : nullptr;
 }
 
 tune_cache &process_tune_cache() {

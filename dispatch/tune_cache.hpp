@@ -1,6 +1,7 @@
 // tune_cache.hpp: the tuner's persistent choices, a readable text file shared by processes.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <shared_mutex>
 #include <string>
@@ -20,6 +21,10 @@ struct tune_entry {
     std::string default_backend;  // what the built-in rule picks, and its time
     double default_microseconds = 0;
 };
+
+// An entry as the cache hands it out: immutable (a store replaces it, never edits it), so a
+// caller may keep using it while another thread stores.
+using tune_entry_ptr = std::shared_ptr<const tune_entry>;
 
 // The machine a cache section belongs to: library version, CPU model and threads, and each
 // available backend's detail (ISA, BLAS library and version, GPU, driver, runtime, cuBLAS).
@@ -43,11 +48,11 @@ public:
     const std::string &path() const { return path_; }
     std::size_t size() const;
 
-    std::optional<tune_entry> find(const tune_key &key) const;
+    tune_entry_ptr find(const tune_key &key) const;
 
     // The entry of the same class (tune_key::same_class) whose m, n, k are nearest on a log
     // scale, if any lies within a factor of 2 in each.
-    std::optional<tune_entry> nearest(const tune_key &key) const;
+    tune_entry_ptr nearest(const tune_key &key) const;
 
     // Adds or replaces entries in memory and in the file: under an exclusive lock on
     // "<path>.lock", re-reads the file, merges, writes a temporary file and renames it over
@@ -69,7 +74,7 @@ private:
     std::string fingerprint_;
     std::vector<std::string> warnings_;
     mutable std::shared_mutex mutex_;
-    std::unordered_map<tune_key, tune_entry, tune_key_hash> entries_;
+    std::unordered_map<tune_key, tune_entry_ptr, tune_key_hash> entries_;
 };
 
 // The process's cache at tune_cache_path(), loaded on first use.

@@ -1,13 +1,19 @@
 #!/usr/bin/env bash
-# run.sh: one device call on the GPU machine: unpack the carried Debian packages, build for
-# sm_90, run the GPU tests, compute-sanitizer on the hand-written kernels, the benchmarks,
-# and print a short table last. Usage (through the device tool, carrying .deps):
-#   bash bench/device/run.sh [quick|tests|bench|sanitize|all]   (default all)
+# run.sh: one call on the GPU machine (through the device tool, carrying .deps): unpack the
+# carried Debian packages, build for sm_90, then run the stages asked for and print a short
+# summary last. Stages (default: tests sanitize direct bench):
+#   tests     ctest -L gpu (every GPU backend against cpu_ref)
+#   sanitize  compute-sanitizer memcheck and racecheck on cuda_naive and cuda_tiled
+#   direct    cuBLAS/cuBLASLt called directly vs through gemm, and the per-call host cost
+#   bench     gemm bench --device 0: cuda_tiled, cublas, cublaslt against cuBLAS (f32)
+#   tune      gemm tune --suite default (host and device), then auto against cuBLAS
+# Usage: bash bench/device/run.sh [stage...]
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-what=${1:-all}
+stages=${*:-tests sanitize direct bench}
 out=${OUT:-/tmp/gemm-device-out}
 mkdir -p "$out"
+has_stage() { [[ " $stages " == *" $1 "* ]]; }
 
 deps=/tmp/deps
 if [ ! -d $deps/usr ]; then
@@ -20,40 +26,57 @@ fi
 export CMAKE_PREFIX_PATH=$deps/usr
 export LD_LIBRARY_PATH=$deps/usr/lib/x86_64-linux-gnu:$deps/usr/lib/x86_64-linux-gnu/openblas-pthread${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export GEMM_CBLAS_LIB=$deps/usr/lib/x86_64-linux-gnu/openblas-pthread/libopenblas.so.0
+export GEMM_TUNE_CACHE=$out/tune-cache.txt
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
 build=build-device
+start=$(date +%s)
 cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
     >"$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
-cmake --build $build -j 16 >"$out/build.log" 2>&1 || { grep -E 'error|Error' "$out/build.log" | head -40; exit 1; }
-echo "build ok"
+cmake --build $build -j 16 --target gemm test_gpu >"$out/build.log" 2>&1 ||
+    { grep -E 'error|Error' "$out/build.log" | head -40; exit 1; }
+cmake --build $build -j 16 --target gemm_cli >>"$out/build.log" 2>&1 || echo "gemm_cli did not build"
+echo "build ok ($(( $(date +%s) - start )) s)"
 gemm=$build/bench/gemm
-$gemm info
-
 summary=()
-if [ "$what" = all ] || [ "$what" = tests ] || [ "$what" = quick ]; then
-    ctest --test-dir $build --output-on-failure -j 4 >"$out/ctest.log" 2>&1
+
+if has_stage tests; then
+    ctest --test-dir $build -L gpu --output-on-failure >"$out/ctest_gpu.log" 2>&1
     rc=$?
-    grep -E 'tests passed|tests failed|Failed|\*\*\*' "$out/ctest.log" | tail -15
-    summary+=("ctest (all labels): rc=$rc, $(grep -E 'tests passed' "$out/ctest.log")")
+    grep -E 'test cases|assertions|tests passed|tests failed|SKIPPED' "$out/ctest_gpu.log" | tail -6
+    [ $rc -eq 0 ] || grep -B2 -A12 'ERROR' "$out/ctest_gpu.log" | head -60
+    summary+=("gpu tests: rc=$rc; $(grep -E 'test cases:' "$out/ctest_gpu.log" | tail -1)")
 fi
-if [ "$what" = all ] || [ "$what" = sanitize ]; then
-    gpu_test=$build/tests/gpu/test_gpu
+if has_stage sanitize; then
     for tool in memcheck racecheck; do
         for b in cuda_naive cuda_tiled; do
+            log="$out/sanitize_${tool}_$b.log"
             GEMM_TEST_BACKENDS=$b compute-sanitizer --tool $tool --error-exitcode 9 \
-                $gpu_test -tc="*small*" >"$out/sanitize_${tool}_$b.log" 2>&1
+                $build/tests/gpu/test_gpu -tc="gpu: correctness matrix*" >"$log" 2>&1
             rc=$?
-            summary+=("compute-sanitizer $tool $b: rc=$rc $(grep -E 'ERROR SUMMARY' "$out/sanitize_${tool}_$b.log" | tail -1)")
+            summary+=("compute-sanitizer $tool $b: rc=$rc, $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1), $(grep -E 'assertions' "$log" | tail -1)")
         done
     done
 fi
-if [ "$what" = all ] || [ "$what" = bench ]; then
-    $gemm bench 1024 2048 4096 8192 --dtype f32 --ops NN,NT,TN --backends cublas,cublaslt,cuda_tiled \
-        --baseline cublas --csv "$out/bench_f32.csv" | tee "$out/bench_f32.txt"
+if has_stage direct; then
+    g++ -std=c++17 -O2 -Iapi/include -I/usr/local/cuda/include bench/device/direct_vs_gemm.cpp \
+        -L$build/api -lgemm -Wl,-rpath,$PWD/$build/api -L/usr/local/cuda/lib64 -lcublas -lcublasLt -lcudart \
+        -o $build/direct_vs_gemm && $build/direct_vs_gemm | tee "$out/direct_vs_gemm.txt"
 fi
+if has_stage bench; then
+    $gemm bench 1024 2048 4096 8192 --device 0 --dtype f32 --layout col --ops NN,NT,TN,TT \
+        --backends cublas,cublaslt,cuda_tiled --baseline cublas --csv "$out/bench_f32.csv" \
+        >"$out/bench_f32.txt" 2>&1
+    summary+=("gemm bench --device 0 f32: rc=$?")
+fi
+if has_stage tune; then
+    $gemm tune --suite default >"$out/tune.txt" 2>&1
+    summary+=("gemm tune --suite default: rc=$? ($(grep -c '' "$GEMM_TUNE_CACHE") cache lines)")
+fi
+
 echo
-echo "== summary =="
+echo "== summary ($(( $(date +%s) - start )) s) =="
 for s in "${summary[@]}"; do echo "$s"; done
-[ -f "$out/bench_f32.txt" ] && tail -n 40 "$out/bench_f32.txt"
+[ -f "$out/bench_f32.txt" ] && grep -vE '^#' "$out/bench_f32.txt" | cut -c1-150
+[ -f "$out/tune.txt" ] && tail -n 40 "$out/tune.txt"
 exit 0

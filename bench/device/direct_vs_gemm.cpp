@@ -1,0 +1,159 @@
+// direct_vs_gemm.cpp: what routing through gemm costs over calling cuBLAS / cuBLASLt directly.
+// For each shape it times, with CUDA events on one stream and device pointers, the same
+// SGEMM made directly and through gemm_sgemm (backend forced), and reports the ratio; then
+// the host time per call on a tiny shape (the dispatch layer's own cost).
+// Built and run by bench/device/run.sh; prints one table.
+#include <cublasLt.h>
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include <gemm/gemm.h>
+
+namespace {
+
+void check(bool ok, const char *what) {
+    if (!ok) {
+        std::fprintf(stderr, "direct_vs_gemm: %s failed (%s)\n", what, gemm_last_error());
+        std::exit(1);
+    }
+}
+
+struct operands {
+    float *a = nullptr, *b = nullptr, *c = nullptr;
+    int n;
+    explicit operands(int size) : n(size) {
+        std::size_t bytes = std::size_t(n) * n * sizeof(float);
+        for (float **p : {&a, &b, &c})
+            check(cudaMalloc(reinterpret_cast<void **>(p), bytes) == cudaSuccess, "cudaMalloc");
+        std::vector<float> h(std::size_t(n) * n);
+        for (std::size_t i = 0; i < h.size(); ++i) h[i] = float((i * 2654435761u) % 2001) / 1000.0f - 1.0f;
+        cudaMemcpy(a, h.data(), bytes, cudaMemcpyHostToDevice);
+        cudaMemcpy(b, h.data(), bytes, cudaMemcpyHostToDevice);
+    }
+    ~operands() { cudaFree(a), cudaFree(b), cudaFree(c); }
+};
+
+// Median device time (ms) of `reps` batches of `inner` calls each, after a warm-up.
+template <class F> double median_ms(cudaStream_t s, F &&call, int reps, int inner) {
+    cudaEvent_t start, stop;
+    cudaEventCreate(&start);
+    cudaEventCreate(&stop);
+    for (int i = 0; i < 3; ++i) call();
+    std::vector<double> t;
+    for (int r = 0; r < reps; ++r) {
+        cudaEventRecord(start, s);
+        for (int i = 0; i < inner; ++i) call();
+        cudaEventRecord(stop, s);
+        cudaEventSynchronize(stop);
+        float ms = 0;
+        cudaEventElapsedTime(&ms, start, stop);
+        t.push_back(ms / inner);
+    }
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+}
+
+// Host time per call (us): enqueue `count` calls and measure the host clock, syncing at the end.
+template <class F> double host_us_per_call(cudaStream_t s, F &&call, int count) {
+    for (int i = 0; i < 100; ++i) call();
+    cudaStreamSynchronize(s);
+    std::vector<double> per;
+    for (int round = 0; round < 5; ++round) {
+        auto start = std::chrono::steady_clock::now();
+        for (int i = 0; i < count; ++i) call();
+        auto end = std::chrono::steady_clock::now();
+        cudaStreamSynchronize(s);
+        per.push_back(std::chrono::duration<double, std::micro>(end - start).count() / count);
+    }
+    std::sort(per.begin(), per.end());
+    return per[per.size() / 2];
+}
+
+struct lt_plan {
+    cublasLtMatmulDesc_t desc = nullptr;
+    cublasLtMatrixLayout_t layout = nullptr;
+    cublasLtMatmulAlgo_t algo{};
+    void *workspace = nullptr;
+    std::size_t workspace_bytes = 32u << 20;
+};
+
+lt_plan make_lt_plan(cublasLtHandle_t lt, int n) {
+    lt_plan p;
+    check(cublasLtMatmulDescCreate(&p.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F) == CUBLAS_STATUS_SUCCESS, "desc");
+    check(cublasLtMatrixLayoutCreate(&p.layout, CUDA_R_32F, n, n, n) == CUBLAS_STATUS_SUCCESS, "layout");
+    cudaMalloc(&p.workspace, p.workspace_bytes);
+    cublasLtMatmulPreference_t pref;
+    cublasLtMatmulPreferenceCreate(&pref);
+    cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &p.workspace_bytes,
+                                         sizeof(p.workspace_bytes));
+    cublasLtMatmulHeuristicResult_t result{};
+    int found = 0;
+    check(cublasLtMatmulAlgoGetHeuristic(lt, p.desc, p.layout, p.layout, p.layout, p.layout, pref, 1, &result,
+                                         &found) == CUBLAS_STATUS_SUCCESS && found > 0, "heuristic");
+    p.algo = result.algo;
+    cublasLtMatmulPreferenceDestroy(pref);
+    return p;
+}
+
+}  // namespace
+
+int main() {
+    cudaStream_t s;
+    cudaStreamCreate(&s);
+    cublasHandle_t handle;
+    cublasLtHandle_t lt;
+    check(cublasCreate(&handle) == CUBLAS_STATUS_SUCCESS && cublasLtCreate(&lt) == CUBLAS_STATUS_SUCCESS, "create");
+    cublasSetStream(handle, s);
+    gemm_set_stream(s);
+    const float one = 1.0f, zero = 0.0f;
+
+    std::printf("%-10s %6s %12s %12s %8s\n", "library", "n", "direct_ms", "via_gemm_ms", "ratio");
+    for (int n : {8, 256, 1024, 4096, 8192}) {
+        operands o(n);
+        int inner = n <= 256 ? 200 : n <= 1024 ? 20 : 3;
+        auto direct = [&] { cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, o.a, n, o.b, n, &zero, o.c, n); };
+        auto routed = [&] {
+            gemm_sgemm(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, n, n, n, 1.0f, o.a, n, o.b, n, 0.0f, o.c, n);
+        };
+        check(gemm_set_backend("cublas") == GEMM_STATUS_SUCCESS, "gemm_set_backend(cublas)");
+        double d = median_ms(s, direct, 11, inner), g = median_ms(s, routed, 11, inner);
+        std::printf("%-10s %6d %12.4f %12.4f %8.3f\n", "cublas", n, d, g, d / g);
+
+        lt_plan p = make_lt_plan(lt, n);
+        auto lt_direct = [&] {
+            cublasLtMatmul(lt, p.desc, &one, o.a, p.layout, o.b, p.layout, &zero, o.c, p.layout, o.c, p.layout,
+                           &p.algo, p.workspace, p.workspace_bytes, s);
+        };
+        check(gemm_set_backend("cublaslt") == GEMM_STATUS_SUCCESS, "gemm_set_backend(cublaslt)");
+        d = median_ms(s, lt_direct, 11, inner);
+        g = median_ms(s, routed, 11, inner);
+        std::printf("%-10s %6d %12.4f %12.4f %8.3f\n", "cublaslt", n, d, g, d / g);
+        cudaFree(p.workspace);
+        cublasLtMatrixLayoutDestroy(p.layout);
+        cublasLtMatmulDescDestroy(p.desc);
+    }
+
+    // The dispatch layer's own host cost: enqueue time per call on a tiny shape.
+    operands tiny(8);
+    auto direct = [&] { cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, 8, 8, 8, &one, tiny.a, 8, tiny.b, 8, &zero, tiny.c, 8); };
+    auto routed = [&] { gemm_sgemm(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 8, 8, 8, 1.0f, tiny.a, 8, tiny.b, 8, 0.0f, tiny.c, 8); };
+    check(gemm_set_backend("cublas") == GEMM_STATUS_SUCCESS, "gemm_set_backend(cublas)");
+    double hd = host_us_per_call(s, direct, 2000), hg = host_us_per_call(s, routed, 2000);
+    std::printf("host cost per call, 8x8x8 sgemm: direct cublasSgemm %.3f us, gemm_sgemm forced cublas %.3f us, "
+                "dispatch overhead %.3f us\n", hd, hg, hg - hd);
+    check(gemm_set_backend("auto") == GEMM_STATUS_SUCCESS, "gemm_set_backend(auto)");
+    double ha = host_us_per_call(s, routed, 2000);
+    std::printf("host cost per call, 8x8x8 sgemm through auto: %.3f us (overhead %.3f us)\n", ha, ha - hd);
+    cublasLtDestroy(lt);
+    cublasDestroy(handle);
+    cudaStreamDestroy(s);
+    return 0;
+}

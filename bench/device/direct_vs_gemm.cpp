@@ -126,6 +126,12 @@ int main() {
         check(gemm_set_backend("cublas") == GEMM_STATUS_SUCCESS, "gemm_set_backend(cublas)");
         double d = median_ms(s, direct, 11, inner), g = median_ms(s, routed, 11, inner);
         std::printf("%-10s %6d %12.4f %12.4f %8.3f\n", "cublas", n, d, g, d / g);
+        // The backend calls the 64-bit entry point; time it directly too.
+        auto direct64 = [&] {
+            cublasSgemm_64(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, o.a, n, o.b, n, &zero, o.c, n);
+        };
+        double d64 = median_ms(s, direct64, 11, inner);
+        std::printf("%-10s %6d %12.4f %12.4f %8.3f\n", "cublas_64", n, d64, g, d64 / g);
 
         lt_plan p = make_lt_plan(lt, n);
         auto lt_direct = [&] {

@@ -1,0 +1,324 @@
+// bench_command.cpp: `gemm bench`: for each case, verify every backend's result, then time
+// it against the baseline and the roofline, and report rows as they complete; on host
+// operands, or on device copies with --device.
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend_measure.hpp"
+#include "bench_options.hpp"
+#include "call_target.hpp"
+#include "cli_args.hpp"
+#include "commands.hpp"
+#include "cpu_info.hpp"
+#include "device_buffers.hpp"
+#include "gemm/gemm.h"
+#include "library_config.hpp"
+#include "operands.hpp"
+#include "peak_probe.hpp"
+#include "problem_args.hpp"
+#include "report.hpp"
+
+namespace gemm_cli {
+namespace {
+
+// Fixed, so that two runs time the same numbers.
+constexpr uint64_t operand_seed = 20240611;
+
+struct roofline_peaks {
+    double f32_gflops = 0, f64_gflops = 0, gbs = 0;
+    std::string compute_source = "none", bandwidth_source = "none";
+
+    // f16 and bf16 are computed in f32 on the CPU.
+    double gflops_for(gemm_dtype_t t) const { return t == GEMM_F64 ? f64_gflops : f32_gflops; }
+};
+
+struct file_closer {
+    void operator()(std::FILE *f) const { std::fclose(f); }
+};
+using file_ptr = std::unique_ptr<std::FILE, file_closer>;
+
+bool contains(const std::vector<std::string> &list, const std::string &name) {
+    return std::find(list.begin(), list.end(), name) != list.end();
+}
+
+// Whether the backend accepts device pointers: one 1x1x1 sgemm on the device, forced.
+bool serves_device_pointers(const std::string &backend) {
+    device_buffer a(sizeof(float)), b(sizeof(float)), c(sizeof(float));
+    const float one = 1.0f;
+    a.upload(&one, sizeof one);
+    b.upload(&one, sizeof one);
+    gemm_status_t s = gemm_set_backend(backend.c_str());
+    if (s == GEMM_STATUS_SUCCESS)
+        s = gemm_sgemm(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 1, 1, 1, 1.0f, reinterpret_cast<const float *>(a.data()),
+                       1, reinterpret_cast<const float *>(b.data()), 1, 0.0f, reinterpret_cast<float *>(c.data()), 1);
+    gemm_set_backend(nullptr);
+    float result = 0;
+    c.download(&result, sizeof result);  // waits for the call
+    return s == GEMM_STATUS_SUCCESS;
+}
+
+// The default set: every available backend that serves the memory space, cpu_ref excepted
+// (the slow reference: only when named), then auto.
+std::vector<std::string> default_backends(const backend_names &names, bool on_device) {
+    std::vector<std::string> chosen;
+    for (const std::string &name : names.available)
+        if (name != "cpu_ref" && (!on_device || serves_device_pointers(name))) chosen.push_back(name);
+    chosen.push_back("auto");
+    return chosen;
+}
+
+std::string default_baseline(const backend_names &names, bool on_device) {
+    if (on_device) return "cublas";
+    for (const char *name : {"cblas", "cpu_omp"})
+        if (contains(names.available, name)) return name;
+    return "cpu_ref";
+}
+
+// The backends to time, baseline first; the baseline's name is returned in *baseline.
+std::vector<std::string> choose_backends(const bench_options &o, std::string *baseline) {
+    backend_names names = backend_names_read();
+    for (const std::string &name : o.backends) backend_name_require(name, names, "--backends", true);
+    *baseline = o.baseline.empty() ? default_baseline(names, o.device >= 0) : o.baseline;
+    backend_name_require(*baseline, names, "--baseline", true);
+    std::vector<std::string> chosen = o.backends.empty() ? default_backends(names, o.device >= 0) : o.backends;
+    std::vector<std::string> ordered{*baseline};
+    for (const std::string &name : chosen)
+        if (!contains(ordered, name)) ordered.push_back(name);
+    return ordered;
+}
+
+std::string describe_fma(const fma_peak &p) {
+    return "measured: " + p.isa + " FMA loop, " + std::to_string(p.threads) + " threads";
+}
+
+std::string describe_triad(const bandwidth_peak &p) {
+    return "measured: triad over 3 x " + std::to_string(p.bytes_per_array >> 20) + " MiB, " +
+           std::to_string(p.threads) + " threads";
+}
+
+// The probes measure the host: on the device only given peaks count.
+roofline_peaks establish_peaks(const bench_options &o, const cpu_info &cpu) {
+    roofline_peaks peaks;
+    bool measure = o.measure_peak && o.device < 0;
+    if (o.peak_gflops > 0) {
+        peaks.f32_gflops = peaks.f64_gflops = o.peak_gflops;
+        peaks.compute_source = "given";
+    } else if (measure) {
+        fma_peak fma = peak_probe_fma();
+        peaks.f32_gflops = fma.f32_gflops, peaks.f64_gflops = fma.f64_gflops;
+        peaks.compute_source = describe_fma(fma);
+    }
+    if (o.peak_gbs > 0) {
+        peaks.gbs = o.peak_gbs;
+        peaks.bandwidth_source = "given";
+    } else if (measure) {
+        // Twice the last-level cache per array: the triad then streams from memory.
+        bandwidth_peak bw = peak_probe_bandwidth(2 * cpu.last_level_cache_bytes);
+        peaks.gbs = bw.gbs;
+        peaks.bandwidth_source = describe_triad(bw);
+    }
+    return peaks;
+}
+
+std::string command_echo(int argc, char **argv) {
+    std::string line = watched_variables_prefix();
+    for (int i = 0; i < argc; ++i) line += (i ? " " : "") + shell_quote(argv[i]);
+    return line;
+}
+
+file_ptr open_output(const std::string &path, const char *option) {
+    if (path.empty()) return nullptr;
+    file_ptr f(std::fopen(path.c_str(), "w"));
+    if (!f) throw usage_error(std::string(option) + ": cannot write '" + path + "'");
+    return f;
+}
+
+double peak_rss_mib() {
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    return double(usage.ru_maxrss) / 1024.0;  // Linux reports KiB
+}
+
+struct bench_run {
+    explicit bench_run(const bench_options &o) : options(o) {}
+
+    const bench_options &options;
+    std::vector<std::string> backends;  // baseline first
+    std::string baseline;
+    roofline_peaks peaks;
+    cpu_info cpu;
+    timing_settings timing;
+    // Device runs only: the device, and the stream the library enqueues on, timed by events.
+    device_properties device;
+    std::unique_ptr<device_stream_timer> device_timer;
+    file_ptr csv, json;
+    std::vector<bench_row> rows;
+    bool any_wrong = false;
+    bool any_above_roofline = false;
+};
+
+double roofline_for(const roofline_peaks &peaks, const gemm_case &c) {
+    double compute = peaks.gflops_for(c.dtype);
+    double memory = peaks.gbs * gemm_case_flops(c) / gemm_case_bytes(c);
+    if (compute > 0 && memory > 0) return std::min(compute, memory);
+    return std::max(compute, memory);
+}
+
+void emit_row(bench_run &run, bench_row row, const bench_row &baseline_row) {
+    if (row.timed && baseline_row.timed) row.ratio = baseline_row.median_s / row.median_s;
+    row.roofline_gflops = roofline_for(run.peaks, row.problem);
+    if (row.check.verdict == check_verdict::wrong) run.any_wrong = true;
+    if (row.timed && row.roofline_gflops > 0 && row.gflops() > row.roofline_gflops) run.any_above_roofline = true;
+    report_table_row(stdout, row);
+    if (run.csv) report_csv_row(run.csv.get(), row, run.baseline);
+    run.rows.push_back(std::move(row));
+}
+
+void bench_case(bench_run &run, const gemm_case &c) {
+    // Operands rotate through more than twice the cache of whatever runs the calls.
+    int64_t cache_bytes = run.device_timer ? run.device.l2_bytes : run.cpu.last_level_cache_bytes;
+    operand_pool pool(c, cache_bytes, operand_seed);
+    std::unique_ptr<call_target> target;
+    if (run.device_timer) target = std::make_unique<device_target>(c, pool, *run.device_timer);
+    else target = std::make_unique<host_target>(c, pool);
+    reference_result reference;
+    bool use_reference = reference_affordable(c);
+    if (use_reference) reference = reference_compute(c, pool);
+    bench_row baseline_row;
+    for (const std::string &backend : run.backends) {
+        // cpu_ref is the reference itself: it gets the independent vector check instead.
+        const reference_result *ref = use_reference && backend != "cpu_ref" ? &reference : nullptr;
+        bench_row row = measure_backend(c, pool, *target, ref, backend, run.timing);
+        if (backend == run.baseline) baseline_row = row;
+        emit_row(run, std::move(row), baseline_row);
+    }
+}
+
+void bench_all_cases(bench_run &run) {
+    const bench_options &o = run.options;
+    for (gemm_dtype_t dtype : o.dtypes)
+        for (gemm_layout_t layout : o.layouts)
+            for (const auto &ops : o.ops)
+                for (const gemm_shape &shape : o.shapes)
+                    bench_case(run, gemm_case{dtype, layout, ops.first, ops.second, shape, o.batch, o.alpha, o.beta});
+}
+
+void print_preamble(const bench_run &run, const std::string &command) {
+    const roofline_peaks &p = run.peaks;
+    std::printf("# gemm bench: gemm %s on %s: %d logical cpus, %d OpenMP threads, %s, last-level cache %lld KiB\n",
+                gemm_version(), run.cpu.model.c_str(), run.cpu.logical_cpus, run.cpu.openmp_threads,
+                cpu_info_isa_list(run.cpu).c_str(), static_cast<long long>(run.cpu.last_level_cache_bytes >> 10));
+    std::printf("# reproduce: %s\n", command.c_str());
+    if (run.device_timer) {
+        const device_properties &d = run.device;
+        std::printf("# device %d: %s, compute capability %d.%d, %d SMs, L2 %lld KiB, %.1f GiB; device pointers,\n"
+                    "#   calls enqueued on the library's stream (gemm_set_stream) and timed with CUDA events\n",
+                    d.ordinal, d.name.c_str(), d.major, d.minor, d.sm_count, static_cast<long long>(d.l2_bytes >> 10),
+                    double(d.memory_bytes) / double(int64_t(1) << 30));
+    }
+    if (cpu_info_busy(run.cpu))
+        std::printf("# warning: load average %.2f on %d logical cpus: other processes will disturb the timings\n",
+                    run.cpu.load_average, run.cpu.logical_cpus);
+    if (p.f32_gflops > 0)
+        std::printf("# peak compute: f32/f16/bf16 %.1f GFLOP/s, f64 %.1f GFLOP/s (%s)\n", p.f32_gflops,
+                    p.f64_gflops, p.compute_source.c_str());
+    else std::printf("# peak compute: unknown (not measured%s, no --peak-gflops)\n",
+                     run.device_timer ? ": the probes measure the host" : "");
+    if (p.gbs > 0) std::printf("# peak bandwidth: %.1f GB/s (%s)\n", p.gbs, p.bandwidth_source.c_str());
+    else std::printf("# peak bandwidth: unknown (not measured, no --peak-gbs)\n");
+    std::printf("# baseline: %s (ratio = median time of %s / median time of the row's backend)\n",
+                run.baseline.c_str(), run.baseline.c_str());
+    std::printf("# check: against cpu_ref when m*n*k*batch <= 2^27, else C·t vs alpha·A·(B·t) + beta·C0·t%s\n",
+                run.device_timer ? "\n#   (on the host, of C copied back from the device)" : "");
+    std::printf("# AI = flops / bytes of A and B read and C written%s; roof = min(peak, AI x bandwidth)\n",
+                run.options.beta != 0.0 ? " and read" : "");
+    report_table_header(stdout);
+}
+
+run_summary summarize(const bench_run &run, const std::string &command) {
+    run_summary s;
+    s.command = command;
+    s.library_version = gemm_version();
+    s.cpu_model = run.cpu.model;
+    s.openmp_threads = run.cpu.openmp_threads;
+    s.baseline = run.baseline;
+    s.peak_f32_gflops = run.peaks.f32_gflops;
+    s.peak_f64_gflops = run.peaks.f64_gflops;
+    s.peak_gbs = run.peaks.gbs;
+    s.peak_compute_source = run.peaks.compute_source;
+    s.peak_bandwidth_source = run.peaks.bandwidth_source;
+    s.peak_rss_mib = peak_rss_mib();
+    return s;
+}
+
+bool configuration_usable() {
+    // Only the configuration matters here: each backend is forced and checked on its own.
+    config_probe_result probe = library_config_probe();
+    if (probe.valid || !is_configuration_error(probe.status)) return true;
+    std::fprintf(stderr, "gemm bench: ERROR: %s\n  %s\n  (`gemm info` shows the configuration)\n",
+                 gemm_status_string(probe.status), probe.message.c_str());
+    return false;
+}
+
+// Selects the device and gives the library a stream to enqueue on; false (with the reason
+// on stderr) when the build or the machine has no usable CUDA device.
+bool open_device(bench_run &run) {
+    try {
+        run.device = device_select(run.options.device);
+        run.device_timer = std::make_unique<device_stream_timer>();
+        return true;
+    } catch (const device_error &e) {
+        std::fprintf(stderr, "gemm bench: ERROR: %s\n", e.what());
+        return false;
+    }
+}
+
+int bench_measure_all(bench_run &run, int argc, char **argv) {
+    const bench_options &options = run.options;
+    run.backends = choose_backends(options, &run.baseline);
+    if (!configuration_usable()) return exit_failure;
+    const std::string command = command_echo(argc, argv);
+    run.peaks = establish_peaks(options, run.cpu);
+    print_preamble(run, command);
+    if (run.csv) report_csv_header(run.csv.get());
+    bench_all_cases(run);
+    run_summary summary = summarize(run, command);
+    if (run.json) report_json(run.json.get(), summary, run.rows);
+    std::printf("# peak memory (ru_maxrss): %.1f MiB%s\n", summary.peak_rss_mib,
+                options.measure_peak && options.peak_gbs <= 0 && !run.device_timer ? ", including the bandwidth probe's arrays" : "");
+    if (run.any_above_roofline)
+        std::printf("# note: some rows exceed 100%% of the roofline: the peaks are too low (measured on a busy\n"
+                    "#       machine, or with fewer threads than the backends use); give --peak-gflops/--peak-gbs\n");
+    if (run.any_wrong) std::printf("# ERROR: some results are WRONG (see the check column)\n");
+    return run.any_wrong ? exit_failure : exit_ok;
+}
+
+}  // namespace
+
+int bench_command(int argc, char **argv, int first) {
+    bench_options options = bench_options_parse(argc, argv, first);
+    if (options.show_help) {
+        std::fputs(bench_help, stdout);
+        return exit_ok;
+    }
+    bench_run run{options};
+    run.cpu = cpu_info_read();
+    run.timing = {options.warmup, options.reps, options.budget_ms * 1e-3};
+    run.csv = open_output(options.csv_path, "--csv");
+    run.json = open_output(options.json_path, "--json");
+    if (options.device >= 0 && !open_device(run)) return exit_failure;
+    try {
+        return bench_measure_all(run, argc, argv);
+    } catch (const device_error &e) {
+        std::fprintf(stderr, "gemm bench: ERROR: device: %s\n", e.what());
+        return exit_failure;
+    }
+}
+
+}  // namespace gemm_cli

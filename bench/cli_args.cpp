@@ -1,0 +1,78 @@
+// cli_args.cpp: reading command-line options: values, lists, numbers.
+#include "cli_args.hpp"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+
+namespace gemm_cli {
+
+arg_reader::arg_reader(int argc, char **argv, int first) {
+    for (int i = first; i < argc; ++i) args_.emplace_back(argv[i]);
+}
+
+std::string arg_reader::take() {
+    std::string arg = args_[next_++];
+    std::size_t eq = arg.find('=');
+    if (arg.rfind("--", 0) == 0 && eq != std::string::npos) {
+        pending_value_ = arg.substr(eq + 1);
+        has_pending_value_ = true;
+        return arg.substr(0, eq);
+    }
+    return arg;
+}
+
+std::string arg_reader::value(const std::string &option) {
+    if (has_pending_value_) {
+        has_pending_value_ = false;
+        return pending_value_;
+    }
+    if (done()) throw usage_error("option " + option + " needs a value");
+    return args_[next_++];
+}
+
+void arg_reader::reject_value(const std::string &option) {
+    if (has_pending_value_) throw usage_error("option " + option + " takes no value");
+}
+
+std::vector<std::string> split_list(const std::string &text, char separator) {
+    std::vector<std::string> items;
+    std::size_t start = 0;
+    while (start <= text.size()) {
+        std::size_t end = text.find(separator, start);
+        if (end == std::string::npos) end = text.size();
+        if (end > start) items.push_back(text.substr(start, end - start));
+        start = end + 1;
+    }
+    return items;
+}
+
+int64_t parse_int(const std::string &text, const std::string &what, int64_t min_value) {
+    errno = 0;
+    char *end = nullptr;
+    long long v = std::strtoll(text.c_str(), &end, 10);
+    if (text.empty() || *end != '\0' || errno == ERANGE)
+        throw usage_error(what + ": '" + text + "' is not an integer");
+    if (v < min_value)
+        throw usage_error(what + ": " + text + " must be at least " + std::to_string(min_value));
+    return int64_t(v);
+}
+
+double parse_double(const std::string &text, const std::string &what) {
+    errno = 0;
+    char *end = nullptr;
+    double v = std::strtod(text.c_str(), &end);
+    if (text.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(v))
+        throw usage_error(what + ": '" + text + "' is not a number");
+    return v;
+}
+
+std::string shell_quote(const std::string &word) {
+    const std::string plain = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_=,.:/+@%";
+    if (!word.empty() && word.find_first_not_of(plain) == std::string::npos) return word;
+    std::string quoted = "'";
+    for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return quoted + "'";
+}
+
+}  // namespace gemm_cli

@@ -1,0 +1,45 @@
+// cli_args.hpp: reading command-line options: values, lists, numbers, and the usage error.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace gemm_cli {
+
+// A mistake in the command line: reported with a hint to --help, exit code 2.
+class usage_error : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// Walks argv once. An option's value is either the next argument or follows '='
+// ("--reps 5" or "--reps=5").
+class arg_reader {
+public:
+    arg_reader(int argc, char **argv, int first);
+
+    bool done() const { return next_ >= args_.size(); }
+    // The next argument; for "--name=value" only "--name" (the value is kept for value()).
+    std::string take();
+    // The value of the option just taken.
+    std::string value(const std::string &option);
+    // For an option without a value: refuses "--flag=value".
+    void reject_value(const std::string &option);
+
+private:
+    std::vector<std::string> args_;
+    std::size_t next_ = 0;
+    std::string pending_value_;
+    bool has_pending_value_ = false;
+};
+
+std::vector<std::string> split_list(const std::string &text, char separator = ',');
+int64_t parse_int(const std::string &text, const std::string &what, int64_t min_value);
+double parse_double(const std::string &text, const std::string &what);
+
+// The arguments joined into one shell-safe line, for the "reproduce:" echo.
+std::string shell_quote(const std::string &word);
+
+}  // namespace gemm_cli

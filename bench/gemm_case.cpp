@@ -1,0 +1,72 @@
+// gemm_case.cpp: sizes, names and cost of a benchmarked problem.
+#include "gemm_case.hpp"
+
+namespace gemm_cli {
+
+stored_matrix gemm_case_stored_a(const gemm_case &c) {
+    return c.op_a == GEMM_OP_N ? stored_matrix{c.shape.m, c.shape.k} : stored_matrix{c.shape.k, c.shape.m};
+}
+
+stored_matrix gemm_case_stored_b(const gemm_case &c) {
+    return c.op_b == GEMM_OP_N ? stored_matrix{c.shape.k, c.shape.n} : stored_matrix{c.shape.n, c.shape.k};
+}
+
+stored_matrix gemm_case_stored_c(const gemm_case &c) { return stored_matrix{c.shape.m, c.shape.n}; }
+
+int64_t gemm_case_ld(const gemm_case &c, const stored_matrix &x) {
+    int64_t ld = c.layout == GEMM_ROW_MAJOR ? x.cols : x.rows;
+    return ld > 0 ? ld : 1;
+}
+
+std::size_t dtype_size(gemm_dtype_t t) {
+    switch (t) {
+    case GEMM_F32: return 4;
+    case GEMM_F64: return 8;
+    case GEMM_F16:
+    case GEMM_BF16: return 2;
+    }
+    return 1;
+}
+
+const char *dtype_name(gemm_dtype_t t) {
+    switch (t) {
+    case GEMM_F32: return "f32";
+    case GEMM_F64: return "f64";
+    case GEMM_F16: return "f16";
+    case GEMM_BF16: return "bf16";
+    }
+    return "?";
+}
+
+double dtype_unit_roundoff(gemm_dtype_t t) {
+    switch (t) {
+    case GEMM_F32: return 0x1p-24;
+    case GEMM_F64: return 0x1p-53;
+    case GEMM_F16: return 0x1p-11;
+    case GEMM_BF16: return 0x1p-8;
+    }
+    return 1.0;
+}
+
+const char *layout_name(gemm_layout_t l) { return l == GEMM_ROW_MAJOR ? "row" : "col"; }
+
+std::string ops_name(const gemm_case &c) {
+    return std::string(c.op_a == GEMM_OP_N ? "N" : "T") + (c.op_b == GEMM_OP_N ? "N" : "T");
+}
+
+double gemm_case_flops(const gemm_case &c) {
+    return 2.0 * double(c.shape.m) * double(c.shape.n) * double(c.shape.k) * double(c.batch);
+}
+
+double gemm_case_bytes(const gemm_case &c) {
+    double c_passes = c.beta != 0.0 ? 2.0 : 1.0;
+    double elements = double(gemm_case_stored_a(c).elements()) + double(gemm_case_stored_b(c).elements()) +
+                      c_passes * double(gemm_case_stored_c(c).elements());
+    return elements * double(dtype_size(c.dtype)) * double(c.batch);
+}
+
+double gemm_case_volume(const gemm_case &c) {
+    return double(c.shape.m) * double(c.shape.n) * double(c.shape.k) * double(c.batch);
+}
+
+}  // namespace gemm_cli

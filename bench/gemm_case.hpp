@@ -1,0 +1,50 @@
+// gemm_case.hpp: one benchmarked problem (dtype, layout, ops, sizes, batch, scalars) and the
+// sizes derived from it: leading dimensions, matrix elements, flops and bytes moved.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "gemm/gemm.h"
+
+namespace gemm_cli {
+
+struct gemm_shape {
+    int64_t m = 0, n = 0, k = 0;
+};
+
+struct gemm_case {
+    gemm_dtype_t dtype = GEMM_F32;  // of A, B and C; f16/bf16 compute in f32
+    gemm_layout_t layout = GEMM_ROW_MAJOR;
+    gemm_op_t op_a = GEMM_OP_N, op_b = GEMM_OP_N;
+    gemm_shape shape;
+    int64_t batch = 1;
+    double alpha = 1.0, beta = 0.0;
+};
+
+// A matrix as stored: rows x cols in the case's layout (gemm_case_ld gives the tightest ld).
+struct stored_matrix {
+    int64_t rows = 0, cols = 0;
+    int64_t elements() const { return rows * cols; }
+};
+
+stored_matrix gemm_case_stored_a(const gemm_case &c);
+stored_matrix gemm_case_stored_b(const gemm_case &c);
+stored_matrix gemm_case_stored_c(const gemm_case &c);
+int64_t gemm_case_ld(const gemm_case &c, const stored_matrix &x);
+
+std::size_t dtype_size(gemm_dtype_t t);
+const char *dtype_name(gemm_dtype_t t);
+// Unit roundoff of the type's storage (2^-24 for f32, 2^-11 for f16, ...).
+double dtype_unit_roundoff(gemm_dtype_t t);
+
+const char *layout_name(gemm_layout_t l);  // "row" / "col"
+std::string ops_name(const gemm_case &c);  // "NT": op(A) then op(B)
+
+double gemm_case_flops(const gemm_case &c);
+// Least traffic: A and B read once, C written (and read too when beta != 0).
+double gemm_case_bytes(const gemm_case &c);
+// m * n * k * batch, the work the reference check would cost.
+double gemm_case_volume(const gemm_case &c);
+
+}  // namespace gemm_cli

@@ -1,0 +1,40 @@
+// library_config.cpp: probing the library's configuration with one tiny call.
+#include "library_config.hpp"
+
+#include <cstdlib>
+
+#include "cli_args.hpp"
+
+namespace gemm_cli {
+
+const char *const watched_variables[10] = {"GEMM_BACKEND",    "GEMM_TUNE",       "GEMM_TUNE_CACHE",
+                                           "GEMM_RECORD",     "GEMM_VERBOSE",    "GEMM_LOG_LEVEL",
+                                           "GEMM_CBLAS_LIB",  "GEMM_ALLOW_TF32", "OMP_NUM_THREADS",
+                                           "OPENBLAS_NUM_THREADS"};
+
+bool is_configuration_error(gemm_status_t s) {
+    return s == GEMM_STATUS_INVALID_CONFIG || s == GEMM_STATUS_UNKNOWN_BACKEND ||
+           s == GEMM_STATUS_BACKEND_UNAVAILABLE;
+}
+
+config_probe_result library_config_probe() {
+    float a = 1.0f, b = 2.0f, c = 0.0f;
+    config_probe_result r;
+    r.status = gemm_sgemm(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 1, 1, 1, 1.0f, &a, 1, &b, 1, 0.0f, &c, 1);
+    if (r.status != GEMM_STATUS_SUCCESS) {
+        r.message = gemm_last_error();
+        return r;
+    }
+    r.valid = c == 2.0f;
+    if (!r.valid) r.message = "a 1x1x1 sgemm computed " + std::to_string(c) + " instead of 2";
+    return r;
+}
+
+std::string watched_variables_prefix() {
+    std::string prefix;
+    for (const char *name : watched_variables)
+        if (const char *value = std::getenv(name)) prefix += std::string(name) + "=" + shell_quote(value) + " ";
+    return prefix;
+}
+
+}  // namespace gemm_cli

@@ -1,0 +1,29 @@
+// library_config.hpp: the environment the library reads, and whether it accepts it.
+#pragma once
+
+#include <string>
+
+#include "gemm/gemm.h"
+
+namespace gemm_cli {
+
+// The variables that change what the library or its CPU backends do, in display order.
+extern const char *const watched_variables[10];
+
+struct config_probe_result {
+    bool valid = false;
+    gemm_status_t status = GEMM_STATUS_SUCCESS;
+    std::string message;  // the library's explanation when not valid
+};
+
+// The selection and the GEMM_* variables are judged only when a call is made, so one 1x1x1
+// sgemm with the selection in force tells whether a program using the library would work.
+config_probe_result library_config_probe();
+
+// True for the statuses that mean "the configuration is wrong", not "this call is".
+bool is_configuration_error(gemm_status_t s);
+
+// "GEMM_BACKEND=cblas OMP_NUM_THREADS=2 " for the watched variables that are set.
+std::string watched_variables_prefix();
+
+}  // namespace gemm_cli

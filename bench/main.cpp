@@ -1,0 +1,65 @@
+// main.cpp: the `gemm` program: picks the subcommand (info, bench, tune) and turns usage
+// errors into exit code 2.
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <string>
+
+#include "cli_args.hpp"
+#include "commands.hpp"
+#include "gemm/gemm.h"
+
+namespace {
+
+constexpr const char *top_help =
+    "usage: gemm <command> [options]\n"
+    "       gemm --help | --version\n"
+    "\n"
+    "commands:\n"
+    "  info    library version, backends (available or not, and why), the selection in\n"
+    "          force, the GEMM_* environment and the host CPU\n"
+    "  bench   verify, then time every backend on GEMM shapes against a baseline and a\n"
+    "          roofline (gemm bench 1024 2048x2048x2048 16x4096x4096; --device 0 on a GPU)\n"
+    "  tune    time every backend and variant on each problem and store the winners in the\n"
+    "          tune cache, where the automatic choice finds them (gemm tune --suite default)\n"
+    "\n"
+    "`gemm <command> --help` describes a command's options.\n"
+    "Exit codes: 0 success, 1 invalid configuration, a wrong result or a problem that could\n"
+    "not be tuned, 2 bad command line.\n";
+
+int run_command(const std::string &command, int argc, char **argv) {
+    if (command == "info") return gemm_cli::info_command(argc, argv, 2);
+    if (command == "bench") return gemm_cli::bench_command(argc, argv, 2);
+    if (command == "tune") return gemm_cli::tune_command(argc, argv, 2);
+    throw gemm_cli::usage_error("unknown command '" + command + "'");
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        std::fputs(top_help, stderr);
+        return gemm_cli::exit_usage;
+    }
+    std::string command = argv[1];
+    if (command == "--help" || command == "-h" || command == "help") {
+        std::fputs(top_help, stdout);
+        return gemm_cli::exit_ok;
+    }
+    if (command == "--version") {
+        std::printf("gemm %s\n", gemm_version());
+        return gemm_cli::exit_ok;
+    }
+    try {
+        return run_command(command, argc, argv);
+    } catch (const gemm_cli::usage_error &e) {
+        bool has_command = command == "info" || command == "bench" || command == "tune";
+        std::fprintf(stderr, "gemm%s%s: error: %s\nTry 'gemm %s--help'.\n", has_command ? " " : "",
+                     has_command ? command.c_str() : "", e.what(),
+                     has_command ? (command + " ").c_str() : "");
+        return gemm_cli::exit_usage;
+    } catch (const std::exception &e) {
+        std::fprintf(stderr, "gemm: error: %s\n", e.what());
+        return gemm_cli::exit_failure;
+    }
+}

@@ -1,0 +1,83 @@
+// problem_args.cpp: parsing shapes, dtypes, layouts, ops and backend names.
+#include "problem_args.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+namespace gemm_cli {
+namespace {
+
+std::string lowercase(std::string s) {
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+    return s;
+}
+
+}  // namespace
+
+gemm_shape shape_parse(const std::string &text) {
+    std::vector<std::string> parts = split_list(text, 'x');
+    bool well_formed = !text.empty() && text.front() != 'x' && text.back() != 'x' &&
+                       text.find("xx") == std::string::npos && (parts.size() == 1 || parts.size() == 3);
+    if (!well_formed) throw usage_error("shape '" + text + "' must be N or MxNxK");
+    const std::string what = "shape '" + text + "'";
+    if (parts.size() == 1) {
+        int64_t n = parse_int(parts[0], what, 1);
+        return {n, n, n};
+    }
+    return {parse_int(parts[0], what, 1), parse_int(parts[1], what, 1), parse_int(parts[2], what, 1)};
+}
+
+gemm_dtype_t dtype_parse(const std::string &text, const std::string &what) {
+    std::string name = lowercase(text);
+    if (name == "f32") return GEMM_F32;
+    if (name == "f64") return GEMM_F64;
+    if (name == "f16") return GEMM_F16;
+    if (name == "bf16") return GEMM_BF16;
+    throw usage_error(what + ": unknown dtype '" + text + "' (f32, f64, f16, bf16)");
+}
+
+gemm_layout_t layout_parse(const std::string &text, const std::string &what) {
+    std::string name = lowercase(text);
+    if (name == "row") return GEMM_ROW_MAJOR;
+    if (name == "col") return GEMM_COL_MAJOR;
+    throw usage_error(what + ": unknown layout '" + text + "' (row, col)");
+}
+
+op_pair ops_parse(const std::string &text, const std::string &what) {
+    std::string name = lowercase(text);
+    auto op = [&](char c) {
+        if (c == 'n') return GEMM_OP_N;
+        if (c == 't') return GEMM_OP_T;
+        throw usage_error(what + ": '" + text + "' must be two of N and T, like NT");
+    };
+    if (name.size() != 2) throw usage_error(what + ": '" + text + "' must be two of N and T, like NT");
+    return {op(name[0]), op(name[1])};
+}
+
+double positive_parse(const std::string &text, const std::string &option) {
+    double v = parse_double(text, option);
+    if (v <= 0) throw usage_error(option + ": " + text + " must be positive");
+    return v;
+}
+
+backend_names backend_names_read() {
+    backend_names names;
+    for (int64_t i = 0; i < gemm_backend_count(); ++i) {
+        gemm_backend_info_t info{};
+        if (gemm_backend_get_info(i, &info) != GEMM_STATUS_SUCCESS) continue;
+        names.all.push_back(info.name);
+        if (info.available) names.available.push_back(info.name);
+    }
+    return names;
+}
+
+void backend_name_require(const std::string &name, const backend_names &names, const char *option,
+                          bool allow_auto) {
+    if (allow_auto && name == "auto") return;
+    if (std::find(names.all.begin(), names.all.end(), name) != names.all.end()) return;
+    std::string known = allow_auto ? "auto" : "";
+    for (const std::string &n : names.all) known += (known.empty() ? "" : ", ") + n;
+    throw usage_error(std::string(option) + ": no backend named '" + name + "' (" + known + ")");
+}
+
+}  // namespace gemm_cli

@@ -1,0 +1,46 @@
+// problem_args.hpp: reading the problem options `gemm bench` and `gemm tune` share: shapes,
+// and comma lists of dtypes, layouts and ops.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cli_args.hpp"
+#include "gemm_case.hpp"
+
+namespace gemm_cli {
+
+using op_pair = std::pair<gemm_op_t, gemm_op_t>;  // op(A), op(B)
+
+// "N" (an N x N x N product) or "MxNxK"; what names the argument in the error message.
+gemm_shape shape_parse(const std::string &text);
+
+// One item each; what names the option or field in the error message.
+gemm_dtype_t dtype_parse(const std::string &text, const std::string &what);
+gemm_layout_t layout_parse(const std::string &text, const std::string &what);
+op_pair ops_parse(const std::string &text, const std::string &what);
+
+// Every item of a comma list, each one checked by parse_item(item, option); an empty list
+// is an error.
+template <class T, class F>
+std::vector<T> list_parse(const std::string &option, const std::string &text, F parse_item) {
+    std::vector<T> items;
+    for (const std::string &item : split_list(text)) items.push_back(parse_item(item, option));
+    if (items.empty()) throw usage_error(option + " needs at least one value");
+    return items;
+}
+
+double positive_parse(const std::string &text, const std::string &option);
+
+// The backends compiled into this build, in registry order, and those available here.
+struct backend_names {
+    std::vector<std::string> all, available;
+};
+backend_names backend_names_read();
+
+// Refuses a name that is not a backend of this build (nor "auto" when allow_auto).
+void backend_name_require(const std::string &name, const backend_names &names, const char *option,
+                          bool allow_auto);
+
+}  // namespace gemm_cli

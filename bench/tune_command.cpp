@@ -1,0 +1,289 @@
+// tune_command.cpp: `gemm tune`: tunes each problem through gemm_tune, shows progress on
+// stderr and the table on stdout, and stores the winners in the tune cache.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cli_args.hpp"
+#include "commands.hpp"
+#include "cpu_info.hpp"
+#include "device_buffers.hpp"
+#include "gemm/gemm.h"
+#include "library_config.hpp"
+#include "operands.hpp"
+#include "problem_args.hpp"
+#include "timer.hpp"
+#include "tune_options.hpp"
+#include "tune_problems.hpp"
+#include "tune_report.hpp"
+
+namespace gemm_cli {
+namespace {
+
+// "1 problem", "6 problems".
+std::string count_text(std::size_t n, const char *noun) {
+    return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+}
+
+std::string clock_text(double seconds) {
+    long s = std::lround(seconds);
+    char text[32];
+    std::snprintf(text, sizeof text, "%ld:%02ld", s / 60, s % 60);
+    return text;
+}
+
+// Progress on stderr: on a terminal a bar redrawn twice a second (problem i of N, the
+// problem, elapsed time); otherwise one line as each problem starts.
+class tune_progress {
+public:
+    explicit tune_progress(std::size_t total) : total_(total), tty_(isatty(fileno(stderr)) != 0) {
+        if (tty_) ticker_ = std::thread([this] { tick(); });
+    }
+    ~tune_progress() {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            stop_ = true;
+            clear_locked();
+        }
+        wake_.notify_all();
+        if (ticker_.joinable()) ticker_.join();
+    }
+    tune_progress(const tune_progress &) = delete;
+    tune_progress &operator=(const tune_progress &) = delete;
+
+    void begin(std::size_t index, const std::string &what) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        index_ = index;
+        what_ = what;
+        if (tty_) draw_locked();
+        else std::fprintf(stderr, "gemm tune: [%zu/%zu] %s (elapsed %s)\n", index + 1, total_, what.c_str(),
+                          clock_text(clock_.seconds()).c_str());
+    }
+
+    // Runs print (which writes to stdout) with the bar cleared, then redraws the bar.
+    template <class F>
+    void print_between(F print) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        clear_locked();
+        print();
+        if (tty_ && !stop_) draw_locked();
+    }
+
+    double elapsed() const { return clock_.seconds(); }
+
+private:
+    void draw_locked() {
+        constexpr std::size_t width = 24;
+        std::size_t done = total_ ? index_ * width / total_ : 0;
+        std::string bar = std::string(done, '#') + std::string(width - done, '.');
+        std::fprintf(stderr, "\r\033[K[%s] %zu/%zu  %s  %s", bar.c_str(), index_ + 1, total_, what_.c_str(),
+                     clock_text(clock_.seconds()).c_str());
+        std::fflush(stderr);
+        visible_ = true;
+    }
+    void clear_locked() {
+        if (!visible_) return;
+        std::fputs("\r\033[K", stderr);
+        std::fflush(stderr);
+        visible_ = false;
+    }
+    void tick() {
+        std::unique_lock<std::mutex> lock(mutex_);
+        while (!stop_) {
+            wake_.wait_for(lock, std::chrono::milliseconds(500));
+            if (!stop_ && visible_) draw_locked();
+        }
+    }
+
+    std::size_t total_, index_ = 0;
+    bool tty_;
+    std::string what_;
+    stopwatch clock_;
+    std::mutex mutex_;
+    std::condition_variable wake_;
+    bool stop_ = false, visible_ = false;
+    std::thread ticker_;
+};
+
+// Whether some backend other than the reference computes dtype t on host pointers: one
+// 1x1x1 call, forced.
+bool host_dtype_served(gemm_dtype_t t, const backend_names &names) {
+    gemm_case c;
+    c.dtype = t;
+    c.layout = GEMM_COL_MAJOR;
+    c.shape = {1, 1, 1};
+    aligned_buffer a(8), b(8), cm(8);
+    bool served = false;
+    for (const std::string &name : names.available) {
+        if (name == "cpu_ref" || served) continue;
+        served = gemm_set_backend(name.c_str()) == GEMM_STATUS_SUCCESS &&
+                 gemm_case_call(c, a.data(), b.data(), cm.data()) == GEMM_STATUS_SUCCESS;
+    }
+    gemm_set_backend(nullptr);
+    return served;
+}
+
+suite_scope suite_scope_probe(const tune_options &o, const backend_names &names, std::string *device_note) {
+    suite_scope scope;
+    for (gemm_dtype_t t : {GEMM_F32, GEMM_F64})
+        if (host_dtype_served(t, names)) scope.host_dtypes.push_back(t);
+    std::string why;
+    if (o.device >= 0) scope.device = o.device;
+    else if (device_count(&why) > 0) scope.device = 0;
+    else *device_note = why;
+    return scope;
+}
+
+std::vector<tune_problem> collect_problems(const tune_options &o, const backend_names &names,
+                                           std::string *suite_note) {
+    std::vector<tune_problem> list;
+    tune_problems_merge(list, tune_problems_from_arguments(o));
+    if (!o.shapes_file.empty()) tune_problems_merge(list, tune_problems_from_file(o.shapes_file, std::max(o.device, 0)));
+    if (!o.suite.empty()) {
+        std::string device_note;
+        suite_scope scope = suite_scope_probe(o, names, &device_note);
+        std::string dtypes;
+        for (gemm_dtype_t t : scope.host_dtypes) dtypes += (dtypes.empty() ? "" : ", ") + std::string(dtype_name(t));
+        *suite_note = "suite " + o.suite + ": host problems in " + (dtypes.empty() ? "no dtype" : dtypes) +
+                      (scope.device >= 0 ? "; device " + std::to_string(scope.device) + " problems in f32, bf16"
+                                         : "; no device problems (" + device_note + ")");
+        tune_problems_merge(list, tune_problems_suite(o.suite, scope));
+    }
+    return list;
+}
+
+std::string command_echo(const std::string &environment, int argc, char **argv) {
+    std::string line = environment;
+    for (int i = 0; i < argc; ++i) line += (i ? " " : "") + shell_quote(argv[i]);
+    return line;
+}
+
+tune_row tune_one(const tune_problem &p, const tune_options &o) {
+    gemm_tune_request_t request =
+        tune_problem_request(p, o.budget_ms, o.backends.empty() ? nullptr : o.backends.c_str());
+    gemm_tune_report_t report{};
+    stopwatch clock;
+    gemm_status_t s = gemm_tune(&request, o.store ? 1 : 0, &report);
+    // A report with candidates is filled even when storing failed afterwards.
+    tune_row row = report.candidate_count > 0 ? tune_row_from_report(p, report) : tune_row{};
+    row.problem = p;
+    if (s != GEMM_STATUS_SUCCESS) {
+        std::string status = gemm_status_string(s);
+        row.tuned = false;
+        row.error = status.substr(0, status.find(':')) + ": " + gemm_last_error();
+    }
+    row.seconds = clock.seconds();
+    return row;
+}
+
+void print_summary(const std::vector<tune_row> &rows, const tune_options &o, double seconds) {
+    std::size_t tuned = 0, stored = 0, compared = 0;
+    double log_sum = 0;
+    for (const tune_row &r : rows) {
+        tuned += r.tuned ? 1 : 0;
+        stored += r.stored ? 1 : 0;
+        if (r.speedup() > 0) {
+            log_sum += std::log(r.speedup());
+            ++compared;
+        }
+    }
+    std::printf("# tuned %zu of %s in %s\n", tuned, count_text(rows.size(), "problem").c_str(),
+                clock_text(seconds).c_str());
+    if (o.store)
+        std::printf("# cache %s: %s stored\n", gemm_tune_cache_path(),
+                    stored == 1 ? "1 entry" : (std::to_string(stored) + " entries").c_str());
+    else std::printf("# cache %s: nothing stored (--no-store)\n", gemm_tune_cache_path());
+    if (compared > 0)
+        std::printf("# geometric-mean speed-up over the built-in default: %.3fx (%s)\n",
+                    std::exp(log_sum / double(compared)), count_text(compared, "problem").c_str());
+    for (const tune_row &r : rows)
+        if (!r.tuned)
+            std::printf("# FAILED: %s %s %s: %s\n", tune_problem_dtype_text(r.problem).c_str(),
+                        tune_problem_class_text(r.problem).c_str(), tune_problem_shape_text(r.problem).c_str(),
+                        r.error.c_str());
+}
+
+bool configuration_usable() {
+    config_probe_result probe = library_config_probe();
+    if (probe.valid || !is_configuration_error(probe.status)) return true;
+    std::fprintf(stderr, "gemm tune: ERROR: %s\n  %s\n  (`gemm info` shows the configuration)\n",
+                 gemm_status_string(probe.status), probe.message.c_str());
+    return false;
+}
+
+// --device N must name a device this process can use.
+bool device_usable(int ordinal) {
+    if (ordinal < 0) return true;
+    try {
+        device_select(ordinal);
+        return true;
+    } catch (const device_error &e) {
+        std::fprintf(stderr, "gemm tune: ERROR: %s\n", e.what());
+        return false;
+    }
+}
+
+}  // namespace
+
+int tune_command(int argc, char **argv, int first) {
+    tune_options o = tune_options_parse(argc, argv, first);
+    if (o.show_help) {
+        std::fputs(tune_help, stdout);
+        return exit_ok;
+    }
+    // The echo shows the environment as the user set it; --cache is among the arguments.
+    const std::string command = command_echo(watched_variables_prefix(), argc, argv);
+    // The library reads GEMM_TUNE_CACHE once, on its first use of the cache: set it first.
+    if (!o.cache_path.empty() && setenv("GEMM_TUNE_CACHE", o.cache_path.c_str(), 1) != 0)
+        throw usage_error("--cache: cannot set GEMM_TUNE_CACHE");
+    if (!configuration_usable() || !device_usable(o.device)) return exit_failure;
+    backend_names names = backend_names_read();
+    for (const std::string &name : split_list(o.backends)) backend_name_require(name, names, "--backends", false);
+    std::string suite_note;
+    std::vector<tune_problem> problems = collect_problems(o, names, &suite_note);
+
+    std::printf("# gemm tune: gemm %s; %s; budget %s per problem\n", gemm_version(),
+                count_text(problems.size(), "problem").c_str(),
+                o.budget_ms > 0 ? duration_text(o.budget_ms * 1e3).c_str() : "2 s (the library's default)");
+    std::printf("# reproduce: %s\n", command.c_str());
+    cpu_info cpu = cpu_info_read();
+    std::printf("# host: %s, %d logical cpus, %d OpenMP threads\n", cpu.model.c_str(), cpu.logical_cpus,
+                cpu.openmp_threads);
+    if (cpu_info_busy(cpu))
+        std::printf("# warning: load average %.2f on %d logical cpus: other processes will disturb the timings\n",
+                    cpu.load_average, cpu.logical_cpus);
+    if (!suite_note.empty()) std::printf("# %s\n", suite_note.c_str());
+    std::printf("# cache: %s%s\n", gemm_tune_cache_path(), o.store ? "" : " (--no-store: not written)");
+    std::printf("# time = median of the timed runs; default = the built-in rule's choice; speedup = its time /\n"
+                "#   the winner's; tried = candidates timed, rej = rejected (wrong result or failed)\n");
+    tune_report_header(stdout);
+
+    std::vector<tune_row> rows;
+    double seconds = 0;
+    {
+        tune_progress progress(problems.size());
+        for (std::size_t i = 0; i < problems.size(); ++i) {
+            const tune_problem &p = problems[i];
+            progress.begin(i, tune_problem_dtype_text(p) + " " + tune_problem_class_text(p) + " " +
+                                  tune_problem_shape_text(p));
+            rows.push_back(tune_one(p, o));
+            progress.print_between([&] { tune_report_row(stdout, rows.back(), o.verbose); });
+        }
+        seconds = progress.elapsed();
+    }  // the bar is cleared here
+    print_summary(rows, o, seconds);
+    for (const tune_row &r : rows)
+        if (!r.tuned) return exit_failure;
+    return exit_ok;
+}
+
+}  // namespace gemm_cli

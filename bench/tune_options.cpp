@@ -1,0 +1,105 @@
+// tune_options.cpp: parsing `gemm tune` arguments.
+#include "tune_options.hpp"
+
+#include "cli_args.hpp"
+
+namespace gemm_cli {
+
+const char *const tune_help =
+    "usage: gemm tune [SHAPE...] [--shapes FILE] [--suite default|quick] [options]\n"
+    "\n"
+    "Times every (backend, variant) that can serve each problem, checks each result against\n"
+    "a reference (a wrong one is rejected), and stores the winner in the tune cache, where\n"
+    "the library's automatic choice (GEMM_BACKEND=auto) finds it. The built-in default stays\n"
+    "unless a candidate beats it by more than 2%.\n"
+    "\n"
+    "problems (any combination; each problem is tuned once):\n"
+    "  SHAPE               N (N x N x N) or MxNxK, in every --dtype, --layout and --ops\n"
+    "  --dtype LIST        f32,f64,f16,bf16 (default f32); f16/bf16 with C of the same type\n"
+    "  --layout LIST       row,col (default row)\n"
+    "  --ops LIST          NN,NT,TN,TT: op(A) then op(B) (default NN)\n"
+    "  --batch N           strided batch of N products (default 1)\n"
+    "  --beta-nonzero      tune calls with beta != 0 (default: beta = 0, C not read)\n"
+    "  --shapes FILE       one problem a line, either\n"
+    "                        DTYPE LAYOUT OPS M N K [BATCH]       f32 row NT 128 4096 4096 1\n"
+    "                      or a line GEMM_RECORD=FILE wrote for a shape the cache lacked\n"
+    "                        f32 f32 NN 1024 1024 1024 batch=1 ld=tight align=16 space=host beta=0\n"
+    "                      (blank lines and # comments are skipped)\n"
+    "  --suite NAME        default: square 128..4096, odd sizes, LLM-like skinny shapes\n"
+    "                      (m = 1..16, n, k in {4096, 11008}) and K-heavy ones, for the dtypes\n"
+    "                      the host backends serve; with a CUDA device also device-pointer\n"
+    "                      problems in f32 and bf16 up to 8192. quick: a handful of small\n"
+    "                      shapes (seconds).\n"
+    "tuning:\n"
+    "  --budget-ms X       time for all candidates of one problem (default 2000); a candidate\n"
+    "                      is always checked and run at least 3 times, so large shapes take longer\n"
+    "  --backends LIST     consider only these backends (the built-in default is always timed)\n"
+    "  --device N          argument and suite problems on device pointers of CUDA device N;\n"
+    "                      device lines of --shapes files use N too (default 0)\n"
+    "  --no-store          report only; the cache is left as it is\n"
+    "  --cache FILE        the tune cache to read and write (sets GEMM_TUNE_CACHE for this run;\n"
+    "                      default: $GEMM_TUNE_CACHE, else ~/.cache/gemm/tune-cache.txt)\n"
+    "output:\n"
+    "  --verbose           list every candidate with its median time or why it was rejected\n"
+    "\n"
+    "Progress goes to stderr (a bar on a terminal, else one line per problem); the table,\n"
+    "the cache path, the number of entries stored and the geometric-mean speed-up over the\n"
+    "default to stdout.\n"
+    "\n"
+    "Exit code: 0, or 1 when some problem could not be tuned (the others still are) or the\n"
+    "GEMM_* configuration is invalid, 2 for a bad command line or --shapes file.\n";
+
+namespace {
+
+std::string suite_parse(const std::string &text) {
+    if (text == "default" || text == "quick") return text;
+    throw usage_error("--suite: unknown suite '" + text + "' (default, quick)");
+}
+
+std::string backends_parse(const std::string &text) {
+    if (split_list(text).empty()) throw usage_error("--backends needs at least one name");
+    return text;
+}
+
+std::string path_parse(const std::string &text, const std::string &option) {
+    if (text.empty()) throw usage_error(option + " needs a file name");
+    return text;
+}
+
+bool parse_valued_option(const std::string &name, arg_reader &args, tune_options &o) {
+    if (name == "--dtype") o.dtypes = list_parse<gemm_dtype_t>(name, args.value(name), dtype_parse);
+    else if (name == "--layout") o.layouts = list_parse<gemm_layout_t>(name, args.value(name), layout_parse);
+    else if (name == "--ops") o.ops = list_parse<op_pair>(name, args.value(name), ops_parse);
+    else if (name == "--batch") o.batch = parse_int(args.value(name), name, 1);
+    else if (name == "--shapes") o.shapes_file = args.value(name);
+    else if (name == "--suite") o.suite = suite_parse(args.value(name));
+    else if (name == "--budget-ms") o.budget_ms = positive_parse(args.value(name), name);
+    else if (name == "--backends") o.backends = backends_parse(args.value(name));
+    else if (name == "--device") o.device = int(parse_int(args.value(name), name, 0));
+    else if (name == "--cache") o.cache_path = path_parse(args.value(name), name);
+    else return false;
+    return true;
+}
+
+}  // namespace
+
+tune_options tune_options_parse(int argc, char **argv, int first) {
+    tune_options o;
+    arg_reader args(argc, argv, first);
+    while (!args.done()) {
+        std::string arg = args.take();
+        if (parse_valued_option(arg, args, o)) continue;
+        args.reject_value(arg);
+        if (arg == "--help" || arg == "-h") o.show_help = true;
+        else if (arg == "--no-store") o.store = false;
+        else if (arg == "--verbose" || arg == "-v") o.verbose = true;
+        else if (arg == "--beta-nonzero") o.beta_zero = false;
+        else if (!arg.empty() && arg[0] == '-') throw usage_error("unknown option '" + arg + "'");
+        else o.shapes.push_back(shape_parse(arg));
+    }
+    if (!o.show_help && o.shapes.empty() && o.shapes_file.empty() && o.suite.empty())
+        throw usage_error("nothing to tune: give shapes, --shapes FILE or --suite NAME");
+    return o;
+}
+
+}  // namespace gemm_cli

@@ -1,0 +1,230 @@
+// tune_problems.cpp: problems from arguments, --shapes files and the built-in suites.
+#include "tune_problems.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "cli_args.hpp"
+#include "problem_args.hpp"
+
+namespace gemm_cli {
+namespace {
+
+// LLM layers: hidden size 4096, feed-forward 11008 (Llama-7B); m = tokens in flight.
+constexpr int64_t llm_hidden = 4096, llm_ffn = 11008;
+constexpr int64_t llm_tokens[] = {1, 2, 4, 8, 16};
+
+tune_problem make(gemm_dtype_t t, gemm_layout_t layout, op_pair ops, gemm_shape shape, int device) {
+    tune_problem p;
+    p.ab_type = p.c_type = t;
+    p.layout = layout;
+    p.op_a = ops.first;
+    p.op_b = ops.second;
+    p.shape = shape;
+    p.device = device;
+    return p;
+}
+
+// ---- --shapes files ----
+
+// "name=value" with name as expected; returns value.
+std::string field_value(const std::string &word, const std::string &name) {
+    std::string prefix = name + "=";
+    if (word.rfind(prefix, 0) != 0) throw usage_error("expected " + name + "=..., found '" + word + "'");
+    return word.substr(prefix.size());
+}
+
+bool choose(const std::string &value, const std::string &name, const char *when_true, const char *when_false) {
+    if (value == when_true) return true;
+    if (value == when_false) return false;
+    throw usage_error(name + "=" + value + " must be " + name + "=" + when_true + " or " + name + "=" + when_false);
+}
+
+gemm_op_t key_op(char c, const std::string &ops) {
+    if (c == 'N') return GEMM_OP_N;
+    if (c == 'T') return GEMM_OP_T;
+    throw usage_error("ops '" + ops + "' must be two of N and T");
+}
+
+// A GEMM_RECORD line: "f32 f32 NN 1024 1024 1024 batch=1 ld=tight align=16 space=host beta=0",
+// the canonical (column-major) class the library looked up.
+tune_problem parse_key_line(const std::vector<std::string> &w, int device) {
+    if (w.size() != 11) throw usage_error("a tune-key line has 11 fields, this one " + std::to_string(w.size()));
+    tune_problem p;
+    p.ab_type = dtype_parse(w[0], "dtype of A and B");
+    p.c_type = dtype_parse(w[1], "dtype of C");
+    p.layout = GEMM_COL_MAJOR;
+    if (w[2].size() != 2) throw usage_error("ops '" + w[2] + "' must be two of N and T");
+    p.op_a = key_op(w[2][0], w[2]);
+    p.op_b = key_op(w[2][1], w[2]);
+    p.shape = {parse_int(w[3], "m", 0), parse_int(w[4], "n", 0), parse_int(w[5], "k", 0)};
+    p.batch = parse_int(field_value(w[6], "batch"), "batch", 1);
+    p.ld_padding = choose(field_value(w[7], "ld"), "ld", "padded", "tight") ? 16 : 0;
+    p.misaligned = choose(field_value(w[8], "align"), "align", "elem", "16");
+    std::string space = field_value(w[9], "space");
+    if (space == "managed") throw usage_error("space=managed cannot be tuned here (host or device memory only)");
+    p.device = choose(space, "space", "device", "host") ? device : -1;
+    p.beta_zero = choose(field_value(w[10], "beta"), "beta", "0", "any");
+    return p;
+}
+
+// "f32 row NT 128 4096 4096 [1]"
+tune_problem parse_simple_line(const std::vector<std::string> &w) {
+    if (w.size() != 6 && w.size() != 7)
+        throw usage_error("expected DTYPE LAYOUT OPS M N K [BATCH], found " + std::to_string(w.size()) + " fields");
+    gemm_shape shape{parse_int(w[3], "m", 1), parse_int(w[4], "n", 1), parse_int(w[5], "k", 1)};
+    tune_problem p = make(dtype_parse(w[0], "dtype"), layout_parse(w[1], "layout"), ops_parse(w[2], "ops"), shape, -1);
+    if (w.size() == 7) p.batch = parse_int(w[6], "batch", 1);
+    return p;
+}
+
+bool is_dtype(const std::string &word) {
+    try {
+        dtype_parse(word, "");
+        return true;
+    } catch (const usage_error &) {
+        return false;
+    }
+}
+
+}  // namespace
+
+bool tune_problem::operator==(const tune_problem &o) const {
+    return ab_type == o.ab_type && c_type == o.c_type && layout == o.layout && op_a == o.op_a && op_b == o.op_b &&
+           shape.m == o.shape.m && shape.n == o.shape.n && shape.k == o.shape.k && batch == o.batch &&
+           ld_padding == o.ld_padding && misaligned == o.misaligned && beta_zero == o.beta_zero && device == o.device;
+}
+
+std::vector<tune_problem> tune_problems_from_arguments(const tune_options &o) {
+    std::vector<tune_problem> list;
+    for (gemm_dtype_t t : o.dtypes)
+        for (gemm_layout_t layout : o.layouts)
+            for (const op_pair &ops : o.ops)
+                for (const gemm_shape &shape : o.shapes) {
+                    tune_problem p = make(t, layout, ops, shape, o.device);
+                    p.batch = o.batch;
+                    p.beta_zero = o.beta_zero;
+                    list.push_back(p);
+                }
+    return list;
+}
+
+std::vector<tune_problem> tune_problems_from_file(const std::string &path, int device_for_device_lines) {
+    std::ifstream in(path);
+    if (!in) throw usage_error("--shapes: cannot read '" + path + "'");
+    std::vector<tune_problem> list;
+    std::string line;
+    for (int number = 1; std::getline(in, line); ++number) {
+        std::size_t hash = line.find('#');
+        std::istringstream words(hash == std::string::npos ? line : line.substr(0, hash));
+        std::vector<std::string> w;
+        for (std::string word; words >> word;) w.push_back(word);
+        if (w.empty()) continue;
+        try {
+            bool key_line = w.size() > 1 && is_dtype(w[1]);
+            list.push_back(key_line ? parse_key_line(w, device_for_device_lines) : parse_simple_line(w));
+        } catch (const usage_error &e) {
+            throw usage_error(path + ":" + std::to_string(number) + ": " + e.what());
+        }
+    }
+    return list;
+}
+
+std::vector<tune_problem> tune_problems_suite(const std::string &name, const suite_scope &scope) {
+    std::vector<tune_problem> list;
+    const op_pair nn{GEMM_OP_N, GEMM_OP_N}, nt{GEMM_OP_N, GEMM_OP_T};
+    auto add = [&list](gemm_dtype_t t, op_pair ops, gemm_shape s, int device) {
+        list.push_back(make(t, GEMM_ROW_MAJOR, ops, s, device));
+    };
+    bool has_f32 = std::find(scope.host_dtypes.begin(), scope.host_dtypes.end(), GEMM_F32) != scope.host_dtypes.end();
+    bool has_f64 = std::find(scope.host_dtypes.begin(), scope.host_dtypes.end(), GEMM_F64) != scope.host_dtypes.end();
+    if (name == "quick") {
+        if (has_f32)
+            for (gemm_shape s : {gemm_shape{128, 128, 128}, {256, 256, 256}, {512, 512, 512}, {16, 1024, 1024}, {127, 257, 509}})
+                add(GEMM_F32, nn, s, -1);
+        if (has_f64) add(GEMM_F64, nn, {256, 256, 256}, -1);
+        if (scope.device >= 0)
+            for (gemm_dtype_t t : {GEMM_F32, GEMM_BF16}) add(t, nn, {1024, 1024, 1024}, scope.device);
+        return list;
+    }
+    // default. Row-major NN for squares, odd and K-heavy shapes (and every default shape of
+    // `gemm bench`); NT, the layout of a linear layer's weights, for the skinny LLM shapes.
+    const gemm_shape odd[] = {{127, 257, 509}, {1000, 1000, 1000}, {1001, 999, 1003}};
+    const gemm_shape k_heavy[] = {{64, 64, 65536}, {256, 256, 16384}, {4096, 4096, 64}, {4096, 4096, 16}};
+    std::vector<gemm_shape> skinny;
+    for (int64_t m : llm_tokens)
+        for (gemm_shape s : {gemm_shape{m, llm_hidden, llm_hidden}, {m, llm_ffn, llm_hidden}, {m, llm_hidden, llm_ffn}})
+            skinny.push_back(s);
+    if (has_f32) {
+        for (int64_t n = 128; n <= 4096; n *= 2) add(GEMM_F32, nn, {n, n, n}, -1);
+        for (gemm_shape s : odd) add(GEMM_F32, nn, s, -1);
+        add(GEMM_F32, nn, {16, llm_hidden, llm_hidden}, -1);
+        for (gemm_shape s : skinny) add(GEMM_F32, nt, s, -1);
+        for (gemm_shape s : k_heavy) add(GEMM_F32, nn, s, -1);
+    }
+    // f64 runs at half the f32 rate on the CPU: the sizes that matter most, up to 2048.
+    if (has_f64) {
+        for (int64_t n = 128; n <= 2048; n *= 2) add(GEMM_F64, nn, {n, n, n}, -1);
+        add(GEMM_F64, nn, {1001, 999, 1003}, -1);
+        add(GEMM_F64, nt, {16, llm_hidden, llm_hidden}, -1);
+        add(GEMM_F64, nn, {64, 64, 65536}, -1);
+    }
+    if (scope.device >= 0)
+        for (gemm_dtype_t t : {GEMM_F32, GEMM_BF16}) {
+            for (int64_t n = 256; n <= 8192; n *= 2) add(t, nn, {n, n, n}, scope.device);
+            for (gemm_shape s : odd) add(t, nn, s, scope.device);
+            for (gemm_shape s : skinny) add(t, nt, s, scope.device);
+            for (gemm_shape s : k_heavy) add(t, nn, s, scope.device);
+        }
+    return list;
+}
+
+void tune_problems_merge(std::vector<tune_problem> &list, const std::vector<tune_problem> &more) {
+    for (const tune_problem &p : more)
+        if (std::find(list.begin(), list.end(), p) == list.end()) list.push_back(p);
+}
+
+std::string tune_problem_shape_text(const tune_problem &p) {
+    std::string text = std::to_string(p.shape.m) + "x" + std::to_string(p.shape.n) + "x" + std::to_string(p.shape.k);
+    if (p.batch > 1) text += " x" + std::to_string(p.batch);
+    return text;
+}
+
+std::string tune_problem_class_text(const tune_problem &p) {
+    std::string text = std::string(layout_name(p.layout)) + " " + (p.op_a == GEMM_OP_N ? "N" : "T") +
+                       (p.op_b == GEMM_OP_N ? "N" : "T");
+    if (p.ld_padding > 0) text += " ld+" + std::to_string(p.ld_padding);
+    if (p.misaligned) text += " misaligned";
+    if (!p.beta_zero) text += " beta!=0";
+    if (p.device >= 0) text += " dev" + std::to_string(p.device);
+    return text;
+}
+
+std::string tune_problem_dtype_text(const tune_problem &p) {
+    std::string text = dtype_name(p.ab_type);
+    if (p.c_type != p.ab_type) text += std::string(">") + dtype_name(p.c_type);
+    return text;
+}
+
+gemm_tune_request_t tune_problem_request(const tune_problem &p, double budget_ms, const char *backends) {
+    gemm_tune_request_t r{};
+    r.ab_type = p.ab_type;
+    r.c_type = p.c_type;
+    r.layout = p.layout;
+    r.transa = p.op_a;
+    r.transb = p.op_b;
+    r.m = p.shape.m;
+    r.n = p.shape.n;
+    r.k = p.shape.k;
+    r.batch_count = p.batch;
+    r.ld_padding = p.ld_padding;
+    r.misaligned = p.misaligned ? 1 : 0;
+    r.beta_zero = p.beta_zero ? 1 : 0;
+    r.device = p.device;
+    r.budget_ms = budget_ms;
+    r.backends = backends;
+    return r;
+}
+
+}  // namespace gemm_cli

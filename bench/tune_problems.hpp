@@ -1,0 +1,58 @@
+// tune_problems.hpp: the problems `gemm tune` tunes: from the arguments, from a --shapes
+// file (simple lines or GEMM_RECORD's tune-key lines), or from a built-in suite.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gemm/gemm.h"
+#include "gemm_case.hpp"
+#include "tune_options.hpp"
+
+namespace gemm_cli {
+
+// One problem class, as gemm_tune_request_t describes it (no budget, no backend filter).
+struct tune_problem {
+    gemm_dtype_t ab_type = GEMM_F32;
+    gemm_dtype_t c_type = GEMM_F32;
+    gemm_layout_t layout = GEMM_ROW_MAJOR;
+    gemm_op_t op_a = GEMM_OP_N, op_b = GEMM_OP_N;
+    gemm_shape shape;
+    int64_t batch = 1;
+    int64_t ld_padding = 0;  // elements added to every leading dimension
+    bool misaligned = false;
+    bool beta_zero = true;
+    int device = -1;         // >= 0: device pointers on that CUDA device
+
+    bool operator==(const tune_problem &o) const;
+};
+
+// Every argument shape in every --dtype, --layout and --ops.
+std::vector<tune_problem> tune_problems_from_arguments(const tune_options &o);
+
+// The problems of a --shapes file; device lines use device_for_device_lines. Throws
+// usage_error naming the file and line for a line it cannot read.
+std::vector<tune_problem> tune_problems_from_file(const std::string &path, int device_for_device_lines);
+
+// What a suite may include on this machine.
+struct suite_scope {
+    std::vector<gemm_dtype_t> host_dtypes;  // dtypes some host backend (not cpu_ref) serves
+    int device = -1;                        // >= 0: also device-pointer problems on it
+};
+
+std::vector<tune_problem> tune_problems_suite(const std::string &name, const suite_scope &scope);
+
+// Appends the problems of more that list does not have yet, keeping the order.
+void tune_problems_merge(std::vector<tune_problem> &list, const std::vector<tune_problem> &more);
+
+// "1024x1024x1024", with " x4" for batches.
+std::string tune_problem_shape_text(const tune_problem &p);
+// "row NN", "col NT ld+16 misaligned beta!=0": the class apart from dtype and shape.
+std::string tune_problem_class_text(const tune_problem &p);
+// "f32", or "bf16>f32" when C differs.
+std::string tune_problem_dtype_text(const tune_problem &p);
+
+gemm_tune_request_t tune_problem_request(const tune_problem &p, double budget_ms, const char *backends);
+
+}  // namespace gemm_cli

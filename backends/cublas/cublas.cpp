@@ -7,8 +7,6 @@
 namespace gemm {
 namespace {
 
-constexpr std::string_view default_variant = "default";
-
 cublasOperation_t to_cublas(transpose t) { return t == transpose::n ? CUBLAS_OP_N : CUBLAS_OP_T; }
 
 cudaDataType_t to_cuda(dtype t) {
@@ -102,10 +100,6 @@ public:
                                dtype_name(p.ab_type) + " inputs");
         return verdict::yes();
     }
-
-    std::vector<std::string> variants(const problem &) const override { return {std::string(default_variant)}; }
-
-    bool knows_variant(std::string_view v) const override { return v.empty() || v == default_variant; }
 
     gemm_status_t run(const problem &p, std::string_view, run_context &ctx) override {
         return cuda::run_on_device(p, ctx, [&ctx](const problem &dp, cudaStream_t stream) {

@@ -31,12 +31,12 @@ std::vector<backend_ptr> build_registry() {
 }  // namespace
 
 const std::vector<backend *> &registered_backends() {
-    // Owned here for the life of the process; never destroyed, so backends stay valid for
-    // threads still running at exit.
+    // Owned here for the life of the process and never destroyed, so backends stay valid for
+    // threads still running at exit (and leak checkers still see them referenced).
+    static const std::vector<backend_ptr> *owned = new std::vector<backend_ptr>(build_registry());
     static const std::vector<backend *> *view = [] {
-        auto *owned = new std::vector<backend_ptr>(build_registry());
         auto *ptrs = new std::vector<backend *>;
-        for (auto &b : *owned) ptrs->push_back(b.get());
+        for (const backend_ptr &b : *owned) ptrs->push_back(b.get());
         return ptrs;
     }();
     return *view;

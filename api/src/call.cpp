@@ -11,84 +11,89 @@
 
 namespace gemm {
 
-//                                       alpha a a_t lda s_a b b_t ldb s_b beta c c_t ldc s_c batch comp
-const param_positions sgemm_positions = {7, 8, 0, 9, 0, 10, 0, 11, 0, 12, 13, 0, 14, 0, 0, 0};
-const param_positions sgemm_batched_positions = {7, 8, 0, 9, 10, 11, 0, 12, 13, 14, 15, 0, 16, 17, 18, 0};
-const param_positions ex_positions = {7, 8, 9, 10, 0, 11, 12, 13, 0, 14, 15, 16, 17, 0, 0, 18};
-const param_positions ex_batched_positions = {7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22};
-
 namespace {
 
-bool valid_op(gemm_op_t o) { return o == GEMM_OP_N || o == GEMM_OP_T || o == GEMM_OP_C; }
+// Indexed by api_entry.   alpha a a_t lda s_a b b_t ldb s_b beta c c_t ldc s_c batch comp
+constexpr param_positions entry_positions[] = {
+    {7, 8, 0, 9, 0, 10, 0, 11, 0, 12, 13, 0, 14, 0, 0, 0},             // gemm_sgemm, gemm_dgemm
+    {7, 8, 0, 9, 10, 11, 0, 12, 13, 14, 15, 0, 16, 17, 18, 0},         // their strided batches
+    {7, 8, 9, 10, 0, 11, 12, 13, 0, 14, 15, 16, 17, 0, 0, 18},         // gemm_ex
+    {7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22}};   // gemm_ex_strided_batched
 
-bool valid_dtype(gemm_dtype_t t) { return t == GEMM_F32 || t == GEMM_F64 || t == GEMM_F16 || t == GEMM_BF16; }
+const param_positions &positions(const user_call &c) { return entry_positions[c.entry]; }
 
-const char *type_name(gemm_dtype_t t) { return dtype_name(static_cast<dtype>(t)); }
+bool valid_op(int o) { return o == GEMM_OP_N || o == GEMM_OP_T || o == GEMM_OP_C; }
 
-const char *layout_words(gemm_layout_t l) { return l == GEMM_ROW_MAJOR ? "row-major" : "column-major"; }
+bool valid_dtype(int t) { return t == GEMM_F32 || t == GEMM_F64 || t == GEMM_F16 || t == GEMM_BF16; }
 
-const char *op_words(gemm_op_t o) { return o == GEMM_OP_N ? "no transpose" : "transposed"; }
+const char *type_name(int t) { return dtype_name(static_cast<dtype>(t)); }
+
+const char *layout_words(int l) { return l == GEMM_ROW_MAJOR ? "row-major" : "column-major"; }
+
+const char *op_words(int o) { return o == GEMM_OP_N ? "no transpose" : "transposed"; }
 
 gemm_status_t fail(gemm_status_t s, int position, const std::string &what) {
     return set_error(s, fmt::format("parameter {}: {}", position, what), position);
 }
 
 // Elements per stored row (row-major) or column (column-major) that ld must cover.
-int64_t min_ld(gemm_layout_t layout, int64_t rows, int64_t cols) {
+int64_t min_ld(int layout, int64_t rows, int64_t cols) {
     return std::max<int64_t>(1, layout == GEMM_COL_MAJOR ? rows : cols);
 }
 
 gemm_status_t check_ld(const user_call &c, const char *name, int position, int64_t ld,
-                       gemm_op_t op, int64_t rows, int64_t cols, const char *rows_name,
+                       int op, int64_t rows, int64_t cols, const char *rows_name,
                        const char *cols_name) {
     int64_t need = min_ld(c.layout, rows, cols);
     if (ld >= need) return GEMM_STATUS_SUCCESS;
-    const char *dim_name = c.layout == GEMM_COL_MAJOR ? rows_name : cols_name;
+    bool by_rows = c.layout == GEMM_COL_MAJOR;
+    const char *dim_name = by_rows ? rows_name : cols_name;
+    int64_t dim = by_rows ? rows : cols;
     std::string op_text = op == GEMM_OP_N && std::string(name) == "ldc" ? "" : std::string(", ") + op_words(op);
     return fail(GEMM_STATUS_INVALID_LEADING_DIM, position,
                 fmt::format("{} = {} must be >= max(1, {} = {}) for {} {}{}", name, ld, dim_name,
-                            need, layout_words(c.layout), name[2] == 'a' ? "A" : name[2] == 'b' ? "B" : "C",
+                            dim, layout_words(c.layout), name[2] == 'a' ? "A" : name[2] == 'b' ? "B" : "C",
                             op_text));
 }
 
 gemm_status_t check_shape(const user_call &c) {
     if (c.layout != GEMM_ROW_MAJOR && c.layout != GEMM_COL_MAJOR)
         return fail(GEMM_STATUS_INVALID_LAYOUT, 1,
-                    fmt::format("layout = {} must be GEMM_ROW_MAJOR (101) or GEMM_COL_MAJOR (102)", int(c.layout)));
+                    fmt::format("layout = {} must be GEMM_ROW_MAJOR (101) or GEMM_COL_MAJOR (102)", c.layout));
     if (!valid_op(c.transa))
-        return fail(GEMM_STATUS_INVALID_OP, 2, fmt::format("transa = {} must be GEMM_OP_N (111), GEMM_OP_T (112) or GEMM_OP_C (113)", int(c.transa)));
+        return fail(GEMM_STATUS_INVALID_OP, 2, fmt::format("transa = {} must be GEMM_OP_N (111), GEMM_OP_T (112) or GEMM_OP_C (113)", c.transa));
     if (!valid_op(c.transb))
-        return fail(GEMM_STATUS_INVALID_OP, 3, fmt::format("transb = {} must be GEMM_OP_N (111), GEMM_OP_T (112) or GEMM_OP_C (113)", int(c.transb)));
+        return fail(GEMM_STATUS_INVALID_OP, 3, fmt::format("transb = {} must be GEMM_OP_N (111), GEMM_OP_T (112) or GEMM_OP_C (113)", c.transb));
     if (c.m < 0) return fail(GEMM_STATUS_INVALID_SIZE, 4, fmt::format("m = {} must be >= 0", c.m));
     if (c.n < 0) return fail(GEMM_STATUS_INVALID_SIZE, 5, fmt::format("n = {} must be >= 0", c.n));
     if (c.k < 0) return fail(GEMM_STATUS_INVALID_SIZE, 6, fmt::format("k = {} must be >= 0", c.k));
     bool an = c.transa == GEMM_OP_N, bn = c.transb == GEMM_OP_N;
-    gemm_status_t s = check_ld(c, "lda", c.pos->lda, c.lda, c.transa, an ? c.m : c.k, an ? c.k : c.m,
+    gemm_status_t s = check_ld(c, "lda", positions(c).lda, c.lda, c.transa, an ? c.m : c.k, an ? c.k : c.m,
                                an ? "m" : "k", an ? "k" : "m");
     if (s != GEMM_STATUS_SUCCESS) return s;
-    s = check_ld(c, "ldb", c.pos->ldb, c.ldb, c.transb, bn ? c.k : c.n, bn ? c.n : c.k,
+    s = check_ld(c, "ldb", positions(c).ldb, c.ldb, c.transb, bn ? c.k : c.n, bn ? c.n : c.k,
                  bn ? "k" : "n", bn ? "n" : "k");
     if (s != GEMM_STATUS_SUCCESS) return s;
-    return check_ld(c, "ldc", c.pos->ldc, c.ldc, GEMM_OP_N, c.m, c.n, "m", "n");
+    return check_ld(c, "ldc", positions(c).ldc, c.ldc, GEMM_OP_N, c.m, c.n, "m", "n");
 }
 
 gemm_status_t check_batch(const user_call &c) {
-    if (!c.pos->batch) return GEMM_STATUS_SUCCESS;
+    if (!positions(c).batch) return GEMM_STATUS_SUCCESS;
     if (c.batch < 0)
-        return fail(GEMM_STATUS_INVALID_SIZE, c.pos->batch, fmt::format("batch_count = {} must be >= 0", c.batch));
+        return fail(GEMM_STATUS_INVALID_SIZE, positions(c).batch, fmt::format("batch_count = {} must be >= 0", c.batch));
     if (c.stride_a < 0)
-        return fail(GEMM_STATUS_INVALID_STRIDE, c.pos->stride_a, fmt::format("stride_a = {} must be >= 0", c.stride_a));
+        return fail(GEMM_STATUS_INVALID_STRIDE, positions(c).stride_a, fmt::format("stride_a = {} must be >= 0", c.stride_a));
     if (c.stride_b < 0)
-        return fail(GEMM_STATUS_INVALID_STRIDE, c.pos->stride_b, fmt::format("stride_b = {} must be >= 0", c.stride_b));
+        return fail(GEMM_STATUS_INVALID_STRIDE, positions(c).stride_b, fmt::format("stride_b = {} must be >= 0", c.stride_b));
     if (c.stride_c < 0)
-        return fail(GEMM_STATUS_INVALID_STRIDE, c.pos->stride_c, fmt::format("stride_c = {} must be >= 0", c.stride_c));
+        return fail(GEMM_STATUS_INVALID_STRIDE, positions(c).stride_c, fmt::format("stride_c = {} must be >= 0", c.stride_c));
     if (c.batch > 1 && c.m > 0 && c.n > 0) {
         // The last stored row or column of one C must end before the next C begins.
         int64_t lines = c.layout == GEMM_COL_MAJOR ? c.n : c.m;
         int64_t line_len = c.layout == GEMM_COL_MAJOR ? c.m : c.n;
         int64_t footprint = (lines - 1) * c.ldc + line_len;
         if (c.stride_c < footprint)
-            return fail(GEMM_STATUS_INVALID_STRIDE, c.pos->stride_c,
+            return fail(GEMM_STATUS_INVALID_STRIDE, positions(c).stride_c,
                         fmt::format("stride_c = {} must be >= {} so that the {} C matrices do not overlap",
                                     c.stride_c, footprint, c.batch));
     }
@@ -96,43 +101,43 @@ gemm_status_t check_batch(const user_call &c) {
 }
 
 gemm_status_t check_types(const user_call &c) {
-    if (!c.pos->a_type) return GEMM_STATUS_SUCCESS;  // typed entry points
-    struct { gemm_dtype_t t; int pos; const char *name; } types[] = {
-        {c.a_type, c.pos->a_type, "a_type"}, {c.b_type, c.pos->b_type, "b_type"},
-        {c.c_type, c.pos->c_type, "c_type"}, {c.compute, c.pos->compute, "compute_type"}};
+    if (!positions(c).a_type) return GEMM_STATUS_SUCCESS;  // typed entry points
+    struct { int t; int pos; const char *name; } types[] = {
+        {c.a_type, positions(c).a_type, "a_type"}, {c.b_type, positions(c).b_type, "b_type"},
+        {c.c_type, positions(c).c_type, "c_type"}, {c.compute, positions(c).compute, "compute_type"}};
     for (auto &t : types)
         if (!valid_dtype(t.t))
             return fail(GEMM_STATUS_INVALID_DTYPE, t.pos,
-                        fmt::format("{} = {} is not a gemm_dtype_t (GEMM_F32 0, GEMM_F64 1, GEMM_F16 2, GEMM_BF16 3)", t.name, int(t.t)));
+                        fmt::format("{} = {} is not a gemm_dtype_t (GEMM_F32 0, GEMM_F64 1, GEMM_F16 2, GEMM_BF16 3)", t.name, t.t));
     if (c.b_type != c.a_type)
-        return fail(GEMM_STATUS_NOT_SUPPORTED, c.pos->b_type,
+        return fail(GEMM_STATUS_NOT_SUPPORTED, positions(c).b_type,
                     fmt::format("b_type = {} must equal a_type = {}", type_name(c.b_type), type_name(c.a_type)));
     bool half = c.a_type == GEMM_F16 || c.a_type == GEMM_BF16;
-    gemm_dtype_t want_compute = c.a_type == GEMM_F64 ? GEMM_F64 : GEMM_F32;
+    int want_compute = c.a_type == GEMM_F64 ? GEMM_F64 : GEMM_F32;
     if (c.compute != want_compute)
-        return fail(GEMM_STATUS_NOT_SUPPORTED, c.pos->compute,
+        return fail(GEMM_STATUS_NOT_SUPPORTED, positions(c).compute,
                     fmt::format("compute_type = {} is not supported for a_type = {} (use {})",
                                 type_name(c.compute), type_name(c.a_type), type_name(want_compute)));
     bool c_ok = c.c_type == c.a_type || (half && c.c_type == GEMM_F32);
     if (!c_ok)
-        return fail(GEMM_STATUS_NOT_SUPPORTED, c.pos->c_type,
+        return fail(GEMM_STATUS_NOT_SUPPORTED, positions(c).c_type,
                     fmt::format("c_type = {} is not supported for a_type = {} (use {}{})", type_name(c.c_type),
                                 type_name(c.a_type), type_name(c.a_type), half ? " or f32" : ""));
     return GEMM_STATUS_SUCCESS;
 }
 
-double scalar_value(const void *p, gemm_dtype_t compute) {
+double scalar_value(const void *p, int compute) {
     return compute == GEMM_F64 ? *static_cast<const double *>(p) : double(*static_cast<const float *>(p));
 }
 
 gemm_status_t check_pointers(const user_call &c) {
-    if (!c.alpha) return fail(GEMM_STATUS_INVALID_POINTER, c.pos->alpha, "alpha is NULL");
-    if (!c.beta) return fail(GEMM_STATUS_INVALID_POINTER, c.pos->beta, "beta is NULL");
+    if (!c.alpha) return fail(GEMM_STATUS_INVALID_POINTER, positions(c).alpha, "alpha is NULL");
+    if (!c.beta) return fail(GEMM_STATUS_INVALID_POINTER, positions(c).beta, "beta is NULL");
     bool writes_c = c.m > 0 && c.n > 0 && c.batch > 0;
     bool reads_ab = writes_c && c.k > 0 && scalar_value(c.alpha, c.compute) != 0.0;
-    if (reads_ab && !c.a) return fail(GEMM_STATUS_INVALID_POINTER, c.pos->a, "A is NULL");
-    if (reads_ab && !c.b) return fail(GEMM_STATUS_INVALID_POINTER, c.pos->b, "B is NULL");
-    if (writes_c && !c.c) return fail(GEMM_STATUS_INVALID_POINTER, c.pos->c, "C is NULL");
+    if (reads_ab && !c.a) return fail(GEMM_STATUS_INVALID_POINTER, positions(c).a, "A is NULL");
+    if (reads_ab && !c.b) return fail(GEMM_STATUS_INVALID_POINTER, positions(c).b, "B is NULL");
+    if (writes_c && !c.c) return fail(GEMM_STATUS_INVALID_POINTER, positions(c).c, "C is NULL");
     return GEMM_STATUS_SUCCESS;
 }
 
@@ -176,7 +181,8 @@ problem canonicalize(const user_call &c) {
 }
 
 call_shape shape_of(const user_call &c) {
-    return {c.layout, c.transa, c.transb, c.m, c.n, c.k, c.lda, c.ldb, c.ldc};
+    return {static_cast<gemm_layout_t>(c.layout), static_cast<gemm_op_t>(c.transa),
+            static_cast<gemm_op_t>(c.transb), c.m, c.n, c.k, c.lda, c.ldb, c.ldc};
 }
 
 gemm_status_t run_call(const user_call &call) {
@@ -190,3 +196,5 @@ gemm_status_t run_call(const user_call &call) {
 }
 
 }  // namespace gemm
+
+extern "C" gemm_status_t api_run(const api_call *call) { return gemm::run_call(*call); }

@@ -3,6 +3,7 @@
 
 #include "dispatch/dispatch.hpp"
 #include "dispatch/problem.hpp"
+#include "entry_points.h"
 #include "gemm/gemm.h"
 
 namespace gemm {
@@ -14,30 +15,8 @@ struct param_positions {
         stride_c, batch, compute;
 };
 
-extern const param_positions sgemm_positions;
-extern const param_positions sgemm_batched_positions;
-extern const param_positions ex_positions;
-extern const param_positions ex_batched_positions;
-
-struct user_call {
-    gemm_layout_t layout;
-    gemm_op_t transa, transb;
-    int64_t m, n, k;
-    const void *alpha;
-    const void *a;
-    gemm_dtype_t a_type;
-    int64_t lda, stride_a;
-    const void *b;
-    gemm_dtype_t b_type;
-    int64_t ldb, stride_b;
-    const void *beta;
-    void *c;
-    gemm_dtype_t c_type;
-    int64_t ldc, stride_c;
-    int64_t batch;
-    gemm_dtype_t compute;
-    const param_positions *pos;
-};
+// The call as an entry point received it (enum arguments as int, not yet validated).
+using user_call = api_call;
 
 // BLAS rules, in reference BLAS order, then types, strides and pointers. On failure sets
 // the thread's error (naming the parameter) and returns its status.

@@ -1,4 +1,5 @@
-// gemm_api.cpp: the exported C entry points; each builds a user_call and runs it.
+// gemm_api.cpp: the exported C entry points that take no enum arguments (gemm_entry.c has
+// those), and the status texts.
 #include <string>
 
 #include "call.hpp"
@@ -14,7 +15,7 @@ extern "C" {
 
 const char *gemm_version(void) { return GEMM_VERSION_STRING; }
 
-const char *gemm_status_string(gemm_status_t status) {
+const char *api_status_text(int status) {
     switch (status) {
     case GEMM_STATUS_SUCCESS: return "GEMM_STATUS_SUCCESS: success";
     case GEMM_STATUS_INVALID_LAYOUT: return "GEMM_STATUS_INVALID_LAYOUT: layout is not row- or column-major";
@@ -40,63 +41,6 @@ const char *gemm_status_string(gemm_status_t status) {
 const char *gemm_last_error(void) { return last_error_message(); }
 
 int gemm_last_error_parameter(void) { return last_error_parameter(); }
-
-gemm_status_t gemm_sgemm(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m,
-                         int64_t n, int64_t k, float alpha, const float *A, int64_t lda,
-                         const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
-    return run_call({layout, transa, transb, m, n, k, &alpha, A, GEMM_F32, lda, 0, B, GEMM_F32,
-                     ldb, 0, &beta, C, GEMM_F32, ldc, 0, 1, GEMM_F32, &sgemm_positions});
-}
-
-gemm_status_t gemm_dgemm(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m,
-                         int64_t n, int64_t k, double alpha, const double *A, int64_t lda,
-                         const double *B, int64_t ldb, double beta, double *C, int64_t ldc) {
-    return run_call({layout, transa, transb, m, n, k, &alpha, A, GEMM_F64, lda, 0, B, GEMM_F64,
-                     ldb, 0, &beta, C, GEMM_F64, ldc, 0, 1, GEMM_F64, &sgemm_positions});
-}
-
-gemm_status_t gemm_sgemm_strided_batched(gemm_layout_t layout, gemm_op_t transa,
-                                         gemm_op_t transb, int64_t m, int64_t n, int64_t k,
-                                         float alpha, const float *A, int64_t lda,
-                                         int64_t stride_a, const float *B, int64_t ldb,
-                                         int64_t stride_b, float beta, float *C, int64_t ldc,
-                                         int64_t stride_c, int64_t batch_count) {
-    return run_call({layout, transa, transb, m, n, k, &alpha, A, GEMM_F32, lda, stride_a, B,
-                     GEMM_F32, ldb, stride_b, &beta, C, GEMM_F32, ldc, stride_c, batch_count,
-                     GEMM_F32, &sgemm_batched_positions});
-}
-
-gemm_status_t gemm_dgemm_strided_batched(gemm_layout_t layout, gemm_op_t transa,
-                                         gemm_op_t transb, int64_t m, int64_t n, int64_t k,
-                                         double alpha, const double *A, int64_t lda,
-                                         int64_t stride_a, const double *B, int64_t ldb,
-                                         int64_t stride_b, double beta, double *C, int64_t ldc,
-                                         int64_t stride_c, int64_t batch_count) {
-    return run_call({layout, transa, transb, m, n, k, &alpha, A, GEMM_F64, lda, stride_a, B,
-                     GEMM_F64, ldb, stride_b, &beta, C, GEMM_F64, ldc, stride_c, batch_count,
-                     GEMM_F64, &sgemm_batched_positions});
-}
-
-gemm_status_t gemm_ex(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m,
-                      int64_t n, int64_t k, const void *alpha, const void *A,
-                      gemm_dtype_t a_type, int64_t lda, const void *B, gemm_dtype_t b_type,
-                      int64_t ldb, const void *beta, void *C, gemm_dtype_t c_type, int64_t ldc,
-                      gemm_dtype_t compute_type) {
-    return run_call({layout, transa, transb, m, n, k, alpha, A, a_type, lda, 0, B, b_type, ldb,
-                     0, beta, C, c_type, ldc, 0, 1, compute_type, &ex_positions});
-}
-
-gemm_status_t gemm_ex_strided_batched(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb,
-                                      int64_t m, int64_t n, int64_t k, const void *alpha,
-                                      const void *A, gemm_dtype_t a_type, int64_t lda,
-                                      int64_t stride_a, const void *B, gemm_dtype_t b_type,
-                                      int64_t ldb, int64_t stride_b, const void *beta, void *C,
-                                      gemm_dtype_t c_type, int64_t ldc, int64_t stride_c,
-                                      int64_t batch_count, gemm_dtype_t compute_type) {
-    return run_call({layout, transa, transb, m, n, k, alpha, A, a_type, lda, stride_a, B,
-                     b_type, ldb, stride_b, beta, C, c_type, ldc, stride_c, batch_count,
-                     compute_type, &ex_batched_positions});
-}
 
 int64_t gemm_backend_count(void) { return int64_t(registered_backends().size()); }
 
@@ -131,5 +75,7 @@ gemm_status_t gemm_set_stream(void *stream) {
 void *gemm_get_stream(void) { return thread_stream(); }
 
 const char *gemm_get_backend(void) { return current_selection().spec.c_str(); }
+
+const char *gemm_get_backend_source(void) { return current_selection().source.c_str(); }
 
 }  // extern "C"

@@ -1,9 +1,10 @@
-// gemm_tune_api.cpp: the exported tuning entry points over dispatch/tuner.
+// gemm_tune_api.cpp: tuning through the C API (gemm_tune in gemm_entry.c lands here).
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "dispatch/error.hpp"
+#include "entry_points.h"
 #include "dispatch/settings.hpp"
 #include "dispatch/tune_cache.hpp"
 #include "dispatch/tuner.hpp"
@@ -20,12 +21,12 @@ struct report_storage {
 };
 thread_local report_storage tls_report;
 
-bool valid_dtype(gemm_dtype_t t) { return t == GEMM_F32 || t == GEMM_F64 || t == GEMM_F16 || t == GEMM_BF16; }
-bool valid_op(gemm_op_t o) { return o == GEMM_OP_N || o == GEMM_OP_T || o == GEMM_OP_C; }
+bool valid_dtype(int t) { return t == GEMM_F32 || t == GEMM_F64 || t == GEMM_F16 || t == GEMM_BF16; }
+bool valid_op(int o) { return o == GEMM_OP_N || o == GEMM_OP_T || o == GEMM_OP_C; }
 
 gemm_status_t fail(gemm_status_t s, const std::string &what) { return set_error(s, "gemm_tune: " + what); }
 
-gemm_status_t check_request(const gemm_tune_request_t &r) {
+gemm_status_t check_request(const api_tune_request &r) {
     if (r.layout != GEMM_ROW_MAJOR && r.layout != GEMM_COL_MAJOR) return fail(GEMM_STATUS_INVALID_LAYOUT, "layout is not row- or column-major");
     if (!valid_op(r.transa) || !valid_op(r.transb)) return fail(GEMM_STATUS_INVALID_OP, "transa/transb must be N, T or C");
     if (r.m < 0 || r.n < 0 || r.k < 0 || r.batch_count < 1 || r.ld_padding < 0)
@@ -38,7 +39,7 @@ gemm_status_t check_request(const gemm_tune_request_t &r) {
 }
 
 // The canonical (column-major) class of the request, as the API would canonicalize a call.
-tune_spec spec_of(const gemm_tune_request_t &r) {
+tune_spec spec_of(const api_tune_request &r) {
     tune_spec s;
     bool row = r.layout == GEMM_ROW_MAJOR;
     transpose a = r.transa == GEMM_OP_N ? transpose::n : transpose::t;
@@ -90,7 +91,7 @@ void fill_report(gemm_tune_report_t &report, bool stored) {
 
 extern "C" {
 
-gemm_status_t gemm_tune(const gemm_tune_request_t *request, int store, gemm_tune_report_t *report) {
+gemm_status_t api_tune(const api_tune_request *request, int store, gemm_tune_report_t *report) {
     clear_error();
     if (!request) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 1: request is NULL", 1);
     if (!report) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 3: report is NULL", 3);

@@ -152,6 +152,9 @@ GEMM_API void *gemm_get_stream(void);
 /* The selection in force: what gemm_set_backend set, else GEMM_BACKEND, else "auto". */
 GEMM_API const char *gemm_get_backend(void);
 
+/* Where that selection comes from: "gemm_set_backend", "GEMM_BACKEND" or "default". */
+GEMM_API const char *gemm_get_backend_source(void);
+
 /* ---- Tuning ---------------------------------------------------------------------------- */
 
 /* A problem class to tune: the tuner allocates and fills its own operands. */

@@ -168,14 +168,18 @@ status gemm(typename type_of<T>::scalar alpha, matrix_view<const T> A, op transa
 }
 
 // Forces a backend ("cpu_omp", "cpu_omp:variant", "auto") until destroyed, then restores
-// the choice that was in force. Check ok() before relying on it.
+// the choice that was in force: the previous gemm_set_backend choice, or else the
+// environment's (even an invalid GEMM_BACKEND, which keeps failing calls as before).
+// Check ok() before relying on it.
 class scoped_backend {
 public:
-    explicit scoped_backend(const char *name) : previous_(gemm_get_backend()) {
+    explicit scoped_backend(const char *name)
+        : previous_(gemm_get_backend()),
+          previous_from_code_(std::string(gemm_get_backend_source()) == "gemm_set_backend") {
         status_ = make_status(gemm_set_backend(name));
     }
     ~scoped_backend() {
-        if (status_.ok()) gemm_set_backend(previous_.c_str());
+        if (status_.ok()) gemm_set_backend(previous_from_code_ ? previous_.c_str() : nullptr);
     }
     scoped_backend(const scoped_backend &) = delete;
     scoped_backend &operator=(const scoped_backend &) = delete;
@@ -184,6 +188,7 @@ public:
 
 private:
     std::string previous_;
+    bool previous_from_code_;
     status status_;
 };
 

@@ -1,0 +1,52 @@
+/* entry_points.h: what the C entry points (gemm_entry.c) hand to the C++ implementation.
+ * Enum arguments travel as int: C reads any int a caller passes without undefined behaviour,
+ * and the implementation validates them before treating them as enumerators. */
+#ifndef GEMM_API_ENTRY_POINTS_H
+#define GEMM_API_ENTRY_POINTS_H
+
+#include "gemm/gemm.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Which entry point made the call: it decides how parameters are numbered in messages. */
+enum api_entry { api_entry_typed = 0, api_entry_typed_batched = 1, api_entry_ex = 2, api_entry_ex_batched = 3 };
+
+typedef struct api_call {
+    int layout, transa, transb;
+    int64_t m, n, k;
+    const void *alpha;
+    const void *a;
+    int a_type;
+    int64_t lda, stride_a;
+    const void *b;
+    int b_type;
+    int64_t ldb, stride_b;
+    const void *beta;
+    void *c;
+    int c_type;
+    int64_t ldc, stride_c;
+    int64_t batch;
+    int compute;
+    int entry; /* enum api_entry */
+} api_call;
+
+/* gemm_tune_request_t with its enum fields as int. */
+typedef struct api_tune_request {
+    int ab_type, c_type, layout, transa, transb;
+    int64_t m, n, k, batch_count, ld_padding;
+    int misaligned, beta_zero, device;
+    double budget_ms;
+    const char *backends;
+} api_tune_request;
+
+gemm_status_t api_run(const api_call *call);
+const char *api_status_text(int status);
+gemm_status_t api_tune(const api_tune_request *request, int store, gemm_tune_report_t *report);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

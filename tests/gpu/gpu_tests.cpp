@@ -1,0 +1,480 @@
+// gpu_tests.cpp: every available CUDA backend against cpu_ref, with device, managed and host
+// (staged) pointers, user streams, threads, and the errors device pointers can cause.
+// Without a CUDA device the program prints "SKIPPED: ..." and exits with 77, which CTest
+// reports as skipped.
+#define DOCTEST_CONFIG_IMPLEMENT
+#include <doctest/doctest.h>
+
+#include <cuda_runtime_api.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+
+#include "harness.hpp"
+
+using namespace gemm_test;
+
+namespace {
+
+constexpr int skip_exit_code = 77;
+
+// ---- CUDA helpers --------------------------------------------------------------------------
+
+#define CUDA_REQUIRE(call)                                                                     \
+    do {                                                                                       \
+        cudaError_t e_ = (call);                                                               \
+        REQUIRE_MESSAGE(e_ == cudaSuccess, #call ": " << cudaGetErrorString(e_));              \
+    } while (0)
+
+// After every library call, successful or not, no CUDA error may be left behind.
+void check_no_cuda_error(const std::string &where) {
+    cudaError_t e = cudaGetLastError();
+    CHECK_MESSAGE(e == cudaSuccess, where << ": CUDA error left behind: " << cudaGetErrorString(e));
+}
+
+enum class memory { device, managed, pinned, host };
+
+const char *memory_name(memory m) {
+    switch (m) {
+    case memory::device: return "device";
+    case memory::managed: return "managed";
+    case memory::pinned: return "pinned host";
+    case memory::host: return "host";
+    }
+    return "?";
+}
+
+// One buffer in the chosen kind of memory, holding a copy of `init`.
+class buffer {
+public:
+    buffer(memory kind, const bytes &init) : kind_(kind), size_(init.size()) {
+        if (size_ == 0) return;
+        switch (kind) {
+        case memory::device: CUDA_REQUIRE(cudaMalloc(&ptr_, size_)); break;
+        case memory::managed: CUDA_REQUIRE(cudaMallocManaged(&ptr_, size_)); break;
+        case memory::pinned: CUDA_REQUIRE(cudaMallocHost(&ptr_, size_)); break;
+        case memory::host: host_ = init; ptr_ = host_.data(); return;
+        }
+        CUDA_REQUIRE(cudaMemcpy(ptr_, init.data(), size_, cudaMemcpyDefault));
+    }
+    ~buffer() {
+        if (!ptr_ || kind_ == memory::host) return;
+        if (kind_ == memory::pinned) cudaFreeHost(ptr_);
+        else cudaFree(ptr_);
+    }
+    buffer(const buffer &) = delete;
+    buffer &operator=(const buffer &) = delete;
+
+    void *get() const { return ptr_; }
+    bytes read() const {
+        bytes out(size_);
+        if (size_ && kind_ == memory::host) out = host_;
+        else if (size_) CUDA_REQUIRE(cudaMemcpy(out.data(), ptr_, size_, cudaMemcpyDefault));
+        return out;
+    }
+
+private:
+    memory kind_;
+    std::size_t size_;
+    void *ptr_ = nullptr;
+    bytes host_;
+};
+
+// ---- backends ------------------------------------------------------------------------------
+
+// The CUDA backends of this build that this machine can run (named cu*: cublas, cublaslt,
+// cuda_naive, cuda_tiled, and any added later).
+// The available CUDA backends; GEMM_TEST_BACKENDS (comma-separated) narrows them, e.g. to run
+// one hand-written kernel under compute-sanitizer.
+std::vector<std::string> gpu_backends() {
+    const char *only = std::getenv("GEMM_TEST_BACKENDS");
+    std::string wanted = only ? "," + std::string(only) + "," : "";
+    std::vector<std::string> names;
+    for (const std::string &n : available_backends())
+        if (n.rfind("cu", 0) == 0 && (wanted.empty() || wanted.find("," + n + ",") != std::string::npos))
+            names.push_back(n);
+    return names;
+}
+
+// Whether the backend promises this case; otherwise GEMM_STATUS_NOT_SUPPORTED is accepted
+// and counted as a skip.
+bool must_support(const std::string &backend, const gemm_case &c) {
+    if (backend == "cublas" || backend == "cublaslt") return true;
+    if (backend == "cuda_naive") return c.ab_type == GEMM_F32 || c.ab_type == GEMM_F64;
+    return false;
+}
+
+struct selection_guard {
+    explicit selection_guard(const std::string &spec) {
+        gemm_status_t s = gemm_set_backend(spec.c_str());
+        REQUIRE_MESSAGE(s == GEMM_STATUS_SUCCESS, "gemm_set_backend(" << spec << "): " << gemm_last_error());
+    }
+    ~selection_guard() { gemm_set_backend(nullptr); }
+};
+
+// The expected C windows: cpu_ref's result on host copies.
+std::vector<double> cpu_ref_result(const gemm_case &c, const operands &o) {
+    selection_guard sel("cpu_ref");
+    run_result r = run_host(c, o);
+    REQUIRE_MESSAGE(r.status == GEMM_STATUS_SUCCESS, "cpu_ref failed: " << r.error << " for " << c.describe());
+    return window_values(c, r.c);
+}
+
+run_result run_in(memory kind, const gemm_case &c, const operands &o, cudaStream_t stream) {
+    buffer a(kind, o.a), b(kind, o.b), cbuf(kind, o.c0);
+    gemm_set_stream(stream);
+    run_result r;
+    r.status = call_gemm(c, a.get(), b.get(), cbuf.get());
+    r.error = gemm_last_error();
+    gemm_set_stream(nullptr);
+    CUDA_REQUIRE(cudaStreamSynchronize(stream));
+    r.c = cbuf.read();
+    return r;
+}
+
+struct tally {
+    skip_tally skipped;
+    int64_t checked = 0;
+};
+
+// Runs c on every GPU backend with device and host pointers, compared with cpu_ref.
+void check_case(const gemm_case &c, tally &t, const std::vector<memory> &kinds = {memory::device, memory::host}) {
+    if (!case_selected(c.describe())) return;
+    operands o = make_operands(c);
+    reference ref = compute_reference(c, o);
+    std::vector<double> expected = cpu_ref_result(c, o);
+    for (const std::string &name : gpu_backends()) {
+        selection_guard sel(name);
+        for (memory kind : kinds) {
+            run_result r = run_in(kind, c, o, nullptr);
+            std::string where = name + " " + memory_name(kind) + " " + c.describe();
+            check_no_cuda_error(where);
+            if (r.status == GEMM_STATUS_NOT_SUPPORTED && !must_support(name, c)) {
+                t.skipped.add(name, c);
+                continue;
+            }
+            REQUIRE_MESSAGE(r.status == GEMM_STATUS_SUCCESS, where << ": status " << int(r.status) << ": " << r.error);
+            comparison cmp = compare_result(c, o, r.c, expected, ref.magnitude);
+            CHECK_MESSAGE(cmp.ok, where << ": " << cmp.first << "\n  rerun: GEMM_TEST_FILTER='" << c.describe() << "'");
+            ++t.checked;
+        }
+    }
+}
+
+void report(const tally &t) {
+    MESSAGE(t.checked << " backend runs checked; " << t.skipped.summary());
+    CHECK(t.checked > 0);
+}
+
+struct type_pair {
+    gemm_dtype_t ab, c;
+};
+constexpr type_pair all_types[] = {{GEMM_F32, GEMM_F32}, {GEMM_F64, GEMM_F64}, {GEMM_F16, GEMM_F16},
+                                   {GEMM_F16, GEMM_F32}, {GEMM_BF16, GEMM_BF16}, {GEMM_BF16, GEMM_F32}};
+
+struct scalars {
+    double alpha, beta;
+};
+constexpr scalars scalar_cycle[] = {{1.0, 0.0}, {0.5, -1.5}, {-1.0, 1.0}, {0.0, 2.0}, {1.25, 0.0}};
+
+gemm_case base_case(type_pair t, gemm_layout_t layout, gemm_op_t ta, gemm_op_t tb, int64_t m, int64_t n, int64_t k) {
+    gemm_case c;
+    c.ab_type = t.ab;
+    c.c_type = t.c;
+    c.api = (t.ab == GEMM_F32 || t.ab == GEMM_F64) && t.ab == t.c && (m + n + k) % 2 == 0 ? entry::typed : entry::ex;
+    c.layout = layout;
+    c.transa = ta;
+    c.transb = tb;
+    c.m = m;
+    c.n = n;
+    c.k = k;
+    return c;
+}
+
+}  // namespace
+
+TEST_CASE("gpu: CUDA backends are available") {
+    std::vector<std::string> names = gpu_backends();
+    for (const backend_entry &b : all_backends())
+        if (b.name.rfind("cu", 0) == 0) MESSAGE(b.name << ": " << (b.available ? "available" : b.reason));
+    CHECK(std::find(names.begin(), names.end(), "cublas") != names.end());
+    CHECK(std::find(names.begin(), names.end(), "cublaslt") != names.end());
+    CHECK(std::find(names.begin(), names.end(), "cuda_naive") != names.end());
+}
+
+TEST_CASE("gpu: correctness matrix, device and host pointers") {
+    struct size3 { int64_t m, n, k; };
+    const size3 sizes[] = {{0, 5, 3},    {5, 0, 3},      {4, 5, 0},     {1, 1, 1},     {2, 3, 2},
+                           {17, 31, 33}, {33, 17, 31},   {64, 65, 63},  {65, 64, 1},   {127, 128, 129},
+                           {129, 127, 2}, {255, 257, 17}, {31, 1, 257}, {1, 129, 7},   {97, 13, 101},
+                           {128, 128, 128}};
+    const gemm_layout_t layouts[] = {GEMM_COL_MAJOR, GEMM_ROW_MAJOR};
+    const gemm_op_t ops[] = {GEMM_OP_N, GEMM_OP_T};
+    const int64_t pads[] = {0, 1, 7};
+    for (type_pair t : all_types) {
+        tally tl;
+        int64_t counter = 0;
+        for (size3 s : sizes)
+            for (gemm_layout_t l : layouts)
+                for (gemm_op_t ta : ops)
+                    for (gemm_op_t tb : ops) {
+                        gemm_case c = base_case(t, l, ta, tb, s.m, s.n, s.k);
+                        set_leading_dims(c, pads[counter % 3]);
+                        scalars sc = scalar_cycle[counter % 5];
+                        c.alpha = sc.alpha;
+                        c.beta = sc.beta;
+                        ++counter;
+                        check_case(c, tl);
+                    }
+        report(tl);
+    }
+}
+
+TEST_CASE("gpu: every alpha/beta combination, C op, managed and pinned memory") {
+    tally tl;
+    for (type_pair t : all_types)
+        for (scalars sc : scalar_cycle)
+            for (gemm_op_t ta : {GEMM_OP_N, GEMM_OP_C}) {
+                gemm_case c = base_case(t, GEMM_ROW_MAJOR, ta, GEMM_OP_T, 37, 29, 41);
+                set_leading_dims(c, 3);
+                c.alpha = sc.alpha;
+                c.beta = sc.beta;
+                check_case(c, tl, {memory::device, memory::managed, memory::pinned, memory::host});
+            }
+    report(tl);
+}
+
+TEST_CASE("gpu: strided batches, shared A or B (stride 0), gaps") {
+    tally tl;
+    for (type_pair t : all_types)
+        for (int share = 0; share < 4; ++share)
+            for (gemm_layout_t l : {GEMM_COL_MAJOR, GEMM_ROW_MAJOR}) {
+                gemm_case c = base_case(t, l, share % 2 ? GEMM_OP_T : GEMM_OP_N, share / 2 ? GEMM_OP_N : GEMM_OP_T,
+                                        17 + share, 33 - share, 31);
+                set_leading_dims(c, share);
+                set_batch(c, 3 + share, share & 1, share & 2, share == 3 ? 0 : 5);
+                c.api = entry::ex;
+                c.alpha = 0.75;
+                c.beta = share == 2 ? 0.0 : -0.5;
+                check_case(c, tl);
+            }
+    report(tl);
+}
+
+TEST_CASE("gpu: launch limits: batch > 65535, n > 65535 * 16, one-element batches") {
+    tally tl;
+    type_pair f32{GEMM_F32, GEMM_F32};
+    gemm_case many = base_case(f32, GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_T, 2, 3, 2);
+    set_leading_dims(many, 0);
+    set_batch(many, 70000, false, true, 1);
+    many.beta = 1.0;
+    check_case(many, tl);
+    gemm_case wide = base_case(f32, GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 1, 1100000, 3);
+    set_leading_dims(wide, 0);
+    check_case(wide, tl);
+    gemm_case tiny = base_case({GEMM_F64, GEMM_F64}, GEMM_ROW_MAJOR, GEMM_OP_T, GEMM_OP_N, 1, 1, 1);
+    set_leading_dims(tiny, 2);
+    set_batch(tiny, 9, true, false, 2);
+    tiny.beta = 3.0;
+    check_case(tiny, tl);
+    report(tl);
+}
+
+namespace {
+void CUDART_CB hold_stream(void *) { std::this_thread::sleep_for(std::chrono::milliseconds(300)); }
+}  // namespace
+
+TEST_CASE("gpu: gemm_set_stream: calls are enqueued on the caller's stream") {
+    gemm_case c = base_case({GEMM_F32, GEMM_F32}, GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 256, 192, 160);
+    set_leading_dims(c, 1);
+    operands o = make_operands(c);
+    reference ref = compute_reference(c, o);
+    std::vector<double> expected = cpu_ref_result(c, o);
+    cudaStream_t stream = nullptr;
+    CUDA_REQUIRE(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    for (const std::string &name : gpu_backends()) {
+        selection_guard sel(name);
+        run_in(memory::device, c, o, stream);  // warm-up: handles and workspaces exist now
+        buffer a(memory::device, o.a), b(memory::device, o.b), cbuf(memory::device, o.c0);
+        // The stream is held by a host function: work enqueued behind it cannot have run
+        // when the call returns, and C must still hold its initial bytes.
+        CUDA_REQUIRE(cudaLaunchHostFunc(stream, hold_stream, nullptr));
+        gemm_set_stream(stream);
+        CHECK(gemm_get_stream() == stream);
+        gemm_status_t s = call_gemm(c, a.get(), b.get(), cbuf.get());
+        gemm_set_stream(nullptr);
+        REQUIRE_MESSAGE(s == GEMM_STATUS_SUCCESS, name << ": " << gemm_last_error());
+        bytes early(o.c0.size());
+        CUDA_REQUIRE(cudaMemcpy(early.data(), cbuf.get(), early.size(), cudaMemcpyDeviceToHost));
+        CHECK_MESSAGE(early == o.c0, name << ": C changed before the caller's stream was released");
+        CUDA_REQUIRE(cudaStreamSynchronize(stream));
+        comparison cmp = compare_result(c, o, cbuf.read(), expected, ref.magnitude);
+        CHECK_MESSAGE(cmp.ok, name << " on a user stream: " << cmp.first);
+        check_no_cuda_error(name);
+    }
+    CUDA_REQUIRE(cudaStreamDestroy(stream));
+}
+
+TEST_CASE("gpu: 8 threads at once, each with its own stream") {
+    constexpr int threads = 8;
+    constexpr int rounds = 6;
+    std::vector<gemm_case> cases;
+    std::vector<operands> ops;
+    std::vector<reference> refs;
+    std::vector<std::vector<double>> expected;
+    for (int i = 0; i < threads; ++i) {
+        type_pair t = i % 3 == 0 ? type_pair{GEMM_F64, GEMM_F64} : type_pair{GEMM_F32, GEMM_F32};
+        gemm_case c = base_case(t, i % 2 ? GEMM_ROW_MAJOR : GEMM_COL_MAJOR, i % 4 < 2 ? GEMM_OP_N : GEMM_OP_T,
+                                GEMM_OP_N, 40 + 7 * i, 50 + 5 * i, 30 + 3 * i);
+        set_leading_dims(c, i % 3);
+        c.beta = i % 2 ? 0.5 : 0.0;
+        cases.push_back(c);
+        ops.push_back(make_operands(c));
+        refs.push_back(compute_reference(c, ops.back()));
+        expected.push_back(cpu_ref_result(c, ops.back()));
+    }
+    for (const std::string &name : gpu_backends()) {
+        selection_guard sel(name);
+        std::vector<std::string> failures(threads);
+        std::vector<std::thread> pool;
+        for (int i = 0; i < threads; ++i)
+            pool.emplace_back([&, i] {
+                cudaStream_t stream = nullptr;
+                if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess) {
+                    failures[std::size_t(i)] = "cudaStreamCreate failed";
+                    return;
+                }
+                const gemm_case &c = cases[std::size_t(i)];
+                const operands &o = ops[std::size_t(i)];
+                for (int r = 0; r < rounds && failures[std::size_t(i)].empty(); ++r) {
+                    bool staged = r % 2 == 1;  // alternate device and host (staged) pointers
+                    bytes got = o.c0;
+                    void *da = nullptr, *db = nullptr, *dc = nullptr;
+                    if (!staged) {
+                        cudaMalloc(&da, o.a.size());
+                        cudaMalloc(&db, o.b.size());
+                        cudaMalloc(&dc, o.c0.size());
+                        cudaMemcpy(da, o.a.data(), o.a.size(), cudaMemcpyHostToDevice);
+                        cudaMemcpy(db, o.b.data(), o.b.size(), cudaMemcpyHostToDevice);
+                        cudaMemcpy(dc, o.c0.data(), o.c0.size(), cudaMemcpyHostToDevice);
+                    }
+                    gemm_set_stream(stream);
+                    gemm_status_t s = staged ? call_gemm(c, o.a.data(), o.b.data(), got.data()) : call_gemm(c, da, db, dc);
+                    std::string error = gemm_last_error();
+                    if (!staged) {
+                        cudaStreamSynchronize(stream);
+                        cudaMemcpy(got.data(), dc, got.size(), cudaMemcpyDeviceToHost);
+                        cudaFree(da);
+                        cudaFree(db);
+                        cudaFree(dc);
+                    }
+                    cudaError_t e = cudaGetLastError();
+                    if (s != GEMM_STATUS_SUCCESS) failures[std::size_t(i)] = "status " + std::to_string(int(s)) + ": " + error;
+                    else if (e != cudaSuccess) failures[std::size_t(i)] = cudaGetErrorString(e);
+                    else {
+                        comparison cmp = compare_result(c, o, got, expected[std::size_t(i)], refs[std::size_t(i)].magnitude);
+                        if (!cmp.ok) failures[std::size_t(i)] = (staged ? "host: " : "device: ") + cmp.first;
+                    }
+                }
+                cudaStreamDestroy(stream);
+            });
+        for (std::thread &t : pool) t.join();
+        for (int i = 0; i < threads; ++i)
+            CHECK_MESSAGE(failures[std::size_t(i)].empty(), name << " thread " << i << " (" << cases[std::size_t(i)].describe()
+                                                                 << "): " << failures[std::size_t(i)]);
+    }
+}
+
+TEST_CASE("gpu: device pointers forced onto a CPU backend are refused") {
+    gemm_case c = base_case({GEMM_F32, GEMM_F32}, GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 8, 9, 10);
+    set_leading_dims(c, 0);
+    c.beta = 1.0;
+    operands o = make_operands(c);
+    for (const char *cpu : {"cpu_ref", "cpu_omp", "cblas"}) {
+        if (gemm_set_backend(cpu) != GEMM_STATUS_SUCCESS) {
+            MESSAGE(cpu << " not usable here, not tested: " << gemm_last_error());
+            continue;
+        }
+        buffer a(memory::device, o.a), b(memory::device, o.b), cbuf(memory::device, o.c0);
+        gemm_status_t s = call_gemm(c, a.get(), b.get(), cbuf.get());
+        CHECK_MESSAGE(s == GEMM_STATUS_NOT_SUPPORTED, cpu << ": status " << int(s));
+        CHECK_MESSAGE(std::string(gemm_last_error()).find("needs host pointers") != std::string::npos,
+                      cpu << ": " << gemm_last_error());
+        CHECK(cbuf.read() == o.c0);
+        check_no_cuda_error(cpu);
+        gemm_set_backend(nullptr);
+    }
+}
+
+TEST_CASE("gpu: mixed host and device pointers are rejected, C unchanged") {
+    gemm_case c = base_case({GEMM_F32, GEMM_F32}, GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 8, 9, 10);
+    set_leading_dims(c, 0);
+    c.beta = 1.0;
+    operands o = make_operands(c);
+    for (const std::string &spec : {std::string("auto"), std::string("cublas"), std::string("cuda_naive")}) {
+        selection_guard sel(spec);
+        {  // A on the host, B and C on the device
+            buffer b(memory::device, o.b), cbuf(memory::device, o.c0);
+            gemm_status_t s = call_gemm(c, o.a.data(), b.get(), cbuf.get());
+            CHECK_MESSAGE(s == GEMM_STATUS_MIXED_MEMORY_SPACES, spec << ": status " << int(s) << ": " << gemm_last_error());
+            CHECK(cbuf.read() == o.c0);
+            check_no_cuda_error(spec + ", host A");
+        }
+        {  // A and B on the device, C on the host
+            buffer a(memory::device, o.a), b(memory::device, o.b);
+            bytes host_c = o.c0;
+            gemm_status_t s = call_gemm(c, a.get(), b.get(), host_c.data());
+            CHECK_MESSAGE(s == GEMM_STATUS_MIXED_MEMORY_SPACES, spec << ": status " << int(s) << ": " << gemm_last_error());
+            CHECK(host_c == o.c0);
+            check_no_cuda_error(spec + ", host C");
+        }
+    }
+}
+
+TEST_CASE("gpu: cuda_naive refuses f16 and bf16 with a reason") {
+    selection_guard sel("cuda_naive");
+    for (type_pair t : {type_pair{GEMM_F16, GEMM_F16}, type_pair{GEMM_BF16, GEMM_F32}}) {
+        gemm_case c = base_case(t, GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 4, 4, 4);
+        set_leading_dims(c, 0);
+        operands o = make_operands(c);
+        buffer a(memory::device, o.a), b(memory::device, o.b), cbuf(memory::device, o.c0);
+        gemm_status_t s = call_gemm(c, a.get(), b.get(), cbuf.get());
+        CHECK(s == GEMM_STATUS_NOT_SUPPORTED);
+        CHECK(std::string(gemm_last_error()).find("not supported") != std::string::npos);
+        CHECK(cbuf.read() == o.c0);
+        check_no_cuda_error("cuda_naive f16");
+    }
+}
+
+TEST_CASE("gpu: cublaslt variant ids") {
+    CHECK(gemm_set_backend("cublaslt:fastest") == GEMM_STATUS_INVALID_VALUE);
+    CHECK(gemm_set_backend("cublaslt:algo1_tile2") == GEMM_STATUS_INVALID_VALUE);
+    CHECK(gemm_set_backend("cublaslt:algo01_tile0_stages0_splitk1_red0_swz0_cust0_inner0_cluster0") ==
+          GEMM_STATUS_INVALID_VALUE);  // not in canonical form
+    gemm_case c = base_case({GEMM_F32, GEMM_F32}, GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 64, 64, 64);
+    set_leading_dims(c, 0);
+    c.beta = 1.0;
+    operands o = make_operands(c);
+    // Syntactically valid, but no such algorithm: refused when run, C untouched.
+    selection_guard sel("cublaslt:algo99999_tile0_stages0_splitk1_red0_swz0_cust0_inner0_cluster0");
+    buffer a(memory::device, o.a), b(memory::device, o.b), cbuf(memory::device, o.c0);
+    gemm_status_t s = call_gemm(c, a.get(), b.get(), cbuf.get());
+    CHECK_MESSAGE(s == GEMM_STATUS_NOT_SUPPORTED, "status " << int(s) << ": " << gemm_last_error());
+    CHECK(cbuf.read() == o.c0);
+    check_no_cuda_error("cublaslt bogus variant");
+}
+
+int main(int argc, char **argv) {
+    int devices = 0;
+    cudaError_t e = cudaGetDeviceCount(&devices);
+    if (e != cudaSuccess || devices == 0) {
+        cudaGetLastError();
+        std::printf("SKIPPED: no CUDA device (cudaGetDeviceCount: %s)\n",
+                    e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
+        return skip_exit_code;
+    }
+    doctest::Context context(argc, argv);
+    return context.run();
+}

@@ -1,0 +1,578 @@
+// harness.hpp: the cross-backend test harness: a GEMM case and its name, random operands with
+// poisoned padding, a double-precision reference, the tolerance derived from dtype and k, and
+// the comparison that also checks C outside its m x n windows. Doctest-free and independent
+// of gemm.hpp, so any suite (host now, device later: copy the operands over, call, copy C
+// back) can use it.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gemm/gemm.h"
+
+namespace gemm_test {
+
+using bytes = std::vector<unsigned char>;
+
+// ---- element types ------------------------------------------------------------------------
+
+inline std::size_t dtype_size(gemm_dtype_t t) {
+    return t == GEMM_F64 ? 8 : t == GEMM_F32 ? 4 : 2;
+}
+
+inline const char *dtype_name(gemm_dtype_t t) {
+    switch (t) {
+    case GEMM_F32: return "f32";
+    case GEMM_F64: return "f64";
+    case GEMM_F16: return "f16";
+    case GEMM_BF16: return "bf16";
+    }
+    return "?";
+}
+
+inline const char *layout_name(gemm_layout_t l) { return l == GEMM_ROW_MAJOR ? "row" : "col"; }
+
+inline char op_letter(gemm_op_t o) { return o == GEMM_OP_N ? 'N' : o == GEMM_OP_T ? 'T' : 'C'; }
+
+// Unit roundoff u: the largest relative error of one rounding to nearest.
+inline double unit_roundoff(gemm_dtype_t t) {
+    switch (t) {
+    case GEMM_F64: return 0x1p-53;
+    case GEMM_F32: return 0x1p-24;
+    case GEMM_F16: return 0x1p-11;
+    case GEMM_BF16: return 0x1p-8;
+    }
+    return 1.0;
+}
+
+// Smallest positive subnormal: the absolute error floor near zero.
+inline double smallest_subnormal(gemm_dtype_t t) {
+    switch (t) {
+    case GEMM_F64: return 0x1p-1074;
+    case GEMM_F32: return 0x1p-149;
+    case GEMM_F16: return 0x1p-24;
+    case GEMM_BF16: return 0x1p-133;
+    }
+    return 0.0;
+}
+
+// 16-bit conversions written here rather than taken from gemm.hpp, so the oracle side of a
+// comparison never shares code with the library under test.
+
+// Exact value of an IEEE binary16 pattern, decoded from its fields.
+inline double half_to_double(uint16_t h) {
+    double sign = h & 0x8000 ? -1.0 : 1.0;
+    int exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+    if (exp == 0x1f) return mant ? std::nan("") : sign * HUGE_VAL;
+    if (exp == 0) return sign * std::ldexp(double(mant), -24);
+    return sign * std::ldexp(double(1024 + mant), exp - 25);
+}
+
+// v rounded to binary16, to nearest with ties to even (nearbyint in the default rounding mode).
+inline uint16_t half_from_double(double v) {
+    uint16_t sign = std::signbit(v) ? 0x8000 : 0;
+    double a = std::fabs(v);
+    if (std::isnan(v)) return uint16_t(sign | 0x7e00);
+    if (a >= 65520.0) return uint16_t(sign | 0x7c00);  // the midpoint to 2^16 and above: inf
+    if (a < 0x1p-14) return uint16_t(sign | uint16_t(std::nearbyint(a * 0x1p24)));  // subnormal (or 0x400)
+    int e;
+    double f = std::frexp(a, &e);  // a = f 2^e, f in [0.5, 1)
+    double q = std::nearbyint((2.0 * f - 1.0) * 1024.0);
+    if (q == 1024.0) {  // rounded up to the next power of two
+        q = 0.0;
+        ++e;
+    }
+    return uint16_t(sign | uint16_t((e - 1 + 15) << 10) | uint16_t(q));
+}
+
+inline double bf16_to_double(uint16_t b) {
+    uint32_t x = uint32_t(b) << 16;
+    float f;
+    std::memcpy(&f, &x, sizeof f);
+    return f;
+}
+
+// v rounded to float, then to bfloat16 with ties to even (v is exact in float wherever used).
+inline uint16_t bf16_from_double(double v) {
+    float f = float(v);
+    uint32_t x;
+    std::memcpy(&x, &f, sizeof x);
+    if (std::isnan(f)) return uint16_t((x >> 16) | 0x40u);
+    uint32_t rest = x & 0xffffu, kept = x >> 16;
+    if (rest > 0x8000u || (rest == 0x8000u && (kept & 1u))) ++kept;  // may carry into inf: correct
+    return uint16_t(kept);
+}
+
+// Element i of a buffer of type t, as a double (exact for every type).
+inline double load(const void *base, int64_t i, gemm_dtype_t t) {
+    const unsigned char *p = static_cast<const unsigned char *>(base) + std::size_t(i) * dtype_size(t);
+    switch (t) {
+    case GEMM_F32: {
+        float v;
+        std::memcpy(&v, p, sizeof v);
+        return v;
+    }
+    case GEMM_F64: {
+        double v;
+        std::memcpy(&v, p, sizeof v);
+        return v;
+    }
+    case GEMM_F16:
+    case GEMM_BF16: {
+        uint16_t h;
+        std::memcpy(&h, p, sizeof h);
+        return t == GEMM_F16 ? half_to_double(h) : bf16_to_double(h);
+    }
+    }
+    return std::nan("");
+}
+
+// Stores v rounded to type t.
+inline void store(void *base, int64_t i, gemm_dtype_t t, double v) {
+    unsigned char *p = static_cast<unsigned char *>(base) + std::size_t(i) * dtype_size(t);
+    switch (t) {
+    case GEMM_F32: {
+        float f = float(v);
+        std::memcpy(p, &f, sizeof f);
+        return;
+    }
+    case GEMM_F64: std::memcpy(p, &v, sizeof v); return;
+    case GEMM_F16:
+    case GEMM_BF16: {
+        uint16_t h = t == GEMM_F16 ? half_from_double(v) : bf16_from_double(v);
+        std::memcpy(p, &h, sizeof h);
+        return;
+    }
+    }
+}
+
+// A NaN with a recognizable payload, written into every element a backend must neither use
+// nor write: padding of A, B and C, gaps between batch matrices, guard elements after C.
+inline void store_poison(void *base, int64_t i, gemm_dtype_t t) {
+    unsigned char *p = static_cast<unsigned char *>(base) + std::size_t(i) * dtype_size(t);
+    switch (t) {
+    case GEMM_F32: {
+        uint32_t v = 0x7fc0beefu;
+        std::memcpy(p, &v, sizeof v);
+        return;
+    }
+    case GEMM_F64: {
+        uint64_t v = 0x7ff80000deadbeefull;
+        std::memcpy(p, &v, sizeof v);
+        return;
+    }
+    case GEMM_F16:
+    case GEMM_BF16: {
+        uint16_t v = t == GEMM_F16 ? 0x7e3bu : 0x7fbeu;
+        std::memcpy(p, &v, sizeof v);
+        return;
+    }
+    }
+}
+
+// ---- random numbers -----------------------------------------------------------------------
+
+// splitmix64: the same stream on every platform and standard library (std::uniform_real_
+// distribution is not), so a seed reproduces a case anywhere.
+class random_source {
+public:
+    explicit random_source(uint64_t seed) : state_(seed) {}
+    uint64_t next() {
+        uint64_t z = (state_ += 0x9e3779b97f4a7c15ull);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        return z ^ (z >> 31);
+    }
+    // Uniform in [-1, 1].
+    double uniform() { return double(next() >> 11) * 0x1p-52 - 1.0; }
+
+private:
+    uint64_t state_;
+};
+
+// FNV-1a: seeds derived from a case's description, so a filtered rerun sees the same data.
+inline uint64_t hash_text(const std::string &s) {
+    uint64_t h = 1469598103934665603ull;
+    for (unsigned char ch : s) h = (h ^ ch) * 1099511628211ull;
+    return h;
+}
+
+// ---- matrices as stored ----------------------------------------------------------------------
+
+// A rows x cols matrix stored with leading dimension ld in a layout.
+struct stored_matrix {
+    int64_t rows = 0;
+    int64_t cols = 0;
+    int64_t ld = 0;
+    gemm_layout_t layout = GEMM_COL_MAJOR;
+
+    bool col() const { return layout == GEMM_COL_MAJOR; }
+    int64_t index(int64_t r, int64_t c) const { return col() ? r + c * ld : r * ld + c; }
+    // BLAS: ld >= max(1, length of a stored column (col-major) or row (row-major)).
+    int64_t min_ld() const { return std::max<int64_t>(1, col() ? rows : cols); }
+    // Elements from the first to one past the last element of the matrix.
+    int64_t footprint() const {
+        if (rows == 0 || cols == 0) return 0;
+        return ((col() ? cols : rows) - 1) * ld + (col() ? rows : cols);
+    }
+};
+
+// Elements a buffer of batch matrices spans (stride 0: all share one matrix).
+inline int64_t batch_span(const stored_matrix &s, int64_t stride, int64_t batch) {
+    if (batch <= 0 || s.footprint() == 0) return 0;
+    return (batch - 1) * stride + s.footprint();
+}
+
+// ---- a case -------------------------------------------------------------------------------
+
+// Which entry points a case calls: gemm_sgemm/gemm_dgemm (typed) or gemm_ex.
+enum class entry { typed, ex };
+
+// One call: everything that determines its result, and so everything a failure must print.
+struct gemm_case {
+    gemm_layout_t layout = GEMM_COL_MAJOR;
+    gemm_op_t transa = GEMM_OP_N;
+    gemm_op_t transb = GEMM_OP_N;
+    int64_t m = 0, n = 0, k = 0;
+    int64_t lda = 1, ldb = 1, ldc = 1;
+    double alpha = 1.0;
+    double beta = 0.0;
+    int64_t batch = 1;
+    int64_t stride_a = 0, stride_b = 0, stride_c = 0;
+    bool strided_entry = false;  // call the *_strided_batched entry point
+    gemm_dtype_t ab_type = GEMM_F32;
+    gemm_dtype_t c_type = GEMM_F32;
+    entry api = entry::typed;
+
+    // The only compute type the library accepts for ab_type (f16/bf16 accumulate in f32).
+    gemm_dtype_t compute_type() const { return ab_type == GEMM_F64 ? GEMM_F64 : GEMM_F32; }
+
+    stored_matrix a() const {
+        bool n_ = transa == GEMM_OP_N;
+        return {n_ ? m : k, n_ ? k : m, lda, layout};
+    }
+    stored_matrix b() const {
+        bool n_ = transb == GEMM_OP_N;
+        return {n_ ? k : n, n_ ? n : k, ldb, layout};
+    }
+    stored_matrix c() const { return {m, n, ldc, layout}; }
+
+    // Element (i, l) of op(A) and (l, j) of op(B) as indices into the batch's matrix.
+    int64_t op_a_index(int64_t i, int64_t l) const { return transa == GEMM_OP_N ? a().index(i, l) : a().index(l, i); }
+    int64_t op_b_index(int64_t l, int64_t j) const { return transb == GEMM_OP_N ? b().index(l, j) : b().index(j, l); }
+
+    // Everything needed to reproduce the call, as "key=value" words (filterable text).
+    std::string describe() const {
+        std::ostringstream s;
+        s << "dtype=" << dtype_name(ab_type);
+        if (c_type != ab_type) s << "->" << dtype_name(c_type);
+        s << " api=" << (api == entry::typed ? "typed" : "ex") << (strided_entry ? "_strided" : "")
+          << " layout=" << layout_name(layout) << " ops=" << op_letter(transa) << op_letter(transb)
+          << " m=" << m << " n=" << n << " k=" << k << " lda=" << lda << " ldb=" << ldb
+          << " ldc=" << ldc << " alpha=" << alpha << " beta=" << beta << " batch=" << batch;
+        if (strided_entry) s << " stride_a=" << stride_a << " stride_b=" << stride_b << " stride_c=" << stride_c;
+        return s.str();
+    }
+};
+
+// Sets lda, ldb and ldc to the least BLAS allows plus pad.
+inline void set_leading_dims(gemm_case &c, int64_t pad) {
+    c.lda = 1;
+    c.ldb = 1;
+    c.ldc = 1;
+    c.lda = c.a().min_ld() + pad;
+    c.ldb = c.b().min_ld() + pad;
+    c.ldc = c.c().min_ld() + pad;
+}
+
+// Strided batch: each stride is the matrix's footprint plus a gap, or 0 for A or B when
+// shared (stride 0 reuses one matrix). Call after set_leading_dims.
+inline void set_batch(gemm_case &c, int64_t batch, bool share_a, bool share_b, int64_t gap) {
+    c.strided_entry = true;
+    c.batch = batch;
+    c.stride_a = share_a ? 0 : c.a().footprint() + gap;
+    c.stride_b = share_b ? 0 : c.b().footprint() + gap;
+    c.stride_c = c.c().footprint() + gap;
+}
+
+// ---- operands -----------------------------------------------------------------------------
+
+// Host copies of A, B and the initial C. Everything outside the matrices is poison (NaN);
+// C's windows hold NaN when beta = 0 (it must not be read) and random values otherwise.
+struct operands {
+    bytes a, b, c0;
+    static constexpr int64_t c_guard = 8;  // poisoned elements after the last C
+
+    const void *a_ptr() const { return a.empty() ? nullptr : a.data(); }
+    const void *b_ptr() const { return b.empty() ? nullptr : b.data(); }
+};
+
+namespace detail {
+inline void fill_matrices(bytes &buf, const stored_matrix &s, int64_t stride, int64_t batch,
+                          gemm_dtype_t t, random_source &rng) {
+    int64_t span = batch_span(s, stride, batch);
+    buf.assign(std::size_t(span) * dtype_size(t), 0);
+    for (int64_t e = 0; e < span; ++e) store_poison(buf.data(), e, t);
+    bool nonzero = false;
+    for (int64_t b = 0; b < batch; ++b)
+        for (int64_t r = 0; r < s.rows; ++r)
+            for (int64_t c = 0; c < s.cols; ++c) {
+                int64_t e = b * stride + s.index(r, c);
+                store(buf.data(), e, t, rng.uniform());
+                nonzero = nonzero || load(buf.data(), e, t) != 0.0;
+            }
+    // Never all zero: a zero operand would hide a backend that ignores it.
+    if (!nonzero && span > 0) store(buf.data(), s.index(0, 0), t, 0.5);
+}
+}  // namespace detail
+
+inline operands make_operands(const gemm_case &c, uint64_t seed) {
+    random_source rng(seed);
+    operands o;
+    detail::fill_matrices(o.a, c.a(), c.stride_a, c.batch, c.ab_type, rng);
+    detail::fill_matrices(o.b, c.b(), c.stride_b, c.batch, c.ab_type, rng);
+    stored_matrix cm = c.c();
+    int64_t span = batch_span(cm, c.stride_c, c.batch) + operands::c_guard;
+    o.c0.assign(std::size_t(span) * dtype_size(c.c_type), 0);
+    for (int64_t e = 0; e < span; ++e) store_poison(o.c0.data(), e, c.c_type);
+    for (int64_t b = 0; b < c.batch; ++b)
+        for (int64_t j = 0; j < c.n; ++j)
+            for (int64_t i = 0; i < c.m; ++i)
+                store(o.c0.data(), b * c.stride_c + cm.index(i, j), c.c_type,
+                      c.beta == 0.0 ? std::nan("") : rng.uniform());
+    return o;
+}
+
+// Operands seeded from the case's description.
+inline operands make_operands(const gemm_case &c) { return make_operands(c, hash_text(c.describe())); }
+
+// ---- reference and tolerance ---------------------------------------------------------------
+
+// Window elements are numbered batch by batch, column by column: (b * n + j) * m + i.
+inline int64_t window_index(const gemm_case &c, int64_t b, int64_t i, int64_t j) { return (b * c.n + j) * c.m + i; }
+
+// Element (i, j) of batch b's C in the C buffer.
+inline int64_t c_element(const gemm_case &c, int64_t b, int64_t i, int64_t j) { return b * c.stride_c + c.c().index(i, j); }
+
+struct reference {
+    std::vector<double> value;      // alpha * op(A) op(B) + beta * C0, accumulated in double
+    std::vector<double> magnitude;  // |alpha| * (|op(A)| |op(B)|) + |beta| * |C0|
+};
+
+inline reference compute_reference(const gemm_case &c, const operands &o) {
+    reference r;
+    std::size_t count = std::size_t(c.batch * c.m * c.n);
+    r.value.assign(count, 0.0);
+    r.magnitude.assign(count, 0.0);
+    bool product = c.k > 0 && c.alpha != 0.0;  // otherwise A and B are not referenced
+    std::vector<double> a(std::size_t(c.m * c.k)), bt(std::size_t(c.n * c.k));
+    for (int64_t b = 0; b < c.batch; ++b) {
+        if (product) {
+            // op(A) row by row and op(B) column by column, so the inner loop is contiguous.
+            for (int64_t i = 0; i < c.m; ++i)
+                for (int64_t l = 0; l < c.k; ++l)
+                    a[std::size_t(i * c.k + l)] = load(o.a.data(), b * c.stride_a + c.op_a_index(i, l), c.ab_type);
+            for (int64_t j = 0; j < c.n; ++j)
+                for (int64_t l = 0; l < c.k; ++l)
+                    bt[std::size_t(j * c.k + l)] = load(o.b.data(), b * c.stride_b + c.op_b_index(l, j), c.ab_type);
+        }
+        for (int64_t j = 0; j < c.n; ++j)
+            for (int64_t i = 0; i < c.m; ++i) {
+                double sum = 0.0, abs_sum = 0.0;
+                for (int64_t l = 0; product && l < c.k; ++l) {
+                    double p = a[std::size_t(i * c.k + l)] * bt[std::size_t(j * c.k + l)];
+                    sum += p;
+                    abs_sum += std::fabs(p);
+                }
+                double v = c.alpha * sum, mag = std::fabs(c.alpha) * abs_sum;
+                if (c.beta != 0.0) {  // beta = 0: C0 is NaN and must not count
+                    double c0 = load(o.c0.data(), c_element(c, b, i, j), c.c_type);
+                    v += c.beta * c0;
+                    mag += std::fabs(c.beta) * std::fabs(c0);
+                }
+                std::size_t w = std::size_t(window_index(c, b, i, j));
+                r.value[w] = v;
+                r.magnitude[w] = mag;
+            }
+    }
+    return r;
+}
+
+// Largest |C - Cref| allowed for an element whose magnitude |alpha||A||B| + |beta||C0| is
+// given: gamma * magnitude with gamma = 2 (k + 3) u_compute (the standard dot-product bound,
+// k products plus the scalings and the add, taken twice since both sides round) plus 3 u_out
+// for rounding C to its own type on both sides, plus a subnormal-sized floor.
+inline double tolerance(const gemm_case &c, double magnitude) {
+    double gamma = 2.0 * double(c.k + 3) * unit_roundoff(c.compute_type()) + 3.0 * unit_roundoff(c.c_type);
+    return gamma * magnitude + 2.0 * smallest_subnormal(c.c_type);
+}
+
+// The m x n windows of a C buffer, in window order.
+inline std::vector<double> window_values(const gemm_case &c, const bytes &cbuf) {
+    std::vector<double> v(std::size_t(c.batch * c.m * c.n));
+    for (int64_t b = 0; b < c.batch; ++b)
+        for (int64_t j = 0; j < c.n; ++j)
+            for (int64_t i = 0; i < c.m; ++i)
+                v[std::size_t(window_index(c, b, i, j))] = load(cbuf.data(), c_element(c, b, i, j), c.c_type);
+    return v;
+}
+
+struct comparison {
+    bool ok = true;
+    int64_t wrong = 0;    // window elements outside the tolerance, NaN included
+    int64_t touched = 0;  // elements outside the windows that changed
+    std::string first;    // the first problem found, in words
+};
+
+// Checks C's windows against expected (within tolerance, no NaN) and that every byte of the
+// buffer outside the windows (ldc padding, gaps, guard) is as it was in o.c0.
+inline comparison compare_result(const gemm_case &c, const operands &o, const bytes &got,
+                                 const std::vector<double> &expected, const std::vector<double> &magnitude) {
+    comparison r;
+    std::size_t es = dtype_size(c.c_type);
+    int64_t elements = int64_t(o.c0.size() / es);
+    std::vector<char> in_window(std::size_t(elements), 0);
+    for (int64_t b = 0; b < c.batch; ++b)
+        for (int64_t j = 0; j < c.n; ++j)
+            for (int64_t i = 0; i < c.m; ++i) {
+                int64_t e = c_element(c, b, i, j);
+                in_window[std::size_t(e)] = 1;
+                std::size_t w = std::size_t(window_index(c, b, i, j));
+                double g = load(got.data(), e, c.c_type), x = expected[w];
+                double bound = tolerance(c, magnitude[w]);
+                if (std::fabs(g - x) <= bound) continue;  // false for NaN
+                if (r.wrong++ == 0) {
+                    std::ostringstream s;
+                    s.precision(17);
+                    s << "C(i=" << i << ", j=" << j << ", batch " << b << ") = " << g << ", expected " << x
+                      << ", |diff| = " << std::fabs(g - x) << " > tolerance " << bound;
+                    r.first = s.str();
+                }
+            }
+    for (int64_t e = 0; e < elements; ++e) {
+        if (in_window[std::size_t(e)]) continue;
+        if (std::memcmp(got.data() + std::size_t(e) * es, o.c0.data() + std::size_t(e) * es, es) == 0) continue;
+        if (r.touched++ == 0 && r.first.empty())
+            r.first = "element " + std::to_string(e) + " of the C buffer, outside every m x n window, was written";
+    }
+    r.ok = r.wrong == 0 && r.touched == 0;
+    if (!r.ok)
+        r.first += " (" + std::to_string(r.wrong) + " wrong values, " + std::to_string(r.touched) +
+                   " elements outside C's windows changed)";
+    return r;
+}
+
+// ---- calling the library -------------------------------------------------------------------
+
+// Makes the call the case describes on the given pointers (host or, later, device).
+inline gemm_status_t call_gemm(const gemm_case &c, const void *A, const void *B, void *C) {
+    if (c.api == entry::typed && c.ab_type == GEMM_F32) {
+        auto a = static_cast<const float *>(A), b = static_cast<const float *>(B);
+        auto cc = static_cast<float *>(C);
+        float alpha = float(c.alpha), beta = float(c.beta);
+        if (c.strided_entry)
+            return gemm_sgemm_strided_batched(c.layout, c.transa, c.transb, c.m, c.n, c.k, alpha, a, c.lda,
+                                              c.stride_a, b, c.ldb, c.stride_b, beta, cc, c.ldc, c.stride_c, c.batch);
+        return gemm_sgemm(c.layout, c.transa, c.transb, c.m, c.n, c.k, alpha, a, c.lda, b, c.ldb, beta, cc, c.ldc);
+    }
+    if (c.api == entry::typed && c.ab_type == GEMM_F64) {
+        auto a = static_cast<const double *>(A), b = static_cast<const double *>(B);
+        auto cc = static_cast<double *>(C);
+        if (c.strided_entry)
+            return gemm_dgemm_strided_batched(c.layout, c.transa, c.transb, c.m, c.n, c.k, c.alpha, a, c.lda,
+                                              c.stride_a, b, c.ldb, c.stride_b, c.beta, cc, c.ldc, c.stride_c,
+                                              c.batch);
+        return gemm_dgemm(c.layout, c.transa, c.transb, c.m, c.n, c.k, c.alpha, a, c.lda, b, c.ldb, c.beta, cc, c.ldc);
+    }
+    // gemm_ex: alpha and beta in the compute type.
+    float alpha_f = float(c.alpha), beta_f = float(c.beta);
+    const void *alpha = &alpha_f, *beta = &beta_f;
+    if (c.compute_type() == GEMM_F64) {
+        alpha = &c.alpha;
+        beta = &c.beta;
+    }
+    if (c.strided_entry)
+        return gemm_ex_strided_batched(c.layout, c.transa, c.transb, c.m, c.n, c.k, alpha, A, c.ab_type, c.lda,
+                                       c.stride_a, B, c.ab_type, c.ldb, c.stride_b, beta, C, c.c_type, c.ldc,
+                                       c.stride_c, c.batch, c.compute_type());
+    return gemm_ex(c.layout, c.transa, c.transb, c.m, c.n, c.k, alpha, A, c.ab_type, c.lda, B, c.ab_type, c.ldb,
+                   beta, C, c.c_type, c.ldc, c.compute_type());
+}
+
+struct run_result {
+    gemm_status_t status = GEMM_STATUS_SUCCESS;
+    std::string error;  // gemm_last_error() right after the call
+    bytes c;            // C after the call
+};
+
+// Runs the case on host operands with the backend selection in force.
+inline run_result run_host(const gemm_case &c, const operands &o) {
+    run_result r;
+    r.c = o.c0;
+    r.status = call_gemm(c, o.a_ptr(), o.b_ptr(), r.c.empty() ? nullptr : r.c.data());
+    r.error = gemm_last_error();
+    return r;
+}
+
+// ---- backends, filters, skips --------------------------------------------------------------
+
+struct backend_entry {
+    std::string name;
+    bool available = false;
+    std::string reason;
+};
+
+inline std::vector<backend_entry> all_backends() {
+    std::vector<backend_entry> all;
+    for (int64_t i = 0; i < gemm_backend_count(); ++i) {
+        gemm_backend_info_t info{};
+        if (gemm_backend_get_info(i, &info) != GEMM_STATUS_SUCCESS) continue;
+        all.push_back({info.name, info.available != 0, info.reason});
+    }
+    return all;
+}
+
+// Every backend this machine can run, found through the C API: a backend that becomes
+// available (or is added to the build) is tested without touching the tests.
+inline std::vector<std::string> available_backends() {
+    std::vector<std::string> names;
+    for (const backend_entry &b : all_backends())
+        if (b.available) names.push_back(b.name);
+    return names;
+}
+
+// GEMM_TEST_FILTER: when set, only cases whose description contains it run (to rerun the
+// one a failure printed).
+inline bool case_selected(const std::string &description) {
+    const char *f = std::getenv("GEMM_TEST_FILTER");
+    return !f || !*f || description.find(f) != std::string::npos;
+}
+
+// Counts the cases each backend declined with GEMM_STATUS_NOT_SUPPORTED, so skips are visible.
+class skip_tally {
+public:
+    void add(const std::string &backend, const gemm_case &c) {
+        std::string key = backend + " dtype=" + dtype_name(c.ab_type);
+        if (c.c_type != c.ab_type) key += std::string("->") + dtype_name(c.c_type);
+        ++counts_[key];
+    }
+    bool empty() const { return counts_.empty(); }
+    std::string summary() const {
+        std::string s;
+        for (const auto &[key, count] : counts_)
+            s += (s.empty() ? "" : "; ") + key + ": " + std::to_string(count) + " cases";
+        return "skipped (backend returned GEMM_STATUS_NOT_SUPPORTED): " + (s.empty() ? "none" : s);
+    }
+
+private:
+    std::map<std::string, int64_t> counts_;
+};
+
+}  // namespace gemm_test

@@ -1,0 +1,31 @@
+/* raw_enum_calls.h: entry points taking their enum arguments as plain ints (see the .c). */
+#ifndef GEMM_TESTS_RAW_ENUM_CALLS_H
+#define GEMM_TESTS_RAW_ENUM_CALLS_H
+
+#include "gemm/gemm.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+gemm_status_t raw_sgemm(int layout, int transa, int transb, int64_t m, int64_t n, int64_t k, float alpha,
+                        const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C,
+                        int64_t ldc);
+
+gemm_status_t raw_gemm_ex(int layout, int transa, int transb, int64_t m, int64_t n, int64_t k,
+                          const void *alpha, const void *A, int a_type, int64_t lda, const void *B, int b_type,
+                          int64_t ldb, const void *beta, void *C, int c_type, int64_t ldc, int compute_type);
+
+gemm_status_t raw_gemm_ex_strided_batched(int layout, int transa, int transb, int64_t m, int64_t n, int64_t k,
+                                          const void *alpha, const void *A, int a_type, int64_t lda,
+                                          int64_t stride_a, const void *B, int b_type, int64_t ldb,
+                                          int64_t stride_b, const void *beta, void *C, int c_type, int64_t ldc,
+                                          int64_t stride_c, int64_t batch_count, int compute_type);
+
+const char *raw_status_string(int status);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,349 @@
+// test_correctness.cpp: every available host backend against cpu_ref, and cpu_ref against the
+// harness's double reference and an independent long double loop, over layouts, ops, alpha and
+// beta, hostile sizes, padded leading dimensions, strided batches and every dtype combination.
+//
+// Rerun one failing case: GEMM_TEST_FILTER='<description it printed>' test_correctness
+// (test cases and dtype subcases also filter with doctest's -tc / -sc).
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "harness.hpp"
+
+using namespace gemm_test;
+
+namespace {
+
+struct dtype_config {
+    const char *name;  // subcase name
+    gemm_dtype_t ab;
+    gemm_dtype_t c;
+    entry api;
+};
+
+// f32 and f64 through both the typed entry points and gemm_ex; f16/bf16 through gemm_ex
+// with C in their own type and in f32.
+constexpr dtype_config dtype_configs[] = {
+    {"dtype=f32 api=typed", GEMM_F32, GEMM_F32, entry::typed},
+    {"dtype=f32 api=ex", GEMM_F32, GEMM_F32, entry::ex},
+    {"dtype=f64 api=typed", GEMM_F64, GEMM_F64, entry::typed},
+    {"dtype=f64 api=ex", GEMM_F64, GEMM_F64, entry::ex},
+    {"dtype=f16 api=ex", GEMM_F16, GEMM_F16, entry::ex},
+    {"dtype=f16->f32 api=ex", GEMM_F16, GEMM_F32, entry::ex},
+    {"dtype=bf16 api=ex", GEMM_BF16, GEMM_BF16, entry::ex},
+    {"dtype=bf16->f32 api=ex", GEMM_BF16, GEMM_F32, entry::ex},
+};
+
+constexpr gemm_layout_t layouts[] = {GEMM_ROW_MAJOR, GEMM_COL_MAJOR};
+constexpr gemm_op_t ops[] = {GEMM_OP_N, GEMM_OP_T, GEMM_OP_C};
+constexpr double alphas[] = {1.0, -1.5, 0.0};
+constexpr double betas[] = {0.0, 1.0, 0.5};
+
+// 0, 1, tiny, tile sizes and tile +- 1 for the usual 8/16/32/64 tiles, primes.
+constexpr int64_t awkward_sizes[] = {0, 1, 2, 3, 7, 16, 17, 31, 33, 64, 65, 97, 127, 131};
+
+gemm_case make_case(const dtype_config &d, gemm_layout_t layout, gemm_op_t ta, gemm_op_t tb,
+                    int64_t m, int64_t n, int64_t k, int64_t pad, double alpha, double beta) {
+    gemm_case c;
+    c.ab_type = d.ab;
+    c.c_type = d.c;
+    c.api = d.api;
+    c.layout = layout;
+    c.transa = ta;
+    c.transb = tb;
+    c.m = m;
+    c.n = n;
+    c.k = k;
+    c.alpha = alpha;
+    c.beta = beta;
+    set_leading_dims(c, pad);
+    return c;
+}
+
+// A sweep over sizes also walks through layouts, ops, scalars and paddings: counter i picks
+// them in mixed radix, so 108 consecutive cases cover every layout x ops x alpha x beta.
+// alpha = 0 is left to the full grid; here it would skip the product the sweep is about.
+gemm_case rotated_case(const dtype_config &d, int64_t m, int64_t n, int64_t k, uint64_t i) {
+    constexpr double sweep_alphas[] = {1.0, -1.5};
+    constexpr int64_t pads[] = {0, 1, 5};
+    return make_case(d, layouts[i % 2], ops[(i / 2) % 3], ops[(i / 6) % 3], m, n, k, pads[(i / 3) % 3],
+                     sweep_alphas[(i / 18) % 2], betas[(i / 36) % 3]);
+}
+
+struct suite_counts {
+    skip_tally skips;
+    int64_t cases = 0;     // cases run
+    int64_t backend_runs = 0;  // (case, backend) pairs compared
+};
+
+std::string rerun_hint(const gemm_case &c) {
+    return "rerun: GEMM_TEST_FILTER='" + c.describe() + "' test_correctness";
+}
+
+// One case on every available backend: cpu_ref against the harness's double reference, then
+// every other backend against cpu_ref's result. NOT_SUPPORTED is a counted skip; any other
+// status than SUCCESS fails.
+void check_case(const gemm_case &c, suite_counts &counts) {
+    if (!case_selected(c.describe())) return;
+    ++counts.cases;
+    operands o = make_operands(c);
+    reference ref = compute_reference(c, o);
+
+    REQUIRE(gemm_set_backend("cpu_ref") == GEMM_STATUS_SUCCESS);
+    run_result oracle = run_host(c, o);
+    CHECK_MESSAGE(oracle.status == GEMM_STATUS_SUCCESS,
+                  "backend=cpu_ref " << c.describe() << ": " << std::string(gemm_status_string(oracle.status)) << " "
+                                     << oracle.error << "\n" << rerun_hint(c));
+    if (oracle.status != GEMM_STATUS_SUCCESS) return;
+    comparison self = compare_result(c, o, oracle.c, ref.value, ref.magnitude);
+    CHECK_MESSAGE(self.ok, "backend=cpu_ref vs double reference " << c.describe() << ": " << self.first << "\n"
+                                                                   << rerun_hint(c));
+    std::vector<double> expected = window_values(c, oracle.c);
+
+    for (const std::string &name : available_backends()) {
+        if (name == "cpu_ref") continue;
+        REQUIRE_MESSAGE(gemm_set_backend(name.c_str()) == GEMM_STATUS_SUCCESS, name << ": " << std::string(gemm_last_error()));
+        run_result got = run_host(c, o);
+        if (got.status == GEMM_STATUS_NOT_SUPPORTED) {
+            counts.skips.add(name, c);
+            continue;
+        }
+        ++counts.backend_runs;
+        CHECK_MESSAGE(got.status == GEMM_STATUS_SUCCESS, "backend=" << name << " " << c.describe() << ": "
+                                                                     << std::string(gemm_status_string(got.status)) << " "
+                                                                     << got.error << "\n" << rerun_hint(c));
+        if (got.status != GEMM_STATUS_SUCCESS) continue;
+        comparison cmp = compare_result(c, o, got.c, expected, ref.magnitude);
+        CHECK_MESSAGE(cmp.ok, "backend=" << name << " vs cpu_ref " << c.describe() << ": " << cmp.first << "\n"
+                                         << rerun_hint(c));
+    }
+    REQUIRE(gemm_set_backend(nullptr) == GEMM_STATUS_SUCCESS);
+}
+
+void report(const suite_counts &counts) {
+    MESSAGE(counts.cases << " cases, " << counts.backend_runs << " backend runs compared with cpu_ref; "
+                         << counts.skips.summary());
+}
+
+}  // namespace
+
+TEST_CASE("correctness backends listed: cpu_ref is registered and available") {
+    std::string listing;
+    bool ref_ok = false;
+    for (const backend_entry &b : all_backends()) {
+        listing += "\n  " + b.name + (b.available ? ": available" : ": unavailable (" + b.reason + ")");
+        ref_ok = ref_ok || (b.name == "cpu_ref" && b.available);
+    }
+    MESSAGE("backends under test:" << listing);
+    CHECK(ref_ok);
+}
+
+TEST_CASE("correctness grid=layout_ops_alpha_beta") {
+    // Every layout x op(A) x op(B) x alpha x beta on a few small shapes of distinct m, n, k.
+    struct shape { int64_t m, n, k, pad; };
+    constexpr shape shapes[] = {{17, 33, 31, 3}, {2, 7, 3, 0}, {1, 1, 65, 1}, {64, 16, 17, 0}};
+    for (const dtype_config &d : dtype_configs) {
+        SUBCASE(d.name) {
+            suite_counts counts;
+            for (const shape &s : shapes)
+                for (gemm_layout_t layout : layouts)
+                    for (gemm_op_t ta : ops)
+                        for (gemm_op_t tb : ops)
+                            for (double alpha : alphas)
+                                for (double beta : betas)
+                                    check_case(make_case(d, layout, ta, tb, s.m, s.n, s.k, s.pad, alpha, beta), counts);
+            report(counts);
+        }
+    }
+}
+
+TEST_CASE("correctness sweep=m_n") {
+    // Every pair of awkward m and n, k cycling through small values.
+    constexpr int64_t ks[] = {1, 3, 17, 33};
+    for (const dtype_config &d : dtype_configs) {
+        SUBCASE(d.name) {
+            suite_counts counts;
+            uint64_t i = 0;
+            for (int64_t m : awkward_sizes)
+                for (int64_t n : awkward_sizes) {
+                    check_case(rotated_case(d, m, n, ks[i % 4], i), counts);
+                    ++i;
+                }
+            report(counts);
+        }
+    }
+}
+
+TEST_CASE("correctness sweep=k") {
+    // Every awkward k (and two longer ones, for accumulation error) on a few m x n.
+    struct mn { int64_t m, n; };
+    constexpr mn mns[] = {{1, 1}, {3, 17}, {33, 7}, {31, 65}};
+    std::vector<int64_t> ks(std::begin(awkward_sizes), std::end(awkward_sizes));
+    ks.push_back(200);
+    ks.push_back(257);
+    for (const dtype_config &d : dtype_configs) {
+        SUBCASE(d.name) {
+            suite_counts counts;
+            uint64_t i = 0;
+            for (int64_t k : ks)
+                for (const mn &s : mns) check_case(rotated_case(d, s.m, s.n, k, i++), counts);
+            report(counts);
+        }
+    }
+}
+
+TEST_CASE("correctness sweep=cube") {
+    for (const dtype_config &d : dtype_configs) {
+        SUBCASE(d.name) {
+            suite_counts counts;
+            uint64_t i = 0;
+            for (int64_t s : awkward_sizes) check_case(rotated_case(d, s, s, s, i++), counts);
+            report(counts);
+        }
+    }
+}
+
+TEST_CASE("correctness sweep=mixed") {
+    // Non-square shapes mixing primes, tile +- 1 and degenerate dimensions.
+    struct shape { int64_t m, n, k; };
+    constexpr shape shapes[] = {{131, 2, 97}, {1, 127, 65}, {97, 33, 1},  {7, 131, 17}, {127, 64, 3},
+                                {2, 3, 131},  {65, 97, 7},  {33, 1, 127}, {16, 131, 64}, {131, 17, 2},
+                                {0, 17, 33},  {17, 0, 33},  {17, 33, 0},  {1, 1, 1}};
+    for (const dtype_config &d : dtype_configs) {
+        SUBCASE(d.name) {
+            suite_counts counts;
+            uint64_t i = 0;
+            for (const shape &s : shapes)
+                for (int rep = 0; rep < 4; ++rep) {  // each shape under four layout/op/scalar choices
+                    check_case(rotated_case(d, s.m, s.n, s.k, i), counts);
+                    i += 29;  // coprime with 108: the four picks differ in every digit
+                }
+            report(counts);
+        }
+    }
+}
+
+TEST_CASE("correctness sweep=blocking") {
+    // Longer k and larger m, n: cache-blocked backends split k (and m, n) into panels of a
+    // few hundred, so the accumulation across panels and the partial last panel get checked.
+    struct shape { int64_t m, n, k; };
+    constexpr shape shapes[] = {{67, 45, 255}, {45, 67, 256}, {33, 31, 257}, {17, 130, 385},
+                                {130, 17, 513}, {161, 150, 300}, {260, 7, 129}, {5, 260, 64}};
+    for (const dtype_config &d : dtype_configs) {
+        SUBCASE(d.name) {
+            suite_counts counts;
+            uint64_t i = 3;
+            for (const shape &s : shapes) {
+                check_case(rotated_case(d, s.m, s.n, s.k, i), counts);
+                i += 41;
+            }
+            report(counts);
+        }
+    }
+}
+
+TEST_CASE("correctness strided_batch") {
+    // Packed and gapped strides, stride 0 for A or B (one matrix shared by the batch), and
+    // batch 1 through the strided entry point.
+    struct stride_mode { bool share_a, share_b; int64_t gap; };
+    constexpr stride_mode modes[] = {{false, false, 0}, {false, false, 5}, {true, false, 0}, {false, true, 3},
+                                     {true, true, 1}};
+    struct shape { int64_t m, n, k, batch; };
+    constexpr shape shapes[] = {{7, 5, 3, 3}, {17, 16, 33, 4}, {1, 31, 2, 2}, {5, 6, 7, 1}};
+    for (const dtype_config &d : dtype_configs) {
+        SUBCASE(d.name) {
+            suite_counts counts;
+            uint64_t i = 0;
+            for (const shape &s : shapes)
+                for (const stride_mode &mode : modes)
+                    for (int rep = 0; rep < 2; ++rep) {
+                        gemm_case c = make_case(d, layouts[i % 2], ops[(i / 2) % 3], ops[(i / 6) % 3], s.m, s.n, s.k,
+                                                int64_t(i % 3), (i / 3) % 2 ? -1.5 : 1.0, betas[(i / 18) % 3]);
+                        set_batch(c, s.batch, mode.share_a, mode.share_b, mode.gap);
+                        check_case(c, counts);
+                        i += 7;
+                    }
+            report(counts);
+        }
+    }
+}
+
+namespace {
+
+// Value of one stored element, independent of the harness's indexing.
+long double element_ld(const void *base, int64_t index, gemm_dtype_t t) { return (long double)load(base, index, t); }
+
+// C = alpha op(A) op(B) + beta C0 in long double, written out per layout and op without the
+// harness's index helpers, so a shared indexing mistake cannot hide.
+std::vector<long double> long_double_gemm(const gemm_case &c, const operands &o) {
+    std::vector<long double> out(std::size_t(c.m * c.n));
+    bool row = c.layout == GEMM_ROW_MAJOR;
+    for (int64_t i = 0; i < c.m; ++i)
+        for (int64_t j = 0; j < c.n; ++j) {
+            long double sum = 0.0L;
+            for (int64_t l = 0; l < c.k; ++l) {
+                // op(A)(i, l): A(i, l) when N, A(l, i) when T or C.
+                int64_t ar = c.transa == GEMM_OP_N ? i : l, ac = c.transa == GEMM_OP_N ? l : i;
+                int64_t br = c.transb == GEMM_OP_N ? l : j, bc = c.transb == GEMM_OP_N ? j : l;
+                int64_t ai = row ? ar * c.lda + ac : ar + ac * c.lda;
+                int64_t bi = row ? br * c.ldb + bc : br + bc * c.ldb;
+                sum += element_ld(o.a.data(), ai, c.ab_type) * element_ld(o.b.data(), bi, c.ab_type);
+            }
+            int64_t ci = row ? i * c.ldc + j : i + j * c.ldc;
+            long double v = (long double)c.alpha * sum;
+            if (c.beta != 0.0) v += (long double)c.beta * element_ld(o.c0.data(), ci, c.c_type);
+            out[std::size_t(i + j * c.m)] = v;
+        }
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("correctness cpu_ref=long_double") {
+    // cpu_ref accumulates in double and rounds C once, so it must be within about one rounding
+    // of C's type of the long double result: u_out |C| plus double accumulation error.
+    REQUIRE(gemm_set_backend("cpu_ref") == GEMM_STATUS_SUCCESS);
+    int64_t checked = 0;
+    for (const dtype_config &d : dtype_configs) {
+        struct shape { int64_t m, n, k; gemm_layout_t layout; gemm_op_t ta, tb; double alpha, beta; };
+        const shape shapes[] = {{5, 7, 3, GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_T, 1.0, 0.0},
+                                {17, 4, 33, GEMM_COL_MAJOR, GEMM_OP_T, GEMM_OP_N, -1.5, 0.5},
+                                {3, 31, 65, GEMM_ROW_MAJOR, GEMM_OP_C, GEMM_OP_C, 1.0, 1.0},
+                                {16, 17, 1, GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, -1.5, 1.0}};
+        for (const shape &s : shapes) {
+            gemm_case c = make_case(d, s.layout, s.ta, s.tb, s.m, s.n, s.k, 2, s.alpha, s.beta);
+            if (!case_selected(c.describe())) continue;
+            operands o = make_operands(c);
+            run_result got = run_host(c, o);
+            REQUIRE_MESSAGE(got.status == GEMM_STATUS_SUCCESS, c.describe() << ": " << got.error);
+            std::vector<long double> exact = long_double_gemm(c, o);
+            reference ref = compute_reference(c, o);  // magnitudes only
+            double u_out = unit_roundoff(c.c_type);
+            // 16-bit results round twice (double -> float -> half): allow u_out + u_f32.
+            double once = u_out + (c.c_type == GEMM_F32 || c.c_type == GEMM_F64 ? 0.0 : 0x1p-24);
+            int64_t wrong = 0;
+            std::string first;
+            for (int64_t j = 0; j < c.n; ++j)
+                for (int64_t i = 0; i < c.m; ++i) {
+                    bool row = c.layout == GEMM_ROW_MAJOR;
+                    double g = load(got.c.data(), row ? i * c.ldc + j : i + j * c.ldc, c.c_type);
+                    long double x = exact[std::size_t(i + j * c.m)];
+                    double mag = ref.magnitude[std::size_t(window_index(c, 0, i, j))];
+                    double bound = once * double(fabsl(x)) + double(c.k + 3) * 0x1p-52 * mag +
+                                   smallest_subnormal(c.c_type);
+                    if (fabsl((long double)g - x) <= (long double)bound) continue;
+                    if (wrong++ == 0)
+                        first = "C(" + std::to_string(i) + ", " + std::to_string(j) + ") = " + std::to_string(g) +
+                                ", long double " + std::to_string(double(x));
+                }
+            CHECK_MESSAGE(wrong == 0, "backend=cpu_ref vs long double " << c.describe() << ": " << wrong
+                                                                        << " wrong, first " << first);
+            ++checked;
+        }
+    }
+    REQUIRE(gemm_set_backend(nullptr) == GEMM_STATUS_SUCCESS);
+    MESSAGE(checked << " cases of cpu_ref checked against long double");
+}

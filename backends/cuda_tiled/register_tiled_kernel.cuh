@@ -146,13 +146,22 @@ struct operand_loader {
         for (int c = 0; c < COPIES; ++c) {
             if constexpr (FULL) {
                 copy_async<BYTES>(dst, src);
-            } else {
-                int bytes;
-                if constexpr (K_CONTIGUOUS)
-                    bytes = (k_left > 0 && c * X_STEP < x_left) ? BYTES : 0;
-                else
-                    bytes = c * K_STEP < k_left ? min(max(x_left, 0), V) * int(sizeof(T)) : 0;
+            } else if constexpr (K_CONTIGUOUS) {
+                const int bytes = (k_left > 0 && c * X_STEP < x_left) ? BYTES : 0;
                 copy_async<BYTES>(dst, bytes > 0 ? src : anywhere, bytes);
+            } else if (V == 1 || x_left >= V || x_left <= 0 || c * K_STEP >= k_left) {
+                const int bytes = (c * K_STEP < k_left && x_left > 0) ? BYTES : 0;
+                copy_async<BYTES>(dst, bytes > 0 ? src : anywhere, bytes);
+            } else {
+                // A vector straddling the matrix's edge goes element by element, so that no
+                // copy names an address past the last valid element (a 16-byte copy with a
+                // shorter source size would read only that much, but it still names 16 bytes
+                // and compute-sanitizer rightly counts them).
+#pragma unroll
+                for (int e = 0; e < V; ++e) {
+                    const bool valid = e < x_left;
+                    copy_async<int(sizeof(T))>(dst + e, valid ? src + e : anywhere, valid ? int(sizeof(T)) : 0);
+                }
             }
             src += copy_step;
             dst += SHARED_STEP;

@@ -70,13 +70,23 @@ if has_stage bench; then
     summary+=("gemm bench --device 0 f32: rc=$?")
 fi
 if has_stage tune; then
-    $gemm tune --suite default >"$out/tune.txt" 2>&1
+    $gemm tune --suite default --budget-ms ${GEMM_DEVICE_TUNE_BUDGET_MS:-1000} >"$out/tune.txt" 2>"$out/tune_progress.txt"
     summary+=("gemm tune --suite default: rc=$? ($(grep -c '' "$GEMM_TUNE_CACHE") cache lines)")
+    # auto (from the cache just written) against the cuBLAS default, on device pointers.
+    for dtype in f32 bf16; do
+        $gemm bench 256 1024 4096 8192 127x257x509 1000 4096x4096x64 64x64x65536 --device 0 --dtype $dtype \
+            --ops NN --backends auto,cublas --baseline cublas --csv "$out/auto_${dtype}_nn.csv" \
+            >"$out/auto_${dtype}_nn.txt" 2>&1
+        $gemm bench 1x4096x4096 16x4096x4096 16x11008x4096 16x4096x11008 --device 0 --dtype $dtype \
+            --ops NT --backends auto,cublas --baseline cublas --csv "$out/auto_${dtype}_nt.csv" \
+            >"$out/auto_${dtype}_nt.txt" 2>&1
+    done
 fi
 
 echo
 echo "== summary ($(( $(date +%s) - start )) s) =="
 for s in "${summary[@]}"; do echo "$s"; done
 [ -f "$out/bench_f32.txt" ] && grep -vE '^#' "$out/bench_f32.txt" | cut -c1-150
-[ -f "$out/tune.txt" ] && tail -n 40 "$out/tune.txt"
+[ -f "$out/tune.txt" ] && grep -E 'geometric|tuned .* problems|FAILED' "$out/tune.txt"
+for f in "$out"/auto_*.txt; do [ -f "$f" ] && grep -E '^(backend|auto) ' "$f" | cut -c1-150; done
 exit 0

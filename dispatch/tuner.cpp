@@ -380,35 +380,63 @@ double median(std::vector<double> v) {
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-struct timed_run {
+struct timed_runs {
     backend *b;
     const problem *p;
     std::string_view variant;
     run_context *ctx;
+    int count;
 };
 
-gemm_status_t run_timed(void *state) {
-    auto *t = static_cast<timed_run *>(state);
-    return t->b->run(*t->p, t->variant, *t->ctx);
+gemm_status_t run_repeatedly(void *state) {
+    auto *t = static_cast<timed_runs *>(state);
+    for (int i = 0; i < t->count; ++i)
+        if (gemm_status_t s = t->b->run(*t->p, t->variant, *t->ctx); s != GEMM_STATUS_SUCCESS) return s;
+    return GEMM_STATUS_SUCCESS;
 }
 
-// One run of c on set i, in microseconds: device time between events for device problems,
-// wall time for host problems (which, for a GPU backend, includes staging: the cost a
-// host-pointer caller pays). C is reset before, outside the timed region.
-gemm_status_t time_once(const candidate &c, tune_data &data, std::size_t i, run_context &ctx, double &us) {
+// One sample: `count` back-to-back runs of c on set i, in microseconds per run. Device time
+// between events for device problems; wall time for host problems (which, for a GPU backend,
+// includes staging: the cost a host-pointer caller pays). C is reset once before, outside the
+// timed region; repeated runs leave it finite (beta is 0 or 0.5).
+gemm_status_t sample(const candidate &c, tune_data &data, std::size_t i, int count, run_context &ctx, double &us) {
     problem q;
     if (gemm_status_t s = data.fresh(i, q); s != GEMM_STATUS_SUCCESS) return s;
+    timed_runs state{c.b, &q, c.variant, &ctx, count};
+    gemm_status_t s;
     if (data.on_device()) {
-        timed_run state{c.b, &q, c.variant, &ctx};
         double ms = 0;
-        gemm_status_t s = installed_device_services()->time_on_stream(data.device(), data.stream(), run_timed, &state, &ms);
-        us = ms * 1e3;
-        return s;
+        s = installed_device_services()->time_on_stream(data.device(), data.stream(), run_repeatedly, &state, &ms);
+        us = ms * 1e3 / count;
+    } else {
+        auto start = clock_type::now();
+        s = run_repeatedly(&state);
+        us = std::chrono::duration<double, std::micro>(clock_type::now() - start).count() / count;
     }
-    auto start = clock_type::now();
-    gemm_status_t s = c.b->run(q, c.variant, ctx);
-    us = std::chrono::duration<double, std::micro>(clock_type::now() - start).count();
     return s;
+}
+
+// Short runs are timed in batches of this long at least, so that a sample is not mostly the
+// timer's own resolution and jitter.
+constexpr double min_sample_us = 200;
+
+int runs_per_sample(double one_run_us) {
+    return std::clamp(int(std::ceil(min_sample_us / std::max(one_run_us, 0.1))), 1, 64);
+}
+
+// Warm-up lasts at least this long after switching candidates on the host: the previous
+// candidate's threads (GNU OpenMP's spin-waiting workers, OpenBLAS's pool, which spins and
+// yields for up to about 0.1 s) keep the cores busy after its last call and slow the first
+// calls of the next one by up to 30 times on a 2-core machine. Device work has no such tail.
+constexpr double host_warmup_ms = 150, device_warmup_ms = 5;
+
+// Runs samples of c, not counted, for at least `samples` and the warm-up time.
+void warm_up(const candidate &c, tune_data &data, int samples, int count, run_context &ctx) {
+    double us = 0;
+    double ms = data.on_device() ? device_warmup_ms : host_warmup_ms;
+    auto until = clock_type::now() + std::chrono::duration<double, std::milli>(ms);
+    for (int i = 0; i < 1000 && (i < samples || clock_type::now() < until); ++i)
+        if (sample(c, data, std::size_t(i) + 1, count, ctx, us) != GEMM_STATUS_SUCCESS) return;
 }
 
 // Checks one candidate on set 0, then times it over the rotating sets.
@@ -420,7 +448,7 @@ candidate_result measure(const candidate &c, tune_data &data, const reference_ch
     run_context ctx;
     double us = 0;
     problem result;
-    gemm_status_t s = time_once(c, data, 0, ctx, us);
+    gemm_status_t s = sample(c, data, 0, 1, ctx, us);
     if (s == GEMM_STATUS_SUCCESS) s = data.result_of_set_0(result);
     if (s != GEMM_STATUS_SUCCESS) {
         r.note = fmt::format("failed: {}", last_error_message());
@@ -433,11 +461,12 @@ candidate_result measure(const candidate &c, tune_data &data, const reference_ch
         return r;
     }
     r.correct = true;
+    r.runs_per_sample = runs_per_sample(us);
     std::vector<double> times;
     auto deadline = clock_type::now() + std::chrono::duration<double, std::milli>(budget_ms);
-    for (int i = 0; i < options.warmup; ++i) time_once(c, data, std::size_t(i) + 1, ctx, us);
+    warm_up(c, data, options.warmup, r.runs_per_sample, ctx);
     for (std::size_t i = 0; int(times.size()) < options.max_reps; ++i) {
-        if (time_once(c, data, i + 1, ctx, us) != GEMM_STATUS_SUCCESS) {
+        if (sample(c, data, i + 1, r.runs_per_sample, ctx, us) != GEMM_STATUS_SUCCESS) {
             r.correct = false;
             r.note = fmt::format("failed while timing: {}", last_error_message());
             return r;
@@ -449,6 +478,31 @@ candidate_result measure(const candidate &c, tune_data &data, const reference_ch
     r.median_us = median(times);
     r.best_us = *std::min_element(times.begin(), times.end());
     return r;
+}
+
+// The challenger against the default again, in alternating blocks so that both see the same
+// machine state; replaces their medians with these head-to-head ones. Blocks, not single
+// samples, each after a warm-up: two threading runtimes (OpenMP, OpenBLAS's pool) handing the
+// cores back and forth would otherwise time each other's spinning threads.
+void confirm(const candidate &fallback, const candidate &challenger, candidate_result &fr, candidate_result &cr,
+             tune_data &data) {
+    constexpr int rounds = 3, per_block = 3;
+    std::vector<double> f, c;
+    run_context ctx;
+    double us = 0;
+    int count = std::max(fr.runs_per_sample, cr.runs_per_sample);
+    auto block = [&](const candidate &who, std::vector<double> &into) {
+        warm_up(who, data, 1, count, ctx);
+        for (int i = 0; i < per_block; ++i) {
+            if (sample(who, data, std::size_t(i), count, ctx, us) != GEMM_STATUS_SUCCESS) return false;
+            into.push_back(us);
+        }
+        return true;
+    };
+    for (int r = 0; r < rounds; ++r)
+        if (!block(fallback, f) || !block(challenger, c)) return;
+    fr.median_us = median(f);
+    cr.median_us = median(c);
 }
 
 }  // namespace
@@ -485,14 +539,20 @@ gemm_status_t tune_problem(const tune_spec &spec, const tune_options &options, t
     double budget_each = options.budget_ms / double(list.size());
     for (const candidate &c : list) out.candidates.push_back(measure(c, data, check, options, budget_each));
 
-    const candidate_result &fallback = out.candidates.front();
-    const candidate_result *fastest = nullptr;
-    for (const candidate_result &r : out.candidates)
-        if (r.correct && (!fastest || r.median_us < fastest->median_us)) fastest = &r;
-    // The built-in choice stays unless beaten by more than the margin: timing noise must not
-    // swap a library's default for a variant that is only as fast.
-    const candidate_result *winner = fastest;
-    if (fallback.correct && fastest && !(fastest->median_us * (1.0 + options.margin) < fallback.median_us))
+    candidate_result &fallback = out.candidates.front();
+    std::size_t fastest = out.candidates.size();
+    for (std::size_t i = 0; i < out.candidates.size(); ++i) {
+        const candidate_result &r = out.candidates[i];
+        if (r.correct && (fastest == out.candidates.size() || r.median_us < out.candidates[fastest].median_us))
+            fastest = i;
+    }
+    // A challenger to the built-in choice is timed again against it, head to head; it wins only
+    // when faster by more than the margin there too: timing noise must not swap a library's
+    // default for a variant that is only as fast.
+    if (fallback.correct && fastest != 0 && fastest != out.candidates.size())
+        confirm(list[0], list[fastest], fallback, out.candidates[fastest], data);
+    const candidate_result *winner = fastest == out.candidates.size() ? nullptr : &out.candidates[fastest];
+    if (fallback.correct && winner && !(winner->median_us * (1.0 + options.margin) < fallback.median_us))
         winner = &fallback;
     if (!winner) return set_error(GEMM_STATUS_EXECUTION_FAILED, "tuner: no candidate computed a correct result");
     out.entry.key = key_of(p);

@@ -38,7 +38,8 @@ struct candidate_result {
     std::string variant;  // as run ("" = default)
     double median_us = 0;
     double best_us = 0;
-    int reps = 0;
+    int reps = 0;             // timed samples
+    int runs_per_sample = 1;  // back-to-back runs in one sample (short runs are batched)
     bool correct = false;
     std::string note;     // why rejected or failed
 };

@@ -15,7 +15,7 @@
 #include <spdlog/fmt/fmt.h>
 
 #include "error.hpp"
-#include "gemm/gemm.hpp"
+#include "element.hpp"
 #include "log.hpp"
 #include "memory.hpp"
 #include "policy.hpp"
@@ -34,25 +34,6 @@ using host_buffer = std::unique_ptr<char, aligned_free>;
 host_buffer allocate(std::size_t bytes) {
     std::size_t rounded = (bytes + 127) / 64 * 64;  // room for the misaligning offset
     return host_buffer(static_cast<char *>(std::aligned_alloc(64, rounded)));
-}
-
-double element(const void *base, int64_t i, dtype t) {
-    switch (t) {
-    case dtype::f32: return static_cast<const float *>(base)[i];
-    case dtype::f64: return static_cast<const double *>(base)[i];
-    case dtype::f16: return half::to_float(static_cast<const uint16_t *>(base)[i]);
-    case dtype::bf16: return bfloat16::to_float(static_cast<const uint16_t *>(base)[i]);
-    }
-    return 0;
-}
-
-void set_element(void *base, int64_t i, dtype t, double v) {
-    switch (t) {
-    case dtype::f32: static_cast<float *>(base)[i] = float(v); break;
-    case dtype::f64: static_cast<double *>(base)[i] = v; break;
-    case dtype::f16: static_cast<uint16_t *>(base)[i] = half::from_float(float(v)); break;
-    case dtype::bf16: static_cast<uint16_t *>(base)[i] = bfloat16::from_float(float(v)); break;
-    }
 }
 
 double unit_roundoff(dtype t) {
@@ -189,7 +170,7 @@ public:
 private:
     template <class Rng, class Dist>
     static void fill(void *base, std::size_t count, dtype t, Rng &rng, Dist &uniform) {
-        for (std::size_t i = 0; i < count; ++i) set_element(base, int64_t(i), t, uniform(rng));
+        for (std::size_t i = 0; i < count; ++i) store_element(base, int64_t(i), t, uniform(rng));
     }
 
     template <class Rng, class Dist> gemm_status_t make_set(operand_set &set, Rng &rng, Dist &uniform) {
@@ -278,14 +259,14 @@ public:
 private:
     double a_at(const problem &p, int64_t batch, int64_t i, int64_t l) const {
         int64_t off = batch * p.stride_a + (p.op_a == transpose::n ? i + l * p.lda : l + i * p.lda);
-        return element(a_, off, p.ab_type);
+        return load_element(a_, off, p.ab_type);
     }
     double b_at(const problem &p, int64_t batch, int64_t l, int64_t j) const {
         int64_t off = batch * p.stride_b + (p.op_b == transpose::n ? l + j * p.ldb : j + l * p.ldb);
-        return element(b_, off, p.ab_type);
+        return load_element(b_, off, p.ab_type);
     }
     double c0_at(const problem &p, int64_t batch, int64_t i, int64_t j) const {
-        return element(c0_.data(), batch * p.stride_c + i + j * p.ldc, p.c_type);
+        return load_element(c0_.data(), batch * p.stride_c + i + j * p.ldc, p.c_type);
     }
 
     void full_reference(const problem &p, int64_t batch) {
@@ -333,7 +314,7 @@ private:
     std::vector<double> whole(const char *c, const problem &p) const {
         std::vector<double> v;
         for (int64_t j = 0; j < p.n; ++j)
-            for (int64_t i = 0; i < p.m; ++i) v.push_back(element(c, i + j * p.ldc, p.c_type));
+            for (int64_t i = 0; i < p.m; ++i) v.push_back(load_element(c, i + j * p.ldc, p.c_type));
         return v;
     }
 
@@ -341,7 +322,7 @@ private:
         std::vector<double> v(std::size_t(p.m), 0.0);
         for (int64_t j = 0; j < p.n; ++j)
             for (int64_t i = 0; i < p.m; ++i)
-                v[std::size_t(i)] += element(c, i + j * p.ldc, p.c_type) * t_[std::size_t(j)];
+                v[std::size_t(i)] += load_element(c, i + j * p.ldc, p.c_type) * t_[std::size_t(j)];
         return v;
     }
 

@@ -3,30 +3,10 @@
 
 #include <vector>
 
-#include "gemm/gemm.hpp"
+#include "dispatch/element.hpp"
 
 namespace gemm {
 namespace {
-
-double load(const void *base, int64_t i, dtype t) {
-    switch (t) {
-    case dtype::f32: return static_cast<const float *>(base)[i];
-    case dtype::f64: return static_cast<const double *>(base)[i];
-    case dtype::f16: return half::to_float(static_cast<const uint16_t *>(base)[i]);
-    case dtype::bf16: return bfloat16::to_float(static_cast<const uint16_t *>(base)[i]);
-    }
-    return 0;
-}
-
-// Rounds as the dtype's own arithmetic would: f32 results go through float once.
-void store(void *base, int64_t i, dtype t, double v) {
-    switch (t) {
-    case dtype::f32: static_cast<float *>(base)[i] = float(v); break;
-    case dtype::f64: static_cast<double *>(base)[i] = v; break;
-    case dtype::f16: static_cast<uint16_t *>(base)[i] = half::from_float(float(v)); break;
-    case dtype::bf16: static_cast<uint16_t *>(base)[i] = bfloat16::from_float(float(v)); break;
-    }
-}
 
 int64_t offset(transpose o, int64_t row, int64_t col, int64_t ld) {
     return o == transpose::n ? row + col * ld : col + row * ld;
@@ -39,15 +19,15 @@ void multiply_one(const problem &p, const char *a, const char *b, char *c, std::
     for (int64_t j = 0; j < p.n; ++j) {
         sums.assign(std::size_t(p.m), 0.0);
         for (int64_t l = 0; reads_ab && l < p.k; ++l) {
-            double blj = load(b, offset(p.op_b, l, j, p.ldb), p.ab_type);
+            double blj = load_element(b, offset(p.op_b, l, j, p.ldb), p.ab_type);
             for (int64_t i = 0; i < p.m; ++i)
-                sums[std::size_t(i)] += load(a, offset(p.op_a, i, l, p.lda), p.ab_type) * blj;
+                sums[std::size_t(i)] += load_element(a, offset(p.op_a, i, l, p.lda), p.ab_type) * blj;
         }
         for (int64_t i = 0; i < p.m; ++i) {
             int64_t ci = i + j * p.ldc;
             double v = reads_ab ? p.alpha * sums[std::size_t(i)] : 0.0;
-            if (p.beta != 0.0) v += p.beta * load(c, ci, p.c_type);  // beta = 0: C is not read
-            store(c, ci, p.c_type, v);
+            if (p.beta != 0.0) v += p.beta * load_element(c, ci, p.c_type);  // beta = 0: C is not read
+            store_element(c, ci, p.c_type, v);
         }
     }
 }

@@ -90,15 +90,7 @@ public:
     // Device and managed pointers run in place; host pointers are staged. The _64 entry
     // points take every size as int64_t, so there is no int range to refuse.
     verdict supports(const problem &p) const override {
-        bool half = p.ab_type == dtype::f16 || p.ab_type == dtype::bf16;
-        if (p.c_type != p.ab_type && !(half && p.c_type == dtype::f32))
-            return verdict::no(std::string("C of type ") + dtype_name(p.c_type) + " not supported with " +
-                               dtype_name(p.ab_type) + " inputs");
-        dtype want = p.ab_type == dtype::f64 ? dtype::f64 : dtype::f32;
-        if (p.compute_type != want)
-            return verdict::no(std::string("compute type ") + dtype_name(p.compute_type) + " not supported with " +
-                               dtype_name(p.ab_type) + " inputs");
-        return verdict::yes();
+        return cuda::library_supports_types(p);
     }
 
     gemm_status_t run(const problem &p, std::string_view, run_context &ctx) override {

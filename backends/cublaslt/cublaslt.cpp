@@ -343,14 +343,7 @@ public:
 
     // Device and managed pointers run in place; host pointers are staged.
     verdict supports(const problem &p) const override {
-        bool half = p.ab_type == dtype::f16 || p.ab_type == dtype::bf16;
-        if (p.c_type != p.ab_type && !(half && p.c_type == dtype::f32))
-            return verdict::no(std::string("C of type ") + dtype_name(p.c_type) + " not supported with " +
-                               dtype_name(p.ab_type) + " inputs");
-        dtype want = p.ab_type == dtype::f64 ? dtype::f64 : dtype::f32;
-        if (p.compute_type != want)
-            return verdict::no(std::string("compute type ") + dtype_name(p.compute_type) + " not supported with " +
-                               dtype_name(p.ab_type) + " inputs");
+        if (verdict v = cuda::library_supports_types(p); !v.ok) return v;
         if (p.batch > INT_MAX) return verdict::no("batch count exceeds cuBLASLt's int32 range");
         return verdict::yes();
     }

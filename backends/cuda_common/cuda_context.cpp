@@ -429,4 +429,16 @@ gemm_status_t run_on_device(const problem &p, run_context &ctx, launch_fn launch
     return launch(state, p, static_cast<cudaStream_t>(p.stream));
 }
 
+verdict library_supports_types(const problem &p) {
+    bool half = p.ab_type == dtype::f16 || p.ab_type == dtype::bf16;
+    if (p.c_type != p.ab_type && !(half && p.c_type == dtype::f32))
+        return verdict::no(std::string("C of type ") + dtype_name(p.c_type) + " not supported with " +
+                           dtype_name(p.ab_type) + " inputs");
+    dtype want = p.ab_type == dtype::f64 ? dtype::f64 : dtype::f32;
+    if (p.compute_type != want)
+        return verdict::no(std::string("compute type ") + dtype_name(p.compute_type) + " not supported with " +
+                           dtype_name(p.ab_type) + " inputs");
+    return verdict::yes();
+}
+
 }  // namespace gemm::cuda

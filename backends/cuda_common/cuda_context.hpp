@@ -178,6 +178,10 @@ template <class F> gemm_status_t run_on_device(const problem &p, run_context &ct
         const_cast<void *>(static_cast<const void *>(&launch)));
 }
 
+// The types cuBLAS and cuBLASLt serve: f32, f64, and f16/bf16 inputs with a C of the same
+// type or f32; compute in f64 for f64, else f32.
+verdict library_supports_types(const problem &p);
+
 // C = beta * C for every matrix of dp (beta == 0 writes zeros without reading C), any C type;
 // the k == 0 or alpha == 0 case for backends whose library would read A or B.
 gemm_status_t scale_c(const problem &dp, cudaStream_t stream);

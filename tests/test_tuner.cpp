@@ -1,0 +1,1329 @@
+// test_tuner.cpp: the tuner (gemm_tune) and the tune cache: storing and hitting entries,
+// corrupt, stale and unusable files, an unwritable location, two processes storing at once,
+// GEMM_TUNE=off/online, GEMM_RECORD, the nearest-shape rule, and gemm_tune's argument errors.
+//
+// The library reads GEMM_* once per process and loads the tune cache on its first automatic
+// call, so a scenario does its library work in child processes: this binary re-executes
+// itself as `test_tuner --tuner-child` with the scenario's environment (GEMM_* cleared, then
+// the scenario's variables) and runs the steps TUNER_STEPS lists, printing what it saw on
+// stdout: statuses, the tune report, whether each result matched cpu_ref, and the stderr
+// lines (trace, warnings) each step produced. The scenario, a doctest case in the parent,
+// writes cache files, reads them back and checks the children's observations. Every scenario
+// works in its own mkdtemp directory; CTest runs each as its own test (tests/CMakeLists.txt).
+#define DOCTEST_CONFIG_IMPLEMENT
+#include <doctest/doctest.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gemm/gemm.h"
+#include "harness.hpp"
+
+extern char **environ;
+
+using namespace gemm_test;
+
+namespace {
+
+bool contains(const std::string &text, const std::string &part) { return text.find(part) != std::string::npos; }
+
+bool starts_with(const std::string &text, const std::string &prefix) { return text.rfind(prefix, 0) == 0; }
+
+std::vector<std::string> split(const std::string &text, char sep) {
+    std::vector<std::string> parts;
+    std::string part;
+    std::istringstream in(text);
+    while (std::getline(in, part, sep)) parts.push_back(part);
+    return parts;
+}
+
+std::vector<std::string> words(const std::string &text) {
+    std::vector<std::string> out;
+    std::istringstream in(text);
+    for (std::string w; in >> w;) out.push_back(w);
+    return out;
+}
+
+struct shape {
+    int64_t m = 0, n = 0, k = 0;
+};
+
+// "MxNxK"
+shape parse_shape(const std::string &text) {
+    shape s;
+    char x1 = 0, x2 = 0;
+    std::istringstream in(text);
+    if (!(in >> s.m >> x1 >> s.n >> x2 >> s.k) || x1 != 'x' || x2 != 'x') s = {-1, -1, -1};
+    return s;
+}
+
+// The tune-cache key of a column-major NN f32 call with tight leading dimensions, 16-byte
+// aligned operands (every shape used here has m and k multiples of 4) and beta = 0 or not.
+std::string key_text(int64_t m, int64_t n, int64_t k, bool beta_zero = true) {
+    std::ostringstream s;
+    s << "f32 f32 NN " << m << ' ' << n << ' ' << k << " batch=1 ld=tight align=16 space=host beta="
+      << (beta_zero ? "0" : "any");
+    return s.str();
+}
+
+bool one_of(const std::string &word, std::initializer_list<const char *> choices) {
+    for (const char *c : choices)
+        if (word == c) return true;
+    return false;
+}
+
+bool digits(const std::string &text) {
+    return !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
+}
+
+// "name=" followed by one of `values`.
+bool flag(const std::string &word, const std::string &name, std::initializer_list<const char *> values) {
+    return starts_with(word, name + "=") && one_of(word.substr(name.size() + 1), values);
+}
+
+// "<digits>.<3 digits>", as the cache writes times.
+bool time_text(const std::string &text) {
+    auto dot = text.find('.');
+    return dot != std::string::npos && digits(text.substr(0, dot)) && text.size() == dot + 4 && digits(text.substr(dot + 1));
+}
+
+bool name_text(const std::string &text, const char *also = "") {
+    std::string allowed = std::string("abcdefghijklmnopqrstuvwxyz0123456789_") + also;
+    return !text.empty() && text.find_first_not_of(allowed) == std::string::npos;
+}
+
+// What tune_key::to_text writes, and so what GEMM_RECORD writes and `gemm tune --shapes` reads:
+// "f32 f32 NN 64 64 64 batch=1 ld=tight align=16 space=host beta=0", single spaces.
+bool is_key_text(const std::string &text) {
+    std::vector<std::string> w = words(text);
+    std::string joined;
+    for (const std::string &x : w) joined += (joined.empty() ? "" : " ") + x;
+    return joined == text && w.size() == 11 && one_of(w[0], {"f32", "f64", "f16", "bf16"}) &&
+           one_of(w[1], {"f32", "f64", "f16", "bf16"}) && one_of(w[2], {"NN", "NT", "TN", "TT"}) && digits(w[3]) &&
+           digits(w[4]) && digits(w[5]) && starts_with(w[6], "batch=") && digits(w[6].substr(6)) &&
+           flag(w[7], "ld", {"tight", "padded"}) && flag(w[8], "align", {"16", "elem"}) &&
+           flag(w[9], "space", {"host", "device", "managed"}) && flag(w[10], "beta", {"0", "any"});
+}
+
+// One entry line of the cache file, as the library writes it:
+// "<key> | <backend> <variant or -> | <t> us | default <backend> <t> us".
+bool is_entry_line(const std::string &line) {
+    std::vector<std::string> fields;
+    std::size_t from = 0;
+    for (std::size_t at; (at = line.find(" | ", from)) != std::string::npos; from = at + 3)
+        fields.push_back(line.substr(from, at - from));
+    fields.push_back(line.substr(from));
+    if (fields.size() != 4 || !is_key_text(fields[0])) return false;
+    std::vector<std::string> choice = words(fields[1]), time = words(fields[2]), def = words(fields[3]);
+    return fields[1] == (choice.size() == 2 ? choice[0] + " " + choice[1] : "") && name_text(choice[0]) &&
+           name_text(choice[1], "ABCDEFGHIJKLMNOPQRSTUVWXYZ-") && fields[2] == (time.size() == 2 ? time[0] + " us" : "") &&
+           time_text(time[0]) && def.size() == 4 && fields[3] == "default " + def[1] + " " + def[2] + " us" &&
+           name_text(def[1]) && time_text(def[2]);
+}
+
+// ---- the child side ------------------------------------------------------------------------
+
+// Sends file descriptor 2 into a temporary file until lines() is called, to read back what
+// the library wrote to stderr.
+class stderr_capture {
+public:
+    stderr_capture() {
+        std::fflush(stderr);
+        file_ = std::tmpfile();
+        saved_ = dup(2);
+        if (file_ && saved_ >= 0) dup2(fileno(file_), 2);
+    }
+    ~stderr_capture() {
+        restore();
+        if (file_) std::fclose(file_);
+    }
+    stderr_capture(const stderr_capture &) = delete;
+    stderr_capture &operator=(const stderr_capture &) = delete;
+
+    std::vector<std::string> lines() {
+        restore();
+        std::vector<std::string> out;
+        if (!file_) return out;
+        std::rewind(file_);
+        std::string line;
+        for (int ch; (ch = std::fgetc(file_)) != EOF;) {
+            if (ch == '\n') {
+                out.push_back(line);
+                line.clear();
+            } else {
+                line += char(ch);
+            }
+        }
+        if (!line.empty()) out.push_back(line);
+        return out;
+    }
+
+private:
+    void restore() {
+        if (saved_ < 0) return;
+        std::fflush(stderr);
+        dup2(saved_, 2);
+        close(saved_);
+        saved_ = -1;
+    }
+    std::FILE *file_ = nullptr;
+    int saved_ = -1;
+};
+
+void print_stderr(const std::vector<std::string> &lines) {
+    for (const std::string &l : lines) std::printf("  stderr %s\n", l.c_str());
+}
+
+// "key=value" options after a step's first two words.
+std::map<std::string, std::string> options_of(const std::vector<std::string> &w) {
+    std::map<std::string, std::string> o;
+    for (std::size_t i = 2; i < w.size(); ++i) {
+        auto eq = w[i].find('=');
+        if (eq != std::string::npos) o[w[i].substr(0, eq)] = w[i].substr(eq + 1);
+    }
+    return o;
+}
+
+std::string option(const std::map<std::string, std::string> &o, const char *name, const char *fallback) {
+    auto it = o.find(name);
+    return it == o.end() ? fallback : it->second;
+}
+
+// tune MxNxK [store=0|1] [budget=MS] [backends=LIST]: gemm_tune on a column-major NN f32
+// problem with beta = 0, as key_text describes it.
+void child_tune(const std::vector<std::string> &w) {
+    auto o = options_of(w);
+    shape s = parse_shape(w[1]);
+    std::string backends = option(o, "backends", "");
+    gemm_tune_request_t r;
+    std::memset(&r, 0, sizeof r);
+    r.ab_type = GEMM_F32;
+    r.c_type = GEMM_F32;
+    r.layout = GEMM_COL_MAJOR;
+    r.transa = GEMM_OP_N;
+    r.transb = GEMM_OP_N;
+    r.m = s.m;
+    r.n = s.n;
+    r.k = s.k;
+    r.batch_count = 1;
+    r.beta_zero = 1;
+    r.device = -1;
+    r.budget_ms = std::atof(option(o, "budget", "100").c_str());
+    r.backends = backends.empty() ? nullptr : backends.c_str();
+    int store = std::atoi(option(o, "store", "1").c_str());
+    gemm_tune_report_t report;
+    std::memset(&report, 0, sizeof report);
+    stderr_capture capture;
+    gemm_status_t status = gemm_tune(&r, store, &report);
+    std::string error = gemm_last_error();
+    std::vector<std::string> err = capture.lines();
+    auto text = [](const char *p) { return std::string(!p ? "(null)" : *p ? p : "-"); };
+    std::printf("tune %s status=%d stored=%d backend=%s variant=%s default=%s median_us=%.6g "
+                "default_median_us=%.6g candidates=%lld\n",
+                w[1].c_str(), int(status), report.stored, text(report.backend).c_str(),
+                text(report.variant).c_str(), text(report.default_backend).c_str(), report.median_us,
+                report.default_median_us, (long long)report.candidate_count);
+    for (int64_t i = 0; report.candidates && i < report.candidate_count; ++i) {
+        const gemm_tune_candidate_t &c = report.candidates[i];
+        std::printf("  candidate %s %s correct=%d median_us=%.6g note=%s\n", text(c.backend).c_str(),
+                    text(c.variant).c_str(), c.correct, c.median_us, text(c.note).c_str());
+    }
+    std::printf("  error %s\n", error.c_str());
+    print_stderr(err);
+}
+
+// call MxNxK [beta=X] [lda=N] [ldc=N]: gemm_sgemm (column-major NN) with the automatic
+// choice, then the same call on cpu_ref, compared with the harness's tolerance. Only the
+// automatic call's stderr is reported.
+void child_call(const std::vector<std::string> &w) {
+    auto o = options_of(w);
+    shape s = parse_shape(w[1]);
+    gemm_case c;
+    c.m = s.m;
+    c.n = s.n;
+    c.k = s.k;
+    c.beta = std::atof(option(o, "beta", "0").c_str());
+    set_leading_dims(c, 0);
+    c.lda = std::atoll(option(o, "lda", std::to_string(c.lda).c_str()).c_str());
+    c.ldc = std::atoll(option(o, "ldc", std::to_string(c.ldc).c_str()).c_str());
+    operands ops = make_operands(c);
+    run_result got;
+    std::vector<std::string> err;
+    {
+        stderr_capture capture;
+        got = run_host(c, ops);
+        err = capture.lines();
+    }
+    bool correct = false;
+    std::string mismatch;
+    if (got.status == GEMM_STATUS_SUCCESS && gemm_set_backend("cpu_ref") == GEMM_STATUS_SUCCESS) {
+        run_result ref = run_host(c, ops);
+        gemm_set_backend(nullptr);
+        if (ref.status == GEMM_STATUS_SUCCESS) {
+            comparison cmp = compare_result(c, ops, got.c, window_values(c, ref.c), compute_reference(c, ops).magnitude);
+            correct = cmp.ok;
+            mismatch = cmp.first;
+        } else {
+            mismatch = "cpu_ref failed: " + ref.error;
+        }
+    }
+    std::printf("call %s status=%d correct=%d\n", w[1].c_str(), int(got.status), correct ? 1 : 0);
+    std::printf("  error %s\n", got.error.c_str());
+    if (!mismatch.empty()) std::printf("  mismatch %s\n", mismatch.c_str());
+    print_stderr(err);
+}
+
+int run_child() {
+    setvbuf(stdout, nullptr, _IOLBF, 0);
+    const char *steps = std::getenv("TUNER_STEPS");
+    if (!steps) return 2;
+    for (const std::string &text : split(steps, ';')) {
+        std::vector<std::string> w = words(text);
+        if (w.empty()) continue;
+        if (w[0] == "path") std::printf("path %s\n", gemm_tune_cache_path());
+        else if (w[0] == "tune" && w.size() >= 2) child_tune(w);
+        else if (w[0] == "call" && w.size() >= 2) child_call(w);
+        else return std::fprintf(stderr, "test_tuner: unknown step '%s'\n", text.c_str()), 2;
+    }
+    return 0;
+}
+
+// ---- the parent side: scratch directories, children, their observations -------------------
+
+// A fresh directory for one scenario's files, removed with everything in it afterwards.
+class scratch_dir {
+public:
+    scratch_dir() {
+        const char *tmp = std::getenv("TMPDIR");
+        std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/gemm_test_tuner_XXXXXX";
+        std::vector<char> buf(pattern.begin(), pattern.end());
+        buf.push_back('\0');
+        if (mkdtemp(buf.data())) path_ = buf.data();
+        REQUIRE_MESSAGE(!path_.empty(), "mkdtemp failed for " << pattern);
+    }
+    ~scratch_dir() {
+        std::error_code ignored;
+        std::filesystem::remove_all(path_, ignored);
+    }
+    scratch_dir(const scratch_dir &) = delete;
+    scratch_dir &operator=(const scratch_dir &) = delete;
+
+    const std::string &path() const { return path_; }
+    std::string file(const std::string &name) const { return path_ + "/" + name; }
+
+private:
+    std::string path_;
+};
+
+std::string read_text(const std::string &path) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+std::vector<std::string> read_lines(const std::string &path) {
+    std::vector<std::string> lines;
+    std::ifstream in(path, std::ios::binary);
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    return lines;
+}
+
+void write_text(const std::string &path, const std::string &text) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << text;
+    REQUIRE_MESSAGE(bool(out), "cannot write " << path);
+}
+
+bool file_exists(const std::string &path) {
+    struct stat st;
+    return stat(path.c_str(), &st) == 0;
+}
+
+struct candidate_seen {
+    std::string backend, variant;
+    bool correct = false;
+    double median_us = 0;
+};
+
+// One step a child ran, as it printed it.
+struct step_seen {
+    std::string verb, arg;
+    std::map<std::string, std::string> field;
+    std::vector<candidate_seen> candidates;
+    std::string error, mismatch;
+    std::vector<std::string> err;  // the library's stderr during the step
+
+    std::string get(const std::string &name) const {
+        auto it = field.find(name);
+        return it == field.end() ? "" : it->second;
+    }
+    int status() const { return get("status").empty() ? -1 : std::atoi(get("status").c_str()); }
+    bool correct() const { return get("correct") == "1"; }
+
+    // The GEMM_VERBOSE=1 trace line, or "".
+    std::string trace() const {
+        for (const std::string &l : err)
+            if (contains(l, " backend=") && contains(l, " why=\"")) return l;
+        return "";
+    }
+    std::string why() const {
+        std::string t = trace();
+        auto at = t.find(" why=\"");
+        if (at == std::string::npos) return "";
+        at += 6;
+        return t.substr(at, t.find('"', at) - at);
+    }
+    std::string traced_backend() const {
+        for (const std::string &w : words(trace()))
+            if (starts_with(w, "backend=")) return w.substr(8);
+        return "";
+    }
+    std::vector<std::string> warnings() const {
+        std::vector<std::string> out;
+        for (const std::string &l : err)
+            if (contains(l, "[warning]")) out.push_back(l);
+        return out;
+    }
+    bool warned(const std::string &part) const {
+        for (const std::string &w : warnings())
+            if (contains(w, part)) return true;
+        return false;
+    }
+};
+
+struct child_result {
+    std::string label;
+    int exit_code = -1;  // 128 + signal when killed, -1 when it never ran
+    std::string out, err;
+    std::vector<step_seen> steps;
+
+    bool ok() const { return exit_code == 0; }
+    // Everything a failure needs to be understood, for INFO.
+    std::string report() const {
+        std::ostringstream s;
+        s << "child '" << label << "' exit " << exit_code << "\n--- its stdout:\n" << out << "--- its stderr:\n" << err;
+        return s.str();
+    }
+    // Steps with this verb, in order.
+    std::vector<step_seen> of(const std::string &verb) const {
+        std::vector<step_seen> out_steps;
+        for (const step_seen &s : steps)
+            if (s.verb == verb) out_steps.push_back(s);
+        return out_steps;
+    }
+};
+
+std::vector<step_seen> parse_steps(const std::string &out) {
+    std::vector<step_seen> steps;
+    for (const std::string &line : split(out, '\n')) {
+        if (starts_with(line, "  ")) {
+            if (steps.empty()) continue;
+            step_seen &s = steps.back();
+            std::string rest = line.substr(2);
+            if (starts_with(rest, "stderr ")) s.err.push_back(rest.substr(7));
+            else if (starts_with(rest, "error ")) s.error = rest.substr(6);
+            else if (starts_with(rest, "mismatch ")) s.mismatch = rest.substr(9);
+            else if (starts_with(rest, "candidate ")) {
+                std::vector<std::string> w = words(rest);
+                candidate_seen c;
+                if (w.size() >= 5) {
+                    c.backend = w[1];
+                    c.variant = w[2];
+                    c.correct = w[3] == "correct=1";
+                    c.median_us = std::atof(w[4].substr(w[4].find('=') + 1).c_str());
+                }
+                s.candidates.push_back(c);
+            }
+            continue;
+        }
+        std::vector<std::string> w = words(line);
+        if (w.size() < 2) continue;
+        step_seen s;
+        s.verb = w[0];
+        s.arg = w[1];
+        s.field = options_of(w);
+        steps.push_back(s);
+    }
+    return steps;
+}
+
+std::string self_path() {
+    std::vector<char> buf(4096);
+    ssize_t n = readlink("/proc/self/exe", buf.data(), buf.size() - 1);
+    return n > 0 ? std::string(buf.data(), std::size_t(n)) : "";
+}
+
+// A child running TUNER_STEPS, its environment the parent's without any GEMM_* or TUNER_*
+// variable, plus `env`.
+class child_process {
+public:
+    child_process(const scratch_dir &dir, std::string label, const std::vector<std::string> &env,
+                  const std::string &steps) {
+        result_.label = std::move(label);
+        out_path_ = dir.file(result_.label + ".stdout");
+        err_path_ = dir.file(result_.label + ".stderr");
+        std::string exe = self_path();
+        REQUIRE(!exe.empty());
+        std::vector<std::string> env_strings;
+        for (char **e = environ; *e; ++e)
+            if (!starts_with(*e, "GEMM_") && !starts_with(*e, "TUNER_")) env_strings.push_back(*e);
+        env_strings.insert(env_strings.end(), env.begin(), env.end());
+        env_strings.push_back("TUNER_STEPS=" + steps);
+        std::vector<char *> envp, argv;
+        for (std::string &s : env_strings) envp.push_back(s.data());
+        envp.push_back(nullptr);
+        std::string flag = "--tuner-child";
+        argv = {exe.data(), flag.data(), nullptr};
+        int out = open(out_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        int err = open(err_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        REQUIRE(out >= 0);
+        REQUIRE(err >= 0);
+        std::fflush(nullptr);
+        pid_ = fork();
+        if (pid_ == 0) {  // only async-signal-safe calls until exec
+            if (dup2(out, 1) < 0 || dup2(err, 2) < 0) _exit(126);
+            execve(exe.c_str(), argv.data(), envp.data());
+            _exit(127);
+        }
+        close(out);
+        close(err);
+        REQUIRE_MESSAGE(pid_ > 0, "fork failed: " << std::strerror(errno));
+    }
+    ~child_process() {
+        if (pid_ > 0) wait();
+    }
+    child_process(const child_process &) = delete;
+    child_process &operator=(const child_process &) = delete;
+
+    // Waits for the child (killing it after a minute: a hung child is a failure, not a hung
+    // suite) and returns what it printed.
+    child_result wait() {
+        if (pid_ > 0) {
+            auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+            int status = 0;
+            pid_t done = 0;
+            while ((done = waitpid(pid_, &status, WNOHANG)) == 0 && std::chrono::steady_clock::now() < deadline)
+                std::this_thread::sleep_for(std::chrono::milliseconds(10));
+            if (done == 0) {
+                kill(pid_, SIGKILL);
+                waitpid(pid_, &status, 0);
+                result_.err = "(killed after 60 s)\n";
+            }
+            pid_ = -1;
+            result_.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+            result_.out = read_text(out_path_);
+            result_.err += read_text(err_path_);
+            result_.steps = parse_steps(result_.out);
+        }
+        return result_;
+    }
+
+private:
+    pid_t pid_ = -1;
+    std::string out_path_, err_path_;
+    child_result result_;
+};
+
+child_result run_child(const scratch_dir &dir, const std::string &label, const std::vector<std::string> &env,
+                       const std::string &steps) {
+    child_process child(dir, label, env, steps);
+    return child.wait();
+}
+
+// What the built-in rule picks for a host f32 problem: the first available of its
+// preference order (libraries first).
+std::string builtin_backend() {
+    for (const char *name : {"cblas", "cpu_omp", "cpu_ref"})
+        for (const backend_entry &b : all_backends())
+            if (b.name == name && b.available) return name;
+    return "";
+}
+
+std::string numbered(const std::vector<std::string> &lines) {
+    std::ostringstream s;
+    for (std::size_t i = 0; i < lines.size(); ++i) s << (i + 1) << ": " << lines[i] << "\n";
+    return s.str();
+}
+
+// The "[machine] ..." line of this machine, build and thread count: the section a child
+// of this process writes, read back from a file one tune stored.
+std::string this_machine_line(const scratch_dir &dir) {
+    std::string cache = dir.file("fingerprint-cache.txt");
+    child_result r = run_child(dir, "fingerprint", {"GEMM_TUNE_CACHE=" + cache}, "tune 8x8x8 budget=5");
+    INFO(r.report());
+    REQUIRE(r.ok());
+    REQUIRE(r.steps.size() == 1);
+    REQUIRE(r.steps[0].status() == GEMM_STATUS_SUCCESS);
+    std::string found;
+    for (const std::string &l : read_lines(cache))
+        if (starts_with(l, "[machine] ")) found = l;
+    REQUIRE_MESSAGE(!found.empty(), "no [machine] line in " << read_text(cache));
+    std::remove(cache.c_str());
+    return found;
+}
+
+std::vector<std::string> entry_lines_for(const std::vector<std::string> &lines, const std::string &key) {
+    std::vector<std::string> out;
+    for (const std::string &l : lines)
+        if (starts_with(l, key + " | ")) out.push_back(l);
+    return out;
+}
+
+int count_prefix(const std::vector<std::string> &lines, const std::string &prefix) {
+    int n = 0;
+    for (const std::string &l : lines) n += starts_with(l, prefix) ? 1 : 0;
+    return n;
+}
+
+// True when `block` appears in `lines` as consecutive lines.
+bool has_block(const std::vector<std::string> &lines, const std::vector<std::string> &block) {
+    for (std::size_t i = 0; i + block.size() <= lines.size(); ++i)
+        if (std::equal(block.begin(), block.end(), lines.begin() + std::ptrdiff_t(i))) return true;
+    return false;
+}
+
+// Every line after this machine's "[machine]" line, up to the next section, is a well-formed
+// entry; returns the ones that are not.
+std::vector<std::string> malformed_entries(const std::vector<std::string> &lines, const std::string &machine) {
+    std::vector<std::string> bad;
+    bool mine = false;
+    for (const std::string &l : lines) {
+        if (starts_with(l, "[machine] ")) {
+            mine = l == machine;
+            continue;
+        }
+        if (mine && !l.empty() && l[0] != '#' && !is_entry_line(l)) bad.push_back(l);
+    }
+    return bad;
+}
+
+// A trace line that says the built-in rule chose, because the shape is not in the cache.
+void check_builtin_untuned(const step_seen &s) {
+    INFO("trace: " << s.trace());
+    CHECK(s.traced_backend() == builtin_backend());
+    CHECK(contains(s.why(), "built-in rule"));
+    CHECK(contains(s.why(), "(shape not tuned)"));
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    if (argc == 2 && std::string(argv[1]) == "--tuner-child") return run_child();
+    doctest::Context context(argc, argv);
+    return context.run();
+}
+
+// ---- 0. the format checks the scenarios rely on -------------------------------------------
+
+TEST_CASE("tuner format_checker: is_key_text and is_entry_line accept the cache format and nothing else") {
+    const std::string key = "f32 f32 NN 64 64 64 batch=1 ld=tight align=16 space=host beta=0";
+    CHECK(is_key_text(key));
+    CHECK(is_key_text("bf16 f32 TN 1 2 3 batch=4 ld=padded align=elem space=device beta=any"));
+    for (const char *bad : {"f32 f32 NN 64 64 64 batch=1 ld=tight align=16 space=host", "f32 f32 NN 64 64 64 batch=1x "
+                            "ld=tight align=16 space=host beta=0", "f32 f32 NC 64 64 64 batch=1 ld=tight align=16 "
+                            "space=host beta=0", "f32  f32 NN 64 64 64 batch=1 ld=tight align=16 space=host beta=0",
+                            "f32 f32 NN -1 64 64 batch=1 ld=tight align=16 space=host beta=0", ""}) {
+        INFO(bad);
+        CHECK_FALSE(is_key_text(bad));
+    }
+    CHECK(is_entry_line(key + " | cpu_omp avx2_f32_16x6 | 12.618 us | default cblas 16.002 us"));
+    CHECK(is_entry_line(key + " | cblas - | 1.000 us | default cblas 1.000 us"));
+    for (const std::string &bad : {key + " | cpu_omp", key + " | cblas - | 1.0 us | default cblas 1.000 us",
+                                   key + " | cblas - | abc us | default cblas 1.000 us",
+                                   key + " | cblas - x | 1.000 us | default cblas 1.000 us",
+                                   key + " | cblas - | 1.000 us | cblas 1.000 us",
+                                   key + " | cblas - | 1.000 us | default cblas 1.000 us | extra"}) {
+        INFO(bad);
+        CHECK_FALSE(is_entry_line(bad));
+    }
+}
+
+// ---- 1. store, then hit ----------------------------------------------------------------------
+
+TEST_CASE("tuner store_and_hit: gemm_tune stores one entry; later calls and processes hit it") {
+    scratch_dir dir;
+    std::string cache = dir.file("tune-cache.txt");
+    std::string key = key_text(64, 64, 64);
+    REQUIRE(!builtin_backend().empty());
+
+    child_result tuning = run_child(dir, "tune", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1"},
+                                    "path; tune 64x64x64 budget=200; call 64x64x64");
+    INFO(tuning.report());
+    REQUIRE(tuning.ok());
+    REQUIRE(tuning.steps.size() == 3);
+    CHECK(tuning.steps[0].arg == cache);  // gemm_tune_cache_path() is GEMM_TUNE_CACHE
+
+    const step_seen &t = tuning.steps[1];
+    REQUIRE(t.status() == GEMM_STATUS_SUCCESS);
+    CHECK(t.error.empty());
+    CHECK(t.get("stored") == "1");
+    CHECK(t.get("default") == builtin_backend());
+    CHECK(std::atoll(t.get("candidates").c_str()) == int64_t(t.candidates.size()));
+    CHECK(t.candidates.size() >= 2);  // the built-in choice and at least one other
+    bool winner_listed = false, default_listed = false;
+    for (const candidate_seen &c : t.candidates) {
+        INFO("candidate " << c.backend << " " << c.variant);
+        CHECK(c.correct);
+        CHECK(c.median_us > 0);
+        CHECK(c.backend != "cpu_ref");  // the reference loop is never timed unless asked for
+        winner_listed |= c.backend == t.get("backend") && c.variant == t.get("variant");
+        default_listed |= c.backend == t.get("default") && c.variant == "-";
+    }
+    CHECK(winner_listed);
+    CHECK(default_listed);
+    double winner_us = std::atof(t.get("median_us").c_str()), default_us = std::atof(t.get("default_median_us").c_str());
+    CHECK(winner_us > 0);
+    CHECK(default_us > 0);
+    if (t.get("backend") == t.get("default") && t.get("variant") == "-") CHECK(winner_us == default_us);
+    else CHECK(winner_us * 1.02 < default_us);  // a winner beats the default by more than 2%
+
+    // A later call in the same process finds the entry the tune stored.
+    const step_seen &same = tuning.steps[2];
+    CHECK(same.status() == GEMM_STATUS_SUCCESS);
+    CHECK(same.correct());
+    CHECK(same.why() == "auto: tune cache hit");
+    CHECK(same.traced_backend() == t.get("backend"));
+
+    std::vector<std::string> lines = read_lines(cache);
+    INFO("cache file:\n" << numbered(lines));
+    CHECK(count_prefix(lines, "[machine] ") == 1);
+    std::vector<std::string> entries = entry_lines_for(lines, key);
+    REQUIRE(entries.size() == 1);
+    CHECK(is_entry_line(entries[0]));
+    CHECK(starts_with(entries[0], key + " | " + t.get("backend") + " " + t.get("variant") + " | "));
+    CHECK(contains(entries[0], "| default " + builtin_backend() + " "));
+    for (const std::string &l : lines)  // nothing but comments, the section and the entry
+        CHECK((l.empty() || l[0] == '#' || starts_with(l, "[machine] ") || l == entries[0]));
+
+    // A new process loads the file: a hit with the cached backend, and correct results.
+    child_result later = run_child(dir, "later", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1"},
+                                   "call 64x64x64; call 64x64x64");
+    INFO(later.report());
+    REQUIRE(later.ok());
+    REQUIRE(later.steps.size() == 2);
+    for (const step_seen &s : later.steps) {
+        INFO("trace: " << s.trace());
+        CHECK(s.status() == GEMM_STATUS_SUCCESS);
+        CHECK(s.correct());
+        CHECK(s.why() == "auto: tune cache hit");
+        CHECK(s.traced_backend() == t.get("backend"));
+        if (t.get("variant") != "-") CHECK(contains(s.trace(), " variant=" + t.get("variant") + " "));
+        CHECK(s.warnings().empty());
+    }
+}
+
+// ---- 2. a corrupt file ---------------------------------------------------------------------
+
+TEST_CASE("tuner corrupt_file: bad lines are skipped with a warning naming file and line; a store keeps the rest") {
+    scratch_dir dir;
+    std::string cache = dir.file("tune-cache.txt");
+    std::string mine = this_machine_line(dir);
+    std::string k64 = key_text(64, 64, 64);
+    const std::vector<std::string> other = {
+        "[machine] another box; cpu Imaginary 9000; hardware threads 512",
+        key_text(100, 100, 100) + " | cblas - | 5.000 us | default cblas 5.000 us",
+    };
+    const std::string valid = key_text(8, 8, 8) + " | cpu_ref - | 1.000 us | default cblas 2.000 us";
+    // Every damaged line names cpu_ref for 64x64x64: if one were used, the trace would say so.
+    std::vector<std::string> file = {
+        "# hand-edited, then damaged",                                                       // 1
+        other[0],                                                                            // 2
+        other[1],                                                                            // 3
+        "",                                                                                  // 4
+        mine,                                                                                // 5
+        "this line is not an entry",                                                         // 6
+        k64 + " | cpu_ref",                                                                  // 7 truncated
+        k64 + " | cpu_ref - | abc us | default cblas 1.000 us",                              // 8
+        k64 + " | cpu_ref - | -3.000 us | default cblas 1.000 us",                           // 9
+        "f32 f32 NN 64 sixty-four 64 batch=1 ld=tight align=16 space=host beta=0 | cpu_ref - | 1.000 us | "
+        "default cblas 1.000 us",                                                            // 10
+        k64 + " | cpu_ref - | 1.000 us | default cblas 1e999 us",                            // 11
+        std::string("\x01\x02\x7f\xff\xfe binary \x80") + '\0' + "junk",                  // 12
+        valid,                                                                               // 13
+        "f32 f32 NN 64 64 64 batch=1 ld=tight align=16 space=ho",                             // 14, cut short
+    };
+    std::string text;
+    for (std::size_t i = 0; i < file.size(); ++i) text += file[i] + (i + 1 < file.size() ? "\n" : "");
+    write_text(cache, text);
+
+    child_result r = run_child(dir, "corrupt", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1"},
+                               "call 64x64x64; call 8x8x8; tune 32x32x32 budget=50; call 32x32x32");
+    INFO(r.report());
+    REQUIRE(r.ok());
+    REQUIRE(r.steps.size() == 4);
+    const step_seen &first = r.steps[0];  // the call that loads the cache
+    CHECK(first.status() == GEMM_STATUS_SUCCESS);
+    CHECK(first.correct());
+    check_builtin_untuned(first);
+    for (int line : {6, 7, 8, 9, 10, 11, 12, 14}) {
+        INFO("line " << line);
+        CHECK(first.warned(cache + ":" + std::to_string(line) + ":"));
+    }
+    for (int line : {1, 2, 3, 4, 5, 13}) {
+        INFO("line " << line);
+        CHECK_FALSE(first.warned(cache + ":" + std::to_string(line) + ":"));
+    }
+    CHECK(first.warnings().size() == 8);
+
+    const step_seen &valid_hit = r.steps[1];  // the valid line after the damage is still used
+    CHECK(valid_hit.status() == GEMM_STATUS_SUCCESS);
+    CHECK(valid_hit.correct());
+    CHECK(valid_hit.why() == "auto: tune cache hit");
+    CHECK(valid_hit.traced_backend() == "cpu_ref");
+    CHECK(r.steps[2].status() == GEMM_STATUS_SUCCESS);
+    CHECK(r.steps[2].get("stored") == "1");
+    CHECK(r.steps[3].why() == "auto: tune cache hit");
+    for (std::size_t i = 1; i < r.steps.size(); ++i) CHECK(r.steps[i].warnings().empty());  // loaded once
+
+    // The rewrite keeps the other machine's section and the valid entry, adds the new one,
+    // and leaves a file that loads without a warning.
+    std::vector<std::string> after = read_lines(cache);
+    INFO("cache file after the store:\n" << numbered(after));
+    CHECK(has_block(after, other));
+    CHECK(count_prefix(after, mine) == 1);
+    CHECK(count_prefix(after, "[machine] ") == 2);
+    CHECK(std::count(after.begin(), after.end(), valid) == 1);
+    CHECK(entry_lines_for(after, key_text(32, 32, 32)).size() == 1);
+    CHECK(malformed_entries(after, mine).empty());
+
+    child_result clean = run_child(dir, "reload", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1"},
+                                   "call 8x8x8; call 32x32x32");
+    INFO(clean.report());
+    REQUIRE(clean.ok());
+    REQUIRE(clean.steps.size() == 2);
+    for (const step_seen &s : clean.steps) {
+        CHECK(s.warnings().empty());
+        CHECK(s.why() == "auto: tune cache hit");
+        CHECK(s.correct());
+    }
+    CHECK(!contains(clean.err, "[warning]"));
+}
+
+// A file damaged before any "[machine]" line (garbage, binary bytes, no section at all) is
+// as corrupt as one damaged inside this machine's section.
+// LIBRARY BUG: dispatch/tune_cache.cpp:174-187, tune_cache::read_file: lines before the first
+// "[machine]" line go to other_sections (in_mine starts false) without a warning, and the
+// stale-file warning (line 202) needs a "[machine]" line (saw_other_machine), so such a file loads
+// silently; a store then carries the garbage along. Reproducer: printf 'garbage\n' > F;
+// GEMM_TUNE_CACHE=F GEMM_VERBOSE=1 gemm bench 64 -> no warning on stderr.
+TEST_CASE("tuner corrupt_file_no_section: garbage before any section is warned about" * doctest::should_fail()) {
+    scratch_dir dir;
+    std::string cache = dir.file("tune-cache.txt");
+    write_text(cache, "garbage line\n" + std::string("\x01\x02\xff binary\n"));
+    child_result r = run_child(dir, "garbage", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1"}, "call 64x64x64");
+    INFO(r.report());
+    REQUIRE(r.ok());
+    REQUIRE(r.steps.size() == 1);
+    CHECK(r.steps[0].status() == GEMM_STATUS_SUCCESS);
+    CHECK(r.steps[0].correct());
+    check_builtin_untuned(r.steps[0]);
+    CHECK(r.steps[0].warned(cache + ":1:"));
+}
+
+// A number with trailing junk is a bad number.
+// LIBRARY BUG: dispatch/tune_key.cpp:87, tune_key::parse reads the batch with
+// std::stoll(batch_word.substr(6)), which stops at the first non-digit, so "batch=1x" parses
+// as batch=1 and the damaged entry is used without a warning.
+TEST_CASE("tuner corrupt_batch_number: an entry with batch=1x is skipped with a warning" * doctest::should_fail()) {
+    scratch_dir dir;
+    std::string cache = dir.file("tune-cache.txt");
+    std::string mine = this_machine_line(dir);
+    write_text(cache, mine + "\nf32 f32 NN 64 64 64 batch=1x ld=tight align=16 space=host beta=0 | cpu_ref - | "
+                             "1.000 us | default cblas 2.000 us\n");
+    child_result r = run_child(dir, "batch", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1"}, "call 64x64x64");
+    INFO(r.report());
+    REQUIRE(r.ok());
+    REQUIRE(r.steps.size() == 1);
+    CHECK(r.steps[0].correct());
+    CHECK(r.steps[0].warned(cache + ":2:"));
+    check_builtin_untuned(r.steps[0]);
+}
+
+// ---- 3. a stale file -----------------------------------------------------------------------
+
+TEST_CASE("tuner stale_section: another machine's entries are not used and survive a store verbatim") {
+    scratch_dir dir;
+    std::string cache = dir.file("tune-cache.txt");
+    const std::vector<std::string> other = {
+        "[machine] some other machine; cpu Imaginary 9000; hardware threads 512",
+        key_text(64, 64, 64) + " | cpu_ref - | 1.000 us | default cblas 9.000 us",
+        key_text(32, 32, 32) + " | cpu_ref - | 1.000 us | default cblas 9.000 us",
+        "a line this build cannot read, kept for the build that wrote it",
+    };
+    std::string text;
+    for (const std::string &l : other) text += l + "\n";
+    write_text(cache, text);
+
+    child_result r = run_child(dir, "stale", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1"},
+                               "call 64x64x64; call 32x32x32; tune 16x16x16 budget=50");
+    INFO(r.report());
+    REQUIRE(r.ok());
+    REQUIRE(r.steps.size() == 3);
+    CHECK(r.steps[0].warned("tune cache " + cache + ": no section for this machine"));
+    CHECK(r.steps[0].warnings().size() == 1);
+    for (int i = 0; i < 2; ++i) {
+        CHECK(r.steps[std::size_t(i)].status() == GEMM_STATUS_SUCCESS);
+        CHECK(r.steps[std::size_t(i)].correct());
+        check_builtin_untuned(r.steps[std::size_t(i)]);
+    }
+    CHECK(r.steps[2].status() == GEMM_STATUS_SUCCESS);
+    CHECK(r.steps[2].get("stored") == "1");
+
+    std::vector<std::string> after = read_lines(cache);
+    INFO("cache file after the store:\n" << numbered(after));
+    CHECK(has_block(after, other));
+    CHECK(count_prefix(after, "[machine] ") == 2);
+    CHECK(entry_lines_for(after, key_text(16, 16, 16)).size() == 1);
+    CHECK(entry_lines_for(after, key_text(64, 64, 64)).size() == 1);  // only the other machine's
+}
+
+// ---- 4. entries this build cannot run ------------------------------------------------------
+
+TEST_CASE("tuner unknown_backend_variant: entries naming an unknown backend or variant are skipped") {
+    scratch_dir dir;
+    std::string cache = dir.file("tune-cache.txt");
+    std::string mine = this_machine_line(dir);
+    write_text(cache, mine + "\n" +                                                                        // 1
+                          key_text(64, 64, 64) + " | nosuch_backend - | 1.000 us | default cblas 9.000 us\n" +  // 2
+                          key_text(48, 48, 48) + " | cpu_omp avx2_f32_99x99 | 1.000 us | default cblas 9.000 us\n" +  // 3
+                          key_text(8, 8, 8) + " | cpu_ref - | 1.000 us | default cblas 2.000 us\n");  // 4
+
+    child_result r = run_child(dir, "unknown", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1"},
+                               "call 64x64x64; call 48x48x48; call 8x8x8");
+    INFO(r.report());
+    REQUIRE(r.ok());
+    REQUIRE(r.steps.size() == 3);
+    const step_seen &first = r.steps[0];
+    CHECK(first.warned(cache + ":2:"));
+    CHECK(first.warned("nosuch_backend"));
+    CHECK(first.warned(cache + ":3:"));
+    CHECK(first.warned("avx2_f32_99x99"));
+    CHECK(first.warnings().size() == 2);
+    for (int i = 0; i < 2; ++i) {
+        const step_seen &s = r.steps[std::size_t(i)];
+        CHECK(s.status() == GEMM_STATUS_SUCCESS);
+        CHECK(s.correct());
+        check_builtin_untuned(s);
+    }
+    CHECK(r.steps[2].why() == "auto: tune cache hit");  // the valid entry in the same section
+    CHECK(r.steps[2].traced_backend() == "cpu_ref");
+    CHECK(r.steps[2].correct());
+}
+
+// An entry whose variant the backend knows but that cannot compute this problem (an f64
+// kernel for an f32 key; likewise an AVX-512 kernel on a CPU without it) must not make the
+// call fail: skipped on load or passed over at the call, like an unknown variant.
+// LIBRARY BUG: dispatch/tune_cache.cpp:91 entry_problem() checks only backend::knows_variant,
+// which for cpu_omp accepts every id of the build (backends/cpu_omp/cpu_omp.cpp:157), and
+// dispatch/policy.cpp:80 usable() checks only backend::supports(p), not the variant; the call
+// then fails in cpu_omp's run_with with GEMM_STATUS_NOT_SUPPORTED ("variant 'avx2_f64_8x6'
+// does not compute f32"). Reproducer: this machine's section with the line
+// "f32 f32 NN 64 64 64 batch=1 ld=tight align=16 space=host beta=0 | cpu_omp avx2_f64_8x6 |
+// 1.000 us | default cblas 2.000 us", then gemm_sgemm col NN 64x64x64 beta=0 -> status 20.
+TEST_CASE("tuner wrong_dtype_variant: a cached variant of the other dtype does not fail the call" *
+          doctest::should_fail()) {
+    scratch_dir dir;
+    std::string cache = dir.file("tune-cache.txt");
+    std::string mine = this_machine_line(dir);
+    write_text(cache, mine + "\n" + key_text(64, 64, 64) + " | cpu_omp avx2_f64_8x6 | 1.000 us | default cblas 2.000 us\n");
+    child_result r = run_child(dir, "wrong_dtype", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1"}, "call 64x64x64");
+    INFO(r.report());
+    REQUIRE(r.ok());
+    REQUIRE(r.steps.size() == 1);
+    CHECK(r.steps[0].status() == GEMM_STATUS_SUCCESS);
+    CHECK(r.steps[0].correct());
+}
+
+// ---- 5. an unwritable location -------------------------------------------------------------
+
+TEST_CASE("tuner unwritable: a store that cannot write fails naming the path; calls keep working") {
+    scratch_dir dir;
+    // Its parent is a regular file: no one can create it, root included.
+    std::string blocker = dir.file("blocker");
+    write_text(blocker, "a regular file\n");
+    std::string cache = blocker + "/cache.txt";
+    child_result r = run_child(dir, "unwritable", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1"},
+                               "tune 64x64x64 budget=100; call 64x64x64; call 48x48x48; tune 32x32x32 store=0 budget=20");
+    INFO(r.report());
+    REQUIRE(r.ok());
+    REQUIRE(r.steps.size() == 4);
+    const step_seen &t = r.steps[0];
+    CHECK(t.status() != GEMM_STATUS_SUCCESS);
+    CHECK(t.status() >= 20);  // not an argument error
+    CHECK(contains(t.error, cache));
+    CHECK(t.get("stored") == "0");
+    CHECK(t.get("default") == builtin_backend());
+    bool winner_listed = false;
+    for (const candidate_seen &c : t.candidates) winner_listed |= c.backend == t.get("backend") && c.variant == t.get("variant");
+    CHECK(winner_listed);
+    for (int i = 1; i < 3; ++i) {
+        CHECK(r.steps[std::size_t(i)].status() == GEMM_STATUS_SUCCESS);
+        CHECK(r.steps[std::size_t(i)].correct());
+    }
+    CHECK(r.steps[3].status() == GEMM_STATUS_SUCCESS);  // store = 0 does not touch the file
+    CHECK(r.steps[3].get("stored") == "0");
+    CHECK(read_text(blocker) == "a regular file\n");
+}
+
+// ---- 6. two processes storing at once ------------------------------------------------------
+
+TEST_CASE("tuner concurrent_store: two processes tuning into one file lose no entry") {
+    scratch_dir dir;
+    std::string cache = dir.file("tune-cache.txt");
+    const std::vector<int> sizes_a = {16, 24, 32, 40, 48, 56, 64, 72};
+    const std::vector<int> sizes_b = {20, 28, 36, 44, 52, 60, 68, 76};
+    auto steps_for = [](const std::vector<int> &sizes) {
+        std::string steps;
+        for (int s : sizes) steps += "tune " + std::to_string(s) + "x" + std::to_string(s) + "x" + std::to_string(s) + " budget=10;";
+        return steps;
+    };
+    std::vector<std::string> env = {"GEMM_TUNE_CACHE=" + cache};
+    child_result a, b;
+    {
+        child_process first(dir, "writer_a", env, steps_for(sizes_a));
+        child_process second(dir, "writer_b", env, steps_for(sizes_b));
+        a = first.wait();
+        b = second.wait();
+    }
+    INFO(a.report());
+    INFO(b.report());
+    REQUIRE(a.ok());
+    REQUIRE(b.ok());
+    REQUIRE(a.steps.size() == sizes_a.size());
+    REQUIRE(b.steps.size() == sizes_b.size());
+    for (const child_result *c : {&a, &b})
+        for (const step_seen &s : c->steps) {
+            INFO(c->label << " " << s.arg << ": " << s.error);
+            CHECK(s.status() == GEMM_STATUS_SUCCESS);
+            CHECK(s.get("stored") == "1");
+        }
+
+    std::vector<std::string> lines = read_lines(cache);
+    INFO("cache file:\n" << numbered(lines));
+    REQUIRE(count_prefix(lines, "[machine] ") == 1);
+    std::string machine;
+    for (const std::string &l : lines)
+        if (starts_with(l, "[machine] ")) machine = l;
+    CHECK(malformed_entries(lines, machine).empty());
+    std::vector<int> all = sizes_a;
+    all.insert(all.end(), sizes_b.begin(), sizes_b.end());
+    for (int s : all) {
+        INFO("shape " << s);
+        CHECK(entry_lines_for(lines, key_text(s, s, s)).size() == 1);
+    }
+    std::vector<std::string> leftovers;
+    for (const auto &e : std::filesystem::directory_iterator(dir.path()))
+        if (contains(e.path().filename().string(), ".tmp.")) leftovers.push_back(e.path().string());
+    CHECK_MESSAGE(leftovers.empty(), "temporary files left: " << leftovers.size());
+
+    child_result reader = run_child(dir, "reader", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1"},
+                                    "call 16x16x16; call 76x76x76");
+    INFO(reader.report());
+    REQUIRE(reader.ok());
+    REQUIRE(reader.steps.size() == 2);
+    for (const step_seen &s : reader.steps) {
+        CHECK(s.why() == "auto: tune cache hit");
+        CHECK(s.correct());
+        CHECK(s.warnings().empty());
+    }
+}
+
+// ---- 7. GEMM_TUNE, GEMM_RECORD and the nearest tuned shape ---------------------------------
+
+TEST_CASE("tuner env_tune_off: GEMM_TUNE=off ignores a cache hit and uses the built-in rule") {
+    scratch_dir dir;
+    std::string cache = dir.file("tune-cache.txt");
+    std::string key = key_text(64, 64, 64);
+    child_result tuning = run_child(dir, "tune", {"GEMM_TUNE_CACHE=" + cache}, "tune 64x64x64 budget=50");
+    INFO(tuning.report());
+    REQUIRE(tuning.ok());
+    REQUIRE(tuning.steps.size() == 1);
+    REQUIRE(tuning.steps[0].status() == GEMM_STATUS_SUCCESS);
+    // Make the hit unmistakable: the entry names cpu_ref, which the built-in rule never picks
+    // while cblas or cpu_omp is available.
+    REQUIRE(builtin_backend() != "cpu_ref");
+    std::vector<std::string> lines = read_lines(cache);
+    std::string text;
+    int replaced = 0;
+    for (const std::string &l : lines) {
+        bool entry = starts_with(l, key + " | ");
+        replaced += entry ? 1 : 0;
+        text += (entry ? key + " | cpu_ref - | 1.000 us | default " + builtin_backend() + " 2.000 us" : l) + "\n";
+    }
+    REQUIRE(replaced == 1);
+    write_text(cache, text);
+
+    child_result use = run_child(dir, "use", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1", "GEMM_TUNE=use"},
+                                 "call 64x64x64");
+    INFO(use.report());
+    REQUIRE(use.ok());
+    REQUIRE(use.steps.size() == 1);
+    CHECK(use.steps[0].why() == "auto: tune cache hit");
+    CHECK(use.steps[0].traced_backend() == "cpu_ref");
+
+    child_result off = run_child(dir, "off", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1", "GEMM_TUNE=off"},
+                                 "call 64x64x64; call 48x48x48");
+    INFO(off.report());
+    REQUIRE(off.ok());
+    REQUIRE(off.steps.size() == 2);
+    for (const step_seen &s : off.steps) {
+        INFO("trace: " << s.trace());
+        CHECK(s.status() == GEMM_STATUS_SUCCESS);
+        CHECK(s.correct());
+        CHECK(contains(s.why(), "built-in rule"));
+        CHECK(contains(s.why(), "(GEMM_TUNE=off)"));
+        CHECK(s.traced_backend() == builtin_backend());
+    }
+}
+
+TEST_CASE("tuner env_tune_online: GEMM_TUNE=online tunes an untuned shape on first sight and stores it") {
+    scratch_dir dir;
+    std::string cache = dir.file("tune-cache.txt");
+    child_result r = run_child(dir, "online", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1", "GEMM_TUNE=online"},
+                               "call 48x48x48; call 48x48x48");
+    INFO(r.report());
+    REQUIRE(r.ok());
+    REQUIRE(r.steps.size() == 2);
+    CHECK(r.steps[0].why() == "auto: tuned now (GEMM_TUNE=online)");
+    CHECK(r.steps[1].why() == "auto: tune cache hit");
+    CHECK(r.steps[1].traced_backend() == r.steps[0].traced_backend());
+    for (const step_seen &s : r.steps) {
+        CHECK(s.status() == GEMM_STATUS_SUCCESS);
+        CHECK(s.correct());
+    }
+    std::vector<std::string> lines = read_lines(cache);
+    INFO("cache file:\n" << numbered(lines));
+    std::vector<std::string> entries = entry_lines_for(lines, key_text(48, 48, 48));
+    REQUIRE(entries.size() == 1);
+    CHECK(is_entry_line(entries[0]));
+    CHECK(contains(entries[0], " | " + r.steps[0].traced_backend() + " "));
+
+    child_result later = run_child(dir, "later", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1"}, "call 48x48x48");
+    INFO(later.report());
+    REQUIRE(later.ok());
+    REQUIRE(later.steps.size() == 1);
+    CHECK(later.steps[0].why() == "auto: tune cache hit");
+}
+
+// A call with padded leading dimensions that are still 16-byte multiples (m = 70, lda = ldc
+// = 72) has the key "ld=padded align=16"; online tuning must store an entry under that key so
+// the second call is a hit rather than another tuning run.
+// LIBRARY BUG: dispatch/tuner.cpp:501, spec_of(const tune_key &), turns padded_ld into
+// ld_padding = 16 elements, so the tuner's lda = ldc = 86 (344 bytes, not a multiple of 16)
+// and its problem's key is "ld=padded align=elem": the entry lands under another key,
+// tune_now's find(key) (dispatch/policy.cpp:113) misses, and every call with this shape
+// tunes again (300 ms each).
+// `gemm tune --shapes` does the same for GEMM_RECORD lines (bench/tune_problems.cpp,
+// parse_key_line: ld=padded -> ld_padding 16), so a recorded "ld=padded align=16" shape with
+// m % 4 != 0 is tuned under another key and never served. Reproducer: GEMM_TUNE=online
+// GEMM_VERBOSE=1, gemm_sgemm(col, N, N, 70, 64, 64, 1, A, 72, B, 64, 0, C, 72) twice -> both
+// traces say "auto: tuned now (GEMM_TUNE=online)".
+TEST_CASE("tuner env_tune_online_padded: an online-tuned padded shape is a hit the second time" *
+          doctest::should_fail()) {
+    scratch_dir dir;
+    std::string cache = dir.file("tune-cache.txt");
+    child_result r = run_child(dir, "online_padded", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1", "GEMM_TUNE=online"},
+                               "call 70x64x64 lda=72 ldc=72; call 70x64x64 lda=72 ldc=72");
+    INFO(r.report());
+    REQUIRE(r.ok());
+    REQUIRE(r.steps.size() == 2);
+    CHECK(r.steps[0].correct());
+    CHECK(r.steps[1].correct());
+    CHECK(r.steps[0].why() == "auto: tuned now (GEMM_TUNE=online)");
+    CHECK(r.steps[1].why() == "auto: tune cache hit");
+    std::vector<std::string> lines = read_lines(cache);
+    INFO("cache file:\n" << numbered(lines));
+    CHECK(entry_lines_for(lines, "f32 f32 NN 70 64 64 batch=1 ld=padded align=16 space=host beta=0").size() == 1);
+}
+
+TEST_CASE("tuner env_record: GEMM_RECORD appends each untuned key once, in the key format") {
+    scratch_dir dir;
+    std::string cache = dir.file("tune-cache.txt");
+    std::string record = dir.file("record.txt");
+    child_result r = run_child(dir, "record", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1", "GEMM_RECORD=" + record},
+                               "tune 64x64x64 budget=50; call 8x8x8; call 8x8x8; call 12x12x12; call 64x64x64; "
+                               "call 8x8x8 beta=0.5; call 12x12x12");
+    INFO(r.report());
+    REQUIRE(r.ok());
+    REQUIRE(r.steps.size() == 7);
+    for (const step_seen &s : r.of("call")) {
+        CHECK(s.status() == GEMM_STATUS_SUCCESS);
+        CHECK(s.correct());
+    }
+    check_builtin_untuned(r.steps[1]);
+    CHECK(r.steps[4].why() == "auto: tune cache hit");  // a tuned shape is not recorded
+
+    std::vector<std::string> lines = read_lines(record);
+    INFO("record file:\n" << numbered(lines));
+    const std::vector<std::string> want = {key_text(8, 8, 8), key_text(12, 12, 12), key_text(8, 8, 8, false)};
+    CHECK(lines == want);
+    for (const std::string &l : lines) {
+        INFO(l);
+        CHECK(is_key_text(l));  // what `gemm tune --shapes FILE` reads
+    }
+}
+
+TEST_CASE("tuner nearest: an untuned shape within a factor of 2 uses the nearest tuned one") {
+    scratch_dir dir;
+    std::string cache = dir.file("tune-cache.txt");
+    // 72, not 70: 70 floats is not a multiple of 16 bytes, so a tight 70-row call is another
+    // class (align=elem) and no 64x64x64 entry stands in for it.
+    child_result r = run_child(dir, "nearest", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1"},
+                               "tune 64x64x64 budget=100; call 72x64x64; call 64x64x40; call 200x64x64; "
+                               "call 64x64x140; call 72x64x64 beta=0.5");
+    INFO(r.report());
+    REQUIRE(r.ok());
+    REQUIRE(r.steps.size() == 6);
+    REQUIRE(r.steps[0].status() == GEMM_STATUS_SUCCESS);
+    std::string tuned = r.steps[0].get("backend");
+    for (std::size_t i = 1; i < r.steps.size(); ++i) {
+        CHECK(r.steps[i].status() == GEMM_STATUS_SUCCESS);
+        CHECK(r.steps[i].correct());
+    }
+    for (std::size_t i : {1, 2}) {
+        INFO("trace: " << r.steps[i].trace());
+        CHECK(r.steps[i].why() == "auto: nearest tuned shape 64x64x64");
+        CHECK(r.steps[i].traced_backend() == tuned);
+    }
+    for (std::size_t i : {3, 4, 5}) {  // m, then k, beyond a factor of 2; then another class (beta)
+        CHECK_FALSE(contains(r.steps[i].why(), "nearest"));
+        check_builtin_untuned(r.steps[i]);
+    }
+}
+
+// ---- 8. argument errors ---------------------------------------------------------------------
+
+namespace {
+
+gemm_tune_request_t valid_request() {
+    gemm_tune_request_t r;
+    std::memset(&r, 0, sizeof r);
+    r.ab_type = GEMM_F32;
+    r.c_type = GEMM_F32;
+    r.layout = GEMM_COL_MAJOR;
+    r.transa = GEMM_OP_N;
+    r.transb = GEMM_OP_N;
+    r.m = r.n = r.k = 8;
+    r.batch_count = 1;
+    r.beta_zero = 1;
+    r.device = -1;
+    r.budget_ms = 5;
+    return r;
+}
+
+// Puts an arbitrary int into an enum field, as a C caller may: C++ cannot form an enum value
+// outside the enumeration's range without undefined behaviour, but may copy the bytes; only
+// the library's C entry point (gemm_entry.c) reads the field, as an int.
+template <class E> void set_raw(E &field, int value) {
+    static_assert(sizeof(E) == sizeof(int), "enum fields are int-sized");
+    std::memcpy(&field, &value, sizeof value);
+}
+
+template <class Change> void expect_tune_error(const char *what, Change change, gemm_status_t want, const char *text) {
+    gemm_tune_request_t r = valid_request();
+    change(r);
+    gemm_tune_report_t report;
+    std::memset(&report, 0, sizeof report);
+    gemm_status_t s = gemm_tune(&r, 1, &report);
+    std::string error = gemm_last_error();
+    INFO(what << ": " << gemm_status_string(s) << " \"" << error << "\"");
+    CHECK(s == want);
+    CHECK(contains(error, "gemm_tune"));
+    CHECK(contains(error, text));
+    CHECK(report.stored == 0);
+}
+
+}  // namespace
+
+TEST_CASE("tuner errors: gemm_tune refuses bad requests with the right status and a message") {
+    // GEMM_TUNE_CACHE points at a file that must not appear: nothing here stores.
+    const char *cache = std::getenv("GEMM_TUNE_CACHE");
+    REQUIRE(cache);
+    REQUIRE_FALSE(file_exists(cache));
+
+    gemm_tune_report_t report;
+    std::memset(&report, 0, sizeof report);
+    gemm_tune_request_t ok = valid_request();
+    CHECK(gemm_tune(nullptr, 1, &report) == GEMM_STATUS_INVALID_POINTER);
+    CHECK(contains(gemm_last_error(), "request"));
+    CHECK(gemm_last_error_parameter() == 1);
+    CHECK(gemm_tune(&ok, 1, nullptr) == GEMM_STATUS_INVALID_POINTER);
+    CHECK(contains(gemm_last_error(), "report"));
+    CHECK(gemm_last_error_parameter() == 3);
+
+    using R = gemm_tune_request_t;
+    expect_tune_error("m = -1", [](R &r) { r.m = -1; }, GEMM_STATUS_INVALID_SIZE, "m, n, k");
+    expect_tune_error("n = -1", [](R &r) { r.n = -1; }, GEMM_STATUS_INVALID_SIZE, "m, n, k");
+    expect_tune_error("k = -5", [](R &r) { r.k = -5; }, GEMM_STATUS_INVALID_SIZE, "m, n, k");
+    expect_tune_error("batch_count = 0", [](R &r) { r.batch_count = 0; }, GEMM_STATUS_INVALID_SIZE, "batch_count");
+    expect_tune_error("batch_count = -2", [](R &r) { r.batch_count = -2; }, GEMM_STATUS_INVALID_SIZE, "batch_count");
+    expect_tune_error("ld_padding = -1", [](R &r) { r.ld_padding = -1; }, GEMM_STATUS_INVALID_SIZE, "ld_padding");
+    expect_tune_error("layout = GEMM_OP_N", [](R &r) { set_raw(r.layout, GEMM_OP_N); }, GEMM_STATUS_INVALID_LAYOUT, "layout");
+    expect_tune_error("layout = 0", [](R &r) { set_raw(r.layout, 0); }, GEMM_STATUS_INVALID_LAYOUT, "layout");
+    expect_tune_error("layout = -1", [](R &r) { set_raw(r.layout, -1); }, GEMM_STATUS_INVALID_LAYOUT, "layout");
+    expect_tune_error("transa = GEMM_ROW_MAJOR", [](R &r) { set_raw(r.transa, GEMM_ROW_MAJOR); }, GEMM_STATUS_INVALID_OP, "trans");
+    expect_tune_error("transb = 0", [](R &r) { set_raw(r.transb, 0); }, GEMM_STATUS_INVALID_OP, "trans");
+    expect_tune_error("ab_type = 4", [](R &r) { set_raw(r.ab_type, 4); }, GEMM_STATUS_INVALID_DTYPE, "ab_type");
+    expect_tune_error("ab_type = -1", [](R &r) { set_raw(r.ab_type, -1); }, GEMM_STATUS_INVALID_DTYPE, "ab_type");
+    expect_tune_error("c_type = GEMM_ROW_MAJOR", [](R &r) { set_raw(r.c_type, GEMM_ROW_MAJOR); }, GEMM_STATUS_INVALID_DTYPE, "c_type");
+    // Valid dtypes in a combination no backend serves: not supported, not invalid.
+    expect_tune_error("f32 -> f64", [](R &r) { r.c_type = GEMM_F64; }, GEMM_STATUS_NOT_SUPPORTED, "c_type");
+    expect_tune_error("f64 -> f32", [](R &r) { r.ab_type = GEMM_F64; }, GEMM_STATUS_NOT_SUPPORTED, "c_type");
+    expect_tune_error("f16 -> bf16", [](R &r) { r.ab_type = GEMM_F16; r.c_type = GEMM_BF16; }, GEMM_STATUS_NOT_SUPPORTED, "c_type");
+
+    // The supported mixed and 16-bit combinations tune, and store = 0 writes nothing.
+    for (auto types : {std::pair<gemm_dtype_t, gemm_dtype_t>{GEMM_F16, GEMM_F32}, {GEMM_BF16, GEMM_BF16}, {GEMM_F64, GEMM_F64}}) {
+        gemm_tune_request_t r = valid_request();
+        r.ab_type = types.first;
+        r.c_type = types.second;
+        r.layout = GEMM_ROW_MAJOR;
+        r.transb = GEMM_OP_T;
+        gemm_status_t s = gemm_tune(&r, 0, &report);
+        INFO(dtype_name(types.first) << " -> " << dtype_name(types.second) << ": " << gemm_status_string(s) << " \""
+                                     << gemm_last_error() << "\"");
+        CHECK(s == GEMM_STATUS_SUCCESS);
+        CHECK(std::string(gemm_last_error()).empty());
+        CHECK(report.stored == 0);
+        REQUIRE(report.backend);
+        CHECK(std::string(report.backend) != "");
+        REQUIRE(report.candidate_count >= 1);
+        for (int64_t i = 0; i < report.candidate_count; ++i) CHECK(report.candidates[i].correct == 1);
+    }
+    CHECK_FALSE(file_exists(cache));
+    CHECK_FALSE(file_exists(std::string(cache) + ".lock"));
+}
+
+// test_selection covers gemm_sgemm & co. under an invalid GEMM_TUNE; this is gemm_tune.
+TEST_CASE("tuner env_tune_invalid: an invalid GEMM_TUNE makes gemm_tune return INVALID_CONFIG") {
+    scratch_dir dir;
+    std::string cache = dir.file("tune-cache.txt");
+    child_result r = run_child(dir, "invalid", {"GEMM_TUNE_CACHE=" + cache, "GEMM_TUNE=sometimes"},
+                               "tune 8x8x8 budget=5; tune 8x8x8 store=0 budget=5");
+    INFO(r.report());
+    REQUIRE(r.ok());
+    REQUIRE(r.steps.size() == 2);
+    for (const step_seen &s : r.steps) {
+        CHECK(s.status() == GEMM_STATUS_INVALID_CONFIG);
+        CHECK(contains(s.error, "GEMM_TUNE='sometimes'"));
+        CHECK(s.get("stored") == "0");
+    }
+    CHECK_FALSE(file_exists(cache));
+}

@@ -60,7 +60,8 @@ tune_problem parse_key_line(const std::vector<std::string> &w, int device) {
     p.op_b = key_op(w[2][1], w[2]);
     p.shape = {parse_int(w[3], "m", 0), parse_int(w[4], "n", 0), parse_int(w[5], "k", 0)};
     p.batch = parse_int(field_value(w[6], "batch"), "batch", 1);
-    p.ld_padding = choose(field_value(w[7], "ld"), "ld", "padded", "tight") ? 16 : 0;
+    // -1: the least padding that keeps the alignment class the line names.
+    p.ld_padding = choose(field_value(w[7], "ld"), "ld", "padded", "tight") ? -1 : 0;
     p.misaligned = choose(field_value(w[8], "align"), "align", "elem", "16");
     std::string space = field_value(w[9], "space");
     if (space == "managed") throw usage_error("space=managed cannot be tuned here (host or device memory only)");
@@ -195,6 +196,7 @@ std::string tune_problem_class_text(const tune_problem &p) {
     std::string text = std::string(layout_name(p.layout)) + " " + (p.op_a == GEMM_OP_N ? "N" : "T") +
                        (p.op_b == GEMM_OP_N ? "N" : "T");
     if (p.ld_padding > 0) text += " ld+" + std::to_string(p.ld_padding);
+    if (p.ld_padding < 0) text += " ld+pad";
     if (p.misaligned) text += " misaligned";
     if (!p.beta_zero) text += " beta!=0";
     if (p.device >= 0) text += " dev" + std::to_string(p.device);

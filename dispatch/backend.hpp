@@ -41,6 +41,8 @@ struct run_context {
 //                Backends must honour: beta == 0 means C is written, never read (NaN in C
 //                must not leak); k == 0 or alpha == 0 means C = beta * C without reading
 //                A or B. Errors are returned as status and set_error(); never abort.
+//                GEMM_STATUS_NOT_SUPPORTED (e.g. a variant this CPU or dtype cannot run) must
+//                be returned before C is touched.
 //                No allocation proportional to the problem on the hot path.
 // Optional (default):
 //   variants(p)  configurations worth timing, as stable ids that parse back in run(). ({""})

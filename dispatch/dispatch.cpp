@@ -2,6 +2,8 @@
 #include "dispatch.hpp"
 
 #include <chrono>
+#include <mutex>
+#include <set>
 
 #include <spdlog/fmt/fmt.h>
 
@@ -39,6 +41,28 @@ void trace(const problem &p, const call_shape &call, const choice &c, const run_
     for (const std::string &s : c.skipped) trace_line("  skipped " + s);
 }
 
+// A tuned choice its backend refuses (a variant for another CPU or dtype in a cache file that
+// still passed every check) left C untouched, as NOT_SUPPORTED promises: auto serves the call
+// with the built-in rule instead, says so in the trace, and warns once per choice.
+gemm_status_t run_builtin_instead(const problem &p, choice &c, run_context &ctx) {
+    std::string refused = fmt::format("{}:{}", c.chosen->name(), c.variant);
+    std::string reason = last_error_message();
+    {
+        static std::mutex mutex;
+        static std::set<std::string> warned;
+        std::lock_guard<std::mutex> lock(mutex);
+        if (warned.insert(refused).second)
+            logger().warn("tune cache chose {}, which refused the call ({}); using the built-in rule", refused, reason);
+    }
+    choice builtin = choose_builtin(p, false);
+    if (!builtin.chosen) return set_error(builtin.status, builtin.message);
+    clear_error();
+    builtin.why += " (cached " + refused + " refused: " + reason + ")";
+    c = std::move(builtin);
+    ctx = run_context{};
+    return c.chosen->run(p, c.variant, ctx);
+}
+
 }  // namespace
 
 gemm_status_t dispatch(const problem &p, const call_shape &call) {
@@ -55,12 +79,13 @@ gemm_status_t dispatch(const problem &p, const call_shape &call) {
         if (env.verbose) trace(p, call, c, ctx, s, 0);
         return s;
     }
-    if (!env.verbose) return c.chosen->run(p, c.variant, ctx);
-
     auto start = std::chrono::steady_clock::now();
     gemm_status_t s = c.chosen->run(p, c.variant, ctx);
-    std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
-    trace(p, call, c, ctx, s, elapsed.count());
+    if (s == GEMM_STATUS_NOT_SUPPORTED && c.from_tune_cache) s = run_builtin_instead(p, c, ctx);
+    if (env.verbose) {
+        std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+        trace(p, call, c, ctx, s, elapsed.count());
+    }
     return s;
 }
 

@@ -86,6 +86,7 @@ choice from_entry(backend *b, const tune_entry &e, std::string why) {
     choice c;
     c.chosen = b;
     c.variant = e.variant;
+    c.from_tune_cache = true;
     c.why = std::move(why);
     return c;
 }

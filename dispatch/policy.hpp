@@ -13,6 +13,8 @@ struct choice {
     backend *chosen = nullptr;  // nullptr: nothing may serve p (status and message say why)
     std::string variant;
     std::string why;                   // for the trace: "forced by GEMM_BACKEND", ...
+    bool from_tune_cache = false;      // a tuned choice: if its backend refuses the call, the
+                                       // built-in rule serves it instead (see dispatch.cpp)
     std::vector<std::string> skipped;  // "cpu_omp: f16 not supported" (GEMM_VERBOSE=2)
     gemm_status_t status = GEMM_STATUS_SUCCESS;
     std::string message;

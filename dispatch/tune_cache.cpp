@@ -171,14 +171,20 @@ tune_cache::file_contents tune_cache::read_file(std::vector<std::string> &warnin
     std::ifstream in(path_);
     if (!in) return contents;  // no file yet: an empty cache
     std::string line;
-    bool in_mine = false, saw_other_machine = false;
+    bool in_section = false, in_mine = false, saw_other_machine = false;
     for (int number = 1; std::getline(in, line); ++number) {
         std::string t = trim(line);
         if (t.empty() || t[0] == '#') continue;
         if (t.rfind(section_marker, 0) == 0) {
+            in_section = true;
             in_mine = t.substr(std::strlen(section_marker)) == fingerprint_;
             saw_other_machine |= !in_mine;
             if (!in_mine) contents.other_sections.push_back(t);
+            continue;
+        }
+        if (!in_section) {  // belongs to no machine: dropped when the file is rewritten
+            warnings.push_back(fmt::format("tune cache {}:{}: skipped (outside any [machine] section): {}", path_,
+                                           number, t));
             continue;
         }
         if (!in_mine) {

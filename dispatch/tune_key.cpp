@@ -2,6 +2,7 @@
 #include "tune_key.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdint>
 #include <sstream>
 
@@ -83,11 +84,9 @@ std::optional<tune_key> tune_key::parse(std::string_view text) {
         if (ops[i] != 'N' && ops[i] != 'T') return std::nullopt;
         (i == 0 ? key.op_a : key.op_b) = ops[i] == 'N' ? transpose::n : transpose::t;
     }
-    try {
-        key.batch = std::stoll(batch_word.substr(6));
-    } catch (...) {
-        return std::nullopt;
-    }
+    std::string batch_text = batch_word.substr(6);
+    auto [end, error] = std::from_chars(batch_text.data(), batch_text.data() + batch_text.size(), key.batch);
+    if (error != std::errc() || end != batch_text.data() + batch_text.size()) return std::nullopt;
     if (!parse_flag(in, "ld", "padded", "tight", key.padded_ld)) return std::nullopt;
     if (!parse_flag(in, "align", "16", "elem", key.aligned_16)) return std::nullopt;
     if (!(in >> space_word) || space_word.rfind("space=", 0) != 0) return std::nullopt;

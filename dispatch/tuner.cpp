@@ -74,9 +74,10 @@ public:
         base_.ab_type = s.ab_type;
         base_.c_type = s.c_type;
         base_.compute_type = s.ab_type == dtype::f64 ? dtype::f64 : dtype::f32;
-        base_.lda = std::max<int64_t>(1, base_.a_rows()) + s.ld_padding;
-        base_.ldb = std::max<int64_t>(1, base_.b_rows()) + s.ld_padding;
-        base_.ldc = std::max<int64_t>(1, s.m) + s.ld_padding;
+        std::size_t ab = dtype_size(s.ab_type), cs = dtype_size(s.c_type);
+        base_.lda = leading_dim(base_.a_rows(), ab);
+        base_.ldb = leading_dim(base_.b_rows(), ab);
+        base_.ldc = leading_dim(s.m, cs);
         base_.stride_a = base_.lda * std::max<int64_t>(1, base_.a_cols());
         base_.stride_b = base_.ldb * std::max<int64_t>(1, base_.b_cols());
         base_.stride_c = base_.ldc * std::max<int64_t>(1, s.n);
@@ -98,6 +99,16 @@ public:
     tune_data &operator=(const tune_data &) = delete;
 
     bool on_device() const { return spec_.space != memory_space::host; }
+
+    // rows plus the spec's padding; padding -1 is the least padding that keeps the leading
+    // dimension a multiple of 16 bytes when the spec is aligned, so that a tuned `ld=padded
+    // align=16` class gets an entry of that same class.
+    int64_t leading_dim(int64_t rows, std::size_t element) const {
+        int64_t tight = std::max<int64_t>(1, rows);
+        if (spec_.ld_padding >= 0) return tight + spec_.ld_padding;
+        int64_t unit = spec_.aligned ? int64_t(16 / element) : 1;
+        return (tight + 1 + unit - 1) / unit * unit;
+    }
     int device() const { return device_; }
     void *stream() const { return stream_; }
 
@@ -498,7 +509,7 @@ tune_spec spec_of(const tune_key &key) {
     s.n = key.n;
     s.k = key.k;
     s.batch = key.batch;
-    s.ld_padding = key.padded_ld ? 16 : 0;
+    s.ld_padding = key.padded_ld ? -1 : 0;
     s.aligned = key.aligned_16;
     s.beta_zero = key.beta_zero;
     s.space = key.space;

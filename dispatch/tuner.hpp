@@ -17,7 +17,8 @@ struct tune_spec {
     transpose op_b = transpose::n;
     int64_t m = 0, n = 0, k = 0;
     int64_t batch = 1;
-    int64_t ld_padding = 0;  // elements added to every leading dimension
+    int64_t ld_padding = 0;  // elements added to every leading dimension; -1: the least
+                             // padding that keeps them 16-byte aligned (a padded key class)
     bool aligned = true;     // false: operands start one element past a 64-byte boundary
     bool beta_zero = true;
     memory_space space = memory_space::host;

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "dispatch/error.hpp"
+#include "dispatch/registry.hpp"
 #include "entry_points.h"
 #include "dispatch/settings.hpp"
 #include "dispatch/tune_cache.hpp"
@@ -29,8 +30,8 @@ gemm_status_t fail(gemm_status_t s, const std::string &what) { return set_error(
 gemm_status_t check_request(const api_tune_request &r) {
     if (r.layout != GEMM_ROW_MAJOR && r.layout != GEMM_COL_MAJOR) return fail(GEMM_STATUS_INVALID_LAYOUT, "layout is not row- or column-major");
     if (!valid_op(r.transa) || !valid_op(r.transb)) return fail(GEMM_STATUS_INVALID_OP, "transa/transb must be N, T or C");
-    if (r.m < 0 || r.n < 0 || r.k < 0 || r.batch_count < 1 || r.ld_padding < 0)
-        return fail(GEMM_STATUS_INVALID_SIZE, "m, n, k, ld_padding must be >= 0 and batch_count >= 1");
+    if (r.m < 0 || r.n < 0 || r.k < 0 || r.batch_count < 1 || r.ld_padding < -1)
+        return fail(GEMM_STATUS_INVALID_SIZE, "m, n, k must be >= 0, ld_padding >= -1 and batch_count >= 1");
     if (!valid_dtype(r.ab_type) || !valid_dtype(r.c_type)) return fail(GEMM_STATUS_INVALID_DTYPE, "ab_type/c_type is not a gemm_dtype_t");
     bool half = r.ab_type == GEMM_F16 || r.ab_type == GEMM_BF16;
     if (!(r.c_type == r.ab_type || (half && r.c_type == GEMM_F32)))
@@ -102,6 +103,9 @@ gemm_status_t api_tune(const api_tune_request *request, int store, gemm_tune_rep
     tune_options options;
     if (request->budget_ms > 0) options.budget_ms = request->budget_ms;
     options.backends = split_names(request->backends);
+    for (const std::string &name : options.backends)
+        if (!find_backend(name))
+            return fail(GEMM_STATUS_UNKNOWN_BACKEND, "backends names '" + name + "', which is not in this build");
     tls_report.outcome = {};
     if (gemm_status_t s = tune_problem(spec_of(*request), options, tls_report.outcome); s != GEMM_STATUS_SUCCESS)
         return s;

@@ -166,7 +166,9 @@ typedef struct gemm_tune_request {
     gemm_op_t transb;
     int64_t m, n, k;
     int64_t batch_count;     /* 1 for a plain GEMM */
-    int64_t ld_padding;      /* elements added to every leading dimension (0: tight) */
+    int64_t ld_padding;      /* elements added to every leading dimension (0: tight; -1: the
+                                least padding that keeps them 16-byte aligned, which is what a
+                                GEMM_RECORD line's "ld=padded align=16" stands for) */
     int misaligned;          /* 1: operands start one element past a 16-byte boundary */
     int beta_zero;           /* 1: tune for beta = 0 (C not read); 0: beta != 0 */
     int device;              /* -1: host pointers; >= 0: device pointers on that CUDA device */

@@ -5,9 +5,12 @@
 // back) can use it.
 #pragma once
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -573,6 +576,53 @@ public:
 
 private:
     std::map<std::string, int64_t> counts_;
+};
+
+// Sends file descriptor 2 into a temporary file until lines() is called, to read back what
+// the library wrote to stderr.
+class stderr_capture {
+public:
+    stderr_capture() {
+        std::fflush(stderr);
+        file_ = std::tmpfile();
+        saved_ = dup(2);
+        if (file_ && saved_ >= 0) dup2(fileno(file_), 2);
+    }
+    ~stderr_capture() {
+        restore();
+        if (file_) std::fclose(file_);
+    }
+    stderr_capture(const stderr_capture &) = delete;
+    stderr_capture &operator=(const stderr_capture &) = delete;
+
+    std::vector<std::string> lines() {
+        restore();
+        std::vector<std::string> out;
+        if (!file_) return out;
+        std::rewind(file_);
+        std::string line;
+        for (int ch; (ch = std::fgetc(file_)) != EOF;) {
+            if (ch == '\n') {
+                out.push_back(line);
+                line.clear();
+            } else {
+                line += char(ch);
+            }
+        }
+        if (!line.empty()) out.push_back(line);
+        return out;
+    }
+
+private:
+    void restore() {
+        if (saved_ < 0) return;
+        std::fflush(stderr);
+        dup2(saved_, 2);
+        close(saved_);
+        saved_ = -1;
+    }
+    std::FILE *file_ = nullptr;
+    int saved_ = -1;
 };
 
 }  // namespace gemm_test

@@ -110,51 +110,6 @@ void expect_every_call_succeeds() {
     }
 }
 
-// Redirects file descriptor 2 into a temporary file until text() is called, so the trace
-// that the library writes to stderr can be read back.
-class stderr_capture {
-public:
-    stderr_capture() {
-        std::fflush(stderr);
-        file_ = std::tmpfile();
-        REQUIRE(file_ != nullptr);
-        saved_ = dup(2);
-        REQUIRE(saved_ >= 0);
-        REQUIRE(dup2(fileno(file_), 2) >= 0);
-    }
-    ~stderr_capture() { restore(); }
-    stderr_capture(const stderr_capture &) = delete;
-    stderr_capture &operator=(const stderr_capture &) = delete;
-
-    // Restores stderr and returns what was written meanwhile, as lines.
-    std::vector<std::string> lines() {
-        restore();
-        std::vector<std::string> out;
-        std::rewind(file_);
-        std::string line;
-        for (int ch; (ch = std::fgetc(file_)) != EOF;) {
-            if (ch != '\n') {
-                line += char(ch);
-                continue;
-            }
-            out.push_back(line);
-            line.clear();
-        }
-        if (!line.empty()) out.push_back(line);
-        return out;
-    }
-
-private:
-    void restore() {
-        if (saved_ < 0) return;
-        std::fflush(stderr);
-        dup2(saved_, 2);
-        close(saved_);
-        saved_ = -1;
-    }
-    std::FILE *file_ = nullptr;
-    int saved_ = -1;
-};
 
 std::string first_unavailable_backend() {
     for (const backend_entry &b : all_backends())

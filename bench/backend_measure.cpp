@@ -63,11 +63,15 @@ bool verify(const gemm_case &c, operand_pool &pool, call_target &target, const r
     return row.check.verdict == check_verdict::skipped;
 }
 
-// Warm-up calls, within a quarter of the budget so that timed repetitions keep the rest;
-// *estimate becomes the fastest call, the best guess of one call's time.
+// Warm-up calls, within a quarter of the budget so that timed repetitions keep the rest, but
+// for at least the target's minimum warm-up time; *estimate becomes the fastest call, the
+// best guess of one call's time.
 bool warm_up(call_target &target, rotating_caller &caller, const timing_settings &t, const stopwatch &budget,
              bench_row &row, double *estimate) {
-    for (int64_t i = 0; i < t.warmup && budget.seconds() < warmup_budget_share * t.budget_s; ++i) {
+    stopwatch warming;
+    for (int64_t i = 0;; ++i) {
+        bool counted = i >= t.warmup || budget.seconds() >= warmup_budget_share * t.budget_s;
+        if (counted && warming.seconds() >= target.min_warmup_seconds()) break;
         target.timer_start();
         gemm_status_t s = caller.call();
         double took = target.timer_stop();

@@ -27,6 +27,8 @@ public:
     // Times the calls made between the two: stop() waits for them and returns seconds.
     virtual void timer_start() = 0;
     virtual double timer_stop() = 0;
+    // How long warm-up must last at least (host: other runtimes' idle threads spin on).
+    virtual double min_warmup_seconds() const = 0;
 };
 
 // The pool's own host buffers.
@@ -38,6 +40,10 @@ public:
     gemm_status_t call_checked(const aligned_buffer &c_before, aligned_buffer &result, double *seconds) override;
     void timer_start() override { clock_.restart(); }
     double timer_stop() override { return clock_.seconds(); }
+    // The previous backend's idle threads (GNU OpenMP's spinning workers, OpenBLAS's pool)
+    // keep the cores busy for a while after its last call: 30-fold slower first calls were
+    // seen on a 2-core machine.
+    double min_warmup_seconds() const override { return 0.15; }
 
 private:
     const gemm_case &case_;
@@ -56,6 +62,7 @@ public:
     gemm_status_t call_checked(const aligned_buffer &c_before, aligned_buffer &result, double *seconds) override;
     void timer_start() override { timer_.start(); }
     double timer_stop() override { return timer_.stop(); }
+    double min_warmup_seconds() const override { return 0.0; }
 
 private:
     struct device_set {

@@ -41,7 +41,7 @@ gemm=$build/bench/gemm
 summary=()
 
 if has_stage tests; then
-    ctest --test-dir $build -L gpu --output-on-failure >"$out/ctest_gpu.log" 2>&1
+    ctest --test-dir $build -L gpu -V >"$out/ctest_gpu.log" 2>&1
     rc=$?
     grep -E 'test cases|assertions|tests passed|tests failed|SKIPPED' "$out/ctest_gpu.log" | tail -6
     [ $rc -eq 0 ] || grep -B2 -A12 'ERROR' "$out/ctest_gpu.log" | head -60

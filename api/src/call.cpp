@@ -22,10 +22,6 @@ constexpr param_positions entry_positions[] = {
 
 const param_positions &positions(const user_call &c) { return entry_positions[c.entry]; }
 
-bool valid_op(int o) { return o == GEMM_OP_N || o == GEMM_OP_T || o == GEMM_OP_C; }
-
-bool valid_dtype(int t) { return t == GEMM_F32 || t == GEMM_F64 || t == GEMM_F16 || t == GEMM_BF16; }
-
 const char *type_name(int t) { return dtype_name(static_cast<dtype>(t)); }
 
 const char *layout_words(int l) { return l == GEMM_ROW_MAJOR ? "row-major" : "column-major"; }
@@ -118,8 +114,7 @@ gemm_status_t check_types(const user_call &c) {
         return fail(GEMM_STATUS_NOT_SUPPORTED, positions(c).compute,
                     fmt::format("compute_type = {} is not supported for a_type = {} (use {})",
                                 type_name(c.compute), type_name(c.a_type), type_name(want_compute)));
-    bool c_ok = c.c_type == c.a_type || (half && c.c_type == GEMM_F32);
-    if (!c_ok)
+    if (!supported_c_type(c.a_type, c.c_type))
         return fail(GEMM_STATUS_NOT_SUPPORTED, positions(c).c_type,
                     fmt::format("c_type = {} is not supported for a_type = {} (use {}{})", type_name(c.c_type),
                                 type_name(c.a_type), type_name(c.a_type), half ? " or f32" : ""));
@@ -142,6 +137,15 @@ gemm_status_t check_pointers(const user_call &c) {
 }
 
 }  // namespace
+
+bool valid_op(int o) { return o == GEMM_OP_N || o == GEMM_OP_T || o == GEMM_OP_C; }
+
+bool valid_dtype(int t) { return t == GEMM_F32 || t == GEMM_F64 || t == GEMM_F16 || t == GEMM_BF16; }
+
+bool supported_c_type(int ab_type, int c_type) {
+    bool half = ab_type == GEMM_F16 || ab_type == GEMM_BF16;
+    return c_type == ab_type || (half && c_type == GEMM_F32);
+}
 
 gemm_status_t check_call(const user_call &c) {
     gemm_status_t s = check_shape(c);

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "call.hpp"
 #include "dispatch/error.hpp"
 #include "dispatch/registry.hpp"
 #include "entry_points.h"
@@ -22,8 +23,6 @@ struct report_storage {
 };
 thread_local report_storage tls_report;
 
-bool valid_dtype(int t) { return t == GEMM_F32 || t == GEMM_F64 || t == GEMM_F16 || t == GEMM_BF16; }
-bool valid_op(int o) { return o == GEMM_OP_N || o == GEMM_OP_T || o == GEMM_OP_C; }
 
 gemm_status_t fail(gemm_status_t s, const std::string &what) { return set_error(s, "gemm_tune: " + what); }
 
@@ -33,8 +32,7 @@ gemm_status_t check_request(const api_tune_request &r) {
     if (r.m < 0 || r.n < 0 || r.k < 0 || r.batch_count < 1 || r.ld_padding < -1)
         return fail(GEMM_STATUS_INVALID_SIZE, "m, n, k must be >= 0, ld_padding >= -1 and batch_count >= 1");
     if (!valid_dtype(r.ab_type) || !valid_dtype(r.c_type)) return fail(GEMM_STATUS_INVALID_DTYPE, "ab_type/c_type is not a gemm_dtype_t");
-    bool half = r.ab_type == GEMM_F16 || r.ab_type == GEMM_BF16;
-    if (!(r.c_type == r.ab_type || (half && r.c_type == GEMM_F32)))
+    if (!supported_c_type(r.ab_type, r.c_type))
         return fail(GEMM_STATUS_NOT_SUPPORTED, "c_type must equal ab_type (or be f32 for f16/bf16 inputs)");
     return GEMM_STATUS_SUCCESS;
 }

@@ -24,9 +24,11 @@ const char *const bench_help =
     "memory:\n"
     "  --device N          operands in the memory of CUDA device N, calls enqueued on a stream\n"
     "                      given to the library (gemm_set_stream) and timed with CUDA events\n"
-    "  --memory host|device  host pointers (default), or device pointers on --device (0)\n"
+    "  --memory host|pinned|device  host pointers (default), host pointers to page-locked\n"
+    "                      memory (cudaHostRegister), or device pointers on --device (0)\n"
     "backends:\n"
-    "  --backends LIST     backends to time, by name; 'auto' is the library's own choice\n"
+    "  --backends LIST     backends to time, by name or name:variant (cublasxt:b4096);\n"
+    "                      'auto' is the library's own choice\n"
     "                      (tune cache, else the built-in rule). Default: every available\n"
     "                      backend that serves the memory space, except cpu_ref (the slow\n"
     "                      reference; name it to time it), then auto\n"
@@ -65,11 +67,12 @@ const std::vector<gemm_shape> default_shape_set = {
 
 std::string keep_name(const std::string &s, const std::string &) { return s; }
 
-// --memory host|device: device means device 0 unless --device named another.
+// --memory host|pinned|device: device means device 0 unless --device named another.
 void memory_parse(const std::string &text, bench_options &o) {
-    if (text == "host") o.device = -1;
+    o.pinned = text == "pinned";
+    if (text == "host" || text == "pinned") o.device = -1;
     else if (text == "device") o.device = o.device >= 0 ? o.device : 0;
-    else throw usage_error("--memory: '" + text + "' must be host or device");
+    else throw usage_error("--memory: '" + text + "' must be host, pinned or device");
 }
 
 // Options that take a value; returns false when the name is not one of them.

@@ -23,6 +23,7 @@ struct bench_options {
                                         // space, except cpu_ref, then "auto"
     std::string baseline;  // empty: cublas on the device; on the host cblas, else cpu_omp
     int device = -1;       // >= 0: operands in that CUDA device's memory
+    bool pinned = false;   // host operands page-locked (--memory pinned)
     int64_t warmup = 2;
     int64_t reps = 10;
     double budget_ms = 1000;  // per shape and backend: warm-up and timed calls stop past it

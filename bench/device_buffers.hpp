@@ -58,6 +58,21 @@ private:
     std::size_t bytes_ = 0;
 };
 
+// Page-locks host memory the caller owns (cudaHostRegister) until destroyed, so that copies
+// to and from the GPU run at full speed: `gemm bench --memory pinned`. Move-only.
+class host_pin {
+public:
+    host_pin(void *host, std::size_t bytes);  // throws device_error
+    ~host_pin();
+    host_pin(host_pin &&other) noexcept;
+    host_pin(const host_pin &) = delete;
+    host_pin &operator=(const host_pin &) = delete;
+    host_pin &operator=(host_pin &&) = delete;
+
+private:
+    void *host_ = nullptr;
+};
+
 // A stream of the current device, handed to the library with gemm_set_stream so that every
 // device-pointer call of this thread is enqueued on it, and two events that time the work
 // enqueued between start() and stop(). The library's stream returns to NULL when destroyed.

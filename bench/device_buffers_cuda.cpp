@@ -61,6 +61,18 @@ device_buffer::device_buffer(std::size_t bytes) : bytes_(bytes) {
     data_ = static_cast<unsigned char *>(p);
 }
 
+host_pin::host_pin(void *host, std::size_t bytes) {
+    if (!host || bytes == 0) return;
+    check(cudaHostRegister(host, bytes, cudaHostRegisterDefault), "cudaHostRegister");
+    host_ = host;
+}
+
+host_pin::~host_pin() {
+    if (host_) cudaHostUnregister(host_);
+}
+
+host_pin::host_pin(host_pin &&other) noexcept : host_(std::exchange(other.host_, nullptr)) {}
+
 device_buffer::~device_buffer() {
     if (data_) cudaFree(data_);
 }

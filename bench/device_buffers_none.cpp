@@ -24,6 +24,10 @@ device_buffer &device_buffer::operator=(device_buffer &&) noexcept { return *thi
 void device_buffer::upload(const void *, std::size_t) { throw device_error(no_cuda); }
 void device_buffer::download(void *, std::size_t) const { throw device_error(no_cuda); }
 
+host_pin::host_pin(void *, std::size_t) { throw device_error(no_cuda); }
+host_pin::~host_pin() = default;
+host_pin::host_pin(host_pin &&) noexcept {}
+
 device_stream_timer::device_stream_timer() { throw device_error(no_cuda); }
 device_stream_timer::~device_stream_timer() = default;
 void device_stream_timer::start() {}

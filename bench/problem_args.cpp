@@ -74,10 +74,12 @@ backend_names backend_names_read() {
 void backend_name_require(const std::string &name, const backend_names &names, const char *option,
                           bool allow_auto) {
     if (allow_auto && name == "auto") return;
-    if (std::find(names.all.begin(), names.all.end(), name) != names.all.end()) return;
+    // "name:variant" names a variant; gemm_set_backend checks the variant when it is run.
+    std::string backend = name.substr(0, name.find(':'));
+    if (std::find(names.all.begin(), names.all.end(), backend) != names.all.end()) return;
     std::string known = allow_auto ? "auto" : "";
     for (const std::string &n : names.all) known += (known.empty() ? "" : ", ") + n;
-    throw usage_error(std::string(option) + ": no backend named '" + name + "' (" + known + ")");
+    throw usage_error(std::string(option) + ": no backend named '" + backend + "' (" + known + ")");
 }
 
 }  // namespace gemm_cli

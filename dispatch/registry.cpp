@@ -7,6 +7,7 @@
 #if GEMM_WITH_CUDA
 #include "backends/cublas/cublas.hpp"
 #include "backends/cublaslt/cublaslt.hpp"
+#include "backends/cublasxt/cublasxt.hpp"
 #include "backends/cuda_naive/cuda_naive.hpp"
 #include "backends/cuda_tiled/cuda_tiled.hpp"
 #endif
@@ -24,6 +25,7 @@ std::vector<backend_ptr> build_registry() {
     all.push_back(make_cublaslt_backend());
     all.push_back(make_cuda_tiled_backend());
     all.push_back(make_cuda_naive_backend());
+    all.push_back(make_cublasxt_backend());  // host memory, one or more GPUs
 #endif
     return all;
 }

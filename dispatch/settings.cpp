@@ -1,6 +1,7 @@
 // settings.cpp: parsing of GEMM_* variables and of backend selections.
 #include "settings.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <map>
@@ -61,12 +62,52 @@ void parse_tune(env_settings &s) {
     else record_first_error(s, "GEMM_TUNE='" + v + "' must be off, use or online");
 }
 
+// "all" (or unset): every device. Otherwise distinct ordinals, comma-separated: "0,1".
+void parse_xt_devices(env_settings &s) {
+    std::string v = env("GEMM_XT_DEVICES");
+    if (v.empty() || v == "all") return;
+    std::string bad = "GEMM_XT_DEVICES='" + v + "' must be all or distinct device ordinals separated by commas (0,1)";
+    std::size_t start = 0;
+    while (start <= v.size()) {
+        std::size_t end = std::min(v.find(',', start), v.size());
+        std::string item = v.substr(start, end - start);
+        bool digits = !item.empty() && item.size() <= 4 &&
+                      item.find_first_not_of("0123456789") == std::string::npos;
+        int ordinal = digits ? std::stoi(item) : -1;
+        if (!digits || std::find(s.xt_devices.begin(), s.xt_devices.end(), ordinal) != s.xt_devices.end()) {
+            s.xt_devices.clear();
+            return record_first_error(s, bad);
+        }
+        s.xt_devices.push_back(ordinal);
+        start = end + 1;
+    }
+}
+
+// Bytes, with an optional K, M or G suffix (powers of 1024): "512M".
+void parse_xt_max_device_bytes(env_settings &s) {
+    std::string v = env("GEMM_XT_MAX_DEVICE_BYTES");
+    if (v.empty()) return;
+    std::string digits = v;
+    int shift = 0;
+    if (char last = v.back(); last == 'K' || last == 'M' || last == 'G') {
+        shift = last == 'K' ? 10 : last == 'M' ? 20 : 30;
+        digits.pop_back();
+    }
+    bool ok = !digits.empty() && digits.size() <= std::size_t(shift ? 9 : 18) && digits.find_first_not_of("0123456789") == std::string::npos;
+    uint64_t bytes = ok ? uint64_t(std::stoull(digits)) << shift : 0;
+    if (bytes == 0) return record_first_error(s, "GEMM_XT_MAX_DEVICE_BYTES='" + v +
+                                                     "' must be a positive number of bytes, optionally with K, M or G");
+    s.xt_max_device_bytes = bytes;
+}
+
 env_settings read_env() {
     env_settings s;
     parse_verbose(s);
     parse_log_level(s);
     parse_allow_tf32(s);
     parse_tune(s);
+    parse_xt_devices(s);
+    parse_xt_max_device_bytes(s);
     s.cblas_lib = env("GEMM_CBLAS_LIB");
     s.record_path = env("GEMM_RECORD");
     return s;

@@ -1,7 +1,9 @@
 // settings.hpp: the GEMM_* environment, read once, and the backend selection in force.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "backend.hpp"
 
@@ -19,6 +21,8 @@ struct env_settings {
     std::string cblas_lib;              // GEMM_CBLAS_LIB, "" = search the usual names
     tune_mode tune = tune_mode::use;    // GEMM_TUNE
     std::string record_path;            // GEMM_RECORD: append untuned shapes here
+    std::vector<int> xt_devices;        // GEMM_XT_DEVICES: cublasxt's GPUs; empty = all
+    uint64_t xt_max_device_bytes = 0;   // GEMM_XT_MAX_DEVICE_BYTES: cublasxt's cap; 0 = none
     // The first invalid GEMM_* value; every call reports it rather than guess.
     gemm_status_t error = GEMM_STATUS_SUCCESS;
     std::string error_message;

@@ -386,3 +386,28 @@ TEST_SUITE("env_tune_invalid" * doctest::skip()) {
         expect_invalid_config("GEMM_TUNE='sometimes'");
     }
 }
+
+TEST_SUITE("env_xt_devices_invalid" * doctest::skip()) {
+    TEST_CASE("selection GEMM_XT_DEVICES=0,0: every call fails with INVALID_CONFIG") {
+        REQUIRE(env_value("GEMM_XT_DEVICES") == "0,0");
+        expect_invalid_config("GEMM_XT_DEVICES='0,0'");
+    }
+}
+
+TEST_SUITE("env_xt_max_device_bytes_invalid" * doctest::skip()) {
+    TEST_CASE("selection GEMM_XT_MAX_DEVICE_BYTES=1.5G: every call fails with INVALID_CONFIG") {
+        REQUIRE(env_value("GEMM_XT_MAX_DEVICE_BYTES") == "1.5G");
+        expect_invalid_config("GEMM_XT_MAX_DEVICE_BYTES='1.5G'");
+    }
+}
+
+TEST_SUITE("env_xt_valid" * doctest::skip()) {
+    TEST_CASE("selection GEMM_XT_DEVICES=1,0 GEMM_XT_MAX_DEVICE_BYTES=512M: accepted") {
+        REQUIRE(env_value("GEMM_XT_DEVICES") == "1,0");
+        REQUIRE(env_value("GEMM_XT_MAX_DEVICE_BYTES") == "512M");
+        float a = 2, b = 3, c = 0;
+        CHECK(gemm_sgemm(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 1, 1, 1, 1.0f, &a, 1, &b, 1, 0.0f, &c, 1) ==
+              GEMM_STATUS_SUCCESS);
+        CHECK(c == 6.0f);
+    }
+}

@@ -7,12 +7,20 @@
 #   direct    cuBLAS/cuBLASLt called directly vs through gemm, and the per-call host cost
 #   bench     gemm bench --device 0: cuda_tiled, cublas, cublaslt against cuBLAS (f32)
 #   tune      gemm tune --suite default (host and device), then auto against cuBLAS
+#   xt        cublasxt: device memory per block dimension, against cublas staged on one GPU,
+#             and one GPU against all of them (host memory, f32)
+# Logs go to one archive, $OUT/logs.tgz (the device tool brings back at most 8 files).
 # Usage: bash bench/device/run.sh [stage...]
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 stages=${*:-tests sanitize direct bench}
-out=${OUT:-/tmp/gemm-device-out}
-mkdir -p "$out"
+out=/tmp/gemm-device-logs
+archive=${OUT:-/tmp}/logs.tgz
+rm -rf "$out" && mkdir -p "$out"
+# After every stage, so that a run stopped at the device tool's time limit still brings back
+# what it did.
+save_logs() { tar czf "$archive" -C "$out" . 2>/dev/null; }
+trap save_logs EXIT
 has_stage() { [[ " $stages " == *" $1 "* ]]; }
 
 deps=/tmp/deps
@@ -46,6 +54,7 @@ if has_stage tests; then
     grep -E 'test cases|assertions|tests passed|tests failed|SKIPPED' "$out/ctest_gpu.log" | tail -6
     [ $rc -eq 0 ] || grep -B2 -A12 'ERROR' "$out/ctest_gpu.log" | head -60
     summary+=("gpu tests: rc=$rc; $(grep -E 'test cases:' "$out/ctest_gpu.log" | tail -1)")
+    save_logs
 fi
 if has_stage sanitize; then
     for tool in memcheck racecheck; do
@@ -83,10 +92,42 @@ if has_stage tune; then
     done
 fi
 
+if has_stage xt; then
+    g++ -std=c++17 -O2 -Iapi/include -I/usr/local/cuda/include bench/device/xt_footprint.cpp \
+        -L$build/api -lgemm -Wl,-rpath,$PWD/$build/api -L/usr/local/cuda/lib64 -lcudart \
+        -o $build/xt_footprint && timeout 120 $build/xt_footprint 8192 >"$out/xt_footprint.txt" 2>&1
+    summary+=("xt_footprint 8192: rc=$?")
+    save_logs
+    xt_bench="--dtype f32 --layout col --reps 2 --warmup 0 --budget-ms 20000"
+    GEMM_XT_DEVICES=0 timeout 150 $gemm bench 8192 16384 $xt_bench --memory ${XT_MEMORY:-pinned} \
+        --backends cublas,cublasxt,cublasxt:b4096 --baseline cublas \
+        --csv "$out/xt_vs_cublas.csv" >"$out/xt_vs_cublas.txt" 2>&1
+    summary+=("cublasxt vs cublas: rc=$?")
+    save_logs
+    for devices in 0 all; do
+        GEMM_XT_DEVICES=$devices timeout 200 $gemm bench 16384 32768 $xt_bench --memory ${XT_MEMORY:-pinned} \
+            --backends cublasxt:b8192 --baseline cublasxt:b8192 \
+            --csv "$out/xt_devices_$devices.csv" >"$out/xt_devices_$devices.txt" 2>&1
+        summary+=("cublasxt GEMM_XT_DEVICES=$devices: rc=$?")
+        save_logs
+    done
+fi
+
 echo
 echo "== summary ($(( $(date +%s) - start )) s) =="
 for s in "${summary[@]}"; do echo "$s"; done
 [ -f "$out/bench_f32.txt" ] && grep -vE '^#' "$out/bench_f32.txt" | cut -c1-150
 [ -f "$out/tune.txt" ] && grep -E 'geometric|tuned .* problems|FAILED' "$out/tune.txt"
 for f in "$out"/auto_*.txt; do [ -f "$f" ] && grep -E '^(backend|auto) ' "$f" | cut -c1-150; done
+if [ -f "$out/xt_footprint.txt" ]; then cat "$out/xt_footprint.txt"; fi
+if [ -f "$out/xt_vs_cublas.csv" ]; then
+    echo "cublasxt vs cublas (staged), one GPU, host f32: backend m median_ms gflops ratio"
+    awk -F, 'NR > 1 { printf "  %-22s %6s %10s %10s %6s\n", $1, $5, $16, $18, $21 }' "$out/xt_vs_cublas.csv"
+fi
+if [ -f "$out/xt_devices_0.csv" ] && [ -f "$out/xt_devices_all.csv" ]; then
+    echo "cublasxt, all GPUs vs GPU 0, host f32: backend m ms(one) ms(all) speed-up"
+    awk -F, 'FNR == 1 { next } NR == FNR { one[$1 " " $5] = $16; next }
+             ($1 " " $5) in one && $16 > 0 { printf "  %-18s %6s %10.1f %10.1f %6.2f\n", $1, $5, one[$1 " " $5], $16, one[$1 " " $5] / $16 }' \
+        "$out/xt_devices_0.csv" "$out/xt_devices_all.csv"
+fi
 exit 0

@@ -7,6 +7,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -98,11 +99,18 @@ std::vector<std::string> gpu_backends() {
     return names;
 }
 
+// cublasxt serves host memory only (device pointers belong to cublas and cublaslt).
+bool takes_device_pointers(const std::string &backend) { return backend != "cublasxt"; }
+
+bool is_host(memory kind) { return kind == memory::host || kind == memory::pinned; }
+
 // Whether the backend promises this case; otherwise GEMM_STATUS_NOT_SUPPORTED is accepted
 // and counted as a skip.
-bool must_support(const std::string &backend, const gemm_case &c) {
+bool must_support(const std::string &backend, const gemm_case &c, memory kind) {
+    bool f32_or_f64 = c.ab_type == GEMM_F32 || c.ab_type == GEMM_F64;
     if (backend == "cublas" || backend == "cublaslt") return true;
-    if (backend == "cuda_naive") return c.ab_type == GEMM_F32 || c.ab_type == GEMM_F64;
+    if (backend == "cuda_naive") return f32_or_f64;
+    if (backend == "cublasxt") return f32_or_f64 && c.ab_type == c.c_type && is_host(kind);
     return false;
 }
 
@@ -146,12 +154,18 @@ void check_case(const gemm_case &c, tally &t, const std::vector<memory> &kinds =
     reference ref = compute_reference(c, o);
     std::vector<double> expected = cpu_ref_result(c, o);
     for (const std::string &name : gpu_backends()) {
+        // cublasxt loops over batches on the host, one blocking call each: thousands of
+        // them test nothing that a few do not.
+        if (name == "cublasxt" && c.batch > 100) {
+            t.skipped.add(name, c);
+            continue;
+        }
         selection_guard sel(name);
         for (memory kind : kinds) {
             run_result r = run_in(kind, c, o, nullptr);
             std::string where = name + " " + memory_name(kind) + " " + c.describe();
             check_no_cuda_error(where);
-            if (r.status == GEMM_STATUS_NOT_SUPPORTED && !must_support(name, c)) {
+            if (r.status == GEMM_STATUS_NOT_SUPPORTED && !must_support(name, c, kind)) {
                 t.skipped.add(name, c);
                 continue;
             }
@@ -295,6 +309,7 @@ TEST_CASE("gpu: gemm_set_stream: calls are enqueued on the caller's stream") {
     cudaStream_t stream = nullptr;
     CUDA_REQUIRE(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     for (const std::string &name : gpu_backends()) {
+        if (!takes_device_pointers(name)) continue;  // host memory only: a blocking call
         selection_guard sel(name);
         run_in(memory::device, c, o, stream);  // warm-up: handles and workspaces exist now
         buffer a(memory::device, o.a), b(memory::device, o.b), cbuf(memory::device, o.c0);
@@ -349,7 +364,8 @@ TEST_CASE("gpu: 8 threads at once, each with its own stream") {
                 const gemm_case &c = cases[std::size_t(i)];
                 const operands &o = ops[std::size_t(i)];
                 for (int r = 0; r < rounds && failures[std::size_t(i)].empty(); ++r) {
-                    bool staged = r % 2 == 1;  // alternate device and host (staged) pointers
+                    // alternate device and host (staged) pointers
+                    bool staged = r % 2 == 1 || !takes_device_pointers(name);
                     bytes got = o.c0;
                     void *da = nullptr, *db = nullptr, *dc = nullptr;
                     if (!staged) {
@@ -464,6 +480,214 @@ TEST_CASE("gpu: cublaslt variant ids") {
     CHECK_MESSAGE(s == GEMM_STATUS_NOT_SUPPORTED, "status " << int(s) << ": " << gemm_last_error());
     CHECK(cbuf.read() == o.c0);
     check_no_cuda_error("cublaslt bogus variant");
+}
+
+// ---- cublasxt -------------------------------------------------------------------------------
+
+namespace {
+bool has_backend(const std::string &name) {
+    std::vector<std::string> names = gpu_backends();
+    return std::find(names.begin(), names.end(), name) != names.end();
+}
+}  // namespace
+
+TEST_CASE("gpu: cublasxt refuses device memory, half types and unknown variants, C unchanged") {
+    if (!has_backend("cublasxt")) {
+        MESSAGE("cublasxt not available or not selected: not tested");
+        return;
+    }
+    CHECK(gemm_set_backend("cublasxt:b1000") == GEMM_STATUS_INVALID_VALUE);
+    CHECK(gemm_set_backend("cublasxt:b1024_pinned") == GEMM_STATUS_INVALID_VALUE);
+    selection_guard sel("cublasxt");
+    gemm_case c = base_case({GEMM_F32, GEMM_F32}, GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 8, 9, 10);
+    set_leading_dims(c, 0);
+    c.beta = 1.0;
+    operands o = make_operands(c);
+    for (memory kind : {memory::device, memory::managed}) {
+        buffer a(kind, o.a), b(kind, o.b), cbuf(kind, o.c0);
+        gemm_status_t s = call_gemm(c, a.get(), b.get(), cbuf.get());
+        CHECK_MESSAGE(s == GEMM_STATUS_NOT_SUPPORTED, memory_name(kind) << ": status " << int(s));
+        CHECK_MESSAGE(std::string(gemm_last_error()).find("takes host memory") != std::string::npos, gemm_last_error());
+        CHECK(cbuf.read() == o.c0);
+        check_no_cuda_error(std::string("cublasxt ") + memory_name(kind));
+    }
+    gemm_case h = base_case({GEMM_F16, GEMM_F32}, GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 8, 9, 10);
+    set_leading_dims(h, 0);
+    operands ho = make_operands(h);
+    bytes got = ho.c0;
+    CHECK(call_gemm(h, ho.a.data(), ho.b.data(), got.data()) == GEMM_STATUS_NOT_SUPPORTED);
+    CHECK(got == ho.c0);
+}
+
+TEST_CASE("gpu: cublasxt every block dimension, pageable and page-locked memory, against cpu_ref") {
+    if (!has_backend("cublasxt")) {
+        MESSAGE("cublasxt not available or not selected: not tested");
+        return;
+    }
+    const char *variants[] = {"", "b512", "b1024", "b2048", "b4096", "b8192"};
+    int64_t checked = 0;
+    for (type_pair t : {type_pair{GEMM_F32, GEMM_F32}, type_pair{GEMM_F64, GEMM_F64}})
+        for (gemm_layout_t l : {GEMM_COL_MAJOR, GEMM_ROW_MAJOR}) {
+            // Three blocks of 512 down m, two across n with a ragged edge, a padded lda.
+            gemm_case c = base_case(t, l, l == GEMM_ROW_MAJOR ? GEMM_OP_T : GEMM_OP_N, GEMM_OP_N, 1100, 700, 600);
+            set_leading_dims(c, 3);
+            c.alpha = -0.75;
+            c.beta = l == GEMM_ROW_MAJOR ? 0.0 : 1.5;
+            operands o = make_operands(c);
+            reference ref = compute_reference(c, o);
+            std::vector<double> expected = cpu_ref_result(c, o);
+            for (const char *v : variants)
+                for (memory kind : {memory::host, memory::pinned}) {
+                    std::string spec = std::string("cublasxt:") + v;
+                    selection_guard sel(spec);
+                    run_result r = run_in(kind, c, o, nullptr);
+                    std::string where = spec + " " + memory_name(kind) + " " + c.describe();
+                    REQUIRE_MESSAGE(r.status == GEMM_STATUS_SUCCESS, where << ": " << r.error);
+                    comparison cmp = compare_result(c, o, r.c, expected, ref.magnitude);
+                    CHECK_MESSAGE(cmp.ok, where << ": " << cmp.first);
+                    check_no_cuda_error(where);
+                    ++checked;
+                }
+        }
+    MESSAGE(checked << " cublasxt runs checked");
+}
+
+namespace {
+
+// The lowest free memory of every device while it runs, sampled each half millisecond.
+class device_memory_watch {
+public:
+    device_memory_watch() {
+        int devices = 0;
+        cudaGetDeviceCount(&devices);
+        for (int d = 0; d < devices; ++d) {
+            std::size_t free = 0, total = 0;
+            CUDA_REQUIRE(cudaSetDevice(d));
+            CUDA_REQUIRE(cudaFree(nullptr));  // the context exists before the baseline
+            CUDA_REQUIRE(cudaMemGetInfo(&free, &total));
+            baseline_.push_back(free);
+        }
+        CUDA_REQUIRE(cudaSetDevice(0));
+        lowest_ = baseline_;
+        sampler_ = std::thread([this] {
+            while (!stop_) {
+                for (std::size_t d = 0; d < baseline_.size(); ++d) {
+                    std::size_t free = 0, total = 0;
+                    cudaSetDevice(int(d));
+                    if (cudaMemGetInfo(&free, &total) == cudaSuccess) lowest_[d] = std::min(lowest_[d], free);
+                }
+                std::this_thread::sleep_for(std::chrono::microseconds(500));
+            }
+        });
+    }
+    ~device_memory_watch() { finish(); }
+    void finish() {
+        if (sampler_.joinable()) {
+            stop_ = true;
+            sampler_.join();
+        }
+    }
+    std::size_t devices() const { return baseline_.size(); }
+    std::size_t peak_bytes(std::size_t d) const { return baseline_[d] > lowest_[d] ? baseline_[d] - lowest_[d] : 0; }
+
+private:
+    std::vector<std::size_t> baseline_, lowest_;
+    std::atomic<bool> stop_{false};
+    std::thread sampler_;
+};
+
+// |C t - (alpha A (B t) + beta C0 t)| within f32's error bound for each row, for a random t:
+// an O(n^2) check of a problem too large for the reference loop.
+void check_projected(int64_t n, const std::vector<float> &a, const std::vector<float> &b, const std::vector<float> &c0,
+                     const std::vector<float> &c, float alpha, float beta) {
+    const std::size_t rows = static_cast<std::size_t>(n);
+    std::vector<double> t(rows), bt(rows, 0.0), abs_bt(rows, 0.0);
+    for (int64_t j = 0; j < n; ++j) t[std::size_t(j)] = double((j * 7919) % 13) / 6.0 - 1.0;
+    for (int64_t j = 0; j < n; ++j)
+        for (int64_t l = 0; l < n; ++l) {
+            double v = double(b[std::size_t(l + j * n)]) * t[std::size_t(j)];
+            bt[std::size_t(l)] += v;
+            abs_bt[std::size_t(l)] += std::fabs(v);
+        }
+    std::vector<double> want(rows, 0.0), bound(rows, 0.0), got(rows, 0.0);
+    for (int64_t l = 0; l < n; ++l)
+        for (int64_t i = 0; i < n; ++i) {
+            double av = a[std::size_t(i + l * n)];
+            want[std::size_t(i)] += alpha * av * bt[std::size_t(l)];
+            bound[std::size_t(i)] += std::fabs(alpha * av) * abs_bt[std::size_t(l)];
+        }
+    for (int64_t j = 0; j < n; ++j)
+        for (int64_t i = 0; i < n; ++i) {
+            std::size_t at = std::size_t(i + j * n);
+            got[std::size_t(i)] += double(c[at]) * t[std::size_t(j)];
+            want[std::size_t(i)] += double(beta) * c0[at] * t[std::size_t(j)];
+            bound[std::size_t(i)] += std::fabs(double(beta) * c0[at] * t[std::size_t(j)]);
+        }
+    double gamma = 2.0 * double(n + 2) * unit_roundoff(GEMM_F32);
+    int64_t bad = 0;
+    for (int64_t i = 0; i < n; ++i)
+        if (!(std::fabs(got[std::size_t(i)] - want[std::size_t(i)]) <= gamma * bound[std::size_t(i)])) ++bad;
+    CHECK_MESSAGE(bad == 0, bad << " of " << n << " rows of C t outside the f32 error bound");
+}
+
+}  // namespace
+
+// Run as its own process (CTest gpu.cublasxt_out_of_core) with GEMM_XT_MAX_DEVICE_BYTES set:
+// the operands are larger than what cublasxt may hold on a device, and every device's peak
+// use during the call stays under the cap.
+TEST_CASE("gpu_xt_cap: a problem larger than GEMM_XT_MAX_DEVICE_BYTES, out of core") {
+    const char *cap_text = std::getenv("GEMM_XT_MAX_DEVICE_BYTES");
+    REQUIRE_MESSAGE(cap_text, "run with GEMM_XT_MAX_DEVICE_BYTES set (CTest: gpu.cublasxt_out_of_core)");
+    char *suffix = nullptr;
+    std::size_t cap = std::size_t(std::strtoull(cap_text, &suffix, 10));
+    cap <<= *suffix == 'G' ? 30 : *suffix == 'M' ? 20 : *suffix == 'K' ? 10 : 0;
+    REQUIRE(has_backend("cublasxt"));
+    const int64_t n = 6144;
+    const std::size_t count = std::size_t(n * n);
+    REQUIRE(3 * count * sizeof(float) > cap);
+    random_source rng(42);
+    std::vector<float> a(count), b(count), c0(count);
+    for (float &v : a) v = float(rng.uniform());
+    for (float &v : b) v = float(rng.uniform());
+    for (float &v : c0) v = float(rng.uniform());
+    const float alpha = 0.5f, beta = -1.0f;
+
+    for (const char *spec : {"cublasxt", "cublasxt:b1024"}) {
+        selection_guard sel(spec);
+        std::vector<float> c = c0;
+        device_memory_watch watch;
+        gemm_status_t s = gemm_sgemm(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, n, n, n, alpha, a.data(), n, b.data(), n,
+                                     beta, c.data(), n);
+        watch.finish();
+        REQUIRE_MESSAGE(s == GEMM_STATUS_SUCCESS, spec << ": " << gemm_last_error());
+        for (std::size_t d = 0; d < watch.devices(); ++d) {
+            MESSAGE(spec << ": device " << d << " peak " << (watch.peak_bytes(d) >> 20) << " MiB, cap " << (cap >> 20)
+                         << " MiB, operands " << ((3 * count * sizeof(float)) >> 20) << " MiB");
+            CHECK(watch.peak_bytes(d) <= cap);
+        }
+        CHECK(watch.peak_bytes(0) > 0);  // the sampler saw the call
+        check_projected(n, a, b, c0, c, alpha, beta);
+        check_no_cuda_error(spec);
+    }
+    // A block dimension whose buffers exceed the cap is refused before C is touched.
+    selection_guard sel("cublasxt:b8192");
+    std::vector<float> c = c0;
+    gemm_status_t s = gemm_sgemm(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, n, n, n, alpha, a.data(), n, b.data(), n, beta,
+                                 c.data(), n);
+    CHECK_MESSAGE(s == GEMM_STATUS_NOT_SUPPORTED, "status " << int(s) << ": " << gemm_last_error());
+    CHECK(std::string(gemm_last_error()).find("GEMM_XT_MAX_DEVICE_BYTES") != std::string::npos);
+    CHECK(c == c0);
+}
+
+// Run as its own process with GEMM_XT_DEVICES naming a device this machine lacks.
+TEST_CASE("gpu_xt_missing_device: GEMM_XT_DEVICES naming a missing device") {
+    const char *devices = std::getenv("GEMM_XT_DEVICES");
+    REQUIRE_MESSAGE(devices, "run with GEMM_XT_DEVICES=0,63 (CTest: gpu.cublasxt_missing_device)");
+    CHECK(gemm_set_backend("cublasxt") == GEMM_STATUS_BACKEND_UNAVAILABLE);
+    CHECK_MESSAGE(std::string(gemm_last_error()).find("GEMM_XT_DEVICES names device 63") != std::string::npos,
+                  gemm_last_error());
+    CHECK(gemm_set_backend("cublas") == GEMM_STATUS_SUCCESS);  // the others are unaffected
+    gemm_set_backend(nullptr);
 }
 
 int main(int argc, char **argv) {

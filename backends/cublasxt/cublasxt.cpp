@@ -1,0 +1,243 @@
+// cublasxt.cpp: cuBLASXt on the canonical problem. cuBLASXt cuts C into square blocks of
+// block_dim x block_dim and deals them round-robin to the GPUs of GEMM_XT_DEVICES; a thread
+// per GPU streams the blocks of A and B it needs from host memory. So a problem may be far
+// larger than one GPU's memory, and several GPUs share it. The call blocks until C is back.
+//
+// Variants: "b<block_dim>"; "" is cuBLASXt's own block dimension.
+// Pinned memory: cuBLASXt's pinning mode (page-lock the caller's operands for each call) stays
+// off. On the H200 (CUDA 13.1) one of our test calls failed with it on, with
+// CUBLAS_STATUS_MAPPING_ERROR (f64, pageable operands, after f32 calls in the same process had
+// passed), and locking gigabytes on every call costs time that pageable copies also cost. Memory the caller page-locked itself (cudaMallocHost, cudaHostRegister) is copied at
+// full speed; pageable memory goes through the driver's staging copies.
+#include "cublasxt.hpp"
+
+#include <cublasXt.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <mutex>
+
+#include "backends/cuda_common/cuda_context.hpp"
+#include "dispatch/error.hpp"
+#include "dispatch/settings.hpp"
+
+namespace gemm {
+namespace {
+
+constexpr int block_dims[] = {512, 1024, 2048, 4096, 8192};
+constexpr int smallest_timed_block = 1024;  // variants() offers none smaller
+
+struct xt_variant {
+    int block_dim = 0;  // 0: cuBLASXt's default
+};
+
+bool parse_variant(std::string_view id, xt_variant &out) {
+    out = {};
+    if (id.empty()) return true;
+    for (int b : block_dims)
+        if (id == "b" + std::to_string(b)) {
+            out.block_dim = b;
+            return true;
+        }
+    return false;
+}
+
+// Device memory cuBLASXt holds on each GPU while working with blocks of block_dim (measured on
+// the H200 with bench/device/xt_footprint.cpp; docs/PERFORMANCE.md): a few blocks of A, B and C
+// for its pipeline, plus a fixed part for the GPU's cuBLAS handle and streams.
+constexpr double footprint_blocks = 6;
+constexpr uint64_t footprint_fixed = uint64_t(64) << 20;
+
+uint64_t footprint(int block_dim, dtype t) {
+    double block = double(block_dim) * double(block_dim) * double(dtype_size(t));
+    return footprint_fixed + uint64_t(footprint_blocks * block);
+}
+
+bool within_cap(int block_dim, dtype t) {
+    uint64_t cap = settings().xt_max_device_bytes;
+    return cap == 0 || footprint(block_dim, t) <= cap;
+}
+
+std::string mib(uint64_t bytes) { return std::to_string(bytes >> 20) + " MiB"; }
+
+// The process's one cuBLASXt handle and its state. cuBLASXt runs one call at a time per
+// handle (its block dimension and pinning mode are handle state), so calls are serialized.
+class xt_engine {
+public:
+    // Never destroyed: cuBLASXt's worker threads must not be torn down while the CUDA
+    // runtime unloads at exit.
+    static xt_engine &instance() {
+        static xt_engine *e = new xt_engine;
+        return *e;
+    }
+
+    std::mutex &mutex() { return mutex_; }
+    int default_block_dim() const { return default_block_dim_; }
+
+    // Creates the handle on first use, on the chosen devices. Call with the mutex held.
+    gemm_status_t handle(cublasXtHandle_t &out) {
+        if (!handle_) {
+            cublasXtHandle_t h = nullptr;
+            if (gemm_status_t s = cuda::cublas_status(cublasXtCreate(&h), "cublasXtCreate"); s != GEMM_STATUS_SUCCESS)
+                return s;
+            std::vector<int> devices = chosen_devices();
+            gemm_status_t s = cuda::cublas_status(cublasXtDeviceSelect(h, int(devices.size()), devices.data()),
+                                                  "cublasXtDeviceSelect");
+            if (s == GEMM_STATUS_SUCCESS)
+                s = cuda::cublas_status(cublasXtGetBlockDim(h, &default_block_dim_), "cublasXtGetBlockDim");
+            if (s != GEMM_STATUS_SUCCESS) {
+                cublasXtDestroy(h);
+                return s;
+            }
+            handle_ = h;
+        }
+        out = handle_;
+        return GEMM_STATUS_SUCCESS;
+    }
+
+    static std::vector<int> chosen_devices() {
+        std::vector<int> devices = settings().xt_devices;
+        if (devices.empty())
+            for (int d = 0; d < cuda::device_count(); ++d) devices.push_back(d);
+        return devices;
+    }
+
+private:
+    std::mutex mutex_;
+    cublasXtHandle_t handle_ = nullptr;
+    int default_block_dim_ = 0;
+};
+
+// The block dimension a variant runs with under GEMM_XT_MAX_DEVICE_BYTES: its own, or for ""
+// cuBLASXt's default when that fits the cap, else the largest that does. 0: none fits.
+int block_dim_for(const xt_variant &v, dtype t, int library_default) {
+    if (v.block_dim) return within_cap(v.block_dim, t) ? v.block_dim : 0;
+    if (within_cap(library_default, t)) return library_default;
+    int best = 0;
+    for (int b : block_dims)
+        if (within_cap(b, t)) best = b;
+    return best;
+}
+
+// C = beta * C on the host, without reading C when beta == 0 (k == 0 or alpha == 0).
+template <class T> void scale_c(const problem &p) {
+    T beta = T(p.beta);
+    for (int64_t batch = 0; batch < p.batch; ++batch) {
+        T *c = static_cast<T *>(p.c) + batch * p.stride_c;
+        for (int64_t j = 0; j < p.n; ++j)
+            for (int64_t i = 0; i < p.m; ++i) c[i + j * p.ldc] = beta == T(0) ? T(0) : beta * c[i + j * p.ldc];
+    }
+}
+
+cublasOperation_t to_cublas(transpose t) { return t == transpose::n ? CUBLAS_OP_N : CUBLAS_OP_T; }
+
+template <class T, class F> gemm_status_t gemm_batches(cublasXtHandle_t h, const problem &p, F xt_gemm) {
+    T alpha = T(p.alpha), beta = T(p.beta);
+    for (int64_t batch = 0; batch < p.batch; ++batch) {
+        const T *a = static_cast<const T *>(p.a) + batch * p.stride_a;
+        const T *b = static_cast<const T *>(p.b) + batch * p.stride_b;
+        T *c = static_cast<T *>(p.c) + batch * p.stride_c;
+        cublasStatus_t st = xt_gemm(h, to_cublas(p.op_a), to_cublas(p.op_b), std::size_t(p.m), std::size_t(p.n),
+                                    std::size_t(p.k), &alpha, a, std::size_t(p.lda), b, std::size_t(p.ldb), &beta,
+                                    c, std::size_t(p.ldc));
+        if (st != CUBLAS_STATUS_SUCCESS) return cuda::cublas_status(st, p.ab_type == dtype::f64 ? "cublasXtDgemm" : "cublasXtSgemm");
+    }
+    return GEMM_STATUS_SUCCESS;
+}
+
+class cublasxt_backend final : public backend {
+public:
+    std::string_view name() const override { return "cublasxt"; }
+
+    verdict probe() const override {
+        verdict v = cuda::device_verdict();
+        if (!v.ok) return v;
+        std::string list;
+        for (int d : xt_engine::chosen_devices()) {
+            if (d >= cuda::device_count())
+                return verdict::no("GEMM_XT_DEVICES names device " + std::to_string(d) + ", but this machine has " +
+                                   std::to_string(cuda::device_count()));
+            list += (list.empty() ? "" : ",") + std::to_string(d);
+        }
+        std::string cap = settings().xt_max_device_bytes ? ", at most " + mib(settings().xt_max_device_bytes) + " each"
+                                                          : "";
+        return verdict::yes("devices " + list + cap + "; " + v.detail);
+    }
+
+    // Host memory only, f32 and f64 (cuBLASXt has no half-precision GEMM).
+    verdict supports(const problem &p) const override {
+        if (p.space != memory_space::host)
+            return verdict::no(std::string("cublasxt takes host memory; ") + memory_space_name(p.space) +
+                               " pointers are served by cublas or cublaslt");
+        if (p.ab_type != p.c_type || (p.ab_type != dtype::f32 && p.ab_type != dtype::f64))
+            return verdict::no("cublasxt serves f32 and f64 (C of the same type); not supported: " +
+                               std::string(dtype_name(p.ab_type)) + " x " + dtype_name(p.c_type));
+        if (!within_cap(block_dims[0], p.ab_type))
+            return verdict::no("GEMM_XT_MAX_DEVICE_BYTES=" + std::to_string(settings().xt_max_device_bytes) +
+                               " is below the smallest block's need (" + mib(footprint(block_dims[0], p.ab_type)) + ")");
+        return verdict::yes();
+    }
+
+    // Block dimensions up to twice the larger side of C (bigger ones change nothing), within
+    // GEMM_XT_MAX_DEVICE_BYTES.
+    std::vector<std::string> variants(const problem &p) const override {
+        std::vector<std::string> ids{""};
+        for (int b : block_dims) {
+            bool useful = b == smallest_timed_block || b < 2 * std::max(p.m, p.n);
+            if (b < smallest_timed_block || !useful || !within_cap(b, p.ab_type)) continue;
+            ids.push_back("b" + std::to_string(b));
+        }
+        return ids;
+    }
+
+    bool knows_variant(std::string_view v) const override {
+        xt_variant parsed;
+        return parse_variant(v, parsed);
+    }
+
+    gemm_status_t run(const problem &p, std::string_view variant, run_context &ctx) override {
+        xt_variant v;
+        if (!parse_variant(variant, v))
+            return set_error(GEMM_STATUS_NOT_SUPPORTED, "cublasxt: no variant '" + std::string(variant) + "'");
+        if (p.k == 0 || p.alpha == 0.0) {
+            ctx.variant_used = "host scale_c";
+            p.ab_type == dtype::f64 ? scale_c<double>(p) : scale_c<float>(p);
+            return GEMM_STATUS_SUCCESS;
+        }
+        xt_engine &xt = xt_engine::instance();
+        std::lock_guard<std::mutex> lock(xt.mutex());
+        cublasXtHandle_t h = nullptr;
+        if (gemm_status_t s = xt.handle(h); s != GEMM_STATUS_SUCCESS) return s;
+        int block = block_dim_for(v, p.ab_type, xt.default_block_dim());
+        if (block == 0)
+            return set_error(GEMM_STATUS_NOT_SUPPORTED, "cublasxt: variant '" + std::string(variant) + "' needs " +
+                                                            mib(footprint(v.block_dim, p.ab_type)) +
+                                                            " per device, over GEMM_XT_MAX_DEVICE_BYTES");
+        int previous_device = -1;
+        bool restore = cudaGetDevice(&previous_device) == cudaSuccess;
+        gemm_status_t s = cuda::cublas_status(cublasXtSetBlockDim(h, block), "cublasXtSetBlockDim");
+        if (s == GEMM_STATUS_SUCCESS)
+            s = p.ab_type == dtype::f64 ? gemm_batches<double>(h, p, cublasXtDgemm) : gemm_batches<float>(h, p, cublasXtSgemm);
+        if (restore) cudaSetDevice(previous_device);
+        cudaGetLastError();  // cuBLASXt reports through its status; leave the caller nothing
+        ctx.variant_used = "b" + std::to_string(block);
+        ctx.note = "cuBLASXt on devices " + devices_text();
+        return s;
+    }
+
+private:
+    static std::string devices_text() {
+        std::string list;
+        for (int d : xt_engine::chosen_devices()) list += (list.empty() ? "" : ",") + std::to_string(d);
+        return list;
+    }
+};
+
+}  // namespace
+
+backend_ptr make_cublasxt_backend() {
+    cuda::install_pointer_classifier();
+    return std::make_unique<cublasxt_backend>();
+}
+
+}  // namespace gemm

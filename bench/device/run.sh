@@ -7,8 +7,9 @@
 #   direct    cuBLAS/cuBLASLt called directly vs through gemm, and the per-call host cost
 #   bench     gemm bench --device 0: cuda_tiled, cublas, cublaslt against cuBLAS (f32)
 #   tune      gemm tune --suite default (host and device), then auto against cuBLAS
-#   xt        cublasxt: device memory per block dimension, against cublas staged on one GPU,
-#             and one GPU against all of them (host memory, f32)
+#   xt        cublasxt on host memory, f32: against cublas staged on one GPU, and GPU 0 alone
+#             against GPUs 0 and 1 (xt_scaling.cpp); with XT_FOOTPRINT=1 also the device
+#             memory it holds per block dimension (xt_footprint.cpp)
 # Logs go to one archive, $OUT/logs.tgz (the device tool brings back at most 8 files).
 # Usage: bash bench/device/run.sh [stage...]
 set -uo pipefail
@@ -41,9 +42,9 @@ build=build-device
 start=$(date +%s)
 cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
     >"$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
-cmake --build $build -j 16 --target gemm test_gpu >"$out/build.log" 2>&1 ||
+cmake --build $build -j $(nproc) --target gemm test_gpu >"$out/build.log" 2>&1 ||
     { grep -E 'error|Error' "$out/build.log" | head -40; exit 1; }
-cmake --build $build -j 16 --target gemm_cli >>"$out/build.log" 2>&1 || echo "gemm_cli did not build"
+cmake --build $build -j $(nproc) --target gemm_cli >>"$out/build.log" 2>&1 || echo "gemm_cli did not build"
 echo "build ok ($(( $(date +%s) - start )) s)"
 gemm=$build/bench/gemm
 summary=()
@@ -70,7 +71,9 @@ fi
 if has_stage direct; then
     g++ -std=c++17 -O2 -Iapi/include -I/usr/local/cuda/include bench/device/direct_vs_gemm.cpp \
         -L$build/api -lgemm -Wl,-rpath,$PWD/$build/api -L/usr/local/cuda/lib64 -lcublas -lcublasLt -lcudart \
-        -o $build/direct_vs_gemm && $build/direct_vs_gemm | tee "$out/direct_vs_gemm.txt"
+        -o $build/direct_vs_gemm && timeout 120 $build/direct_vs_gemm | tee "$out/direct_vs_gemm.txt"
+    cmake --build $build --target gemm_dispatch_cost >>"$out/build.log" 2>&1 &&
+        $build/bench/gemm_dispatch_cost | tee -a "$out/direct_vs_gemm.txt"
 fi
 if has_stage bench; then
     $gemm bench 1024 2048 4096 8192 --device 0 --dtype f32 --layout col --ops NN,NT,TN,TT \
@@ -93,24 +96,22 @@ if has_stage tune; then
 fi
 
 if has_stage xt; then
-    g++ -std=c++17 -O2 -Iapi/include -I/usr/local/cuda/include bench/device/xt_footprint.cpp \
-        -L$build/api -lgemm -Wl,-rpath,$PWD/$build/api -L/usr/local/cuda/lib64 -lcudart \
-        -o $build/xt_footprint && timeout 120 $build/xt_footprint 8192 >"$out/xt_footprint.txt" 2>&1
-    summary+=("xt_footprint 8192: rc=$?")
-    save_logs
-    xt_bench="--dtype f32 --layout col --reps 2 --warmup 0 --budget-ms 20000"
-    GEMM_XT_DEVICES=0 timeout 150 $gemm bench 8192 16384 $xt_bench --memory ${XT_MEMORY:-pinned} \
-        --backends cublas,cublasxt,cublasxt:b4096 --baseline cublas \
-        --csv "$out/xt_vs_cublas.csv" >"$out/xt_vs_cublas.txt" 2>&1
-    summary+=("cublasxt vs cublas: rc=$?")
-    save_logs
-    for devices in 0 all; do
-        GEMM_XT_DEVICES=$devices timeout 200 $gemm bench 16384 32768 $xt_bench --memory ${XT_MEMORY:-pinned} \
-            --backends cublasxt:b8192 --baseline cublasxt:b8192 \
-            --csv "$out/xt_devices_$devices.csv" >"$out/xt_devices_$devices.txt" 2>&1
-        summary+=("cublasxt GEMM_XT_DEVICES=$devices: rc=$?")
-        save_logs
+    for tool in xt_footprint xt_scaling; do
+        g++ -std=c++17 -O2 -Iapi/include -I/usr/local/cuda/include bench/device/$tool.cpp \
+            -L$build/api -lgemm -Wl,-rpath,$PWD/$build/api -L/usr/local/cuda/lib64 -lcudart -o $build/$tool
     done
+    if [ -n "${XT_FOOTPRINT:-}" ]; then
+        timeout 120 $build/xt_footprint 8192 >"$out/xt_footprint.txt" 2>&1
+        summary+=("xt_footprint 8192: rc=$?")
+    fi
+    GEMM_XT_DEVICES=0 timeout 150 $build/xt_scaling 8192 16384 32768 \
+        --backends cublas,cublasxt,cublasxt:b8192 >"$out/xt_scaling_0.txt" 2>&1
+    summary+=("xt_scaling GEMM_XT_DEVICES=0: rc=$?")
+    save_logs
+    GEMM_XT_DEVICES=0,1 timeout 100 $build/xt_scaling 16384 32768 \
+        --backends cublasxt,cublasxt:b8192 >"$out/xt_scaling_01.txt" 2>&1
+    summary+=("xt_scaling GEMM_XT_DEVICES=0,1: rc=$?")
+    save_logs
 fi
 
 echo
@@ -120,14 +121,5 @@ for s in "${summary[@]}"; do echo "$s"; done
 [ -f "$out/tune.txt" ] && grep -E 'geometric|tuned .* problems|FAILED' "$out/tune.txt"
 for f in "$out"/auto_*.txt; do [ -f "$f" ] && grep -E '^(backend|auto) ' "$f" | cut -c1-150; done
 if [ -f "$out/xt_footprint.txt" ]; then cat "$out/xt_footprint.txt"; fi
-if [ -f "$out/xt_vs_cublas.csv" ]; then
-    echo "cublasxt vs cublas (staged), one GPU, host f32: backend m median_ms gflops ratio"
-    awk -F, 'NR > 1 { printf "  %-22s %6s %10s %10s %6s\n", $1, $5, $16, $18, $21 }' "$out/xt_vs_cublas.csv"
-fi
-if [ -f "$out/xt_devices_0.csv" ] && [ -f "$out/xt_devices_all.csv" ]; then
-    echo "cublasxt, all GPUs vs GPU 0, host f32: backend m ms(one) ms(all) speed-up"
-    awk -F, 'FNR == 1 { next } NR == FNR { one[$1 " " $5] = $16; next }
-             ($1 " " $5) in one && $16 > 0 { printf "  %-18s %6s %10.1f %10.1f %6.2f\n", $1, $5, one[$1 " " $5], $16, one[$1 " " $5] / $16 }' \
-        "$out/xt_devices_0.csv" "$out/xt_devices_all.csv"
-fi
+for f in "$out"/xt_scaling_*.txt; do [ -f "$f" ] && cat "$f"; done
 exit 0

@@ -7,6 +7,7 @@
 #   direct    cuBLAS/cuBLASLt called directly vs through gemm, and the per-call host cost
 #   bench     gemm bench --device 0: cuda_tiled, cublas, cublaslt against cuBLAS (f32)
 #   tune      gemm tune --suite default (host and device), then auto against cuBLAS
+#   tune_host gemm tune --verbose on host-pointer f32 2048^3 and 8192^3 (every candidate)
 #   xt        cublasxt on host memory, f32: against cublas staged on one GPU, and GPU 0 alone
 #             against GPUs 0 and 1 (xt_scaling.cpp); with XT_FOOTPRINT=1 also the device
 #             memory it holds per block dimension (xt_footprint.cpp)
@@ -95,6 +96,13 @@ if has_stage tune; then
     done
 fi
 
+if has_stage tune_host; then
+    # Host-pointer problems: every CPU and GPU candidate, cublasxt's block dimensions among them.
+    timeout 150 $gemm tune 2048 8192 --dtype f32 --layout col --budget-ms 3000 --no-store --verbose \
+        >"$out/tune_host.txt" 2>"$out/tune_host_progress.txt"
+    summary+=("gemm tune (host f32 2048, 8192): rc=$?")
+    save_logs
+fi
 if has_stage xt; then
     for tool in xt_footprint xt_scaling; do
         g++ -std=c++17 -O2 -Iapi/include -I/usr/local/cuda/include bench/device/$tool.cpp \
@@ -122,4 +130,5 @@ for s in "${summary[@]}"; do echo "$s"; done
 for f in "$out"/auto_*.txt; do [ -f "$f" ] && grep -E '^(backend|auto) ' "$f" | cut -c1-150; done
 if [ -f "$out/xt_footprint.txt" ]; then cat "$out/xt_footprint.txt"; fi
 for f in "$out"/xt_scaling_*.txt; do [ -f "$f" ] && cat "$f"; done
+[ -f "$out/tune_host.txt" ] && cut -c1-150 "$out/tune_host.txt"
 exit 0

@@ -456,7 +456,12 @@ candidate_result measure(const candidate &c, tune_data &data, const reference_ch
     r.runs_per_sample = runs_per_sample(us);
     std::vector<double> times;
     auto deadline = clock_type::now() + std::chrono::duration<double, std::milli>(budget_ms);
-    warm_up(c, data, options.warmup, r.runs_per_sample, ctx);
+    // A run longer than the candidate's whole share of the budget (a CPU backend on a host
+    // 8192^3 takes seconds): the checked run was its warm-up, and one sample is all the budget
+    // allows. Otherwise check, warm-up and three samples would take five times the run.
+    bool long_run = us * 1e-3 > budget_ms;
+    if (!long_run) warm_up(c, data, options.warmup, r.runs_per_sample, ctx);
+    int min_reps = long_run ? 1 : options.min_reps;
     for (std::size_t i = 0; int(times.size()) < options.max_reps; ++i) {
         if (sample(c, data, i + 1, r.runs_per_sample, ctx, us) != GEMM_STATUS_SUCCESS) {
             r.correct = false;
@@ -464,7 +469,7 @@ candidate_result measure(const candidate &c, tune_data &data, const reference_ch
             return r;
         }
         times.push_back(us);
-        if (int(times.size()) >= options.min_reps && clock_type::now() > deadline) break;
+        if (int(times.size()) >= min_reps && clock_type::now() > deadline) break;
     }
     r.reps = int(times.size());
     r.median_us = median(times);
@@ -476,15 +481,18 @@ candidate_result measure(const candidate &c, tune_data &data, const reference_ch
 // machine state; replaces their medians with these head-to-head ones. Blocks, not single
 // samples, each after a warm-up: two threading runtimes (OpenMP, OpenBLAS's pool) handing the
 // cores back and forth would otherwise time each other's spinning threads.
+// When either run is longer than a candidate's share of the budget, one round of one sample
+// each, without warm-up (the runs are long enough to be their own).
 void confirm(const candidate &fallback, const candidate &challenger, candidate_result &fr, candidate_result &cr,
-             tune_data &data) {
-    constexpr int rounds = 3, per_block = 3;
+             tune_data &data, double budget_ms) {
+    bool long_runs = std::max(fr.median_us, cr.median_us) * 1e-3 > budget_ms;
+    const int rounds = long_runs ? 1 : 3, per_block = long_runs ? 1 : 3;
     std::vector<double> f, c;
     run_context ctx;
     double us = 0;
     int count = std::max(fr.runs_per_sample, cr.runs_per_sample);
     auto block = [&](const candidate &who, std::vector<double> &into) {
-        warm_up(who, data, 1, count, ctx);
+        if (!long_runs) warm_up(who, data, 1, count, ctx);
         for (int i = 0; i < per_block; ++i) {
             if (sample(who, data, std::size_t(i), count, ctx, us) != GEMM_STATUS_SUCCESS) return false;
             into.push_back(us);
@@ -542,7 +550,7 @@ gemm_status_t tune_problem(const tune_spec &spec, const tune_options &options, t
     // when faster by more than the margin there too: timing noise must not swap a library's
     // default for a variant that is only as fast.
     if (fallback.correct && fastest != 0 && fastest != out.candidates.size())
-        confirm(list[0], list[fastest], fallback, out.candidates[fastest], data);
+        confirm(list[0], list[fastest], fallback, out.candidates[fastest], data, budget_each);
     const candidate_result *winner = fastest == out.candidates.size() ? nullptr : &out.candidates[fastest];
     if (fallback.correct && winner && !(winner->median_us * (1.0 + options.margin) < fallback.median_us))
         winner = &fallback;

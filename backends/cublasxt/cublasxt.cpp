@@ -4,19 +4,24 @@
 // larger than one GPU's memory, and several GPUs share it. The call blocks until C is back.
 //
 // Variants: "b<block_dim>". "" is b4096: on the H200, f32 8192^3 ran 3.3 times faster with it
-// than with cuBLASXt's own default of 1024 (docs/PERFORMANCE.md).
+// than with cuBLASXt's own default of 1024 (docs/PERFORMANCE.md). cuBLASXt sizes its buffers
+// by the block dimension, not the problem: a small problem forced onto "" still takes 10
+// blocks of 4096^2 elements per GPU for the call; the tuner offers b1024 for those.
+//
 // Pinned memory: cuBLASXt's pinning mode (page-lock the caller's operands for each call) stays
 // off. On the H200 (CUDA 13.1) one of our test calls failed with it on, with
 // CUBLAS_STATUS_MAPPING_ERROR (f64, pageable operands, after f32 calls in the same process had
-// passed), and locking gigabytes on every call costs time that pageable copies also cost. Memory the caller page-locked itself (cudaMallocHost, cudaHostRegister) is copied at
-// full speed; pageable memory goes through the driver's staging copies.
+// passed), and locking gigabytes on every call costs what it saves. Memory the caller
+// page-locked itself (cudaMallocHost, cudaHostRegister) is copied at full speed; pageable
+// memory goes through the driver's staging copies.
 #include "cublasxt.hpp"
 
 #include <cublasXt.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <mutex>
+#include <string>
+#include <vector>
 
 #include "backends/cuda_common/cuda_context.hpp"
 #include "dispatch/error.hpp"
@@ -64,8 +69,8 @@ bool within_cap(int block_dim, dtype t) {
 
 std::string mib(uint64_t bytes) { return std::to_string(bytes >> 20) + " MiB"; }
 
-// The process's one cuBLASXt handle and its state. cuBLASXt runs one call at a time per
-// handle (its block dimension and pinning mode are handle state), so calls are serialized.
+// The process's one cuBLASXt handle. Its block dimension is handle state that each call sets,
+// so calls are serialized.
 class xt_engine {
 public:
     // Never destroyed: cuBLASXt's worker threads must not be torn down while the CUDA
@@ -101,6 +106,12 @@ public:
         if (devices.empty())
             for (int d = 0; d < cuda::device_count(); ++d) devices.push_back(d);
         return devices;
+    }
+
+    static std::string devices_text() {
+        std::string list;
+        for (int d : chosen_devices()) list += (list.empty() ? "" : ",") + std::to_string(d);
+        return list;
     }
 
 private:
@@ -140,7 +151,8 @@ template <class T, class F> gemm_status_t gemm_batches(cublasXtHandle_t h, const
         cublasStatus_t st = xt_gemm(h, to_cublas(p.op_a), to_cublas(p.op_b), std::size_t(p.m), std::size_t(p.n),
                                     std::size_t(p.k), &alpha, a, std::size_t(p.lda), b, std::size_t(p.ldb), &beta,
                                     c, std::size_t(p.ldc));
-        if (st != CUBLAS_STATUS_SUCCESS) return cuda::cublas_status(st, p.ab_type == dtype::f64 ? "cublasXtDgemm" : "cublasXtSgemm");
+        if (st != CUBLAS_STATUS_SUCCESS)
+            return cuda::cublas_status(st, p.ab_type == dtype::f64 ? "cublasXtDgemm" : "cublasXtSgemm");
     }
     return GEMM_STATUS_SUCCESS;
 }
@@ -152,16 +164,13 @@ public:
     verdict probe() const override {
         verdict v = cuda::device_verdict();
         if (!v.ok) return v;
-        std::string list;
-        for (int d : xt_engine::chosen_devices()) {
+        for (int d : xt_engine::chosen_devices())
             if (d >= cuda::device_count())
                 return verdict::no("GEMM_XT_DEVICES names device " + std::to_string(d) + ", but this machine has " +
                                    std::to_string(cuda::device_count()));
-            list += (list.empty() ? "" : ",") + std::to_string(d);
-        }
         std::string cap = settings().xt_max_device_bytes ? ", at most " + mib(settings().xt_max_device_bytes) + " each"
                                                           : "";
-        return verdict::yes("devices " + list + cap + "; " + v.detail);
+        return verdict::yes("devices " + xt_engine::devices_text() + cap + "; " + v.detail);
     }
 
     // Host memory only, f32 and f64 (cuBLASXt has no half-precision GEMM).
@@ -204,32 +213,26 @@ public:
             p.ab_type == dtype::f64 ? scale_c<double>(p) : scale_c<float>(p);
             return GEMM_STATUS_SUCCESS;
         }
-        xt_engine &xt = xt_engine::instance();
-        std::lock_guard<std::mutex> lock(xt.mutex());
-        cublasXtHandle_t h = nullptr;
-        if (gemm_status_t s = xt.handle(h); s != GEMM_STATUS_SUCCESS) return s;
         int block = block_dim_for(v, p.ab_type);
         if (block == 0)
             return set_error(GEMM_STATUS_NOT_SUPPORTED, "cublasxt: variant '" + std::string(variant) + "' needs " +
                                                             mib(footprint(v.block_dim, p.ab_type)) +
                                                             " per device, over GEMM_XT_MAX_DEVICE_BYTES");
+        xt_engine &xt = xt_engine::instance();
+        std::lock_guard<std::mutex> lock(xt.mutex());
+        cublasXtHandle_t h = nullptr;
+        if (gemm_status_t s = xt.handle(h); s != GEMM_STATUS_SUCCESS) return s;
         int previous_device = -1;
         bool restore = cudaGetDevice(&previous_device) == cudaSuccess;
         gemm_status_t s = cuda::cublas_status(cublasXtSetBlockDim(h, block), "cublasXtSetBlockDim");
         if (s == GEMM_STATUS_SUCCESS)
-            s = p.ab_type == dtype::f64 ? gemm_batches<double>(h, p, cublasXtDgemm) : gemm_batches<float>(h, p, cublasXtSgemm);
+            s = p.ab_type == dtype::f64 ? gemm_batches<double>(h, p, cublasXtDgemm)
+                                        : gemm_batches<float>(h, p, cublasXtSgemm);
         if (restore) cudaSetDevice(previous_device);
         cudaGetLastError();  // cuBLASXt reports through its status; leave the caller nothing
         ctx.variant_used = "b" + std::to_string(block);
-        ctx.note = "cuBLASXt on devices " + devices_text();
+        ctx.note = "cuBLASXt on devices " + xt_engine::devices_text();
         return s;
-    }
-
-private:
-    static std::string devices_text() {
-        std::string list;
-        for (int d : xt_engine::chosen_devices()) list += (list.empty() ? "" : ",") + std::to_string(d);
-        return list;
     }
 };
 

@@ -61,7 +61,7 @@ void print_environment() {
     std::printf("\nenvironment:\n");
     for (const char *name : watched_variables) {
         const char *value = std::getenv(name);
-        std::printf("  %-21s %s\n", name, value ? shell_quote(value).c_str() : "(unset)");
+        std::printf("  %-24s %s\n", name, value ? shell_quote(value).c_str() : "(unset)");
     }
 }
 

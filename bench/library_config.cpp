@@ -7,10 +7,10 @@
 
 namespace gemm_cli {
 
-const char *const watched_variables[10] = {"GEMM_BACKEND",    "GEMM_TUNE",       "GEMM_TUNE_CACHE",
-                                           "GEMM_RECORD",     "GEMM_VERBOSE",    "GEMM_LOG_LEVEL",
-                                           "GEMM_CBLAS_LIB",  "GEMM_ALLOW_TF32", "OMP_NUM_THREADS",
-                                           "OPENBLAS_NUM_THREADS"};
+const char *const watched_variables[12] = {"GEMM_BACKEND",     "GEMM_TUNE",       "GEMM_TUNE_CACHE",
+                                           "GEMM_RECORD",      "GEMM_VERBOSE",    "GEMM_LOG_LEVEL",
+                                           "GEMM_CBLAS_LIB",   "GEMM_ALLOW_TF32", "GEMM_XT_DEVICES",
+                                           "GEMM_XT_MAX_DEVICE_BYTES", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"};
 
 bool is_configuration_error(gemm_status_t s) {
     return s == GEMM_STATUS_INVALID_CONFIG || s == GEMM_STATUS_UNKNOWN_BACKEND ||

@@ -23,14 +23,14 @@ void trace(const problem &p, const call_shape &call, const choice &c, const run_
            gemm_status_t status, double seconds) {
     std::string variant = !ctx.variant_used.empty() ? ctx.variant_used
                           : c.variant.empty()        ? "default"
-                                                     : c.variant;
+                                                     : std::string(c.variant);
     std::string line = fmt::format(
         "backend={} variant={} dtype={}{} layout={} ops={}{} m={} n={} k={} lda={} ldb={} "
         "ldc={} batch={} space={} why=\"{}\"",
         c.chosen ? std::string(c.chosen->name()) : "none", variant, dtype_name(p.ab_type),
         p.c_type != p.ab_type ? std::string("->") + dtype_name(p.c_type) : "",
         layout_name(call.layout), op_letter(call.transa), op_letter(call.transb), call.m,
-        call.n, call.k, call.lda, call.ldb, call.ldc, p.batch, memory_space_name(p.space), c.why);
+        call.n, call.k, call.lda, call.ldb, call.ldc, p.batch, memory_space_name(p.space), c.reason());
     if (status == GEMM_STATUS_SUCCESS)
         line += fmt::format(" time={:.2f}us gflops={:.2f}", seconds * 1e6,
                             seconds > 0 ? p.flops() / seconds * 1e-9 : 0.0);
@@ -57,7 +57,7 @@ gemm_status_t run_builtin_instead(const problem &p, choice &c, run_context &ctx)
     choice builtin = choose_builtin(p, false);
     if (!builtin.chosen) return set_error(builtin.status, builtin.message);
     clear_error();
-    builtin.why += " (cached " + refused + " refused: " + reason + ")";
+    builtin.why_detail += " (cached " + refused + " refused: " + reason + ")";
     c = std::move(builtin);
     ctx = run_context{};
     return c.chosen->run(p, c.variant, ctx);

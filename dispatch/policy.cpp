@@ -23,13 +23,13 @@ constexpr std::string_view device_preference[] = {"cublas", "cublaslt", "cuda_ti
 
 choice choose_forced(const problem &p, const selection &sel, bool collect_skipped) {
     choice c;
-    c.why = "forced by " + sel.source;
+    c.why = sel.why;
     if (collect_skipped)
         for (backend *b : registered_backends())
-            if (b != sel.forced) c.skipped.push_back(std::string(b->name()) + ": not selected, " + c.why);
+            if (b != sel.forced) c.skipped.push_back(std::string(b->name()) + ": not selected, " + sel.why);
     if (verdict v = sel.forced->supports(p); !v.ok) {
         c.status = GEMM_STATUS_NOT_SUPPORTED;
-        c.message = "backend '" + std::string(sel.forced->name()) + "' (" + c.why +
+        c.message = "backend '" + std::string(sel.forced->name()) + "' (" + sel.why +
                     ") cannot serve this call: " + v.reason;
         return c;
     }
@@ -82,12 +82,14 @@ bool usable(const tune_entry_ptr &e, const problem &p, backend *&b, std::string 
     return v.ok;
 }
 
-choice from_entry(backend *b, const tune_entry &e, std::string why) {
+choice from_entry(backend *b, tune_entry_ptr e, std::string_view why, std::string detail = {}) {
     choice c;
     c.chosen = b;
-    c.variant = e.variant;
+    c.variant = e->variant;
+    c.entry = std::move(e);
     c.from_tune_cache = true;
-    c.why = std::move(why);
+    c.why = why;
+    c.why_detail = std::move(detail);
     return c;
 }
 
@@ -128,18 +130,19 @@ choice choose_tuned(const problem &p, const env_settings &env, bool collect_skip
     std::string why_not;
     backend *b = nullptr;
     tune_entry_ptr hit = cache.find(key);
-    if (usable(hit, p, b, why_not)) return from_entry(b, *hit, "auto: tune cache hit");
+    if (usable(hit, p, b, why_not)) return from_entry(b, std::move(hit), "auto: tune cache hit");
     if (env.tune == tune_mode::online && !hit) {
         tune_entry_ptr fresh = tune_now(key, p.device);
-        if (usable(fresh, p, b, why_not)) return from_entry(b, *fresh, "auto: tuned now (GEMM_TUNE=online)");
+        if (usable(fresh, p, b, why_not)) return from_entry(b, std::move(fresh), "auto: tuned now (GEMM_TUNE=online)");
     }
     if (!env.record_path.empty()) record_miss(key, env.record_path);
     tune_entry_ptr near = cache.nearest(key);
-    if (usable(near, p, b, why_not))
-        return from_entry(b, *near, fmt::format("auto: nearest tuned shape {}x{}x{}", near->key.m, near->key.n, near->key.k));
+    if (usable(near, p, b, why_not)) {
+        std::string shape = fmt::format(" {}x{}x{}", near->key.m, near->key.n, near->key.k);
+        return from_entry(b, std::move(near), "auto: nearest tuned shape", std::move(shape));
+    }
     choice c = choose_builtin(p, collect_skipped);
-    if (!why_not.empty()) c.why += " (" + why_not + ")";
-    else c.why += " (shape not tuned)";
+    c.why_detail = why_not.empty() ? " (shape not tuned)" : " (" + why_not + ")";
     return c;
 }
 
@@ -156,7 +159,7 @@ choice choose_backend(const problem &p, const selection &sel, bool collect_skipp
     const env_settings &env = settings();
     if (env.tune == tune_mode::off) {
         choice c = choose_builtin(p, collect_skipped);
-        c.why += " (GEMM_TUNE=off)";
+        c.why_detail = " (GEMM_TUNE=off)";
         return c;
     }
     return choose_tuned(p, env, collect_skipped);

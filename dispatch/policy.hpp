@@ -2,22 +2,31 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "backend.hpp"
 #include "settings.hpp"
+#include "tune_cache.hpp"
 
 namespace gemm {
 
+// Built on every call, so the common paths allocate nothing: the variant and the fixed part
+// of the reason are views of storage that outlives the call (the interned selection, the tune
+// cache entry held by `entry`, string literals); only rarer paths add a why_detail.
 struct choice {
     backend *chosen = nullptr;  // nullptr: nothing may serve p (status and message say why)
-    std::string variant;
-    std::string why;                   // for the trace: "forced by GEMM_BACKEND", ...
+    std::string_view variant;
+    std::string_view why;              // for the trace: "forced by GEMM_BACKEND", ...
+    std::string why_detail;            // appended to why: " (shape not tuned)", ...
+    tune_entry_ptr entry;              // the cache entry variant points into, when tuned
     bool from_tune_cache = false;      // a tuned choice: if its backend refuses the call, the
                                        // built-in rule serves it instead (see dispatch.cpp)
     std::vector<std::string> skipped;  // "cpu_omp: f16 not supported" (GEMM_VERBOSE=2)
     gemm_status_t status = GEMM_STATUS_SUCCESS;
     std::string message;
+
+    std::string reason() const { return std::string(why) + why_detail; }
 };
 
 // Forced selection: that backend or an error, never another. Auto: the tune cache (exact

@@ -117,6 +117,7 @@ selection parse_selection(std::string spec, std::string source) {
     selection sel;
     sel.spec = spec;
     sel.source = std::move(source);
+    sel.why = "forced by " + sel.source;
     if (spec.empty() || spec == "auto") {
         sel.spec = "auto";
         return sel;

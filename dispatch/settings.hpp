@@ -35,6 +35,7 @@ const env_settings &settings();
 struct selection {
     std::string spec;
     std::string source;         // "GEMM_BACKEND", "gemm_set_backend" or "default"
+    std::string why;            // "forced by " + source, for the trace
     backend *forced = nullptr;  // nullptr means auto
     std::string variant;        // "" = the backend's default
     gemm_status_t error = GEMM_STATUS_SUCCESS;  // unknown or unavailable backend

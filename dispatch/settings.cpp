@@ -93,7 +93,8 @@ void parse_xt_max_device_bytes(env_settings &s) {
         shift = last == 'K' ? 10 : last == 'M' ? 20 : 30;
         digits.pop_back();
     }
-    bool ok = !digits.empty() && digits.size() <= std::size_t(shift ? 9 : 18) && digits.find_first_not_of("0123456789") == std::string::npos;
+    bool ok = !digits.empty() && digits.size() <= std::size_t(shift ? 9 : 18) &&  // no overflow
+              digits.find_first_not_of("0123456789") == std::string::npos;
     uint64_t bytes = ok ? uint64_t(std::stoull(digits)) << shift : 0;
     if (bytes == 0) return record_first_error(s, "GEMM_XT_MAX_DEVICE_BYTES='" + v +
                                                      "' must be a positive number of bytes, optionally with K, M or G");

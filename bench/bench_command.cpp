@@ -186,7 +186,8 @@ void bench_case(bench_run &run, const gemm_case &c) {
     operand_pool pool(c, cache_bytes, operand_seed);
     std::vector<host_pin> pins;  // --memory pinned: unlocked before the pool is freed
     for (std::size_t i = 0; run.options.pinned && i < pool.size(); ++i)
-        for (aligned_buffer *buf : {&pool.at(i).a, &pool.at(i).b, &pool.at(i).c}) pins.emplace_back(buf->data(), buf->bytes());
+        for (aligned_buffer *buf : {&pool.at(i).a, &pool.at(i).b, &pool.at(i).c})
+            pins.emplace_back(buf->data(), buf->bytes());
     std::unique_ptr<call_target> target;
     if (run.device_timer) target = std::make_unique<device_target>(c, pool, *run.device_timer);
     else target = std::make_unique<host_target>(c, pool);

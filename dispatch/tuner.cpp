@@ -422,6 +422,10 @@ int runs_per_sample(double one_run_us) {
 // calls of the next one by up to 30 times on a 2-core machine. Device work has no such tail.
 constexpr double host_warmup_ms = 150, device_warmup_ms = 5;
 
+// Whether one run outlasts a candidate's share of the budget (a CPU backend on a host 8192^3
+// takes seconds): such a run is its own warm-up, and one sample is all the budget allows.
+bool outlasts(double run_us, double budget_ms) { return run_us * 1e-3 > budget_ms; }
+
 // Runs samples of c, not counted, for at least `samples` and the warm-up time.
 void warm_up(const candidate &c, tune_data &data, int samples, int count, run_context &ctx) {
     double us = 0;
@@ -456,10 +460,8 @@ candidate_result measure(const candidate &c, tune_data &data, const reference_ch
     r.runs_per_sample = runs_per_sample(us);
     std::vector<double> times;
     auto deadline = clock_type::now() + std::chrono::duration<double, std::milli>(budget_ms);
-    // A run longer than the candidate's whole share of the budget (a CPU backend on a host
-    // 8192^3 takes seconds): the checked run was its warm-up, and one sample is all the budget
-    // allows. Otherwise check, warm-up and three samples would take five times the run.
-    bool long_run = us * 1e-3 > budget_ms;
+    // Otherwise check, warm-up and three samples would take five times such a run.
+    bool long_run = outlasts(us, budget_ms);
     if (!long_run) warm_up(c, data, options.warmup, r.runs_per_sample, ctx);
     int min_reps = long_run ? 1 : options.min_reps;
     for (std::size_t i = 0; int(times.size()) < options.max_reps; ++i) {
@@ -485,7 +487,7 @@ candidate_result measure(const candidate &c, tune_data &data, const reference_ch
 // each, without warm-up (the runs are long enough to be their own).
 void confirm(const candidate &fallback, const candidate &challenger, candidate_result &fr, candidate_result &cr,
              tune_data &data, double budget_ms) {
-    bool long_runs = std::max(fr.median_us, cr.median_us) * 1e-3 > budget_ms;
+    bool long_runs = outlasts(std::max(fr.median_us, cr.median_us), budget_ms);
     const int rounds = long_runs ? 1 : 3, per_block = long_runs ? 1 : 3;
     std::vector<double> f, c;
     run_context ctx;

@@ -2,30 +2,16 @@
 #include "cublas.hpp"
 
 #include "backends/cuda_common/cuda_context.hpp"
-#include "dispatch/settings.hpp"
 
 namespace gemm {
 namespace {
 
-cublasOperation_t to_cublas(transpose t) { return t == transpose::n ? CUBLAS_OP_N : CUBLAS_OP_T; }
-
-cudaDataType_t to_cuda(dtype t) {
-    switch (t) {
-    case dtype::f32: return CUDA_R_32F;
-    case dtype::f64: return CUDA_R_64F;
-    case dtype::f16: return CUDA_R_16F;
-    case dtype::bf16: return CUDA_R_16BF;
-    }
-    return CUDA_R_32F;
-}
-
-// f32 stays f32 unless GEMM_ALLOW_TF32=1; f16 and bf16 accumulate in f32.
-bool use_tf32(const problem &p) { return p.ab_type == dtype::f32 && settings().allow_tf32; }
+using cuda::use_tf32;
 
 // The Sgemm/Dgemm forms for f32 and f64 (the peers' baseline), GemmEx for the rest.
 // Batches use the strided-batched forms; a stride of 0 shares one matrix.
 gemm_status_t enqueue(cublasHandle_t h, const problem &p, run_context &ctx) {
-    cublasOperation_t ta = to_cublas(p.op_a), tb = to_cublas(p.op_b);
+    cublasOperation_t ta = cuda::operation_of(p.op_a), tb = cuda::operation_of(p.op_b);
     bool batched = p.batch > 1;
     if (p.ab_type == dtype::f64) {
         double alpha = p.alpha, beta = p.beta;
@@ -52,7 +38,7 @@ gemm_status_t enqueue(cublasHandle_t h, const problem &p, run_context &ctx) {
             ctx.variant_used.c_str());
     }
     cublasComputeType_t compute = use_tf32(p) ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
-    cudaDataType_t ab = to_cuda(p.ab_type), ct = to_cuda(p.c_type);
+    cudaDataType_t ab = cuda::data_type_of(p.ab_type), ct = cuda::data_type_of(p.c_type);
     ctx.variant_used = std::string(batched ? "cublasGemmStridedBatchedEx_64" : "cublasGemmEx_64") +
                        (use_tf32(p) ? "_tf32" : "");
     return cuda::cublas_status(

@@ -9,7 +9,6 @@
 
 #include "backends/cuda_common/cuda_context.hpp"
 #include "dispatch/error.hpp"
-#include "dispatch/settings.hpp"
 
 namespace gemm {
 namespace {
@@ -78,18 +77,7 @@ gemm_status_t read_config(const cublasLtMatmulAlgo_t &a, algo_config &c) {
 
 // ---- types -------------------------------------------------------------------------------------
 
-cudaDataType_t to_cuda(dtype t) {
-    switch (t) {
-    case dtype::f32: return CUDA_R_32F;
-    case dtype::f64: return CUDA_R_64F;
-    case dtype::f16: return CUDA_R_16F;
-    case dtype::bf16: return CUDA_R_16BF;
-    }
-    return CUDA_R_32F;
-}
-
-// f32 stays f32 unless GEMM_ALLOW_TF32=1; f16 and bf16 accumulate in f32.
-bool use_tf32(const problem &p) { return p.ab_type == dtype::f32 && settings().allow_tf32; }
+using cuda::use_tf32;
 
 cublasComputeType_t compute_of(const problem &p) {
     if (p.ab_type == dtype::f64) return CUBLAS_COMPUTE_64F;
@@ -149,7 +137,7 @@ struct lt_cache final : cuda::context_attachment {
 
 gemm_status_t make_layout(cublasLtMatrixLayout_t &out, dtype t, int64_t rows, int64_t cols, int64_t ld,
                           int64_t stride, int64_t batch) {
-    cublasStatus_t s = cublasLtMatrixLayoutCreate(&out, to_cuda(t), uint64_t(rows), uint64_t(cols), ld);
+    cublasStatus_t s = cublasLtMatrixLayoutCreate(&out, cuda::data_type_of(t), uint64_t(rows), uint64_t(cols), ld);
     if (s != CUBLAS_STATUS_SUCCESS) {
         out = nullptr;
         return cuda::cublas_status(s, "cublasLtMatrixLayoutCreate");
@@ -170,8 +158,7 @@ gemm_status_t build_class(const problem &p, problem_class &pc) {
         pc.desc = nullptr;
         return cuda::cublas_status(s, "cublasLtMatmulDescCreate");
     }
-    cublasOperation_t ta = p.op_a == transpose::n ? CUBLAS_OP_N : CUBLAS_OP_T;
-    cublasOperation_t tb = p.op_b == transpose::n ? CUBLAS_OP_N : CUBLAS_OP_T;
+    cublasOperation_t ta = cuda::operation_of(p.op_a), tb = cuda::operation_of(p.op_b);
     s = cublasLtMatmulDescSetAttribute(pc.desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta);
     if (s == CUBLAS_STATUS_SUCCESS) s = cublasLtMatmulDescSetAttribute(pc.desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb);
     gemm_status_t g = cuda::cublas_status(s, "cublasLtMatmulDescSetAttribute");
@@ -242,7 +229,7 @@ gemm_status_t parse_algo(cublasLtHandle_t lt, const problem &p, problem_class &p
     if (!parse_id(id, c))
         return set_error(GEMM_STATUS_NOT_SUPPORTED, "cublaslt: '" + std::string(id) + "' is not a variant id");
     checked_algo ca;
-    cudaDataType_t ab = to_cuda(p.ab_type), ct = to_cuda(p.c_type);
+    cudaDataType_t ab = cuda::data_type_of(p.ab_type), ct = cuda::data_type_of(p.c_type);
     cublasStatus_t s = cublasLtMatmulAlgoInit(lt, compute_of(p), scale_of(p), ab, ab, ct, ct, c.algo, &ca.algo);
     if (s == CUBLAS_STATUS_SUCCESS) s = set_config(ca.algo, CUBLASLT_ALGO_CONFIG_TILE_ID, c.tile);
     if (s == CUBLAS_STATUS_SUCCESS) s = set_config(ca.algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, c.stages);

@@ -88,7 +88,7 @@ public:
             cublasXtHandle_t h = nullptr;
             if (gemm_status_t s = cuda::cublas_status(cublasXtCreate(&h), "cublasXtCreate"); s != GEMM_STATUS_SUCCESS)
                 return s;
-            std::vector<int> devices = chosen_devices();
+            std::vector<int> devices = chosen_devices();  // cublasXtDeviceSelect takes int *
             gemm_status_t s = cuda::cublas_status(cublasXtDeviceSelect(h, int(devices.size()), devices.data()),
                                                   "cublasXtDeviceSelect");
             if (s != GEMM_STATUS_SUCCESS) {
@@ -101,17 +101,25 @@ public:
         return GEMM_STATUS_SUCCESS;
     }
 
-    static std::vector<int> chosen_devices() {
-        std::vector<int> devices = settings().xt_devices;
-        if (devices.empty())
-            for (int d = 0; d < cuda::device_count(); ++d) devices.push_back(d);
+    // GEMM_XT_DEVICES, or every device; both are constant for the process, so worked out once.
+    static const std::vector<int> &chosen_devices() {
+        static const std::vector<int> devices = [] {
+            std::vector<int> list = settings().xt_devices;
+            if (list.empty())
+                for (int d = 0; d < cuda::device_count(); ++d) list.push_back(d);
+            return list;
+        }();
         return devices;
     }
 
-    static std::string devices_text() {
-        std::string list;
-        for (int d : chosen_devices()) list += (list.empty() ? "" : ",") + std::to_string(d);
-        return list;
+    // "0,1", for the verdict and the trace.
+    static const std::string &devices_text() {
+        static const std::string text = [] {
+            std::string list;
+            for (int d : chosen_devices()) list += (list.empty() ? "" : ",") + std::to_string(d);
+            return list;
+        }();
+        return text;
     }
 
 private:
@@ -140,15 +148,13 @@ template <class T> void scale_c(const problem &p) {
     }
 }
 
-cublasOperation_t to_cublas(transpose t) { return t == transpose::n ? CUBLAS_OP_N : CUBLAS_OP_T; }
-
 template <class T, class F> gemm_status_t gemm_batches(cublasXtHandle_t h, const problem &p, F xt_gemm) {
     T alpha = T(p.alpha), beta = T(p.beta);
     for (int64_t batch = 0; batch < p.batch; ++batch) {
         const T *a = static_cast<const T *>(p.a) + batch * p.stride_a;
         const T *b = static_cast<const T *>(p.b) + batch * p.stride_b;
         T *c = static_cast<T *>(p.c) + batch * p.stride_c;
-        cublasStatus_t st = xt_gemm(h, to_cublas(p.op_a), to_cublas(p.op_b), std::size_t(p.m), std::size_t(p.n),
+        cublasStatus_t st = xt_gemm(h, cuda::operation_of(p.op_a), cuda::operation_of(p.op_b), std::size_t(p.m), std::size_t(p.n),
                                     std::size_t(p.k), &alpha, a, std::size_t(p.lda), b, std::size_t(p.ldb), &beta,
                                     c, std::size_t(p.ldc));
         if (st != CUBLAS_STATUS_SUCCESS)

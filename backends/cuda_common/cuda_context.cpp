@@ -9,6 +9,7 @@
 
 #include "dispatch/error.hpp"
 #include "dispatch/memory.hpp"
+#include "dispatch/settings.hpp"
 
 namespace gemm::cuda {
 namespace {
@@ -267,6 +268,8 @@ gemm_status_t cublas_status(cublasStatus_t st, const char *what) {
     return set_error(s, std::string(what) + ": " + cublasGetStatusName(st) + " (" +
                             cublasGetStatusString(st) + ")");
 }
+
+bool use_tf32(const problem &p) { return p.ab_type == dtype::f32 && settings().allow_tf32; }
 
 void install_pointer_classifier() {
     set_pointer_classifier(classify_pointer);

@@ -53,6 +53,23 @@ gemm_status_t cuda_status(cudaError_t e, const char *what);
 // GEMM_STATUS_EXECUTION_FAILED.
 gemm_status_t cublas_status(cublasStatus_t s, const char *what);
 
+// ---- the libraries' names for our types ------------------------------------------------------
+
+inline cublasOperation_t operation_of(transpose t) { return t == transpose::n ? CUBLAS_OP_N : CUBLAS_OP_T; }
+
+inline cudaDataType_t data_type_of(dtype t) {
+    switch (t) {
+    case dtype::f32: return CUDA_R_32F;
+    case dtype::f64: return CUDA_R_64F;
+    case dtype::f16: return CUDA_R_16F;
+    case dtype::bf16: return CUDA_R_16BF;
+    }
+    return CUDA_R_32F;
+}
+
+// f32 stays f32 unless GEMM_ALLOW_TF32=1; f16 and bf16 accumulate in f32.
+bool use_tf32(const problem &p);
+
 // ---- pointer classification ----------------------------------------------------------------
 
 // Installs the cudaPointerGetAttributes-based classifier into dispatch/memory.hpp. Idempotent;

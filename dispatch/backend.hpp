@@ -22,9 +22,12 @@ struct verdict {
     static verdict no(std::string why) { return {false, std::move(why), {}}; }
 };
 
-// Filled by run() for the verbose trace, e.g. "staged host pointers" or the variant used.
+// Filled by run() for the verbose trace. variant_used names the variant that ran; it views
+// storage that stays valid until the dispatcher has written the trace (a literal, a variant
+// table, the variant asked for, a per-thread cache entry), so that naming it costs no
+// allocation on the hot path. note (e.g. "staged host pointers") is for the rarer paths.
 struct run_context {
-    std::string variant_used;
+    std::string_view variant_used;
     std::string note;
 };
 

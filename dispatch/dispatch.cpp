@@ -21,9 +21,9 @@ char op_letter(gemm_op_t o) { return o == GEMM_OP_N ? 'N' : o == GEMM_OP_T ? 'T'
 
 void trace(const problem &p, const call_shape &call, const choice &c, const run_context &ctx,
            gemm_status_t status, double seconds) {
-    std::string variant = !ctx.variant_used.empty() ? ctx.variant_used
-                          : c.variant.empty()        ? "default"
-                                                     : std::string(c.variant);
+    std::string_view variant = !ctx.variant_used.empty() ? ctx.variant_used
+                               : c.variant.empty()        ? std::string_view("default")
+                                                          : c.variant;
     std::string line = fmt::format(
         "backend={} variant={} dtype={}{} layout={} ops={}{} m={} n={} k={} lda={} ldb={} "
         "ldc={} batch={} space={} why=\"{}\"",

@@ -18,36 +18,39 @@ gemm_status_t enqueue(cublasHandle_t h, const problem &p, run_context &ctx) {
         auto a = static_cast<const double *>(p.a);
         auto b = static_cast<const double *>(p.b);
         auto c = static_cast<double *>(p.c);
-        ctx.variant_used = batched ? "cublasDgemmStridedBatched_64" : "cublasDgemm_64";
+        const char *name = batched ? "cublasDgemmStridedBatched_64" : "cublasDgemm_64";
+        ctx.variant_used = name;
         return cuda::cublas_status(
             batched ? cublasDgemmStridedBatched_64(h, ta, tb, p.m, p.n, p.k, &alpha, a, p.lda, p.stride_a, b,
                                                    p.ldb, p.stride_b, &beta, c, p.ldc, p.stride_c, p.batch)
                     : cublasDgemm_64(h, ta, tb, p.m, p.n, p.k, &alpha, a, p.lda, b, p.ldb, &beta, c, p.ldc),
-            ctx.variant_used.c_str());
+            name);
     }
     float alpha = float(p.alpha), beta = float(p.beta);
     if (p.ab_type == dtype::f32 && !use_tf32(p)) {
         auto a = static_cast<const float *>(p.a);
         auto b = static_cast<const float *>(p.b);
         auto c = static_cast<float *>(p.c);
-        ctx.variant_used = batched ? "cublasSgemmStridedBatched_64" : "cublasSgemm_64";
+        const char *name = batched ? "cublasSgemmStridedBatched_64" : "cublasSgemm_64";
+        ctx.variant_used = name;
         return cuda::cublas_status(
             batched ? cublasSgemmStridedBatched_64(h, ta, tb, p.m, p.n, p.k, &alpha, a, p.lda, p.stride_a, b,
                                                    p.ldb, p.stride_b, &beta, c, p.ldc, p.stride_c, p.batch)
                     : cublasSgemm_64(h, ta, tb, p.m, p.n, p.k, &alpha, a, p.lda, b, p.ldb, &beta, c, p.ldc),
-            ctx.variant_used.c_str());
+            name);
     }
     cublasComputeType_t compute = use_tf32(p) ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
     cudaDataType_t ab = cuda::data_type_of(p.ab_type), ct = cuda::data_type_of(p.c_type);
-    ctx.variant_used = std::string(batched ? "cublasGemmStridedBatchedEx_64" : "cublasGemmEx_64") +
-                       (use_tf32(p) ? "_tf32" : "");
+    const char *name = batched ? (use_tf32(p) ? "cublasGemmStridedBatchedEx_64_tf32" : "cublasGemmStridedBatchedEx_64")
+                               : (use_tf32(p) ? "cublasGemmEx_64_tf32" : "cublasGemmEx_64");
+    ctx.variant_used = name;
     return cuda::cublas_status(
         batched ? cublasGemmStridedBatchedEx_64(h, ta, tb, p.m, p.n, p.k, &alpha, p.a, ab, p.lda, p.stride_a, p.b,
                                                 ab, p.ldb, p.stride_b, &beta, p.c, ct, p.ldc, p.stride_c,
                                                 p.batch, compute, CUBLAS_GEMM_DEFAULT)
                 : cublasGemmEx_64(h, ta, tb, p.m, p.n, p.k, &alpha, p.a, ab, p.lda, p.b, ab, p.ldb, &beta, p.c,
                                   ct, p.ldc, compute, CUBLAS_GEMM_DEFAULT),
-        ctx.variant_used.c_str());
+        name);
 }
 
 gemm_status_t launch(const problem &dp, cudaStream_t stream, run_context &ctx) {
@@ -59,11 +62,8 @@ gemm_status_t launch(const problem &dp, cudaStream_t stream, run_context &ctx) {
     cuda::device_context *dc = nullptr;
     gemm_status_t s = cuda::context_for(dp.device, dc);
     cublasHandle_t h = nullptr;
-    if (s == GEMM_STATUS_SUCCESS) s = dc->blas(h);
-    if (s == GEMM_STATUS_SUCCESS) s = cuda::cublas_status(cublasSetStream(h, stream), "cublasSetStream");
     if (s == GEMM_STATUS_SUCCESS)
-        s = cuda::cublas_status(cublasSetMathMode(h, use_tf32(dp) ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH),
-                                "cublasSetMathMode");
+        s = dc->blas(stream, use_tf32(dp) ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH, h);
     if (s == GEMM_STATUS_SUCCESS) s = enqueue(h, dp, ctx);
     return s;
 }

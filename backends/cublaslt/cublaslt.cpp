@@ -280,7 +280,7 @@ gemm_status_t choose_algo(cublasLtHandle_t lt, const problem &p, problem_class &
         out = pc.candidates.front().second;
         return GEMM_STATUS_SUCCESS;
     }
-    ctx.variant_used = std::string(variant);
+    ctx.variant_used = variant;
     for (auto &c : pc.candidates)
         if (c.first == variant) {
             out = c.second;
@@ -310,7 +310,10 @@ gemm_status_t launch(const problem &dp, cudaStream_t stream, std::string_view va
     if (s == GEMM_STATUS_SUCCESS) s = dc->blas_lt(lt);
     if (s == GEMM_STATUS_SUCCESS) s = find_class(*dc, dp, pc);
     if (s == GEMM_STATUS_SUCCESS) s = choose_algo(lt, dp, *pc, variant, algo, ctx);
-    if (s == GEMM_STATUS_SUCCESS) s = dc->acquire_workspace(stream, workspace);
+    // An algorithm that needs no workspace (common at small sizes, where host cost shows)
+    // skips the workspace and the event that guards it.
+    const bool uses_workspace = algo.workspace > 0;
+    if (s == GEMM_STATUS_SUCCESS && uses_workspace) s = dc->acquire_workspace(stream, workspace);
     if (s != GEMM_STATUS_SUCCESS) return s;
     double alpha64 = dp.alpha, beta64 = dp.beta;
     float alpha32 = float(dp.alpha), beta32 = float(dp.beta);
@@ -319,6 +322,7 @@ gemm_status_t launch(const problem &dp, cudaStream_t stream, std::string_view va
                                            pc->a, dp.b, pc->b, f64 ? static_cast<const void *>(&beta64) : &beta32,
                                            dp.c, pc->c, dp.c, pc->c, &algo.algo, workspace, algo.workspace, stream),
                             "cublasLtMatmul");
+    if (!uses_workspace) return s;
     gemm_status_t r = dc->release_workspace(stream);
     return s != GEMM_STATUS_SUCCESS ? s : r;
 }

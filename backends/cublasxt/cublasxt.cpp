@@ -19,6 +19,7 @@
 #include <cublasXt.h>
 
 #include <algorithm>
+#include <iterator>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -31,6 +32,7 @@ namespace gemm {
 namespace {
 
 constexpr int block_dims[] = {512, 1024, 2048, 4096, 8192};
+constexpr std::string_view block_ids[] = {"b512", "b1024", "b2048", "b4096", "b8192"};  // the variants
 constexpr int smallest_timed_block = 1024;  // variants() offers none smaller
 constexpr int default_block = 4096;
 
@@ -41,12 +43,18 @@ struct xt_variant {
 bool parse_variant(std::string_view id, xt_variant &out) {
     out = {};
     if (id.empty()) return true;
-    for (int b : block_dims)
-        if (id == "b" + std::to_string(b)) {
-            out.block_dim = b;
+    for (std::size_t i = 0; i < std::size(block_dims); ++i)
+        if (id == block_ids[i]) {
+            out.block_dim = block_dims[i];
             return true;
         }
     return false;
+}
+
+std::string_view block_id(int block_dim) {
+    for (std::size_t i = 0; i < std::size(block_dims); ++i)
+        if (block_dims[i] == block_dim) return block_ids[i];
+    return {};
 }
 
 // Device memory cuBLASXt holds on each GPU while working with blocks of block_dim. Measured on
@@ -200,7 +208,7 @@ public:
         for (int b : block_dims) {
             bool useful = b == smallest_timed_block || b < 2 * std::max(p.m, p.n);
             if (b < smallest_timed_block || b == default_block || !useful || !within_cap(b, p.ab_type)) continue;
-            ids.push_back("b" + std::to_string(b));
+            ids.emplace_back(block_id(b));
         }
         return ids;
     }
@@ -236,7 +244,7 @@ public:
                                         : gemm_batches<float>(h, p, cublasXtSgemm);
         if (restore) cudaSetDevice(previous_device);
         cudaGetLastError();  // cuBLASXt reports through its status; leave the caller nothing
-        ctx.variant_used = "b" + std::to_string(block);
+        ctx.variant_used = block_id(block);
         ctx.note = "cuBLASXt on devices " + xt_engine::devices_text();
         return s;
     }

@@ -296,16 +296,28 @@ device_context::~device_context() {
     cudaGetLastError();
 }
 
-gemm_status_t device_context::blas(cublasHandle_t &out) {
+gemm_status_t device_context::blas(cudaStream_t stream, cublasMath_t math, cublasHandle_t &out) {
     if (!blas_) {
         gemm_status_t s = cublas_status(cublasCreate(&blas_), "cublasCreate");
         if (s != GEMM_STATUS_SUCCESS) {
             blas_ = nullptr;
             return s;
         }
-        // Scalars are passed from the host; the math mode is chosen per call.
+        blas_stream_ = nullptr;
+        blas_math_ = CUBLAS_DEFAULT_MATH;
+        // Scalars are passed from the host.
         s = cublas_status(cublasSetPointerMode(blas_, CUBLAS_POINTER_MODE_HOST), "cublasSetPointerMode");
         if (s != GEMM_STATUS_SUCCESS) return s;
+    }
+    if (stream != blas_stream_) {
+        gemm_status_t s = cublas_status(cublasSetStream(blas_, stream), "cublasSetStream");
+        if (s != GEMM_STATUS_SUCCESS) return s;
+        blas_stream_ = stream;
+    }
+    if (math != blas_math_) {
+        gemm_status_t s = cublas_status(cublasSetMathMode(blas_, math), "cublasSetMathMode");
+        if (s != GEMM_STATUS_SUCCESS) return s;
+        blas_math_ = math;
     }
     out = blas_;
     return GEMM_STATUS_SUCCESS;

@@ -97,8 +97,10 @@ public:
 
     int device() const { return device_; }
 
-    // Library handles (the device must be current, as run_on_device guarantees).
-    gemm_status_t blas(cublasHandle_t &out);
+    // Library handles (the device must be current, as run_on_device guarantees). The cuBLAS
+    // handle comes bound to `stream` and `math`; they are set only when they differ from the
+    // last call's, because at small sizes the host cost of setting them every call shows.
+    gemm_status_t blas(cudaStream_t stream, cublasMath_t math, cublasHandle_t &out);
     gemm_status_t blas_lt(cublasLtHandle_t &out);
 
     // cuBLASLt's workspace (workspace_bytes, 32 MiB) for work about to be enqueued on
@@ -126,6 +128,8 @@ public:
 private:
     int device_;
     cublasHandle_t blas_ = nullptr;
+    cudaStream_t blas_stream_ = nullptr;  // what blas_ is set to (a new handle: stream 0)
+    cublasMath_t blas_math_ = CUBLAS_DEFAULT_MATH;
     cublasLtHandle_t lt_ = nullptr;
     void *workspace_ = nullptr;
     cudaStream_t workspace_stream_ = nullptr;  // stream of the last work using the workspace

@@ -165,8 +165,10 @@ bool vectors_aligned(const problem &dp) {
         return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0 && ld % elements == 0 &&
                (dp.batch == 1 || stride % elements == 0);
     };
-    return (dp.op_a == transpose::t || fits(dp.a, dp.lda, dp.stride_a)) &&
-           (dp.op_b == transpose::n || fits(dp.b, dp.ldb, dp.stride_b)) &&
+    // A straight operand's vectors run along m (A) or n (B): an extent that is not a multiple
+    // of the vector would leave one straddling the edge.
+    return (dp.op_a == transpose::t || (fits(dp.a, dp.lda, dp.stride_a) && dp.m % elements == 0)) &&
+           (dp.op_b == transpose::n || (fits(dp.b, dp.ldb, dp.stride_b) && dp.n % elements == 0)) &&
            fits(dp.c, dp.ldc, dp.stride_c);
 }
 

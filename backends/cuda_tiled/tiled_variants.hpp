@@ -38,8 +38,9 @@ const variant_info *find_variant(std::string_view id);
 
 // Whether the 16-byte accesses of a vector variant are legal for dp: C, and each operand that
 // is copied straight (A op N, B op T), has a 16-byte aligned base, and a leading dimension and
-// (for batches) a batch stride that are multiples of 16 bytes. A op T and B op N are copied
-// element by element and need nothing.
+// (for batches) a batch stride that are multiples of 16 bytes; a straight operand's extent
+// along its vectors (m for A, n for B) is a multiple of 16 bytes too, so that no vector
+// straddles the edge. A op T and B op N are copied element by element and need nothing.
 bool vectors_aligned(const problem &dp);
 
 }  // namespace gemm::cuda_tiled

@@ -4,8 +4,10 @@
 # summary last. Stages (default: tests sanitize direct bench):
 #   tests     ctest -L gpu (every GPU backend against cpu_ref)
 #   sanitize  compute-sanitizer memcheck and racecheck on cuda_naive and cuda_tiled
+#             (SANITIZE_BACKENDS narrows them, e.g. to cuda_tiled)
 #   direct    cuBLAS/cuBLASLt called directly vs through gemm, and the per-call host cost
 #   bench     gemm bench --device 0: cuda_tiled, cublas, cublaslt against cuBLAS (f32)
+#   sweep     the largest cuda_tiled f32 configurations by id at 4096^3 and 8192^3, TN and NT
 #   tune      gemm tune --suite default (host and device), then auto against cuBLAS
 #   tune_host gemm tune --verbose on host-pointer f32 2048^3 and 8192^3 (every candidate)
 #   xt        cublasxt on host memory, f32: against cublas staged on one GPU, and GPU 0 alone
@@ -55,17 +57,18 @@ if has_stage tests; then
     rc=$?
     grep -E 'test cases|assertions|tests passed|tests failed|SKIPPED' "$out/ctest_gpu.log" | tail -6
     [ $rc -eq 0 ] || grep -B2 -A12 'ERROR' "$out/ctest_gpu.log" | head -60
-    summary+=("gpu tests: rc=$rc; $(grep -E 'test cases:' "$out/ctest_gpu.log" | tail -1)")
+    summary+=("gpu tests: rc=$rc; $(grep -E 'test cases:|assertions:' "$out/ctest_gpu.log" | head -2 | tr -s ' ' | tr '\n' ' ')")
     save_logs
 fi
 if has_stage sanitize; then
     for tool in memcheck racecheck; do
-        for b in cuda_naive cuda_tiled; do
+        for b in ${SANITIZE_BACKENDS:-cuda_naive cuda_tiled}; do
             log="$out/sanitize_${tool}_$b.log"
-            GEMM_TEST_BACKENDS=$b compute-sanitizer --tool $tool --error-exitcode 9 \
-                $build/tests/gpu/test_gpu -tc="gpu: correctness matrix*" >"$log" 2>&1
+            GEMM_TEST_BACKENDS=$b timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 \
+                $build/tests/gpu/test_gpu -tc="gpu: correctness matrix*,gpu: cuda_tiled every variant*" >"$log" 2>&1
             rc=$?
             summary+=("compute-sanitizer $tool $b: rc=$rc, $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1), $(grep -E 'assertions' "$log" | tail -1)")
+            save_logs
         done
     done
 fi
@@ -82,17 +85,35 @@ if has_stage bench; then
         >"$out/bench_f32.txt" 2>&1
     summary+=("gemm bench --device 0 f32: rc=$?")
 fi
+if has_stage sweep; then
+    ids=""
+    for t in 128x128x16_8x8_s3 128x128x8_8x8_s3 128x64x16_8x8_s3; do ids+=",cuda_tiled:tiled_f32_${t}_a4"; done
+    timeout 200 $gemm bench 4096 8192 --device 0 --dtype f32 --layout col --ops TN,NT \
+        --backends cublas$ids --baseline cublas --csv "$out/sweep_f32.csv" >"$out/sweep_f32.txt" 2>&1
+    summary+=("cuda_tiled sweep: rc=$?")
+    save_logs
+fi
 if has_stage tune; then
     $gemm tune --suite default --budget-ms ${GEMM_DEVICE_TUNE_BUDGET_MS:-1000} >"$out/tune.txt" 2>"$out/tune_progress.txt"
     summary+=("gemm tune --suite default: rc=$? ($(grep -c '' "$GEMM_TUNE_CACHE") cache lines)")
-    # auto (from the cache just written) against the cuBLAS default, on device pointers.
+    save_logs
+    # auto (from the cache just written) against the cuBLAS default, on device pointers, on
+    # every device shape of the suite (bench/tune_problems.cpp).
+    skinny=""
+    for m in 1 2 4 8 16; do skinny+=" ${m}x4096x4096 ${m}x11008x4096 ${m}x4096x11008"; done
     for dtype in f32 bf16; do
-        $gemm bench 256 1024 4096 8192 127x257x509 1000 4096x4096x64 64x64x65536 --device 0 --dtype $dtype \
+        timeout 120 $gemm bench 256 512 1024 2048 4096 8192 127x257x509 1000 1001x999x1003 \
+            64x64x65536 256x256x16384 4096x4096x64 4096x4096x16 --device 0 --dtype $dtype \
             --ops NN --backends auto,cublas --baseline cublas --csv "$out/auto_${dtype}_nn.csv" \
             >"$out/auto_${dtype}_nn.txt" 2>&1
-        $gemm bench 1x4096x4096 16x4096x4096 16x11008x4096 16x4096x11008 --device 0 --dtype $dtype \
+        timeout 120 $gemm bench $skinny --device 0 --dtype $dtype \
             --ops NT --backends auto,cublas --baseline cublas --csv "$out/auto_${dtype}_nt.csv" \
             >"$out/auto_${dtype}_nt.txt" 2>&1
+        # ratio = cuBLAS time / auto time (column 21 of the CSV).
+        summary+=("auto vs cublas $dtype: $(cat "$out/auto_${dtype}_nn.csv" "$out/auto_${dtype}_nt.csv" 2>/dev/null |
+            awk -F, '$1 == "auto" && $21 > 0 { n++; s += log($21); if (min == "" || $21 < min) { min = $21; at = $5 "x" $6 "x" $7 " " $4 } }
+                     END { if (n) printf "%d shapes, geomean %.3f, min %.3f at %s", n, exp(s / n), min, at; else print "no rows" }')")
+        save_logs
     done
 fi
 
@@ -126,6 +147,7 @@ echo
 echo "== summary ($(( $(date +%s) - start )) s) =="
 for s in "${summary[@]}"; do echo "$s"; done
 [ -f "$out/bench_f32.txt" ] && grep -vE '^#' "$out/bench_f32.txt" | cut -c1-150
+[ -f "$out/sweep_f32.txt" ] && grep -vE '^#' "$out/sweep_f32.txt" | cut -c1-150
 [ -f "$out/tune.txt" ] && grep -E 'geometric|tuned .* problems|FAILED' "$out/tune.txt"
 for f in "$out"/auto_*.txt; do [ -f "$f" ] && grep -E '^(backend|auto) ' "$f" | cut -c1-150; done
 if [ -f "$out/xt_footprint.txt" ]; then cat "$out/xt_footprint.txt"; fi

@@ -7,7 +7,9 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <atomic>
+#include <iterator>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -109,7 +111,7 @@ bool is_host(memory kind) { return kind == memory::host || kind == memory::pinne
 bool must_support(const std::string &backend, const gemm_case &c, memory kind) {
     bool f32_or_f64 = c.ab_type == GEMM_F32 || c.ab_type == GEMM_F64;
     if (backend == "cublas" || backend == "cublaslt") return true;
-    if (backend == "cuda_naive") return f32_or_f64;
+    if (backend == "cuda_naive" || backend == "cuda_tiled") return f32_or_f64 && c.ab_type == c.c_type;
     if (backend == "cublasxt") return f32_or_f64 && c.ab_type == c.c_type && is_host(kind);
     return false;
 }
@@ -464,6 +466,90 @@ TEST_CASE("gpu: cuda_naive refuses f16 and bf16 with a reason") {
     }
 }
 
+namespace {
+
+bool has_backend(const std::string &name) {
+    std::vector<std::string> names = gpu_backends();
+    return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+// Device copies of o with every base pointer `offset` elements past a 256-byte boundary; C read
+// back without the offset.
+run_result run_device_offset(const gemm_case &c, const operands &o, int offset) {
+    const std::size_t shift = std::size_t(offset) * dtype_size(c.ab_type);
+    auto place = [&](const bytes &init, void *&base) {
+        CUDA_REQUIRE(cudaMalloc(&base, init.size() + shift + 1));
+        CUDA_REQUIRE(cudaMemcpy(static_cast<char *>(base) + shift, init.data(), init.size(), cudaMemcpyHostToDevice));
+        return static_cast<char *>(base) + shift;
+    };
+    void *a = nullptr, *b = nullptr, *cb = nullptr;
+    run_result r;
+    r.status = call_gemm(c, place(o.a, a), place(o.b, b), place(o.c0, cb));
+    r.error = gemm_last_error();
+    r.c.resize(o.c0.size());
+    CUDA_REQUIRE(cudaMemcpy(r.c.data(), static_cast<char *>(cb) + shift, r.c.size(), cudaMemcpyDeviceToHost));
+    cudaFree(a), cudaFree(b), cudaFree(cb);
+    return r;
+}
+
+}  // namespace
+
+// Every kernel configuration by id (the correctness matrix runs only the default one): full
+// tiles, ragged edges with m and n not multiples of the 16-byte vector (no vector may straddle
+// the edge), leading dimensions and base pointers that are not 16-byte aligned (vector ids must
+// run their scalar twins), on all four op combinations.
+TEST_CASE("gpu: cuda_tiled every variant id, aligned and not, against cpu_ref") {
+    if (!has_backend("cuda_tiled")) {
+        MESSAGE("cuda_tiled not available or not selected: not tested");
+        return;
+    }
+    const char *f32_tiles[] = {"128x128x16_8x8_s3", "128x128x8_8x8_s3", "128x64x16_8x8_s3", "128x64x8_8x8_s3",
+                               "64x128x8_8x8_s3",   "64x64x16_8x4_s3",  "64x64x8_8x4_s3",   "64x64x16_4x4_s3"};
+    const char *f64_tiles[] = {"128x64x8_8x4_s3", "64x64x8_8x4_s3", "64x64x8_4x4_s3"};
+    struct shape {
+        int64_t m, n, k, pad;
+        int offset;
+        double alpha, beta;
+    };
+    const shape shapes[] = {{256, 128, 64, 0, 0, 1.0, 0.0},     // whole tiles, aligned
+                            {130, 67, 37, 0, 0, -0.75, 0.5},    // ragged, m % 4 = 2, n odd
+                            {96, 100, 33, 1, 0, 1.0, 0.0},      // lda, ldb, ldc not 16-byte multiples
+                            {72, 136, 40, 0, 1, 0.5, -1.0}};    // base pointers 1 element off
+    int64_t checked = 0;
+    for (type_pair t : {type_pair{GEMM_F32, GEMM_F32}, type_pair{GEMM_F64, GEMM_F64}}) {
+        const bool f32 = t.ab == GEMM_F32;
+        std::vector<std::string> ids = {std::string("textbook_") + (f32 ? "f32" : "f64") + "_t16",
+                                        std::string("textbook_") + (f32 ? "f32" : "f64") + "_t32"};
+        for (const char *tile : f32 ? std::vector<const char *>(std::begin(f32_tiles), std::end(f32_tiles))
+                                    : std::vector<const char *>(std::begin(f64_tiles), std::end(f64_tiles)))
+            for (const char *align : {f32 ? "_a4" : "_a2", "_a1"})
+                ids.push_back(std::string("tiled_") + (f32 ? "f32_" : "f64_") + tile + align);
+        for (gemm_op_t ta : {GEMM_OP_N, GEMM_OP_T})
+            for (gemm_op_t tb : {GEMM_OP_N, GEMM_OP_T})
+                for (const shape &sh : shapes) {
+                    gemm_case c = base_case(t, GEMM_COL_MAJOR, ta, tb, sh.m, sh.n, sh.k);
+                    set_leading_dims(c, sh.pad);
+                    c.alpha = sh.alpha;
+                    c.beta = sh.beta;
+                    operands o = make_operands(c);
+                    reference ref = compute_reference(c, o);
+                    std::vector<double> expected = cpu_ref_result(c, o);
+                    for (const std::string &id : ids) {
+                        selection_guard sel("cuda_tiled:" + id);
+                        run_result r = run_device_offset(c, o, sh.offset);
+                        std::string where = id + " offset " + std::to_string(sh.offset) + " " + c.describe();
+                        REQUIRE_MESSAGE(r.status == GEMM_STATUS_SUCCESS, where << ": " << r.error);
+                        comparison cmp = compare_result(c, o, r.c, expected, ref.magnitude);
+                        CHECK_MESSAGE(cmp.ok, where << ": " << cmp.first);
+                        check_no_cuda_error(where);
+                        ++checked;
+                    }
+                }
+    }
+    MESSAGE(checked << " cuda_tiled variant runs checked");
+    CHECK(checked == 4 * 4 * (2 + 2 * 8) + 4 * 4 * (2 + 2 * 3));
+}
+
 TEST_CASE("gpu: cublaslt variant ids") {
     CHECK(gemm_set_backend("cublaslt:fastest") == GEMM_STATUS_INVALID_VALUE);
     CHECK(gemm_set_backend("cublaslt:algo1_tile2") == GEMM_STATUS_INVALID_VALUE);
@@ -483,13 +569,6 @@ TEST_CASE("gpu: cublaslt variant ids") {
 }
 
 // ---- cublasxt -------------------------------------------------------------------------------
-
-namespace {
-bool has_backend(const std::string &name) {
-    std::vector<std::string> names = gpu_backends();
-    return std::find(names.begin(), names.end(), name) != names.end();
-}
-}  // namespace
 
 TEST_CASE("gpu: cublasxt refuses device memory, half types and unknown variants, C unchanged") {
     if (!has_backend("cublasxt")) {

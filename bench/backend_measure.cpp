@@ -63,14 +63,14 @@ bool verify(const gemm_case &c, operand_pool &pool, call_target &target, const r
     return row.check.verdict == check_verdict::skipped;
 }
 
-// Warm-up calls, within a quarter of the budget so that timed repetitions keep the rest, but
-// for at least the target's minimum warm-up time; *estimate becomes the fastest call, the
-// best guess of one call's time.
-bool warm_up(call_target &target, rotating_caller &caller, const timing_settings &t, const stopwatch &budget,
-             bench_row &row, double *estimate) {
+// Warm-up calls, within a quarter of the round's budget so that timed repetitions keep the
+// rest, but for at least the target's minimum warm-up time; *estimate becomes the fastest
+// call, the best guess of one call's time.
+bool warm_up(call_target &target, rotating_caller &caller, int64_t warmup_calls, double budget_s,
+             const stopwatch &budget, bench_row &row, double *estimate) {
     stopwatch warming;
     for (int64_t i = 0;; ++i) {
-        bool counted = i >= t.warmup || budget.seconds() >= warmup_budget_share * t.budget_s;
+        bool counted = i >= warmup_calls || budget.seconds() >= warmup_budget_share * budget_s;
         if (counted && warming.seconds() >= target.min_warmup_seconds()) break;
         target.timer_start();
         gemm_status_t s = caller.call();
@@ -85,62 +85,86 @@ bool warm_up(call_target &target, rotating_caller &caller, const timing_settings
 }
 
 // Nothing but the calls inside the timed loop; each repetition's time is per call.
-bool time_reps(call_target &target, rotating_caller &caller, const timing_settings &t, const stopwatch &budget,
-               double estimate, bench_row &row) {
-    row.calls_per_rep = std::max<int64_t>(1, int64_t(std::ceil(min_rep_seconds / std::max(estimate, 1e-9))));
-    std::vector<double> per_call;
-    while (int64_t(per_call.size()) < t.reps && (per_call.empty() || budget.seconds() < t.budget_s)) {
+bool time_reps(call_target &target, rotating_caller &caller, int64_t reps, double budget_s, const stopwatch &budget,
+               int64_t calls_per_rep, bench_row &row, std::vector<double> &per_call) {
+    for (int64_t done = 0; done < reps && (done == 0 || budget.seconds() < budget_s); ++done) {
         gemm_status_t s = GEMM_STATUS_SUCCESS;
         target.timer_start();
-        for (int64_t i = 0; i < row.calls_per_rep && s == GEMM_STATUS_SUCCESS; ++i) s = caller.call();
+        for (int64_t i = 0; i < calls_per_rep && s == GEMM_STATUS_SUCCESS; ++i) s = caller.call();
         double elapsed = target.timer_stop();
         if (s != GEMM_STATUS_SUCCESS) {
             record_failure(row, s);
             return false;
         }
-        per_call.push_back(elapsed / double(row.calls_per_rep));
+        per_call.push_back(elapsed / double(calls_per_rep));
     }
-    std::sort(per_call.begin(), per_call.end());
-    std::size_t n = per_call.size();
-    row.median_s = n % 2 ? per_call[n / 2] : 0.5 * (per_call[n / 2 - 1] + per_call[n / 2]);
-    row.best_s = per_call.front();
-    row.reps = int64_t(n);
-    row.timed = true;
     return true;
-}
-
-void time_backend(call_target &target, const timing_settings &t, double checked_call_s, bench_row &row) {
-    if (checked_call_s >= t.budget_s) {
-        // A call longer than the whole budget is not repeated: the checked call is the figure.
-        row.reps = row.calls_per_rep = 1;
-        row.median_s = row.best_s = checked_call_s;
-        row.timed = true;
-        row.note = "one call (the checked one): it exceeds --budget-ms";
-        return;
-    }
-    stopwatch budget;
-    rotating_caller caller(target);
-    double estimate = checked_call_s;
-    if (warm_up(target, caller, t, budget, row, &estimate)) time_reps(target, caller, t, budget, estimate, row);
 }
 
 }  // namespace
 
-bench_row measure_backend(const gemm_case &c, operand_pool &pool, call_target &target,
-                          const reference_result *reference, const std::string &backend,
-                          const timing_settings &t) {
-    bench_row row;
-    row.backend = backend;
-    row.problem = c;
+backend_measurement::backend_measurement(const gemm_case &c, operand_pool &pool, call_target &target,
+                                         const reference_result *reference, const std::string &backend) {
+    row_.backend = backend;
+    row_.problem = c;
     gemm_status_t s = gemm_set_backend(backend.c_str());
     if (s != GEMM_STATUS_SUCCESS) {
-        record_failure(row, s);
-        return row;
+        record_failure(row_, s);
+        return;
     }
-    double checked_call_s = 0;
-    if (verify(c, pool, target, reference, row, &checked_call_s)) time_backend(target, t, checked_call_s, row);
+    timing_ = verify(c, pool, target, reference, row_, &checked_call_s_);
+    estimate_s_ = checked_call_s_;
     gemm_set_backend(nullptr);
-    return row;
+}
+
+void backend_measurement::time_round(call_target &target, const timing_settings &t, int64_t round) {
+    if (!timing_) return;
+    if (checked_call_s_ >= t.budget_s) {
+        // A call longer than the whole budget is not repeated: the checked call is the figure.
+        per_call_.assign(1, checked_call_s_);
+        row_.calls_per_rep = 1;
+        row_.note = "one call (the checked one): it exceeds --budget-ms";
+        timing_ = false;
+        return;
+    }
+    // This round's share of the repetitions still to do (none left: nothing to warm up for).
+    const int64_t rounds_left = std::max<int64_t>(t.rounds - round, 1);
+    const int64_t reps = (t.reps - int64_t(per_call_.size()) + rounds_left - 1) / rounds_left;
+    if (reps <= 0) return;
+    if (gemm_status_t s = gemm_set_backend(row_.backend.c_str()); s != GEMM_STATUS_SUCCESS) {
+        record_failure(row_, s);
+        timing_ = false;
+        return;
+    }
+    const double budget_s = t.budget_s / double(t.rounds);
+    stopwatch budget;
+    rotating_caller caller(target);
+    bool ok = warm_up(target, caller, t.warmup, budget_s, budget, row_, &estimate_s_);
+    if (ok && row_.calls_per_rep == 0)  // fixed in the first round, so that every sample is alike
+        row_.calls_per_rep = std::max<int64_t>(1, int64_t(std::ceil(min_rep_seconds / std::max(estimate_s_, 1e-9))));
+    // The repetitions get the round's budget less the warm-up's share, even when the target's
+    // minimum warm-up (150 ms on the host) outlasted that share.
+    const double reps_budget_s = budget_s - std::min(budget.seconds(), warmup_budget_share * budget_s);
+    stopwatch reps_clock;
+    if (ok) ok = time_reps(target, caller, reps, reps_budget_s, reps_clock, row_.calls_per_rep, row_, per_call_);
+    if (!ok) {
+        per_call_.clear();
+        timing_ = false;
+    }
+    gemm_set_backend(nullptr);
+}
+
+bench_row backend_measurement::finish() {
+    if (!per_call_.empty() && row_.status == "GEMM_STATUS_SUCCESS") {
+        std::vector<double> sorted = per_call_;
+        std::sort(sorted.begin(), sorted.end());
+        std::size_t n = sorted.size();
+        row_.median_s = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+        row_.best_s = sorted.front();
+        row_.reps = int64_t(n);
+        row_.timed = true;
+    }
+    return row_;
 }
 
 }  // namespace gemm_cli

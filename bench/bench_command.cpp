@@ -194,12 +194,21 @@ void bench_case(bench_run &run, const gemm_case &c) {
     reference_result reference;
     bool use_reference = reference_affordable(c);
     if (use_reference) reference = reference_compute(c, pool);
-    bench_row baseline_row;
+    std::vector<backend_measurement> measured;
     for (const std::string &backend : run.backends) {
         // cpu_ref is the reference itself: it gets the independent vector check instead.
         const reference_result *ref = use_reference && backend != "cpu_ref" ? &reference : nullptr;
-        bench_row row = measure_backend(c, pool, *target, ref, backend, run.timing);
-        if (backend == run.baseline) baseline_row = row;
+        measured.emplace_back(c, pool, *target, ref, backend);
+    }
+    // The backends take turns, round after round, each round starting one backend further on,
+    // so that none is always the first (or the last) after a switch.
+    const std::size_t n = measured.size();
+    for (int64_t round = 0; round < run.timing.rounds; ++round)
+        for (std::size_t i = 0; i < n; ++i) measured[(i + std::size_t(round)) % n].time_round(*target, run.timing, round);
+    bench_row baseline_row;
+    for (std::size_t i = 0; i < n; ++i) {
+        bench_row row = measured[i].finish();
+        if (run.backends[i] == run.baseline) baseline_row = row;
         emit_row(run, std::move(row), baseline_row);
     }
 }
@@ -313,7 +322,7 @@ int bench_command(int argc, char **argv, int first) {
     }
     bench_run run{options};
     run.cpu = cpu_info_read();
-    run.timing = {options.warmup, options.reps, options.budget_ms * 1e-3};
+    run.timing = {options.warmup, options.reps, options.budget_ms * 1e-3, options.rounds};
     run.csv = open_output(options.csv_path, "--csv");
     run.json = open_output(options.json_path, "--json");
     if (options.device >= 0 && !open_device(run)) return exit_failure;

@@ -40,6 +40,9 @@ const char *const bench_help =
     "  --reps N            timed repetitions; median and best are reported (default 10)\n"
     "  --budget-ms X       per shape and backend, warm-up and repetitions stop once X ms\n"
     "                      are spent (at least one repetition; default 1000)\n"
+    "  --rounds N          the backends of a shape take turns: N rounds, each with a\n"
+    "                      warm-up and a share of the repetitions and budget, each starting\n"
+    "                      one backend further on (default 3; 1 times each backend at once)\n"
     "roofline:\n"
     "  --peak-gflops X     compute ceiling in GFLOP/s (for every dtype); measured if not given\n"
     "  --peak-gbs Y        memory bandwidth in GB/s; measured if not given\n"
@@ -88,6 +91,7 @@ bool parse_valued_option(const std::string &name, arg_reader &args, bench_option
     else if (name == "--warmup") o.warmup = parse_int(args.value(name), name, 0);
     else if (name == "--reps") o.reps = parse_int(args.value(name), name, 1);
     else if (name == "--budget-ms") o.budget_ms = positive_parse(args.value(name), name);
+    else if (name == "--rounds") o.rounds = parse_int(args.value(name), name, 1);
     else if (name == "--peak-gflops") o.peak_gflops = positive_parse(args.value(name), name);
     else if (name == "--peak-gbs") o.peak_gbs = positive_parse(args.value(name), name);
     else if (name == "--csv") o.csv_path = args.value(name);

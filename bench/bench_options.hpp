@@ -27,6 +27,7 @@ struct bench_options {
     int64_t warmup = 2;
     int64_t reps = 10;
     double budget_ms = 1000;  // per shape and backend: warm-up and timed calls stop past it
+    int64_t rounds = 3;       // the backends of a shape take turns in this many rounds
     bool measure_peak = true;
     double peak_gflops = 0;  // > 0 when given
     double peak_gbs = 0;     // > 0 when given

@@ -83,7 +83,7 @@ gemm_status_t dispatch(const problem &p, const call_shape &call) {
     std::chrono::steady_clock::time_point start;
     if (env.verbose) start = std::chrono::steady_clock::now();
     gemm_status_t s = c.chosen->run(p, c.variant, ctx);
-    if (s == GEMM_STATUS_NOT_SUPPORTED && c.from_tune_cache) s = run_builtin_instead(p, c, ctx);
+    if (s == GEMM_STATUS_NOT_SUPPORTED && c.from_tune_cache()) s = run_builtin_instead(p, c, ctx);
     if (env.verbose) {
         std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
         trace(p, call, c, ctx, s, elapsed.count());

@@ -87,7 +87,6 @@ choice from_entry(backend *b, tune_entry_ptr e, std::string_view why, std::strin
     c.chosen = b;
     c.variant = e->variant;
     c.entry = std::move(e);
-    c.from_tune_cache = true;
     c.why = why;
     c.why_detail = std::move(detail);
     return c;

@@ -20,13 +20,14 @@ struct choice {
     std::string_view why;              // for the trace: "forced by GEMM_BACKEND", ...
     std::string why_detail;            // appended to why: " (shape not tuned)", ...
     tune_entry_ptr entry;              // the cache entry variant points into, when tuned
-    bool from_tune_cache = false;      // a tuned choice: if its backend refuses the call, the
-                                       // built-in rule serves it instead (see dispatch.cpp)
     std::vector<std::string> skipped;  // "cpu_omp: f16 not supported" (GEMM_VERBOSE=2)
     gemm_status_t status = GEMM_STATUS_SUCCESS;
     std::string message;
 
     std::string reason() const { return std::string(why) + why_detail; }
+    // A tuned choice: if its backend refuses the call, the built-in rule serves it instead
+    // (see dispatch.cpp).
+    bool from_tune_cache() const { return entry != nullptr; }
 };
 
 // Forced selection: that backend or an error, never another. Auto: the tune cache (exact

@@ -23,6 +23,12 @@ std::size_t dtype_size(dtype t) {
     return 0;
 }
 
+dtype compute_type_for(dtype ab) { return ab == dtype::f64 ? dtype::f64 : dtype::f32; }
+
+bool c_type_allowed(dtype ab, dtype c) {
+    return c == ab || ((ab == dtype::f16 || ab == dtype::bf16) && c == dtype::f32);
+}
+
 const char *op_name(transpose o) { return o == transpose::n ? "N" : "T"; }
 
 const char *memory_space_name(memory_space s) {

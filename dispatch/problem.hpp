@@ -56,6 +56,12 @@ struct problem {
 
 const char *dtype_name(dtype t);      // "f32"
 std::size_t dtype_size(dtype t);      // bytes per element
+
+// The library's type rules, one place for the API's checks and the backends' promises:
+// inputs accumulate in f64 for f64 and in f32 otherwise (f16 and bf16 included), and C has
+// the inputs' type, or f32 for f16/bf16 inputs.
+dtype compute_type_for(dtype ab);
+bool c_type_allowed(dtype ab, dtype c);
 const char *op_name(transpose o);            // "N" / "T"
 const char *memory_space_name(memory_space s);
 

@@ -73,7 +73,7 @@ public:
         base_.batch = s.batch;
         base_.ab_type = s.ab_type;
         base_.c_type = s.c_type;
-        base_.compute_type = s.ab_type == dtype::f64 ? dtype::f64 : dtype::f32;
+        base_.compute_type = compute_type_for(s.ab_type);
         std::size_t ab = dtype_size(s.ab_type), cs = dtype_size(s.c_type);
         base_.lda = leading_dim(base_.a_rows(), ab);
         base_.ldb = leading_dim(base_.b_rows(), ab);
@@ -251,7 +251,7 @@ public:
     double worst_ratio(const problem &p) const {
         double worst = 0;
         std::size_t idx = 0;
-        double u = unit_roundoff(p.ab_type == dtype::f64 ? dtype::f64 : dtype::f32);
+        double u = unit_roundoff(compute_type_for(p.ab_type));  // the accumulation's roundoff
         double gamma = 2.0 * double(p.k + 2) * u;
         double u_out = unit_roundoff(p.c_type);
         for (int64_t batch = 0; batch < p.batch; ++batch) {

@@ -109,12 +109,12 @@ gemm_status_t check_types(const user_call &c) {
         return fail(GEMM_STATUS_NOT_SUPPORTED, positions(c).b_type,
                     fmt::format("b_type = {} must equal a_type = {}", type_name(c.b_type), type_name(c.a_type)));
     bool half = c.a_type == GEMM_F16 || c.a_type == GEMM_BF16;
-    int want_compute = c.a_type == GEMM_F64 ? GEMM_F64 : GEMM_F32;
+    int want_compute = int(compute_type_for(dtype(c.a_type)));
     if (c.compute != want_compute)
         return fail(GEMM_STATUS_NOT_SUPPORTED, positions(c).compute,
                     fmt::format("compute_type = {} is not supported for a_type = {} (use {})",
                                 type_name(c.compute), type_name(c.a_type), type_name(want_compute)));
-    if (!supported_c_type(c.a_type, c.c_type))
+    if (!c_type_allowed(dtype(c.a_type), dtype(c.c_type)))
         return fail(GEMM_STATUS_NOT_SUPPORTED, positions(c).c_type,
                     fmt::format("c_type = {} is not supported for a_type = {} (use {}{})", type_name(c.c_type),
                                 type_name(c.a_type), type_name(c.a_type), half ? " or f32" : ""));
@@ -141,11 +141,6 @@ gemm_status_t check_pointers(const user_call &c) {
 bool valid_op(int o) { return o == GEMM_OP_N || o == GEMM_OP_T || o == GEMM_OP_C; }
 
 bool valid_dtype(int t) { return t == GEMM_F32 || t == GEMM_F64 || t == GEMM_F16 || t == GEMM_BF16; }
-
-bool supported_c_type(int ab_type, int c_type) {
-    bool half = ab_type == GEMM_F16 || ab_type == GEMM_BF16;
-    return c_type == ab_type || (half && c_type == GEMM_F32);
-}
 
 gemm_status_t check_call(const user_call &c) {
     gemm_status_t s = check_shape(c);

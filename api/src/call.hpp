@@ -18,11 +18,9 @@ struct param_positions {
 // The call as an entry point received it (enum arguments as int, not yet validated).
 using user_call = api_call;
 
-// Whether an int names a gemm_op_t / gemm_dtype_t, and whether C may have c_type for inputs
-// of ab_type (the same type, or f32 for f16/bf16 inputs). Shared with gemm_tune.
+// Whether an int names a gemm_op_t / gemm_dtype_t. Shared with gemm_tune.
 bool valid_op(int o);
 bool valid_dtype(int t);
-bool supported_c_type(int ab_type, int c_type);
 
 // BLAS rules, in reference BLAS order, then types, strides and pointers. On failure sets
 // the thread's error (naming the parameter) and returns its status.

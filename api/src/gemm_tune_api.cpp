@@ -32,7 +32,7 @@ gemm_status_t check_request(const api_tune_request &r) {
     if (r.m < 0 || r.n < 0 || r.k < 0 || r.batch_count < 1 || r.ld_padding < -1)
         return fail(GEMM_STATUS_INVALID_SIZE, "m, n, k must be >= 0, ld_padding >= -1 and batch_count >= 1");
     if (!valid_dtype(r.ab_type) || !valid_dtype(r.c_type)) return fail(GEMM_STATUS_INVALID_DTYPE, "ab_type/c_type is not a gemm_dtype_t");
-    if (!supported_c_type(r.ab_type, r.c_type))
+    if (!c_type_allowed(dtype(r.ab_type), dtype(r.c_type)))
         return fail(GEMM_STATUS_NOT_SUPPORTED, "c_type must equal ab_type (or be f32 for f16/bf16 inputs)");
     return GEMM_STATUS_SUCCESS;
 }

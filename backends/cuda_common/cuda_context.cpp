@@ -445,12 +445,10 @@ gemm_status_t run_on_device(const problem &p, run_context &ctx, launch_fn launch
 }
 
 verdict library_supports_types(const problem &p) {
-    bool half = p.ab_type == dtype::f16 || p.ab_type == dtype::bf16;
-    if (p.c_type != p.ab_type && !(half && p.c_type == dtype::f32))
+    if (!c_type_allowed(p.ab_type, p.c_type))
         return verdict::no(std::string("C of type ") + dtype_name(p.c_type) + " not supported with " +
                            dtype_name(p.ab_type) + " inputs");
-    dtype want = p.ab_type == dtype::f64 ? dtype::f64 : dtype::f32;
-    if (p.compute_type != want)
+    if (p.compute_type != compute_type_for(p.ab_type))
         return verdict::no(std::string("compute type ") + dtype_name(p.compute_type) + " not supported with " +
                            dtype_name(p.ab_type) + " inputs");
     return verdict::yes();

@@ -199,8 +199,7 @@ template <class F> gemm_status_t run_on_device(const problem &p, run_context &ct
         const_cast<void *>(static_cast<const void *>(&launch)));
 }
 
-// The types cuBLAS and cuBLASLt serve: f32, f64, and f16/bf16 inputs with a C of the same
-// type or f32; compute in f64 for f64, else f32.
+// The types cuBLAS and cuBLASLt serve: all of the library's (c_type_allowed, compute_type_for).
 verdict library_supports_types(const problem &p);
 
 // C = beta * C for every matrix of dp (beta == 0 writes zeros without reading C), any C type;

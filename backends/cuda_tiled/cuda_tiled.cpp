@@ -94,10 +94,8 @@ public:
             const bool aligned = cuda_tiled::vectors_aligned(dp);
             const variant_info *v = asked;
             if (!v) {
-                int device = 0, sms = 0;
-                if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess)
-                    return cuda::cuda_status(e, "cuda_tiled: cudaGetDevice");
-                if (cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+                int sms = 0;  // dp.device is current (run_on_device), staged problems included
+                if (cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dp.device);
                     e != cudaSuccess)
                     return cuda::cuda_status(e, "cuda_tiled: cudaDeviceGetAttribute");
                 v = default_variant(dp, aligned, sms);

@@ -58,12 +58,10 @@ struct textbook_config {
 // Kernels whose shared memory exceeds 48 KB must opt in, once per kernel and device; the
 // caller keeps one `prepared` mask (a bit per device ordinal < 64) per kernel. The carveout
 // asks for the largest shared-memory split so that MIN_BLOCKS blocks fit per SM.
+// `device` is the current device (dp.device: run_on_device made it current).
 template <typename T>
-gemm_status_t prepare_kernel(void (*kernel)(tiled_args<T>), int shared_bytes,
+gemm_status_t prepare_kernel(void (*kernel)(tiled_args<T>), int shared_bytes, int device,
                              std::atomic<unsigned long long> &prepared) {
-    int device = 0;
-    if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess)
-        return cuda::cuda_status(e, "cuda_tiled: cudaGetDevice");
     const unsigned long long bit = device < 64 ? 1ull << device : 0;
     if (bit && (prepared.load(std::memory_order_acquire) & bit)) return GEMM_STATUS_SUCCESS;
     cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -83,7 +81,7 @@ struct register_tiled_config {
         using shape = register_tiled_shape<T, BM, BN, BK, TM, TN, STAGES, A_T, B_T, VECTOR>;
         auto kernel = register_tiled_kernel<T, BM, BN, BK, TM, TN, STAGES, A_T, B_T, VECTOR>;
         static std::atomic<unsigned long long> prepared{0};  // this instantiation's own
-        if (gemm_status_t s = prepare_kernel<T>(kernel, shape::SHARED_BYTES, prepared);
+        if (gemm_status_t s = prepare_kernel<T>(kernel, shape::SHARED_BYTES, dp.device, prepared);
             s != GEMM_STATUS_SUCCESS)
             return s;
         kernel<<<grid_for(dp, BM, BN), shape::THREADS, shape::SHARED_BYTES, stream>>>(

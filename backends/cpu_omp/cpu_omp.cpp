@@ -3,6 +3,7 @@
 #include "cpu_omp.hpp"
 
 #include <omp.h>
+#include <unistd.h>
 
 #include <new>
 #include <string>
@@ -57,10 +58,15 @@ template <class T> struct kernel_config {
     bool (*run)(const problem &, const blocking &, microkernel<T>);
 };
 
-// Blocking for the CPUs each ISA implies. AVX2 sizes are for Zen 3 / Haswell-class caches
-// (32 KiB L1d, 512 KiB L2): a kc x NR panel of B uses about a third of L1, an mc x kc block
-// of A about 40% of L2, and a kc x nc panel of B a few MB of L3. AVX-512 parts have 1-2 MiB
-// of L2, so their A block is larger.
+// Blocking for the CPUs each ISA implies. AVX2 sizes are for Zen 3-class caches (32 KiB L1d,
+// 512 KiB L2): a kc x NR panel of B uses about a third of L1, an mc x kc block of A 40% of L2
+// (f32) or 94% (f64), and a kc x nc panel of B a few MB of L3. AVX-512 parts have 1-2 MiB of
+// L2, so their A block is larger. fit_to_l2 shrinks mc on CPUs with a smaller L2.
+// Why f64 AVX2 fills L2: with mc = 96 (38%), cpu_omp on the 2-core Zen 3 VM spent 10 of 36
+// half-second windows at f64 1024^3 about 30% slower than OpenBLAS beside it, in phases of
+// seconds; with mc = 240 none of 36 (docs/PERFORMANCE.md). Our explanation, not measured
+// (the VM has no cache counters): each row block re-reads the packed B panel from the L3
+// that other tenants share, and fewer, larger blocks re-read it less often.
 const kernel_config<float> f32_kernels[] = {
 #if GEMM_CPU_OMP_AVX512
     {"avx512f_f32_32x12", isa::avx512f, {256, 384, 3072}, microkernel_avx512_f32_32x12,
@@ -80,12 +86,23 @@ const kernel_config<double> f64_kernels[] = {
      run_blocked<double, 16, 12>},
 #endif
 #if GEMM_CPU_OMP_AVX2
-    {"avx2_f64_8x6", isa::avx2_fma, {96, 256, 2046}, microkernel_avx2_f64_8x6,
+    {"avx2_f64_8x6", isa::avx2_fma, {240, 256, 2046}, microkernel_avx2_f64_8x6,
      run_blocked<double, 8, 6>},
 #endif
     {"generic_f64_4x4", isa::generic, {64, 256, 2048}, microkernel_generic_f64_4x4,
      run_blocked<double, 4, 4>},
 };
+
+// The table's blocking, with mc cut (in steps of 32 rows, a multiple of every MR) so that
+// the mc x kc block of A is no larger than this CPU's L2 where that is smaller than the table
+// assumes; otherwise the block would be re-read from L3 for every micro-panel of B.
+blocking fit_to_l2(blocking b, std::size_t element) {
+    static const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    if (l2 <= 0) return b;
+    const int64_t rows = int64_t(l2) / (b.kc * int64_t(element)) / 32 * 32;
+    if (rows >= 32 && rows < b.mc) b.mc = rows;
+    return b;
+}
 
 template <class T, std::size_t N>
 const kernel_config<T> *find_config(const kernel_config<T> (&table)[N], std::string_view id) {
@@ -115,7 +132,7 @@ gemm_status_t run_with(const kernel_config<T> (&table)[N], const problem &p,
                          "cpu_omp: variant '" + std::string(variant) + "' needs " +
                              isa_name(k->needs) + ", this CPU has " + isa_name(cpu_isa()));
     ctx.variant_used = k->id;
-    if (!k->run(p, k->sizes, k->kernel))
+    if (!k->run(p, fit_to_l2(k->sizes, sizeof(T)), k->kernel))
         return set_error(GEMM_STATUS_ALLOC_FAILED,
                          "cpu_omp: cannot allocate the per-thread packing buffers");
     return GEMM_STATUS_SUCCESS;

@@ -124,7 +124,9 @@ public:
         c_bytes_ = std::size_t(base_.stride_c * base_.batch) * cs;
         std::size_t per_set = a_bytes_ + b_bytes_ + c_bytes_;
         std::size_t cache = on_device() ? dev->cache_bytes(device_) : last_level_cache_bytes();
-        std::size_t sets = std::clamp<std::size_t>(2 * cache / std::max<std::size_t>(per_set, 1) + 1, 1, 16);
+        // As many sets as gemm bench uses, so that the tuner times the cache regime the bench
+        // (and a caller streaming through different matrices) sees.
+        std::size_t sets = std::clamp<std::size_t>(2 * cache / std::max<std::size_t>(per_set, 1) + 1, 1, 256);
         std::mt19937_64 rng(20261129);
         std::uniform_real_distribution<double> uniform(-1.0, 1.0);
         initial_c_ = allocate(c_bytes_);
@@ -134,27 +136,31 @@ public:
         for (std::size_t i = 0; i < sets; ++i) {
             operand_set &set = sets_.emplace_back();
             if (gemm_status_t s = make_set(set, rng, uniform); s != GEMM_STATUS_SUCCESS) return s;
+            set_problems_.push_back(problem_on(set));
         }
         return GEMM_STATUS_SUCCESS;
     }
 
     std::size_t set_count() const { return sets_.size(); }
 
-    // The problem on set i, with C reset to its initial values (outside any timed region).
-    gemm_status_t fresh(std::size_t i, problem &p) {
+    // The problem on set i (any i: sets repeat).
+    const problem &on_set(std::size_t i) const { return set_problems_[i % set_problems_.size()]; }
+
+    // The problem on the next set in turn: each timed run takes one, so that no run finds
+    // its operands in cache from the runs just before it.
+    const problem &next_problem() {
+        const problem &p = set_problems_[next_set_];
+        next_set_ = next_set_ + 1 == set_problems_.size() ? 0 : next_set_ + 1;
+        return p;
+    }
+
+    // Set i's C back to its initial values, as the reference check expects.
+    gemm_status_t reset_c(std::size_t i) {
         operand_set &s = sets_[i % sets_.size()];
-        p = base_;
         if (!on_device()) {
             std::memcpy(s.c_ptr, initial_c_.get(), c_bytes_);
-            p.a = s.a_ptr;
-            p.b = s.b_ptr;
-            p.c = s.c_ptr;
             return GEMM_STATUS_SUCCESS;
         }
-        p.a = s.device_a;
-        p.b = s.device_b;
-        p.c = s.device_c;
-        p.stream = stream_;
         return installed_device_services()->copy(device_, s.device_c, initial_c_.get(), c_bytes_);
     }
 
@@ -179,6 +185,15 @@ public:
     const void *host_b() const { return sets_[0].b_ptr; }
 
 private:
+    problem problem_on(const operand_set &s) const {
+        problem p = base_;
+        p.a = on_device() ? s.device_a : s.a_ptr;
+        p.b = on_device() ? s.device_b : s.b_ptr;
+        p.c = on_device() ? s.device_c : s.c_ptr;
+        if (on_device()) p.stream = stream_;
+        return p;
+    }
+
     template <class Rng, class Dist>
     static void fill(void *base, std::size_t count, dtype t, Rng &rng, Dist &uniform) {
         for (std::size_t i = 0; i < count; ++i) store_element(base, int64_t(i), t, uniform(rng));
@@ -194,8 +209,17 @@ private:
         set.a_ptr = set.a.get() + offset_ab;
         set.b_ptr = set.b.get() + offset_ab;
         set.c_ptr = set.c.get() + offset_c;
-        fill(set.a_ptr, a_bytes_ / ab, spec_.ab_type, rng, uniform);
-        fill(set.b_ptr, b_bytes_ / ab, spec_.ab_type, rng, uniform);
+        // Only set 0 is checked, so the others copy its values: filling up to 256 sets
+        // from the generator would take longer than timing them.
+        const bool first = &set == &sets_.front();
+        if (first) {
+            fill(set.a_ptr, a_bytes_ / ab, spec_.ab_type, rng, uniform);
+            fill(set.b_ptr, b_bytes_ / ab, spec_.ab_type, rng, uniform);
+        } else {
+            std::memcpy(set.a_ptr, sets_.front().a_ptr, a_bytes_);
+            std::memcpy(set.b_ptr, sets_.front().b_ptr, b_bytes_);
+        }
+        std::memcpy(set.c_ptr, initial_c_.get(), c_bytes_);
         if (!on_device()) return GEMM_STATUS_SUCCESS;
         // Device copies keep the host copies' offset from an aligned allocation.
         const device_services *dev = installed_device_services();
@@ -208,6 +232,7 @@ private:
         set.device_c = static_cast<char *>(set.device_allocations[2]) + offset_c;
         gemm_status_t s = dev->copy(device_, set.device_a, set.a_ptr, a_bytes_);
         if (s == GEMM_STATUS_SUCCESS) s = dev->copy(device_, set.device_b, set.b_ptr, b_bytes_);
+        if (s == GEMM_STATUS_SUCCESS) s = dev->copy(device_, set.device_c, set.c_ptr, c_bytes_);
         return s;
     }
 
@@ -216,6 +241,8 @@ private:
     void *stream_ = nullptr;
     problem base_;
     std::vector<operand_set> sets_;
+    std::vector<problem> set_problems_;  // the problem on each set, for the timed loops
+    std::size_t next_set_ = 0;
     host_buffer initial_c_, check_c_;
     std::size_t a_bytes_ = 0, b_bytes_ = 0, c_bytes_ = 0;
 };
@@ -374,7 +401,8 @@ double median(std::vector<double> v) {
 
 struct timed_runs {
     backend *b;
-    const problem *p;
+    tune_data *data;
+    const problem *fixed;  // the problem of every run, or null: the data's sets in turn
     std::string_view variant;
     run_context *ctx;
     int count;
@@ -382,19 +410,22 @@ struct timed_runs {
 
 gemm_status_t run_repeatedly(void *state) {
     auto *t = static_cast<timed_runs *>(state);
-    for (int i = 0; i < t->count; ++i)
-        if (gemm_status_t s = t->b->run(*t->p, t->variant, *t->ctx); s != GEMM_STATUS_SUCCESS) return s;
+    for (int i = 0; i < t->count; ++i) {
+        const problem &p = t->fixed ? *t->fixed : t->data->next_problem();
+        if (gemm_status_t s = t->b->run(p, t->variant, *t->ctx); s != GEMM_STATUS_SUCCESS) return s;
+    }
     return GEMM_STATUS_SUCCESS;
 }
 
-// One sample: `count` back-to-back runs of c on set i, in microseconds per run. Device time
-// between events for device problems; wall time for host problems (which, for a GPU backend,
-// includes staging: the cost a host-pointer caller pays). C is reset once before, outside the
-// timed region; repeated runs leave it finite (beta is 0 or 0.5).
-gemm_status_t sample(const candidate &c, tune_data &data, std::size_t i, int count, run_context &ctx, double &us) {
-    problem q;
-    if (gemm_status_t s = data.fresh(i, q); s != GEMM_STATUS_SUCCESS) return s;
-    timed_runs state{c.b, &q, c.variant, &ctx, count};
+// One sample: `count` back-to-back runs of c, in microseconds per run, each on the next
+// operand set (a single run on set 0 when `checked`, its C reset first for the reference
+// check). Device time between events for device problems; wall time for host problems
+// (which, for a GPU backend, includes staging: the cost a host-pointer caller pays). Timed
+// runs do not reset C: repeated runs leave it finite (beta is 0 or 0.5).
+gemm_status_t sample(const candidate &c, tune_data &data, bool checked, int count, run_context &ctx, double &us) {
+    if (checked)
+        if (gemm_status_t s = data.reset_c(0); s != GEMM_STATUS_SUCCESS) return s;
+    timed_runs state{c.b, &data, checked ? &data.on_set(0) : nullptr, c.variant, &ctx, checked ? 1 : count};
     gemm_status_t s;
     if (data.on_device()) {
         double ms = 0;
@@ -432,7 +463,7 @@ void warm_up(const candidate &c, tune_data &data, int samples, int count, run_co
     double ms = data.on_device() ? device_warmup_ms : host_warmup_ms;
     auto until = clock_type::now() + std::chrono::duration<double, std::milli>(ms);
     for (int i = 0; i < 1000 && (i < samples || clock_type::now() < until); ++i)
-        if (sample(c, data, std::size_t(i) + 1, count, ctx, us) != GEMM_STATUS_SUCCESS) return;
+        if (sample(c, data, false, count, ctx, us) != GEMM_STATUS_SUCCESS) return;
 }
 
 // Checks one candidate on set 0, then times it over the rotating sets.
@@ -444,7 +475,7 @@ candidate_result measure(const candidate &c, tune_data &data, const reference_ch
     run_context ctx;
     double us = 0;
     problem result;
-    gemm_status_t s = sample(c, data, 0, 1, ctx, us);
+    gemm_status_t s = sample(c, data, true, 1, ctx, us);
     if (s == GEMM_STATUS_SUCCESS) s = data.result_of_set_0(result);
     if (s != GEMM_STATUS_SUCCESS) {
         r.note = fmt::format("failed: {}", last_error_message());
@@ -464,8 +495,8 @@ candidate_result measure(const candidate &c, tune_data &data, const reference_ch
     bool long_run = outlasts(us, budget_ms);
     if (!long_run) warm_up(c, data, options.warmup, r.runs_per_sample, ctx);
     int min_reps = long_run ? 1 : options.min_reps;
-    for (std::size_t i = 0; int(times.size()) < options.max_reps; ++i) {
-        if (sample(c, data, i + 1, r.runs_per_sample, ctx, us) != GEMM_STATUS_SUCCESS) {
+    while (int(times.size()) < options.max_reps) {
+        if (sample(c, data, false, r.runs_per_sample, ctx, us) != GEMM_STATUS_SUCCESS) {
             r.correct = false;
             r.note = fmt::format("failed while timing: {}", last_error_message());
             return r;
@@ -496,7 +527,7 @@ void confirm(const candidate &fallback, const candidate &challenger, candidate_r
     auto block = [&](const candidate &who, std::vector<double> &into) {
         if (!long_runs) warm_up(who, data, 1, count, ctx);
         for (int i = 0; i < per_block; ++i) {
-            if (sample(who, data, std::size_t(i), count, ctx, us) != GEMM_STATUS_SUCCESS) return false;
+            if (sample(who, data, false, count, ctx, us) != GEMM_STATUS_SUCCESS) return false;
             into.push_back(us);
         }
         return true;
@@ -529,8 +560,7 @@ tune_spec spec_of(const tune_key &key) {
 gemm_status_t tune_problem(const tune_spec &spec, const tune_options &options, tune_outcome &out) {
     tune_data data(spec, spec.device);
     if (gemm_status_t s = data.allocate_sets(); s != GEMM_STATUS_SUCCESS) return s;
-    problem p;
-    if (gemm_status_t s = data.fresh(0, p); s != GEMM_STATUS_SUCCESS) return s;
+    const problem &p = data.on_set(0);
     choice builtin = choose_builtin(p, false);
     if (!builtin.chosen) return set_error(builtin.status, builtin.message);
     reference_check check;

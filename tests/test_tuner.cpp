@@ -773,11 +773,9 @@ TEST_CASE("tuner corrupt_file: bad lines are skipped with a warning naming file 
 
 // A file damaged before any "[machine]" line (garbage, binary bytes, no section at all) is
 // as corrupt as one damaged inside this machine's section.
-// LIBRARY BUG: dispatch/tune_cache.cpp:174-187, tune_cache::read_file: lines before the first
-// "[machine]" line go to other_sections (in_mine starts false) without a warning, and the
-// stale-file warning (line 202) needs a "[machine]" line (saw_other_machine), so such a file loads
-// silently; a store then carries the garbage along. Reproducer: printf 'garbage\n' > F;
-// GEMM_TUNE_CACHE=F GEMM_VERBOSE=1 gemm bench 64 -> no warning on stderr.
+// Until 22386b4 tune_cache::read_file filed lines before the first "[machine]" line with the
+// other machines' sections without a warning, so such a file loaded silently and a store
+// carried the garbage along.
 TEST_CASE("tuner corrupt_file_no_section: garbage before any section is warned about") {
     scratch_dir dir;
     std::string cache = dir.file("tune-cache.txt");
@@ -793,9 +791,8 @@ TEST_CASE("tuner corrupt_file_no_section: garbage before any section is warned a
 }
 
 // A number with trailing junk is a bad number.
-// LIBRARY BUG: dispatch/tune_key.cpp:87, tune_key::parse reads the batch with
-// std::stoll(batch_word.substr(6)), which stops at the first non-digit, so "batch=1x" parses
-// as batch=1 and the damaged entry is used without a warning.
+// Until 22386b4 tune_key::parse read the batch with std::stoll, which stops at the first
+// non-digit, so "batch=1x" parsed as batch=1 and the damaged entry was used without a warning.
 TEST_CASE("tuner corrupt_batch_number: an entry with batch=1x is skipped with a warning") {
     scratch_dir dir;
     std::string cache = dir.file("tune-cache.txt");
@@ -885,13 +882,9 @@ TEST_CASE("tuner unknown_backend_variant: entries naming an unknown backend or v
 // An entry whose variant the backend knows but that cannot compute this problem (an f64
 // kernel for an f32 key; likewise an AVX-512 kernel on a CPU without it) must not make the
 // call fail: skipped on load or passed over at the call, like an unknown variant.
-// LIBRARY BUG: dispatch/tune_cache.cpp:91 entry_problem() checks only backend::knows_variant,
-// which for cpu_omp accepts every id of the build (backends/cpu_omp/cpu_omp.cpp:157), and
-// dispatch/policy.cpp:80 usable() checks only backend::supports(p), not the variant; the call
-// then fails in cpu_omp's run_with with GEMM_STATUS_NOT_SUPPORTED ("variant 'avx2_f64_8x6'
-// does not compute f32"). Reproducer: this machine's section with the line
-// "f32 f32 NN 64 64 64 batch=1 ld=tight align=16 space=host beta=0 | cpu_omp avx2_f64_8x6 |
-// 1.000 us | default cblas 2.000 us", then gemm_sgemm col NN 64x64x64 beta=0 -> status 20.
+// Until 22386b4 such an entry passed every check on load (cpu_omp knows every id of its
+// build) and the call failed with GEMM_STATUS_NOT_SUPPORTED ("variant 'avx2_f64_8x6' does
+// not compute f32"); now a refused tuned choice falls back to the built-in rule.
 TEST_CASE("tuner wrong_dtype_variant: a cached variant of the other dtype does not fail the call") {
     scratch_dir dir;
     std::string cache = dir.file("tune-cache.txt");
@@ -1079,16 +1072,10 @@ TEST_CASE("tuner env_tune_online: GEMM_TUNE=online tunes an untuned shape on fir
 // A call with padded leading dimensions that are still 16-byte multiples (m = 70, lda = ldc
 // = 72) has the key "ld=padded align=16"; online tuning must store an entry under that key so
 // the second call is a hit rather than another tuning run.
-// LIBRARY BUG: dispatch/tuner.cpp:501, spec_of(const tune_key &), turns padded_ld into
-// ld_padding = 16 elements, so the tuner's lda = ldc = 86 (344 bytes, not a multiple of 16)
-// and its problem's key is "ld=padded align=elem": the entry lands under another key,
-// tune_now's find(key) (dispatch/policy.cpp:113) misses, and every call with this shape
-// tunes again (300 ms each).
-// `gemm tune --shapes` does the same for GEMM_RECORD lines (bench/tune_problems.cpp,
-// parse_key_line: ld=padded -> ld_padding 16), so a recorded "ld=padded align=16" shape with
-// m % 4 != 0 is tuned under another key and never served. Reproducer: GEMM_TUNE=online
-// GEMM_VERBOSE=1, gemm_sgemm(col, N, N, 70, 64, 64, 1, A, 72, B, 64, 0, C, 72) twice -> both
-// traces say "auto: tuned now (GEMM_TUNE=online)".
+// Until 22386b4 the tuner padded such a key's leading dimensions by 16 elements (lda = ldc =
+// 86, 344 bytes, not a multiple of 16), so the entry landed under "ld=padded align=elem" and
+// every call with this shape tuned again; `gemm tune --shapes` did the same for GEMM_RECORD
+// lines.
 TEST_CASE("tuner env_tune_online_padded: an online-tuned padded shape is a hit the second time") {
     scratch_dir dir;
     std::string cache = dir.file("tune-cache.txt");

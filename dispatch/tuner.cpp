@@ -440,11 +440,14 @@ gemm_status_t sample(const candidate &c, tune_data &data, bool checked, int coun
 }
 
 // Short runs are timed in batches of this long at least, so that a sample is not mostly the
-// timer's own resolution and jitter.
-constexpr double min_sample_us = 200;
+// timer's own resolution and jitter. A device sample also times the launch of its first run
+// (the GPU waits several microseconds for the host to issue it); at 1 ms, as long as a
+// repetition of gemm bench, that is under 1 % of the sample.
+constexpr double min_host_sample_us = 200, min_device_sample_us = 1000;
 
-int runs_per_sample(double one_run_us) {
-    return std::clamp(int(std::ceil(min_sample_us / std::max(one_run_us, 0.1))), 1, 64);
+int runs_per_sample(double one_run_us, bool on_device) {
+    double wanted = on_device ? min_device_sample_us : min_host_sample_us;
+    return std::clamp(int(std::ceil(wanted / std::max(one_run_us, 0.1))), 1, 64);
 }
 
 // Warm-up lasts at least this long after switching candidates on the host: the previous
@@ -457,13 +460,17 @@ constexpr double host_warmup_ms = 150, device_warmup_ms = 5;
 // takes seconds): such a run is its own warm-up, and one sample is all the budget allows.
 bool outlasts(double run_us, double budget_ms) { return run_us * 1e-3 > budget_ms; }
 
-// Runs samples of c, not counted, for at least `samples` and the warm-up time.
-void warm_up(const candidate &c, tune_data &data, int samples, int count, run_context &ctx) {
-    double us = 0;
+// Runs samples of c, not counted, for at least `samples` and the warm-up time; returns the
+// fastest time per run among them (infinity if none ran).
+double warm_up(const candidate &c, tune_data &data, int samples, int count, run_context &ctx) {
+    double us = 0, fastest = std::numeric_limits<double>::infinity();
     double ms = data.on_device() ? device_warmup_ms : host_warmup_ms;
     auto until = clock_type::now() + std::chrono::duration<double, std::milli>(ms);
-    for (int i = 0; i < 1000 && (i < samples || clock_type::now() < until); ++i)
-        if (sample(c, data, false, count, ctx, us) != GEMM_STATUS_SUCCESS) return;
+    for (int i = 0; i < 1000 && (i < samples || clock_type::now() < until); ++i) {
+        if (sample(c, data, false, count, ctx, us) != GEMM_STATUS_SUCCESS) break;
+        fastest = std::min(fastest, us);
+    }
+    return fastest;
 }
 
 // Checks one candidate on set 0, then times it over the rotating sets.
@@ -488,12 +495,19 @@ candidate_result measure(const candidate &c, tune_data &data, const reference_ch
         return r;
     }
     r.correct = true;
-    r.runs_per_sample = runs_per_sample(us);
     std::vector<double> times;
     auto deadline = clock_type::now() + std::chrono::duration<double, std::milli>(budget_ms);
     // Otherwise check, warm-up and three samples would take five times such a run.
     bool long_run = outlasts(us, budget_ms);
-    if (!long_run) warm_up(c, data, options.warmup, r.runs_per_sample, ctx);
+    // The checked run is the candidate's first and may carry one-time work (loading a kernel,
+    // building a cuBLASLt plan, faulting in pages), so the samples are sized from the warm-up:
+    // sized from the checked run, a device sample could hold a single run and time its launch
+    // latency with it.
+    r.runs_per_sample = runs_per_sample(us, data.on_device());
+    if (!long_run) {
+        double warm_us = warm_up(c, data, options.warmup, r.runs_per_sample, ctx);
+        r.runs_per_sample = runs_per_sample(std::min(us, warm_us), data.on_device());
+    }
     int min_reps = long_run ? 1 : options.min_reps;
     while (int(times.size()) < options.max_reps) {
         if (sample(c, data, false, r.runs_per_sample, ctx, us) != GEMM_STATUS_SUCCESS) {

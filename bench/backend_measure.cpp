@@ -18,6 +18,12 @@ namespace {
 constexpr double min_rep_seconds = 1e-3;
 constexpr double warmup_budget_share = 0.25;
 
+double median_of(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    std::size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
 // Cycles through the pool's operand sets; set 0 is kept for the check, so the timed calls
 // start at set 1 when there is more than one.
 class rotating_caller {
@@ -146,23 +152,27 @@ void backend_measurement::time_round(call_target &target, const timing_settings 
     // minimum warm-up (150 ms on the host) outlasted that share.
     const double reps_budget_s = budget_s - std::min(budget.seconds(), warmup_budget_share * budget_s);
     stopwatch reps_clock;
+    const std::size_t before = per_call_.size();
     if (ok) ok = time_reps(target, caller, reps, reps_budget_s, reps_clock, row_.calls_per_rep, row_, per_call_);
     if (!ok) {
         per_call_.clear();
         timing_ = false;
+    } else if (per_call_.size() > before) {
+        round_medians_.push_back(median_of({per_call_.begin() + std::ptrdiff_t(before), per_call_.end()}));
     }
     gemm_set_backend(nullptr);
 }
 
 bench_row backend_measurement::finish() {
     if (!per_call_.empty() && row_.status == "GEMM_STATUS_SUCCESS") {
-        std::vector<double> sorted = per_call_;
-        std::sort(sorted.begin(), sorted.end());
-        std::size_t n = sorted.size();
-        row_.median_s = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
-        row_.best_s = sorted.front();
-        row_.reps = int64_t(n);
+        row_.median_s = median_of(per_call_);
+        row_.best_s = *std::min_element(per_call_.begin(), per_call_.end());
+        row_.reps = int64_t(per_call_.size());
         row_.timed = true;
+        if (round_medians_.size() >= 2) {
+            auto [low, high] = std::minmax_element(round_medians_.begin(), round_medians_.end());
+            row_.round_spread = *high / *low - 1.0;
+        }
     }
     return row_;
 }

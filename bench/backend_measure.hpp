@@ -37,7 +37,8 @@ public:
     // the budget. Does nothing for a backend that failed its check or is already done.
     void time_round(call_target &target, const timing_settings &t, int64_t round);
 
-    // The row, with the median and best of every round's repetitions.
+    // The row, with the median and best of every round's repetitions and how far the rounds'
+    // medians spread.
     bench_row finish();
 
 private:
@@ -46,6 +47,7 @@ private:
     bool timing_ = false;       // checked, and to be timed
     double estimate_s_ = 0;     // fastest call seen, sizes calls_per_rep
     std::vector<double> per_call_;
+    std::vector<double> round_medians_;  // one per round that timed repetitions
 };
 
 }  // namespace gemm_cli

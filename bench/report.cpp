@@ -48,16 +48,16 @@ double roofline_percent(const bench_row &r) { return 100.0 * r.gflops() / r.roof
 }  // namespace
 
 void report_table_header(std::FILE *out) {
-    std::fprintf(out, "%-10s %-4s %-3s %-2s %6s %6s %6s %5s %-7s %4s %10s %10s %9s %6s %6s %9s %6s  %s\n",
+    std::fprintf(out, "%-10s %-4s %-3s %-2s %6s %6s %6s %5s %-7s %4s %10s %10s %9s %6s %6s %9s %6s %7s  %s\n",
                  "backend", "type", "lay", "op", "m", "n", "k", "batch", "check", "reps", "median_ms",
-                 "best_ms", "GFLOP/s", "ratio", "AI", "roof_GF/s", "%roof", "note");
+                 "best_ms", "GFLOP/s", "ratio", "AI", "roof_GF/s", "%roof", "spread%", "note");
 }
 
 void report_table_row(std::FILE *out, const bench_row &r) {
     const gemm_case &c = r.problem;
     bool roof = r.roofline_gflops > 0;
     std::string check = r.status == "GEMM_STATUS_SUCCESS" ? check_verdict_name(r.check.verdict) : "-";
-    std::fprintf(out, "%-10s %-4s %-3s %-2s %6lld %6lld %6lld %5lld %-7s %4s %10s %10s %9s %6s %6s %9s %6s  %s\n",
+    std::fprintf(out, "%-10s %-4s %-3s %-2s %6lld %6lld %6lld %5lld %-7s %4s %10s %10s %9s %6s %6s %9s %6s %7s  %s\n",
                  r.backend.c_str(), dtype_name(c.dtype), layout_name(c.layout), ops_name(c).c_str(),
                  static_cast<long long>(c.shape.m), static_cast<long long>(c.shape.n),
                  static_cast<long long>(c.shape.k), static_cast<long long>(c.batch), check.c_str(),
@@ -65,20 +65,21 @@ void report_table_row(std::FILE *out, const bench_row &r) {
                  number(r.best_s * 1e3, "%.4g", r.timed).c_str(), number(r.gflops(), "%.1f", r.timed).c_str(),
                  number(r.ratio, "%.2f", r.ratio > 0).c_str(), number(r.intensity(), "%.1f", true).c_str(),
                  number(r.roofline_gflops, "%.1f", roof).c_str(),
-                 number(roofline_percent(r), "%.1f", roof && r.timed).c_str(), r.note.c_str());
+                 number(roofline_percent(r), "%.1f", roof && r.timed).c_str(),
+                 number(100 * r.round_spread, "%.1f", r.round_spread >= 0).c_str(), r.note.c_str());
     std::fflush(out);
 }
 
 void report_csv_header(std::FILE *out) {
     std::fprintf(out, "backend,dtype,layout,ops,m,n,k,batch,alpha,beta,check,check_method,check_worst_ratio,"
                       "reps,calls_per_rep,median_ms,best_ms,gflops,gflops_best,baseline,ratio,"
-                      "arithmetic_intensity,roofline_gflops,roofline_percent,status,note\n");
+                      "arithmetic_intensity,roofline_gflops,roofline_percent,status,note,round_spread_percent\n");
 }
 
 void report_csv_row(std::FILE *out, const bench_row &r, const std::string &baseline) {
     const gemm_case &c = r.problem;
     bool roof = r.roofline_gflops > 0;
-    std::fprintf(out, "%s,%s,%s,%s,%lld,%lld,%lld,%lld,%g,%g,%s,%s,%s,%lld,%lld,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n",
+    std::fprintf(out, "%s,%s,%s,%s,%lld,%lld,%lld,%lld,%g,%g,%s,%s,%s,%lld,%lld,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n",
                  csv_field(r.backend).c_str(), dtype_name(c.dtype), layout_name(c.layout), ops_name(c).c_str(),
                  static_cast<long long>(c.shape.m), static_cast<long long>(c.shape.n),
                  static_cast<long long>(c.shape.k), static_cast<long long>(c.batch), c.alpha, c.beta,
@@ -90,7 +91,8 @@ void report_csv_row(std::FILE *out, const bench_row &r, const std::string &basel
                  number(r.ratio, "%.4g", r.ratio > 0).c_str(), number(r.intensity(), "%.4g", true).c_str(),
                  number(r.roofline_gflops, "%.6g", roof).c_str(),
                  number(roofline_percent(r), "%.4g", roof && r.timed).c_str(), r.status.c_str(),
-                 csv_field(r.note + (r.check.detail.empty() ? "" : " " + r.check.detail)).c_str());
+                 csv_field(r.note + (r.check.detail.empty() ? "" : " " + r.check.detail)).c_str(),
+                 number(100 * r.round_spread, "%.4g", r.round_spread >= 0).c_str());
     std::fflush(out);
 }
 
@@ -105,7 +107,8 @@ void json_row(std::FILE *out, const bench_row &r) {
                  "\"check\": \"%s\", \"check_method\": %s, \"check_worst_ratio\": %s, \"check_detail\": %s, "
                  "\"reps\": %lld, \"calls_per_rep\": %lld, \"median_ms\": %s, \"best_ms\": %s, "
                  "\"gflops\": %s, \"gflops_best\": %s, \"ratio\": %s, \"arithmetic_intensity\": %s, "
-                 "\"roofline_gflops\": %s, \"roofline_percent\": %s, \"status\": \"%s\", \"note\": %s}",
+                 "\"roofline_gflops\": %s, \"roofline_percent\": %s, \"round_spread_percent\": %s, "
+                 "\"status\": \"%s\", \"note\": %s}",
                  json_string(r.backend).c_str(), dtype_name(c.dtype), layout_name(c.layout), ops_name(c).c_str(),
                  static_cast<long long>(c.shape.m), static_cast<long long>(c.shape.n),
                  static_cast<long long>(c.shape.k), static_cast<long long>(c.batch),
@@ -117,7 +120,8 @@ void json_row(std::FILE *out, const bench_row &r) {
                  json_number(r.gflops(), r.timed).c_str(), json_number(r.gflops_best(), r.timed).c_str(),
                  json_number(r.ratio, r.ratio > 0).c_str(), json_number(r.intensity(), true).c_str(),
                  json_number(r.roofline_gflops, roof).c_str(), json_number(roofline_percent(r), roof && r.timed).c_str(),
-                 r.status.c_str(), json_string(r.note).c_str());
+                 json_number(100 * r.round_spread, r.round_spread >= 0).c_str(), r.status.c_str(),
+                 json_string(r.note).c_str());
 }
 
 }  // namespace

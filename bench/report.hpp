@@ -21,6 +21,9 @@ struct bench_row {
     double median_s = 0, best_s = 0;  // per call
     double ratio = 0;                 // time(baseline) / time(this); 0 when unknown
     double roofline_gflops = 0;       // min(peak, AI × bandwidth); 0 when unknown
+    // Slowest round's median over the fastest's, less 1 (0.08: 8 % apart); -1 with fewer
+    // than two timed rounds. A ratio to another row is not known better than this.
+    double round_spread = -1;
     std::string status = "GEMM_STATUS_SUCCESS";
     std::string note;  // the library's message on failure, or a remark on the timing
 

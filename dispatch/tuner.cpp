@@ -141,10 +141,8 @@ public:
         return GEMM_STATUS_SUCCESS;
     }
 
-    std::size_t set_count() const { return sets_.size(); }
-
-    // The problem on set i (any i: sets repeat).
-    const problem &on_set(std::size_t i) const { return set_problems_[i % set_problems_.size()]; }
+    // The problem on set 0, the one the reference check reads.
+    const problem &problem_of_set_0() const { return set_problems_.front(); }
 
     // The problem on the next set in turn: each timed run takes one, so that no run finds
     // its operands in cache from the runs just before it.
@@ -154,9 +152,11 @@ public:
         return p;
     }
 
-    // Set i's C back to its initial values, as the reference check expects.
-    gemm_status_t reset_c(std::size_t i) {
-        operand_set &s = sets_[i % sets_.size()];
+    // Before a checked run: set 0's C back to its initial values, as the reference check
+    // expects, and set 0 next in turn, so that the run takes it.
+    gemm_status_t start_check() {
+        next_set_ = 0;
+        operand_set &s = sets_.front();
         if (!on_device()) {
             std::memcpy(s.c_ptr, initial_c_.get(), c_bytes_);
             return GEMM_STATUS_SUCCESS;
@@ -402,7 +402,6 @@ double median(std::vector<double> v) {
 struct timed_runs {
     backend *b;
     tune_data *data;
-    const problem *fixed;  // the problem of every run, or null: the data's sets in turn
     std::string_view variant;
     run_context *ctx;
     int count;
@@ -410,22 +409,18 @@ struct timed_runs {
 
 gemm_status_t run_repeatedly(void *state) {
     auto *t = static_cast<timed_runs *>(state);
-    for (int i = 0; i < t->count; ++i) {
-        const problem &p = t->fixed ? *t->fixed : t->data->next_problem();
-        if (gemm_status_t s = t->b->run(p, t->variant, *t->ctx); s != GEMM_STATUS_SUCCESS) return s;
-    }
+    for (int i = 0; i < t->count; ++i)
+        if (gemm_status_t s = t->b->run(t->data->next_problem(), t->variant, *t->ctx); s != GEMM_STATUS_SUCCESS)
+            return s;
     return GEMM_STATUS_SUCCESS;
 }
 
 // One sample: `count` back-to-back runs of c, in microseconds per run, each on the next
-// operand set (a single run on set 0 when `checked`, its C reset first for the reference
-// check). Device time between events for device problems; wall time for host problems
+// operand set. Device time between events for device problems; wall time for host problems
 // (which, for a GPU backend, includes staging: the cost a host-pointer caller pays). Timed
 // runs do not reset C: repeated runs leave it finite (beta is 0 or 0.5).
-gemm_status_t sample(const candidate &c, tune_data &data, bool checked, int count, run_context &ctx, double &us) {
-    if (checked)
-        if (gemm_status_t s = data.reset_c(0); s != GEMM_STATUS_SUCCESS) return s;
-    timed_runs state{c.b, &data, checked ? &data.on_set(0) : nullptr, c.variant, &ctx, checked ? 1 : count};
+gemm_status_t sample(const candidate &c, tune_data &data, int count, run_context &ctx, double &us) {
+    timed_runs state{c.b, &data, c.variant, &ctx, count};
     gemm_status_t s;
     if (data.on_device()) {
         double ms = 0;
@@ -467,7 +462,7 @@ double warm_up(const candidate &c, tune_data &data, int samples, int count, run_
     double ms = data.on_device() ? device_warmup_ms : host_warmup_ms;
     auto until = clock_type::now() + std::chrono::duration<double, std::milli>(ms);
     for (int i = 0; i < 1000 && (i < samples || clock_type::now() < until); ++i) {
-        if (sample(c, data, false, count, ctx, us) != GEMM_STATUS_SUCCESS) break;
+        if (sample(c, data, count, ctx, us) != GEMM_STATUS_SUCCESS) break;
         fastest = std::min(fastest, us);
     }
     return fastest;
@@ -482,7 +477,8 @@ candidate_result measure(const candidate &c, tune_data &data, const reference_ch
     run_context ctx;
     double us = 0;
     problem result;
-    gemm_status_t s = sample(c, data, true, 1, ctx, us);
+    gemm_status_t s = data.start_check();
+    if (s == GEMM_STATUS_SUCCESS) s = sample(c, data, 1, ctx, us);
     if (s == GEMM_STATUS_SUCCESS) s = data.result_of_set_0(result);
     if (s != GEMM_STATUS_SUCCESS) {
         r.note = fmt::format("failed: {}", last_error_message());
@@ -510,7 +506,7 @@ candidate_result measure(const candidate &c, tune_data &data, const reference_ch
     }
     int min_reps = long_run ? 1 : options.min_reps;
     while (int(times.size()) < options.max_reps) {
-        if (sample(c, data, false, r.runs_per_sample, ctx, us) != GEMM_STATUS_SUCCESS) {
+        if (sample(c, data, r.runs_per_sample, ctx, us) != GEMM_STATUS_SUCCESS) {
             r.correct = false;
             r.note = fmt::format("failed while timing: {}", last_error_message());
             return r;
@@ -541,7 +537,7 @@ void confirm(const candidate &fallback, const candidate &challenger, candidate_r
     auto block = [&](const candidate &who, std::vector<double> &into) {
         if (!long_runs) warm_up(who, data, 1, count, ctx);
         for (int i = 0; i < per_block; ++i) {
-            if (sample(who, data, false, count, ctx, us) != GEMM_STATUS_SUCCESS) return false;
+            if (sample(who, data, count, ctx, us) != GEMM_STATUS_SUCCESS) return false;
             into.push_back(us);
         }
         return true;
@@ -574,7 +570,7 @@ tune_spec spec_of(const tune_key &key) {
 gemm_status_t tune_problem(const tune_spec &spec, const tune_options &options, tune_outcome &out) {
     tune_data data(spec, spec.device);
     if (gemm_status_t s = data.allocate_sets(); s != GEMM_STATUS_SUCCESS) return s;
-    const problem &p = data.on_set(0);
+    const problem &p = data.problem_of_set_0();
     choice builtin = choose_builtin(p, false);
     if (!builtin.chosen) return set_error(builtin.status, builtin.message);
     reference_check check;

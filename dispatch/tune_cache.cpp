@@ -241,6 +241,7 @@ gemm_status_t tune_cache::write_file(const file_contents &contents) const {
 
 gemm_status_t tune_cache::store(const std::vector<tune_entry> &fresh) {
     std::unique_lock<std::shared_mutex> lock(mutex_);
+    nearest_memo_.clear();
     for (const tune_entry &e : fresh) entries_[e.key] = std::make_shared<const tune_entry>(e);
 
     if (gemm_status_t s = make_parent_dirs(path_); s != GEMM_STATUS_SUCCESS) return s;
@@ -274,7 +275,18 @@ tune_entry_ptr tune_cache::find(const tune_key &key) const {
 }
 
 tune_entry_ptr tune_cache::nearest(const tune_key &key) const {
-    std::shared_lock<std::shared_mutex> lock(mutex_);
+    {
+        std::shared_lock<std::shared_mutex> lock(mutex_);
+        if (auto it = nearest_memo_.find(key); it != nearest_memo_.end()) return it->second;
+    }
+    std::unique_lock<std::shared_mutex> lock(mutex_);
+    if (auto it = nearest_memo_.find(key); it != nearest_memo_.end()) return it->second;
+    constexpr std::size_t memo_limit = 4096;
+    if (nearest_memo_.size() >= memo_limit) nearest_memo_.clear();
+    return nearest_memo_[key] = search_nearest(key);
+}
+
+tune_entry_ptr tune_cache::search_nearest(const tune_key &key) const {
     const tune_entry_ptr *best = nullptr;
     double best_distance = 1.0;  // within a factor of 2 in each dimension
     for (const auto &[k, e] : entries_) {

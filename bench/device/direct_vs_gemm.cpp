@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <vector>
 
 #include <gemm/gemm.h>
@@ -61,20 +62,37 @@ template <class F> double median_ms(cudaStream_t s, F &&call, int reps, int inne
     return t[t.size() / 2];
 }
 
-// Host time per call (us): enqueue `count` calls and measure the host clock, syncing at the end.
-template <class F> double host_us_per_call(cudaStream_t s, F &&call, int count) {
-    for (int i = 0; i < 100; ++i) call();
-    cudaStreamSynchronize(s);
-    std::vector<double> per;
-    for (int round = 0; round < 5; ++round) {
-        auto start = std::chrono::steady_clock::now();
-        for (int i = 0; i < count; ++i) call();
-        auto end = std::chrono::steady_clock::now();
-        cudaStreamSynchronize(s);
-        per.push_back(std::chrono::duration<double, std::micro>(end - start).count() / count);
+// One way of making the tiny call: directly (backend null) or through gemm with a backend set.
+struct host_way {
+    const char *backend;
+    std::function<void()> call;
+};
+
+// Host time per call (us) of each way: rounds of `count` calls enqueued back to back, synced
+// at the end; the ways take turns within each round, each round starting one further on, so
+// that the GPU's clock state and the host's weather fall on all alike. The median of `rounds`
+// rounds each.
+std::vector<double> host_us_interleaved(cudaStream_t s, const std::vector<host_way> &ways, int count, int rounds) {
+    std::vector<std::vector<double>> per(ways.size());
+    for (int round = 0; round < rounds; ++round)
+        for (std::size_t turn = 0; turn < ways.size(); ++turn) {
+            std::size_t w = (turn + std::size_t(round)) % ways.size();
+            if (ways[w].backend)
+                check(gemm_set_backend(ways[w].backend) == GEMM_STATUS_SUCCESS, "gemm_set_backend");
+            for (int i = 0; i < 100; ++i) ways[w].call();
+            cudaStreamSynchronize(s);
+            auto start = std::chrono::steady_clock::now();
+            for (int i = 0; i < count; ++i) ways[w].call();
+            auto end = std::chrono::steady_clock::now();
+            cudaStreamSynchronize(s);
+            per[w].push_back(std::chrono::duration<double, std::micro>(end - start).count() / count);
+        }
+    std::vector<double> medians;
+    for (std::vector<double> &t : per) {
+        std::sort(t.begin(), t.end());
+        medians.push_back(t[t.size() / 2]);
     }
-    std::sort(per.begin(), per.end());
-    return per[per.size() / 2];
+    return medians;
 }
 
 struct lt_plan {
@@ -147,27 +165,30 @@ int main() {
         cublasLtMatmulDescDestroy(p.desc);
     }
 
-    // The dispatch layer's own host cost: enqueue time per call on a tiny shape.
-    operands tiny(8);
-    auto direct = [&] { cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, 8, 8, 8, &one, tiny.a, 8, tiny.b, 8, &zero, tiny.c, 8); };
-    auto routed = [&] { gemm_sgemm(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 8, 8, 8, 1.0f, tiny.a, 8, tiny.b, 8, 0.0f, tiny.c, 8); };
-    check(gemm_set_backend("cublas") == GEMM_STATUS_SUCCESS, "gemm_set_backend(cublas)");
-    double hd = host_us_per_call(s, direct, 2000), hg = host_us_per_call(s, routed, 2000);
-    std::printf("host cost per call, 8x8x8 sgemm: direct cublasSgemm %.3f us, gemm_sgemm forced cublas %.3f us, "
-                "dispatch overhead %.3f us\n", hd, hg, hg - hd);
-    check(gemm_set_backend("auto") == GEMM_STATUS_SUCCESS, "gemm_set_backend(auto)");
-    double ha = host_us_per_call(s, routed, 2000);
-    std::printf("host cost per call, 8x8x8 sgemm through auto, shape not tuned: %.3f us (overhead %.3f us)\n", ha,
-                ha - hd);
-    // Tune this very shape (limited to cublas so that the decision is all that differs), then
-    // auto finds it in the cache.
+    // The dispatch layer's own host cost, on a tiny shape. Tune 8x8x8 first (limited to cublas,
+    // so that the decision is all that differs); an 8x8x8 call with leading dimensions of 16 is
+    // then another class (ld=padded), untuned, with no tuned shape near it.
+    operands tiny(16);
     gemm_tune_request_t request = {GEMM_F32, GEMM_F32, GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 8, 8, 8, 1, 0, 0,
                                    1, 0, 200, "cublas"};
     gemm_tune_report_t report;
     check(gemm_tune(&request, 1, &report) == GEMM_STATUS_SUCCESS, "gemm_tune");
-    double hc = host_us_per_call(s, routed, 2000);
-    std::printf("host cost per call, 8x8x8 sgemm through auto, tune cache hit (%s): %.3f us (overhead %.3f us)\n",
-                report.backend, hc, hc - hd);
+    auto direct_ld = [&](int ld) {
+        return [&, ld] { cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, 8, 8, 8, &one, tiny.a, ld, tiny.b, ld, &zero, tiny.c, ld); };
+    };
+    auto routed_ld = [&](int ld) {
+        return [&, ld] { gemm_sgemm(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 8, 8, 8, 1.0f, tiny.a, ld, tiny.b, ld, 0.0f, tiny.c, ld); };
+    };
+    std::vector<host_way> ways = {{nullptr, direct_ld(8)},      // 0: direct
+                                  {"cublas", routed_ld(8)},     // 1: forced
+                                  {"auto", routed_ld(8)},       // 2: auto, tune cache hit
+                                  {nullptr, direct_ld(16)},     // 3: direct, ld = 16
+                                  {"auto", routed_ld(16)}};     // 4: auto, untuned
+    std::vector<double> us = host_us_interleaved(s, ways, 2000, 11);
+    std::printf("host cost per call, 8x8x8 sgemm, median of 11 interleaved rounds: direct cublasSgemm %.3f us; "
+                "through gemm: forced cublas %+.3f us, auto on a tune cache hit (%s) %+.3f us; "
+                "auto untuned (ld=16, built-in rule) %+.3f us over direct with ld=16 (%.3f us)\n",
+                us[0], us[1] - us[0], report.backend, us[2] - us[0], us[4] - us[3], us[3]);
     cublasLtDestroy(lt);
     cublasDestroy(handle);
     cudaStreamDestroy(s);

@@ -9,6 +9,8 @@
 #   bench     gemm bench --device 0: cuda_tiled, cublas, cublaslt against cuBLAS (f32)
 #   sweep     the largest cuda_tiled f32 configurations by id at 4096^3 and 8192^3, TN and NT
 #   tune      gemm tune --suite default (host and device), then auto against cuBLAS
+#   cpu       the CPU goal of the tuner on this machine's host: gemm tune with cpu_omp and cblas
+#             only, then auto against the better of the two (CPU_SHAPES, CPU_DTYPES narrow it)
 #   tune_host gemm tune --verbose on host-pointer f32 2048^3 and 8192^3 (every candidate)
 #   xt        cublasxt on host memory, f32: against cublas staged on one GPU, and GPU 0 alone
 #             against GPUs 0 and 1 (xt_scaling.cpp); with XT_FOOTPRINT=1 also the device
@@ -125,6 +127,24 @@ if has_stage tune; then
     done
 fi
 
+if has_stage cpu; then
+    # Its own cache, so that the device stages' host entries (GPU winners) do not mix in.
+    cpu_cache=$out/tune-cache-cpu.txt
+    cpu_shapes=${CPU_SHAPES:-256 512 1024 2048 4096 16x4096x4096 127x257x509 1x4096x11008}
+    $gemm tune $cpu_shapes --dtype ${CPU_DTYPES:-f32,f64} --layout col --backends cpu_omp,cblas \
+        --cache "$cpu_cache" >"$out/cpu_tune.txt" 2>"$out/cpu_tune_progress.txt"
+    summary+=("gemm tune (host, cpu_omp and cblas): rc=$?")
+    GEMM_TUNE_CACHE=$cpu_cache timeout 300 $gemm bench $cpu_shapes --dtype ${CPU_DTYPES:-f32,f64} \
+        --layout col --backends auto,cpu_omp,cblas --baseline cblas --no-measure-peak --rounds 6 \
+        --reps 24 --budget-ms 3000 --csv "$out/cpu_auto.csv" >"$out/cpu_auto.txt" 2>&1
+    # auto's median (column 16) against the faster of cpu_omp's and cblas's, per problem.
+    summary+=("auto vs better of cpu_omp, cblas: $(awk -F, 'NR > 1 && $16 > 0 { key = $2 " " $5 "x" $6 "x" $7; t[key, $1] = $16; keys[key] = 1 }
+        END { for (key in keys) { best = t[key, "cpu_omp"]; if (t[key, "cblas"] && (!best || t[key, "cblas"] < best)) best = t[key, "cblas"]
+                  if (!t[key, "auto"] || !best) continue; r = best / t[key, "auto"]; n++; s += log(r); if (r >= 0.95) ok++
+                  if (min == "" || r < min) { min = r; at = key } }
+              if (n) printf "within 5%% on %d of %d, geomean %.3f, min %.3f at %s", ok, n, exp(s / n), min, at; else print "no rows" }' "$out/cpu_auto.csv")")
+    save_logs
+fi
 if has_stage tune_host; then
     # Host-pointer problems: every CPU and GPU candidate, cublasxt's block dimensions among them.
     timeout 150 $gemm tune 2048 8192 --dtype f32 --layout col --budget-ms 3000 --no-store --verbose \
@@ -161,4 +181,5 @@ for f in "$out"/auto_*.txt; do [ -f "$f" ] && grep -E '^(backend|auto) ' "$f" | 
 if [ -f "$out/xt_footprint.txt" ]; then cat "$out/xt_footprint.txt"; fi
 for f in "$out"/xt_scaling_*.txt; do [ -f "$f" ] && cat "$f"; done
 [ -f "$out/tune_host.txt" ] && cut -c1-150 "$out/tune_host.txt"
+[ -f "$out/cpu_auto.txt" ] && grep -vE '^#' "$out/cpu_auto.txt" | cut -c1-150
 exit 0

@@ -577,6 +577,13 @@ void check_builtin_untuned(const step_seen &s) {
     CHECK(contains(s.why(), "(shape not tuned)"));
 }
 
+// A call served through the nearest tuned shape, 64x64x64, by the backend tuned for it.
+void check_nearest_64(const step_seen &s, const std::string &tuned) {
+    INFO("trace: " << s.trace());
+    CHECK(s.why() == "auto: nearest tuned shape 64x64x64");
+    CHECK(s.traced_backend() == tuned);
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -1132,16 +1139,11 @@ TEST_CASE("tuner nearest: an untuned shape within a factor of 2 uses the nearest
     REQUIRE(r.ok());
     REQUIRE(r.steps.size() == 6);
     REQUIRE(r.steps[0].status() == GEMM_STATUS_SUCCESS);
-    std::string tuned = r.steps[0].get("backend");
-    for (std::size_t i = 1; i < r.steps.size(); ++i) {
-        CHECK(r.steps[i].status() == GEMM_STATUS_SUCCESS);
-        CHECK(r.steps[i].correct());
+    for (const step_seen &s : r.of("call")) {
+        CHECK(s.status() == GEMM_STATUS_SUCCESS);
+        CHECK(s.correct());
     }
-    for (std::size_t i : {1, 2}) {
-        INFO("trace: " << r.steps[i].trace());
-        CHECK(r.steps[i].why() == "auto: nearest tuned shape 64x64x64");
-        CHECK(r.steps[i].traced_backend() == tuned);
-    }
+    for (std::size_t i : {1, 2}) check_nearest_64(r.steps[i], r.steps[0].get("backend"));
     for (std::size_t i : {3, 4, 5}) {  // m, then k, beyond a factor of 2; then another class (beta)
         CHECK_FALSE(contains(r.steps[i].why(), "nearest"));
         check_builtin_untuned(r.steps[i]);
@@ -1160,14 +1162,12 @@ TEST_CASE("tuner nearest_after_store: a tune in the same process changes the nea
     REQUIRE(r.ok());
     REQUIRE(r.steps.size() == 5);
     REQUIRE(r.steps[2].status() == GEMM_STATUS_SUCCESS);
-    for (std::size_t i : {0, 1}) check_builtin_untuned(r.steps[i]);
-    for (std::size_t i : {3, 4}) {
-        INFO("trace: " << r.steps[i].trace());
-        CHECK(r.steps[i].status() == GEMM_STATUS_SUCCESS);
-        CHECK(r.steps[i].correct());
-        CHECK(r.steps[i].why() == "auto: nearest tuned shape 64x64x64");
-        CHECK(r.steps[i].traced_backend() == r.steps[2].get("backend"));
+    for (const step_seen &s : r.of("call")) {
+        CHECK(s.status() == GEMM_STATUS_SUCCESS);
+        CHECK(s.correct());
     }
+    for (std::size_t i : {0, 1}) check_builtin_untuned(r.steps[i]);
+    for (std::size_t i : {3, 4}) check_nearest_64(r.steps[i], r.steps[2].get("backend"));
 }
 
 // ---- 8. argument errors ---------------------------------------------------------------------

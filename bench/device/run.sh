@@ -115,11 +115,13 @@ if has_stage tune; then
         summary+=("auto vs cublas $dtype: $(cat "$out/auto_${dtype}_nn.csv" "$out/auto_${dtype}_nt.csv" 2>/dev/null |
             awk -F, '$1 == "auto" && $21 > 0 { n++; s += log($21); if (min == "" || $21 < min) { min = $21; at = $5 "x" $6 "x" $7 " " $4 } }
                      END { if (n) printf "%d shapes, geomean %.3f, min %.3f at %s", n, exp(s / n), min, at; else print "no rows" }')")
-        # What auto ran where it fell under 0.98: one traced call of each such shape.
+        # What auto ran where it fell under 0.98, and why: one traced call of each such shape
+        # (the bench's reference check is traced too, forced onto cpu_ref: skip it).
         while read -r ops m n k ratio; do
             ran=$(GEMM_VERBOSE=1 timeout 30 $gemm bench ${m}x${n}x${k} --device 0 --dtype $dtype --ops $ops \
                 --backends auto --baseline auto --reps 1 --rounds 1 2>&1 |
-                grep -m1 " ops=$ops m=$m n=$n k=$k " | grep -o 'backend=[^ ]* variant=[^ ]*')
+                grep -m1 " ops=$ops m=$m n=$n k=$k .*why=\"auto:" | grep -o 'backend=[^ ]* variant=[^ ]*\|why="[^"]*"' |
+                tr '\n' ' ')
             summary+=("  under 0.98: $dtype $ops ${m}x${n}x${k} $ratio, auto ran ${ran:-?}")
         done < <(cat "$out/auto_${dtype}_nn.csv" "$out/auto_${dtype}_nt.csv" 2>/dev/null |
                  awk -F, '$1 == "auto" && $21 > 0 && $21 < 0.98 { print $4, $5, $6, $7, $21 }')

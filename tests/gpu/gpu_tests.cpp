@@ -492,6 +492,16 @@ run_result run_device_offset(const gemm_case &c, const operands &o, int offset) 
     return r;
 }
 
+// The verdict on one variant's run: it succeeded, its C matches cpu_ref's, and it left no
+// CUDA error behind. `where` names the variant, memory and case in every message.
+void check_variant_run(const std::string &where, const gemm_case &c, const operands &o, const run_result &r,
+                       const std::vector<double> &expected, const reference &ref) {
+    REQUIRE_MESSAGE(r.status == GEMM_STATUS_SUCCESS, where << ": " << r.error);
+    comparison cmp = compare_result(c, o, r.c, expected, ref.magnitude);
+    CHECK_MESSAGE(cmp.ok, where << ": " << cmp.first);
+    check_no_cuda_error(where);
+}
+
 }  // namespace
 
 // Every kernel configuration by id (the correctness matrix runs only the default one): full
@@ -537,11 +547,8 @@ TEST_CASE("gpu: cuda_tiled every variant id, aligned and not, against cpu_ref") 
                     for (const std::string &id : ids) {
                         selection_guard sel("cuda_tiled:" + id);
                         run_result r = run_device_offset(c, o, sh.offset);
-                        std::string where = id + " offset " + std::to_string(sh.offset) + " " + c.describe();
-                        REQUIRE_MESSAGE(r.status == GEMM_STATUS_SUCCESS, where << ": " << r.error);
-                        comparison cmp = compare_result(c, o, r.c, expected, ref.magnitude);
-                        CHECK_MESSAGE(cmp.ok, where << ": " << cmp.first);
-                        check_no_cuda_error(where);
+                        check_variant_run(id + " offset " + std::to_string(sh.offset) + " " + c.describe(), c, o,
+                                          r, expected, ref);
                         ++checked;
                     }
                 }
@@ -620,11 +627,7 @@ TEST_CASE("gpu: cublasxt every block dimension, pageable and page-locked memory,
                     std::string spec = std::string("cublasxt:") + v;
                     selection_guard sel(spec);
                     run_result r = run_in(kind, c, o, nullptr);
-                    std::string where = spec + " " + memory_name(kind) + " " + c.describe();
-                    REQUIRE_MESSAGE(r.status == GEMM_STATUS_SUCCESS, where << ": " << r.error);
-                    comparison cmp = compare_result(c, o, r.c, expected, ref.magnitude);
-                    CHECK_MESSAGE(cmp.ok, where << ": " << cmp.first);
-                    check_no_cuda_error(where);
+                    check_variant_run(spec + " " + memory_name(kind) + " " + c.describe(), c, o, r, expected, ref);
                     ++checked;
                 }
         }

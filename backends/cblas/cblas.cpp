@@ -1,22 +1,30 @@
-// cblas.cpp: any system CBLAS, loaded at run time so the library never links against one.
+// cblas.cpp: the system BLAS (OpenBLAS, reference BLAS, BLIS, MKL), loaded at run time so the
+// library never links against one.
 #include "cblas.hpp"
 
 #include <dlfcn.h>
 
 #include <climits>
+#include <cstddef>
 #include <string>
 
 #include "dispatch/error.hpp"
+#include "dispatch/host_scale.hpp"
 #include "dispatch/settings.hpp"
 
 namespace gemm {
 namespace {
 
+// The Fortran ABI (LP64): everything by reference, then the hidden lengths of the two
+// character arguments.
+template <class T>
+using fortran_gemm_fn = void (*)(const char *, const char *, const int *, const int *, const int *,
+                                 const T *, const T *, const int *, const T *, const int *, const T *,
+                                 T *, const int *, std::size_t, std::size_t);
 // The CBLAS ABI: enums are ints with the values gemm.h shares, sizes are int.
-using sgemm_fn = void (*)(int, int, int, int, int, int, float, const float *, int, const float *,
-                          int, float, float *, int);
-using dgemm_fn = void (*)(int, int, int, int, int, int, double, const double *, int,
-                          const double *, int, double, double *, int);
+template <class T>
+using cblas_gemm_fn = void (*)(int, int, int, int, int, int, T, const T *, int, const T *, int, T,
+                               T *, int);
 using config_fn = char *(*)();
 
 // Tried in order when GEMM_CBLAS_LIB is unset: OpenBLAS first (the reference peer), then
@@ -24,13 +32,24 @@ using config_fn = char *(*)();
 constexpr const char *default_libraries[] = {"libopenblas.so.0", "libopenblas.so",
                                              "libcblas.so.3", "libblas.so.3"};
 
+// The library's GEMM entry points. The Fortran ones are preferred: reference CBLAS's
+// cblas_sgemm calls sgemm_ through the dynamic linker, which resolves to a preloaded
+// libgemm_blas and so back into gemm, endlessly; the library's own sgemm_, found through
+// its handle, computes without leaving it. CBLAS is used only by a library that has no
+// Fortran GEMM (ATLAS's libcblas), whose CBLAS therefore cannot call one.
 struct cblas_library {
     void *handle = nullptr;
     std::string path;
-    sgemm_fn sgemm = nullptr;
-    dgemm_fn dgemm = nullptr;
+    fortran_gemm_fn<float> fortran_sgemm = nullptr;
+    fortran_gemm_fn<double> fortran_dgemm = nullptr;
+    cblas_gemm_fn<float> cblas_sgemm = nullptr;
+    cblas_gemm_fn<double> cblas_dgemm = nullptr;
     std::string error;
+
+    bool fortran() const { return fortran_sgemm && fortran_dgemm; }
 };
+
+template <class F> F symbol(void *handle, const char *name) { return reinterpret_cast<F>(dlsym(handle, name)); }
 
 // Symbols are looked up through the handle, so they come from that library (and its
 // dependencies), never from a gemm_blas interposed with LD_PRELOAD.
@@ -50,10 +69,12 @@ cblas_library open_library(const std::string &path) {
         lib.handle = nullptr;
         return lib;
     }
-    lib.sgemm = reinterpret_cast<sgemm_fn>(dlsym(lib.handle, "cblas_sgemm"));
-    lib.dgemm = reinterpret_cast<dgemm_fn>(dlsym(lib.handle, "cblas_dgemm"));
-    if (!lib.sgemm || !lib.dgemm) {
-        lib.error = path + " has no cblas_sgemm/cblas_dgemm";
+    lib.fortran_sgemm = symbol<fortran_gemm_fn<float>>(lib.handle, "sgemm_");
+    lib.fortran_dgemm = symbol<fortran_gemm_fn<double>>(lib.handle, "dgemm_");
+    lib.cblas_sgemm = symbol<cblas_gemm_fn<float>>(lib.handle, "cblas_sgemm");
+    lib.cblas_dgemm = symbol<cblas_gemm_fn<double>>(lib.handle, "cblas_dgemm");
+    if (!lib.fortran() && !(lib.cblas_sgemm && lib.cblas_dgemm)) {
+        lib.error = path + " has neither sgemm_/dgemm_ nor cblas_sgemm/cblas_dgemm";
         dlclose(lib.handle);
         lib.handle = nullptr;
     }
@@ -79,11 +100,37 @@ cblas_library find_library() {
 }
 
 std::string describe(const cblas_library &lib) {
-    auto config = reinterpret_cast<config_fn>(dlsym(lib.handle, "openblas_get_config"));
-    return config ? lib.path + ": " + config() : lib.path;
+    auto config = symbol<config_fn>(lib.handle, "openblas_get_config");
+    std::string entry = lib.fortran() ? " (sgemm_/dgemm_)" : " (cblas_sgemm/cblas_dgemm)";
+    return (config ? lib.path + ": " + config() : lib.path) + entry;
 }
 
 bool fits_int(int64_t v) { return v <= INT_MAX; }
+
+// A and B may be NULL when not referenced (alpha = 0 or k = 0).
+template <class T> const T *at(const void *base, int64_t index) {
+    return base ? static_cast<const T *>(base) + index : nullptr;
+}
+
+template <class T>
+void run_fortran(fortran_gemm_fn<T> gemm_fn, const problem &p) {
+    const char ta = p.op_a == transpose::n ? 'N' : 'T', tb = p.op_b == transpose::n ? 'N' : 'T';
+    const int m = int(p.m), n = int(p.n), k = int(p.k), lda = int(p.lda), ldb = int(p.ldb), ldc = int(p.ldc);
+    const T alpha = T(p.alpha), beta = T(p.beta);
+    for (int64_t i = 0; i < p.batch; ++i)
+        gemm_fn(&ta, &tb, &m, &n, &k, &alpha, at<T>(p.a, i * p.stride_a), &lda, at<T>(p.b, i * p.stride_b),
+                &ldb, &beta, static_cast<T *>(p.c) + i * p.stride_c, &ldc, 1, 1);
+}
+
+template <class T>
+void run_cblas(cblas_gemm_fn<T> gemm_fn, const problem &p) {
+    const int ta = p.op_a == transpose::n ? GEMM_OP_N : GEMM_OP_T;
+    const int tb = p.op_b == transpose::n ? GEMM_OP_N : GEMM_OP_T;
+    for (int64_t i = 0; i < p.batch; ++i)
+        gemm_fn(GEMM_COL_MAJOR, ta, tb, int(p.m), int(p.n), int(p.k), T(p.alpha), at<T>(p.a, i * p.stride_a),
+                int(p.lda), at<T>(p.b, i * p.stride_b), int(p.ldb), T(p.beta),
+                static_cast<T *>(p.c) + i * p.stride_c, int(p.ldc));
+}
 
 class cblas_backend final : public backend {
 public:
@@ -100,34 +147,30 @@ public:
         if (p.ab_type != dtype::f32 && p.ab_type != dtype::f64)
             return verdict::no(std::string(dtype_name(p.ab_type)) + " not supported (f32, f64 only)");
         for (int64_t v : {p.m, p.n, p.k, p.lda, p.ldb, p.ldc})
-            if (!fits_int(v)) return verdict::no("a size or leading dimension exceeds the CBLAS int range");
+            if (!fits_int(v)) return verdict::no("a size or leading dimension exceeds the BLAS int range");
         return verdict::yes();
     }
 
     gemm_status_t run(const problem &p, std::string_view, run_context &ctx) override {
-        ctx.variant_used = p.ab_type == dtype::f32 ? "cblas_sgemm" : "cblas_dgemm";
-        int ta = p.op_a == transpose::n ? GEMM_OP_N : GEMM_OP_T;
-        int tb = p.op_b == transpose::n ? GEMM_OP_N : GEMM_OP_T;
-        int m = int(p.m), n = int(p.n), k = int(p.k), lda = int(p.lda), ldb = int(p.ldb), ldc = int(p.ldc);
-        for (int64_t i = 0; i < p.batch; ++i) {
-            if (p.ab_type == dtype::f32)
-                lib_.sgemm(GEMM_COL_MAJOR, ta, tb, m, n, k, float(p.alpha),
-                           at<float>(p.a, i * p.stride_a), lda, at<float>(p.b, i * p.stride_b), ldb,
-                           float(p.beta), const_cast<float *>(at<float>(p.c, i * p.stride_c)), ldc);
-            else
-                lib_.dgemm(GEMM_COL_MAJOR, ta, tb, m, n, k, p.alpha,
-                           at<double>(p.a, i * p.stride_a), lda, at<double>(p.b, i * p.stride_b), ldb,
-                           p.beta, const_cast<double *>(at<double>(p.c, i * p.stride_c)), ldc);
+        // Some kernels read A and B even then (OpenBLAS's small-matrix kernels on AVX-512
+        // do), and they may be NULL.
+        if (p.k == 0 || p.alpha == 0.0) {
+            ctx.variant_used = "scale_c";
+            scale_c_on_host(p);
+            return GEMM_STATUS_SUCCESS;
+        }
+        const bool f32 = p.ab_type == dtype::f32;
+        if (lib_.fortran()) {
+            ctx.variant_used = f32 ? "sgemm_" : "dgemm_";
+            f32 ? run_fortran(lib_.fortran_sgemm, p) : run_fortran(lib_.fortran_dgemm, p);
+        } else {
+            ctx.variant_used = f32 ? "cblas_sgemm" : "cblas_dgemm";
+            f32 ? run_cblas(lib_.cblas_sgemm, p) : run_cblas(lib_.cblas_dgemm, p);
         }
         return GEMM_STATUS_SUCCESS;
     }
 
 private:
-    // A and B may be NULL when not referenced (alpha = 0 or k = 0).
-    template <class T> static const T *at(const void *base, int64_t index) {
-        return base ? static_cast<const T *>(base) + index : nullptr;
-    }
-
     mutable cblas_library lib_;  // written once by probe(), under available()'s once_flag
 };
 

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "bad_cblas_calls.h"
+
 static int last_position;
 static char last_routine[32];
 
@@ -14,38 +16,11 @@ void cblas_xerbla(blasint p, char *rout, char *form, ...) {
     strncpy(last_routine, rout, sizeof last_routine - 1);
 }
 
-struct bad_call { const char *what; int order, ta, tb, m, n, k, lda, ldb, ldc; };
-
-static const struct bad_call bad_calls[] = {
-    {"order", 7, CblasNoTrans, CblasNoTrans, 2, 2, 2, 2, 2, 2},
-    {"transa", CblasColMajor, 1, CblasNoTrans, 2, 2, 2, 2, 2, 2},
-    {"transb", CblasRowMajor, CblasNoTrans, 0, 2, 2, 2, 2, 2, 2},
-    {"col_m", CblasColMajor, CblasNoTrans, CblasNoTrans, -1, 2, 2, 2, 2, 2},
-    {"col_n", CblasColMajor, CblasNoTrans, CblasNoTrans, 2, -1, 2, 2, 2, 2},
-    {"col_k", CblasColMajor, CblasNoTrans, CblasNoTrans, 2, 2, -1, 2, 2, 2},
-    {"col_m_and_n", CblasColMajor, CblasNoTrans, CblasNoTrans, -1, -1, 2, 2, 2, 2},
-    {"col_lda", CblasColMajor, CblasNoTrans, CblasNoTrans, 3, 2, 2, 2, 2, 3},
-    {"col_lda_t", CblasColMajor, CblasTrans, CblasNoTrans, 3, 2, 4, 3, 4, 3},
-    {"col_ldb", CblasColMajor, CblasNoTrans, CblasNoTrans, 2, 2, 3, 2, 2, 2},
-    {"col_lda_and_ldb", CblasColMajor, CblasNoTrans, CblasNoTrans, 3, 3, 3, 1, 1, 3},
-    {"col_ldc", CblasColMajor, CblasNoTrans, CblasNoTrans, 3, 2, 2, 3, 2, 2},
-    {"row_m", CblasRowMajor, CblasNoTrans, CblasNoTrans, -1, 2, 2, 2, 2, 2},
-    {"row_n", CblasRowMajor, CblasNoTrans, CblasNoTrans, 2, -1, 2, 2, 2, 2},
-    {"row_m_and_n", CblasRowMajor, CblasNoTrans, CblasNoTrans, -1, -1, 2, 2, 2, 2},
-    {"row_k", CblasRowMajor, CblasNoTrans, CblasNoTrans, 2, 2, -1, 2, 2, 2},
-    {"row_lda", CblasRowMajor, CblasNoTrans, CblasNoTrans, 2, 2, 3, 2, 2, 2},
-    {"row_lda_t", CblasRowMajor, CblasTrans, CblasNoTrans, 3, 2, 2, 2, 2, 2},
-    {"row_ldb", CblasRowMajor, CblasNoTrans, CblasNoTrans, 2, 3, 2, 3, 2, 3},
-    {"row_lda_and_ldb", CblasRowMajor, CblasNoTrans, CblasNoTrans, 3, 3, 3, 1, 1, 3},
-    {"row_ldc", CblasRowMajor, CblasNoTrans, CblasNoTrans, 2, 3, 2, 2, 3, 2},
-    {"conj_ok", CblasRowMajor, CblasConjTrans, CblasConjTrans, 2, 2, 2, 2, 2, 2},
-};
-
 int main(void) {
     float a[64], b[64], c[64], c0[64];
     double ad[64], bd[64], cd[64], cd0[64];
     for (int i = 0; i < 64; ++i) a[i] = b[i] = c0[i] = c[i] = (float)i, ad[i] = bd[i] = cd0[i] = cd[i] = i;
-    for (size_t i = 0; i < sizeof bad_calls / sizeof bad_calls[0]; ++i) {
+    for (size_t i = 0; i < bad_call_count; ++i) {
         const struct bad_call *p = &bad_calls[i];
         last_position = 0, last_routine[0] = 0;
         cblas_sgemm(p->order, p->ta, p->tb, p->m, p->n, p->k, 1.0f, a, p->lda, b, p->ldb, 0.0f, c, p->ldc);

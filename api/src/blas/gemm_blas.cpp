@@ -3,6 +3,7 @@
 #include <cstdarg>
 #include <cstddef>
 #include <cstdio>
+#include <cstring>
 
 #include "gemm/gemm.h"
 
@@ -16,6 +17,10 @@ namespace {
 // message. Reference BLAS then stops the program; like OpenBLAS, we return instead.
 extern "C" void xerbla_(const char *name, const int *info, std::size_t name_length) __attribute__((weak));
 extern "C" void cblas_xerbla(int position, const char *routine, const char *form, ...) __attribute__((weak));
+// Reference CBLAS's flag "the current call is row-major": its cblas_xerbla (and the handler of
+// its test suite) reads it to map the positions of the column-major problem it passed to
+// Fortran (m and n, lda and ldb swapped) back to the caller's.
+extern "C" int RowMajorStrg __attribute__((weak));
 
 void report_fortran(const char *name, int info) {
     if (xerbla_) {
@@ -25,11 +30,28 @@ void report_fortran(const char *name, int info) {
     std::fprintf(stderr, " ** On entry to %.6s parameter number %2d had an illegal value\n", name, info);
 }
 
-void report_cblas(int position, const char *routine, const char *form, int value) {
+// The position reference CBLAS's handler prints for a row-major call: the swaps it undoes.
+int row_major_position(int position) {
+    switch (position) {
+    case 4: return 5;
+    case 5: return 4;
+    case 9: return 11;
+    case 11: return 9;
+    }
+    return position;
+}
+
+// position as reference CBLAS passes it (see cblas_check); row_major as it sets RowMajorStrg.
+// A handler that has no RowMajorStrg to read is given the position as the reference passes it,
+// and the message printed here is the one the reference handler prints.
+void report_cblas(int position, bool row_major, const char *routine, const char *form, int value) {
     if (cblas_xerbla) {
+        if (&RowMajorStrg) RowMajorStrg = row_major ? 1 : 0;
         cblas_xerbla(position, routine, form, value);
+        if (&RowMajorStrg) RowMajorStrg = 0;  // as reference CBLAS leaves it after every call
         return;
     }
+    if (row_major && std::strstr(routine, "gemm")) position = row_major_position(position);
     std::fprintf(stderr, "Parameter %d to routine %s was incorrect\n", position, routine);
     if (*form) std::fprintf(stderr, form, value);
 }
@@ -141,8 +163,8 @@ template <class T>
 void cblas_gemm(int order, int ta, int tb, int m, int n, int k, T alpha, const T *a, int lda,
                 const T *b, int ldb, T beta, T *c, int ldc) {
     if (cblas_error e = cblas_check(order, ta, tb, m, n, k, lda, ldb, ldc); e.position) {
-        report_cblas(e.position, e.from_fortran ? typed<T>::cblas_fortran_name : typed<T>::cblas_name,
-                     e.form, e.value);
+        report_cblas(e.position, order == GEMM_ROW_MAJOR,
+                     e.from_fortran ? typed<T>::cblas_fortran_name : typed<T>::cblas_name, e.form, e.value);
         return;
     }
     if (m == 0 || n == 0 || ((alpha == T(0) || k == 0) && beta == T(1))) return;

@@ -428,6 +428,44 @@ TEST_CASE("errors param=batch_count,stride_a,stride_b,stride_c") {
     }
 }
 
+TEST_CASE("errors sizes whose operands would span more than 2^63 bytes") {
+    // Each operand's span ((lines - 1) * ld + line length, then (batch - 1) * stride + that,
+    // in bytes) is computed without wrapping; a call whose operands cannot exist is refused
+    // before a backend indexes them, with C untouched. The sizes are valid one by one.
+    constexpr int64_t big = int64_t(1) << 61;
+    for (entry_point e : all_entries) {
+        args base = for_entry(e, args{});
+        // C: m = 1, n = 2^61 columns 8 apart (the wrapped span once passed the overlap check).
+        args x = base;
+        x.m = 1, x.n = big, x.k = 0, x.lda = 1, x.ldb = 1, x.ldc = 8, x.stride_c = 0;
+        expect_error(e, x, GEMM_STATUS_INVALID_SIZE, param::n, "n = " + std::to_string(big) + " makes C span");
+        // Row-major C counts rows, so m is named.
+        x = base;
+        x.layout = GEMM_ROW_MAJOR, x.m = big, x.n = 1, x.k = 0, x.lda = 1, x.ldb = 1, x.ldc = 8;
+        expect_error(e, x, GEMM_STATUS_INVALID_SIZE, param::m, "m = " + std::to_string(big) + " makes C span");
+        // A: k = 2^62 columns of m = 5 (B, k x 7 with ldb = k, would not fit either).
+        x = base;
+        x.k = x.ldb = int64_t(1) << 62;
+        expect_error(e, x, GEMM_STATUS_INVALID_SIZE, param::k, "k = " + std::to_string(x.k) + " makes A span");
+        // B transposed is stored n x k: k = 3 columns 2^61 apart.
+        x = base;
+        x.transb = GEMM_OP_T, x.k = 3, x.ldb = big, x.n = 7;
+        expect_error(e, x, GEMM_STATUS_INVALID_SIZE, param::k, "k = 3 makes B span");
+        // In bytes, not elements: 2^60 + 5 elements fit, 8 (or 4) times as many bytes do not.
+        x = base;
+        x.n = 9, x.ldc = int64_t(1) << 60;
+        expect_error(e, x, GEMM_STATUS_INVALID_SIZE, param::n, "n = 9 makes C span");
+        if (!is_batched(e)) continue;
+        // The batch: each matrix fits, all of them do not.
+        x = base;
+        x.batch = int64_t(1) << 62, x.stride_c = 64;
+        expect_error(e, x, GEMM_STATUS_INVALID_SIZE, param::batch, "batch_count = " + std::to_string(x.batch));
+        x = base;
+        x.batch = 3, x.stride_a = INT64_MAX / 2;
+        expect_error(e, x, GEMM_STATUS_INVALID_SIZE, param::batch, "batch_count = 3 makes the A matrices span");
+    }
+}
+
 TEST_CASE("errors first error wins in BLAS order") {
     // Several bad arguments: the report names the earliest, as reference BLAS's xerbla does.
     for (entry_point e : all_entries) {

@@ -8,6 +8,8 @@
 
 #include "dispatch/error.hpp"
 #include "dispatch/memory.hpp"
+#include "dispatch/size_math.hpp"
+#include "guard.hpp"
 
 namespace gemm {
 
@@ -83,16 +85,6 @@ gemm_status_t check_batch(const user_call &c) {
         return fail(GEMM_STATUS_INVALID_STRIDE, positions(c).stride_b, fmt::format("stride_b = {} must be >= 0", c.stride_b));
     if (c.stride_c < 0)
         return fail(GEMM_STATUS_INVALID_STRIDE, positions(c).stride_c, fmt::format("stride_c = {} must be >= 0", c.stride_c));
-    if (c.batch > 1 && c.m > 0 && c.n > 0) {
-        // The last stored row or column of one C must end before the next C begins.
-        int64_t lines = c.layout == GEMM_COL_MAJOR ? c.n : c.m;
-        int64_t line_len = c.layout == GEMM_COL_MAJOR ? c.m : c.n;
-        int64_t footprint = (lines - 1) * c.ldc + line_len;
-        if (c.stride_c < footprint)
-            return fail(GEMM_STATUS_INVALID_STRIDE, positions(c).stride_c,
-                        fmt::format("stride_c = {} must be >= {} so that the {} C matrices do not overlap",
-                                    c.stride_c, footprint, c.batch));
-    }
     return GEMM_STATUS_SUCCESS;
 }
 
@@ -125,6 +117,69 @@ double scalar_value(const void *p, int compute) {
     return compute == GEMM_F64 ? *static_cast<const double *>(p) : double(*static_cast<const float *>(p));
 }
 
+// One operand as the call stores it: `lines` lines (columns in column-major, rows in row-major)
+// of `length` elements, `ld` apart; batch matrices `stride` apart.
+struct stored_operand {
+    const char *name;        // "A"
+    const char *lines_name;  // the size parameter that counts the lines
+    int lines_position;
+    int64_t lines, length, ld, stride;
+    std::size_t element_size;
+};
+
+stored_operand stored(const user_call &c, const char *name, int64_t rows, int64_t cols,
+                      const char *rows_name, const char *cols_name, int64_t ld, int64_t stride,
+                      std::size_t element_size) {
+    bool col = c.layout == GEMM_COL_MAJOR;
+    auto position_of = [](const char *dim) { return dim[0] == 'm' ? 4 : dim[0] == 'n' ? 5 : 6; };
+    const char *lines_name = col ? cols_name : rows_name;
+    return {name, lines_name, position_of(lines_name), col ? cols : rows, col ? rows : cols, ld, stride,
+            element_size};
+}
+
+// Every byte a call touches must be addressable as an int64_t offset from its operand, or the
+// backends' index arithmetic (and the overlap check below) would wrap.
+gemm_status_t check_span(const user_call &c, const stored_operand &o, int64_t *one_matrix) {
+    std::optional<int64_t> span = span_elements(o.lines, o.ld, o.length);
+    if (!span || !checked_mul(*span, int64_t(o.element_size)))
+        return fail(GEMM_STATUS_INVALID_SIZE, o.lines_position,
+                    fmt::format("{} = {} makes {} span more than 2^63 - 1 bytes ({} lines {} elements apart)",
+                                o.lines_name, o.lines, o.name, o.lines, o.ld));
+    *one_matrix = *span;
+    if (c.batch <= 1) return GEMM_STATUS_SUCCESS;
+    std::optional<int64_t> all = span_elements(c.batch, o.stride, *span);
+    if (!all || !checked_mul(*all, int64_t(o.element_size)))
+        return fail(GEMM_STATUS_INVALID_SIZE, positions(c).batch,
+                    fmt::format("batch_count = {} makes the {} matrices span more than 2^63 - 1 bytes "
+                                "(stride {} elements)", c.batch, o.name, o.stride));
+    return GEMM_STATUS_SUCCESS;
+}
+
+// The operands the call reads or writes lie within the address range an int64_t reaches, and
+// the C matrices of a batch do not overlap. Runs after check_pointers: what it reads is there.
+gemm_status_t check_spans(const user_call &c) {
+    bool writes_c = c.m > 0 && c.n > 0 && c.batch > 0;
+    if (!writes_c) return GEMM_STATUS_SUCCESS;
+    std::size_t ab_size = dtype_size(dtype(c.a_type)), c_size = dtype_size(dtype(c.c_type));
+    int64_t one = 0;
+    stored_operand cs = stored(c, "C", c.m, c.n, "m", "n", c.ldc, c.stride_c, c_size);
+    if (gemm_status_t s = check_span(c, cs, &one); s != GEMM_STATUS_SUCCESS) return s;
+    // The last stored row or column of one C must end before the next C begins.
+    if (c.batch > 1 && c.stride_c < one)
+        return fail(GEMM_STATUS_INVALID_STRIDE, positions(c).stride_c,
+                    fmt::format("stride_c = {} must be >= {} so that the {} C matrices do not overlap",
+                                c.stride_c, one, c.batch));
+    bool reads_ab = c.k > 0 && scalar_value(c.alpha, c.compute) != 0.0;
+    if (!reads_ab) return GEMM_STATUS_SUCCESS;
+    bool an = c.transa == GEMM_OP_N, bn = c.transb == GEMM_OP_N;
+    stored_operand as = stored(c, "A", an ? c.m : c.k, an ? c.k : c.m, an ? "m" : "k", an ? "k" : "m",
+                               c.lda, c.stride_a, ab_size);
+    if (gemm_status_t s = check_span(c, as, &one); s != GEMM_STATUS_SUCCESS) return s;
+    stored_operand bs = stored(c, "B", bn ? c.k : c.n, bn ? c.n : c.k, bn ? "k" : "n", bn ? "n" : "k",
+                               c.ldb, c.stride_b, ab_size);
+    return check_span(c, bs, &one);
+}
+
 gemm_status_t check_pointers(const user_call &c) {
     if (!c.alpha) return fail(GEMM_STATUS_INVALID_POINTER, positions(c).alpha, "alpha is NULL");
     if (!c.beta) return fail(GEMM_STATUS_INVALID_POINTER, positions(c).beta, "beta is NULL");
@@ -147,6 +202,7 @@ gemm_status_t check_call(const user_call &c) {
     if (s == GEMM_STATUS_SUCCESS) s = check_batch(c);
     if (s == GEMM_STATUS_SUCCESS) s = check_types(c);
     if (s == GEMM_STATUS_SUCCESS) s = check_pointers(c);
+    if (s == GEMM_STATUS_SUCCESS) s = check_spans(c);
     return s;
 }
 
@@ -196,4 +252,6 @@ gemm_status_t run_call(const user_call &call) {
 
 }  // namespace gemm
 
-extern "C" gemm_status_t api_run(const api_call *call) { return gemm::run_call(*call); }
+extern "C" gemm_status_t api_run(const api_call *call) {
+    return gemm::guarded([call] { return gemm::run_call(*call); });
+}

@@ -9,12 +9,15 @@ namespace gemm {
 
 // Records why the current call failed and returns status, so callers can write
 // `return set_error(GEMM_STATUS_..., "...")`. parameter: cblas position, 0 if none.
-gemm_status_t set_error(gemm_status_t status, std::string message, int parameter = 0);
+gemm_status_t set_error(gemm_status_t status, std::string message, int parameter = 0) noexcept;
+
+// The same with a string literal, for paths that must not allocate (out of memory).
+gemm_status_t set_fixed_error(gemm_status_t status, const char *message) noexcept;
 
 // Called at the start of every API call.
-void clear_error();
+void clear_error() noexcept;
 
-const char *last_error_message();
-int last_error_parameter();
+const char *last_error_message() noexcept;
+int last_error_parameter() noexcept;
 
 }  // namespace gemm

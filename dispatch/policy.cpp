@@ -7,6 +7,7 @@
 
 #include <spdlog/fmt/fmt.h>
 
+#include "error.hpp"
 #include "log.hpp"
 #include "registry.hpp"
 #include "tune_cache.hpp"
@@ -107,8 +108,19 @@ void record_miss(const tune_key &key, const std::string &path) {
     std::fclose(f);
 }
 
-// Tunes p's shape now (GEMM_TUNE=online) with a small budget and stores the result. One
-// shape at a time, so threads meeting the same new shape tune it once.
+// The first time online tuning fails in this process, say why: otherwise a cache that cannot
+// be written would make every process tune again, silently.
+void warn_once_online(const char *what) {
+    static std::once_flag once;
+    std::call_once(once, [&] {
+        logger().warn("GEMM_TUNE=online: {}: {}; shapes tuned now are kept for this process only", what,
+                      last_error_message());
+    });
+}
+
+// Tunes p's shape now (GEMM_TUNE=online) with a small budget and stores the result (kept in
+// memory when the file cannot take it). One shape at a time, so threads meeting the same new
+// shape tune it once. Leaves the thread's error clear: the caller's call has not failed.
 tune_entry_ptr tune_now(const tune_key &key, int device) {
     static std::mutex one_at_a_time;
     std::lock_guard<std::mutex> lock(one_at_a_time);
@@ -118,9 +130,14 @@ tune_entry_ptr tune_now(const tune_key &key, int device) {
     tune_outcome outcome;
     tune_spec spec = spec_of(key);
     spec.device = device < 0 ? 0 : device;
-    if (tune_problem(spec, options, outcome) != GEMM_STATUS_SUCCESS) return nullptr;
-    process_tune_cache().store({outcome.entry});
-    return std::make_shared<const tune_entry>(outcome.entry);
+    if (tune_problem(spec, options, outcome) != GEMM_STATUS_SUCCESS) {
+        warn_once_online("tuning failed");
+        clear_error();
+        return nullptr;
+    }
+    if (process_tune_cache().store({outcome.entry}) != GEMM_STATUS_SUCCESS) warn_once_online("cannot store");
+    clear_error();
+    return process_tune_cache().find(key);
 }
 
 choice choose_tuned(const problem &p, const env_settings &env, bool collect_skipped) {

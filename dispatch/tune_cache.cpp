@@ -1,12 +1,6 @@
-// tune_cache.cpp: reading, merging and atomically rewriting the tune cache file.
+// tune_cache.cpp: the tune cache's entries: parsing the file, merging stores into it, lookups.
 #include "tune_cache.hpp"
 
-#include <fcntl.h>
-#include <sys/file.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -21,11 +15,33 @@
 #include "error.hpp"
 #include "log.hpp"
 #include "registry.hpp"
+#include "tune_cache_file.hpp"
 
 namespace gemm {
 namespace {
 
 constexpr const char *section_marker = "[machine] ";
+
+// The comment write_file puts first; a read drops these lines, so they are not repeated.
+constexpr const char *header_lines[] = {
+    "# gemm tune cache: `gemm tune` writes it; one [machine] section per fingerprint.",
+    "# <dtype A/B> <dtype C> <ops> <m> <n> <k> batch= ld= align= space= beta= | backend variant"
+    " | median time | built-in default and its time"};
+
+// Lines longer than this are not entries (an entry is about 150 characters).
+constexpr std::size_t max_entry_length = 1024;
+
+// A line as a warning quotes it: at most 120 characters.
+std::string quoted(const std::string &line) {
+    constexpr std::size_t most = 120;
+    return line.size() <= most ? line : line.substr(0, most) + "... (" + std::to_string(line.size()) + " characters)";
+}
+
+bool is_header(const std::string &line) {
+    for (const char *h : header_lines)
+        if (line == h) return true;
+    return false;
+}
 
 std::string trim(std::string s) {
     auto first = s.find_first_not_of(" \t\r\n");
@@ -98,39 +114,9 @@ std::string entry_line(const tune_entry &e) {
                        e.default_microseconds);
 }
 
-gemm_status_t make_parent_dirs(const std::string &path) {
-    for (std::size_t slash = path.find('/', 1); slash != std::string::npos; slash = path.find('/', slash + 1)) {
-        std::string dir = path.substr(0, slash);
-        if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
-            return set_error(GEMM_STATUS_EXECUTION_FAILED,
-                             "tune cache: cannot create directory " + dir + ": " + std::strerror(errno));
-    }
-    return GEMM_STATUS_SUCCESS;
-}
-
-// An exclusive advisory lock on "<path>.lock", released when destroyed.
-class file_lock {
-public:
-    explicit file_lock(const std::string &path) {
-        fd_ = open((path + ".lock").c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
-        if (fd_ >= 0 && flock(fd_, LOCK_EX) != 0) {
-            close(fd_);
-            fd_ = -1;
-        }
-    }
-    ~file_lock() {
-        if (fd_ >= 0) close(fd_);  // closing releases the lock
-    }
-    file_lock(const file_lock &) = delete;
-    file_lock &operator=(const file_lock &) = delete;
-    bool held() const { return fd_ >= 0; }
-
-private:
-    int fd_ = -1;
-};
-
+// In double from the start: a size of INT64_MAX (a valid key) must not overflow.
 double log_distance(const tune_key &a, const tune_key &b) {
-    auto d = [](int64_t x, int64_t y) { return std::fabs(std::log2(double(x + 1) / double(y + 1))); };
+    auto d = [](int64_t x, int64_t y) { return std::fabs(std::log2((double(x) + 1.0) / (double(y) + 1.0))); };
     return std::max({d(a.m, b.m), d(a.n, b.n), d(a.k, b.k)});
 }
 
@@ -157,7 +143,8 @@ std::string tune_cache_path() {
 
 tune_cache::tune_cache(std::string path) : path_(std::move(path)), fingerprint_(machine_fingerprint()) {
     file_contents contents = read_file(warnings_);
-    for (tune_entry &e : contents.mine) entries_[e.key] = std::make_shared<const tune_entry>(std::move(e));
+    for (file_line &l : contents.lines)
+        if (l.entry) entries_[l.entry->key] = std::make_shared<const tune_entry>(std::move(*l.entry));
     for (const std::string &w : warnings_) logger().warn("{}", w);
 }
 
@@ -168,44 +155,58 @@ std::size_t tune_cache::size() const {
 
 tune_cache::file_contents tune_cache::read_file(std::vector<std::string> &warnings) const {
     file_contents contents;
-    std::ifstream in(path_);
-    if (!in) return contents;  // no file yet: an empty cache
+    cache_file_text file = read_cache_file(path_);
+    if (file.status == cache_file_text::state::unusable) {
+        contents.usable = false;
+        contents.problem = "tune cache " + path_ + ": " + file.problem;
+        warnings.push_back(contents.problem + "; its entries are not used and it will not be overwritten");
+        return contents;
+    }
+    std::istringstream in(file.text);
     std::string line;
     bool in_section = false, in_mine = false, saw_other_machine = false;
+    std::size_t usable_entries = 0;
     for (int number = 1; std::getline(in, line); ++number) {
+        if (is_header(line)) continue;
         std::string t = trim(line);
+        if (t.empty() || t[0] == '#' || in_section) contents.lines.push_back({line, std::nullopt});
         if (t.empty() || t[0] == '#') continue;
         if (t.rfind(section_marker, 0) == 0) {
+            if (!in_section) contents.lines.push_back({line, std::nullopt});
             in_section = true;
             in_mine = t.substr(std::strlen(section_marker)) == fingerprint_;
             saw_other_machine |= !in_mine;
-            if (!in_mine) contents.other_sections.push_back(t);
+            contents.has_mine |= in_mine;
+            if (in_mine) contents.mine_end = contents.lines.size();
             continue;
         }
-        if (!in_section) {  // belongs to no machine: dropped when the file is rewritten
-            warnings.push_back(fmt::format("tune cache {}:{}: skipped (outside any [machine] section): {}", path_,
-                                           number, t));
+        if (!in_section) {
+            warnings.push_back(fmt::format("tune cache {}:{}: skipped (outside any [machine] section; a store "
+                                           "drops it): {}", path_, number, quoted(t)));
             continue;
         }
-        if (!in_mine) {
-            contents.other_sections.push_back(t);
-            continue;
-        }
-        std::string why;
-        std::optional<tune_entry> e = parse_entry(t, why);
-        if (e) {
+        if (!in_mine) continue;
+        std::string why = "longer than any entry";
+        std::optional<tune_entry> e = t.size() <= max_entry_length ? parse_entry(t, why) : std::nullopt;
+        const bool well_formed = e.has_value();
+        if (e)
             if (auto problem = entry_problem(*e)) {
                 why = *problem;
                 e.reset();
             }
+        if (e) {
+            contents.lines.back().entry = std::move(e);
+            ++usable_entries;
+        } else {
+            // A line that is no entry at all is garbage a store drops; an entry this build
+            // cannot use stays, for the build that can.
+            if (!well_formed) contents.lines.pop_back();
+            warnings.push_back(fmt::format("tune cache {}:{}: skipped ({}{}): {}", path_, number, why,
+                                           well_formed ? "" : "; a store drops it", quoted(t)));
         }
-        if (!e) {
-            warnings.push_back(fmt::format("tune cache {}:{}: skipped ({}): {}", path_, number, why, t));
-            continue;
-        }
-        contents.mine.push_back(std::move(*e));
+        contents.mine_end = contents.lines.size();
     }
-    if (saw_other_machine && contents.mine.empty())
+    if (saw_other_machine && usable_entries == 0)
         warnings.push_back("tune cache " + path_ +
                            ": no section for this machine (stale: tuned on another machine or build); "
                            "run `gemm tune` here");
@@ -213,58 +214,51 @@ tune_cache::file_contents tune_cache::read_file(std::vector<std::string> &warnin
 }
 
 gemm_status_t tune_cache::write_file(const file_contents &contents) const {
-    std::string temp = fmt::format("{}.tmp.{}", path_, getpid());
-    {
-        std::ofstream out(temp, std::ios::trunc);
-        if (!out)
-            return set_error(GEMM_STATUS_EXECUTION_FAILED,
-                             "tune cache: cannot write " + temp + ": " + std::strerror(errno));
-        out << "# gemm tune cache: `gemm tune` writes it; one [machine] section per fingerprint.\n";
-        out << "# <dtype A/B> <dtype C> <ops> <m> <n> <k> batch= ld= align= space= beta= | backend variant"
-               " | median time | built-in default and its time\n";
-        for (const std::string &l : contents.other_sections) out << l << '\n';
-        out << section_marker << fingerprint_ << '\n';
-        for (const tune_entry &e : contents.mine) out << entry_line(e) << '\n';
-        out.flush();
-        if (!out) {
-            std::remove(temp.c_str());
-            return set_error(GEMM_STATUS_EXECUTION_FAILED, "tune cache: write to " + temp + " failed");
+    std::string text;
+    for (const char *h : header_lines) text += std::string(h) + '\n';
+    for (const file_line &l : contents.lines) text += l.text + '\n';
+    return replace_cache_file(path_, text);
+}
+
+// Each fresh entry replaces the lines holding an entry of its key in this machine's section,
+// or is added at the end of that section (which is created at the end of the file if absent).
+void tune_cache::merge(file_contents &contents, const std::vector<tune_entry> &fresh) const {
+    for (const tune_entry &e : fresh) {
+        bool replaced = false;
+        for (file_line &l : contents.lines)
+            if (l.entry && l.entry->key == e.key) {
+                l = {entry_line(e), e};
+                replaced = true;
+            }
+        if (replaced) continue;
+        if (!contents.has_mine) {
+            contents.lines.push_back({section_marker + fingerprint_, std::nullopt});
+            contents.mine_end = contents.lines.size();
+            contents.has_mine = true;
         }
+        contents.lines.insert(contents.lines.begin() + std::ptrdiff_t(contents.mine_end), {entry_line(e), e});
+        ++contents.mine_end;
     }
-    if (std::rename(temp.c_str(), path_.c_str()) != 0) {
-        std::string why = std::strerror(errno);
-        std::remove(temp.c_str());
-        return set_error(GEMM_STATUS_EXECUTION_FAILED, "tune cache: cannot replace " + path_ + ": " + why);
-    }
-    return GEMM_STATUS_SUCCESS;
 }
 
 gemm_status_t tune_cache::store(const std::vector<tune_entry> &fresh) {
     std::unique_lock<std::shared_mutex> lock(mutex_);
     nearest_memo_.clear();
+    // Kept for this process even when the file cannot take them.
     for (const tune_entry &e : fresh) entries_[e.key] = std::make_shared<const tune_entry>(e);
 
     if (gemm_status_t s = make_parent_dirs(path_); s != GEMM_STATUS_SUCCESS) return s;
-    file_lock file(path_);
-    if (!file.held())
-        return set_error(GEMM_STATUS_EXECUTION_FAILED,
-                         "tune cache: cannot lock " + path_ + ".lock: " + std::strerror(errno));
+    cache_file_lock file(path_);
+    if (!file.held()) return set_error(GEMM_STATUS_EXECUTION_FAILED, "tune cache: " + file.error());
     std::vector<std::string> ignored;  // reported when this process loaded the file
     file_contents contents = read_file(ignored);
-    std::unordered_map<tune_key, std::size_t, tune_key_hash> index;
-    for (std::size_t i = 0; i < contents.mine.size(); ++i) index[contents.mine[i].key] = i;
-    for (const tune_entry &e : fresh) {
-        auto it = index.find(e.key);
-        if (it != index.end()) {
-            contents.mine[it->second] = e;
-        } else {
-            index[e.key] = contents.mine.size();
-            contents.mine.push_back(e);
-        }
-    }
+    if (!contents.usable)
+        return set_error(GEMM_STATUS_EXECUTION_FAILED, contents.problem + ": not replaced, nothing stored");
+    merge(contents, fresh);
     // Entries other processes stored since we loaded become visible here too.
-    for (const tune_entry &e : contents.mine)
-        if (!entries_.count(e.key)) entries_.emplace(e.key, std::make_shared<const tune_entry>(e));
+    for (const file_line &l : contents.lines)
+        if (l.entry && !entries_.count(l.entry->key))
+            entries_.emplace(l.entry->key, std::make_shared<const tune_entry>(*l.entry));
     return write_file(contents);
 }
 

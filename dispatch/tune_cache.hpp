@@ -40,7 +40,10 @@ std::string tune_cache_path();
 // Only the section whose fingerprint equals this machine's is used; other sections are kept
 // when the file is rewritten (several machines may share a home directory). Lines that do not
 // parse, entries naming a backend this build lacks or a variant the backend does not know
-// are skipped with a warning, never used.
+// are skipped with a warning, never used. A store changes nothing but the entries it stores:
+// every other line (comments, other machines, entries this build cannot use) is written back
+// as it was. A file that cannot be read (no permission, not a regular file, too large) is
+// not used and never replaced.
 class tune_cache {
 public:
     explicit tune_cache(std::string path);
@@ -65,12 +68,22 @@ public:
     const std::vector<std::string> &warnings() const { return warnings_; }
 
 private:
+    // A line of the file as read: verbatim, and the entry it holds when it is a usable entry
+    // of this machine's section.
+    struct file_line {
+        std::string text;
+        std::optional<tune_entry> entry;
+    };
     struct file_contents {
-        std::vector<std::string> other_sections;  // verbatim lines of other machines
-        std::vector<tune_entry> mine;             // this machine's valid entries
+        bool usable = true;       // false: the file exists but cannot be read
+        std::string problem;      // why not
+        std::vector<file_line> lines;  // all but the header comments write_file adds
+        std::size_t mine_end = 0;      // where new entries go: after this machine's last section
+        bool has_mine = false;
     };
     file_contents read_file(std::vector<std::string> &warnings) const;
     gemm_status_t write_file(const file_contents &contents) const;
+    void merge(file_contents &contents, const std::vector<tune_entry> &fresh) const;
 
     std::string path_;
     std::string fingerprint_;

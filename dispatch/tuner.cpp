@@ -10,6 +10,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <random>
 
 #include <spdlog/fmt/fmt.h>
@@ -20,6 +21,7 @@
 #include "memory.hpp"
 #include "policy.hpp"
 #include "registry.hpp"
+#include "size_math.hpp"
 
 namespace gemm {
 namespace {
@@ -64,28 +66,7 @@ struct operand_set {
 // The operands of a spec, their initial C, and the problem they make.
 class tune_data {
 public:
-    tune_data(const tune_spec &s, int device) : spec_(s), device_(device) {
-        base_.op_a = s.op_a;
-        base_.op_b = s.op_b;
-        base_.m = s.m;
-        base_.n = s.n;
-        base_.k = s.k;
-        base_.batch = s.batch;
-        base_.ab_type = s.ab_type;
-        base_.c_type = s.c_type;
-        base_.compute_type = compute_type_for(s.ab_type);
-        std::size_t ab = dtype_size(s.ab_type), cs = dtype_size(s.c_type);
-        base_.lda = leading_dim(base_.a_rows(), ab);
-        base_.ldb = leading_dim(base_.b_rows(), ab);
-        base_.ldc = leading_dim(s.m, cs);
-        base_.stride_a = base_.lda * std::max<int64_t>(1, base_.a_cols());
-        base_.stride_b = base_.ldb * std::max<int64_t>(1, base_.b_cols());
-        base_.stride_c = base_.ldc * std::max<int64_t>(1, s.n);
-        base_.alpha = 1.0;
-        base_.beta = s.beta_zero ? 0.0 : 0.5;
-        base_.space = s.space;
-        base_.device = s.space == memory_space::host ? -1 : device;
-    }
+    tune_data(const tune_spec &s, int device) : spec_(s), device_(device) {}
 
     ~tune_data() {
         const device_services *dev = installed_device_services();
@@ -102,27 +83,60 @@ public:
 
     // rows plus the spec's padding; padding -1 is the least padding that keeps the leading
     // dimension a multiple of 16 bytes when the spec is aligned, so that a tuned `ld=padded
-    // align=16` class gets an entry of that same class.
-    int64_t leading_dim(int64_t rows, std::size_t element) const {
+    // align=16` class gets an entry of that same class. Empty on overflow.
+    std::optional<int64_t> leading_dim(int64_t rows, std::size_t element) const {
         int64_t tight = std::max<int64_t>(1, rows);
-        if (spec_.ld_padding >= 0) return tight + spec_.ld_padding;
+        if (spec_.ld_padding >= 0) return checked_add(tight, spec_.ld_padding);
         int64_t unit = spec_.aligned ? int64_t(16 / element) : 1;
-        return (tight + 1 + unit - 1) / unit * unit;
+        std::optional<int64_t> padded = checked_add(tight, unit);
+        return padded ? std::optional<int64_t>(*padded / unit * unit) : std::nullopt;
     }
+
+    // The problem on tight (or padded) operands, and the bytes of each; INVALID_SIZE when a
+    // size does not fit in int64_t bytes, ALLOC_FAILED when the sets would not fit in memory.
+    gemm_status_t plan() {
+        const tune_spec &s = spec_;
+        base_.op_a = s.op_a;
+        base_.op_b = s.op_b;
+        base_.m = s.m;
+        base_.n = s.n;
+        base_.k = s.k;
+        base_.batch = s.batch;
+        base_.ab_type = s.ab_type;
+        base_.c_type = s.c_type;
+        base_.compute_type = compute_type_for(s.ab_type);
+        base_.alpha = 1.0;
+        base_.beta = s.beta_zero ? 0.0 : 0.5;
+        base_.space = s.space;
+        base_.device = s.space == memory_space::host ? -1 : device_;
+        std::size_t ab = dtype_size(s.ab_type), cs = dtype_size(s.c_type);
+        bool ok = operand(leading_dim(base_.a_rows(), ab), base_.a_cols(), ab, base_.lda, base_.stride_a, a_bytes_) &&
+                  operand(leading_dim(base_.b_rows(), ab), base_.b_cols(), ab, base_.ldb, base_.stride_b, b_bytes_) &&
+                  operand(leading_dim(s.m, cs), s.n, cs, base_.ldc, base_.stride_c, c_bytes_);
+        if (!ok)
+            return set_error(GEMM_STATUS_INVALID_SIZE,
+                             fmt::format("gemm_tune: m = {}, n = {}, k = {}, batch_count = {}, ld_padding = {} make "
+                                         "operands larger than 2^63 - 1 bytes",
+                                         s.m, s.n, s.k, s.batch, s.ld_padding));
+        return GEMM_STATUS_SUCCESS;
+    }
+
     int device() const { return device_; }
     void *stream() const { return stream_; }
 
     gemm_status_t allocate_sets() {
+        if (gemm_status_t s = plan(); s != GEMM_STATUS_SUCCESS) return s;
         const device_services *dev = installed_device_services();
         if (on_device() && !dev)
             return set_error(GEMM_STATUS_NOT_SUPPORTED, "tuner: device problems need a build with CUDA");
+        std::size_t cs = dtype_size(spec_.c_type);
+        // One set, the initial C and the checked C at least: refused before allocating what
+        // would push the machine into swap or the OOM killer (in double: the sum may not fit).
+        double least = double(a_bytes_) + double(b_bytes_) + 3.0 * double(c_bytes_);
+        if (gemm_status_t s = check_host_memory(least); s != GEMM_STATUS_SUCCESS) return s;
+        std::size_t per_set = a_bytes_ + b_bytes_ + c_bytes_;
         if (on_device())
             if (gemm_status_t s = dev->create_stream(device_, &stream_); s != GEMM_STATUS_SUCCESS) return s;
-        std::size_t ab = dtype_size(spec_.ab_type), cs = dtype_size(spec_.c_type);
-        a_bytes_ = std::size_t(base_.stride_a * base_.batch) * ab;
-        b_bytes_ = std::size_t(base_.stride_b * base_.batch) * ab;
-        c_bytes_ = std::size_t(base_.stride_c * base_.batch) * cs;
-        std::size_t per_set = a_bytes_ + b_bytes_ + c_bytes_;
         std::size_t cache = on_device() ? dev->cache_bytes(device_) : last_level_cache_bytes();
         // As many sets as gemm bench uses, so that the tuner times the cache regime the bench
         // (and a caller streaming through different matrices) sees.
@@ -185,6 +199,31 @@ public:
     const void *host_b() const { return sets_[0].b_ptr; }
 
 private:
+    // ld, the stride of one matrix (ld x cols) and the bytes of the batch, checked.
+    bool operand(std::optional<int64_t> ld, int64_t cols, std::size_t element, int64_t &ld_out,
+                 int64_t &stride_out, std::size_t &bytes_out) const {
+        if (!ld) return false;
+        std::optional<int64_t> stride = checked_mul(*ld, std::max<int64_t>(1, cols));
+        std::optional<int64_t> elements = stride ? checked_mul(*stride, spec_.batch) : std::nullopt;
+        std::optional<int64_t> bytes = elements ? checked_mul(*elements, int64_t(element)) : std::nullopt;
+        // Room for the misaligning offset and the allocator's rounding, as allocate() adds.
+        if (!bytes || !checked_add(*bytes, 256)) return false;
+        ld_out = *ld;
+        stride_out = *stride;
+        bytes_out = std::size_t(*bytes);
+        return true;
+    }
+
+    static gemm_status_t check_host_memory(double bytes) {
+        long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+        if (pages <= 0 || page <= 0) return GEMM_STATUS_SUCCESS;
+        const double have = double(pages) * double(page);
+        if (bytes <= have) return GEMM_STATUS_SUCCESS;
+        return set_error(GEMM_STATUS_ALLOC_FAILED,
+                         fmt::format("gemm_tune: the operands need {:.3g} GiB of host memory, this machine has {:.3g} GiB",
+                                     bytes / double(1 << 30), have / double(1 << 30)));
+    }
+
     problem problem_on(const operand_set &s) const {
         problem p = base_;
         p.a = on_device() ? s.device_a : s.a_ptr;

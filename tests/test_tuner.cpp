@@ -14,13 +14,17 @@
 #include <doctest/doctest.h>
 
 #include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -244,6 +248,14 @@ void child_call(const std::vector<std::string> &w) {
     print_stderr(err);
 }
 
+// wait FILE: until FILE exists (at most 30 s), so that the parent can prepare the scratch
+// directory for this very process (a name with its pid in it) before the next step.
+void child_wait(const std::string &path) {
+    for (int i = 0; i < 3000 && access(path.c_str(), F_OK) != 0; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    std::printf("wait %s\n", path.c_str());
+}
+
 int run_child() {
     setvbuf(stdout, nullptr, _IOLBF, 0);
     const char *steps = std::getenv("TUNER_STEPS");
@@ -254,6 +266,7 @@ int run_child() {
         if (w[0] == "path") std::printf("path %s\n", gemm_tune_cache_path());
         else if (w[0] == "tune" && w.size() >= 2) child_tune(w);
         else if (w[0] == "call" && w.size() >= 2) child_call(w);
+        else if (w[0] == "wait" && w.size() >= 2) child_wait(w[1]);
         else return std::fprintf(stderr, "test_tuner: unknown step '%s'\n", text.c_str()), 2;
     }
     return 0;
@@ -425,12 +438,30 @@ std::string self_path() {
     return n > 0 ? std::string(buf.data(), std::size_t(n)) : "";
 }
 
+// How a child runs besides its environment.
+struct child_options {
+    rlim_t file_size_limit = RLIM_INFINITY;  // RLIMIT_FSIZE in bytes (ulimit -f)
+    bool unprivileged = false;                // as user nobody when the parent is root
+};
+
+// After fork, before exec: only async-signal-safe calls.
+void apply_child_options(const child_options &o) {
+    if (o.file_size_limit != RLIM_INFINITY) {
+        struct rlimit limit = {o.file_size_limit, o.file_size_limit};
+        if (setrlimit(RLIMIT_FSIZE, &limit) != 0) _exit(125);
+    }
+    if (o.unprivileged && geteuid() == 0) {
+        const uid_t nobody = 65534;
+        if (setgroups(0, nullptr) != 0 || setgid(nobody) != 0 || setuid(nobody) != 0) _exit(124);
+    }
+}
+
 // A child running TUNER_STEPS, its environment the parent's without any GEMM_* or TUNER_*
 // variable, plus `env`.
 class child_process {
 public:
     child_process(const scratch_dir &dir, std::string label, const std::vector<std::string> &env,
-                  const std::string &steps) {
+                  const std::string &steps, const child_options &options = {}) {
         result_.label = std::move(label);
         out_path_ = dir.file(result_.label + ".stdout");
         err_path_ = dir.file(result_.label + ".stderr");
@@ -454,6 +485,7 @@ public:
         pid_ = fork();
         if (pid_ == 0) {  // only async-signal-safe calls until exec
             if (dup2(out, 1) < 0 || dup2(err, 2) < 0) _exit(126);
+            apply_child_options(options);
             execve(exe.c_str(), argv.data(), envp.data());
             _exit(127);
         }
@@ -466,6 +498,8 @@ public:
     }
     child_process(const child_process &) = delete;
     child_process &operator=(const child_process &) = delete;
+
+    pid_t pid() const { return pid_; }
 
     // Waits for the child (killing it after a minute: a hung child is a failure, not a hung
     // suite) and returns what it printed.
@@ -497,8 +531,8 @@ private:
 };
 
 child_result run_child(const scratch_dir &dir, const std::string &label, const std::vector<std::string> &env,
-                       const std::string &steps) {
-    child_process child(dir, label, env, steps);
+                       const std::string &steps, const child_options &options = {}) {
+    child_process child(dir, label, env, steps, options);
     return child.wait();
 }
 
@@ -936,6 +970,237 @@ TEST_CASE("tuner unwritable: a store that cannot write fails naming the path; ca
     CHECK(read_text(blocker) == "a regular file\n");
 }
 
+// ---- 5b. what a store keeps, and what may sit at the cache path ---------------------------
+
+TEST_CASE("tuner store_keeps_lines: a store changes only the entries it stores") {
+    scratch_dir dir;
+    std::string cache = dir.file("tune-cache.txt");
+    std::string mine = this_machine_line(dir);
+    const std::vector<std::string> before = {
+        "# kept: a comment above the sections",
+        "[machine] another box; cpu Imaginary 9000; hardware threads 512",
+        key_text(100, 100, 100) + " | cblas - | 5.000 us | default cblas 5.000 us",
+        mine,
+        "# kept: a comment inside this machine's section",
+        key_text(64, 64, 64) + " | nosuch_backend - | 1.000 us | default cblas 9.000 us",  // another build's
+        key_text(48, 48, 48) + " | cpu_omp avx2_f32_99x99 | 1.000 us | default cblas 9.000 us",
+        key_text(8, 8, 8) + " | cpu_ref - | 1.000 us | default cblas 2.000 us",  // replaced by the store
+        key_text(16, 16, 16) + " | cpu_ref - | 1.000 us | default cblas 2.000 us",
+    };
+    std::string text;
+    for (const std::string &l : before) text += l + "\n";
+    write_text(cache, text);
+    child_result r = run_child(dir, "keeps", {"GEMM_TUNE_CACHE=" + cache},
+                               "tune 8x8x8 budget=20 backends=cpu_omp; tune 32x32x32 budget=20");
+    INFO(r.report());
+    REQUIRE(r.ok());
+    REQUIRE(r.steps.size() == 2);
+    for (const step_seen &t : r.steps) CHECK(t.get("stored") == "1");
+    std::vector<std::string> after = read_lines(cache);
+    INFO("cache file after the stores:\n" << numbered(after));
+    // Every line but the replaced entry, in its order, then the new entry in this section.
+    std::vector<std::string> kept;
+    for (const std::string &l : after)
+        if (!starts_with(l, key_text(8, 8, 8)) && !starts_with(l, key_text(32, 32, 32)) &&
+            !starts_with(l, "# gemm tune cache:") && !starts_with(l, "# <dtype A/B>"))
+            kept.push_back(l);
+    std::vector<std::string> expected = before;
+    expected.erase(expected.begin() + 7);
+    CHECK(kept == expected);
+    CHECK(entry_lines_for(after, key_text(8, 8, 8)).size() == 1);
+    CHECK(entry_lines_for(after, key_text(32, 32, 32)).size() == 1);
+    CHECK(std::count(after.begin(), after.end(), before[7]) == 0);  // replaced, not duplicated
+    CHECK(count_prefix(after, "# gemm tune cache:") == 1);           // the header is not repeated
+}
+
+TEST_CASE("tuner unreadable: a cache that cannot be read is warned about and never overwritten") {
+    scratch_dir dir;
+    // nobody (the child, when this runs as root) creates the lock file beside the cache.
+    REQUIRE(chmod(dir.path().c_str(), 0777) == 0);
+    std::string cache = dir.file("tune-cache.txt");
+    std::string text = "[machine] another box; cpu Imaginary 9000; hardware threads 512\n" +
+                       key_text(100, 100, 100) + " | cblas - | 5.000 us | default cblas 5.000 us\n";
+    write_text(cache, text);
+    REQUIRE(chmod(cache.c_str(), 0) == 0);
+    child_options unprivileged;
+    unprivileged.unprivileged = true;
+    child_result r = run_child(dir, "unreadable", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1"},
+                               "call 64x64x64; tune 32x32x32 budget=20", unprivileged);
+    INFO(r.report());
+    REQUIRE(r.ok());
+    REQUIRE(r.steps.size() == 2);
+    CHECK(r.steps[0].status() == GEMM_STATUS_SUCCESS);
+    CHECK(r.steps[0].correct());
+    CHECK(r.steps[0].warned(cache + ": cannot read it"));
+    CHECK(r.steps[0].warned("will not be overwritten"));
+    const step_seen &t = r.steps[1];
+    CHECK(t.status() == GEMM_STATUS_EXECUTION_FAILED);
+    CHECK(t.get("stored") == "0");
+    CHECK(contains(t.error, cache));
+    CHECK(contains(t.error, "nothing stored"));
+
+    child_result online = run_child(dir, "online", {"GEMM_TUNE_CACHE=" + cache, "GEMM_TUNE=online"},
+                                    "call 40x40x40; call 40x40x40", unprivileged);
+    INFO(online.report());
+    REQUIRE(online.ok());
+    REQUIRE(online.steps.size() == 2);
+    for (const step_seen &c : online.steps) CHECK(c.correct());
+    REQUIRE(chmod(cache.c_str(), 0644) == 0);
+    CHECK(read_text(cache) == text);
+}
+
+TEST_CASE("tuner online_unwritable: GEMM_TUNE=online warns once when it cannot store, and keeps what it tuned") {
+    scratch_dir dir;
+    std::string blocker = dir.file("blocker");
+    write_text(blocker, "a regular file\n");
+    std::string cache = blocker + "/cache.txt";  // cannot be created, root included
+    child_result r = run_child(dir, "online", {"GEMM_TUNE_CACHE=" + cache, "GEMM_TUNE=online", "GEMM_VERBOSE=1"},
+                               "call 40x40x40; call 40x40x40; call 44x44x44");
+    INFO(r.report());
+    REQUIRE(r.ok());
+    REQUIRE(r.steps.size() == 3);
+    for (const step_seen &c : r.steps) {
+        CHECK(c.correct());
+        CHECK(c.error.empty());  // the call succeeded: no error left behind
+    }
+    CHECK(r.steps[0].why() == "auto: tuned now (GEMM_TUNE=online)");
+    CHECK(r.steps[0].warned("GEMM_TUNE=online"));
+    CHECK(r.steps[0].warned(cache));
+    CHECK(r.steps[1].why() == "auto: tune cache hit");  // kept in memory: not tuned twice
+    CHECK(r.steps[1].warnings().empty());
+    CHECK(r.steps[2].why() == "auto: tuned now (GEMM_TUNE=online)");
+    CHECK(r.steps[2].warnings().empty());  // once per process
+}
+
+TEST_CASE("tuner temp_symlink: the temporary file is created, never opened through a link") {
+    scratch_dir dir;
+    std::string cache = dir.file("tune-cache.txt");
+    std::string victim = dir.file("victim.txt"), absent = dir.file("created-through-lock.txt");
+    write_text(victim, "precious\n");
+    std::string go = dir.file("go");
+    child_process child(dir, "store", {"GEMM_TUNE_CACHE=" + cache}, "wait " + go + "; tune 32x32x32 budget=20");
+    // The name a writer using "<cache>.tmp.<pid>" would open, pointing at the victim.
+    std::string predictable = cache + ".tmp." + std::to_string(child.pid());
+    REQUIRE(symlink(victim.c_str(), predictable.c_str()) == 0);
+    write_text(go, "");
+    child_result r = child.wait();
+    INFO(r.report());
+    REQUIRE(r.ok());
+    REQUIRE(r.steps.size() == 2);
+    CHECK(r.steps[1].get("stored") == "1");
+    CHECK(read_text(victim) == "precious\n");
+    struct stat st;
+    REQUIRE(lstat(cache.c_str(), &st) == 0);
+    CHECK(S_ISREG(st.st_mode));
+    CHECK(entry_lines_for(read_lines(cache), key_text(32, 32, 32)).size() == 1);
+
+    // A link at the lock file's name is not followed either: the store fails, nothing is created.
+    std::string other_cache = dir.file("other-cache.txt");
+    REQUIRE(symlink(absent.c_str(), (other_cache + ".lock").c_str()) == 0);
+    child_result locked = run_child(dir, "lock", {"GEMM_TUNE_CACHE=" + other_cache}, "tune 32x32x32 budget=20");
+    INFO(locked.report());
+    REQUIRE(locked.ok());
+    REQUIRE(locked.steps.size() == 1);
+    CHECK(locked.steps[0].status() == GEMM_STATUS_EXECUTION_FAILED);
+    CHECK(contains(locked.steps[0].error, ".lock"));
+    CHECK_FALSE(file_exists(absent));
+    CHECK_FALSE(file_exists(other_cache));
+}
+
+TEST_CASE("tuner huge_key: an entry with m = INT64_MAX loads and the nearest-shape search survives it") {
+    scratch_dir dir;
+    std::string cache = dir.file("tune-cache.txt");
+    std::string mine = this_machine_line(dir);
+    write_text(cache, mine + "\n" + key_text(INT64_MAX, 64, 64) + " | cpu_ref - | 1.000 us | default cblas 2.000 us\n" +
+                          key_text(64, INT64_MAX, INT64_MAX) + " | cpu_ref - | 1.000 us | default cblas 2.000 us\n");
+    child_result r = run_child(dir, "huge", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1"}, "call 64x64x64; call 60x60x60");
+    INFO(r.report());
+    REQUIRE(r.ok());
+    REQUIRE(r.steps.size() == 2);
+    for (const step_seen &c : r.steps) {
+        CHECK(c.status() == GEMM_STATUS_SUCCESS);
+        CHECK(c.correct());
+        check_builtin_untuned(c);  // nothing within a factor of 2
+    }
+}
+
+TEST_CASE("tuner oversized: a long line is not echoed whole, a file over the limit is neither used nor replaced") {
+    scratch_dir dir;
+    std::string cache = dir.file("tune-cache.txt");
+    std::string mine = this_machine_line(dir);
+    std::string long_line = key_text(64, 64, 64) + " | cpu_ref " + std::string(2 << 20, 'x') + " | 1.000 us | default cblas 1.000 us";
+    write_text(cache, mine + "\n" + long_line + "\n" + key_text(8, 8, 8) + " | cpu_ref - | 1.000 us | default cblas 2.000 us\n");
+    child_result r = run_child(dir, "long", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1"}, "call 64x64x64; call 8x8x8");
+    INFO(r.report().substr(0, 4000));
+    REQUIRE(r.ok());
+    REQUIRE(r.steps.size() == 2);
+    CHECK(r.steps[0].warned(cache + ":2: skipped (longer than any entry"));
+    for (const std::string &w : r.steps[0].warnings()) CHECK(w.size() < 400);
+    CHECK(r.steps[1].why() == "auto: tune cache hit");
+
+    // 64 MiB and one more line: too large to read.
+    std::string big = mine + "\n" + std::string(64 << 20, '#') + "\n";
+    write_text(cache, big);
+    child_result over = run_child(dir, "over", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1"},
+                                  "call 64x64x64; tune 32x32x32 budget=20");
+    INFO(over.report().substr(0, 4000));
+    REQUIRE(over.ok());
+    REQUIRE(over.steps.size() == 2);
+    CHECK(over.steps[0].warned("larger than 64 MiB"));
+    CHECK(over.steps[0].correct());
+    CHECK(over.steps[1].status() == GEMM_STATUS_EXECUTION_FAILED);
+    CHECK(contains(over.steps[1].error, "larger than 64 MiB"));
+    CHECK(read_text(cache) == big);
+}
+
+TEST_CASE("tuner not_regular: a FIFO or a device at the cache path neither hangs a call nor is replaced") {
+    scratch_dir dir;
+    std::string fifo = dir.file("fifo");
+    REQUIRE(mkfifo(fifo.c_str(), 0644) == 0);
+    child_result r = run_child(dir, "fifo", {"GEMM_TUNE_CACHE=" + fifo, "GEMM_VERBOSE=1"}, "call 64x64x64; tune 32x32x32 budget=20");
+    INFO(r.report());
+    REQUIRE(r.ok());
+    REQUIRE(r.steps.size() == 2);
+    CHECK(r.steps[0].correct());
+    CHECK(r.steps[0].warned(fifo + ": not a regular file"));
+    CHECK(r.steps[1].status() == GEMM_STATUS_EXECUTION_FAILED);
+    CHECK(contains(r.steps[1].error, "not a regular file"));
+    struct stat st;
+    REQUIRE(lstat(fifo.c_str(), &st) == 0);
+    CHECK(S_ISFIFO(st.st_mode));
+    // A device is only read here: a store test must never risk replacing one.
+    child_result zero = run_child(dir, "zero", {"GEMM_TUNE_CACHE=/dev/zero", "GEMM_VERBOSE=1"}, "call 64x64x64");
+    INFO(zero.report());
+    REQUIRE(zero.ok());
+    REQUIRE(zero.steps.size() == 1);
+    CHECK(zero.steps[0].correct());
+    CHECK(zero.steps[0].warned("/dev/zero: not a regular file"));
+}
+
+TEST_CASE("tuner file_size_limit: under ulimit -f a store fails with a status, the process lives, no temporary stays") {
+    scratch_dir dir;
+    std::string cache = dir.file("tune-cache.txt");
+    // A cache larger than the limit, so that rewriting it exceeds the limit while the child's
+    // own output (files too) stays well below it.
+    std::string text = "[machine] another box; cpu Imaginary 9000; hardware threads 512\n";
+    while (text.size() < (256 << 10)) text += "# another machine's notes, kept by every store\n";
+    write_text(cache, text);
+    child_options limited;
+    limited.file_size_limit = 64 << 10;
+    child_result r = run_child(dir, "limited", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1"},
+                               "tune 32x32x32 budget=20; call 32x32x32", limited);
+    INFO(r.report());
+    REQUIRE(r.exit_code == 0);  // 128 + SIGXFSZ (153) when killed
+    REQUIRE(r.steps.size() == 2);
+    CHECK(r.steps[0].status() == GEMM_STATUS_EXECUTION_FAILED);
+    CHECK(contains(r.steps[0].error, "File too large"));
+    CHECK(r.steps[1].correct());
+    CHECK(r.steps[1].why() == "auto: tune cache hit");  // stored in memory all the same
+    CHECK(read_text(cache) == text);
+    for (const auto &e : std::filesystem::directory_iterator(dir.path()))
+        CHECK_MESSAGE(e.path().filename().string().find(".tmp") == std::string::npos, "left behind: " << e.path());
+}
+
 // ---- 6. two processes storing at once ------------------------------------------------------
 
 TEST_CASE("tuner concurrent_store: two processes tuning into one file lose no entry") {
@@ -1238,6 +1503,17 @@ TEST_CASE("tuner errors: gemm_tune refuses bad requests with the right status an
     expect_tune_error("batch_count = -2", [](R &r) { r.batch_count = -2; }, GEMM_STATUS_INVALID_SIZE, "batch_count");
     // -1 asks for the least padding that keeps 16-byte alignment; below that is an error.
     expect_tune_error("ld_padding = -2", [](R &r) { r.ld_padding = -2; }, GEMM_STATUS_INVALID_SIZE, "ld_padding");
+    // Sizes whose operands cannot exist: refused before anything is allocated or multiplied
+    // into a wrapped byte count; sizes that could exist but not on this machine: ALLOC_FAILED.
+    constexpr int64_t max = INT64_MAX;
+    expect_tune_error("batch_count = INT64_MAX", [](R &r) { r.m = r.n = r.k = 1; r.batch_count = max; },
+                      GEMM_STATUS_INVALID_SIZE, "2^63");
+    expect_tune_error("k = 2^62", [](R &r) { r.k = int64_t(1) << 62; }, GEMM_STATUS_INVALID_SIZE, "2^63");
+    expect_tune_error("m = n = k = 2^32", [](R &r) { r.m = r.n = r.k = int64_t(1) << 32; }, GEMM_STATUS_INVALID_SIZE, "2^63");
+    expect_tune_error("ld_padding = INT64_MAX", [](R &r) { r.ld_padding = max; }, GEMM_STATUS_INVALID_SIZE, "2^63");
+    expect_tune_error("m = n = k = 2^20", [](R &r) { r.m = r.n = r.k = int64_t(1) << 20; }, GEMM_STATUS_ALLOC_FAILED,
+                      "GiB of host memory");
+    expect_tune_error("budget_ms = inf", [](R &r) { r.budget_ms = HUGE_VAL; }, GEMM_STATUS_INVALID_VALUE, "budget_ms");
     expect_tune_error("backends = nosuch", [](R &r) { r.backends = "cblas,nosuch"; }, GEMM_STATUS_UNKNOWN_BACKEND, "nosuch");
     expect_tune_error("layout = GEMM_OP_N", [](R &r) { set_raw(r.layout, GEMM_OP_N); }, GEMM_STATUS_INVALID_LAYOUT, "layout");
     expect_tune_error("layout = 0", [](R &r) { set_raw(r.layout, 0); }, GEMM_STATUS_INVALID_LAYOUT, "layout");

@@ -7,6 +7,7 @@
 #include "dispatch/memory.hpp"
 #include "dispatch/registry.hpp"
 #include "dispatch/settings.hpp"
+#include "guard.hpp"
 #include "gemm/gemm.h"
 
 using namespace gemm;
@@ -42,28 +43,32 @@ const char *gemm_last_error(void) { return last_error_message(); }
 
 int gemm_last_error_parameter(void) { return last_error_parameter(); }
 
-int64_t gemm_backend_count(void) { return int64_t(registered_backends().size()); }
+int64_t gemm_backend_count(void) {
+    return guarded_value<int64_t>(0, [] { return int64_t(registered_backends().size()); });
+}
 
 gemm_status_t gemm_backend_get_info(int64_t index, gemm_backend_info_t *info) {
     clear_error();
-    const auto &all = registered_backends();
-    if (index < 0 || index >= int64_t(all.size()))
-        return set_error(GEMM_STATUS_INVALID_VALUE,
-                         "parameter 1: index = " + std::to_string(index) + " must be in [0, " +
-                             std::to_string(all.size()) + ")", 1);
-    if (!info) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 2: info is NULL", 2);
-    backend *b = all[std::size_t(index)];
-    const verdict &v = b->available();  // constant once probed: its reason outlives the call
-    info->name = b->name().data();
-    info->available = v.ok ? 1 : 0;
-    info->reason = v.reason.c_str();
-    info->detail = v.detail.c_str();
-    return GEMM_STATUS_SUCCESS;
+    return guarded([&] {
+        const auto &all = registered_backends();
+        if (index < 0 || index >= int64_t(all.size()))
+            return set_error(GEMM_STATUS_INVALID_VALUE,
+                             "parameter 1: index = " + std::to_string(index) + " must be in [0, " +
+                                 std::to_string(all.size()) + ")", 1);
+        if (!info) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 2: info is NULL", 2);
+        backend *b = all[std::size_t(index)];
+        const verdict &v = b->available();  // constant once probed: its reason outlives the call
+        info->name = b->name().data();
+        info->available = v.ok ? 1 : 0;
+        info->reason = v.reason.c_str();
+        info->detail = v.detail.c_str();
+        return GEMM_STATUS_SUCCESS;
+    });
 }
 
 gemm_status_t gemm_set_backend(const char *name) {
     clear_error();
-    return select_backend(name);
+    return guarded([&] { return select_backend(name); });
 }
 
 gemm_status_t gemm_set_stream(void *stream) {
@@ -74,8 +79,12 @@ gemm_status_t gemm_set_stream(void *stream) {
 
 void *gemm_get_stream(void) { return thread_stream(); }
 
-const char *gemm_get_backend(void) { return current_selection().spec.c_str(); }
+const char *gemm_get_backend(void) {
+    return guarded_value<const char *>("", [] { return current_selection().spec.c_str(); });
+}
 
-const char *gemm_get_backend_source(void) { return current_selection().source.c_str(); }
+const char *gemm_get_backend_source(void) {
+    return guarded_value<const char *>("", [] { return current_selection().source.c_str(); });
+}
 
 }  // extern "C"

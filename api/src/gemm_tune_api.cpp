@@ -1,4 +1,5 @@
 // gemm_tune_api.cpp: tuning through the C API (gemm_tune in gemm_entry.c lands here).
+#include <cmath>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "dispatch/tune_cache.hpp"
 #include "dispatch/tuner.hpp"
 #include "gemm/gemm.h"
+#include "guard.hpp"
 
 using namespace gemm;
 
@@ -32,6 +34,8 @@ gemm_status_t check_request(const api_tune_request &r) {
     if (r.m < 0 || r.n < 0 || r.k < 0 || r.batch_count < 1 || r.ld_padding < -1)
         return fail(GEMM_STATUS_INVALID_SIZE, "m, n, k must be >= 0, ld_padding >= -1 and batch_count >= 1");
     if (!valid_dtype(r.ab_type) || !valid_dtype(r.c_type)) return fail(GEMM_STATUS_INVALID_DTYPE, "ab_type/c_type is not a gemm_dtype_t");
+    if (!std::isfinite(r.budget_ms))
+        return fail(GEMM_STATUS_INVALID_VALUE, "budget_ms must be a finite number of milliseconds (<= 0: the default)");
     if (!c_type_allowed(dtype(r.ab_type), dtype(r.c_type)))
         return fail(GEMM_STATUS_NOT_SUPPORTED, "c_type must equal ab_type (or be f32 for f16/bf16 inputs)");
     return GEMM_STATUS_SUCCESS;
@@ -86,12 +90,7 @@ void fill_report(gemm_tune_report_t &report, bool stored) {
     report.stored = stored ? 1 : 0;
 }
 
-}  // namespace
-
-extern "C" {
-
-gemm_status_t api_tune(const api_tune_request *request, int store, gemm_tune_report_t *report) {
-    clear_error();
+gemm_status_t tune_request(const api_tune_request *request, int store, gemm_tune_report_t *report) {
     if (!request) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 1: request is NULL", 1);
     if (!report) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 3: report is NULL", 3);
     if (const env_settings &env = settings(); env.error != GEMM_STATUS_SUCCESS)
@@ -120,9 +119,22 @@ gemm_status_t api_tune(const api_tune_request *request, int store, gemm_tune_rep
     return GEMM_STATUS_SUCCESS;
 }
 
+}  // namespace
+
+extern "C" {
+
+gemm_status_t api_tune(const api_tune_request *request, int store, gemm_tune_report_t *report) {
+    clear_error();
+    return guarded([&] { return tune_request(request, store, report); });
+}
+
 const char *gemm_tune_cache_path(void) {
-    static const std::string path = tune_cache_path();
-    return path.c_str();
+    return guarded_value<const char *>("", [] {
+        static const std::string path = tune_cache_path();
+        return path.c_str();
+    });
 }
 
 }  // extern "C"
+
+

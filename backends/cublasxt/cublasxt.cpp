@@ -26,6 +26,7 @@
 
 #include "backends/cuda_common/cuda_context.hpp"
 #include "dispatch/error.hpp"
+#include "dispatch/host_scale.hpp"
 #include "dispatch/settings.hpp"
 
 namespace gemm {
@@ -146,16 +147,6 @@ int block_dim_for(const xt_variant &v, dtype t) {
     return best;
 }
 
-// C = beta * C on the host, without reading C when beta == 0 (k == 0 or alpha == 0).
-template <class T> void scale_c(const problem &p) {
-    T beta = T(p.beta);
-    for (int64_t batch = 0; batch < p.batch; ++batch) {
-        T *c = static_cast<T *>(p.c) + batch * p.stride_c;
-        for (int64_t j = 0; j < p.n; ++j)
-            for (int64_t i = 0; i < p.m; ++i) c[i + j * p.ldc] = beta == T(0) ? T(0) : beta * c[i + j * p.ldc];
-    }
-}
-
 template <class T, class F> gemm_status_t gemm_batches(cublasXtHandle_t h, const problem &p, F xt_gemm) {
     T alpha = T(p.alpha), beta = T(p.beta);
     for (int64_t batch = 0; batch < p.batch; ++batch) {
@@ -224,7 +215,7 @@ public:
             return set_error(GEMM_STATUS_NOT_SUPPORTED, "cublasxt: no variant '" + std::string(variant) + "'");
         if (p.k == 0 || p.alpha == 0.0) {
             ctx.variant_used = "host scale_c";
-            p.ab_type == dtype::f64 ? scale_c<double>(p) : scale_c<float>(p);
+            scale_c_on_host(p);
             return GEMM_STATUS_SUCCESS;
         }
         int block = block_dim_for(v, p.ab_type);

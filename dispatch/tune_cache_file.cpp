@@ -1,0 +1,172 @@
+// tune_cache_file.cpp: bounded reads, the lock file and atomic replacement of the tune cache.
+#include "tune_cache_file.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <vector>
+
+#include "error.hpp"
+
+namespace gemm {
+namespace {
+
+std::string errno_text(int e) { return std::strerror(e); }
+
+gemm_status_t fail(const std::string &what) { return set_error(GEMM_STATUS_EXECUTION_FAILED, "tune cache: " + what); }
+
+// Reads up to limit + 1 bytes, so that a longer file shows as longer.
+bool read_bounded(int fd, std::size_t limit, std::string &out, int &error) {
+    std::vector<char> buffer(1 << 16);
+    while (out.size() <= limit) {
+        ssize_t got = read(fd, buffer.data(), std::min(buffer.size(), limit + 1 - out.size()));
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0) return error = errno, false;
+        if (got == 0) break;
+        out.append(buffer.data(), std::size_t(got));
+    }
+    return true;
+}
+
+// While a thread writes with SIGXFSZ blocked, exceeding a file-size limit fails the write
+// with EFBIG instead of killing the process; the signal it leaves pending for the thread is
+// taken back unless it was already pending before.
+class sigxfsz_blocked {
+public:
+    sigxfsz_blocked() {
+        sigset_t only;
+        sigemptyset(&only);
+        sigaddset(&only, SIGXFSZ);
+        blocked_ = pthread_sigmask(SIG_BLOCK, &only, &previous_) == 0;
+        sigset_t pending;
+        was_pending_ = sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ) == 1;
+    }
+    ~sigxfsz_blocked() {
+        if (!blocked_) return;
+        sigset_t pending, only;
+        sigemptyset(&only);
+        sigaddset(&only, SIGXFSZ);
+        if (!was_pending_ && sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ) == 1) {
+            timespec zero{0, 0};
+            while (sigtimedwait(&only, nullptr, &zero) < 0 && errno == EINTR) {
+            }
+        }
+        pthread_sigmask(SIG_SETMASK, &previous_, nullptr);
+    }
+    sigxfsz_blocked(const sigxfsz_blocked &) = delete;
+    sigxfsz_blocked &operator=(const sigxfsz_blocked &) = delete;
+
+private:
+    sigset_t previous_;
+    bool blocked_ = false, was_pending_ = false;
+};
+
+bool write_all(int fd, const std::string &text, int &error) {
+    std::size_t done = 0;
+    while (done < text.size()) {
+        ssize_t put = write(fd, text.data() + done, text.size() - done);
+        if (put < 0 && errno == EINTR) continue;
+        if (put < 0) return error = errno, false;
+        done += std::size_t(put);
+    }
+    return true;
+}
+
+// The mode of the file being replaced, so that a shared cache stays shared; 0644 for a new one.
+mode_t mode_to_keep(const std::string &path) {
+    struct stat st;
+    return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) ? (st.st_mode & 07777) : 0644;
+}
+
+}  // namespace
+
+cache_file_text read_cache_file(const std::string &path, std::size_t limit) {
+    cache_file_text file;
+    int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == ENOENT || errno == ENOTDIR) return file;  // no cache yet
+        file.status = cache_file_text::state::unusable;
+        file.problem = "cannot read it: " + errno_text(errno);
+        return file;
+    }
+    struct stat st;
+    int error = 0;
+    if (fstat(fd, &st) != 0) {
+        file.status = cache_file_text::state::unusable;
+        file.problem = "cannot read it: " + errno_text(errno);
+    } else if (!S_ISREG(st.st_mode)) {
+        file.status = cache_file_text::state::unusable;
+        file.problem = "not a regular file";
+    } else if (std::size_t(st.st_size) > limit || !read_bounded(fd, limit, file.text, error) ||
+               file.text.size() > limit) {
+        file.status = cache_file_text::state::unusable;
+        file.problem = error ? "cannot read it: " + errno_text(error)
+                             : "larger than " + std::to_string(limit >> 20) + " MiB";
+        file.text.clear();
+    } else {
+        file.status = cache_file_text::state::read;
+    }
+    close(fd);
+    return file;
+}
+
+cache_file_lock::cache_file_lock(const std::string &path) {
+    std::string lock_path = path + ".lock";
+    fd_ = open(lock_path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd_ < 0) {
+        error_ = "cannot open " + lock_path + ": " + errno_text(errno);
+        return;
+    }
+    while (flock(fd_, LOCK_EX) != 0) {
+        if (errno == EINTR) continue;
+        error_ = "cannot lock " + lock_path + ": " + errno_text(errno);
+        close(fd_);
+        fd_ = -1;
+        return;
+    }
+}
+
+cache_file_lock::~cache_file_lock() {
+    if (fd_ >= 0) close(fd_);  // closing releases the lock
+}
+
+gemm_status_t replace_cache_file(const std::string &path, const std::string &text) {
+    std::string temp = path + ".tmp.XXXXXX";
+    int fd = mkostemp(temp.data(), O_CLOEXEC);
+    if (fd < 0) return fail("cannot create a temporary file beside " + path + ": " + errno_text(errno));
+    int error = 0;
+    bool written;
+    {
+        sigxfsz_blocked no_kill;
+        written = fchmod(fd, mode_to_keep(path)) == 0 && write_all(fd, text, error) && fsync(fd) == 0;
+        if (!written && !error) error = errno;
+    }
+    if (close(fd) != 0 && written) written = false, error = errno;
+    if (!written) {
+        unlink(temp.c_str());
+        return fail("cannot write " + temp + ": " + errno_text(error) + "; " + path + " left as it was");
+    }
+    if (rename(temp.c_str(), path.c_str()) != 0) {
+        error = errno;
+        unlink(temp.c_str());
+        return fail("cannot replace " + path + ": " + errno_text(error));
+    }
+    return GEMM_STATUS_SUCCESS;
+}
+
+gemm_status_t make_parent_dirs(const std::string &path) {
+    for (std::size_t slash = path.find('/', 1); slash != std::string::npos; slash = path.find('/', slash + 1)) {
+        std::string dir = path.substr(0, slash);
+        if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
+            return fail("cannot create directory " + dir + ": " + errno_text(errno));
+    }
+    return GEMM_STATUS_SUCCESS;
+}
+
+}  // namespace gemm

@@ -1,0 +1,53 @@
+// tune_cache_file.hpp: the tune cache's file operations, safe against what may sit at its
+// path: bounded reads of regular files only, a lock that follows no link, and replacement
+// through a private temporary file renamed into place.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "gemm/gemm.h"
+
+namespace gemm {
+
+// Larger files are not read (nor replaced): a cache of 100,000 entries is about 15 MB.
+constexpr std::size_t tune_cache_file_limit = std::size_t(64) << 20;
+
+struct cache_file_text {
+    enum class state { absent, read, unusable };
+    state status = state::absent;
+    std::string text;     // the whole file, when read
+    std::string problem;  // why unusable ("Permission denied", "not a regular file", ...)
+};
+
+// The file at path: absent (no such file, or a path component is not a folder), read, or
+// unusable (unreadable, not a regular file, larger than the limit). Never blocks on a FIFO
+// or device, never reads more than limit + 1 bytes.
+cache_file_text read_cache_file(const std::string &path, std::size_t limit = tune_cache_file_limit);
+
+// An exclusive advisory lock on "<path>.lock", released when destroyed. The lock file is
+// opened without following a symbolic link.
+class cache_file_lock {
+public:
+    explicit cache_file_lock(const std::string &path);
+    ~cache_file_lock();
+    cache_file_lock(const cache_file_lock &) = delete;
+    cache_file_lock &operator=(const cache_file_lock &) = delete;
+    bool held() const { return fd_ >= 0; }
+    const std::string &error() const { return error_; }  // why not held
+
+private:
+    int fd_ = -1;
+    std::string error_;
+};
+
+// Writes text to a new temporary file beside path (O_EXCL: never an existing file or link)
+// and renames it over path. On failure path is unchanged, the temporary removed, and the
+// thread's error names what failed. A file-size limit (ulimit -f) fails the write instead of
+// killing the process with SIGXFSZ.
+gemm_status_t replace_cache_file(const std::string &path, const std::string &text);
+
+// Creates the folders above path that do not exist.
+gemm_status_t make_parent_dirs(const std::string &path);
+
+}  // namespace gemm

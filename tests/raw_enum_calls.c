@@ -1,7 +1,9 @@
 /* raw_enum_calls.c: entry points called with enum arguments given as plain ints, as any C
  * caller may pass them; C++ cannot form such out-of-range enum values without undefined
- * behaviour, so test_errors.cpp makes these calls through here. */
+ * behaviour, so the tests and the fuzzers make these calls through here. */
 #include "raw_enum_calls.h"
+
+#include <stddef.h>
 
 gemm_status_t raw_sgemm(int layout, int transa, int transb, int64_t m, int64_t n, int64_t k, float alpha,
                         const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C,
@@ -30,3 +32,47 @@ gemm_status_t raw_gemm_ex_strided_batched(int layout, int transa, int transb, in
 }
 
 const char *raw_status_string(int status) { return gemm_status_string((gemm_status_t)status); }
+
+gemm_status_t raw_dgemm(int layout, int transa, int transb, int64_t m, int64_t n, int64_t k, double alpha,
+                        const double *A, int64_t lda, const double *B, int64_t ldb, double beta, double *C,
+                        int64_t ldc) {
+    return gemm_dgemm((gemm_layout_t)layout, (gemm_op_t)transa, (gemm_op_t)transb, m, n, k, alpha, A, lda, B,
+                      ldb, beta, C, ldc);
+}
+
+gemm_status_t raw_sgemm_strided_batched(int layout, int transa, int transb, int64_t m, int64_t n, int64_t k,
+                                        float alpha, const float *A, int64_t lda, int64_t stride_a,
+                                        const float *B, int64_t ldb, int64_t stride_b, float beta, float *C,
+                                        int64_t ldc, int64_t stride_c, int64_t batch_count) {
+    return gemm_sgemm_strided_batched((gemm_layout_t)layout, (gemm_op_t)transa, (gemm_op_t)transb, m, n, k, alpha,
+                                      A, lda, stride_a, B, ldb, stride_b, beta, C, ldc, stride_c, batch_count);
+}
+
+gemm_status_t raw_dgemm_strided_batched(int layout, int transa, int transb, int64_t m, int64_t n, int64_t k,
+                                        double alpha, const double *A, int64_t lda, int64_t stride_a,
+                                        const double *B, int64_t ldb, int64_t stride_b, double beta, double *C,
+                                        int64_t ldc, int64_t stride_c, int64_t batch_count) {
+    return gemm_dgemm_strided_batched((gemm_layout_t)layout, (gemm_op_t)transa, (gemm_op_t)transb, m, n, k, alpha,
+                                      A, lda, stride_a, B, ldb, stride_b, beta, C, ldc, stride_c, batch_count);
+}
+
+gemm_status_t raw_tune(const raw_tune_request *r, int store, gemm_tune_report_t *report) {
+    gemm_tune_request_t request;
+    if (!r) return gemm_tune(NULL, store, report);
+    request.ab_type = (gemm_dtype_t)r->ab_type;
+    request.c_type = (gemm_dtype_t)r->c_type;
+    request.layout = (gemm_layout_t)r->layout;
+    request.transa = (gemm_op_t)r->transa;
+    request.transb = (gemm_op_t)r->transb;
+    request.m = r->m;
+    request.n = r->n;
+    request.k = r->k;
+    request.batch_count = r->batch_count;
+    request.ld_padding = r->ld_padding;
+    request.misaligned = r->misaligned;
+    request.beta_zero = r->beta_zero;
+    request.device = r->device;
+    request.budget_ms = r->budget_ms;
+    request.backends = r->backends;
+    return gemm_tune(&request, store, report);
+}

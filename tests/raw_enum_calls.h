@@ -22,6 +22,31 @@ gemm_status_t raw_gemm_ex_strided_batched(int layout, int transa, int transb, in
                                           int64_t stride_b, const void *beta, void *C, int c_type, int64_t ldc,
                                           int64_t stride_c, int64_t batch_count, int compute_type);
 
+gemm_status_t raw_dgemm(int layout, int transa, int transb, int64_t m, int64_t n, int64_t k, double alpha,
+                        const double *A, int64_t lda, const double *B, int64_t ldb, double beta, double *C,
+                        int64_t ldc);
+
+gemm_status_t raw_sgemm_strided_batched(int layout, int transa, int transb, int64_t m, int64_t n, int64_t k,
+                                        float alpha, const float *A, int64_t lda, int64_t stride_a,
+                                        const float *B, int64_t ldb, int64_t stride_b, float beta, float *C,
+                                        int64_t ldc, int64_t stride_c, int64_t batch_count);
+
+gemm_status_t raw_dgemm_strided_batched(int layout, int transa, int transb, int64_t m, int64_t n, int64_t k,
+                                        double alpha, const double *A, int64_t lda, int64_t stride_a,
+                                        const double *B, int64_t ldb, int64_t stride_b, double beta, double *C,
+                                        int64_t ldc, int64_t stride_c, int64_t batch_count);
+
+/* gemm_tune with the request's enum fields given as ints. */
+typedef struct raw_tune_request {
+    int ab_type, c_type, layout, transa, transb;
+    int64_t m, n, k, batch_count, ld_padding;
+    int misaligned, beta_zero, device;
+    double budget_ms;
+    const char *backends;
+} raw_tune_request;
+
+gemm_status_t raw_tune(const raw_tune_request *request, int store, gemm_tune_report_t *report);
+
 const char *raw_status_string(int status);
 
 #ifdef __cplusplus

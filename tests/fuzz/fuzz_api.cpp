@@ -1,0 +1,594 @@
+// fuzz_api.cpp: the whole C API and the drop-in BLAS under arguments drawn across the int64
+// range. Each call is first judged by an oracle written here from the documented rules (BLAS
+// argument rules, operand spans within 2^63 bytes, the type rules): a call it calls invalid
+// must fail and leave every buffer as it was; a valid one whose operands lie inside the
+// buffers must succeed, compute what a plain loop computes, and write nothing else; a valid
+// one reaching past the buffers is not made. Any disagreement aborts with the call printed.
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "byte_source.hpp"
+#include "fuzz_main.hpp"
+#include "gemm/gemm.hpp"
+#include "raw_enum_calls.h"
+
+namespace gemm_fuzz {
+namespace {
+
+__extension__ using int128 = __int128;  // exact arithmetic on products of two int64_t
+constexpr int128 max_bytes = INT64_MAX;
+
+// ---- what went wrong -----------------------------------------------------------------------
+
+std::string call_text;  // the call being made, for the report
+
+[[noreturn]] void fail(const char *what) {
+    std::fprintf(stderr, "fuzz_api: %s\n  call: %s\n  gemm_last_error: %s\n", what, call_text.c_str(),
+                 gemm_last_error());
+    std::abort();
+}
+
+void require(bool ok, const char *what) {
+    if (!ok) fail(what);
+}
+
+// ---- operands ------------------------------------------------------------------------------
+
+// One operand buffer, allocated to its exact size so that AddressSanitizer sees any access
+// past it, and a pointer into it (or NULL).
+struct buffer {
+    std::vector<unsigned char> bytes;
+    unsigned char *memory = nullptr;
+    std::size_t size = 0;
+    std::size_t offset = 0;  // of the pointer, in bytes
+    bool null = false;
+
+    buffer() = default;
+    buffer(const buffer &) = delete;
+    buffer &operator=(const buffer &) = delete;
+    ~buffer() { std::free(memory); }
+
+    void *ptr() const { return null ? nullptr : memory + offset; }
+    std::size_t room() const { return null ? 0 : size - offset; }
+    bool unchanged() const { return size == 0 || std::memcmp(memory, bytes.data(), size) == 0; }
+};
+
+std::size_t dtype_bytes(int t) { return t == GEMM_F64 ? 8 : t == GEMM_F32 ? 4 : 2; }
+
+double load(const void *base, int64_t i, int t) {
+    switch (t) {
+    case GEMM_F32: { float v; std::memcpy(&v, static_cast<const char *>(base) + i * 4, 4); return v; }
+    case GEMM_F64: { double v; std::memcpy(&v, static_cast<const char *>(base) + i * 8, 8); return v; }
+    case GEMM_F16: { uint16_t v; std::memcpy(&v, static_cast<const char *>(base) + i * 2, 2); return gemm::half::to_float(v); }
+    default: { uint16_t v; std::memcpy(&v, static_cast<const char *>(base) + i * 2, 2); return gemm::bfloat16::to_float(v); }
+    }
+}
+
+void store(void *base, int64_t i, int t, double value) {
+    char *p = static_cast<char *>(base);
+    if (t == GEMM_F32) { float v = float(value); std::memcpy(p + i * 4, &v, 4); }
+    else if (t == GEMM_F64) std::memcpy(p + i * 8, &value, 8);
+    else if (t == GEMM_F16) { uint16_t v = gemm::half::from_float(float(value)); std::memcpy(p + i * 2, &v, 2); }
+    else { uint16_t v = gemm::bfloat16::from_float(float(value)); std::memcpy(p + i * 2, &v, 2); }
+}
+
+// Fills with small exact values (or NaN for a C that beta = 0 must not read).
+void make_buffer(buffer &b, byte_source &in, int type, bool nan_fill) {
+    std::size_t element = dtype_bytes(type);
+    std::size_t count = in.one_in(8) ? in.byte() % 4 : 8 * (in.byte() % 64);
+    b.size = count * element;
+    b.memory = static_cast<unsigned char *>(std::malloc(b.size ? b.size : 1));
+    for (std::size_t i = 0; i < count; ++i)
+        store(b.memory, int64_t(i), type, nan_fill ? std::nan("") : double(int(in.byte() % 17) - 8) / 4.0);
+    b.offset = count ? (in.byte() % 3 % count) * element : 0;
+    b.null = in.one_in(24);
+    b.bytes.assign(b.memory, b.memory + b.size);
+}
+
+// ---- the oracle ----------------------------------------------------------------------------
+
+enum class entry { sgemm, dgemm, sgemm_batched, dgemm_batched, ex, ex_batched };
+
+struct api_call {
+    entry e;
+    int layout, ta, tb;
+    int64_t m, n, k, lda, ldb, ldc, sa = 0, sb = 0, sc = 0, batch = 1;
+    int at, bt, ct, compute;  // the typed entries' types, or gemm_ex's raw arguments
+    double alpha, beta;
+    bool null_alpha = false, null_beta = false;
+};
+
+bool batched(entry e) { return e == entry::sgemm_batched || e == entry::dgemm_batched || e == entry::ex_batched; }
+bool is_ex(entry e) { return e == entry::ex || e == entry::ex_batched; }
+
+bool valid_op(int o) { return o == GEMM_OP_N || o == GEMM_OP_T || o == GEMM_OP_C; }
+bool valid_type(int t) { return t >= GEMM_F32 && t <= GEMM_BF16; }
+
+// Elements an operand spans from its pointer: lines of `length` elements ld apart, batch
+// matrices stride apart. Exact: every term is below 2^126.
+struct extent {
+    int128 one = 0, all = 0;
+};
+
+extent span_of(const api_call &c, int64_t rows, int64_t cols, int64_t ld, int64_t stride) {
+    bool col = c.layout == GEMM_COL_MAJOR;
+    int128 lines = col ? cols : rows, length = col ? rows : cols;
+    extent e;
+    e.one = (lines - 1) * ld + length;
+    e.all = (int128(c.batch) - 1) * stride + e.one;
+    return e;
+}
+
+// Whether some byte of the operand lies beyond 2^63 - 1 bytes from its pointer.
+bool too_large(const extent &e, int type) {
+    int128 most = max_bytes / int128(dtype_bytes(type));
+    return e.one > most || e.all > most;
+}
+
+// alpha as the library reads it: in the compute type.
+double alpha_read(const api_call &c) { return c.compute == GEMM_F64 ? c.alpha : double(float(c.alpha)); }
+
+enum class verdict {
+    invalid,    // breaks an argument rule (BLAS's, the types', a needed pointer NULL)
+    too_large,  // follows them, but an operand would span more than 2^63 - 1 bytes
+    valid,
+};
+
+struct judgement {
+    verdict kind = verdict::invalid;
+    bool writes_c = false, reads_ab = false;
+    int128 a_bytes = 0, b_bytes = 0, c_bytes = 0;  // from the pointers, for the buffers' check
+};
+
+judgement judge(const api_call &c, const buffer &a, const buffer &b, const buffer &cb) {
+    judgement j;
+    if (c.layout != GEMM_ROW_MAJOR && c.layout != GEMM_COL_MAJOR) return j;
+    if (!valid_op(c.ta) || !valid_op(c.tb) || c.m < 0 || c.n < 0 || c.k < 0) return j;
+    bool col = c.layout == GEMM_COL_MAJOR, an = c.ta == GEMM_OP_N, bn = c.tb == GEMM_OP_N;
+    int64_t a_rows = an ? c.m : c.k, a_cols = an ? c.k : c.m, b_rows = bn ? c.k : c.n, b_cols = bn ? c.n : c.k;
+    auto least_ld = [col](int64_t rows, int64_t cols) { return std::max<int64_t>(1, col ? rows : cols); };
+    if (c.lda < least_ld(a_rows, a_cols) || c.ldb < least_ld(b_rows, b_cols) || c.ldc < least_ld(c.m, c.n)) return j;
+    if (c.batch < 0 || c.sa < 0 || c.sb < 0 || c.sc < 0) return j;
+    if (!valid_type(c.at) || !valid_type(c.bt) || !valid_type(c.ct) || !valid_type(c.compute)) return j;
+    if (c.bt != c.at || c.compute != (c.at == GEMM_F64 ? GEMM_F64 : GEMM_F32)) return j;
+    bool half = c.at == GEMM_F16 || c.at == GEMM_BF16;
+    if (!(c.ct == c.at || (half && c.ct == GEMM_F32))) return j;
+    if (c.null_alpha || c.null_beta) return j;
+    j.writes_c = c.m > 0 && c.n > 0 && c.batch > 0;
+    j.reads_ab = j.writes_c && c.k > 0 && alpha_read(c) != 0.0;
+    if (j.reads_ab && (a.null || b.null)) return j;
+    if (j.writes_c && cb.null) return j;
+    if (j.writes_c) {
+        extent e = span_of(c, c.m, c.n, c.ldc, c.sc);
+        if (too_large(e, c.ct)) return j.kind = verdict::too_large, j;
+        if (c.batch > 1 && c.sc < e.one) return j;  // the C matrices overlap
+        j.c_bytes = e.all * int128(dtype_bytes(c.ct));
+    }
+    if (j.reads_ab) {
+        extent ea = span_of(c, a_rows, a_cols, c.lda, c.sa), eb = span_of(c, b_rows, b_cols, c.ldb, c.sb);
+        if (too_large(ea, c.at) || too_large(eb, c.bt)) return j.kind = verdict::too_large, j;
+        j.a_bytes = ea.all * int128(dtype_bytes(c.at));
+        j.b_bytes = eb.all * int128(dtype_bytes(c.bt));
+    }
+    j.kind = verdict::valid;
+    return j;
+}
+
+bool inside_buffers(const judgement &j, const buffer &a, const buffer &b, const buffer &cb) {
+    return j.c_bytes <= int128(cb.room()) && j.a_bytes <= int128(a.room()) && j.b_bytes <= int128(b.room());
+}
+
+// ---- the reference and the checks of a computed call ---------------------------------------
+
+// Element (r, q) of a stored matrix, batch index bi.
+int64_t at(const api_call &c, int64_t r, int64_t q, int64_t ld, int64_t stride, int64_t bi) {
+    return bi * stride + (c.layout == GEMM_COL_MAJOR ? r + q * ld : r * ld + q);
+}
+
+double unit_roundoff(int t) {
+    return t == GEMM_F64 ? std::ldexp(1.0, -53) : t == GEMM_F32 ? std::ldexp(1.0, -24)
+           : t == GEMM_F16 ? std::ldexp(1.0, -11) : std::ldexp(1.0, -8);
+}
+
+// C as computed against a double loop, entry by entry, and every C byte no matrix of the
+// batch owns unchanged.
+void check_result(const api_call &c, const buffer &a, const buffer &b, const buffer &cb) {
+    ++counters().computed;
+    if (c.m == 0 || c.n == 0 || c.batch == 0) return require(cb.unchanged(), "C changed by an empty call");
+    bool an = c.ta == GEMM_OP_N, bn = c.tb == GEMM_OP_N;
+    std::vector<bool> owned(cb.room() / dtype_bytes(c.ct), false);
+    double u = unit_roundoff(c.compute), u_out = unit_roundoff(c.ct);
+    double alpha = alpha_read(c), beta = c.compute == GEMM_F64 ? c.beta : double(float(c.beta));
+    const void *c0 = cb.bytes.data() + cb.offset;
+    for (int64_t bi = 0; bi < c.batch; ++bi)
+        for (int64_t i = 0; i < c.m; ++i)
+            for (int64_t q = 0; q < c.n; ++q) {
+                double sum = 0, magnitude = 0;
+                for (int64_t l = 0; l < c.k && alpha != 0.0; ++l) {
+                    double x = load(a.ptr(), an ? at(c, i, l, c.lda, c.sa, bi) : at(c, l, i, c.lda, c.sa, bi), c.at);
+                    double y = load(b.ptr(), bn ? at(c, l, q, c.ldb, c.sb, bi) : at(c, q, l, c.ldb, c.sb, bi), c.bt);
+                    sum += x * y;
+                    magnitude += std::fabs(x * y);
+                }
+                int64_t ci = at(c, i, q, c.ldc, c.sc, bi);
+                owned[std::size_t(ci)] = true;
+                double before = beta != 0.0 ? load(c0, ci, c.ct) : 0.0;
+                double want = alpha * sum + beta * before;
+                double bound = std::fabs(alpha) * magnitude + std::fabs(beta * before);
+                double got = load(cb.ptr(), ci, c.ct);
+                if (!std::isfinite(want)) continue;  // NaN or Inf in alpha, beta or a kept C
+                double tolerance = (2.0 * (double(c.k) + 2.0) * u + 2.0 * u_out) * bound + 1e-300;
+                require(std::fabs(got - want) <= tolerance, "a computed entry differs from the reference");
+            }
+    std::size_t element = dtype_bytes(c.ct);
+    for (std::size_t e = 0; e < owned.size(); ++e)
+        if (!owned[e])
+            require(std::memcmp(cb.memory + cb.offset + e * element, cb.bytes.data() + cb.offset + e * element,
+                                element) == 0,
+                    "C changed outside its matrices");
+    require(std::memcmp(cb.memory, cb.bytes.data(), cb.offset) == 0, "C changed before its pointer");
+}
+
+double physical_memory_bytes() {
+    static const double bytes = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGESIZE));
+    return bytes;
+}
+
+// ---- the calls -----------------------------------------------------------------------------
+
+gemm_status_t make_call(const api_call &c, const buffer &a, const buffer &b, buffer &cb) {
+    float fa = float(c.alpha), fb = float(c.beta);
+    const void *alpha = c.compute == GEMM_F64 ? static_cast<const void *>(&c.alpha) : &fa;
+    const void *beta = c.compute == GEMM_F64 ? static_cast<const void *>(&c.beta) : &fb;
+    if (c.null_alpha) alpha = nullptr;
+    if (c.null_beta) beta = nullptr;
+    switch (c.e) {
+    case entry::sgemm:
+        return raw_sgemm(c.layout, c.ta, c.tb, c.m, c.n, c.k, fa, static_cast<const float *>(a.ptr()), c.lda,
+                         static_cast<const float *>(b.ptr()), c.ldb, fb, static_cast<float *>(cb.ptr()), c.ldc);
+    case entry::dgemm:
+        return raw_dgemm(c.layout, c.ta, c.tb, c.m, c.n, c.k, c.alpha, static_cast<const double *>(a.ptr()), c.lda,
+                         static_cast<const double *>(b.ptr()), c.ldb, c.beta, static_cast<double *>(cb.ptr()), c.ldc);
+    case entry::sgemm_batched:
+        return raw_sgemm_strided_batched(c.layout, c.ta, c.tb, c.m, c.n, c.k, fa, static_cast<const float *>(a.ptr()),
+                                         c.lda, c.sa, static_cast<const float *>(b.ptr()), c.ldb, c.sb, fb,
+                                         static_cast<float *>(cb.ptr()), c.ldc, c.sc, c.batch);
+    case entry::dgemm_batched:
+        return raw_dgemm_strided_batched(c.layout, c.ta, c.tb, c.m, c.n, c.k, c.alpha,
+                                         static_cast<const double *>(a.ptr()), c.lda, c.sa,
+                                         static_cast<const double *>(b.ptr()), c.ldb, c.sb, c.beta,
+                                         static_cast<double *>(cb.ptr()), c.ldc, c.sc, c.batch);
+    case entry::ex:
+        return raw_gemm_ex(c.layout, c.ta, c.tb, c.m, c.n, c.k, alpha, a.ptr(), c.at, c.lda, b.ptr(), c.bt, c.ldb,
+                           beta, cb.ptr(), c.ct, c.ldc, c.compute);
+    case entry::ex_batched:
+        return raw_gemm_ex_strided_batched(c.layout, c.ta, c.tb, c.m, c.n, c.k, alpha, a.ptr(), c.at, c.lda, c.sa,
+                                           b.ptr(), c.bt, c.ldb, c.sb, beta, cb.ptr(), c.ct, c.ldc, c.sc, c.batch,
+                                           c.compute);
+    }
+    return GEMM_STATUS_INTERNAL_ERROR;
+}
+
+std::string describe(const api_call &c, const buffer &a, const buffer &b, const buffer &cb) {
+    static const char *names[] = {"sgemm", "dgemm", "sgemm_strided_batched", "dgemm_strided_batched", "ex",
+                                  "ex_strided_batched"};
+    char text[768];
+    std::snprintf(text, sizeof text,
+                  "gemm_%s layout=%d ta=%d tb=%d m=%lld n=%lld k=%lld lda=%lld ldb=%lld ldc=%lld strides=%lld,%lld,%lld "
+                  "batch=%lld types=%d,%d,%d,%d alpha=%g%s beta=%g%s buffers(bytes,offset,null)=A(%zu,%zu,%d) "
+                  "B(%zu,%zu,%d) C(%zu,%zu,%d) backend=%s",
+                  names[int(c.e)], c.layout, c.ta, c.tb, (long long)c.m, (long long)c.n, (long long)c.k,
+                  (long long)c.lda, (long long)c.ldb, (long long)c.ldc, (long long)c.sa, (long long)c.sb,
+                  (long long)c.sc, (long long)c.batch, c.at, c.bt, c.ct, c.compute, c.alpha,
+                  c.null_alpha ? "(NULL)" : "", c.beta, c.null_beta ? "(NULL)" : "", a.size, a.offset, a.null, b.size,
+                  b.offset, b.null, cb.size, cb.offset, cb.null, gemm_get_backend());
+    return text;
+}
+
+constexpr int layouts[] = {GEMM_ROW_MAJOR, GEMM_COL_MAJOR};
+constexpr int ops[] = {GEMM_OP_N, GEMM_OP_T, GEMM_OP_C};
+constexpr int types[] = {GEMM_F32, GEMM_F64, GEMM_F16, GEMM_BF16};
+
+// Half the calls are tame (small sizes, valid enums, leading dimensions and strides at or
+// just above the least valid ones), so that many compute and have their results checked;
+// the others draw every argument across the int64 range.
+api_call draw_call(byte_source &in) {
+    api_call c{};
+    const bool tame = in.one_in(2);
+    auto size = [&] { return tame ? int64_t(in.byte() % 9) : in.size_value(); };
+    c.e = entry(in.byte() % 6);
+    c.layout = tame ? layouts[in.byte() % 2] : in.enum_value(layouts, 2);
+    c.ta = tame ? ops[in.byte() % 3] : in.enum_value(ops, 3);
+    c.tb = tame ? ops[in.byte() % 3] : in.enum_value(ops, 3);
+    c.m = size();
+    c.n = size();
+    c.k = size();
+    // Leading dimensions near the least valid one, often.
+    bool col = c.layout == GEMM_COL_MAJOR;
+    auto near_least = [&](int64_t rows, int64_t cols) {
+        int64_t least = std::max<int64_t>(1, col ? rows : cols);
+        return !tame && in.one_in(3) ? in.size_value() : least + int64_t(in.byte() % 3);
+    };
+    bool an = c.ta == GEMM_OP_N, bn = c.tb == GEMM_OP_N;
+    c.lda = near_least(an ? c.m : c.k, an ? c.k : c.m);
+    c.ldb = near_least(bn ? c.k : c.n, bn ? c.n : c.k);
+    c.ldc = near_least(c.m, c.n);
+    if (batched(c.e)) {
+        c.batch = tame ? in.byte() % 4 : in.size_value();
+        // A tame stride is one matrix's span or a little more (0 for a shared A or B).
+        auto stride = [&](int64_t ld, int64_t rows, int64_t cols, bool may_share) {
+            if (!tame) return in.size_value();
+            if (may_share && in.one_in(4)) return int64_t(0);
+            int64_t lines = col ? cols : rows, length = col ? rows : cols;
+            return std::max<int64_t>(0, (lines - 1) * ld + length) + int64_t(in.byte() % 3);
+        };
+        c.sa = stride(c.lda, an ? c.m : c.k, an ? c.k : c.m, true);
+        c.sb = stride(c.ldb, bn ? c.k : c.n, bn ? c.n : c.k, true);
+        c.sc = stride(c.ldc, c.m, c.n, false);
+    }
+    if (is_ex(c.e) && tame) {
+        c.at = c.bt = types[in.byte() % 4];
+        bool half = c.at == GEMM_F16 || c.at == GEMM_BF16;
+        c.ct = half && in.one_in(2) ? GEMM_F32 : c.at;
+        c.compute = c.at == GEMM_F64 ? GEMM_F64 : GEMM_F32;
+    } else if (is_ex(c.e)) {
+        c.at = in.enum_value(types, 4);
+        c.bt = in.one_in(16) ? in.enum_value(types, 4) : c.at;
+        c.ct = in.one_in(4) ? in.enum_value(types, 4) : c.at;
+        c.compute = in.one_in(16) ? in.enum_value(types, 4) : (c.at == GEMM_F64 ? GEMM_F64 : GEMM_F32);
+        c.null_alpha = in.one_in(32);
+        c.null_beta = in.one_in(32);
+    } else {
+        c.at = c.bt = c.ct = c.compute = (c.e == entry::dgemm || c.e == entry::dgemm_batched) ? GEMM_F64 : GEMM_F32;
+    }
+    c.alpha = in.scalar();
+    c.beta = in.scalar();
+    return c;
+}
+
+// The element type a buffer is filled in: the call's, or f32 when the call's is no type.
+int fill_type(int t) { return valid_type(t) ? t : GEMM_F32; }
+
+bool forced_backend = false;  // set by fuzz_backend_choice
+
+void fuzz_api_call(byte_source &in) {
+    api_call c = draw_call(in);
+    buffer a, b, cb;
+    make_buffer(a, in, fill_type(c.at), false);
+    make_buffer(b, in, fill_type(c.bt), false);
+    make_buffer(cb, in, fill_type(c.ct), c.beta == 0.0 && in.one_in(2));
+    call_text = describe(c, a, b, cb);
+    judgement j = judge(c, a, b, cb);
+    if (j.kind == verdict::valid && !inside_buffers(j, a, b, cb)) {
+        ++counters().skipped;
+        return;  // valid, and would reach past the buffers: a caller's bug, not ours to make
+    }
+    ++counters().api_calls;
+    gemm_status_t s = make_call(c, a, b, cb);
+    require(a.unchanged() && b.unchanged(), "A or B changed");
+    if (j.kind != verdict::valid) {
+        require(s != GEMM_STATUS_SUCCESS, "an invalid call succeeded");
+        require(j.kind != verdict::too_large || s == GEMM_STATUS_INVALID_SIZE,
+                "a call whose operands cannot exist failed with another status than INVALID_SIZE");
+        require(*gemm_last_error() != '\0', "a failed call left no message");
+        require(cb.unchanged(), "C changed by a refused call");
+        return;
+    }
+    if (s == GEMM_STATUS_NOT_SUPPORTED && forced_backend) {  // the forced backend may not serve it
+        require(cb.unchanged(), "C changed by a call its backend refused");
+        return;
+    }
+    require(s == GEMM_STATUS_SUCCESS, "a valid call failed");
+    require(*gemm_last_error() == '\0', "a successful call left a message");
+    check_result(c, a, b, cb);
+}
+
+// ---- the drop-in BLAS ----------------------------------------------------------------------
+
+// The drop-in's entry points, found at run time so that this program links the library only.
+template <class T>
+using fortran_fn = void (*)(const char *, const char *, const int *, const int *, const int *, const T *,
+                            const T *, const int *, const T *, const int *, const T *, T *, const int *,
+                            std::size_t, std::size_t);
+template <class T> using cblas_fn = void (*)(int, int, int, int, int, int, T, const T *, int, const T *, int, T, T *, int);
+
+struct drop_in {
+    fortran_fn<float> sgemm = nullptr;
+    fortran_fn<double> dgemm = nullptr;
+    cblas_fn<float> cblas_sgemm = nullptr;
+    cblas_fn<double> cblas_dgemm = nullptr;
+};
+
+const drop_in &blas() {
+    static const drop_in d = [] {
+        drop_in found;
+        void *h = dlopen(GEMM_FUZZ_BLAS_LIBRARY, RTLD_NOW | RTLD_LOCAL);
+        if (!h) return found;
+        found.sgemm = reinterpret_cast<fortran_fn<float>>(dlsym(h, "sgemm_"));
+        found.dgemm = reinterpret_cast<fortran_fn<double>>(dlsym(h, "dgemm_"));
+        found.cblas_sgemm = reinterpret_cast<cblas_fn<float>>(dlsym(h, "cblas_sgemm"));
+        found.cblas_dgemm = reinterpret_cast<cblas_fn<double>>(dlsym(h, "cblas_dgemm"));
+        return found;
+    }();
+    return d;
+}
+
+int handler_calls = 0;  // reports the drop-in made to the error handlers below
+
+// The reference BLAS checks alone: layout, transposes, sizes, leading dimensions.
+bool blas_rules_hold(const api_call &c) {
+    if (c.layout != GEMM_ROW_MAJOR && c.layout != GEMM_COL_MAJOR) return false;
+    if (!valid_op(c.ta) || !valid_op(c.tb) || c.m < 0 || c.n < 0 || c.k < 0) return false;
+    bool col = c.layout == GEMM_COL_MAJOR, an = c.ta == GEMM_OP_N, bn = c.tb == GEMM_OP_N;
+    auto least_ld = [col](int64_t rows, int64_t cols) { return std::max<int64_t>(1, col ? rows : cols); };
+    return c.lda >= least_ld(an ? c.m : c.k, an ? c.k : c.m) && c.ldb >= least_ld(bn ? c.k : c.n, bn ? c.n : c.k) &&
+           c.ldc >= least_ld(c.m, c.n);
+}
+
+// BLAS's 32-bit arguments from the 64-bit draw: the low bits, so boundaries stay boundaries.
+int narrow(int64_t v) { return int(int32_t(uint32_t(uint64_t(v)))); }
+
+void fuzz_drop_in(byte_source &in) {
+    const drop_in &d = blas();
+    require(d.sgemm && d.dgemm && d.cblas_sgemm && d.cblas_dgemm, "libgemm_blas or its symbols not found");
+    // BLAS has no status to return a forced backend's refusal in: auto serves every call.
+    if (forced_backend) {
+        gemm_set_backend(nullptr);
+        forced_backend = false;
+    }
+    bool f64 = in.one_in(2), cblas_entry = in.one_in(2);
+    api_call c = draw_call(in);
+    c.e = f64 ? entry::dgemm : entry::sgemm;
+    c.batch = 1, c.sa = c.sb = c.sc = 0;
+    c.null_alpha = c.null_beta = false;
+    c.at = c.bt = c.ct = c.compute = f64 ? GEMM_F64 : GEMM_F32;
+    c.m = narrow(c.m), c.n = narrow(c.n), c.k = narrow(c.k);
+    c.lda = narrow(c.lda), c.ldb = narrow(c.ldb), c.ldc = narrow(c.ldc);
+    static const char letters[] = "NTCntcX?";
+    char fa = letters[in.byte() % 8], fb = letters[in.byte() % 8];
+    if (!cblas_entry) {  // Fortran: column-major, the transposes as letters
+        c.layout = GEMM_COL_MAJOR;
+        auto op_of = [](char l) { return l == 'N' || l == 'n' ? GEMM_OP_N : l == 'T' || l == 't' ? GEMM_OP_T
+                                         : l == 'C' || l == 'c' ? GEMM_OP_C : 0; };
+        c.ta = op_of(fa);
+        c.tb = op_of(fb);
+    }
+    buffer a, b, cb;
+    make_buffer(a, in, c.at, false);
+    make_buffer(b, in, c.bt, false);
+    make_buffer(cb, in, c.ct, c.beta == 0.0 && in.one_in(2));
+    call_text = std::string(cblas_entry ? "cblas_" : "fortran ") + describe(c, a, b, cb);
+    judgement j = judge(c, a, b, cb);
+    // BLAS checks sizes, not pointers: a NULL or short buffer is the caller's bug there, and
+    // a call past 2^63 bytes cannot be made with real buffers. Neither is made.
+    bool blas_valid = blas_rules_hold(c);
+    if (blas_valid && (j.kind != verdict::valid || !inside_buffers(j, a, b, cb))) {
+        ++counters().skipped;
+        return;
+    }
+    ++counters().blas_calls;
+    int m = int(c.m), n = int(c.n), k = int(c.k), lda = int(c.lda), ldb = int(c.ldb), ldc = int(c.ldc);
+    int reports = handler_calls;
+    if (f64) {
+        double alpha = c.alpha, beta = c.beta;
+        if (cblas_entry) d.cblas_dgemm(c.layout, c.ta, c.tb, m, n, k, alpha, static_cast<const double *>(a.ptr()), lda,
+                                       static_cast<const double *>(b.ptr()), ldb, beta, static_cast<double *>(cb.ptr()), ldc);
+        else d.dgemm(&fa, &fb, &m, &n, &k, &alpha, static_cast<const double *>(a.ptr()), &lda,
+                     static_cast<const double *>(b.ptr()), &ldb, &beta, static_cast<double *>(cb.ptr()), &ldc, 1, 1);
+    } else {
+        float alpha = float(c.alpha), beta = float(c.beta);
+        if (cblas_entry) d.cblas_sgemm(c.layout, c.ta, c.tb, m, n, k, alpha, static_cast<const float *>(a.ptr()), lda,
+                                       static_cast<const float *>(b.ptr()), ldb, beta, static_cast<float *>(cb.ptr()), ldc);
+        else d.sgemm(&fa, &fb, &m, &n, &k, &alpha, static_cast<const float *>(a.ptr()), &lda,
+                     static_cast<const float *>(b.ptr()), &ldb, &beta, static_cast<float *>(cb.ptr()), &ldc, 1, 1);
+    }
+    require(a.unchanged() && b.unchanged(), "A or B changed by the drop-in");
+    if (!blas_valid) {
+        require(handler_calls == reports + 1, "the drop-in did not report an invalid call once");
+        require(cb.unchanged(), "C changed by a call the drop-in refused");
+        return;
+    }
+    require(handler_calls == reports, "the drop-in refused a valid call");
+    check_result(c, a, b, cb);
+}
+
+// ---- the rest of the API ---------------------------------------------------------------------
+
+// Whether gemm_tune must refuse r before timing anything: an argument rule broken, or operands
+// that cannot fit this machine's memory (their tight size, in double: it may exceed 2^64).
+bool tune_must_fail(const raw_tune_request &r) {
+    bool enums = (r.layout == GEMM_ROW_MAJOR || r.layout == GEMM_COL_MAJOR) && valid_op(r.transa) &&
+                 valid_op(r.transb) && valid_type(r.ab_type) && valid_type(r.c_type);
+    if (!enums || r.m < 0 || r.n < 0 || r.k < 0 || r.batch_count < 1 || r.ld_padding < -1) return true;
+    if (!std::isfinite(r.budget_ms) || std::string(r.backends) == "nosuch") return true;
+    bool half = r.ab_type == GEMM_F16 || r.ab_type == GEMM_BF16;
+    if (!(r.c_type == r.ab_type || (half && r.c_type == GEMM_F32))) return true;
+    double m = double(r.m), n = double(r.n), k = double(r.k);
+    double tight = ((m * k + k * n) * double(dtype_bytes(r.ab_type)) + 3 * m * n * double(dtype_bytes(r.c_type))) *
+                   double(r.batch_count);
+    return tight > 4 * physical_memory_bytes();
+}
+
+void fuzz_tune(byte_source &in) {
+    raw_tune_request r{};
+    r.ab_type = in.enum_value(types, 4);
+    r.c_type = in.one_in(4) ? in.enum_value(types, 4) : r.ab_type;
+    r.layout = in.enum_value(layouts, 2);
+    r.transa = in.enum_value(ops, 3);
+    r.transb = in.enum_value(ops, 3);
+    r.m = in.size_value();
+    r.n = in.size_value();
+    r.k = in.size_value();
+    r.batch_count = in.size_value();
+    r.ld_padding = in.one_in(2) ? 0 : in.size_value();
+    r.misaligned = in.byte() % 2;
+    r.beta_zero = in.byte() % 2;
+    r.device = -1;
+    r.budget_ms = in.one_in(8) ? HUGE_VAL : 1;
+    r.backends = in.one_in(8) ? "nosuch" : "cpu_omp";
+    // A request that tunes takes a second or more (test_tuner covers those): only requests
+    // that must be refused are made.
+    if (!tune_must_fail(r)) {
+        ++counters().skipped;
+        return;
+    }
+    ++counters().tune_calls;
+    call_text = "gemm_tune ab_type=" + std::to_string(r.ab_type) + " c_type=" + std::to_string(r.c_type) +
+                " layout=" + std::to_string(r.layout) + " ops=" + std::to_string(r.transa) + "," +
+                std::to_string(r.transb) + " m=" + std::to_string(r.m) + " n=" + std::to_string(r.n) +
+                " k=" + std::to_string(r.k) + " batch=" + std::to_string(r.batch_count) +
+                " ld_padding=" + std::to_string(r.ld_padding) + " budget_ms=" + std::to_string(r.budget_ms) +
+                " backends=" + r.backends;
+    gemm_tune_report_t report;
+    std::memset(&report, 0, sizeof report);
+    gemm_status_t s = raw_tune(in.one_in(64) ? nullptr : &r, 1, in.one_in(64) ? nullptr : &report);
+    require(s != GEMM_STATUS_SUCCESS, "gemm_tune accepted a request it must refuse");
+    require(*gemm_last_error() != '\0', "a refused request left no message");
+    require(report.stored == 0, "a refused request stored");
+}
+
+void fuzz_backend_choice(byte_source &in) {
+    static const char *names[] = {nullptr, "auto", "cpu_ref", "cpu_omp", "cblas", "nosuch", "cpu_omp:nosuch", "",
+                                  "cpu_ref:", ":", "cuda_tiled", "cpu_omp:avx512f_f32_32x12"};
+    const char *name = names[in.byte() % (sizeof names / sizeof names[0])];
+    gemm_status_t s = gemm_set_backend(name);
+    forced_backend = std::string(gemm_get_backend()) != "auto";
+    (void)s;
+}
+
+void fuzz_queries(byte_source &in) {
+    int64_t index = in.size_value();
+    gemm_backend_info_t info;
+    gemm_status_t s = gemm_backend_get_info(index, in.one_in(8) ? nullptr : &info);
+    require(s == GEMM_STATUS_SUCCESS || *gemm_last_error(), "gemm_backend_get_info failed without a message");
+    const char *text = raw_status_string(int(int32_t(uint32_t(in.u64()))));
+    require(text && *text, "gemm_status_string gave no text");
+}
+
+}  // namespace
+
+void fuzz_one(const uint8_t *data, std::size_t size) {
+    byte_source in(data, size);
+    while (!in.empty()) {
+        uint8_t what = in.byte();
+        if (what < 150) fuzz_api_call(in);
+        else if (what < 215) fuzz_drop_in(in);
+        else if (what < 235) fuzz_tune(in);
+        else if (what < 245) fuzz_backend_choice(in);
+        else fuzz_queries(in);
+    }
+}
+
+}  // namespace gemm_fuzz
+
+// The program's own BLAS error handlers, as test suites define them: the drop-in reports to
+// these instead of printing, and this program counts the reports.
+extern "C" void xerbla_(const char *, const int *, std::size_t) { ++gemm_fuzz::handler_calls; }
+extern "C" void cblas_xerbla(int, const char *, const char *, ...) { ++gemm_fuzz::handler_calls; }

@@ -1,0 +1,223 @@
+// fuzz_tune_cache.cpp: the tune-cache parser and its stores, on files assembled from valid
+// and damaged pieces (sections, entries with sizes across the int64 range, unknown backends,
+// comments, binary garbage, overlong lines). It checks that every usable entry is found, that
+// the nearest-shape search answers within its rule, and that a store keeps every line but the
+// entries it replaces and the garbage the load said it would drop. Built from the library's
+// objects: these are internal types.
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "byte_source.hpp"
+#include "dispatch/tune_cache.hpp"
+#include "fuzz_main.hpp"
+
+namespace gemm_fuzz {
+namespace {
+
+[[noreturn]] void fail(const std::string &what, const std::string &file) {
+    std::fprintf(stderr, "fuzz_tune_cache: %s\n--- the file (its first 4000 bytes):\n%s\n---\n", what.c_str(),
+                 file.substr(0, 4000).c_str());
+    std::abort();
+}
+
+std::string fingerprint_line() {
+    static const std::string line = "[machine] " + gemm::machine_fingerprint();
+    return line;
+}
+
+const char *const header_lines[] = {
+    "# gemm tune cache: `gemm tune` writes it; one [machine] section per fingerprint.",
+    "# <dtype A/B> <dtype C> <ops> <m> <n> <k> batch= ld= align= space= beta= | backend variant"
+    " | median time | built-in default and its time"};
+
+gemm::tune_key draw_key(byte_source &in) {
+    static const gemm::dtype types[] = {gemm::dtype::f32, gemm::dtype::f64, gemm::dtype::f16, gemm::dtype::bf16};
+    gemm::tune_key k;
+    k.ab_type = types[in.byte() % 4];
+    k.c_type = in.one_in(4) ? gemm::dtype::f32 : k.ab_type;
+    k.op_a = in.one_in(2) ? gemm::transpose::n : gemm::transpose::t;
+    k.op_b = in.one_in(2) ? gemm::transpose::n : gemm::transpose::t;
+    auto size = [&in] { int64_t v = in.size_value(); return v < 0 ? -v - 1 : v; };  // >= 0, all of int64
+    k.m = size();
+    k.n = size();
+    k.k = size();
+    k.batch = std::max<int64_t>(1, size());
+    k.padded_ld = in.one_in(4);
+    k.aligned_16 = !in.one_in(4);
+    k.space = in.one_in(8) ? gemm::memory_space::device : gemm::memory_space::host;
+    k.beta_zero = !in.one_in(3);
+    return k;
+}
+
+std::string choice_text(byte_source &in) {
+    static const char *choices[] = {"cpu_ref -", "cpu_omp -", "cblas -", "cpu_omp generic_f32_8x4",
+                                    "cpu_omp avx2_f64_8x6", "nosuch -", "cpu_omp nosuch_variant"};
+    return choices[in.byte() % (sizeof choices / sizeof choices[0])];
+}
+
+std::string entry_text(const gemm::tune_key &k, const std::string &choice) {
+    return k.to_text() + " | " + choice + " | 1.500 us | default cpu_ref 2.000 us";
+}
+
+std::string piece(byte_source &in) {
+    switch (in.byte() % 12) {
+    case 0: return fingerprint_line();
+    case 1: return "[machine] another box " + std::to_string(in.byte());
+    case 2:
+    case 3:
+    case 4: return entry_text(draw_key(in), choice_text(in));
+    case 5: return "# a comment " + std::to_string(in.byte());
+    case 6: return in.one_in(2) ? "" : "   \t ";
+    case 7: {
+        std::string garbage(in.byte() % 64, ' ');
+        for (char &c : garbage) c = char(in.byte());
+        return garbage;
+    }
+    case 8: {  // one character of a valid entry changed
+        std::string e = entry_text(draw_key(in), choice_text(in));
+        e[in.byte() % e.size()] = char(in.byte());
+        return e;
+    }
+    case 9: return std::string(1000 + in.byte() * 20, char('a' + in.byte() % 26));
+    case 10: return header_lines[in.byte() % 2];
+    default: return entry_text(draw_key(in), choice_text(in)) + (in.one_in(2) ? " extra" : " |");
+    }
+}
+
+std::vector<std::string> lines_of(const std::string &text) {
+    std::vector<std::string> lines;
+    std::istringstream in(text);
+    for (std::string l; std::getline(in, l);) lines.push_back(l);
+    return lines;
+}
+
+std::string read_all(const std::string &path) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+// The lines (numbered from 1) the load warned about, and whether it said a store drops them.
+std::map<int, bool> warned_lines(const gemm::tune_cache &cache) {
+    std::map<int, bool> warned;
+    for (const std::string &w : cache.warnings()) {
+        std::size_t colon = w.find(".txt:");
+        if (colon != std::string::npos)
+            warned[std::atoi(w.c_str() + colon + 5)] = w.find("a store drops it") != std::string::npos;
+    }
+    return warned;
+}
+
+// The key of an entry line, if its first field parses as one.
+std::optional<gemm::tune_key> key_of_line(const std::string &line) {
+    std::size_t bar = line.find('|');
+    return bar == std::string::npos ? std::nullopt : gemm::tune_key::parse(line.substr(0, bar));
+}
+
+std::string trimmed(const std::string &l) {
+    std::size_t first = l.find_first_not_of(" \t\r\n");
+    if (first == std::string::npos) return "";
+    return l.substr(first, l.find_last_not_of(" \t\r\n") - first + 1);
+}
+
+// For each line: the key of a usable entry of this machine's section (parsed, not warned).
+std::vector<std::optional<gemm::tune_key>> usable_keys(const std::vector<std::string> &lines,
+                                                       const std::map<int, bool> &warned) {
+    std::vector<std::optional<gemm::tune_key>> keys(lines.size());
+    bool in_mine = false;
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+        std::string t = trimmed(lines[i]);
+        if (t.rfind("[machine] ", 0) == 0) {
+            in_mine = t == fingerprint_line();
+            continue;
+        }
+        if (in_mine && !warned.count(int(i) + 1) && !t.empty() && t[0] != '#') keys[i] = key_of_line(lines[i]);
+    }
+    return keys;
+}
+
+void check_store(const std::string &path, const std::string &text, gemm::tune_cache &cache, byte_source &in) {
+    std::vector<gemm::tune_entry> fresh;
+    for (int i = 0, count = 1 + in.byte() % 3; i < count; ++i) {
+        gemm::tune_entry e;
+        e.key = draw_key(in);
+        e.backend = "cpu_ref";
+        e.microseconds = 3;
+        e.default_backend = "cpu_ref";
+        e.default_microseconds = 3;
+        fresh.push_back(e);
+    }
+    std::map<int, bool> warned = warned_lines(cache);
+    if (cache.store(fresh) != GEMM_STATUS_SUCCESS) fail("a store failed: " + std::string(gemm_last_error()), text);
+    ++counters().stores;
+    std::string after = read_all(path);
+    // Every line but headers, dropped garbage, and usable entries of this machine whose key was
+    // stored, in the same order.
+    std::vector<std::string> before = lines_of(text), expected;
+    std::vector<std::optional<gemm::tune_key>> keys = usable_keys(before, warned);
+    for (std::size_t i = 0; i < before.size(); ++i) {
+        const std::string &l = before[i];
+        auto w = warned.find(int(i) + 1);
+        if (l == header_lines[0] || l == header_lines[1] || (w != warned.end() && w->second)) continue;
+        bool replaced = false;
+        for (const gemm::tune_entry &e : fresh) replaced |= keys[i] && *keys[i] == e.key;
+        if (!replaced) expected.push_back(l);
+    }
+    std::vector<std::string> got = lines_of(after);
+    std::size_t at = 0;
+    for (const std::string &l : got)
+        if (at < expected.size() && l == expected[at]) ++at;
+    if (at != expected.size()) fail("a store lost the line \"" + expected[at].substr(0, 200) + "\"", text);
+    gemm::tune_cache reloaded(path);
+    ++counters().cache_files;
+    for (const gemm::tune_entry &e : fresh) {
+        gemm::tune_entry_ptr found = reloaded.find(e.key);
+        if (!found || found->backend != "cpu_ref") fail("a stored entry is not found after a reload", after);
+    }
+}
+
+// Every usable entry is found (equal keys: one of them), and nearest() keeps to its rule.
+void check_lookups(const gemm::tune_cache &cache, const std::string &text, byte_source &in) {
+    std::vector<std::string> lines = lines_of(text);
+    for (const std::optional<gemm::tune_key> &k : usable_keys(lines, warned_lines(cache)))
+        if (k && !cache.find(*k)) fail("a usable entry is not found: " + k->to_text(), text);
+    for (int i = 0, count = 1 + in.byte() % 4; i < count; ++i) {
+        gemm::tune_key k = draw_key(in);
+        gemm::tune_entry_ptr near = cache.nearest(k);
+        if (!near) continue;
+        if (!near->key.same_class(k)) fail("nearest() answered an entry of another class", text);
+        auto within = [](int64_t a, int64_t b) {
+            double x = double(a) + 1.0, y = double(b) + 1.0;
+            return x <= 2.0 * y && y <= 2.0 * x;
+        };
+        if (!within(near->key.m, k.m) || !within(near->key.n, k.n) || !within(near->key.k, k.k))
+            fail("nearest() answered an entry beyond a factor of 2", text);
+    }
+}
+
+}  // namespace
+
+void fuzz_one(const uint8_t *data, std::size_t size) {
+    byte_source in(data, size);
+    // Decided first (bytes past the input's end read as 0), and rarely: a store syncs the file
+    // to disk, tens of milliseconds.
+    const bool store = in.one_in(32);
+    std::string text;
+    for (int pieces = 1 + in.byte() % 24; pieces > 0 && !in.empty(); --pieces)
+        text += piece(in) + (in.one_in(16) ? "" : "\n");
+    std::string path = std::string(std::getenv("GEMM_FUZZ_DIR")) + "/cache.txt";
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
+    gemm::tune_cache cache(path);
+    ++counters().cache_files;
+    check_lookups(cache, text, in);
+    if (store) check_store(path, text, cache, in);
+}
+
+}  // namespace gemm_fuzz

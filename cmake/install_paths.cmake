@@ -1,5 +1,5 @@
 # install_paths.cmake: how installed files find each other under whatever prefix
-# `cmake --install --prefix` is given: the prefix written into gemm.pc.
+# `cmake --install --prefix` is given: RUNPATHs and the prefix written into gemm.pc.
 
 # Sets OUT to the path from install folder FROM to install folder TO (each relative to the
 # prefix, as the CMAKE_INSTALL_<dir> variables usually are, or absolute), "." when they are
@@ -19,6 +19,22 @@ function(gemm_relative_install_path out from to)
     set(path .)
   endif()
   set(${out} "${path}" PARENT_SCOPE)
+endfunction()
+
+# Gives TARGET, installed into DIR, a RUNPATH that finds gemm's libraries in
+# CMAKE_INSTALL_LIBDIR: $ORIGIN-relative, so that the installed tree works under any prefix
+# and wherever it is moved. Only when DIR and the libdir do not keep their distance across
+# prefixes (one of them absolute) is the libdir written as an absolute path.
+function(gemm_set_install_rpath target dir)
+  gemm_relative_install_path(path "${dir}" "${CMAKE_INSTALL_LIBDIR}")
+  if(path STREQUAL ".")
+    set(rpath "$ORIGIN")
+  elseif(path)
+    set(rpath "$ORIGIN/${path}")
+  else()
+    set(rpath "${CMAKE_INSTALL_FULL_LIBDIR}")
+  endif()
+  set_property(TARGET ${target} PROPERTY INSTALL_RPATH "${rpath}")
 endfunction()
 
 # Sets GEMM_PC_PREFIX, GEMM_PC_LIBDIR and GEMM_PC_INCLUDEDIR for gemm.pc. The prefix is

@@ -101,13 +101,32 @@ threads)
     "$bin/blas_caller_linked" threads
     ;;
 failing_backend)
-    # The cblas backend pointed at libgemm_blas itself is refused (it would recurse); forced,
-    # every call fails: C stays unchanged and the failure is reported on stderr.
-    LD_PRELOAD="$gemm_blas" GEMM_BACKEND=cblas GEMM_CBLAS_LIB="$gemm_blas" \
-        "$bin/blas_caller" unchanged 2>"$work/err"
+    # A valid call the chosen backend cannot serve: a BLAS caller has no status to read, so C
+    # is never left unwritten. By default the system BLAS computes it, said once per routine;
+    # with GEMM_BLAS_ON_FAILURE=stop the program stops with the reason.
+    reference_run "$bin/blas_caller" values >"$work/ref"
+    for forced in "cblas GEMM_CBLAS_LIB=$gemm_blas" "cuda_tiled" "nosuch"; do
+        env LD_LIBRARY_PATH="$reference" LD_PRELOAD="$gemm_blas" GEMM_BACKEND=$forced \
+            "$bin/blas_caller" values >"$work/fallback" 2>"$work/err"
+        "$bin/blas_compare" "$work/ref" "$work/fallback"
+        for routine in sgemm_ dgemm_ cblas_sgemm cblas_dgemm; do
+            said=$(grep -c "^gemm_blas: $routine: .*computed by .*libblas.so.3 instead" "$work/err" || true)
+            [ "$said" -eq 1 ] || { echo "GEMM_BACKEND=$forced: $routine said $said times"; cat "$work/err"; exit 1; }
+        done
+        echo "GEMM_BACKEND=$forced: every result computed by the system BLAS, said once per routine"
+    done
+    status=0
+    LD_PRELOAD="$gemm_blas" GEMM_BACKEND=nosuch GEMM_BLAS_ON_FAILURE=stop \
+        "$bin/blas_caller" unchanged >"$work/out" 2>"$work/err" || status=$?
     cat "$work/err"
-    grep -q "gemm_blas: sgemm_ failed, C unchanged" "$work/err"
-    grep -q "own BLAS interface" "$work/err"
+    [ "$status" -eq 1 ] || { echo "expected exit status 1, got $status"; exit 1; }
+    grep -q "^gemm_blas: sgemm_: GEMM_STATUS_UNKNOWN_BACKEND: .*nosuch.*stopping the program" "$work/err"
+    ! grep -q "unchanged: C" "$work/out" || { echo "the program went on after the stop"; exit 1; }
+    status=0
+    LD_PRELOAD="$gemm_blas" GEMM_BACKEND=nosuch GEMM_BLAS_ON_FAILURE=sometimes \
+        "$bin/blas_caller" unchanged >"$work/out" 2>"$work/err" || status=$?
+    [ "$status" -eq 1 ] && grep -q "GEMM_BLAS_ON_FAILURE='sometimes' must be system or stop" "$work/err"
+    echo "GEMM_BLAS_ON_FAILURE=stop stops the program at the first call, naming the reason"
     ;;
 *) echo "unknown scenario $scenario"; exit 2 ;;
 esac

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "failure_policy.hpp"
 #include "gemm/gemm.h"
 
 namespace {
@@ -56,13 +57,6 @@ void report_cblas(int position, bool row_major, const char *routine, const char 
     if (*form) std::fprintf(stderr, form, value);
 }
 
-// A failure after the checks (no backend can serve it, a backend failed): BLAS has no way to
-// return it, so say it on stderr. C has not been written.
-void report_failure(const char *routine, gemm_status_t s) {
-    std::fprintf(stderr, "gemm_blas: %s failed, C unchanged: %s: %s\n", routine,
-                 gemm_status_string(s), gemm_last_error());
-}
-
 // ---- reference argument checks ------------------------------------------------------------
 
 bool same_letter(char c, char upper) { return c == upper || c == upper + ('a' - 'A'); }
@@ -93,6 +87,8 @@ int fortran_info(gemm_op_t ta, gemm_op_t tb, int m, int n, int k, int lda, int l
 }
 
 bool valid_op(int op) { return op == GEMM_OP_N || op == GEMM_OP_T || op == GEMM_OP_C; }
+
+char op_letter(int op) { return op == GEMM_OP_N ? 'N' : op == GEMM_OP_T ? 'T' : 'C'; }
 
 // What reference CBLAS reports first, as observed on netlib CBLAS 3.11 and matched here
 // quirk for quirk: it checks Order (1), TransA (2) and TransB (3; but 2 in row-major), then
@@ -156,7 +152,9 @@ void fortran_gemm(const char *transa, const char *transb, const int *m, const in
     if (*m == 0 || *n == 0 || ((*alpha == T(0) || *k == 0) && *beta == T(1))) return;
     gemm_status_t s = typed<T>::call(GEMM_COL_MAJOR, ta, tb, *m, *n, *k, *alpha, a, *lda, b,
                                      *ldb, *beta, c, *ldc);
-    if (s != GEMM_STATUS_SUCCESS) report_failure(typed<T>::fortran_symbol, s);
+    if (s != GEMM_STATUS_SUCCESS)
+        gemm_blas::on_failure(typed<T>::fortran_symbol, s,
+                              {*transa, *transb, *m, *n, *k, *alpha, a, *lda, b, *ldb, *beta, c, *ldc});
 }
 
 template <class T>
@@ -170,7 +168,13 @@ void cblas_gemm(int order, int ta, int tb, int m, int n, int k, T alpha, const T
     if (m == 0 || n == 0 || ((alpha == T(0) || k == 0) && beta == T(1))) return;
     gemm_status_t s = typed<T>::call(gemm_layout_t(order), gemm_op_t(ta), gemm_op_t(tb), m, n, k,
                                      alpha, a, lda, b, ldb, beta, c, ldc);
-    if (s != GEMM_STATUS_SUCCESS) report_failure(typed<T>::cblas_name, s);
+    if (s == GEMM_STATUS_SUCCESS) return;
+    // As Fortran takes it: row-major C is column-major C^T = op(B)^T op(A)^T.
+    char la = op_letter(ta), lb = op_letter(tb);
+    if (order == GEMM_ROW_MAJOR)
+        gemm_blas::on_failure(typed<T>::cblas_name, s, {lb, la, n, m, k, alpha, b, ldb, a, lda, beta, c, ldc});
+    else
+        gemm_blas::on_failure(typed<T>::cblas_name, s, {la, lb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc});
 }
 
 }  // namespace

@@ -7,6 +7,8 @@ std::vector<std::string> backend::variants(const problem &) const { return {""};
 
 bool backend::knows_variant(std::string_view v) const { return v.empty(); }
 
+std::vector<std::string> backend::variant_ids() const { return {}; }
+
 const verdict &backend::available() const {
     std::call_once(probed_, [this] { availability_ = probe(); });
     return availability_;

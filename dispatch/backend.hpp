@@ -49,6 +49,9 @@ struct run_context {
 //                No allocation proportional to the problem on the hot path.
 // Optional (default):
 //   variants(p)  configurations worth timing, as stable ids that parse back in run(). ({""})
+//   variant_ids() every id knows_variant() accepts, when they can be listed; else one line
+//                saying what an id looks like (cuBLASLt's are built from its heuristic's
+//                algorithms), starting with '<'. For messages and `gemm info`. ({})
 class backend {
 public:
     virtual ~backend() = default;
@@ -59,6 +62,7 @@ public:
     virtual std::vector<std::string> variants(const problem &p) const;
     // Whether v names one of this backend's variants (any problem); "" always does.
     virtual bool knows_variant(std::string_view v) const;
+    virtual std::vector<std::string> variant_ids() const;
     virtual gemm_status_t run(const problem &p, std::string_view variant, run_context &ctx) = 0;
 
 protected:

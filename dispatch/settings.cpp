@@ -101,6 +101,14 @@ void parse_xt_max_device_bytes(env_settings &s) {
     s.xt_max_device_bytes = bytes;
 }
 
+// Read by the drop-in BLAS (api/src/blas/failure_policy.cpp); checked here with the others so
+// that a typo is reported on the first call, not at the first failure it was meant for.
+void check_blas_on_failure(env_settings &s) {
+    std::string v = env("GEMM_BLAS_ON_FAILURE");
+    if (!v.empty() && v != "system" && v != "stop")
+        record_first_error(s, "GEMM_BLAS_ON_FAILURE='" + v + "' must be system or stop");
+}
+
 env_settings read_env() {
     env_settings s;
     parse_verbose(s);
@@ -109,9 +117,16 @@ env_settings read_env() {
     parse_tune(s);
     parse_xt_devices(s);
     parse_xt_max_device_bytes(s);
+    check_blas_on_failure(s);
     s.cblas_lib = env("GEMM_CBLAS_LIB");
     s.record_path = env("GEMM_RECORD");
     return s;
+}
+
+std::string variant_list(const backend &b) {
+    std::string list;
+    for (const std::string &id : b.variant_ids()) list += (list.empty() ? "" : ", ") + id;
+    return list.empty() ? "none but its default" : list;
 }
 
 selection parse_selection(std::string spec, std::string source) {
@@ -143,8 +158,11 @@ selection parse_selection(std::string spec, std::string source) {
         return sel;
     }
     if (!b->knows_variant(variant)) {
-        sel.error = GEMM_STATUS_INVALID_VALUE;
-        sel.error_message = where + ": backend '" + name + "' has no variant '" + variant + "'";
+        // From the environment it is a configuration error, as every invalid GEMM_* value is;
+        // from code, an invalid argument.
+        sel.error = sel.source == "GEMM_BACKEND" ? GEMM_STATUS_INVALID_CONFIG : GEMM_STATUS_INVALID_VALUE;
+        sel.error_message = where + ": backend '" + name + "' has no variant '" + variant + "' (its variants: " +
+                            variant_list(*b) + "; `gemm info --variants SHAPE` shows those worth timing)";
         return sel;
     }
     sel.forced = b;

@@ -343,9 +343,19 @@ TEST_SUITE("env_backend_unavailable" * doctest::skip()) {
 }
 
 TEST_SUITE("env_backend_bad_variant" * doctest::skip()) {
-    TEST_CASE("selection GEMM_BACKEND=cpu_ref:no_such_variant: every call fails with INVALID_VALUE") {
-        REQUIRE(env_value("GEMM_BACKEND") == "cpu_ref:no_such_variant");
-        expect_every_call_fails(GEMM_STATUS_INVALID_VALUE, "no_such_variant");
+    TEST_CASE("selection GEMM_BACKEND=cpu_omp:no_such_variant: every call fails with INVALID_CONFIG, listing the variants") {
+        REQUIRE(env_value("GEMM_BACKEND") == "cpu_omp:no_such_variant");
+        expect_every_call_fails(GEMM_STATUS_INVALID_CONFIG, "no_such_variant");
+        float a = 1, b = 1, c = 0;
+        gemm_sgemm(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 1, 1, 1, 1.0f, &a, 1, &b, 1, 0.0f, &c, 1);
+        std::string message = gemm_last_error();
+        CHECK(message.find("its variants: ") != std::string::npos);
+        CHECK(message.find("generic_f32_8x4") != std::string::npos);
+        CHECK(message.find("generic_f64_4x4") != std::string::npos);
+        // From code the same name is an invalid argument, and the selection stays as it was.
+        CHECK(gemm_set_backend("cpu_omp:also_no_such") == GEMM_STATUS_INVALID_VALUE);
+        CHECK(std::string(gemm_last_error()).find("generic_f32_8x4") != std::string::npos);
+        CHECK(std::string(gemm_get_backend()) == "cpu_omp:no_such_variant");
     }
 }
 
@@ -398,6 +408,13 @@ TEST_SUITE("env_xt_max_device_bytes_invalid" * doctest::skip()) {
     TEST_CASE("selection GEMM_XT_MAX_DEVICE_BYTES=1.5G: every call fails with INVALID_CONFIG") {
         REQUIRE(env_value("GEMM_XT_MAX_DEVICE_BYTES") == "1.5G");
         expect_invalid_config("GEMM_XT_MAX_DEVICE_BYTES='1.5G'");
+    }
+}
+
+TEST_SUITE("env_blas_on_failure_invalid" * doctest::skip()) {
+    TEST_CASE("selection GEMM_BLAS_ON_FAILURE=sometimes: every call fails with INVALID_CONFIG") {
+        REQUIRE(env_value("GEMM_BLAS_ON_FAILURE") == "sometimes");
+        expect_invalid_config("GEMM_BLAS_ON_FAILURE='sometimes'");
     }
 }
 

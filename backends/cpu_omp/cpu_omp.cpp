@@ -175,6 +175,13 @@ public:
         return v.empty() || find_config(f32_kernels, v) || find_config(f64_kernels, v);
     }
 
+    std::vector<std::string> variant_ids() const override {
+        std::vector<std::string> ids;
+        for (const auto &k : f32_kernels) ids.emplace_back(k.id);
+        for (const auto &k : f64_kernels) ids.emplace_back(k.id);
+        return ids;
+    }
+
     gemm_status_t run(const problem &p, std::string_view variant, run_context &ctx) override {
         try {
             if (p.ab_type == dtype::f64) return run_with(f64_kernels, p, variant, ctx);

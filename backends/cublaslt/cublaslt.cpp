@@ -365,6 +365,11 @@ public:
         return v.empty() || parse_id(v, c);
     }
 
+    std::vector<std::string> variant_ids() const override {
+        return {"<algo<a>_tile<t>_stages<s>_splitk<k>_red<r>_swz<w>_cust<c>_inner<i>_cluster<c>: one per "
+                "algorithm cuBLASLt's heuristic offers for a problem>"};
+    }
+
     gemm_status_t run(const problem &p, std::string_view variant, run_context &ctx) override {
         return cuda::run_on_device(p, ctx, [&](const problem &dp, cudaStream_t stream) {
             return launch(dp, stream, variant, ctx);

@@ -209,6 +209,8 @@ public:
         return parse_variant(v, parsed);
     }
 
+    std::vector<std::string> variant_ids() const override { return {std::begin(block_ids), std::end(block_ids)}; }
+
     gemm_status_t run(const problem &p, std::string_view variant, run_context &ctx) override {
         xt_variant v;
         if (!parse_variant(variant, v))

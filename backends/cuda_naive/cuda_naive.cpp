@@ -28,6 +28,8 @@ public:
 
     bool knows_variant(std::string_view v) const override { return v.empty() || v == naive_variant; }
 
+    std::vector<std::string> variant_ids() const override { return {std::string(naive_variant)}; }
+
     gemm_status_t run(const problem &p, std::string_view, run_context &ctx) override {
         ctx.variant_used = naive_variant;
         return cuda::run_on_device(p, ctx, [](const problem &dp, cudaStream_t stream) {

@@ -73,6 +73,12 @@ public:
         return v.empty() || cuda_tiled::find_variant(v) != nullptr;
     }
 
+    std::vector<std::string> variant_ids() const override {
+        std::vector<std::string> ids;
+        for (const variant_info &v : cuda_tiled::variant_table()) ids.push_back(v.id);
+        return ids;
+    }
+
     gemm_status_t run(const problem &p, std::string_view variant, run_context &ctx) override {
         const variant_info *asked = nullptr;
         if (!variant.empty()) {

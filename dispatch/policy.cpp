@@ -11,6 +11,7 @@
 #include "log.hpp"
 #include "registry.hpp"
 #include "tune_cache.hpp"
+#include "tune_cache_file.hpp"
 #include "tuner.hpp"
 
 namespace gemm {
@@ -93,19 +94,18 @@ choice from_entry(backend *b, tune_entry_ptr e, std::string_view why, std::strin
     return c;
 }
 
-// GEMM_RECORD: each untuned shape once per process, appended for `gemm tune --shapes FILE`.
+// GEMM_RECORD: each untuned shape once in the file, for `gemm tune --shapes FILE`: a shape
+// this process has not recorded is looked for in the file (under a lock, so processes
+// recording at once do not both add it) and appended when it is not there.
 void record_miss(const tune_key &key, const std::string &path) {
     static std::mutex mutex;
     static std::unordered_set<tune_key, tune_key_hash> seen;
     std::lock_guard<std::mutex> lock(mutex);
     if (!seen.insert(key).second) return;
-    std::FILE *f = std::fopen(path.c_str(), "a");
-    if (!f) {
-        logger().warn("GEMM_RECORD: cannot append to {}", path);
-        return;
+    if (gemm_status_t s = append_line_once(path, key.to_text()); s != GEMM_STATUS_SUCCESS) {
+        logger().warn("GEMM_RECORD: {}", last_error_message());
+        clear_error();
     }
-    std::fprintf(f, "%s\n", key.to_text().c_str());
-    std::fclose(f);
 }
 
 // The first time online tuning fails in this process, say why: otherwise a cache that cannot

@@ -160,6 +160,27 @@ gemm_status_t replace_cache_file(const std::string &path, const std::string &tex
     return GEMM_STATUS_SUCCESS;
 }
 
+gemm_status_t append_line_once(const std::string &path, const std::string &line) {
+    int fd = open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | O_NONBLOCK, 0644);
+    if (fd < 0) return fail("cannot open " + path + ": " + errno_text(errno));
+    struct stat st;
+    std::string text;
+    int error = 0;
+    gemm_status_t s = GEMM_STATUS_SUCCESS;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) s = fail(path + " is not a regular file");
+    else if (flock(fd, LOCK_EX) != 0) s = fail("cannot lock " + path + ": " + errno_text(errno));
+    else if (!read_bounded(fd, tune_cache_file_limit, text, error) || text.size() > tune_cache_file_limit)
+        s = fail("cannot read " + path + (error ? ": " + errno_text(error) : ": larger than the limit"));
+    bool present = ("\n" + text).find("\n" + line + "\n") != std::string::npos;
+    if (s == GEMM_STATUS_SUCCESS && !present) {
+        sigxfsz_blocked no_kill;
+        std::string add = (text.empty() || text.back() == '\n' ? "" : "\n") + line + "\n";
+        if (!write_all(fd, add, error)) s = fail("cannot append to " + path + ": " + errno_text(error));
+    }
+    close(fd);  // releases the lock
+    return s;
+}
+
 gemm_status_t make_parent_dirs(const std::string &path) {
     for (std::size_t slash = path.find('/', 1); slash != std::string::npos; slash = path.find('/', slash + 1)) {
         std::string dir = path.substr(0, slash);

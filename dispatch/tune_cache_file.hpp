@@ -47,6 +47,10 @@ private:
 // killing the process with SIGXFSZ.
 gemm_status_t replace_cache_file(const std::string &path, const std::string &text);
 
+// Appends line (and a newline) to the file at path, created if absent, unless the file already
+// has that line; under an exclusive lock on the file itself. Regular files only.
+gemm_status_t append_line_once(const std::string &path, const std::string &line);
+
 // Creates the folders above path that do not exist.
 gemm_status_t make_parent_dirs(const std::string &path);
 

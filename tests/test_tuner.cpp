@@ -1365,7 +1365,7 @@ TEST_CASE("tuner env_tune_online_padded: an online-tuned padded shape is a hit t
     CHECK(entry_lines_for(lines, "f32 f32 NN 70 64 64 batch=1 ld=padded align=16 space=host beta=0").size() == 1);
 }
 
-TEST_CASE("tuner env_record: GEMM_RECORD appends each untuned key once, in the key format") {
+TEST_CASE("tuner env_record: GEMM_RECORD appends each untuned key once, in the key format, across runs") {
     scratch_dir dir;
     std::string cache = dir.file("tune-cache.txt");
     std::string record = dir.file("record.txt");
@@ -1390,6 +1390,18 @@ TEST_CASE("tuner env_record: GEMM_RECORD appends each untuned key once, in the k
         INFO(l);
         CHECK(is_key_text(l));  // what `gemm tune --shapes FILE` reads
     }
+
+    // Another run of the same program adds only the shape the file lacks; lines someone else
+    // wrote there (a comment) stay.
+    write_text(record, read_text(record) + "# mine\n");
+    child_result again = run_child(dir, "again", {"GEMM_TUNE_CACHE=" + cache, "GEMM_RECORD=" + record},
+                                   "call 8x8x8; call 12x12x12; call 8x8x8 beta=0.5; call 20x20x20");
+    INFO(again.report());
+    REQUIRE(again.ok());
+    std::vector<std::string> want_again = want;
+    want_again.push_back("# mine");
+    want_again.push_back(key_text(20, 20, 20));
+    CHECK(read_lines(record) == want_again);
 }
 
 TEST_CASE("tuner nearest: an untuned shape within a factor of 2 uses the nearest tuned one") {

@@ -20,7 +20,8 @@ constexpr param_positions entry_positions[] = {
     {7, 8, 0, 9, 0, 10, 0, 11, 0, 12, 13, 0, 14, 0, 0, 0},             // gemm_sgemm, gemm_dgemm
     {7, 8, 0, 9, 10, 11, 0, 12, 13, 14, 15, 0, 16, 17, 18, 0},         // their strided batches
     {7, 8, 9, 10, 0, 11, 12, 13, 0, 14, 15, 16, 17, 0, 0, 18},         // gemm_ex
-    {7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22}};   // gemm_ex_strided_batched
+    {7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22},    // gemm_ex_strided_batched
+    {7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22}};   // a gemm_desc_t: its fields
 
 const param_positions &positions(const user_call &c) { return entry_positions[c.entry]; }
 
@@ -30,7 +31,9 @@ const char *layout_words(int l) { return l == GEMM_ROW_MAJOR ? "row-major" : "co
 
 const char *op_words(int o) { return o == GEMM_OP_N ? "no transpose" : "transposed"; }
 
-gemm_status_t fail(gemm_status_t s, int position, const std::string &what) {
+// A call names the parameter by its position; a gemm_desc_t names the field.
+gemm_status_t fail(const user_call &c, gemm_status_t s, int position, const std::string &what) {
+    if (c.entry == api_entry_desc) return set_error(s, "gemm_desc_t: " + what);
     return set_error(s, fmt::format("parameter {}: {}", position, what), position);
 }
 
@@ -48,7 +51,7 @@ gemm_status_t check_ld(const user_call &c, const char *name, int position, int64
     const char *dim_name = by_rows ? rows_name : cols_name;
     int64_t dim = by_rows ? rows : cols;
     std::string op_text = op == GEMM_OP_N && std::string(name) == "ldc" ? "" : std::string(", ") + op_words(op);
-    return fail(GEMM_STATUS_INVALID_LEADING_DIM, position,
+    return fail(c, GEMM_STATUS_INVALID_LEADING_DIM, position,
                 fmt::format("{} = {} must be >= max(1, {} = {}) for {} {}{}", name, ld, dim_name,
                             dim, layout_words(c.layout), name[2] == 'a' ? "A" : name[2] == 'b' ? "B" : "C",
                             op_text));
@@ -56,15 +59,15 @@ gemm_status_t check_ld(const user_call &c, const char *name, int position, int64
 
 gemm_status_t check_shape(const user_call &c) {
     if (c.layout != GEMM_ROW_MAJOR && c.layout != GEMM_COL_MAJOR)
-        return fail(GEMM_STATUS_INVALID_LAYOUT, 1,
+        return fail(c, GEMM_STATUS_INVALID_LAYOUT, 1,
                     fmt::format("layout = {} must be GEMM_ROW_MAJOR (101) or GEMM_COL_MAJOR (102)", c.layout));
     if (!valid_op(c.transa))
-        return fail(GEMM_STATUS_INVALID_OP, 2, fmt::format("transa = {} must be GEMM_OP_N (111), GEMM_OP_T (112) or GEMM_OP_C (113)", c.transa));
+        return fail(c, GEMM_STATUS_INVALID_OP, 2, fmt::format("transa = {} must be GEMM_OP_N (111), GEMM_OP_T (112) or GEMM_OP_C (113)", c.transa));
     if (!valid_op(c.transb))
-        return fail(GEMM_STATUS_INVALID_OP, 3, fmt::format("transb = {} must be GEMM_OP_N (111), GEMM_OP_T (112) or GEMM_OP_C (113)", c.transb));
-    if (c.m < 0) return fail(GEMM_STATUS_INVALID_SIZE, 4, fmt::format("m = {} must be >= 0", c.m));
-    if (c.n < 0) return fail(GEMM_STATUS_INVALID_SIZE, 5, fmt::format("n = {} must be >= 0", c.n));
-    if (c.k < 0) return fail(GEMM_STATUS_INVALID_SIZE, 6, fmt::format("k = {} must be >= 0", c.k));
+        return fail(c, GEMM_STATUS_INVALID_OP, 3, fmt::format("transb = {} must be GEMM_OP_N (111), GEMM_OP_T (112) or GEMM_OP_C (113)", c.transb));
+    if (c.m < 0) return fail(c, GEMM_STATUS_INVALID_SIZE, 4, fmt::format("m = {} must be >= 0", c.m));
+    if (c.n < 0) return fail(c, GEMM_STATUS_INVALID_SIZE, 5, fmt::format("n = {} must be >= 0", c.n));
+    if (c.k < 0) return fail(c, GEMM_STATUS_INVALID_SIZE, 6, fmt::format("k = {} must be >= 0", c.k));
     bool an = c.transa == GEMM_OP_N, bn = c.transb == GEMM_OP_N;
     gemm_status_t s = check_ld(c, "lda", positions(c).lda, c.lda, c.transa, an ? c.m : c.k, an ? c.k : c.m,
                                an ? "m" : "k", an ? "k" : "m");
@@ -78,13 +81,13 @@ gemm_status_t check_shape(const user_call &c) {
 gemm_status_t check_batch(const user_call &c) {
     if (!positions(c).batch) return GEMM_STATUS_SUCCESS;
     if (c.batch < 0)
-        return fail(GEMM_STATUS_INVALID_SIZE, positions(c).batch, fmt::format("batch_count = {} must be >= 0", c.batch));
+        return fail(c, GEMM_STATUS_INVALID_SIZE, positions(c).batch, fmt::format("batch_count = {} must be >= 0", c.batch));
     if (c.stride_a < 0)
-        return fail(GEMM_STATUS_INVALID_STRIDE, positions(c).stride_a, fmt::format("stride_a = {} must be >= 0", c.stride_a));
+        return fail(c, GEMM_STATUS_INVALID_STRIDE, positions(c).stride_a, fmt::format("stride_a = {} must be >= 0", c.stride_a));
     if (c.stride_b < 0)
-        return fail(GEMM_STATUS_INVALID_STRIDE, positions(c).stride_b, fmt::format("stride_b = {} must be >= 0", c.stride_b));
+        return fail(c, GEMM_STATUS_INVALID_STRIDE, positions(c).stride_b, fmt::format("stride_b = {} must be >= 0", c.stride_b));
     if (c.stride_c < 0)
-        return fail(GEMM_STATUS_INVALID_STRIDE, positions(c).stride_c, fmt::format("stride_c = {} must be >= 0", c.stride_c));
+        return fail(c, GEMM_STATUS_INVALID_STRIDE, positions(c).stride_c, fmt::format("stride_c = {} must be >= 0", c.stride_c));
     return GEMM_STATUS_SUCCESS;
 }
 
@@ -95,19 +98,19 @@ gemm_status_t check_types(const user_call &c) {
         {c.c_type, positions(c).c_type, "c_type"}, {c.compute, positions(c).compute, "compute_type"}};
     for (auto &t : types)
         if (!valid_dtype(t.t))
-            return fail(GEMM_STATUS_INVALID_DTYPE, t.pos,
+            return fail(c, GEMM_STATUS_INVALID_DTYPE, t.pos,
                         fmt::format("{} = {} is not a gemm_dtype_t (GEMM_F32 0, GEMM_F64 1, GEMM_F16 2, GEMM_BF16 3)", t.name, t.t));
     if (c.b_type != c.a_type)
-        return fail(GEMM_STATUS_NOT_SUPPORTED, positions(c).b_type,
+        return fail(c, GEMM_STATUS_NOT_SUPPORTED, positions(c).b_type,
                     fmt::format("b_type = {} must equal a_type = {}", type_name(c.b_type), type_name(c.a_type)));
     bool half = c.a_type == GEMM_F16 || c.a_type == GEMM_BF16;
     int want_compute = int(compute_type_for(dtype(c.a_type)));
     if (c.compute != want_compute)
-        return fail(GEMM_STATUS_NOT_SUPPORTED, positions(c).compute,
+        return fail(c, GEMM_STATUS_NOT_SUPPORTED, positions(c).compute,
                     fmt::format("compute_type = {} is not supported for a_type = {} (use {})",
                                 type_name(c.compute), type_name(c.a_type), type_name(want_compute)));
     if (!c_type_allowed(dtype(c.a_type), dtype(c.c_type)))
-        return fail(GEMM_STATUS_NOT_SUPPORTED, positions(c).c_type,
+        return fail(c, GEMM_STATUS_NOT_SUPPORTED, positions(c).c_type,
                     fmt::format("c_type = {} is not supported for a_type = {} (use {}{})", type_name(c.c_type),
                                 type_name(c.a_type), type_name(c.a_type), half ? " or f32" : ""));
     return GEMM_STATUS_SUCCESS;
@@ -142,14 +145,14 @@ stored_operand stored(const user_call &c, const char *name, int64_t rows, int64_
 gemm_status_t check_span(const user_call &c, const stored_operand &o, int64_t *one_matrix) {
     std::optional<int64_t> span = span_elements(o.lines, o.ld, o.length);
     if (!span || !checked_mul(*span, int64_t(o.element_size)))
-        return fail(GEMM_STATUS_INVALID_SIZE, o.lines_position,
+        return fail(c, GEMM_STATUS_INVALID_SIZE, o.lines_position,
                     fmt::format("{} = {} makes {} span more than 2^63 - 1 bytes ({} lines {} elements apart)",
                                 o.lines_name, o.lines, o.name, o.lines, o.ld));
     *one_matrix = *span;
     if (c.batch <= 1) return GEMM_STATUS_SUCCESS;
     std::optional<int64_t> all = span_elements(c.batch, o.stride, *span);
     if (!all || !checked_mul(*all, int64_t(o.element_size)))
-        return fail(GEMM_STATUS_INVALID_SIZE, positions(c).batch,
+        return fail(c, GEMM_STATUS_INVALID_SIZE, positions(c).batch,
                     fmt::format("batch_count = {} makes the {} matrices span more than 2^63 - 1 bytes "
                                 "(stride {} elements)", c.batch, o.name, o.stride));
     return GEMM_STATUS_SUCCESS;
@@ -166,7 +169,7 @@ gemm_status_t check_spans(const user_call &c) {
     if (gemm_status_t s = check_span(c, cs, &one); s != GEMM_STATUS_SUCCESS) return s;
     // The last stored row or column of one C must end before the next C begins.
     if (c.batch > 1 && c.stride_c < one)
-        return fail(GEMM_STATUS_INVALID_STRIDE, positions(c).stride_c,
+        return fail(c, GEMM_STATUS_INVALID_STRIDE, positions(c).stride_c,
                     fmt::format("stride_c = {} must be >= {} so that the {} C matrices do not overlap",
                                 c.stride_c, one, c.batch));
     bool reads_ab = c.k > 0 && scalar_value(c.alpha, c.compute) != 0.0;
@@ -181,13 +184,13 @@ gemm_status_t check_spans(const user_call &c) {
 }
 
 gemm_status_t check_pointers(const user_call &c) {
-    if (!c.alpha) return fail(GEMM_STATUS_INVALID_POINTER, positions(c).alpha, "alpha is NULL");
-    if (!c.beta) return fail(GEMM_STATUS_INVALID_POINTER, positions(c).beta, "beta is NULL");
+    if (!c.alpha) return fail(c, GEMM_STATUS_INVALID_POINTER, positions(c).alpha, "alpha is NULL");
+    if (!c.beta) return fail(c, GEMM_STATUS_INVALID_POINTER, positions(c).beta, "beta is NULL");
     bool writes_c = c.m > 0 && c.n > 0 && c.batch > 0;
     bool reads_ab = writes_c && c.k > 0 && scalar_value(c.alpha, c.compute) != 0.0;
-    if (reads_ab && !c.a) return fail(GEMM_STATUS_INVALID_POINTER, positions(c).a, "A is NULL");
-    if (reads_ab && !c.b) return fail(GEMM_STATUS_INVALID_POINTER, positions(c).b, "B is NULL");
-    if (writes_c && !c.c) return fail(GEMM_STATUS_INVALID_POINTER, positions(c).c, "C is NULL");
+    if (reads_ab && !c.a) return fail(c, GEMM_STATUS_INVALID_POINTER, positions(c).a, "A is NULL");
+    if (reads_ab && !c.b) return fail(c, GEMM_STATUS_INVALID_POINTER, positions(c).b, "B is NULL");
+    if (writes_c && !c.c) return fail(c, GEMM_STATUS_INVALID_POINTER, positions(c).c, "C is NULL");
     return GEMM_STATUS_SUCCESS;
 }
 

@@ -11,7 +11,13 @@ extern "C" {
 #endif
 
 /* Which entry point made the call: it decides how parameters are numbered in messages. */
-enum api_entry { api_entry_typed = 0, api_entry_typed_batched = 1, api_entry_ex = 2, api_entry_ex_batched = 3 };
+enum api_entry {
+    api_entry_typed = 0,
+    api_entry_typed_batched = 1,
+    api_entry_ex = 2,
+    api_entry_ex_batched = 3,
+    api_entry_desc = 4 /* a gemm_desc_t checked as a call: messages name its fields */
+};
 
 typedef struct api_call {
     int layout, transa, transb;
@@ -41,7 +47,21 @@ typedef struct api_tune_request {
     const char *backends;
 } api_tune_request;
 
+/* gemm_desc_t with its enum fields as int, the fields the caller's struct_size holds. */
+typedef struct api_desc {
+    int layout, transa, transb;
+    int64_t m, n, k;
+    int a_type, b_type, c_type, compute;
+    int64_t lda, ldb, ldc, batch, stride_a, stride_b, stride_c;
+    int device, alignment, beta_zero;
+} api_desc;
+
 gemm_status_t api_run(const api_call *call);
+gemm_status_t api_backend_supports(const char *backend, const api_desc *desc);
+gemm_status_t api_backend_variants(const char *backend, const api_desc *desc, const char *const **ids,
+                                   int64_t *count);
+/* A desc of a struct_size that does not hold every field this version reads. */
+gemm_status_t api_desc_too_small(int64_t struct_size);
 const char *api_status_text(int status);
 gemm_status_t api_tune(const api_tune_request *request, int store, gemm_tune_report_t *report);
 

@@ -3,6 +3,7 @@
  * such a value without undefined behaviour; the C++ implementation receives plain ints and
  * answers a value that names no enumerator with GEMM_STATUS_INVALID_*. */
 #include <stddef.h>
+#include <string.h>
 
 #include "entry_points.h"
 
@@ -91,4 +92,70 @@ gemm_status_t gemm_tune(const gemm_tune_request_t *request, int store, gemm_tune
     r.budget_ms = request->budget_ms;
     r.backends = request->backends;
     return api_tune(&r, store, report);
+}
+
+void gemm_desc_init(gemm_desc_t *desc, gemm_dtype_t type, gemm_layout_t layout, gemm_op_t transa,
+                    gemm_op_t transb, int64_t m, int64_t n, int64_t k) {
+    if (!desc) return;
+    memset(desc, 0, sizeof *desc);
+    desc->struct_size = (int64_t)sizeof *desc;
+    desc->layout = layout;
+    desc->transa = transa;
+    desc->transb = transb;
+    desc->m = m;
+    desc->n = n;
+    desc->k = k;
+    desc->a_type = desc->b_type = desc->c_type = type;
+    desc->compute_type = type == GEMM_F64 ? GEMM_F64 : GEMM_F32;
+    desc->batch_count = 1;
+    desc->stride_a = desc->stride_b = desc->stride_c = GEMM_DESC_TIGHT;
+    desc->device = -1;
+    desc->alignment = 16;
+}
+
+/* Reads the fields as ints (a C caller may have put any int in an enum field). NULL: no desc. */
+static int read_desc(const gemm_desc_t *d, api_desc *out, gemm_status_t *status) {
+    if (!d) return 0;
+    if (d->struct_size < (int64_t)sizeof *d) {
+        *status = api_desc_too_small(d->struct_size);
+        return -1;
+    }
+    out->layout = (int)d->layout;
+    out->transa = (int)d->transa;
+    out->transb = (int)d->transb;
+    out->m = d->m;
+    out->n = d->n;
+    out->k = d->k;
+    out->a_type = (int)d->a_type;
+    out->b_type = (int)d->b_type;
+    out->c_type = (int)d->c_type;
+    out->compute = (int)d->compute_type;
+    out->lda = d->lda;
+    out->ldb = d->ldb;
+    out->ldc = d->ldc;
+    out->batch = d->batch_count;
+    out->stride_a = d->stride_a;
+    out->stride_b = d->stride_b;
+    out->stride_c = d->stride_c;
+    out->device = d->device;
+    out->alignment = d->alignment;
+    out->beta_zero = d->beta_zero;
+    return 1;
+}
+
+gemm_status_t gemm_backend_supports(const char *backend, const gemm_desc_t *desc) {
+    api_desc d;
+    gemm_status_t s = GEMM_STATUS_SUCCESS;
+    int read = read_desc(desc, &d, &s);
+    if (read < 0) return s;
+    return api_backend_supports(backend, read ? &d : NULL);
+}
+
+gemm_status_t gemm_backend_variants(const char *backend, const gemm_desc_t *desc, const char *const **ids,
+                                    int64_t *count) {
+    api_desc d;
+    gemm_status_t s = GEMM_STATUS_SUCCESS;
+    int read = read_desc(desc, &d, &s);
+    if (read < 0) return s;
+    return api_backend_variants(backend, read ? &d : NULL, ids, count);
 }

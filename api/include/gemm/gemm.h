@@ -155,6 +155,56 @@ GEMM_API const char *gemm_get_backend(void);
 /* Where that selection comes from: "gemm_set_backend", "GEMM_BACKEND" or "default". */
 GEMM_API const char *gemm_get_backend_source(void);
 
+/* ---- Problem descriptions and capability queries ------------------------------------ */
+
+/* A class of calls without their data: types, layout, shape, leading dimensions, batch and the
+ * memory the operands live in. Start from gemm_desc_init, then change what differs. Fields
+ * are only ever added at the end; struct_size (set by gemm_desc_init) tells the library which
+ * ones the caller's copy of this header has. */
+typedef struct gemm_desc {
+    int64_t struct_size;       /* sizeof(gemm_desc_t) as the caller was compiled */
+    gemm_layout_t layout;
+    gemm_op_t transa;
+    gemm_op_t transb;
+    int64_t m, n, k;
+    gemm_dtype_t a_type;       /* the types as gemm_ex takes them */
+    gemm_dtype_t b_type;
+    gemm_dtype_t c_type;
+    gemm_dtype_t compute_type;
+    int64_t lda, ldb, ldc;     /* 0: the least valid leading dimension */
+    int64_t batch_count;       /* 1: a plain GEMM */
+    int64_t stride_a;          /* elements between batch matrices, as the strided-batched */
+    int64_t stride_b;          /* calls take them (0 shares one A or B), or GEMM_DESC_TIGHT: */
+    int64_t stride_c;          /* one matrix's span, the matrices back to back */
+    int device;                /* -1: host memory; >= 0: memory of that CUDA device */
+    int alignment;             /* bytes every operand pointer is a multiple of */
+    int beta_zero;             /* 1: beta is 0 (C is written, never read) */
+} gemm_desc_t;
+
+#define GEMM_DESC_TIGHT (-1)
+
+/* A plain GEMM of one type (f16 and bf16 compute in f32, C of the same type): column-major
+ * unless layout says otherwise, least leading dimensions, host memory, 16-byte alignment,
+ * beta not known to be 0. */
+GEMM_API void gemm_desc_init(gemm_desc_t *desc, gemm_dtype_t type, gemm_layout_t layout,
+                             gemm_op_t transa, gemm_op_t transb, int64_t m, int64_t n, int64_t k);
+
+/* Whether backend ("name" or "name:variant") serves calls of desc on this machine:
+ * GEMM_STATUS_SUCCESS, or what a call forced onto it would return, with the reason in
+ * gemm_last_error(): GEMM_STATUS_NOT_SUPPORTED (this problem), GEMM_STATUS_BACKEND_UNAVAILABLE
+ * (this machine), GEMM_STATUS_UNKNOWN_BACKEND (this build), GEMM_STATUS_INVALID_VALUE (a
+ * variant it does not have), or the argument status an invalid desc is. A variant that needs
+ * what the problem lacks (an instruction set, an alignment) may still refuse a call. */
+GEMM_API gemm_status_t gemm_backend_supports(const char *backend, const gemm_desc_t *desc);
+
+/* The variant ids of backend: with a desc, those worth timing for it (what gemm tune times;
+ * "" is the backend's default), the desc first checked as gemm_backend_supports does; with
+ * desc NULL, every id the backend knows where they can be listed (cuBLASLt's come from its
+ * heuristic for a problem). *ids points to *count strings that live until the next call of
+ * this function on this thread. */
+GEMM_API gemm_status_t gemm_backend_variants(const char *backend, const gemm_desc_t *desc,
+                                             const char *const **ids, int64_t *count);
+
 /* ---- Tuning ---------------------------------------------------------------------------- */
 
 /* A problem class to tune: the tuner allocates and fills its own operands. */

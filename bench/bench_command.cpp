@@ -270,6 +270,54 @@ run_summary summarize(const bench_run &run, const std::string &command) {
     return s;
 }
 
+// A backend the command line names must be one the library can force here: one it refuses
+// (unavailable, no such variant) would give rows that measure nothing, so the run stops
+// before anything is timed.
+bool named_backends_usable(const bench_options &o) {
+    std::vector<std::string> named = o.backends;
+    if (!o.baseline.empty()) named.push_back(o.baseline);
+    bool usable = true;
+    for (const std::string &name : named) {
+        if (name == "auto") continue;
+        std::string refusal = backend_refusal(name);
+        if (refusal.empty()) continue;
+        std::fprintf(stderr, "gemm bench: ERROR: %s cannot run here: %s\n", name.c_str(), refusal.c_str());
+        usable = false;
+    }
+    return usable;
+}
+
+// A row whose calls failed measured nothing. That is an error for a backend the user named,
+// and for any failure but "not supported": the default set holds every available backend
+// whatever the dtype, and not every backend serves every dtype.
+bool row_failed(const bench_row &row, const bench_options &o) {
+    if (row.status == "GEMM_STATUS_SUCCESS") return false;
+    bool named = contains(o.backends, row.backend) || row.backend == o.baseline;
+    return named || row.status != "GEMM_STATUS_NOT_SUPPORTED";
+}
+
+std::string row_problem_text(const bench_row &row) {
+    const gemm_case &c = row.problem;
+    std::string text = std::string(dtype_name(c.dtype)) + " " + layout_name(c.layout) + " " + ops_name(c) + " " +
+                       std::to_string(c.shape.m) + "x" + std::to_string(c.shape.n) + "x" + std::to_string(c.shape.k);
+    return c.batch > 1 ? text + " x" + std::to_string(c.batch) : text;
+}
+
+// Reports on stderr what kept the run from measuring what was asked; true when something did.
+bool report_unmeasured(const bench_run &run) {
+    bool failed = false, any_measured = false;
+    for (const bench_row &row : run.rows) {
+        any_measured = any_measured || (row.timed && row.check.verdict == check_verdict::ok);
+        if (!row_failed(row, run.options)) continue;
+        std::fprintf(stderr, "gemm bench: ERROR: %s on %s did not run: %s\n", row.backend.c_str(),
+                     row_problem_text(row).c_str(), row.note.c_str());
+        failed = true;
+    }
+    if (!any_measured)
+        std::fprintf(stderr, "gemm bench: ERROR: nothing was measured: no row was both checked and timed\n");
+    return failed || !any_measured;
+}
+
 bool configuration_usable() {
     // Only the configuration matters here: each backend is forced and checked on its own.
     config_probe_result probe = library_config_probe();
@@ -295,7 +343,7 @@ bool open_device(bench_run &run) {
 int bench_measure_all(bench_run &run, int argc, char **argv) {
     const bench_options &options = run.options;
     run.backends = choose_backends(options, &run.baseline);
-    if (!configuration_usable()) return exit_failure;
+    if (!configuration_usable() || !named_backends_usable(options)) return exit_failure;
     const std::string command = command_echo(argc, argv);
     run.peaks = establish_peaks(options, run.cpu);
     print_preamble(run, command);
@@ -309,7 +357,8 @@ int bench_measure_all(bench_run &run, int argc, char **argv) {
         std::printf("# note: some rows exceed 100%% of the roofline: the peaks are too low (measured on a busy\n"
                     "#       machine, or with fewer threads than the backends use); give --peak-gflops/--peak-gbs\n");
     if (run.any_wrong) std::printf("# ERROR: some results are WRONG (see the check column)\n");
-    return run.any_wrong ? exit_failure : exit_ok;
+    bool unmeasured = report_unmeasured(run);
+    return run.any_wrong || unmeasured ? exit_failure : exit_ok;
 }
 
 }  // namespace

@@ -30,6 +30,13 @@ config_probe_result library_config_probe() {
     return r;
 }
 
+std::string backend_refusal(const std::string &name) {
+    gemm_status_t s = gemm_set_backend(name.c_str());
+    std::string why = s == GEMM_STATUS_SUCCESS ? "" : gemm_last_error();
+    gemm_set_backend(nullptr);
+    return why;
+}
+
 std::string watched_variables_prefix() {
     std::string prefix;
     for (const char *name : watched_variables)

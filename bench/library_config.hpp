@@ -23,6 +23,11 @@ config_probe_result library_config_probe();
 // True for the statuses that mean "the configuration is wrong", not "this call is".
 bool is_configuration_error(gemm_status_t s);
 
+// Why the library refuses to force `name` (a backend or "backend:variant") on this machine:
+// the backend is unavailable, or has no such variant. "" when it accepts it. The selection
+// returns to GEMM_BACKEND's (or auto) afterwards.
+std::string backend_refusal(const std::string &name);
+
 // "GEMM_BACKEND=cblas OMP_NUM_THREADS=2 " for the watched variables that are set.
 std::string watched_variables_prefix();
 

@@ -24,8 +24,9 @@ constexpr const char *top_help =
     "          tune cache, where the automatic choice finds them (gemm tune --suite default)\n"
     "\n"
     "`gemm <command> --help` describes a command's options.\n"
-    "Exit codes: 0 success, 1 invalid configuration, a wrong result or a problem that could\n"
-    "not be tuned, 2 bad command line.\n";
+    "Exit codes: 0 success; 1 when the command could not do what was asked: an invalid\n"
+    "configuration, a wrong result, a named backend that cannot run here, a benchmark row or\n"
+    "a problem that could not run, nothing measured or nothing to tune; 2 bad command line.\n";
 
 int run_command(const std::string &command, int argc, char **argv) {
     if (command == "info") return gemm_cli::info_command(argc, argv, 2);

@@ -212,6 +212,44 @@ void print_summary(const std::vector<tune_row> &rows, const tune_options &o, dou
                         r.error.c_str());
 }
 
+// A backend --backends names must be one the library can run here; else the tuner would
+// time only the default and report it as the winner.
+bool named_backends_usable(const tune_options &o) {
+    bool usable = true;
+    for (const std::string &name : split_list(o.backends)) {
+        std::string refusal = backend_refusal(name);
+        if (refusal.empty()) continue;
+        std::fprintf(stderr, "gemm tune: ERROR: %s cannot run here: %s\n", name.c_str(), refusal.c_str());
+        usable = false;
+    }
+    return usable;
+}
+
+// The backends --backends names that were a candidate for none of the problems (they serve
+// none of them): reported on stderr, as the run did not tune what was asked.
+bool report_untried_backends(const std::vector<tune_row> &rows, const tune_options &o) {
+    bool any = false;
+    for (const std::string &name : split_list(o.backends)) {
+        bool tried = false;
+        for (const tune_row &r : rows)
+            for (const tune_candidate_line &c : r.candidates) tried = tried || c.backend == name;
+        if (tried) continue;
+        std::fprintf(stderr, "gemm tune: ERROR: %s was a candidate for none of the problems (it serves none of them)\n",
+                     name.c_str());
+        any = true;
+    }
+    return any;
+}
+
+// Why the problem sources given came to nothing: a --shapes file without a problem line, a
+// suite with nothing this machine can run.
+std::string empty_sources_text(const tune_options &o, const std::string &suite_note) {
+    std::string text;
+    if (!o.shapes_file.empty()) text = o.shapes_file + " lists no problem";
+    if (!o.suite.empty()) text += (text.empty() ? "" : "; ") + suite_note;
+    return text;
+}
+
 bool configuration_usable() {
     config_probe_result probe = library_config_probe();
     if (probe.valid || !is_configuration_error(probe.status)) return true;
@@ -245,11 +283,15 @@ int tune_command(int argc, char **argv, int first) {
     // The library reads GEMM_TUNE_CACHE once, on its first use of the cache: set it first.
     if (!o.cache_path.empty() && setenv("GEMM_TUNE_CACHE", o.cache_path.c_str(), 1) != 0)
         throw usage_error("--cache: cannot set GEMM_TUNE_CACHE");
-    if (!configuration_usable() || !device_usable(o.device)) return exit_failure;
     backend_names names = backend_names_read();
     for (const std::string &name : split_list(o.backends)) backend_name_require(name, names, "--backends", false);
+    if (!configuration_usable() || !device_usable(o.device) || !named_backends_usable(o)) return exit_failure;
     std::string suite_note;
     std::vector<tune_problem> problems = collect_problems(o, names, &suite_note);
+    if (problems.empty()) {
+        std::fprintf(stderr, "gemm tune: ERROR: nothing to tune: %s\n", empty_sources_text(o, suite_note).c_str());
+        return exit_failure;
+    }
 
     std::printf("# gemm tune: gemm %s; %s; budget %s per problem\n", gemm_version(),
                 count_text(problems.size(), "problem").c_str(),
@@ -281,9 +323,10 @@ int tune_command(int argc, char **argv, int first) {
         seconds = progress.elapsed();
     }  // the bar is cleared here
     print_summary(rows, o, seconds);
+    bool untried = report_untried_backends(rows, o);
     for (const tune_row &r : rows)
         if (!r.tuned) return exit_failure;
-    return exit_ok;
+    return untried ? exit_failure : exit_ok;
 }
 
 }  // namespace gemm_cli

@@ -33,7 +33,8 @@ const char *const tune_help =
     "tuning:\n"
     "  --budget-ms X       time for all candidates of one problem (default 2000); a candidate\n"
     "                      is always checked and run at least 3 times, so large shapes take longer\n"
-    "  --backends LIST     consider only these backends (the built-in default is always timed)\n"
+    "  --backends LIST     consider only these backends, by name: every variant of each is\n"
+    "                      timed (the built-in default is always timed)\n"
     "  --device N          argument and suite problems on device pointers of CUDA device N;\n"
     "                      device lines of --shapes files use N too (default 0)\n"
     "  --no-store          report only; the cache is left as it is\n"
@@ -46,8 +47,11 @@ const char *const tune_help =
     "the cache path, the number of entries stored and the geometric-mean speed-up over the\n"
     "default to stdout.\n"
     "\n"
-    "Exit code: 0, or 1 when some problem could not be tuned (the others still are) or the\n"
-    "GEMM_* configuration is invalid, 2 for a bad command line or --shapes file.\n";
+    "Exit code: 0; 1 when some problem could not be tuned (the others still are), a backend\n"
+    "named by --backends cannot run here (nothing is tuned) or is a candidate for none of the\n"
+    "problems, there is nothing to tune (a --shapes file without problems, a suite with none\n"
+    "for this machine) or the GEMM_* configuration is invalid; 2 for a bad command line (a\n"
+    "backend not in this build too) or --shapes file. The reason for a 1 is on stderr.\n";
 
 namespace {
 
@@ -56,8 +60,13 @@ std::string suite_parse(const std::string &text) {
     throw usage_error("--suite: unknown suite '" + text + "' (default, quick)");
 }
 
+// Names only: the tuner times every variant of each backend it considers.
 std::string backends_parse(const std::string &text) {
-    if (split_list(text).empty()) throw usage_error("--backends needs at least one name");
+    std::vector<std::string> names = split_list(text);
+    if (names.empty()) throw usage_error("--backends needs at least one name");
+    for (const std::string &name : names)
+        if (name.find(':') != std::string::npos)
+            throw usage_error("--backends: '" + name + "': give backend names; the tuner times every variant");
     return text;
 }
 

@@ -1,0 +1,31 @@
+# cli_lib.sh: sourced by the CLI test scripts: a scratch directory, running a command with
+# its exit code checked, and checks on what it printed.
+set -euo pipefail
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# Small, fast settings for gemm bench: the figures do not matter, the outcome does.
+quick_bench=(--no-measure-peak --budget-ms 20 --reps 2 --rounds 1 --warmup 0)
+
+fail() {
+    echo "FAIL: $*"
+    for stream in out err; do
+        [ -f "$work/$stream" ] && { echo "--- std$stream:"; cat "$work/$stream"; }
+    done
+    exit 1
+}
+
+# run_expect CODE COMMAND...: runs COMMAND (stdout to $work/out, stderr to $work/err) and
+# fails unless it exits with CODE.
+run_expect() {
+    local want=$1 got=0
+    shift
+    echo "+ $*"
+    "$@" >"$work/out" 2>"$work/err" || got=$?
+    [ "$got" -eq "$want" ] || fail "exit code $got, expected $want"
+}
+
+# expect_line out|err REGEX: the command's stdout or stderr has a line matching REGEX (ERE).
+expect_line() {
+    grep -Eq -- "$2" "$work/$1" || fail "std$1 has no line matching /$2/"
+}

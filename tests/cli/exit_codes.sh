@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# exit_codes.sh: gemm exits 1, with the reason on stderr, when it could not do what it was
+# asked: a backend that cannot run here, rows that did not run, nothing to tune.
+# usage: exit_codes.sh SCENARIO GEMM
+. "$(dirname "$0")/cli_lib.sh"
+scenario=$1 gemm=$2
+
+case $scenario in
+bench_unavailable_backend)
+    GEMM_CBLAS_LIB=/nonexistent run_expect 1 "$gemm" bench 64 --backends cblas "${quick_bench[@]}"
+    expect_line err "ERROR: cblas cannot run here: .*unavailable.*/nonexistent"
+    GEMM_CBLAS_LIB=/nonexistent run_expect 1 "$gemm" bench 64 --backends cpu_omp --baseline cblas "${quick_bench[@]}"
+    expect_line err "ERROR: cblas cannot run here"
+    run_expect 1 "$gemm" bench 64 --backends cpu_ref:no_such_variant "${quick_bench[@]}"
+    expect_line err "ERROR: cpu_ref:no_such_variant cannot run here: .*no variant 'no_such_variant'"
+    ;;
+bench_rows_not_run)
+    # cpu_omp serves f32 and f64 only: asked for f16, its row cannot run.
+    run_expect 1 "$gemm" bench 64 --backends cpu_omp --baseline cpu_omp --dtype f16 "${quick_bench[@]}"
+    expect_line err "ERROR: cpu_omp on f16 row NN 64x64x64 did not run: GEMM_STATUS_NOT_SUPPORTED"
+    expect_line err "ERROR: nothing was measured"
+    # The default set is every available backend whatever the dtype: a default backend that
+    # does not serve f16 is no error while another row measures it.
+    run_expect 0 "$gemm" bench 33 --dtype f32,f16 "${quick_bench[@]}"
+    expect_line out "^auto +f16 .* ok "
+    expect_line out "^cpu_omp +f16 .*GEMM_STATUS_NOT_SUPPORTED"
+    ;;
+tune_unavailable_backend)
+    GEMM_CBLAS_LIB=/nonexistent run_expect 1 "$gemm" tune 64 --backends cblas --no-store
+    expect_line err "ERROR: cblas cannot run here: .*unavailable"
+    run_expect 2 "$gemm" tune 64 --backends cpu_omp:any --no-store
+    expect_line err "give backend names"
+    ;;
+tune_backend_never_tried)
+    run_expect 1 "$gemm" tune 64 --dtype f16 --backends cpu_omp --no-store --budget-ms 20
+    expect_line err "ERROR: cpu_omp was a candidate for none of the problems"
+    ;;
+tune_nothing_to_tune)
+    printf '# no problem here\n\n' >"$work/shapes.txt"
+    run_expect 1 "$gemm" tune --shapes "$work/shapes.txt" --no-store
+    expect_line err "ERROR: nothing to tune: .*shapes.txt lists no problem"
+    ;;
+cuda_backend_without_device)
+    run_expect 0 "$gemm" info
+    if ! grep -Eq '^  cuda_tiled +no ' "$work/out"; then
+        echo "SKIPPED: cuda_tiled is available here (or not in this build)"
+        exit 77
+    fi
+    run_expect 1 "$gemm" bench 64 --backends cuda_tiled "${quick_bench[@]}"
+    expect_line err "ERROR: cuda_tiled cannot run here: .*unavailable"
+    run_expect 1 "$gemm" tune 64 --backends cuda_tiled --no-store
+    expect_line err "ERROR: cuda_tiled cannot run here: .*unavailable"
+    ;;
+*)
+    fail "unknown scenario $scenario"
+    ;;
+esac
+echo "passed: $scenario"

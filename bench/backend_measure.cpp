@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gemm/gemm.h"
+#include "library_config.hpp"
 #include "timer.hpp"
 
 namespace gemm_cli {
@@ -39,12 +40,6 @@ private:
     call_target &target_;
     std::size_t next_;
 };
-
-// The status's name ("GEMM_STATUS_NOT_SUPPORTED") without the explanation that follows it.
-std::string status_name(gemm_status_t s) {
-    std::string text = gemm_status_string(s);
-    return text.substr(0, text.find(':'));
-}
 
 void record_failure(bench_row &row, gemm_status_t s) {
     row.status = status_name(s);

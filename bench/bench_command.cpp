@@ -38,11 +38,6 @@ struct roofline_peaks {
     double gflops_for(gemm_dtype_t t) const { return t == GEMM_F64 ? f64_gflops : f32_gflops; }
 };
 
-struct file_closer {
-    void operator()(std::FILE *f) const { std::fclose(f); }
-};
-using file_ptr = std::unique_ptr<std::FILE, file_closer>;
-
 bool contains(const std::vector<std::string> &list, const std::string &name) {
     return std::find(list.begin(), list.end(), name) != list.end();
 }
@@ -132,13 +127,6 @@ std::string command_echo(int argc, char **argv) {
     return line;
 }
 
-file_ptr open_output(const std::string &path, const char *option) {
-    if (path.empty()) return nullptr;
-    file_ptr f(std::fopen(path.c_str(), "w"));
-    if (!f) throw usage_error(std::string(option) + ": cannot write '" + path + "'");
-    return f;
-}
-
 double peak_rss_mib() {
     rusage usage{};
     getrusage(RUSAGE_SELF, &usage);
@@ -157,7 +145,8 @@ struct bench_run {
     // Device runs only: the device, and the stream the library enqueues on, timed by events.
     device_properties device;
     std::unique_ptr<device_stream_timer> device_timer;
-    file_ptr csv, json;
+    output_file csv, json;
+    std::FILE *text = stdout;  // the table and its comments; null when stdout takes CSV or JSON
     std::vector<bench_row> rows;
     bool any_wrong = false;
     bool any_above_roofline = false;
@@ -175,7 +164,7 @@ void emit_row(bench_run &run, bench_row row, const bench_row &baseline_row) {
     row.roofline_gflops = roofline_for(run.peaks, row.problem);
     if (row.check.verdict == check_verdict::wrong) run.any_wrong = true;
     if (row.timed && row.roofline_gflops > 0 && row.gflops() > row.roofline_gflops) run.any_above_roofline = true;
-    report_table_row(stdout, row);
+    if (run.text) report_table_row(run.text, row);
     if (run.csv) report_csv_row(run.csv.get(), row, run.baseline);
     run.rows.push_back(std::move(row));
 }
@@ -222,36 +211,46 @@ void bench_all_cases(bench_run &run) {
                     bench_case(run, gemm_case{dtype, layout, ops.first, ops.second, shape, o.batch, o.alpha, o.beta});
 }
 
-void print_preamble(const bench_run &run, const std::string &command) {
+void print_preamble(std::FILE *out, const bench_run &run, const std::string &command) {
     const roofline_peaks &p = run.peaks;
-    std::printf("# gemm bench: gemm %s on %s: %d logical cpus, %d OpenMP threads, %s, last-level cache %lld KiB\n",
-                gemm_version(), run.cpu.model.c_str(), run.cpu.logical_cpus, run.cpu.openmp_threads,
-                cpu_info_isa_list(run.cpu).c_str(), static_cast<long long>(run.cpu.last_level_cache_bytes >> 10));
-    std::printf("# reproduce: %s\n", command.c_str());
+    std::fprintf(out, "# gemm bench: gemm %s on %s: %d logical cpus, %d OpenMP threads, %s, last-level cache %lld KiB\n",
+                 gemm_version(), run.cpu.model.c_str(), run.cpu.logical_cpus, run.cpu.openmp_threads,
+                 cpu_info_isa_list(run.cpu).c_str(), static_cast<long long>(run.cpu.last_level_cache_bytes >> 10));
+    std::fprintf(out, "# reproduce: %s\n", command.c_str());
     if (run.device_timer) {
         const device_properties &d = run.device;
-        std::printf("# device %d: %s, compute capability %d.%d, %d SMs, L2 %lld KiB, %.1f GiB; device pointers,\n"
-                    "#   calls enqueued on the library's stream (gemm_set_stream) and timed with CUDA events\n",
-                    d.ordinal, d.name.c_str(), d.major, d.minor, d.sm_count, static_cast<long long>(d.l2_bytes >> 10),
-                    double(d.memory_bytes) / double(int64_t(1) << 30));
+        std::fprintf(out, "# device %d: %s, compute capability %d.%d, %d SMs, L2 %lld KiB, %.1f GiB; device pointers,\n"
+                     "#   calls enqueued on the library's stream (gemm_set_stream) and timed with CUDA events\n",
+                     d.ordinal, d.name.c_str(), d.major, d.minor, d.sm_count, static_cast<long long>(d.l2_bytes >> 10),
+                     double(d.memory_bytes) / double(int64_t(1) << 30));
     }
     if (cpu_info_busy(run.cpu))
-        std::printf("# warning: load average %.2f on %d logical cpus: other processes will disturb the timings\n",
-                    run.cpu.load_average, run.cpu.logical_cpus);
+        std::fprintf(out, "# warning: load average %.2f on %d logical cpus: other processes will disturb the timings\n",
+                     run.cpu.load_average, run.cpu.logical_cpus);
     if (p.f32_gflops > 0)
-        std::printf("# peak compute: f32/f16/bf16 %.1f GFLOP/s, f64 %.1f GFLOP/s (%s)\n", p.f32_gflops,
-                    p.f64_gflops, p.compute_source.c_str());
-    else std::printf("# peak compute: unknown (not measured%s, no --peak-gflops)\n",
-                     run.device_timer ? ": the probes measure the host" : "");
-    if (p.gbs > 0) std::printf("# peak bandwidth: %.1f GB/s (%s)\n", p.gbs, p.bandwidth_source.c_str());
-    else std::printf("# peak bandwidth: unknown (not measured, no --peak-gbs)\n");
-    std::printf("# baseline: %s (ratio = median time of %s / median time of the row's backend)\n",
-                run.baseline.c_str(), run.baseline.c_str());
-    std::printf("# check: against cpu_ref when m*n*k*batch <= 2^27, else C·t vs alpha·A·(B·t) + beta·C0·t%s\n",
-                run.device_timer ? "\n#   (on the host, of C copied back from the device)" : "");
-    std::printf("# AI = flops / bytes of A and B read and C written%s; roof = min(peak, AI x bandwidth)\n",
-                run.options.beta != 0.0 ? " and read" : "");
-    report_table_header(stdout);
+        std::fprintf(out, "# peak compute: f32/f16/bf16 %.1f GFLOP/s, f64 %.1f GFLOP/s (%s)\n", p.f32_gflops,
+                     p.f64_gflops, p.compute_source.c_str());
+    else std::fprintf(out, "# peak compute: unknown (not measured%s, no --peak-gflops)\n",
+                      run.device_timer ? ": the probes measure the host" : "");
+    if (p.gbs > 0) std::fprintf(out, "# peak bandwidth: %.1f GB/s (%s)\n", p.gbs, p.bandwidth_source.c_str());
+    else std::fprintf(out, "# peak bandwidth: unknown (not measured, no --peak-gbs)\n");
+    std::fprintf(out, "# baseline: %s (ratio = median time of %s / median time of the row's backend)\n",
+                 run.baseline.c_str(), run.baseline.c_str());
+    std::fprintf(out, "# check: against cpu_ref when m*n*k*batch <= 2^27, else C·t vs alpha·A·(B·t) + beta·C0·t%s\n",
+                 run.device_timer ? "\n#   (on the host, of C copied back from the device)" : "");
+    std::fprintf(out, "# AI = flops / bytes of A and B read and C written%s; roof = min(peak, AI x bandwidth)\n",
+                 run.options.beta != 0.0 ? " and read" : "");
+    report_table_header(out);
+}
+
+void print_epilogue(std::FILE *out, const bench_run &run, const run_summary &summary) {
+    const bench_options &o = run.options;
+    std::fprintf(out, "# peak memory (ru_maxrss): %.1f MiB%s\n", summary.peak_rss_mib,
+                 o.measure_peak && o.peak_gbs <= 0 && !run.device_timer ? ", including the bandwidth probe's arrays" : "");
+    if (run.any_above_roofline)
+        std::fprintf(out, "# note: some rows exceed 100%% of the roofline: the peaks are too low (measured on a busy\n"
+                          "#       machine, or with fewer threads than the backends use); give --peak-gflops/--peak-gbs\n");
+    if (run.any_wrong) std::fprintf(out, "# ERROR: some results are WRONG (see the check column)\n");
 }
 
 run_summary summarize(const bench_run &run, const std::string &command) {
@@ -346,17 +345,12 @@ int bench_measure_all(bench_run &run, int argc, char **argv) {
     if (!configuration_usable() || !named_backends_usable(options)) return exit_failure;
     const std::string command = command_echo(argc, argv);
     run.peaks = establish_peaks(options, run.cpu);
-    print_preamble(run, command);
+    if (run.text) print_preamble(run.text, run, command);
     if (run.csv) report_csv_header(run.csv.get());
     bench_all_cases(run);
     run_summary summary = summarize(run, command);
     if (run.json) report_json(run.json.get(), summary, run.rows);
-    std::printf("# peak memory (ru_maxrss): %.1f MiB%s\n", summary.peak_rss_mib,
-                options.measure_peak && options.peak_gbs <= 0 && !run.device_timer ? ", including the bandwidth probe's arrays" : "");
-    if (run.any_above_roofline)
-        std::printf("# note: some rows exceed 100%% of the roofline: the peaks are too low (measured on a busy\n"
-                    "#       machine, or with fewer threads than the backends use); give --peak-gflops/--peak-gbs\n");
-    if (run.any_wrong) std::printf("# ERROR: some results are WRONG (see the check column)\n");
+    if (run.text) print_epilogue(run.text, run, summary);
     bool unmeasured = report_unmeasured(run);
     return run.any_wrong || unmeasured ? exit_failure : exit_ok;
 }
@@ -372,8 +366,9 @@ int bench_command(int argc, char **argv, int first) {
     bench_run run{options};
     run.cpu = cpu_info_read();
     run.timing = {options.warmup, options.reps, options.budget_ms * 1e-3, options.rounds};
-    run.csv = open_output(options.csv_path, "--csv");
-    run.json = open_output(options.json_path, "--json");
+    run.csv = output_open(options.csv_path, "--csv");
+    run.json = output_open(options.json_path, "--json");
+    if (run.csv.get() == stdout || run.json.get() == stdout) run.text = nullptr;
     if (options.device >= 0 && !open_device(run)) return exit_failure;
     try {
         return bench_measure_all(run, argc, argv);

@@ -52,6 +52,7 @@ const char *const bench_help =
     "output:\n"
     "  --csv FILE          the table's rows as CSV\n"
     "  --json FILE         the rows and the run's settings as JSON\n"
+    "                      (FILE '-': to stdout, in place of the table; one of the two)\n"
     "\n"
     "Every backend's result is checked before it is timed: against cpu_ref when\n"
     "m*n*k*batch <= 2^27, else by comparing C·t with alpha·A·(B·t) + beta·C0·t for a random\n"
@@ -122,6 +123,7 @@ bench_options bench_options_parse(int argc, char **argv, int first) {
         else if (!arg.empty() && arg[0] == '-') throw usage_error("unknown option '" + arg + "'");
         else o.shapes.push_back(shape_parse(arg));
     }
+    if (o.csv_path == "-" && o.json_path == "-") throw usage_error("--csv - and --json -: only one can go to stdout");
     o.default_shapes = o.shapes.empty();
     if (o.default_shapes) o.shapes = default_shape_set;
     return o;

@@ -67,6 +67,14 @@ double parse_double(const std::string &text, const std::string &what) {
     return v;
 }
 
+output_file output_open(const std::string &path, const char *option) {
+    if (path.empty()) return nullptr;
+    if (path == "-") return output_file(stdout);
+    output_file f(std::fopen(path.c_str(), "w"));
+    if (!f) throw usage_error(std::string(option) + ": cannot write '" + path + "'");
+    return f;
+}
+
 std::string shell_quote(const std::string &word) {
     const std::string plain = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_=,.:/+@%";
     if (!word.empty() && word.find_first_not_of(plain) == std::string::npos) return word;

@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -38,6 +40,18 @@ private:
 std::vector<std::string> split_list(const std::string &text, char separator = ',');
 int64_t parse_int(const std::string &text, const std::string &what, int64_t min_value);
 double parse_double(const std::string &text, const std::string &what);
+
+// A file an option names for output, closed when dropped; "-" is stdout, left open.
+struct output_closer {
+    void operator()(std::FILE *f) const {
+        if (f != stdout) std::fclose(f);
+    }
+};
+using output_file = std::unique_ptr<std::FILE, output_closer>;
+
+// Opens path for writing, "-" being stdout; null for an empty path. Throws usage_error
+// naming the option when the file cannot be written.
+output_file output_open(const std::string &path, const char *option);
 
 // The arguments joined into one shell-safe line, for the "reproduce:" echo.
 std::string shell_quote(const std::string &word);

@@ -37,6 +37,10 @@ int device_count(std::string *why);
 // when it cannot be used.
 device_properties device_select(int ordinal);
 
+// Describes device ordinal (0 <= ordinal < device_count()) without making it current;
+// throws device_error when its properties cannot be read.
+device_properties device_describe(int ordinal);
+
 // Memory on the current device; move-only. Copies are synchronous.
 class device_buffer {
 public:

@@ -41,6 +41,10 @@ device_properties device_select(int ordinal) {
         throw device_error("--device " + std::to_string(ordinal) + ": this machine has " + std::to_string(count) +
                            " CUDA device" + (count == 1 ? "" : "s") + " (0 to " + std::to_string(count - 1) + ")");
     check(cudaSetDevice(ordinal), "cudaSetDevice");
+    return device_describe(ordinal);
+}
+
+device_properties device_describe(int ordinal) {
     cudaDeviceProp prop{};
     check(cudaGetDeviceProperties(&prop, ordinal), "cudaGetDeviceProperties");
     device_properties d;

@@ -16,6 +16,7 @@ int device_count(std::string *why) {
 }
 
 device_properties device_select(int) { throw device_error(no_cuda); }
+device_properties device_describe(int) { throw device_error(no_cuda); }
 
 device_buffer::device_buffer(std::size_t) { throw device_error(no_cuda); }
 device_buffer::~device_buffer() = default;

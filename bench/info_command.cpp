@@ -1,91 +1,270 @@
-// info_command.cpp: `gemm info`: version, backends, active selection, environment, CPU.
+// info_command.cpp: `gemm info`: version, backends, the selection in force, the environment,
+// the tune cache, the host CPU and the CUDA devices; as text, or as JSON with --json FILE.
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "cli_args.hpp"
 #include "commands.hpp"
 #include "cpu_info.hpp"
+#include "device_buffers.hpp"
 #include "gemm/gemm.h"
+#include "json_writer.hpp"
 #include "library_config.hpp"
 
 namespace gemm_cli {
 namespace {
 
 constexpr const char *info_help =
-    "usage: gemm info [--help]\n"
+    "usage: gemm info [--json FILE] [--help]\n"
     "\n"
     "Prints the library version, every backend compiled into this build (available or not,\n"
-    "with the reason), the backend selection in force and whether it is valid, the\n"
-    "environment variables the library reads, and the host CPU.\n"
+    "with the reason), the backend selection in force, where it comes from and whether it is\n"
+    "valid, the environment variables the library reads, the tune cache's path, the host CPU\n"
+    "and the CUDA devices.\n"
+    "\n"
+    "  --json FILE   the same as JSON in FILE; FILE '-' writes it to stdout in place of\n"
+    "                the text\n"
     "\n"
     "Exit code: 0 when the configuration is valid, 1 when the selection or a GEMM_*\n"
     "variable is invalid (the ERROR line says why), 2 for a bad command line.\n";
 
-void print_version() {
-    std::printf("gemm %s (header %d.%d.%d)\n", gemm_version(), GEMM_VERSION_MAJOR,
-                GEMM_VERSION_MINOR, GEMM_VERSION_PATCH);
+struct backend_facts {
+    std::string name;
+    bool available = false;
+    std::string reason, detail;
+    std::string error;  // gemm_backend_get_info failed: the status and message; name is empty
+};
+
+struct device_facts {
+    std::string none_reason;  // why there is no device, when there is none
+    std::vector<device_properties> devices;
+    std::vector<std::string> errors;  // devices whose properties could not be read
+};
+
+// Everything `gemm info` reports, read once and rendered as text or JSON.
+struct info_facts {
+    std::vector<backend_facts> backends;
+    std::string selection, selection_source;
+    config_probe_result probe;
+    std::vector<std::pair<std::string, const char *>> environment;  // value null when unset
+    std::string tune_cache;
+    cpu_info cpu;
+    device_facts devices;
+};
+
+std::vector<backend_facts> backends_read() {
+    std::vector<backend_facts> list;
+    for (int64_t i = 0; i < gemm_backend_count(); ++i) {
+        gemm_backend_info_t info{};
+        backend_facts b;
+        if (gemm_status_t s = gemm_backend_get_info(i, &info); s != GEMM_STATUS_SUCCESS) {
+            b.error = "#" + std::to_string(i) + ": " + gemm_status_string(s) + ": " + gemm_last_error();
+        } else {
+            b.name = info.name;
+            b.available = info.available != 0;
+            b.reason = info.reason ? info.reason : "";
+            b.detail = info.detail ? info.detail : "";
+        }
+        list.push_back(b);
+    }
+    return list;
 }
 
-void print_backends() {
-    int64_t count = gemm_backend_count();
-    std::printf("\nbackends (%lld):\n", static_cast<long long>(count));
-    for (int64_t i = 0; i < count; ++i) {
-        gemm_backend_info_t info{};
-        gemm_status_t s = gemm_backend_get_info(i, &info);
-        if (s != GEMM_STATUS_SUCCESS) {
-            std::printf("  #%lld  %s: %s\n", static_cast<long long>(i), gemm_status_string(s),
-                        gemm_last_error());
+device_facts devices_read() {
+    device_facts d;
+    int count = device_count(&d.none_reason);
+    for (int i = 0; i < count; ++i) {
+        try {
+            d.devices.push_back(device_describe(i));
+        } catch (const device_error &e) {
+            d.errors.push_back("device " + std::to_string(i) + ": " + e.what());
+        }
+    }
+    return d;
+}
+
+info_facts info_facts_read() {
+    info_facts f;
+    f.backends = backends_read();
+    f.selection = gemm_get_backend();
+    f.selection_source = gemm_get_backend_source();
+    f.probe = library_config_probe();
+    for (const char *name : watched_variables) f.environment.emplace_back(name, std::getenv(name));
+    f.tune_cache = gemm_tune_cache_path();
+    f.cpu = cpu_info_read();
+    f.devices = devices_read();
+    return f;
+}
+
+// ---- text ----------------------------------------------------------------------------------
+
+void print_backends(std::FILE *out, const std::vector<backend_facts> &backends) {
+    std::fprintf(out, "\nbackends (%zu):\n", backends.size());
+    for (const backend_facts &b : backends) {
+        if (!b.error.empty()) {
+            std::fprintf(out, "  %s\n", b.error.c_str());
             continue;
         }
-        const char *why = info.available ? info.detail : info.reason;
-        std::printf("  %-12s %-4s %s\n", info.name, info.available ? "yes" : "no",
-                    why && *why ? why : "");
+        std::fprintf(out, "  %-12s %-4s %s\n", b.name.c_str(), b.available ? "yes" : "no",
+                     (b.available ? b.detail : b.reason).c_str());
     }
 }
 
-bool print_selection() {
-    std::printf("\nselection: %s\n", gemm_get_backend());
-    config_probe_result probe = library_config_probe();
-    if (probe.valid) {
-        std::printf("  valid: yes (a 1x1x1 sgemm succeeded)\n");
-        return true;
+void print_selection(std::FILE *out, const info_facts &f) {
+    std::fprintf(out, "\nselection: %s (from %s)\n", f.selection.c_str(), f.selection_source.c_str());
+    if (f.probe.valid) {
+        std::fprintf(out, "  valid: yes (a 1x1x1 sgemm succeeded)\n");
+        return;
     }
-    std::printf("  ERROR: %s%s\n", gemm_status_string(probe.status),
-                is_configuration_error(probe.status) ? "" : " (on a 1x1x1 sgemm)");
-    std::printf("         %s\n", probe.message.c_str());
-    return false;
+    std::fprintf(out, "  ERROR: %s%s\n", gemm_status_string(f.probe.status),
+                 is_configuration_error(f.probe.status) ? "" : " (on a 1x1x1 sgemm)");
+    std::fprintf(out, "         %s\n", f.probe.message.c_str());
 }
 
-void print_environment() {
-    std::printf("\nenvironment:\n");
-    for (const char *name : watched_variables) {
-        const char *value = std::getenv(name);
-        std::printf("  %-24s %s\n", name, value ? shell_quote(value).c_str() : "(unset)");
-    }
+void print_environment(std::FILE *out, const info_facts &f) {
+    std::fprintf(out, "\nenvironment:\n");
+    for (const auto &[name, value] : f.environment)
+        std::fprintf(out, "  %-24s %s\n", name.c_str(), value ? shell_quote(value).c_str() : "(unset)");
+    std::fprintf(out, "\ntune cache: %s\n", f.tune_cache.c_str());
 }
 
-void print_cpu() {
-    cpu_info cpu = cpu_info_read();
-    std::printf("\ncpu:\n");
-    std::printf("  model                 %s\n", cpu.model.c_str());
-    std::printf("  logical cpus          %d\n", cpu.logical_cpus);
-    std::printf("  openmp threads        %d\n", cpu.openmp_threads);
-    std::printf("  isa                   %s\n", cpu_info_isa_list(cpu).c_str());
-    std::printf("  last-level cache      %lld KiB%s\n",
-                static_cast<long long>(cpu.last_level_cache_bytes >> 10),
-                cpu.cache_size_known ? "" : " (not readable; assumed)");
+void print_cpu(std::FILE *out, const cpu_info &cpu) {
+    std::fprintf(out, "\ncpu:\n");
+    std::fprintf(out, "  model                 %s\n", cpu.model.c_str());
+    std::fprintf(out, "  logical cpus          %d\n", cpu.logical_cpus);
+    std::fprintf(out, "  openmp threads        %d\n", cpu.openmp_threads);
+    std::fprintf(out, "  isa                   %s\n", cpu_info_isa_list(cpu).c_str());
+    std::fprintf(out, "  last-level cache      %lld KiB%s\n", static_cast<long long>(cpu.last_level_cache_bytes >> 10),
+                 cpu.cache_size_known ? "" : " (not readable; assumed)");
     if (cpu.load_average >= 0)
-        std::printf("  load average (1 min)  %.2f%s\n", cpu.load_average,
-                    cpu_info_busy(cpu) ? " (busy: benchmarks will be disturbed)" : "");
+        std::fprintf(out, "  load average (1 min)  %.2f%s\n", cpu.load_average,
+                     cpu_info_busy(cpu) ? " (busy: benchmarks will be disturbed)" : "");
+}
+
+double gib(int64_t bytes) { return double(bytes) / double(int64_t(1) << 30); }
+
+void print_devices(std::FILE *out, const device_facts &d) {
+    std::fprintf(out, "\ncuda devices:\n");
+    if (d.devices.empty() && d.errors.empty()) std::fprintf(out, "  none: %s\n", d.none_reason.c_str());
+    for (const device_properties &p : d.devices)
+        std::fprintf(out, "  %d  %s, sm_%d%d, %d SMs, L2 %lld KiB, %.1f GiB\n", p.ordinal, p.name.c_str(), p.major,
+                     p.minor, p.sm_count, static_cast<long long>(p.l2_bytes >> 10), gib(p.memory_bytes));
+    for (const std::string &e : d.errors) std::fprintf(out, "  %s\n", e.c_str());
+}
+
+void print_text(std::FILE *out, const info_facts &f) {
+    std::fprintf(out, "gemm %s (header %d.%d.%d)\n", gemm_version(), GEMM_VERSION_MAJOR, GEMM_VERSION_MINOR,
+                 GEMM_VERSION_PATCH);
+    print_backends(out, f.backends);
+    print_selection(out, f);
+    print_environment(out, f);
+    print_cpu(out, f.cpu);
+    print_devices(out, f.devices);
+}
+
+// ---- JSON ----------------------------------------------------------------------------------
+
+void json_string_or_null(json_writer &w, const std::string &text, bool known) {
+    if (known) w.string(text);
+    else w.null();
+}
+
+void json_backends(json_writer &w, const std::vector<backend_facts> &backends) {
+    w.key("backends").begin_array();
+    for (const backend_facts &b : backends) {
+        w.begin_object(json_writer::layout::line);
+        w.key("name");
+        json_string_or_null(w, b.name, b.error.empty());
+        w.key("available").boolean(b.available).key("reason").string(b.reason).key("detail").string(b.detail);
+        w.key("error");
+        json_string_or_null(w, b.error, !b.error.empty());
+        w.end_object();
+    }
+    w.end_array();
+}
+
+void json_selection(json_writer &w, const info_facts &f) {
+    w.key("selection").begin_object();
+    w.key("backend").string(f.selection).key("source").string(f.selection_source);
+    w.key("valid").boolean(f.probe.valid);
+    w.key("status").string(status_name(f.probe.status));
+    w.key("message").string(f.probe.message);
+    w.end_object();
+}
+
+void json_environment(json_writer &w, const info_facts &f) {
+    w.key("environment").begin_object();
+    for (const auto &[name, value] : f.environment) {
+        w.key(name);
+        json_string_or_null(w, value ? value : "", value != nullptr);
+    }
+    w.end_object();
+    w.key("tune_cache").string(f.tune_cache);
+}
+
+void json_cpu(json_writer &w, const cpu_info &cpu) {
+    w.key("cpu").begin_object();
+    w.key("model").string(cpu.model).key("logical_cpus").integer(cpu.logical_cpus);
+    w.key("openmp_threads").integer(cpu.openmp_threads);
+    w.key("isa").begin_array(json_writer::layout::line);
+    if (cpu.avx2) w.string("avx2");
+    if (cpu.fma) w.string("fma");
+    if (cpu.avx512f) w.string("avx512f");
+    w.end_array();
+    w.key("last_level_cache_bytes").integer(cpu.last_level_cache_bytes);
+    w.key("cache_size_known").boolean(cpu.cache_size_known);
+    w.key("load_average").number(cpu.load_average, cpu.load_average >= 0);
+    w.key("busy").boolean(cpu_info_busy(cpu));
+    w.end_object();
+}
+
+void json_devices(json_writer &w, const device_facts &d) {
+    w.key("cuda_devices").begin_object();
+    w.key("none_reason");
+    json_string_or_null(w, d.none_reason, d.devices.empty() && d.errors.empty());
+    w.key("devices").begin_array();
+    for (const device_properties &p : d.devices) {
+        w.begin_object(json_writer::layout::line);
+        w.key("ordinal").integer(p.ordinal).key("name").string(p.name);
+        w.key("compute_capability").string(std::to_string(p.major) + "." + std::to_string(p.minor));
+        w.key("sm_count").integer(p.sm_count).key("l2_bytes").integer(p.l2_bytes);
+        w.key("memory_bytes").integer(p.memory_bytes);
+        w.end_object();
+    }
+    w.end_array();
+    w.key("errors").begin_array(json_writer::layout::line);
+    for (const std::string &e : d.errors) w.string(e);
+    w.end_array();
+    w.end_object();
+}
+
+void write_json(std::FILE *out, const info_facts &f) {
+    json_writer w(out);
+    w.begin_object();
+    w.key("version").string(gemm_version());
+    w.key("header_version").string(std::to_string(GEMM_VERSION_MAJOR) + "." + std::to_string(GEMM_VERSION_MINOR) +
+                                   "." + std::to_string(GEMM_VERSION_PATCH));
+    json_backends(w, f.backends);
+    json_selection(w, f);
+    json_environment(w, f);
+    json_cpu(w, f.cpu);
+    json_devices(w, f.devices);
+    w.end_object();
 }
 
 }  // namespace
 
 int info_command(int argc, char **argv, int first) {
     arg_reader args(argc, argv, first);
+    std::string json_path;
     while (!args.done()) {
         std::string arg = args.take();
+        if (arg == "--json") {
+            json_path = args.value(arg);
+            continue;
+        }
         args.reject_value(arg);
         if (arg == "--help" || arg == "-h") {
             std::fputs(info_help, stdout);
@@ -93,12 +272,11 @@ int info_command(int argc, char **argv, int first) {
         }
         throw usage_error("gemm info takes no argument '" + arg + "'");
     }
-    print_version();
-    print_backends();
-    bool valid = print_selection();
-    print_environment();
-    print_cpu();
-    return valid ? exit_ok : exit_failure;
+    output_file json = output_open(json_path, "--json");
+    info_facts facts = info_facts_read();
+    if (json.get() != stdout) print_text(stdout, facts);
+    if (json) write_json(json.get(), facts);
+    return facts.probe.valid ? exit_ok : exit_failure;
 }
 
 }  // namespace gemm_cli

@@ -12,6 +12,11 @@ const char *const watched_variables[12] = {"GEMM_BACKEND",     "GEMM_TUNE",     
                                            "GEMM_CBLAS_LIB",   "GEMM_ALLOW_TF32", "GEMM_XT_DEVICES",
                                            "GEMM_XT_MAX_DEVICE_BYTES", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"};
 
+std::string status_name(gemm_status_t s) {
+    std::string text = gemm_status_string(s);
+    return text.substr(0, text.find(':'));
+}
+
 bool is_configuration_error(gemm_status_t s) {
     return s == GEMM_STATUS_INVALID_CONFIG || s == GEMM_STATUS_UNKNOWN_BACKEND ||
            s == GEMM_STATUS_BACKEND_UNAVAILABLE;

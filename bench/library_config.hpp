@@ -20,6 +20,9 @@ struct config_probe_result {
 // sgemm with the selection in force tells whether a program using the library would work.
 config_probe_result library_config_probe();
 
+// The status's name ("GEMM_STATUS_NOT_SUPPORTED") without the explanation that follows it.
+std::string status_name(gemm_status_t s);
+
 // True for the statuses that mean "the configuration is wrong", not "this call is".
 bool is_configuration_error(gemm_status_t s);
 

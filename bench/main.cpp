@@ -17,7 +17,7 @@ constexpr const char *top_help =
     "\n"
     "commands:\n"
     "  info    library version, backends (available or not, and why), the selection in\n"
-    "          force, the GEMM_* environment and the host CPU\n"
+    "          force, the GEMM_* environment, the tune cache, the host CPU and CUDA devices\n"
     "  bench   verify, then time every backend on GEMM shapes against a baseline and a\n"
     "          roofline (gemm bench 1024 2048x2048x2048 16x4096x4096; --device 0 on a GPU)\n"
     "  tune    time every backend and variant on each problem and store the winners in the\n"

@@ -3,6 +3,8 @@
 
 #include <cmath>
 
+#include "json_writer.hpp"
+
 namespace gemm_cli {
 namespace {
 
@@ -19,28 +21,6 @@ std::string csv_field(const std::string &s) {
     std::string quoted = "\"";
     for (char c : s) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
     return quoted + "\"";
-}
-
-std::string json_string(const std::string &s) {
-    std::string out = "\"";
-    for (unsigned char c : s) {
-        if (c == '"' || c == '\\') out += '\\', out += char(c);
-        else if (c == '\n') out += "\\n";
-        else if (c < 0x20) {
-            char esc[8];
-            std::snprintf(esc, sizeof esc, "\\u%04x", c);
-            out += esc;
-        } else out += char(c);
-    }
-    return out + "\"";
-}
-
-// JSON has no NaN or infinity: unknown figures are null.
-std::string json_number(double v, bool known) {
-    if (!known || !std::isfinite(v)) return "null";
-    char text[32];
-    std::snprintf(text, sizeof text, "%.6g", v);
-    return text;
 }
 
 double roofline_percent(const bench_row &r) { return 100.0 * r.gflops() / r.roofline_gflops; }
@@ -98,53 +78,49 @@ void report_csv_row(std::FILE *out, const bench_row &r, const std::string &basel
 
 namespace {
 
-void json_row(std::FILE *out, const bench_row &r) {
+void json_row(json_writer &w, const bench_row &r) {
     const gemm_case &c = r.problem;
     bool roof = r.roofline_gflops > 0;
-    std::fprintf(out,
-                 "    {\"backend\": %s, \"dtype\": \"%s\", \"layout\": \"%s\", \"ops\": \"%s\", "
-                 "\"m\": %lld, \"n\": %lld, \"k\": %lld, \"batch\": %lld, \"alpha\": %s, \"beta\": %s, "
-                 "\"check\": \"%s\", \"check_method\": %s, \"check_worst_ratio\": %s, \"check_detail\": %s, "
-                 "\"reps\": %lld, \"calls_per_rep\": %lld, \"median_ms\": %s, \"best_ms\": %s, "
-                 "\"gflops\": %s, \"gflops_best\": %s, \"ratio\": %s, \"arithmetic_intensity\": %s, "
-                 "\"roofline_gflops\": %s, \"roofline_percent\": %s, \"round_spread_percent\": %s, "
-                 "\"status\": \"%s\", \"note\": %s}",
-                 json_string(r.backend).c_str(), dtype_name(c.dtype), layout_name(c.layout), ops_name(c).c_str(),
-                 static_cast<long long>(c.shape.m), static_cast<long long>(c.shape.n),
-                 static_cast<long long>(c.shape.k), static_cast<long long>(c.batch),
-                 json_number(c.alpha, true).c_str(), json_number(c.beta, true).c_str(),
-                 check_verdict_name(r.check.verdict), json_string(r.check.method).c_str(),
-                 json_number(r.check.worst_ratio, true).c_str(), json_string(r.check.detail).c_str(),
-                 static_cast<long long>(r.reps), static_cast<long long>(r.calls_per_rep),
-                 json_number(r.median_s * 1e3, r.timed).c_str(), json_number(r.best_s * 1e3, r.timed).c_str(),
-                 json_number(r.gflops(), r.timed).c_str(), json_number(r.gflops_best(), r.timed).c_str(),
-                 json_number(r.ratio, r.ratio > 0).c_str(), json_number(r.intensity(), true).c_str(),
-                 json_number(r.roofline_gflops, roof).c_str(), json_number(roofline_percent(r), roof && r.timed).c_str(),
-                 json_number(100 * r.round_spread, r.round_spread >= 0).c_str(), r.status.c_str(),
-                 json_string(r.note).c_str());
+    w.begin_object(json_writer::layout::line);
+    w.key("backend").string(r.backend).key("dtype").string(dtype_name(c.dtype));
+    w.key("layout").string(layout_name(c.layout)).key("ops").string(ops_name(c));
+    w.key("m").integer(c.shape.m).key("n").integer(c.shape.n).key("k").integer(c.shape.k);
+    w.key("batch").integer(c.batch).key("alpha").number(c.alpha).key("beta").number(c.beta);
+    w.key("check").string(check_verdict_name(r.check.verdict)).key("check_method").string(r.check.method);
+    w.key("check_worst_ratio").number(r.check.worst_ratio).key("check_detail").string(r.check.detail);
+    w.key("reps").integer(r.reps).key("calls_per_rep").integer(r.calls_per_rep);
+    w.key("median_ms").number(r.median_s * 1e3, r.timed).key("best_ms").number(r.best_s * 1e3, r.timed);
+    w.key("gflops").number(r.gflops(), r.timed).key("gflops_best").number(r.gflops_best(), r.timed);
+    w.key("ratio").number(r.ratio, r.ratio > 0).key("arithmetic_intensity").number(r.intensity());
+    w.key("roofline_gflops").number(r.roofline_gflops, roof);
+    w.key("roofline_percent").number(roofline_percent(r), roof && r.timed);
+    w.key("round_spread_percent").number(100 * r.round_spread, r.round_spread >= 0);
+    w.key("status").string(r.status).key("note").string(r.note);
+    w.end_object();
 }
 
 }  // namespace
 
 void report_json(std::FILE *out, const run_summary &s, const std::vector<bench_row> &rows) {
-    std::fprintf(out, "{\n  \"command\": %s,\n  \"library_version\": %s,\n", json_string(s.command).c_str(),
-                 json_string(s.library_version).c_str());
-    std::fprintf(out, "  \"cpu\": {\"model\": %s, \"openmp_threads\": %d},\n", json_string(s.cpu_model).c_str(),
-                 s.openmp_threads);
-    std::fprintf(out, "  \"baseline\": %s,\n", json_string(s.baseline).c_str());
-    std::fprintf(out,
-                 "  \"peak\": {\"f32_gflops\": %s, \"f64_gflops\": %s, \"compute_source\": %s, "
-                 "\"bandwidth_gbs\": %s, \"bandwidth_source\": %s},\n",
-                 json_number(s.peak_f32_gflops, s.peak_f32_gflops > 0).c_str(),
-                 json_number(s.peak_f64_gflops, s.peak_f64_gflops > 0).c_str(),
-                 json_string(s.peak_compute_source).c_str(), json_number(s.peak_gbs, s.peak_gbs > 0).c_str(),
-                 json_string(s.peak_bandwidth_source).c_str());
-    std::fprintf(out, "  \"peak_rss_mib\": %.1f,\n  \"rows\": [\n", s.peak_rss_mib);
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-        json_row(out, rows[i]);
-        std::fputs(i + 1 < rows.size() ? ",\n" : "\n", out);
-    }
-    std::fputs("  ]\n}\n", out);
+    json_writer w(out);
+    w.begin_object();
+    w.key("command").string(s.command).key("library_version").string(s.library_version);
+    w.key("cpu").begin_object(json_writer::layout::line);
+    w.key("model").string(s.cpu_model).key("openmp_threads").integer(s.openmp_threads);
+    w.end_object();
+    w.key("baseline").string(s.baseline);
+    w.key("peak").begin_object(json_writer::layout::line);
+    w.key("f32_gflops").number(s.peak_f32_gflops, s.peak_f32_gflops > 0);
+    w.key("f64_gflops").number(s.peak_f64_gflops, s.peak_f64_gflops > 0);
+    w.key("compute_source").string(s.peak_compute_source);
+    w.key("bandwidth_gbs").number(s.peak_gbs, s.peak_gbs > 0);
+    w.key("bandwidth_source").string(s.peak_bandwidth_source);
+    w.end_object();
+    w.key("peak_rss_mib").number(s.peak_rss_mib);
+    w.key("rows").begin_array();
+    for (const bench_row &r : rows) json_row(w, r);
+    w.end_array();
+    w.end_object();
 }
 
 }  // namespace gemm_cli

@@ -185,31 +185,21 @@ tune_row tune_one(const tune_problem &p, const tune_options &o) {
     return row;
 }
 
-void print_summary(const std::vector<tune_row> &rows, const tune_options &o, double seconds) {
-    std::size_t tuned = 0, stored = 0, compared = 0;
-    double log_sum = 0;
-    for (const tune_row &r : rows) {
-        tuned += r.tuned ? 1 : 0;
-        stored += r.stored ? 1 : 0;
-        if (r.speedup() > 0) {
-            log_sum += std::log(r.speedup());
-            ++compared;
-        }
-    }
-    std::printf("# tuned %zu of %s in %s\n", tuned, count_text(rows.size(), "problem").c_str(),
-                clock_text(seconds).c_str());
+void print_summary(std::FILE *out, const std::vector<tune_row> &rows, const tune_summary &s, const tune_options &o) {
+    std::fprintf(out, "# tuned %zu of %s in %s\n", s.tuned, count_text(s.problems, "problem").c_str(),
+                 clock_text(s.seconds).c_str());
     if (o.store)
-        std::printf("# cache %s: %s stored\n", gemm_tune_cache_path(),
-                    stored == 1 ? "1 entry" : (std::to_string(stored) + " entries").c_str());
-    else std::printf("# cache %s: nothing stored (--no-store)\n", gemm_tune_cache_path());
-    if (compared > 0)
-        std::printf("# geometric-mean speed-up over the built-in default: %.3fx (%s)\n",
-                    std::exp(log_sum / double(compared)), count_text(compared, "problem").c_str());
+        std::fprintf(out, "# cache %s: %s stored\n", gemm_tune_cache_path(),
+                     s.stored == 1 ? "1 entry" : (std::to_string(s.stored) + " entries").c_str());
+    else std::fprintf(out, "# cache %s: nothing stored (--no-store)\n", gemm_tune_cache_path());
+    if (s.compared > 0)
+        std::fprintf(out, "# geometric-mean speed-up over the built-in default: %.3fx (%s)\n", s.geomean_speedup,
+                     count_text(s.compared, "problem").c_str());
     for (const tune_row &r : rows)
         if (!r.tuned)
-            std::printf("# FAILED: %s %s %s: %s\n", tune_problem_dtype_text(r.problem).c_str(),
-                        tune_problem_class_text(r.problem).c_str(), tune_problem_shape_text(r.problem).c_str(),
-                        r.error.c_str());
+            std::fprintf(out, "# FAILED: %s %s %s: %s\n", tune_problem_dtype_text(r.problem).c_str(),
+                         tune_problem_class_text(r.problem).c_str(), tune_problem_shape_text(r.problem).c_str(),
+                         r.error.c_str());
 }
 
 // A backend --backends names must be one the library can run here; else the tuner would
@@ -226,9 +216,9 @@ bool named_backends_usable(const tune_options &o) {
 }
 
 // The backends --backends names that were a candidate for none of the problems (they serve
-// none of them): reported on stderr, as the run did not tune what was asked.
-bool report_untried_backends(const std::vector<tune_row> &rows, const tune_options &o) {
-    bool any = false;
+// none of them), each reported on stderr: the run did not tune what was asked.
+std::vector<std::string> untried_backends(const std::vector<tune_row> &rows, const tune_options &o) {
+    std::vector<std::string> untried;
     for (const std::string &name : split_list(o.backends)) {
         bool tried = false;
         for (const tune_row &r : rows)
@@ -236,9 +226,9 @@ bool report_untried_backends(const std::vector<tune_row> &rows, const tune_optio
         if (tried) continue;
         std::fprintf(stderr, "gemm tune: ERROR: %s was a candidate for none of the problems (it serves none of them)\n",
                      name.c_str());
-        any = true;
+        untried.push_back(name);
     }
-    return any;
+    return untried;
 }
 
 // Why the problem sources given came to nothing: a --shapes file without a problem line, a
@@ -248,6 +238,24 @@ std::string empty_sources_text(const tune_options &o, const std::string &suite_n
     if (!o.shapes_file.empty()) text = o.shapes_file + " lists no problem";
     if (!o.suite.empty()) text += (text.empty() ? "" : "; ") + suite_note;
     return text;
+}
+
+void print_preamble(std::FILE *out, const tune_run_facts &facts, std::size_t problem_count) {
+    const cpu_info &cpu = facts.cpu;
+    std::fprintf(out, "# gemm tune: gemm %s; %s; budget %s per problem\n", gemm_version(),
+                 count_text(problem_count, "problem").c_str(),
+                 facts.budget_ms > 0 ? duration_text(facts.budget_ms * 1e3).c_str() : "2 s (the library's default)");
+    std::fprintf(out, "# reproduce: %s\n", facts.command.c_str());
+    std::fprintf(out, "# host: %s, %d logical cpus, %d OpenMP threads\n", cpu.model.c_str(), cpu.logical_cpus,
+                 cpu.openmp_threads);
+    if (cpu_info_busy(cpu))
+        std::fprintf(out, "# warning: load average %.2f on %d logical cpus: other processes will disturb the timings\n",
+                     cpu.load_average, cpu.logical_cpus);
+    if (!facts.suite_note.empty()) std::fprintf(out, "# %s\n", facts.suite_note.c_str());
+    std::fprintf(out, "# cache: %s%s\n", facts.cache_path.c_str(), facts.store ? "" : " (--no-store: not written)");
+    std::fprintf(out, "# time = median of the timed runs; default = the built-in rule's choice; speedup = its time /\n"
+                      "#   the winner's; tried = candidates timed, rej = rejected (wrong result or failed)\n");
+    tune_report_header(out);
 }
 
 bool configuration_usable() {
@@ -293,21 +301,16 @@ int tune_command(int argc, char **argv, int first) {
         return exit_failure;
     }
 
-    std::printf("# gemm tune: gemm %s; %s; budget %s per problem\n", gemm_version(),
-                count_text(problems.size(), "problem").c_str(),
-                o.budget_ms > 0 ? duration_text(o.budget_ms * 1e3).c_str() : "2 s (the library's default)");
-    std::printf("# reproduce: %s\n", command.c_str());
-    cpu_info cpu = cpu_info_read();
-    std::printf("# host: %s, %d logical cpus, %d OpenMP threads\n", cpu.model.c_str(), cpu.logical_cpus,
-                cpu.openmp_threads);
-    if (cpu_info_busy(cpu))
-        std::printf("# warning: load average %.2f on %d logical cpus: other processes will disturb the timings\n",
-                    cpu.load_average, cpu.logical_cpus);
-    if (!suite_note.empty()) std::printf("# %s\n", suite_note.c_str());
-    std::printf("# cache: %s%s\n", gemm_tune_cache_path(), o.store ? "" : " (--no-store: not written)");
-    std::printf("# time = median of the timed runs; default = the built-in rule's choice; speedup = its time /\n"
-                "#   the winner's; tried = candidates timed, rej = rejected (wrong result or failed)\n");
-    tune_report_header(stdout);
+    tune_run_facts facts;
+    facts.command = command;
+    facts.cache_path = gemm_tune_cache_path();
+    facts.suite_note = suite_note;
+    facts.store = o.store;
+    facts.budget_ms = o.budget_ms;
+    facts.cpu = cpu_info_read();
+    output_file json = output_open(o.json_path, "--json");
+    std::FILE *text = json.get() == stdout ? nullptr : stdout;
+    if (text) print_preamble(text, facts, problems.size());
 
     std::vector<tune_row> rows;
     double seconds = 0;
@@ -318,15 +321,16 @@ int tune_command(int argc, char **argv, int first) {
             progress.begin(i, tune_problem_dtype_text(p) + " " + tune_problem_class_text(p) + " " +
                                   tune_problem_shape_text(p));
             rows.push_back(tune_one(p, o));
-            progress.print_between([&] { tune_report_row(stdout, rows.back(), o.verbose); });
+            if (text) progress.print_between([&] { tune_report_row(text, rows.back(), o.verbose); });
         }
         seconds = progress.elapsed();
     }  // the bar is cleared here
-    print_summary(rows, o, seconds);
-    bool untried = report_untried_backends(rows, o);
-    for (const tune_row &r : rows)
-        if (!r.tuned) return exit_failure;
-    return untried ? exit_failure : exit_ok;
+    tune_summary summary = tune_summary_of(rows, seconds);
+    if (text) print_summary(text, rows, summary, o);
+    facts.untried_backends = untried_backends(rows, o);
+    if (json) tune_report_json(json.get(), facts, rows, summary);
+    bool done = summary.tuned == summary.problems && facts.untried_backends.empty();
+    return done ? exit_ok : exit_failure;
 }
 
 }  // namespace gemm_cli

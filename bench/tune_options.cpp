@@ -42,6 +42,9 @@ const char *const tune_help =
     "                      default: $GEMM_TUNE_CACHE, else ~/.cache/gemm/tune-cache.txt)\n"
     "output:\n"
     "  --verbose           list every candidate with its median time or why it was rejected\n"
+    "  --json FILE         every problem (its candidates, winner, default, times, whether it\n"
+    "                      was stored, its error) and the summary as JSON; FILE '-' writes it\n"
+    "                      to stdout in place of the table\n"
     "\n"
     "Progress goes to stderr (a bar on a terminal, else one line per problem); the table,\n"
     "the cache path, the number of entries stored and the geometric-mean speed-up over the\n"
@@ -86,6 +89,7 @@ bool parse_valued_option(const std::string &name, arg_reader &args, tune_options
     else if (name == "--backends") o.backends = backends_parse(args.value(name));
     else if (name == "--device") o.device = int(parse_int(args.value(name), name, 0));
     else if (name == "--cache") o.cache_path = path_parse(args.value(name), name);
+    else if (name == "--json") o.json_path = path_parse(args.value(name), name);
     else return false;
     return true;
 }

@@ -27,6 +27,7 @@ struct tune_options {
     bool store = true;        // --no-store: report only
     std::string cache_path;   // --cache FILE: GEMM_TUNE_CACHE for this process
     bool verbose = false;
+    std::string json_path;    // --json FILE; "-": stdout, in place of the table
 };
 
 extern const char *const tune_help;

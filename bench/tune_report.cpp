@@ -3,6 +3,8 @@
 
 #include <cmath>
 
+#include "json_writer.hpp"
+
 namespace gemm_cli {
 
 int64_t tune_row::rejected() const {
@@ -99,6 +101,112 @@ void tune_report_row(std::FILE *out, const tune_row &row, bool verbose) {
         }
     }
     std::fflush(out);
+}
+
+tune_summary tune_summary_of(const std::vector<tune_row> &rows, double seconds) {
+    tune_summary s;
+    s.problems = rows.size();
+    s.seconds = seconds;
+    double log_sum = 0;
+    for (const tune_row &r : rows) {
+        s.tuned += r.tuned ? 1 : 0;
+        s.stored += r.stored ? 1 : 0;
+        if (r.speedup() > 0) {
+            log_sum += std::log(r.speedup());
+            ++s.compared;
+        }
+    }
+    if (s.compared > 0) s.geomean_speedup = std::exp(log_sum / double(s.compared));
+    return s;
+}
+
+namespace {
+
+void json_problem(json_writer &w, const tune_problem &p) {
+    w.key("dtype").string(dtype_name(p.ab_type)).key("c_dtype").string(dtype_name(p.c_type));
+    w.key("layout").string(layout_name(p.layout));
+    w.key("ops").string(std::string(p.op_a == GEMM_OP_N ? "N" : "T") + (p.op_b == GEMM_OP_N ? "N" : "T"));
+    w.key("m").integer(p.shape.m).key("n").integer(p.shape.n).key("k").integer(p.shape.k);
+    w.key("batch").integer(p.batch).key("ld_padding").integer(p.ld_padding);
+    w.key("misaligned").boolean(p.misaligned).key("beta_zero").boolean(p.beta_zero);
+    w.key("device");
+    if (p.device >= 0) w.integer(p.device);
+    else w.null();
+}
+
+void json_candidates(json_writer &w, const tune_row &row) {
+    w.key("candidates").begin_array();
+    for (std::size_t i = 0; i < row.candidates.size(); ++i) {
+        const tune_candidate_line &c = row.candidates[i];
+        w.begin_object(json_writer::layout::line);
+        w.key("backend").string(c.backend).key("variant").string(c.variant);
+        w.key("median_us").number(c.median_us, c.correct && c.median_us > 0);
+        w.key("correct").boolean(c.correct).key("note").string(c.note);
+        // The tuner lists the built-in default first.
+        w.key("default").boolean(i == 0);
+        w.key("winner").boolean(!row.winner.empty() && c.backend == row.winner && c.variant == row.winner_variant);
+        w.end_object();
+    }
+    w.end_array();
+}
+
+void json_row(json_writer &w, const tune_row &row) {
+    w.begin_object();
+    json_problem(w, row.problem);
+    w.key("tuned").boolean(row.tuned).key("error");
+    if (row.tuned) w.null();
+    else w.string(row.error);
+    // A problem that failed only at storing still has a winner.
+    w.key("winner");
+    if (!row.winner.empty()) {
+        w.begin_object(json_writer::layout::line);
+        w.key("backend").string(row.winner).key("variant").string(row.winner_variant);
+        w.key("median_us").number(row.winner_us, row.winner_us > 0);
+        w.end_object();
+    } else {
+        w.null();
+    }
+    w.key("default").begin_object(json_writer::layout::line);
+    w.key("backend").string(row.default_backend).key("median_us").number(row.default_us, row.default_us > 0);
+    w.end_object();
+    w.key("speedup").number(row.speedup(), row.speedup() > 0);
+    w.key("stored").boolean(row.stored).key("seconds").number(row.seconds);
+    json_candidates(w, row);
+    w.end_object();
+}
+
+void json_summary(json_writer &w, const tune_run_facts &run, const tune_summary &s) {
+    w.key("summary").begin_object();
+    w.key("problems").integer(int64_t(s.problems)).key("tuned").integer(int64_t(s.tuned));
+    w.key("failed").integer(int64_t(s.problems - s.tuned)).key("stored").integer(int64_t(s.stored));
+    w.key("seconds").number(s.seconds);
+    w.key("geomean_speedup").number(s.geomean_speedup, s.compared > 0);
+    w.key("speedup_problems").integer(int64_t(s.compared));
+    w.key("untried_backends").begin_array(json_writer::layout::line);
+    for (const std::string &name : run.untried_backends) w.string(name);
+    w.end_array();
+    w.end_object();
+}
+
+}  // namespace
+
+void tune_report_json(std::FILE *out, const tune_run_facts &run, const std::vector<tune_row> &rows,
+                      const tune_summary &summary) {
+    json_writer w(out);
+    w.begin_object();
+    w.key("command").string(run.command).key("library_version").string(gemm_version());
+    w.key("host").begin_object(json_writer::layout::line);
+    w.key("model").string(run.cpu.model).key("logical_cpus").integer(run.cpu.logical_cpus);
+    w.key("openmp_threads").integer(run.cpu.openmp_threads);
+    w.end_object();
+    w.key("budget_ms").number(run.budget_ms, run.budget_ms > 0);
+    w.key("cache").string(run.cache_path).key("store").boolean(run.store);
+    w.key("suite_note").string(run.suite_note);
+    w.key("problems").begin_array();
+    for (const tune_row &r : rows) json_row(w, r);
+    w.end_array();
+    json_summary(w, run, summary);
+    w.end_object();
 }
 
 }  // namespace gemm_cli

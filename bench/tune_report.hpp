@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu_info.hpp"
 #include "tune_problems.hpp"
 
 namespace gemm_cli {
@@ -43,6 +44,28 @@ std::string backend_variant_text(const std::string &backend, const std::string &
 
 // "812 us", "4.56 ms", "1.23 s"; "-" for 0.
 std::string duration_text(double microseconds);
+
+// The run's outcome as the last lines of the table (and the JSON) give it.
+struct tune_summary {
+    std::size_t problems = 0, tuned = 0, stored = 0;
+    std::size_t compared = 0;    // problems with both the winner's and the default's time
+    double geomean_speedup = 0;  // default time / winner time over those; 0 when none
+    double seconds = 0;
+};
+
+tune_summary tune_summary_of(const std::vector<tune_row> &rows, double seconds);
+
+// The run's settings and findings that are not rows, for the JSON file.
+struct tune_run_facts {
+    std::string command, cache_path, suite_note;
+    bool store = true;
+    double budget_ms = 0;  // <= 0: the library's default
+    cpu_info cpu;
+    std::vector<std::string> untried_backends;  // named by --backends, a candidate nowhere
+};
+
+void tune_report_json(std::FILE *out, const tune_run_facts &run, const std::vector<tune_row> &rows,
+                      const tune_summary &summary);
 
 void tune_report_header(std::FILE *out);
 // The row and, when verbose, every candidate under it.

@@ -2,9 +2,10 @@
 # setup_debian.sh: installs the Debian packages gemm builds and tests with (idempotent).
 set -euo pipefail
 
-# libblas3/libblas-dev: reference BLAS and cblas.h, the peer of the drop-in BLAS tests.
+# libblas3/libblas-dev: reference BLAS and cblas.h, the peer of the drop-in BLAS tests;
+# python3: its json module checks the command line's --json output in the tests.
 packages=(cmake make gcc g++ pkg-config doctest-dev libspdlog-dev libopenblas0-pthread
-          libopenblas-pthread-dev libblas3 libblas-dev)
+          libopenblas-pthread-dev libblas3 libblas-dev python3)
 
 missing=()
 for p in "${packages[@]}"; do

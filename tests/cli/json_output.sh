@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# json_output.sh: --json FILE of gemm info, tune and bench writes valid JSON holding what the
+# text says, strings escaped; '-' writes it to stdout in place of the text.
+# usage: json_output.sh SCENARIO GEMM PYTHON3
+. "$(dirname "$0")/cli_lib.sh"
+scenario=$1 gemm=$2 python=$3
+
+# json_check FILE PYTHON_EXPRESSIONS...: FILE parses (python3 -m json.tool) and each
+# expression, evaluated with the document as `d`, is true.
+json_check() {
+    local file=$1
+    shift
+    "$python" -m json.tool "$file" >/dev/null || fail "$file is not valid JSON"
+    for expression in "$@"; do
+        "$python" -c 'import json, sys
+d = json.load(open(sys.argv[1], encoding="utf-8"))
+sys.exit(0 if eval(sys.argv[2]) else 1)' "$file" "$expression" || fail "$file: not true: $expression"
+    done
+}
+
+case $scenario in
+info)
+    # A library path with a quote, a backslash, a tab and a byte that is not UTF-8 reaches
+    # the JSON twice: as the variable's value and in cblas's reason.
+    odd_path=$'/no"such\\dir\t\xff/libcblas.so'
+    GEMM_CBLAS_LIB=$odd_path run_expect 0 "$gemm" info --json "$work/info.json"
+    expect_line out "^selection: auto \(from default\)"
+    json_check "$work/info.json" \
+        'd["version"] == d["header_version"]' \
+        '[b["name"] for b in d["backends"]][:3] == ["cpu_ref", "cpu_omp", "cblas"]' \
+        'd["backends"][0]["available"] is True and d["backends"][0]["error"] is None' \
+        'd["backends"][2]["available"] is False and "no\"such\\dir\t\ufffd" in d["backends"][2]["reason"]' \
+        'd["environment"]["GEMM_CBLAS_LIB"] == "/no\"such\\dir\t\ufffd/libcblas.so"' \
+        'd["environment"]["GEMM_BACKEND"] is None' \
+        'd["selection"] == {"backend": "auto", "source": "default", "valid": True, "status": "GEMM_STATUS_SUCCESS", "message": ""}' \
+        'd["tune_cache"].endswith("no_such_tune_cache.txt")' \
+        'd["cpu"]["logical_cpus"] >= 1 and isinstance(d["cpu"]["isa"], list)' \
+        'isinstance(d["cuda_devices"]["devices"], list)'
+    # An invalid selection: exit 1, and the JSON says why.
+    GEMM_BACKEND=nosuch run_expect 1 "$gemm" info --json -
+    json_check "$work/out" \
+        'd["selection"]["source"] == "GEMM_BACKEND" and not d["selection"]["valid"]' \
+        'd["selection"]["status"] == "GEMM_STATUS_UNKNOWN_BACKEND" and "nosuch" in d["selection"]["message"]'
+    ;;
+tune)
+    run_expect 0 "$gemm" tune 16x24x8 --dtype f32,f64 --no-store --budget-ms 20 --json "$work/tune.json"
+    expect_line out "^16x24x8 +f64 "
+    json_check "$work/tune.json" \
+        '[(p["dtype"], p["m"], p["n"], p["k"]) for p in d["problems"]] == [("f32", 16, 24, 8), ("f64", 16, 24, 8)]' \
+        'all(p["tuned"] and p["error"] is None and not p["stored"] for p in d["problems"])' \
+        'all(p["winner"]["backend"] and p["default"]["median_us"] > 0 for p in d["problems"])' \
+        'all(p["candidates"][0]["default"] and sum(c["winner"] for c in p["candidates"]) == 1 for p in d["problems"])' \
+        'd["summary"]["problems"] == 2 and d["summary"]["tuned"] == 2 and d["summary"]["failed"] == 0' \
+        'd["store"] is False and d["budget_ms"] == 20'
+    # A cache under a plain file cannot be written: the problem fails, with its error, and
+    # with --json - the table is not on stdout.
+    touch "$work/plain_file"
+    run_expect 1 "$gemm" tune 16 --budget-ms 20 --cache "$work/plain_file/cache.txt" --json -
+    json_check "$work/out" \
+        'not d["problems"][0]["tuned"] and not d["problems"][0]["stored"]' \
+        '"plain_file" in d["problems"][0]["error"] and d["summary"]["failed"] == 1'
+    ;;
+bench_stdout)
+    run_expect 0 "$gemm" bench 33 --backends cpu_ref --baseline cpu_omp --json - "${quick_bench[@]}"
+    json_check "$work/out" \
+        '[r["backend"] for r in d["rows"]] == ["cpu_omp", "cpu_ref"]' \
+        'all(r["check"] == "ok" and r["median_ms"] > 0 for r in d["rows"])'
+    run_expect 2 "$gemm" bench 33 --csv - --json -
+    ;;
+*)
+    fail "unknown scenario $scenario"
+    ;;
+esac
+echo "passed: $scenario"

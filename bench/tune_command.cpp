@@ -240,7 +240,8 @@ std::string empty_sources_text(const tune_options &o, const std::string &suite_n
     return text;
 }
 
-void print_preamble(std::FILE *out, const tune_run_facts &facts, std::size_t problem_count) {
+void print_preamble(std::FILE *out, const tune_run_facts &facts, std::size_t problem_count,
+                    const tune_table_widths &widths) {
     const cpu_info &cpu = facts.cpu;
     std::fprintf(out, "# gemm tune: gemm %s; %s; budget %s per problem\n", gemm_version(),
                  count_text(problem_count, "problem").c_str(),
@@ -253,9 +254,10 @@ void print_preamble(std::FILE *out, const tune_run_facts &facts, std::size_t pro
                      cpu.load_average, cpu.logical_cpus);
     if (!facts.suite_note.empty()) std::fprintf(out, "# %s\n", facts.suite_note.c_str());
     std::fprintf(out, "# cache: %s%s\n", facts.cache_path.c_str(), facts.store ? "" : " (--no-store: not written)");
-    std::fprintf(out, "# time = median of the timed runs; default = the built-in rule's choice; speedup = its time /\n"
-                      "#   the winner's; tried = candidates timed, rej = rejected (wrong result or failed)\n");
-    tune_report_header(out);
+    std::fprintf(out, "# win_time, def_time = median of the timed runs of the winner and of the default (the built-in\n"
+                      "#   rule's choice); speedup = def_time / win_time; tried = candidates timed, rej = rejected\n"
+                      "#   (wrong result or failed)\n");
+    tune_report_header(out, widths);
 }
 
 bool configuration_usable() {
@@ -310,7 +312,8 @@ int tune_command(int argc, char **argv, int first) {
     facts.cpu = cpu_info_read();
     output_file json = output_open(o.json_path, "--json");
     std::FILE *text = json.get() == stdout ? nullptr : stdout;
-    if (text) print_preamble(text, facts, problems.size());
+    const tune_table_widths widths = tune_table_widths_for(problems, names.all);
+    if (text) print_preamble(text, facts, problems.size(), widths);
 
     std::vector<tune_row> rows;
     double seconds = 0;
@@ -321,7 +324,7 @@ int tune_command(int argc, char **argv, int first) {
             progress.begin(i, tune_problem_dtype_text(p) + " " + tune_problem_class_text(p) + " " +
                                   tune_problem_shape_text(p));
             rows.push_back(tune_one(p, o));
-            if (text) progress.print_between([&] { tune_report_row(text, rows.back(), o.verbose); });
+            if (text) progress.print_between([&] { tune_report_row(text, rows.back(), widths, o.verbose); });
         }
         seconds = progress.elapsed();
     }  // the bar is cleared here

@@ -1,6 +1,7 @@
 // tune_report.cpp: rows of the `gemm tune` table and their candidates.
 #include "tune_report.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "json_writer.hpp"
@@ -48,8 +49,6 @@ std::string duration_text(double us) {
 
 namespace {
 
-constexpr const char *row_format = "%-18s %-8s %-10s %-28s %9s  %-10s %9s %8s %5s %4s\n";
-
 std::string speedup_text(double s) {
     if (!(s > 0)) return "-";
     char text[32];
@@ -57,7 +56,11 @@ std::string speedup_text(double s) {
     return text;
 }
 
+// The candidates' names are known once the problem is tuned: their column fits the longest.
 void candidate_lines(std::FILE *out, const tune_row &row) {
+    int width = 40;
+    for (const tune_candidate_line &c : row.candidates)
+        width = std::max(width, int(backend_variant_text(c.backend, c.variant).size()));
     for (std::size_t i = 0; i < row.candidates.size(); ++i) {
         const tune_candidate_line &c = row.candidates[i];
         std::string name = backend_variant_text(c.backend, c.variant);
@@ -65,35 +68,56 @@ void candidate_lines(std::FILE *out, const tune_row &row) {
         std::string remark = i == 0 ? "default" : "";
         if (c.backend == row.winner && c.variant == row.winner_variant) remark += remark.empty() ? "winner" : ", winner";
         if (c.correct)
-            std::fprintf(out, "    %-40s %10s%s%s\n", name.c_str(), duration_text(c.median_us).c_str(),
+            std::fprintf(out, "    %-*s %10s%s%s\n", width, name.c_str(), duration_text(c.median_us).c_str(),
                          remark.empty() ? "" : "  ", remark.c_str());
         else
-            std::fprintf(out, "    %-40s %10s  %s%s%s\n", name.c_str(), "rejected", c.note.c_str(),
+            std::fprintf(out, "    %-*s %10s  %s%s%s\n", width, name.c_str(), "rejected", c.note.c_str(),
                          remark.empty() ? "" : "; ", remark.c_str());
     }
 }
 
+int widest(int at_least, const std::string &text) { return std::max(at_least, int(text.size())); }
+
+// shape dtype class win_time default def_time speedup tried rej winner
+void print_columns(std::FILE *out, const tune_table_widths &w, const std::string (&text)[10]) {
+    std::fprintf(out, "%-*s %-*s %-*s %9s  %-*s %9s %8s %5s %4s  %s\n", w.shape, text[0].c_str(), w.dtype,
+                 text[1].c_str(), w.klass, text[2].c_str(), text[3].c_str(), w.backend, text[4].c_str(),
+                 text[5].c_str(), text[6].c_str(), text[7].c_str(), text[8].c_str(), text[9].c_str());
+}
+
 }  // namespace
 
-void tune_report_header(std::FILE *out) {
-    std::fprintf(out, row_format, "shape", "dtype", "class", "winner", "time", "default", "time", "speedup",
-                 "tried", "rej");
+tune_table_widths tune_table_widths_for(const std::vector<tune_problem> &problems,
+                                        const std::vector<std::string> &backend_names) {
+    tune_table_widths w{int(std::string("shape").size()), int(std::string("dtype").size()),
+                        int(std::string("class").size()), int(std::string("default").size())};
+    for (const tune_problem &p : problems) {
+        w.shape = widest(w.shape, tune_problem_shape_text(p));
+        w.dtype = widest(w.dtype, tune_problem_dtype_text(p));
+        w.klass = widest(w.klass, tune_problem_class_text(p));
+    }
+    for (const std::string &name : backend_names) w.backend = widest(w.backend, name);
+    return w;
+}
+
+void tune_report_header(std::FILE *out, const tune_table_widths &w) {
+    print_columns(out, w, {"shape", "dtype", "class", "win_time", "default", "def_time", "speedup", "tried", "rej",
+                           "winner"});
     std::fflush(out);
 }
 
-void tune_report_row(std::FILE *out, const tune_row &row, bool verbose) {
+void tune_report_row(std::FILE *out, const tune_row &row, const tune_table_widths &w, bool verbose) {
     const tune_problem &p = row.problem;
     std::string shape = tune_problem_shape_text(p), dtype = tune_problem_dtype_text(p);
     std::string klass = tune_problem_class_text(p);
     if (!row.tuned) {
-        std::fprintf(out, "%-18s %-8s %-10s FAILED: %s\n", shape.c_str(), dtype.c_str(), klass.c_str(),
-                     row.error.c_str());
+        std::fprintf(out, "%-*s %-*s %-*s FAILED: %s\n", w.shape, shape.c_str(), w.dtype, dtype.c_str(), w.klass,
+                     klass.c_str(), row.error.c_str());
     } else {
-        std::fprintf(out, row_format, shape.c_str(), dtype.c_str(), klass.c_str(),
-                     backend_variant_text(row.winner, row.winner_variant).c_str(),
-                     duration_text(row.winner_us).c_str(), row.default_backend.c_str(),
-                     duration_text(row.default_us).c_str(), speedup_text(row.speedup()).c_str(),
-                     std::to_string(row.candidates.size()).c_str(), std::to_string(row.rejected()).c_str());
+        print_columns(out, w, {shape, dtype, klass, duration_text(row.winner_us), row.default_backend,
+                               duration_text(row.default_us), speedup_text(row.speedup()),
+                               std::to_string(row.candidates.size()), std::to_string(row.rejected()),
+                               backend_variant_text(row.winner, row.winner_variant)});
         if (verbose) {
             candidate_lines(out, row);
             std::fprintf(out, "    (tuned in %s%s)\n", duration_text(row.seconds * 1e6).c_str(),

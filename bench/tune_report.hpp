@@ -67,8 +67,18 @@ struct tune_run_facts {
 void tune_report_json(std::FILE *out, const tune_run_facts &run, const std::vector<tune_row> &rows,
                       const tune_summary &summary);
 
-void tune_report_header(std::FILE *out);
+// The widths of the table's columns whose texts are known before the first problem is tuned:
+// the problem's shape, dtype and class, and the default backend's name. The winner, a
+// backend:variant of any length, is the last column, so it never pushes another one.
+struct tune_table_widths {
+    int shape = 0, dtype = 0, klass = 0, backend = 0;
+};
+
+tune_table_widths tune_table_widths_for(const std::vector<tune_problem> &problems,
+                                        const std::vector<std::string> &backend_names);
+
+void tune_report_header(std::FILE *out, const tune_table_widths &w);
 // The row and, when verbose, every candidate under it.
-void tune_report_row(std::FILE *out, const tune_row &row, bool verbose);
+void tune_report_row(std::FILE *out, const tune_row &row, const tune_table_widths &w, bool verbose);
 
 }  // namespace gemm_cli

@@ -15,6 +15,18 @@ void check(cudaError_t e, const char *what) {
     if (e != cudaSuccess) throw device_error(std::string(what) + ": " + cudaGetErrorString(e));
 }
 
+// Why the library's CUDA backends are unavailable: they share one device check, which puts a
+// failed cudaGetDeviceCount in the user's terms (no driver at all reads "driver version is
+// insufficient" in the runtime's). "" when they are available or not in this build.
+std::string library_device_reason() {
+    for (int64_t i = 0; i < gemm_backend_count(); ++i) {
+        gemm_backend_info_t info{};
+        if (gemm_backend_get_info(i, &info) == GEMM_STATUS_SUCCESS && std::string(info.name) == "cuda_naive")
+            return info.available ? "" : info.reason;
+    }
+    return "";
+}
+
 cudaStream_t as_stream(void *s) { return static_cast<cudaStream_t>(s); }
 cudaEvent_t as_event(void *e) { return static_cast<cudaEvent_t>(e); }
 
@@ -26,7 +38,10 @@ int device_count(std::string *why) {
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess) {
-        if (why) *why = std::string("no CUDA device (cudaGetDeviceCount: ") + cudaGetErrorString(e) + ")";
+        cudaGetLastError();
+        std::string reason = library_device_reason();
+        if (reason.empty()) reason = std::string("no CUDA device (cudaGetDeviceCount: ") + cudaGetErrorString(e) + ")";
+        if (why) *why = reason;
         return 0;
     }
     if (count == 0 && why) *why = "no CUDA device (cudaGetDeviceCount found none)";

@@ -2,7 +2,10 @@
 #include "cuda_context.hpp"
 #include "device_services.hpp"
 
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -23,6 +26,36 @@ struct device_probe {
     std::string error;  // why count is 0
 };
 
+std::string version_text(int v) {  // CUDA encodes 13.1 as 13010
+    return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
+}
+
+// Why cudaGetDeviceCount failed, in the user's terms. Without any NVIDIA driver the runtime
+// says "CUDA driver version is insufficient for CUDA runtime version", which reads as "update
+// the driver": that is only true when a driver is there (libcuda loads, and the kernel
+// module shows /proc/driver/nvidia).
+std::string device_count_error(cudaError_t e) {
+    int driver = 0, runtime = 0;  // driver 0: libcuda.so.1 could not be loaded
+    if (cudaDriverGetVersion(&driver) != cudaSuccess) driver = 0;
+    if (cudaRuntimeGetVersion(&runtime) != cudaSuccess) runtime = 0;
+    cudaGetLastError();
+    bool kernel_module = access("/proc/driver/nvidia", F_OK) == 0;
+    std::string call = std::string("cudaGetDeviceCount: ") + cudaGetErrorName(e);
+    if (e == cudaErrorInsufficientDriver && (driver == 0 || !kernel_module))
+        return std::string("no NVIDIA driver / no GPU (") +
+               (driver == 0 ? "libcuda.so.1 cannot be loaded" : "no /proc/driver/nvidia") + "; " + call + ")";
+    if (e == cudaErrorInsufficientDriver)
+        return "the NVIDIA driver (CUDA " + version_text(driver) + ") is older than the CUDA runtime (" +
+               version_text(runtime) + "): update the driver (" + call + ")";
+    if (e == cudaErrorNoDevice) {
+        const char *visible = std::getenv("CUDA_VISIBLE_DEVICES");
+        std::string hidden = visible ? "; CUDA_VISIBLE_DEVICES='" + std::string(visible) + "'" : "";
+        return std::string(kernel_module ? "no GPU: the NVIDIA driver shows none" : "no NVIDIA driver / no GPU") +
+               " (" + call + hidden + ")";
+    }
+    return call + " (" + cudaGetErrorString(e) + ")";
+}
+
 const device_probe &probe_devices() {
     static const device_probe probe = [] {
         device_probe d;
@@ -30,7 +63,7 @@ const device_probe &probe_devices() {
         if (e != cudaSuccess) {
             cudaGetLastError();  // no driver or no device: not sticky, leave nothing behind
             d.count = 0;
-            d.error = std::string("cudaGetDeviceCount: ") + cudaGetErrorString(e);
+            d.error = device_count_error(e);
         } else if (d.count == 0) {
             d.error = "cudaGetDeviceCount returned 0";
         }
@@ -39,13 +72,9 @@ const device_probe &probe_devices() {
     return probe;
 }
 
-std::string version_text(int v) {  // CUDA encodes 13.1 as 13010
-    return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
-}
-
 verdict make_device_verdict() {
     const device_probe &d = probe_devices();
-    if (d.count == 0) return verdict::no("no CUDA device (" + d.error + ")");
+    if (d.count == 0) return verdict::no("no CUDA device: " + d.error);
     std::string detail;
     for (int i = 0; i < d.count; ++i) {
         cudaDeviceProp prop{};

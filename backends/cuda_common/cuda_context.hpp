@@ -36,8 +36,9 @@ namespace gemm::cuda {
 // Never leaves an error behind.
 int device_count();
 
-// yes("device 0: NVIDIA H200, sm_90, 132 SMs; CUDA runtime 13.1, driver 13.1") or
-// no("no CUDA device (cudaGetDeviceCount: ...)"). Computed once; thread-safe.
+// yes("device 0: NVIDIA H200, sm_90, 132 SMs; CUDA runtime 13.1, driver 13.1") or no() with
+// why in the user's terms: "no CUDA device: no NVIDIA driver / no GPU (...)", "... the NVIDIA
+// driver (CUDA 12.2) is older than the CUDA runtime (13.1) ...". Computed once; thread-safe.
 verdict device_verdict();
 
 // ---- errors --------------------------------------------------------------------------------

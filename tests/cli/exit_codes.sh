@@ -42,10 +42,7 @@ tune_nothing_to_tune)
     ;;
 cuda_backend_without_device)
     run_expect 0 "$gemm" info
-    if ! grep -Eq '^  cuda_tiled +no ' "$work/out"; then
-        echo "SKIPPED: cuda_tiled is available here (or not in this build)"
-        exit 77
-    fi
+    grep -Eq '^  cuda_tiled +no ' "$work/out" || skip "cuda_tiled is available here (or not in this build)"
     run_expect 1 "$gemm" bench 64 --backends cuda_tiled "${quick_bench[@]}"
     expect_line err "ERROR: cuda_tiled cannot run here: .*unavailable"
     run_expect 1 "$gemm" tune 64 --backends cuda_tiled --no-store

@@ -26,9 +26,11 @@ run_expect() {
 }
 
 # skip REASON: the scenario needs what this machine lacks; exit 77, which CTest reports as
-# skipped.
+# skipped. CTest shows nothing of it: the reason also goes to the file it names in
+# GEMM_TEST_SKIP_REASON_FILE, printed after ctest's summary (tests/CMakeLists.txt).
 skip() {
     echo "SKIPPED: $1"
+    [ -z "${GEMM_TEST_SKIP_REASON_FILE:-}" ] || echo "$1" >"$GEMM_TEST_SKIP_REASON_FILE"
     exit 77
 }
 

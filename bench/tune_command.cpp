@@ -42,7 +42,9 @@ std::string clock_text(double seconds) {
 }
 
 // Progress on stderr: on a terminal a bar redrawn twice a second (problem i of N, the
-// problem, elapsed time); otherwise one line as each problem starts.
+// problem, elapsed time, time left); otherwise one line as each problem starts. The time left
+// is the mean time of the problems done times the problems left: not weighted by size, as a
+// problem's time is its budget for small shapes and grows with the shape only past that.
 class tune_progress {
 public:
     explicit tune_progress(std::size_t total) : total_(total), tty_(isatty(fileno(stderr)) != 0) {
@@ -64,9 +66,11 @@ public:
         std::lock_guard<std::mutex> lock(mutex_);
         index_ = index;
         what_ = what;
+        begun_s_ = clock_.seconds();
+        left_at_begin_s_ = index > 0 ? begun_s_ / double(index) * double(total_ - index) : -1;
         if (tty_) draw_locked();
-        else std::fprintf(stderr, "gemm tune: [%zu/%zu] %s (elapsed %s)\n", index + 1, total_, what.c_str(),
-                          clock_text(clock_.seconds()).c_str());
+        else std::fprintf(stderr, "gemm tune: [%zu/%zu] %s (%s)\n", index + 1, total_, what.c_str(),
+                          times_text_locked().c_str());
     }
 
     // Runs print (which writes to stdout) with the bar cleared, then redraws the bar.
@@ -86,9 +90,16 @@ private:
         std::size_t done = total_ ? index_ * width / total_ : 0;
         std::string bar = std::string(done, '#') + std::string(width - done, '.');
         std::fprintf(stderr, "\r\033[K[%s] %zu/%zu  %s  %s", bar.c_str(), index_ + 1, total_, what_.c_str(),
-                     clock_text(clock_.seconds()).c_str());
+                     times_text_locked().c_str());
         std::fflush(stderr);
         visible_ = true;
+    }
+    // "elapsed 0:42, about 2:10 left"; the estimate counts down while the problem runs.
+    std::string times_text_locked() const {
+        double now = clock_.seconds();
+        std::string text = "elapsed " + clock_text(now);
+        if (left_at_begin_s_ < 0) return text;
+        return text + ", about " + clock_text(std::max(0.0, left_at_begin_s_ - (now - begun_s_))) + " left";
     }
     void clear_locked() {
         if (!visible_) return;
@@ -105,6 +116,8 @@ private:
     }
 
     std::size_t total_, index_ = 0;
+    double begun_s_ = 0;           // when the current problem began
+    double left_at_begin_s_ = -1;  // the estimate then; < 0 before a problem is done
     bool tty_;
     std::string what_;
     stopwatch clock_;

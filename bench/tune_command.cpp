@@ -293,6 +293,34 @@ bool device_usable(int ordinal) {
     }
 }
 
+// Tunes the problems in turn, with progress on stderr and each row on text (unless null) as
+// it completes; *seconds receives the wall time. The progress bar is gone when it returns.
+std::vector<tune_row> tune_all(const std::vector<tune_problem> &problems, const tune_options &o, std::FILE *text,
+                               const tune_table_widths &widths, double *seconds) {
+    std::vector<tune_row> rows;
+    tune_progress progress(problems.size());
+    for (std::size_t i = 0; i < problems.size(); ++i) {
+        const tune_problem &p = problems[i];
+        progress.begin(i, tune_problem_dtype_text(p) + " " + tune_problem_class_text(p) + " " +
+                              tune_problem_shape_text(p));
+        rows.push_back(tune_one(p, o));
+        if (text) progress.print_between([&] { tune_report_row(text, rows.back(), widths, o.verbose); });
+    }
+    *seconds = progress.elapsed();
+    return rows;
+}
+
+tune_run_facts run_facts(const std::string &command, const std::string &suite_note, const tune_options &o) {
+    tune_run_facts facts;
+    facts.command = command;
+    facts.cache_path = gemm_tune_cache_path();
+    facts.suite_note = suite_note;
+    facts.store = o.store;
+    facts.budget_ms = o.budget_ms;
+    facts.cpu = cpu_info_read();
+    return facts;
+}
+
 }  // namespace
 
 int tune_command(int argc, char **argv, int first) {
@@ -301,6 +329,8 @@ int tune_command(int argc, char **argv, int first) {
         std::fputs(tune_help, stdout);
         return exit_ok;
     }
+    output_file json = output_open(o.json_path, "--json");
+    std::FILE *text = json.get() == stdout ? nullptr : stdout;
     // The echo shows the environment as the user set it; --cache is among the arguments.
     const std::string command = command_echo(watched_variables_prefix(), argc, argv);
     // The library reads GEMM_TUNE_CACHE once, on its first use of the cache: set it first.
@@ -316,31 +346,11 @@ int tune_command(int argc, char **argv, int first) {
         return exit_failure;
     }
 
-    tune_run_facts facts;
-    facts.command = command;
-    facts.cache_path = gemm_tune_cache_path();
-    facts.suite_note = suite_note;
-    facts.store = o.store;
-    facts.budget_ms = o.budget_ms;
-    facts.cpu = cpu_info_read();
-    output_file json = output_open(o.json_path, "--json");
-    std::FILE *text = json.get() == stdout ? nullptr : stdout;
+    tune_run_facts facts = run_facts(command, suite_note, o);
     const tune_table_widths widths = tune_table_widths_for(problems, names.all);
     if (text) print_preamble(text, facts, problems.size(), widths);
-
-    std::vector<tune_row> rows;
     double seconds = 0;
-    {
-        tune_progress progress(problems.size());
-        for (std::size_t i = 0; i < problems.size(); ++i) {
-            const tune_problem &p = problems[i];
-            progress.begin(i, tune_problem_dtype_text(p) + " " + tune_problem_class_text(p) + " " +
-                                  tune_problem_shape_text(p));
-            rows.push_back(tune_one(p, o));
-            if (text) progress.print_between([&] { tune_report_row(text, rows.back(), widths, o.verbose); });
-        }
-        seconds = progress.elapsed();
-    }  // the bar is cleared here
+    std::vector<tune_row> rows = tune_all(problems, o, text, widths, &seconds);
     tune_summary summary = tune_summary_of(rows, seconds);
     if (text) print_summary(text, rows, summary, o);
     facts.untried_backends = untried_backends(rows, o);

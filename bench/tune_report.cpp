@@ -89,8 +89,8 @@ void print_columns(std::FILE *out, const tune_table_widths &w, const std::string
 
 tune_table_widths tune_table_widths_for(const std::vector<tune_problem> &problems,
                                         const std::vector<std::string> &backend_names) {
-    tune_table_widths w{int(std::string("shape").size()), int(std::string("dtype").size()),
-                        int(std::string("class").size()), int(std::string("default").size())};
+    // At least as wide as the headers.
+    tune_table_widths w{widest(0, "shape"), widest(0, "dtype"), widest(0, "class"), widest(0, "default")};
     for (const tune_problem &p : problems) {
         w.shape = widest(w.shape, tune_problem_shape_text(p));
         w.dtype = widest(w.dtype, tune_problem_dtype_text(p));

@@ -274,7 +274,7 @@ run_summary summarize(const bench_run &run, const std::string &command) {
 // before anything is timed.
 bool named_backends_usable(const bench_options &o) {
     std::vector<std::string> named = o.backends;
-    if (!o.baseline.empty()) named.push_back(o.baseline);
+    if (!o.baseline.empty() && !contains(named, o.baseline)) named.push_back(o.baseline);
     bool usable = true;
     for (const std::string &name : named) {
         if (name == "auto") continue;

@@ -79,7 +79,7 @@ void backend_name_require(const std::string &name, const backend_names &names, c
     if (std::find(names.all.begin(), names.all.end(), backend) != names.all.end()) return;
     std::string known = allow_auto ? "auto" : "";
     for (const std::string &n : names.all) known += (known.empty() ? "" : ", ") + n;
-    throw usage_error(std::string(option) + ": no backend named '" + backend + "' (" + known + ")");
+    throw usage_error(std::string(option) + ": no backend named '" + backend + "' in this build (" + known + ")");
 }
 
 }  // namespace gemm_cli

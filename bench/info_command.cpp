@@ -2,6 +2,7 @@
 // the tune cache, the host CPU and the CUDA devices; as text, or as JSON with --json FILE.
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,19 +12,30 @@
 #include "device_buffers.hpp"
 #include "gemm/gemm.h"
 #include "json_writer.hpp"
+#include "info_variants.hpp"
 #include "library_config.hpp"
+#include "problem_args.hpp"
 
 namespace gemm_cli {
 namespace {
 
 constexpr const char *info_help =
-    "usage: gemm info [--json FILE] [--help]\n"
+    "usage: gemm info [--variants [SHAPE] [--dtype T] [--layout L] [--ops OPS] [--device N]]\n"
+    "                 [--json FILE] [--help]\n"
     "\n"
     "Prints the library version, every backend compiled into this build (available or not,\n"
     "with the reason), the backend selection in force, where it comes from and whether it is\n"
     "valid, the environment variables the library reads, the tune cache's path, the host CPU\n"
     "and the CUDA devices.\n"
     "\n"
+    "  --variants    also each backend's variant ids (what GEMM_BACKEND=backend:variant\n"
+    "                and gemm tune --verbose name): every id of this build, or with a SHAPE\n"
+    "                (N or MxNxK) those worth timing for that problem, or why a backend\n"
+    "                cannot serve it\n"
+    "  --dtype T, --layout L, --ops OPS, --device N\n"
+    "                the problem of --variants SHAPE: f32 (default), f64, f16, bf16; row\n"
+    "                (default) or col; NN (default), NT, TN, TT; device memory of CUDA\n"
+    "                device N (default: host memory)\n"
     "  --json FILE   the same as JSON in FILE; FILE '-' writes it to stdout in place of\n"
     "                the text\n"
     "\n"
@@ -240,7 +252,7 @@ void json_devices(json_writer &w, const device_facts &d) {
     w.end_object();
 }
 
-void write_json(std::FILE *out, const info_facts &f) {
+void write_json(std::FILE *out, const info_facts &f, const variant_listing *variants) {
     json_writer w(out);
     w.begin_object();
     w.key("version").string(gemm_version());
@@ -251,31 +263,77 @@ void write_json(std::FILE *out, const info_facts &f) {
     json_environment(w, f);
     json_cpu(w, f.cpu);
     json_devices(w, f.devices);
+    if (variants) variants_json(w, *variants);
     w.end_object();
+}
+
+
+// What `gemm info` was asked besides its report: --variants and the problem it names.
+struct info_options {
+    std::string json_path;
+    bool variants = false;
+    std::optional<gemm_shape> shape;
+    gemm_dtype_t dtype = GEMM_F32;
+    gemm_layout_t layout = GEMM_ROW_MAJOR;
+    op_pair ops{GEMM_OP_N, GEMM_OP_N};
+    int device = -1;
+    bool show_help = false;
+};
+
+info_options info_options_parse(int argc, char **argv, int first) {
+    info_options o;
+    arg_reader args(argc, argv, first);
+    bool problem_option = false;
+    while (!args.done()) {
+        std::string arg = args.take();
+        if (arg == "--json") o.json_path = args.value(arg);
+        else if (arg == "--dtype") o.dtype = dtype_parse(args.value(arg), arg), problem_option = true;
+        else if (arg == "--layout") o.layout = layout_parse(args.value(arg), arg), problem_option = true;
+        else if (arg == "--ops") o.ops = ops_parse(args.value(arg), arg), problem_option = true;
+        else if (arg == "--device") o.device = int(parse_int(args.value(arg), arg, 0)), problem_option = true;
+        else if (args.reject_value(arg), arg == "--help" || arg == "-h") o.show_help = true;
+        else if (arg == "--variants") o.variants = true;
+        else if (o.variants && !o.shape && !arg.empty() && arg[0] != '-') o.shape = shape_parse(arg);
+        else throw usage_error("gemm info takes no argument '" + arg + "'");
+    }
+    if ((problem_option || o.shape) && !o.variants) throw usage_error("a problem is only for --variants");
+    if (problem_option && !o.shape) throw usage_error("--variants: give the SHAPE of the problem too");
+    return o;
+}
+
+std::optional<gemm_desc_t> described_problem(const info_options &o, std::string &text) {
+    if (!o.shape) return std::nullopt;
+    gemm_desc_t d;
+    gemm_desc_init(&d, o.dtype, o.layout, o.ops.first, o.ops.second, o.shape->m, o.shape->n, o.shape->k);
+    d.device = o.device;
+    text = std::string(dtype_name(o.dtype)) + " " + layout_name(o.layout) + " " +
+           (o.ops.first == GEMM_OP_N ? "N" : "T") + (o.ops.second == GEMM_OP_N ? "N" : "T") + " " +
+           std::to_string(o.shape->m) + "x" + std::to_string(o.shape->n) + "x" + std::to_string(o.shape->k) +
+           (o.device < 0 ? " host" : " device " + std::to_string(o.device));
+    return d;
 }
 
 }  // namespace
 
 int info_command(int argc, char **argv, int first) {
-    arg_reader args(argc, argv, first);
-    std::string json_path;
-    while (!args.done()) {
-        std::string arg = args.take();
-        if (arg == "--json") {
-            json_path = args.value(arg);
-            continue;
-        }
-        args.reject_value(arg);
-        if (arg == "--help" || arg == "-h") {
-            std::fputs(info_help, stdout);
-            return exit_ok;
-        }
-        throw usage_error("gemm info takes no argument '" + arg + "'");
+    info_options o = info_options_parse(argc, argv, first);
+    if (o.show_help) {
+        std::fputs(info_help, stdout);
+        return exit_ok;
     }
-    output_file json = output_open(json_path, "--json");
+    output_file json = output_open(o.json_path, "--json");
     info_facts facts = info_facts_read();
-    if (json.get() != stdout) print_text(stdout, facts);
-    if (json) write_json(json.get(), facts);
+    std::optional<variant_listing> variants;
+    if (o.variants) {
+        std::string text;
+        std::optional<gemm_desc_t> problem = described_problem(o, text);
+        variants = variants_read(problem, text);
+    }
+    if (json.get() != stdout) {
+        print_text(stdout, facts);
+        if (variants) variants_print(stdout, *variants);
+    }
+    if (json) write_json(json.get(), facts, variants ? &*variants : nullptr);
     return facts.probe.valid ? exit_ok : exit_failure;
 }
 

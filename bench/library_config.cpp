@@ -8,11 +8,11 @@
 namespace gemm_cli {
 
 // XDG_CACHE_HOME places the tune cache when GEMM_TUNE_CACHE is unset.
-const char *const watched_variables[13] = {"GEMM_BACKEND",     "GEMM_TUNE",       "GEMM_TUNE_CACHE",
+const char *const watched_variables[14] = {"GEMM_BACKEND",     "GEMM_TUNE",       "GEMM_TUNE_CACHE",
                                            "GEMM_RECORD",      "GEMM_VERBOSE",    "GEMM_LOG_LEVEL",
                                            "GEMM_CBLAS_LIB",   "GEMM_ALLOW_TF32", "GEMM_XT_DEVICES",
-                                           "GEMM_XT_MAX_DEVICE_BYTES", "XDG_CACHE_HOME", "OMP_NUM_THREADS",
-                                           "OPENBLAS_NUM_THREADS"};
+                                           "GEMM_XT_MAX_DEVICE_BYTES", "GEMM_BLAS_ON_FAILURE", "XDG_CACHE_HOME",
+                                           "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"};
 
 std::string status_name(gemm_status_t s) {
     std::string text = gemm_status_string(s);

@@ -8,7 +8,7 @@
 namespace gemm_cli {
 
 // The variables that change what the library or its CPU backends do, in display order.
-extern const char *const watched_variables[13];
+extern const char *const watched_variables[14];
 
 struct config_probe_result {
     bool valid = false;

@@ -138,7 +138,7 @@ TEST_CASE("variants: those worth timing for a problem, and every id a backend kn
     }
     for (const std::string &id : for_f64) CHECK(std::find(all.begin(), all.end(), id) != all.end());
     CHECK(variants_of("cpu_ref", &f32) == std::vector<std::string>{""});  // only its default
-    CHECK(variants_of("cpu_ref", nullptr).empty());
+    CHECK(variants_of("cpu_ref", nullptr).empty());  // its default only
     // A problem the backend does not serve is refused as gemm_backend_supports refuses it.
     gemm_desc_t f16 = plain(GEMM_F16);
     const char *const *ids = nullptr;

@@ -91,8 +91,9 @@ gemm_status_t problem_of(const api_desc &d, problem &p) {
     return GEMM_STATUS_SUCCESS;
 }
 
-// The backend a "name[:variant]" names, if it can run here and knows the variant.
-gemm_status_t backend_named(const char *spec, backend *&b, std::string &variant) {
+// The backend a "name[:variant]" names, if it knows the variant and (unless any_machine) can
+// run here.
+gemm_status_t backend_named(const char *spec, backend *&b, std::string &variant, bool any_machine = false) {
     if (!spec) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 1: backend is NULL", 1);
     std::string name = spec;
     if (auto colon = name.find(':'); colon != std::string::npos) {
@@ -101,7 +102,7 @@ gemm_status_t backend_named(const char *spec, backend *&b, std::string &variant)
     }
     b = find_backend(name);
     if (!b) return set_error(GEMM_STATUS_UNKNOWN_BACKEND, "no backend named '" + name + "' in this build", 1);
-    if (const verdict &v = b->available(); !v.ok)
+    if (const verdict &v = b->available(); !v.ok && !any_machine)
         return set_error(GEMM_STATUS_BACKEND_UNAVAILABLE, "backend '" + name + "' is unavailable: " + v.reason, 1);
     if (!b->knows_variant(variant))
         return set_error(GEMM_STATUS_INVALID_VALUE, "backend '" + name + "' has no variant '" + variant + "'", 1);
@@ -135,11 +136,14 @@ gemm_status_t variants(const char *spec, const api_desc *d, const char *const **
         problem p;
         problem_of(*d, p);
         found = b->variants(p);
-    } else {
+    } else {  // the ids of the build, whether or not this machine can run them
         std::string variant;
-        if (gemm_status_t s = backend_named(spec, b, variant); s != GEMM_STATUS_SUCCESS) return s;
-        for (std::string &id : b->variant_ids())
-            if (id.empty() || id[0] != '<') found.push_back(std::move(id));  // '<': a description
+        if (gemm_status_t s = backend_named(spec, b, variant, true); s != GEMM_STATUS_SUCCESS) return s;
+        found = b->variant_ids();
+        if (!found.empty() && !found[0].empty() && found[0][0] == '<')  // a description of the ids' form
+            return set_error(GEMM_STATUS_NOT_SUPPORTED, "backend '" + std::string(b->name()) +
+                                                            "' makes its variant ids for a problem, " + found[0] +
+                                                            ": give a desc");
     }
     variant_list &out = tls_variants;
     out.ids = std::move(found);

@@ -199,9 +199,10 @@ GEMM_API gemm_status_t gemm_backend_supports(const char *backend, const gemm_des
 
 /* The variant ids of backend: with a desc, those worth timing for it (what gemm tune times;
  * "" is the backend's default), the desc first checked as gemm_backend_supports does; with
- * desc NULL, every id the backend knows where they can be listed (cuBLASLt's come from its
- * heuristic for a problem). *ids points to *count strings that live until the next call of
- * this function on this thread. */
+ * desc NULL, every id this build of the backend has, whether or not this machine can run it
+ * (none: only its default), or GEMM_STATUS_NOT_SUPPORTED for a backend whose ids are made
+ * for a problem (cuBLASLt's, from its heuristic). *ids points to *count strings that live
+ * until the next call of this function on this thread. */
 GEMM_API gemm_status_t gemm_backend_variants(const char *backend, const gemm_desc_t *desc,
                                              const char *const **ids, int64_t *count);
 

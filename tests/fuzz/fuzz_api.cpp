@@ -314,7 +314,9 @@ api_call draw_call(byte_source &in) {
     bool col = c.layout == GEMM_COL_MAJOR;
     auto near_least = [&](int64_t rows, int64_t cols) {
         int64_t least = std::max<int64_t>(1, col ? rows : cols);
-        return !tame && in.one_in(3) ? in.size_value() : least + int64_t(in.byte() % 3);
+        int64_t extra = int64_t(in.byte() % 3);
+        if (!tame && in.one_in(3)) return in.size_value();
+        return least > INT64_MAX - extra ? least : least + extra;
     };
     bool an = c.ta == GEMM_OP_N, bn = c.tb == GEMM_OP_N;
     c.lda = near_least(an ? c.m : c.k, an ? c.k : c.m);

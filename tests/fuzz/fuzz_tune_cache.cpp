@@ -43,7 +43,7 @@ gemm::tune_key draw_key(byte_source &in) {
     k.c_type = in.one_in(4) ? gemm::dtype::f32 : k.ab_type;
     k.op_a = in.one_in(2) ? gemm::transpose::n : gemm::transpose::t;
     k.op_b = in.one_in(2) ? gemm::transpose::n : gemm::transpose::t;
-    auto size = [&in] { int64_t v = in.size_value(); return v < 0 ? -v - 1 : v; };  // >= 0, all of int64
+    auto size = [&in] { int64_t v = in.size_value(); return v < 0 ? -(v + 1) : v; };  // >= 0, all of int64
     k.m = size();
     k.n = size();
     k.k = size();

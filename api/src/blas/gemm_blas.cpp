@@ -181,19 +181,20 @@ void cblas_gemm(int order, int ta, int tb, int m, int n, int k, T alpha, const T
 
 #define GEMM_BLAS_API extern "C" __attribute__((visibility("default")))
 
-// Fortran character arguments also pass hidden lengths after the last argument; reading
-// only the first character, we need not declare them.
+// The Fortran signature: the two character arguments' hidden lengths come last, as gfortran
+// passes them. They are not read (only the first character counts), so C callers that omit
+// them, as many do, are served as well.
 GEMM_BLAS_API void sgemm_(const char *transa, const char *transb, const int *m, const int *n,
                           const int *k, const float *alpha, const float *a, const int *lda,
                           const float *b, const int *ldb, const float *beta, float *c,
-                          const int *ldc) {
+                          const int *ldc, std::size_t, std::size_t) {
     fortran_gemm(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 GEMM_BLAS_API void dgemm_(const char *transa, const char *transb, const int *m, const int *n,
                           const int *k, const double *alpha, const double *a, const int *lda,
                           const double *b, const int *ldb, const double *beta, double *c,
-                          const int *ldc) {
+                          const int *ldc, std::size_t, std::size_t) {
     fortran_gemm(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 

@@ -208,6 +208,10 @@ void print_summary(std::FILE *out, const std::vector<tune_row> &rows, const tune
     if (s.compared > 0)
         std::fprintf(out, "# geometric-mean speed-up over the built-in default: %.3fx (%s)\n", s.geomean_speedup,
                      count_text(s.compared, "problem").c_str());
+    if (s.disturbed > 0)
+        std::fprintf(out, "# warning: %s timed while something else had the machine (timings disagreeing by more "
+                          "than 25 %%): their choice may be wrong; tune them again on a quiet machine\n",
+                     count_text(s.disturbed, "problem").c_str());
     for (const tune_row &r : rows)
         if (!r.tuned)
             std::fprintf(out, "# FAILED: %s %s %s: %s\n", tune_problem_dtype_text(r.problem).c_str(),

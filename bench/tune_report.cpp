@@ -26,10 +26,11 @@ tune_row tune_row_from_report(const tune_problem &p, const gemm_tune_report_t &r
     row.default_backend = report.default_backend ? report.default_backend : "";
     row.default_us = report.default_median_us;
     row.stored = report.stored != 0;
+    row.disturbed = report.disturbed != 0;
     for (int64_t i = 0; i < report.candidate_count; ++i) {
         const gemm_tune_candidate_t &c = report.candidates[i];
         row.candidates.push_back({c.backend ? c.backend : "", c.variant ? c.variant : "", c.median_us,
-                                  c.correct != 0, c.note ? c.note : ""});
+                                  c.correct != 0, c.note ? c.note : "", c.spread});
     }
     return row;
 }
@@ -68,8 +69,9 @@ void candidate_lines(std::FILE *out, const tune_row &row) {
         std::string remark = i == 0 ? "default" : "";
         if (c.backend == row.winner && c.variant == row.winner_variant) remark += remark.empty() ? "winner" : ", winner";
         if (c.correct)
-            std::fprintf(out, "    %-*s %10s%s%s\n", width, name.c_str(), duration_text(c.median_us).c_str(),
-                         remark.empty() ? "" : "  ", remark.c_str());
+            std::fprintf(out, "    %-*s %10s  spread %3.0f %%%s%s\n", width, name.c_str(),
+                         duration_text(c.median_us).c_str(), 100 * c.spread, remark.empty() ? "" : "  ",
+                         remark.c_str());
         else
             std::fprintf(out, "    %-*s %10s  %s%s%s\n", width, name.c_str(), "rejected", c.note.c_str(),
                          remark.empty() ? "" : "; ", remark.c_str());
@@ -118,6 +120,9 @@ void tune_report_row(std::FILE *out, const tune_row &row, const tune_table_width
                                duration_text(row.default_us), speedup_text(row.speedup()),
                                std::to_string(row.candidates.size()), std::to_string(row.rejected()),
                                backend_variant_text(row.winner, row.winner_variant)});
+        if (row.disturbed)
+            std::fprintf(out, "    disturbed: the winner's or the default's timings disagreed by more than 25 %% "
+                              "(something else had the machine); tune this problem again on a quiet one\n");
         if (verbose) {
             candidate_lines(out, row);
             std::fprintf(out, "    (tuned in %s%s)\n", duration_text(row.seconds * 1e6).c_str(),
@@ -135,6 +140,7 @@ tune_summary tune_summary_of(const std::vector<tune_row> &rows, double seconds) 
     for (const tune_row &r : rows) {
         s.tuned += r.tuned ? 1 : 0;
         s.stored += r.stored ? 1 : 0;
+        s.disturbed += r.disturbed ? 1 : 0;
         if (r.speedup() > 0) {
             log_sum += std::log(r.speedup());
             ++s.compared;
@@ -166,6 +172,7 @@ void json_candidates(json_writer &w, const tune_row &row) {
         w.key("backend").string(c.backend).key("variant").string(c.variant);
         w.key("median_us").number(c.median_us, c.correct && c.median_us > 0);
         w.key("correct").boolean(c.correct).key("note").string(c.note);
+        w.key("spread").number(c.spread, c.correct);
         // The tuner lists the built-in default first.
         w.key("default").boolean(i == 0);
         w.key("winner").boolean(!row.winner.empty() && c.backend == row.winner && c.variant == row.winner_variant);
@@ -194,7 +201,8 @@ void json_row(json_writer &w, const tune_row &row) {
     w.key("backend").string(row.default_backend).key("median_us").number(row.default_us, row.default_us > 0);
     w.end_object();
     w.key("speedup").number(row.speedup(), row.speedup() > 0);
-    w.key("stored").boolean(row.stored).key("seconds").number(row.seconds);
+    w.key("stored").boolean(row.stored).key("disturbed").boolean(row.disturbed);
+    w.key("seconds").number(row.seconds);
     json_candidates(w, row);
     w.end_object();
 }
@@ -203,6 +211,7 @@ void json_summary(json_writer &w, const tune_run_facts &run, const tune_summary 
     w.key("summary").begin_object();
     w.key("problems").integer(int64_t(s.problems)).key("tuned").integer(int64_t(s.tuned));
     w.key("failed").integer(int64_t(s.problems - s.tuned)).key("stored").integer(int64_t(s.stored));
+    w.key("disturbed").integer(int64_t(s.disturbed));
     w.key("seconds").number(s.seconds);
     w.key("geomean_speedup").number(s.geomean_speedup, s.compared > 0);
     w.key("speedup_problems").integer(int64_t(s.compared));

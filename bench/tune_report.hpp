@@ -17,6 +17,7 @@ struct tune_candidate_line {
     double median_us = 0;
     bool correct = false;
     std::string note;
+    double spread = 0;  // median over the fastest sample, minus 1
 };
 
 struct tune_row {
@@ -28,6 +29,7 @@ struct tune_row {
     std::string default_backend;
     double default_us = 0;  // 0 when the default failed or was rejected
     bool stored = false;
+    bool disturbed = false; // the winner's or the default's timings disagreed (a busy machine)
     double seconds = 0;     // wall time spent on this problem
     std::vector<tune_candidate_line> candidates;
 
@@ -48,6 +50,7 @@ std::string duration_text(double microseconds);
 // The run's outcome as the last lines of the table (and the JSON) give it.
 struct tune_summary {
     std::size_t problems = 0, tuned = 0, stored = 0;
+    std::size_t disturbed = 0;   // problems timed while something else had the machine
     std::size_t compared = 0;    // problems with both the winner's and the default's time
     double geomean_speedup = 0;  // default time / winner time over those; 0 when none
     double seconds = 0;

@@ -556,6 +556,7 @@ candidate_result measure(const candidate &c, tune_data &data, const reference_ch
     r.reps = int(times.size());
     r.median_us = median(times);
     r.best_us = *std::min_element(times.begin(), times.end());
+    r.spread = r.best_us > 0 ? r.median_us / r.best_us - 1 : 0;
     return r;
 }
 
@@ -583,8 +584,14 @@ void confirm(const candidate &fallback, const candidate &challenger, candidate_r
     };
     for (int r = 0; r < rounds; ++r)
         if (!block(fallback, f) || !block(challenger, c)) return;
+    auto spread = [](const std::vector<double> &v, double med) {
+        double best = *std::min_element(v.begin(), v.end());
+        return best > 0 ? med / best - 1 : 0;
+    };
     fr.median_us = median(f);
     cr.median_us = median(c);
+    fr.spread = std::max(fr.spread, spread(f, fr.median_us));
+    cr.spread = std::max(cr.spread, spread(c, cr.median_us));
 }
 
 }  // namespace
@@ -642,6 +649,10 @@ gemm_status_t tune_problem(const tune_spec &spec, const tune_options &options, t
     out.entry.microseconds = winner->median_us;
     out.entry.default_backend = fallback.backend;
     out.entry.default_microseconds = fallback.correct ? fallback.median_us : 0;
+    out.disturbed = winner->spread > disturbed_spread || (fallback.correct && fallback.spread > disturbed_spread);
+    if (out.disturbed)
+        logger().info("tuner: {} timed while the machine was busy (spread {:.0f} % for the winner, {:.0f} % for the "
+                      "default)", out.entry.key.to_text(), 100 * winner->spread, 100 * fallback.spread);
     return GEMM_STATUS_SUCCESS;
 }
 

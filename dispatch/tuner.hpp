@@ -41,6 +41,7 @@ struct candidate_result {
     double best_us = 0;
     int reps = 0;             // timed samples
     int runs_per_sample = 1;  // back-to-back runs in one sample (short runs are batched)
+    double spread = 0;        // median / fastest sample - 1
     bool correct = false;
     std::string note;     // why rejected or failed
 };
@@ -49,7 +50,13 @@ struct tune_outcome {
     tune_entry entry;  // the choice, ready to store
     std::vector<candidate_result> candidates;
     double reference_check_error = 0;  // largest error / tolerance among accepted candidates
+    bool disturbed = false;  // the winner's or the default's spread exceeds disturbed_spread
 };
+
+// Timings of one candidate that disagree more than this (median over fastest, minus 1) were
+// taken while something else had the machine: on a 2-core VM with another process running,
+// cpu_omp's samples land on multiples of the 4 ms scheduler tick.
+constexpr double disturbed_spread = 0.25;
 
 // The spec a problem belongs to (for `gemm tune --shapes` and GEMM_RECORD files).
 tune_spec spec_of(const tune_key &key);

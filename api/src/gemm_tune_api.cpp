@@ -78,7 +78,7 @@ void fill_report(gemm_tune_report_t &report, bool stored) {
     st.candidates.clear();
     for (const candidate_result &c : st.outcome.candidates)
         st.candidates.push_back({c.backend.c_str(), c.variant.c_str(), c.correct ? c.median_us : 0.0,
-                                 c.correct ? 1 : 0, c.note.c_str()});
+                                 c.correct ? 1 : 0, c.note.c_str(), c.correct ? c.spread : 0.0});
     const tune_entry &e = st.outcome.entry;
     report.backend = e.backend.c_str();
     report.variant = e.variant.c_str();
@@ -88,6 +88,7 @@ void fill_report(gemm_tune_report_t &report, bool stored) {
     report.candidate_count = int64_t(st.candidates.size());
     report.candidates = st.candidates.data();
     report.stored = stored ? 1 : 0;
+    report.disturbed = st.outcome.disturbed ? 1 : 0;
 }
 
 gemm_status_t tune_request(const api_tune_request *request, int store, gemm_tune_report_t *report) {

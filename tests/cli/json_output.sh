@@ -51,7 +51,9 @@ tune)
         'all(p["winner"]["backend"] and p["default"]["median_us"] > 0 for p in d["problems"])' \
         'all(p["candidates"][0]["default"] and sum(c["winner"] for c in p["candidates"]) == 1 for p in d["problems"])' \
         'd["summary"]["problems"] == 2 and d["summary"]["tuned"] == 2 and d["summary"]["failed"] == 0' \
-        'd["store"] is False and d["budget_ms"] == 20'
+        'd["store"] is False and d["budget_ms"] == 20' \
+        'all(c["spread"] >= 0 for p in d["problems"] for c in p["candidates"] if c["correct"])' \
+        'd["summary"]["disturbed"] == sum(p["disturbed"] for p in d["problems"])'
     # A cache under a plain file cannot be written: the problem fails, with its error, and
     # with --json - the table is not on stdout.
     touch "$work/plain_file"

@@ -234,6 +234,8 @@ typedef struct gemm_tune_candidate {
     double median_us;        /* 0 when it failed or was rejected */
     int correct;             /* 0: failed, or its result was wrong (see note) */
     const char *note;
+    double spread;           /* median over the fastest sample, minus 1: how much the timings
+                                of this candidate disagreed (0.05: 5 %) */
 } gemm_tune_candidate_t;
 
 typedef struct gemm_tune_report {
@@ -245,6 +247,9 @@ typedef struct gemm_tune_report {
     int64_t candidate_count;
     const gemm_tune_candidate_t *candidates;
     int stored;                     /* 1 when written to the tune cache */
+    int disturbed;                  /* 1 when the winner's or the default's spread exceeds
+                                       0.25: something else had the CPU or GPU, and the
+                                       choice may be wrong; tune again on a quiet machine */
 } gemm_tune_report_t;
 
 /* Times every (backend, variant) that can serve the request, checks each result against a

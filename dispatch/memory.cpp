@@ -16,7 +16,7 @@ thread_local void *tls_stream = nullptr;
 void set_device_services(const device_services *s) { services.store(s); }
 
 const device_services *installed_device_services() {
-    registered_backends();  // registration installs them, if any
+    registered_backends();  // the registry installs them when the build has CUDA
     return services.load();
 }
 
@@ -26,7 +26,7 @@ void *thread_stream() { return tls_stream; }
 void set_pointer_classifier(pointer_classifier classify) { classifier.store(classify); }
 
 gemm_status_t classify_memory(problem &p) {
-    registered_backends();  // registration installs the classifier, if any
+    registered_backends();  // the registry installs the classifier when the build has CUDA
     pointer_classifier classify = classifier.load();
     p.space = memory_space::host;
     p.device = -1;

@@ -89,7 +89,6 @@ public:
 }  // namespace
 
 backend_ptr make_cublas_backend() {
-    cuda::install_pointer_classifier();
     return std::make_unique<cublas_backend>();
 }
 

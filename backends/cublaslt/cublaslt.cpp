@@ -380,7 +380,6 @@ public:
 }  // namespace
 
 backend_ptr make_cublaslt_backend() {
-    cuda::install_pointer_classifier();
     return std::make_unique<cublaslt_backend>();
 }
 

@@ -1,5 +1,6 @@
 // cuda_context.cpp: device probing, error mapping, per-thread contexts and host staging.
 #include "cuda_context.hpp"
+#include "cuda_runtime.hpp"
 #include "device_services.hpp"
 
 #include <unistd.h>
@@ -300,7 +301,7 @@ gemm_status_t cublas_status(cublasStatus_t st, const char *what) {
 
 bool use_tf32(const problem &p) { return p.ab_type == dtype::f32 && settings().allow_tf32; }
 
-void install_pointer_classifier() {
+void install_runtime() {
     set_pointer_classifier(classify_pointer);
     install_device_services();
 }

@@ -10,8 +10,6 @@
 //             ... enqueue work for dp on s; return a gemm_status_t ...
 //         });
 //     }
-//
-// and in the registration function: cuda::install_pointer_classifier().
 #pragma once
 
 #include <cublasLt.h>
@@ -70,13 +68,6 @@ inline cudaDataType_t data_type_of(dtype t) {
 
 // f32 stays f32 unless GEMM_ALLOW_TF32=1; f16 and bf16 accumulate in f32.
 bool use_tf32(const problem &p);
-
-// ---- pointer classification ----------------------------------------------------------------
-
-// Installs the cudaPointerGetAttributes-based classifier into dispatch/memory.hpp. Idempotent;
-// every CUDA backend's make_*_backend() calls it. Unregistered and pinned host memory are
-// host; device memory is device (with its ordinal); managed memory is managed.
-void install_pointer_classifier();
 
 // ---- the per-(thread, device) context ------------------------------------------------------
 

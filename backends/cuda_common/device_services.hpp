@@ -3,7 +3,7 @@
 
 namespace gemm::cuda {
 
-// Idempotent; called with install_pointer_classifier() when a CUDA backend registers.
+// Part of install_runtime() (cuda_runtime.hpp).
 void install_device_services();
 
 }  // namespace gemm::cuda

@@ -41,7 +41,6 @@ public:
 }  // namespace
 
 backend_ptr make_cuda_naive_backend() {
-    cuda::install_pointer_classifier();
     return std::make_unique<cuda_naive>();
 }
 

@@ -120,7 +120,6 @@ public:
 }  // namespace
 
 backend_ptr make_cuda_tiled_backend() {
-    cuda::install_pointer_classifier();
     return std::make_unique<cuda_tiled_backend>();
 }
 

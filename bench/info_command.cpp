@@ -103,7 +103,7 @@ info_facts info_facts_read() {
     f.selection = gemm_get_backend();
     f.selection_source = gemm_get_backend_source();
     f.probe = library_config_probe();
-    for (const char *name : watched_variables) f.environment.emplace_back(name, std::getenv(name));
+    for (const std::string &name : watched_variables()) f.environment.emplace_back(name, std::getenv(name.c_str()));
     f.tune_cache = gemm_tune_cache_path();
     f.cpu = cpu_info_read();
     f.devices = devices_read();
@@ -213,6 +213,18 @@ void json_environment(json_writer &w, const info_facts &f) {
         json_string_or_null(w, value ? value : "", value != nullptr);
     }
     w.end_object();
+    // What each GEMM_* variable means, from the library (its own and each backend's).
+    w.key("options").begin_array();
+    for (int64_t i = 0; i < gemm_option_count(); ++i) {
+        gemm_option_info_t o{};
+        if (gemm_option_get_info(i, &o) != GEMM_STATUS_SUCCESS) continue;
+        w.begin_object(json_writer::layout::line);
+        w.key("name").string(o.name).key("owner").string(o.owner).key("value");
+        json_string_or_null(w, o.value ? o.value : "", o.value != nullptr);
+        w.key("values").string(o.values).key("default").string(o.fallback).key("meaning").string(o.meaning);
+        w.end_object();
+    }
+    w.end_array();
     w.key("tune_cache").string(f.tune_cache);
 }
 

@@ -7,12 +7,16 @@
 
 namespace gemm_cli {
 
-// XDG_CACHE_HOME places the tune cache when GEMM_TUNE_CACHE is unset.
-const char *const watched_variables[14] = {"GEMM_BACKEND",     "GEMM_TUNE",       "GEMM_TUNE_CACHE",
-                                           "GEMM_RECORD",      "GEMM_VERBOSE",    "GEMM_LOG_LEVEL",
-                                           "GEMM_CBLAS_LIB",   "GEMM_ALLOW_TF32", "GEMM_XT_DEVICES",
-                                           "GEMM_XT_MAX_DEVICE_BYTES", "GEMM_BLAS_ON_FAILURE", "XDG_CACHE_HOME",
-                                           "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"};
+std::vector<std::string> watched_variables() {
+    std::vector<std::string> names;
+    for (int64_t i = 0; i < gemm_option_count(); ++i) {
+        gemm_option_info_t info{};
+        if (gemm_option_get_info(i, &info) == GEMM_STATUS_SUCCESS) names.emplace_back(info.name);
+    }
+    // XDG_CACHE_HOME places the tune cache when GEMM_TUNE_CACHE is unset.
+    for (const char *other : {"XDG_CACHE_HOME", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"}) names.emplace_back(other);
+    return names;
+}
 
 std::string status_name(gemm_status_t s) {
     std::string text = gemm_status_string(s);
@@ -46,8 +50,8 @@ std::string backend_refusal(const std::string &name) {
 
 std::string watched_variables_prefix() {
     std::string prefix;
-    for (const char *name : watched_variables)
-        if (const char *value = std::getenv(name)) prefix += std::string(name) + "=" + shell_quote(value) + " ";
+    for (const std::string &name : watched_variables())
+        if (const char *value = std::getenv(name.c_str())) prefix += name + "=" + shell_quote(value) + " ";
     return prefix;
 }
 

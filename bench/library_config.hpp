@@ -2,13 +2,16 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "gemm/gemm.h"
 
 namespace gemm_cli {
 
-// The variables that change what the library or its CPU backends do, in display order.
-extern const char *const watched_variables[14];
+// The variables that change what the library or its backends do, in display order: every
+// GEMM_* variable the library reads (gemm_option_get_info: its own, then each backend's), then
+// the others that place the tune cache or size thread pools.
+std::vector<std::string> watched_variables();
 
 struct config_probe_result {
     bool valid = false;

@@ -9,6 +9,8 @@ bool backend::knows_variant(std::string_view v) const { return v.empty(); }
 
 std::vector<std::string> backend::variant_ids() const { return {}; }
 
+std::vector<backend_option> backend::options() const { return {}; }
+
 const verdict &backend::available() const {
     std::call_once(probed_, [this] { availability_ = probe(); });
     return availability_;

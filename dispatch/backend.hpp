@@ -31,6 +31,18 @@ struct run_context {
     std::string note;
 };
 
+// A GEMM_* variable a backend reads, declared next to its code. dispatch/settings.cpp reads and
+// checks every backend's with the library's own, once: an invalid value fails every call with
+// GEMM_STATUS_INVALID_CONFIG naming the variable, and `gemm info` lists each with its meaning.
+struct backend_option {
+    std::string_view name;      // "GEMM_CBLAS_LIB"
+    std::string_view values;    // what it takes: "a path or soname"
+    std::string_view fallback;  // what holds when it is unset
+    std::string_view meaning;
+    // Why value is not valid ("must be ..."), or "" when it is; nullptr: any value is.
+    std::string (*invalid)(const std::string &value);
+};
+
 // The contract.
 // Required:
 //   name()       stable lower_snake name used by GEMM_BACKEND, caches and traces; a string
@@ -49,6 +61,8 @@ struct run_context {
 //                No allocation proportional to the problem on the hot path.
 // Optional (default):
 //   variants(p)  configurations worth timing, as stable ids that parse back in run(). ({""})
+//   options()    the GEMM_* variables it reads (backend_option); it reads them through
+//                settings().option(name), never getenv. ({})
 //   variant_ids() every id knows_variant() accepts, when they can be listed; else one line
 //                saying what an id looks like (cuBLASLt's are built from its heuristic's
 //                algorithms), starting with '<'. For messages and `gemm info`. ({})
@@ -63,6 +77,7 @@ public:
     // Whether v names one of this backend's variants (any problem); "" always does.
     virtual bool knows_variant(std::string_view v) const;
     virtual std::vector<std::string> variant_ids() const;
+    virtual std::vector<backend_option> options() const;
     virtual gemm_status_t run(const problem &p, std::string_view variant, run_context &ctx) = 0;
 
 protected:

@@ -25,101 +25,74 @@ void record_first_error(env_settings &s, std::string message) {
     s.error_message = std::move(message);
 }
 
-void parse_verbose(env_settings &s) {
-    std::string v = env("GEMM_VERBOSE");
-    if (v.empty() || v == "0") s.verbose = 0;
-    else if (v == "1") s.verbose = 1;
-    else if (v == "2") s.verbose = 2;
-    else record_first_error(s, "GEMM_VERBOSE='" + v + "' must be 0, 1 or 2");
+std::string one_of(const std::string &v, std::initializer_list<const char *> allowed, const char *text) {
+    for (const char *a : allowed)
+        if (v == a) return "";
+    return std::string("must be ") + text;
 }
 
-void parse_log_level(env_settings &s) {
-    static const std::pair<const char *, log_level> names[] = {
-        {"trace", log_level::trace}, {"debug", log_level::debug}, {"info", log_level::info},
-        {"warn", log_level::warn},   {"error", log_level::error}, {"off", log_level::off}};
-    std::string v = env("GEMM_LOG_LEVEL");
-    if (v.empty()) return;
-    for (auto &[name, level] : names)
-        if (v == name) {
-            s.level = level;
-            return;
-        }
-    record_first_error(s, "GEMM_LOG_LEVEL='" + v + "' must be off, error, warn, info, debug or trace");
+std::string invalid_verbose(const std::string &v) { return one_of(v, {"0", "1", "2"}, "0, 1 or 2"); }
+std::string invalid_level(const std::string &v) {
+    return one_of(v, {"trace", "debug", "info", "warn", "error", "off"}, "off, error, warn, info, debug or trace");
 }
+std::string invalid_tf32(const std::string &v) { return one_of(v, {"0", "1"}, "0 or 1"); }
+std::string invalid_tune(const std::string &v) { return one_of(v, {"off", "use", "online"}, "off, use or online"); }
+std::string invalid_blas_policy(const std::string &v) { return one_of(v, {"system", "stop"}, "system or stop"); }
 
-void parse_allow_tf32(env_settings &s) {
-    std::string v = env("GEMM_ALLOW_TF32");
-    if (v.empty() || v == "0") s.allow_tf32 = false;
-    else if (v == "1") s.allow_tf32 = true;
-    else record_first_error(s, "GEMM_ALLOW_TF32='" + v + "' must be 0 or 1");
-}
+// The library's own variables. GEMM_BACKEND is judged by the selection (an unknown backend is
+// its own status); GEMM_BLAS_ON_FAILURE is the drop-in BLAS's, checked here with the others so
+// that a typo shows on the first call, not at the first failure it was meant for.
+struct library_option {
+    const char *owner;
+    backend_option option;
+};
+const library_option library_options[] = {
+    {"library", {"GEMM_BACKEND", "auto, a backend name, or name:variant", "auto",
+                 "the backend of every call (an unknown or unavailable one is an error, never a fallback)", nullptr}},
+    {"library", {"GEMM_VERBOSE", "0, 1, 2", "0", "1: a line per call on stderr; 2: also why each other backend was "
+                 "not used", invalid_verbose}},
+    {"library", {"GEMM_LOG_LEVEL", "off, error, warn, info, debug, trace", "warn", "library messages on stderr",
+                 invalid_level}},
+    {"library", {"GEMM_ALLOW_TF32", "0, 1", "0", "allow TF32 tensor-core math for f32 on the GPU", invalid_tf32}},
+    {"library", {"GEMM_TUNE", "use, off, online", "use", "read the tune cache; ignore it; also tune unseen shapes "
+                 "on first sight", invalid_tune}},
+    {"library", {"GEMM_TUNE_CACHE", "a path", "$XDG_CACHE_HOME/gemm/tune-cache.txt, else ~/.cache/gemm/tune-cache.txt",
+                 "the tune cache", nullptr}},
+    {"library", {"GEMM_RECORD", "a path", "(none)", "append each untuned shape auto meets, for gemm tune --shapes",
+                 nullptr}},
+    {"drop-in BLAS", {"GEMM_BLAS_ON_FAILURE", "system, stop", "system", "what the drop-in BLAS does with a valid "
+                      "call gemm cannot compute: the system BLAS computes it, or the program stops",
+                      invalid_blas_policy}},
+};
 
-void parse_tune(env_settings &s) {
-    std::string v = env("GEMM_TUNE");
-    if (v.empty() || v == "use") s.tune = tune_mode::use;
-    else if (v == "off") s.tune = tune_mode::off;
-    else if (v == "online") s.tune = tune_mode::online;
-    else record_first_error(s, "GEMM_TUNE='" + v + "' must be off, use or online");
-}
-
-// "all" (or unset): every device. Otherwise distinct ordinals, comma-separated: "0,1".
-void parse_xt_devices(env_settings &s) {
-    std::string v = env("GEMM_XT_DEVICES");
-    if (v.empty() || v == "all") return;
-    std::string bad = "GEMM_XT_DEVICES='" + v + "' must be all or distinct device ordinals separated by commas (0,1)";
-    std::size_t start = 0;
-    while (start <= v.size()) {
-        std::size_t end = std::min(v.find(',', start), v.size());
-        std::string item = v.substr(start, end - start);
-        bool digits = !item.empty() && item.size() <= 4 &&
-                      item.find_first_not_of("0123456789") == std::string::npos;
-        int ordinal = digits ? std::stoi(item) : -1;
-        if (!digits || std::find(s.xt_devices.begin(), s.xt_devices.end(), ordinal) != s.xt_devices.end()) {
-            s.xt_devices.clear();
-            return record_first_error(s, bad);
-        }
-        s.xt_devices.push_back(ordinal);
-        start = end + 1;
-    }
-}
-
-// Bytes, with an optional K, M or G suffix (powers of 1024): "512M".
-void parse_xt_max_device_bytes(env_settings &s) {
-    std::string v = env("GEMM_XT_MAX_DEVICE_BYTES");
-    if (v.empty()) return;
-    std::string digits = v;
-    int shift = 0;
-    if (char last = v.back(); last == 'K' || last == 'M' || last == 'G') {
-        shift = last == 'K' ? 10 : last == 'M' ? 20 : 30;
-        digits.pop_back();
-    }
-    bool ok = !digits.empty() && digits.size() <= std::size_t(shift ? 9 : 18) &&  // no overflow
-              digits.find_first_not_of("0123456789") == std::string::npos;
-    uint64_t bytes = ok ? uint64_t(std::stoull(digits)) << shift : 0;
-    if (bytes == 0) return record_first_error(s, "GEMM_XT_MAX_DEVICE_BYTES='" + v +
-                                                     "' must be a positive number of bytes, optionally with K, M or G");
-    s.xt_max_device_bytes = bytes;
-}
-
-// Read by the drop-in BLAS (api/src/blas/failure_policy.cpp); checked here with the others so
-// that a typo is reported on the first call, not at the first failure it was meant for.
-void check_blas_on_failure(env_settings &s) {
-    std::string v = env("GEMM_BLAS_ON_FAILURE");
-    if (!v.empty() && v != "system" && v != "stop")
-        record_first_error(s, "GEMM_BLAS_ON_FAILURE='" + v + "' must be system or stop");
+std::vector<option_entry> every_option() {
+    std::vector<option_entry> all;
+    for (const library_option &l : library_options) all.push_back({l.option, l.owner, std::nullopt});
+    for (backend *b : registered_backends())
+        for (const backend_option &o : b->options()) all.push_back({o, std::string(b->name()), std::nullopt});
+    return all;
 }
 
 env_settings read_env() {
     env_settings s;
-    parse_verbose(s);
-    parse_log_level(s);
-    parse_allow_tf32(s);
-    parse_tune(s);
-    parse_xt_devices(s);
-    parse_xt_max_device_bytes(s);
-    check_blas_on_failure(s);
-    s.cblas_lib = env("GEMM_CBLAS_LIB");
-    s.record_path = env("GEMM_RECORD");
+    s.options = every_option();
+    for (option_entry &e : s.options) {
+        const char *v = std::getenv(std::string(e.option.name).c_str());
+        if (!v || !*v) continue;
+        e.value = v;
+        if (std::string why = e.option.invalid ? e.option.invalid(v) : ""; !why.empty())
+            record_first_error(s, std::string(e.option.name) + "='" + v + "' " + why);
+    }
+    std::string verbose = s.option("GEMM_VERBOSE"), level = s.option("GEMM_LOG_LEVEL"), tune = s.option("GEMM_TUNE");
+    s.verbose = verbose == "1" ? 1 : verbose == "2" ? 2 : 0;
+    static const std::pair<const char *, log_level> levels[] = {
+        {"trace", log_level::trace}, {"debug", log_level::debug}, {"info", log_level::info},
+        {"warn", log_level::warn},   {"error", log_level::error}, {"off", log_level::off}};
+    for (auto &[name, l] : levels)
+        if (level == name) s.level = l;
+    s.allow_tf32 = s.option("GEMM_ALLOW_TF32") == "1";
+    s.tune = tune == "off" ? tune_mode::off : tune == "online" ? tune_mode::online : tune_mode::use;
+    s.record_path = s.option("GEMM_RECORD");
     return s;
 }
 
@@ -191,6 +164,13 @@ const selection &from_env() {
 }
 
 }  // namespace
+
+const std::string &env_settings::option(std::string_view name) const {
+    static const std::string unset;
+    for (const option_entry &e : options)
+        if (e.option.name == name) return e.value ? *e.value : unset;
+    return unset;
+}
 
 const env_settings &settings() {
     static const env_settings s = read_env();

@@ -2,7 +2,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "backend.hpp"
@@ -14,18 +16,28 @@ enum class log_level : int { trace, debug, info, warn, error, off };
 // GEMM_TUNE: off ignores the cache; use (default) reads it; online also tunes unseen shapes.
 enum class tune_mode : int { off, use, online };
 
+// One GEMM_* variable: the library's own and every registered backend's.
+struct option_entry {
+    backend_option option;
+    std::string owner;                 // "library", "drop-in BLAS", or the backend's name
+    std::optional<std::string> value;  // as set in the environment
+};
+
 struct env_settings {
     int verbose = 0;  // GEMM_VERBOSE: 0, 1 (a line per call), 2 (also skipped backends)
     log_level level = log_level::warn;  // GEMM_LOG_LEVEL
     bool allow_tf32 = false;            // GEMM_ALLOW_TF32
-    std::string cblas_lib;              // GEMM_CBLAS_LIB, "" = search the usual names
     tune_mode tune = tune_mode::use;    // GEMM_TUNE
     std::string record_path;            // GEMM_RECORD: append untuned shapes here
-    std::vector<int> xt_devices;        // GEMM_XT_DEVICES: cublasxt's GPUs; empty = all
-    uint64_t xt_max_device_bytes = 0;   // GEMM_XT_MAX_DEVICE_BYTES: cublasxt's cap; 0 = none
+    // Every variable, the library's first, then each backend's in registry order.
+    std::vector<option_entry> options;
     // The first invalid GEMM_* value; every call reports it rather than guess.
     gemm_status_t error = GEMM_STATUS_SUCCESS;
     std::string error_message;
+
+    // The value a backend's option is set to, "" when unset. Backends read theirs here, so
+    // that what they use is what was checked.
+    const std::string &option(std::string_view name) const;
 };
 
 // Read from the environment on first use; constant afterwards.

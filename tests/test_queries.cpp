@@ -1,9 +1,12 @@
 // test_queries.cpp: problem descriptions (gemm_desc_t) and the capability queries on them,
-// gemm_backend_supports and gemm_backend_variants: answers, reasons and argument errors.
+// gemm_backend_supports and gemm_backend_variants, and the GEMM_* options the build reads:
+// answers, reasons and argument errors.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -146,4 +149,33 @@ TEST_CASE("variants: those worth timing for a problem, and every id a backend kn
     CHECK(gemm_backend_variants("cpu_omp", &f16, &ids, &count) == GEMM_STATUS_NOT_SUPPORTED);
     CHECK(gemm_backend_variants("cpu_omp", &f32, nullptr, &count) == GEMM_STATUS_INVALID_POINTER);
     CHECK(gemm_backend_variants("cpu_omp", &f32, &ids, nullptr) == GEMM_STATUS_INVALID_POINTER);
+}
+
+TEST_CASE("options: every GEMM_* variable the build reads, with its owner, value and meaning") {
+    std::map<std::string, gemm_option_info_t> by_name;
+    for (int64_t i = 0; i < gemm_option_count(); ++i) {
+        gemm_option_info_t o{};
+        REQUIRE(gemm_option_get_info(i, &o) == GEMM_STATUS_SUCCESS);
+        INFO(o.name);
+        CHECK(std::string(o.name).rfind("GEMM_", 0) == 0);
+        CHECK(*o.meaning);
+        CHECK(*o.values);
+        CHECK(by_name.emplace(o.name, o).second);  // each once
+        const char *env = std::getenv(o.name);
+        if (env && *env) CHECK(o.value != nullptr);
+        else CHECK(o.value == nullptr);
+        if (o.value) CHECK(std::string(o.value) == env);
+    }
+    auto owner = [&](const char *name) { return by_name.count(name) ? std::string(by_name[name].owner) : ""; };
+    CHECK(owner("GEMM_BACKEND") == "library");
+    CHECK(owner("GEMM_TUNE_CACHE") == "library");
+    CHECK(owner("GEMM_BLAS_ON_FAILURE") == "drop-in BLAS");
+    CHECK(owner("GEMM_CBLAS_LIB") == "cblas");  // declared by its backend
+    bool has_cublasxt = false;
+    for (const backend_entry &b : all_backends()) has_cublasxt |= b.name == "cublasxt";
+    CHECK(owner("GEMM_XT_DEVICES") == (has_cublasxt ? "cublasxt" : ""));
+    gemm_option_info_t o{};
+    CHECK(gemm_option_get_info(-1, &o) == GEMM_STATUS_INVALID_VALUE);
+    CHECK(gemm_option_get_info(gemm_option_count(), &o) == GEMM_STATUS_INVALID_VALUE);
+    CHECK(gemm_option_get_info(0, nullptr) == GEMM_STATUS_INVALID_POINTER);
 }

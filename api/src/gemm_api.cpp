@@ -66,6 +66,31 @@ gemm_status_t gemm_backend_get_info(int64_t index, gemm_backend_info_t *info) {
     });
 }
 
+int64_t gemm_option_count(void) {
+    return guarded_value<int64_t>(0, [] { return int64_t(settings().options.size()); });
+}
+
+gemm_status_t gemm_option_get_info(int64_t index, gemm_option_info_t *info) {
+    clear_error();
+    return guarded([&] {
+        const std::vector<option_entry> &all = settings().options;  // constant once read
+        if (index < 0 || index >= int64_t(all.size()))
+            return set_error(GEMM_STATUS_INVALID_VALUE,
+                             "parameter 1: index = " + std::to_string(index) + " must be in [0, " +
+                                 std::to_string(all.size()) + ")", 1);
+        if (!info) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 2: info is NULL", 2);
+        const option_entry &e = all[std::size_t(index)];
+        // The texts are literals of the tables that declare the options: they outlive the call.
+        info->name = e.option.name.data();
+        info->owner = e.owner.c_str();
+        info->value = e.value ? e.value->c_str() : nullptr;
+        info->values = e.option.values.data();
+        info->fallback = e.option.fallback.data();
+        info->meaning = e.option.meaning.data();
+        return GEMM_STATUS_SUCCESS;
+    });
+}
+
 gemm_status_t gemm_set_backend(const char *name) {
     clear_error();
     return guarded([&] { return select_backend(name); });

@@ -82,7 +82,7 @@ cblas_library open_library(const std::string &path) {
 }
 
 cblas_library find_library() {
-    const std::string &chosen = settings().cblas_lib;
+    const std::string &chosen = settings().option("GEMM_CBLAS_LIB");
     if (!chosen.empty()) {
         cblas_library lib = open_library(chosen);
         if (!lib.handle) lib.error = "GEMM_CBLAS_LIB='" + chosen + "' cannot be used: " + lib.error;
@@ -140,6 +140,11 @@ public:
         lib_ = find_library();
         if (!lib_.handle) return verdict::no(lib_.error);
         return verdict::yes(describe(lib_));
+    }
+
+    std::vector<backend_option> options() const override {
+        return {{"GEMM_CBLAS_LIB", "a path or soname", "libopenblas.so.0, then libopenblas.so, libcblas.so.3, libblas.so.3",
+                 "the system BLAS the cblas backend loads", nullptr}};
     }
 
     verdict supports(const problem &p) const override {

@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <iterator>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -71,8 +72,58 @@ uint64_t footprint(int block_dim, dtype t) {
     return footprint_fixed + uint64_t(footprint_blocks * block);
 }
 
+// GEMM_XT_DEVICES: unset or "all" for every device (an empty list), else distinct ordinals
+// separated by commas ("0,1"). Nothing when not valid.
+std::optional<std::vector<int>> parse_devices(const std::string &v) {
+    std::vector<int> list;
+    if (v.empty() || v == "all") return list;
+    std::size_t start = 0;
+    while (start <= v.size()) {
+        std::size_t end = std::min(v.find(',', start), v.size());
+        std::string item = v.substr(start, end - start);
+        bool digits = !item.empty() && item.size() <= 4 && item.find_first_not_of("0123456789") == std::string::npos;
+        if (!digits) return std::nullopt;
+        int ordinal = std::stoi(item);
+        if (std::find(list.begin(), list.end(), ordinal) != list.end()) return std::nullopt;
+        list.push_back(ordinal);
+        start = end + 1;
+    }
+    return list;
+}
+
+// GEMM_XT_MAX_DEVICE_BYTES: a positive number of bytes with an optional K, M or G (powers of
+// 1024); 0 when unset (no cap). Nothing when not valid.
+std::optional<uint64_t> parse_bytes(const std::string &v) {
+    if (v.empty()) return uint64_t(0);
+    std::string digits = v;
+    int shift = 0;
+    if (char last = v.back(); last == 'K' || last == 'M' || last == 'G') {
+        shift = last == 'K' ? 10 : last == 'M' ? 20 : 30;
+        digits.pop_back();
+    }
+    bool ok = !digits.empty() && digits.size() <= std::size_t(shift ? 9 : 18) &&  // no overflow
+              digits.find_first_not_of("0123456789") == std::string::npos;
+    uint64_t bytes = ok ? uint64_t(std::stoull(digits)) << shift : 0;
+    if (bytes == 0) return std::nullopt;
+    return bytes;
+}
+
+std::string invalid_devices(const std::string &v) {
+    return parse_devices(v) ? "" : "must be all or distinct device ordinals separated by commas (0,1)";
+}
+
+std::string invalid_bytes(const std::string &v) {
+    return parse_bytes(v) ? "" : "must be a positive number of bytes, optionally with K, M or G";
+}
+
+// Both are checked with the other settings before any call runs.
+uint64_t device_byte_cap() {
+    static const uint64_t cap = parse_bytes(settings().option("GEMM_XT_MAX_DEVICE_BYTES")).value_or(0);
+    return cap;
+}
+
 bool within_cap(int block_dim, dtype t) {
-    uint64_t cap = settings().xt_max_device_bytes;
+    uint64_t cap = device_byte_cap();
     return cap == 0 || footprint(block_dim, t) <= cap;
 }
 
@@ -113,7 +164,7 @@ public:
     // GEMM_XT_DEVICES, or every device; both are constant for the process, so worked out once.
     static const std::vector<int> &chosen_devices() {
         static const std::vector<int> devices = [] {
-            std::vector<int> list = settings().xt_devices;
+            std::vector<int> list = parse_devices(settings().option("GEMM_XT_DEVICES")).value_or(std::vector<int>{});
             if (list.empty())
                 for (int d = 0; d < cuda::device_count(); ++d) list.push_back(d);
             return list;
@@ -173,7 +224,7 @@ public:
             if (d >= cuda::device_count())
                 return verdict::no("GEMM_XT_DEVICES names device " + std::to_string(d) + ", but this machine has " +
                                    std::to_string(cuda::device_count()));
-        std::string cap = settings().xt_max_device_bytes ? ", at most " + mib(settings().xt_max_device_bytes) + " each"
+        std::string cap = device_byte_cap() ? ", at most " + mib(device_byte_cap()) + " each"
                                                           : "";
         return verdict::yes("devices " + xt_engine::devices_text() + cap + "; " + v.detail);
     }
@@ -187,7 +238,7 @@ public:
             return verdict::no("cublasxt serves f32 and f64 (C of the same type); not supported: " +
                                std::string(dtype_name(p.ab_type)) + " x " + dtype_name(p.c_type));
         if (!within_cap(block_dims[0], p.ab_type))
-            return verdict::no("GEMM_XT_MAX_DEVICE_BYTES=" + std::to_string(settings().xt_max_device_bytes) +
+            return verdict::no("GEMM_XT_MAX_DEVICE_BYTES=" + std::to_string(device_byte_cap()) +
                                " is below the smallest block's need (" + mib(footprint(block_dims[0], p.ab_type)) + ")");
         return verdict::yes();
     }
@@ -210,6 +261,14 @@ public:
     }
 
     std::vector<std::string> variant_ids() const override { return {std::begin(block_ids), std::end(block_ids)}; }
+
+    std::vector<backend_option> options() const override {
+        return {{"GEMM_XT_DEVICES", "all, or ordinals 0,1", "all", "the GPUs cublasxt spreads a call over",
+                 invalid_devices},
+                {"GEMM_XT_MAX_DEVICE_BYTES", "bytes, or with K, M, G", "(no cap)",
+                 "the device memory cublasxt may hold on each GPU (larger problems still run, out of core)",
+                 invalid_bytes}};
+    }
 
     gemm_status_t run(const problem &p, std::string_view variant, run_context &ctx) override {
         xt_variant v;
@@ -246,7 +305,6 @@ public:
 }  // namespace
 
 backend_ptr make_cublasxt_backend() {
-    cuda::install_pointer_classifier();
     return std::make_unique<cublasxt_backend>();
 }
 

@@ -134,6 +134,22 @@ GEMM_API int64_t gemm_backend_count(void);
  * as the process. */
 GEMM_API gemm_status_t gemm_backend_get_info(int64_t index, gemm_backend_info_t *info);
 
+/* The GEMM_* variables this build reads: the library's own and each backend's. Strings live
+ * as long as the process. */
+typedef struct gemm_option_info {
+    const char *name;      /* "GEMM_CBLAS_LIB" */
+    const char *owner;     /* "library", "drop-in BLAS", or the backend that reads it */
+    const char *value;     /* as set in the environment when first read; NULL when unset */
+    const char *values;    /* what it takes ("a path or soname") */
+    const char *fallback;  /* what holds when it is unset */
+    const char *meaning;
+} gemm_option_info_t;
+
+GEMM_API int64_t gemm_option_count(void);
+
+/* Fills *info for option index (0 <= index < gemm_option_count()). */
+GEMM_API gemm_status_t gemm_option_get_info(int64_t index, gemm_option_info_t *info);
+
 /* Forces a backend for every later call of this process, like GEMM_BACKEND and taking
  * precedence over it: "auto", a backend name, or "name:variant" to pin a variant too.
  * NULL returns to what GEMM_BACKEND says. An unknown or unavailable backend is refused here

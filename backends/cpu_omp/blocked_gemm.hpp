@@ -1,22 +1,17 @@
 // blocked_gemm.hpp: the Goto/BLIS loop nest around one microkernel, and how it is spread
-// over OpenMP threads.
+// over the calling thread and the worker pool's threads.
 #pragma once
-
-#include <omp.h>
-
-#if defined(__x86_64__) || defined(__i386__)
-#include <emmintrin.h>
-#endif
 
 #include <algorithm>
 #include <atomic>
-#include <thread>
 #include <cstdint>
 
 #include "dispatch/problem.hpp"
 #include "microkernel.hpp"
 #include "pack.hpp"
 #include "pack_buffers.hpp"
+#include "spin_then_block.hpp"
+#include "worker_pool.hpp"
 
 namespace gemm::cpu_omp_detail {
 
@@ -98,18 +93,21 @@ template <class T> operands<T> batch_operands(const problem &p, int64_t index) {
     return o;
 }
 
-// What a team shares: two panels of packed B (a thread may pack the next one while others
-// still read the current one), the counter its threads take items from, and how many items
-// of each kind are finished, per panel. There are no barriers: an item waits only for the
-// items it depends on (a multiply item for the packing of its panel and, past the first
-// block of k, for the multiplies of the previous block that add to the same C; a packing
-// item for the multiplies that last read its buffer), so a thread that starts late or is descheduled by
-// another process holds nobody up, and the others take over its share.
+// What the threads of one call (its team) share: two panels of packed B (a thread may pack
+// the next one while others still read the current one), the counter its threads take items
+// from, and how many items of each kind are finished, per panel. There are no barriers: an
+// item waits only for the items it depends on (a multiply item for the packing of its panel
+// and, past the first block of k, for the multiplies of the previous block that add to the
+// same C; a packing item for the multiplies that last read its buffer), so a thread that
+// starts late or is descheduled by another process holds nobody up, and the others take over
+// its share. A thread that waits longer than a few microseconds sleeps in `progress` (woken
+// by each finished item), so that its core can run the thread it waits for.
 template <class T> struct team_state {
     T *b_panels[2];
     alignas(64) std::atomic<int64_t> next_item{0};
     alignas(64) std::atomic<int64_t> packed[2] = {};
     alignas(64) std::atomic<int64_t> multiplied[2] = {};
+    alignas(64) spin_then_block progress;
 };
 
 // Takes the next item below end, or returns -1 when there is none left. Never goes past
@@ -121,18 +119,17 @@ inline int64_t claim_item(std::atomic<int64_t> &next, int64_t end) {
     return -1;
 }
 
-// Waits until counter reaches target: spins briefly, then yields the core, which matters
-// when other processes share the machine.
-inline void wait_for(const std::atomic<int64_t> &counter, int64_t target) {
-    for (int spins = 0; counter.load(std::memory_order_acquire) < target; ++spins) {
-        if (spins < 2000) {
-#if defined(__x86_64__) || defined(__i386__)
-            _mm_pause();
-#endif
-        } else {
-            std::this_thread::yield();
-        }
-    }
+// Waits until counter reaches target. Sleeping after a short spin, rather than yielding:
+// a thread that yields keeps its core busy, so the scheduler never moves the descheduled
+// thread it waits for onto that core.
+inline void wait_for(const std::atomic<int64_t> &counter, int64_t target, spin_then_block &progress) {
+    progress.wait([&] { return counter.load(std::memory_order_acquire) >= target; });
+}
+
+// Counts one finished item and wakes the threads that may wait for it.
+inline void finish_item(std::atomic<int64_t> &counter, spin_then_block &progress) {
+    counter.fetch_add(1, std::memory_order_release);
+    progress.wake();
 }
 
 // C[ic:ic+mc, jc+jr0 : jc+jr1] += the packed block of A times packed B columns [jr0, jr1)
@@ -195,10 +192,11 @@ inline team_steps plan_steps(const problem &p, const blocking &bk, int threads, 
 }
 
 // One thread's part of C = alpha * op(A) * op(B) + beta * C for every matrix of the batch,
-// working with `threads` - 1 others (or alone when threads == 1). The loops jc (nc) > pc (kc)
-// form phases; a phase's items are first the packing of its kc x nc panel of B, cut into
-// groups of micro-panels, then (row block, column chunk) multiplies, each packing the
-// mc x kc block of A it needs. Every thread walks all phases and takes what is left.
+// in a team planned for `threads` threads, of which any number may come, at any time (the
+// items are cut for `threads`; whoever comes takes them). The loops jc (nc) > pc (kc) form
+// phases; a phase's items are first the packing of its kc x nc panel of B, cut into groups
+// of micro-panels, then (row block, column chunk) multiplies, each packing the mc x kc block
+// of A it needs. Every thread walks all phases and takes what is left.
 template <class T, int MR, int NR>
 void multiply_team(const problem &p, const blocking &bk, microkernel<T> kernel, int threads,
                    T *abuf, team_state<T> &team) {
@@ -226,12 +224,12 @@ void multiply_team(const problem &p, const blocking &bk, microkernel<T> kernel, 
                 multiplied_total[parity] += multiplies;
 
                 for (int64_t it; (it = claim_item(team.next_item, base + packs)) >= 0;) {
-                    wait_for(team.multiplied[parity], buffer_free);
+                    wait_for(team.multiplied[parity], buffer_free, team.progress);
                     const int64_t j0 = (it - base) * pack_panels * NR;
                     const int64_t j1 = std::min(nc, j0 + pack_panels * NR);
                     pack_b<T, NR>(o.b, o.ldb, o.b_transposed, pc, kc, jc + j0, j1 - j0,
                                   bbuf + j0 * kc);
-                    team.packed[parity].fetch_add(1, std::memory_order_release);
+                    finish_item(team.packed[parity], team.progress);
                 }
                 base += packs;
 
@@ -246,14 +244,16 @@ void multiply_team(const problem &p, const blocking &bk, microkernel<T> kernel, 
                         pack_a<T, MR>(o.a, o.lda, o.a_transposed, ic, mc, pc, kc, abuf);
                         in_abuf = ib;
                     }
-                    wait_for(team.packed[parity], packed_total[parity]);
+                    wait_for(team.packed[parity], packed_total[parity], team.progress);
                     // The previous block of k must be done with this part of C.
-                    if (pc > 0) wait_for(team.multiplied[parity ^ 1], multiplied_total[parity ^ 1]);
+                    if (pc > 0)
+                        wait_for(team.multiplied[parity ^ 1], multiplied_total[parity ^ 1],
+                                 team.progress);
                     const int64_t jr0 = jb * chunk_panels * NR;
                     const int64_t jr1 = std::min(nc, (jb + 1) * chunk_panels * NR);
                     multiply_block<T, MR, NR>(o, kernel, abuf, bbuf, ic, mc, jc, jr0, jr1, kc,
                                               beta);
-                    team.multiplied[parity].fetch_add(1, std::memory_order_release);
+                    finish_item(team.multiplied[parity], team.progress);
                 }
                 base += multiplies;
             }
@@ -261,7 +261,7 @@ void multiply_team(const problem &p, const blocking &bk, microkernel<T> kernel, 
     }
 }
 
-// Below this many flops per thread, starting another thread costs more than it saves.
+// Below this many flops per thread, waking another thread costs more than it saves.
 constexpr double min_flops_per_thread = 1.0e6;
 
 // Matrices smaller than this are better given whole to one thread when the batch has
@@ -283,24 +283,53 @@ inline thread_plan plan_threads(const problem &p, int max_threads) {
     return plan;
 }
 
-// C = beta * C for columns [cols) of every matrix (alpha == 0 or k == 0).
+// C = beta * C for columns [cols) of every matrix.
 template <class T> void scale_columns(const problem &p, range cols) {
     for (int64_t b = 0; b < p.batch; ++b)
         scale_rectangle(batch_operands<T>(p, b), range{0, p.m}, cols);
 }
 
-// The whole call. Returns false only when the calling thread's packing memory could not be
-// allocated, in which case C has not been touched.
+// C = beta * C (alpha == 0 or k == 0), in parts of the columns that the threads take in turn.
+template <class T> void scale_all(const problem &p, int threads) {
+    const int64_t parts = std::min<int64_t>(p.n, 4 * int64_t(threads));
+    std::atomic<int64_t> next_part{0};
+    auto work = [&] {
+        for (int64_t i; (i = claim_item(next_part, parts)) >= 0;)
+            scale_columns<T>(p, split(p.n, 1, parts, i));
+    };
+    run_on_threads(threads, work);
+}
+
+// A split batch: the thread takes whole matrices in turn and multiplies each alone, with its
+// own panels of B.
+template <class T, int MR, int NR>
+void multiply_matrices_alone(const problem &p, const blocking &bk, microkernel<T> kernel,
+                             T *abuf, T *bbuf, std::size_t panel,
+                             std::atomic<int64_t> &next_matrix) {
+    team_state<T> alone;
+    alone.b_panels[0] = bbuf;
+    alone.b_panels[1] = bbuf + panel;
+    problem one = p;
+    one.batch = 1;
+    for (int64_t i; (i = claim_item(next_matrix, p.batch)) >= 0;) {
+        one.a = p.a ? static_cast<const T *>(p.a) + i * p.stride_a : nullptr;
+        one.b = p.b ? static_cast<const T *>(p.b) + i * p.stride_b : nullptr;
+        one.c = static_cast<T *>(p.c) + i * p.stride_c;
+        alone.next_item.store(0, std::memory_order_relaxed);
+        for (auto &c : alone.packed) c.store(0, std::memory_order_relaxed);
+        for (auto &c : alone.multiplied) c.store(0, std::memory_order_relaxed);
+        multiply_team<T, MR, NR>(one, bk, kernel, 1, abuf, alone);
+    }
+}
+
+// The whole call, on the calling thread and the pool threads that join it. Returns false
+// only when the calling thread's packing memory could not be allocated, in which case C has
+// not been touched.
 template <class T, int MR, int NR>
 bool run_blocked(const problem &p, const blocking &bk, microkernel<T> kernel) {
-    const thread_plan plan = plan_threads(p, omp_get_max_threads());
+    const thread_plan plan = plan_threads(p, call_threads());
     if (p.k == 0 || p.alpha == 0.0) {
-        if (plan.threads == 1) {
-            scale_columns<T>(p, range{0, p.n});
-            return true;
-        }
-#pragma omp parallel num_threads(plan.threads)
-        scale_columns<T>(p, split(p.n, 1, omp_get_num_threads(), omp_get_thread_num()));
+        scale_all<T>(p, plan.threads);
         return true;
     }
 
@@ -315,40 +344,21 @@ bool run_blocked(const problem &p, const blocking &bk, microkernel<T> kernel) {
     team.b_panels[0] = static_cast<T *>(own.b());
     team.b_panels[1] = team.b_panels[0] + panel;
 
-    if (plan.threads == 1) {
-        multiply_team<T, MR, NR>(p, bk, kernel, 1, static_cast<T *>(own.a()), team);
-        return true;
-    }
-
     // A thread that cannot get its own buffers takes no items; the calling thread has its
     // buffers, so the work is always done.
     std::atomic<int64_t> next_matrix{0};
-#pragma omp parallel num_threads(plan.threads)
-    {
+    auto work = [&] {
         pack_buffers &buffers = thread_pack_buffers();
         // In a split batch every thread packs its own B as well.
-        if (buffers.reserve(a_bytes, plan.split_batch ? b_bytes : 0)) {
-            T *abuf = static_cast<T *>(buffers.a());
-            if (plan.split_batch) {
-                team_state<T> alone;
-                alone.b_panels[0] = static_cast<T *>(buffers.b());
-                alone.b_panels[1] = alone.b_panels[0] + panel;
-                problem one = p;
-                one.batch = 1;
-                for (int64_t i; (i = claim_item(next_matrix, p.batch)) >= 0;) {
-                    one.a = p.a ? static_cast<const T *>(p.a) + i * p.stride_a : nullptr;
-                    one.b = p.b ? static_cast<const T *>(p.b) + i * p.stride_b : nullptr;
-                    one.c = static_cast<T *>(p.c) + i * p.stride_c;
-                    alone.next_item.store(0, std::memory_order_relaxed);
-                    for (auto &c : alone.packed) c.store(0, std::memory_order_relaxed);
-                    for (auto &c : alone.multiplied) c.store(0, std::memory_order_relaxed);
-                    multiply_team<T, MR, NR>(one, bk, kernel, 1, abuf, alone);
-                }
-            } else {
-                multiply_team<T, MR, NR>(p, bk, kernel, omp_get_num_threads(), abuf, team);
-            }
-        }
-    }
+        if (!buffers.reserve(a_bytes, plan.split_batch ? b_bytes : 0)) return;
+        T *abuf = static_cast<T *>(buffers.a());
+        if (plan.split_batch)
+            multiply_matrices_alone<T, MR, NR>(p, bk, kernel, abuf, static_cast<T *>(buffers.b()),
+                                               panel, next_matrix);
+        else
+            multiply_team<T, MR, NR>(p, bk, kernel, plan.threads, abuf, team);
+    };
+    run_on_threads(plan.threads, work);
     return true;
 }
 

@@ -1,8 +1,7 @@
-// cpu_omp.cpp: the packed, SIMD, OpenMP CPU backend: kernel table, run-time ISA choice and
-// the backend contract.
+// cpu_omp.cpp: the packed, SIMD, multithreaded CPU backend: kernel table, run-time ISA choice
+// and the backend contract.
 #include "cpu_omp.hpp"
 
-#include <omp.h>
 #include <unistd.h>
 
 #include <new>
@@ -142,10 +141,14 @@ class cpu_omp final : public backend {
 public:
     std::string_view name() const override { return "cpu_omp"; }
 
+    // The name keeps "omp": it is stable (GEMM_BACKEND, tune caches). The threads are the
+    // caller's and the backend's own pool, as many as OpenMP would use (worker_pool.hpp).
     verdict probe() const override {
-        int threads = omp_get_max_threads();
-        return verdict::yes(std::string(isa_name(cpu_isa())) + ", " + std::to_string(threads) +
-                            (threads == 1 ? " OpenMP thread" : " OpenMP threads"));
+        const int threads = call_threads();
+        std::string detail = std::string(isa_name(cpu_isa())) + ", " + std::to_string(threads);
+        if (threads == 1) return verdict::yes(detail + " thread (the caller's)");
+        return verdict::yes(detail + " threads (the caller and " + std::to_string(threads - 1) +
+                            (threads == 2 ? " pool thread)" : " pool threads)"));
     }
 
     verdict supports(const problem &p) const override {

@@ -1,4 +1,4 @@
-// cpu_omp.hpp: registration of the packed, SIMD, OpenMP CPU backend.
+// cpu_omp.hpp: registration of the packed, SIMD, multithreaded CPU backend.
 #pragma once
 
 #include "dispatch/backend.hpp"

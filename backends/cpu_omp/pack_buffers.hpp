@@ -27,7 +27,7 @@ private:
     std::size_t b_bytes_ = 0;
 };
 
-// The calling thread's buffers (OpenMP workers keep theirs between calls).
+// The calling thread's buffers (pool threads keep theirs between calls).
 pack_buffers &thread_pack_buffers();
 
 }  // namespace gemm::cpu_omp_detail

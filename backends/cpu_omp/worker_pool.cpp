@@ -36,7 +36,7 @@ public:
     void finish(job &j);
 
 private:
-    void start_helpers(int wanted);
+    void start_helpers(int count);
     void serve();
     job *enter_job();
     void unlink(job &j);
@@ -49,35 +49,33 @@ private:
     spin_then_block helper_left_;     // callers wait here for the helpers of their job
 };
 
-// Adds helpers until there are `wanted`. A thread that cannot be started is not an error:
-// calls go on with the helpers there are, or with the caller alone.
-void worker_pool::start_helpers(int wanted) {
-    int missing;
-    {
-        std::lock_guard<std::mutex> lock(mutex_);
-        missing = wanted - helpers_;
-        if (missing <= 0) return;
-        helpers_ += missing;
-    }
+// Starts `count` helpers, already counted in helpers_. A thread that cannot be started is not
+// an error: calls go on with the helpers there are, or with the caller alone, and a later
+// call tries again.
+void worker_pool::start_helpers(int count) {
     int started = 0;
     try {
-        for (; started < missing; ++started) std::thread([this] { serve(); }).detach();
+        for (; started < count; ++started) std::thread([this] { serve(); }).detach();
     } catch (const std::exception &) {
         std::lock_guard<std::mutex> lock(mutex_);
-        helpers_ -= missing - started;
+        helpers_ -= count - started;
     }
 }
 
+// Opens j to helpers, and grows the pool to the helpers j can use.
 void worker_pool::post(job &j) {
-    start_helpers(j.wanted);
+    int missing;
     {
         std::lock_guard<std::mutex> lock(mutex_);
         job **end = &open_;
         while (*end) end = &(*end)->next;
         *end = &j;
         open_count_.fetch_add(1, std::memory_order_relaxed);
+        missing = std::max(0, j.wanted - helpers_);
+        helpers_ += missing;
     }
     job_posted_.wake(j.wanted);
+    if (missing > 0) start_helpers(missing);
 }
 
 // Takes j off the list of open jobs if it is still there. Under mutex_.

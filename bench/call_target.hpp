@@ -40,7 +40,7 @@ public:
     gemm_status_t call_checked(const aligned_buffer &c_before, aligned_buffer &result, double *seconds) override;
     void timer_start() override { clock_.restart(); }
     double timer_stop() override { return clock_.seconds(); }
-    // The previous backend's idle threads (GNU OpenMP's spinning workers, OpenBLAS's pool)
+    // The previous backend's idle threads (OpenBLAS's pool; cpu_omp's spins for 50 us at most)
     // keep the cores busy for a while after its last call: 30-fold slower first calls were
     // seen on a 2-core machine.
     double min_warmup_seconds() const override { return 0.15; }

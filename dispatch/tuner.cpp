@@ -485,9 +485,10 @@ int runs_per_sample(double one_run_us, bool on_device) {
 }
 
 // Warm-up lasts at least this long after switching candidates on the host: the previous
-// candidate's threads (GNU OpenMP's spin-waiting workers, OpenBLAS's pool, which spins and
-// yields for up to about 0.1 s) keep the cores busy after its last call and slow the first
-// calls of the next one by up to 30 times on a 2-core machine. Device work has no such tail.
+// candidate's threads (OpenBLAS's pool, which spins and yields for up to about 0.1 s;
+// cpu_omp's pool spins for 50 us at most) keep the cores busy after its last call and slow
+// the first calls of the next one by up to 30 times on a 2-core machine. Device work has no
+// such tail.
 constexpr double host_warmup_ms = 150, device_warmup_ms = 5;
 
 // Whether one run outlasts a candidate's share of the budget (a CPU backend on a host 8192^3
@@ -562,8 +563,8 @@ candidate_result measure(const candidate &c, tune_data &data, const reference_ch
 
 // The challenger against the default again, in alternating blocks so that both see the same
 // machine state; replaces their medians with these head-to-head ones. Blocks, not single
-// samples, each after a warm-up: two threading runtimes (OpenMP, OpenBLAS's pool) handing the
-// cores back and forth would otherwise time each other's spinning threads.
+// samples, each after a warm-up: two thread pools (cpu_omp's, OpenBLAS's) handing the cores
+// back and forth would otherwise time each other's spinning threads.
 // When either run is longer than a candidate's share of the budget, one round of one sample
 // each, without warm-up (the runs are long enough to be their own).
 void confirm(const candidate &fallback, const candidate &challenger, candidate_result &fr, candidate_result &cr,

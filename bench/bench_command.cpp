@@ -42,36 +42,23 @@ bool contains(const std::vector<std::string> &list, const std::string &name) {
     return std::find(list.begin(), list.end(), name) != list.end();
 }
 
-// Whether the backend accepts device pointers: one 1x1x1 sgemm on the device, forced.
-bool serves_device_pointers(const std::string &backend) {
-    device_buffer a(sizeof(float)), b(sizeof(float)), c(sizeof(float));
-    const float one = 1.0f;
-    a.upload(&one, sizeof one);
-    b.upload(&one, sizeof one);
-    gemm_status_t s = gemm_set_backend(backend.c_str());
-    if (s == GEMM_STATUS_SUCCESS)
-        s = gemm_sgemm(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 1, 1, 1, 1.0f, reinterpret_cast<const float *>(a.data()),
-                       1, reinterpret_cast<const float *>(b.data()), 1, 0.0f, reinterpret_cast<float *>(c.data()), 1);
-    gemm_set_backend(nullptr);
-    float result = 0;
-    c.download(&result, sizeof result);  // waits for the call
-    return s == GEMM_STATUS_SUCCESS;
-}
-
-// The default set: every available backend that serves the memory space, cpu_ref excepted
-// (the slow reference: only when named), then auto.
-std::vector<std::string> default_backends(const backend_names &names, bool on_device) {
+// The default set: every available backend that serves the memory space, the reference
+// excepted (only when named), then auto.
+std::vector<std::string> default_backends(const backend_names &names, int device) {
     std::vector<std::string> chosen;
-    for (const std::string &name : names.available)
-        if (name != "cpu_ref" && (!on_device || serves_device_pointers(name))) chosen.push_back(name);
+    gemm_desc_t d = tiny_desc(GEMM_F32, device);
+    for (const std::string &name : names.timed)
+        if (device < 0 || gemm_backend_supports(name.c_str(), &d) == GEMM_STATUS_SUCCESS) chosen.push_back(name);
     chosen.push_back("auto");
     return chosen;
 }
 
+// The library a caller would have used: the built-in rule's first choice of the memory
+// space's kind (OpenBLAS through cblas on the host, cuBLAS on a device).
 std::string default_baseline(const backend_names &names, bool on_device) {
-    if (on_device) return "cublas";
-    for (const char *name : {"cblas", "cpu_omp"})
-        if (contains(names.available, name)) return name;
+    gemm_backend_kind_t kind = on_device ? GEMM_BACKEND_DEVICE : GEMM_BACKEND_HOST;
+    for (std::size_t i = 0; i < names.timed.size(); ++i)
+        if (names.timed_kinds[i] == kind) return names.timed[i];
     return "cpu_ref";
 }
 
@@ -81,7 +68,7 @@ std::vector<std::string> choose_backends(const bench_options &o, std::string *ba
     for (const std::string &name : o.backends) backend_name_require(name, names, "--backends", true);
     *baseline = o.baseline.empty() ? default_baseline(names, o.device >= 0) : o.baseline;
     backend_name_require(*baseline, names, "--baseline", true);
-    std::vector<std::string> chosen = o.backends.empty() ? default_backends(names, o.device >= 0) : o.backends;
+    std::vector<std::string> chosen = o.backends.empty() ? default_backends(names, o.device) : o.backends;
     std::vector<std::string> ordered{*baseline};
     for (const std::string &name : chosen)
         if (!contains(ordered, name)) ordered.push_back(name);

@@ -127,11 +127,11 @@ void print_backends(std::FILE *out, const std::vector<backend_facts> &backends) 
 void print_selection(std::FILE *out, const info_facts &f) {
     std::fprintf(out, "\nselection: %s (from %s)\n", f.selection.c_str(), f.selection_source.c_str());
     if (f.probe.valid) {
-        std::fprintf(out, "  valid: yes (a 1x1x1 sgemm succeeded)\n");
+        std::fprintf(out, "  valid: yes (it serves an f32 call on host memory)\n");
         return;
     }
     std::fprintf(out, "  ERROR: %s%s\n", gemm_status_string(f.probe.status),
-                 is_configuration_error(f.probe.status) ? "" : " (on a 1x1x1 sgemm)");
+                 is_configuration_error(f.probe.status) ? "" : " (for an f32 call on host memory)");
     std::fprintf(out, "         %s\n", f.probe.message.c_str());
 }
 

@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "cli_args.hpp"
+#include "problem_args.hpp"
 
 namespace gemm_cli {
 
@@ -29,23 +30,19 @@ bool is_configuration_error(gemm_status_t s) {
 }
 
 config_probe_result library_config_probe() {
-    float a = 1.0f, b = 2.0f, c = 0.0f;
     config_probe_result r;
-    r.status = gemm_sgemm(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 1, 1, 1, 1.0f, &a, 1, &b, 1, 0.0f, &c, 1);
-    if (r.status != GEMM_STATUS_SUCCESS) {
-        r.message = gemm_last_error();
-        return r;
-    }
-    r.valid = c == 2.0f;
-    if (!r.valid) r.message = "a 1x1x1 sgemm computed " + std::to_string(c) + " instead of 2";
+    gemm_desc_t d = tiny_desc(GEMM_F32, -1);
+    r.status = gemm_backend_supports(nullptr, &d);
+    r.valid = r.status == GEMM_STATUS_SUCCESS;
+    if (!r.valid) r.message = gemm_last_error();
     return r;
 }
 
 std::string backend_refusal(const std::string &name) {
-    gemm_status_t s = gemm_set_backend(name.c_str());
-    std::string why = s == GEMM_STATUS_SUCCESS ? "" : gemm_last_error();
-    gemm_set_backend(nullptr);
-    return why;
+    gemm_desc_t d = tiny_desc(GEMM_F32, -1);
+    gemm_status_t s = gemm_backend_supports(name.c_str(), &d);
+    // Not serving this one problem is no refusal of the backend.
+    return s == GEMM_STATUS_SUCCESS || s == GEMM_STATUS_NOT_SUPPORTED ? "" : gemm_last_error();
 }
 
 std::string watched_variables_prefix() {

@@ -19,8 +19,8 @@ struct config_probe_result {
     std::string message;  // the library's explanation when not valid
 };
 
-// The selection and the GEMM_* variables are judged only when a call is made, so one 1x1x1
-// sgemm with the selection in force tells whether a program using the library would work.
+// Whether a program's 1x1x1 f32 host call would be served under the selection in force and
+// the GEMM_* variables (gemm_backend_supports with no backend).
 config_probe_result library_config_probe();
 
 // The status's name ("GEMM_STATUS_NOT_SUPPORTED") without the explanation that follows it.
@@ -30,8 +30,7 @@ std::string status_name(gemm_status_t s);
 bool is_configuration_error(gemm_status_t s);
 
 // Why the library refuses to force `name` (a backend or "backend:variant") on this machine:
-// the backend is unavailable, or has no such variant. "" when it accepts it. The selection
-// returns to GEMM_BACKEND's (or auto) afterwards.
+// the backend is unavailable, or has no such variant. "" when it accepts it.
 std::string backend_refusal(const std::string &name);
 
 // "GEMM_BACKEND=cblas OMP_NUM_THREADS=2 " for the watched variables that are set.

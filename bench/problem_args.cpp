@@ -66,9 +66,22 @@ backend_names backend_names_read() {
         gemm_backend_info_t info{};
         if (gemm_backend_get_info(i, &info) != GEMM_STATUS_SUCCESS) continue;
         names.all.push_back(info.name);
-        if (info.available) names.available.push_back(info.name);
+        if (!info.available) continue;
+        names.available.push_back(info.name);
+        gemm_backend_traits_t traits{};
+        traits.struct_size = sizeof traits;
+        if (gemm_backend_get_traits(info.name, &traits) != GEMM_STATUS_SUCCESS || traits.reference) continue;
+        names.timed.push_back(info.name);
+        names.timed_kinds.push_back(traits.kind);
     }
     return names;
+}
+
+gemm_desc_t tiny_desc(gemm_dtype_t t, int device) {
+    gemm_desc_t d;
+    gemm_desc_init(&d, t, GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 1, 1, 1);
+    d.device = device;
+    return d;
 }
 
 void backend_name_require(const std::string &name, const backend_names &names, const char *option,

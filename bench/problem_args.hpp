@@ -33,11 +33,18 @@ std::vector<T> list_parse(const std::string &option, const std::string &text, F 
 
 double positive_parse(const std::string &text, const std::string &option);
 
-// The backends compiled into this build, in registry order, and those available here.
+// The backends compiled into this build, in registry order (the built-in rule's preference
+// within each kind), and those available here that are not the reference (cpu_ref, timed only
+// when named), with their kinds.
 struct backend_names {
     std::vector<std::string> all, available;
+    std::vector<std::string> timed;                 // available, not the reference
+    std::vector<gemm_backend_kind_t> timed_kinds;   // of each of timed
 };
 backend_names backend_names_read();
+
+// A plain 1x1x1 problem of dtype t in host memory (device >= 0: that device's memory).
+gemm_desc_t tiny_desc(gemm_dtype_t t, int device);
 
 // Refuses a name that is not a backend of this build (nor "auto" when allow_auto).
 void backend_name_require(const std::string &name, const backend_names &names, const char *option,

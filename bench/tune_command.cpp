@@ -127,22 +127,12 @@ private:
     std::thread ticker_;
 };
 
-// Whether some backend other than the reference computes dtype t on host pointers: one
-// 1x1x1 call, forced.
+// Whether some backend other than the reference serves dtype t on host pointers.
 bool host_dtype_served(gemm_dtype_t t, const backend_names &names) {
-    gemm_case c;
-    c.dtype = t;
-    c.layout = GEMM_COL_MAJOR;
-    c.shape = {1, 1, 1};
-    aligned_buffer a(8), b(8), cm(8);
-    bool served = false;
-    for (const std::string &name : names.available) {
-        if (name == "cpu_ref" || served) continue;
-        served = gemm_set_backend(name.c_str()) == GEMM_STATUS_SUCCESS &&
-                 gemm_case_call(c, a.data(), b.data(), cm.data()) == GEMM_STATUS_SUCCESS;
-    }
-    gemm_set_backend(nullptr);
-    return served;
+    gemm_desc_t d = tiny_desc(t, -1);
+    for (const std::string &name : names.timed)
+        if (gemm_backend_supports(name.c_str(), &d) == GEMM_STATUS_SUCCESS) return true;
+    return false;
 }
 
 suite_scope suite_scope_probe(const tune_options &o, const backend_names &names, std::string *device_note) {

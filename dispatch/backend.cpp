@@ -5,6 +5,8 @@ namespace gemm {
 
 std::vector<std::string> backend::variants(const problem &) const { return {""}; }
 
+bool backend::reference() const { return false; }
+
 bool backend::knows_variant(std::string_view v) const { return v.empty(); }
 
 std::vector<std::string> backend::variant_ids() const { return {}; }

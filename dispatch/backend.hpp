@@ -31,6 +31,11 @@ struct run_context {
     std::string note;
 };
 
+// What a backend computes on. The built-in rule serves host pointers with host backends and
+// device pointers with device backends, each in registry order; a multi-device backend
+// (cuBLASXt, host memory spread over GPUs) runs only where the tune cache or the caller puts it.
+enum class backend_kind : int { host = 1, device = 2, multi_device = 3 };
+
 // A GEMM_* variable a backend reads, declared next to its code. dispatch/settings.cpp reads and
 // checks every backend's with the library's own, once: an invalid value fails every call with
 // GEMM_STATUS_INVALID_CONFIG naming the variable, and `gemm info` lists each with its meaning.
@@ -47,6 +52,7 @@ struct backend_option {
 // Required:
 //   name()       stable lower_snake name used by GEMM_BACKEND, caches and traces; a string
 //                literal (the C API hands out its data()).
+//   kind()       what it computes on (backend_kind).
 //   probe()      whether this machine can run it. Called once, through available().
 //   supports(p)  a promise: the dispatcher runs p only on a backend that said yes, and the
 //                tests fail a backend that says yes and computes wrong.
@@ -60,6 +66,8 @@ struct backend_option {
 //                be returned before C is touched.
 //                No allocation proportional to the problem on the hot path.
 // Optional (default):
+//   reference()  true for the oracle (cpu_ref): correct on every problem and never fast, so
+//                the tuner and gemm bench time it only when named. (false)
 //   variants(p)  configurations worth timing, as stable ids that parse back in run(). ({""})
 //   options()    the GEMM_* variables it reads (backend_option); it reads them through
 //                settings().option(name), never getenv. ({})
@@ -70,6 +78,8 @@ class backend {
 public:
     virtual ~backend() = default;
     virtual std::string_view name() const = 0;
+    virtual backend_kind kind() const = 0;
+    virtual bool reference() const;
     // probe()'s answer, computed on first use and then constant. Thread-safe.
     const verdict &available() const;
     virtual verdict supports(const problem &p) const = 0;

@@ -17,12 +17,6 @@
 namespace gemm {
 namespace {
 
-// Libraries first: each is at least as fast as our own backends on most shapes, and a
-// backend that is not in this build or not available is simply passed over.
-constexpr std::string_view host_preference[] = {"cblas", "cpu_omp", "cpu_ref"};
-constexpr std::string_view device_preference[] = {"cublas", "cublaslt", "cuda_tiled",
-                                                  "cuda_naive"};
-
 choice choose_forced(const problem &p, const selection &sel, bool collect_skipped) {
     choice c;
     c.why = sel.why;
@@ -40,11 +34,11 @@ choice choose_forced(const problem &p, const selection &sel, bool collect_skippe
     return c;
 }
 
-// The backends of a preference order that this build has, looked up once.
-template <std::size_t N> std::vector<backend *> resolve(const std::string_view (&order)[N]) {
+// The backends of one kind, in registry order: the built-in rule's preference.
+std::vector<backend *> of_kind(backend_kind kind) {
     std::vector<backend *> found;
-    for (std::string_view name : order)
-        if (backend *b = find_backend(name)) found.push_back(b);
+    for (backend *b : registered_backends())
+        if (b->kind() == kind) found.push_back(b);
     return found;
 }
 
@@ -165,8 +159,8 @@ choice choose_tuned(const problem &p, const env_settings &env, bool collect_skip
 }  // namespace
 
 choice choose_builtin(const problem &p, bool collect_skipped) {
-    static const std::vector<backend *> host = resolve(host_preference);
-    static const std::vector<backend *> device = resolve(device_preference);
+    static const std::vector<backend *> host = of_kind(backend_kind::host);
+    static const std::vector<backend *> device = of_kind(backend_kind::device);
     return choose_in_order(p, p.space == memory_space::host ? host : device, collect_skipped);
 }
 

@@ -16,11 +16,13 @@
 namespace gemm {
 namespace {
 
+// Within each kind the order is the built-in rule's preference: libraries first (each is at
+// least as fast as our own backends on most shapes), the reference last.
 std::vector<backend_ptr> build_registry() {
     std::vector<backend_ptr> all;
-    all.push_back(make_cpu_ref_backend());  // always first: the oracle
-    all.push_back(make_cpu_omp_backend());
     all.push_back(make_cblas_backend());
+    all.push_back(make_cpu_omp_backend());
+    all.push_back(make_cpu_ref_backend());  // always built: the oracle
 #if GEMM_WITH_CUDA
     cuda::install_runtime();  // pointer classes and device services, for every CUDA backend
     all.push_back(make_cublas_backend());

@@ -422,7 +422,7 @@ std::vector<candidate> candidates_for(const problem &p, const tune_options &opti
     for (backend *b : registered_backends()) {
         bool named = std::find(options.backends.begin(), options.backends.end(), b->name()) != options.backends.end();
         if (!options.backends.empty() && !named) continue;
-        if (b->name() == "cpu_ref" && !named) continue;
+        if (b->reference() && !named) continue;
         if (!b->available().ok || !b->supports(p).ok) continue;
         for (std::string &v : b->variants(p)) {
             bool is_fallback = b == fallback.b && v.empty();

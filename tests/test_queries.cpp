@@ -43,7 +43,7 @@ bool available(const char *name) {
 void expect_refused(const char *backend, const gemm_desc_t &d, gemm_status_t want, const std::string &text) {
     gemm_status_t s = gemm_backend_supports(backend, &d);
     std::string message = gemm_last_error();
-    INFO(backend << " -> " << gemm_status_string(s) << " \"" << message << "\"");
+    INFO((backend ? backend : "(selection)") << " -> " << gemm_status_string(s) << " \"" << message << "\"");
     CHECK(s == want);
     CHECK(contains(message, text));
 }
@@ -121,7 +121,7 @@ TEST_CASE("supports: an invalid desc gets the status a call would, naming the fi
     expect_refused("cpu_ref", d, GEMM_STATUS_INVALID_VALUE, "gemm_desc_init");
     CHECK(gemm_backend_supports("cpu_ref", nullptr) == GEMM_STATUS_INVALID_POINTER);
     d = plain(GEMM_F32);
-    CHECK(gemm_backend_supports(nullptr, &d) == GEMM_STATUS_INVALID_POINTER);
+    CHECK(gemm_backend_supports(nullptr, nullptr) == GEMM_STATUS_INVALID_POINTER);
 }
 
 TEST_CASE("variants: those worth timing for a problem, and every id a backend knows") {
@@ -178,4 +178,44 @@ TEST_CASE("options: every GEMM_* variable the build reads, with its owner, value
     CHECK(gemm_option_get_info(-1, &o) == GEMM_STATUS_INVALID_VALUE);
     CHECK(gemm_option_get_info(gemm_option_count(), &o) == GEMM_STATUS_INVALID_VALUE);
     CHECK(gemm_option_get_info(0, nullptr) == GEMM_STATUS_INVALID_POINTER);
+}
+
+TEST_CASE("supports without a backend: what the selection in force would do with a call") {
+    gemm_desc_t f32 = plain(GEMM_F32), f16 = plain(GEMM_F16);
+    CHECK(gemm_backend_supports(nullptr, &f32) == GEMM_STATUS_SUCCESS);  // auto
+    CHECK(gemm_backend_supports(nullptr, &f16) == GEMM_STATUS_SUCCESS);  // auto finds cpu_ref
+    REQUIRE(gemm_set_backend("cpu_omp") == GEMM_STATUS_SUCCESS);
+    CHECK(gemm_backend_supports(nullptr, &f32) == GEMM_STATUS_SUCCESS);
+    expect_refused(nullptr, f16, GEMM_STATUS_NOT_SUPPORTED, "f16 not supported");
+    REQUIRE(gemm_set_backend(nullptr) == GEMM_STATUS_SUCCESS);
+}
+
+TEST_CASE("traits: each backend's kind, whether it is the reference, and its place in the built-in order") {
+    std::map<std::string, gemm_backend_traits_t> traits;
+    for (const backend_entry &b : all_backends()) {
+        gemm_backend_traits_t t{};
+        t.struct_size = sizeof t;
+        INFO(b.name);
+        REQUIRE(gemm_backend_get_traits(b.name.c_str(), &t) == GEMM_STATUS_SUCCESS);  // available or not
+        traits[b.name] = t;
+    }
+    // Libraries first, the reference last: the host order is cblas, cpu_omp, cpu_ref.
+    CHECK(traits["cblas"].kind == GEMM_BACKEND_HOST);
+    CHECK(traits["cblas"].builtin_rank == 0);
+    CHECK(traits["cpu_omp"].builtin_rank == 1);
+    CHECK(traits["cpu_ref"].builtin_rank == 2);
+    CHECK(traits["cpu_ref"].reference == 1);
+    CHECK(traits["cpu_omp"].reference == 0);
+    if (traits.count("cublas")) {
+        CHECK(traits["cublas"].kind == GEMM_BACKEND_DEVICE);
+        CHECK(traits["cublas"].builtin_rank == 0);
+        CHECK(traits["cublasxt"].kind == GEMM_BACKEND_MULTI_DEVICE);
+        CHECK(traits["cublasxt"].builtin_rank == -1);
+    }
+    gemm_backend_traits_t t{};
+    t.struct_size = sizeof t;
+    CHECK(gemm_backend_get_traits("nosuch", &t) == GEMM_STATUS_UNKNOWN_BACKEND);
+    t.struct_size = 4;
+    CHECK(gemm_backend_get_traits("cpu_ref", &t) == GEMM_STATUS_INVALID_VALUE);
+    CHECK(gemm_backend_get_traits("cpu_ref", nullptr) == GEMM_STATUS_INVALID_POINTER);
 }

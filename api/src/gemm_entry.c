@@ -159,3 +159,7 @@ gemm_status_t gemm_backend_variants(const char *backend, const gemm_desc_t *desc
     if (read < 0) return s;
     return api_backend_variants(backend, read ? &d : NULL, ids, count);
 }
+
+gemm_status_t gemm_backend_get_traits(const char *backend, gemm_backend_traits_t *traits) {
+    return api_backend_get_traits(backend, traits);
+}

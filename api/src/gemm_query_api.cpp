@@ -7,7 +7,9 @@
 
 #include "call.hpp"
 #include "dispatch/error.hpp"
+#include "dispatch/policy.hpp"
 #include "dispatch/registry.hpp"
+#include "dispatch/settings.hpp"
 #include "dispatch/size_math.hpp"
 #include "entry_points.h"
 #include "guard.hpp"
@@ -109,7 +111,20 @@ gemm_status_t backend_named(const char *spec, backend *&b, std::string &variant,
     return GEMM_STATUS_SUCCESS;
 }
 
+// What a call of p would run on under the selection in force, or why it would fail.
+gemm_status_t selection_serves(const api_desc *d) {
+    if (!d) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 2: desc is NULL", 2);
+    if (const env_settings &env = settings(); env.error != GEMM_STATUS_SUCCESS) return set_error(env.error, env.error_message);
+    const selection &sel = current_selection();
+    if (sel.error != GEMM_STATUS_SUCCESS) return set_error(sel.error, sel.error_message);
+    problem p;
+    if (gemm_status_t s = problem_of(*d, p); s != GEMM_STATUS_SUCCESS) return s;
+    choice c = sel.forced ? choose_backend(p, sel, false) : choose_builtin(p, false);
+    return c.chosen ? GEMM_STATUS_SUCCESS : set_error(c.status, c.message);
+}
+
 gemm_status_t supports(const char *spec, const api_desc *d, backend *&b) {
+    if (!spec) return selection_serves(d);
     std::string variant;
     if (gemm_status_t s = backend_named(spec, b, variant); s != GEMM_STATUS_SUCCESS) return s;
     if (!d) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 2: desc is NULL", 2);
@@ -170,6 +185,32 @@ gemm_status_t api_backend_variants(const char *backend_spec, const api_desc *des
                                    int64_t *count) {
     clear_error();
     return guarded([&] { return variants(backend_spec, desc, ids, count); });
+}
+
+gemm_status_t api_backend_get_traits(const char *spec, gemm_backend_traits_t *traits) {
+    clear_error();
+    return guarded([&] {
+        if (!traits) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 2: traits is NULL", 2);
+        if (traits->struct_size < int64_t(sizeof *traits))
+            return set_error(GEMM_STATUS_INVALID_VALUE, "parameter 2: traits->struct_size = " +
+                                                            std::to_string(traits->struct_size) + " must be sizeof(gemm_backend_traits_t)", 2);
+        backend *b = nullptr;
+        std::string variant;
+        if (gemm_status_t s = backend_named(spec, b, variant, true); s != GEMM_STATUS_SUCCESS && !b) return s;
+        clear_error();
+        traits->kind = gemm_backend_kind_t(b->kind());
+        traits->reference = b->reference() ? 1 : 0;
+        traits->builtin_rank = -1;
+        if (b->kind() != backend_kind::multi_device) {
+            int rank = 0;
+            for (backend *other : registered_backends()) {
+                if (other == b) break;
+                if (other->kind() == b->kind()) ++rank;
+            }
+            traits->builtin_rank = rank;
+        }
+        return GEMM_STATUS_SUCCESS;
+    });
 }
 
 gemm_status_t api_desc_too_small(int64_t struct_size) {

@@ -135,6 +135,7 @@ void run_cblas(cblas_gemm_fn<T> gemm_fn, const problem &p) {
 class cblas_backend final : public backend {
 public:
     std::string_view name() const override { return "cblas"; }
+    backend_kind kind() const override { return backend_kind::host; }
 
     verdict probe() const override {
         lib_ = find_library();

@@ -140,6 +140,7 @@ gemm_status_t run_with(const kernel_config<T> (&table)[N], const problem &p,
 class cpu_omp final : public backend {
 public:
     std::string_view name() const override { return "cpu_omp"; }
+    backend_kind kind() const override { return backend_kind::host; }
 
     // The name keeps "omp": it is stable (GEMM_BACKEND, tune caches). The threads are the
     // caller's and the backend's own pool, as many as OpenMP would use (worker_pool.hpp).

@@ -40,6 +40,8 @@ const char *element(const void *base, int64_t index, std::size_t size) {
 class cpu_ref final : public backend {
 public:
     std::string_view name() const override { return "cpu_ref"; }
+    backend_kind kind() const override { return backend_kind::host; }
+    bool reference() const override { return true; }
     verdict probe() const override { return verdict::yes(); }
 
     verdict supports(const problem &p) const override {

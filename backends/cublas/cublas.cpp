@@ -71,6 +71,7 @@ gemm_status_t launch(const problem &dp, cudaStream_t stream, run_context &ctx) {
 class cublas_backend final : public backend {
 public:
     std::string_view name() const override { return "cublas"; }
+    backend_kind kind() const override { return backend_kind::device; }
     verdict probe() const override { return cuda::device_verdict(); }
 
     // Device and managed pointers run in place; host pointers are staged. The _64 entry

@@ -330,6 +330,7 @@ gemm_status_t launch(const problem &dp, cudaStream_t stream, std::string_view va
 class cublaslt_backend final : public backend {
 public:
     std::string_view name() const override { return "cublaslt"; }
+    backend_kind kind() const override { return backend_kind::device; }
     verdict probe() const override { return cuda::device_verdict(); }
 
     // Device and managed pointers run in place; host pointers are staged.

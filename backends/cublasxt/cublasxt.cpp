@@ -216,6 +216,7 @@ template <class T, class F> gemm_status_t gemm_batches(cublasXtHandle_t h, const
 class cublasxt_backend final : public backend {
 public:
     std::string_view name() const override { return "cublasxt"; }
+    backend_kind kind() const override { return backend_kind::multi_device; }
 
     verdict probe() const override {
         verdict v = cuda::device_verdict();

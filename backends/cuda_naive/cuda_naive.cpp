@@ -12,6 +12,7 @@ constexpr std::string_view naive_variant = "naive_16x16";
 class cuda_naive final : public backend {
 public:
     std::string_view name() const override { return "cuda_naive"; }
+    backend_kind kind() const override { return backend_kind::device; }
     verdict probe() const override { return cuda::device_verdict(); }
 
     // Device and managed pointers run in place; host pointers are staged.

@@ -40,6 +40,7 @@ const variant_info *default_variant(const problem &dp, bool vector, int sms) {
 class cuda_tiled_backend final : public backend {
 public:
     std::string_view name() const override { return "cuda_tiled"; }
+    backend_kind kind() const override { return backend_kind::device; }
     verdict probe() const override { return cuda::device_verdict(); }
 
     // Device and managed pointers run in place on p.stream; host pointers are staged.

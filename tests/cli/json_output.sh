@@ -27,9 +27,9 @@ info)
     expect_line out "^selection: auto \(from default\)"
     json_check "$work/info.json" \
         'd["version"] == d["header_version"]' \
-        '[b["name"] for b in d["backends"]][:3] == ["cpu_ref", "cpu_omp", "cblas"]' \
-        'd["backends"][0]["available"] is True and d["backends"][0]["error"] is None' \
-        'd["backends"][2]["available"] is False and "no\"such\\dir\t\ufffd" in d["backends"][2]["reason"]' \
+        '[b["name"] for b in d["backends"]][:3] == ["cblas", "cpu_omp", "cpu_ref"]' \
+        'd["backends"][2]["available"] is True and d["backends"][2]["error"] is None' \
+        'd["backends"][0]["available"] is False and "no\"such\\dir\t\ufffd" in d["backends"][0]["reason"]' \
         'd["environment"]["GEMM_CBLAS_LIB"] == "/no\"such\\dir\t\ufffd/libcblas.so"' \
         'd["environment"]["GEMM_BACKEND"] is None' \
         'd["selection"] == {"backend": "auto", "source": "default", "valid": True, "status": "GEMM_STATUS_SUCCESS", "message": ""}' \

@@ -205,12 +205,33 @@ typedef struct gemm_desc {
 GEMM_API void gemm_desc_init(gemm_desc_t *desc, gemm_dtype_t type, gemm_layout_t layout,
                              gemm_op_t transa, gemm_op_t transb, int64_t m, int64_t n, int64_t k);
 
+/* What a backend computes on. */
+typedef enum gemm_backend_kind {
+    GEMM_BACKEND_HOST = 1,         /* the host CPU */
+    GEMM_BACKEND_DEVICE = 2,       /* one CUDA device (host pointers are staged) */
+    GEMM_BACKEND_MULTI_DEVICE = 3  /* several CUDA devices at once, from host memory */
+} gemm_backend_kind_t;
+
+typedef struct gemm_backend_traits {
+    int64_t struct_size;       /* sizeof(gemm_backend_traits_t): the caller sets it */
+    gemm_backend_kind_t kind;
+    int reference;             /* 1: the oracle (cpu_ref): correct on every problem, never fast;
+                                  the tuner and gemm bench time it only when named */
+    int builtin_rank;          /* its place in the built-in rule's order among the backends of its
+                                  kind (0: tried first); -1: the built-in rule never picks it */
+} gemm_backend_traits_t;
+
+/* What backend ("name", a variant after ':' is ignored) is, whether or not it can run here. */
+GEMM_API gemm_status_t gemm_backend_get_traits(const char *backend, gemm_backend_traits_t *traits);
+
 /* Whether backend ("name" or "name:variant") serves calls of desc on this machine:
  * GEMM_STATUS_SUCCESS, or what a call forced onto it would return, with the reason in
  * gemm_last_error(): GEMM_STATUS_NOT_SUPPORTED (this problem), GEMM_STATUS_BACKEND_UNAVAILABLE
  * (this machine), GEMM_STATUS_UNKNOWN_BACKEND (this build), GEMM_STATUS_INVALID_VALUE (a
  * variant it does not have), or the argument status an invalid desc is. A variant that needs
- * what the problem lacks (an instruction set, an alignment) may still refuse a call. */
+ * what the problem lacks (an instruction set, an alignment) may still refuse a call. With
+ * backend NULL: whether a call of desc would be served by the selection in force
+ * (gemm_set_backend, GEMM_BACKEND or auto), an invalid GEMM_* setting included. */
 GEMM_API gemm_status_t gemm_backend_supports(const char *backend, const gemm_desc_t *desc);
 
 /* The variant ids of backend: with a desc, those worth timing for it (what gemm tune times;

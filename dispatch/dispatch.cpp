@@ -65,6 +65,14 @@ gemm_status_t run_builtin_instead(const problem &p, choice &c, run_context &ctx)
 
 }  // namespace
 
+gemm_status_t run_selection(const problem &p, const selection &sel, run_context &ctx) {
+    choice c = choose_backend(p, sel, false);
+    if (!c.chosen) return set_error(c.status, c.message);
+    gemm_status_t s = c.chosen->run(p, c.variant, ctx);
+    if (s == GEMM_STATUS_NOT_SUPPORTED && c.from_tune_cache()) s = run_builtin_instead(p, c, ctx);
+    return s;
+}
+
 gemm_status_t dispatch(const problem &p, const call_shape &call) {
     const env_settings &env = settings();
     if (env.error != GEMM_STATUS_SUCCESS) return set_error(env.error, env.error_message);

@@ -18,4 +18,12 @@ struct call_shape {
 // Runs p on the backend the selection in force names (or auto picks) and nowhere else.
 gemm_status_t dispatch(const problem &p, const call_shape &call);
 
+struct selection;
+struct run_context;
+
+// p under an explicit selection, from the choice on, as a call would run it, but without a
+// trace: what the measurement engine times. p is a non-empty problem whose settings were
+// checked.
+gemm_status_t run_selection(const problem &p, const selection &sel, run_context &ctx);
+
 }  // namespace gemm

@@ -18,8 +18,8 @@ void set_pointer_classifier(pointer_classifier classify);
 void set_thread_stream(void *stream);
 void *thread_stream();
 
-// Device memory, streams and event timing, installed by the GPU backends so that the tuner
-// can tune device-pointer problems without depending on CUDA. Every call makes `device`
+// Device memory, streams and event timing, installed with the CUDA backends so that the
+// measurement engine can time device-pointer problems without depending on CUDA. Every call makes `device`
 // current for its duration and restores the caller's device. Copies are synchronous.
 struct device_services {
     gemm_status_t (*allocate)(int device, std::size_t bytes, void **out);
@@ -32,6 +32,10 @@ struct device_services {
     gemm_status_t (*time_on_stream)(int device, void *stream, gemm_status_t (*work)(void *state),
                                     void *state, double *milliseconds);
     std::size_t (*cache_bytes)(int device);  // last-level (L2) cache
+    // Page-locks host memory (cudaHostRegister), so that copies of it run at the link's
+    // speed; unpin undoes it.
+    gemm_status_t (*pin)(void *host, std::size_t bytes);
+    void (*unpin)(void *host);
 };
 
 void set_device_services(const device_services *services);

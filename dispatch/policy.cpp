@@ -122,9 +122,9 @@ tune_entry_ptr tune_now(const tune_key &key, int device) {
     tune_options options;
     options.budget_ms = 300;
     tune_outcome outcome;
-    tune_spec spec = spec_of(key);
-    spec.device = device < 0 ? 0 : device;
-    if (tune_problem(spec, options, outcome) != GEMM_STATUS_SUCCESS) {
+    problem_class c = class_of(key);
+    c.device = device < 0 ? 0 : device;
+    if (tune_problem(c, options, outcome) != GEMM_STATUS_SUCCESS) {
         warn_once_online("tuning failed");
         clear_error();
         return nullptr;

@@ -42,25 +42,25 @@ gemm_status_t check_request(const api_tune_request &r) {
 }
 
 // The canonical (column-major) class of the request, as the API would canonicalize a call.
-tune_spec spec_of(const api_tune_request &r) {
-    tune_spec s;
+problem_class class_of(const api_tune_request &r) {
+    problem_class c;
     bool row = r.layout == GEMM_ROW_MAJOR;
     transpose a = r.transa == GEMM_OP_N ? transpose::n : transpose::t;
     transpose b = r.transb == GEMM_OP_N ? transpose::n : transpose::t;
-    s.ab_type = static_cast<dtype>(r.ab_type);
-    s.c_type = static_cast<dtype>(r.c_type);
-    s.op_a = row ? b : a;
-    s.op_b = row ? a : b;
-    s.m = row ? r.n : r.m;
-    s.n = row ? r.m : r.n;
-    s.k = r.k;
-    s.batch = r.batch_count;
-    s.ld_padding = r.ld_padding;
-    s.aligned = !r.misaligned;
-    s.beta_zero = r.beta_zero != 0;
-    s.space = r.device < 0 ? memory_space::host : memory_space::device;
-    s.device = r.device < 0 ? 0 : r.device;
-    return s;
+    c.ab_type = static_cast<dtype>(r.ab_type);
+    c.c_type = static_cast<dtype>(r.c_type);
+    c.op_a = row ? b : a;
+    c.op_b = row ? a : b;
+    c.m = row ? r.n : r.m;
+    c.n = row ? r.m : r.n;
+    c.k = r.k;
+    c.batch = r.batch_count;
+    c.ld_padding = r.ld_padding;
+    c.aligned = !r.misaligned;
+    c.beta = r.beta_zero ? 0.0 : 0.5;
+    c.space = r.device < 0 ? memory_space::host : memory_space::device;
+    c.device = r.device < 0 ? 0 : r.device;
+    return c;
 }
 
 std::vector<std::string> split_names(const char *list) {
@@ -105,7 +105,7 @@ gemm_status_t tune_request(const api_tune_request *request, int store, gemm_tune
         if (!find_backend(name))
             return fail(GEMM_STATUS_UNKNOWN_BACKEND, "backends names '" + name + "', which is not in this build");
     tls_report.outcome = {};
-    if (gemm_status_t s = tune_problem(spec_of(*request), options, tls_report.outcome); s != GEMM_STATUS_SUCCESS)
+    if (gemm_status_t s = tune_problem(class_of(*request), options, tls_report.outcome); s != GEMM_STATUS_SUCCESS)
         return s;
     bool stored = false;
     if (store) {

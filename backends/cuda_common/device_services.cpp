@@ -1,4 +1,5 @@
-// device_services.cpp: the CUDA implementation of dispatch's device_services (for the tuner).
+// device_services.cpp: the CUDA implementation of dispatch's device_services (for the
+// measurement engine).
 #include "device_services.hpp"
 
 #include <cuda_runtime_api.h>
@@ -12,7 +13,7 @@ namespace {
 gemm_status_t allocate(int device, std::size_t bytes, void **out) {
     device_guard guard;
     if (gemm_status_t s = guard.enter(device); s != GEMM_STATUS_SUCCESS) return s;
-    return cuda_status(cudaMalloc(out, bytes), "cudaMalloc (tuner operands)");
+    return cuda_status(cudaMalloc(out, bytes), "cudaMalloc (measured operands)");
 }
 
 void release(int device, void *ptr) {
@@ -24,14 +25,14 @@ void release(int device, void *ptr) {
 gemm_status_t copy(int device, void *dst, const void *src, std::size_t bytes) {
     device_guard guard;
     if (gemm_status_t s = guard.enter(device); s != GEMM_STATUS_SUCCESS) return s;
-    return cuda_status(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault), "cudaMemcpy (tuner)");
+    return cuda_status(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault), "cudaMemcpy (measured operands)");
 }
 
 gemm_status_t create_stream(int device, void **stream) {
     device_guard guard;
     if (gemm_status_t s = guard.enter(device); s != GEMM_STATUS_SUCCESS) return s;
     cudaStream_t made = nullptr;
-    gemm_status_t s = cuda_status(cudaStreamCreateWithFlags(&made, cudaStreamNonBlocking), "cudaStreamCreate (tuner)");
+    gemm_status_t s = cuda_status(cudaStreamCreateWithFlags(&made, cudaStreamNonBlocking), "cudaStreamCreate (measurement)");
     *stream = made;
     return s;
 }
@@ -71,8 +72,17 @@ std::size_t cache_bytes(int device) {
     return std::size_t(l2);
 }
 
-constexpr device_services cuda_services = {allocate, release, copy, create_stream,
-                                           destroy_stream, time_on_stream, cache_bytes};
+gemm_status_t pin(void *host, std::size_t bytes) {
+    return cuda_status(cudaHostRegister(host, bytes, cudaHostRegisterDefault), "cudaHostRegister");
+}
+
+void unpin(void *host) {
+    cudaHostUnregister(host);
+    cudaGetLastError();
+}
+
+constexpr device_services cuda_services = {allocate, release,     copy, create_stream, destroy_stream,
+                                           time_on_stream, cache_bytes, pin,  unpin};
 
 }  // namespace
 

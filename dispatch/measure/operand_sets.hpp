@@ -1,0 +1,90 @@
+// operand_sets.hpp: the operands a problem class is measured on: random values in [-1, 1], in
+// as many sets as it takes to exceed twice the cache of what computes, so that timed runs
+// taking the sets in turn do not find their inputs in cache; device copies for device
+// problems.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "dispatch/problem.hpp"
+#include "gemm/gemm.h"
+#include "problem_class.hpp"
+
+namespace gemm {
+
+class operand_sets {
+public:
+    explicit operand_sets(const problem_class &c);
+    ~operand_sets();
+    operand_sets(const operand_sets &) = delete;
+    operand_sets &operator=(const operand_sets &) = delete;
+
+    // Plans, allocates and fills the sets: INVALID_SIZE when an operand would span more than
+    // 2^63 - 1 bytes, ALLOC_FAILED when they cannot be allocated or would not fit this
+    // machine's memory (refused before allocating what would push it into the OOM killer).
+    gemm_status_t allocate();
+
+    const problem_class &problem_class_of() const { return class_; }
+    bool on_device() const { return class_.space != memory_space::host; }
+    std::size_t count() const { return sets_.size(); }
+
+    // The problem on the next set in turn: each timed run takes one.
+    const problem &next();
+    // The problem on set 0, for questions about the problem (supports, variants, its key).
+    const problem &first() const { return problems_.front(); }
+
+    // Before a checked run: set 0's C as the check expects it (its initial values, or NaN
+    // when beta = 0, so that a backend reading C shows), and set 0 next in turn.
+    gemm_status_t prepare_check();
+
+    // The problem on set 0 as host memory (a device C is copied back first): what the check
+    // reads after a checked run.
+    gemm_status_t checked_result(problem &view);
+
+    // What the reference reads: the problem's shape and set 0's host A, B and initial C.
+    const problem &base() const { return base_; }
+    const void *host_a() const;
+    const void *host_b() const;
+    const void *initial_c() const { return initial_c_.get(); }
+
+    int device() const { return class_.device; }
+    void *stream() const { return stream_; }
+
+private:
+    struct release_host {
+        void operator()(void *p) const { std::free(p); }
+    };
+    using host_buffer = std::unique_ptr<char, release_host>;
+
+    struct set {
+        host_buffer a, b, c;
+        void *host[3] = {};            // A, B, C inside them (maybe one element misaligned)
+        void *device_allocation[3] = {};
+        void *device[3] = {};
+    };
+
+    gemm_status_t plan();
+    std::optional<int64_t> leading_dim(int64_t rows, std::size_t element) const;
+    bool operand(std::optional<int64_t> ld, int64_t cols, std::size_t element, int64_t &ld_out,
+                 int64_t &stride_out, std::size_t &bytes_out) const;
+    gemm_status_t make_set(set &s, bool first);
+    gemm_status_t copy_to_device(set &s);
+    problem problem_on(const set &s) const;
+
+    problem_class class_;
+    problem base_;
+    std::vector<set> sets_;
+    std::vector<problem> problems_;  // the problem on each set
+    std::size_t next_ = 0;
+    host_buffer initial_c_, check_c_;
+    std::size_t bytes_[3] = {};      // A, B, C of the whole batch
+    std::vector<void *> pinned_;
+    void *stream_ = nullptr;
+};
+
+}  // namespace gemm

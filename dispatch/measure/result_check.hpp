@@ -1,0 +1,52 @@
+// result_check.hpp: whether a measured run computed the right C, by one tolerance rule: the
+// whole C against a double-precision loop when that is cheap (m·n·k·batch ≤ 2^27), else the
+// O(n²) check of BLIS, C·t against α·A·(B·t) + β·C₀·t for a random vector t.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "dispatch/problem.hpp"
+#include "gemm/gemm.h"
+#include "operand_sets.hpp"
+
+namespace gemm {
+
+struct check_outcome {
+    enum class verdict { ok, wrong, not_checked };
+    verdict result = verdict::not_checked;
+    const char *method = "";  // "reference" (every element) or "vector" (C·t)
+    double worst_ratio = 0;   // largest |error| / tolerance (ok while <= 1; NaN counts as infinite)
+    std::string detail;       // where the worst error is, when wrong
+};
+
+const char *verdict_name(check_outcome::verdict v);  // "ok", "WRONG", "not checked"
+
+class result_check {
+public:
+    // m·n·k·batch up to which every element is compared.
+    static constexpr double full_check_limit = double(int64_t(1) << 27);
+
+    // The expected values for set 0 of sets. tf32: f32 products may be formed from inputs
+    // rounded to TF32 (GEMM_ALLOW_TF32=1), which widens the tolerance.
+    gemm_status_t prepare(const operand_sets &sets, bool tf32);
+
+    // result: set 0's problem with C as computed (operand_sets::checked_result).
+    check_outcome judge(const problem &result) const;
+
+private:
+    double element_tolerance(double value, double c0) const;
+    double a_at(int64_t batch, int64_t i, int64_t l) const;
+    double b_at(int64_t batch, int64_t l, int64_t j) const;
+    double c0_at(int64_t batch, int64_t i, int64_t j) const;
+    void full_reference(int64_t batch);
+    void projected_reference(int64_t batch);
+
+    problem p_;
+    bool full_ = true, tf32_ = false;
+    const void *a_ = nullptr, *b_ = nullptr, *c0_ = nullptr;
+    std::vector<double> t_;          // the random vector of the projected check
+    std::vector<double> expected_;   // per element (full) or per row of C·t (projected)
+};
+
+}  // namespace gemm

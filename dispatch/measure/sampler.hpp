@@ -1,0 +1,55 @@
+// sampler.hpp: timing targets (a backend and variant, or auto) on a problem class: each
+// checked once, then warm-up and timed samples on rotated operand sets, the targets taking
+// turns in rounds so that a drifting machine (clocks, heat, a neighbour's load, another
+// runtime's spinning threads) drifts under all of them alike.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "dispatch/backend.hpp"
+#include "gemm/gemm.h"
+#include "operand_sets.hpp"
+#include "result_check.hpp"
+
+namespace gemm {
+
+// What a measured run calls: a backend and variant, as a call forced onto it runs, or (b
+// null) auto's choice, the tune cache's included.
+struct measure_target {
+    backend *b = nullptr;
+    std::string variant;
+
+    std::string label() const;  // "cpu_omp:avx2_f32_16x6", "cblas", "auto"
+};
+
+struct sample_settings {
+    double budget_ms = 1000;  // for every target and round together, warm-ups included
+    int min_samples = 3;      // per target, over all rounds: taken whatever the budget
+    int max_samples = 100;
+    int rounds = 1;
+    int warmup_samples = 1;   // before each round's samples; host warm-ups also last 150 ms
+    bool check = true;        // check every target's first run (else it is only timed)
+};
+
+struct measurement {
+    measure_target target;
+    gemm_status_t status = GEMM_STATUS_SUCCESS;  // of a failed run (not timed then)
+    std::string error;
+    check_outcome check;
+    bool timed = false;        // correct (or not checked) and timed
+    double median_us = 0, best_us = 0;
+    double spread = 0;         // median over the fastest sample, minus 1
+    double round_spread = 0;   // slowest round's median over the fastest's, minus 1 (rounds > 1)
+    int samples = 0;
+    int runs_per_sample = 1;   // short runs are timed back to back in one sample
+    std::string note;          // "one run (the checked one): longer than its budget"
+};
+
+// Measures every target on sets (allocated), checked against check when settings.check.
+// Timed with device events for device problems, the steady clock for host problems (which,
+// for a GPU backend, includes staging: the cost a host-pointer caller pays).
+std::vector<measurement> measure_targets(operand_sets &sets, const result_check &check,
+                                         const std::vector<measure_target> &targets, const sample_settings &settings);
+
+}  // namespace gemm

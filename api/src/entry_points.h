@@ -61,6 +61,8 @@ gemm_status_t api_backend_supports(const char *backend, const api_desc *desc);
 gemm_status_t api_backend_variants(const char *backend, const api_desc *desc, const char *const **ids,
                                    int64_t *count);
 gemm_status_t api_backend_get_traits(const char *backend, gemm_backend_traits_t *traits);
+gemm_status_t api_measure(const api_desc *desc, const char *const *backends, int64_t count,
+                          const gemm_measure_options_t *options, gemm_measurement_t *reports);
 /* A desc of a struct_size that does not hold every field this version reads. */
 gemm_status_t api_desc_too_small(int64_t struct_size);
 const char *api_status_text(int status);

@@ -163,3 +163,12 @@ gemm_status_t gemm_backend_variants(const char *backend, const gemm_desc_t *desc
 gemm_status_t gemm_backend_get_traits(const char *backend, gemm_backend_traits_t *traits) {
     return api_backend_get_traits(backend, traits);
 }
+
+gemm_status_t gemm_measure(const gemm_desc_t *desc, const char *const *backends, int64_t count,
+                           const gemm_measure_options_t *options, gemm_measurement_t *reports) {
+    api_desc d;
+    gemm_status_t s = GEMM_STATUS_SUCCESS;
+    int read = read_desc(desc, &d, &s);
+    if (read < 0) return s;
+    return api_measure(read ? &d : NULL, backends, count, options, reports);
+}

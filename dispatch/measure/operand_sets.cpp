@@ -103,9 +103,12 @@ gemm_status_t operand_sets::plan() {
     base_.space = c.space;
     base_.device = c.space == memory_space::host ? -1 : c.device;
     std::size_t ab = dtype_size(c.ab_type), cs = dtype_size(c.c_type);
-    bool ok = operand(leading_dim(base_.a_rows(), ab), base_.a_cols(), ab, base_.lda, base_.stride_a, bytes_[0]) &&
-              operand(leading_dim(base_.b_rows(), ab), base_.b_cols(), ab, base_.ldb, base_.stride_b, bytes_[1]) &&
-              operand(leading_dim(c.m, cs), c.n, cs, base_.ldc, base_.stride_c, bytes_[2]);
+    auto ld = [this](int64_t given, int64_t rows, std::size_t element) {
+        return given > 0 ? std::optional<int64_t>(given) : leading_dim(rows, element);
+    };
+    bool ok = operand(ld(c.lda, base_.a_rows(), ab), base_.a_cols(), ab, base_.lda, base_.stride_a, bytes_[0]) &&
+              operand(ld(c.ldb, base_.b_rows(), ab), base_.b_cols(), ab, base_.ldb, base_.stride_b, bytes_[1]) &&
+              operand(ld(c.ldc, c.m, cs), c.n, cs, base_.ldc, base_.stride_c, bytes_[2]);
     if (!ok)
         return set_error(GEMM_STATUS_INVALID_SIZE,
                          fmt::format("m = {}, n = {}, k = {}, batch_count = {}, ld_padding = {} make operands larger "

@@ -17,6 +17,7 @@ struct problem_class {
     int64_t batch = 1;
     int64_t ld_padding = 0;  // elements added to every leading dimension; -1: the least
                              // padding that keeps them 16-byte aligned (a padded key class)
+    int64_t lda = 0, ldb = 0, ldc = 0;  // given leading dimensions (0: rows plus ld_padding)
     bool aligned = true;     // false: operands start one element past a 64-byte boundary
     double alpha = 1.0;
     double beta = 0.0;

@@ -243,6 +243,61 @@ GEMM_API gemm_status_t gemm_backend_supports(const char *backend, const gemm_des
 GEMM_API gemm_status_t gemm_backend_variants(const char *backend, const gemm_desc_t *desc,
                                              const char *const **ids, int64_t *count);
 
+/* ---- Measurement ----------------------------------------------------------------------- */
+
+/* How gemm_measure times. Start from gemm_measure_options_init. */
+typedef struct gemm_measure_options {
+    int64_t struct_size;  /* sizeof(gemm_measure_options_t), set by gemm_measure_options_init */
+    double budget_ms;     /* per backend, its warm-ups and every round included (1000) */
+    int min_samples;      /* per backend, taken whatever the budget (3) */
+    int max_samples;      /* (100) */
+    int rounds;           /* the backends take turns this many times (3) */
+    int warmup_samples;   /* untimed samples before each round's (1); on the host warm-up also
+                             lasts 150 ms, while another runtime's idle threads spin down */
+    int check;            /* 1: each backend's first result is checked (1) */
+    int pinned;           /* 1: host operands page-locked, as cudaHostRegister makes them (0) */
+    double alpha, beta;   /* the scalars of the measured calls (1, 0) */
+} gemm_measure_options_t;
+
+GEMM_API void gemm_measure_options_init(gemm_measure_options_t *options);
+
+/* One backend as gemm_measure found it. Strings live until the next gemm_measure on this
+ * thread. */
+typedef struct gemm_measurement {
+    const char *backend;      /* as asked: "cpu_omp", "cuda_tiled:<variant>", "auto" */
+    gemm_status_t status;     /* GEMM_STATUS_SUCCESS, or what its run failed with */
+    const char *error;        /* the failure's message, or "" */
+    int checked;              /* 1 when its result was checked */
+    int correct;              /* 1 when checked and within the tolerance */
+    const char *check_method; /* "reference" (every element) or "vector" (C·t), or "" */
+    double check_ratio;       /* largest |error| / tolerance seen (<= 1 passes) */
+    const char *note;         /* where a wrong result is wrong, or a remark on the timing */
+    int timed;                /* 1 when it ran correctly (or unchecked) and was timed */
+    double median_us;         /* per call */
+    double best_us;
+    double spread;            /* median over the fastest sample, minus 1 */
+    double round_spread;      /* the slowest round's median over the fastest's, minus 1; -1
+                                 with fewer than two timed rounds */
+    int64_t samples;          /* timed samples */
+    int64_t runs_per_sample;  /* short calls are timed back to back in one sample */
+} gemm_measurement_t;
+
+/* Measures each of count backends ("name", "name:variant" or "auto", the selection a call
+ * makes without gemm_set_backend) on operands the library makes for desc: random values in
+ * [-1, 1], in as many sets as it takes to exceed twice the cache of what computes, each
+ * timed call taking the next. Each backend's first call is checked against a double-
+ * precision reference (every element when m·n·k·batch <= 2^27, else C·t against
+ * α·A·(B·t) + β·C₀·t for a random t; with β = 0 C starts as NaN, so a backend reading it
+ * shows); a wrong one is not timed. Then the backends take turns: in each round a warm-up
+ * and a share of the samples, the order of the round starting one further on. Device
+ * problems (desc->device >= 0) run on a stream of the library's and are timed with CUDA
+ * events, host problems with a steady clock around the call (staging included for GPU
+ * backends). Strided batches are measured with GEMM_DESC_TIGHT strides. A backend that cannot
+ * run the problem gets its status in its report; the call fails only for its own arguments
+ * or when the operands cannot be made. */
+GEMM_API gemm_status_t gemm_measure(const gemm_desc_t *desc, const char *const *backends, int64_t count,
+                                    const gemm_measure_options_t *options, gemm_measurement_t *reports);
+
 /* ---- Tuning ---------------------------------------------------------------------------- */
 
 /* A problem class to tune: the tuner allocates and fills its own operands. */

@@ -1,0 +1,107 @@
+// described_problem.cpp: from a gemm_desc_t to the canonical problem, through the same checks
+// a call makes.
+#include "described_problem.hpp"
+
+#include <cstdint>
+#include <optional>
+
+#include "dispatch/error.hpp"
+#include "dispatch/registry.hpp"
+#include "dispatch/size_math.hpp"
+
+namespace gemm {
+namespace {
+
+int64_t least_ld(int layout, int64_t rows, int64_t cols) {
+    return std::max<int64_t>(1, layout == GEMM_COL_MAJOR ? rows : cols);
+}
+
+// One stored matrix's span in elements, when the sizes are sane; 0 otherwise (check_call
+// then refuses the desc for the reason that made them insane).
+int64_t span(int layout, int64_t rows, int64_t cols, int64_t ld) {
+    if (rows <= 0 || cols <= 0 || ld <= 0) return 0;
+    bool col = layout == GEMM_COL_MAJOR;
+    std::optional<int64_t> s = span_elements(col ? cols : rows, ld, col ? rows : cols);
+    return s ? *s : 0;
+}
+
+// Pointers that say nothing but their alignment (no call reads through them).
+const void *pointer_aligned_to(int alignment) {
+    uintptr_t base = uintptr_t(1) << 30;
+    return reinterpret_cast<const void *>(base + uintptr_t(alignment > 0 && alignment < (1 << 30) ? alignment : 0));
+}
+
+// The call a desc stands for, with its defaults filled in.
+struct described_call {
+    user_call call{};
+    float alpha_f = 1, beta_f = 0;
+    double alpha_d = 1, beta_d = 0;
+};
+
+void fill_call(const api_desc &d, described_call &out) {
+    user_call &c = out.call;
+    c.layout = d.layout;
+    c.transa = d.transa;
+    c.transb = d.transb;
+    c.m = d.m;
+    c.n = d.n;
+    c.k = d.k;
+    c.a_type = d.a_type;
+    c.b_type = d.b_type;
+    c.c_type = d.c_type;
+    c.compute = d.compute;
+    bool an = d.transa == GEMM_OP_N, bn = d.transb == GEMM_OP_N;
+    int64_t a_rows = an ? d.m : d.k, a_cols = an ? d.k : d.m, b_rows = bn ? d.k : d.n, b_cols = bn ? d.n : d.k;
+    c.lda = d.lda ? d.lda : least_ld(d.layout, a_rows, a_cols);
+    c.ldb = d.ldb ? d.ldb : least_ld(d.layout, b_rows, b_cols);
+    c.ldc = d.ldc ? d.ldc : least_ld(d.layout, d.m, d.n);
+    c.batch = d.batch;
+    bool batched = d.batch > 1;
+    c.stride_a = !batched ? 0 : d.stride_a == GEMM_DESC_TIGHT ? span(d.layout, a_rows, a_cols, c.lda) : d.stride_a;
+    c.stride_b = !batched ? 0 : d.stride_b == GEMM_DESC_TIGHT ? span(d.layout, b_rows, b_cols, c.ldb) : d.stride_b;
+    c.stride_c = !batched ? 0 : d.stride_c == GEMM_DESC_TIGHT ? span(d.layout, d.m, d.n, c.ldc) : d.stride_c;
+    bool f64 = d.compute == GEMM_F64;
+    out.beta_f = d.beta_zero ? 0.0f : 1.0f;
+    out.beta_d = d.beta_zero ? 0.0 : 1.0;
+    c.alpha = f64 ? static_cast<const void *>(&out.alpha_d) : &out.alpha_f;
+    c.beta = f64 ? static_cast<const void *>(&out.beta_d) : &out.beta_f;
+    c.a = c.b = pointer_aligned_to(d.alignment);
+    c.c = const_cast<void *>(pointer_aligned_to(d.alignment));
+    c.entry = api_entry_desc;
+}
+
+}  // namespace
+
+gemm_status_t problem_of(const api_desc &d, problem &p) {
+    if (d.alignment <= 0 || (d.alignment & (d.alignment - 1)) != 0)
+        return set_error(GEMM_STATUS_INVALID_VALUE,
+                         "gemm_desc_t: alignment = " + std::to_string(d.alignment) + " must be a power of 2");
+    if (d.device < -1)
+        return set_error(GEMM_STATUS_INVALID_VALUE,
+                         "gemm_desc_t: device = " + std::to_string(d.device) + " must be -1 (host) or an ordinal");
+    described_call dc;
+    fill_call(d, dc);
+    if (gemm_status_t s = check_call(dc.call); s != GEMM_STATUS_SUCCESS) return s;
+    p = canonicalize(dc.call);
+    p.space = d.device < 0 ? memory_space::host : memory_space::device;
+    p.device = d.device;
+    return GEMM_STATUS_SUCCESS;
+}
+
+gemm_status_t backend_named(const char *spec, backend *&b, std::string &variant, bool any_machine) {
+    if (!spec) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 1: backend is NULL", 1);
+    std::string name = spec;
+    if (auto colon = name.find(':'); colon != std::string::npos) {
+        variant = name.substr(colon + 1);
+        name.resize(colon);
+    }
+    b = find_backend(name);
+    if (!b) return set_error(GEMM_STATUS_UNKNOWN_BACKEND, "no backend named '" + name + "' in this build", 1);
+    if (const verdict &v = b->available(); !v.ok && !any_machine)
+        return set_error(GEMM_STATUS_BACKEND_UNAVAILABLE, "backend '" + name + "' is unavailable: " + v.reason, 1);
+    if (!b->knows_variant(variant))
+        return set_error(GEMM_STATUS_INVALID_VALUE, "backend '" + name + "' has no variant '" + variant + "'", 1);
+    return GEMM_STATUS_SUCCESS;
+}
+
+}  // namespace gemm

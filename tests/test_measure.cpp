@@ -1,0 +1,131 @@
+// test_measure.cpp: gemm_measure, the library's measurement engine as callers use it: each
+// backend checked, then timed in rounds; reports, statuses and argument errors.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "harness.hpp"
+
+using namespace gemm_test;
+
+namespace {
+
+gemm_desc_t plain(gemm_dtype_t t, int64_t m, int64_t n, int64_t k) {
+    gemm_desc_t d;
+    gemm_desc_init(&d, t, GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_T, m, n, k);
+    return d;
+}
+
+gemm_measure_options_t quick() {
+    gemm_measure_options_t o;
+    gemm_measure_options_init(&o);
+    o.budget_ms = 20;
+    return o;
+}
+
+bool contains(const std::string &text, const std::string &part) { return text.find(part) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("measure: every backend named is checked and timed, or says why not") {
+    gemm_desc_t d = plain(GEMM_F32, 64, 48, 32);
+    gemm_measure_options_t o = quick();
+    const char *names[] = {"cpu_ref", "cpu_omp", "auto", "nosuch", "cpu_omp:generic_f32_8x4", "cpu_omp:nosuch"};
+    gemm_measurement_t r[6];
+    REQUIRE(gemm_measure(&d, names, 6, &o, r) == GEMM_STATUS_SUCCESS);
+    for (int i : {0, 1, 2, 4}) {
+        INFO(names[i] << ": " << r[i].error << " " << r[i].note);
+        CHECK(std::string(r[i].backend) == names[i]);
+        CHECK(r[i].status == GEMM_STATUS_SUCCESS);
+        CHECK(r[i].checked == 1);
+        CHECK(r[i].correct == 1);
+        CHECK(std::string(r[i].check_method) == "reference");
+        CHECK(r[i].check_ratio <= 1.0);
+        CHECK(r[i].timed == 1);
+        CHECK(r[i].samples >= o.min_samples);
+        CHECK(r[i].samples <= o.max_samples);
+        CHECK(r[i].runs_per_sample >= 1);
+        CHECK(r[i].best_us > 0);
+        CHECK(r[i].median_us >= r[i].best_us);
+        CHECK(r[i].spread >= 0);
+        CHECK(r[i].round_spread >= 0);  // three rounds
+    }
+    CHECK(r[3].status == GEMM_STATUS_UNKNOWN_BACKEND);
+    CHECK(contains(r[3].error, "nosuch"));
+    CHECK(r[3].timed == 0);
+    CHECK(r[5].status == GEMM_STATUS_INVALID_VALUE);
+    CHECK(r[5].timed == 0);
+}
+
+TEST_CASE("measure: a backend that cannot serve the problem gets its status; beta = 0 does not read C") {
+    gemm_desc_t d = plain(GEMM_F16, 33, 17, 9);
+    d.beta_zero = 1;  // C starts as NaN in the checked run: a backend reading it is WRONG
+    gemm_measure_options_t o = quick();
+    const char *names[] = {"cpu_omp", "cpu_ref"};
+    gemm_measurement_t r[2];
+    REQUIRE(gemm_measure(&d, names, 2, &o, r) == GEMM_STATUS_SUCCESS);
+    CHECK(r[0].status == GEMM_STATUS_NOT_SUPPORTED);
+    CHECK(contains(r[0].error, "f16"));
+    CHECK(r[0].timed == 0);
+    CHECK(r[1].correct == 1);
+    CHECK(r[1].timed == 1);
+}
+
+TEST_CASE("measure: large products are checked with the vector check, batches and f64 too") {
+    gemm_desc_t big = plain(GEMM_F64, 600, 600, 400);  // m n k above 2^27
+    gemm_measure_options_t o = quick();
+    o.rounds = 1;
+    o.min_samples = 1;
+    const char *omp[] = {"cpu_omp"};
+    gemm_measurement_t r[1];
+    REQUIRE(gemm_measure(&big, omp, 1, &o, r) == GEMM_STATUS_SUCCESS);
+    CHECK(std::string(r[0].check_method) == "vector");
+    CHECK(r[0].correct == 1);
+    CHECK(r[0].round_spread == -1);  // one round
+    gemm_desc_t batch = plain(GEMM_F32, 20, 12, 7);
+    batch.batch_count = 5;
+    batch.layout = GEMM_COL_MAJOR;
+    REQUIRE(gemm_measure(&batch, omp, 1, &o, r) == GEMM_STATUS_SUCCESS);
+    CHECK(r[0].correct == 1);
+}
+
+TEST_CASE("measure: argument errors") {
+    gemm_desc_t d = plain(GEMM_F32, 8, 8, 8);
+    gemm_measure_options_t o = quick();
+    const char *names[] = {"cpu_ref"};
+    gemm_measurement_t r[1];
+    CHECK(gemm_measure(nullptr, names, 1, &o, r) == GEMM_STATUS_INVALID_POINTER);
+    CHECK(gemm_measure(&d, nullptr, 1, &o, r) == GEMM_STATUS_INVALID_POINTER);
+    CHECK(gemm_measure(&d, names, -1, &o, r) == GEMM_STATUS_INVALID_SIZE);
+    CHECK(gemm_measure(&d, names, 1, &o, nullptr) == GEMM_STATUS_INVALID_POINTER);
+    gemm_measure_options_t bad = o;
+    bad.struct_size = 8;
+    CHECK(gemm_measure(&d, names, 1, &bad, r) == GEMM_STATUS_INVALID_VALUE);
+    bad = o;
+    bad.rounds = 0;
+    CHECK(gemm_measure(&d, names, 1, &bad, r) == GEMM_STATUS_INVALID_VALUE);
+    bad = o;
+    bad.max_samples = 1;  // below min_samples
+    CHECK(gemm_measure(&d, names, 1, &bad, r) == GEMM_STATUS_INVALID_VALUE);
+    gemm_desc_t zero = d;
+    zero.beta_zero = 1;
+    bad = o;
+    bad.beta = 0.5;
+    CHECK(gemm_measure(&zero, names, 1, &bad, r) == GEMM_STATUS_INVALID_VALUE);
+    gemm_desc_t strided = d;
+    strided.batch_count = 2;
+    strided.stride_a = 0;
+    CHECK(gemm_measure(&strided, names, 1, &o, r) == GEMM_STATUS_NOT_SUPPORTED);
+    gemm_desc_t wrong = d;
+    wrong.lda = 1;
+    CHECK(gemm_measure(&wrong, names, 1, &o, r) == GEMM_STATUS_INVALID_LEADING_DIM);
+    CHECK(contains(gemm_last_error(), "gemm_desc_t: lda = 1"));
+    CHECK(gemm_measure(&d, names, 0, &o, r) == GEMM_STATUS_SUCCESS);  // nothing to measure
+    gemm_desc_t on_device = d;
+    on_device.device = 0;
+    bool has_device = false;
+    for (const backend_entry &b : all_backends()) has_device |= b.name == "cublas" && b.available;
+    if (!has_device) CHECK(gemm_measure(&on_device, names, 1, &o, r) != GEMM_STATUS_SUCCESS);
+}

@@ -36,7 +36,7 @@ TEST_CASE("measure: every backend named is checked and timed, or says why not") 
     gemm_measurement_t r[6];
     REQUIRE(gemm_measure(&d, names, 6, &o, r) == GEMM_STATUS_SUCCESS);
     for (int i : {0, 1, 2, 4}) {
-        INFO(names[i] << ": " << r[i].error << " " << r[i].note);
+        INFO(std::string(names[i]) << ": " << std::string(r[i].error) << " " << std::string(r[i].note));
         CHECK(std::string(r[i].backend) == names[i]);
         CHECK(r[i].status == GEMM_STATUS_SUCCESS);
         CHECK(r[i].checked == 1);

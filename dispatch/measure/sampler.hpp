@@ -25,7 +25,8 @@ struct measure_target {
 
 struct sample_settings {
     double budget_ms = 1000;  // for every target and round together, warm-ups included
-    int min_samples = 3;      // per target, over all rounds: taken whatever the budget
+    int min_samples = 3;      // per target, over all rounds: taken whatever the budget, unless
+                              // one run alone is longer than it (then one sample of one run)
     int max_samples = 100;
     int rounds = 1;
     int warmup_samples = 1;   // before each round's samples; host warm-ups also last 150 ms
@@ -43,7 +44,7 @@ struct measurement {
     double round_spread = 0;   // slowest round's median over the fastest's, minus 1 (rounds > 1)
     int samples = 0;
     int runs_per_sample = 1;   // short runs are timed back to back in one sample
-    std::string note;          // "one run (the checked one): longer than its budget"
+    std::string note;          // "one sample of one run: a run is longer than the budget"
 };
 
 // Measures every target on sets (allocated), checked against check when settings.check.

@@ -249,7 +249,8 @@ GEMM_API gemm_status_t gemm_backend_variants(const char *backend, const gemm_des
 typedef struct gemm_measure_options {
     int64_t struct_size;  /* sizeof(gemm_measure_options_t), set by gemm_measure_options_init */
     double budget_ms;     /* per backend, its warm-ups and every round included (1000) */
-    int min_samples;      /* per backend, taken whatever the budget (3) */
+    int min_samples;      /* per backend, taken whatever the budget, unless one call alone
+                             outlasts it: then one sample of one call (3) */
     int max_samples;      /* (100) */
     int rounds;           /* the backends take turns this many times (3) */
     int warmup_samples;   /* untimed samples before each round's (1); on the host warm-up also

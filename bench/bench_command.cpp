@@ -10,25 +10,19 @@
 #include <string>
 #include <vector>
 
-#include "backend_measure.hpp"
 #include "bench_options.hpp"
-#include "call_target.hpp"
 #include "cli_args.hpp"
 #include "commands.hpp"
 #include "cpu_info.hpp"
-#include "device_buffers.hpp"
+#include "device_info.hpp"
 #include "gemm/gemm.h"
 #include "library_config.hpp"
-#include "operands.hpp"
 #include "peak_probe.hpp"
 #include "problem_args.hpp"
 #include "report.hpp"
 
 namespace gemm_cli {
 namespace {
-
-// Fixed, so that two runs time the same numbers.
-constexpr uint64_t operand_seed = 20240611;
 
 struct roofline_peaks {
     double f32_gflops = 0, f64_gflops = 0, gbs = 0;
@@ -128,10 +122,8 @@ struct bench_run {
     std::string baseline;
     roofline_peaks peaks;
     cpu_info cpu;
-    timing_settings timing;
-    // Device runs only: the device, and the stream the library enqueues on, timed by events.
-    device_properties device;
-    std::unique_ptr<device_stream_timer> device_timer;
+    device_properties device;  // device runs only
+    bool on_device = false;
     output_file csv, json;
     std::FILE *text = stdout;  // the table and its comments; null when stdout takes CSV or JSON
     std::vector<bench_row> rows;
@@ -156,34 +148,70 @@ void emit_row(bench_run &run, bench_row row, const bench_row &baseline_row) {
     run.rows.push_back(std::move(row));
 }
 
+gemm_desc_t desc_of(const gemm_case &c, int device) {
+    gemm_desc_t d;
+    gemm_desc_init(&d, c.dtype, c.layout, c.op_a, c.op_b, c.shape.m, c.shape.n, c.shape.k);
+    d.batch_count = c.batch;
+    d.device = device;
+    d.beta_zero = c.beta == 0.0;
+    return d;
+}
+
+gemm_measure_options_t measure_options(const bench_options &o, const gemm_case &c) {
+    gemm_measure_options_t m;
+    gemm_measure_options_init(&m);
+    m.budget_ms = o.budget_ms;
+    m.min_samples = 1;  // the budget decides, the first round takes one at least
+    m.max_samples = int(std::min<int64_t>(o.reps, 1 << 30));
+    m.rounds = int(std::min<int64_t>(o.rounds, 1 << 30));
+    m.warmup_samples = int(std::min<int64_t>(o.warmup, 1 << 30));
+    m.pinned = o.pinned ? 1 : 0;
+    m.alpha = c.alpha;
+    m.beta = c.beta;
+    return m;
+}
+
+bench_row row_of(const gemm_case &c, const gemm_measurement_t &r) {
+    bench_row row;
+    row.backend = r.backend;
+    row.problem = c;
+    row.status = status_name(r.status);
+    if (r.status != GEMM_STATUS_SUCCESS) row.note = row.status + ": " + r.error;
+    row.check.verdict = !r.checked ? check_verdict::skipped : r.correct ? check_verdict::ok : check_verdict::wrong;
+    row.check.method = r.check_method;
+    row.check.worst_ratio = r.check_ratio;
+    if (row.check.verdict == check_verdict::wrong) row.note = r.note;
+    else if (*r.note) row.note = r.note;
+    row.timed = r.timed != 0;
+    row.reps = r.samples;
+    row.calls_per_rep = r.runs_per_sample;
+    row.median_s = r.median_us * 1e-6;
+    row.best_s = r.best_us * 1e-6;
+    row.round_spread = r.round_spread;
+    return row;
+}
+
+// Every backend of the case through the library's measurement engine (gemm_measure): each
+// checked, then timed in rounds, taking turns.
 void bench_case(bench_run &run, const gemm_case &c) {
-    // Operands rotate through more than twice the cache of whatever runs the calls.
-    int64_t cache_bytes = run.device_timer ? run.device.l2_bytes : run.cpu.last_level_cache_bytes;
-    operand_pool pool(c, cache_bytes, operand_seed);
-    std::vector<host_pin> pins;  // --memory pinned: unlocked before the pool is freed
-    for (std::size_t i = 0; run.options.pinned && i < pool.size(); ++i)
-        for (aligned_buffer *buf : {&pool.at(i).a, &pool.at(i).b, &pool.at(i).c})
-            pins.emplace_back(buf->data(), buf->bytes());
-    std::unique_ptr<call_target> target;
-    if (run.device_timer) target = std::make_unique<device_target>(c, pool, *run.device_timer);
-    else target = std::make_unique<host_target>(c, pool);
-    reference_result reference;
-    bool use_reference = reference_affordable(c);
-    if (use_reference) reference = reference_compute(c, pool);
-    std::vector<backend_measurement> measured;
-    for (const std::string &backend : run.backends) {
-        // cpu_ref is the reference itself: it gets the independent vector check instead.
-        const reference_result *ref = use_reference && backend != "cpu_ref" ? &reference : nullptr;
-        measured.emplace_back(c, pool, *target, ref, backend);
-    }
-    // The backends take turns, round after round, each round starting one backend further on,
-    // so that none is always the first (or the last) after a switch.
-    const std::size_t n = measured.size();
-    for (int64_t round = 0; round < run.timing.rounds; ++round)
-        for (std::size_t i = 0; i < n; ++i) measured[(i + std::size_t(round)) % n].time_round(*target, run.timing, round);
+    gemm_desc_t d = desc_of(c, run.on_device ? run.options.device : -1);
+    gemm_measure_options_t options = measure_options(run.options, c);
+    std::vector<const char *> names;
+    for (const std::string &b : run.backends) names.push_back(b.c_str());
+    std::vector<gemm_measurement_t> found(names.size());
+    gemm_status_t s = gemm_measure(&d, names.data(), int64_t(names.size()), &options, found.data());
+    std::string error = s == GEMM_STATUS_SUCCESS ? "" : gemm_last_error();
     bench_row baseline_row;
-    for (std::size_t i = 0; i < n; ++i) {
-        bench_row row = measured[i].finish();
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        bench_row row;
+        if (s == GEMM_STATUS_SUCCESS) {
+            row = row_of(c, found[i]);
+        } else {  // no operands, or the case itself refused: every row says why
+            row.backend = names[i];
+            row.problem = c;
+            row.status = status_name(s);
+            row.note = row.status + ": " + error;
+        }
         if (run.backends[i] == run.baseline) baseline_row = row;
         emit_row(run, std::move(row), baseline_row);
     }
@@ -204,10 +232,10 @@ void print_preamble(std::FILE *out, const bench_run &run, const std::string &com
                  gemm_version(), run.cpu.model.c_str(), run.cpu.logical_cpus, run.cpu.openmp_threads,
                  cpu_info_isa_list(run.cpu).c_str(), static_cast<long long>(run.cpu.last_level_cache_bytes >> 10));
     std::fprintf(out, "# reproduce: %s\n", command.c_str());
-    if (run.device_timer) {
+    if (run.on_device) {
         const device_properties &d = run.device;
         std::fprintf(out, "# device %d: %s, compute capability %d.%d, %d SMs, L2 %lld KiB, %.1f GiB; device pointers,\n"
-                     "#   calls enqueued on the library's stream (gemm_set_stream) and timed with CUDA events\n",
+                     "#   calls enqueued on a stream of the library's measurement and timed with CUDA events\n",
                      d.ordinal, d.name.c_str(), d.major, d.minor, d.sm_count, static_cast<long long>(d.l2_bytes >> 10),
                      double(d.memory_bytes) / double(int64_t(1) << 30));
     }
@@ -218,13 +246,14 @@ void print_preamble(std::FILE *out, const bench_run &run, const std::string &com
         std::fprintf(out, "# peak compute: f32/f16/bf16 %.1f GFLOP/s, f64 %.1f GFLOP/s (%s)\n", p.f32_gflops,
                      p.f64_gflops, p.compute_source.c_str());
     else std::fprintf(out, "# peak compute: unknown (not measured%s, no --peak-gflops)\n",
-                      run.device_timer ? ": the probes measure the host" : "");
+                      run.on_device ? ": the probes measure the host" : "");
     if (p.gbs > 0) std::fprintf(out, "# peak bandwidth: %.1f GB/s (%s)\n", p.gbs, p.bandwidth_source.c_str());
     else std::fprintf(out, "# peak bandwidth: unknown (not measured, no --peak-gbs)\n");
     std::fprintf(out, "# baseline: %s (ratio = median time of %s / median time of the row's backend)\n",
                  run.baseline.c_str(), run.baseline.c_str());
-    std::fprintf(out, "# check: against cpu_ref when m*n*k*batch <= 2^27, else C·t vs alpha·A·(B·t) + beta·C0·t%s\n",
-                 run.device_timer ? "\n#   (on the host, of C copied back from the device)" : "");
+    std::fprintf(out, "# check: every element against a double-precision loop when m*n*k*batch <= 2^27, else\n"
+                      "#   C·t vs alpha·A·(B·t) + beta·C0·t (gemm_measure)%s\n",
+                 run.on_device ? "; on the host, of C copied back from the device" : "");
     std::fprintf(out, "# AI = flops / bytes of A and B read and C written%s; roof = min(peak, AI x bandwidth)\n",
                  run.options.beta != 0.0 ? " and read" : "");
     report_table_header(out);
@@ -233,7 +262,7 @@ void print_preamble(std::FILE *out, const bench_run &run, const std::string &com
 void print_epilogue(std::FILE *out, const bench_run &run, const run_summary &summary) {
     const bench_options &o = run.options;
     std::fprintf(out, "# peak memory (ru_maxrss): %.1f MiB%s\n", summary.peak_rss_mib,
-                 o.measure_peak && o.peak_gbs <= 0 && !run.device_timer ? ", including the bandwidth probe's arrays" : "");
+                 o.measure_peak && o.peak_gbs <= 0 && !run.on_device ? ", including the bandwidth probe's arrays" : "");
     if (run.any_above_roofline)
         std::fprintf(out, "# note: some rows exceed 100%% of the roofline: the peaks are too low (measured on a busy\n"
                           "#       machine, or with fewer threads than the backends use); give --peak-gflops/--peak-gbs\n");
@@ -313,12 +342,12 @@ bool configuration_usable() {
     return false;
 }
 
-// Selects the device and gives the library a stream to enqueue on; false (with the reason
-// on stderr) when the build or the machine has no usable CUDA device.
+// The device the run measures on; false (with the reason on stderr) when the build or the
+// machine has no usable CUDA device.
 bool open_device(bench_run &run) {
     try {
         run.device = device_select(run.options.device);
-        run.device_timer = std::make_unique<device_stream_timer>();
+        run.on_device = true;
         return true;
     } catch (const device_error &e) {
         std::fprintf(stderr, "gemm bench: ERROR: %s\n", e.what());
@@ -352,17 +381,11 @@ int bench_command(int argc, char **argv, int first) {
     }
     bench_run run{options};
     run.cpu = cpu_info_read();
-    run.timing = {options.warmup, options.reps, options.budget_ms * 1e-3, options.rounds};
     run.csv = output_open(options.csv_path, "--csv");
     run.json = output_open(options.json_path, "--json");
     if (run.csv.get() == stdout || run.json.get() == stdout) run.text = nullptr;
     if (options.device >= 0 && !open_device(run)) return exit_failure;
-    try {
-        return bench_measure_all(run, argc, argv);
-    } catch (const device_error &e) {
-        std::fprintf(stderr, "gemm bench: ERROR: device: %s\n", e.what());
-        return exit_failure;
-    }
+    return bench_measure_all(run, argc, argv);
 }
 
 }  // namespace gemm_cli

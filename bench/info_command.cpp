@@ -9,7 +9,7 @@
 #include "cli_args.hpp"
 #include "commands.hpp"
 #include "cpu_info.hpp"
-#include "device_buffers.hpp"
+#include "device_info.hpp"
 #include "gemm/gemm.h"
 #include "json_writer.hpp"
 #include "info_variants.hpp"

@@ -6,6 +6,16 @@
 #include "json_writer.hpp"
 
 namespace gemm_cli {
+
+const char *check_verdict_name(check_verdict v) {
+    switch (v) {
+    case check_verdict::ok: return "ok";
+    case check_verdict::wrong: return "WRONG";
+    case check_verdict::skipped: return "skipped";
+    }
+    return "?";
+}
+
 namespace {
 
 // "-" for a figure that is not known, so columns stay aligned and nothing reads as zero.
@@ -71,7 +81,7 @@ void report_csv_row(std::FILE *out, const bench_row &r, const std::string &basel
                  number(r.ratio, "%.4g", r.ratio > 0).c_str(), number(r.intensity(), "%.4g", true).c_str(),
                  number(r.roofline_gflops, "%.6g", roof).c_str(),
                  number(roofline_percent(r), "%.4g", roof && r.timed).c_str(), r.status.c_str(),
-                 csv_field(r.note + (r.check.detail.empty() ? "" : " " + r.check.detail)).c_str(),
+                 csv_field(r.note).c_str(),
                  number(100 * r.round_spread, "%.4g", r.round_spread >= 0).c_str());
     std::fflush(out);
 }
@@ -87,7 +97,7 @@ void json_row(json_writer &w, const bench_row &r) {
     w.key("m").integer(c.shape.m).key("n").integer(c.shape.n).key("k").integer(c.shape.k);
     w.key("batch").integer(c.batch).key("alpha").number(c.alpha).key("beta").number(c.beta);
     w.key("check").string(check_verdict_name(r.check.verdict)).key("check_method").string(r.check.method);
-    w.key("check_worst_ratio").number(r.check.worst_ratio).key("check_detail").string(r.check.detail);
+    w.key("check_worst_ratio").number(r.check.worst_ratio);
     w.key("reps").integer(r.reps).key("calls_per_rep").integer(r.calls_per_rep);
     w.key("median_ms").number(r.median_s * 1e3, r.timed).key("best_ms").number(r.best_s * 1e3, r.timed);
     w.key("gflops").number(r.gflops(), r.timed).key("gflops_best").number(r.gflops_best(), r.timed);

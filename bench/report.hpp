@@ -7,9 +7,19 @@
 #include <vector>
 
 #include "gemm_case.hpp"
-#include "result_check.hpp"
 
 namespace gemm_cli {
+
+enum class check_verdict { ok, wrong, skipped };
+
+// How a row's result was checked (by gemm_measure).
+struct check_result {
+    check_verdict verdict = check_verdict::skipped;
+    std::string method;       // "reference" or "vector"
+    double worst_ratio = 0;   // largest |error| / tolerance seen (ok while <= 1)
+};
+
+const char *check_verdict_name(check_verdict v);  // "ok", "WRONG", "skipped"
 
 struct bench_row {
     std::string backend;

@@ -65,12 +65,40 @@ gemm_status_t run_builtin_instead(const problem &p, choice &c, run_context &ctx)
 
 }  // namespace
 
-gemm_status_t run_selection(const problem &p, const selection &sel, run_context &ctx) {
-    choice c = choose_backend(p, sel, false);
-    if (!c.chosen) return set_error(c.status, c.message);
+namespace {
+
+// The choice, the run and, with GEMM_VERBOSE and traced, its trace line.
+gemm_status_t choose_and_run(const problem &p, const selection &sel, const call_shape &call, run_context &ctx,
+                             bool traced) {
+    const int verbose = traced ? settings().verbose : 0;
+    choice c = choose_backend(p, sel, verbose >= 2);
+    if (!c.chosen) {
+        gemm_status_t s = set_error(c.status, c.message);
+        if (verbose) trace(p, call, c, ctx, s, 0);
+        return s;
+    }
+    // The clock is read only for the trace: nothing on the hot path without GEMM_VERBOSE.
+    std::chrono::steady_clock::time_point start;
+    if (verbose) start = std::chrono::steady_clock::now();
     gemm_status_t s = c.chosen->run(p, c.variant, ctx);
     if (s == GEMM_STATUS_NOT_SUPPORTED && c.from_tune_cache()) s = run_builtin_instead(p, c, ctx);
+    if (verbose) {
+        std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+        trace(p, call, c, ctx, s, elapsed.count());
+    }
     return s;
+}
+
+// A measured run traces the canonical problem: column-major, ops N or T.
+call_shape canonical_shape(const problem &p) {
+    auto op = [](transpose t) { return t == transpose::n ? GEMM_OP_N : GEMM_OP_T; };
+    return {GEMM_COL_MAJOR, op(p.op_a), op(p.op_b), p.m, p.n, p.k, p.lda, p.ldb, p.ldc};
+}
+
+}  // namespace
+
+gemm_status_t run_selection(const problem &p, const selection &sel, run_context &ctx, bool traced) {
+    return choose_and_run(p, sel, canonical_shape(p), ctx, traced);
 }
 
 gemm_status_t dispatch(const problem &p, const call_shape &call) {
@@ -79,24 +107,8 @@ gemm_status_t dispatch(const problem &p, const call_shape &call) {
     const selection &sel = current_selection();
     if (sel.error != GEMM_STATUS_SUCCESS) return set_error(sel.error, sel.error_message);
     if (p.m == 0 || p.n == 0 || p.batch == 0) return GEMM_STATUS_SUCCESS;  // BLAS quick return
-
-    choice c = choose_backend(p, sel, env.verbose >= 2);
     run_context ctx;
-    if (!c.chosen) {
-        gemm_status_t s = set_error(c.status, c.message);
-        if (env.verbose) trace(p, call, c, ctx, s, 0);
-        return s;
-    }
-    // The clock is read only for the trace: nothing on the hot path without GEMM_VERBOSE.
-    std::chrono::steady_clock::time_point start;
-    if (env.verbose) start = std::chrono::steady_clock::now();
-    gemm_status_t s = c.chosen->run(p, c.variant, ctx);
-    if (s == GEMM_STATUS_NOT_SUPPORTED && c.from_tune_cache()) s = run_builtin_instead(p, c, ctx);
-    if (env.verbose) {
-        std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
-        trace(p, call, c, ctx, s, elapsed.count());
-    }
-    return s;
+    return choose_and_run(p, sel, call, ctx, true);
 }
 
 }  // namespace gemm

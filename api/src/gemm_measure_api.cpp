@@ -114,6 +114,7 @@ gemm_status_t measure(const api_desc *d, const char *const *names, int64_t count
     s.rounds = o.rounds;
     s.warmup_samples = o.warmup_samples;
     s.check = o.check != 0;
+    s.traced = true;  // the caller's own calls: GEMM_VERBOSE shows what each ran
     std::vector<measurement> found = measure_targets(sets, check, targets, s);
     for (std::size_t k = 0; k < found.size(); ++k) {
         gemm_measurement_t &r = reports[slot[k]];
@@ -128,7 +129,7 @@ gemm_status_t measure(const api_desc *d, const char *const *names, int64_t count
         r.median_us = found[k].median_us;
         r.best_us = found[k].best_us;
         r.spread = found[k].spread;
-        r.round_spread = found[k].samples > 0 && o.rounds > 1 ? found[k].round_spread : -1;
+        r.round_spread = found[k].round_spread;
         r.samples = found[k].samples;
         r.runs_per_sample = found[k].runs_per_sample;
     }

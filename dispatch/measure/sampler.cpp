@@ -52,13 +52,15 @@ struct runner {
     operand_sets &sets;
     selection sel;
     run_context ctx;
+    bool traced = false;
     int count = 1;  // runs in the next sample
 };
 
 gemm_status_t run_count(void *state) {
     auto *r = static_cast<runner *>(state);
     for (int i = 0; i < r->count; ++i)
-        if (gemm_status_t s = run_selection(r->sets.next(), r->sel, r->ctx); s != GEMM_STATUS_SUCCESS) return s;
+        if (gemm_status_t s = run_selection(r->sets.next(), r->sel, r->ctx, r->traced); s != GEMM_STATUS_SUCCESS)
+            return s;
     return GEMM_STATUS_SUCCESS;
 }
 
@@ -139,10 +141,14 @@ bool warm_up(target_state &t, int samples, int count) {
 // budget (but at least its share of min_samples).
 void time_round(target_state &t, const sample_settings &s, int round, int rounds, double round_budget_ms) {
     if (!t.timing) return;
-    auto deadline = clock_type::now() + std::chrono::duration<double, std::milli>(round_budget_ms);
+    const auto start = clock_type::now();
     const bool device = t.run->sets.on_device();
     if (round == 0) t.times.clear();  // the checked run is not a sample
     if (!warm_up(t, s.warmup_samples, runs_per_sample(t.estimate_us, device))) return;
+    // The samples keep at least three quarters of the round's budget, however long the
+    // warm-up (150 ms on the host) took.
+    using ms = std::chrono::duration<double, std::milli>;
+    const auto deadline = std::max(start + ms(round_budget_ms), clock_type::now() + ms(0.75 * round_budget_ms));
     // Fixed in the first round from the fastest run seen, so that every sample is alike.
     if (round == 0) t.m.runs_per_sample = runs_per_sample(t.estimate_us, device);
     const int rounds_left = rounds - round, taken = int(t.times.size());
@@ -181,6 +187,7 @@ void finish(target_state &t) {
     t.m.median_us = median(t.times);
     t.m.best_us = *std::min_element(t.times.begin(), t.times.end());
     t.m.spread = t.m.best_us > 0 ? t.m.median_us / t.m.best_us - 1 : 0;
+    t.m.round_spread = -1;
     if (t.round_medians.size() >= 2) {
         auto [low, high] = std::minmax_element(t.round_medians.begin(), t.round_medians.end());
         t.m.round_spread = *low > 0 ? *high / *low - 1 : 0;
@@ -198,7 +205,7 @@ std::vector<measurement> measure_targets(operand_sets &sets, const result_check 
                                          const std::vector<measure_target> &targets, const sample_settings &s) {
     std::vector<target_state> state(targets.size());
     for (std::size_t i = 0; i < targets.size(); ++i) {
-        state[i].run = std::make_unique<runner>(runner{sets, selection_of(targets[i]), {}, 1});
+        state[i].run = std::make_unique<runner>(runner{sets, selection_of(targets[i]), {}, s.traced, 1});
         state[i].m.target = targets[i];
         check_one(state[i], check, s.check);
         if (state[i].timing && state[i].estimate_us * 1e-3 > s.budget_ms) one_long_run(state[i], s.budget_ms);

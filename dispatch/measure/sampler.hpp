@@ -31,6 +31,7 @@ struct sample_settings {
     int rounds = 1;
     int warmup_samples = 1;   // before each round's samples; host warm-ups also last 150 ms
     bool check = true;        // check every target's first run (else it is only timed)
+    bool traced = false;      // a GEMM_VERBOSE line per run: a caller's measurement, not the tuner's
 };
 
 struct measurement {
@@ -41,7 +42,8 @@ struct measurement {
     bool timed = false;        // correct (or not checked) and timed
     double median_us = 0, best_us = 0;
     double spread = 0;         // median over the fastest sample, minus 1
-    double round_spread = 0;   // slowest round's median over the fastest's, minus 1 (rounds > 1)
+    double round_spread = -1;  // slowest round's median over the fastest's, minus 1; -1 with
+                               // fewer than two rounds that took samples
     int samples = 0;
     int runs_per_sample = 1;   // short runs are timed back to back in one sample
     std::string note;          // "one sample of one run: a run is longer than the budget"

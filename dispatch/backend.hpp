@@ -26,7 +26,7 @@ struct verdict {
 // storage that stays valid until the dispatcher has written the trace (a literal, a variant
 // table, the variant asked for, a per-thread cache entry), so that naming it costs no
 // allocation on the hot path. note (e.g. "staged host pointers") is for the rarer paths.
-struct run_context {
+struct run_report {
     std::string_view variant_used;
     std::string note;
 };
@@ -88,7 +88,7 @@ public:
     virtual bool knows_variant(std::string_view v) const;
     virtual std::vector<std::string> variant_ids() const;
     virtual std::vector<backend_option> options() const;
-    virtual gemm_status_t run(const problem &p, std::string_view variant, run_context &ctx) = 0;
+    virtual gemm_status_t run(const problem &p, std::string_view variant, run_report &ctx) = 0;
 
 protected:
     virtual verdict probe() const = 0;

@@ -19,7 +19,7 @@ const char *layout_name(gemm_layout_t l) { return l == GEMM_ROW_MAJOR ? "row" : 
 
 char op_letter(gemm_op_t o) { return o == GEMM_OP_N ? 'N' : o == GEMM_OP_T ? 'T' : 'C'; }
 
-void trace(const problem &p, const call_shape &call, const choice &c, const run_context &ctx,
+void trace(const problem &p, const call_shape &call, const choice &c, const run_report &ctx,
            gemm_status_t status, double seconds) {
     std::string_view variant = !ctx.variant_used.empty() ? ctx.variant_used
                                : c.variant.empty()        ? std::string_view("default")
@@ -44,7 +44,7 @@ void trace(const problem &p, const call_shape &call, const choice &c, const run_
 // A tuned choice its backend refuses (a variant for another CPU or dtype in a cache file that
 // still passed every check) left C untouched, as NOT_SUPPORTED promises: auto serves the call
 // with the built-in rule instead, says so in the trace, and warns once per choice.
-gemm_status_t run_builtin_instead(const problem &p, choice &c, run_context &ctx) {
+gemm_status_t run_builtin_instead(const problem &p, choice &c, run_report &ctx) {
     std::string refused = fmt::format("{}:{}", c.chosen->name(), c.variant);
     std::string reason = last_error_message();
     {
@@ -59,7 +59,7 @@ gemm_status_t run_builtin_instead(const problem &p, choice &c, run_context &ctx)
     clear_error();
     builtin.why_detail += " (cached " + refused + " refused: " + reason + ")";
     c = std::move(builtin);
-    ctx = run_context{};
+    ctx = run_report{};
     return c.chosen->run(p, c.variant, ctx);
 }
 
@@ -68,7 +68,7 @@ gemm_status_t run_builtin_instead(const problem &p, choice &c, run_context &ctx)
 namespace {
 
 // The choice, the run and, with GEMM_VERBOSE and traced, its trace line.
-gemm_status_t choose_and_run(const problem &p, const selection &sel, const call_shape &call, run_context &ctx,
+gemm_status_t choose_and_run(const problem &p, const selection &sel, const call_shape &call, run_report &ctx,
                              bool traced) {
     const int verbose = traced ? settings().verbose : 0;
     choice c = choose_backend(p, sel, verbose >= 2);
@@ -97,7 +97,7 @@ call_shape canonical_shape(const problem &p) {
 
 }  // namespace
 
-gemm_status_t run_selection(const problem &p, const selection &sel, run_context &ctx, bool traced) {
+gemm_status_t run_selection(const problem &p, const selection &sel, run_report &ctx, bool traced) {
     return choose_and_run(p, sel, canonical_shape(p), ctx, traced);
 }
 
@@ -107,7 +107,7 @@ gemm_status_t dispatch(const problem &p, const call_shape &call) {
     const selection &sel = current_selection();
     if (sel.error != GEMM_STATUS_SUCCESS) return set_error(sel.error, sel.error_message);
     if (p.m == 0 || p.n == 0 || p.batch == 0) return GEMM_STATUS_SUCCESS;  // BLAS quick return
-    run_context ctx;
+    run_report ctx;
     return choose_and_run(p, sel, call, ctx, true);
 }
 

@@ -19,11 +19,11 @@ struct call_shape {
 gemm_status_t dispatch(const problem &p, const call_shape &call);
 
 struct selection;
-struct run_context;
+struct run_report;
 
 // p under an explicit selection, from the choice on, as a call would run it: what the
 // measurement engine times. traced: a GEMM_VERBOSE line for it (a caller's own measurement,
 // not the tuner's runs). p is a non-empty problem whose settings were checked.
-gemm_status_t run_selection(const problem &p, const selection &sel, run_context &ctx, bool traced);
+gemm_status_t run_selection(const problem &p, const selection &sel, run_report &ctx, bool traced);
 
 }  // namespace gemm

@@ -157,7 +157,7 @@ public:
         return verdict::yes();
     }
 
-    gemm_status_t run(const problem &p, std::string_view, run_context &ctx) override {
+    gemm_status_t run(const problem &p, std::string_view, run_report &ctx) override {
         // Some kernels read A and B even then (OpenBLAS's small-matrix kernels on AVX-512
         // do), and they may be NULL.
         if (p.k == 0 || p.alpha == 0.0) {

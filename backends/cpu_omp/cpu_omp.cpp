@@ -120,7 +120,7 @@ const kernel_config<T> &best_config(const kernel_config<T> (&table)[N]) {
 
 template <class T, std::size_t N>
 gemm_status_t run_with(const kernel_config<T> (&table)[N], const problem &p,
-                       std::string_view variant, run_context &ctx) {
+                       std::string_view variant, run_report &ctx) {
     const kernel_config<T> *k = variant.empty() ? &best_config(table) : find_config(table, variant);
     if (!k)
         return set_error(GEMM_STATUS_NOT_SUPPORTED,
@@ -186,7 +186,7 @@ public:
         return ids;
     }
 
-    gemm_status_t run(const problem &p, std::string_view variant, run_context &ctx) override {
+    gemm_status_t run(const problem &p, std::string_view variant, run_report &ctx) override {
         try {
             if (p.ab_type == dtype::f64) return run_with(f64_kernels, p, variant, ctx);
             return run_with(f32_kernels, p, variant, ctx);

@@ -49,7 +49,7 @@ public:
         return verdict::yes();
     }
 
-    gemm_status_t run(const problem &p, std::string_view, run_context &ctx) override {
+    gemm_status_t run(const problem &p, std::string_view, run_report &ctx) override {
         ctx.variant_used = "triple_loop_f64_accumulate";
         std::size_t ab = dtype_size(p.ab_type), cs = dtype_size(p.c_type);
         thread_local std::vector<double> sums;

@@ -1,7 +1,12 @@
 // cublas.cpp: cuBLAS's 64-bit GEMM entry points on the canonical (column-major) problem.
 #include "cublas.hpp"
 
-#include "backends/cuda_common/cuda_context.hpp"
+#include "backends/cuda_common/cuda_devices.hpp"
+#include "backends/cuda_common/cuda_status.hpp"
+#include "backends/cuda_common/cuda_types.hpp"
+#include "backends/cuda_common/device_context.hpp"
+#include "backends/cuda_common/run_on_device.hpp"
+#include "backends/cuda_common/scale_c.hpp"
 
 namespace gemm {
 namespace {
@@ -10,7 +15,7 @@ using cuda::use_tf32;
 
 // The Sgemm/Dgemm forms for f32 and f64 (the peers' baseline), GemmEx for the rest.
 // Batches use the strided-batched forms; a stride of 0 shares one matrix.
-gemm_status_t enqueue(cublasHandle_t h, const problem &p, run_context &ctx) {
+gemm_status_t enqueue(cublasHandle_t h, const problem &p, run_report &ctx) {
     cublasOperation_t ta = cuda::operation_of(p.op_a), tb = cuda::operation_of(p.op_b);
     bool batched = p.batch > 1;
     if (p.ab_type == dtype::f64) {
@@ -53,7 +58,7 @@ gemm_status_t enqueue(cublasHandle_t h, const problem &p, run_context &ctx) {
         name);
 }
 
-gemm_status_t launch(const problem &dp, cudaStream_t stream, run_context &ctx) {
+gemm_status_t launch(const problem &dp, cudaStream_t stream, run_report &ctx) {
     // k == 0 or alpha == 0: C = beta * C without touching A or B (which may be NULL).
     if (dp.k == 0 || dp.alpha == 0.0) {
         ctx.variant_used = "scale_c";
@@ -80,7 +85,7 @@ public:
         return cuda::library_supports_types(p);
     }
 
-    gemm_status_t run(const problem &p, std::string_view, run_context &ctx) override {
+    gemm_status_t run(const problem &p, std::string_view, run_report &ctx) override {
         return cuda::run_on_device(p, ctx, [&ctx](const problem &dp, cudaStream_t stream) {
             return launch(dp, stream, ctx);
         });

@@ -7,7 +7,12 @@
 #include <cstdio>
 #include <map>
 
-#include "backends/cuda_common/cuda_context.hpp"
+#include "backends/cuda_common/cuda_devices.hpp"
+#include "backends/cuda_common/cuda_status.hpp"
+#include "backends/cuda_common/cuda_types.hpp"
+#include "backends/cuda_common/device_context.hpp"
+#include "backends/cuda_common/run_on_device.hpp"
+#include "backends/cuda_common/scale_c.hpp"
 #include "dispatch/error.hpp"
 
 namespace gemm {
@@ -270,7 +275,7 @@ gemm_status_t parse_algo(cublasLtHandle_t lt, const problem &p, problem_class &p
 }
 
 gemm_status_t choose_algo(cublasLtHandle_t lt, const problem &p, problem_class &pc, std::string_view variant,
-                          checked_algo &out, run_context &ctx) {
+                          checked_algo &out, run_report &ctx) {
     if (variant.empty()) {
         gemm_status_t s = run_heuristic(lt, p, pc);
         if (s != GEMM_STATUS_SUCCESS) return s;
@@ -295,7 +300,7 @@ gemm_status_t choose_algo(cublasLtHandle_t lt, const problem &p, problem_class &
     return s;
 }
 
-gemm_status_t launch(const problem &dp, cudaStream_t stream, std::string_view variant, run_context &ctx) {
+gemm_status_t launch(const problem &dp, cudaStream_t stream, std::string_view variant, run_report &ctx) {
     // k == 0 or alpha == 0: C = beta * C without touching A or B (which may be NULL).
     if (dp.k == 0 || dp.alpha == 0.0) {
         ctx.variant_used = "scale_c";
@@ -371,7 +376,7 @@ public:
                 "algorithm cuBLASLt's heuristic offers for a problem>"};
     }
 
-    gemm_status_t run(const problem &p, std::string_view variant, run_context &ctx) override {
+    gemm_status_t run(const problem &p, std::string_view variant, run_report &ctx) override {
         return cuda::run_on_device(p, ctx, [&](const problem &dp, cudaStream_t stream) {
             return launch(dp, stream, variant, ctx);
         });

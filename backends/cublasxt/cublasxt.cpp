@@ -25,7 +25,9 @@
 #include <string>
 #include <vector>
 
-#include "backends/cuda_common/cuda_context.hpp"
+#include "backends/cuda_common/cuda_devices.hpp"
+#include "backends/cuda_common/cuda_status.hpp"
+#include "backends/cuda_common/cuda_types.hpp"
 #include "dispatch/error.hpp"
 #include "dispatch/host_scale.hpp"
 #include "dispatch/settings.hpp"
@@ -271,7 +273,7 @@ public:
                  invalid_bytes}};
     }
 
-    gemm_status_t run(const problem &p, std::string_view variant, run_context &ctx) override {
+    gemm_status_t run(const problem &p, std::string_view variant, run_report &ctx) override {
         xt_variant v;
         if (!parse_variant(variant, v))
             return set_error(GEMM_STATUS_NOT_SUPPORTED, "cublasxt: no variant '" + std::string(variant) + "'");

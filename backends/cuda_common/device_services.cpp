@@ -4,7 +4,8 @@
 
 #include <cuda_runtime_api.h>
 
-#include "cuda_context.hpp"
+#include "cuda_status.hpp"
+#include "device_context.hpp"
 #include "dispatch/memory.hpp"
 
 namespace gemm::cuda {

@@ -1,11 +1,13 @@
 // scale_c.cu: C = beta * C on the device, the k == 0 / alpha == 0 case of every CUDA backend.
+#include "scale_c.hpp"
+
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <algorithm>
 #include <type_traits>
 
-#include "cuda_context.hpp"
+#include "cuda_status.hpp"
 
 namespace gemm::cuda {
 namespace {

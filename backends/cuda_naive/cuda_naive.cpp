@@ -1,7 +1,8 @@
 // cuda_naive.cpp: the one-thread-per-element CUDA backend (f32, f64), the GPU's reference.
 #include "cuda_naive.hpp"
 
-#include "backends/cuda_common/cuda_context.hpp"
+#include "backends/cuda_common/cuda_devices.hpp"
+#include "backends/cuda_common/run_on_device.hpp"
 #include "naive_kernel.hpp"
 
 namespace gemm {
@@ -31,7 +32,7 @@ public:
 
     std::vector<std::string> variant_ids() const override { return {std::string(naive_variant)}; }
 
-    gemm_status_t run(const problem &p, std::string_view, run_context &ctx) override {
+    gemm_status_t run(const problem &p, std::string_view, run_report &ctx) override {
         ctx.variant_used = naive_variant;
         return cuda::run_on_device(p, ctx, [](const problem &dp, cudaStream_t stream) {
             return cuda::launch_naive_gemm(dp, stream);

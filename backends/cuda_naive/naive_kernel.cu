@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "backends/cuda_common/cuda_context.hpp"
+#include "backends/cuda_common/cuda_status.hpp"
 
 namespace gemm::cuda {
 namespace {

@@ -5,7 +5,10 @@
 #include <climits>
 #include <string>
 
-#include "backends/cuda_common/cuda_context.hpp"
+#include "backends/cuda_common/cuda_devices.hpp"
+#include "backends/cuda_common/cuda_status.hpp"
+#include "backends/cuda_common/run_on_device.hpp"
+#include "backends/cuda_common/scale_c.hpp"
 #include "dispatch/error.hpp"
 #include "tiled_variants.hpp"
 
@@ -80,7 +83,7 @@ public:
         return ids;
     }
 
-    gemm_status_t run(const problem &p, std::string_view variant, run_context &ctx) override {
+    gemm_status_t run(const problem &p, std::string_view variant, run_report &ctx) override {
         const variant_info *asked = nullptr;
         if (!variant.empty()) {
             asked = cuda_tiled::find_variant(variant);

@@ -6,7 +6,8 @@
 #include <cstdint>
 #include <string>
 
-#include "backends/cuda_common/cuda_context.hpp"
+#include "backends/cuda_common/cuda_status.hpp"
+#include "backends/cuda_common/run_on_device.hpp"
 #include "register_tiled_kernel.cuh"
 #include "textbook_kernel.cuh"
 

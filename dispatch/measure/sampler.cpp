@@ -51,7 +51,7 @@ selection selection_of(const measure_target &t) {
 struct runner {
     operand_sets &sets;
     selection sel;
-    run_context ctx;
+    run_report ctx;
     bool traced = false;
     int count = 1;  // runs in the next sample
 };

@@ -50,7 +50,7 @@ public:
     bool knows_variant(std::string_view v) const override { return v.empty() || v == "forward_k" || v == "reversed_k"; }
     std::vector<std::string> variant_ids() const override { return {"forward_k", "reversed_k"}; }
 
-    gemm_status_t run(const problem &p, std::string_view variant, run_context &ctx) override {
+    gemm_status_t run(const problem &p, std::string_view variant, run_report &ctx) override {
         const bool reversed = variant == "reversed_k";
         ctx.variant_used = reversed ? "reversed_k" : "forward_k";
         const std::size_t ab = dtype_size(p.ab_type);

@@ -1,0 +1,127 @@
+// cuda_devices.cpp: the device count and verdict, pointer classification, and the hooks the
+// registry installs (install_runtime).
+#include "cuda_devices.hpp"
+
+#include <cublasLt.h>
+#include <cuda_runtime_api.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "cuda_runtime.hpp"
+#include "device_services.hpp"
+#include "dispatch/memory.hpp"
+
+namespace gemm::cuda {
+namespace {
+
+struct device_probe {
+    int count = 0;
+    std::string error;  // why count is 0
+};
+
+std::string version_text(int v) {  // CUDA encodes 13.1 as 13010
+    return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
+}
+
+// Why cudaGetDeviceCount failed, in the user's terms. Without any NVIDIA driver the runtime
+// says "CUDA driver version is insufficient for CUDA runtime version", which reads as "update
+// the driver": that is only true when a driver is there (libcuda loads, and the kernel
+// module shows /proc/driver/nvidia).
+std::string device_count_error(cudaError_t e) {
+    int driver = 0, runtime = 0;  // driver 0: libcuda.so.1 could not be loaded
+    if (cudaDriverGetVersion(&driver) != cudaSuccess) driver = 0;
+    if (cudaRuntimeGetVersion(&runtime) != cudaSuccess) runtime = 0;
+    cudaGetLastError();
+    bool kernel_module = access("/proc/driver/nvidia", F_OK) == 0;
+    std::string call = std::string("cudaGetDeviceCount: ") + cudaGetErrorName(e);
+    if (e == cudaErrorInsufficientDriver && (driver == 0 || !kernel_module))
+        return std::string("no NVIDIA driver / no GPU (") +
+               (driver == 0 ? "libcuda.so.1 cannot be loaded" : "no /proc/driver/nvidia") + "; " + call + ")";
+    if (e == cudaErrorInsufficientDriver)
+        return "the NVIDIA driver (CUDA " + version_text(driver) + ") is older than the CUDA runtime (" +
+               version_text(runtime) + "): update the driver (" + call + ")";
+    if (e == cudaErrorNoDevice) {
+        const char *visible = std::getenv("CUDA_VISIBLE_DEVICES");
+        std::string hidden = visible ? "; CUDA_VISIBLE_DEVICES='" + std::string(visible) + "'" : "";
+        return std::string(kernel_module ? "no GPU: the NVIDIA driver shows none" : "no NVIDIA driver / no GPU") +
+               " (" + call + hidden + ")";
+    }
+    return call + " (" + cudaGetErrorString(e) + ")";
+}
+
+const device_probe &probe_devices() {
+    static const device_probe probe = [] {
+        device_probe d;
+        cudaError_t e = cudaGetDeviceCount(&d.count);
+        if (e != cudaSuccess) {
+            cudaGetLastError();  // no driver or no device: not sticky, leave nothing behind
+            d.count = 0;
+            d.error = device_count_error(e);
+        } else if (d.count == 0) {
+            d.error = "cudaGetDeviceCount returned 0";
+        }
+        return d;
+    }();
+    return probe;
+}
+
+verdict make_device_verdict() {
+    const device_probe &d = probe_devices();
+    if (d.count == 0) return verdict::no("no CUDA device: " + d.error);
+    std::string detail;
+    for (int i = 0; i < d.count; ++i) {
+        cudaDeviceProp prop{};
+        if (cudaGetDeviceProperties(&prop, i) != cudaSuccess) {
+            cudaGetLastError();
+            detail += "device " + std::to_string(i) + ": properties unavailable; ";
+            continue;
+        }
+        char line[400];
+        std::snprintf(line, sizeof line, "device %d: %s, sm_%d%d, %d SMs, %.0f GiB; ", i, prop.name,
+                      prop.major, prop.minor, prop.multiProcessorCount,
+                      double(prop.totalGlobalMem) / double(1ull << 30));
+        detail += line;
+    }
+    int runtime = 0, driver = 0;
+    if (cudaRuntimeGetVersion(&runtime) != cudaSuccess) cudaGetLastError();
+    if (cudaDriverGetVersion(&driver) != cudaSuccess) cudaGetLastError();
+    std::size_t lt = cublasLtGetVersion();  // e.g. 130100
+    detail += "CUDA runtime " + version_text(runtime) + ", driver " + version_text(driver) +
+              ", cuBLAS " + std::to_string(lt / 10000) + "." + std::to_string(lt / 100 % 100) +
+              "." + std::to_string(lt % 100);
+    return verdict::yes(detail);
+}
+
+memory_space classify_pointer(const void *ptr, int *device) {
+    *device = -1;
+    if (device_count() == 0) return memory_space::host;
+    cudaPointerAttributes attr{};
+    if (cudaPointerGetAttributes(&attr, ptr) != cudaSuccess) {
+        cudaGetLastError();  // older drivers report plain host memory as an invalid value
+        return memory_space::host;
+    }
+    switch (attr.type) {
+    case cudaMemoryTypeDevice: *device = attr.device; return memory_space::device;
+    case cudaMemoryTypeManaged: *device = attr.device; return memory_space::managed;
+    default: return memory_space::host;  // unregistered or pinned host memory: staged
+    }
+}
+
+}  // namespace
+
+int device_count() { return probe_devices().count; }
+
+verdict device_verdict() {
+    static const verdict v = make_device_verdict();
+    return v;
+}
+
+void install_runtime() {
+    set_pointer_classifier(classify_pointer);
+    install_device_services();
+}
+
+}  // namespace gemm::cuda

@@ -1,0 +1,201 @@
+// device_context.cpp: the per-(thread, device) context and the device guard.
+#include "device_context.hpp"
+
+#include <string>
+#include <vector>
+
+#include "cuda_devices.hpp"
+#include "cuda_status.hpp"
+#include "dispatch/error.hpp"
+
+namespace gemm::cuda {
+namespace {
+
+std::size_t round_up(std::size_t v, std::size_t to) { return (v + to - 1) / to * to; }
+
+// Frees and reallocates a growing buffer only when it is too small; sizes grow to the next
+// 2 MiB so that a slowly growing sequence of calls does not reallocate every time.
+template <class Alloc, class Free>
+gemm_status_t grow(void *&buf, std::size_t &have, std::size_t need, Alloc alloc, Free release,
+                   const char *what) {
+    if (need <= have && buf) return GEMM_STATUS_SUCCESS;
+    if (buf) {
+        release(buf);
+        cudaGetLastError();
+        buf = nullptr;
+        have = 0;
+    }
+    std::size_t bytes = round_up(need > 0 ? need : 1, std::size_t(2) << 20);
+    gemm_status_t s = cuda_status(alloc(&buf, bytes), what);
+    if (s != GEMM_STATUS_SUCCESS) {
+        buf = nullptr;
+        return s;
+    }
+    have = bytes;
+    return GEMM_STATUS_SUCCESS;
+}
+
+// The calling thread's contexts, one slot per device ordinal.
+struct thread_contexts {
+    std::vector<std::unique_ptr<device_context>> by_device;
+};
+thread_local thread_contexts tls_contexts;
+
+}  // namespace
+
+device_context::device_context(int device) : device_(device) {}
+
+device_context::~device_context() {
+    attachments_.clear();  // they may hold descriptors made with the handles below
+    int previous = -1;
+    bool switched = cudaGetDevice(&previous) == cudaSuccess && previous != device_ &&
+                    cudaSetDevice(device_) == cudaSuccess;
+    // Results are ignored: at process exit the runtime may already be unloading, and there
+    // is no caller left to tell.
+    if (workspace_event_) cudaEventDestroy(workspace_event_);
+    if (workspace_) cudaFree(workspace_);
+    if (device_buf_) cudaFree(device_buf_);
+    if (pinned_buf_) cudaFreeHost(pinned_buf_);
+    if (staging_stream_) cudaStreamDestroy(staging_stream_);
+    if (lt_) cublasLtDestroy(lt_);
+    if (blas_) cublasDestroy(blas_);
+    if (switched) cudaSetDevice(previous);
+    cudaGetLastError();
+}
+
+gemm_status_t device_context::blas(cudaStream_t stream, cublasMath_t math, cublasHandle_t &out) {
+    if (!blas_) {
+        gemm_status_t s = cublas_status(cublasCreate(&blas_), "cublasCreate");
+        if (s != GEMM_STATUS_SUCCESS) {
+            blas_ = nullptr;
+            return s;
+        }
+        blas_stream_ = nullptr;
+        blas_math_ = CUBLAS_DEFAULT_MATH;
+        // Scalars are passed from the host.
+        s = cublas_status(cublasSetPointerMode(blas_, CUBLAS_POINTER_MODE_HOST), "cublasSetPointerMode");
+        if (s != GEMM_STATUS_SUCCESS) return s;
+    }
+    if (stream != blas_stream_) {
+        gemm_status_t s = cublas_status(cublasSetStream(blas_, stream), "cublasSetStream");
+        if (s != GEMM_STATUS_SUCCESS) return s;
+        blas_stream_ = stream;
+    }
+    if (math != blas_math_) {
+        gemm_status_t s = cublas_status(cublasSetMathMode(blas_, math), "cublasSetMathMode");
+        if (s != GEMM_STATUS_SUCCESS) return s;
+        blas_math_ = math;
+    }
+    out = blas_;
+    return GEMM_STATUS_SUCCESS;
+}
+
+gemm_status_t device_context::blas_lt(cublasLtHandle_t &out) {
+    if (!lt_) {
+        gemm_status_t s = cublas_status(cublasLtCreate(&lt_), "cublasLtCreate");
+        if (s != GEMM_STATUS_SUCCESS) {
+            lt_ = nullptr;
+            return s;
+        }
+    }
+    out = lt_;
+    return GEMM_STATUS_SUCCESS;
+}
+
+gemm_status_t device_context::acquire_workspace(cudaStream_t stream, void *&out) {
+    if (!workspace_event_) {
+        gemm_status_t s = cuda_status(cudaEventCreateWithFlags(&workspace_event_, cudaEventDisableTiming),
+                                      "cudaEventCreateWithFlags (workspace)");
+        if (s != GEMM_STATUS_SUCCESS) {
+            workspace_event_ = nullptr;
+            return s;
+        }
+    }
+    if (!workspace_) {
+        gemm_status_t s = cuda_status(cudaMalloc(&workspace_, workspace_bytes), "cudaMalloc (cuBLASLt workspace)");
+        if (s != GEMM_STATUS_SUCCESS) {
+            workspace_ = nullptr;
+            return s;
+        }
+    }
+    if (workspace_used_ && stream != workspace_stream_) {
+        gemm_status_t s = cuda_status(cudaStreamWaitEvent(stream, workspace_event_, 0),
+                                      "cudaStreamWaitEvent (workspace shared by two streams)");
+        if (s != GEMM_STATUS_SUCCESS) return s;
+    }
+    out = workspace_;
+    return GEMM_STATUS_SUCCESS;
+}
+
+gemm_status_t device_context::release_workspace(cudaStream_t stream) {
+    gemm_status_t s = cuda_status(cudaEventRecord(workspace_event_, stream), "cudaEventRecord (workspace)");
+    if (s != GEMM_STATUS_SUCCESS) return s;
+    workspace_used_ = true;
+    workspace_stream_ = stream;
+    return GEMM_STATUS_SUCCESS;
+}
+
+gemm_status_t device_context::staging_stream(cudaStream_t &out) {
+    if (!staging_stream_) {
+        gemm_status_t s = cuda_status(cudaStreamCreateWithFlags(&staging_stream_, cudaStreamNonBlocking),
+                                      "cudaStreamCreateWithFlags (staging)");
+        if (s != GEMM_STATUS_SUCCESS) {
+            staging_stream_ = nullptr;
+            return s;
+        }
+    }
+    out = staging_stream_;
+    return GEMM_STATUS_SUCCESS;
+}
+
+gemm_status_t device_context::device_staging(std::size_t bytes, void *&out) {
+    gemm_status_t s = grow(
+        device_buf_, device_buf_bytes_, bytes, [](void **p, std::size_t n) { return cudaMalloc(p, n); },
+        [](void *p) { cudaFree(p); }, "cudaMalloc (staging)");
+    out = device_buf_;
+    return s;
+}
+
+gemm_status_t device_context::pinned_staging(std::size_t bytes, void *&out) {
+    gemm_status_t s = grow(
+        pinned_buf_, pinned_buf_bytes_, bytes, [](void **p, std::size_t n) { return cudaMallocHost(p, n); },
+        [](void *p) { cudaFreeHost(p); }, "cudaMallocHost (staging)");
+    out = pinned_buf_;
+    return s;
+}
+
+device_guard::~device_guard() {
+    if (switched_ && cudaSetDevice(previous_) != cudaSuccess) cudaGetLastError();
+}
+
+gemm_status_t device_guard::enter(int device) {
+    gemm_status_t s = cuda_status(cudaGetDevice(&previous_), "cudaGetDevice");
+    if (s != GEMM_STATUS_SUCCESS || previous_ == device) return s;
+    s = cuda_status(cudaSetDevice(device), "cudaSetDevice");
+    if (s == GEMM_STATUS_SUCCESS) switched_ = true;
+    return s;
+}
+
+gemm_status_t device_of(const problem &p, int &device) {
+    if (p.space != memory_space::host) {
+        device = p.device;
+        return GEMM_STATUS_SUCCESS;
+    }
+    return cuda_status(cudaGetDevice(&device), "cudaGetDevice");
+}
+
+gemm_status_t context_for(int device, device_context *&out) {
+    int count = device_count();
+    if (device < 0 || device >= count)
+        return set_error(GEMM_STATUS_EXECUTION_FAILED,
+                         "CUDA device " + std::to_string(device) + " does not exist (" +
+                             std::to_string(count) + " devices)");
+    std::vector<std::unique_ptr<device_context>> &slots = tls_contexts.by_device;
+    if (slots.size() < std::size_t(count)) slots.resize(std::size_t(count));
+    std::unique_ptr<device_context> &slot = slots[std::size_t(device)];
+    if (!slot) slot = std::make_unique<device_context>(device);
+    out = slot.get();
+    return GEMM_STATUS_SUCCESS;
+}
+
+}  // namespace gemm::cuda

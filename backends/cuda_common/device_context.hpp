@@ -1,0 +1,106 @@
+// device_context.hpp: what a thread keeps per CUDA device (library handles, workspace,
+// staging buffers), created on first use and reused, and the guard that makes a device
+// current for a while.
+#pragma once
+
+#include <cublasLt.h>
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <memory>
+#include <typeindex>
+#include <typeinfo>
+#include <unordered_map>
+
+#include "dispatch/problem.hpp"
+#include "gemm/gemm.h"
+
+namespace gemm::cuda {
+
+// A piece of per-context state a backend owns (e.g. cuBLASLt's descriptor cache). Destroyed
+// with the context, before the handles and buffers.
+struct context_attachment {
+    virtual ~context_attachment() = default;
+};
+
+// One per (thread, device), created on first use by context_for() and destroyed when the
+// thread exits. Every member is created lazily the first time it is asked for, then reused;
+// nothing here is freed per call. Not shared between threads, so no locking.
+class device_context {
+public:
+    explicit device_context(int device);
+    ~device_context();
+    device_context(const device_context &) = delete;
+    device_context &operator=(const device_context &) = delete;
+
+    int device() const { return device_; }
+
+    // Library handles (the device must be current, as run_on_device guarantees). The cuBLAS
+    // handle comes bound to `stream` and `math`; they are set only when they differ from the
+    // last call's, because at small sizes the host cost of setting them every call shows.
+    gemm_status_t blas(cudaStream_t stream, cublasMath_t math, cublasHandle_t &out);
+    gemm_status_t blas_lt(cublasLtHandle_t &out);
+
+    // cuBLASLt's workspace (workspace_bytes, 32 MiB) for work about to be enqueued on
+    // `stream`. If the last work using it was enqueued on another stream, `stream` first
+    // waits for that work, so two streams of this thread never share the buffer at once.
+    // Call release_workspace(stream) right after enqueuing the work that uses it.
+    static constexpr std::size_t workspace_bytes = std::size_t(32) << 20;
+    gemm_status_t acquire_workspace(cudaStream_t stream, void *&out);
+    gemm_status_t release_workspace(cudaStream_t stream);
+
+    // The context's own non-blocking stream, used for staged (host-pointer) calls.
+    gemm_status_t staging_stream(cudaStream_t &out);
+
+    // Growing, reused buffers for staging: at least `bytes`, 256-byte aligned.
+    gemm_status_t device_staging(std::size_t bytes, void *&out);
+    gemm_status_t pinned_staging(std::size_t bytes, void *&out);
+
+    // The attachment of type T (default-constructed on first use).
+    template <class T> T &attachment() {
+        std::unique_ptr<context_attachment> &slot = attachments_[std::type_index(typeid(T))];
+        if (!slot) slot = std::make_unique<T>();
+        return static_cast<T &>(*slot);
+    }
+
+private:
+    int device_;
+    cublasHandle_t blas_ = nullptr;
+    cudaStream_t blas_stream_ = nullptr;  // what blas_ is set to (a new handle: stream 0)
+    cublasMath_t blas_math_ = CUBLAS_DEFAULT_MATH;
+    cublasLtHandle_t lt_ = nullptr;
+    void *workspace_ = nullptr;
+    cudaStream_t workspace_stream_ = nullptr;  // stream of the last work using the workspace
+    bool workspace_used_ = false;
+    cudaEvent_t workspace_event_ = nullptr;    // recorded after that work
+    cudaStream_t staging_stream_ = nullptr;
+    void *device_buf_ = nullptr;
+    std::size_t device_buf_bytes_ = 0;
+    void *pinned_buf_ = nullptr;
+    std::size_t pinned_buf_bytes_ = 0;
+    std::unordered_map<std::type_index, std::unique_ptr<context_attachment>> attachments_;
+};
+
+// The calling thread's context for `device`, created on first use. Sets out on success.
+gemm_status_t context_for(int device, device_context *&out);
+
+// Makes a device current until the guard is destroyed, then restores the caller's device.
+class device_guard {
+public:
+    device_guard() = default;
+    device_guard(const device_guard &) = delete;
+    device_guard &operator=(const device_guard &) = delete;
+    ~device_guard();
+    gemm_status_t enter(int device);
+
+private:
+    int previous_ = -1;
+    bool switched_ = false;
+};
+
+// The device a problem runs on: p.device for device and managed memory, the calling thread's
+// current device for host memory (staged there).
+gemm_status_t device_of(const problem &p, int &device);
+
+}  // namespace gemm::cuda

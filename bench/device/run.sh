@@ -12,6 +12,8 @@
 #   cpu       the CPU goal of the tuner on this machine's host: gemm tune with cpu_omp and cblas
 #             only, then auto against the better of the two (CPU_SHAPES, CPU_DTYPES narrow it)
 #   tune_host gemm tune --verbose on host-pointer f32 2048^3 and 8192^3 (every candidate)
+#   measure   the measurement engine's device paths: gemm tune on device pointers (f32, bf16),
+#             gemm bench with page-locked host memory, gemm_measure's own test
 #   xt        cublasxt on host memory, f32: against cublas staged on one GPU, and GPU 0 alone
 #             against GPUs 0 and 1 (xt_scaling.cpp); with XT_FOOTPRINT=1 also the device
 #             memory it holds per block dimension (xt_footprint.cpp)
@@ -154,6 +156,17 @@ if has_stage tune_host; then
     summary+=("gemm tune (host f32 2048, 8192): rc=$?")
     save_logs
 fi
+if has_stage measure; then
+    $gemm tune 256 4x4096x4096 --device 0 --dtype f32,bf16 --ops NT --budget-ms 400 --no-store --verbose \
+        >"$out/measure_tune.txt" 2>&1
+    summary+=("gemm tune --device 0 (engine): rc=$?; $(grep -c 'FAILED' "$out/measure_tune.txt") failed")
+    $gemm bench 4096 --memory pinned --dtype f32 --backends cublas,cublaslt,cublasxt --baseline cublas \
+        --no-measure-peak --budget-ms 500 >"$out/measure_pinned.txt" 2>&1
+    summary+=("gemm bench --memory pinned: rc=$?")
+    cmake --build $build --target test_measure >>"$out/build.log" 2>&1 && $build/tests/test_measure >"$out/test_measure.txt" 2>&1
+    summary+=("test_measure: rc=$?")
+    save_logs
+fi
 if has_stage xt; then
     for tool in xt_footprint xt_scaling; do
         g++ -std=c++17 -O2 -Iapi/include -I/usr/local/cuda/include bench/device/$tool.cpp \
@@ -177,6 +190,8 @@ echo
 echo "== summary ($(( $(date +%s) - start )) s) =="
 for s in "${summary[@]}"; do echo "$s"; done
 [ -f "$out/bench_f32.txt" ] && grep -vE '^#' "$out/bench_f32.txt" | cut -c1-150
+[ -f "$out/measure_tune.txt" ] && grep -vE '^#' "$out/measure_tune.txt" | cut -c1-150
+[ -f "$out/measure_pinned.txt" ] && grep -vE '^#' "$out/measure_pinned.txt" | cut -c1-150
 [ -f "$out/sweep_f32.txt" ] && grep -vE '^#' "$out/sweep_f32.txt" | cut -c1-150
 [ -f "$out/tune.txt" ] && grep -E 'geometric|tuned .* problems|FAILED' "$out/tune.txt"
 for f in "$out"/auto_*.txt; do [ -f "$f" ] && grep -E '^(backend|auto) ' "$f" | cut -c1-150; done

@@ -814,9 +814,8 @@ TEST_CASE("tuner corrupt_file: bad lines are skipped with a warning naming file 
 
 // A file damaged before any "[machine]" line (garbage, binary bytes, no section at all) is
 // as corrupt as one damaged inside this machine's section.
-// Until 22386b4 tune_cache::read_file filed lines before the first "[machine]" line with the
-// other machines' sections without a warning, so such a file loaded silently and a store
-// carried the garbage along.
+// Lines before the first "[machine]" line belong to no machine: they are warned about on load,
+// not filed silently with the other machines' sections (where a store would carry them along).
 TEST_CASE("tuner corrupt_file_no_section: garbage before any section is warned about") {
     scratch_dir dir;
     std::string cache = dir.file("tune-cache.txt");
@@ -832,8 +831,8 @@ TEST_CASE("tuner corrupt_file_no_section: garbage before any section is warned a
 }
 
 // A number with trailing junk is a bad number.
-// Until 22386b4 tune_key::parse read the batch with std::stoll, which stops at the first
-// non-digit, so "batch=1x" parsed as batch=1 and the damaged entry was used without a warning.
+// The whole field must be a number: a parser that stops at the first non-digit would read
+// "batch=1x" as batch=1 and use the damaged entry without a warning.
 TEST_CASE("tuner corrupt_batch_number: an entry with batch=1x is skipped with a warning") {
     scratch_dir dir;
     std::string cache = dir.file("tune-cache.txt");
@@ -923,9 +922,9 @@ TEST_CASE("tuner unknown_backend_variant: entries naming an unknown backend or v
 // An entry whose variant the backend knows but that cannot compute this problem (an f64
 // kernel for an f32 key; likewise an AVX-512 kernel on a CPU without it) must not make the
 // call fail: skipped on load or passed over at the call, like an unknown variant.
-// Until 22386b4 such an entry passed every check on load (cpu_omp knows every id of its
-// build) and the call failed with GEMM_STATUS_NOT_SUPPORTED ("variant 'avx2_f64_8x6' does
-// not compute f32"); now a refused tuned choice falls back to the built-in rule.
+// Such an entry passes every check on load (cpu_omp knows every id of its build), so the rule
+// sits at the call: a tuned choice the backend refuses falls back to the built-in rule instead
+// of failing with GEMM_STATUS_NOT_SUPPORTED ("variant 'avx2_f64_8x6' does not compute f32").
 TEST_CASE("tuner wrong_dtype_variant: a cached variant of the other dtype does not fail the call") {
     scratch_dir dir;
     std::string cache = dir.file("tune-cache.txt");
@@ -1344,10 +1343,10 @@ TEST_CASE("tuner env_tune_online: GEMM_TUNE=online tunes an untuned shape on fir
 // A call with padded leading dimensions that are still 16-byte multiples (m = 70, lda = ldc
 // = 72) has the key "ld=padded align=16"; online tuning must store an entry under that key so
 // the second call is a hit rather than another tuning run.
-// Until 22386b4 the tuner padded such a key's leading dimensions by 16 elements (lda = ldc =
-// 86, 344 bytes, not a multiple of 16), so the entry landed under "ld=padded align=elem" and
-// every call with this shape tuned again; `gemm tune --shapes` did the same for GEMM_RECORD
-// lines.
+// The tuner measures a key with leading dimensions of the key's own alignment class: padding
+// by 16 elements (lda = ldc = 86, 344 bytes, not a multiple of 16) would file the entry under
+// "ld=padded align=elem", and every call with this shape would tune again (and so would
+// `gemm tune --shapes` for GEMM_RECORD lines).
 TEST_CASE("tuner env_tune_online_padded: an online-tuned padded shape is a hit the second time") {
     scratch_dir dir;
     std::string cache = dir.file("tune-cache.txt");

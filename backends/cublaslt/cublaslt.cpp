@@ -19,7 +19,7 @@ namespace gemm {
 namespace {
 
 constexpr int max_candidates = 16;
-constexpr std::size_t max_cached_classes = 64;  // per (thread, device); cleared when full
+constexpr std::size_t max_cached_plans = 64;  // per (thread, device); cleared when full
 
 // ---- variant ids -----------------------------------------------------------------------------
 
@@ -98,13 +98,13 @@ uint32_t alignment(const void *ptr, int64_t stride, dtype t, int64_t batch) {
     return uint32_t(bits & (~bits + 1));
 }
 
-// ---- per-class descriptors, cached in the thread's device context ------------------------------
+// ---- plans: per-shape descriptors and algorithms, cached in the thread's device context ------
 
-// A problem class: everything the descriptors and the heuristic depend on. Zero-filled array,
+// What a plan depends on: everything the descriptors and the heuristic read. Zero-filled array,
 // so it compares reproducibly.
-using class_key = std::array<int64_t, 18>;
+using plan_key = std::array<int64_t, 18>;
 
-class_key key_of(const problem &p) {
+plan_key plan_key_of(const problem &p) {
     bool batched = p.batch > 1;
     return {int64_t(p.ab_type), int64_t(p.c_type), int64_t(use_tf32(p)), int64_t(p.op_a), int64_t(p.op_b),
             p.m, p.n, p.k, p.lda, p.ldb, p.ldc, p.batch,
@@ -118,17 +118,17 @@ struct checked_algo {
     std::size_t workspace = 0;
 };
 
-struct problem_class {
+struct lt_plan {
     cublasLtMatmulDesc_t desc = nullptr;
     cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
     bool heuristic_done = false;
     std::vector<std::pair<std::string, checked_algo>> candidates;  // heuristic order
     std::map<std::string, checked_algo, std::less<>> parsed;        // ids not among them
 
-    problem_class() = default;
-    problem_class(const problem_class &) = delete;
-    problem_class &operator=(const problem_class &) = delete;
-    ~problem_class() {
+    lt_plan() = default;
+    lt_plan(const lt_plan &) = delete;
+    lt_plan &operator=(const lt_plan &) = delete;
+    ~lt_plan() {
         if (c) cublasLtMatrixLayoutDestroy(c);
         if (b) cublasLtMatrixLayoutDestroy(b);
         if (a) cublasLtMatrixLayoutDestroy(a);
@@ -137,7 +137,7 @@ struct problem_class {
 };
 
 struct lt_cache final : cuda::context_attachment {
-    std::map<class_key, std::unique_ptr<problem_class>> classes;
+    std::map<plan_key, std::unique_ptr<lt_plan>> plans;
 };
 
 gemm_status_t make_layout(cublasLtMatrixLayout_t &out, dtype t, int64_t rows, int64_t cols, int64_t ld,
@@ -157,43 +157,43 @@ gemm_status_t make_layout(cublasLtMatrixLayout_t &out, dtype t, int64_t rows, in
     return cuda::cublas_status(s, "cublasLtMatrixLayoutSetAttribute");
 }
 
-gemm_status_t build_class(const problem &p, problem_class &pc) {
-    cublasStatus_t s = cublasLtMatmulDescCreate(&pc.desc, compute_of(p), scale_of(p));
+gemm_status_t build_plan(const problem &p, lt_plan &plan) {
+    cublasStatus_t s = cublasLtMatmulDescCreate(&plan.desc, compute_of(p), scale_of(p));
     if (s != CUBLAS_STATUS_SUCCESS) {
-        pc.desc = nullptr;
+        plan.desc = nullptr;
         return cuda::cublas_status(s, "cublasLtMatmulDescCreate");
     }
     cublasOperation_t ta = cuda::operation_of(p.op_a), tb = cuda::operation_of(p.op_b);
-    s = cublasLtMatmulDescSetAttribute(pc.desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta);
-    if (s == CUBLAS_STATUS_SUCCESS) s = cublasLtMatmulDescSetAttribute(pc.desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb);
+    s = cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta);
+    if (s == CUBLAS_STATUS_SUCCESS) s = cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb);
     gemm_status_t g = cuda::cublas_status(s, "cublasLtMatmulDescSetAttribute");
-    if (g == GEMM_STATUS_SUCCESS) g = make_layout(pc.a, p.ab_type, p.a_rows(), p.a_cols(), p.lda, p.stride_a, p.batch);
-    if (g == GEMM_STATUS_SUCCESS) g = make_layout(pc.b, p.ab_type, p.b_rows(), p.b_cols(), p.ldb, p.stride_b, p.batch);
-    if (g == GEMM_STATUS_SUCCESS) g = make_layout(pc.c, p.c_type, p.m, p.n, p.ldc, p.stride_c, p.batch);
+    if (g == GEMM_STATUS_SUCCESS) g = make_layout(plan.a, p.ab_type, p.a_rows(), p.a_cols(), p.lda, p.stride_a, p.batch);
+    if (g == GEMM_STATUS_SUCCESS) g = make_layout(plan.b, p.ab_type, p.b_rows(), p.b_cols(), p.ldb, p.stride_b, p.batch);
+    if (g == GEMM_STATUS_SUCCESS) g = make_layout(plan.c, p.c_type, p.m, p.n, p.ldc, p.stride_c, p.batch);
     return g;
 }
 
-gemm_status_t find_class(cuda::device_context &dc, const problem &p, problem_class *&out) {
+gemm_status_t find_plan(cuda::device_context &dc, const problem &p, lt_plan *&out) {
     lt_cache &cache = dc.attachment<lt_cache>();
-    class_key key = key_of(p);
-    auto it = cache.classes.find(key);
-    if (it != cache.classes.end()) {
+    plan_key key = plan_key_of(p);
+    auto it = cache.plans.find(key);
+    if (it != cache.plans.end()) {
         out = it->second.get();
         return GEMM_STATUS_SUCCESS;
     }
-    if (cache.classes.size() >= max_cached_classes) cache.classes.clear();
-    auto pc = std::make_unique<problem_class>();
-    gemm_status_t s = build_class(p, *pc);
+    if (cache.plans.size() >= max_cached_plans) cache.plans.clear();
+    auto plan = std::make_unique<lt_plan>();
+    gemm_status_t s = build_plan(p, *plan);
     if (s != GEMM_STATUS_SUCCESS) return s;
-    out = pc.get();
-    cache.classes.emplace(key, std::move(pc));
+    out = plan.get();
+    cache.plans.emplace(key, std::move(plan));
     return GEMM_STATUS_SUCCESS;
 }
 
-// Up to max_candidates algorithms the heuristic proposes for this class and these alignments,
+// Up to max_candidates algorithms the heuristic proposes for this plan's shape and alignments,
 // each named by its configuration; duplicates (same configuration) are dropped.
-gemm_status_t run_heuristic(cublasLtHandle_t lt, const problem &p, problem_class &pc) {
-    if (pc.heuristic_done) return GEMM_STATUS_SUCCESS;
+gemm_status_t run_heuristic(cublasLtHandle_t lt, const problem &p, lt_plan &plan) {
+    if (plan.heuristic_done) return GEMM_STATUS_SUCCESS;
     cublasLtMatmulPreference_t pref = nullptr;
     cublasStatus_t s = cublasLtMatmulPreferenceCreate(&pref);
     if (s != CUBLAS_STATUS_SUCCESS) return cuda::cublas_status(s, "cublasLtMatmulPreferenceCreate");
@@ -209,7 +209,7 @@ gemm_status_t run_heuristic(cublasLtHandle_t lt, const problem &p, problem_class
     cublasLtMatmulHeuristicResult_t results[max_candidates] = {};
     int returned = 0;
     if (s == CUBLAS_STATUS_SUCCESS)
-        s = cublasLtMatmulAlgoGetHeuristic(lt, pc.desc, pc.a, pc.b, pc.c, pc.c, pref, max_candidates, results, &returned);
+        s = cublasLtMatmulAlgoGetHeuristic(lt, plan.desc, plan.a, plan.b, plan.c, plan.c, pref, max_candidates, results, &returned);
     cublasLtMatmulPreferenceDestroy(pref);
     if (s != CUBLAS_STATUS_SUCCESS) return cuda::cublas_status(s, "cublasLtMatmulAlgoGetHeuristic");
     for (int i = 0; i < returned; ++i) {
@@ -219,16 +219,16 @@ gemm_status_t run_heuristic(cublasLtHandle_t lt, const problem &p, problem_class
         if (g != GEMM_STATUS_SUCCESS) return g;
         std::string id = to_id(config);
         bool seen = false;
-        for (auto &c : pc.candidates) seen = seen || c.first == id;
-        if (!seen) pc.candidates.push_back({id, {results[i].algo, results[i].workspaceSize}});
+        for (auto &c : plan.candidates) seen = seen || c.first == id;
+        if (!seen) plan.candidates.push_back({id, {results[i].algo, results[i].workspaceSize}});
     }
-    pc.heuristic_done = true;
+    plan.heuristic_done = true;
     return GEMM_STATUS_SUCCESS;
 }
 
 // An id that is not among the heuristic's candidates: rebuilt from its configuration, then
-// checked against this class (and the pointers' alignment) before it may run.
-gemm_status_t parse_algo(cublasLtHandle_t lt, const problem &p, problem_class &pc, std::string_view id,
+// checked against this plan's shape (and the pointers' alignment) before it may run.
+gemm_status_t parse_algo(cublasLtHandle_t lt, const problem &p, lt_plan &plan, std::string_view id,
                          checked_algo &out) {
     algo_config c;
     if (!parse_id(id, c))
@@ -245,7 +245,7 @@ gemm_status_t parse_algo(cublasLtHandle_t lt, const problem &p, problem_class &p
     if (s == CUBLAS_STATUS_SUCCESS) s = set_config(ca.algo, CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID, c.inner);
     if (s == CUBLAS_STATUS_SUCCESS) s = set_config(ca.algo, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, c.cluster);
     cublasLtMatmulHeuristicResult_t check{};
-    if (s == CUBLAS_STATUS_SUCCESS) s = cublasLtMatmulAlgoCheck(lt, pc.desc, pc.a, pc.b, pc.c, pc.c, &ca.algo, &check);
+    if (s == CUBLAS_STATUS_SUCCESS) s = cublasLtMatmulAlgoCheck(lt, plan.desc, plan.a, plan.b, plan.c, plan.c, &ca.algo, &check);
     if (s != CUBLAS_STATUS_SUCCESS) {
         cudaGetLastError();
         return set_error(GEMM_STATUS_NOT_SUPPORTED, "cublaslt: variant " + std::string(id) +
@@ -274,29 +274,29 @@ gemm_status_t parse_algo(cublasLtHandle_t lt, const problem &p, problem_class &p
     return GEMM_STATUS_SUCCESS;
 }
 
-gemm_status_t choose_algo(cublasLtHandle_t lt, const problem &p, problem_class &pc, std::string_view variant,
+gemm_status_t choose_algo(cublasLtHandle_t lt, const problem &p, lt_plan &plan, std::string_view variant,
                           checked_algo &out, run_report &ctx) {
     if (variant.empty()) {
-        gemm_status_t s = run_heuristic(lt, p, pc);
+        gemm_status_t s = run_heuristic(lt, p, plan);
         if (s != GEMM_STATUS_SUCCESS) return s;
-        if (pc.candidates.empty())
+        if (plan.candidates.empty())
             return set_error(GEMM_STATUS_NOT_SUPPORTED, "cublaslt: the heuristic found no algorithm for this problem");
-        ctx.variant_used = pc.candidates.front().first;
-        out = pc.candidates.front().second;
+        ctx.variant_used = plan.candidates.front().first;
+        out = plan.candidates.front().second;
         return GEMM_STATUS_SUCCESS;
     }
     ctx.variant_used = variant;
-    for (auto &c : pc.candidates)
+    for (auto &c : plan.candidates)
         if (c.first == variant) {
             out = c.second;
             return GEMM_STATUS_SUCCESS;
         }
-    if (auto it = pc.parsed.find(variant); it != pc.parsed.end()) {
+    if (auto it = plan.parsed.find(variant); it != plan.parsed.end()) {
         out = it->second;
         return GEMM_STATUS_SUCCESS;
     }
-    gemm_status_t s = parse_algo(lt, p, pc, variant, out);
-    if (s == GEMM_STATUS_SUCCESS) pc.parsed.emplace(std::string(variant), out);
+    gemm_status_t s = parse_algo(lt, p, plan, variant, out);
+    if (s == GEMM_STATUS_SUCCESS) plan.parsed.emplace(std::string(variant), out);
     return s;
 }
 
@@ -308,13 +308,13 @@ gemm_status_t launch(const problem &dp, cudaStream_t stream, std::string_view va
     }
     cuda::device_context *dc = nullptr;
     cublasLtHandle_t lt = nullptr;
-    problem_class *pc = nullptr;
+    lt_plan *plan = nullptr;
     checked_algo algo;
     void *workspace = nullptr;
     gemm_status_t s = cuda::context_for(dp.device, dc);
     if (s == GEMM_STATUS_SUCCESS) s = dc->blas_lt(lt);
-    if (s == GEMM_STATUS_SUCCESS) s = find_class(*dc, dp, pc);
-    if (s == GEMM_STATUS_SUCCESS) s = choose_algo(lt, dp, *pc, variant, algo, ctx);
+    if (s == GEMM_STATUS_SUCCESS) s = find_plan(*dc, dp, plan);
+    if (s == GEMM_STATUS_SUCCESS) s = choose_algo(lt, dp, *plan, variant, algo, ctx);
     // An algorithm that needs no workspace (common at small sizes, where host cost shows)
     // skips the workspace and the event that guards it.
     const bool uses_workspace = algo.workspace > 0;
@@ -323,9 +323,9 @@ gemm_status_t launch(const problem &dp, cudaStream_t stream, std::string_view va
     double alpha64 = dp.alpha, beta64 = dp.beta;
     float alpha32 = float(dp.alpha), beta32 = float(dp.beta);
     bool f64 = dp.ab_type == dtype::f64;
-    s = cuda::cublas_status(cublasLtMatmul(lt, pc->desc, f64 ? static_cast<const void *>(&alpha64) : &alpha32, dp.a,
-                                           pc->a, dp.b, pc->b, f64 ? static_cast<const void *>(&beta64) : &beta32,
-                                           dp.c, pc->c, dp.c, pc->c, &algo.algo, workspace, algo.workspace, stream),
+    s = cuda::cublas_status(cublasLtMatmul(lt, plan->desc, f64 ? static_cast<const void *>(&alpha64) : &alpha32, dp.a,
+                                           plan->a, dp.b, plan->b, f64 ? static_cast<const void *>(&beta64) : &beta32,
+                                           dp.c, plan->c, dp.c, plan->c, &algo.algo, workspace, algo.workspace, stream),
                             "cublasLtMatmul");
     if (!uses_workspace) return s;
     gemm_status_t r = dc->release_workspace(stream);
@@ -353,16 +353,16 @@ public:
         cuda::device_guard guard;
         cuda::device_context *dc = nullptr;
         cublasLtHandle_t lt = nullptr;
-        problem_class *pc = nullptr;
+        lt_plan *plan = nullptr;
         gemm_status_t s = cuda::device_of(p, device);
         if (s == GEMM_STATUS_SUCCESS) s = guard.enter(device);
         if (s == GEMM_STATUS_SUCCESS) s = cuda::context_for(device, dc);
         if (s == GEMM_STATUS_SUCCESS) s = dc->blas_lt(lt);
-        if (s == GEMM_STATUS_SUCCESS) s = find_class(*dc, dp, pc);
-        if (s == GEMM_STATUS_SUCCESS) s = run_heuristic(lt, dp, *pc);
-        if (s != GEMM_STATUS_SUCCESS || pc->candidates.empty()) return {""};
+        if (s == GEMM_STATUS_SUCCESS) s = find_plan(*dc, dp, plan);
+        if (s == GEMM_STATUS_SUCCESS) s = run_heuristic(lt, dp, *plan);
+        if (s != GEMM_STATUS_SUCCESS || plan->candidates.empty()) return {""};
         std::vector<std::string> ids;
-        for (auto &c : pc->candidates) ids.push_back(c.first);
+        for (auto &c : plan->candidates) ids.push_back(c.first);
         return ids;
     }
 

@@ -6,6 +6,7 @@
 
 #include <climits>
 #include <cstddef>
+#include <iterator>
 #include <string>
 
 #include "dispatch/error.hpp"
@@ -31,6 +32,14 @@ using config_fn = char *(*)();
 // whatever Debian's BLAS alternative points at.
 constexpr const char *default_libraries[] = {"libopenblas.so.0", "libopenblas.so",
                                              "libcblas.so.3", "libblas.so.3"};
+
+// "libopenblas.so.0, then libopenblas.so, ...": the order, as GEMM_CBLAS_LIB's fallback.
+std::string default_libraries_text() {
+    std::string text;
+    for (std::size_t i = 0; i < std::size(default_libraries); ++i)
+        text += std::string(i == 0 ? "" : i == 1 ? ", then " : ", ") + default_libraries[i];
+    return text;
+}
 
 // The library's GEMM entry points. The Fortran ones are preferred: reference CBLAS's
 // cblas_sgemm calls sgemm_ through the dynamic linker, which resolves to a preloaded
@@ -144,8 +153,8 @@ public:
     }
 
     std::vector<backend_option> options() const override {
-        return {{"GEMM_CBLAS_LIB", "a path or soname", "libopenblas.so.0, then libopenblas.so, libcblas.so.3, libblas.so.3",
-                 "the system BLAS the cblas backend loads", nullptr}};
+        static const std::string fallback = default_libraries_text();
+        return {{"GEMM_CBLAS_LIB", "a path or soname", fallback, "the system BLAS the cblas backend loads", nullptr}};
     }
 
     verdict supports(const problem &p) const override {

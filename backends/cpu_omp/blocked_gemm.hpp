@@ -42,7 +42,6 @@ template <class T> struct operands {
 struct range {
     int64_t begin;
     int64_t end;
-    int64_t size() const { return end - begin; }
 };
 
 constexpr int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -100,7 +99,7 @@ template <class T> operands<T> batch_operands(const problem &p, int64_t index) {
 // and, past the first block of k, for the multiplies of the previous block that add to the
 // same C; a packing item for the multiplies that last read its buffer), so a thread that
 // starts late or is descheduled by another process holds nobody up, and the others take over
-// its share. A thread that waits longer than a few microseconds sleeps in `progress` (woken
+// its share. A thread that waits longer than spin_time (50 us) sleeps in `progress` (woken
 // by each finished item), so that its core can run the thread it waits for.
 template <class T> struct team_state {
     T *b_panels[2];
@@ -293,7 +292,7 @@ template <class T> void scale_columns(const problem &p, range cols) {
 template <class T> void scale_all(const problem &p, int threads) {
     const int64_t parts = std::min<int64_t>(p.n, 4 * int64_t(threads));
     std::atomic<int64_t> next_part{0};
-    auto work = [&] {
+    auto work = [&]() noexcept {
         for (int64_t i; (i = claim_item(next_part, parts)) >= 0;)
             scale_columns<T>(p, split(p.n, 1, parts, i));
     };
@@ -347,7 +346,7 @@ bool run_blocked(const problem &p, const blocking &bk, microkernel<T> kernel) {
     // A thread that cannot get its own buffers takes no items; the calling thread has its
     // buffers, so the work is always done.
     std::atomic<int64_t> next_matrix{0};
-    auto work = [&] {
+    auto work = [&]() noexcept {
         pack_buffers &buffers = thread_pack_buffers();
         // In a split batch every thread packs its own B as well.
         if (!buffers.reserve(a_bytes, plan.split_batch ? b_bytes : 0)) return;

@@ -142,8 +142,9 @@ public:
     std::string_view name() const override { return "cpu_omp"; }
     backend_kind kind() const override { return backend_kind::host; }
 
-    // The name keeps "omp": it is stable (GEMM_BACKEND, tune caches). The threads are the
-    // caller's and the backend's own pool, as many as OpenMP would use (worker_pool.hpp).
+    // Named cpu_omp because OpenMP's settings (OMP_NUM_THREADS, omp_set_num_threads, nesting)
+    // set its thread count; the threads are the caller's and the backend's own pool
+    // (worker_pool.hpp).
     verdict probe() const override {
         const int threads = call_threads();
         std::string detail = std::string(isa_name(cpu_isa())) + ", " + std::to_string(threads);

@@ -1,4 +1,4 @@
-// spin_then_block.hpp: a wait that spins for a few microseconds, then sleeps until woken.
+// spin_then_block.hpp: a wait that spins for up to spin_time (50 us), then sleeps until woken.
 #pragma once
 
 #if defined(__x86_64__) || defined(__i386__)

@@ -372,7 +372,7 @@ public:
     }
 
     std::vector<std::string> variant_ids() const override {
-        return {"<algo<a>_tile<t>_stages<s>_splitk<k>_red<r>_swz<w>_cust<c>_inner<i>_cluster<c>: one per "
+        return {"<algo<a>_tile<t>_stages<s>_splitk<k>_red<r>_swz<w>_cust<u>_inner<i>_cluster<c>: one per "
                 "algorithm cuBLASLt's heuristic offers for a problem>"};
     }
 

@@ -65,16 +65,19 @@ device_context::~device_context() {
 
 gemm_status_t device_context::blas(cudaStream_t stream, cublasMath_t math, cublasHandle_t &out) {
     if (!blas_) {
-        gemm_status_t s = cublas_status(cublasCreate(&blas_), "cublasCreate");
+        // Kept only once fully set up, so that a later call never finds a half-made handle.
+        cublasHandle_t fresh = nullptr;
+        gemm_status_t s = cublas_status(cublasCreate(&fresh), "cublasCreate");
+        if (s != GEMM_STATUS_SUCCESS) return s;
+        // Scalars are passed from the host.
+        s = cublas_status(cublasSetPointerMode(fresh, CUBLAS_POINTER_MODE_HOST), "cublasSetPointerMode");
         if (s != GEMM_STATUS_SUCCESS) {
-            blas_ = nullptr;
+            cublasDestroy(fresh);
             return s;
         }
+        blas_ = fresh;
         blas_stream_ = nullptr;
         blas_math_ = CUBLAS_DEFAULT_MATH;
-        // Scalars are passed from the host.
-        s = cublas_status(cublasSetPointerMode(blas_, CUBLAS_POINTER_MODE_HOST), "cublasSetPointerMode");
-        if (s != GEMM_STATUS_SUCCESS) return s;
     }
     if (stream != blas_stream_) {
         gemm_status_t s = cublas_status(cublasSetStream(blas_, stream), "cublasSetStream");

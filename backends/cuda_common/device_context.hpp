@@ -34,8 +34,6 @@ public:
     device_context(const device_context &) = delete;
     device_context &operator=(const device_context &) = delete;
 
-    int device() const { return device_; }
-
     // Library handles (the device must be current, as run_on_device guarantees). The cuBLAS
     // handle comes bound to `stream` and `math`; they are set only when they differ from the
     // last call's, because at small sizes the host cost of setting them every call shows.

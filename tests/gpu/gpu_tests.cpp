@@ -405,6 +405,50 @@ TEST_CASE("gpu: 8 threads at once, each with its own stream") {
     }
 }
 
+// gemm_measure's device paths: operands in device memory (timed with CUDA events on the
+// library's stream) and page-locked host memory (staged by the backend, timed with the host
+// clock). Every backend that ran must have been checked correct against the double-precision
+// reference and timed; a CPU backend on device memory must be refused with its reason.
+TEST_CASE("gpu: gemm_measure on device memory and on page-locked host memory") {
+    const char *names[] = {"cublas", "cuda_naive", "auto", "cpu_omp"};
+    for (gemm_dtype_t type : {GEMM_F32, GEMM_F64}) {
+        for (int device : {0, -1}) {
+            gemm_desc_t d;
+            gemm_desc_init(&d, type, GEMM_COL_MAJOR, GEMM_OP_T, GEMM_OP_N, 67, 45, 131);
+            d.device = device;
+            d.batch_count = 3;
+            d.stride_a = d.stride_b = d.stride_c = GEMM_DESC_TIGHT;
+            gemm_measure_options_t o;
+            gemm_measure_options_init(&o);
+            o.budget_ms = 30;
+            o.pinned = device < 0;
+            o.alpha = 0.75;
+            o.beta = device < 0 ? 0.5 : 0.0;
+            gemm_measurement_t r[4];
+            INFO((type == GEMM_F32 ? "f32" : "f64") << (device < 0 ? ", page-locked host" : ", device"));
+            REQUIRE_MESSAGE(gemm_measure(&d, names, 4, &o, r) == GEMM_STATUS_SUCCESS, gemm_last_error());
+            for (int i = 0; i < 4; ++i) {
+                INFO(names[i] << ": " << r[i].error << " " << r[i].note);
+                CHECK(std::string(r[i].backend) == names[i]);
+                const bool cpu_on_device = i == 3 && device >= 0;
+                if (cpu_on_device) {
+                    CHECK(r[i].status == GEMM_STATUS_NOT_SUPPORTED);
+                    CHECK(r[i].timed == 0);
+                    continue;
+                }
+                CHECK(r[i].status == GEMM_STATUS_SUCCESS);
+                CHECK(r[i].checked == 1);
+                CHECK(r[i].correct == 1);
+                CHECK(r[i].check_ratio <= 1.0);
+                CHECK(r[i].timed == 1);
+                CHECK(r[i].samples >= 1);
+                CHECK(r[i].median_us > 0.0);
+                CHECK(r[i].best_us <= r[i].median_us);
+            }
+        }
+    }
+}
+
 TEST_CASE("gpu: device pointers forced onto a CPU backend are refused") {
     gemm_case c = base_case({GEMM_F32, GEMM_F32}, GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 8, 9, 10);
     set_leading_dims(c, 0);

@@ -3,6 +3,10 @@
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -26,6 +30,33 @@ gemm_measure_options_t quick() {
 }
 
 bool contains(const std::string &text, const std::string &part) { return text.find(part) != std::string::npos; }
+
+// Options as a newer gemm.h would have them: this library's fields, then ones it does not know.
+struct newer_options {
+    gemm_measure_options_t options;
+    int64_t unknown[2];
+};
+
+// The last `size` bytes before an inaccessible page: a read past them faults.
+class before_guard_page {
+public:
+    explicit before_guard_page(std::size_t size) : page_(std::size_t(sysconf(_SC_PAGESIZE))) {
+        void *p = mmap(nullptr, 2 * page_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        REQUIRE(p != MAP_FAILED);
+        base_ = static_cast<char *>(p);
+        REQUIRE(mprotect(base_ + page_, page_, PROT_NONE) == 0);
+        bytes_ = base_ + page_ - size;
+    }
+    ~before_guard_page() { munmap(base_, 2 * page_); }
+    before_guard_page(const before_guard_page &) = delete;
+    before_guard_page &operator=(const before_guard_page &) = delete;
+    void *bytes() const { return bytes_; }
+
+private:
+    std::size_t page_;
+    char *base_ = nullptr;
+    char *bytes_ = nullptr;
+};
 
 }  // namespace
 
@@ -103,6 +134,9 @@ TEST_CASE("measure: argument errors") {
     gemm_measure_options_t bad = o;
     bad.struct_size = 8;
     CHECK(gemm_measure(&d, names, 1, &bad, r) == GEMM_STATUS_INVALID_VALUE);
+    CHECK(contains(gemm_last_error(), "parameter 4: options->struct_size = 8 is smaller than this library's "
+                                      "gemm_measure_options_t"));
+    CHECK(gemm_last_error_parameter() == 4);
     bad = o;
     bad.rounds = 0;
     CHECK(gemm_measure(&d, names, 1, &bad, r) == GEMM_STATUS_INVALID_VALUE);
@@ -128,4 +162,56 @@ TEST_CASE("measure: argument errors") {
     bool has_device = false;
     for (const backend_entry &b : all_backends()) has_device |= b.name == "cublas" && b.available;
     if (!has_device) CHECK(gemm_measure(&on_device, names, 1, &o, r) != GEMM_STATUS_SUCCESS);
+}
+
+TEST_CASE("measure: options' struct_size is checked before the options are read") {
+    gemm_desc_t d = plain(GEMM_F32, 8, 8, 8);
+    const char *names[] = {"cpu_ref"};
+    gemm_measurement_t r[1];
+    // An older caller's options of 8 bytes, the end of its memory: nothing past them is read.
+    before_guard_page older(sizeof(int64_t));
+    int64_t size = 8;
+    std::memcpy(older.bytes(), &size, sizeof size);
+    CHECK(gemm_measure(&d, names, 1, static_cast<const gemm_measure_options_t *>(older.bytes()), r) ==
+          GEMM_STATUS_INVALID_VALUE);
+    CHECK(contains(gemm_last_error(), "options->struct_size = 8"));
+    // A struct_size never set (garbage) is refused without reading that far past the options.
+    gemm_measure_options_t garbage = quick();
+    garbage.struct_size = int64_t(1) << 40;
+    CHECK(gemm_measure(&d, names, 1, &garbage, r) == GEMM_STATUS_INVALID_VALUE);
+    CHECK(contains(gemm_last_error(), "never set"));
+}
+
+TEST_CASE("measure: a newer gemm.h's larger options are used when the fields this library lacks are 0") {
+    gemm_desc_t d = plain(GEMM_F32, 8, 8, 8);
+    const char *names[] = {"cpu_ref"};
+    gemm_measurement_t r[1];
+    newer_options n;
+    std::memset(&n, 0, sizeof n);
+    n.options = quick();
+    n.options.struct_size = sizeof n;
+    n.options.max_samples = 3;
+    REQUIRE(gemm_measure(&d, names, 1, &n.options, r) == GEMM_STATUS_SUCCESS);
+    CHECK(r[0].status == GEMM_STATUS_SUCCESS);
+    CHECK(r[0].timed == 1);
+    CHECK(r[0].samples <= 3);  // the known fields were read
+    n.unknown[1] = 1;  // a field this library does not have, set: it cannot do what it asks
+    r[0].backend = "untouched";
+    CHECK(gemm_measure(&d, names, 1, &n.options, r) == GEMM_STATUS_INVALID_VALUE);
+    std::string message = gemm_last_error();
+    CHECK(contains(message, "options->struct_size = " + std::to_string(sizeof n) +
+                                " is larger than this library's gemm_measure_options_t"));
+    CHECK(contains(message, "byte " + std::to_string(sizeof(gemm_measure_options_t) + sizeof(int64_t)) + " is not 0"));
+    CHECK(std::string(r[0].backend) == "untouched");  // the reports are left as they were
+}
+
+TEST_CASE("measure: options NULL takes gemm_measure_options_init's defaults") {
+    gemm_desc_t d = plain(GEMM_F32, 4, 4, 4);
+    const char *names[] = {"cpu_ref"};
+    gemm_measurement_t r[1];
+    REQUIRE(gemm_measure(&d, names, 1, nullptr, r) == GEMM_STATUS_SUCCESS);
+    CHECK(r[0].status == GEMM_STATUS_SUCCESS);
+    CHECK(r[0].checked == 1);  // check defaults to 1
+    CHECK(r[0].correct == 1);
+    CHECK(r[0].samples >= 3);  // min_samples defaults to 3
 }

@@ -4,8 +4,15 @@
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <string>
 #include <vector>
@@ -46,6 +53,69 @@ void expect_refused(const char *backend, const gemm_desc_t &d, gemm_status_t wan
     INFO((backend ? backend : "(selection)") << " -> " << gemm_status_string(s) << " \"" << message << "\"");
     CHECK(s == want);
     CHECK(contains(message, text));
+}
+
+// A desc as a newer gemm.h would have it: this library's fields, then ones it does not know.
+struct newer_desc {
+    gemm_desc_t desc;
+    int64_t unknown[3];
+};
+
+newer_desc newer(gemm_dtype_t t) {
+    newer_desc n;
+    std::memset(&n, 0, sizeof n);
+    n.desc = plain(t);
+    n.desc.struct_size = sizeof n;
+    return n;
+}
+
+// This test program run again with env added to its environment and args, its exit code and
+// what it printed.
+struct self_run {
+    int exit_code = -1;
+    std::string output;
+};
+
+extern "C" char **environ;
+
+self_run run_self(const std::vector<std::string> &args, const std::string &env) {
+    std::string exe = "/proc/self/exe", name = env.substr(0, env.find('=') + 1);
+    std::vector<std::string> env_strings;
+    for (char **e = environ; *e; ++e)
+        if (std::strncmp(*e, name.c_str(), name.size()) != 0) env_strings.push_back(*e);
+    env_strings.push_back(env);
+    std::vector<char *> argv{exe.data()}, envp;
+    std::vector<std::string> arg_strings = args;
+    for (std::string &a : arg_strings) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    for (std::string &e : env_strings) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    int out[2];
+    REQUIRE(pipe(out) == 0);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+    posix_spawn_file_actions_adddup2(&actions, out[1], 2);
+    posix_spawn_file_actions_addclose(&actions, out[0]);
+    pid_t pid = -1;
+    int spawned = posix_spawn(&pid, exe.c_str(), &actions, nullptr, argv.data(), envp.data());
+    posix_spawn_file_actions_destroy(&actions);
+    close(out[1]);
+    self_run r;
+    if (spawned != 0) {
+        close(out[0]);
+        r.output = std::string("posix_spawn: ") + std::strerror(spawned);
+        return r;
+    }
+    char buffer[4096];
+    for (ssize_t got; (got = read(out[0], buffer, sizeof buffer)) != 0;)
+        if (got > 0) r.output.append(buffer, std::size_t(got));
+        else if (errno != EINTR) break;
+    close(out[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return r;
 }
 
 }  // namespace
@@ -119,9 +189,32 @@ TEST_CASE("supports: an invalid desc gets the status a call would, naming the fi
     d = plain(GEMM_F32);
     d.struct_size = 8;
     expect_refused("cpu_ref", d, GEMM_STATUS_INVALID_VALUE, "gemm_desc_init");
+    expect_refused("cpu_ref", d, GEMM_STATUS_INVALID_VALUE, "smaller than this library's gemm_desc_t");
     CHECK(gemm_backend_supports("cpu_ref", nullptr) == GEMM_STATUS_INVALID_POINTER);
     d = plain(GEMM_F32);
     CHECK(gemm_backend_supports(nullptr, nullptr) == GEMM_STATUS_INVALID_POINTER);
+}
+
+TEST_CASE("desc: a newer gemm.h's larger desc is served when the fields this library lacks are 0") {
+    newer_desc n = newer(GEMM_F32);
+    CHECK(gemm_backend_supports("cpu_ref", &n.desc) == GEMM_STATUS_SUCCESS);
+    CHECK(gemm_backend_supports(nullptr, &n.desc) == GEMM_STATUS_SUCCESS);
+    CHECK(variants_of("cpu_ref", &n.desc) == std::vector<std::string>{""});
+    n.unknown[1] = 5;  // a field this library does not have, set: it cannot do what it asks
+    const std::size_t byte = sizeof(gemm_desc_t) + sizeof(int64_t);
+    expect_refused("cpu_ref", n.desc, GEMM_STATUS_INVALID_VALUE,
+                   "gemm_desc_t: struct_size = " + std::to_string(sizeof n) + " is larger than this library's gemm_desc_t");
+    expect_refused("cpu_ref", n.desc, GEMM_STATUS_INVALID_VALUE, "byte " + std::to_string(byte) + " is not 0");
+    expect_refused(nullptr, n.desc, GEMM_STATUS_INVALID_VALUE, "gemm_desc_t");
+    const char *const *ids = nullptr;
+    int64_t count = 42;
+    CHECK(gemm_backend_variants("cpu_ref", &n.desc, &ids, &count) == GEMM_STATUS_INVALID_VALUE);
+    CHECK(ids == nullptr);  // left as they were
+    CHECK(count == 42);
+    // A struct_size never set (garbage) is refused without reading that far past the desc.
+    gemm_desc_t garbage = plain(GEMM_F32);
+    garbage.struct_size = int64_t(1) << 40;
+    expect_refused("cpu_ref", garbage, GEMM_STATUS_INVALID_VALUE, "never set");
 }
 
 TEST_CASE("variants: those worth timing for a problem, and every id a backend knows") {
@@ -149,6 +242,16 @@ TEST_CASE("variants: those worth timing for a problem, and every id a backend kn
     CHECK(gemm_backend_variants("cpu_omp", &f16, &ids, &count) == GEMM_STATUS_NOT_SUPPORTED);
     CHECK(gemm_backend_variants("cpu_omp", &f32, nullptr, &count) == GEMM_STATUS_INVALID_POINTER);
     CHECK(gemm_backend_variants("cpu_omp", &f32, &ids, nullptr) == GEMM_STATUS_INVALID_POINTER);
+    // No backend: refused (the selection in force has no variants to list), with a desc or not.
+    for (const gemm_desc_t *d : {static_cast<const gemm_desc_t *>(&f32), static_cast<const gemm_desc_t *>(nullptr)}) {
+        ids = nullptr;
+        count = 0;
+        CHECK(gemm_backend_variants(nullptr, d, &ids, &count) == GEMM_STATUS_INVALID_POINTER);
+        CHECK(std::string(gemm_last_error()) == "parameter 1: backend is NULL");
+        CHECK(gemm_last_error_parameter() == 1);
+        CHECK(ids == nullptr);
+        CHECK(count == 0);
+    }
 }
 
 TEST_CASE("options: every GEMM_* variable the build reads, with its owner, value and meaning") {
@@ -217,5 +320,56 @@ TEST_CASE("traits: each backend's kind, whether it is the reference, and its pla
     CHECK(gemm_backend_get_traits("nosuch", &t) == GEMM_STATUS_UNKNOWN_BACKEND);
     t.struct_size = 4;
     CHECK(gemm_backend_get_traits("cpu_ref", &t) == GEMM_STATUS_INVALID_VALUE);
+    CHECK(contains(gemm_last_error(), "smaller than this library's gemm_backend_traits_t"));
     CHECK(gemm_backend_get_traits("cpu_ref", nullptr) == GEMM_STATUS_INVALID_POINTER);
+    // A newer gemm.h's larger traits: this library fills what it knows and leaves the rest 0.
+    struct {
+        gemm_backend_traits_t traits;
+        int64_t unknown[2];
+    } newer;
+    std::memset(&newer, 0, sizeof newer);
+    newer.traits.struct_size = sizeof newer;
+    REQUIRE(gemm_backend_get_traits("cpu_ref", &newer.traits) == GEMM_STATUS_SUCCESS);
+    CHECK(newer.traits.reference == 1);
+    CHECK(newer.unknown[0] == 0);
+    CHECK(newer.unknown[1] == 0);
+    newer.unknown[0] = 1;
+    CHECK(gemm_backend_get_traits("cpu_ref", &newer.traits) == GEMM_STATUS_INVALID_VALUE);
+    CHECK(contains(gemm_last_error(), "gemm_backend_traits_t"));
+}
+
+// Run by the case below in a child whose GEMM_TUNE is invalid: settings are read once per
+// process, so this process cannot change them.
+TEST_SUITE("queries_invalid_setting" * doctest::skip()) {
+    TEST_CASE("supports under GEMM_TUNE=sometimes: refused as a call forced onto the backend is") {
+        const char *tune = std::getenv("GEMM_TUNE");
+        REQUIRE(tune != nullptr);
+        REQUIRE(std::string(tune) == "sometimes");
+        gemm_desc_t f32 = plain(GEMM_F32);
+        expect_refused("cpu_ref", f32, GEMM_STATUS_INVALID_CONFIG, "GEMM_TUNE='sometimes'");
+        expect_refused("cpu_omp:generic_f32_8x4", f32, GEMM_STATUS_INVALID_CONFIG, "GEMM_TUNE='sometimes'");
+        expect_refused(nullptr, f32, GEMM_STATUS_INVALID_CONFIG, "GEMM_TUNE='sometimes'");
+        const char *const *ids = nullptr;
+        int64_t count = 0;
+        CHECK(gemm_backend_variants("cpu_ref", &f32, &ids, &count) == GEMM_STATUS_INVALID_CONFIG);
+        // What a call forced onto the backend returns.
+        REQUIRE(gemm_set_backend("cpu_ref") == GEMM_STATUS_SUCCESS);
+        float a = 1, b = 1, c = 0;
+        CHECK(gemm_sgemm(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 1, 1, 1, 1.0f, &a, 1, &b, 1, 0.0f, &c, 1) ==
+              GEMM_STATUS_INVALID_CONFIG);
+        REQUIRE(gemm_set_backend(nullptr) == GEMM_STATUS_SUCCESS);
+        // As in a call, the arguments are checked before the settings.
+        gemm_desc_t bad = f32;
+        bad.m = -1;
+        expect_refused("cpu_ref", bad, GEMM_STATUS_INVALID_SIZE, "m = -1");
+        expect_refused(nullptr, bad, GEMM_STATUS_INVALID_SIZE, "m = -1");
+        std::printf("queries_invalid_setting: checked\n");
+    }
+}
+
+TEST_CASE("supports: an invalid GEMM_* setting refuses a named backend too") {
+    self_run r = run_self({"--no-skip", "--test-suite=queries_invalid_setting"}, "GEMM_TUNE=sometimes");
+    INFO(r.output);
+    CHECK(r.exit_code == 0);
+    CHECK(contains(r.output, "queries_invalid_setting: checked"));
 }

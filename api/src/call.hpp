@@ -22,8 +22,10 @@ using user_call = api_call;
 bool valid_op(int o);
 bool valid_dtype(int t);
 
-// BLAS rules, in reference BLAS order, then types, strides and pointers. On failure sets
-// the thread's error (naming the parameter) and returns its status.
+// BLAS rules in reference BLAS order (layout, transa, transb, m, n, k, lda, ldb, ldc), then
+// batch count and strides, types, pointers, and last the operands' spans (the bytes they
+// cover, and C matrices of a batch not overlapping). On failure sets the thread's error
+// (naming the parameter) and returns its status.
 gemm_status_t check_call(const user_call &call);
 
 // The column-major problem equal to a checked call (row-major by C^T = op(B)^T op(A)^T).

@@ -2,6 +2,7 @@
 // a call makes.
 #include "described_problem.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 

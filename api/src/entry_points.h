@@ -47,7 +47,8 @@ typedef struct api_tune_request {
     const char *backends;
 } api_tune_request;
 
-/* gemm_desc_t with its enum fields as int, the fields the caller's struct_size holds. */
+/* gemm_desc_t with its enum fields as int: the fields this library knows, read once the
+ * caller's struct_size passed the rule in gemm.h (api_check_desc_size). */
 typedef struct api_desc {
     int layout, transa, transb;
     int64_t m, n, k;
@@ -63,8 +64,9 @@ gemm_status_t api_backend_variants(const char *backend, const api_desc *desc, co
 gemm_status_t api_backend_get_traits(const char *backend, gemm_backend_traits_t *traits);
 gemm_status_t api_measure(const api_desc *desc, const char *const *backends, int64_t count,
                           const gemm_measure_options_t *options, gemm_measurement_t *reports);
-/* A desc of a struct_size that does not hold every field this version reads. */
-gemm_status_t api_desc_too_small(int64_t struct_size);
+/* For a desc whose struct_size is not this library's sizeof(gemm_desc_t): GEMM_STATUS_SUCCESS
+ * when the rule in gemm.h accepts it, else GEMM_STATUS_INVALID_VALUE with the reason set. */
+gemm_status_t api_check_desc_size(const gemm_desc_t *desc);
 const char *api_status_text(int status);
 gemm_status_t api_tune(const api_tune_request *request, int store, gemm_tune_report_t *report);
 

@@ -80,7 +80,8 @@ gemm_status_t gemm_option_get_info(int64_t index, gemm_option_info_t *info) {
                                  std::to_string(all.size()) + ")", 1);
         if (!info) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 2: info is NULL", 2);
         const option_entry &e = all[std::size_t(index)];
-        // The texts are literals of the tables that declare the options: they outlive the call.
+        // name, values, fallback and meaning are literals of the tables that declare the options;
+        // owner and value are strings of settings(), constant once read: all outlive the call.
         info->name = e.option.name.data();
         info->owner = e.owner.c_str();
         info->value = e.value ? e.value->c_str() : nullptr;

@@ -113,12 +113,14 @@ void gemm_desc_init(gemm_desc_t *desc, gemm_dtype_t type, gemm_layout_t layout, 
     desc->alignment = 16;
 }
 
-/* Reads the fields as ints (a C caller may have put any int in an enum field). NULL: no desc. */
+/* Reads the fields as ints (a C caller may have put any int in an enum field), once the
+ * struct_size rule accepts the caller's struct. 1: read; 0: desc NULL; -1: refused, *status
+ * says why. */
 static int read_desc(const gemm_desc_t *d, api_desc *out, gemm_status_t *status) {
     if (!d) return 0;
-    if (d->struct_size < (int64_t)sizeof *d) {
-        *status = api_desc_too_small(d->struct_size);
-        return -1;
+    if (d->struct_size != (int64_t)sizeof *d) {
+        *status = api_check_desc_size(d);
+        if (*status != GEMM_STATUS_SUCCESS) return -1;
     }
     out->layout = (int)d->layout;
     out->transa = (int)d->transa;

@@ -12,6 +12,7 @@
 #include "dispatch/settings.hpp"
 #include "entry_points.h"
 #include "guard.hpp"
+#include "struct_size.hpp"
 
 using namespace gemm;
 
@@ -25,7 +26,6 @@ thread_local measure_storage tls_measure;
 
 gemm_status_t check_options(const gemm_measure_options_t &o) {
     auto bad = [](const std::string &what) { return set_error(GEMM_STATUS_INVALID_VALUE, "parameter 4: " + what, 4); };
-    if (o.struct_size < int64_t(sizeof o)) return bad("options->struct_size: initialize it with gemm_measure_options_init");
     if (!(o.budget_ms > 0) || !std::isfinite(o.budget_ms)) return bad("budget_ms must be a positive number");
     if (o.min_samples < 1 || o.max_samples < o.min_samples) return bad("need 1 <= min_samples <= max_samples");
     if (o.rounds < 1 || o.warmup_samples < 0) return bad("need rounds >= 1 and warmup_samples >= 0");
@@ -79,7 +79,13 @@ gemm_status_t measure(const api_desc *d, const char *const *names, int64_t count
     if (count > 0 && !reports) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 5: reports is NULL", 5);
     gemm_measure_options_t o;
     gemm_measure_options_init(&o);
-    if (given) o = *given;
+    if (given) {  // struct_size first: it says how many bytes of *given there are to copy
+        if (gemm_status_t s = check_struct_size(given, given->struct_size, sizeof *given, "parameter 4: options->struct_size",
+                                                "gemm_measure_options_t", "initialize it with gemm_measure_options_init", 4);
+            s != GEMM_STATUS_SUCCESS)
+            return s;
+        o = *given;
+    }
     if (gemm_status_t s = check_options(o); s != GEMM_STATUS_SUCCESS) return s;
     if (const env_settings &env = settings(); env.error != GEMM_STATUS_SUCCESS) return set_error(env.error, env.error_message);
     problem_class c;

@@ -14,30 +14,33 @@
 #include "dispatch/size_math.hpp"
 #include "entry_points.h"
 #include "guard.hpp"
+#include "struct_size.hpp"
 
 using namespace gemm;
 
 namespace {
 
 // What a call of p would run on under the selection in force, or why it would fail.
-gemm_status_t selection_serves(const api_desc *d) {
-    if (!d) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 2: desc is NULL", 2);
-    if (const env_settings &env = settings(); env.error != GEMM_STATUS_SUCCESS) return set_error(env.error, env.error_message);
+gemm_status_t selection_serves(const problem &p) {
     const selection &sel = current_selection();
     if (sel.error != GEMM_STATUS_SUCCESS) return set_error(sel.error, sel.error_message);
-    problem p;
-    if (gemm_status_t s = problem_of(*d, p); s != GEMM_STATUS_SUCCESS) return s;
     choice c = sel.forced ? choose_backend(p, sel, false) : choose_builtin(p, false);
     return c.chosen ? GEMM_STATUS_SUCCESS : set_error(c.status, c.message);
 }
 
-gemm_status_t supports(const char *spec, const api_desc *d, backend *&b) {
-    if (!spec) return selection_serves(d);
-    std::string variant;
-    if (gemm_status_t s = backend_named(spec, b, variant); s != GEMM_STATUS_SUCCESS) return s;
+// Whether a call of d forced onto spec ("name[:variant]"), or with spec NULL made under the
+// selection in force, would be served; else the status it would fail with, in a call's order:
+// the desc's arguments, then the GEMM_* settings, then the backend's verdict. b: the backend
+// spec names (untouched when spec is NULL); p: the problem d describes.
+gemm_status_t supports(const char *spec, const api_desc *d, backend *&b, problem &p) {
+    if (spec) {
+        std::string variant;
+        if (gemm_status_t s = backend_named(spec, b, variant); s != GEMM_STATUS_SUCCESS) return s;
+    }
     if (!d) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 2: desc is NULL", 2);
-    problem p;
     if (gemm_status_t s = problem_of(*d, p); s != GEMM_STATUS_SUCCESS) return s;
+    if (const env_settings &env = settings(); env.error != GEMM_STATUS_SUCCESS) return set_error(env.error, env.error_message);
+    if (!spec) return selection_serves(p);
     if (verdict v = b->supports(p); !v.ok)
         return set_error(GEMM_STATUS_NOT_SUPPORTED, "backend '" + std::string(b->name()) + "': " + v.reason);
     return GEMM_STATUS_SUCCESS;
@@ -51,13 +54,13 @@ struct variant_list {
 thread_local variant_list tls_variants;
 
 gemm_status_t variants(const char *spec, const api_desc *d, const char *const **ids, int64_t *count) {
+    if (!spec) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 1: backend is NULL", 1);
     if (!ids || !count) return set_error(GEMM_STATUS_INVALID_POINTER, !ids ? "parameter 3: ids is NULL" : "parameter 4: count is NULL", !ids ? 3 : 4);
     backend *b = nullptr;
     std::vector<std::string> found;
     if (d) {
-        if (gemm_status_t s = supports(spec, d, b); s != GEMM_STATUS_SUCCESS) return s;
         problem p;
-        problem_of(*d, p);
+        if (gemm_status_t s = supports(spec, d, b, p); s != GEMM_STATUS_SUCCESS) return s;
         found = b->variants(p);
     } else {  // the ids of the build, whether or not this machine can run them
         std::string variant;
@@ -85,7 +88,8 @@ gemm_status_t api_backend_supports(const char *backend_spec, const api_desc *des
     clear_error();
     return guarded([&] {
         backend *b = nullptr;
-        return supports(backend_spec, desc, b);
+        problem p;
+        return supports(backend_spec, desc, b, p);
     });
 }
 
@@ -99,9 +103,10 @@ gemm_status_t api_backend_get_traits(const char *spec, gemm_backend_traits_t *tr
     clear_error();
     return guarded([&] {
         if (!traits) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 2: traits is NULL", 2);
-        if (traits->struct_size < int64_t(sizeof *traits))
-            return set_error(GEMM_STATUS_INVALID_VALUE, "parameter 2: traits->struct_size = " +
-                                                            std::to_string(traits->struct_size) + " must be sizeof(gemm_backend_traits_t)", 2);
+        if (gemm_status_t s = check_struct_size(traits, traits->struct_size, sizeof *traits, "parameter 2: traits->struct_size",
+                                                "gemm_backend_traits_t", "set it to sizeof(gemm_backend_traits_t)", 2);
+            s != GEMM_STATUS_SUCCESS)
+            return s;
         backend *b = nullptr;
         std::string variant;
         if (gemm_status_t s = backend_named(spec, b, variant, true); s != GEMM_STATUS_SUCCESS && !b) return s;
@@ -121,12 +126,12 @@ gemm_status_t api_backend_get_traits(const char *spec, gemm_backend_traits_t *tr
     });
 }
 
-gemm_status_t api_desc_too_small(int64_t struct_size) {
+gemm_status_t api_check_desc_size(const gemm_desc_t *desc) {
     clear_error();
-    return set_error(GEMM_STATUS_INVALID_VALUE,
-                     "gemm_desc_t: struct_size = " + std::to_string(struct_size) +
-                         " is smaller than this library's gemm_desc_t (" + std::to_string(sizeof(gemm_desc_t)) +
-                         " bytes): initialize it with gemm_desc_init");
+    return guarded([&] {
+        return check_struct_size(desc, desc->struct_size, sizeof *desc, "gemm_desc_t: struct_size", "gemm_desc_t",
+                                 "initialize it with gemm_desc_init");
+    });
 }
 
 }  // extern "C"

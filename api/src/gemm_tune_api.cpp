@@ -25,7 +25,6 @@ struct report_storage {
 };
 thread_local report_storage tls_report;
 
-
 gemm_status_t fail(gemm_status_t s, const std::string &what) { return set_error(s, "gemm_tune: " + what); }
 
 gemm_status_t check_request(const api_tune_request &r) {
@@ -57,7 +56,7 @@ problem_class class_of(const api_tune_request &r) {
     c.batch = r.batch_count;
     c.ld_padding = r.ld_padding;
     c.aligned = !r.misaligned;
-    c.beta = r.beta_zero ? 0.0 : 0.5;
+    c.beta = r.beta_zero ? 0.0 : 0.5;  // neither 0 nor 1: a backend that skips reading or scaling C fails the check
     c.space = r.device < 0 ? memory_space::host : memory_space::device;
     c.device = r.device < 0 ? 0 : r.device;
     return c;
@@ -137,5 +136,3 @@ const char *gemm_tune_cache_path(void) {
 }
 
 }  // extern "C"
-
-

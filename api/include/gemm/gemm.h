@@ -173,12 +173,19 @@ GEMM_API const char *gemm_get_backend_source(void);
 
 /* ---- Problem descriptions and capability queries ------------------------------------ */
 
+/* Structs with a struct_size (gemm_desc_t, gemm_backend_traits_t, gemm_measure_options_t)
+ * only ever gain fields at the end, each new field's 0 meaning what the library did without
+ * it. struct_size is the struct's sizeof as the caller was compiled, and the library uses the
+ * fields it knows: a struct_size smaller than this library's sizeof is refused; a larger one
+ * (a newer gemm.h's) is accepted only when every byte past this library's sizeof is 0 (the
+ * fields this library does not know, left at 0); a struct_size above 4096 is refused as never
+ * set. A refused struct_size is GEMM_STATUS_INVALID_VALUE, the message naming the struct.
+ * Start from the struct's init function, or zero the struct and set struct_size. */
+
 /* A class of calls without their data: types, layout, shape, leading dimensions, batch and the
- * memory the operands live in. Start from gemm_desc_init, then change what differs. Fields
- * are only ever added at the end; struct_size (set by gemm_desc_init) tells the library which
- * ones the caller's copy of this header has. */
+ * memory the operands live in. Start from gemm_desc_init, then change what differs. */
 typedef struct gemm_desc {
-    int64_t struct_size;       /* sizeof(gemm_desc_t) as the caller was compiled */
+    int64_t struct_size;       /* sizeof(gemm_desc_t) as the caller was compiled (the rule above) */
     gemm_layout_t layout;
     gemm_op_t transa;
     gemm_op_t transb;
@@ -213,7 +220,8 @@ typedef enum gemm_backend_kind {
 } gemm_backend_kind_t;
 
 typedef struct gemm_backend_traits {
-    int64_t struct_size;       /* sizeof(gemm_backend_traits_t): the caller sets it */
+    int64_t struct_size;       /* sizeof(gemm_backend_traits_t): the caller sets it (the rule at
+                                  gemm_desc_t); the library fills only the fields it knows */
     gemm_backend_kind_t kind;
     int reference;             /* 1: the oracle (cpu_ref): correct on every problem, never fast;
                                   the tuner and gemm bench time it only when named */
@@ -226,20 +234,22 @@ GEMM_API gemm_status_t gemm_backend_get_traits(const char *backend, gemm_backend
 
 /* Whether backend ("name" or "name:variant") serves calls of desc on this machine:
  * GEMM_STATUS_SUCCESS, or what a call forced onto it would return, with the reason in
- * gemm_last_error(): GEMM_STATUS_NOT_SUPPORTED (this problem), GEMM_STATUS_BACKEND_UNAVAILABLE
- * (this machine), GEMM_STATUS_UNKNOWN_BACKEND (this build), GEMM_STATUS_INVALID_VALUE (a
- * variant it does not have), or the argument status an invalid desc is. A variant that needs
- * what the problem lacks (an instruction set, an alignment) may still refuse a call. With
- * backend NULL: whether a call of desc would be served by the selection in force
- * (gemm_set_backend, GEMM_BACKEND or auto), an invalid GEMM_* setting included. */
+ * gemm_last_error(): GEMM_STATUS_UNKNOWN_BACKEND (this build), GEMM_STATUS_BACKEND_UNAVAILABLE
+ * (this machine), GEMM_STATUS_INVALID_VALUE (a variant it does not have), then the argument
+ * status an invalid desc is, GEMM_STATUS_INVALID_CONFIG (an invalid GEMM_* setting, which
+ * fails every call), GEMM_STATUS_NOT_SUPPORTED (this problem). A variant that needs what the
+ * problem lacks (an instruction set, an alignment) may still refuse a call. With backend
+ * NULL: whether a call of desc would be served by the selection in force (gemm_set_backend,
+ * GEMM_BACKEND or auto), checked in the same order. */
 GEMM_API gemm_status_t gemm_backend_supports(const char *backend, const gemm_desc_t *desc);
 
-/* The variant ids of backend: with a desc, those worth timing for it (what gemm tune times;
- * "" is the backend's default), the desc first checked as gemm_backend_supports does; with
- * desc NULL, every id this build of the backend has, whether or not this machine can run it
- * (none: only its default), or GEMM_STATUS_NOT_SUPPORTED for a backend whose ids are made
- * for a problem (cuBLASLt's, from its heuristic). *ids points to *count strings that live
- * until the next call of this function on this thread. */
+/* The variant ids of backend ("name"; NULL is GEMM_STATUS_INVALID_POINTER, parameter 1):
+ * with a desc, those worth timing for it (what gemm tune times; "" is the backend's default),
+ * the desc first checked as gemm_backend_supports does; with desc NULL, every id this build
+ * of the backend has, whether or not this machine can run it (none: only its default), or
+ * GEMM_STATUS_NOT_SUPPORTED for a backend whose ids are made for a problem (cuBLASLt's, from
+ * its heuristic). *ids points to *count strings that live until the next call of this
+ * function on this thread. */
 GEMM_API gemm_status_t gemm_backend_variants(const char *backend, const gemm_desc_t *desc,
                                              const char *const **ids, int64_t *count);
 
@@ -247,8 +257,10 @@ GEMM_API gemm_status_t gemm_backend_variants(const char *backend, const gemm_des
 
 /* How gemm_measure times. Start from gemm_measure_options_init. */
 typedef struct gemm_measure_options {
-    int64_t struct_size;  /* sizeof(gemm_measure_options_t), set by gemm_measure_options_init */
-    double budget_ms;     /* per backend, its warm-ups and every round included (1000) */
+    int64_t struct_size;  /* sizeof(gemm_measure_options_t), set by gemm_measure_options_init (the
+                             rule at gemm_desc_t) */
+    double budget_ms;     /* per backend, for its timed samples over every round (1000); its
+                             checked call, warm-ups and min_samples come on top */
     int min_samples;      /* per backend, taken whatever the budget, unless one call alone
                              outlasts it: then one sample of one call (3) */
     int max_samples;      /* (100) */
@@ -270,7 +282,7 @@ typedef struct gemm_measurement {
     const char *error;        /* the failure's message, or "" */
     int checked;              /* 1 when its result was checked */
     int correct;              /* 1 when checked and within the tolerance */
-    const char *check_method; /* "reference" (every element) or "vector" (C·t), or "" */
+    const char *check_method; /* "reference" (every element) or "vector" (C*t), or "" */
     double check_ratio;       /* largest |error| / tolerance seen (<= 1 passes) */
     const char *note;         /* where a wrong result is wrong, or a remark on the timing */
     int timed;                /* 1 when it ran correctly (or unchecked) and was timed */
@@ -286,16 +298,22 @@ typedef struct gemm_measurement {
 /* Measures each of count backends ("name", "name:variant" or "auto", the selection a call
  * makes without gemm_set_backend) on operands the library makes for desc: random values in
  * [-1, 1], in as many sets as it takes to exceed twice the cache of what computes, each
- * timed call taking the next. Each backend's first call is checked against a double-
- * precision reference (every element when m·n·k·batch <= 2^27, else C·t against
- * α·A·(B·t) + β·C₀·t for a random t; with β = 0 C starts as NaN, so a backend reading it
- * shows); a wrong one is not timed. Then the backends take turns: in each round a warm-up
- * and a share of the samples, the order of the round starting one further on. Device
- * problems (desc->device >= 0) run on a stream of the library's and are timed with CUDA
- * events, host problems with a steady clock around the call (staging included for GPU
- * backends). Strided batches are measured with GEMM_DESC_TIGHT strides. A backend that cannot
- * run the problem gets its status in its report; the call fails only for its own arguments
- * or when the operands cannot be made. */
+ * timed call taking the next. The operands have the desc's leading dimensions (0: the least);
+ * desc->alignment places them: 16 or more, each starts on a 64-byte boundary; less, one
+ * element past such a boundary, as a misaligned caller's would. A batch (batch_count > 1)
+ * must have GEMM_DESC_TIGHT strides, others are GEMM_STATUS_NOT_SUPPORTED. The calls take
+ * options' alpha and beta; desc->beta_zero = 1 with options->beta != 0 is
+ * GEMM_STATUS_INVALID_VALUE. options may be NULL: gemm_measure_options_init's defaults.
+ * Each backend's first call is checked against a double-precision reference (every element
+ * when m*n*k*batch <= 2^27, else C*t against alpha*A*(B*t) + beta*C0*t for a random vector t,
+ * C0 being C before the call; with beta = 0 C starts as NaN, so a backend reading it shows); a
+ * wrong one is not timed. Then the backends take turns: in each round a warm-up and a share
+ * of the samples, the order of the round starting one further on. Device problems
+ * (desc->device >= 0) run on a stream of the library's and are timed with CUDA events, host
+ * problems with a steady clock around the call (staging included for GPU backends). A
+ * backend that cannot run the problem gets its status in its report; the call fails only for
+ * its own arguments (desc, options, an invalid GEMM_* setting) or when the operands cannot be
+ * made. */
 GEMM_API gemm_status_t gemm_measure(const gemm_desc_t *desc, const char *const *backends, int64_t count,
                                     const gemm_measure_options_t *options, gemm_measurement_t *reports);
 
@@ -316,7 +334,8 @@ typedef struct gemm_tune_request {
     int misaligned;          /* 1: operands start one element past a 16-byte boundary */
     int beta_zero;           /* 1: tune for beta = 0 (C not read); 0: beta != 0 */
     int device;              /* -1: host pointers; >= 0: device pointers on that CUDA device */
-    double budget_ms;        /* time for all candidates of this shape; <= 0: 2000 */
+    double budget_ms;        /* shared by the timed samples of this shape's candidates; their
+                                checks, warm-ups and least samples come on top; <= 0: 2000 */
     const char *backends;    /* comma-separated names to consider; NULL or "": all */
 } gemm_tune_request_t;
 

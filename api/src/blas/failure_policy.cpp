@@ -13,6 +13,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <utility>
 
 namespace gemm_blas {
 namespace {
@@ -28,19 +29,30 @@ template <> struct names<double> { static constexpr const char *fortran = "dgemm
 
 enum class policy { system, stop };
 
-[[noreturn]] void stop(const std::string &why) {
-    std::fprintf(stderr, "gemm_blas: %s; stopping the program (a BLAS call cannot return an error)\n", why.c_str());
+// Ends the program. Everything here runs inside the BLAS entry points, which cannot return an
+// error and must not throw, often right after gemm ran out of memory: the reasons are printed
+// with fprintf from the texts gemm already holds, never built in allocated strings.
+[[noreturn]] void stop_program() noexcept {
     std::fflush(nullptr);
     std::_Exit(EXIT_FAILURE);
 }
 
+// routine failed with status; detail ("" or "; ...") says why that stops the program.
+[[noreturn]] void stop(const char *routine, gemm_status_t status, const char *detail) noexcept {
+    std::fprintf(stderr, "gemm_blas: %s: %s: %s%s; stopping the program (a BLAS call cannot return an error)\n", routine,
+                 gemm_status_string(status), gemm_last_error(), detail);
+    stop_program();
+}
+
 // GEMM_BLAS_ON_FAILURE: system (default) or stop. Any other value stops the program at the
 // first failure, naming the variable, rather than guess.
-policy chosen_policy() {
+policy chosen_policy() noexcept {
     const char *v = std::getenv("GEMM_BLAS_ON_FAILURE");
     if (!v || !*v || !std::strcmp(v, "system")) return policy::system;
     if (!std::strcmp(v, "stop")) return policy::stop;
-    stop(std::string("GEMM_BLAS_ON_FAILURE='") + v + "' must be system or stop");
+    std::fprintf(stderr, "gemm_blas: GEMM_BLAS_ON_FAILURE='%s' must be system or stop; stopping the program (a BLAS call "
+                 "cannot return an error)\n", v);
+    stop_program();
 }
 
 // Whether the library f lives in is gemm's (this one, a second copy, or the libblas.so.3
@@ -75,45 +87,51 @@ template <class T> fortran_gemm<T> system_gemm() {
     return found;
 }
 
-std::string library_of(void *f) {
+const char *library_of(void *f) noexcept {
     Dl_info info;
     return dladdr(f, &info) && info.dli_fname ? info.dli_fname : "the system BLAS";
 }
 
-// Once per routine and status, so that a program making a million calls says it once.
-void say_once(const char *routine, gemm_status_t status, const std::string &line) {
-    static std::mutex mutex;
-    static std::set<std::string> said;
-    std::lock_guard<std::mutex> lock(mutex);
-    if (said.insert(std::string(routine) + ":" + std::to_string(int(status))).second)
-        std::fprintf(stderr, "%s\n", line.c_str());
+// Once per routine and status, so that a program making a million calls says it once; said
+// again when there is no memory to remember that it was said.
+void say_once(const char *routine, gemm_status_t status, const char *library) noexcept {
+    bool first = true;
+    try {
+        static std::mutex mutex;
+        static std::set<std::pair<std::string, int>> said;
+        std::lock_guard<std::mutex> lock(mutex);
+        first = said.emplace(routine, int(status)).second;
+    } catch (...) {
+    }
+    if (first)
+        std::fprintf(stderr,
+                     "gemm_blas: %s: %s: %s; computed by %s instead (said once; GEMM_BLAS_ON_FAILURE=stop stops "
+                     "the program instead)\n",
+                     routine, gemm_status_string(status), gemm_last_error(), library);
 }
 
-template <class T> void handle(const char *routine, gemm_status_t status, const fortran_call<T> &c) {
-    std::string why = std::string(routine) + ": " + gemm_status_string(status) + ": " + gemm_last_error();
+template <class T> void handle(const char *routine, gemm_status_t status, const fortran_call<T> &c) noexcept {
     // Arguments BLAS does not check but gemm does (a NULL operand, operands spanning more
     // than 2^63 bytes): the system BLAS would crash on them.
-    if (status < GEMM_STATUS_NOT_SUPPORTED) stop(why);
-    if (chosen_policy() == policy::stop) stop(why + " (GEMM_BLAS_ON_FAILURE=stop)");
+    if (status < GEMM_STATUS_NOT_SUPPORTED) stop(routine, status, "");
+    if (chosen_policy() == policy::stop) stop(routine, status, " (GEMM_BLAS_ON_FAILURE=stop)");
     // A call that failed while computing may have written part of C: its old values, which
     // beta != 0 needs, are gone.
     bool c_untouched = status < GEMM_STATUS_ALLOC_FAILED;
-    if (!c_untouched && c.beta != T(0)) stop(why + "; C may be partly written, so it cannot be computed again");
+    if (!c_untouched && c.beta != T(0)) stop(routine, status, "; C may be partly written, so it cannot be computed again");
     fortran_gemm<T> gemm_fn = system_gemm<T>();
-    if (!gemm_fn) stop(why + "; no system BLAS found to compute it instead");
-    say_once(routine, status,
-             "gemm_blas: " + why + "; computed by " + library_of(reinterpret_cast<void *>(gemm_fn)) +
-                 " instead (said once; GEMM_BLAS_ON_FAILURE=stop stops the program instead)");
+    if (!gemm_fn) stop(routine, status, "; no system BLAS found to compute it instead");
+    say_once(routine, status, library_of(reinterpret_cast<void *>(gemm_fn)));
     gemm_fn(&c.transa, &c.transb, &c.m, &c.n, &c.k, &c.alpha, c.a, &c.lda, c.b, &c.ldb, &c.beta, c.c, &c.ldc, 1, 1);
 }
 
 }  // namespace
 
-void on_failure(const char *routine, gemm_status_t status, const fortran_call<float> &call) {
+void on_failure(const char *routine, gemm_status_t status, const fortran_call<float> &call) noexcept {
     handle(routine, status, call);
 }
 
-void on_failure(const char *routine, gemm_status_t status, const fortran_call<double> &call) {
+void on_failure(const char *routine, gemm_status_t status, const fortran_call<double> &call) noexcept {
     handle(routine, status, call);
 }
 

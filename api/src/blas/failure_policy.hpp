@@ -22,8 +22,8 @@ template <class T> struct fortran_call {
 };
 
 // Called after gemm returned status for call; routine is the entry point's name. Returns only
-// once C holds the result.
-void on_failure(const char *routine, gemm_status_t status, const fortran_call<float> &call);
-void on_failure(const char *routine, gemm_status_t status, const fortran_call<double> &call);
+// once C holds the result; never throws (it runs inside the extern "C" BLAS entry points).
+void on_failure(const char *routine, gemm_status_t status, const fortran_call<float> &call) noexcept;
+void on_failure(const char *routine, gemm_status_t status, const fortran_call<double> &call) noexcept;
 
 }  // namespace gemm_blas

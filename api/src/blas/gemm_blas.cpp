@@ -3,7 +3,6 @@
 #include <cstdarg>
 #include <cstddef>
 #include <cstdio>
-#include <cstring>
 
 #include "failure_policy.hpp"
 #include "gemm/gemm.h"
@@ -47,12 +46,14 @@ int row_major_position(int position) {
 // and the message printed here is the one the reference handler prints.
 void report_cblas(int position, bool row_major, const char *routine, const char *form, int value) {
     if (cblas_xerbla) {
+        // A process-wide flag, so threads reporting at once race on it; reference CBLAS writes
+        // its own RowMajorStrg in every call and has the same race.
         if (&RowMajorStrg) RowMajorStrg = row_major ? 1 : 0;
         cblas_xerbla(position, routine, form, value);
         if (&RowMajorStrg) RowMajorStrg = 0;  // as reference CBLAS leaves it after every call
         return;
     }
-    if (row_major && std::strstr(routine, "gemm")) position = row_major_position(position);
+    if (row_major) position = row_major_position(position);
     std::fprintf(stderr, "Parameter %d to routine %s was incorrect\n", position, routine);
     if (*form) std::fprintf(stderr, form, value);
 }

@@ -1,6 +1,7 @@
 // policy.cpp: forced selection, the tune cache, and the built-in auto rule.
 #include "policy.hpp"
 
+#include <cstdint>
 #include <mutex>
 #include <string_view>
 #include <unordered_set>
@@ -102,36 +103,65 @@ void record_miss(const tune_key &key, const std::string &path) {
     }
 }
 
-// The first time online tuning fails in this process, say why: otherwise a cache that cannot
-// be written would make every process tune again, silently.
-void warn_once_online(const char *what) {
+// The first time online tuning of a shape fails in this process, say why: otherwise calls
+// would run untuned, silently.
+void warn_once_not_tuned(const tune_key &key, const std::string &message) {
     static std::once_flag once;
     std::call_once(once, [&] {
-        logger().warn("GEMM_TUNE=online: {}: {}; shapes tuned now are kept for this process only", what,
-                      last_error_message());
+        logger().warn("GEMM_TUNE=online: cannot tune {}: {}; such a shape takes the nearest tuned shape or the "
+                      "built-in rule and is not tuned again until the tune cache changes", key.to_text(), message);
+    });
+}
+
+// The first time a store fails in this process, say why: otherwise a cache that cannot be
+// written would make every process tune again, silently.
+void warn_once_not_stored(const std::string &message) {
+    static std::once_flag once;
+    std::call_once(once, [&] {
+        logger().warn("GEMM_TUNE=online: cannot store in the tune cache: {}; shapes tuned now are kept for this "
+                      "process only", message);
     });
 }
 
 // Tunes p's shape now (GEMM_TUNE=online) with a small budget and stores the result (kept in
 // memory when the file cannot take it). One shape at a time, so threads meeting the same new
-// shape tune it once. Leaves the thread's error clear: the caller's call has not failed.
-tune_entry_ptr tune_now(const tune_key &key, int device) {
-    static std::mutex one_at_a_time;
+// shape tune it once. A key whose tuning failed is not tuned again (each try may take
+// seconds) until the cache's entries change, or the set of such keys reaches its limit (a
+// program may call with ever new shapes); why_not says so. Leaves the thread's error clear:
+// the caller's call has not failed.
+tune_entry_ptr tune_now(const tune_key &key, int device, std::string &why_not) {
+    static std::mutex one_at_a_time;  // also guards failed and failed_version
+    static std::unordered_set<tune_key, tune_key_hash> failed;
+    static std::uint64_t failed_version = 0;  // the cache's version when failed was last valid
+    constexpr std::size_t failed_limit = 4096;
     std::lock_guard<std::mutex> lock(one_at_a_time);
-    if (tune_entry_ptr e = process_tune_cache().find(key)) return e;
+    tune_cache &cache = process_tune_cache();
+    if (tune_entry_ptr e = cache.find(key)) return e;
+    if (std::uint64_t v = cache.version(); v != failed_version || failed.size() >= failed_limit) {
+        failed.clear();
+        failed_version = v;
+    }
+    if (failed.count(key)) {
+        why_not = "online tuning failed earlier in this process";
+        return nullptr;
+    }
     tune_options options;
     options.budget_ms = 300;
     tune_outcome outcome;
     problem_class c = class_of(key);
     c.device = device < 0 ? 0 : device;
     if (tune_problem(c, options, outcome) != GEMM_STATUS_SUCCESS) {
-        warn_once_online("tuning failed");
+        std::string message = last_error_message();
         clear_error();
+        warn_once_not_tuned(key, message);
+        logger().debug("GEMM_TUNE=online: cannot tune {}: {}", key.to_text(), message);
+        failed.insert(key);
+        why_not = "online tuning failed: " + message;
         return nullptr;
     }
-    if (process_tune_cache().store({outcome.entry}) != GEMM_STATUS_SUCCESS) warn_once_online("cannot store");
+    if (cache.store({outcome.entry}) != GEMM_STATUS_SUCCESS) warn_once_not_stored(last_error_message());
     clear_error();
-    return process_tune_cache().find(key);
+    return cache.find(key);
 }
 
 choice choose_tuned(const problem &p, const env_settings &env, bool collect_skipped) {
@@ -141,18 +171,21 @@ choice choose_tuned(const problem &p, const env_settings &env, bool collect_skip
     backend *b = nullptr;
     tune_entry_ptr hit = cache.find(key);
     if (usable(hit, p, b, why_not)) return from_entry(b, std::move(hit), "auto: tune cache hit");
+    std::string not_tuned;  // why online tuning gave nothing
     if (env.tune == tune_mode::online && !hit) {
-        tune_entry_ptr fresh = tune_now(key, p.device);
+        tune_entry_ptr fresh = tune_now(key, p.device, not_tuned);
         if (usable(fresh, p, b, why_not)) return from_entry(b, std::move(fresh), "auto: tuned now (GEMM_TUNE=online)");
     }
     if (!env.record_path.empty()) record_miss(key, env.record_path);
     tune_entry_ptr near = cache.nearest(key);
     if (usable(near, p, b, why_not)) {
-        std::string shape = fmt::format(" {}x{}x{}", near->key.m, near->key.n, near->key.k);
-        return from_entry(b, std::move(near), "auto: nearest tuned shape", std::move(shape));
+        std::string detail = fmt::format(" {}x{}x{}", near->key.m, near->key.n, near->key.k);
+        if (!not_tuned.empty()) detail += " (" + not_tuned + ")";
+        return from_entry(b, std::move(near), "auto: nearest tuned shape", std::move(detail));
     }
     choice c = choose_builtin(p, collect_skipped);
-    c.why_detail = why_not.empty() ? " (shape not tuned)" : " (" + why_not + ")";
+    c.why_detail = " (" + (why_not.empty() ? std::string("shape not tuned") : why_not) +
+                   (not_tuned.empty() ? "" : "; " + not_tuned) + ")";
     return c;
 }
 

@@ -242,10 +242,15 @@ void tune_cache::merge(file_contents &contents, const std::vector<tune_entry> &f
 }
 
 gemm_status_t tune_cache::store(const std::vector<tune_entry> &fresh) {
-    std::unique_lock<std::shared_mutex> lock(mutex_);
-    nearest_memo_.clear();
-    // Kept for this process even when the file cannot take them.
-    for (const tune_entry &e : fresh) entries_[e.key] = std::make_shared<const tune_entry>(e);
+    // Stores take turns; lookups wait only while entries_ itself changes, never on the file.
+    std::lock_guard<std::mutex> one_store(store_mutex_);
+    {
+        // Kept for this process even when the file cannot take them.
+        std::unique_lock<std::shared_mutex> lock(mutex_);
+        nearest_memo_.clear();
+        for (const tune_entry &e : fresh) entries_[e.key] = std::make_shared<const tune_entry>(e);
+        ++version_;
+    }
 
     if (gemm_status_t s = make_parent_dirs(path_); s != GEMM_STATUS_SUCCESS) return s;
     cache_file_lock file(path_);
@@ -255,11 +260,26 @@ gemm_status_t tune_cache::store(const std::vector<tune_entry> &fresh) {
     if (!contents.usable)
         return set_error(GEMM_STATUS_EXECUTION_FAILED, contents.problem + ": not replaced, nothing stored");
     merge(contents, fresh);
-    // Entries other processes stored since we loaded become visible here too.
-    for (const file_line &l : contents.lines)
-        if (l.entry && !entries_.count(l.entry->key))
-            entries_.emplace(l.entry->key, std::make_shared<const tune_entry>(*l.entry));
+    {
+        // Entries other processes stored since we loaded become visible here too.
+        std::unique_lock<std::shared_mutex> lock(mutex_);
+        bool added = false;
+        for (const file_line &l : contents.lines)
+            if (l.entry && !entries_.count(l.entry->key)) {
+                entries_.emplace(l.entry->key, std::make_shared<const tune_entry>(*l.entry));
+                added = true;
+            }
+        if (added) {
+            nearest_memo_.clear();
+            ++version_;
+        }
+    }
     return write_file(contents);
+}
+
+std::uint64_t tune_cache::version() const {
+    std::shared_lock<std::shared_mutex> lock(mutex_);
+    return version_;
 }
 
 tune_entry_ptr tune_cache::find(const tune_key &key) const {

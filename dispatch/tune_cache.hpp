@@ -1,7 +1,9 @@
 // tune_cache.hpp: the tuner's persistent choices, a readable text file shared by processes.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <shared_mutex>
 #include <string>
@@ -43,7 +45,7 @@ std::string tune_cache_path();
 // are skipped with a warning, never used. A store changes nothing but the entries it stores:
 // every other line (comments, other machines, entries this build cannot use) is written back
 // as it was. A file that cannot be read (no permission, not a regular file, too large) is
-// not used and never replaced.
+// not used and never replaced; a store that would make the file too large to read fails.
 class tune_cache {
 public:
     explicit tune_cache(std::string path);
@@ -62,7 +64,12 @@ public:
     // Adds or replaces entries in memory and in the file: under an exclusive lock on
     // "<path>.lock", re-reads the file, merges, writes a temporary file and renames it over
     // the old one, so concurrent tuners lose no entries and readers never see half a file.
+    // Stores in one process take turns; find() and nearest() never wait for the file.
     gemm_status_t store(const std::vector<tune_entry> &fresh);
+
+    // Changes whenever the entries do (a store, or entries of other processes that a store
+    // found in the file): what a caller remembers about the entries is stale once it moves.
+    std::uint64_t version() const;
 
     // Warnings met while loading (also logged), for tests and `gemm tune`.
     const std::vector<std::string> &warnings() const { return warnings_; }
@@ -88,8 +95,10 @@ private:
     std::string path_;
     std::string fingerprint_;
     std::vector<std::string> warnings_;
-    mutable std::shared_mutex mutex_;
+    std::mutex store_mutex_;           // one store at a time: file lock, re-read, merge, write
+    mutable std::shared_mutex mutex_;  // entries_, nearest_memo_ and version_
     std::unordered_map<tune_key, tune_entry_ptr, tune_key_hash> entries_;
+    std::uint64_t version_ = 0;
     // nearest()'s answers, null where none was near; cleared by store(), and when full, since
     // a program may call with ever new shapes.
     mutable std::unordered_map<tune_key, tune_entry_ptr, tune_key_hash> nearest_memo_;

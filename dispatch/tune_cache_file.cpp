@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <vector>
@@ -79,9 +80,24 @@ bool write_all(int fd, const std::string &text, int &error) {
 }
 
 // The mode of the file being replaced, so that a shared cache stays shared; 0644 for a new one.
+// The process's umask, read from /proc (umask() would set it, racing other threads); 022
+// where /proc does not say.
+mode_t process_umask() {
+    std::FILE *f = std::fopen("/proc/self/status", "re");
+    if (!f) return 022;
+    unsigned mask = 022;
+    char line[256];
+    while (std::fgets(line, sizeof line, f))
+        if (std::sscanf(line, "Umask: %o", &mask) == 1) break;
+    std::fclose(f);
+    return mode_t(mask & 0777);
+}
+
+// An existing cache keeps its mode; a new one gets what open(O_CREAT, 0666) would give it
+// (mkostemp's 0600 would hide it from a group that shares it).
 mode_t mode_to_keep(const std::string &path) {
     struct stat st;
-    return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) ? (st.st_mode & 07777) : 0644;
+    return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) ? (st.st_mode & 07777) : (0666 & ~process_umask());
 }
 
 }  // namespace
@@ -118,7 +134,9 @@ cache_file_text read_cache_file(const std::string &path, std::size_t limit) {
 
 cache_file_lock::cache_file_lock(const std::string &path) {
     std::string lock_path = path + ".lock";
-    fd_ = open(lock_path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0644);
+    fd_ = open(lock_path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0666);
+    // flock needs no write access: another user's lock file, readable, still serves.
+    if (fd_ < 0 && errno == EACCES) fd_ = open(lock_path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     if (fd_ < 0) {
         error_ = "cannot open " + lock_path + ": " + errno_text(errno);
         return;
@@ -136,7 +154,10 @@ cache_file_lock::~cache_file_lock() {
     if (fd_ >= 0) close(fd_);  // closing releases the lock
 }
 
-gemm_status_t replace_cache_file(const std::string &path, const std::string &text) {
+gemm_status_t replace_cache_file(const std::string &path, const std::string &text, std::size_t limit) {
+    if (text.size() > limit)
+        return fail(path + " would grow to " + std::to_string(text.size()) + " bytes, more than the " +
+                    std::to_string(limit >> 20) + " MiB a read accepts; left as it was");
     std::string temp = path + ".tmp.XXXXXX";
     int fd = mkostemp(temp.data(), O_CLOEXEC);
     if (fd < 0) return fail("cannot create a temporary file beside " + path + ": " + errno_text(errno));

@@ -43,9 +43,11 @@ private:
 
 // Writes text to a new temporary file beside path (O_EXCL: never an existing file or link)
 // and renames it over path. On failure path is unchanged, the temporary removed, and the
-// thread's error names what failed. A file-size limit (ulimit -f) fails the write instead of
-// killing the process with SIGXFSZ.
-gemm_status_t replace_cache_file(const std::string &path, const std::string &text);
+// thread's error names what failed. Text longer than limit is refused before anything is
+// written: read_cache_file would refuse the file forever after. A file-size limit (ulimit -f)
+// fails the write instead of killing the process with SIGXFSZ.
+gemm_status_t replace_cache_file(const std::string &path, const std::string &text,
+                                 std::size_t limit = tune_cache_file_limit);
 
 // Appends line (and a newline) to the file at path, created if absent, unless the file already
 // has that line; under an exclusive lock on the file itself. Regular files only.

@@ -248,6 +248,31 @@ void child_call(const std::vector<std::string> &w) {
     print_stderr(err);
 }
 
+// broadcast KxBATCH: gemm_sgemm_strided_batched, column-major NN, m = n = 1, k = K, alpha = 0,
+// beta = 0.5, BATCH matrices sharing one A and one B (stride 0) and C = 2 each: every C must
+// become 1. Cheap to call, while the tuner, which measures its classes on operands of their
+// own, would need K · BATCH elements for each of A and B.
+void child_broadcast(const std::vector<std::string> &w) {
+    int64_t k = 0, batch = 0;
+    char x = 0;
+    std::istringstream in(w[1]);
+    in >> k >> x >> batch;
+    std::vector<float> a(std::size_t(k), 1.0f), b(std::size_t(k), 1.0f), c(std::size_t(batch), 2.0f);
+    std::vector<std::string> err;
+    gemm_status_t status;
+    {
+        stderr_capture capture;
+        status = gemm_sgemm_strided_batched(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 1, 1, k, 0.0f, a.data(), 1, 0,
+                                            b.data(), k, 0, 0.5f, c.data(), 1, 1, batch);
+        err = capture.lines();
+    }
+    std::string error = status == GEMM_STATUS_SUCCESS ? "" : gemm_last_error();
+    bool correct = status == GEMM_STATUS_SUCCESS && std::all_of(c.begin(), c.end(), [](float v) { return v == 1.0f; });
+    std::printf("broadcast %s status=%d correct=%d\n", w[1].c_str(), int(status), correct ? 1 : 0);
+    std::printf("  error %s\n", error.c_str());
+    print_stderr(err);
+}
+
 // wait FILE: until FILE exists (at most 30 s), so that the parent can prepare the scratch
 // directory for this very process (a name with its pid in it) before the next step.
 void child_wait(const std::string &path) {
@@ -266,6 +291,7 @@ int run_child() {
         if (w[0] == "path") std::printf("path %s\n", gemm_tune_cache_path());
         else if (w[0] == "tune" && w.size() >= 2) child_tune(w);
         else if (w[0] == "call" && w.size() >= 2) child_call(w);
+        else if (w[0] == "broadcast" && w.size() >= 2) child_broadcast(w);
         else if (w[0] == "wait" && w.size() >= 2) child_wait(w[1]);
         else return std::fprintf(stderr, "test_tuner: unknown step '%s'\n", text.c_str()), 2;
     }
@@ -1123,7 +1149,8 @@ TEST_CASE("tuner huge_key: an entry with m = INT64_MAX loads and the nearest-sha
     }
 }
 
-TEST_CASE("tuner oversized: a long line is not echoed whole, a file over the limit is neither used nor replaced") {
+TEST_CASE("tuner oversized: a long line is not echoed whole, a file over the limit is neither used nor replaced, "
+          "a store never makes one") {
     scratch_dir dir;
     std::string cache = dir.file("tune-cache.txt");
     std::string mine = this_machine_line(dir);
@@ -1150,6 +1177,55 @@ TEST_CASE("tuner oversized: a long line is not echoed whole, a file over the lim
     CHECK(over.steps[1].status() == GEMM_STATUS_EXECUTION_FAILED);
     CHECK(contains(over.steps[1].error, "larger than 64 MiB"));
     CHECK(read_text(cache) == big);
+
+    // 64 bytes under the limit: read, but the header and the entry a store adds take it over,
+    // so the store fails rather than write a file no read would accept.
+    std::string other = "[machine] another box; cpu Imaginary 9000; hardware threads 512\n";
+    std::string near = other + std::string((std::size_t(64) << 20) - 64 - other.size() - 1, '#') + "\n";
+    write_text(cache, near);
+    child_result grow = run_child(dir, "grow", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1"},
+                                  "tune 32x32x32 budget=20; call 32x32x32");
+    INFO(grow.report().substr(0, 4000));
+    REQUIRE(grow.ok());
+    REQUIRE(grow.steps.size() == 2);
+    CHECK_FALSE(grow.steps[0].warned("larger than"));  // it was read
+    CHECK(grow.steps[0].status() == GEMM_STATUS_EXECUTION_FAILED);
+    CHECK(grow.steps[0].get("stored") == "0");
+    CHECK(contains(grow.steps[0].error, cache));
+    CHECK(contains(grow.steps[0].error, "more than the 64 MiB a read accepts"));
+    CHECK(grow.steps[1].correct());
+    CHECK(grow.steps[1].why() == "auto: tune cache hit");  // kept in memory
+    CHECK(read_text(cache) == near);
+    for (const auto &e : std::filesystem::directory_iterator(dir.path()))
+        CHECK_MESSAGE(e.path().filename().string().find(".tmp") == std::string::npos, "left behind: " << e.path());
+}
+
+TEST_CASE("tuner file_modes: a new cache gets the mode the umask gives new files; a lock file the user cannot "
+          "write still locks") {
+    scratch_dir dir;
+    std::string cache = dir.file("tune-cache.txt");
+    mode_t old_mask = umask(027);
+    child_result first = run_child(dir, "umask", {"GEMM_TUNE_CACHE=" + cache}, "tune 16x16x16 budget=20");
+    umask(old_mask);
+    INFO(first.report());
+    REQUIRE(first.ok());
+    REQUIRE(first.steps.size() == 1);
+    CHECK(first.steps[0].get("stored") == "1");
+    struct stat st;
+    REQUIRE(stat(cache.c_str(), &st) == 0);
+    CHECK((st.st_mode & 0777) == 0640);
+
+    // Another user's lock file, readable only: flock needs no write access. (As root the
+    // open for writing succeeds anyway; the store must work either way.)
+    REQUIRE(chmod((cache + ".lock").c_str(), 0444) == 0);
+    child_result second = run_child(dir, "read_only_lock", {"GEMM_TUNE_CACHE=" + cache}, "tune 24x24x24 budget=20");
+    INFO(second.report());
+    REQUIRE(second.ok());
+    REQUIRE(second.steps.size() == 1);
+    CHECK(second.steps[0].get("stored") == "1");
+    CHECK(second.steps[0].error.empty());
+    REQUIRE(stat(cache.c_str(), &st) == 0);
+    CHECK((st.st_mode & 0777) == 0640);  // an existing cache keeps its mode
 }
 
 TEST_CASE("tuner not_regular: a FIFO or a device at the cache path neither hangs a call nor is replaced") {
@@ -1311,7 +1387,8 @@ TEST_CASE("tuner env_tune_off: GEMM_TUNE=off ignores a cache hit and uses the bu
     }
 }
 
-TEST_CASE("tuner env_tune_online: GEMM_TUNE=online tunes an untuned shape on first sight and stores it") {
+TEST_CASE("tuner env_tune_online: GEMM_TUNE=online tunes an untuned shape on first sight and stores it; a shape "
+          "it cannot tune is not tried again until the cache changes") {
     scratch_dir dir;
     std::string cache = dir.file("tune-cache.txt");
     child_result r = run_child(dir, "online", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1", "GEMM_TUNE=online"},
@@ -1338,6 +1415,34 @@ TEST_CASE("tuner env_tune_online: GEMM_TUNE=online tunes an untuned shape on fir
     REQUIRE(later.ok());
     REQUIRE(later.steps.size() == 1);
     CHECK(later.steps[0].why() == "auto: tune cache hit");
+
+    // A shape the tuner cannot measure (its own operands would take 2^43 bytes) is tried once:
+    // the call falls back to the built-in rule, the next call of it does not tune again (until
+    // the cache changes: here the online tune of 40x40x40 stores, and it is tried once more).
+    child_result failing = run_child(dir, "online_fails", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1", "GEMM_TUNE=online"},
+                                     "broadcast 4194304x262144; broadcast 4194304x262144; call 40x40x40; "
+                                     "broadcast 4194304x262144; broadcast 4194304x262144");
+    INFO(failing.report());
+    REQUIRE(failing.ok());
+    REQUIRE(failing.steps.size() == 5);
+    for (const step_seen &s : failing.steps) {
+        CHECK(s.status() == GEMM_STATUS_SUCCESS);
+        CHECK(s.correct());
+        CHECK(s.error.empty());
+        CHECK(s.traced_backend() == builtin_backend());
+    }
+    const std::string tried = "online tuning failed: ", remembered = "online tuning failed earlier in this process";
+    CHECK(contains(failing.steps[0].why(), "built-in rule"));
+    CHECK(contains(failing.steps[0].why(), tried));
+    CHECK(contains(failing.steps[0].why(), "host memory"));
+    CHECK(failing.steps[0].warned("GEMM_TUNE=online: cannot tune f32 f32 NN 1 1 4194304 batch=262144"));
+    CHECK(contains(failing.steps[1].why(), remembered));
+    CHECK(failing.steps[1].warnings().empty());
+    CHECK(failing.steps[2].why() == "auto: tuned now (GEMM_TUNE=online)");
+    CHECK(contains(failing.steps[3].why(), tried));
+    CHECK(failing.steps[3].warnings().empty());  // once per process
+    CHECK(contains(failing.steps[4].why(), remembered));
+    CHECK(count_prefix(read_lines(cache), "f32 f32 NN 1 1 4194304 ") == 0);
 }
 
 // A call with padded leading dimensions that are still 16-byte multiples (m = 70, lda = ldc

@@ -63,10 +63,6 @@ gemm_status_t run_builtin_instead(const problem &p, choice &c, run_report &ctx) 
     return c.chosen->run(p, c.variant, ctx);
 }
 
-}  // namespace
-
-namespace {
-
 // The choice, the run and, with GEMM_VERBOSE and traced, its trace line.
 gemm_status_t choose_and_run(const problem &p, const selection &sel, const call_shape &call, run_report &ctx,
                              bool traced) {
@@ -98,6 +94,8 @@ call_shape canonical_shape(const problem &p) {
 }  // namespace
 
 gemm_status_t run_selection(const problem &p, const selection &sel, run_report &ctx, bool traced) {
+    ctx.variant_used = {};  // this run's report, not the last one's
+    ctx.note.clear();
     return choose_and_run(p, sel, canonical_shape(p), ctx, traced);
 }
 

@@ -11,7 +11,11 @@
 namespace gemm {
 
 struct tune_options {
-    double budget_ms = 2000;  // time for all candidates of one problem, checks included
+    // Shared by the candidates' samples: each gets budget_ms / their count (sample_settings::
+    // budget_ms), and a challenger's head-to-head rematch with the default a share more. The
+    // checked runs, warm-ups (on the host at least 150 ms per candidate and round) and
+    // min_reps come on top: on the host a problem with many candidates takes longer.
+    double budget_ms = 2000;
     int warmup = 1;
     int min_reps = 3;
     int max_reps = 100;
@@ -42,8 +46,10 @@ struct tune_outcome {
 // a CPU backend's samples land on multiples of the 4 ms scheduler tick.
 constexpr double disturbed_spread = 0.25;
 
-// The class a tune-cache key stands for (for `gemm tune --shapes` and GEMM_RECORD files):
-// beta 0, or 0.5 for a key whose calls read C.
+// The class a tune-cache key stands for (for `gemm tune --shapes`, GEMM_RECORD files and
+// GEMM_TUNE=online): beta 0, or 0.5 for a key whose calls read C (neither 0 nor 1, so that a
+// backend that skips reading or scaling C fails the check); the least leading dimensions,
+// rounded up to 16 bytes for a padded key; device 0 for a device key (the caller sets another).
 problem_class class_of(const tune_key &key);
 
 // Times the candidates of c (dispatch/measure) and fills out. Fails only when nothing could

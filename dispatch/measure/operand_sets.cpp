@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -33,13 +34,27 @@ void *allocate_host(std::size_t bytes) {
     return std::aligned_alloc(64, rounded);
 }
 
-gemm_status_t check_host_memory(double bytes) {
+// Bytes of memory a new allocation can take without swapping or the OOM killer: the kernel's
+// MemAvailable estimate (free memory and reclaimable caches), else all of the machine's; 0
+// when neither is known.
+double available_host_bytes() {
+    if (std::FILE *f = std::fopen("/proc/meminfo", "re")) {
+        char line[256];
+        unsigned long long kib = 0;
+        bool found = false;
+        while (!found && std::fgets(line, sizeof line, f)) found = std::sscanf(line, "MemAvailable: %llu kB", &kib) == 1;
+        std::fclose(f);
+        if (found) return double(kib) * 1024.0;
+    }
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    if (pages <= 0 || page <= 0) return GEMM_STATUS_SUCCESS;
-    const double have = double(pages) * double(page);
-    if (bytes <= have) return GEMM_STATUS_SUCCESS;
+    return pages > 0 && page > 0 ? double(pages) * double(page) : 0.0;
+}
+
+gemm_status_t check_host_memory(double bytes) {
+    const double have = available_host_bytes();
+    if (have <= 0 || bytes <= have) return GEMM_STATUS_SUCCESS;
     return set_error(GEMM_STATUS_ALLOC_FAILED,
-                     fmt::format("the operands need {:.3g} GiB of host memory, this machine has {:.3g} GiB",
+                     fmt::format("the operands need {:.3g} GiB of host memory, this machine has {:.3g} GiB available",
                                  bytes / double(1 << 30), have / double(1 << 30)));
 }
 
@@ -103,8 +118,13 @@ gemm_status_t operand_sets::plan() {
     base_.space = c.space;
     base_.device = c.space == memory_space::host ? -1 : c.device;
     std::size_t ab = dtype_size(c.ab_type), cs = dtype_size(c.c_type);
-    auto ld = [this](int64_t given, int64_t rows, std::size_t element) {
-        return given > 0 ? std::optional<int64_t>(given) : leading_dim(rows, element);
+    const int64_t given[3] = {c.lda, c.ldb, c.ldc}, rows[3] = {base_.a_rows(), base_.b_rows(), c.m};
+    for (int i = 0; i < 3; ++i)
+        if (given[i] > 0 && given[i] < std::max<int64_t>(1, rows[i]))
+            return set_error(GEMM_STATUS_INVALID_SIZE, fmt::format("ld{} = {} is less than the {} rows of {}",
+                                                                   "abc"[i], given[i], rows[i], "ABC"[i]));
+    auto ld = [this](int64_t given_ld, int64_t rows_of, std::size_t element) {
+        return given_ld > 0 ? std::optional<int64_t>(given_ld) : leading_dim(rows_of, element);
     };
     bool ok = operand(ld(c.lda, base_.a_rows(), ab), base_.a_cols(), ab, base_.lda, base_.stride_a, bytes_[0]) &&
               operand(ld(c.ldb, base_.b_rows(), ab), base_.b_cols(), ab, base_.ldb, base_.stride_b, bytes_[1]) &&
@@ -117,13 +137,19 @@ gemm_status_t operand_sets::plan() {
 }
 
 gemm_status_t operand_sets::allocate() {
+    // Operands in cudaMalloc memory would be timed as managed ones without migrating: refused
+    // rather than reported as what they are not.
+    if (class_.space == memory_space::managed)
+        return set_error(GEMM_STATUS_NOT_SUPPORTED, "managed memory is not measured; measure the shape on device "
+                                                    "memory instead");
     if (gemm_status_t s = plan(); s != GEMM_STATUS_SUCCESS) return s;
     const device_services *dev = installed_device_services();
     if ((on_device() || class_.pinned) && !dev)
         return set_error(GEMM_STATUS_NOT_SUPPORTED, on_device() ? "device problems need a build with CUDA"
                                                                 : "page-locked host memory needs a build with CUDA");
-    // One set, the initial C and the checked C at least (in double: the sum may not fit).
-    double least = double(bytes_[0]) + double(bytes_[1]) + 3.0 * double(bytes_[2]);
+    // One set and the initial C at least, and for a device problem the C copied back (in
+    // double: the sum may not fit).
+    double least = double(bytes_[0]) + double(bytes_[1]) + (on_device() ? 3.0 : 2.0) * double(bytes_[2]);
     if (gemm_status_t s = check_host_memory(least); s != GEMM_STATUS_SUCCESS) return s;
     if (on_device())
         if (gemm_status_t s = dev->create_stream(class_.device, &stream_); s != GEMM_STATUS_SUCCESS) return s;
@@ -131,8 +157,8 @@ gemm_status_t operand_sets::allocate() {
     std::size_t cache = on_device() ? dev->cache_bytes(class_.device) : last_level_cache_bytes();
     std::size_t count = std::clamp<std::size_t>(2 * cache / std::max<std::size_t>(per_set, 1) + 1, 1, max_sets);
     initial_c_.reset(static_cast<char *>(allocate_host(bytes_[2])));
-    check_c_.reset(static_cast<char *>(allocate_host(bytes_[2])));
-    if (!initial_c_ || !check_c_) return set_error(GEMM_STATUS_ALLOC_FAILED, "cannot allocate the measured operands");
+    if (on_device()) check_c_.reset(static_cast<char *>(allocate_host(bytes_[2])));
+    if (!initial_c_ || (on_device() && !check_c_)) return set_error(GEMM_STATUS_ALLOC_FAILED, "cannot allocate the measured operands");
     std::mt19937_64 rng(20261129);
     fill(initial_c_.get(), bytes_[2] / dtype_size(class_.c_type), class_.c_type, rng);
     sets_.resize(count);

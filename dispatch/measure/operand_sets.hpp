@@ -25,13 +25,12 @@ public:
     operand_sets &operator=(const operand_sets &) = delete;
 
     // Plans, allocates and fills the sets: INVALID_SIZE when an operand would span more than
-    // 2^63 - 1 bytes, ALLOC_FAILED when they cannot be allocated or would not fit this
-    // machine's memory (refused before allocating what would push it into the OOM killer).
+    // 2^63 - 1 bytes or a given leading dimension is below its operand's rows, ALLOC_FAILED
+    // when they cannot be allocated or would not fit this machine's memory (refused before
+    // allocating what would push it into the OOM killer), NOT_SUPPORTED for managed memory.
     gemm_status_t allocate();
 
-    const problem_class &problem_class_of() const { return class_; }
-    bool on_device() const { return class_.space != memory_space::host; }
-    std::size_t count() const { return sets_.size(); }
+    bool on_device() const { return class_.space == memory_space::device; }
 
     // The problem on the next set in turn: each timed run takes one.
     const problem &next();
@@ -81,7 +80,8 @@ private:
     std::vector<set> sets_;
     std::vector<problem> problems_;  // the problem on each set
     std::size_t next_ = 0;
-    host_buffer initial_c_, check_c_;
+    host_buffer initial_c_;
+    host_buffer check_c_;            // a device C copied back for the check (device sets only)
     std::size_t bytes_[3] = {};      // A, B, C of the whole batch
     std::vector<void *> pinned_;
     void *stream_ = nullptr;

@@ -29,7 +29,7 @@ public:
 
     // The expected values for set 0 of sets. tf32: f32 products may be formed from inputs
     // rounded to TF32 (GEMM_ALLOW_TF32=1), which widens the tolerance.
-    gemm_status_t prepare(const operand_sets &sets, bool tf32);
+    void prepare(const operand_sets &sets, bool tf32);
 
     // result: set 0's problem with C as computed (operand_sets::checked_result).
     check_outcome judge(const problem &result) const;

@@ -146,7 +146,8 @@ void time_round(target_state &t, const sample_settings &s, int round, int rounds
     if (round == 0) t.times.clear();  // the checked run is not a sample
     if (!warm_up(t, s.warmup_samples, runs_per_sample(t.estimate_us, device))) return;
     // The samples keep at least three quarters of the round's budget, however long the
-    // warm-up (150 ms on the host) took.
+    // warm-up (150 ms on the host) took: a round lasts up to its warm-up and that, or as long
+    // as its least samples take.
     using ms = std::chrono::duration<double, std::milli>;
     const auto deadline = std::max(start + ms(round_budget_ms), clock_type::now() + ms(0.75 * round_budget_ms));
     // Fixed in the first round from the fastest run seen, so that every sample is alike.

@@ -24,7 +24,11 @@ struct measure_target {
 };
 
 struct sample_settings {
-    double budget_ms = 1000;  // for every target and round together, warm-ups included
+    // Per target, for its samples over all rounds: each round gets an equal share, and its
+    // samples at least three quarters of that share after the round's warm-up. A target's
+    // checked run, its warm-ups (on the host at least 150 ms each) and min_samples come on
+    // top, so a target takes longer than this when those are long.
+    double budget_ms = 1000;
     int min_samples = 3;      // per target, over all rounds: taken whatever the budget, unless
                               // one run alone is longer than it (then one sample of one run)
     int max_samples = 100;

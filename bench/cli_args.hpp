@@ -53,7 +53,8 @@ using output_file = std::unique_ptr<std::FILE, output_closer>;
 // naming the option when the file cannot be written.
 output_file output_open(const std::string &path, const char *option);
 
-// The arguments joined into one shell-safe line, for the "reproduce:" echo.
+// One word quoted for a POSIX shell (unchanged when it needs no quotes), for the
+// "reproduce:" echo and the environment shown by gemm info.
 std::string shell_quote(const std::string &word);
 
 }  // namespace gemm_cli

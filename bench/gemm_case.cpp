@@ -38,16 +38,6 @@ const char *dtype_name(gemm_dtype_t t) {
     return "?";
 }
 
-double dtype_unit_roundoff(gemm_dtype_t t) {
-    switch (t) {
-    case GEMM_F32: return 0x1p-24;
-    case GEMM_F64: return 0x1p-53;
-    case GEMM_F16: return 0x1p-11;
-    case GEMM_BF16: return 0x1p-8;
-    }
-    return 1.0;
-}
-
 const char *layout_name(gemm_layout_t l) { return l == GEMM_ROW_MAJOR ? "row" : "col"; }
 
 std::string ops_name(const gemm_case &c) {
@@ -63,10 +53,6 @@ double gemm_case_bytes(const gemm_case &c) {
     double elements = double(gemm_case_stored_a(c).elements()) + double(gemm_case_stored_b(c).elements()) +
                       c_passes * double(gemm_case_stored_c(c).elements());
     return elements * double(dtype_size(c.dtype)) * double(c.batch);
-}
-
-double gemm_case_volume(const gemm_case &c) {
-    return double(c.shape.m) * double(c.shape.n) * double(c.shape.k) * double(c.batch);
 }
 
 }  // namespace gemm_cli

@@ -35,8 +35,6 @@ int64_t gemm_case_ld(const gemm_case &c, const stored_matrix &x);
 
 std::size_t dtype_size(gemm_dtype_t t);
 const char *dtype_name(gemm_dtype_t t);
-// Unit roundoff of the type's storage (2^-24 for f32, 2^-11 for f16, ...).
-double dtype_unit_roundoff(gemm_dtype_t t);
 
 const char *layout_name(gemm_layout_t l);  // "row" / "col"
 std::string ops_name(const gemm_case &c);  // "NT": op(A) then op(B)
@@ -44,7 +42,5 @@ std::string ops_name(const gemm_case &c);  // "NT": op(A) then op(B)
 double gemm_case_flops(const gemm_case &c);
 // Least traffic: A and B read once, C written (and read too when beta != 0).
 double gemm_case_bytes(const gemm_case &c);
-// m * n * k * batch, the work the reference check would cost.
-double gemm_case_volume(const gemm_case &c);
 
 }  // namespace gemm_cli

@@ -1,4 +1,5 @@
-// library_config.cpp: probing the library's configuration with one tiny call.
+// library_config.cpp: the environment the library reads, and whether it accepts it (asked
+// through gemm_backend_supports: nothing is computed).
 #include "library_config.hpp"
 
 #include <cstdlib>

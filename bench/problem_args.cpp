@@ -67,7 +67,6 @@ backend_names backend_names_read() {
         if (gemm_backend_get_info(i, &info) != GEMM_STATUS_SUCCESS) continue;
         names.all.push_back(info.name);
         if (!info.available) continue;
-        names.available.push_back(info.name);
         gemm_backend_traits_t traits{};
         traits.struct_size = sizeof traits;
         if (gemm_backend_get_traits(info.name, &traits) != GEMM_STATUS_SUCCESS || traits.reference) continue;

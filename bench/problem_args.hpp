@@ -37,7 +37,7 @@ double positive_parse(const std::string &text, const std::string &option);
 // within each kind), and those available here that are not the reference (cpu_ref, timed only
 // when named), with their kinds.
 struct backend_names {
-    std::vector<std::string> all, available;
+    std::vector<std::string> all;
     std::vector<std::string> timed;                 // available, not the reference
     std::vector<gemm_backend_kind_t> timed_kinds;   // of each of timed
 };

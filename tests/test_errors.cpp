@@ -435,7 +435,8 @@ TEST_CASE("errors sizes whose operands would span more than 2^63 bytes") {
     constexpr int64_t big = int64_t(1) << 61;
     for (entry_point e : all_entries) {
         args base = for_entry(e, args{});
-        // C: m = 1, n = 2^61 columns 8 apart (the wrapped span once passed the overlap check).
+        // C: m = 1, n = 2^61 columns 8 apart: a span that wraps in 64 bits would pass the overlap
+        // check, so it must be refused as a size.
         args x = base;
         x.m = 1, x.n = big, x.k = 0, x.lda = 1, x.ldb = 1, x.ldc = 8, x.stride_c = 0;
         expect_error(e, x, GEMM_STATUS_INVALID_SIZE, param::n, "n = " + std::to_string(big) + " makes C span");

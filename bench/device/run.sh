@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# run.sh: one call on the GPU machine (through the device tool, carrying .deps): unpack the
-# carried Debian packages, build for sm_90, then run the stages asked for and print a short
-# summary last. Stages (default: tests sanitize direct bench):
+# run.sh: the GPU runs of docs/PERFORMANCE.md, on a CUDA host with one GPU (two for the
+# second half of `xt`) that has the CUDA toolkit, CMake and Ninja but may lack the build's
+# Debian packages: unpack the .deb files in .deps/ (doctest-dev, libspdlog-dev, libfmt,
+# libopenblas-pthread; libgfortran5 from .deps/extra/ when the host lacks it) into /tmp/deps,
+# build for sm_90 against them, then run the stages asked for and print a short summary last.
+# Stages (default: tests sanitize direct bench):
 #   tests     ctest -L gpu (every GPU backend against cpu_ref)
 #   sanitize  compute-sanitizer memcheck and racecheck on cuda_naive and cuda_tiled
 #             (SANITIZE_BACKENDS narrows them, e.g. to cuda_tiled)
@@ -17,7 +20,7 @@
 #   xt        cublasxt on host memory, f32: against cublas staged on one GPU, and GPU 0 alone
 #             against GPUs 0 and 1 (xt_scaling.cpp); with XT_FOOTPRINT=1 also the device
 #             memory it holds per block dimension (xt_footprint.cpp)
-# Logs go to one archive, $OUT/logs.tgz (the device tool brings back at most 8 files).
+# Logs go to one archive, $OUT/logs.tgz (/tmp/logs.tgz without OUT).
 # Usage: bash bench/device/run.sh [stage...]
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -25,8 +28,7 @@ stages=${*:-tests sanitize direct bench}
 out=/tmp/gemm-device-logs
 archive=${OUT:-/tmp}/logs.tgz
 rm -rf "$out" && mkdir -p "$out"
-# After every stage, so that a run stopped at the device tool's time limit still brings back
-# what it did.
+# After every stage, so that a run stopped by a time limit still leaves what it did.
 save_logs() { tar czf "$archive" -C "$out" . 2>/dev/null; }
 trap save_logs EXIT
 has_stage() { [[ " $stages " == *" $1 "* ]]; }

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # info_variants.sh: gemm info --variants: every variant id of the build, or those worth timing
 # for one problem, each of which the library then accepts as GEMM_BACKEND=backend:variant.
-# usage: info_variants.sh SCENARIO GEMM
+# usage: info_variants.sh SCENARIO GEMM [PYTHON3] (PYTHON3: for the json scenario)
 . "$(dirname "$0")/cli_lib.sh"
-scenario=$1 gemm=$2
+scenario=$1 gemm=$2 python=${3:-}
 
 case $scenario in
 all)
@@ -29,9 +29,10 @@ problem)
     expect_line out '^  cpu_omp +GEMM_STATUS_NOT_SUPPORTED: .*f16 not supported'
     ;;
 json)
+    [ -n "$python" ] || fail "the json scenario needs PYTHON3 (the interpreter CMake found)"
     run_expect 0 "$gemm" info --variants 64 --json "$work/info.json"
-    python3 -m json.tool "$work/info.json" >/dev/null || fail "not valid JSON"
-    python3 - "$work/info.json" <<'PY' || fail "no variants in the JSON"
+    "$python" -m json.tool "$work/info.json" >/dev/null || fail "not valid JSON"
+    "$python" - "$work/info.json" <<'PY' || fail "no variants in the JSON"
 import json, sys
 v = json.load(open(sys.argv[1]))["variants"]
 assert v["problem"].startswith("f32 row NN 64x64x64"), v["problem"]

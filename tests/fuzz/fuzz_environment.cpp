@@ -2,6 +2,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
+
+#include <unistd.h>  // environ
 
 #include "fuzz_main.hpp"
 
@@ -13,9 +16,14 @@ fuzz_counters &counters() {
 }
 
 void prepare_environment() {
-    for (const char *name : {"GEMM_BACKEND", "GEMM_TUNE", "GEMM_RECORD", "GEMM_VERBOSE", "GEMM_ALLOW_TF32",
-                             "GEMM_CBLAS_LIB", "GEMM_XT_DEVICES", "GEMM_XT_MAX_DEVICE_BYTES"})
-        unsetenv(name);
+    // Every GEMM_* variable of the caller's shell goes, whatever it is (the library's, a
+    // backend's, one added later): none may change what a run checks.
+    std::vector<std::string> names;
+    for (char **entry = environ; *entry; ++entry) {
+        std::string text = *entry;
+        if (text.rfind("GEMM_", 0) == 0) names.push_back(text.substr(0, text.find('=')));
+    }
+    for (const std::string &name : names) unsetenv(name.c_str());
     setenv("GEMM_LOG_LEVEL", "off", 1);
     const char *tmp = std::getenv("TMPDIR");
     std::string dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/gemm_fuzz_XXXXXX";

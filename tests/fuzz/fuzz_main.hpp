@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 namespace gemm_fuzz {
 
@@ -24,8 +25,13 @@ fuzz_counters &counters();
 // Runs one input; aborts (with what it saw on stderr) when the library breaks a promise.
 void fuzz_one(const uint8_t *data, std::size_t size);
 
-// GEMM_* as the targets need it, set before the library reads it: no logging (invalid cache
-// lines would flood stderr), the tune cache in a private folder.
+// What a bounded run of this target must have made, given `made` calls in all (the sum the
+// seeded driver counts up to): "" when it did, else what fell short. A run that made almost
+// nothing of what it exists to check has checked nothing, and must not pass.
+std::string shortfall(const fuzz_counters &c, uint64_t made);
+
+// GEMM_* as the targets need it, set before the library reads it: none of the caller's, no
+// logging (invalid cache lines would flood stderr), the tune cache in a private folder.
 void prepare_environment();
 
 }  // namespace gemm_fuzz

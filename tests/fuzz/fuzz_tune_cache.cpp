@@ -220,4 +220,12 @@ void fuzz_one(const uint8_t *data, std::size_t size) {
     if (store) check_store(path, text, cache, in);
 }
 
+// Every input loads a file and one in 32 also stores into it (about 290 stores in 10^4
+// files); the floor is a tenth of that (none for runs too short to count).
+std::string shortfall(const fuzz_counters &c, uint64_t made) {
+    if (c.stores < made / 320)
+        return std::to_string(c.stores) + " stores, under 1 in 320 of " + std::to_string(made) + " cache files";
+    return "";
+}
+
 }  // namespace gemm_fuzz

@@ -79,7 +79,6 @@ bool write_all(int fd, const std::string &text, int &error) {
     return true;
 }
 
-// The mode of the file being replaced, so that a shared cache stays shared; 0644 for a new one.
 // The process's umask, read from /proc (umask() would set it, racing other threads); 022
 // where /proc does not say.
 mode_t process_umask() {
@@ -93,8 +92,8 @@ mode_t process_umask() {
     return mode_t(mask & 0777);
 }
 
-// An existing cache keeps its mode; a new one gets what open(O_CREAT, 0666) would give it
-// (mkostemp's 0600 would hide it from a group that shares it).
+// An existing cache keeps its mode, so that a shared cache stays shared; a new one gets what
+// open(O_CREAT, 0666) would give it (mkostemp's 0600 would hide it from a group).
 mode_t mode_to_keep(const std::string &path) {
     struct stat st;
     return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) ? (st.st_mode & 07777) : (0666 & ~process_umask());

@@ -44,8 +44,8 @@ void trace(const problem &p, const call_shape &call, const choice &c, const run_
 // A tuned choice its backend refuses (a variant for another CPU or dtype in a cache file that
 // still passed every check) left C untouched, as NOT_SUPPORTED promises: auto serves the call
 // with the built-in rule instead, says so in the trace, and warns once per choice.
-gemm_status_t run_builtin_instead(const problem &p, choice &c, run_report &ctx) {
-    std::string refused = fmt::format("{}:{}", c.chosen->name(), c.variant);
+gemm_status_t run_builtin_instead(const problem &p, const choice &cached, choice &builtin, run_report &ctx) {
+    std::string refused = fmt::format("{}:{}", cached.chosen->name(), cached.variant);
     std::string reason = last_error_message();
     {
         static std::mutex mutex;
@@ -54,13 +54,12 @@ gemm_status_t run_builtin_instead(const problem &p, choice &c, run_report &ctx) 
         if (warned.insert(refused).second)
             logger().warn("tune cache chose {}, which refused the call ({}); using the built-in rule", refused, reason);
     }
-    choice builtin = choose_builtin(p, false);
+    builtin = choose_builtin(p, false);
     if (!builtin.chosen) return set_error(builtin.status, builtin.message);
     clear_error();
     builtin.why_detail += " (cached " + refused + " refused: " + reason + ")";
-    c = std::move(builtin);
     ctx = run_report{};
-    return c.chosen->run(p, c.variant, ctx);
+    return builtin.chosen->run(p, builtin.variant, ctx);
 }
 
 // The choice, the run and, with GEMM_VERBOSE and traced, its trace line.
@@ -73,16 +72,7 @@ gemm_status_t choose_and_run(const problem &p, const selection &sel, const call_
         if (verbose) trace(p, call, c, ctx, s, 0);
         return s;
     }
-    // The clock is read only for the trace: nothing on the hot path without GEMM_VERBOSE.
-    std::chrono::steady_clock::time_point start;
-    if (verbose) start = std::chrono::steady_clock::now();
-    gemm_status_t s = c.chosen->run(p, c.variant, ctx);
-    if (s == GEMM_STATUS_NOT_SUPPORTED && c.from_tune_cache()) s = run_builtin_instead(p, c, ctx);
-    if (verbose) {
-        std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
-        trace(p, call, c, ctx, s, elapsed.count());
-    }
-    return s;
+    return run_choice(p, c, call, ctx, traced);
 }
 
 // A measured run traces the canonical problem: column-major, ops N or T.
@@ -92,6 +82,21 @@ call_shape canonical_shape(const problem &p) {
 }
 
 }  // namespace
+
+gemm_status_t run_choice(const problem &p, const choice &c, const call_shape &call, run_report &ctx, bool traced) {
+    const int verbose = traced ? settings().verbose : 0;
+    // The clock is read only for the trace: nothing on the hot path without GEMM_VERBOSE.
+    std::chrono::steady_clock::time_point start;
+    if (verbose) start = std::chrono::steady_clock::now();
+    gemm_status_t s = c.chosen->run(p, c.variant, ctx);
+    choice builtin;
+    if (s == GEMM_STATUS_NOT_SUPPORTED && c.from_tune_cache()) s = run_builtin_instead(p, c, builtin, ctx);
+    if (verbose) {
+        std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+        trace(p, call, builtin.chosen ? builtin : c, ctx, s, elapsed.count());
+    }
+    return s;
+}
 
 gemm_status_t run_selection(const problem &p, const selection &sel, run_report &ctx, bool traced) {
     ctx.variant_used = {};  // this run's report, not the last one's

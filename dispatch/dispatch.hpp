@@ -20,6 +20,12 @@ gemm_status_t dispatch(const problem &p, const call_shape &call);
 
 struct selection;
 struct run_report;
+struct choice;
+
+// p on choice c (made by choose_backend for p's class), as a call runs it: a tuned choice its
+// backend refuses falls back to the built-in rule, and with GEMM_VERBOSE and traced the call
+// is traced. What a plan runs. p is a non-empty problem whose settings were checked.
+gemm_status_t run_choice(const problem &p, const choice &c, const call_shape &call, run_report &ctx, bool traced);
 
 // p under an explicit selection, from the choice on, as a call would run it: what the
 // measurement engine times. traced: a GEMM_VERBOSE line for it (a caller's own measurement,

@@ -235,8 +235,9 @@ inline int64_t batch_span(const stored_matrix &s, int64_t stride, int64_t batch)
 
 // ---- a case -------------------------------------------------------------------------------
 
-// Which entry points a case calls: gemm_sgemm/gemm_dgemm (typed) or gemm_ex.
-enum class entry { typed, ex };
+// Which entry points a case calls: gemm_sgemm/gemm_dgemm (typed), gemm_ex, or a plan made
+// for the case (gemm_plan_create, gemm_plan_run, gemm_plan_destroy).
+enum class entry { typed, ex, plan };
 
 // One call: everything that determines its result, and so everything a failure must print.
 struct gemm_case {
@@ -276,7 +277,7 @@ struct gemm_case {
         std::ostringstream s;
         s << "dtype=" << dtype_name(ab_type);
         if (c_type != ab_type) s << "->" << dtype_name(c_type);
-        s << " api=" << (api == entry::typed ? "typed" : "ex") << (strided_entry ? "_strided" : "")
+        s << " api=" << (api == entry::typed ? "typed" : api == entry::ex ? "ex" : "plan") << (strided_entry ? "_strided" : "")
           << " layout=" << layout_name(layout) << " ops=" << op_letter(transa) << op_letter(transb)
           << " m=" << m << " n=" << n << " k=" << k << " lda=" << lda << " ldb=" << ldb
           << " ldc=" << ldc << " alpha=" << alpha << " beta=" << beta << " batch=" << batch;
@@ -474,8 +475,44 @@ inline comparison compare_result(const gemm_case &c, const operands &o, const by
 
 // ---- calling the library -------------------------------------------------------------------
 
-// Makes the call the case describes on the given pointers (host or, later, device).
-inline gemm_status_t call_gemm(const gemm_case &c, const void *A, const void *B, void *C) {
+// The largest power of two, up to 256, that every non-null pointer is a multiple of.
+inline int common_alignment(const void *A, const void *B, const void *C) {
+    int alignment = 256;
+    for (const void *p : {A, B, static_cast<const void *>(C)})
+        while (p && reinterpret_cast<uintptr_t>(p) % uintptr_t(alignment) != 0) alignment /= 2;
+    return alignment;
+}
+
+// The case through a plan made for it: its desc has the case's shape, leading dimensions and
+// strides, the pointers' alignment, device (-1: host) and beta_zero when beta is 0.
+inline gemm_status_t call_plan(const gemm_case &c, const void *alpha, const void *A, const void *B,
+                               const void *beta, void *C, int device) {
+    gemm_desc_t d;
+    gemm_desc_init(&d, c.ab_type, c.layout, c.transa, c.transb, c.m, c.n, c.k);
+    d.c_type = c.c_type;
+    d.compute_type = c.compute_type();
+    d.lda = c.lda;
+    d.ldb = c.ldb;
+    d.ldc = c.ldc;
+    if (c.strided_entry) {
+        d.batch_count = c.batch;
+        d.stride_a = c.stride_a;
+        d.stride_b = c.stride_b;
+        d.stride_c = c.stride_c;
+    }
+    d.device = device;
+    d.alignment = common_alignment(A, B, C);
+    d.beta_zero = c.beta == 0.0;
+    gemm_plan_t plan = nullptr;
+    gemm_status_t s = gemm_plan_create(&d, &plan);
+    if (s != GEMM_STATUS_SUCCESS) return s;
+    s = gemm_plan_run(plan, alpha, A, B, beta, C);
+    gemm_plan_destroy(plan);  // leaves the run's error message in place
+    return s;
+}
+
+// Makes the call the case describes on the given pointers (host, or device memory of device).
+inline gemm_status_t call_gemm(const gemm_case &c, const void *A, const void *B, void *C, int device = -1) {
     if (c.api == entry::typed && c.ab_type == GEMM_F32) {
         auto a = static_cast<const float *>(A), b = static_cast<const float *>(B);
         auto cc = static_cast<float *>(C);
@@ -501,6 +538,7 @@ inline gemm_status_t call_gemm(const gemm_case &c, const void *A, const void *B,
         alpha = &c.alpha;
         beta = &c.beta;
     }
+    if (c.api == entry::plan) return call_plan(c, alpha, A, B, beta, C, device);
     if (c.strided_entry)
         return gemm_ex_strided_batched(c.layout, c.transa, c.transb, c.m, c.n, c.k, alpha, A, c.ab_type, c.lda,
                                        c.stride_a, B, c.ab_type, c.ldb, c.stride_b, beta, C, c.c_type, c.ldc,

@@ -25,7 +25,7 @@ struct dtype_config {
 };
 
 // f32 and f64 through both the typed entry points and gemm_ex; f16/bf16 through gemm_ex
-// with C in their own type and in f32.
+// with C in their own type and in f32; each type also through a plan made for the case.
 constexpr dtype_config dtype_configs[] = {
     {"dtype=f32 api=typed", GEMM_F32, GEMM_F32, entry::typed},
     {"dtype=f32 api=ex", GEMM_F32, GEMM_F32, entry::ex},
@@ -35,6 +35,10 @@ constexpr dtype_config dtype_configs[] = {
     {"dtype=f16->f32 api=ex", GEMM_F16, GEMM_F32, entry::ex},
     {"dtype=bf16 api=ex", GEMM_BF16, GEMM_BF16, entry::ex},
     {"dtype=bf16->f32 api=ex", GEMM_BF16, GEMM_F32, entry::ex},
+    {"dtype=f32 api=plan", GEMM_F32, GEMM_F32, entry::plan},
+    {"dtype=f64 api=plan", GEMM_F64, GEMM_F64, entry::plan},
+    {"dtype=f16->f32 api=plan", GEMM_F16, GEMM_F32, entry::plan},
+    {"dtype=bf16 api=plan", GEMM_BF16, GEMM_BF16, entry::plan},
 };
 
 constexpr gemm_layout_t layouts[] = {GEMM_ROW_MAJOR, GEMM_COL_MAJOR};

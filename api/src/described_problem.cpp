@@ -73,7 +73,7 @@ void fill_call(const api_desc &d, described_call &out) {
 
 }  // namespace
 
-gemm_status_t problem_of(const api_desc &d, problem &p) {
+gemm_status_t problem_of(const api_desc &d, problem &p, call_shape *call) {
     if (d.alignment <= 0 || (d.alignment & (d.alignment - 1)) != 0)
         return set_error(GEMM_STATUS_INVALID_VALUE,
                          "gemm_desc_t: alignment = " + std::to_string(d.alignment) + " must be a power of 2");
@@ -86,6 +86,7 @@ gemm_status_t problem_of(const api_desc &d, problem &p) {
     p = canonicalize(dc.call);
     p.space = d.device < 0 ? memory_space::host : memory_space::device;
     p.device = d.device;
+    if (call) *call = shape_of(dc.call);
     return GEMM_STATUS_SUCCESS;
 }
 

@@ -59,6 +59,7 @@ typedef struct api_desc {
 
 gemm_status_t api_run(const api_call *call);
 gemm_status_t api_backend_supports(const char *backend, const api_desc *desc);
+gemm_status_t api_plan_create(const api_desc *desc, gemm_plan_t *plan);
 gemm_status_t api_backend_variants(const char *backend, const api_desc *desc, const char *const **ids,
                                    int64_t *count);
 gemm_status_t api_backend_get_traits(const char *backend, gemm_backend_traits_t *traits);

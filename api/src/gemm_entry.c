@@ -153,6 +153,14 @@ gemm_status_t gemm_backend_supports(const char *backend, const gemm_desc_t *desc
     return api_backend_supports(backend, read ? &d : NULL);
 }
 
+gemm_status_t gemm_plan_create(const gemm_desc_t *desc, gemm_plan_t *plan) {
+    api_desc d;
+    gemm_status_t s = GEMM_STATUS_SUCCESS;
+    int read = read_desc(desc, &d, &s);
+    if (read < 0) return s;
+    return api_plan_create(read ? &d : NULL, plan);
+}
+
 gemm_status_t gemm_backend_variants(const char *backend, const gemm_desc_t *desc, const char *const **ids,
                                     int64_t *count) {
     api_desc d;

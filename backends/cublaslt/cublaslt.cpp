@@ -318,7 +318,7 @@ gemm_status_t launch(const problem &dp, cudaStream_t stream, std::string_view va
     // An algorithm that needs no workspace (common at small sizes, where host cost shows)
     // skips the workspace and the event that guards it.
     const bool uses_workspace = algo.workspace > 0;
-    if (s == GEMM_STATUS_SUCCESS && uses_workspace) s = dc->acquire_workspace(stream, workspace);
+    if (s == GEMM_STATUS_SUCCESS && uses_workspace) s = dc->acquire_workspace(stream, algo.workspace, workspace);
     if (s != GEMM_STATUS_SUCCESS) return s;
     double alpha64 = dp.alpha, beta64 = dp.beta;
     float alpha32 = float(dp.alpha), beta32 = float(dp.beta);
@@ -328,7 +328,7 @@ gemm_status_t launch(const problem &dp, cudaStream_t stream, std::string_view va
                                            dp.c, plan->c, dp.c, plan->c, &algo.algo, workspace, algo.workspace, stream),
                             "cublasLtMatmul");
     if (!uses_workspace) return s;
-    gemm_status_t r = dc->release_workspace(stream);
+    gemm_status_t r = dc->release_workspace(stream, workspace);
     return s != GEMM_STATUS_SUCCESS ? s : r;
 }
 

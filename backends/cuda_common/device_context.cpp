@@ -105,7 +105,12 @@ gemm_status_t device_context::blas_lt(cublasLtHandle_t &out) {
     return GEMM_STATUS_SUCCESS;
 }
 
-gemm_status_t device_context::acquire_workspace(cudaStream_t stream, void *&out) {
+gemm_status_t device_context::acquire_workspace(cudaStream_t stream, std::size_t bytes, void *&out) {
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    gemm_status_t captured = cuda_status(cudaStreamIsCapturing(stream, &capture), "cudaStreamIsCapturing");
+    if (captured != GEMM_STATUS_SUCCESS) return captured;
+    if (capture == cudaStreamCaptureStatusActive)
+        return cuda_status(cudaMallocAsync(&out, bytes, stream), "cudaMallocAsync (cuBLASLt workspace in a CUDA graph)");
     if (!workspace_event_) {
         gemm_status_t s = cuda_status(cudaEventCreateWithFlags(&workspace_event_, cudaEventDisableTiming),
                                       "cudaEventCreateWithFlags (workspace)");
@@ -130,7 +135,8 @@ gemm_status_t device_context::acquire_workspace(cudaStream_t stream, void *&out)
     return GEMM_STATUS_SUCCESS;
 }
 
-gemm_status_t device_context::release_workspace(cudaStream_t stream) {
+gemm_status_t device_context::release_workspace(cudaStream_t stream, void *used) {
+    if (used != workspace_) return cuda_status(cudaFreeAsync(used, stream), "cudaFreeAsync (cuBLASLt workspace in a CUDA graph)");
     gemm_status_t s = cuda_status(cudaEventRecord(workspace_event_, stream), "cudaEventRecord (workspace)");
     if (s != GEMM_STATUS_SUCCESS) return s;
     workspace_used_ = true;

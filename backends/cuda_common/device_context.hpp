@@ -40,13 +40,16 @@ public:
     gemm_status_t blas(cudaStream_t stream, cublasMath_t math, cublasHandle_t &out);
     gemm_status_t blas_lt(cublasLtHandle_t &out);
 
-    // cuBLASLt's workspace (workspace_bytes, 32 MiB) for work about to be enqueued on
-    // `stream`. If the last work using it was enqueued on another stream, `stream` first
-    // waits for that work, so two streams of this thread never share the buffer at once.
-    // Call release_workspace(stream) right after enqueuing the work that uses it.
+    // A cuBLASLt workspace of `bytes` (at most workspace_bytes, 32 MiB) for work about to be
+    // enqueued on `stream`: the thread's own buffer; if the last work using it was enqueued on
+    // another stream, `stream` first waits for that work, so two streams of this thread never
+    // share the buffer at once. A stream being captured into a CUDA graph gets a buffer the
+    // graph allocates and frees itself instead (cudaMallocAsync): waiting there on uncaptured
+    // work is an error, and the graph may be replayed at any time, alongside anything.
+    // Call release_workspace(stream, out) right after enqueuing the work that uses it.
     static constexpr std::size_t workspace_bytes = std::size_t(32) << 20;
-    gemm_status_t acquire_workspace(cudaStream_t stream, void *&out);
-    gemm_status_t release_workspace(cudaStream_t stream);
+    gemm_status_t acquire_workspace(cudaStream_t stream, std::size_t bytes, void *&out);
+    gemm_status_t release_workspace(cudaStream_t stream, void *used);
 
     // The context's own non-blocking stream, used for staged (host-pointer) calls.
     gemm_status_t staging_stream(cudaStream_t &out);

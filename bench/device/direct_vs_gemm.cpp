@@ -1,7 +1,7 @@
 // direct_vs_gemm.cpp: what routing through gemm costs over calling cuBLAS / cuBLASLt directly.
 // For each shape it times, with CUDA events on one stream and device pointers, the same
 // SGEMM made directly and through gemm_sgemm (backend forced), and reports the ratio; then
-// the host time per call on a tiny shape (the dispatch layer's own cost).
+// the host time per call on a tiny shape (the dispatch layer's own cost, and a plan run's).
 // Built and run by bench/device/run.sh; prints one table.
 #include <cublasLt.h>
 #include <cublas_v2.h>
@@ -179,16 +179,27 @@ int main() {
     auto routed_ld = [&](int ld) {
         return [&, ld] { gemm_sgemm(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 8, 8, 8, 1.0f, tiny.a, ld, tiny.b, ld, 0.0f, tiny.c, ld); };
     };
+    // A plan of the tuned class, made under auto (so on the cache's choice).
+    gemm_desc_t desc;
+    gemm_desc_init(&desc, GEMM_F32, GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 8, 8, 8);
+    desc.device = 0;
+    desc.beta_zero = 1;
+    check(gemm_set_backend("auto") == GEMM_STATUS_SUCCESS, "gemm_set_backend(auto)");
+    gemm_plan_t plan = nullptr;
+    check(gemm_plan_create(&desc, &plan) == GEMM_STATUS_SUCCESS, "gemm_plan_create");
+    auto plan_run = [&] { gemm_plan_run(plan, &one, tiny.a, tiny.b, &zero, tiny.c); };
     std::vector<host_way> ways = {{nullptr, direct_ld(8)},      // 0: direct
                                   {"cublas", routed_ld(8)},     // 1: forced
                                   {"auto", routed_ld(8)},       // 2: auto, tune cache hit
                                   {nullptr, direct_ld(16)},     // 3: direct, ld = 16
-                                  {"auto", routed_ld(16)}};     // 4: auto, untuned
+                                  {"auto", routed_ld(16)},      // 4: auto, untuned
+                                  {nullptr, plan_run}};         // 5: plan run
     std::vector<double> us = host_us_interleaved(s, ways, 2000, 11);
     std::printf("host cost per call, 8x8x8 sgemm, median of 11 interleaved rounds: direct cublasSgemm %.3f us; "
-                "through gemm: forced cublas %+.3f us, auto on a tune cache hit (%s) %+.3f us; "
+                "through gemm: plan run %+.3f us, forced cublas %+.3f us, auto on a tune cache hit (%s) %+.3f us; "
                 "auto untuned (ld=16, built-in rule) %+.3f us over direct with ld=16 (%.3f us)\n",
-                us[0], us[1] - us[0], report.backend, us[2] - us[0], us[4] - us[3], us[3]);
+                us[0], us[5] - us[0], us[1] - us[0], report.backend, us[2] - us[0], us[4] - us[3], us[3]);
+    gemm_plan_destroy(plan);
     cublasLtDestroy(lt);
     cublasDestroy(handle);
     cudaStreamDestroy(s);

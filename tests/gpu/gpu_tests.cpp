@@ -136,7 +136,7 @@ run_result run_in(memory kind, const gemm_case &c, const operands &o, cudaStream
     buffer a(kind, o.a), b(kind, o.b), cbuf(kind, o.c0);
     gemm_set_stream(stream);
     run_result r;
-    r.status = call_gemm(c, a.get(), b.get(), cbuf.get());
+    r.status = call_gemm(c, a.get(), b.get(), cbuf.get(), is_host(kind) ? -1 : 0);
     r.error = gemm_last_error();
     gemm_set_stream(nullptr);
     CUDA_REQUIRE(cudaStreamSynchronize(stream));
@@ -149,8 +149,11 @@ struct tally {
     int64_t checked = 0;
 };
 
-// Runs c on every GPU backend with device and host pointers, compared with cpu_ref.
-void check_case(const gemm_case &c, tally &t, const std::vector<memory> &kinds = {memory::device, memory::host}) {
+// Runs c on every GPU backend with device and host pointers, compared with cpu_ref; a third
+// of the cases through a plan made for them (its desc on the memory each run uses).
+void check_case(const gemm_case &given, tally &t, const std::vector<memory> &kinds = {memory::device, memory::host}) {
+    gemm_case c = given;
+    if ((c.m + 2 * c.n + c.k + c.batch) % 3 == 0) c.api = entry::plan;
     if (!case_selected(c.describe())) return;
     operands o = make_operands(c);
     reference ref = compute_reference(c, o);
@@ -493,6 +496,103 @@ TEST_CASE("gpu: mixed host and device pointers are rejected, C unchanged") {
             check_no_cuda_error(spec + ", host C");
         }
     }
+}
+
+TEST_CASE("gpu: a plan refuses operands in other memory than its desc says, C unchanged") {
+    gemm_case c = base_case({GEMM_F32, GEMM_F32}, GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 8, 9, 10);
+    set_leading_dims(c, 0);
+    c.beta = 1.0;
+    c.api = entry::plan;
+    operands o = make_operands(c);
+    for (const std::string &spec : {std::string("auto"), std::string("cublas"), std::string("cuda_tiled")}) {
+        selection_guard sel(spec);
+        {  // a device plan, host operands
+            bytes host_c = o.c0;
+            gemm_status_t s = call_gemm(c, o.a.data(), o.b.data(), host_c.data(), 0);
+            CHECK_MESSAGE(s == GEMM_STATUS_MIXED_MEMORY_SPACES, spec << ": status " << int(s) << ": " << gemm_last_error());
+            CHECK_MESSAGE(std::string(gemm_last_error()).find("the operands are host memory, but the plan was made for "
+                                                              "device memory of device 0") != std::string::npos,
+                          gemm_last_error());
+            CHECK(host_c == o.c0);
+        }
+        {  // a host plan, device operands
+            buffer a(memory::device, o.a), b(memory::device, o.b), cbuf(memory::device, o.c0);
+            gemm_status_t s = call_gemm(c, a.get(), b.get(), cbuf.get(), -1);
+            CHECK_MESSAGE(s == GEMM_STATUS_MIXED_MEMORY_SPACES, spec << ": status " << int(s) << ": " << gemm_last_error());
+            CHECK(cbuf.read() == o.c0);
+        }
+        check_no_cuda_error(spec);
+    }
+}
+
+// A device plan run, and a device call, inside stream capture: recorded into a CUDA graph
+// without synchronizing, allocating or failing, and the replayed graph computes C.
+TEST_CASE("gpu: plan runs and calls captured into a CUDA graph give the same C when replayed") {
+    gemm_case c = base_case({GEMM_F32, GEMM_F32}, GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_T, 65, 33, 47);
+    set_leading_dims(c, 1);
+    c.alpha = 0.5;
+    c.beta = -1.0;
+    operands o = make_operands(c);
+    reference ref = compute_reference(c, o);
+    std::vector<double> expected = cpu_ref_result(c, o);
+    cudaStream_t stream = nullptr;
+    CUDA_REQUIRE(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    for (const std::string &spec : {std::string("auto"), std::string("cublas"), std::string("cublaslt"),
+                                     std::string("cuda_tiled"), std::string("cuda_naive")})
+        for (entry api : {entry::plan, entry::ex}) {
+            selection_guard sel(spec);
+            gemm_case run = c;
+            run.api = api;
+            std::string where = spec + (api == entry::plan ? " plan" : " call");
+            buffer a(memory::device, o.a), b(memory::device, o.b), cbuf(memory::device, o.c0);
+            // The plan is made outside the capture: making one may tune or load a library.
+            gemm_plan_t plan = nullptr;
+            if (api == entry::plan) {
+                gemm_desc_t d;
+                gemm_desc_init(&d, GEMM_F32, c.layout, c.transa, c.transb, c.m, c.n, c.k);
+                d.lda = c.lda;
+                d.ldb = c.ldb;
+                d.ldc = c.ldc;
+                d.device = 0;
+                REQUIRE_MESSAGE(gemm_plan_create(&d, &plan) == GEMM_STATUS_SUCCESS, where << ": " << gemm_last_error());
+            } else {  // a first call outside the capture sets up the thread's handle
+                bytes scratch_c = o.c0;
+                buffer scratch(memory::device, scratch_c);
+                gemm_set_stream(stream);
+                REQUIRE_MESSAGE(call_gemm(run, a.get(), b.get(), scratch.get(), 0) == GEMM_STATUS_SUCCESS,
+                                where << ": " << gemm_last_error());
+                gemm_set_stream(nullptr);
+                CUDA_REQUIRE(cudaStreamSynchronize(stream));
+            }
+            float alpha = float(c.alpha), beta = float(c.beta);
+            CUDA_REQUIRE(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+            gemm_set_stream(stream);
+            gemm_status_t s = api == entry::plan ? gemm_plan_run(plan, &alpha, a.get(), b.get(), &beta, cbuf.get())
+                                                 : call_gemm(run, a.get(), b.get(), cbuf.get(), 0);
+            std::string error = gemm_last_error();
+            gemm_set_stream(nullptr);
+            cudaGraph_t graph = nullptr;
+            cudaError_t captured = cudaStreamEndCapture(stream, &graph);
+            gemm_plan_destroy(plan);
+            CHECK_MESSAGE(s == GEMM_STATUS_SUCCESS, where << " inside capture: status " << int(s) << ": " << error);
+            CHECK_MESSAGE(captured == cudaSuccess, where << ": cudaStreamEndCapture: " << cudaGetErrorString(captured));
+            if (s != GEMM_STATUS_SUCCESS || captured != cudaSuccess) {
+                cudaGetLastError();
+                if (graph) cudaGraphDestroy(graph);
+                continue;
+            }
+            CHECK(cbuf.read() == o.c0);  // captured, not run
+            cudaGraphExec_t exec = nullptr;
+            CUDA_REQUIRE(cudaGraphInstantiate(&exec, graph, 0));
+            CUDA_REQUIRE(cudaGraphLaunch(exec, stream));
+            CUDA_REQUIRE(cudaStreamSynchronize(stream));
+            comparison cmp = compare_result(c, o, cbuf.read(), expected, ref.magnitude);
+            CHECK_MESSAGE(cmp.ok, where << " replayed: " << cmp.first);
+            cudaGraphExecDestroy(exec);
+            cudaGraphDestroy(graph);
+            check_no_cuda_error(where);
+        }
+    cudaStreamDestroy(stream);
 }
 
 TEST_CASE("gpu: cuda_naive refuses f16 and bf16 with a reason") {

@@ -317,6 +317,43 @@ typedef struct gemm_measurement {
 GEMM_API gemm_status_t gemm_measure(const gemm_desc_t *desc, const char *const *backends, int64_t count,
                                     const gemm_measure_options_t *options, gemm_measurement_t *reports);
 
+/* ---- Plans ----------------------------------------------------------------------------- */
+
+/* A class of calls (a gemm_desc_t) with its backend and variant decided once: what the
+ * selection in force (gemm_set_backend, GEMM_BACKEND or auto, the tune cache included)
+ * chooses for desc when the plan is made. Later changes of the selection or the cache do not
+ * change a plan. A run checks only what depends on its operands, then runs the decided
+ * backend: no lookup, no allocation. Any number of threads may run one plan at once. */
+typedef struct gemm_plan *gemm_plan_t;
+
+/* Decides and stores the plan for desc in *plan; desc is checked as gemm_backend_supports
+ * checks it, and a backend the selection forces that cannot serve desc fails here with the
+ * status a call would get. On failure *plan is left unchanged. */
+GEMM_API gemm_status_t gemm_plan_create(const gemm_desc_t *desc, gemm_plan_t *plan);
+
+/* C = alpha * op(A) * op(B) + beta * C for the plan's class, on the operands of this run:
+ * alpha and beta point to a value of desc's compute type (float, or double for f64); A, B
+ * and C, and for a batch the matrices the desc's strides place after them, as a call takes
+ * them. Refused, C untouched: a NULL pointer the run needs (A and B when k > 0 and alpha !=
+ * 0, C when the class is not empty), a pointer that is not a multiple of desc->alignment,
+ * beta != 0 for a plan made with desc->beta_zero = 1 (GEMM_STATUS_INVALID_VALUE), operands
+ * in other memory than desc->device says (GEMM_STATUS_MIXED_MEMORY_SPACES; managed memory
+ * serves a device plan). Device plans are enqueued on the calling thread's stream
+ * (gemm_set_stream) and return before the result is ready, as calls do. Positions in
+ * messages: plan 1, alpha 2, A 3, B 4, beta 5, C 6. */
+GEMM_API gemm_status_t gemm_plan_run(gemm_plan_t plan, const void *alpha, const void *A, const void *B,
+                                     const void *beta, void *C);
+
+/* The backend and variant ("" = its default) the plan runs, and why it was chosen ("auto:
+ * tune cache hit (plan)", ...). The strings live as long as the plan; any pointer may be NULL.
+ * An empty class (m, n or batch_count 0) has no backend: "" and "". */
+GEMM_API gemm_status_t gemm_plan_get_backend(gemm_plan_t plan, const char **backend, const char **variant,
+                                             const char **why);
+
+/* Frees the plan; NULL is allowed and does nothing. No run of it may be in flight on a host
+ * thread (device work it enqueued may be: it holds nothing the plan owns). */
+GEMM_API void gemm_plan_destroy(gemm_plan_t plan);
+
 /* ---- Tuning ---------------------------------------------------------------------------- */
 
 /* A problem class to tune: the tuner allocates and fills its own operands. */

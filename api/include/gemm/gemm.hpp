@@ -1,10 +1,11 @@
 // gemm.hpp: C++ façade over gemm.h: typed overloads, 16-bit float types, matrix views and
-// a scoped backend choice. Header-only; errors stay values (gemm::status), never exceptions.
+// a scoped backend choice, an owned plan. Header-only; errors stay values (gemm::status), never exceptions.
 #pragma once
 
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <type_traits>
 
 #include "gemm.h"
 
@@ -190,6 +191,67 @@ private:
     std::string previous_;
     bool previous_from_code_;
     status status_;
+};
+
+// Owns a gemm_plan_t: made by create(), destroyed with the object, movable, not copyable.
+// run() takes the scalars in the compute type (float, or double for f64 plans).
+class plan {
+public:
+    plan() = default;
+    ~plan() { gemm_plan_destroy(handle_); }
+    plan(plan &&other) noexcept : handle_(other.handle_), f64_(other.f64_) { other.handle_ = nullptr; }
+    plan &operator=(plan &&other) noexcept {
+        if (this != &other) {
+            gemm_plan_destroy(handle_);
+            handle_ = other.handle_;
+            f64_ = other.f64_;
+            other.handle_ = nullptr;
+        }
+        return *this;
+    }
+    plan(const plan &) = delete;
+    plan &operator=(const plan &) = delete;
+
+    // Decides the plan for desc; on failure the plan this object held (if any) is kept.
+    status create(const gemm_desc_t &desc) {
+        gemm_plan_t made = nullptr;
+        status s = make_status(gemm_plan_create(&desc, &made));
+        if (s.ok()) {
+            gemm_plan_destroy(handle_);
+            handle_ = made;
+            f64_ = desc.compute_type == GEMM_F64;
+        }
+        return s;
+    }
+
+    // The scalars' type must be the plan's compute type: checked, since the library reads
+    // them through untyped pointers.
+    template <class S> status run(S alpha, const void *A, const void *B, S beta, void *C) const {
+        static_assert(std::is_same<S, float>::value || std::is_same<S, double>::value,
+                      "alpha and beta are float, or double for f64 plans");
+        if (handle_ && std::is_same<S, double>::value != f64_)
+            return {GEMM_STATUS_INVALID_VALUE, f64_ ? "plan::run: an f64 plan takes double alpha and beta"
+                                                    : "plan::run: this plan takes float alpha and beta"};
+        return make_status(gemm_plan_run(handle_, &alpha, A, B, &beta, C));
+    }
+
+    // "cpu_omp", "" for an empty class or no plan.
+    std::string backend() const { return text(0); }
+    std::string variant() const { return text(1); }
+    std::string why() const { return text(2); }
+
+    explicit operator bool() const { return handle_ != nullptr; }
+    gemm_plan_t get() const { return handle_; }
+
+private:
+    std::string text(int which) const {
+        const char *t[3] = {"", "", ""};
+        if (handle_) gemm_plan_get_backend(handle_, &t[0], &t[1], &t[2]);
+        return t[which];
+    }
+
+    gemm_plan_t handle_ = nullptr;
+    bool f64_ = false;
 };
 
 }  // namespace gemm

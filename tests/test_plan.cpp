@@ -1,0 +1,289 @@
+// test_plan.cpp: gemm_plan_t. A plan is decided once under the selection in force and keeps
+// that decision; a run checks what depends on its operands and refuses, C untouched, what the
+// plan cannot serve. (Every backend's results through plans: test_correctness, api=plan.)
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gemm/gemm.h"
+#include "gemm/gemm.hpp"
+#include "harness.hpp"
+
+using namespace gemm_test;
+
+namespace {
+
+bool contains(const std::string &text, const std::string &part) { return text.find(part) != std::string::npos; }
+
+gemm_desc_t desc_of(int64_t m, int64_t n, int64_t k) {
+    gemm_desc_t d;
+    gemm_desc_init(&d, GEMM_F32, GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_T, m, n, k);
+    return d;
+}
+
+// Row-major A (m x k), B stored n x k (op T), C m x n, tight, 64-byte aligned.
+struct f32_operands {
+    int64_t m, n, k;
+    std::vector<float> a, b, c;
+    f32_operands(int64_t m_, int64_t n_, int64_t k_) : m(m_), n(n_), k(k_) {
+        random_source rng(uint64_t(m * 1000003 + n * 1009 + k));
+        a.resize(std::size_t(m * k));
+        b.resize(std::size_t(n * k));
+        c.resize(std::size_t(m * n));
+        for (float &x : a) x = float(rng.uniform());
+        for (float &x : b) x = float(rng.uniform());
+        for (float &x : c) x = float(rng.uniform());
+    }
+    // alpha * A * B^T + beta * C0, in double.
+    std::vector<double> expected(double alpha, double beta, const std::vector<float> &c0) const {
+        std::vector<double> out(std::size_t(m * n));
+        for (int64_t i = 0; i < m; ++i)
+            for (int64_t j = 0; j < n; ++j) {
+                double sum = 0;
+                for (int64_t l = 0; l < k; ++l) sum += double(a[std::size_t(i * k + l)]) * double(b[std::size_t(j * k + l)]);
+                out[std::size_t(i * n + j)] = alpha * sum + (beta != 0 ? beta * double(c0[std::size_t(i * n + j)]) : 0.0);
+            }
+        return out;
+    }
+};
+
+void check_close(const std::vector<float> &got, const std::vector<double> &want, int64_t k) {
+    REQUIRE(got.size() == want.size());
+    double tolerance = 4.0 * double(k + 3) * 0x1p-24 * double(k);
+    for (std::size_t i = 0; i < got.size(); ++i) {
+        INFO("element " << i);
+        CHECK(std::fabs(double(got[i]) - want[i]) <= tolerance);
+    }
+}
+
+gemm_plan_t make_plan(const gemm_desc_t &d) {
+    gemm_plan_t p = nullptr;
+    gemm_status_t s = gemm_plan_create(&d, &p);
+    INFO(gemm_status_string(s) << ": " << gemm_last_error());
+    REQUIRE(s == GEMM_STATUS_SUCCESS);
+    REQUIRE(p != nullptr);
+    return p;
+}
+
+std::string plan_backend(gemm_plan_t p, std::string *why = nullptr) {
+    const char *backend = nullptr, *variant = nullptr, *reason = nullptr;
+    REQUIRE(gemm_plan_get_backend(p, &backend, &variant, &reason) == GEMM_STATUS_SUCCESS);
+    if (why) *why = reason;
+    return backend;
+}
+
+}  // namespace
+
+TEST_CASE("plan: made under the selection in force, it keeps its backend when the selection changes") {
+    REQUIRE(gemm_set_backend("cpu_ref") == GEMM_STATUS_SUCCESS);
+    gemm_plan_t p = make_plan(desc_of(17, 9, 33));
+    REQUIRE(gemm_set_backend("cpu_omp") == GEMM_STATUS_SUCCESS);
+    std::string why;
+    CHECK(plan_backend(p, &why) == "cpu_ref");
+    CHECK(contains(why, "forced by gemm_set_backend"));
+    CHECK(contains(why, "(plan)"));
+    REQUIRE(gemm_set_backend(nullptr) == GEMM_STATUS_SUCCESS);
+
+    f32_operands x(17, 9, 33);
+    std::vector<float> c0 = x.c;
+    float alpha = -1.5f, beta = 0.5f;
+    REQUIRE(gemm_plan_run(p, &alpha, x.a.data(), x.b.data(), &beta, x.c.data()) == GEMM_STATUS_SUCCESS);
+    CHECK(std::string(gemm_last_error()).empty());
+    check_close(x.c, x.expected(alpha, beta, c0), x.k);
+    gemm_plan_destroy(p);
+}
+
+TEST_CASE("plan: under auto it holds auto's choice for its class, and says why") {
+    REQUIRE(gemm_set_backend(nullptr) == GEMM_STATUS_SUCCESS);
+    gemm_plan_t p = make_plan(desc_of(64, 64, 64));
+    std::string why;
+    std::string backend = plan_backend(p, &why);
+    CHECK_FALSE(backend.empty());
+    CHECK(contains(why, "auto:"));
+    CHECK(contains(why, "(plan)"));
+    gemm_desc_t d = desc_of(64, 64, 64);
+    CHECK(gemm_backend_supports(backend.c_str(), &d) == GEMM_STATUS_SUCCESS);
+    gemm_plan_destroy(p);
+}
+
+TEST_CASE("plan: gemm_plan_create refuses what a call or gemm_backend_supports would, and leaves *plan") {
+    gemm_plan_t sentinel = reinterpret_cast<gemm_plan_t>(uintptr_t(0x1234));
+    gemm_plan_t p = sentinel;
+    gemm_desc_t d = desc_of(8, 8, 8);
+    CHECK(gemm_plan_create(nullptr, &p) == GEMM_STATUS_INVALID_POINTER);
+    CHECK(gemm_last_error_parameter() == 1);
+    CHECK(gemm_plan_create(&d, nullptr) == GEMM_STATUS_INVALID_POINTER);
+    CHECK(gemm_last_error_parameter() == 2);
+    d.m = -1;
+    CHECK(gemm_plan_create(&d, &p) == GEMM_STATUS_INVALID_SIZE);
+    CHECK(contains(gemm_last_error(), "m = -1"));
+    d = desc_of(8, 8, 8);
+    d.lda = 3;  // row-major A, no transpose: lda >= k = 8
+    CHECK(gemm_plan_create(&d, &p) == GEMM_STATUS_INVALID_LEADING_DIM);
+    d = desc_of(8, 8, 8);
+    d.struct_size = 8;
+    CHECK(gemm_plan_create(&d, &p) == GEMM_STATUS_INVALID_VALUE);
+    d = desc_of(8, 8, 8);
+    d.alignment = 12;
+    CHECK(gemm_plan_create(&d, &p) == GEMM_STATUS_INVALID_VALUE);
+    // A forced backend that cannot serve the class: the status a call forced onto it gets.
+    gemm_desc_t f16;
+    gemm_desc_init(&f16, GEMM_F16, GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 8, 8, 8);
+    REQUIRE(gemm_set_backend("cpu_omp") == GEMM_STATUS_SUCCESS);
+    CHECK(gemm_plan_create(&f16, &p) == GEMM_STATUS_NOT_SUPPORTED);
+    CHECK(contains(gemm_last_error(), "cpu_omp"));
+    REQUIRE(gemm_set_backend(nullptr) == GEMM_STATUS_SUCCESS);
+    CHECK(p == sentinel);
+}
+
+TEST_CASE("plan: a run refuses what it cannot serve, C untouched, naming gemm_plan_run's parameter") {
+    gemm_desc_t d = desc_of(5, 7, 3);
+    d.beta_zero = 1;
+    gemm_plan_t p = make_plan(d);
+    f32_operands x(5, 7, 3);
+    const std::vector<float> c0 = x.c;
+    float alpha = 1, zero = 0, half = 0.5f;
+    // Each refused run: its status, the parameter it names and its message.
+    auto expect = [](gemm_status_t got, gemm_status_t want, int parameter, const std::string &text) {
+        std::string message = gemm_last_error();
+        INFO(message);
+        CHECK(got == want);
+        CHECK(gemm_last_error_parameter() == parameter);
+        CHECK(contains(message, text));
+    };
+    const float *a = x.a.data(), *b = x.b.data();
+    float *c = x.c.data();
+    expect(gemm_plan_run(nullptr, &alpha, a, b, &zero, c), GEMM_STATUS_INVALID_POINTER, 1, "parameter 1: plan is NULL");
+    expect(gemm_plan_run(p, nullptr, a, b, &zero, c), GEMM_STATUS_INVALID_POINTER, 2, "parameter 2: alpha is NULL");
+    expect(gemm_plan_run(p, &alpha, nullptr, b, &zero, c), GEMM_STATUS_INVALID_POINTER, 3, "parameter 3: A is NULL");
+    expect(gemm_plan_run(p, &alpha, a, nullptr, &zero, c), GEMM_STATUS_INVALID_POINTER, 4, "parameter 4: B is NULL");
+    expect(gemm_plan_run(p, &alpha, a, b, nullptr, c), GEMM_STATUS_INVALID_POINTER, 5, "parameter 5: beta is NULL");
+    expect(gemm_plan_run(p, &alpha, a, b, &zero, nullptr), GEMM_STATUS_INVALID_POINTER, 6, "parameter 6: C is NULL");
+    expect(gemm_plan_run(p, &alpha, a, b, &half, c), GEMM_STATUS_INVALID_VALUE, 5,
+           "parameter 5: beta = 0.5 but the plan was made for beta = 0");
+    // 4 bytes past a 64-byte boundary: not a multiple of the plan's 16.
+    alignas(64) float shifted[5 * 3 + 1] = {};
+    std::memcpy(shifted + 1, a, x.a.size() * sizeof(float));
+    expect(gemm_plan_run(p, &alpha, shifted + 1, b, &zero, c), GEMM_STATUS_INVALID_VALUE, 3,
+           "is not a multiple of the plan's alignment, 16 bytes (desc->alignment)");
+    CHECK(x.c == c0);  // every refused run left C as it was
+
+    // alpha = 0: A and B are not read, so they may be NULL; C = beta * C (beta 0 here).
+    REQUIRE(gemm_plan_run(p, &zero, nullptr, nullptr, &zero, x.c.data()) == GEMM_STATUS_SUCCESS);
+    for (float v : x.c) CHECK(v == 0.0f);
+    gemm_plan_destroy(p);
+    gemm_plan_destroy(nullptr);  // allowed, does nothing
+}
+
+TEST_CASE("plan: beta = 0 writes C without reading it") {
+    gemm_desc_t d = desc_of(6, 4, 5);
+    d.beta_zero = 1;
+    gemm_plan_t p = make_plan(d);
+    f32_operands x(6, 4, 5);
+    std::vector<float> nan_c(x.c.size(), std::nanf(""));
+    float alpha = 2, beta = 0;
+    REQUIRE(gemm_plan_run(p, &alpha, x.a.data(), x.b.data(), &beta, nan_c.data()) == GEMM_STATUS_SUCCESS);
+    check_close(nan_c, x.expected(alpha, 0, x.c), x.k);
+    gemm_plan_destroy(p);
+}
+
+TEST_CASE("plan: an empty class has no backend and its runs compute nothing") {
+    gemm_plan_t p = make_plan(desc_of(0, 5, 3));
+    const char *backend = "x", *variant = "x", *why = "x";
+    REQUIRE(gemm_plan_get_backend(p, &backend, &variant, &why) == GEMM_STATUS_SUCCESS);
+    CHECK(std::string(backend).empty());
+    CHECK(std::string(variant).empty());
+    CHECK(std::string(why).empty());
+    float alpha = 1, beta = 0;
+    CHECK(gemm_plan_run(p, &alpha, nullptr, nullptr, &beta, nullptr) == GEMM_STATUS_SUCCESS);
+    CHECK(gemm_plan_get_backend(nullptr, &backend, nullptr, nullptr) == GEMM_STATUS_INVALID_POINTER);
+    gemm_plan_destroy(p);
+}
+
+TEST_CASE("plan: a strided batch with GEMM_DESC_TIGHT strides equals one run per matrix") {
+    const int64_t m = 7, n = 5, k = 9, batch = 3;
+    gemm_desc_t d;
+    gemm_desc_init(&d, GEMM_F64, GEMM_COL_MAJOR, GEMM_OP_T, GEMM_OP_N, m, n, k);
+    d.batch_count = batch;
+    gemm_plan_t batched = make_plan(d);
+    gemm_desc_t one;
+    gemm_desc_init(&one, GEMM_F64, GEMM_COL_MAJOR, GEMM_OP_T, GEMM_OP_N, m, n, k);
+    one.alignment = 8;  // matrix i of the batch starts i * 63 doubles in
+    REQUIRE(gemm_set_backend("cpu_ref") == GEMM_STATUS_SUCCESS);
+    gemm_plan_t single = make_plan(one);
+    REQUIRE(gemm_set_backend(nullptr) == GEMM_STATUS_SUCCESS);
+    random_source rng(11);
+    std::vector<double> a(std::size_t(k * m * batch)), b(std::size_t(k * n * batch)), c(std::size_t(m * n * batch));
+    for (double &v : a) v = rng.uniform();
+    for (double &v : b) v = rng.uniform();
+    for (double &v : c) v = rng.uniform();
+    std::vector<double> expected = c;
+    double alpha = 0.75, beta = -2;
+    REQUIRE(gemm_plan_run(batched, &alpha, a.data(), b.data(), &beta, c.data()) == GEMM_STATUS_SUCCESS);
+    for (int64_t i = 0; i < batch; ++i)
+        REQUIRE(gemm_plan_run(single, &alpha, a.data() + i * k * m, b.data() + i * k * n, &beta,
+                              expected.data() + i * m * n) == GEMM_STATUS_SUCCESS);
+    for (std::size_t i = 0; i < c.size(); ++i) CHECK(c[i] == doctest::Approx(expected[i]).epsilon(1e-12));
+    gemm_plan_destroy(batched);
+    gemm_plan_destroy(single);
+}
+
+TEST_CASE("plan: threads may run one plan at once") {
+    const int64_t m = 33, n = 17, k = 65;
+    gemm_plan_t p = make_plan(desc_of(m, n, k));
+    f32_operands x(m, n, k);
+    const std::vector<double> want = x.expected(1.0, 0.0, x.c);
+    constexpr int threads = 4, runs = 50;
+    std::vector<int> wrong(threads, 0), failed(threads, 0);
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t)
+        pool.emplace_back([&, t] {
+            std::vector<float> c(std::size_t(m * n));
+            float alpha = 1, beta = 0;
+            for (int r = 0; r < runs; ++r) {
+                std::fill(c.begin(), c.end(), std::nanf(""));
+                if (gemm_plan_run(p, &alpha, x.a.data(), x.b.data(), &beta, c.data()) != GEMM_STATUS_SUCCESS) ++failed[t];
+                for (std::size_t i = 0; i < c.size(); ++i)
+                    if (!(std::fabs(double(c[i]) - want[i]) <= 1e-3)) {
+                        ++wrong[t];
+                        break;
+                    }
+            }
+        });
+    for (std::thread &t : pool) t.join();
+    for (int t = 0; t < threads; ++t) {
+        CHECK(failed[t] == 0);
+        CHECK(wrong[t] == 0);
+    }
+    gemm_plan_destroy(p);
+}
+
+TEST_CASE("plan: the C++ gemm::plan owns its plan, moves it, and checks the scalars' type") {
+    gemm::plan empty;
+    CHECK_FALSE(empty);
+    CHECK(empty.run(1.0f, nullptr, nullptr, 0.0f, nullptr).code == GEMM_STATUS_INVALID_POINTER);
+    gemm::plan p;
+    gemm_desc_t bad = desc_of(4, 4, 4);
+    bad.k = -2;
+    gemm::status refused = p.create(bad);
+    CHECK(refused.code == GEMM_STATUS_INVALID_SIZE);
+    CHECK(contains(refused.message, "k = -2"));
+    CHECK_FALSE(p);
+    REQUIRE(p.create(desc_of(4, 3, 2)).ok());
+    CHECK_FALSE(p.backend().empty());
+    CHECK(contains(p.why(), "(plan)"));
+    gemm::plan moved = std::move(p);
+    CHECK_FALSE(p);
+    REQUIRE(moved);
+    f32_operands x(4, 3, 2);
+    std::vector<float> c0 = x.c;
+    CHECK(moved.run(1.0, x.a.data(), x.b.data(), 0.0, x.c.data()).code == GEMM_STATUS_INVALID_VALUE);
+    CHECK(x.c == c0);
+    REQUIRE(moved.run(1.0f, x.a.data(), x.b.data(), 1.0f, x.c.data()).ok());
+    check_close(x.c, x.expected(1.0, 1.0, c0), x.k);
+}

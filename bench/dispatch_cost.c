@@ -4,7 +4,8 @@
  *   hit:  forced onto the tuned winner, against auto on the tuned shape (the same choice);
  *   miss: forced onto the built-in default, against auto on an 8x8x8 call, which is not tuned
  *         and has no tuned shape within a factor of 2, so the built-in rule chooses.
- * The differences are the auto decision. Build target gemm_dispatch_cost; run:
+ * The differences are the auto decision. Then a plan of the tuned class, made under auto, run
+ * on the same operands: what a run costs against the forced call. Build target gemm_dispatch_cost; run:
  * ./build/bench/gemm_dispatch_cost */
 #include <gemm/gemm.h>
 
@@ -45,6 +46,34 @@ static double ns_per_call(const char *backend, int n) {
     return best;
 }
 
+/* As ns_per_call, through a plan made under auto for the n x n x n class (beta = 0). */
+static double ns_per_plan_run(int n) {
+    float *a = calloc((size_t)n * n, sizeof *a), *b = calloc((size_t)n * n, sizeof *b);
+    float *c = calloc((size_t)n * n, sizeof *c);
+    const float one = 1.0f, zero = 0.0f;
+    gemm_desc_t desc;
+    gemm_plan_t plan = NULL;
+    double best = 1e30;
+    gemm_desc_init(&desc, GEMM_F32, GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, n, n, n);
+    desc.beta_zero = 1;
+    if (!a || !b || !c || gemm_set_backend("auto") != GEMM_STATUS_SUCCESS ||
+        gemm_plan_create(&desc, &plan) != GEMM_STATUS_SUCCESS) {
+        fprintf(stderr, "dispatch_cost: %s\n", a && b && c ? gemm_last_error() : "out of memory");
+        exit(1);
+    }
+    for (int round = 0; round < 5; ++round) {
+        double start = seconds_now();
+        for (int i = 0; i < calls; ++i) gemm_plan_run(plan, &one, a, b, &zero, c);
+        double per = (seconds_now() - start) / calls * 1e9;
+        if (per < best) best = per;
+    }
+    gemm_plan_destroy(plan);
+    free(a);
+    free(b);
+    free(c);
+    return best;
+}
+
 /* Appends copies of the 4x4x4 entry for shapes 64..1084 (all beyond a factor of 2 of 8). */
 static int add_entries(const char *cache) {
     const char prefix[] = "f32 f32 NN 4 4 4 ";
@@ -66,6 +95,9 @@ static int measure(const char *winner, const char *builtin) {
            "%.1f ns/call: auto decision %.1f ns\n", extra_entries + 1, winner, forced_hit, auto_hit, auto_hit - forced_hit);
     printf("host, same cache: 8x8x8 sgemm forced %s %.1f ns/call, auto (not tuned, none near: built-in rule) "
            "%.1f ns/call: auto decision %.1f ns\n", builtin, forced_miss, auto_miss, auto_miss - forced_miss);
+    double plan_run = ns_per_plan_run(4);
+    printf("host, same cache: 4x4x4 sgemm through a plan made under auto (%s) %.1f ns/run: %+.1f ns against the "
+           "forced call\n", winner, plan_run, plan_run - forced_hit);
     const char *cache = getenv("GEMM_TUNE_CACHE");
     char lock[4096];
     snprintf(lock, sizeof lock, "%s.lock", cache);

@@ -3,9 +3,12 @@
 #include "cuda_devices.hpp"
 
 #include <cublasLt.h>
+#include <cuda.h>  // the driver's types only: its functions are looked up at run time
+#include <cudaTypedefs.h>
 #include <cuda_runtime_api.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -95,9 +98,46 @@ verdict make_device_verdict() {
     return verdict::yes(detail);
 }
 
+// The driver's cuPointerGetAttributes, found through the runtime (linking libcuda would keep
+// the library from loading where there is no driver), or null. Asked for the three attributes
+// a call needs, it costs less than cudaPointerGetAttributes, which fills in more, and every
+// device call pays it three times: measured on the H200 host, 40-56 ns against 84-108 ns for a
+// device pointer, 115-126 ns against 153-178 ns for a host pointer.
+PFN_cuPointerGetAttributes_v7000 driver_pointer_query() {
+    static const PFN_cuPointerGetAttributes_v7000 query = [] {
+        void *f = nullptr;
+        cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+        if (cudaGetDriverEntryPointByVersion("cuPointerGetAttributes", &f, 7000, cudaEnableDefault, &found) !=
+                cudaSuccess ||
+            found != cudaDriverEntryPointSuccess) {
+            cudaGetLastError();
+            return PFN_cuPointerGetAttributes_v7000(nullptr);
+        }
+        return reinterpret_cast<PFN_cuPointerGetAttributes_v7000>(f);
+    }();
+    return query;
+}
+
 memory_space classify_pointer(const void *ptr, int *device) {
     *device = -1;
     if (device_count() == 0) return memory_space::host;
+    if (PFN_cuPointerGetAttributes_v7000 query = driver_pointer_query()) {
+        // Memory the driver does not know (plain host memory) gets the zero values: success.
+        unsigned int type = 0, managed = 0;
+        int ordinal = -1;
+        CUpointer_attribute asked[3] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                                        CU_POINTER_ATTRIBUTE_IS_MANAGED};
+        void *answers[3] = {&type, &ordinal, &managed};
+        if (query(3, asked, answers, CUdeviceptr(reinterpret_cast<uintptr_t>(ptr))) == CUDA_SUCCESS) {
+            if (managed) {
+                *device = ordinal;
+                return memory_space::managed;
+            }
+            if (type != CU_MEMORYTYPE_DEVICE) return memory_space::host;  // unregistered or page-locked: staged
+            *device = ordinal;
+            return memory_space::device;
+        }
+    }
     cudaPointerAttributes attr{};
     if (cudaPointerGetAttributes(&attr, ptr) != cudaSuccess) {
         cudaGetLastError();  // older drivers report plain host memory as an invalid value

@@ -200,6 +200,26 @@ int main() {
                 "auto untuned (ld=16, built-in rule) %+.3f us over direct with ld=16 (%.3f us)\n",
                 us[0], us[5] - us[0], us[1] - us[0], report.backend, us[2] - us[0], us[4] - us[3], us[3]);
     gemm_plan_destroy(plan);
+
+    // What a plan run pays for before cuBLAS: the runtime calls on its path, each timed alone.
+    auto per_call_ns = [](auto &&call) {
+        for (int i = 0; i < 1000; ++i) call();
+        constexpr int count = 200000;
+        auto start = std::chrono::steady_clock::now();
+        for (int i = 0; i < count; ++i) call();
+        return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count() / count;
+    };
+    cudaPointerAttributes attributes{};
+    std::vector<float> host(64);
+    int device = 0;
+    double on_device = per_call_ns([&] { cudaPointerGetAttributes(&attributes, tiny.a); });
+    double on_host = per_call_ns([&] { cudaPointerGetAttributes(&attributes, host.data()); });
+    double get_set = per_call_ns([&] {
+        cudaGetDevice(&device);
+        cudaSetDevice(device);
+    });
+    std::printf("host cost of runtime calls: cudaPointerGetAttributes %.1f ns (device pointer), %.1f ns (host "
+                "pointer); cudaGetDevice + cudaSetDevice %.1f ns\n", on_device, on_host, get_set);
     cublasLtDestroy(lt);
     cublasDestroy(handle);
     cudaStreamDestroy(s);

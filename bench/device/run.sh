@@ -9,6 +9,8 @@
 #   sanitize  compute-sanitizer memcheck and racecheck on cuda_naive and cuda_tiled
 #             (SANITIZE_BACKENDS narrows them, e.g. to cuda_tiled)
 #   direct    cuBLAS/cuBLASLt called directly vs through gemm, and the per-call host cost
+#   short     short device calls back to back (direct, forced, plan) against what the
+#             measurement engine times for them (short_calls.cpp)
 #   bench     gemm bench --device 0: cuda_tiled, cublas, cublaslt against cuBLAS (f32)
 #   sweep     the largest cuda_tiled f32 configurations by id at 4096^3 and 8192^3, TN and NT
 #   tune      gemm tune --suite default (host and device), then auto against cuBLAS
@@ -84,6 +86,12 @@ if has_stage direct; then
         -o $build/direct_vs_gemm && timeout 120 $build/direct_vs_gemm | tee "$out/direct_vs_gemm.txt"
     cmake --build $build --target gemm_dispatch_cost >>"$out/build.log" 2>&1 &&
         $build/bench/gemm_dispatch_cost | tee -a "$out/direct_vs_gemm.txt"
+fi
+if has_stage short; then
+    g++ -std=c++17 -O2 -Iapi/include -I/usr/local/cuda/include bench/device/short_calls.cpp \
+        -L$build/api -lgemm -Wl,-rpath,$PWD/$build/api -L/usr/local/cuda/lib64 -lcublas -lcudart \
+        -o $build/short_calls && timeout 300 $build/short_calls | tee "$out/short_calls.txt"
+    summary+=("short_calls: rc=$?")
 fi
 if has_stage bench; then
     $gemm bench 1024 2048 4096 8192 --device 0 --dtype f32 --layout col --ops NN,NT,TN,TT \

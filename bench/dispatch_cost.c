@@ -5,10 +5,13 @@
  *   miss: forced onto the built-in default, against auto on an 8x8x8 call, which is not tuned
  *         and has no tuned shape within a factor of 2, so the built-in rule chooses.
  * The differences are the auto decision. Then a plan of the tuned class, made under auto, run
- * on the same operands: what a run costs against the forced call. Build target gemm_dispatch_cost; run:
+ * on the same operands: what a run costs against the forced call. Last, the hit pair again
+ * with one thread per core (up to 8) calling at once, each on its own operands: what threads
+ * sharing the cache pay. Build target gemm_dispatch_cost; run:
  * ./build/bench/gemm_dispatch_cost */
 #include <gemm/gemm.h>
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +47,49 @@ static double ns_per_call(const char *backend, int n) {
     free(b);
     free(c);
     return best;
+}
+
+struct thread_job {
+    int n;
+    double ns;  /* per call, this thread */
+};
+
+static void *thread_calls(void *arg) {
+    struct thread_job *job = arg;
+    int n = job->n;
+    float *a = calloc((size_t)n * n, sizeof *a), *b = calloc((size_t)n * n, sizeof *b);
+    float *c = calloc((size_t)n * n, sizeof *c);
+    if (!a || !b || !c) exit(1);
+    for (int i = 0; i < 1000; ++i)
+        gemm_sgemm(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
+    double start = seconds_now();
+    for (int i = 0; i < calls; ++i)
+        gemm_sgemm(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
+    job->ns = (seconds_now() - start) / calls * 1e9;
+    free(a);
+    free(b);
+    free(c);
+    return NULL;
+}
+
+/* threads threads making n x n x n calls at once under backend: the mean of their ns/call. */
+static double threaded_ns_per_call(const char *backend, int n, int threads) {
+    pthread_t id[8];
+    struct thread_job jobs[8];
+    double sum = 0;
+    if (gemm_set_backend(backend) != GEMM_STATUS_SUCCESS) {
+        fprintf(stderr, "dispatch_cost: %s\n", gemm_last_error());
+        exit(1);
+    }
+    for (int t = 0; t < threads; ++t) {
+        jobs[t].n = n;
+        if (pthread_create(&id[t], NULL, thread_calls, &jobs[t]) != 0) exit(1);
+    }
+    for (int t = 0; t < threads; ++t) {
+        pthread_join(id[t], NULL);
+        sum += jobs[t].ns;
+    }
+    return sum / threads;
 }
 
 /* As ns_per_call, through a plan made under auto for the n x n x n class (beta = 0). */
@@ -98,6 +144,11 @@ static int measure(const char *winner, const char *builtin) {
     double plan_run = ns_per_plan_run(4);
     printf("host, same cache: 4x4x4 sgemm through a plan made under auto (%s) %.1f ns/run: %+.1f ns against the "
            "forced call\n", winner, plan_run, plan_run - forced_hit);
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int threads = cores < 2 ? 2 : cores > 8 ? 8 : (int)cores;
+    double forced_threads = threaded_ns_per_call(winner, 4, threads), auto_threads = threaded_ns_per_call("auto", 4, threads);
+    printf("host, same cache, %d threads at once: 4x4x4 sgemm forced %s %.1f ns/call, auto (cache hit) %.1f ns/call: "
+           "auto decision %.1f ns\n", threads, winner, forced_threads, auto_threads, auto_threads - forced_threads);
     const char *cache = getenv("GEMM_TUNE_CACHE");
     char lock[4096];
     snprintf(lock, sizeof lock, "%s.lock", cache);

@@ -45,6 +45,7 @@ gemm_status_t plan::make(const problem &shape, const call_shape &call, bool row_
     if (shape.m > 0 && shape.n > 0 && shape.batch > 0) {
         choice c = choose_backend(shape, sel, false);
         if (!c.chosen) return set_error(c.status, c.message);
+        keep_alive(c);  // the plan outlives this thread's next decision
         c.why_detail += " (plan)";
         made->choice_ = std::move(c);
     }

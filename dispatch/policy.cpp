@@ -18,6 +18,12 @@
 namespace gemm {
 namespace {
 
+// The built-in rule's reason, alone and for the common miss of auto (one literal each, so
+// that the trace of a miss allocates nothing).
+constexpr std::string_view builtin_why = "auto: built-in rule, first of the preference order that serves it";
+constexpr std::string_view builtin_untuned_why =
+    "auto: built-in rule, first of the preference order that serves it (shape not tuned)";
+
 choice choose_forced(const problem &p, const selection &sel, bool collect_skipped) {
     choice c;
     c.why = sel.why;
@@ -52,7 +58,7 @@ choice choose_in_order(const problem &p, const std::vector<backend *> &order, bo
         verdict v = available.ok ? b->supports(p) : available;
         if (v.ok && !c.chosen) {
             c.chosen = b;
-            c.why = "auto: built-in rule, first of the preference order that serves it";
+            c.why = builtin_why;
             if (!collect_skipped) return c;
             continue;
         }
@@ -83,7 +89,8 @@ choice from_entry(backend *b, tune_entry_ptr e, std::string_view why, std::strin
     choice c;
     c.chosen = b;
     c.variant = e->variant;
-    c.entry = std::move(e);
+    c.tuned = e.get();
+    c.keep = std::move(e);
     c.why = why;
     c.why_detail = std::move(detail);
     return c;
@@ -164,13 +171,40 @@ tune_entry_ptr tune_now(const tune_key &key, int device, std::string &why_not) {
     return cache.find(key);
 }
 
+// This thread's last exact hit. Calls of one shape in a loop find their choice here without
+// the cache's lock, the hash lookup or the entry's reference count: all shared by every
+// thread, so threads calling at once made each other wait on them (2 threads on 2 cores:
+// the decision took 280-340 ns a call instead of 75, bench/dispatch_cost.c).
+struct last_hit {
+    const tune_cache *cache = nullptr;
+    std::uint64_t version = 0;  // the cache's version when it was found
+    tune_key key;
+    tune_entry_ptr entry;
+    backend *b = nullptr;
+};
+thread_local last_hit tls_last_hit;
+
 choice choose_tuned(const problem &p, const env_settings &env, bool collect_skipped) {
     tune_cache &cache = process_tune_cache();
     tune_key key = key_of(p);
+    last_hit &last = tls_last_hit;
+    if (last.entry && last.cache == &cache && last.version == cache.version() && last.key == key &&
+        last.b->supports(p).ok) {
+        choice c;
+        c.chosen = last.b;
+        c.variant = last.entry->variant;
+        c.tuned = last.entry.get();
+        c.why = "auto: tune cache hit";
+        return c;
+    }
     std::string why_not;
     backend *b = nullptr;
+    const std::uint64_t version = cache.version();  // before the lookup: a store after it moves it
     tune_entry_ptr hit = cache.find(key);
-    if (usable(hit, p, b, why_not)) return from_entry(b, std::move(hit), "auto: tune cache hit");
+    if (usable(hit, p, b, why_not)) {
+        last = {&cache, version, key, hit, b};
+        return from_entry(b, std::move(hit), "auto: tune cache hit");
+    }
     std::string not_tuned;  // why online tuning gave nothing
     if (env.tune == tune_mode::online && !hit) {
         tune_entry_ptr fresh = tune_now(key, p.device, not_tuned);
@@ -184,12 +218,21 @@ choice choose_tuned(const problem &p, const env_settings &env, bool collect_skip
         return from_entry(b, std::move(near), "auto: nearest tuned shape", std::move(detail));
     }
     choice c = choose_builtin(p, collect_skipped);
+    if (c.chosen && why_not.empty() && not_tuned.empty()) {
+        // The common miss, said without building a string.
+        c.why = builtin_untuned_why;
+        return c;
+    }
     c.why_detail = " (" + (why_not.empty() ? std::string("shape not tuned") : why_not) +
                    (not_tuned.empty() ? "" : "; " + not_tuned) + ")";
     return c;
 }
 
 }  // namespace
+
+void keep_alive(choice &c) {
+    if (c.tuned && !c.keep && tls_last_hit.entry.get() == c.tuned) c.keep = tls_last_hit.entry;
+}
 
 choice choose_builtin(const problem &p, bool collect_skipped) {
     static const std::vector<backend *> host = of_kind(backend_kind::host);

@@ -249,7 +249,7 @@ gemm_status_t tune_cache::store(const std::vector<tune_entry> &fresh) {
         std::unique_lock<std::shared_mutex> lock(mutex_);
         nearest_memo_.clear();
         for (const tune_entry &e : fresh) entries_[e.key] = std::make_shared<const tune_entry>(e);
-        ++version_;
+        version_.fetch_add(1, std::memory_order_release);
     }
 
     if (gemm_status_t s = make_parent_dirs(path_); s != GEMM_STATUS_SUCCESS) return s;
@@ -271,15 +271,10 @@ gemm_status_t tune_cache::store(const std::vector<tune_entry> &fresh) {
             }
         if (added) {
             nearest_memo_.clear();
-            ++version_;
+            version_.fetch_add(1, std::memory_order_release);
         }
     }
     return write_file(contents);
-}
-
-std::uint64_t tune_cache::version() const {
-    std::shared_lock<std::shared_mutex> lock(mutex_);
-    return version_;
 }
 
 tune_entry_ptr tune_cache::find(const tune_key &key) const {

@@ -1,6 +1,7 @@
 // tune_cache.hpp: the tuner's persistent choices, a readable text file shared by processes.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -69,7 +70,8 @@ public:
 
     // Changes whenever the entries do (a store, or entries of other processes that a store
     // found in the file): what a caller remembers about the entries is stale once it moves.
-    std::uint64_t version() const;
+    // Lock-free.
+    std::uint64_t version() const { return version_.load(std::memory_order_acquire); }
 
     // Warnings met while loading (also logged), for tests and `gemm tune`.
     const std::vector<std::string> &warnings() const { return warnings_; }
@@ -96,9 +98,9 @@ private:
     std::string fingerprint_;
     std::vector<std::string> warnings_;
     std::mutex store_mutex_;           // one store at a time: file lock, re-read, merge, write
-    mutable std::shared_mutex mutex_;  // entries_, nearest_memo_ and version_
+    mutable std::shared_mutex mutex_;  // entries_, nearest_memo_, and writes of version_
     std::unordered_map<tune_key, tune_entry_ptr, tune_key_hash> entries_;
-    std::uint64_t version_ = 0;
+    std::atomic<std::uint64_t> version_{0};  // read without the lock: every auto call reads it
     // nearest()'s answers, null where none was near; cleared by store(), and when full, since
     // a program may call with ever new shapes.
     mutable std::unordered_map<tune_key, tune_entry_ptr, tune_key_hash> nearest_memo_;

@@ -874,6 +874,34 @@ TEST_CASE("tuner corrupt_batch_number: an entry with batch=1x is skipped with a 
     check_builtin_untuned(r.steps[0]);
 }
 
+// A thread remembers its last exact hit, so that calls of one shape in a loop skip the
+// cache's lock; a store that replaces the entry must still change the next call's choice.
+TEST_CASE("tuner hit_after_store: a store replacing a shape's entry changes the next call's choice in the same thread") {
+    scratch_dir dir;
+    std::string cache = dir.file("tune-cache.txt");
+    std::string mine = this_machine_line(dir);
+    write_text(cache, mine + "\n" + key_text(24, 24, 24) + " | cpu_ref - | 1.000 us | default cblas 2.000 us\n");
+    child_result r = run_child(dir, "hit_after_store", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1"},
+                               "call 24x24x24; call 24x24x24; tune 24x24x24 budget=20; call 24x24x24; call 24x24x24");
+    INFO(r.report());
+    REQUIRE(r.ok());
+    REQUIRE(r.steps.size() == 5);
+    for (int i : {0, 1}) {
+        CHECK(r.steps[std::size_t(i)].correct());
+        CHECK(r.steps[std::size_t(i)].traced_backend() == "cpu_ref");  // the hand-written entry
+        CHECK(r.steps[std::size_t(i)].why() == "auto: tune cache hit");
+    }
+    const step_seen &t = r.steps[2];
+    REQUIRE(t.status() == GEMM_STATUS_SUCCESS);
+    REQUIRE(t.get("stored") == "1");
+    REQUIRE(t.get("backend") != "cpu_ref");  // the reference is not a candidate unless named
+    for (int i : {3, 4}) {
+        CHECK(r.steps[std::size_t(i)].correct());
+        CHECK(r.steps[std::size_t(i)].traced_backend() == t.get("backend"));
+        CHECK(r.steps[std::size_t(i)].why() == "auto: tune cache hit");
+    }
+}
+
 // ---- 3. a stale file -----------------------------------------------------------------------
 
 TEST_CASE("tuner stale_section: another machine's entries are not used and survive a store verbatim") {

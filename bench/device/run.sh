@@ -85,7 +85,7 @@ if has_stage direct; then
         -L$build/api -lgemm -Wl,-rpath,$PWD/$build/api -L/usr/local/cuda/lib64 -lcublas -lcublasLt -lcudart \
         -o $build/direct_vs_gemm && timeout 120 $build/direct_vs_gemm | tee "$out/direct_vs_gemm.txt"
     cmake --build $build --target gemm_dispatch_cost >>"$out/build.log" 2>&1 &&
-        $build/bench/gemm_dispatch_cost | tee -a "$out/direct_vs_gemm.txt"
+        OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $build/bench/gemm_dispatch_cost | tee -a "$out/direct_vs_gemm.txt"
 fi
 if has_stage short; then
     g++ -std=c++17 -O2 -Iapi/include -I/usr/local/cuda/include bench/device/short_calls.cpp \

@@ -33,6 +33,32 @@ gemm_status_t raw_gemm_ex_strided_batched(int layout, int transa, int transb, in
 
 const char *raw_status_string(int status) { return gemm_status_string((gemm_status_t)status); }
 
+gemm_status_t raw_plan_create(int layout, int transa, int transb, int64_t m, int64_t n, int64_t k, int a_type,
+                              int b_type, int c_type, int compute_type, int64_t lda, int64_t ldb, int64_t ldc,
+                              int64_t batch_count, int64_t stride_a, int64_t stride_b, int64_t stride_c, int device,
+                              int alignment, int beta_zero, gemm_plan_t *plan) {
+    gemm_desc_t d;
+    gemm_desc_init(&d, GEMM_F32, GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, m, n, k);
+    d.layout = (gemm_layout_t)layout;
+    d.transa = (gemm_op_t)transa;
+    d.transb = (gemm_op_t)transb;
+    d.a_type = (gemm_dtype_t)a_type;
+    d.b_type = (gemm_dtype_t)b_type;
+    d.c_type = (gemm_dtype_t)c_type;
+    d.compute_type = (gemm_dtype_t)compute_type;
+    d.lda = lda;
+    d.ldb = ldb;
+    d.ldc = ldc;
+    d.batch_count = batch_count;
+    d.stride_a = stride_a;
+    d.stride_b = stride_b;
+    d.stride_c = stride_c;
+    d.device = device;
+    d.alignment = alignment;
+    d.beta_zero = beta_zero;
+    return gemm_plan_create(&d, plan);
+}
+
 gemm_status_t raw_dgemm(int layout, int transa, int transb, int64_t m, int64_t n, int64_t k, double alpha,
                         const double *A, int64_t lda, const double *B, int64_t ldb, double beta, double *C,
                         int64_t ldc) {

@@ -49,6 +49,12 @@ gemm_status_t raw_tune(const raw_tune_request *request, int store, gemm_tune_rep
 
 const char *raw_status_string(int status);
 
+/* gemm_plan_create on a desc from gemm_desc_init with every field then set from these ints. */
+gemm_status_t raw_plan_create(int layout, int transa, int transb, int64_t m, int64_t n, int64_t k, int a_type,
+                              int b_type, int c_type, int compute_type, int64_t lda, int64_t ldb, int64_t ldc,
+                              int64_t batch_count, int64_t stride_a, int64_t stride_b, int64_t stride_c, int device,
+                              int alignment, int beta_zero, gemm_plan_t *plan);
+
 #ifdef __cplusplus
 }
 #endif

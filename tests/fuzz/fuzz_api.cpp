@@ -366,7 +366,7 @@ bool forced_backend = false;  // set by fuzz_backend_choice
 void clone_original(const buffer &from, buffer &to) {
     to.size = from.size;
     to.memory = static_cast<unsigned char *>(std::malloc(from.size ? from.size : 1));
-    std::memcpy(to.memory, from.bytes.data(), from.size);
+    if (from.size) std::memcpy(to.memory, from.bytes.data(), from.size);  // data() of an empty vector may be NULL
     to.bytes = from.bytes;
     to.offset = from.offset;
     to.null = from.null;

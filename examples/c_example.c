@@ -1,5 +1,6 @@
 /* c_example.c: multiplying two matrices with gemm from C: a row-major sgemm, checking its
- * status, and what a failed call tells you. Build: cc -std=c99 c_example.c -lgemm */
+ * status, what a failed call tells you, and a plan for a multiplication made again and
+ * again. Build: cc -std=c99 c_example.c -lgemm */
 #include <stdio.h>
 
 #include <gemm/gemm.h>
@@ -50,6 +51,37 @@ int main(void) {
     printf("expected failure: %s\n  %s (parameter %d)\n", gemm_status_string(status), gemm_last_error(),
            gemm_last_error_parameter());
     if (status != GEMM_STATUS_INVALID_LEADING_DIM || gemm_last_error_parameter() != 9) return 1;
+
+    /* The same class of multiplication many times (a layer in a loop): a plan decides the
+     * backend once, and each run checks only its pointers and scalars. */
+    {
+        gemm_desc_t desc;
+        gemm_plan_t plan;
+        const char *backend = "", *why = "";
+        const float alpha = 1.0f, beta = 0.0f;
+        int run;
+        gemm_desc_init(&desc, GEMM_F32, GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_N, 2, 2, 3);
+        desc.alignment = (int)sizeof(float);  /* plain float arrays: 4-byte aligned, no more */
+        desc.beta_zero = 1;                   /* every run passes beta = 0 */
+        status = gemm_plan_create(&desc, &plan);
+        if (status != GEMM_STATUS_SUCCESS) {
+            fprintf(stderr, "gemm_plan_create failed: %s\n  %s\n", gemm_status_string(status), gemm_last_error());
+            return 1;
+        }
+        for (run = 0; run < 3 && status == GEMM_STATUS_SUCCESS; ++run) {
+            C[0] = C[1] = C[2] = C[3] = 0;
+            status = gemm_plan_run(plan, &alpha, A, B, &beta, C);
+        }
+        gemm_plan_get_backend(plan, &backend, NULL, &why);
+        printf("plan: %s, chosen as \"%s\"\n", backend, why);
+        gemm_plan_destroy(plan);
+        if (status != GEMM_STATUS_SUCCESS) {
+            fprintf(stderr, "gemm_plan_run failed: %s\n  %s\n", gemm_status_string(status), gemm_last_error());
+            return 1;
+        }
+        for (i = 0; i < 4; ++i)
+            if (C[i] != expected[i]) return fprintf(stderr, "plan: unexpected C[%d] = %g\n", i, C[i]), 1;
+    }
 
     printf("served by GEMM_BACKEND=%s; backends in this build:\n", gemm_get_backend());
     for (i = 0; i < (int)gemm_backend_count(); ++i) {

@@ -1,9 +1,12 @@
 /* dispatch_cost.c: what routing costs on the host, per call, without any GPU. Tunes a 4x4x4
  * SGEMM into a cache file of its own, adds entries for 256 other shapes of its class (a cache
- * that has seen some use), then runs itself again on that file and times two pairs of calls:
+ * that has seen some use), then runs itself again on that file and times three pairs of calls:
  *   hit:  forced onto the tuned winner, against auto on the tuned shape (the same choice);
- *   miss: forced onto the built-in default, against auto on an 8x8x8 call, which is not tuned
- *         and has no tuned shape within a factor of 2, so the built-in rule chooses.
+ *   near: forced onto the tuned winner, against auto on an 8x8x8 call, not tuned, whose
+ *         nearest tuned shape is 4x4x4 (distance log2(9/5) < 1 in each dimension);
+ *   miss: forced onto the built-in default, against auto on a 16x16x16 call, not tuned and
+ *         with no tuned shape within a factor of 2 (log2(17/5) and log2(65/17) > 1), so the
+ *         built-in rule chooses.
  * The differences are the auto decision. Then a plan of the tuned class, made under auto, run
  * on the same operands: what a run costs against the forced call. Last, the hit pair again
  * with one thread per core (up to 8) calling at once, each on its own operands: what threads
@@ -136,10 +139,13 @@ static int add_entries(const char *cache) {
 
 static int measure(const char *winner, const char *builtin) {
     double forced_hit = ns_per_call(winner, 4), auto_hit = ns_per_call("auto", 4);
-    double forced_miss = ns_per_call(builtin, 8), auto_miss = ns_per_call("auto", 8);
+    double forced_near = ns_per_call(winner, 8), auto_near = ns_per_call("auto", 8);
+    double forced_miss = ns_per_call(builtin, 16), auto_miss = ns_per_call("auto", 16);
     printf("host, tune cache of %d entries: 4x4x4 sgemm forced %s %.1f ns/call, auto (cache hit, same choice) "
            "%.1f ns/call: auto decision %.1f ns\n", extra_entries + 1, winner, forced_hit, auto_hit, auto_hit - forced_hit);
-    printf("host, same cache: 8x8x8 sgemm forced %s %.1f ns/call, auto (not tuned, none near: built-in rule) "
+    printf("host, same cache: 8x8x8 sgemm forced %s %.1f ns/call, auto (not tuned, nearest tuned shape 4x4x4) "
+           "%.1f ns/call: auto decision %.1f ns\n", winner, forced_near, auto_near, auto_near - forced_near);
+    printf("host, same cache: 16x16x16 sgemm forced %s %.1f ns/call, auto (not tuned, none near: built-in rule) "
            "%.1f ns/call: auto decision %.1f ns\n", builtin, forced_miss, auto_miss, auto_miss - forced_miss);
     double plan_run = ns_per_plan_run(4);
     printf("host, same cache: 4x4x4 sgemm through a plan made under auto (%s) %.1f ns/run: %+.1f ns against the "

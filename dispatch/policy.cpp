@@ -171,18 +171,32 @@ tune_entry_ptr tune_now(const tune_key &key, int device, std::string &why_not) {
     return cache.find(key);
 }
 
-// This thread's last exact hit. Calls of one shape in a loop find their choice here without
-// the cache's lock, the hash lookup or the entry's reference count: all shared by every
-// thread, so threads calling at once made each other wait on them (2 threads on 2 cores:
-// the decision took 280-340 ns a call instead of 75, bench/dispatch_cost.c).
+// This thread's last choice from the cache: an exact hit, or (GEMM_TUNE=use) the nearest
+// tuned shape of an untuned key. Calls of one shape in a loop find it here without the
+// cache's lock, the hash lookups or the entry's reference count: all shared by every thread,
+// so threads calling at once made each other wait on them (2 threads on 2 cores: a hit took
+// 280-340 ns a call instead of 75, bench/dispatch_cost.c), and without formatting the
+// nearest shape's text on every call.
 struct last_hit {
     const tune_cache *cache = nullptr;
     std::uint64_t version = 0;  // the cache's version when it was found
     tune_key key;
-    tune_entry_ptr entry;
+    tune_entry_ptr entry;       // the key's own entry, or its nearest tuned shape's
     backend *b = nullptr;
+    std::string_view why;       // a literal
+    std::string detail;         // " 4x4x4" for a nearest shape
 };
 thread_local last_hit tls_last_hit;
+
+// This thread's last plain miss (no entry for the key, none near, GEMM_TUNE=use): the same key
+// while the cache is unchanged goes straight to the built-in rule, skipping the lookups (and
+// their locks) that found nothing.
+struct last_miss {
+    const tune_cache *cache = nullptr;
+    std::uint64_t version = 0;
+    tune_key key;
+};
+thread_local last_miss tls_last_miss;
 
 choice choose_tuned(const problem &p, const env_settings &env, bool collect_skipped) {
     tune_cache &cache = process_tune_cache();
@@ -194,15 +208,24 @@ choice choose_tuned(const problem &p, const env_settings &env, bool collect_skip
         c.chosen = last.b;
         c.variant = last.entry->variant;
         c.tuned = last.entry.get();
-        c.why = "auto: tune cache hit";
+        c.why = last.why;
+        c.why_detail = last.detail;
         return c;
+    }
+    last_miss &miss = tls_last_miss;
+    if (env.tune == tune_mode::use && miss.cache == &cache && miss.version == cache.version() && miss.key == key) {
+        choice c = choose_builtin(p, collect_skipped);
+        if (c.chosen) {
+            c.why = builtin_untuned_why;
+            return c;
+        }
     }
     std::string why_not;
     backend *b = nullptr;
     const std::uint64_t version = cache.version();  // before the lookup: a store after it moves it
     tune_entry_ptr hit = cache.find(key);
     if (usable(hit, p, b, why_not)) {
-        last = {&cache, version, key, hit, b};
+        last = {&cache, version, key, hit, b, "auto: tune cache hit", {}};
         return from_entry(b, std::move(hit), "auto: tune cache hit");
     }
     std::string not_tuned;  // why online tuning gave nothing
@@ -215,11 +238,13 @@ choice choose_tuned(const problem &p, const env_settings &env, bool collect_skip
     if (usable(near, p, b, why_not)) {
         std::string detail = fmt::format(" {}x{}x{}", near->key.m, near->key.n, near->key.k);
         if (!not_tuned.empty()) detail += " (" + not_tuned + ")";
+        if (env.tune == tune_mode::use && !hit) last = {&cache, version, key, near, b, "auto: nearest tuned shape", detail};
         return from_entry(b, std::move(near), "auto: nearest tuned shape", std::move(detail));
     }
     choice c = choose_builtin(p, collect_skipped);
     if (c.chosen && why_not.empty() && not_tuned.empty()) {
         // The common miss, said without building a string.
+        if (env.tune == tune_mode::use && !hit && !near) miss = {&cache, version, key};
         c.why = builtin_untuned_why;
         return c;
     }

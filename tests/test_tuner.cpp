@@ -1561,15 +1561,17 @@ TEST_CASE("tuner nearest: an untuned shape within a factor of 2 uses the nearest
 
 // The nearest-shape answer is remembered per shape (the search reads every entry); a store
 // must forget it, or a shape first met untuned would stay untuned after a near one is tuned.
-TEST_CASE("tuner nearest_after_store: a tune in the same process changes the nearest-shape answer") {
+// Each repeated call also exercises what a thread remembers of its last decision (a plain miss,
+// then a nearest shape): a store must end it.
+TEST_CASE("tuner nearest_after_store: a tune in the same process changes the nearest-shape answer, and then the exact one") {
     scratch_dir dir;
     std::string cache = dir.file("tune-cache.txt");
     child_result r = run_child(dir, "nearest_after_store", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1"},
                                "call 72x64x64; call 72x64x64; tune 64x64x64 budget=100; call 72x64x64; "
-                               "call 72x64x64");
+                               "call 72x64x64; tune 72x64x64 budget=100; call 72x64x64; call 72x64x64");
     INFO(r.report());
     REQUIRE(r.ok());
-    REQUIRE(r.steps.size() == 5);
+    REQUIRE(r.steps.size() == 8);
     REQUIRE(r.steps[2].status() == GEMM_STATUS_SUCCESS);
     for (const step_seen &s : r.of("call")) {
         CHECK(s.status() == GEMM_STATUS_SUCCESS);
@@ -1577,6 +1579,11 @@ TEST_CASE("tuner nearest_after_store: a tune in the same process changes the nea
     }
     for (std::size_t i : {0, 1}) check_builtin_untuned(r.steps[i]);
     for (std::size_t i : {3, 4}) check_nearest_64(r.steps[i], r.steps[2].get("backend"));
+    REQUIRE(r.steps[5].get("stored") == "1");
+    for (std::size_t i : {6, 7}) {
+        CHECK(r.steps[i].why() == "auto: tune cache hit");
+        CHECK(r.steps[i].traced_backend() == r.steps[5].get("backend"));
+    }
 }
 
 // ---- 8. argument errors ---------------------------------------------------------------------

@@ -61,7 +61,8 @@ gemm_status_t plan::check(const plan_operands &o, problem &p) const {
     p.beta = scalar(o.beta, p.compute_type);
     if (beta_zero_ && p.beta != 0.0)
         return set_error(GEMM_STATUS_INVALID_VALUE,
-                         fmt::format("parameter 5: beta = {} but the plan was made for beta = 0 (desc->beta_zero)", p.beta),
+                         fmt::format("parameter 5: beta = {} but the plan was made for beta = 0 (desc->beta_zero)",
+                                     p.beta),
                          beta_at);
     const bool writes_c = p.m > 0 && p.n > 0 && p.batch > 0;
     const bool reads_ab = writes_c && p.k > 0 && p.alpha != 0.0;

@@ -238,7 +238,8 @@ choice choose_tuned(const problem &p, const env_settings &env, bool collect_skip
     if (usable(near, p, b, why_not)) {
         std::string detail = fmt::format(" {}x{}x{}", near->key.m, near->key.n, near->key.k);
         if (!not_tuned.empty()) detail += " (" + not_tuned + ")";
-        if (env.tune == tune_mode::use && !hit) last = {&cache, version, key, near, b, "auto: nearest tuned shape", detail};
+        if (env.tune == tune_mode::use && !hit)
+            last = {&cache, version, key, near, b, "auto: nearest tuned shape", detail};
         return from_entry(b, std::move(near), "auto: nearest tuned shape", std::move(detail));
     }
     choice c = choose_builtin(p, collect_skipped);

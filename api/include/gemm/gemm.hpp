@@ -1,5 +1,6 @@
-// gemm.hpp: C++ façade over gemm.h: typed overloads, 16-bit float types, matrix views and
-// a scoped backend choice, an owned plan. Header-only; errors stay values (gemm::status), never exceptions.
+// gemm.hpp: C++ façade over gemm.h: typed overloads, 16-bit float types, matrix views, a
+// scoped backend choice and an owned plan. Header-only; errors stay values (gemm::status),
+// never exceptions.
 #pragma once
 
 #include <cstdint>

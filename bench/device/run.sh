@@ -14,6 +14,9 @@
 #   bench     gemm bench --device 0: cuda_tiled, cublas, cublaslt against cuBLAS (f32)
 #   sweep     the largest cuda_tiled f32 configurations by id at 4096^3 and 8192^3, TN and NT
 #   tune      gemm tune --suite default (host and device), then auto against cuBLAS
+#   recorded  the documented workflow on shapes outside the suite: GEMM_RECORD while gemm
+#             bench calls them through auto, gemm tune --shapes on the recorded file, then
+#             auto against the cuBLAS default (odd squares NN; LLM decode and prefill NT)
 #   cpu       the CPU goal of the tuner on this machine's host: gemm tune with cpu_omp and cblas
 #             only, then auto against the better of the two (CPU_SHAPES, CPU_DTYPES narrow it)
 #   tune_host gemm tune --verbose on host-pointer f32 2048^3 and 8192^3 (every candidate)
@@ -141,6 +144,32 @@ if has_stage tune; then
     done
 fi
 
+if has_stage recorded; then
+    odd="100 300 777 1500 3000"
+    llm="1x4096x4096 8x14336x4096 32x4096x14336 512x4096x4096 2048x14336x4096"
+    record=$out/recorded_shapes.txt
+    for dtype in f32 bf16; do
+        GEMM_RECORD=$record timeout 120 $gemm bench $odd --device 0 --dtype $dtype --ops NN --backends auto \
+            --reps 1 --rounds 1 --no-measure-peak >/dev/null 2>&1
+        GEMM_RECORD=$record timeout 120 $gemm bench $llm --device 0 --dtype $dtype --ops NT --backends auto \
+            --reps 1 --rounds 1 --no-measure-peak >/dev/null 2>&1
+    done
+    summary+=("recorded: $(grep -c 'space=device' "$record" 2>/dev/null) device shapes")
+    $gemm tune --shapes "$record" --budget-ms ${GEMM_DEVICE_TUNE_BUDGET_MS:-400} >"$out/recorded_tune.txt" 2>&1
+    summary+=("gemm tune --shapes (recorded): rc=$?")
+    for dtype in f32 bf16; do
+        timeout 120 $gemm bench $odd --device 0 --dtype $dtype --ops NN --backends auto,cublas --baseline cublas \
+            --csv "$out/recorded_${dtype}_nn.csv" >"$out/recorded_${dtype}_nn.txt" 2>&1
+        timeout 120 $gemm bench $llm --device 0 --dtype $dtype --ops NT --backends auto,cublas --baseline cublas \
+            --csv "$out/recorded_${dtype}_nt.csv" >"$out/recorded_${dtype}_nt.txt" 2>&1
+        summary+=("recorded, auto vs cublas $dtype: $(cat "$out/recorded_${dtype}_nn.csv" "$out/recorded_${dtype}_nt.csv" 2>/dev/null |
+            awk -F, '$1 == "auto" && $21 > 0 { n++; s += log($21); if (min == "" || $21 < min) { min = $21; at = $5 "x" $6 "x" $7 " " $4 }
+                                               printf "%s %s %sx%sx%s %.3f; ", $2, $4, $5, $6, $7, $21 > "/dev/stderr" }
+                     END { if (n) printf "%d shapes, geomean %.3f, min %.3f at %s", n, exp(s / n), min, at; else print "no rows" }' 2>>"$out/recorded_ratios.txt")")
+    done
+    summary+=("  ratios: $(cat "$out/recorded_ratios.txt" 2>/dev/null)")
+    save_logs
+fi
 if has_stage cpu; then
     # Its own cache, so that the device stages' host entries (GPU winners) do not mix in.
     cpu_cache=$out/tune-cache-cpu.txt

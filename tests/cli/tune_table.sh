@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # tune_table.sh: the gemm tune table keeps its columns aligned whatever the widths of the
-# problems' texts (a class like "col NN ld+pad misaligned beta!=0", a batched shape).
+# problems' texts (a class like "col NN ld+pad misaligned beta!=0", a batched shape); a
+# recorded key is tuned, and stored, as that same key.
 # usage: tune_table.sh SCENARIO GEMM
 . "$(dirname "$0")/cli_lib.sh"
 scenario=$1 gemm=$2
@@ -31,6 +32,20 @@ SHAPES
     expect_aligned
     run_expect 0 "$gemm" tune --shapes "$work/shapes.txt" --no-store --budget-ms 20 --verbose
     expect_aligned
+    ;;
+recorded_keys)
+    # A recorded key is tuned as that same key: tight 3x3x3 f32 is align=elem through its
+    # leading dimensions (12 bytes), measured on aligned pointers; tight 4x4x4 f32 align=elem
+    # can only owe it to its pointers, measured one element off. Both store their own key.
+    cat >"$work/shapes.txt" <<'SHAPES'
+f32 f32 NN 3 3 3 batch=1 ld=tight align=elem space=host beta=0
+f32 f32 NN 4 4 4 batch=1 ld=tight align=elem space=host beta=0
+SHAPES
+    run_expect 0 "$gemm" tune --shapes "$work/shapes.txt" --cache "$work/cache.txt" --budget-ms 20
+    for key in "f32 f32 NN 3 3 3 batch=1 ld=tight align=elem space=host beta=0" \
+               "f32 f32 NN 4 4 4 batch=1 ld=tight align=elem space=host beta=0"; do
+        grep -qF "$key | " "$work/cache.txt" || fail "no entry for the recorded key '$key' in the cache"
+    done
     ;;
 *)
     fail "unknown scenario $scenario"

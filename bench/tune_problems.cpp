@@ -2,10 +2,13 @@
 #include "tune_problems.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 #include "cli_args.hpp"
+#include "gemm_case.hpp"
 #include "problem_args.hpp"
 
 namespace gemm_cli {
@@ -47,6 +50,25 @@ gemm_op_t key_op(char c, const std::string &ops) {
     throw usage_error("ops '" + ops + "' must be two of N and T");
 }
 
+// Whether every leading dimension and batch stride of p's tight layout (its canonical,
+// column-major one) is a multiple of 16 bytes. Unsigned products wrap modulo 2^64, which 16
+// divides, so huge shapes stay exact.
+bool tight_layout_aligned(const tune_problem &p) {
+    auto multiple = [](uint64_t elements, std::size_t size) { return elements * uint64_t(size) % 16 == 0; };
+    const std::size_t ab = dtype_size(p.ab_type), cs = dtype_size(p.c_type);
+    auto rows_cols = [](gemm_op_t op, int64_t r, int64_t c) {
+        return std::pair<uint64_t, uint64_t>(uint64_t(std::max<int64_t>(1, op == GEMM_OP_N ? r : c)),
+                                             uint64_t(std::max<int64_t>(1, op == GEMM_OP_N ? c : r)));
+    };
+    auto [a_rows, a_cols] = rows_cols(p.op_a, p.shape.m, p.shape.k);
+    auto [b_rows, b_cols] = rows_cols(p.op_b, p.shape.k, p.shape.n);
+    const uint64_t c_rows = uint64_t(std::max<int64_t>(1, p.shape.m)), c_cols = uint64_t(std::max<int64_t>(1, p.shape.n));
+    bool lds = multiple(a_rows, ab) && multiple(b_rows, ab) && multiple(c_rows, cs);
+    bool strides = p.batch <= 1 ||
+                   (multiple(a_rows * a_cols, ab) && multiple(b_rows * b_cols, ab) && multiple(c_rows * c_cols, cs));
+    return lds && strides;
+}
+
 // A GEMM_RECORD line: "f32 f32 NN 1024 1024 1024 batch=1 ld=tight align=16 space=host beta=0",
 // the canonical (column-major) class the library looked up.
 tune_problem parse_key_line(const std::vector<std::string> &w, int device) {
@@ -62,11 +84,16 @@ tune_problem parse_key_line(const std::vector<std::string> &w, int device) {
     p.batch = parse_int(field_value(w[6], "batch"), "batch", 1);
     // -1: the least padding that keeps the alignment class the line names.
     p.ld_padding = choose(field_value(w[7], "ld"), "ld", "padded", "tight") ? -1 : 0;
-    p.misaligned = choose(field_value(w[8], "align"), "align", "elem", "16");
+    bool align_elem = choose(field_value(w[8], "align"), "align", "elem", "16");
     std::string space = field_value(w[9], "space");
     if (space == "managed") throw usage_error("space=managed cannot be tuned here (host or device memory only)");
     p.device = choose(space, "space", "device", "host") ? device : -1;
     p.beta_zero = choose(field_value(w[10], "beta"), "beta", "0", "any");
+    // A tight align=elem key whose own layout is unaligned was most likely recorded from calls
+    // on aligned pointers (what cudaMalloc and malloc give): it is tuned on them, as those calls
+    // run. Otherwise align=elem can only come from the pointers, which are placed one element
+    // off. The library's online tuning follows the same rule (dispatch/tuner.cpp, class_of).
+    p.misaligned = align_elem && (p.ld_padding != 0 || tight_layout_aligned(p));
     return p;
 }
 

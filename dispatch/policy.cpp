@@ -171,52 +171,41 @@ tune_entry_ptr tune_now(const tune_key &key, int device, std::string &why_not) {
     return cache.find(key);
 }
 
-// This thread's last choice from the cache: an exact hit, or (GEMM_TUNE=use) the nearest
-// tuned shape of an untuned key. Calls of one shape in a loop find it here without the
-// cache's lock, the hash lookups or the entry's reference count: all shared by every thread,
-// so threads calling at once made each other wait on them (2 threads on 2 cores: a hit took
-// 280-340 ns a call instead of 75, bench/dispatch_cost.c), and without formatting the
-// nearest shape's text on every call.
-struct last_hit {
+// This thread's last decision from the cache: an exact hit, or (GEMM_TUNE=use) for an untuned
+// key its nearest tuned shape or, none near, the built-in rule. Calls of one shape in a loop
+// find it here without the cache's lock, the hash lookups or the entry's reference count:
+// all shared by every thread, so threads calling at once made each other wait on them (2
+// threads on 2 cores: a hit took 280-340 ns a call instead of 75, bench/dispatch_cost.c), and
+// without formatting the nearest shape's text on every call.
+struct last_decision {
     const tune_cache *cache = nullptr;
-    std::uint64_t version = 0;  // the cache's version when it was found
+    std::uint64_t version = 0;  // the cache's version when it was made
     tune_key key;
-    tune_entry_ptr entry;       // the key's own entry, or its nearest tuned shape's
+    tune_entry_ptr entry;       // the key's own entry, or its nearest tuned shape's; null: the built-in rule
     backend *b = nullptr;
     std::string_view why;       // a literal
     std::string detail;         // " 4x4x4" for a nearest shape
 };
-thread_local last_hit tls_last_hit;
-
-// This thread's last plain miss (no entry for the key, none near, GEMM_TUNE=use): the same key
-// while the cache is unchanged goes straight to the built-in rule, skipping the lookups (and
-// their locks) that found nothing.
-struct last_miss {
-    const tune_cache *cache = nullptr;
-    std::uint64_t version = 0;
-    tune_key key;
-};
-thread_local last_miss tls_last_miss;
+thread_local last_decision tls_last;
 
 choice choose_tuned(const problem &p, const env_settings &env, bool collect_skipped) {
     tune_cache &cache = process_tune_cache();
     tune_key key = key_of(p);
-    last_hit &last = tls_last_hit;
-    if (last.entry && last.cache == &cache && last.version == cache.version() && last.key == key &&
-        last.b->supports(p).ok) {
-        choice c;
-        c.chosen = last.b;
-        c.variant = last.entry->variant;
-        c.tuned = last.entry.get();
-        c.why = last.why;
-        c.why_detail = last.detail;
-        return c;
-    }
-    last_miss &miss = tls_last_miss;
-    if (env.tune == tune_mode::use && miss.cache == &cache && miss.version == cache.version() && miss.key == key) {
-        choice c = choose_builtin(p, collect_skipped);
-        if (c.chosen) {
-            c.why = builtin_untuned_why;
+    last_decision &last = tls_last;
+    if (last.cache == &cache && last.version == cache.version() && last.key == key) {
+        if (!last.entry) {  // a plain miss again: the built-in rule, which still asks each backend about p
+            choice c = choose_builtin(p, collect_skipped);
+            if (c.chosen) {
+                c.why = builtin_untuned_why;
+                return c;
+            }
+        } else if (last.b->supports(p).ok) {
+            choice c;
+            c.chosen = last.b;
+            c.variant = last.entry->variant;
+            c.tuned = last.entry.get();
+            c.why = last.why;
+            c.why_detail = last.detail;
             return c;
         }
     }
@@ -245,7 +234,7 @@ choice choose_tuned(const problem &p, const env_settings &env, bool collect_skip
     choice c = choose_builtin(p, collect_skipped);
     if (c.chosen && why_not.empty() && not_tuned.empty()) {
         // The common miss, said without building a string.
-        if (env.tune == tune_mode::use && !hit && !near) miss = {&cache, version, key};
+        if (env.tune == tune_mode::use && !hit && !near) last = {&cache, version, key, nullptr, nullptr, {}, {}};
         c.why = builtin_untuned_why;
         return c;
     }
@@ -257,7 +246,7 @@ choice choose_tuned(const problem &p, const env_settings &env, bool collect_skip
 }  // namespace
 
 void keep_alive(choice &c) {
-    if (c.tuned && !c.keep && tls_last_hit.entry.get() == c.tuned) c.keep = tls_last_hit.entry;
+    if (c.tuned && !c.keep && tls_last.entry.get() == c.tuned) c.keep = tls_last.entry;
 }
 
 choice choose_builtin(const problem &p, bool collect_skipped) {

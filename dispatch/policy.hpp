@@ -20,7 +20,7 @@ struct choice {
     std::string_view why;              // for the trace: "forced by GEMM_BACKEND", ...
     std::string why_detail;            // appended to why: " (shape not tuned)", ...
     // The tune-cache entry variant points into, when the choice is tuned. `keep` owns it,
-    // except for a choice repeated from the thread's last one (policy.cpp, last_hit): that
+    // except for a choice repeated from the thread's last one (policy.cpp, last_decision): that
     // borrows the entry the thread holds until its next decision (keep_alive makes a choice
     // own it, to keep it longer).
     const tune_entry *tuned = nullptr;

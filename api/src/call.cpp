@@ -116,10 +116,6 @@ gemm_status_t check_types(const user_call &c) {
     return GEMM_STATUS_SUCCESS;
 }
 
-double scalar_value(const void *p, int compute) {
-    return compute == GEMM_F64 ? *static_cast<const double *>(p) : double(*static_cast<const float *>(p));
-}
-
 // One operand as the call stores it: `lines` lines (columns in column-major, rows in row-major)
 // of `length` elements, `ld` apart; batch matrices `stride` apart.
 struct stored_operand {
@@ -195,6 +191,10 @@ gemm_status_t check_pointers(const user_call &c) {
 }
 
 }  // namespace
+
+double scalar_value(const void *p, int compute) {
+    return compute == GEMM_F64 ? *static_cast<const double *>(p) : double(*static_cast<const float *>(p));
+}
 
 bool valid_op(int o) { return o == GEMM_OP_N || o == GEMM_OP_T || o == GEMM_OP_C; }
 

@@ -18,6 +18,9 @@ struct param_positions {
 // The call as an entry point received it (enum arguments as int, not yet validated).
 using user_call = api_call;
 
+// alpha or beta as the library reads it: the value of the compute type p points to.
+double scalar_value(const void *p, int compute);
+
 // Whether an int names a gemm_op_t / gemm_dtype_t. Shared with gemm_tune.
 bool valid_op(int o);
 bool valid_dtype(int t);

@@ -3,6 +3,9 @@
 #include <memory>
 #include <string>
 
+#include <spdlog/fmt/fmt.h>
+
+#include "call.hpp"
 #include "described_problem.hpp"
 #include "dispatch/error.hpp"
 #include "dispatch/plan.hpp"
@@ -20,6 +23,11 @@ struct gemm_plan {
     uint64_t magic = alive;
     std::unique_ptr<plan> decided;
     std::string backend, variant, why;
+    // What the desc promised that a run's arguments must keep.
+    bool row_major = false;  // A and B are swapped in the canonical shape
+    int compute = GEMM_F32;  // the type alpha and beta point to
+    int alignment = 1;
+    bool beta_zero = false;
 };
 
 namespace {
@@ -38,10 +46,11 @@ gemm_status_t create(const api_desc *d, gemm_plan_t *out) {
     call_shape call;
     if (gemm_status_t s = problem_of(*d, shape, &call); s != GEMM_STATUS_SUCCESS) return s;
     auto made = std::make_unique<gemm_plan>();
-    if (gemm_status_t s = plan::make(shape, call, d->layout == GEMM_ROW_MAJOR, d->alignment, d->beta_zero != 0,
-                                     made->decided);
-        s != GEMM_STATUS_SUCCESS)
-        return s;
+    if (gemm_status_t s = plan::make(shape, call, made->decided); s != GEMM_STATUS_SUCCESS) return s;
+    made->row_major = d->layout == GEMM_ROW_MAJOR;
+    made->compute = d->compute;
+    made->alignment = d->alignment;
+    made->beta_zero = d->beta_zero != 0;
     const choice &c = made->decided->decided();
     if (c.chosen) {
         made->backend = std::string(c.chosen->name());
@@ -49,6 +58,42 @@ gemm_status_t create(const api_desc *d, gemm_plan_t *out) {
         made->why = c.reason();
     }
     *out = made.release();
+    return GEMM_STATUS_SUCCESS;
+}
+
+// The run's arguments, checked for what the plan could not know (which pointers this run
+// needs, their alignment, beta against beta_zero), as the problem the plan runs. Positions
+// count as gemm_plan_run's: plan 1, alpha 2, A 3, B 4, beta 5, C 6.
+gemm_status_t problem_of_run(const gemm_plan &pl, const void *alpha, const void *a, const void *b, const void *beta,
+                             void *c, problem &p) {
+    if (!alpha) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 2: alpha is NULL", 2);
+    if (!beta) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 5: beta is NULL", 5);
+    p = pl.decided->shape();
+    p.alpha = scalar_value(alpha, pl.compute);
+    p.beta = scalar_value(beta, pl.compute);
+    if (pl.beta_zero && p.beta != 0.0)
+        return set_error(GEMM_STATUS_INVALID_VALUE,
+                         fmt::format("parameter 5: beta = {} but the plan was made for beta = 0 (desc->beta_zero)",
+                                     p.beta),
+                         5);
+    const bool writes_c = p.m > 0 && p.n > 0 && p.batch > 0;
+    const bool reads_ab = writes_c && p.k > 0 && p.alpha != 0.0;
+    struct operand { const void *ptr; bool needed; const char *name; int at; } operands[] = {
+        {a, reads_ab, "A", 3}, {b, reads_ab, "B", 4}, {c, writes_c, "C", 6}};
+    for (const operand &x : operands) {
+        if (x.needed && !x.ptr)
+            return set_error(GEMM_STATUS_INVALID_POINTER, fmt::format("parameter {}: {} is NULL", x.at, x.name), x.at);
+        // The plan's backend and variant were chosen for this alignment (a vectorized kernel
+        // may rely on it).
+        if (x.ptr && reinterpret_cast<std::uintptr_t>(x.ptr) % std::uintptr_t(pl.alignment) != 0)
+            return set_error(GEMM_STATUS_INVALID_VALUE,
+                             fmt::format("parameter {}: {} = {} is not a multiple of the plan's alignment, {} bytes "
+                                         "(desc->alignment)", x.at, x.name, x.ptr, pl.alignment),
+                             x.at);
+    }
+    p.a = pl.row_major ? b : a;
+    p.b = pl.row_major ? a : b;
+    p.c = c;
     return GEMM_STATUS_SUCCESS;
 }
 
@@ -66,7 +111,9 @@ gemm_status_t gemm_plan_run(gemm_plan_t plan, const void *alpha, const void *A, 
     clear_error();
     return guarded([&] {
         if (gemm_status_t s = check_handle(plan); s != GEMM_STATUS_SUCCESS) return s;
-        return plan->decided->run({alpha, A, B, beta, C});
+        problem p;
+        if (gemm_status_t s = problem_of_run(*plan, alpha, A, B, beta, C, p); s != GEMM_STATUS_SUCCESS) return s;
+        return plan->decided->run(p);
     });
 }
 

@@ -24,6 +24,7 @@
 #include "tune_options.hpp"
 #include "tune_problems.hpp"
 #include "tune_report.hpp"
+#include "tune_verify.hpp"
 
 namespace gemm_cli {
 namespace {
@@ -322,16 +323,20 @@ int tune_command(int argc, char **argv, int first) {
         std::fputs(tune_help, stdout);
         return exit_ok;
     }
-    output_file json = output_open(o.json_path, "--json");
-    std::FILE *text = json.get() == stdout ? nullptr : stdout;
     // The echo shows the environment as the user set it; --cache is among the arguments.
     const std::string command = command_echo(watched_variables_prefix(), argc, argv);
     // The library reads GEMM_TUNE_CACHE once, on its first use of the cache: set it first.
     if (!o.cache_path.empty() && setenv("GEMM_TUNE_CACHE", o.cache_path.c_str(), 1) != 0)
         throw usage_error("--cache: cannot set GEMM_TUNE_CACHE");
+    if (o.verify) {
+        if (!configuration_usable() || !device_usable(o.device)) return exit_failure;
+        return tune_verify_command(o, command);
+    }
     backend_names names = backend_names_read();
     for (const std::string &name : split_list(o.backends)) backend_name_require(name, names, "--backends", false);
     if (!configuration_usable() || !device_usable(o.device) || !named_backends_usable(o)) return exit_failure;
+    output_file json = output_open(o.json_path, "--json");
+    std::FILE *text = json.get() == stdout ? nullptr : stdout;
     std::string suite_note;
     std::vector<tune_problem> problems = collect_problems(o, names, &suite_note);
     if (problems.empty()) {

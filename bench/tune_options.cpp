@@ -7,6 +7,7 @@ namespace gemm_cli {
 
 const char *const tune_help =
     "usage: gemm tune [SHAPE...] [--shapes FILE] [--suite default|quick] [options]\n"
+    "       gemm tune --verify [--drop] [--budget-ms X] [--device N] [--cache FILE] [--json FILE]\n"
     "\n"
     "Times every (backend, variant) that can serve each problem, checks each result against\n"
     "a reference (a wrong one is rejected), and stores the winner in the tune cache, where\n"
@@ -41,6 +42,15 @@ const char *const tune_help =
     "  --cache FILE        the tune cache to read and write (sets GEMM_TUNE_CACHE for this run;\n"
     "                      default: $GEMM_TUNE_CACHE, else $XDG_CACHE_HOME/gemm/tune-cache.txt,\n"
     "                      else ~/.cache/gemm/tune-cache.txt)\n"
+    "verifying the cache:\n"
+    "  --verify            measure every entry of the tune cache again: its stored choice against\n"
+    "                      the built-in rule's choice now (what auto would run without the entry),\n"
+    "                      head to head in 3 rounds within --budget-ms, each result checked; an\n"
+    "                      entry holds when its choice is correct and at most 2% slower. Entries\n"
+    "                      that store the built-in choice itself hold without being measured.\n"
+    "                      Device entries run on --device N (default 0).\n"
+    "  --drop              with --verify: remove the entries that do not hold from the cache (auto\n"
+    "                      then treats their shapes as untuned)\n"
     "output:\n"
     "  --verbose           list every candidate with its median time or why it was rejected\n"
     "  --json FILE         every problem (its candidates, winner, default, times, whether it\n"
@@ -56,7 +66,9 @@ const char *const tune_help =
     "named by --backends cannot run here (nothing is tuned) or is a candidate for none of the\n"
     "problems, there is nothing to tune (a --shapes file without problems, a suite with none\n"
     "for this machine) or the GEMM_* configuration is invalid; 2 for a bad command line (a\n"
-    "backend not in this build too) or --shapes file. The reason for a 1 is on stderr.\n";
+    "backend not in this build too) or --shapes file. The reason for a 1 is on stderr.\n"
+    "With --verify: 0 when every entry holds or was dropped; 1 when one does not hold and was\n"
+    "kept, or could not be measured.\n";
 
 namespace {
 
@@ -80,6 +92,14 @@ std::string path_parse(const std::string &text, const std::string &option) {
     return text;
 }
 
+// Options that choose or shape the problems to tune, which --verify does not take.
+bool tuning_only(const std::string &name) {
+    for (const char *o : {"--dtype", "--layout", "--ops", "--batch", "--shapes", "--suite", "--backends", "--no-store",
+                          "--beta-nonzero", "--verbose", "-v"})
+        if (name == o) return true;
+    return false;
+}
+
 bool parse_valued_option(const std::string &name, arg_reader &args, tune_options &o) {
     if (name == "--dtype") o.dtypes = list_parse<gemm_dtype_t>(name, args.value(name), dtype_parse);
     else if (name == "--layout") o.layouts = list_parse<gemm_layout_t>(name, args.value(name), layout_parse);
@@ -100,19 +120,26 @@ bool parse_valued_option(const std::string &name, arg_reader &args, tune_options
 
 tune_options tune_options_parse(int argc, char **argv, int first) {
     tune_options o;
+    std::string tuning_option;  // one that --verify does not take, if given
     arg_reader args(argc, argv, first);
     while (!args.done()) {
         std::string arg = args.take();
+        if (tuning_only(arg) && tuning_option.empty()) tuning_option = arg;
         if (parse_valued_option(arg, args, o)) continue;
         args.reject_value(arg);
         if (arg == "--help" || arg == "-h") o.show_help = true;
         else if (arg == "--no-store") o.store = false;
         else if (arg == "--verbose" || arg == "-v") o.verbose = true;
         else if (arg == "--beta-nonzero") o.beta_zero = false;
+        else if (arg == "--verify") o.verify = true;
+        else if (arg == "--drop") o.drop = true;
         else if (!arg.empty() && arg[0] == '-') throw usage_error("unknown option '" + arg + "'");
         else o.shapes.push_back(shape_parse(arg));
     }
-    if (!o.show_help && o.shapes.empty() && o.shapes_file.empty() && o.suite.empty())
+    if (o.drop && !o.verify) throw usage_error("--drop goes with --verify");
+    if (o.verify && !o.shapes.empty()) throw usage_error("--verify checks the cache's entries: it takes no shapes");
+    if (o.verify && !tuning_option.empty()) throw usage_error("--verify checks the cache's entries: " + tuning_option + " is for tuning");
+    if (!o.show_help && !o.verify && o.shapes.empty() && o.shapes_file.empty() && o.suite.empty())
         throw usage_error("nothing to tune: give shapes, --shapes FILE or --suite NAME");
     return o;
 }

@@ -28,6 +28,8 @@ struct tune_options {
     std::string cache_path;   // --cache FILE: GEMM_TUNE_CACHE for this process
     bool verbose = false;
     std::string json_path;    // --json FILE; "-": stdout, in place of the table
+    bool verify = false;      // --verify: check the cache's entries instead of tuning
+    bool drop = false;        // --drop: remove the entries that do not hold up
 };
 
 extern const char *const tune_help;

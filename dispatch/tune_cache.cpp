@@ -1,6 +1,7 @@
 // tune_cache.cpp: the tune cache's entries: parsing the file, merging stores into it, lookups.
 #include "tune_cache.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -241,25 +242,32 @@ void tune_cache::merge(file_contents &contents, const std::vector<tune_entry> &f
     }
 }
 
-gemm_status_t tune_cache::store(const std::vector<tune_entry> &fresh) {
-    // Stores take turns; lookups wait only while entries_ itself changes, never on the file.
-    std::lock_guard<std::mutex> one_store(store_mutex_);
-    {
-        // Kept for this process even when the file cannot take them.
-        std::unique_lock<std::shared_mutex> lock(mutex_);
-        nearest_memo_.clear();
-        for (const tune_entry &e : fresh) entries_[e.key] = std::make_shared<const tune_entry>(e);
-        version_.fetch_add(1, std::memory_order_release);
+// Removes the lines holding an entry of key from this machine's section; whether there were any.
+bool tune_cache::drop(file_contents &contents, const tune_key &key) const {
+    bool dropped = false;
+    for (std::size_t i = 0; i < contents.lines.size();) {
+        const file_line &l = contents.lines[i];
+        if (!(l.entry && l.entry->key == key)) {
+            ++i;
+            continue;
+        }
+        contents.lines.erase(contents.lines.begin() + std::ptrdiff_t(i));
+        if (i < contents.mine_end) --contents.mine_end;
+        dropped = true;
     }
+    return dropped;
+}
 
+template <class Edit>
+gemm_status_t tune_cache::rewrite_file(const char *undone, Edit edit) {
     if (gemm_status_t s = make_parent_dirs(path_); s != GEMM_STATUS_SUCCESS) return s;
     cache_file_lock file(path_);
     if (!file.held()) return set_error(GEMM_STATUS_EXECUTION_FAILED, "tune cache: " + file.error());
     std::vector<std::string> ignored;  // reported when this process loaded the file
     file_contents contents = read_file(ignored);
     if (!contents.usable)
-        return set_error(GEMM_STATUS_EXECUTION_FAILED, contents.problem + ": not replaced, nothing stored");
-    merge(contents, fresh);
+        return set_error(GEMM_STATUS_EXECUTION_FAILED, contents.problem + ": not replaced, " + undone);
+    const bool changed = edit(contents);
     {
         // Entries other processes stored since we loaded become visible here too.
         std::unique_lock<std::shared_mutex> lock(mutex_);
@@ -274,7 +282,48 @@ gemm_status_t tune_cache::store(const std::vector<tune_entry> &fresh) {
             version_.fetch_add(1, std::memory_order_release);
         }
     }
-    return write_file(contents);
+    return changed ? write_file(contents) : GEMM_STATUS_SUCCESS;
+}
+
+gemm_status_t tune_cache::store(const std::vector<tune_entry> &fresh) {
+    // Stores take turns; lookups wait only while entries_ itself changes, never on the file.
+    std::lock_guard<std::mutex> one_store(store_mutex_);
+    {
+        // Kept for this process even when the file cannot take them.
+        std::unique_lock<std::shared_mutex> lock(mutex_);
+        nearest_memo_.clear();
+        for (const tune_entry &e : fresh) entries_[e.key] = std::make_shared<const tune_entry>(e);
+        version_.fetch_add(1, std::memory_order_release);
+    }
+    return rewrite_file("nothing stored", [&](file_contents &contents) {
+        merge(contents, fresh);
+        return true;
+    });
+}
+
+gemm_status_t tune_cache::remove(const tune_key &key) {
+    std::lock_guard<std::mutex> one_store(store_mutex_);
+    {
+        std::unique_lock<std::shared_mutex> lock(mutex_);
+        if (entries_.erase(key) != 0) {
+            nearest_memo_.clear();
+            version_.fetch_add(1, std::memory_order_release);
+        }
+    }
+    // Also when this process did not have it: another process may have stored it since.
+    return rewrite_file("nothing removed", [&](file_contents &contents) { return drop(contents, key); });
+}
+
+std::vector<tune_entry_ptr> tune_cache::entries() const {
+    std::vector<std::pair<std::string, tune_entry_ptr>> keyed;
+    {
+        std::shared_lock<std::shared_mutex> lock(mutex_);
+        for (const auto &[k, e] : entries_) keyed.emplace_back(k.to_text(), e);
+    }
+    std::sort(keyed.begin(), keyed.end(), [](const auto &x, const auto &y) { return x.first < y.first; });
+    std::vector<tune_entry_ptr> list;
+    for (auto &[text, e] : keyed) list.push_back(std::move(e));
+    return list;
 }
 
 tune_entry_ptr tune_cache::find(const tune_key &key) const {

@@ -68,6 +68,14 @@ public:
     // Stores in one process take turns; find() and nearest() never wait for the file.
     gemm_status_t store(const std::vector<tune_entry> &fresh);
 
+    // Removes the entry of key, in memory and in the file, the way store() changes them; a
+    // key in neither changes nothing (GEMM_STATUS_SUCCESS). Auto then decides for its calls as
+    // for any untuned shape.
+    gemm_status_t remove(const tune_key &key);
+
+    // This machine's usable entries, ordered by their key's text.
+    std::vector<tune_entry_ptr> entries() const;
+
     // Changes whenever the entries do (a store, or entries of other processes that a store
     // found in the file): what a caller remembers about the entries is stale once it moves.
     // Lock-free.
@@ -93,6 +101,12 @@ private:
     file_contents read_file(std::vector<std::string> &warnings) const;
     gemm_status_t write_file(const file_contents &contents) const;
     void merge(file_contents &contents, const std::vector<tune_entry> &fresh) const;
+    bool drop(file_contents &contents, const tune_key &key) const;
+    // Under the file's lock: re-read, change by edit (merge or drop; it returns whether it
+    // changed anything), take in other processes' entries, write if edit changed the file.
+    // undone ends the error of a file that cannot be read ("nothing stored").
+    template <class Edit>
+    gemm_status_t rewrite_file(const char *undone, Edit edit);
 
     std::string path_;
     std::string fingerprint_;

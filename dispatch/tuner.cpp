@@ -163,4 +163,55 @@ gemm_status_t tune_problem(const problem_class &c, const tune_options &options, 
     return GEMM_STATUS_SUCCESS;
 }
 
+gemm_status_t verify_entry(const tune_entry &e, int device, const tune_options &options, verify_outcome &out) {
+    out = {};
+    problem_class c = class_of(e.key);
+    if (c.space == memory_space::device) c.device = device;
+    operand_sets sets(c);
+    if (gemm_status_t s = sets.allocate(); s != GEMM_STATUS_SUCCESS)
+        return set_error(s, std::string("gemm_tune_verify: ") + last_error_message());
+    const problem &p = sets.first();
+    choice builtin = choose_builtin(p, false);
+    if (!builtin.chosen) return set_error(builtin.status, builtin.message);
+    out.default_backend = std::string(builtin.chosen->name());
+    backend *b = find_backend(e.backend);
+    if (b == builtin.chosen && e.variant.empty()) {
+        out.note = "the built-in choice itself";
+        return GEMM_STATUS_SUCCESS;
+    }
+    verdict usable = !b ? verdict::no("not in this build") : !b->available().ok ? b->available() : b->supports(p);
+    if (!usable.ok) {
+        out.holds = false;
+        out.note = e.backend + " cannot serve it here: " + usable.reason;
+        return GEMM_STATUS_SUCCESS;
+    }
+    result_check check;
+    check.prepare(sets, settings().allow_tf32);
+    sample_settings s;
+    s.budget_ms = options.budget_ms / 2;
+    s.rounds = 3;
+    s.min_samples = std::max(options.min_reps, s.rounds);
+    s.max_samples = options.max_reps;
+    s.warmup_samples = options.warmup;
+    std::vector<measurement> m = measure_targets(sets, check, {{builtin.chosen, ""}, {b, e.variant}}, s);
+    const measurement &fallback = m[0], &stored = m[1];
+    out.measured = true;
+    out.median_us = stored.median_us;
+    out.default_median_us = fallback.median_us;
+    out.disturbed = (stored.timed && stored.spread > disturbed_spread) ||
+                    (fallback.timed && fallback.spread > disturbed_spread);
+    if (!stored.timed) {
+        out.holds = false;
+        out.note = stored.status != GEMM_STATUS_SUCCESS
+                       ? stored.error
+                       : fmt::format("wrong result (error {:.3g} x tolerance)", stored.check.worst_ratio);
+    } else if (fallback.timed && stored.median_us > fallback.median_us * (1.0 + options.margin)) {
+        out.holds = false;
+        out.note = fmt::format("{:.3f}x the default's speed", fallback.median_us / stored.median_us);
+    } else if (!fallback.timed) {
+        out.note = "the default failed: " + (fallback.error.empty() ? std::string("wrong result") : fallback.error);
+    }
+    return GEMM_STATUS_SUCCESS;
+}
+
 }  // namespace gemm

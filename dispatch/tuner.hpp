@@ -56,4 +56,21 @@ problem_class class_of(const tune_key &key);
 // run correctly.
 gemm_status_t tune_problem(const problem_class &c, const tune_options &options, tune_outcome &out);
 
+// A stored choice measured again against the built-in rule's choice now, which is what auto
+// would run for its calls without the entry.
+struct verify_outcome {
+    std::string default_backend;  // the built-in rule's choice
+    bool measured = false;        // false: the entry is that choice, or cannot run here
+    double median_us = 0;         // the stored choice, head to head with the default
+    double default_median_us = 0;
+    bool holds = true;            // correct, and not slower than the default by more than the margin
+    bool disturbed = false;       // either spread exceeds disturbed_spread
+    std::string note;             // why it does not hold, or why it was not measured
+};
+
+// Checks and times e's choice and the default in alternating rounds on the class of e's key
+// (device keys on CUDA device `device`) within options.budget_ms. Fails only when the
+// operands cannot be made or no backend serves the class by the built-in rule.
+gemm_status_t verify_entry(const tune_entry &e, int device, const tune_options &options, verify_outcome &out);
+
 }  // namespace gemm

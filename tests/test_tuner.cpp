@@ -273,6 +273,42 @@ void child_broadcast(const std::vector<std::string> &w) {
     print_stderr(err);
 }
 
+// entries: gemm_tune_cache_entries, each entry on a line of its own.
+void child_entries() {
+    const gemm_tune_entry_t *entries = nullptr;
+    int64_t count = -1;
+    gemm_status_t status = gemm_tune_cache_entries(&entries, &count);
+    std::printf("entries - status=%d count=%lld\n", int(status), (long long)count);
+    for (int64_t i = 0; status == GEMM_STATUS_SUCCESS && i < count; ++i)
+        std::printf("  entry %s | %s %s | %.3f | %s %.3f\n", entries[i].key, entries[i].backend,
+                    *entries[i].variant ? entries[i].variant : "-", entries[i].median_us, entries[i].default_backend,
+                    entries[i].default_median_us);
+    std::printf("  error %s\n", status == GEMM_STATUS_SUCCESS ? "" : gemm_last_error());
+}
+
+// verify MxNxK [remove=0|1] [budget=MS]: gemm_tune_verify on key_text(M, N, K); with
+// MxNxK "null", a NULL key, and "garbage", a key that does not parse.
+void child_verify(const std::vector<std::string> &w) {
+    auto o = options_of(w);
+    shape s = parse_shape(w[1]);
+    std::string key = key_text(s.m, s.n, s.k);
+    const char *key_arg = w[1] == "null" ? nullptr : w[1] == "garbage" ? "f32 f32 NN 1 2" : key.c_str();
+    gemm_tune_verdict_t v;
+    std::memset(&v, 0, sizeof v);
+    stderr_capture capture;
+    gemm_status_t status = gemm_tune_verify(key_arg, 0, std::atof(option(o, "budget", "100").c_str()),
+                                            std::atoi(option(o, "remove", "0").c_str()), &v);
+    std::string error = status == GEMM_STATUS_SUCCESS ? "" : gemm_last_error();
+    std::vector<std::string> err = capture.lines();
+    std::printf("verify %s status=%d measured=%d holds=%d removed=%d disturbed=%d default=%s median_us=%.6g "
+                "default_median_us=%.6g\n",
+                w[1].c_str(), int(status), v.measured, v.holds, v.removed, v.disturbed,
+                v.default_backend ? v.default_backend : "(null)", v.median_us, v.default_median_us);
+    std::printf("  note %s\n", v.note ? v.note : "(null)");
+    std::printf("  error %s\n", error.c_str());
+    print_stderr(err);
+}
+
 // wait FILE: until FILE exists (at most 30 s), so that the parent can prepare the scratch
 // directory for this very process (a name with its pid in it) before the next step.
 void child_wait(const std::string &path) {
@@ -293,6 +329,8 @@ int run_child() {
         else if (w[0] == "call" && w.size() >= 2) child_call(w);
         else if (w[0] == "broadcast" && w.size() >= 2) child_broadcast(w);
         else if (w[0] == "wait" && w.size() >= 2) child_wait(w[1]);
+        else if (w[0] == "entries") child_entries();
+        else if (w[0] == "verify" && w.size() >= 2) child_verify(w);
         else return std::fprintf(stderr, "test_tuner: unknown step '%s'\n", text.c_str()), 2;
     }
     return 0;
@@ -361,7 +399,8 @@ struct step_seen {
     std::string verb, arg;
     std::map<std::string, std::string> field;
     std::vector<candidate_seen> candidates;
-    std::string error, mismatch;
+    std::string error, mismatch, note;
+    std::vector<std::string> entries;  // "key | backend variant | us | default us", of `entries`
     std::vector<std::string> err;  // the library's stderr during the step
 
     std::string get(const std::string &name) const {
@@ -434,6 +473,8 @@ std::vector<step_seen> parse_steps(const std::string &out) {
             if (starts_with(rest, "stderr ")) s.err.push_back(rest.substr(7));
             else if (starts_with(rest, "error ")) s.error = rest.substr(6);
             else if (starts_with(rest, "mismatch ")) s.mismatch = rest.substr(9);
+            else if (starts_with(rest, "note ")) s.note = rest.substr(5);
+            else if (starts_with(rest, "entry ")) s.entries.push_back(rest.substr(6));
             else if (starts_with(rest, "candidate ")) {
                 std::vector<std::string> w = words(rest);
                 candidate_seen c;
@@ -1629,6 +1670,90 @@ template <class Change> void expect_tune_error(const char *what, Change change, 
 }
 
 }  // namespace
+
+// gemm_tune_verify measures a stored choice against the built-in rule's choice now; one that
+// is slower by more than 2 % does not hold, and with remove = 1 it leaves the cache, in the
+// process and in the file, while every other line stays. cpu_ref (a plain loop) is far
+// slower than the built-in choice at 96^3: a stored choice that cannot hold.
+TEST_CASE("tuner verify: a stored choice slower than the default does not hold and can be removed; the rest stays") {
+    scratch_dir dir;
+    std::string cache = dir.file("tune-cache.txt");
+    std::string builtin = builtin_backend();
+    REQUIRE(!builtin.empty());
+    REQUIRE(builtin != "cpu_ref");
+    std::string k64 = key_text(64, 64, 64), k96 = key_text(96, 96, 96);
+    std::string e64 = k64 + " | " + builtin + " - | 5.000 us | default " + builtin + " 5.000 us";
+    std::string e96 = k96 + " | cpu_ref - | 10.000 us | default " + builtin + " 30.000 us";
+    std::string other = "[machine] gemm 0.0.0; cpu another machine";
+    std::string other_entry = k96 + " | cpu_ref - | 1.000 us | default cblas 2.000 us";
+    write_text(cache, "# kept comment\n" + this_machine_line(dir) + "\n" + e96 + "\n" + e64 + "\n" + other + "\n" +
+                          other_entry + "\n");
+    std::vector<std::string> before = read_lines(cache);
+
+    child_result look = run_child(dir, "look", {"GEMM_TUNE_CACHE=" + cache},
+                                  "entries; verify 96x96x96 budget=100; verify 64x64x64; verify 128x128x128; "
+                                  "verify null; verify garbage");
+    INFO(look.report());
+    REQUIRE(look.ok());
+    REQUIRE(look.steps.size() == 6);
+    const step_seen &listed = look.steps[0];
+    CHECK(listed.status() == GEMM_STATUS_SUCCESS);
+    CHECK(listed.get("count") == "2");
+    REQUIRE(listed.entries.size() == 2);  // this machine's, ordered by key: 64 before 96
+    CHECK(listed.entries[0] == k64 + " | " + builtin + " - | 5.000 | " + builtin + " 5.000");
+    CHECK(listed.entries[1] == k96 + " | cpu_ref - | 10.000 | " + builtin + " 30.000");
+
+    const step_seen &slow = look.steps[1];
+    CHECK(slow.status() == GEMM_STATUS_SUCCESS);
+    CHECK(slow.get("measured") == "1");
+    CHECK(slow.get("holds") == "0");
+    CHECK(slow.get("removed") == "0");
+    CHECK(slow.get("default") == builtin);
+    CHECK(std::atof(slow.get("median_us").c_str()) > 1.02 * std::atof(slow.get("default_median_us").c_str()));
+    CHECK(contains(slow.note, "the default's speed"));
+
+    const step_seen &same = look.steps[2];
+    CHECK(same.status() == GEMM_STATUS_SUCCESS);
+    CHECK(same.get("measured") == "0");
+    CHECK(same.get("holds") == "1");
+    CHECK(same.note == "the built-in choice itself");
+
+    CHECK(look.steps[3].status() == GEMM_STATUS_INVALID_VALUE);
+    CHECK(contains(look.steps[3].error, "has no entry for '" + key_text(128, 128, 128) + "'"));
+    CHECK(look.steps[4].status() == GEMM_STATUS_INVALID_POINTER);
+    CHECK(look.steps[5].status() == GEMM_STATUS_INVALID_VALUE);
+    CHECK(contains(look.steps[5].error, "is not a tune-cache key"));
+    CHECK(read_lines(cache) == before);  // remove = 0 changes nothing
+
+    child_result drop = run_child(dir, "drop", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1"},
+                                  "call 96x96x96; verify 96x96x96 remove=1 budget=100; entries; call 96x96x96; "
+                                  "verify 96x96x96");
+    INFO(drop.report());
+    REQUIRE(drop.ok());
+    REQUIRE(drop.steps.size() == 5);
+    CHECK(drop.steps[0].why() == "auto: tune cache hit");
+    CHECK(drop.steps[0].traced_backend() == "cpu_ref");
+    CHECK(drop.steps[1].get("holds") == "0");
+    CHECK(drop.steps[1].get("removed") == "1");
+    CHECK(drop.steps[2].get("count") == "1");
+    // The same thread's next call no longer finds the entry it hit before.
+    CHECK(drop.steps[3].status() == GEMM_STATUS_SUCCESS);
+    CHECK(drop.steps[3].correct());
+    CHECK(drop.steps[3].why() != "auto: tune cache hit");
+    CHECK(drop.steps[3].traced_backend() == builtin);
+    CHECK(drop.steps[4].status() == GEMM_STATUS_INVALID_VALUE);
+
+    std::vector<std::string> after = read_lines(cache);
+    INFO("cache file:\n" << numbered(after));
+    std::vector<std::string> expected;
+    for (const std::string &l : before)
+        if (l != e96) expected.push_back(l);
+    std::vector<std::string> body;  // without the header comments a store writes first
+    for (const std::string &l : after)
+        if (!(starts_with(l, "# gemm tune cache") || starts_with(l, "# <dtype"))) body.push_back(l);
+    CHECK(body == expected);
+    CHECK(std::count(after.begin(), after.end(), other_entry) == 1);  // another machine's stays
+}
 
 TEST_CASE("tuner errors: gemm_tune refuses bad requests with the right status and a message") {
     // GEMM_TUNE_CACHE points at a file that must not appear: nothing here stores.

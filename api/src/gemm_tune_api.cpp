@@ -1,5 +1,6 @@
 // gemm_tune_api.cpp: tuning through the C API (gemm_tune in gemm_entry.c lands here).
 #include <cmath>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -119,9 +120,81 @@ gemm_status_t tune_request(const api_tune_request *request, int store, gemm_tune
     return GEMM_STATUS_SUCCESS;
 }
 
+// What the last listing and the last verdict on this thread point into.
+struct entries_storage {
+    std::vector<tune_entry_ptr> entries;
+    std::vector<std::string> keys;
+    std::vector<gemm_tune_entry_t> listed;
+};
+thread_local entries_storage tls_entries;
+
+struct verdict_storage {
+    verify_outcome outcome;
+};
+thread_local verdict_storage tls_verdict;
+
+gemm_status_t list_entries(const gemm_tune_entry_t **entries, int64_t *count) {
+    if (!entries) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 1: entries is NULL", 1);
+    if (!count) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 2: count is NULL", 2);
+    entries_storage fresh;
+    fresh.entries = process_tune_cache().entries();
+    for (const tune_entry_ptr &e : fresh.entries) fresh.keys.push_back(e->key.to_text());
+    for (std::size_t i = 0; i < fresh.entries.size(); ++i) {
+        const tune_entry &e = *fresh.entries[i];
+        fresh.listed.push_back({fresh.keys[i].c_str(), e.backend.c_str(), e.variant.c_str(), e.microseconds,
+                                e.default_backend.c_str(), e.default_microseconds});
+    }
+    tls_entries = std::move(fresh);  // moving the vectors keeps the strings where they are
+    *entries = tls_entries.listed.data();
+    *count = int64_t(tls_entries.listed.size());
+    return GEMM_STATUS_SUCCESS;
+}
+
+gemm_status_t verify(const char *key_text, int device, double budget_ms, int remove, gemm_tune_verdict_t *out) {
+    if (!key_text) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 1: key is NULL", 1);
+    if (!out) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 5: verdict is NULL", 5);
+    if (const env_settings &env = settings(); env.error != GEMM_STATUS_SUCCESS)
+        return set_error(env.error, env.error_message);
+    std::optional<tune_key> key = tune_key::parse(key_text);
+    if (!key) return set_error(GEMM_STATUS_INVALID_VALUE, std::string("parameter 1: key '") + key_text +
+                                                              "' is not a tune-cache key", 1);
+    if (!std::isfinite(budget_ms))
+        return set_error(GEMM_STATUS_INVALID_VALUE, "parameter 3: budget_ms must be a finite number of milliseconds "
+                                                    "(<= 0: the default)", 3);
+    if (key->space == memory_space::device && device < 0)
+        return set_error(GEMM_STATUS_INVALID_VALUE, "parameter 2: device must be a CUDA device ordinal (>= 0) for a "
+                                                    "key of device memory", 2);
+    tune_cache &cache = process_tune_cache();
+    tune_entry_ptr entry = cache.find(*key);
+    if (!entry) return set_error(GEMM_STATUS_INVALID_VALUE, std::string("parameter 1: the tune cache ") + cache.path() +
+                                                                " has no entry for '" + key_text + "'", 1);
+    tune_options options;
+    if (budget_ms > 0) options.budget_ms = budget_ms;
+    verify_outcome &o = tls_verdict.outcome;
+    if (gemm_status_t s = verify_entry(*entry, device, options, o); s != GEMM_STATUS_SUCCESS) return s;
+    bool removed = false;
+    if (remove && !o.holds) {
+        if (gemm_status_t s = cache.remove(*key); s != GEMM_STATUS_SUCCESS) return s;
+        removed = true;
+    }
+    *out = {o.default_backend.c_str(), o.measured ? 1 : 0, o.median_us, o.default_median_us, o.holds ? 1 : 0,
+            o.disturbed ? 1 : 0, removed ? 1 : 0, o.note.c_str()};
+    return GEMM_STATUS_SUCCESS;
+}
+
 }  // namespace
 
 extern "C" {
+
+gemm_status_t gemm_tune_cache_entries(const gemm_tune_entry_t **entries, int64_t *count) {
+    clear_error();
+    return guarded([&] { return list_entries(entries, count); });
+}
+
+gemm_status_t gemm_tune_verify(const char *key, int device, double budget_ms, int remove, gemm_tune_verdict_t *verdict) {
+    clear_error();
+    return guarded([&] { return verify(key, device, budget_ms, remove, verdict); });
+}
 
 gemm_status_t api_tune(const api_tune_request *request, int store, gemm_tune_report_t *report) {
     clear_error();

@@ -412,6 +412,48 @@ GEMM_API gemm_status_t gemm_tune(const gemm_tune_request_t *request, int store,
 /* Path of the tune cache file: GEMM_TUNE_CACHE, else under $XDG_CACHE_HOME or ~/.cache. */
 GEMM_API const char *gemm_tune_cache_path(void);
 
+/* One entry of the tune cache. */
+typedef struct gemm_tune_entry {
+    const char *key;              /* the class of calls, as GEMM_RECORD writes it: canonical
+                                     (column-major) "f32 f32 NN 64 64 64 batch=1 ld=tight ..." */
+    const char *backend;          /* the stored choice */
+    const char *variant;          /* "" = the backend's default */
+    double median_us;             /* its time when tuned */
+    const char *default_backend;  /* the built-in rule's choice then, and its time */
+    double default_median_us;
+} gemm_tune_entry_t;
+
+/* The entries auto uses: this machine's section of the tune cache, without those this build
+ * cannot run, ordered by key. *entries points to *count entries that live until the next call
+ * of this function on this thread. */
+GEMM_API gemm_status_t gemm_tune_cache_entries(const gemm_tune_entry_t **entries, int64_t *count);
+
+/* What gemm_tune_verify found. Strings live until the next gemm_tune_verify on this thread. */
+typedef struct gemm_tune_verdict {
+    const char *default_backend;  /* the built-in rule's choice now: what auto would run for
+                                     the class without the entry */
+    int measured;                 /* 0: the entry is that choice (it holds), or its backend
+                                     cannot serve the class here (it does not) */
+    double median_us;             /* the stored choice, head to head with the default */
+    double default_median_us;
+    int holds;                    /* 1: a correct result, at most 2 % slower than the default */
+    int disturbed;                /* as in gemm_tune_report_t: measure again on a quiet machine */
+    int removed;                  /* 1: removed from the tune cache */
+    const char *note;             /* why it does not hold, or why it was not measured */
+} gemm_tune_verdict_t;
+
+/* Measures the stored choice for key (an entry's key, as gemm_tune_cache_entries gives it)
+ * again against the built-in rule's choice, the two taking turns in 3 rounds within budget_ms
+ * (<= 0: 2000; checks and warm-ups come on top), each first result checked against a
+ * reference, on operands the library makes for the class: the calls a caller makes, timed
+ * as gemm_measure times them. device: the CUDA device for a key of device memory
+ * (space=device); ignored for others. With remove = 1 an entry that does not hold is removed
+ * from the tune cache, in this process and in the file: auto then treats its class as any
+ * untuned shape (a nearby entry, else the built-in rule). A key that does not parse, or that
+ * has no entry: GEMM_STATUS_INVALID_VALUE. */
+GEMM_API gemm_status_t gemm_tune_verify(const char *key, int device, double budget_ms, int remove,
+                                        gemm_tune_verdict_t *verdict);
+
 #ifdef __cplusplus
 }
 #endif

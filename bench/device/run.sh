@@ -16,7 +16,8 @@
 #   tune      gemm tune --suite default (host and device), then auto against cuBLAS
 #   recorded  the documented workflow on shapes outside the suite: GEMM_RECORD while gemm
 #             bench calls them through auto, gemm tune --shapes on the recorded file, then
-#             auto against the cuBLAS default (odd squares NN; LLM decode and prefill NT)
+#             auto against the cuBLAS default (odd squares NN; LLM decode and prefill NT),
+#             then gemm tune --verify on the entries it stored
 #   cpu       the CPU goal of the tuner on this machine's host: gemm tune with cpu_omp and cblas
 #             only, then auto against the better of the two (CPU_SHAPES, CPU_DTYPES narrow it)
 #   tune_host gemm tune --verbose on host-pointer f32 2048^3 and 8192^3 (every candidate)
@@ -168,6 +169,9 @@ if has_stage recorded; then
                      END { if (n) printf "%d shapes, geomean %.3f, min %.3f at %s", n, exp(s / n), min, at; else print "no rows" }' 2>>"$out/recorded_ratios.txt")")
     done
     summary+=("  ratios: $(cat "$out/recorded_ratios.txt" 2>/dev/null)")
+    # The winners stored for them, measured again against the cuBLAS default.
+    $gemm tune --verify --budget-ms ${GEMM_DEVICE_TUNE_BUDGET_MS:-400} >"$out/recorded_verify.txt" 2>&1
+    summary+=("gemm tune --verify (recorded): rc=$?; $(grep '^# [0-9]* entr' "$out/recorded_verify.txt")")
     save_logs
 fi
 if has_stage cpu; then

@@ -29,7 +29,7 @@ struct roofline_peaks {
     std::string compute_source = "none", bandwidth_source = "none";
 
     // f16 and bf16 are computed in f32 on the CPU.
-    double gflops_for(gemm_dtype_t t) const { return t == GEMM_F64 ? f64_gflops : f32_gflops; }
+    double gflops_for(gemm_dtype_t t) const { return t == GEMM_F64 || t == GEMM_C64 ? f64_gflops : f32_gflops; }
 };
 
 bool contains(const std::vector<std::string> &list, const std::string &name) {

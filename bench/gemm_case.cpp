@@ -24,6 +24,8 @@ std::size_t dtype_size(gemm_dtype_t t) {
     case GEMM_F64: return 8;
     case GEMM_F16:
     case GEMM_BF16: return 2;
+    case GEMM_C32: return 8;
+    case GEMM_C64: return 16;
     }
     return 1;
 }
@@ -34,18 +36,24 @@ const char *dtype_name(gemm_dtype_t t) {
     case GEMM_F64: return "f64";
     case GEMM_F16: return "f16";
     case GEMM_BF16: return "bf16";
+    case GEMM_C32: return "c32";
+    case GEMM_C64: return "c64";
     }
     return "?";
 }
 
 const char *layout_name(gemm_layout_t l) { return l == GEMM_ROW_MAJOR ? "row" : "col"; }
 
+const char *op_letter(gemm_op_t o) { return o == GEMM_OP_N ? "N" : o == GEMM_OP_T ? "T" : "C"; }
+
 std::string ops_name(const gemm_case &c) {
-    return std::string(c.op_a == GEMM_OP_N ? "N" : "T") + (c.op_b == GEMM_OP_N ? "N" : "T");
+    return std::string(op_letter(c.op_a)) + op_letter(c.op_b);
 }
 
+// A complex multiply-add counts as 8 flops, as BLAS benchmarks count it.
 double gemm_case_flops(const gemm_case &c) {
-    return 2.0 * double(c.shape.m) * double(c.shape.n) * double(c.shape.k) * double(c.batch);
+    double per_product = c.dtype == GEMM_C32 || c.dtype == GEMM_C64 ? 8.0 : 2.0;
+    return per_product * double(c.shape.m) * double(c.shape.n) * double(c.shape.k) * double(c.batch);
 }
 
 double gemm_case_bytes(const gemm_case &c) {

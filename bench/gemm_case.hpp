@@ -37,6 +37,8 @@ std::size_t dtype_size(gemm_dtype_t t);
 const char *dtype_name(gemm_dtype_t t);
 
 const char *layout_name(gemm_layout_t l);  // "row" / "col"
+// "N", "T" or "C".
+const char *op_letter(gemm_op_t o);
 std::string ops_name(const gemm_case &c);  // "NT": op(A) then op(B)
 
 double gemm_case_flops(const gemm_case &c);

@@ -33,7 +33,9 @@ gemm_dtype_t dtype_parse(const std::string &text, const std::string &what) {
     if (name == "f64") return GEMM_F64;
     if (name == "f16") return GEMM_F16;
     if (name == "bf16") return GEMM_BF16;
-    throw usage_error(what + ": unknown dtype '" + text + "' (f32, f64, f16, bf16)");
+    if (name == "c32") return GEMM_C32;
+    if (name == "c64") return GEMM_C64;
+    throw usage_error(what + ": unknown dtype '" + text + "' (f32, f64, f16, bf16, c32, c64)");
 }
 
 gemm_layout_t layout_parse(const std::string &text, const std::string &what) {
@@ -48,9 +50,10 @@ op_pair ops_parse(const std::string &text, const std::string &what) {
     auto op = [&](char c) {
         if (c == 'n') return GEMM_OP_N;
         if (c == 't') return GEMM_OP_T;
-        throw usage_error(what + ": '" + text + "' must be two of N and T, like NT");
+        if (c == 'c') return GEMM_OP_C;
+        throw usage_error(what + ": '" + text + "' must be two of N, T and C, like NT");
     };
-    if (name.size() != 2) throw usage_error(what + ": '" + text + "' must be two of N and T, like NT");
+    if (name.size() != 2) throw usage_error(what + ": '" + text + "' must be two of N, T and C, like NT");
     return {op(name[0]), op(name[1])};
 }
 

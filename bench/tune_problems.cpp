@@ -47,7 +47,8 @@ bool choose(const std::string &value, const std::string &name, const char *when_
 gemm_op_t key_op(char c, const std::string &ops) {
     if (c == 'N') return GEMM_OP_N;
     if (c == 'T') return GEMM_OP_T;
-    throw usage_error("ops '" + ops + "' must be two of N and T");
+    if (c == 'C') return GEMM_OP_C;
+    throw usage_error("ops '" + ops + "' must be two of N, T and C");
 }
 
 // Whether every leading dimension and batch stride of p's tight layout (its canonical,
@@ -77,7 +78,7 @@ tune_problem parse_key_line(const std::vector<std::string> &w, int device) {
     p.ab_type = dtype_parse(w[0], "dtype of A and B");
     p.c_type = dtype_parse(w[1], "dtype of C");
     p.layout = GEMM_COL_MAJOR;
-    if (w[2].size() != 2) throw usage_error("ops '" + w[2] + "' must be two of N and T");
+    if (w[2].size() != 2) throw usage_error("ops '" + w[2] + "' must be two of N, T and C");
     p.op_a = key_op(w[2][0], w[2]);
     p.op_b = key_op(w[2][1], w[2]);
     p.shape = {parse_int(w[3], "m", 0), parse_int(w[4], "n", 0), parse_int(w[5], "k", 0)};
@@ -220,8 +221,7 @@ std::string tune_problem_shape_text(const tune_problem &p) {
 }
 
 std::string tune_problem_class_text(const tune_problem &p) {
-    std::string text = std::string(layout_name(p.layout)) + " " + (p.op_a == GEMM_OP_N ? "N" : "T") +
-                       (p.op_b == GEMM_OP_N ? "N" : "T");
+    std::string text = std::string(layout_name(p.layout)) + " " + op_letter(p.op_a) + op_letter(p.op_b);
     if (p.ld_padding > 0) text += " ld+" + std::to_string(p.ld_padding);
     if (p.ld_padding < 0) text += " ld+pad";
     if (p.misaligned) text += " misaligned";

@@ -155,7 +155,7 @@ namespace {
 void json_problem(json_writer &w, const tune_problem &p) {
     w.key("dtype").string(dtype_name(p.ab_type)).key("c_dtype").string(dtype_name(p.c_type));
     w.key("layout").string(layout_name(p.layout));
-    w.key("ops").string(std::string(p.op_a == GEMM_OP_N ? "N" : "T") + (p.op_b == GEMM_OP_N ? "N" : "T"));
+    w.key("ops").string(std::string(op_letter(p.op_a)) + op_letter(p.op_b));
     w.key("m").integer(p.shape.m).key("n").integer(p.shape.n).key("k").integer(p.shape.k);
     w.key("batch").integer(p.batch).key("ld_padding").integer(p.ld_padding);
     w.key("misaligned").boolean(p.misaligned).key("beta_zero").boolean(p.beta_zero);

@@ -6,7 +6,7 @@
 
 namespace gemm {
 
-// Every C of p (f32 or f64) scaled by beta; with beta == 0, C is written without being read,
+// Every C of p (f32, f64, c32 or c64) scaled by beta; with beta == 0, C is written without being read,
 // so NaN in C cannot leak. A and B are not touched (they may be NULL).
 void scale_c_on_host(const problem &p);
 

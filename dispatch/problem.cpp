@@ -9,6 +9,8 @@ const char *dtype_name(dtype t) {
     case dtype::f64: return "f64";
     case dtype::f16: return "f16";
     case dtype::bf16: return "bf16";
+    case dtype::c32: return "c32";
+    case dtype::c64: return "c64";
     }
     return "?";
 }
@@ -19,17 +21,27 @@ std::size_t dtype_size(dtype t) {
     case dtype::f64: return 8;
     case dtype::f16:
     case dtype::bf16: return 2;
+    case dtype::c32: return 8;
+    case dtype::c64: return 16;
     }
     return 0;
 }
 
-dtype compute_type_for(dtype ab) { return ab == dtype::f64 ? dtype::f64 : dtype::f32; }
+bool is_complex(dtype t) { return t == dtype::c32 || t == dtype::c64; }
+
+double problem::flops() const {
+    return (is_complex(ab_type) ? 8.0 : 2.0) * double(m) * double(n) * double(k) * double(batch);
+}
+
+dtype compute_type_for(dtype ab) {
+    return ab == dtype::f64 || is_complex(ab) ? ab : dtype::f32;
+}
 
 bool c_type_allowed(dtype ab, dtype c) {
     return c == ab || ((ab == dtype::f16 || ab == dtype::bf16) && c == dtype::f32);
 }
 
-const char *op_name(transpose o) { return o == transpose::n ? "N" : "T"; }
+const char *op_name(transpose o) { return o == transpose::n ? "N" : o == transpose::t ? "T" : "C"; }
 
 const char *memory_space_name(memory_space s) {
     switch (s) {

@@ -6,10 +6,11 @@
 
 namespace gemm {
 
-enum class dtype : int { f32 = 0, f64 = 1, f16 = 2, bf16 = 3 };
+// c32 and c64: complex, each element its real then its imaginary part (float or double).
+enum class dtype : int { f32 = 0, f64 = 1, f16 = 2, bf16 = 3, c32 = 4, c64 = 5 };
 
-// Canonical problems are column-major and real, so only N and T remain.
-enum class transpose : int { n = 0, t = 1 };
+// c (conjugate transpose) only with complex types: for real types the API makes it t.
+enum class transpose : int { n = 0, t = 1, c = 2 };
 
 enum class memory_space : int { host = 0, device = 1, managed = 2 };
 
@@ -37,9 +38,12 @@ struct problem {
     int64_t stride_c = 0;
     int64_t batch = 1;
 
-    // Exact for both compute types: every float is a double.
+    // Exact for every compute type: every float is a double. The imaginary parts are 0 for
+    // real types.
     double alpha = 1.0;
     double beta = 0.0;
+    double alpha_imag = 0.0;
+    double beta_imag = 0.0;
 
     memory_space space = memory_space::host;
     int device = -1;           // CUDA ordinal when space != host
@@ -51,18 +55,26 @@ struct problem {
     int64_t b_rows() const { return op_b == transpose::n ? k : n; }
     int64_t b_cols() const { return op_b == transpose::n ? n : k; }
 
-    double flops() const { return 2.0 * double(m) * double(n) * double(k) * double(batch); }
+    // alpha = 0: A and B are not read; beta = 0: C is written without being read.
+    bool alpha_zero() const { return alpha == 0.0 && alpha_imag == 0.0; }
+    bool beta_zero() const { return beta == 0.0 && beta_imag == 0.0; }
+    // k = 0 or alpha = 0: C = beta * C, A and B not read (and may be NULL).
+    bool scales_only() const { return k == 0 || alpha_zero(); }
+
+    // A complex multiply-add is 8 real operations, as BLAS benchmarks count them.
+    double flops() const;
 };
 
 const char *dtype_name(dtype t);      // "f32"
 std::size_t dtype_size(dtype t);      // bytes per element
+bool is_complex(dtype t);
 
 // The library's type rules, one place for the API's checks and the backends' promises:
-// inputs accumulate in f64 for f64 and in f32 otherwise (f16 and bf16 included), and C has
-// the inputs' type, or f32 for f16/bf16 inputs.
+// inputs accumulate in f64 for f64, in c32 for c32 and c64 for c64, and in f32 otherwise
+// (f16 and bf16 included), and C has the inputs' type, or f32 for f16/bf16 inputs.
 dtype compute_type_for(dtype ab);
 bool c_type_allowed(dtype ab, dtype c);
-const char *op_name(transpose o);            // "N" / "T"
+const char *op_name(transpose o);            // "N" / "T" / "C"
 const char *memory_space_name(memory_space s);
 
 }  // namespace gemm

@@ -14,7 +14,7 @@ bool aligned(const void *ptr) { return (reinterpret_cast<std::uintptr_t>(ptr) & 
 bool aligned(int64_t elements, std::size_t size) { return (uint64_t(elements) * size) % 16 == 0; }
 
 std::optional<dtype> parse_dtype(const std::string &s) {
-    for (dtype t : {dtype::f32, dtype::f64, dtype::f16, dtype::bf16})
+    for (dtype t : {dtype::f32, dtype::f64, dtype::f16, dtype::bf16, dtype::c32, dtype::c64})
         if (s == dtype_name(t)) return t;
     return std::nullopt;
 }
@@ -81,8 +81,8 @@ std::optional<tune_key> tune_key::parse(std::string_view text) {
     key.ab_type = *ab_type;
     key.c_type = *c_type;
     for (int i = 0; i < 2; ++i) {
-        if (ops[i] != 'N' && ops[i] != 'T') return std::nullopt;
-        (i == 0 ? key.op_a : key.op_b) = ops[i] == 'N' ? transpose::n : transpose::t;
+        if (ops[i] != 'N' && ops[i] != 'T' && !(ops[i] == 'C' && is_complex(key.ab_type))) return std::nullopt;
+        (i == 0 ? key.op_a : key.op_b) = ops[i] == 'N' ? transpose::n : ops[i] == 'T' ? transpose::t : transpose::c;
     }
     std::string batch_text = batch_word.substr(6);
     auto [end, error] = std::from_chars(batch_text.data(), batch_text.data() + batch_text.size(), key.batch);
@@ -117,7 +117,7 @@ tune_key key_of(const problem &p) {
                      aligned(p.ldb, ab) && aligned(p.ldc, cs) &&
                      (p.batch == 1 || (aligned(p.stride_a, ab) && aligned(p.stride_b, ab) && aligned(p.stride_c, cs)));
     key.space = p.space;
-    key.beta_zero = p.beta == 0.0;
+    key.beta_zero = p.beta_zero();
     return key;
 }
 

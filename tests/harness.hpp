@@ -26,8 +26,15 @@ using bytes = std::vector<unsigned char>;
 
 // ---- element types ------------------------------------------------------------------------
 
+// A complex element is two parts of its part_type, real then imaginary; buffers of complex
+// type are read and written part by part: part p of element e is real element e * 2 + p.
+inline bool is_complex(gemm_dtype_t t) { return t == GEMM_C32 || t == GEMM_C64; }
+inline gemm_dtype_t part_type(gemm_dtype_t t) { return t == GEMM_C32 ? GEMM_F32 : t == GEMM_C64 ? GEMM_F64 : t; }
+inline int64_t parts(gemm_dtype_t t) { return is_complex(t) ? 2 : 1; }
+
 inline std::size_t dtype_size(gemm_dtype_t t) {
-    return t == GEMM_F64 ? 8 : t == GEMM_F32 ? 4 : 2;
+    gemm_dtype_t r = part_type(t);
+    return std::size_t(parts(t)) * (r == GEMM_F64 ? 8 : r == GEMM_F32 ? 4 : 2);
 }
 
 inline const char *dtype_name(gemm_dtype_t t) {
@@ -36,6 +43,8 @@ inline const char *dtype_name(gemm_dtype_t t) {
     case GEMM_F64: return "f64";
     case GEMM_F16: return "f16";
     case GEMM_BF16: return "bf16";
+    case GEMM_C32: return "c32";
+    case GEMM_C64: return "c64";
     }
     return "?";
 }
@@ -46,22 +55,26 @@ inline char op_letter(gemm_op_t o) { return o == GEMM_OP_N ? 'N' : o == GEMM_OP_
 
 // Unit roundoff u: the largest relative error of one rounding to nearest.
 inline double unit_roundoff(gemm_dtype_t t) {
-    switch (t) {
+    switch (part_type(t)) {
     case GEMM_F64: return 0x1p-53;
     case GEMM_F32: return 0x1p-24;
     case GEMM_F16: return 0x1p-11;
     case GEMM_BF16: return 0x1p-8;
+    case GEMM_C32:
+    case GEMM_C64: break;  // part_type is real
     }
     return 1.0;
 }
 
 // Smallest positive subnormal: the absolute error floor near zero.
 inline double smallest_subnormal(gemm_dtype_t t) {
-    switch (t) {
+    switch (part_type(t)) {
     case GEMM_F64: return 0x1p-1074;
     case GEMM_F32: return 0x1p-149;
     case GEMM_F16: return 0x1p-24;
     case GEMM_BF16: return 0x1p-133;
+    case GEMM_C32:
+    case GEMM_C64: break;  // part_type is real
     }
     return 0.0;
 }
@@ -113,7 +126,8 @@ inline uint16_t bf16_from_double(double v) {
     return uint16_t(kept);
 }
 
-// Element i of a buffer of type t, as a double (exact for every type).
+// Element i of a buffer of real type t, as a double (exact for every type). Complex buffers
+// are read part by part: load(base, e * 2 + p, part_type(t)).
 inline double load(const void *base, int64_t i, gemm_dtype_t t) {
     const unsigned char *p = static_cast<const unsigned char *>(base) + std::size_t(i) * dtype_size(t);
     switch (t) {
@@ -133,11 +147,13 @@ inline double load(const void *base, int64_t i, gemm_dtype_t t) {
         std::memcpy(&h, p, sizeof h);
         return t == GEMM_F16 ? half_to_double(h) : bf16_to_double(h);
     }
+    case GEMM_C32:
+    case GEMM_C64: break;
     }
     return std::nan("");
 }
 
-// Stores v rounded to type t.
+// Stores v rounded to real type t.
 inline void store(void *base, int64_t i, gemm_dtype_t t, double v) {
     unsigned char *p = static_cast<unsigned char *>(base) + std::size_t(i) * dtype_size(t);
     switch (t) {
@@ -153,12 +169,27 @@ inline void store(void *base, int64_t i, gemm_dtype_t t, double v) {
         std::memcpy(p, &h, sizeof h);
         return;
     }
+    case GEMM_C32:
+    case GEMM_C64: return;
     }
+}
+
+// Part p of element e of a buffer of type t (p = 0 for real types).
+inline double load_part(const void *base, int64_t e, int64_t p, gemm_dtype_t t) {
+    return load(base, e * parts(t) + p, part_type(t));
+}
+inline void store_part(void *base, int64_t e, int64_t p, gemm_dtype_t t, double v) {
+    store(base, e * parts(t) + p, part_type(t), v);
 }
 
 // A NaN with a recognizable payload, written into every element a backend must neither use
 // nor write: padding of A, B and C, gaps between batch matrices, guard elements after C.
 inline void store_poison(void *base, int64_t i, gemm_dtype_t t) {
+    if (is_complex(t)) {
+        store_poison(base, 2 * i, part_type(t));
+        store_poison(base, 2 * i + 1, part_type(t));
+        return;
+    }
     unsigned char *p = static_cast<unsigned char *>(base) + std::size_t(i) * dtype_size(t);
     switch (t) {
     case GEMM_F32: {
@@ -177,6 +208,8 @@ inline void store_poison(void *base, int64_t i, gemm_dtype_t t) {
         std::memcpy(p, &v, sizeof v);
         return;
     }
+    case GEMM_C32:
+    case GEMM_C64: return;
     }
 }
 
@@ -248,6 +281,8 @@ struct gemm_case {
     int64_t lda = 1, ldb = 1, ldc = 1;
     double alpha = 1.0;
     double beta = 0.0;
+    double alpha_imag = 0.0;  // complex types only
+    double beta_imag = 0.0;
     int64_t batch = 1;
     int64_t stride_a = 0, stride_b = 0, stride_c = 0;
     bool strided_entry = false;  // call the *_strided_batched entry point
@@ -256,7 +291,9 @@ struct gemm_case {
     entry api = entry::typed;
 
     // The only compute type the library accepts for ab_type (f16/bf16 accumulate in f32).
-    gemm_dtype_t compute_type() const { return ab_type == GEMM_F64 ? GEMM_F64 : GEMM_F32; }
+    gemm_dtype_t compute_type() const { return ab_type == GEMM_F64 || is_complex(ab_type) ? ab_type : GEMM_F32; }
+    bool alpha_zero() const { return alpha == 0.0 && alpha_imag == 0.0; }
+    bool beta_zero() const { return beta == 0.0 && beta_imag == 0.0; }
 
     stored_matrix a() const {
         bool n_ = transa == GEMM_OP_N;
@@ -280,7 +317,11 @@ struct gemm_case {
         s << " api=" << (api == entry::typed ? "typed" : api == entry::ex ? "ex" : "plan") << (strided_entry ? "_strided" : "")
           << " layout=" << layout_name(layout) << " ops=" << op_letter(transa) << op_letter(transb)
           << " m=" << m << " n=" << n << " k=" << k << " lda=" << lda << " ldb=" << ldb
-          << " ldc=" << ldc << " alpha=" << alpha << " beta=" << beta << " batch=" << batch;
+          << " ldc=" << ldc << " alpha=" << alpha;
+        if (is_complex(ab_type)) s << (alpha_imag < 0 ? "" : "+") << alpha_imag << "i";
+        s << " beta=" << beta;
+        if (is_complex(ab_type)) s << (beta_imag < 0 ? "" : "+") << beta_imag << "i";
+        s << " batch=" << batch;
         if (strided_entry) s << " stride_a=" << stride_a << " stride_b=" << stride_b << " stride_c=" << stride_c;
         return s.str();
     }
@@ -329,11 +370,13 @@ inline void fill_matrices(bytes &buf, const stored_matrix &s, int64_t stride, in
         for (int64_t r = 0; r < s.rows; ++r)
             for (int64_t c = 0; c < s.cols; ++c) {
                 int64_t e = b * stride + s.index(r, c);
-                store(buf.data(), e, t, rng.uniform());
-                nonzero = nonzero || load(buf.data(), e, t) != 0.0;
+                for (int64_t p = 0; p < parts(t); ++p) {
+                    store_part(buf.data(), e, p, t, rng.uniform());
+                    nonzero = nonzero || load_part(buf.data(), e, p, t) != 0.0;
+                }
             }
     // Never all zero: a zero operand would hide a backend that ignores it.
-    if (!nonzero && span > 0) store(buf.data(), s.index(0, 0), t, 0.5);
+    if (!nonzero && span > 0) store_part(buf.data(), s.index(0, 0), 0, t, 0.5);
 }
 }  // namespace detail
 
@@ -349,8 +392,9 @@ inline operands make_operands(const gemm_case &c, uint64_t seed) {
     for (int64_t b = 0; b < c.batch; ++b)
         for (int64_t j = 0; j < c.n; ++j)
             for (int64_t i = 0; i < c.m; ++i)
-                store(o.c0.data(), b * c.stride_c + cm.index(i, j), c.c_type,
-                      c.beta == 0.0 ? std::nan("") : rng.uniform());
+                for (int64_t p = 0; p < parts(c.c_type); ++p)
+                    store_part(o.c0.data(), b * c.stride_c + cm.index(i, j), p, c.c_type,
+                               c.beta_zero() ? std::nan("") : rng.uniform());
     return o;
 }
 
@@ -365,12 +409,15 @@ inline int64_t window_index(const gemm_case &c, int64_t b, int64_t i, int64_t j)
 // Element (i, j) of batch b's C in the C buffer.
 inline int64_t c_element(const gemm_case &c, int64_t b, int64_t i, int64_t j) { return b * c.stride_c + c.c().index(i, j); }
 
+// Values are numbered part by part: part p of window element w is value w * parts + p, parts
+// being 2 for complex C (real, imaginary) and 1 otherwise; magnitudes are per element.
 struct reference {
     std::vector<double> value;      // alpha * op(A) op(B) + beta * C0, accumulated in double
     std::vector<double> magnitude;  // |alpha| * (|op(A)| |op(B)|) + |beta| * |C0|
 };
 
-inline reference compute_reference(const gemm_case &c, const operands &o) {
+namespace detail {
+inline reference real_reference(const gemm_case &c, const operands &o) {
     reference r;
     std::size_t count = std::size_t(c.batch * c.m * c.n);
     r.value.assign(count, 0.0);
@@ -409,22 +456,93 @@ inline reference compute_reference(const gemm_case &c, const operands &o) {
     return r;
 }
 
+// Complex numbers as (re, im) pairs with the textbook product: std::complex's operator*
+// handles infinities through a slow library call on every product.
+struct cpair {
+    double re = 0, im = 0;
+};
+inline cpair mul(cpair x, cpair y) { return {x.re * y.re - x.im * y.im, x.re * y.im + x.im * y.re}; }
+inline double magnitude_of(cpair x) { return std::hypot(x.re, x.im); }
+
+// Element (i, l) of op(A) or (l, j) of op(B), conjugated for GEMM_OP_C.
+inline cpair op_element(const bytes &buf, int64_t e, gemm_op_t op, gemm_dtype_t t) {
+    cpair v{load_part(buf.data(), e, 0, t), load_part(buf.data(), e, 1, t)};
+    if (op == GEMM_OP_C) v.im = -v.im;
+    return v;
+}
+
+inline reference complex_reference(const gemm_case &c, const operands &o) {
+    reference r;
+    std::size_t count = std::size_t(c.batch * c.m * c.n);
+    r.value.assign(2 * count, 0.0);
+    r.magnitude.assign(count, 0.0);
+    const bool product = c.k > 0 && !c.alpha_zero();
+    const cpair alpha{c.alpha, c.alpha_imag}, beta{c.beta, c.beta_imag};
+    std::vector<cpair> a(std::size_t(c.m * c.k)), bt(std::size_t(c.n * c.k));
+    for (int64_t b = 0; b < c.batch; ++b) {
+        if (product) {
+            for (int64_t i = 0; i < c.m; ++i)
+                for (int64_t l = 0; l < c.k; ++l)
+                    a[std::size_t(i * c.k + l)] = op_element(o.a, b * c.stride_a + c.op_a_index(i, l), c.transa, c.ab_type);
+            for (int64_t j = 0; j < c.n; ++j)
+                for (int64_t l = 0; l < c.k; ++l)
+                    bt[std::size_t(j * c.k + l)] = op_element(o.b, b * c.stride_b + c.op_b_index(l, j), c.transb, c.ab_type);
+        }
+        for (int64_t j = 0; j < c.n; ++j)
+            for (int64_t i = 0; i < c.m; ++i) {
+                cpair sum;
+                double abs_sum = 0.0;
+                for (int64_t l = 0; product && l < c.k; ++l) {
+                    cpair x = a[std::size_t(i * c.k + l)], y = bt[std::size_t(j * c.k + l)], p = mul(x, y);
+                    sum.re += p.re;
+                    sum.im += p.im;
+                    abs_sum += magnitude_of(x) * magnitude_of(y);
+                }
+                cpair v = mul(alpha, sum);
+                double mag = magnitude_of(alpha) * abs_sum;
+                if (!c.beta_zero()) {  // beta = 0: C0 is NaN and must not count
+                    int64_t e = c_element(c, b, i, j);
+                    cpair c0{load_part(o.c0.data(), e, 0, c.c_type), load_part(o.c0.data(), e, 1, c.c_type)};
+                    cpair bc = mul(beta, c0);
+                    v.re += bc.re;
+                    v.im += bc.im;
+                    mag += magnitude_of(beta) * magnitude_of(c0);
+                }
+                std::size_t w = std::size_t(window_index(c, b, i, j));
+                r.value[2 * w] = v.re;
+                r.value[2 * w + 1] = v.im;
+                r.magnitude[w] = mag;
+            }
+    }
+    return r;
+}
+}  // namespace detail
+
+inline reference compute_reference(const gemm_case &c, const operands &o) {
+    return is_complex(c.ab_type) ? detail::complex_reference(c, o) : detail::real_reference(c, o);
+}
+
 // Largest |C - Cref| allowed for an element whose magnitude |alpha||A||B| + |beta||C0| is
 // given: gamma * magnitude with gamma = 2 (k + 3) u_compute (the standard dot-product bound,
 // k products plus the scalings and the add, taken twice since both sides round) plus 3 u_out
 // for rounding C to its own type on both sides, plus a subnormal-sized floor.
+// A part of a complex dot product is a real dot product of 2k terms, bounded by the complex
+// magnitudes (|x_re y_re| + |x_im y_im| <= |x| |y|).
 inline double tolerance(const gemm_case &c, double magnitude) {
-    double gamma = 2.0 * double(c.k + 3) * unit_roundoff(c.compute_type()) + 3.0 * unit_roundoff(c.c_type);
+    double terms = double(c.k * parts(c.ab_type) + 3);
+    double gamma = 2.0 * terms * unit_roundoff(c.compute_type()) + 3.0 * unit_roundoff(c.c_type);
     return gamma * magnitude + 2.0 * smallest_subnormal(c.c_type);
 }
 
-// The m x n windows of a C buffer, in window order.
+// The m x n windows of a C buffer, in window order, part by part (as reference::value).
 inline std::vector<double> window_values(const gemm_case &c, const bytes &cbuf) {
-    std::vector<double> v(std::size_t(c.batch * c.m * c.n));
+    const int64_t np = parts(c.c_type);
+    std::vector<double> v(std::size_t(c.batch * c.m * c.n * np));
     for (int64_t b = 0; b < c.batch; ++b)
         for (int64_t j = 0; j < c.n; ++j)
             for (int64_t i = 0; i < c.m; ++i)
-                v[std::size_t(window_index(c, b, i, j))] = load(cbuf.data(), c_element(c, b, i, j), c.c_type);
+                for (int64_t p = 0; p < np; ++p)
+                    v[std::size_t(window_index(c, b, i, j) * np + p)] = load_part(cbuf.data(), c_element(c, b, i, j), p, c.c_type);
     return v;
 }
 
@@ -449,15 +567,17 @@ inline comparison compare_result(const gemm_case &c, const operands &o, const by
                 int64_t e = c_element(c, b, i, j);
                 in_window[std::size_t(e)] = 1;
                 std::size_t w = std::size_t(window_index(c, b, i, j));
-                double g = load(got.data(), e, c.c_type), x = expected[w];
                 double bound = tolerance(c, magnitude[w]);
-                if (std::fabs(g - x) <= bound) continue;  // false for NaN
-                if (r.wrong++ == 0) {
-                    std::ostringstream s;
-                    s.precision(17);
-                    s << "C(i=" << i << ", j=" << j << ", batch " << b << ") = " << g << ", expected " << x
-                      << ", |diff| = " << std::fabs(g - x) << " > tolerance " << bound;
-                    r.first = s.str();
+                for (int64_t p = 0; p < parts(c.c_type); ++p) {
+                    double g = load_part(got.data(), e, p, c.c_type), x = expected[w * std::size_t(parts(c.c_type)) + std::size_t(p)];
+                    if (std::fabs(g - x) <= bound) continue;  // false for NaN
+                    if (r.wrong++ == 0) {
+                        std::ostringstream s;
+                        s.precision(17);
+                        s << "C(i=" << i << ", j=" << j << ", batch " << b << ")" << (p ? ".im" : is_complex(c.c_type) ? ".re" : "")
+                          << " = " << g << ", expected " << x << ", |diff| = " << std::fabs(g - x) << " > tolerance " << bound;
+                        r.first = s.str();
+                    }
                 }
             }
     for (int64_t e = 0; e < elements; ++e) {
@@ -502,7 +622,7 @@ inline gemm_status_t call_plan(const gemm_case &c, const void *alpha, const void
     }
     d.device = device;
     d.alignment = common_alignment(A, B, C);
-    d.beta_zero = c.beta == 0.0;
+    d.beta_zero = c.beta_zero();
     gemm_plan_t plan = nullptr;
     gemm_status_t s = gemm_plan_create(&d, &plan);
     if (s != GEMM_STATUS_SUCCESS) return s;
@@ -531,12 +651,20 @@ inline gemm_status_t call_gemm(const gemm_case &c, const void *A, const void *B,
                                               c.batch);
         return gemm_dgemm(c.layout, c.transa, c.transb, c.m, c.n, c.k, c.alpha, a, c.lda, b, c.ldb, c.beta, cc, c.ldc);
     }
-    // gemm_ex: alpha and beta in the compute type.
-    float alpha_f = float(c.alpha), beta_f = float(c.beta);
-    const void *alpha = &alpha_f, *beta = &beta_f;
-    if (c.compute_type() == GEMM_F64) {
-        alpha = &c.alpha;
-        beta = &c.beta;
+    // Other entry points: alpha and beta in the compute type, a complex one as a pair.
+    const float alpha_f[2] = {float(c.alpha), float(c.alpha_imag)}, beta_f[2] = {float(c.beta), float(c.beta_imag)};
+    const double alpha_d[2] = {c.alpha, c.alpha_imag}, beta_d[2] = {c.beta, c.beta_imag};
+    const bool doubles = c.compute_type() == GEMM_F64 || c.compute_type() == GEMM_C64;
+    const void *alpha = doubles ? static_cast<const void *>(alpha_d) : alpha_f;
+    const void *beta = doubles ? static_cast<const void *>(beta_d) : beta_f;
+    if (c.api == entry::typed && is_complex(c.ab_type)) {
+        bool z = c.ab_type == GEMM_C64;
+        if (c.strided_entry)
+            return (z ? gemm_zgemm_strided_batched : gemm_cgemm_strided_batched)(
+                c.layout, c.transa, c.transb, c.m, c.n, c.k, alpha, A, c.lda, c.stride_a, B, c.ldb, c.stride_b, beta,
+                C, c.ldc, c.stride_c, c.batch);
+        return (z ? gemm_zgemm : gemm_cgemm)(c.layout, c.transa, c.transb, c.m, c.n, c.k, alpha, A, c.lda, B, c.ldb,
+                                             beta, C, c.ldc);
     }
     if (c.api == entry::plan) return call_plan(c, alpha, A, B, beta, C, device);
     if (c.strided_entry)

@@ -25,7 +25,8 @@ struct dtype_config {
 };
 
 // f32 and f64 through both the typed entry points and gemm_ex; f16/bf16 through gemm_ex
-// with C in their own type and in f32; each type also through a plan made for the case.
+// with C in their own type and in f32; each type also through a plan made for the case;
+// c32 and c64 through gemm_cgemm/gemm_zgemm, gemm_ex or a plan, with complex scalars.
 constexpr dtype_config dtype_configs[] = {
     {"dtype=f32 api=typed", GEMM_F32, GEMM_F32, entry::typed},
     {"dtype=f32 api=ex", GEMM_F32, GEMM_F32, entry::ex},
@@ -39,6 +40,10 @@ constexpr dtype_config dtype_configs[] = {
     {"dtype=f64 api=plan", GEMM_F64, GEMM_F64, entry::plan},
     {"dtype=f16->f32 api=plan", GEMM_F16, GEMM_F32, entry::plan},
     {"dtype=bf16 api=plan", GEMM_BF16, GEMM_BF16, entry::plan},
+    {"dtype=c32 api=typed", GEMM_C32, GEMM_C32, entry::typed},
+    {"dtype=c32 api=ex", GEMM_C32, GEMM_C32, entry::ex},
+    {"dtype=c64 api=typed", GEMM_C64, GEMM_C64, entry::typed},
+    {"dtype=c64 api=plan", GEMM_C64, GEMM_C64, entry::plan},
 };
 
 constexpr gemm_layout_t layouts[] = {GEMM_ROW_MAJOR, GEMM_COL_MAJOR};
@@ -63,6 +68,12 @@ gemm_case make_case(const dtype_config &d, gemm_layout_t layout, gemm_op_t ta, g
     c.k = k;
     c.alpha = alpha;
     c.beta = beta;
+    if (is_complex(d.ab)) {
+        // Imaginary parts wherever the real one is not 0: a backend that drops or swaps them,
+        // or conjugates the wrong operand, shows.
+        c.alpha_imag = alpha != 0.0 ? 0.75 : 0.0;
+        c.beta_imag = beta != 0.0 ? -0.5 : 0.0;
+    }
     set_leading_dims(c, pad);
     return c;
 }
@@ -275,6 +286,43 @@ TEST_CASE("correctness strided_batch") {
     }
 }
 
+TEST_CASE("correctness complex_scalars") {
+    // Scalars whose real part is 0 are not 0: alpha = i must compute the product and beta = i
+    // must read C. And one product small enough to work out by hand, on every backend that
+    // serves complex: conj(1 + 2i) * (3 - i) = 1 - 7i, times alpha = i gives 7 + i.
+    for (gemm_dtype_t t : {GEMM_C32, GEMM_C64}) {
+        SUBCASE(dtype_name(t)) {
+            suite_counts counts;
+            dtype_config d{"", t, t, entry::ex};
+            for (gemm_op_t ta : ops) {
+                gemm_case c = make_case(d, GEMM_COL_MAJOR, ta, GEMM_OP_C, 9, 7, 5, 1, 0.0, 0.0);
+                c.alpha_imag = 1.0;
+                check_case(c, counts);
+                c.beta_imag = 1.0;
+                check_case(c, counts);
+            }
+            report(counts);
+
+            const double a[2] = {1, 2}, b[2] = {3, -1}, alpha[2] = {0, 1}, beta[2] = {0, 0};
+            const float af[2] = {1, 2}, bf[2] = {3, -1}, alphaf[2] = {0, 1}, betaf[2] = {0, 0};
+            bool z = t == GEMM_C64;
+            for (const std::string &name : available_backends()) {
+                REQUIRE(gemm_set_backend(name.c_str()) == GEMM_STATUS_SUCCESS);
+                double cd[2] = {std::nan(""), std::nan("")};
+                float cf[2] = {std::nanf(""), std::nanf("")};
+                gemm_status_t s = z ? gemm_zgemm(GEMM_ROW_MAJOR, GEMM_OP_C, GEMM_OP_N, 1, 1, 1, alpha, a, 1, b, 1, beta, cd, 1)
+                                    : gemm_cgemm(GEMM_ROW_MAJOR, GEMM_OP_C, GEMM_OP_N, 1, 1, 1, alphaf, af, 1, bf, 1, betaf, cf, 1);
+                if (s == GEMM_STATUS_NOT_SUPPORTED) continue;
+                INFO("backend=" << name << " " << dtype_name(t));
+                REQUIRE(s == GEMM_STATUS_SUCCESS);
+                CHECK((z ? cd[0] : double(cf[0])) == 7.0);
+                CHECK((z ? cd[1] : double(cf[1])) == 1.0);
+            }
+            REQUIRE(gemm_set_backend(nullptr) == GEMM_STATUS_SUCCESS);
+        }
+    }
+}
+
 namespace {
 
 // Value of one stored element, independent of the harness's indexing.
@@ -312,6 +360,7 @@ TEST_CASE("correctness cpu_ref=long_double") {
     REQUIRE(gemm_set_backend("cpu_ref") == GEMM_STATUS_SUCCESS);
     int64_t checked = 0;
     for (const dtype_config &d : dtype_configs) {
+        if (is_complex(d.ab)) continue;  // the harness's complex reference is written apart from cpu_ref's
         struct shape { int64_t m, n, k; gemm_layout_t layout; gemm_op_t ta, tb; double alpha, beta; };
         const shape shapes[] = {{5, 7, 3, GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_T, 1.0, 0.0},
                                 {17, 4, 33, GEMM_COL_MAJOR, GEMM_OP_T, GEMM_OP_N, -1.5, 0.5},

@@ -6,6 +6,7 @@
 
 #include <cfloat>
 #include <cmath>
+#include <complex>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -119,6 +120,40 @@ TEST_CASE("cpp gemm_strided_batched with a shared B") {
         std::vector<double> cp(c.begin() + p * m * n, c.begin() + (p + 1) * m * n), zero(std::size_t(m * n), 0.0);
         check_row_major_nn(ap, b, zero, cp, m, n, k, 1.0, 0.0, GEMM_F64, GEMM_F64);
     }
+}
+
+TEST_CASE("cpp gemm overloads std::complex<float> and std::complex<double>, and complex plans") {
+    // conj(A)^T B for 2x2 A (row-major) against the product written out, with alpha = i:
+    // every complex path (conjugation, complex alpha and beta, the C32/C64 compute type).
+    auto check = [](auto zero) {
+        using Z = decltype(zero);
+        const Z a[4] = {{1, 2}, {0, -1}, {3, 0}, {-2, 1}}, b[4] = {{1, 0}, {2, 1}, {0, 1}, {-1, -1}};
+        const Z alpha(0, 1), beta(2, 0);
+        Z c[4] = {{1, 1}, {0, 0}, {-1, 0}, {0, 2}}, want[4];
+        for (int i = 0; i < 2; ++i)
+            for (int j = 0; j < 2; ++j) {
+                Z sum = 0;
+                for (int l = 0; l < 2; ++l) sum += std::conj(a[l * 2 + i]) * b[l * 2 + j];
+                want[i * 2 + j] = alpha * sum + beta * c[i * 2 + j];
+            }
+        gemm::status s = gemm::gemm<Z, Z>(gemm::layout::row_major, gemm::op::c, gemm::op::n, 2, 2, 2, alpha, a, 2, b,
+                                          2, beta, c, 2);
+        REQUIRE(s.ok());
+        for (int e = 0; e < 4; ++e) {
+            CHECK(c[e].real() == doctest::Approx(want[e].real()));
+            CHECK(c[e].imag() == doctest::Approx(want[e].imag()));
+        }
+        gemm_desc_t d;
+        gemm_desc_init(&d, gemm::type_of<Z>::value, GEMM_ROW_MAJOR, GEMM_OP_C, GEMM_OP_N, 2, 2, 2);
+        d.alignment = 8;
+        gemm::plan p;
+        REQUIRE(p.create(d).ok());
+        CHECK(p.run(alpha, a, b, Z(0), c).ok());
+        CHECK(c[0].real() == doctest::Approx((want[0] - beta * Z(1, 1)).real()));
+        CHECK_FALSE(p.run(1.0f, a, b, 0.0f, c).ok());  // a real scalar for a complex plan
+    };
+    SUBCASE("c32") { check(std::complex<float>()); }
+    SUBCASE("c64") { check(std::complex<double>()); }
 }
 
 TEST_CASE("cpp status carries the message of a failed call") {

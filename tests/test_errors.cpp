@@ -19,10 +19,13 @@ namespace {
 
 // ---- one call through any entry point ------------------------------------------------------
 
-enum class entry_point { sgemm, dgemm, sgemm_batched, dgemm_batched, ex, ex_batched };
+enum class entry_point { sgemm, dgemm, sgemm_batched, dgemm_batched, ex, ex_batched, cgemm, zgemm, cgemm_batched,
+                         zgemm_batched };
 
-constexpr entry_point all_entries[] = {entry_point::sgemm, entry_point::dgemm, entry_point::sgemm_batched,
-                                       entry_point::dgemm_batched, entry_point::ex, entry_point::ex_batched};
+constexpr entry_point all_entries[] = {entry_point::sgemm,         entry_point::dgemm,        entry_point::sgemm_batched,
+                                       entry_point::dgemm_batched, entry_point::ex,           entry_point::ex_batched,
+                                       entry_point::cgemm,         entry_point::zgemm,        entry_point::cgemm_batched,
+                                       entry_point::zgemm_batched};
 
 const char *entry_name(entry_point e) {
     switch (e) {
@@ -32,14 +35,25 @@ const char *entry_name(entry_point e) {
     case entry_point::dgemm_batched: return "gemm_dgemm_strided_batched";
     case entry_point::ex: return "gemm_ex";
     case entry_point::ex_batched: return "gemm_ex_strided_batched";
+    case entry_point::cgemm: return "gemm_cgemm";
+    case entry_point::zgemm: return "gemm_zgemm";
+    case entry_point::cgemm_batched: return "gemm_cgemm_strided_batched";
+    case entry_point::zgemm_batched: return "gemm_zgemm_strided_batched";
     }
     return "?";
 }
 
 bool is_batched(entry_point e) {
-    return e == entry_point::sgemm_batched || e == entry_point::dgemm_batched || e == entry_point::ex_batched;
+    return e == entry_point::sgemm_batched || e == entry_point::dgemm_batched || e == entry_point::ex_batched ||
+           e == entry_point::cgemm_batched || e == entry_point::zgemm_batched;
 }
 bool is_ex(entry_point e) { return e == entry_point::ex || e == entry_point::ex_batched; }
+bool is_complex_entry(entry_point e) {
+    return e == entry_point::cgemm || e == entry_point::zgemm || e == entry_point::cgemm_batched ||
+           e == entry_point::zgemm_batched;
+}
+// Entry points that take alpha and beta by pointer (NULL is then an error).
+bool scalars_by_pointer(entry_point e) { return is_ex(e) || is_complex_entry(e); }
 
 enum class param { layout, transa, transb, m, n, k, alpha, a, a_type, lda, stride_a, b, b_type, ldb, stride_b,
                    beta, c, c_type, ldc, stride_c, batch, compute };
@@ -60,7 +74,9 @@ int position(entry_point e, param p) {
                                               P::a, P::a_type, P::lda, P::stride_a, P::b, P::b_type, P::ldb,
                                               P::stride_b, P::beta, P::c, P::c_type, P::ldc, P::stride_c,
                                               P::batch, P::compute};
-    const std::vector<P> &sig = e == entry_point::sgemm || e == entry_point::dgemm ? typed
+    const bool plain_typed = e == entry_point::sgemm || e == entry_point::dgemm || e == entry_point::cgemm ||
+                             e == entry_point::zgemm;
+    const std::vector<P> &sig = plain_typed ? typed
                                 : e == entry_point::ex                              ? ex
                                 : e == entry_point::ex_batched                      ? ex_batched
                                                                                     : typed_batched;
@@ -95,11 +111,12 @@ struct args {
 };
 
 // Operand storage large enough for every call below (m, n, k <= 8, ld <= 9, batch <= 2 at
-// stride 64), as doubles so every type fits. C holds a byte pattern to compare against.
+// stride 64), as pairs of doubles so every type fits. C holds a byte pattern to compare
+// against.
 struct buffers {
-    std::vector<double> a = std::vector<double>(256, 0.25);
-    std::vector<double> b = std::vector<double>(256, -0.5);
-    std::vector<unsigned char> c = std::vector<unsigned char>(256 * sizeof(double));
+    std::vector<double> a = std::vector<double>(512, 0.25);
+    std::vector<double> b = std::vector<double>(512, -0.5);
+    std::vector<unsigned char> c = std::vector<unsigned char>(512 * sizeof(double));
     buffers() {
         for (std::size_t i = 0; i < c.size(); ++i) c[i] = static_cast<unsigned char>(i * 37u + 11u);
     }
@@ -127,6 +144,24 @@ gemm_status_t invoke(entry_point e, const args &x, buffers &buf) {
         return gemm_dgemm_strided_batched(layout, ta, tb, x.m, x.n, x.k, x.alpha, static_cast<const double *>(a),
                                           x.lda, x.stride_a, static_cast<const double *>(b), x.ldb, x.stride_b,
                                           x.beta, static_cast<double *>(c), x.ldc, x.stride_c, x.batch);
+    case entry_point::cgemm:
+    case entry_point::zgemm:
+    case entry_point::cgemm_batched:
+    case entry_point::zgemm_batched: {
+        const bool z = e == entry_point::zgemm || e == entry_point::zgemm_batched;
+        // An imaginary part wherever the real one is not 0 (alpha = 0 must stay 0).
+        const double alpha_im = x.alpha != 0.0 ? 0.25 : 0.0, beta_im = x.beta != 0.0 ? 0.25 : 0.0;
+        const float af[2] = {float(x.alpha), float(alpha_im)}, bf[2] = {float(x.beta), float(beta_im)};
+        const double ad[2] = {x.alpha, alpha_im}, bd[2] = {x.beta, beta_im};
+        const void *alpha = x.null_alpha ? nullptr : z ? static_cast<const void *>(ad) : af;
+        const void *beta = x.null_beta ? nullptr : z ? static_cast<const void *>(bd) : bf;
+        if (!is_batched(e))
+            return (z ? gemm_zgemm : gemm_cgemm)(layout, ta, tb, x.m, x.n, x.k, alpha, a, x.lda, b, x.ldb, beta, c,
+                                                 x.ldc);
+        return (z ? gemm_zgemm_strided_batched : gemm_cgemm_strided_batched)(
+            layout, ta, tb, x.m, x.n, x.k, alpha, a, x.lda, x.stride_a, b, x.ldb, x.stride_b, beta, c, x.ldc,
+            x.stride_c, x.batch);
+    }
     case entry_point::ex:
     case entry_point::ex_batched: {
         // alpha and beta in the compute type the call names (double only for f64).
@@ -179,6 +214,10 @@ void expect_success(entry_point e, const args &x) {
 args for_entry(entry_point e, args x) {
     if (e == entry_point::dgemm || e == entry_point::dgemm_batched)
         x.a_type = x.b_type = x.c_type = x.compute = GEMM_F64;
+    if (e == entry_point::cgemm || e == entry_point::cgemm_batched)
+        x.a_type = x.b_type = x.c_type = x.compute = GEMM_C32;
+    if (e == entry_point::zgemm || e == entry_point::zgemm_batched)
+        x.a_type = x.b_type = x.c_type = x.compute = GEMM_C64;
     return x;
 }
 
@@ -293,7 +332,7 @@ TEST_CASE("errors param=A,B,C,alpha,beta NULL") {
         args z = for_entry(e, args{});
         z.null_c = true;
         expect_error(e, z, GEMM_STATUS_INVALID_POINTER, param::c, "C is NULL");
-        if (!is_ex(e)) continue;
+        if (!scalars_by_pointer(e)) continue;
         args u = args{};
         u.null_alpha = true;
         expect_error(e, u, GEMM_STATUS_INVALID_POINTER, param::alpha, "alpha is NULL");
@@ -310,7 +349,7 @@ TEST_CASE("errors param=A,B,C,alpha,beta NULL") {
 TEST_CASE("errors enum_value param=a_type,b_type,c_type,compute_type invalid values") {
     // Values no gemm_dtype_t has, as a C caller may pass them.
     for (entry_point e : {entry_point::ex, entry_point::ex_batched})
-        for (int bad : {4, 7, 99}) {
+        for (int bad : {6, 7, 99}) {
             args a;
             a.a_type = bad;
             expect_error(e, a, GEMM_STATUS_INVALID_DTYPE, param::a_type, "a_type = " + std::to_string(bad));

@@ -1796,7 +1796,7 @@ TEST_CASE("tuner errors: gemm_tune refuses bad requests with the right status an
     expect_tune_error("layout = -1", [](R &r) { set_raw(r.layout, -1); }, GEMM_STATUS_INVALID_LAYOUT, "layout");
     expect_tune_error("transa = GEMM_ROW_MAJOR", [](R &r) { set_raw(r.transa, GEMM_ROW_MAJOR); }, GEMM_STATUS_INVALID_OP, "trans");
     expect_tune_error("transb = 0", [](R &r) { set_raw(r.transb, 0); }, GEMM_STATUS_INVALID_OP, "trans");
-    expect_tune_error("ab_type = 4", [](R &r) { set_raw(r.ab_type, 4); }, GEMM_STATUS_INVALID_DTYPE, "ab_type");
+    expect_tune_error("ab_type = 6", [](R &r) { set_raw(r.ab_type, 6); }, GEMM_STATUS_INVALID_DTYPE, "ab_type");
     expect_tune_error("ab_type = -1", [](R &r) { set_raw(r.ab_type, -1); }, GEMM_STATUS_INVALID_DTYPE, "ab_type");
     expect_tune_error("c_type = GEMM_ROW_MAJOR", [](R &r) { set_raw(r.c_type, GEMM_ROW_MAJOR); }, GEMM_STATUS_INVALID_DTYPE, "c_type");
     // Valid dtypes in a combination no backend serves: not supported, not invalid.

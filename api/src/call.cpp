@@ -99,7 +99,8 @@ gemm_status_t check_types(const user_call &c) {
     for (auto &t : types)
         if (!valid_dtype(t.t))
             return fail(c, GEMM_STATUS_INVALID_DTYPE, t.pos,
-                        fmt::format("{} = {} is not a gemm_dtype_t (GEMM_F32 0, GEMM_F64 1, GEMM_F16 2, GEMM_BF16 3)", t.name, t.t));
+                        fmt::format("{} = {} is not a gemm_dtype_t (GEMM_F32 0, GEMM_F64 1, GEMM_F16 2, GEMM_BF16 3, "
+                                    "GEMM_C32 4, GEMM_C64 5)", t.name, t.t));
     if (c.b_type != c.a_type)
         return fail(c, GEMM_STATUS_NOT_SUPPORTED, positions(c).b_type,
                     fmt::format("b_type = {} must equal a_type = {}", type_name(c.b_type), type_name(c.a_type)));
@@ -168,7 +169,7 @@ gemm_status_t check_spans(const user_call &c) {
         return fail(c, GEMM_STATUS_INVALID_STRIDE, positions(c).stride_c,
                     fmt::format("stride_c = {} must be >= {} so that the {} C matrices do not overlap",
                                 c.stride_c, one, c.batch));
-    bool reads_ab = c.k > 0 && scalar_value(c.alpha, c.compute) != 0.0;
+    bool reads_ab = c.k > 0 && !scalar_value(c.alpha, c.compute).zero();
     if (!reads_ab) return GEMM_STATUS_SUCCESS;
     bool an = c.transa == GEMM_OP_N, bn = c.transb == GEMM_OP_N;
     stored_operand as = stored(c, "A", an ? c.m : c.k, an ? c.k : c.m, an ? "m" : "k", an ? "k" : "m",
@@ -183,7 +184,7 @@ gemm_status_t check_pointers(const user_call &c) {
     if (!c.alpha) return fail(c, GEMM_STATUS_INVALID_POINTER, positions(c).alpha, "alpha is NULL");
     if (!c.beta) return fail(c, GEMM_STATUS_INVALID_POINTER, positions(c).beta, "beta is NULL");
     bool writes_c = c.m > 0 && c.n > 0 && c.batch > 0;
-    bool reads_ab = writes_c && c.k > 0 && scalar_value(c.alpha, c.compute) != 0.0;
+    bool reads_ab = writes_c && c.k > 0 && !scalar_value(c.alpha, c.compute).zero();
     if (reads_ab && !c.a) return fail(c, GEMM_STATUS_INVALID_POINTER, positions(c).a, "A is NULL");
     if (reads_ab && !c.b) return fail(c, GEMM_STATUS_INVALID_POINTER, positions(c).b, "B is NULL");
     if (writes_c && !c.c) return fail(c, GEMM_STATUS_INVALID_POINTER, positions(c).c, "C is NULL");
@@ -192,13 +193,20 @@ gemm_status_t check_pointers(const user_call &c) {
 
 }  // namespace
 
-double scalar_value(const void *p, int compute) {
-    return compute == GEMM_F64 ? *static_cast<const double *>(p) : double(*static_cast<const float *>(p));
+scalar scalar_value(const void *p, int compute) {
+    switch (compute) {
+    case GEMM_F64: return {*static_cast<const double *>(p), 0.0};
+    case GEMM_C32: return {static_cast<const float *>(p)[0], static_cast<const float *>(p)[1]};
+    case GEMM_C64: return {static_cast<const double *>(p)[0], static_cast<const double *>(p)[1]};
+    default: return {*static_cast<const float *>(p), 0.0};
+    }
 }
 
 bool valid_op(int o) { return o == GEMM_OP_N || o == GEMM_OP_T || o == GEMM_OP_C; }
 
-bool valid_dtype(int t) { return t == GEMM_F32 || t == GEMM_F64 || t == GEMM_F16 || t == GEMM_BF16; }
+bool valid_dtype(int t) {
+    return t == GEMM_F32 || t == GEMM_F64 || t == GEMM_F16 || t == GEMM_BF16 || t == GEMM_C32 || t == GEMM_C64;
+}
 
 gemm_status_t check_call(const user_call &c) {
     gemm_status_t s = check_shape(c);
@@ -211,8 +219,13 @@ gemm_status_t check_call(const user_call &c) {
 
 problem canonicalize(const user_call &c) {
     problem p;
-    transpose op_a = c.transa == GEMM_OP_N ? transpose::n : transpose::t;  // C equals T for real data
-    transpose op_b = c.transb == GEMM_OP_N ? transpose::n : transpose::t;
+    // Row-major storage read as column-major is the transpose, and (op(X))^T keeps the
+    // conjugation of op C, so each operand keeps its op. C equals T for real data.
+    const bool complex = is_complex(dtype(c.a_type));
+    auto op_of = [complex](int o) {
+        return o == GEMM_OP_N ? transpose::n : o == GEMM_OP_C && complex ? transpose::c : transpose::t;
+    };
+    transpose op_a = op_of(c.transa), op_b = op_of(c.transb);
     bool row = c.layout == GEMM_ROW_MAJOR;
     // Row-major C is column-major C^T = op(B)^T op(A)^T: swap the operands and m with n.
     p.m = row ? c.n : c.m;
@@ -233,8 +246,11 @@ problem canonicalize(const user_call &c) {
     p.ab_type = static_cast<dtype>(c.a_type);
     p.c_type = static_cast<dtype>(c.c_type);
     p.compute_type = static_cast<dtype>(c.compute);
-    p.alpha = scalar_value(c.alpha, c.compute);
-    p.beta = scalar_value(c.beta, c.compute);
+    scalar alpha = scalar_value(c.alpha, c.compute), beta = scalar_value(c.beta, c.compute);
+    p.alpha = alpha.re;
+    p.alpha_imag = alpha.im;
+    p.beta = beta.re;
+    p.beta_imag = beta.im;
     return p;
 }
 

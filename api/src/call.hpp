@@ -18,8 +18,13 @@ struct param_positions {
 // The call as an entry point received it (enum arguments as int, not yet validated).
 using user_call = api_call;
 
-// alpha or beta as the library reads it: the value of the compute type p points to.
-double scalar_value(const void *p, int compute);
+// alpha or beta as the library reads it: the value of the compute type p points to (for a
+// complex type its real and imaginary parts; im is 0 for real types).
+struct scalar {
+    double re = 0, im = 0;
+    bool zero() const { return re == 0.0 && im == 0.0; }
+};
+scalar scalar_value(const void *p, int compute);
 
 // Whether an int names a gemm_op_t / gemm_dtype_t. Shared with gemm_tune.
 bool valid_op(int o);

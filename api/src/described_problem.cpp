@@ -33,10 +33,11 @@ const void *pointer_aligned_to(int alignment) {
 }
 
 // The call a desc stands for, with its defaults filled in.
+// The scalars, as complex pairs: a real compute type reads the first part.
 struct described_call {
     user_call call{};
-    float alpha_f = 1, beta_f = 0;
-    double alpha_d = 1, beta_d = 0;
+    float alpha_f[2] = {1, 0}, beta_f[2] = {0, 0};
+    double alpha_d[2] = {1, 0}, beta_d[2] = {0, 0};
 };
 
 void fill_call(const api_desc &d, described_call &out) {
@@ -61,11 +62,11 @@ void fill_call(const api_desc &d, described_call &out) {
     c.stride_a = !batched ? 0 : d.stride_a == GEMM_DESC_TIGHT ? span(d.layout, a_rows, a_cols, c.lda) : d.stride_a;
     c.stride_b = !batched ? 0 : d.stride_b == GEMM_DESC_TIGHT ? span(d.layout, b_rows, b_cols, c.ldb) : d.stride_b;
     c.stride_c = !batched ? 0 : d.stride_c == GEMM_DESC_TIGHT ? span(d.layout, d.m, d.n, c.ldc) : d.stride_c;
-    bool f64 = d.compute == GEMM_F64;
-    out.beta_f = d.beta_zero ? 0.0f : 1.0f;
-    out.beta_d = d.beta_zero ? 0.0 : 1.0;
-    c.alpha = f64 ? static_cast<const void *>(&out.alpha_d) : &out.alpha_f;
-    c.beta = f64 ? static_cast<const void *>(&out.beta_d) : &out.beta_f;
+    bool doubles = d.compute == GEMM_F64 || d.compute == GEMM_C64;
+    out.beta_f[0] = d.beta_zero ? 0.0f : 1.0f;
+    out.beta_d[0] = d.beta_zero ? 0.0 : 1.0;
+    c.alpha = doubles ? static_cast<const void *>(out.alpha_d) : out.alpha_f;
+    c.beta = doubles ? static_cast<const void *>(out.beta_d) : out.beta_f;
     c.a = c.b = pointer_aligned_to(d.alignment);
     c.c = const_cast<void *>(pointer_aligned_to(d.alignment));
     c.entry = api_entry_desc;

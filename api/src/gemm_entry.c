@@ -47,6 +47,49 @@ gemm_status_t gemm_dgemm_strided_batched(gemm_layout_t layout, gemm_op_t transa,
     return api_run(&call);
 }
 
+/* The complex typed forms: gemm_sgemm's parameter positions, scalars by pointer. */
+static gemm_status_t complex_call(int type, gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m,
+                                  int64_t n, int64_t k, const void *alpha, const void *A, int64_t lda,
+                                  int64_t stride_a, const void *B, int64_t ldb, int64_t stride_b,
+                                  const void *beta, void *C, int64_t ldc, int64_t stride_c, int64_t batch_count,
+                                  int entry) {
+    api_call call = {(int)layout, (int)transa, (int)transb, m, n, k, alpha, A, type, lda, stride_a,
+                     B, type, ldb, stride_b, beta, C, type, ldc, stride_c, batch_count, type, entry};
+    return api_run(&call);
+}
+
+gemm_status_t gemm_cgemm(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m, int64_t n,
+                         int64_t k, const void *alpha, const void *A, int64_t lda, const void *B, int64_t ldb,
+                         const void *beta, void *C, int64_t ldc) {
+    return complex_call(GEMM_C32, layout, transa, transb, m, n, k, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0,
+                        1, api_entry_typed);
+}
+
+gemm_status_t gemm_zgemm(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m, int64_t n,
+                         int64_t k, const void *alpha, const void *A, int64_t lda, const void *B, int64_t ldb,
+                         const void *beta, void *C, int64_t ldc) {
+    return complex_call(GEMM_C64, layout, transa, transb, m, n, k, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0,
+                        1, api_entry_typed);
+}
+
+gemm_status_t gemm_cgemm_strided_batched(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m,
+                                         int64_t n, int64_t k, const void *alpha, const void *A, int64_t lda,
+                                         int64_t stride_a, const void *B, int64_t ldb, int64_t stride_b,
+                                         const void *beta, void *C, int64_t ldc, int64_t stride_c,
+                                         int64_t batch_count) {
+    return complex_call(GEMM_C32, layout, transa, transb, m, n, k, alpha, A, lda, stride_a, B, ldb, stride_b, beta,
+                        C, ldc, stride_c, batch_count, api_entry_typed_batched);
+}
+
+gemm_status_t gemm_zgemm_strided_batched(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m,
+                                         int64_t n, int64_t k, const void *alpha, const void *A, int64_t lda,
+                                         int64_t stride_a, const void *B, int64_t ldb, int64_t stride_b,
+                                         const void *beta, void *C, int64_t ldc, int64_t stride_c,
+                                         int64_t batch_count) {
+    return complex_call(GEMM_C64, layout, transa, transb, m, n, k, alpha, A, lda, stride_a, B, ldb, stride_b, beta,
+                        C, ldc, stride_c, batch_count, api_entry_typed_batched);
+}
+
 gemm_status_t gemm_ex(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m,
                       int64_t n, int64_t k, const void *alpha, const void *A,
                       gemm_dtype_t a_type, int64_t lda, const void *B, gemm_dtype_t b_type,
@@ -106,7 +149,7 @@ void gemm_desc_init(gemm_desc_t *desc, gemm_dtype_t type, gemm_layout_t layout, 
     desc->n = n;
     desc->k = k;
     desc->a_type = desc->b_type = desc->c_type = type;
-    desc->compute_type = type == GEMM_F64 ? GEMM_F64 : GEMM_F32;
+    desc->compute_type = type == GEMM_F64 || type == GEMM_C32 || type == GEMM_C64 ? type : GEMM_F32;
     desc->batch_count = 1;
     desc->stride_a = desc->stride_b = desc->stride_c = GEMM_DESC_TIGHT;
     desc->device = -1;

@@ -69,15 +69,18 @@ gemm_status_t problem_of_run(const gemm_plan &pl, const void *alpha, const void 
     if (!alpha) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 2: alpha is NULL", 2);
     if (!beta) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 5: beta is NULL", 5);
     p = pl.decided->shape();
-    p.alpha = scalar_value(alpha, pl.compute);
-    p.beta = scalar_value(beta, pl.compute);
-    if (pl.beta_zero && p.beta != 0.0)
+    scalar alpha_value = scalar_value(alpha, pl.compute), beta_value = scalar_value(beta, pl.compute);
+    p.alpha = alpha_value.re;
+    p.alpha_imag = alpha_value.im;
+    p.beta = beta_value.re;
+    p.beta_imag = beta_value.im;
+    if (pl.beta_zero && !p.beta_zero())
         return set_error(GEMM_STATUS_INVALID_VALUE,
-                         fmt::format("parameter 5: beta = {} but the plan was made for beta = 0 (desc->beta_zero)",
-                                     p.beta),
+                         fmt::format("parameter 5: beta = {}{} but the plan was made for beta = 0 (desc->beta_zero)",
+                                     p.beta, p.beta_imag != 0.0 ? fmt::format(" + {}i", p.beta_imag) : ""),
                          5);
     const bool writes_c = p.m > 0 && p.n > 0 && p.batch > 0;
-    const bool reads_ab = writes_c && p.k > 0 && p.alpha != 0.0;
+    const bool reads_ab = writes_c && !p.scales_only();
     struct operand { const void *ptr; bool needed; const char *name; int at; } operands[] = {
         {a, reads_ab, "A", 3}, {b, reads_ab, "B", 4}, {c, writes_c, "C", 6}};
     for (const operand &x : operands) {

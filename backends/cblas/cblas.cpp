@@ -5,7 +5,9 @@
 #include <dlfcn.h>
 
 #include <climits>
+#include <complex>
 #include <cstddef>
+#include <type_traits>
 #include <iterator>
 #include <string>
 
@@ -26,6 +28,9 @@ using fortran_gemm_fn = void (*)(const char *, const char *, const int *, const 
 template <class T>
 using cblas_gemm_fn = void (*)(int, int, int, int, int, int, T, const T *, int, const T *, int, T,
                                T *, int);
+// cblas_cgemm and cblas_zgemm take alpha and beta by pointer.
+using cblas_complex_gemm_fn = void (*)(int, int, int, int, int, int, const void *, const void *, int, const void *,
+                                       int, const void *, void *, int);
 using config_fn = char *(*)();
 
 // Tried in order when GEMM_CBLAS_LIB is unset: OpenBLAS first (the reference peer), then
@@ -53,9 +58,18 @@ struct cblas_library {
     fortran_gemm_fn<double> fortran_dgemm = nullptr;
     cblas_gemm_fn<float> cblas_sgemm = nullptr;
     cblas_gemm_fn<double> cblas_dgemm = nullptr;
+    // Complex: the Fortran pair when the real one is used, else the CBLAS pair; either may
+    // be missing (a BLAS without complex types), and then complex problems are refused.
+    fortran_gemm_fn<std::complex<float>> fortran_cgemm = nullptr;
+    fortran_gemm_fn<std::complex<double>> fortran_zgemm = nullptr;
+    cblas_complex_gemm_fn cblas_cgemm = nullptr;
+    cblas_complex_gemm_fn cblas_zgemm = nullptr;
     std::string error;
 
     bool fortran() const { return fortran_sgemm && fortran_dgemm; }
+    bool has_complex() const {
+        return fortran() ? fortran_cgemm && fortran_zgemm : cblas_cgemm && cblas_zgemm;
+    }
 };
 
 template <class F> F symbol(void *handle, const char *name) { return reinterpret_cast<F>(dlsym(handle, name)); }
@@ -82,6 +96,10 @@ cblas_library open_library(const std::string &path) {
     lib.fortran_dgemm = symbol<fortran_gemm_fn<double>>(lib.handle, "dgemm_");
     lib.cblas_sgemm = symbol<cblas_gemm_fn<float>>(lib.handle, "cblas_sgemm");
     lib.cblas_dgemm = symbol<cblas_gemm_fn<double>>(lib.handle, "cblas_dgemm");
+    lib.fortran_cgemm = symbol<fortran_gemm_fn<std::complex<float>>>(lib.handle, "cgemm_");
+    lib.fortran_zgemm = symbol<fortran_gemm_fn<std::complex<double>>>(lib.handle, "zgemm_");
+    lib.cblas_cgemm = symbol<cblas_complex_gemm_fn>(lib.handle, "cblas_cgemm");
+    lib.cblas_zgemm = symbol<cblas_complex_gemm_fn>(lib.handle, "cblas_zgemm");
     if (!lib.fortran() && !(lib.cblas_sgemm && lib.cblas_dgemm)) {
         lib.error = path + " has neither sgemm_/dgemm_ nor cblas_sgemm/cblas_dgemm";
         dlclose(lib.handle);
@@ -121,11 +139,16 @@ template <class T> const T *at(const void *base, int64_t index) {
     return base ? static_cast<const T *>(base) + index : nullptr;
 }
 
+template <class T> T scalar_of(double re, double im) {
+    if constexpr (std::is_floating_point_v<T>) return T(re);
+    else return T(typename T::value_type(re), typename T::value_type(im));
+}
+
 template <class T>
 void run_fortran(fortran_gemm_fn<T> gemm_fn, const problem &p) {
-    const char ta = p.op_a == transpose::n ? 'N' : 'T', tb = p.op_b == transpose::n ? 'N' : 'T';
+    const char ta = *op_name(p.op_a), tb = *op_name(p.op_b);  // 'N', 'T' or 'C'
     const int m = int(p.m), n = int(p.n), k = int(p.k), lda = int(p.lda), ldb = int(p.ldb), ldc = int(p.ldc);
-    const T alpha = T(p.alpha), beta = T(p.beta);
+    const T alpha = scalar_of<T>(p.alpha, p.alpha_imag), beta = scalar_of<T>(p.beta, p.beta_imag);
     for (int64_t i = 0; i < p.batch; ++i)
         gemm_fn(&ta, &tb, &m, &n, &k, &alpha, at<T>(p.a, i * p.stride_a), &lda, at<T>(p.b, i * p.stride_b),
                 &ldb, &beta, static_cast<T *>(p.c) + i * p.stride_c, &ldc, 1, 1);
@@ -139,6 +162,18 @@ void run_cblas(cblas_gemm_fn<T> gemm_fn, const problem &p) {
         gemm_fn(GEMM_COL_MAJOR, ta, tb, int(p.m), int(p.n), int(p.k), T(p.alpha), at<T>(p.a, i * p.stride_a),
                 int(p.lda), at<T>(p.b, i * p.stride_b), int(p.ldb), T(p.beta),
                 static_cast<T *>(p.c) + i * p.stride_c, int(p.ldc));
+}
+
+int cblas_op(transpose o) { return o == transpose::n ? GEMM_OP_N : o == transpose::t ? GEMM_OP_T : GEMM_OP_C; }
+
+template <class R>
+void run_cblas_complex(cblas_complex_gemm_fn gemm_fn, const problem &p) {
+    using Z = std::complex<R>;
+    const Z alpha(R(p.alpha), R(p.alpha_imag)), beta(R(p.beta), R(p.beta_imag));
+    for (int64_t i = 0; i < p.batch; ++i)
+        gemm_fn(GEMM_COL_MAJOR, cblas_op(p.op_a), cblas_op(p.op_b), int(p.m), int(p.n), int(p.k), &alpha,
+                at<Z>(p.a, i * p.stride_a), int(p.lda), at<Z>(p.b, i * p.stride_b), int(p.ldb), &beta,
+                static_cast<Z *>(p.c) + i * p.stride_c, int(p.ldc));
 }
 
 class cblas_backend final : public backend {
@@ -159,8 +194,10 @@ public:
 
     verdict supports(const problem &p) const override {
         if (p.space != memory_space::host) return verdict::no("needs host pointers");
-        if (p.ab_type != dtype::f32 && p.ab_type != dtype::f64)
-            return verdict::no(std::string(dtype_name(p.ab_type)) + " not supported (f32, f64 only)");
+        if (is_complex(p.ab_type) && !lib_.has_complex())
+            return verdict::no(lib_.path + " has neither cgemm_/zgemm_ nor cblas_cgemm/cblas_zgemm");
+        if (p.ab_type != dtype::f32 && p.ab_type != dtype::f64 && !is_complex(p.ab_type))
+            return verdict::no(std::string(dtype_name(p.ab_type)) + " not supported (f32, f64, c32, c64 only)");
         for (int64_t v : {p.m, p.n, p.k, p.lda, p.ldb, p.ldc})
             if (!fits_int(v)) return verdict::no("a size or leading dimension exceeds the BLAS int range");
         return verdict::yes();
@@ -169,11 +206,12 @@ public:
     gemm_status_t run(const problem &p, std::string_view, run_report &ctx) override {
         // Some kernels read A and B even then (OpenBLAS's small-matrix kernels on AVX-512
         // do), and they may be NULL.
-        if (p.k == 0 || p.alpha == 0.0) {
+        if (p.scales_only()) {
             ctx.variant_used = "scale_c";
             scale_c_on_host(p);
             return GEMM_STATUS_SUCCESS;
         }
+        if (is_complex(p.ab_type)) return run_complex(p, ctx);
         const bool f32 = p.ab_type == dtype::f32;
         if (lib_.fortran()) {
             ctx.variant_used = f32 ? "sgemm_" : "dgemm_";
@@ -186,6 +224,18 @@ public:
     }
 
 private:
+    gemm_status_t run_complex(const problem &p, run_report &ctx) const {
+        const bool c32 = p.ab_type == dtype::c32;
+        if (lib_.fortran()) {
+            ctx.variant_used = c32 ? "cgemm_" : "zgemm_";
+            c32 ? run_fortran(lib_.fortran_cgemm, p) : run_fortran(lib_.fortran_zgemm, p);
+        } else {
+            ctx.variant_used = c32 ? "cblas_cgemm" : "cblas_zgemm";
+            c32 ? run_cblas_complex<float>(lib_.cblas_cgemm, p) : run_cblas_complex<double>(lib_.cblas_zgemm, p);
+        }
+        return GEMM_STATUS_SUCCESS;
+    }
+
     mutable cblas_library lib_;  // written once by probe(), under available()'s once_flag
 };
 

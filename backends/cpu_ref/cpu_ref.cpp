@@ -1,6 +1,9 @@
-// cpu_ref.cpp: the plain triple loop for every dtype, layout and op; accumulates in double.
+// cpu_ref.cpp: the plain triple loop for every dtype, layout and op; accumulates in double
+// (std::complex<double> for the complex types).
 #include "cpu_ref.hpp"
 
+#include <complex>
+#include <type_traits>
 #include <vector>
 
 #include "dispatch/element.hpp"
@@ -12,22 +15,44 @@ int64_t offset(transpose o, int64_t row, int64_t col, int64_t ld) {
     return o == transpose::n ? row + col * ld : col + row * ld;
 }
 
+// An element of op(X): real types as double, complex ones as std::complex<double>, conjugated
+// for op C.
+template <class V> V element_of(const char *x, transpose o, int64_t row, int64_t col, int64_t ld, dtype t) {
+    if constexpr (std::is_same_v<V, double>) {
+        return load_element(x, offset(o, row, col, ld), t);
+    } else {
+        V v = load_value(x, offset(o, row, col, ld), t);
+        return o == transpose::c ? std::conj(v) : v;
+    }
+}
+
+template <class V> V scalar(double re, double im) {
+    if constexpr (std::is_same_v<V, double>) return re;
+    else return V(re, im);
+}
+
+template <class V> V c_at(const char *c, int64_t i, dtype t) {
+    if constexpr (std::is_same_v<V, double>) return load_element(c, i, t);
+    else return load_value(c, i, t);
+}
+
 // One matrix of the batch. The column of sums is walked along l so that A is read down its
 // stored columns when not transposed.
-void multiply_one(const problem &p, const char *a, const char *b, char *c, std::vector<double> &sums) {
-    const bool reads_ab = p.k > 0 && p.alpha != 0.0;
+template <class V> void multiply_one(const problem &p, const char *a, const char *b, char *c, std::vector<V> &sums) {
+    const bool reads_ab = !p.scales_only();
+    const V alpha = scalar<V>(p.alpha, p.alpha_imag), beta = scalar<V>(p.beta, p.beta_imag);
     for (int64_t j = 0; j < p.n; ++j) {
-        sums.assign(std::size_t(p.m), 0.0);
+        sums.assign(std::size_t(p.m), V(0));
         for (int64_t l = 0; reads_ab && l < p.k; ++l) {
-            double blj = load_element(b, offset(p.op_b, l, j, p.ldb), p.ab_type);
+            V blj = element_of<V>(b, p.op_b, l, j, p.ldb, p.ab_type);
             for (int64_t i = 0; i < p.m; ++i)
-                sums[std::size_t(i)] += load_element(a, offset(p.op_a, i, l, p.lda), p.ab_type) * blj;
+                sums[std::size_t(i)] += element_of<V>(a, p.op_a, i, l, p.lda, p.ab_type) * blj;
         }
         for (int64_t i = 0; i < p.m; ++i) {
             int64_t ci = i + j * p.ldc;
-            double v = reads_ab ? p.alpha * sums[std::size_t(i)] : 0.0;
-            if (p.beta != 0.0) v += p.beta * load_element(c, ci, p.c_type);  // beta = 0: C is not read
-            store_element(c, ci, p.c_type, v);
+            V v = reads_ab ? alpha * sums[std::size_t(i)] : V(0);
+            if (!p.beta_zero()) v += beta * c_at<V>(c, ci, p.c_type);  // beta = 0: C is not read
+            store_value(c, ci, p.c_type, v);
         }
     }
 }
@@ -52,11 +77,17 @@ public:
     gemm_status_t run(const problem &p, std::string_view, run_report &ctx) override {
         ctx.variant_used = "triple_loop_f64_accumulate";
         std::size_t ab = dtype_size(p.ab_type), cs = dtype_size(p.c_type);
-        thread_local std::vector<double> sums;
-        for (int64_t i = 0; i < p.batch; ++i)
-            multiply_one(p, element(p.a, i * p.stride_a, ab), element(p.b, i * p.stride_b, ab),
-                         const_cast<char *>(element(p.c, i * p.stride_c, cs)), sums);
+        if (is_complex(p.ab_type)) run_as<std::complex<double>>(p, ab, cs);
+        else run_as<double>(p, ab, cs);
         return GEMM_STATUS_SUCCESS;
+    }
+
+private:
+    template <class V> static void run_as(const problem &p, std::size_t ab, std::size_t cs) {
+        thread_local std::vector<V> sums;
+        for (int64_t i = 0; i < p.batch; ++i)
+            multiply_one<V>(p, element(p.a, i * p.stride_a, ab), element(p.b, i * p.stride_b, ab),
+                            const_cast<char *>(element(p.c, i * p.stride_c, cs)), sums);
     }
 };
 

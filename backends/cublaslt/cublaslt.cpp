@@ -302,7 +302,7 @@ gemm_status_t choose_algo(cublasLtHandle_t lt, const problem &p, lt_plan &plan, 
 
 gemm_status_t launch(const problem &dp, cudaStream_t stream, std::string_view variant, run_report &ctx) {
     // k == 0 or alpha == 0: C = beta * C without touching A or B (which may be NULL).
-    if (dp.k == 0 || dp.alpha == 0.0) {
+    if (dp.scales_only()) {
         ctx.variant_used = "scale_c";
         return cuda::scale_c(dp, stream);
     }
@@ -341,6 +341,7 @@ public:
     // Device and managed pointers run in place; host pointers are staged.
     verdict supports(const problem &p) const override {
         if (verdict v = cuda::library_supports_types(p); !v.ok) return v;
+        if (is_complex(p.ab_type)) return verdict::no("complex types are served by cublas, not by this backend");
         if (p.batch > INT_MAX) return verdict::no("batch count exceeds cuBLASLt's int32 range");
         return verdict::yes();
     }

@@ -9,7 +9,9 @@
 
 namespace gemm::cuda {
 
-inline cublasOperation_t operation_of(transpose t) { return t == transpose::n ? CUBLAS_OP_N : CUBLAS_OP_T; }
+inline cublasOperation_t operation_of(transpose t) {
+    return t == transpose::n ? CUBLAS_OP_N : t == transpose::t ? CUBLAS_OP_T : CUBLAS_OP_C;
+}
 
 inline cudaDataType_t data_type_of(dtype t) {
     switch (t) {
@@ -17,6 +19,8 @@ inline cudaDataType_t data_type_of(dtype t) {
     case dtype::f64: return CUDA_R_64F;
     case dtype::f16: return CUDA_R_16F;
     case dtype::bf16: return CUDA_R_16BF;
+    case dtype::c32: return CUDA_C_32F;
+    case dtype::c64: return CUDA_C_64F;
     }
     return CUDA_R_32F;
 }

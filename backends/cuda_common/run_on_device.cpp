@@ -63,7 +63,7 @@ struct staging_plan {
 };
 
 staging_plan plan_staging(const problem &p) {
-    bool reads_ab = p.k > 0 && p.alpha != 0.0;
+    bool reads_ab = !p.scales_only();
     staging_plan s{
         staged_operand(reads_ab ? p.a : nullptr, p.ab_type, p.a_rows(), p.a_cols(), p.lda, p.stride_a, p.batch),
         staged_operand(reads_ab ? p.b : nullptr, p.ab_type, p.b_rows(), p.b_cols(), p.ldb, p.stride_b, p.batch),
@@ -72,7 +72,7 @@ staging_plan plan_staging(const problem &p) {
     s.b.offset = round_up(s.a.bytes, buffer_alignment);
     s.c.offset = s.b.offset + round_up(s.b.bytes, buffer_alignment);
     s.total_bytes = s.c.offset + s.c.bytes;
-    s.in_bytes = p.beta != 0.0 ? s.total_bytes : s.c.offset;
+    s.in_bytes = !p.beta_zero() ? s.total_bytes : s.c.offset;
     return s;
 }
 
@@ -119,7 +119,7 @@ gemm_status_t run_staged(const problem &p, run_report &ctx, launch_fn launch, vo
     char *host = static_cast<char *>(pinned);
     if (plan.a.src) plan.a.pack(host + plan.a.offset);
     if (plan.b.src) plan.b.pack(host + plan.b.offset);
-    if (p.beta != 0.0) plan.c.pack(host + plan.c.offset);
+    if (!p.beta_zero()) plan.c.pack(host + plan.c.offset);
 
     problem dp = packed_problem(p, plan, static_cast<const char *>(dev), device);
     dp.stream = stream;

@@ -58,9 +58,11 @@ gemm_status_t check_host_memory(double bytes) {
                                  bytes / double(1 << 30), have / double(1 << 30)));
 }
 
+// count elements of t (both parts of a complex one) uniform in [-1, 1].
 void fill(void *base, std::size_t count, dtype t, std::mt19937_64 &rng) {
     std::uniform_real_distribution<double> uniform(-1.0, 1.0);
-    for (std::size_t i = 0; i < count; ++i) store_element(base, int64_t(i), t, uniform(rng));
+    const int64_t parts = int64_t(count) * parts_per_element(t);
+    for (int64_t i = 0; i < parts; ++i) store_element(base, i, part_type(t), uniform(rng));
 }
 
 }  // namespace
@@ -233,9 +235,10 @@ gemm_status_t operand_sets::prepare_check() {
     next_ = 0;
     set &s = sets_.front();
     if (class_.beta == 0.0) {
-        std::size_t count = bytes_[2] / dtype_size(class_.c_type);
+        const dtype part = part_type(class_.c_type);
+        std::size_t count = bytes_[2] / dtype_size(part);
         for (std::size_t i = 0; i < count; ++i)
-            store_element(s.host[2], int64_t(i), class_.c_type, std::numeric_limits<double>::quiet_NaN());
+            store_element(s.host[2], int64_t(i), part, std::numeric_limits<double>::quiet_NaN());
     } else {
         std::memcpy(s.host[2], initial_c_.get(), bytes_[2]);
     }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <type_traits>
 
 #include <spdlog/fmt/fmt.h>
 
@@ -26,6 +27,8 @@ double unit_roundoff(dtype t) {
     case dtype::f32: return std::ldexp(1.0, -24);
     case dtype::f16: return std::ldexp(1.0, -11);
     case dtype::bf16: return std::ldexp(1.0, -8);
+    case dtype::c32: return std::ldexp(1.0, -24);
+    case dtype::c64: return std::ldexp(1.0, -53);
     }
     return 1;
 }
@@ -60,28 +63,56 @@ const char *verdict_name(check_outcome::verdict v) {
 // The one rule. Operands lie in [-1, 1]; a sum of k products then drifts by about 0.1·u·k
 // (measured: the largest difference over 10^5 elements of an f64 product reached 1.4·u·k),
 // so 4·u·k leaves a margin yet stays far below the error of a wrong block (order 0.1).
-// Independent input roundings (TF32) add up like a random walk: sqrt(k). The rounding of the
-// result to C's type may differ between two correct computations: 2·u_out·|value|.
-double result_check::element_tolerance(double value, double c0) const {
-    double u = unit_roundoff(compute_type_for(p_.ab_type));
-    double k = double(p_.k) + 16.0;
+// A complex product adds two real ones: 2k of them. Independent input roundings (TF32) add
+// up like a random walk: sqrt(k). The rounding of the result to C's type may differ between
+// two correct computations: 2·u_out·|value|. Sizes are magnitudes (|z| for complex values).
+double result_check::element_tolerance(double value_size, double c0_size) const {
+    double u = unit_roundoff(part_type(compute_type_for(p_.ab_type)));
+    double k = double(p_.k) * double(parts_per_element(p_.ab_type)) + 16.0;
     double products = u * k + (tf32_ ? std::ldexp(1.0, -11) * std::sqrt(k) : 0.0);
-    return 4.0 * std::fabs(p_.alpha) * products + 2.0 * unit_roundoff(p_.c_type) * std::fabs(value) +
-           4.0 * u * std::fabs(p_.beta * c0) + 1e-300;
+    double alpha = std::abs(value(p_.alpha, p_.alpha_imag)), beta = std::abs(value(p_.beta, p_.beta_imag));
+    return 4.0 * alpha * products + 2.0 * unit_roundoff(part_type(p_.c_type)) * value_size +
+           4.0 * u * beta * c0_size + 1e-300;
 }
 
-double result_check::a_at(int64_t batch, int64_t i, int64_t l) const {
+namespace {
+
+template <class V> V load_as(const void *base, int64_t i, dtype t);
+template <> double load_as<double>(const void *base, int64_t i, dtype t) { return load_element(base, i, t); }
+template <> std::complex<double> load_as<std::complex<double>>(const void *base, int64_t i, dtype t) {
+    return load_value(base, i, t);
+}
+
+template <class V> V conjugated(V v, transpose o) {
+    if constexpr (std::is_same_v<V, double>) return v;
+    else return o == transpose::c ? std::conj(v) : v;
+}
+
+// A stored expected value as V.
+template <class V> V as_value(std::complex<double> v) {
+    if constexpr (std::is_same_v<V, double>) return v.real();
+    else return v;
+}
+
+template <class V> V scalar(double re, double im) {
+    if constexpr (std::is_same_v<V, double>) return re;
+    else return V(re, im);
+}
+
+}  // namespace
+
+template <class V> V result_check::a_at(int64_t batch, int64_t i, int64_t l) const {
     int64_t off = batch * p_.stride_a + (p_.op_a == transpose::n ? i + l * p_.lda : l + i * p_.lda);
-    return load_element(a_, off, p_.ab_type);
+    return conjugated(load_as<V>(a_, off, p_.ab_type), p_.op_a);
 }
 
-double result_check::b_at(int64_t batch, int64_t l, int64_t j) const {
+template <class V> V result_check::b_at(int64_t batch, int64_t l, int64_t j) const {
     int64_t off = batch * p_.stride_b + (p_.op_b == transpose::n ? l + j * p_.ldb : j + l * p_.ldb);
-    return load_element(b_, off, p_.ab_type);
+    return conjugated(load_as<V>(b_, off, p_.ab_type), p_.op_b);
 }
 
-double result_check::c0_at(int64_t batch, int64_t i, int64_t j) const {
-    return load_element(c0_, batch * p_.stride_c + i + j * p_.ldc, p_.c_type);
+template <class V> V result_check::c0_at(int64_t batch, int64_t i, int64_t j) const {
+    return load_as<V>(c0_, batch * p_.stride_c + i + j * p_.ldc, p_.c_type);
 }
 
 void result_check::prepare(const operand_sets &sets, bool tf32) {
@@ -96,66 +127,79 @@ void result_check::prepare(const operand_sets &sets, bool tf32) {
     t_.assign(std::size_t(full_ ? 0 : p_.n), 0.0);
     for (double &v : t_) v = uniform(rng);
     expected_.clear();
+    const bool complex = is_complex(p_.ab_type);
     for (int64_t batch = 0; batch < p_.batch; ++batch) {
-        if (full_) full_reference(batch);
-        else projected_reference(batch);
+        if (full_) complex ? full_reference<value>(batch) : full_reference<double>(batch);
+        else complex ? projected_reference<value>(batch) : projected_reference<double>(batch);
     }
 }
 
-void result_check::full_reference(int64_t batch) {
+template <class V> void result_check::full_reference(int64_t batch) {
+    const V alpha = scalar<V>(p_.alpha, p_.alpha_imag), beta = scalar<V>(p_.beta, p_.beta_imag);
     for (int64_t j = 0; j < p_.n; ++j)
         for (int64_t i = 0; i < p_.m; ++i) {
-            double sum = 0;
-            for (int64_t l = 0; l < p_.k && p_.alpha != 0.0; ++l) sum += a_at(batch, i, l) * b_at(batch, l, j);
-            double c0 = p_.beta != 0.0 ? c0_at(batch, i, j) : 0.0;
-            expected_.push_back(p_.alpha * sum + p_.beta * c0);
+            V sum = 0;
+            for (int64_t l = 0; l < p_.k && !p_.alpha_zero(); ++l) sum += a_at<V>(batch, i, l) * b_at<V>(batch, l, j);
+            V c0 = !p_.beta_zero() ? c0_at<V>(batch, i, j) : V(0);
+            expected_.push_back(alpha * sum + beta * c0);
         }
 }
 
 // Row i of alpha A (B t) + beta C0 t.
-void result_check::projected_reference(int64_t batch) {
-    std::vector<double> bt(std::size_t(p_.k), 0.0);
+template <class V> void result_check::projected_reference(int64_t batch) {
+    const V alpha = scalar<V>(p_.alpha, p_.alpha_imag), beta = scalar<V>(p_.beta, p_.beta_imag);
+    std::vector<V> bt(std::size_t(p_.k), V(0));
     for (int64_t l = 0; l < p_.k; ++l)
-        for (int64_t j = 0; j < p_.n; ++j) bt[std::size_t(l)] += b_at(batch, l, j) * t_[std::size_t(j)];
+        for (int64_t j = 0; j < p_.n; ++j) bt[std::size_t(l)] += b_at<V>(batch, l, j) * t_[std::size_t(j)];
     for (int64_t i = 0; i < p_.m; ++i) {
-        double sum = 0, c_sum = 0;
-        for (int64_t l = 0; l < p_.k && p_.alpha != 0.0; ++l) sum += a_at(batch, i, l) * bt[std::size_t(l)];
-        for (int64_t j = 0; p_.beta != 0.0 && j < p_.n; ++j) c_sum += c0_at(batch, i, j) * t_[std::size_t(j)];
-        expected_.push_back(p_.alpha * sum + p_.beta * c_sum);
+        V sum = 0, c_sum = 0;
+        for (int64_t l = 0; l < p_.k && !p_.alpha_zero(); ++l) sum += a_at<V>(batch, i, l) * bt[std::size_t(l)];
+        for (int64_t j = 0; !p_.beta_zero() && j < p_.n; ++j) c_sum += c0_at<V>(batch, i, j) * t_[std::size_t(j)];
+        expected_.push_back(alpha * sum + beta * c_sum);
     }
 }
 
 check_outcome result_check::judge(const problem &r) const {
+    return is_complex(p_.ab_type) ? judge_as<value>(r) : judge_as<double>(r);
+}
+
+template <class V> check_outcome result_check::judge_as(const problem &r) const {
     worst_tracker worst;
     std::size_t index = 0;
-    // A correct element is at most |alpha|·k + |beta·c0| in size; capping |C| there keeps a
-    // garbage value from widening its own tolerance.
-    const double largest_product = std::fabs(p_.alpha) * double(p_.k);
+    // A correct element is at most |alpha|·k + |beta·c0| in size (times 2 for complex
+    // operands, whose parts lie in [-1, 1]); capping |C| there keeps a garbage value from
+    // widening its own tolerance.
+    const double alpha = std::abs(value(p_.alpha, p_.alpha_imag)), beta = std::abs(value(p_.beta, p_.beta_imag));
+    const double largest_product = alpha * double(p_.k) * double(parts_per_element(p_.ab_type));
     for (int64_t batch = 0; batch < p_.batch; ++batch) {
         const char *c = static_cast<const char *>(r.c) + std::size_t(batch * p_.stride_c) * dtype_size(p_.c_type);
         if (full_) {
             for (int64_t j = 0; j < p_.n; ++j)
                 for (int64_t i = 0; i < p_.m; ++i) {
-                    double want = expected_[index++];
-                    double c0 = p_.beta != 0.0 ? c0_at(batch, i, j) : 0.0;
-                    double got = load_element(c, i + j * p_.ldc, p_.c_type);
-                    worst.add(std::fabs(got - want), element_tolerance(want, c0), batch, i, j);
+                    V want = as_value<V>(expected_[index++]);
+                    double c0 = !p_.beta_zero() ? std::abs(c0_at<V>(batch, i, j)) : 0.0;
+                    V got = load_as<V>(c, i + j * p_.ldc, p_.c_type);
+                    worst.add(std::abs(got - want), element_tolerance(std::abs(want), c0), batch, i, j);
                 }
             continue;
         }
-        std::vector<double> ct(std::size_t(p_.m), 0.0), tol_squares(std::size_t(p_.m), 0.0);
+        std::vector<V> ct(std::size_t(p_.m), V(0));
+        std::vector<double> tol_squares(std::size_t(p_.m), 0.0);
         for (int64_t j = 0; j < p_.n; ++j)
             for (int64_t i = 0; i < p_.m; ++i) {
-                double cij = load_element(c, i + j * p_.ldc, p_.c_type), tj = t_[std::size_t(j)];
-                double c0 = p_.beta != 0.0 ? c0_at(batch, i, j) : 0.0;
+                V cij = load_as<V>(c, i + j * p_.ldc, p_.c_type);
+                double tj = t_[std::size_t(j)];
+                double c0 = !p_.beta_zero() ? std::abs(c0_at<V>(batch, i, j)) : 0.0;
                 ct[std::size_t(i)] += cij * tj;
-                double size = std::fmin(std::fabs(cij), largest_product + std::fabs(p_.beta * c0));
+                double size = std::fmin(std::abs(cij), largest_product + beta * c0);
                 double tol = element_tolerance(size, c0) * tj;
                 tol_squares[std::size_t(i)] += tol * tol;
             }
-        for (int64_t i = 0; i < p_.m; ++i)
-            worst.add(std::fabs(ct[std::size_t(i)] - expected_[index++]),
+        for (int64_t i = 0; i < p_.m; ++i) {
+            V want = as_value<V>(expected_[index++]);
+            worst.add(std::abs(ct[std::size_t(i)] - want),
                       vector_check_margin * std::sqrt(tol_squares[std::size_t(i)]) + 1e-300, batch, i, -1);
+        }
     }
     check_outcome out;
     out.method = full_ ? "reference" : "vector";

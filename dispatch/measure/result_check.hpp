@@ -3,6 +3,7 @@
 // O(n²) check of BLIS, C·t against α·A·(B·t) + β·C₀·t for a random vector t.
 #pragma once
 
+#include <complex>
 #include <string>
 #include <vector>
 
@@ -35,18 +36,22 @@ public:
     check_outcome judge(const problem &result) const;
 
 private:
-    double element_tolerance(double value, double c0) const;
-    double a_at(int64_t batch, int64_t i, int64_t l) const;
-    double b_at(int64_t batch, int64_t l, int64_t j) const;
-    double c0_at(int64_t batch, int64_t i, int64_t j) const;
-    void full_reference(int64_t batch);
-    void projected_reference(int64_t batch);
+    using value = std::complex<double>;  // real types use its real part
+
+    double element_tolerance(double value_size, double c0_size) const;
+    // Elements of op(A), op(B) and C0 as V: double for real types, value for complex ones.
+    template <class V> V a_at(int64_t batch, int64_t i, int64_t l) const;
+    template <class V> V b_at(int64_t batch, int64_t l, int64_t j) const;
+    template <class V> V c0_at(int64_t batch, int64_t i, int64_t j) const;
+    template <class V> void full_reference(int64_t batch);
+    template <class V> void projected_reference(int64_t batch);
+    template <class V> check_outcome judge_as(const problem &result) const;
 
     problem p_;
     bool full_ = true, tf32_ = false;
     const void *a_ = nullptr, *b_ = nullptr, *c0_ = nullptr;
     std::vector<double> t_;          // the random vector of the projected check
-    std::vector<double> expected_;   // per element (full) or per row of C·t (projected)
+    std::vector<value> expected_;    // per element (full) or per row of C·t (projected)
 };
 
 }  // namespace gemm

@@ -27,14 +27,17 @@ typedef enum gemm_layout {
 typedef enum gemm_op {
     GEMM_OP_N = 111, /* op(X) = X */
     GEMM_OP_T = 112, /* op(X) = X^T */
-    GEMM_OP_C = 113  /* op(X) = X^H, equal to X^T for the real types served here */
+    GEMM_OP_C = 113  /* op(X) = X^H (conjugate transpose); equal to X^T for real types */
 } gemm_op_t;
 
 typedef enum gemm_dtype {
     GEMM_F32 = 0,
     GEMM_F64 = 1,
     GEMM_F16 = 2,  /* IEEE binary16, stored as 16 bits */
-    GEMM_BF16 = 3  /* bfloat16, stored as 16 bits */
+    GEMM_BF16 = 3, /* bfloat16, stored as 16 bits */
+    GEMM_C32 = 4,  /* complex: real then imaginary part, two floats (C99 float _Complex,
+                      std::complex<float>, cuComplex) */
+    GEMM_C64 = 5   /* complex: two doubles (double _Complex, std::complex<double>) */
 } gemm_dtype_t;
 
 /* Append-only: a code keeps its value forever; retired codes leave a gap.
@@ -102,10 +105,37 @@ GEMM_API gemm_status_t gemm_dgemm_strided_batched(
     int64_t ldb, int64_t stride_b, double beta, double *C, int64_t ldc, int64_t stride_c,
     int64_t batch_count);
 
+/* Complex GEMM, as cblas_cgemm and cblas_zgemm take it: alpha and beta point to a complex
+ * value (two floats for c, two doubles for z), A, B and C to complex elements (GEMM_C32,
+ * GEMM_C64). GEMM_OP_C takes the conjugate transpose. */
+GEMM_API gemm_status_t gemm_cgemm(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb,
+                                  int64_t m, int64_t n, int64_t k, const void *alpha,
+                                  const void *A, int64_t lda, const void *B, int64_t ldb,
+                                  const void *beta, void *C, int64_t ldc);
+
+GEMM_API gemm_status_t gemm_zgemm(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb,
+                                  int64_t m, int64_t n, int64_t k, const void *alpha,
+                                  const void *A, int64_t lda, const void *B, int64_t ldb,
+                                  const void *beta, void *C, int64_t ldc);
+
+/* Strides count complex elements. */
+GEMM_API gemm_status_t gemm_cgemm_strided_batched(
+    gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m, int64_t n,
+    int64_t k, const void *alpha, const void *A, int64_t lda, int64_t stride_a, const void *B,
+    int64_t ldb, int64_t stride_b, const void *beta, void *C, int64_t ldc, int64_t stride_c,
+    int64_t batch_count);
+
+GEMM_API gemm_status_t gemm_zgemm_strided_batched(
+    gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m, int64_t n,
+    int64_t k, const void *alpha, const void *A, int64_t lda, int64_t stride_a, const void *B,
+    int64_t ldb, int64_t stride_b, const void *beta, void *C, int64_t ldc, int64_t stride_c,
+    int64_t batch_count);
+
 /* Generic form. Supported (A and B, C, compute) types:
- *   f32, f32, f32 | f64, f64, f64 | f16, f16 or f32, f32 | bf16, bf16 or f32, f32.
- * alpha and beta point to a value of the compute type (float or double).
- * f16 and bf16 products accumulate in f32. */
+ *   f32, f32, f32 | f64, f64, f64 | f16, f16 or f32, f32 | bf16, bf16 or f32, f32 |
+ *   c32, c32, c32 | c64, c64, c64.
+ * alpha and beta point to a value of the compute type (float, double, or a complex pair of
+ * either). f16 and bf16 products accumulate in f32. */
 GEMM_API gemm_status_t gemm_ex(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb,
                                int64_t m, int64_t n, int64_t k, const void *alpha,
                                const void *A, gemm_dtype_t a_type, int64_t lda,
@@ -332,7 +362,8 @@ typedef struct gemm_plan *gemm_plan_t;
 GEMM_API gemm_status_t gemm_plan_create(const gemm_desc_t *desc, gemm_plan_t *plan);
 
 /* C = alpha * op(A) * op(B) + beta * C for the plan's class, on the operands of this run:
- * alpha and beta point to a value of desc's compute type (float, or double for f64); A, B
+ * alpha and beta point to a value of desc's compute type (float, double, or a complex pair
+ * of either); A, B
  * and C, and for a batch the matrices the desc's strides place after them, as a call takes
  * them. Refused, C untouched: a NULL pointer the run needs (A and B when k > 0 and alpha !=
  * 0, C when the class is not empty), a pointer that is not a multiple of desc->alignment,

@@ -3,6 +3,7 @@
 // never exceptions.
 #pragma once
 
+#include <complex>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -112,6 +113,15 @@ template <> struct type_of<float> { static constexpr gemm_dtype_t value = GEMM_F
 template <> struct type_of<double> { static constexpr gemm_dtype_t value = GEMM_F64; using scalar = double; };
 template <> struct type_of<half> { static constexpr gemm_dtype_t value = GEMM_F16; using scalar = float; };
 template <> struct type_of<bfloat16> { static constexpr gemm_dtype_t value = GEMM_BF16; using scalar = float; };
+// std::complex stores the real then the imaginary part, as GEMM_C32 and GEMM_C64 do.
+template <> struct type_of<std::complex<float>> {
+    static constexpr gemm_dtype_t value = GEMM_C32;
+    using scalar = std::complex<float>;
+};
+template <> struct type_of<std::complex<double>> {
+    static constexpr gemm_dtype_t value = GEMM_C64;
+    using scalar = std::complex<double>;
+};
 
 // A matrix in caller memory: rows x cols with leading dimension ld in the given layout.
 template <class T> struct matrix_view {
@@ -195,17 +205,18 @@ private:
 };
 
 // Owns a gemm_plan_t: made by create(), destroyed with the object, movable, not copyable.
-// run() takes the scalars in the compute type (float, or double for f64 plans).
+// run() takes the scalars in the compute type (float; double for f64 plans; std::complex<float>
+// or std::complex<double> for complex ones).
 class plan {
 public:
     plan() = default;
     ~plan() { gemm_plan_destroy(handle_); }
-    plan(plan &&other) noexcept : handle_(other.handle_), f64_(other.f64_) { other.handle_ = nullptr; }
+    plan(plan &&other) noexcept : handle_(other.handle_), compute_(other.compute_) { other.handle_ = nullptr; }
     plan &operator=(plan &&other) noexcept {
         if (this != &other) {
             gemm_plan_destroy(handle_);
             handle_ = other.handle_;
-            f64_ = other.f64_;
+            compute_ = other.compute_;
             other.handle_ = nullptr;
         }
         return *this;
@@ -220,7 +231,7 @@ public:
         if (s.ok()) {
             gemm_plan_destroy(handle_);
             handle_ = made;
-            f64_ = desc.compute_type == GEMM_F64;
+            compute_ = desc.compute_type;
         }
         return s;
     }
@@ -228,11 +239,10 @@ public:
     // The scalars' type must be the plan's compute type: checked, since the library reads
     // them through untyped pointers.
     template <class S> status run(S alpha, const void *A, const void *B, S beta, void *C) const {
-        static_assert(std::is_same<S, float>::value || std::is_same<S, double>::value,
-                      "alpha and beta are float, or double for f64 plans");
-        if (handle_ && std::is_same<S, double>::value != f64_)
-            return {GEMM_STATUS_INVALID_VALUE, f64_ ? "plan::run: an f64 plan takes double alpha and beta"
-                                                    : "plan::run: this plan takes float alpha and beta"};
+        static_assert(std::is_same<S, typename type_of<S>::scalar>::value,
+                      "alpha and beta are float, double, std::complex<float> or std::complex<double>");
+        if (handle_ && type_of<S>::value != compute_)
+            return {GEMM_STATUS_INVALID_VALUE, "plan::run: alpha and beta must be of the plan's compute type"};
         return make_status(gemm_plan_run(handle_, &alpha, A, B, &beta, C));
     }
 
@@ -252,7 +262,7 @@ private:
     }
 
     gemm_plan_t handle_ = nullptr;
-    bool f64_ = false;
+    gemm_dtype_t compute_ = GEMM_F32;
 };
 
 }  // namespace gemm

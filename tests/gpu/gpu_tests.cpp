@@ -110,7 +110,8 @@ bool is_host(memory kind) { return kind == memory::host || kind == memory::pinne
 // and counted as a skip.
 bool must_support(const std::string &backend, const gemm_case &c, memory kind) {
     bool f32_or_f64 = c.ab_type == GEMM_F32 || c.ab_type == GEMM_F64;
-    if (backend == "cublas" || backend == "cublaslt") return true;
+    if (backend == "cublas") return true;
+    if (backend == "cublaslt") return !is_complex(c.ab_type);
     if (backend == "cuda_naive" || backend == "cuda_tiled") return f32_or_f64 && c.ab_type == c.c_type;
     if (backend == "cublasxt") return f32_or_f64 && c.ab_type == c.c_type && is_host(kind);
     return false;
@@ -190,19 +191,29 @@ void report(const tally &t) {
 struct type_pair {
     gemm_dtype_t ab, c;
 };
-constexpr type_pair all_types[] = {{GEMM_F32, GEMM_F32}, {GEMM_F64, GEMM_F64}, {GEMM_F16, GEMM_F16},
-                                   {GEMM_F16, GEMM_F32}, {GEMM_BF16, GEMM_BF16}, {GEMM_BF16, GEMM_F32}};
+constexpr type_pair all_types[] = {{GEMM_F32, GEMM_F32},   {GEMM_F64, GEMM_F64}, {GEMM_F16, GEMM_F16},
+                                   {GEMM_F16, GEMM_F32},   {GEMM_BF16, GEMM_BF16}, {GEMM_BF16, GEMM_F32},
+                                   {GEMM_C32, GEMM_C32},   {GEMM_C64, GEMM_C64}};
 
 struct scalars {
     double alpha, beta;
 };
 constexpr scalars scalar_cycle[] = {{1.0, 0.0}, {0.5, -1.5}, {-1.0, 1.0}, {0.0, 2.0}, {1.25, 0.0}};
 
+// alpha and beta, with imaginary parts for complex cases wherever the real part is not 0.
+void set_scalars(gemm_case &c, double alpha, double beta) {
+    c.alpha = alpha;
+    c.beta = beta;
+    c.alpha_imag = is_complex(c.ab_type) && alpha != 0.0 ? 0.5 : 0.0;
+    c.beta_imag = is_complex(c.ab_type) && beta != 0.0 ? -0.25 : 0.0;
+}
+
 gemm_case base_case(type_pair t, gemm_layout_t layout, gemm_op_t ta, gemm_op_t tb, int64_t m, int64_t n, int64_t k) {
     gemm_case c;
     c.ab_type = t.ab;
     c.c_type = t.c;
-    c.api = (t.ab == GEMM_F32 || t.ab == GEMM_F64) && t.ab == t.c && (m + n + k) % 2 == 0 ? entry::typed : entry::ex;
+    bool typed = t.ab == GEMM_F32 || t.ab == GEMM_F64 || is_complex(t.ab);
+    c.api = typed && t.ab == t.c && (m + n + k) % 2 == 0 ? entry::typed : entry::ex;
     c.layout = layout;
     c.transa = ta;
     c.transb = tb;
@@ -230,20 +241,20 @@ TEST_CASE("gpu: correctness matrix, device and host pointers") {
                            {129, 127, 2}, {255, 257, 17}, {31, 1, 257}, {1, 129, 7},   {97, 13, 101},
                            {128, 128, 128}};
     const gemm_layout_t layouts[] = {GEMM_COL_MAJOR, GEMM_ROW_MAJOR};
-    const gemm_op_t ops[] = {GEMM_OP_N, GEMM_OP_T};
     const int64_t pads[] = {0, 1, 7};
     for (type_pair t : all_types) {
         tally tl;
         int64_t counter = 0;
+        // Complex types take the conjugate transpose in place of the plain one.
+        const gemm_op_t other = is_complex(t.ab) ? GEMM_OP_C : GEMM_OP_T;
         for (size3 s : sizes)
             for (gemm_layout_t l : layouts)
-                for (gemm_op_t ta : ops)
-                    for (gemm_op_t tb : ops) {
+                for (gemm_op_t ta : {GEMM_OP_N, other})
+                    for (gemm_op_t tb : {GEMM_OP_N, counter % 2 ? GEMM_OP_T : other}) {
                         gemm_case c = base_case(t, l, ta, tb, s.m, s.n, s.k);
                         set_leading_dims(c, pads[counter % 3]);
                         scalars sc = scalar_cycle[counter % 5];
-                        c.alpha = sc.alpha;
-                        c.beta = sc.beta;
+                        set_scalars(c, sc.alpha, sc.beta);
                         ++counter;
                         check_case(c, tl);
                     }
@@ -258,8 +269,7 @@ TEST_CASE("gpu: every alpha/beta combination, C op, managed and pinned memory") 
             for (gemm_op_t ta : {GEMM_OP_N, GEMM_OP_C}) {
                 gemm_case c = base_case(t, GEMM_ROW_MAJOR, ta, GEMM_OP_T, 37, 29, 41);
                 set_leading_dims(c, 3);
-                c.alpha = sc.alpha;
-                c.beta = sc.beta;
+                set_scalars(c, sc.alpha, sc.beta);
                 check_case(c, tl, {memory::device, memory::managed, memory::pinned, memory::host});
             }
     report(tl);
@@ -275,8 +285,7 @@ TEST_CASE("gpu: strided batches, shared A or B (stride 0), gaps") {
                 set_leading_dims(c, share);
                 set_batch(c, 3 + share, share & 1, share & 2, share == 3 ? 0 : 5);
                 c.api = entry::ex;
-                c.alpha = 0.75;
-                c.beta = share == 2 ? 0.0 : -0.5;
+                set_scalars(c, 0.75, share == 2 ? 0.0 : -0.5);
                 check_case(c, tl);
             }
     report(tl);

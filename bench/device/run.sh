@@ -12,6 +12,8 @@
 #   short     short device calls back to back (direct, forced, plan) against what the
 #             measurement engine times for them (short_calls.cpp)
 #   bench     gemm bench --device 0: cuda_tiled, cublas, cublaslt against cuBLAS (f32)
+#   complex   gemm bench in c32 and c64: cublas and auto on device pointers, and cublas,
+#             cblas and cpu_omp on host pointers
 #   sweep     the largest cuda_tiled f32 configurations by id at 4096^3 and 8192^3, TN and NT
 #   tune      gemm tune --suite default (host and device), then auto against cuBLAS
 #   recorded  the documented workflow on shapes outside the suite: GEMM_RECORD while gemm
@@ -102,6 +104,19 @@ if has_stage bench; then
         --backends cublas,cublaslt,cuda_tiled --baseline cublas --csv "$out/bench_f32.csv" \
         >"$out/bench_f32.txt" 2>&1
     summary+=("gemm bench --device 0 f32: rc=$?")
+fi
+if has_stage complex; then
+    # Complex GEMM: cublas (Cgemm/Zgemm) and auto on device pointers, and on host pointers
+    # against the CPU backends.
+    $gemm bench 1024 4096 --device 0 --dtype c32,c64 --layout col --ops NN,CN --backends cublas,auto \
+        --baseline cublas --csv "$out/bench_complex_device.csv" >"$out/bench_complex_device.txt" 2>&1
+    summary+=("gemm bench --device 0 c32,c64: rc=$?")
+    summary+=("$(awk -F, 'NR > 1 { printf "%s %s %s %sx%sx%s %.0f GFLOP/s x%s; ", $1, $2, $4, $5, $6, $7, $18, $21 }' \
+        "$out/bench_complex_device.csv" 2>/dev/null)")
+    $gemm bench 2048 --dtype c32,c64 --layout col --backends cublas,cblas,cpu_omp --baseline cblas \
+        --csv "$out/bench_complex_host.csv" >"$out/bench_complex_host.txt" 2>&1
+    summary+=("gemm bench host c32,c64: rc=$?")
+    save_logs
 fi
 if has_stage sweep; then
     ids=""

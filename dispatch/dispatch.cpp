@@ -75,9 +75,9 @@ gemm_status_t choose_and_run(const problem &p, const selection &sel, const call_
     return run_choice(p, c, call, ctx, traced);
 }
 
-// A measured run traces the canonical problem: column-major, ops N or T.
+// A measured run traces the canonical problem: column-major, ops N, T or C.
 call_shape canonical_shape(const problem &p) {
-    auto op = [](transpose t) { return t == transpose::n ? GEMM_OP_N : GEMM_OP_T; };
+    auto op = [](transpose t) { return t == transpose::n ? GEMM_OP_N : t == transpose::t ? GEMM_OP_T : GEMM_OP_C; };
     return {GEMM_COL_MAJOR, op(p.op_a), op(p.op_b), p.m, p.n, p.k, p.lda, p.ldb, p.ldc};
 }
 

@@ -202,6 +202,11 @@ scalar scalar_value(const void *p, int compute) {
     }
 }
 
+transpose canonical_op(int op, int ab_type) {
+    if (op == GEMM_OP_N) return transpose::n;
+    return op == GEMM_OP_C && is_complex(dtype(ab_type)) ? transpose::c : transpose::t;
+}
+
 bool valid_op(int o) { return o == GEMM_OP_N || o == GEMM_OP_T || o == GEMM_OP_C; }
 
 bool valid_dtype(int t) {
@@ -220,12 +225,8 @@ gemm_status_t check_call(const user_call &c) {
 problem canonicalize(const user_call &c) {
     problem p;
     // Row-major storage read as column-major is the transpose, and (op(X))^T keeps the
-    // conjugation of op C, so each operand keeps its op. C equals T for real data.
-    const bool complex = is_complex(dtype(c.a_type));
-    auto op_of = [complex](int o) {
-        return o == GEMM_OP_N ? transpose::n : o == GEMM_OP_C && complex ? transpose::c : transpose::t;
-    };
-    transpose op_a = op_of(c.transa), op_b = op_of(c.transb);
+    // conjugation of op C, so each operand keeps its op.
+    transpose op_a = canonical_op(c.transa, c.a_type), op_b = canonical_op(c.transb, c.a_type);
     bool row = c.layout == GEMM_ROW_MAJOR;
     // Row-major C is column-major C^T = op(B)^T op(A)^T: swap the operands and m with n.
     p.m = row ? c.n : c.m;

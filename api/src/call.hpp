@@ -26,6 +26,10 @@ struct scalar {
 };
 scalar scalar_value(const void *p, int compute);
 
+// The canonical op of a valid gemm_op_t: GEMM_OP_C stays the conjugate transpose for complex
+// types and is the plain transpose for real ones.
+transpose canonical_op(int op, int ab_type);
+
 // Whether an int names a gemm_op_t / gemm_dtype_t. Shared with gemm_tune.
 bool valid_op(int o);
 bool valid_dtype(int t);

@@ -45,8 +45,7 @@ gemm_status_t check_request(const api_tune_request &r) {
 problem_class class_of(const api_tune_request &r) {
     problem_class c;
     bool row = r.layout == GEMM_ROW_MAJOR;
-    transpose a = r.transa == GEMM_OP_N ? transpose::n : transpose::t;
-    transpose b = r.transb == GEMM_OP_N ? transpose::n : transpose::t;
+    transpose a = canonical_op(r.transa, r.ab_type), b = canonical_op(r.transb, r.ab_type);
     c.ab_type = static_cast<dtype>(r.ab_type);
     c.c_type = static_cast<dtype>(r.c_type);
     c.op_a = row ? b : a;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tune_table.sh: the gemm tune table keeps its columns aligned whatever the widths of the
 # problems' texts (a class like "col NN ld+pad misaligned beta!=0", a batched shape); a
-# recorded key is tuned, and stored, as that same key.
+# recorded key is tuned, and stored, as that same key; a complex conjugate transpose stays one.
 # usage: tune_table.sh SCENARIO GEMM
 . "$(dirname "$0")/cli_lib.sh"
 scenario=$1 gemm=$2
@@ -46,6 +46,17 @@ SHAPES
                "f32 f32 NN 4 4 4 batch=1 ld=tight align=elem space=host beta=0"; do
         grep -qF "$key | " "$work/cache.txt" || fail "no entry for the recorded key '$key' in the cache"
     done
+    ;;
+complex_ops)
+    # GEMM_OP_C stays the conjugate transpose for complex types through tuning (key "CN"; a
+    # row-major call swaps the operands and keeps each op: "NC") and measurement (the trace).
+    run_expect 0 "$gemm" tune 8x6x4 --dtype c32 --ops CN --layout col,row --cache "$work/cache.txt" --budget-ms 20
+    for key in "c32 c32 CN 8 6 4 batch=1" "c32 c32 NC 6 8 4 batch=1"; do
+        grep -qF "$key " "$work/cache.txt" || fail "no entry '$key' in the cache"
+    done
+    GEMM_VERBOSE=1 run_expect 0 "$gemm" bench 8x6x4 --dtype c64 --ops CT --layout col --backends cpu_ref \
+        --reps 1 --rounds 1 --no-measure-peak
+    expect_line err 'dtype=c64 layout=col ops=CT m=8 n=6 k=4 .*why="measured"'
     ;;
 *)
     fail "unknown scenario $scenario"

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <complex>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -60,8 +61,16 @@ struct buffer {
     bool unchanged() const { return size == 0 || std::memcmp(memory, bytes.data(), size) == 0; }
 };
 
-std::size_t dtype_bytes(int t) { return t == GEMM_F64 ? 8 : t == GEMM_F32 ? 4 : 2; }
+bool complex_type(int t) { return t == GEMM_C32 || t == GEMM_C64; }
+// The real type of each part of a complex element (real, then imaginary).
+int part_type(int t) { return t == GEMM_C32 ? GEMM_F32 : t == GEMM_C64 ? GEMM_F64 : t; }
 
+std::size_t dtype_bytes(int t) {
+    int r = part_type(t);
+    return (complex_type(t) ? 2 : 1) * (r == GEMM_F64 ? 8 : r == GEMM_F32 ? 4 : 2);
+}
+
+// Element i of a real type.
 double load(const void *base, int64_t i, int t) {
     switch (t) {
     case GEMM_F32: { float v; std::memcpy(&v, static_cast<const char *>(base) + i * 4, 4); return v; }
@@ -79,14 +88,21 @@ void store(void *base, int64_t i, int t, double value) {
     else { uint16_t v = gemm::bfloat16::from_float(float(value)); std::memcpy(p + i * 2, &v, 2); }
 }
 
+// Element i of any type, as a complex number (imaginary part 0 for real types).
+std::complex<double> value_at(const void *base, int64_t i, int t) {
+    if (!complex_type(t)) return load(base, i, t);
+    return {load(base, 2 * i, part_type(t)), load(base, 2 * i + 1, part_type(t))};
+}
+
 // Fills with small exact values (or NaN for a C that beta = 0 must not read).
 void make_buffer(buffer &b, byte_source &in, int type, bool nan_fill) {
     std::size_t element = dtype_bytes(type);
     std::size_t count = in.one_in(8) ? in.byte() % 4 : 8 * (in.byte() % 64);
     b.size = count * element;
     b.memory = static_cast<unsigned char *>(std::malloc(b.size ? b.size : 1));
-    for (std::size_t i = 0; i < count; ++i)
-        store(b.memory, int64_t(i), type, nan_fill ? std::nan("") : double(int(in.byte() % 17) - 8) / 4.0);
+    const int64_t parts = complex_type(type) ? 2 : 1;
+    for (std::size_t i = 0; i < count * std::size_t(parts); ++i)
+        store(b.memory, int64_t(i), part_type(type), nan_fill ? std::nan("") : double(int(in.byte() % 17) - 8) / 4.0);
     b.offset = count ? (in.byte() % 3 % count) * element : 0;
     b.null = in.one_in(24);
     b.bytes.assign(b.memory, b.memory + b.size);
@@ -102,6 +118,7 @@ struct api_call {
     int64_t m, n, k, lda, ldb, ldc, sa = 0, sb = 0, sc = 0, batch = 1;
     int at, bt, ct, compute;  // the typed entries' types, or gemm_ex's raw arguments
     double alpha, beta;
+    double alpha_im, beta_im;  // complex compute types only
     bool null_alpha = false, null_beta = false;
 };
 
@@ -109,7 +126,9 @@ bool batched(entry e) { return e == entry::sgemm_batched || e == entry::dgemm_ba
 bool is_ex(entry e) { return e == entry::ex || e == entry::ex_batched; }
 
 bool valid_op(int o) { return o == GEMM_OP_N || o == GEMM_OP_T || o == GEMM_OP_C; }
-bool valid_type(int t) { return t >= GEMM_F32 && t <= GEMM_BF16; }
+bool valid_type(int t) { return t >= GEMM_F32 && t <= GEMM_C64; }
+// The one compute type the library accepts for A and B of type t.
+int compute_for(int t) { return t == GEMM_F64 || complex_type(t) ? t : GEMM_F32; }
 
 // Elements an operand spans from its pointer: lines of `length` elements ld apart, batch
 // matrices stride apart. Exact: every term is below 2^126.
@@ -132,8 +151,31 @@ bool too_large(const extent &e, int type) {
     return e.one > most || e.all > most;
 }
 
-// alpha as the library reads it: in the compute type.
-double alpha_read(const api_call &c) { return c.compute == GEMM_F64 ? c.alpha : double(float(c.alpha)); }
+// A scalar as the library reads it: in the compute type (a complex one with its imaginary part).
+std::complex<double> scalar_read(const api_call &c, double re, double im) {
+    switch (c.compute) {
+    case GEMM_F64: return re;
+    case GEMM_C64: return {re, im};
+    case GEMM_C32: return {double(float(re)), double(float(im))};
+    default: return double(float(re));
+    }
+}
+std::complex<double> alpha_read(const api_call &c) { return scalar_read(c, c.alpha, c.alpha_im); }
+std::complex<double> beta_read(const api_call &c) { return scalar_read(c, c.beta, c.beta_im); }
+
+// alpha and beta as a call passes them: pointers to the compute type's value (pairs, of which
+// a real type reads the first).
+struct scalar_args {
+    float f[2][2];
+    double d[2][2];
+    explicit scalar_args(const api_call &c)
+        : f{{float(c.alpha), float(c.alpha_im)}, {float(c.beta), float(c.beta_im)}},
+          d{{c.alpha, c.alpha_im}, {c.beta, c.beta_im}} {}
+    const void *get(const api_call &c, int which) const {
+        bool doubles = c.compute == GEMM_F64 || c.compute == GEMM_C64;
+        return doubles ? static_cast<const void *>(d[which]) : f[which];
+    }
+};
 
 enum class verdict {
     invalid,    // breaks an argument rule (BLAS's, the types', a needed pointer NULL)
@@ -157,7 +199,7 @@ judgement judge(const api_call &c, const buffer &a, const buffer &b, const buffe
     if (c.lda < least_ld(a_rows, a_cols) || c.ldb < least_ld(b_rows, b_cols) || c.ldc < least_ld(c.m, c.n)) return j;
     if (c.batch < 0 || c.sa < 0 || c.sb < 0 || c.sc < 0) return j;
     if (!valid_type(c.at) || !valid_type(c.bt) || !valid_type(c.ct) || !valid_type(c.compute)) return j;
-    if (c.bt != c.at || c.compute != (c.at == GEMM_F64 ? GEMM_F64 : GEMM_F32)) return j;
+    if (c.bt != c.at || c.compute != compute_for(c.at)) return j;
     bool half = c.at == GEMM_F16 || c.at == GEMM_BF16;
     if (!(c.ct == c.at || (half && c.ct == GEMM_F32))) return j;
     if (c.null_alpha || c.null_beta) return j;
@@ -193,39 +235,46 @@ int64_t at(const api_call &c, int64_t r, int64_t q, int64_t ld, int64_t stride, 
 }
 
 double unit_roundoff(int t) {
+    t = part_type(t);
     return t == GEMM_F64 ? std::ldexp(1.0, -53) : t == GEMM_F32 ? std::ldexp(1.0, -24)
            : t == GEMM_F16 ? std::ldexp(1.0, -11) : std::ldexp(1.0, -8);
 }
 
-// C as computed against a double loop, entry by entry, and every C byte no matrix of the
-// batch owns unchanged.
+// C as computed against a double loop (complex for complex types), entry by entry, and every
+// C byte no matrix of the batch owns unchanged.
 void check_result(const api_call &c, const buffer &a, const buffer &b, const buffer &cb) {
     ++counters().computed;
     if (c.m == 0 || c.n == 0 || c.batch == 0) return require(cb.unchanged(), "C changed by an empty call");
     bool an = c.ta == GEMM_OP_N, bn = c.tb == GEMM_OP_N;
+    bool conj_a = c.ta == GEMM_OP_C && complex_type(c.at), conj_b = c.tb == GEMM_OP_C && complex_type(c.bt);
     std::vector<bool> owned(cb.room() / dtype_bytes(c.ct), false);
     double u = unit_roundoff(c.compute), u_out = unit_roundoff(c.ct);
-    double alpha = alpha_read(c), beta = c.compute == GEMM_F64 ? c.beta : double(float(c.beta));
+    double terms = double(c.k) * (complex_type(c.at) ? 2.0 : 1.0);  // a complex product adds two real ones
+    std::complex<double> alpha = alpha_read(c), beta = beta_read(c);
     const void *c0 = cb.bytes.data() + cb.offset;
     for (int64_t bi = 0; bi < c.batch; ++bi)
         for (int64_t i = 0; i < c.m; ++i)
             for (int64_t q = 0; q < c.n; ++q) {
-                double sum = 0, magnitude = 0;
+                std::complex<double> sum = 0;
+                double magnitude = 0;
                 for (int64_t l = 0; l < c.k && alpha != 0.0; ++l) {
-                    double x = load(a.ptr(), an ? at(c, i, l, c.lda, c.sa, bi) : at(c, l, i, c.lda, c.sa, bi), c.at);
-                    double y = load(b.ptr(), bn ? at(c, l, q, c.ldb, c.sb, bi) : at(c, q, l, c.ldb, c.sb, bi), c.bt);
+                    std::complex<double> x = value_at(a.ptr(), an ? at(c, i, l, c.lda, c.sa, bi) : at(c, l, i, c.lda, c.sa, bi), c.at);
+                    std::complex<double> y = value_at(b.ptr(), bn ? at(c, l, q, c.ldb, c.sb, bi) : at(c, q, l, c.ldb, c.sb, bi), c.bt);
+                    if (conj_a) x = std::conj(x);
+                    if (conj_b) y = std::conj(y);
                     sum += x * y;
-                    magnitude += std::fabs(x * y);
+                    magnitude += std::abs(x) * std::abs(y);
                 }
                 int64_t ci = at(c, i, q, c.ldc, c.sc, bi);
                 owned[std::size_t(ci)] = true;
-                double before = beta != 0.0 ? load(c0, ci, c.ct) : 0.0;
-                double want = alpha * sum + beta * before;
-                double bound = std::fabs(alpha) * magnitude + std::fabs(beta * before);
-                double got = load(cb.ptr(), ci, c.ct);
-                if (!std::isfinite(want)) continue;  // NaN or Inf in alpha, beta or a kept C
-                double tolerance = (2.0 * (double(c.k) + 2.0) * u + 2.0 * u_out) * bound + 1e-300;
-                require(std::fabs(got - want) <= tolerance, "a computed entry differs from the reference");
+                std::complex<double> before = beta != 0.0 ? value_at(c0, ci, c.ct) : 0.0;
+                std::complex<double> want = alpha * sum + beta * before;
+                double bound = std::abs(alpha) * magnitude + std::abs(beta * before);
+                std::complex<double> got = value_at(cb.ptr(), ci, c.ct);
+                if (!std::isfinite(want.real()) || !std::isfinite(want.imag())) continue;  // NaN or Inf in a scalar or a kept C
+                double tolerance = (2.0 * (terms + 2.0) * u + 2.0 * u_out) * bound + 1e-300;
+                require(std::abs(got.real() - want.real()) <= tolerance && std::abs(got.imag() - want.imag()) <= tolerance,
+                        "a computed entry differs from the reference");
             }
     std::size_t element = dtype_bytes(c.ct);
     for (std::size_t e = 0; e < owned.size(); ++e)
@@ -245,8 +294,8 @@ double physical_memory_bytes() {
 
 gemm_status_t make_call(const api_call &c, const buffer &a, const buffer &b, buffer &cb) {
     float fa = float(c.alpha), fb = float(c.beta);
-    const void *alpha = c.compute == GEMM_F64 ? static_cast<const void *>(&c.alpha) : &fa;
-    const void *beta = c.compute == GEMM_F64 ? static_cast<const void *>(&c.beta) : &fb;
+    scalar_args scalars(c);
+    const void *alpha = scalars.get(c, 0), *beta = scalars.get(c, 1);
     if (c.null_alpha) alpha = nullptr;
     if (c.null_beta) beta = nullptr;
     switch (c.e) {
@@ -282,19 +331,21 @@ std::string describe(const api_call &c, const buffer &a, const buffer &b, const 
     char text[768];
     std::snprintf(text, sizeof text,
                   "gemm_%s layout=%d ta=%d tb=%d m=%lld n=%lld k=%lld lda=%lld ldb=%lld ldc=%lld strides=%lld,%lld,%lld "
-                  "batch=%lld types=%d,%d,%d,%d alpha=%g%s beta=%g%s buffers(bytes,offset,null)=A(%zu,%zu,%d) "
+                  "batch=%lld types=%d,%d,%d,%d alpha=%g%s%+gi beta=%g%s%+gi buffers(bytes,offset,null)=A(%zu,%zu,%d) "
                   "B(%zu,%zu,%d) C(%zu,%zu,%d) backend=%s",
                   names[int(c.e)], c.layout, c.ta, c.tb, (long long)c.m, (long long)c.n, (long long)c.k,
                   (long long)c.lda, (long long)c.ldb, (long long)c.ldc, (long long)c.sa, (long long)c.sb,
                   (long long)c.sc, (long long)c.batch, c.at, c.bt, c.ct, c.compute, c.alpha,
-                  c.null_alpha ? "(NULL)" : "", c.beta, c.null_beta ? "(NULL)" : "", a.size, a.offset, a.null, b.size,
+                  c.null_alpha ? "(NULL)" : "", c.alpha_im, c.beta, c.null_beta ? "(NULL)" : "", c.beta_im, a.size,
+                  a.offset, a.null, b.size,
                   b.offset, b.null, cb.size, cb.offset, cb.null, gemm_get_backend());
     return text;
 }
 
 constexpr int layouts[] = {GEMM_ROW_MAJOR, GEMM_COL_MAJOR};
 constexpr int ops[] = {GEMM_OP_N, GEMM_OP_T, GEMM_OP_C};
-constexpr int types[] = {GEMM_F32, GEMM_F64, GEMM_F16, GEMM_BF16};
+constexpr int types[] = {GEMM_F32, GEMM_F64, GEMM_F16, GEMM_BF16, GEMM_C32, GEMM_C64};
+constexpr int type_count = int(sizeof types / sizeof types[0]);
 
 // Half the calls are tame (small sizes, valid enums, leading dimensions and strides at or
 // just above the least valid ones), so that many compute and have their results checked;
@@ -336,15 +387,15 @@ api_call draw_call(byte_source &in) {
         c.sc = stride(c.ldc, c.m, c.n, false);
     }
     if (is_ex(c.e) && tame) {
-        c.at = c.bt = types[in.byte() % 4];
+        c.at = c.bt = types[in.byte() % type_count];
         bool half = c.at == GEMM_F16 || c.at == GEMM_BF16;
         c.ct = half && in.one_in(2) ? GEMM_F32 : c.at;
-        c.compute = c.at == GEMM_F64 ? GEMM_F64 : GEMM_F32;
+        c.compute = compute_for(c.at);
     } else if (is_ex(c.e)) {
-        c.at = in.enum_value(types, 4);
-        c.bt = in.one_in(16) ? in.enum_value(types, 4) : c.at;
-        c.ct = in.one_in(4) ? in.enum_value(types, 4) : c.at;
-        c.compute = in.one_in(16) ? in.enum_value(types, 4) : (c.at == GEMM_F64 ? GEMM_F64 : GEMM_F32);
+        c.at = in.enum_value(types, type_count);
+        c.bt = in.one_in(16) ? in.enum_value(types, type_count) : c.at;
+        c.ct = in.one_in(4) ? in.enum_value(types, type_count) : c.at;
+        c.compute = in.one_in(16) ? in.enum_value(types, type_count) : compute_for(c.at);
         c.null_alpha = in.one_in(32);
         c.null_beta = in.one_in(32);
     } else {
@@ -352,6 +403,10 @@ api_call draw_call(byte_source &in) {
     }
     c.alpha = in.scalar();
     c.beta = in.scalar();
+    if (complex_type(c.compute)) {
+        c.alpha_im = in.scalar();
+        c.beta_im = in.scalar();
+    }
     return c;
 }
 
@@ -392,9 +447,8 @@ void plan_twin(const api_call &c, const judgement &j, const buffer &a, const buf
     bool created = s == GEMM_STATUS_SUCCESS;
     require(created == (plan != nullptr), "gemm_plan_create's status and *plan disagree");
     if (created) {
-        float fa = float(c.alpha), fb = float(c.beta);
-        const void *alpha = c.compute == GEMM_F64 ? static_cast<const void *>(&c.alpha) : &fa;
-        const void *beta = c.compute == GEMM_F64 ? static_cast<const void *>(&c.beta) : &fb;
+        scalar_args scalars(c);
+        const void *alpha = scalars.get(c, 0), *beta = scalars.get(c, 1);
         s = gemm_plan_run(plan, c.null_alpha ? nullptr : alpha, a.ptr(), b.ptr(), c.null_beta ? nullptr : beta, cb.ptr());
         gemm_plan_destroy(plan);
     }
@@ -417,7 +471,7 @@ void fuzz_api_call(byte_source &in) {
     buffer a, b, cb;
     make_buffer(a, in, fill_type(c.at), false);
     make_buffer(b, in, fill_type(c.bt), false);
-    make_buffer(cb, in, fill_type(c.ct), c.beta == 0.0 && in.one_in(2));
+    make_buffer(cb, in, fill_type(c.ct), beta_read(c) == 0.0 && in.one_in(2));
     call_text = describe(c, a, b, cb);
     judgement j = judge(c, a, b, cb);
     if (j.kind == verdict::valid && !inside_buffers(j, a, b, cb)) {
@@ -573,8 +627,8 @@ bool tune_must_fail(const raw_tune_request &r) {
 
 void fuzz_tune(byte_source &in) {
     raw_tune_request r{};
-    r.ab_type = in.enum_value(types, 4);
-    r.c_type = in.one_in(4) ? in.enum_value(types, 4) : r.ab_type;
+    r.ab_type = in.enum_value(types, type_count);
+    r.c_type = in.one_in(4) ? in.enum_value(types, type_count) : r.ab_type;
     r.layout = in.enum_value(layouts, 2);
     r.transa = in.enum_value(ops, 3);
     r.transb = in.enum_value(ops, 3);

@@ -114,4 +114,32 @@ gemm_status_t dispatch(const problem &p, const call_shape &call) {
     return choose_and_run(p, sel, call, ctx, true);
 }
 
+gemm_status_t dispatch_groups(const problem_groups &groups) {
+    const env_settings &env = settings();
+    if (env.error != GEMM_STATUS_SUCCESS) return set_error(env.error, env.error_message);
+    const selection &sel = current_selection();
+    if (sel.error != GEMM_STATUS_SUCCESS) return set_error(sel.error, sel.error_message);
+    std::vector<choice> decided(groups.sizes.size());
+    for (std::size_t g = 0; g < decided.size(); ++g) {
+        if (groups.sizes[g] == 0) continue;
+        problem first = groups.problem_at(g, 0);
+        if (first.m == 0 || first.n == 0) continue;  // BLAS quick return
+        decided[g] = choose_backend(first, sel, settings().verbose >= 2);
+        if (!decided[g].chosen) {
+            std::string where = decided.size() > 1 ? fmt::format("group {}: ", g) : "";
+            return set_error(decided[g].status, where + decided[g].message);
+        }
+        keep_alive(decided[g]);  // the next group's decision replaces the thread's last one
+    }
+    for (std::size_t g = 0; g < decided.size(); ++g) {
+        if (!decided[g].chosen) continue;
+        for (int64_t i = 0; i < groups.sizes[g]; ++i) {
+            run_report ctx;
+            gemm_status_t s = run_choice(groups.problem_at(g, i), decided[g], groups.calls[g], ctx, true);
+            if (s != GEMM_STATUS_SUCCESS) return s;
+        }
+    }
+    return GEMM_STATUS_SUCCESS;
+}
+
 }  // namespace gemm

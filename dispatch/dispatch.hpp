@@ -1,6 +1,9 @@
 // dispatch.hpp: choose a backend for a canonical problem, run it, trace it.
 #pragma once
 
+#include <functional>
+#include <vector>
+
 #include "gemm/gemm.h"
 #include "problem.hpp"
 
@@ -17,6 +20,21 @@ struct call_shape {
 
 // Runs p on the backend the selection in force names (or auto picks) and nowhere else.
 gemm_status_t dispatch(const problem &p, const call_shape &call);
+
+// The matrices of a pointer-array batch or grouped call, made one at a time (a batch may
+// hold millions): group g has sizes[g] matrices, its shape calls[g] for the trace, and
+// problem_at(g, i) is its matrix i, canonical, batch 1, memory classified.
+struct problem_groups {
+    std::vector<int64_t> sizes;
+    std::vector<call_shape> calls;
+    std::function<problem(std::size_t group, int64_t item)> problem_at;
+};
+
+// Each group is decided once, every group before any matrix runs, so a backend that cannot
+// serve a group fails the call with nothing computed; then the matrices run in order, each
+// on its group's choice. A failure while computing stops there (earlier matrices keep their
+// results).
+gemm_status_t dispatch_groups(const problem_groups &groups);
 
 struct selection;
 struct run_report;

@@ -21,7 +21,10 @@ constexpr param_positions entry_positions[] = {
     {7, 8, 0, 9, 10, 11, 0, 12, 13, 14, 15, 0, 16, 17, 18, 0},         // their strided batches
     {7, 8, 9, 10, 0, 11, 12, 13, 0, 14, 15, 16, 17, 0, 0, 18},         // gemm_ex
     {7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22},    // gemm_ex_strided_batched
-    {7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22}};   // a gemm_desc_t: its fields
+    {7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22},    // a gemm_desc_t: its fields
+    {7, 8, 0, 9, 0, 10, 0, 11, 0, 12, 13, 0, 14, 0, 15, 0},           // gemm_sgemm_batched ...
+    {7, 8, 9, 10, 0, 11, 12, 13, 0, 14, 15, 16, 17, 0, 18, 19},       // gemm_ex_batched
+    {7, 8, 9, 10, 0, 11, 12, 13, 0, 14, 15, 16, 17, 0, 19, 20}};      // gemm_ex_grouped (batch: group_size)
 
 const param_positions &positions(const user_call &c) { return entry_positions[c.entry]; }
 
@@ -31,10 +34,17 @@ const char *layout_words(int l) { return l == GEMM_ROW_MAJOR ? "row-major" : "co
 
 const char *op_words(int o) { return o == GEMM_OP_N ? "no transpose" : "transposed"; }
 
-// A call names the parameter by its position; a gemm_desc_t names the field.
+// A call names the parameter by its position, and the group of a grouped call; a gemm_desc_t
+// names the field.
 gemm_status_t fail(const user_call &c, gemm_status_t s, int position, const std::string &what) {
     if (c.entry == api_entry_desc) return set_error(s, "gemm_desc_t: " + what);
-    return set_error(s, fmt::format("parameter {}: {}", position, what), position);
+    std::string group = c.has_group ? fmt::format("group {}: ", c.group) : "";
+    return set_error(s, fmt::format("{}parameter {}: {}", group, position, what), position);
+}
+
+// "A", or "A[3]" for one matrix of a pointer-array batch.
+std::string operand_name(const user_call &c, const char *name) {
+    return c.has_item ? fmt::format("{}[{}]", name, c.item) : std::string(name);
 }
 
 // Elements per stored row (row-major) or column (column-major) that ld must cover.
@@ -80,8 +90,9 @@ gemm_status_t check_shape(const user_call &c) {
 
 gemm_status_t check_batch(const user_call &c) {
     if (!positions(c).batch) return GEMM_STATUS_SUCCESS;
+    const char *count_name = c.entry == api_entry_grouped ? "group_size" : "batch_count";
     if (c.batch < 0)
-        return fail(c, GEMM_STATUS_INVALID_SIZE, positions(c).batch, fmt::format("batch_count = {} must be >= 0", c.batch));
+        return fail(c, GEMM_STATUS_INVALID_SIZE, positions(c).batch, fmt::format("{} = {} must be >= 0", count_name, c.batch));
     if (c.stride_a < 0)
         return fail(c, GEMM_STATUS_INVALID_STRIDE, positions(c).stride_a, fmt::format("stride_a = {} must be >= 0", c.stride_a));
     if (c.stride_b < 0)
@@ -120,7 +131,7 @@ gemm_status_t check_types(const user_call &c) {
 // One operand as the call stores it: `lines` lines (columns in column-major, rows in row-major)
 // of `length` elements, `ld` apart; batch matrices `stride` apart.
 struct stored_operand {
-    const char *name;        // "A"
+    std::string name;        // "A", "A[3]"
     const char *lines_name;  // the size parameter that counts the lines
     int lines_position;
     int64_t lines, length, ld, stride;
@@ -133,8 +144,8 @@ stored_operand stored(const user_call &c, const char *name, int64_t rows, int64_
     bool col = c.layout == GEMM_COL_MAJOR;
     auto position_of = [](const char *dim) { return dim[0] == 'm' ? 4 : dim[0] == 'n' ? 5 : 6; };
     const char *lines_name = col ? cols_name : rows_name;
-    return {name, lines_name, position_of(lines_name), col ? cols : rows, col ? rows : cols, ld, stride,
-            element_size};
+    return {operand_name(c, name), lines_name, position_of(lines_name), col ? cols : rows, col ? rows : cols, ld,
+            stride, element_size};
 }
 
 // Every byte a call touches must be addressable as an int64_t offset from its operand, or the
@@ -180,14 +191,18 @@ gemm_status_t check_spans(const user_call &c) {
     return check_span(c, bs, &one);
 }
 
-gemm_status_t check_pointers(const user_call &c) {
+gemm_status_t check_scalars(const user_call &c) {
     if (!c.alpha) return fail(c, GEMM_STATUS_INVALID_POINTER, positions(c).alpha, "alpha is NULL");
     if (!c.beta) return fail(c, GEMM_STATUS_INVALID_POINTER, positions(c).beta, "beta is NULL");
+    return GEMM_STATUS_SUCCESS;
+}
+
+gemm_status_t check_pointers(const user_call &c) {
     bool writes_c = c.m > 0 && c.n > 0 && c.batch > 0;
     bool reads_ab = writes_c && c.k > 0 && !scalar_value(c.alpha, c.compute).zero();
-    if (reads_ab && !c.a) return fail(c, GEMM_STATUS_INVALID_POINTER, positions(c).a, "A is NULL");
-    if (reads_ab && !c.b) return fail(c, GEMM_STATUS_INVALID_POINTER, positions(c).b, "B is NULL");
-    if (writes_c && !c.c) return fail(c, GEMM_STATUS_INVALID_POINTER, positions(c).c, "C is NULL");
+    if (reads_ab && !c.a) return fail(c, GEMM_STATUS_INVALID_POINTER, positions(c).a, operand_name(c, "A") + " is NULL");
+    if (reads_ab && !c.b) return fail(c, GEMM_STATUS_INVALID_POINTER, positions(c).b, operand_name(c, "B") + " is NULL");
+    if (writes_c && !c.c) return fail(c, GEMM_STATUS_INVALID_POINTER, positions(c).c, operand_name(c, "C") + " is NULL");
     return GEMM_STATUS_SUCCESS;
 }
 
@@ -213,13 +228,34 @@ bool valid_dtype(int t) {
     return t == GEMM_F32 || t == GEMM_F64 || t == GEMM_F16 || t == GEMM_BF16 || t == GEMM_C32 || t == GEMM_C64;
 }
 
-gemm_status_t check_call(const user_call &c) {
+gemm_status_t check_arguments(const user_call &c) {
     gemm_status_t s = check_shape(c);
     if (s == GEMM_STATUS_SUCCESS) s = check_batch(c);
     if (s == GEMM_STATUS_SUCCESS) s = check_types(c);
-    if (s == GEMM_STATUS_SUCCESS) s = check_pointers(c);
+    if (s == GEMM_STATUS_SUCCESS) s = check_scalars(c);
+    return s;
+}
+
+gemm_status_t check_operands(const user_call &c) {
+    gemm_status_t s = check_pointers(c);
     if (s == GEMM_STATUS_SUCCESS) s = check_spans(c);
     return s;
+}
+
+gemm_status_t check_call(const user_call &c) {
+    gemm_status_t s = check_arguments(c);
+    if (s == GEMM_STATUS_SUCCESS) s = check_operands(c);
+    return s;
+}
+
+const param_positions &positions_of(const user_call &call) { return positions(call); }
+
+gemm_status_t call_error(const user_call &call, gemm_status_t status, int position, const std::string &what) {
+    return fail(call, status, position, what);
+}
+
+std::size_t scalar_bytes(int compute) {
+    return compute == GEMM_F64 || compute == GEMM_C32 ? 8 : compute == GEMM_C64 ? 16 : 4;
 }
 
 problem canonicalize(const user_call &c) {

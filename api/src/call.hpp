@@ -1,6 +1,8 @@
 // call.hpp: a GEMM call as the caller made it, its argument checks and canonicalization.
 #pragma once
 
+#include <string>
+
 #include "dispatch/dispatch.hpp"
 #include "dispatch/problem.hpp"
 #include "entry_points.h"
@@ -39,6 +41,19 @@ bool valid_dtype(int t);
 // cover, and C matrices of a batch not overlapping). On failure sets the thread's error
 // (naming the parameter) and returns its status.
 gemm_status_t check_call(const user_call &call);
+
+// check_call in two halves: the arguments of the shape, batch, types and scalars; then the
+// operands' pointers and spans (for a pointer-array batch, once per matrix).
+gemm_status_t check_arguments(const user_call &call);
+gemm_status_t check_operands(const user_call &call);
+
+// Where the call's entry point has each parameter, and its error for one of them ("group 2:
+// parameter 8: ..."), as the checks report theirs.
+const param_positions &positions_of(const user_call &call);
+gemm_status_t call_error(const user_call &call, gemm_status_t status, int position, const std::string &what);
+
+// Bytes of one alpha or beta of a valid compute type.
+std::size_t scalar_bytes(int compute);
 
 // The column-major problem equal to a checked call (row-major by C^T = op(B)^T op(A)^T).
 problem canonicalize(const user_call &call);

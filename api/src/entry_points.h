@@ -16,7 +16,10 @@ enum api_entry {
     api_entry_typed_batched = 1,
     api_entry_ex = 2,
     api_entry_ex_batched = 3,
-    api_entry_desc = 4 /* a gemm_desc_t checked as a call: messages name its fields */
+    api_entry_desc = 4, /* a gemm_desc_t checked as a call: messages name its fields */
+    api_entry_typed_pointers = 5, /* gemm_sgemm_batched ...: arrays of pointers */
+    api_entry_ex_pointers = 6,    /* gemm_ex_batched */
+    api_entry_grouped = 7         /* gemm_ex_grouped: one group's arguments */
 };
 
 typedef struct api_call {
@@ -36,7 +39,23 @@ typedef struct api_call {
     int64_t batch;
     int compute;
     int entry; /* enum api_entry */
+    /* One matrix of a pointer-array batch or a group, for messages ("A[3]", "group 2: "):
+     * has_item / has_group 0 when the call is no such part. Indices count from 0. */
+    int has_item, has_group;
+    int64_t item, group;
 } api_call;
+
+/* A pointer-array batch (gemm_*_batched) or a grouped call (gemm_ex_grouped): per group the
+ * arguments of one GEMM (entry api_entry_*_pointers or api_entry_grouped; its batch is the
+ * group's size, its a, b, c unused), and the arrays of all matrices' pointers, group after
+ * group. Enum arrays are read as int arrays (an enum's values fit an int). */
+typedef struct api_pointer_call {
+    const api_call *groups;
+    int64_t group_count;
+    const void *const *a;
+    const void *const *b;
+    void *const *c;
+} api_pointer_call;
 
 /* gemm_tune_request_t with its enum fields as int. */
 typedef struct api_tune_request {
@@ -58,6 +77,13 @@ typedef struct api_desc {
 } api_desc;
 
 gemm_status_t api_run(const api_call *call);
+gemm_status_t api_run_pointers(const api_pointer_call *call);
+/* gemm_ex_grouped's arguments, read on the C++ side (the group arrays need storage). */
+gemm_status_t api_run_grouped(int layout, const int *transa, const int *transb, const int64_t *m, const int64_t *n,
+                              const int64_t *k, const void *alpha, const void *const *A, int a_type, const int64_t *lda,
+                              const void *const *B, int b_type, const int64_t *ldb, const void *beta, void *const *C,
+                              int c_type, const int64_t *ldc, int64_t group_count, const int64_t *group_size,
+                              int compute);
 gemm_status_t api_backend_supports(const char *backend, const api_desc *desc);
 gemm_status_t api_plan_create(const api_desc *desc, gemm_plan_t *plan);
 gemm_status_t api_backend_variants(const char *backend, const api_desc *desc, const char *const **ids,

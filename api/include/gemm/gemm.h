@@ -150,6 +150,60 @@ GEMM_API gemm_status_t gemm_ex_strided_batched(
     const void *beta, void *C, gemm_dtype_t c_type, int64_t ldc, int64_t stride_c,
     int64_t batch_count, gemm_dtype_t compute_type);
 
+/* Pointer-array batches: matrix i of the batch is A[i], B[i], C[i] (i < batch_count), all of
+ * one shape, as cuBLAS's GemmBatchedEx and MKL's gemm_batch take them. The arrays of pointers
+ * are host memory (the library reads them); the matrices they point to are host memory or
+ * memory of one CUDA device, all in one space (else GEMM_STATUS_MIXED_MEMORY_SPACES). Every
+ * matrix is checked as a call of its own would be, messages naming it ("parameter 8: A[3] is
+ * NULL"), and no two C matrices may share a byte (GEMM_STATUS_INVALID_VALUE, "C[2] and C[5]
+ * overlap"), before anything is computed. The backend is chosen once for the batch. The
+ * typed forms take alpha and beta as gemm_sgemm/gemm_cgemm do. */
+GEMM_API gemm_status_t gemm_sgemm_batched(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb,
+                                          int64_t m, int64_t n, int64_t k, float alpha,
+                                          const float *const *A, int64_t lda, const float *const *B,
+                                          int64_t ldb, float beta, float *const *C, int64_t ldc,
+                                          int64_t batch_count);
+
+GEMM_API gemm_status_t gemm_dgemm_batched(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb,
+                                          int64_t m, int64_t n, int64_t k, double alpha,
+                                          const double *const *A, int64_t lda, const double *const *B,
+                                          int64_t ldb, double beta, double *const *C, int64_t ldc,
+                                          int64_t batch_count);
+
+GEMM_API gemm_status_t gemm_cgemm_batched(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb,
+                                          int64_t m, int64_t n, int64_t k, const void *alpha,
+                                          const void *const *A, int64_t lda, const void *const *B,
+                                          int64_t ldb, const void *beta, void *const *C, int64_t ldc,
+                                          int64_t batch_count);
+
+GEMM_API gemm_status_t gemm_zgemm_batched(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb,
+                                          int64_t m, int64_t n, int64_t k, const void *alpha,
+                                          const void *const *A, int64_t lda, const void *const *B,
+                                          int64_t ldb, const void *beta, void *const *C, int64_t ldc,
+                                          int64_t batch_count);
+
+GEMM_API gemm_status_t gemm_ex_batched(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb,
+                                       int64_t m, int64_t n, int64_t k, const void *alpha,
+                                       const void *const *A, gemm_dtype_t a_type, int64_t lda,
+                                       const void *const *B, gemm_dtype_t b_type, int64_t ldb,
+                                       const void *beta, void *const *C, gemm_dtype_t c_type,
+                                       int64_t ldc, int64_t batch_count, gemm_dtype_t compute_type);
+
+/* Grouped batches: group g (g < group_count) holds group_size[g] matrices of its own shape
+ * (transa[g], transb[g], m[g], n[g], k[g], lda[g], ldb[g], ldc[g]) and scalars: alpha and beta
+ * point to arrays of group_count values of the compute type (pairs for complex types). A, B
+ * and C hold the matrices' pointers group after group, as MKL's cblas_?gemm_batch takes them;
+ * the types are shared. Rules and checks as for gemm_ex_batched, every group checked before
+ * anything is computed, messages naming the group ("group 2: parameter 6: k = -1 must be
+ * >= 0"); the backend is chosen once per group. */
+GEMM_API gemm_status_t gemm_ex_grouped(gemm_layout_t layout, const gemm_op_t *transa, const gemm_op_t *transb,
+                                       const int64_t *m, const int64_t *n, const int64_t *k, const void *alpha,
+                                       const void *const *A, gemm_dtype_t a_type, const int64_t *lda,
+                                       const void *const *B, gemm_dtype_t b_type, const int64_t *ldb,
+                                       const void *beta, void *const *C, gemm_dtype_t c_type,
+                                       const int64_t *ldc, int64_t group_count, const int64_t *group_size,
+                                       gemm_dtype_t compute_type);
+
 /* Backends compiled into this build, available or not. */
 typedef struct gemm_backend_info {
     const char *name;   /* stable lower_snake name, as GEMM_BACKEND takes it */

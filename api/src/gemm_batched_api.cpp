@@ -1,0 +1,220 @@
+// gemm_batched_api.cpp: pointer-array batches (gemm_*_batched) and grouped calls
+// (gemm_ex_grouped). Everything is checked before anything runs: every group's arguments,
+// every matrix's pointers and spans, one memory space for all operands, and no two C
+// matrices overlapping; then dispatch decides each group once and runs its matrices.
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <spdlog/fmt/fmt.h>
+
+#include "call.hpp"
+#include "dispatch/error.hpp"
+#include "dispatch/memory.hpp"
+#include "dispatch/size_math.hpp"
+#include "entry_points.h"
+#include "guard.hpp"
+
+namespace gemm {
+namespace {
+
+// The bytes one C matrix covers, and which matrix it is.
+struct c_extent {
+    uintptr_t begin = 0, end = 0;
+    int64_t item = 0;
+};
+
+// Whether any matrix of the group reads A and B, or writes C.
+bool reads_ab(const user_call &g) {
+    return g.batch > 0 && g.m > 0 && g.n > 0 && g.k > 0 && !scalar_value(g.alpha, g.compute).zero();
+}
+bool writes_c(const user_call &g) { return g.batch > 0 && g.m > 0 && g.n > 0; }
+
+// One matrix as a plain call of the group's arguments.
+user_call matrix_call(const user_call &group, const api_pointer_call &pc, int64_t item) {
+    user_call c = group;
+    c.batch = 1;
+    c.a = pc.a ? pc.a[item] : nullptr;
+    c.b = pc.b ? pc.b[item] : nullptr;
+    c.c = pc.c ? pc.c[item] : nullptr;
+    c.has_item = 1;
+    c.item = item;
+    return c;
+}
+
+int64_t c_elements(const user_call &c) {
+    bool col = c.layout == GEMM_COL_MAJOR;
+    return ((col ? c.n : c.m) - 1) * c.ldc + (col ? c.m : c.n);  // within int64: check_operands ran
+}
+
+// The arrays of pointers the groups need: A and B when a group computes a product, C when one
+// writes.
+gemm_status_t check_arrays(const api_pointer_call &pc) {
+    bool need_ab = false, need_c = false;
+    for (int64_t g = 0; g < pc.group_count; ++g) {
+        need_ab = need_ab || reads_ab(pc.groups[g]);
+        need_c = need_c || writes_c(pc.groups[g]);
+    }
+    user_call first = pc.groups[0];
+    first.has_group = 0;
+    const param_positions &at = positions_of(first);
+    const char *array = "the array of the matrices' pointers";
+    if (need_ab && !pc.a) return call_error(first, GEMM_STATUS_INVALID_POINTER, at.a, fmt::format("A is NULL ({})", array));
+    if (need_ab && !pc.b) return call_error(first, GEMM_STATUS_INVALID_POINTER, at.b, fmt::format("B is NULL ({})", array));
+    if (need_c && !pc.c) return call_error(first, GEMM_STATUS_INVALID_POINTER, at.c, fmt::format("C is NULL ({})", array));
+    return GEMM_STATUS_SUCCESS;
+}
+
+std::string space_text(const problem &p) {
+    return p.space == memory_space::host ? std::string("host memory")
+                                         : fmt::format("{} memory of device {}", memory_space_name(p.space), p.device);
+}
+
+// Pointers, spans and memory of every matrix; the extents of the C matrices it writes.
+gemm_status_t check_matrices(const api_pointer_call &pc, problem &space, std::vector<c_extent> &extents) {
+    bool first = true;
+    int64_t item = 0;
+    for (int64_t g = 0; g < pc.group_count; ++g) {
+        const user_call &group = pc.groups[g];
+        for (int64_t i = 0; i < group.batch; ++i, ++item) {
+            user_call c = matrix_call(group, pc, item);
+            if (gemm_status_t s = check_operands(c); s != GEMM_STATUS_SUCCESS) return s;
+            if (!writes_c(c)) continue;
+            problem p = canonicalize(c);
+            if (gemm_status_t s = classify_memory(p); s != GEMM_STATUS_SUCCESS)
+                return set_error(s, fmt::format("matrix {}: {}", item, last_error_message()));
+            if (first) space = p;
+            first = false;
+            if (p.space != space.space || p.device != space.device)
+                return set_error(GEMM_STATUS_MIXED_MEMORY_SPACES,
+                                 fmt::format("matrix {} is in {}, matrix 0 in {}: every matrix of a batch must be in "
+                                             "one memory space", item, space_text(p), space_text(space)));
+            uintptr_t begin = reinterpret_cast<uintptr_t>(c.c);
+            extents.push_back({begin, begin + uintptr_t(c_elements(c)) * dtype_size(dtype(c.c_type)), item});
+        }
+    }
+    return GEMM_STATUS_SUCCESS;
+}
+
+// No two C matrices share a byte: the results of the matrices would depend on their order.
+gemm_status_t check_disjoint(const api_pointer_call &pc, std::vector<c_extent> &extents) {
+    std::sort(extents.begin(), extents.end(), [](const c_extent &x, const c_extent &y) { return x.begin < y.begin; });
+    for (std::size_t i = 1; i < extents.size(); ++i) {
+        if (extents[i].begin >= extents[i - 1].end) continue;
+        user_call first = pc.groups[0];
+        first.has_group = 0;
+        int64_t x = std::min(extents[i - 1].item, extents[i].item), y = std::max(extents[i - 1].item, extents[i].item);
+        return call_error(first, GEMM_STATUS_INVALID_VALUE, positions_of(first).c,
+                          fmt::format("C[{}] and C[{}] overlap: the C matrices of a batch must be disjoint", x, y));
+    }
+    return GEMM_STATUS_SUCCESS;
+}
+
+gemm_status_t run_pointers(const api_pointer_call &pc) {
+    int64_t total = 0;
+    for (int64_t g = 0; g < pc.group_count; ++g) {
+        if (gemm_status_t s = check_arguments(pc.groups[g]); s != GEMM_STATUS_SUCCESS) return s;
+        std::optional<int64_t> sum = checked_add(total, pc.groups[g].batch);
+        if (!sum)
+            return call_error(pc.groups[g], GEMM_STATUS_INVALID_SIZE, positions_of(pc.groups[g]).batch,
+                              "the groups hold more than 2^63 - 1 matrices");
+        total = *sum;
+    }
+    if (total == 0) return GEMM_STATUS_SUCCESS;
+    if (gemm_status_t s = check_arrays(pc); s != GEMM_STATUS_SUCCESS) return s;
+    problem space;
+    std::vector<c_extent> extents;
+    if (gemm_status_t s = check_matrices(pc, space, extents); s != GEMM_STATUS_SUCCESS) return s;
+    if (gemm_status_t s = check_disjoint(pc, extents); s != GEMM_STATUS_SUCCESS) return s;
+
+    problem_groups groups;
+    std::vector<int64_t> first_item;
+    for (int64_t g = 0, item = 0; g < pc.group_count; item += pc.groups[g].batch, ++g) {
+        groups.sizes.push_back(pc.groups[g].batch);
+        groups.calls.push_back(shape_of(pc.groups[g]));
+        first_item.push_back(item);
+    }
+    groups.problem_at = [&](std::size_t g, int64_t i) {
+        problem p = canonicalize(matrix_call(pc.groups[g], pc, first_item[g] + i));
+        p.space = space.space;  // every matrix was classified above: one space for all
+        p.device = space.device;
+        p.stream = space.stream;
+        return p;
+    };
+    return dispatch_groups(groups);
+}
+
+}  // namespace
+}  // namespace gemm
+
+extern "C" gemm_status_t api_run_pointers(const api_pointer_call *call) {
+    gemm::clear_error();
+    return gemm::guarded([call] { return gemm::run_pointers(*call); });
+}
+
+namespace gemm {
+namespace {
+
+// gemm_ex_grouped's arrays, one group's arguments each, as calls of entry api_entry_grouped.
+gemm_status_t run_grouped(int layout, const int *transa, const int *transb, const int64_t *m, const int64_t *n,
+                          const int64_t *k, const void *alpha, const void *const *A, int a_type, const int64_t *lda,
+                          const void *const *B, int b_type, const int64_t *ldb, const void *beta, void *const *C,
+                          int c_type, const int64_t *ldc, int64_t group_count, const int64_t *group_size, int compute) {
+    user_call base{};
+    base.layout = layout;
+    base.a_type = a_type;
+    base.b_type = b_type;
+    base.c_type = c_type;
+    base.compute = compute;
+    base.entry = api_entry_grouped;
+    if (group_count < 0)
+        return call_error(base, GEMM_STATUS_INVALID_SIZE, 18, fmt::format("group_count = {} must be >= 0", group_count));
+    if (group_count == 0) return GEMM_STATUS_SUCCESS;
+    struct array { const void *ptr; int position; const char *name; } arrays[] = {
+        {transa, 2, "transa"}, {transb, 3, "transb"}, {m, 4, "m"},     {n, 5, "n"},     {k, 6, "k"},
+        {alpha, 7, "alpha"},   {lda, 10, "lda"},      {ldb, 13, "ldb"}, {beta, 14, "beta"}, {ldc, 17, "ldc"},
+        {group_size, 19, "group_size"}};
+    for (const array &x : arrays)
+        if (!x.ptr)
+            return call_error(base, GEMM_STATUS_INVALID_POINTER, x.position,
+                              fmt::format("{} is NULL (an array of group_count = {} values)", x.name, group_count));
+    // An invalid compute type fails each group's type check before its scalars are read.
+    const std::size_t scalar = valid_dtype(compute) ? scalar_bytes(compute) : 0;
+    std::vector<user_call> groups(std::size_t(group_count), base);
+    for (int64_t g = 0; g < group_count; ++g) {
+        user_call &c = groups[std::size_t(g)];
+        c.transa = transa[g];
+        c.transb = transb[g];
+        c.m = m[g];
+        c.n = n[g];
+        c.k = k[g];
+        c.alpha = static_cast<const char *>(alpha) + std::size_t(g) * scalar;
+        c.beta = static_cast<const char *>(beta) + std::size_t(g) * scalar;
+        c.lda = lda[g];
+        c.ldb = ldb[g];
+        c.ldc = ldc[g];
+        c.batch = group_size[g];
+        c.has_group = 1;
+        c.group = g;
+    }
+    api_pointer_call pc{groups.data(), group_count, A, B, C};
+    return run_pointers(pc);
+}
+
+}  // namespace
+}  // namespace gemm
+
+extern "C" gemm_status_t api_run_grouped(int layout, const int *transa, const int *transb, const int64_t *m,
+                                         const int64_t *n, const int64_t *k, const void *alpha, const void *const *A,
+                                         int a_type, const int64_t *lda, const void *const *B, int b_type,
+                                         const int64_t *ldb, const void *beta, void *const *C, int c_type,
+                                         const int64_t *ldc, int64_t group_count, const int64_t *group_size,
+                                         int compute) {
+    gemm::clear_error();
+    return gemm::guarded([&] {
+        return gemm::run_grouped(layout, transa, transb, m, n, k, alpha, A, a_type, lda, B, b_type, ldb, beta, C,
+                                 c_type, ldc, group_count, group_size, compute);
+    });
+}

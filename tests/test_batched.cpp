@@ -1,0 +1,324 @@
+// test_batched.cpp: pointer-array batches (gemm_*_batched, gemm_ex_batched) and grouped calls
+// (gemm_ex_grouped) on host memory: every matrix against the harness's double reference on
+// every available backend (padding and guard elements untouched), over dtypes, layouts, ops,
+// scalars and odd sizes; and their argument errors, each naming the matrix or group and
+// leaving every C as it was.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <tuple>
+#include <string>
+#include <vector>
+
+#include "harness.hpp"
+
+using namespace gemm_test;
+
+namespace {
+
+// The matrices of one group: each its own operands (seeded by its index), C buffer and
+// reference.
+struct group_data {
+    gemm_case shape;
+    std::vector<operands> ops;
+    std::vector<bytes> c;  // C buffers, starting as ops[i].c0
+    std::vector<reference> refs;
+
+    group_data(const gemm_case &s, int64_t count, uint64_t seed) : shape(s) {
+        for (int64_t i = 0; i < count; ++i) {
+            ops.push_back(make_operands(s, seed + uint64_t(i) * 7919));
+            c.push_back(ops.back().c0);
+            refs.push_back(compute_reference(s, ops.back()));
+        }
+    }
+    void reset() {
+        for (std::size_t i = 0; i < c.size(); ++i) c[i] = ops[i].c0;
+    }
+    bool untouched() const {
+        for (std::size_t i = 0; i < c.size(); ++i)
+            if (c[i] != ops[i].c0) return false;
+        return true;
+    }
+};
+
+struct pointer_arrays {
+    std::vector<const void *> a, b;
+    std::vector<void *> c;
+    void add(group_data &g) {
+        for (std::size_t i = 0; i < g.ops.size(); ++i) {
+            a.push_back(g.ops[i].a_ptr());
+            b.push_back(g.ops[i].b_ptr());
+            c.push_back(g.c[i].empty() ? nullptr : g.c[i].data());
+        }
+    }
+};
+
+// The scalars of a case in its compute type, as pairs (a real type reads the first).
+struct scalar_pair {
+    float f[2];
+    double d[2];
+    explicit scalar_pair(double re, double im) : f{float(re), float(im)}, d{re, im} {}
+    const void *get(gemm_dtype_t compute) const {
+        return compute == GEMM_F64 || compute == GEMM_C64 ? static_cast<const void *>(d) : f;
+    }
+};
+
+// One batch through the entry point `typed` picks: gemm_[sdcz]gemm_batched or gemm_ex_batched.
+gemm_status_t call_batched(const gemm_case &c, const pointer_arrays &p, int64_t count, bool typed) {
+    scalar_pair alpha(c.alpha, c.alpha_imag), beta(c.beta, c.beta_imag);
+    const gemm_dtype_t t = c.ab_type;
+    if (typed && t == GEMM_F32)
+        return gemm_sgemm_batched(c.layout, c.transa, c.transb, c.m, c.n, c.k, float(c.alpha),
+                                  reinterpret_cast<const float *const *>(p.a.data()), c.lda,
+                                  reinterpret_cast<const float *const *>(p.b.data()), c.ldb, float(c.beta),
+                                  reinterpret_cast<float *const *>(p.c.data()), c.ldc, count);
+    if (typed && t == GEMM_F64)
+        return gemm_dgemm_batched(c.layout, c.transa, c.transb, c.m, c.n, c.k, c.alpha,
+                                  reinterpret_cast<const double *const *>(p.a.data()), c.lda,
+                                  reinterpret_cast<const double *const *>(p.b.data()), c.ldb, c.beta,
+                                  reinterpret_cast<double *const *>(p.c.data()), c.ldc, count);
+    if (typed && is_complex(t))
+        return (t == GEMM_C32 ? gemm_cgemm_batched : gemm_zgemm_batched)(
+            c.layout, c.transa, c.transb, c.m, c.n, c.k, alpha.get(t), p.a.data(), c.lda, p.b.data(), c.ldb,
+            beta.get(t), p.c.data(), c.ldc, count);
+    return gemm_ex_batched(c.layout, c.transa, c.transb, c.m, c.n, c.k, alpha.get(c.compute_type()), p.a.data(),
+                           c.ab_type, c.lda, p.b.data(), c.ab_type, c.ldb, beta.get(c.compute_type()), p.c.data(),
+                           c.c_type, c.ldc, count, c.compute_type());
+}
+
+// Every matrix of g against its reference.
+void check_group(const group_data &g, const std::string &where) {
+    for (std::size_t i = 0; i < g.c.size(); ++i) {
+        comparison cmp = compare_result(g.shape, g.ops[i], g.c[i], g.refs[i].value, g.refs[i].magnitude);
+        CHECK_MESSAGE(cmp.ok, where << " matrix " << i << " " << g.shape.describe() << ": " << cmp.first);
+    }
+}
+
+gemm_case make_shape(gemm_dtype_t ab, gemm_dtype_t ct, gemm_layout_t l, gemm_op_t ta, gemm_op_t tb, int64_t m,
+                     int64_t n, int64_t k, int64_t pad, double alpha, double beta) {
+    gemm_case c;
+    c.ab_type = ab;
+    c.c_type = ct;
+    c.api = entry::ex;
+    c.layout = l;
+    c.transa = ta;
+    c.transb = tb;
+    c.m = m;
+    c.n = n;
+    c.k = k;
+    c.alpha = alpha;
+    c.beta = beta;
+    c.alpha_imag = is_complex(ab) && alpha != 0.0 ? 0.75 : 0.0;
+    c.beta_imag = is_complex(ab) && beta != 0.0 ? -0.5 : 0.0;
+    set_leading_dims(c, pad);
+    return c;
+}
+
+struct type_case {
+    gemm_dtype_t ab, c;
+};
+constexpr type_case types[] = {{GEMM_F32, GEMM_F32}, {GEMM_F64, GEMM_F64}, {GEMM_C32, GEMM_C32},
+                               {GEMM_C64, GEMM_C64}, {GEMM_F16, GEMM_F32}, {GEMM_BF16, GEMM_BF16}};
+
+// Runs body(backend) under every available backend, counting the ones that served.
+template <class F> void on_every_backend(F body) {
+    for (const std::string &name : available_backends()) {
+        REQUIRE(gemm_set_backend(name.c_str()) == GEMM_STATUS_SUCCESS);
+        body(name);
+    }
+    REQUIRE(gemm_set_backend(nullptr) == GEMM_STATUS_SUCCESS);
+}
+
+}  // namespace
+
+TEST_CASE("batched pointer arrays: every matrix against the reference, every backend") {
+    struct shape { int64_t m, n, k, pad, count; };
+    constexpr shape shapes[] = {{5, 7, 3, 0, 3}, {17, 1, 33, 2, 4}, {1, 31, 9, 1, 2}, {16, 17, 64, 0, 5}};
+    int64_t served = 0;
+    for (const type_case &t : types)
+        for (int i = 0; i < 8; ++i) {
+            const shape &s = shapes[i % 4];
+            gemm_layout_t layout = i % 2 ? GEMM_ROW_MAJOR : GEMM_COL_MAJOR;
+            gemm_op_t ta = i % 3 == 0 ? GEMM_OP_N : i % 3 == 1 ? GEMM_OP_T : GEMM_OP_C;
+            gemm_op_t tb = i % 4 < 2 ? GEMM_OP_N : GEMM_OP_C;
+            gemm_case c = make_shape(t.ab, t.c, layout, ta, tb, s.m, s.n, s.k, s.pad, i % 4 == 3 ? -1.5 : 1.0,
+                                     i % 3 == 0 ? 0.0 : 0.5);
+            group_data g(c, s.count, 100 + uint64_t(i));
+            pointer_arrays p;
+            p.add(g);
+            const bool typed_entry = t.ab == t.c && (t.ab == GEMM_F32 || t.ab == GEMM_F64 || is_complex(t.ab));
+            on_every_backend([&](const std::string &name) {
+                for (bool typed : {false, true}) {
+                    if (typed && !typed_entry) continue;
+                    g.reset();
+                    gemm_status_t st = call_batched(c, p, s.count, typed);
+                    if (st == GEMM_STATUS_NOT_SUPPORTED) {
+                        CHECK(g.untouched());  // refused before anything ran
+                        continue;
+                    }
+                    REQUIRE_MESSAGE(st == GEMM_STATUS_SUCCESS, name << " " << c.describe() << ": " << gemm_last_error());
+                    check_group(g, "backend=" + name + (typed ? " typed" : " ex"));
+                    ++served;
+                }
+            });
+        }
+    MESSAGE(served << " batches served and checked");
+    CHECK(served > 0);
+}
+
+TEST_CASE("batched grouped: groups of their own shapes, ops and scalars, empty groups, every backend") {
+    for (const type_case &t : types) {
+        std::vector<group_data> groups;
+        groups.emplace_back(make_shape(t.ab, t.c, GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_T, 7, 5, 3, 1, 1.0, 0.0), 3, 1);
+        groups.emplace_back(make_shape(t.ab, t.c, GEMM_ROW_MAJOR, GEMM_OP_C, GEMM_OP_N, 2, 9, 17, 0, -1.5, 0.5), 0, 2);
+        groups.emplace_back(make_shape(t.ab, t.c, GEMM_ROW_MAJOR, GEMM_OP_T, GEMM_OP_C, 33, 4, 1, 2, 0.5, 1.0), 2, 3);
+        groups.emplace_back(make_shape(t.ab, t.c, GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_N, 0, 4, 5, 0, 1.0, 0.0), 2, 4);
+        groups.emplace_back(make_shape(t.ab, t.c, GEMM_ROW_MAJOR, GEMM_OP_T, GEMM_OP_T, 3, 3, 0, 1, 1.0, 2.0), 1, 5);
+        const gemm_dtype_t compute = groups[0].shape.compute_type();
+        std::vector<gemm_op_t> ta, tb;
+        std::vector<int64_t> m, n, k, lda, ldb, ldc, size;
+        std::vector<float> alpha_f, beta_f;
+        std::vector<double> alpha_d, beta_d;
+        pointer_arrays p;
+        for (group_data &g : groups) {
+            const gemm_case &c = g.shape;
+            ta.push_back(c.transa), tb.push_back(c.transb);
+            m.push_back(c.m), n.push_back(c.n), k.push_back(c.k);
+            lda.push_back(c.lda), ldb.push_back(c.ldb), ldc.push_back(c.ldc);
+            size.push_back(int64_t(g.ops.size()));
+            for (auto [re, im, f, d] : {std::tuple{c.alpha, c.alpha_imag, &alpha_f, &alpha_d},
+                                        std::tuple{c.beta, c.beta_imag, &beta_f, &beta_d}}) {
+                f->push_back(float(re)), d->push_back(re);
+                if (is_complex(compute)) f->push_back(float(im)), d->push_back(im);
+            }
+            p.add(g);
+        }
+        const bool doubles = compute == GEMM_F64 || compute == GEMM_C64;
+        const void *alpha = doubles ? static_cast<const void *>(alpha_d.data()) : alpha_f.data();
+        const void *beta = doubles ? static_cast<const void *>(beta_d.data()) : beta_f.data();
+        on_every_backend([&](const std::string &name) {
+            for (group_data &g : groups) g.reset();
+            gemm_status_t s = gemm_ex_grouped(GEMM_ROW_MAJOR, ta.data(), tb.data(), m.data(), n.data(), k.data(),
+                                              alpha, p.a.data(), t.ab, lda.data(), p.b.data(), t.ab, ldb.data(), beta,
+                                              p.c.data(), t.c, ldc.data(), int64_t(groups.size()), size.data(), compute);
+            if (s == GEMM_STATUS_NOT_SUPPORTED) {
+                for (const group_data &g : groups) CHECK(g.untouched());
+                CHECK(std::string(gemm_last_error()).rfind("group ", 0) == 0);  // names the group it refused
+                return;
+            }
+            REQUIRE_MESSAGE(s == GEMM_STATUS_SUCCESS, name << " " << dtype_name(t.ab) << ": " << gemm_last_error());
+            for (std::size_t gi = 0; gi < groups.size(); ++gi)
+                check_group(groups[gi], "backend=" + name + " group " + std::to_string(gi));
+        });
+    }
+}
+
+namespace {
+
+// The call must fail with want, its message start with prefix, its parameter be position,
+// and no C change.
+void expect_refused(gemm_status_t got, gemm_status_t want, const std::string &prefix, int position,
+                    const std::vector<group_data *> &groups) {
+    std::string message = gemm_last_error();
+    CHECK_MESSAGE(got == want, "status " << int(got) << ", expected " << int(want) << ": " << message);
+    CHECK_MESSAGE(message.rfind(prefix, 0) == 0, "message \"" << message << "\" should start with \"" << prefix << "\"");
+    CHECK(gemm_last_error_parameter() == position);
+    for (const group_data *g : groups) CHECK(g->untouched());
+}
+
+}  // namespace
+
+TEST_CASE("batched errors: each names its matrix or group, and nothing is computed") {
+    gemm_case c = make_shape(GEMM_F32, GEMM_F32, GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 4, 3, 2, 0, 1.0, 0.0);
+    group_data g(c, 4, 9);
+    pointer_arrays p;
+    p.add(g);
+
+    SUBCASE("a NULL matrix pointer, after valid ones") {
+        pointer_arrays q = p;
+        q.a[2] = nullptr;
+        expect_refused(call_batched(c, q, 4, true), GEMM_STATUS_INVALID_POINTER, "parameter 8: A[2] is NULL", 8, {&g});
+        q = p;
+        q.c[3] = nullptr;
+        expect_refused(call_batched(c, q, 4, false), GEMM_STATUS_INVALID_POINTER, "parameter 15: C[3] is NULL", 15, {&g});
+    }
+    SUBCASE("overlapping C matrices") {
+        pointer_arrays q = p;
+        q.c[3] = static_cast<char *>(q.c[1]) + sizeof(float);  // C[1] shifted by one element
+        expect_refused(call_batched(c, q, 4, true), GEMM_STATUS_INVALID_VALUE, "parameter 13: C[1] and C[3] overlap",
+                       13, {&g});
+    }
+    SUBCASE("batch_count and the arrays") {
+        expect_refused(call_batched(c, p, -1, true), GEMM_STATUS_INVALID_SIZE, "parameter 15: batch_count = -1", 15, {&g});
+        expect_refused(call_batched(c, p, -1, false), GEMM_STATUS_INVALID_SIZE, "parameter 18: batch_count = -1", 18, {&g});
+        pointer_arrays none;
+        none.a.assign(4, nullptr);
+        CHECK(gemm_sgemm_batched(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 4, 3, 2, 1.0f, nullptr, 4, nullptr, 2, 0.0f,
+                                 reinterpret_cast<float *const *>(p.c.data()), 4, 4) == GEMM_STATUS_INVALID_POINTER);
+        CHECK(std::string(gemm_last_error()) == "parameter 8: A is NULL (the array of the matrices' pointers)");
+        // Nothing to compute: NULL arrays are fine (batch_count 0, or alpha 0 for A and B).
+        CHECK(gemm_sgemm_batched(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 4, 3, 2, 1.0f, nullptr, 4, nullptr, 2, 0.0f,
+                                 nullptr, 4, 0) == GEMM_STATUS_SUCCESS);
+        CHECK(gemm_sgemm_batched(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 4, 3, 2, 0.0f, nullptr, 4, nullptr, 2, 0.0f,
+                                 reinterpret_cast<float *const *>(p.c.data()), 4, 4) == GEMM_STATUS_SUCCESS);
+        for (const bytes &cb : g.c) CHECK(load(cb.data(), 0, GEMM_F32) == 0.0);  // C = 0 * C0 (C0 NaN, not read)
+    }
+    SUBCASE("a leading dimension") {
+        gemm_case bad = c;
+        bad.lda = 3;
+        expect_refused(call_batched(bad, p, 4, false), GEMM_STATUS_INVALID_LEADING_DIM, "parameter 10: lda = 3", 10, {&g});
+    }
+}
+
+TEST_CASE("batched grouped errors: the group is named, every group checked before any runs") {
+    gemm_case c0 = make_shape(GEMM_F64, GEMM_F64, GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 4, 3, 2, 0, 1.0, 0.0);
+    gemm_case c1 = make_shape(GEMM_F64, GEMM_F64, GEMM_COL_MAJOR, GEMM_OP_T, GEMM_OP_N, 5, 2, 3, 0, 1.0, 0.5);
+    group_data g0(c0, 2, 1), g1(c1, 2, 2);
+    pointer_arrays p;
+    p.add(g0);
+    p.add(g1);
+    gemm_op_t ta[2] = {c0.transa, c1.transa}, tb[2] = {c0.transb, c1.transb};
+    int64_t m[2] = {c0.m, c1.m}, n[2] = {c0.n, c1.n}, k[2] = {c0.k, c1.k};
+    int64_t lda[2] = {c0.lda, c1.lda}, ldb[2] = {c0.ldb, c1.ldb}, ldc[2] = {c0.ldc, c1.ldc}, size[2] = {2, 2};
+    double alpha[2] = {1.0, 1.0}, beta[2] = {0.0, 0.5};
+    auto grouped = [&](int64_t count) {
+        return gemm_ex_grouped(GEMM_COL_MAJOR, ta, tb, m, n, k, alpha, p.a.data(), GEMM_F64, lda, p.b.data(), GEMM_F64,
+                               ldb, beta, p.c.data(), GEMM_F64, ldc, count, size, GEMM_F64);
+    };
+    REQUIRE(grouped(2) == GEMM_STATUS_SUCCESS);  // the arguments as given are valid
+    check_group(g0, "group 0");
+    check_group(g1, "group 1");
+    g0.reset();
+    g1.reset();
+
+    SUBCASE("k < 0 in group 1") {
+        k[1] = -1;
+        expect_refused(grouped(2), GEMM_STATUS_INVALID_SIZE, "group 1: parameter 6: k = -1 must be >= 0", 6, {&g0, &g1});
+    }
+    SUBCASE("lda too small in group 1") {
+        lda[1] = 2;
+        expect_refused(grouped(2), GEMM_STATUS_INVALID_LEADING_DIM, "group 1: parameter 10: lda = 2", 10, {&g0, &g1});
+    }
+    SUBCASE("an invalid op in group 0") {
+        ta[0] = gemm_op_t(7);
+        expect_refused(grouped(2), GEMM_STATUS_INVALID_OP, "group 0: parameter 2: transa = 7", 2, {&g0, &g1});
+    }
+    SUBCASE("group_size < 0") {
+        size[1] = -3;
+        expect_refused(grouped(2), GEMM_STATUS_INVALID_SIZE, "group 1: parameter 19: group_size = -3", 19, {&g0, &g1});
+    }
+    SUBCASE("group_count < 0, and a NULL array") {
+        expect_refused(grouped(-1), GEMM_STATUS_INVALID_SIZE, "parameter 18: group_count = -1", 18, {&g0, &g1});
+        CHECK(gemm_ex_grouped(GEMM_COL_MAJOR, nullptr, tb, m, n, k, alpha, p.a.data(), GEMM_F64, lda, p.b.data(),
+                              GEMM_F64, ldb, beta, p.c.data(), GEMM_F64, ldc, 2, size, GEMM_F64) ==
+              GEMM_STATUS_INVALID_POINTER);
+        CHECK(std::string(gemm_last_error()).rfind("parameter 2: transa is NULL", 0) == 0);
+        CHECK(grouped(0) == GEMM_STATUS_SUCCESS);
+    }
+    SUBCASE("a C of group 1 overlapping one of group 0") {
+        p.c[3] = p.c[0];
+        expect_refused(grouped(2), GEMM_STATUS_INVALID_VALUE, "parameter 15: C[0] and C[3] overlap", 15, {&g0, &g1});
+    }
+}

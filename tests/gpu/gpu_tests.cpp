@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <thread>
 
 #include "harness.hpp"
@@ -505,6 +506,78 @@ TEST_CASE("gpu: mixed host and device pointers are rejected, C unchanged") {
             check_no_cuda_error(spec + ", host C");
         }
     }
+}
+
+TEST_CASE("gpu: pointer-array batches on device and host memory; a host matrix among device ones is refused") {
+    // Five matrices in separate allocations, through gemm_ex_batched with a host array of their
+    // pointers, on every GPU backend: each against cpu_ref's result for it.
+    tally tl;
+    for (type_pair t : {type_pair{GEMM_F32, GEMM_F32}, type_pair{GEMM_C64, GEMM_C64}, type_pair{GEMM_BF16, GEMM_F32}}) {
+        gemm_case c = base_case(t, GEMM_ROW_MAJOR, GEMM_OP_N, is_complex(t.ab) ? GEMM_OP_C : GEMM_OP_T, 33, 17, 29);
+        set_leading_dims(c, 2);
+        set_scalars(c, 1.5, 0.5);
+        constexpr int count = 5;
+        std::vector<operands> ops;
+        std::vector<std::vector<double>> expected;
+        std::vector<reference> refs;
+        for (int i = 0; i < count; ++i) {
+            ops.push_back(make_operands(c, 40 + uint64_t(i)));
+            expected.push_back(cpu_ref_result(c, ops.back()));
+            refs.push_back(compute_reference(c, ops.back()));
+        }
+        const float alpha_f[2] = {float(c.alpha), float(c.alpha_imag)}, beta_f[2] = {float(c.beta), float(c.beta_imag)};
+        const double alpha_d[2] = {c.alpha, c.alpha_imag}, beta_d[2] = {c.beta, c.beta_imag};
+        const bool doubles = c.compute_type() == GEMM_C64;
+        const void *alpha = doubles ? static_cast<const void *>(alpha_d) : alpha_f;
+        const void *beta = doubles ? static_cast<const void *>(beta_d) : beta_f;
+        for (const std::string &name : gpu_backends()) {
+            selection_guard sel(name);
+            for (memory kind : {memory::device, memory::host}) {
+                std::vector<std::unique_ptr<buffer>> a, b, cb;
+                std::vector<const void *> pa, pb;
+                std::vector<void *> pc;
+                for (const operands &o : ops) {
+                    a.push_back(std::make_unique<buffer>(kind, o.a));
+                    b.push_back(std::make_unique<buffer>(kind, o.b));
+                    cb.push_back(std::make_unique<buffer>(kind, o.c0));
+                    pa.push_back(a.back()->get()), pb.push_back(b.back()->get()), pc.push_back(cb.back()->get());
+                }
+                gemm_status_t s = gemm_ex_batched(c.layout, c.transa, c.transb, c.m, c.n, c.k, alpha, pa.data(), c.ab_type,
+                                                  c.lda, pb.data(), c.ab_type, c.ldb, beta, pc.data(), c.c_type, c.ldc,
+                                                  count, c.compute_type());
+                CUDA_REQUIRE(cudaDeviceSynchronize());
+                std::string where = name + " " + memory_name(kind) + " batched " + c.describe();
+                check_no_cuda_error(where);
+                if (s == GEMM_STATUS_NOT_SUPPORTED && !must_support(name, c, kind)) {
+                    for (int i = 0; i < count; ++i) CHECK(cb[std::size_t(i)]->read() == ops[std::size_t(i)].c0);
+                    tl.skipped.add(name, c);
+                    continue;
+                }
+                REQUIRE_MESSAGE(s == GEMM_STATUS_SUCCESS, where << ": " << gemm_last_error());
+                for (int i = 0; i < count; ++i) {
+                    comparison cmp = compare_result(c, ops[std::size_t(i)], cb[std::size_t(i)]->read(),
+                                                    expected[std::size_t(i)], refs[std::size_t(i)].magnitude);
+                    CHECK_MESSAGE(cmp.ok, where << " matrix " << i << ": " << cmp.first);
+                }
+                ++tl.checked;
+                if (kind != memory::device) continue;
+                // Matrix 3's C on the host, the others on the device: refused, nothing computed.
+                bytes host_c = ops[3].c0;
+                pc[3] = host_c.data();
+                for (int i = 0; i < count; ++i)
+                    if (i != 3) CUDA_REQUIRE(cudaMemcpy(pc[std::size_t(i)], ops[std::size_t(i)].c0.data(),
+                                                        ops[std::size_t(i)].c0.size(), cudaMemcpyHostToDevice));
+                s = gemm_ex_batched(c.layout, c.transa, c.transb, c.m, c.n, c.k, alpha, pa.data(), c.ab_type, c.lda,
+                                    pb.data(), c.ab_type, c.ldb, beta, pc.data(), c.c_type, c.ldc, count, c.compute_type());
+                CHECK_MESSAGE(s == GEMM_STATUS_MIXED_MEMORY_SPACES, where << ": " << int(s) << " " << gemm_last_error());
+                CHECK(host_c == ops[3].c0);
+                for (int i = 0; i < count; ++i)
+                    if (i != 3) CHECK(cb[std::size_t(i)]->read() == ops[std::size_t(i)].c0);
+                check_no_cuda_error(where + ", mixed");
+            }
+        }
+    }
+    report(tl);
 }
 
 TEST_CASE("gpu: a plan refuses operands in other memory than its desc says, C unchanged") {

@@ -6,6 +6,7 @@
 #endif
 #include <dlfcn.h>
 
+#include <complex>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
@@ -26,6 +27,8 @@ using fortran_gemm = void (*)(const char *, const char *, const int *, const int
 template <class T> struct names;
 template <> struct names<float> { static constexpr const char *fortran = "sgemm_"; };
 template <> struct names<double> { static constexpr const char *fortran = "dgemm_"; };
+template <> struct names<std::complex<float>> { static constexpr const char *fortran = "cgemm_"; };
+template <> struct names<std::complex<double>> { static constexpr const char *fortran = "zgemm_"; };
 
 enum class policy { system, stop };
 
@@ -110,7 +113,9 @@ void say_once(const char *routine, gemm_status_t status, const char *library) no
                      routine, gemm_status_string(status), gemm_last_error(), library);
 }
 
-template <class T> void handle(const char *routine, gemm_status_t status, const fortran_call<T> &c) noexcept {
+}  // namespace
+
+template <class T> void on_failure(const char *routine, gemm_status_t status, const fortran_call<T> &c) noexcept {
     // Arguments BLAS does not check but gemm does (a NULL operand, operands spanning more
     // than 2^63 bytes): the system BLAS would crash on them.
     if (status < GEMM_STATUS_NOT_SUPPORTED) stop(routine, status, "");
@@ -125,14 +130,9 @@ template <class T> void handle(const char *routine, gemm_status_t status, const 
     gemm_fn(&c.transa, &c.transb, &c.m, &c.n, &c.k, &c.alpha, c.a, &c.lda, c.b, &c.ldb, &c.beta, c.c, &c.ldc, 1, 1);
 }
 
-}  // namespace
-
-void on_failure(const char *routine, gemm_status_t status, const fortran_call<float> &call) noexcept {
-    handle(routine, status, call);
-}
-
-void on_failure(const char *routine, gemm_status_t status, const fortran_call<double> &call) noexcept {
-    handle(routine, status, call);
-}
+template void on_failure(const char *, gemm_status_t, const fortran_call<float> &) noexcept;
+template void on_failure(const char *, gemm_status_t, const fortran_call<double> &) noexcept;
+template void on_failure(const char *, gemm_status_t, const fortran_call<std::complex<float>> &) noexcept;
+template void on_failure(const char *, gemm_status_t, const fortran_call<std::complex<double>> &) noexcept;
 
 }  // namespace gemm_blas

@@ -7,7 +7,8 @@
 
 namespace gemm_blas {
 
-// A call as the Fortran interface takes it, column-major (a row-major CBLAS call swapped).
+// A call as the Fortran interface takes it, column-major (a row-major CBLAS call swapped); T is
+// float, double, std::complex<float> or std::complex<double>.
 template <class T> struct fortran_call {
     char transa, transb;
     int m, n, k;
@@ -23,7 +24,7 @@ template <class T> struct fortran_call {
 
 // Called after gemm returned status for call; routine is the entry point's name. Returns only
 // once C holds the result; never throws (it runs inside the extern "C" BLAS entry points).
-void on_failure(const char *routine, gemm_status_t status, const fortran_call<float> &call) noexcept;
-void on_failure(const char *routine, gemm_status_t status, const fortran_call<double> &call) noexcept;
+// Defined for the four types in failure_policy.cpp.
+template <class T> void on_failure(const char *routine, gemm_status_t status, const fortran_call<T> &call) noexcept;
 
 }  // namespace gemm_blas

@@ -1,5 +1,6 @@
-// gemm_blas.cpp: the drop-in BLAS interface (sgemm_, dgemm_, cblas_sgemm, cblas_dgemm) that
-// routes existing programs' GEMMs through gemm, with reference-BLAS argument checking.
+// gemm_blas.cpp: the drop-in BLAS interface (sgemm_, dgemm_, cgemm_, zgemm_ and their cblas_
+// forms) that routes existing programs' GEMMs through gemm, with reference-BLAS argument checking.
+#include <complex>
 #include <cstdarg>
 #include <cstddef>
 #include <cstdio>
@@ -116,66 +117,88 @@ cblas_error cblas_check(int order, int ta, int tb, int m, int n, int k, int lda,
 
 // ---- the routines --------------------------------------------------------------------------
 
-template <class T> struct typed;
-template <> struct typed<float> {
-    static constexpr const char *fortran_name = "SGEMM ";
-    static constexpr const char *fortran_symbol = "sgemm_";
-    static constexpr const char *cblas_name = "cblas_sgemm";
-    static constexpr const char *cblas_fortran_name = "cblas_sgemm ";
-    static gemm_status_t call(gemm_layout_t l, gemm_op_t ta, gemm_op_t tb, int64_t m, int64_t n,
-                              int64_t k, float alpha, const float *a, int64_t lda, const float *b,
-                              int64_t ldb, float beta, float *c, int64_t ldc) {
-        return gemm_sgemm(l, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-    }
-};
-template <> struct typed<double> {
-    static constexpr const char *fortran_name = "DGEMM ";
-    static constexpr const char *fortran_symbol = "dgemm_";
-    static constexpr const char *cblas_name = "cblas_dgemm";
-    static constexpr const char *cblas_fortran_name = "cblas_dgemm ";
-    static gemm_status_t call(gemm_layout_t l, gemm_op_t ta, gemm_op_t tb, int64_t m, int64_t n,
-                              int64_t k, double alpha, const double *a, int64_t lda,
-                              const double *b, int64_t ldb, double beta, double *c, int64_t ldc) {
-        return gemm_dgemm(l, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-    }
+// The names a routine reports under: the Fortran routine's (as its xerbla_ call spells it), its
+// symbol (for the failure policy's messages), reference CBLAS's own, and the one reference
+// CBLAS's Fortran xerbla_ builds for errors the Fortran checks find.
+struct routine_names {
+    const char *fortran, *symbol, *cblas, *cblas_fortran;
 };
 
+// Per type: the names and gemm's entry point. gemm_sgemm and gemm_dgemm take their scalars
+// by value, gemm_cgemm and gemm_zgemm by address (scalar_arg).
+template <class T> struct typed;
+template <> struct typed<float> {
+    static constexpr routine_names name{"SGEMM ", "sgemm_", "cblas_sgemm", "cblas_sgemm "};
+    static constexpr auto compute = gemm_sgemm;
+};
+template <> struct typed<double> {
+    static constexpr routine_names name{"DGEMM ", "dgemm_", "cblas_dgemm", "cblas_dgemm "};
+    static constexpr auto compute = gemm_dgemm;
+};
+template <> struct typed<std::complex<float>> {
+    static constexpr routine_names name{"CGEMM ", "cgemm_", "cblas_cgemm", "cblas_cgemm "};
+    static constexpr auto compute = gemm_cgemm;
+};
+template <> struct typed<std::complex<double>> {
+    static constexpr routine_names name{"ZGEMM ", "zgemm_", "cblas_zgemm", "cblas_zgemm "};
+    static constexpr auto compute = gemm_zgemm;
+};
+
+float scalar_arg(const float &x) { return x; }
+double scalar_arg(const double &x) { return x; }
+const void *scalar_arg(const std::complex<float> &x) { return &x; }
+const void *scalar_arg(const std::complex<double> &x) { return &x; }
+
+// Here and in cblas_gemm, alpha and beta arrive by address and are read only once the
+// arguments have passed the checks, as reference BLAS reads them (an invalid call with a NULL
+// scalar is reported, not dereferenced).
 template <class T>
 void fortran_gemm(const char *transa, const char *transb, const int *m, const int *n,
                   const int *k, const T *alpha, const T *a, const int *lda, const T *b,
                   const int *ldb, const T *beta, T *c, const int *ldc) {
     gemm_op_t ta = fortran_op(*transa), tb = fortran_op(*transb);
     if (int info = fortran_info(ta, tb, *m, *n, *k, *lda, *ldb, *ldc)) {
-        report_fortran(typed<T>::fortran_name, info);
+        report_fortran(typed<T>::name.fortran, info);
         return;
     }
-    // Reference quick return: nothing to do, and C may not be read at all.
+    // Reference quick return: nothing to do, and C may not be read at all. A complex scalar
+    // is zero or one only when both its parts are.
     if (*m == 0 || *n == 0 || ((*alpha == T(0) || *k == 0) && *beta == T(1))) return;
-    gemm_status_t s = typed<T>::call(GEMM_COL_MAJOR, ta, tb, *m, *n, *k, *alpha, a, *lda, b,
-                                     *ldb, *beta, c, *ldc);
+    gemm_status_t s = typed<T>::compute(GEMM_COL_MAJOR, ta, tb, *m, *n, *k, scalar_arg(*alpha), a,
+                                        *lda, b, *ldb, scalar_arg(*beta), c, *ldc);
     if (s != GEMM_STATUS_SUCCESS)
-        gemm_blas::on_failure(typed<T>::fortran_symbol, s,
+        gemm_blas::on_failure<T>(typed<T>::name.symbol, s,
                               {*transa, *transb, *m, *n, *k, *alpha, a, *lda, b, *ldb, *beta, c, *ldc});
 }
 
 template <class T>
-void cblas_gemm(int order, int ta, int tb, int m, int n, int k, T alpha, const T *a, int lda,
-                const T *b, int ldb, T beta, T *c, int ldc) {
+void cblas_gemm(int order, int ta, int tb, int m, int n, int k, const T *alpha, const T *a,
+                int lda, const T *b, int ldb, const T *beta, T *c, int ldc) {
     if (cblas_error e = cblas_check(order, ta, tb, m, n, k, lda, ldb, ldc); e.position) {
         report_cblas(e.position, order == GEMM_ROW_MAJOR,
-                     e.from_fortran ? typed<T>::cblas_fortran_name : typed<T>::cblas_name, e.form, e.value);
+                     e.from_fortran ? typed<T>::name.cblas_fortran : typed<T>::name.cblas, e.form, e.value);
         return;
     }
-    if (m == 0 || n == 0 || ((alpha == T(0) || k == 0) && beta == T(1))) return;
-    gemm_status_t s = typed<T>::call(gemm_layout_t(order), gemm_op_t(ta), gemm_op_t(tb), m, n, k,
-                                     alpha, a, lda, b, ldb, beta, c, ldc);
+    if (m == 0 || n == 0 || ((*alpha == T(0) || k == 0) && *beta == T(1))) return;
+    gemm_status_t s = typed<T>::compute(gemm_layout_t(order), gemm_op_t(ta), gemm_op_t(tb), m, n, k,
+                                        scalar_arg(*alpha), a, lda, b, ldb, scalar_arg(*beta), c, ldc);
     if (s == GEMM_STATUS_SUCCESS) return;
-    // As Fortran takes it: row-major C is column-major C^T = op(B)^T op(A)^T.
+    // As Fortran takes it: row-major C is column-major C^T = op(B)^T op(A)^T, and a row-major
+    // operand is the column-major transpose (op(X)^T = op(X^T) for 'C' as for 'N' and 'T').
     char la = op_letter(ta), lb = op_letter(tb);
     if (order == GEMM_ROW_MAJOR)
-        gemm_blas::on_failure(typed<T>::cblas_name, s, {lb, la, n, m, k, alpha, b, ldb, a, lda, beta, c, ldc});
+        gemm_blas::on_failure<T>(typed<T>::name.cblas, s, {lb, la, n, m, k, *alpha, b, ldb, a, lda, *beta, c, ldc});
     else
-        gemm_blas::on_failure(typed<T>::cblas_name, s, {la, lb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc});
+        gemm_blas::on_failure<T>(typed<T>::name.cblas, s, {la, lb, m, n, k, *alpha, a, lda, b, ldb, *beta, c, ldc});
+}
+
+// CBLAS passes complex scalars and matrices as void *: interleaved real and imaginary parts,
+// which std::complex is laid out as.
+template <class T>
+void cblas_complex_gemm(int order, int transa, int transb, int m, int n, int k, const void *alpha,
+                        const void *a, int lda, const void *b, int ldb, const void *beta, void *c, int ldc) {
+    cblas_gemm(order, transa, transb, m, n, k, static_cast<const T *>(alpha), static_cast<const T *>(a), lda,
+               static_cast<const T *>(b), ldb, static_cast<const T *>(beta), static_cast<T *>(c), ldc);
 }
 
 }  // namespace
@@ -199,14 +222,42 @@ GEMM_BLAS_API void dgemm_(const char *transa, const char *transb, const int *m, 
     fortran_gemm(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
+GEMM_BLAS_API void cgemm_(const char *transa, const char *transb, const int *m, const int *n,
+                          const int *k, const std::complex<float> *alpha, const std::complex<float> *a,
+                          const int *lda, const std::complex<float> *b, const int *ldb,
+                          const std::complex<float> *beta, std::complex<float> *c, const int *ldc,
+                          std::size_t, std::size_t) {
+    fortran_gemm(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+GEMM_BLAS_API void zgemm_(const char *transa, const char *transb, const int *m, const int *n,
+                          const int *k, const std::complex<double> *alpha, const std::complex<double> *a,
+                          const int *lda, const std::complex<double> *b, const int *ldb,
+                          const std::complex<double> *beta, std::complex<double> *c, const int *ldc,
+                          std::size_t, std::size_t) {
+    fortran_gemm(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
 GEMM_BLAS_API void cblas_sgemm(int order, int transa, int transb, int m, int n, int k,
                                float alpha, const float *a, int lda, const float *b, int ldb,
                                float beta, float *c, int ldc) {
-    cblas_gemm(order, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    cblas_gemm(order, transa, transb, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc);
 }
 
 GEMM_BLAS_API void cblas_dgemm(int order, int transa, int transb, int m, int n, int k,
                                double alpha, const double *a, int lda, const double *b, int ldb,
                                double beta, double *c, int ldc) {
-    cblas_gemm(order, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    cblas_gemm(order, transa, transb, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc);
+}
+
+GEMM_BLAS_API void cblas_cgemm(int order, int transa, int transb, int m, int n, int k,
+                               const void *alpha, const void *a, int lda, const void *b, int ldb,
+                               const void *beta, void *c, int ldc) {
+    cblas_complex_gemm<std::complex<float>>(order, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+GEMM_BLAS_API void cblas_zgemm(int order, int transa, int transb, int m, int n, int k,
+                               const void *alpha, const void *a, int lda, const void *b, int ldb,
+                               const void *beta, void *c, int ldc) {
+    cblas_complex_gemm<std::complex<double>>(order, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }

@@ -16,9 +16,13 @@ values)
     reference_run "$bin/blas_caller" values >"$work/ref"
     preload_run env GEMM_VERBOSE=1 "$bin/blas_caller" values >"$work/preload" 2>"$work/trace"
     "$bin/blas_compare" "$work/ref" "$work/preload"
-    routed=$(grep -c 'backend=' "$work/trace" || true)
-    echo "GEMM_VERBOSE=1 traced $routed calls routed through gemm"
-    [ "$routed" -ge 30 ] || { echo "expected the GEMMs to be routed through gemm"; exit 1; }
+    # Every call but the quick returns (m or n = 0; alpha = 0 or k = 0 with beta = 1): 18 of
+    # the real shapes, 19 of the complex ones, each through three entry points.
+    for dtype in f32 f64 c32 c64; do
+        routed=$(grep -c "backend=.* dtype=$dtype " "$work/trace" || true)
+        echo "GEMM_VERBOSE=1 traced $routed $dtype calls routed through gemm"
+        [ "$routed" -ge 54 ] || { echo "expected the $dtype GEMMs to be routed through gemm"; exit 1; }
+    done
     # In front of the system BLAS (OpenBLAS by default) with the cblas backend forced: the
     # backend must reach the real library, not our interposed symbols (no recursion).
     LD_PRELOAD="$gemm_blas" GEMM_BACKEND=cblas "$bin/blas_caller" values >"$work/cblas"
@@ -109,7 +113,7 @@ failing_backend)
         env LD_LIBRARY_PATH="$reference" LD_PRELOAD="$gemm_blas" GEMM_BACKEND=$forced \
             "$bin/blas_caller" values >"$work/fallback" 2>"$work/err"
         "$bin/blas_compare" "$work/ref" "$work/fallback"
-        for routine in sgemm_ dgemm_ cblas_sgemm cblas_dgemm; do
+        for routine in sgemm_ dgemm_ cgemm_ zgemm_ cblas_sgemm cblas_dgemm cblas_cgemm cblas_zgemm; do
             said=$(grep -c "^gemm_blas: $routine: .*computed by .*libblas.so.3 instead" "$work/err" || true)
             [ "$said" -eq 1 ] || { echo "GEMM_BACKEND=$forced: $routine said $said times"; cat "$work/err"; exit 1; }
         done

@@ -1,7 +1,8 @@
-/* cblas_errors.c: invalid arguments to cblas_sgemm/cblas_dgemm, written against the system
+/* cblas_errors.c: invalid arguments to cblas_sgemm/dgemm/cgemm/zgemm, written against the system
  * CBLAS header. The program defines cblas_xerbla (as the CBLAS test suite does) and prints
  * what it received and whether C changed, to compare reference CBLAS with libgemm_blas. */
 #include <cblas.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -16,19 +17,26 @@ void cblas_xerbla(blasint p, char *rout, char *form, ...) {
     strncpy(last_routine, rout, sizeof last_routine - 1);
 }
 
+/* x[i] = i for the 128 scalars (64 complex elements) of the type, the rest of x zero. */
+static void fill(char type, double x[128]) {
+    memset(x, 0, 128 * sizeof x[0]);
+    for (int i = 0; i < 128; ++i) {
+        if (type == 's' || type == 'c') ((float *)x)[i] = (float)i;
+        else ((double *)x)[i] = i;
+    }
+}
+
 int main(void) {
-    float a[64], b[64], c[64], c0[64];
-    double ad[64], bd[64], cd[64], cd0[64];
-    for (int i = 0; i < 64; ++i) a[i] = b[i] = c0[i] = c[i] = (float)i, ad[i] = bd[i] = cd0[i] = cd[i] = i;
+    static const char types[] = "sdcz";
+    double a[128], b[128], c[128], c0[128];
     for (size_t i = 0; i < bad_call_count; ++i) {
         const struct bad_call *p = &bad_calls[i];
-        last_position = 0, last_routine[0] = 0;
-        cblas_sgemm(p->order, p->ta, p->tb, p->m, p->n, p->k, 1.0f, a, p->lda, b, p->ldb, 0.0f, c, p->ldc);
-        printf("%s %s -> %d C %s\n", p->what, last_routine, last_position, memcmp(c, c0, sizeof c) ? "CHANGED" : "unchanged");
-        last_position = 0, last_routine[0] = 0;
-        cblas_dgemm(p->order, p->ta, p->tb, p->m, p->n, p->k, 1.0, ad, p->lda, bd, p->ldb, 0.0, cd, p->ldc);
-        printf("%s %s -> %d C %s\n", p->what, last_routine, last_position, memcmp(cd, cd0, sizeof cd) ? "CHANGED" : "unchanged");
-        memcpy(c, c0, sizeof c), memcpy(cd, cd0, sizeof cd);
+        for (const char *type = types; *type; ++type) {
+            fill(*type, a), fill(*type, b), fill(*type, c), fill(*type, c0);
+            last_position = 0, last_routine[0] = 0;
+            bad_call_run(*type, p, a, b, c);
+            printf("%s %s -> %d C %s\n", p->what, last_routine, last_position, memcmp(c, c0, sizeof c) ? "CHANGED" : "unchanged");
+        }
     }
     return 0;
 }

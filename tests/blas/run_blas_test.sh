@@ -55,7 +55,7 @@ default_handler)
     cases=$(sed -n 's/^ *{"\([a-z_]*\)",.*/\1/p' "$(dirname "$0")/bad_cblas_calls.h")
     count=0
     for case in $cases; do
-        for t in s d; do
+        for t in s d c z; do
             reference_run "$bin/cblas_default_handler" $t "$case" 2>"$work/ref" || true
             preload_run "$bin/cblas_default_handler" $t "$case" 2>"$work/preload" || true
             "$bin/cblas_default_handler_linked" $t "$case" 2>"$work/linked" || true
@@ -64,7 +64,7 @@ default_handler)
             count=$((count + 1))
         done
     done
-    [ "$count" -ge 40 ] || { echo "expected the cases of bad_cblas_calls.h, ran $count"; exit 1; }
+    [ "$count" -ge 116 ] || { echo "expected the cases of bad_cblas_calls.h, ran $count"; exit 1; }
     echo "$count reports through the default handler identical to reference CBLAS"
     ;;
 errors)

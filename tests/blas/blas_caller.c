@@ -102,6 +102,14 @@ static void *typed_copy(const struct type *t, const double *x, size_t count) {
     return y;
 }
 
+/* Sets the count elements of y to NaN. */
+static void fill_nan(const struct type *t, void *y, size_t count) {
+    for (size_t i = 0; i < count * (size_t)t->parts; ++i) {
+        if (t->single) ((float *)y)[i] = NAN;
+        else ((double *)y)[i] = NAN;
+    }
+}
+
 static double typed_value(const struct type *t, const void *y, size_t i) {
     return t->single ? ((const float *)y)[i] : ((const double *)y)[i];
 }
@@ -141,7 +149,8 @@ static void call_gemm(const struct type *t, int layout, const struct shape *p, c
 /* Every shape through every routine (Fortran, CBLAS column- and row-major), C printed one entry
  * a line: "routine case entry value [imaginary part]". Operands are rounded to float, so that
  * every type computes the same product. With beta = 0, C starts as NaN: reference BLAS does not
- * read it, and entries outside the m x n result (ldc > m) must stay NaN. */
+ * read it, and entries outside the m x n result (ldc > m) must stay NaN. With alpha = 0, A and
+ * B are NaN: reference BLAS does not read them either. */
 static void run_values(void) {
     static const int layouts[] = {fortran_entry, CblasColMajor, CblasRowMajor};
     static const char *const layout_names[] = {"", ":col", ":row"};
@@ -158,15 +167,14 @@ static void run_values(void) {
         for (size_t i = 0; i < 2 * nc; ++i) c[i] = (float)next_random();
         for (size_t t = 0; t < sizeof types / sizeof types[0]; ++t) {
             const struct type *ty = &types[t];
+            int alpha_zero = p->alpha[0] == 0 && (ty->parts == 1 || p->alpha[1] == 0);
             int beta_zero = p->beta[0] == 0 && (ty->parts == 1 || p->beta[1] == 0);
             void *ta = typed_copy(ty, a, na), *tb = typed_copy(ty, b, nb);
             void *alpha = typed_copy(ty, p->alpha, 1), *beta = typed_copy(ty, p->beta, 1);
+            if (alpha_zero) fill_nan(ty, ta, na), fill_nan(ty, tb, nb);
             for (size_t l = 0; l < 3; ++l) {
                 void *tc = typed_copy(ty, c, nc);
-                for (size_t i = 0; beta_zero && i < nc * (size_t)ty->parts; ++i) {
-                    if (ty->single) ((float *)tc)[i] = NAN;
-                    else ((double *)tc)[i] = NAN;
-                }
+                if (beta_zero) fill_nan(ty, tc, nc);
                 call_gemm(ty, layouts[l], p, alpha, ta, lda, tb, ldb, beta, tc, ldc);
                 const char *name = layouts[l] ? ty->cblas : ty->fortran;
                 int digits = ty->single ? 9 : 17;

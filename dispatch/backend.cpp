@@ -18,4 +18,8 @@ const verdict &backend::available() const {
     return availability_;
 }
 
+gemm_status_t backend::run_batch(const problem_batch &, std::string_view, run_report &) {
+    return GEMM_STATUS_NOT_SUPPORTED;
+}
+
 }  // namespace gemm

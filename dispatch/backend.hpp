@@ -31,6 +31,16 @@ struct run_report {
     std::string note;
 };
 
+// The matrices of a pointer-array batch or grouped call whose groups were all decided for
+// one backend and variant: per group its shape (a canonical problem of batch 1 whose a, b, c
+// are unused) and size; the matrices' canonical pointers, group after group.
+struct problem_batch {
+    std::vector<problem> shapes;
+    std::vector<int64_t> sizes;
+    std::vector<const void *> a, b;
+    std::vector<void *> c;
+};
+
 // What a backend computes on. The built-in rule serves host pointers with host backends and
 // device pointers with device backends, each in registry order; a multi-device backend
 // (cuBLASXt, host memory spread over GPUs) runs only where the tune cache or the caller puts it.
@@ -71,6 +81,10 @@ struct backend_option {
 //   variants(p)  configurations worth timing, as stable ids that parse back in run(). ({""})
 //   options()    the GEMM_* variables it reads (backend_option); it reads them through
 //                settings().option(name), never getenv. ({})
+//   run_batch(b, v, c) every matrix of b in one library call (cuBLAS's grouped GEMM), where
+//                that is faster than one run() each. GEMM_STATUS_NOT_SUPPORTED, returned
+//                before any C is touched, lets the dispatcher run the matrices one by one.
+//                (GEMM_STATUS_NOT_SUPPORTED)
 //   variant_ids() every id knows_variant() accepts, when they can be listed; else one line
 //                saying what an id looks like (cuBLASLt's are built from its heuristic's
 //                algorithms), starting with '<'. For messages and `gemm info`. ({})
@@ -89,6 +103,7 @@ public:
     virtual std::vector<std::string> variant_ids() const;
     virtual std::vector<backend_option> options() const;
     virtual gemm_status_t run(const problem &p, std::string_view variant, run_report &ctx) = 0;
+    virtual gemm_status_t run_batch(const problem_batch &batch, std::string_view variant, run_report &ctx);
 
 protected:
     virtual verdict probe() const = 0;

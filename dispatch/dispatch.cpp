@@ -1,6 +1,7 @@
 // dispatch.cpp: the middle of every call: selection, run, trace.
 #include "dispatch.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <mutex>
 #include <set>
@@ -114,12 +115,50 @@ gemm_status_t dispatch(const problem &p, const call_shape &call) {
     return choose_and_run(p, sel, call, ctx, true);
 }
 
+namespace {
+
+// The groups as one problem_batch, when every group that computes was decided for the same
+// backend and variant (only then can one library call serve them all).
+bool one_batch(const problem_groups &groups, const std::vector<choice> &decided, problem_batch &out) {
+    const choice *first = nullptr;
+    for (std::size_t g = 0; g < decided.size(); ++g) {
+        if (!decided[g].chosen) continue;
+        if (first && (decided[g].chosen != first->chosen || decided[g].variant != first->variant)) return false;
+        if (!first) first = &decided[g];
+        problem shape = groups.problem_at(g, 0);
+        for (int64_t i = 0; i < groups.sizes[g]; ++i) {
+            problem p = i == 0 ? shape : groups.problem_at(g, i);
+            out.a.push_back(p.a);
+            out.b.push_back(p.b);
+            out.c.push_back(p.c);
+        }
+        shape.a = shape.b = shape.c = nullptr;
+        out.shapes.push_back(shape);
+        out.sizes.push_back(groups.sizes[g]);
+    }
+    return first && out.c.size() > 1;
+}
+
+// One trace line per group of a batch that one library call served (calls[i] is the shape of
+// batch.shapes[i]); each line gives the whole call's time.
+void trace_batch(const problem_batch &batch, const std::vector<call_shape> &calls, const choice &c,
+                 const run_report &ctx, gemm_status_t s, double seconds) {
+    for (std::size_t i = 0; i < batch.shapes.size(); ++i) {
+        problem p = batch.shapes[i];
+        p.batch = batch.sizes[i];
+        trace(p, calls[i], c, ctx, s, seconds);
+    }
+}
+
+}  // namespace
+
 gemm_status_t dispatch_groups(const problem_groups &groups) {
     const env_settings &env = settings();
     if (env.error != GEMM_STATUS_SUCCESS) return set_error(env.error, env.error_message);
     const selection &sel = current_selection();
     if (sel.error != GEMM_STATUS_SUCCESS) return set_error(sel.error, sel.error_message);
     std::vector<choice> decided(groups.sizes.size());
+    std::vector<call_shape> served_calls;
     for (std::size_t g = 0; g < decided.size(); ++g) {
         if (groups.sizes[g] == 0) continue;
         problem first = groups.problem_at(g, 0);
@@ -130,6 +169,24 @@ gemm_status_t dispatch_groups(const problem_groups &groups) {
             return set_error(decided[g].status, where + decided[g].message);
         }
         keep_alive(decided[g]);  // the next group's decision replaces the thread's last one
+        served_calls.push_back(groups.calls[g]);
+    }
+    problem_batch batch;
+    if (one_batch(groups, decided, batch)) {
+        const choice &c = *std::find_if(decided.begin(), decided.end(), [](const choice &x) { return x.chosen; });
+        const int verbose = settings().verbose;
+        std::chrono::steady_clock::time_point start;
+        if (verbose) start = std::chrono::steady_clock::now();
+        run_report ctx;
+        gemm_status_t s = c.chosen->run_batch(batch, c.variant, ctx);
+        if (s != GEMM_STATUS_NOT_SUPPORTED) {
+            if (verbose) {
+                std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+                trace_batch(batch, served_calls, c, ctx, s, elapsed.count());
+            }
+            return s;
+        }
+        clear_error();  // refused before touching C: the matrices run one by one instead
     }
     for (std::size_t g = 0; g < decided.size(); ++g) {
         if (!decided[g].chosen) continue;

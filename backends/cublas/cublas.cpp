@@ -4,6 +4,9 @@
 #include <cuComplex.h>
 
 #include <type_traits>
+#include <vector>
+
+#include <spdlog/fmt/fmt.h>
 
 #include "backends/cuda_common/cuda_devices.hpp"
 #include "backends/cuda_common/cuda_status.hpp"
@@ -108,6 +111,110 @@ gemm_status_t launch(const problem &dp, cudaStream_t stream, run_report &ctx) {
     return s;
 }
 
+// The library's compute type for ab and the bytes of its scalars (cuBLAS's scale type).
+cublasComputeType_t compute_of(dtype ab) {
+    return ab == dtype::f64 || ab == dtype::c64 ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F;
+}
+
+// Appends the scalar (re, im) as the compute type of ab stores it.
+void append_scalar(std::vector<unsigned char> &out, dtype ab, double re, double im) {
+    auto put = [&out](const void *p, std::size_t n) {
+        const unsigned char *b = static_cast<const unsigned char *>(p);
+        out.insert(out.end(), b, b + n);
+    };
+    const float f[2] = {float(re), float(im)};
+    const double d[2] = {re, im};
+    switch (ab) {
+    case dtype::f64: return put(d, sizeof(double));
+    case dtype::c32: return put(f, 2 * sizeof(float));
+    case dtype::c64: return put(d, 2 * sizeof(double));
+    default: return put(f, sizeof(float));
+    }
+}
+
+// A batch whose matrices are device memory, in one cublasGemmGroupedBatchedEx_64 call (one
+// cublasGemmBatchedEx_64 call for a single group the grouped call refuses). The pointer
+// arrays are copied into the thread's workspace on the stream, which cuBLAS reads them from.
+// NOT_SUPPORTED, with C untouched: host or managed memory (staged one by one instead), a
+// group that only scales C, TF32, a stream being captured (the copy of the arrays from
+// pageable memory cannot be captured), arrays larger than the workspace, a batch cuBLAS's
+// batched calls refuse (NOT_SUPPORTED or INVALID_VALUE from them, which launch nothing).
+class grouped_call {
+public:
+    explicit grouped_call(const problem_batch &b) : b_(b) {}
+
+    gemm_status_t run(run_report &ctx) {
+        const problem &first = b_.shapes.front();
+        if (first.space != memory_space::device) return GEMM_STATUS_NOT_SUPPORTED;
+        for (const problem &g : b_.shapes)
+            if (g.scales_only() || use_tf32(g)) return GEMM_STATUS_NOT_SUPPORTED;
+        cuda::device_guard guard;
+        cuda::device_context *dc = nullptr;
+        gemm_status_t s = guard.enter(first.device);
+        if (s == GEMM_STATUS_SUCCESS) s = cuda::context_for(first.device, dc);
+        if (s != GEMM_STATUS_SUCCESS) return s;
+        cudaStream_t stream = static_cast<cudaStream_t>(first.stream);
+        cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+        if ((s = cuda::cuda_status(cudaStreamIsCapturing(stream, &capture), "cudaStreamIsCapturing")) != GEMM_STATUS_SUCCESS)
+            return s;
+        const std::size_t total = b_.c.size(), bytes = 3 * total * sizeof(void *);
+        if (capture != cudaStreamCaptureStatusNone || bytes > cuda::device_context::workspace_bytes)
+            return GEMM_STATUS_NOT_SUPPORTED;
+        cublasHandle_t h = nullptr;
+        if ((s = dc->blas(stream, CUBLAS_DEFAULT_MATH, h)) != GEMM_STATUS_SUCCESS) return s;
+        void *workspace = nullptr;
+        if ((s = dc->acquire_workspace(stream, bytes, workspace)) != GEMM_STATUS_SUCCESS) return s;
+        std::vector<const void *> arrays;
+        arrays.reserve(3 * total);
+        arrays.insert(arrays.end(), b_.a.begin(), b_.a.end());
+        arrays.insert(arrays.end(), b_.b.begin(), b_.b.end());
+        arrays.insert(arrays.end(), b_.c.begin(), b_.c.end());
+        // From pageable memory: the copy has taken the arrays when it returns.
+        s = cuda::cuda_status(cudaMemcpyAsync(workspace, arrays.data(), bytes, cudaMemcpyHostToDevice, stream),
+                              "cudaMemcpyAsync (pointer arrays)");
+        if (s == GEMM_STATUS_SUCCESS) s = call(h, static_cast<const void *const *>(workspace), total, ctx);
+        gemm_status_t released = dc->release_workspace(stream, workspace);
+        return s != GEMM_STATUS_SUCCESS ? s : released;
+    }
+
+private:
+    gemm_status_t call(cublasHandle_t h, const void *const *arrays, std::size_t total, run_report &ctx) {
+        const problem &first = b_.shapes.front();
+        std::vector<cublasOperation_t> ta, tb;
+        std::vector<int64_t> m, n, k, lda, ldb, ldc;
+        std::vector<unsigned char> alpha, beta;
+        for (const problem &g : b_.shapes) {
+            ta.push_back(cuda::operation_of(g.op_a));
+            tb.push_back(cuda::operation_of(g.op_b));
+            m.push_back(g.m), n.push_back(g.n), k.push_back(g.k);
+            lda.push_back(g.lda), ldb.push_back(g.ldb), ldc.push_back(g.ldc);
+            append_scalar(alpha, g.ab_type, g.alpha, g.alpha_imag);
+            append_scalar(beta, g.ab_type, g.beta, g.beta_imag);
+        }
+        const cudaDataType_t ab = cuda::data_type_of(first.ab_type), ct = cuda::data_type_of(first.c_type);
+        const cublasComputeType_t compute = compute_of(first.ab_type);
+        const void *const *a = arrays, *const *b = arrays + total;
+        void *const *c = const_cast<void *const *>(arrays + 2 * total);
+        ctx.variant_used = "cublasGemmGroupedBatchedEx_64";
+        cublasStatus_t st = cublasGemmGroupedBatchedEx_64(h, ta.data(), tb.data(), m.data(), n.data(), k.data(),
+                                                          alpha.data(), a, ab, lda.data(), b, ab, ldb.data(),
+                                                          beta.data(), c, ct, ldc.data(), int64_t(b_.shapes.size()),
+                                                          b_.sizes.data(), compute);
+        if (st == CUBLAS_STATUS_NOT_SUPPORTED && b_.shapes.size() == 1) {
+            ctx.variant_used = "cublasGemmBatchedEx_64";
+            st = cublasGemmBatchedEx_64(h, ta[0], tb[0], m[0], n[0], k[0], alpha.data(), a, ab, lda[0], b, ab, ldb[0],
+                                        beta.data(), c, ct, ldc[0], b_.sizes[0], compute, CUBLAS_GEMM_DEFAULT);
+        }
+        // Refused before launching anything: the dispatcher runs the matrices one by one.
+        if (st == CUBLAS_STATUS_NOT_SUPPORTED || st == CUBLAS_STATUS_INVALID_VALUE) return GEMM_STATUS_NOT_SUPPORTED;
+        ctx.note = fmt::format("one call for {} matrices in {} group{}", total, b_.shapes.size(),
+                               b_.shapes.size() == 1 ? "" : "s");
+        return cuda::cublas_status(st, ctx.variant_used.data());
+    }
+
+    const problem_batch &b_;
+};
+
 class cublas_backend final : public backend {
 public:
     std::string_view name() const override { return "cublas"; }
@@ -124,6 +231,10 @@ public:
         return cuda::run_on_device(p, ctx, [&ctx](const problem &dp, cudaStream_t stream) {
             return launch(dp, stream, ctx);
         });
+    }
+
+    gemm_status_t run_batch(const problem_batch &b, std::string_view, run_report &ctx) override {
+        return grouped_call(b).run(ctx);
     }
 };
 

@@ -12,6 +12,8 @@
 #   short     short device calls back to back (direct, forced, plan) against what the
 #             measurement engine times for them (short_calls.cpp)
 #   bench     gemm bench --device 0: cuda_tiled, cublas, cublaslt against cuBLAS (f32)
+#   grouped   64 small GEMMs of different shapes: a loop of cuBLAS calls, cuBLAS's grouped
+#             call, gemm_ex_grouped and a loop of gemm_ex (grouped_batch.cpp)
 #   complex   gemm bench in c32 and c64: cublas and auto on device pointers, and cublas,
 #             cblas and cpu_omp on host pointers
 #   sweep     the largest cuda_tiled f32 configurations by id at 4096^3 and 8192^3, TN and NT
@@ -104,6 +106,12 @@ if has_stage bench; then
         --backends cublas,cublaslt,cuda_tiled --baseline cublas --csv "$out/bench_f32.csv" \
         >"$out/bench_f32.txt" 2>&1
     summary+=("gemm bench --device 0 f32: rc=$?")
+fi
+if has_stage grouped; then
+    g++ -std=c++17 -O2 -Iapi/include -I/usr/local/cuda/include bench/device/grouped_batch.cpp \
+        -L$build/api -lgemm -Wl,-rpath,$PWD/$build/api -L/usr/local/cuda/lib64 -lcublas -lcudart \
+        -o $build/grouped_batch && timeout 120 $build/grouped_batch | tee "$out/grouped_batch.txt"
+    summary+=("grouped batch: rc=$?")
 fi
 if has_stage complex; then
     # Complex GEMM: cublas (Cgemm/Zgemm) and auto on device pointers, and on host pointers

@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <memory>
 #include <thread>
+#include <tuple>
 
 #include "harness.hpp"
 
@@ -574,6 +575,85 @@ TEST_CASE("gpu: pointer-array batches on device and host memory; a host matrix a
                 for (int i = 0; i < count; ++i)
                     if (i != 3) CHECK(cb[std::size_t(i)]->read() == ops[std::size_t(i)].c0);
                 check_no_cuda_error(where + ", mixed");
+            }
+        }
+    }
+    report(tl);
+}
+
+TEST_CASE("gpu: grouped batches on device memory, every GPU backend, against cpu_ref") {
+    // Groups of their own shapes, ops and scalars (one library call where the backend has one,
+    // cuBLAS's grouped GEMM), a group that only scales C (k = 0) and an empty one.
+    struct group_shape { int64_t m, n, k, count; gemm_op_t ta, tb; double alpha, beta; };
+    const group_shape shapes[] = {{64, 33, 17, 3, GEMM_OP_N, GEMM_OP_T, 1.0, 0.0},
+                                  {7, 128, 65, 2, GEMM_OP_T, GEMM_OP_N, -0.5, 1.0},
+                                  {31, 1, 200, 1, GEMM_OP_N, GEMM_OP_N, 2.0, 0.5},
+                                  {16, 16, 16, 0, GEMM_OP_N, GEMM_OP_N, 1.0, 0.0}};
+    tally tl;
+    for (type_pair t : {type_pair{GEMM_F32, GEMM_F32}, type_pair{GEMM_F64, GEMM_F64}, type_pair{GEMM_BF16, GEMM_F32},
+                        type_pair{GEMM_C32, GEMM_C32}}) {
+        for (bool with_k0 : {false, true}) {
+            std::vector<gemm_case> cases;
+            std::vector<operands> ops;
+            std::vector<std::vector<double>> expected;
+            std::vector<reference> refs;
+            std::vector<gemm_op_t> ta, tb;
+            std::vector<int64_t> m, n, k, lda, ldb, ldc, size;
+            std::vector<double> alpha_d, beta_d;
+            std::vector<float> alpha_f, beta_f;
+            for (const group_shape &g : shapes) {
+                gemm_case c = base_case(t, GEMM_COL_MAJOR, is_complex(t.ab) && g.ta == GEMM_OP_T ? GEMM_OP_C : g.ta,
+                                        g.tb, g.m, g.n, with_k0 && g.count == 2 ? 0 : g.k);
+                set_leading_dims(c, 1);
+                set_scalars(c, g.alpha, g.beta);
+                for (int64_t i = 0; i < g.count; ++i) {
+                    cases.push_back(c);
+                    ops.push_back(make_operands(c, 77 + ops.size()));
+                    expected.push_back(cpu_ref_result(c, ops.back()));
+                    refs.push_back(compute_reference(c, ops.back()));
+                }
+                ta.push_back(c.transa), tb.push_back(c.transb), m.push_back(c.m), n.push_back(c.n), k.push_back(c.k);
+                lda.push_back(c.lda), ldb.push_back(c.ldb), ldc.push_back(c.ldc), size.push_back(g.count);
+                for (auto [re, im, f, d] : {std::tuple{c.alpha, c.alpha_imag, &alpha_f, &alpha_d},
+                                            std::tuple{c.beta, c.beta_imag, &beta_f, &beta_d}}) {
+                    f->push_back(float(re)), d->push_back(re);
+                    if (is_complex(t.ab)) f->push_back(float(im)), d->push_back(im);
+                }
+            }
+            const gemm_dtype_t compute = cases.front().compute_type();
+            const bool doubles = compute == GEMM_F64 || compute == GEMM_C64;
+            const void *alpha = doubles ? static_cast<const void *>(alpha_d.data()) : alpha_f.data();
+            const void *beta = doubles ? static_cast<const void *>(beta_d.data()) : beta_f.data();
+            for (const std::string &name : gpu_backends()) {
+                if (!takes_device_pointers(name)) continue;
+                selection_guard sel(name);
+                std::vector<std::unique_ptr<buffer>> a, b, cb;
+                std::vector<const void *> pa, pb;
+                std::vector<void *> pc;
+                for (const operands &o : ops) {
+                    a.push_back(std::make_unique<buffer>(memory::device, o.a));
+                    b.push_back(std::make_unique<buffer>(memory::device, o.b));
+                    cb.push_back(std::make_unique<buffer>(memory::device, o.c0));
+                    pa.push_back(a.back()->get()), pb.push_back(b.back()->get()), pc.push_back(cb.back()->get());
+                }
+                gemm_status_t s = gemm_ex_grouped(GEMM_COL_MAJOR, ta.data(), tb.data(), m.data(), n.data(), k.data(),
+                                                  alpha, pa.data(), t.ab, lda.data(), pb.data(), t.ab, ldb.data(),
+                                                  beta, pc.data(), t.c, ldc.data(), int64_t(size.size()), size.data(),
+                                                  compute);
+                CUDA_REQUIRE(cudaDeviceSynchronize());
+                std::string where = name + " grouped " + dtype_name(t.ab) + (with_k0 ? " with k = 0" : "");
+                check_no_cuda_error(where);
+                if (s == GEMM_STATUS_NOT_SUPPORTED && !must_support(name, cases.front(), memory::device)) {
+                    for (std::size_t i = 0; i < ops.size(); ++i) CHECK(cb[i]->read() == ops[i].c0);
+                    tl.skipped.add(name, cases.front());
+                    continue;
+                }
+                REQUIRE_MESSAGE(s == GEMM_STATUS_SUCCESS, where << ": " << gemm_last_error());
+                for (std::size_t i = 0; i < ops.size(); ++i) {
+                    comparison cmp = compare_result(cases[i], ops[i], cb[i]->read(), expected[i], refs[i].magnitude);
+                    CHECK_MESSAGE(cmp.ok, where << " matrix " << i << " " << cases[i].describe() << ": " << cmp.first);
+                }
+                ++tl.checked;
             }
         }
     }

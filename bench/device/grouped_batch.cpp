@@ -1,0 +1,151 @@
+// grouped_batch.cpp: a grouped batch of 64 small GEMMs (m, n, k drawn from 64..512, column-major
+// NN, device memory) four ways on one stream: a loop of cuBLAS calls (cublasGemmEx), cuBLAS's
+// own grouped call (cublasGemmGroupedBatchedEx_64, its pointer arrays uploaded once), and
+// through gemm: gemm_ex_grouped (host arrays, uploaded by the library each call) and a loop of
+// gemm_ex calls. Each way is timed with CUDA events over 20 calls, in 9 rounds that take the
+// ways in turn; medians per batch. f32 and bf16 (f32 compute). Built and run by
+// bench/device/run.sh (stage grouped).
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <random>
+#include <vector>
+
+#include <gemm/gemm.h>
+
+namespace {
+
+void check(bool ok, const char *what) {
+    if (!ok) {
+        std::fprintf(stderr, "grouped_batch: %s failed (%s)\n", what, gemm_last_error());
+        std::exit(1);
+    }
+}
+
+constexpr int count = 64;
+
+// One group per GEMM (64 groups of one), the arrays as both APIs take them.
+struct batch {
+    gemm_dtype_t type;
+    std::vector<int64_t> m, n, k, size;
+    std::vector<gemm_op_t> ops;
+    std::vector<cublasOperation_t> cublas_ops;
+    std::vector<float> alpha, beta;
+    std::vector<const void *> a, b;
+    std::vector<void *> c;
+    void **device_arrays = nullptr;  // a, b, c for cuBLAS's grouped call
+
+    explicit batch(gemm_dtype_t t) : type(t) {
+        std::mt19937 rng(2026);
+        std::uniform_int_distribution<int> dim(64, 512);
+        std::size_t element = t == GEMM_F32 ? 4 : 2;
+        for (int i = 0; i < count; ++i) {
+            m.push_back(dim(rng)), n.push_back(dim(rng)), k.push_back(dim(rng)), size.push_back(1);
+            ops.push_back(GEMM_OP_N), cublas_ops.push_back(CUBLAS_OP_N);
+            alpha.push_back(1.0f), beta.push_back(0.0f);
+            void *p[3];
+            std::size_t bytes[3] = {std::size_t(m.back() * k.back()) * element, std::size_t(k.back() * n.back()) * element,
+                                    std::size_t(m.back() * n.back()) * element};
+            for (int j = 0; j < 3; ++j) {
+                check(cudaMalloc(&p[j], bytes[j]) == cudaSuccess, "cudaMalloc");
+                check(cudaMemset(p[j], 0, bytes[j]) == cudaSuccess, "cudaMemset");
+            }
+            a.push_back(p[0]), b.push_back(p[1]), c.push_back(p[2]);
+        }
+        std::vector<void *> all;
+        for (int i = 0; i < count; ++i) all.push_back(const_cast<void *>(a[std::size_t(i)]));
+        for (int i = 0; i < count; ++i) all.push_back(const_cast<void *>(b[std::size_t(i)]));
+        for (int i = 0; i < count; ++i) all.push_back(c[std::size_t(i)]);
+        check(cudaMalloc(reinterpret_cast<void **>(&device_arrays), all.size() * sizeof(void *)) == cudaSuccess,
+              "cudaMalloc arrays");
+        check(cudaMemcpy(device_arrays, all.data(), all.size() * sizeof(void *), cudaMemcpyHostToDevice) == cudaSuccess,
+              "cudaMemcpy arrays");
+    }
+    cudaDataType_t cuda_type() const { return type == GEMM_F32 ? CUDA_R_32F : CUDA_R_16BF; }
+    double flops() const {
+        double f = 0;
+        for (int i = 0; i < count; ++i) f += 2.0 * double(m[std::size_t(i)] * n[std::size_t(i)] * k[std::size_t(i)]);
+        return f;
+    }
+};
+
+// Median milliseconds per call of each way: rounds taking the ways in turn, each round a
+// warm-up call and then `calls` calls between two events.
+std::vector<double> interleaved_ms(cudaStream_t s, const std::vector<std::function<void()>> &ways, int rounds, int calls) {
+    std::vector<std::vector<double>> per(ways.size());
+    cudaEvent_t start, stop;
+    cudaEventCreate(&start);
+    cudaEventCreate(&stop);
+    for (int r = 0; r < rounds; ++r)
+        for (std::size_t turn = 0; turn < ways.size(); ++turn) {
+            std::size_t w = (turn + std::size_t(r)) % ways.size();
+            ways[w]();
+            cudaEventRecord(start, s);
+            for (int i = 0; i < calls; ++i) ways[w]();
+            cudaEventRecord(stop, s);
+            cudaEventSynchronize(stop);
+            float ms = 0;
+            cudaEventElapsedTime(&ms, start, stop);
+            per[w].push_back(double(ms) / calls);
+        }
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+    std::vector<double> medians;
+    for (std::vector<double> &t : per) {
+        std::sort(t.begin(), t.end());
+        medians.push_back(t[t.size() / 2]);
+    }
+    return medians;
+}
+
+}  // namespace
+
+int main() {
+    cudaStream_t s;
+    cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    cublasHandle_t h;
+    check(cublasCreate(&h) == CUBLAS_STATUS_SUCCESS, "cublasCreate");
+    cublasSetStream(h, s);
+    gemm_set_stream(s);
+    check(gemm_set_backend("cublas") == GEMM_STATUS_SUCCESS, "gemm_set_backend");
+    std::printf("%-5s %11s %11s %11s %11s %9s %9s %s\n", "type", "loop_us", "cublas_grp", "gemm_grp", "gemm_loop",
+                "vs_loop", "vs_grp", "TFLOP/s(gemm_grp)");
+    for (gemm_dtype_t t : {GEMM_F32, GEMM_BF16}) {
+        batch x(t);
+        const float one = 1.0f, zero = 0.0f;
+        const cudaDataType_t ct = x.cuda_type();
+        auto loop = [&] {
+            for (int i = 0; i < count; ++i)
+                cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, int(x.m[i]), int(x.n[i]), int(x.k[i]), &one, x.a[i], ct,
+                             int(x.m[i]), x.b[i], ct, int(x.k[i]), &zero, x.c[i], ct, int(x.m[i]), CUBLAS_COMPUTE_32F,
+                             CUBLAS_GEMM_DEFAULT);
+        };
+        auto cublas_grouped = [&] {
+            cublasGemmGroupedBatchedEx_64(h, x.cublas_ops.data(), x.cublas_ops.data(), x.m.data(), x.n.data(),
+                                          x.k.data(), x.alpha.data(), x.device_arrays, ct, x.m.data(),
+                                          x.device_arrays + count, ct, x.k.data(), x.beta.data(),
+                                          x.device_arrays + 2 * count, ct, x.m.data(), count, x.size.data(),
+                                          CUBLAS_COMPUTE_32F);
+        };
+        auto gemm_grouped = [&] {
+            gemm_status_t st = gemm_ex_grouped(GEMM_COL_MAJOR, x.ops.data(), x.ops.data(), x.m.data(), x.n.data(),
+                                               x.k.data(), x.alpha.data(), x.a.data(), t, x.m.data(), x.b.data(), t,
+                                               x.k.data(), x.beta.data(), x.c.data(), t, x.m.data(), count,
+                                               x.size.data(), GEMM_F32);
+            check(st == GEMM_STATUS_SUCCESS, "gemm_ex_grouped");
+        };
+        auto gemm_loop = [&] {
+            for (int i = 0; i < count; ++i)
+                gemm_ex(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, x.m[i], x.n[i], x.k[i], &one, x.a[i], t, x.m[i], x.b[i],
+                        t, x.k[i], &zero, x.c[i], t, x.m[i], GEMM_F32);
+        };
+        std::vector<double> ms = interleaved_ms(s, {loop, cublas_grouped, gemm_grouped, gemm_loop}, 9, 20);
+        std::printf("%-5s %11.1f %11.1f %11.1f %11.1f %9.3f %9.3f %.1f\n", t == GEMM_F32 ? "f32" : "bf16", ms[0] * 1e3,
+                    ms[1] * 1e3, ms[2] * 1e3, ms[3] * 1e3, ms[0] / ms[2], ms[1] / ms[2], x.flops() / (ms[2] * 1e-3) * 1e-12);
+    }
+    return 0;
+}

@@ -2,7 +2,8 @@
 // NN, device memory) four ways on one stream: a loop of cuBLAS calls (cublasGemmEx), cuBLAS's
 // own grouped call (cublasGemmGroupedBatchedEx_64, its pointer arrays uploaded once), and
 // through gemm: gemm_ex_grouped (host arrays, uploaded by the library each call) and a loop of
-// gemm_ex calls. Each way is timed with CUDA events over 20 calls, in 9 rounds that take the
+// gemm_ex calls. Then 64 GEMMs of one shape (256^3) the same ways, with cublasGemmBatchedEx_64
+// and gemm_ex_batched as the batched calls. Each way is timed with CUDA events over 20 calls, in 9 rounds that take the
 // ways in turn; medians per batch. f32 and bf16 (f32 compute). Built and run by
 // bench/device/run.sh (stage grouped).
 #include <cublas_v2.h>
@@ -39,9 +40,11 @@ struct batch {
     std::vector<void *> c;
     void **device_arrays = nullptr;  // a, b, c for cuBLAS's grouped call
 
-    explicit batch(gemm_dtype_t t) : type(t) {
+    bool one_shape;
+
+    batch(gemm_dtype_t t, bool same) : type(t), one_shape(same) {
         std::mt19937 rng(2026);
-        std::uniform_int_distribution<int> dim(64, 512);
+        std::uniform_int_distribution<int> dim(same ? 256 : 64, same ? 256 : 512);
         std::size_t element = t == GEMM_F32 ? 4 : 2;
         for (int i = 0; i < count; ++i) {
             m.push_back(dim(rng)), n.push_back(dim(rng)), k.push_back(dim(rng)), size.push_back(1);
@@ -112,10 +115,11 @@ int main() {
     cublasSetStream(h, s);
     gemm_set_stream(s);
     check(gemm_set_backend("cublas") == GEMM_STATUS_SUCCESS, "gemm_set_backend");
-    std::printf("%-5s %11s %11s %11s %11s %9s %9s %s\n", "type", "loop_us", "cublas_grp", "gemm_grp", "gemm_loop",
-                "vs_loop", "vs_grp", "TFLOP/s(gemm_grp)");
+    std::printf("%-5s %-7s %9s %11s %11s %11s %9s %9s %s\n", "type", "shapes", "loop_us", "cublas_bat", "gemm_bat",
+                "gemm_loop", "vs_loop", "vs_cublas", "TFLOP/s(gemm_bat)");
+    for (bool same : {false, true})
     for (gemm_dtype_t t : {GEMM_F32, GEMM_BF16}) {
-        batch x(t);
+        batch x(t, same);
         const float one = 1.0f, zero = 0.0f;
         const cudaDataType_t ct = x.cuda_type();
         auto loop = [&] {
@@ -125,6 +129,12 @@ int main() {
                              CUBLAS_GEMM_DEFAULT);
         };
         auto cublas_grouped = [&] {
+            if (x.one_shape) {
+                cublasGemmBatchedEx_64(h, CUBLAS_OP_N, CUBLAS_OP_N, x.m[0], x.n[0], x.k[0], &one, x.device_arrays, ct,
+                                       x.m[0], x.device_arrays + count, ct, x.k[0], &zero, x.device_arrays + 2 * count,
+                                       ct, x.m[0], count, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+                return;
+            }
             cublasGemmGroupedBatchedEx_64(h, x.cublas_ops.data(), x.cublas_ops.data(), x.m.data(), x.n.data(),
                                           x.k.data(), x.alpha.data(), x.device_arrays, ct, x.m.data(),
                                           x.device_arrays + count, ct, x.k.data(), x.beta.data(),
@@ -132,6 +142,13 @@ int main() {
                                           CUBLAS_COMPUTE_32F);
         };
         auto gemm_grouped = [&] {
+            if (x.one_shape) {
+                gemm_status_t st = gemm_ex_batched(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, x.m[0], x.n[0], x.k[0], &one,
+                                                   x.a.data(), t, x.m[0], x.b.data(), t, x.k[0], &zero, x.c.data(), t,
+                                                   x.m[0], count, GEMM_F32);
+                check(st == GEMM_STATUS_SUCCESS, "gemm_ex_batched");
+                return;
+            }
             gemm_status_t st = gemm_ex_grouped(GEMM_COL_MAJOR, x.ops.data(), x.ops.data(), x.m.data(), x.n.data(),
                                                x.k.data(), x.alpha.data(), x.a.data(), t, x.m.data(), x.b.data(), t,
                                                x.k.data(), x.beta.data(), x.c.data(), t, x.m.data(), count,
@@ -144,7 +161,8 @@ int main() {
                         t, x.k[i], &zero, x.c[i], t, x.m[i], GEMM_F32);
         };
         std::vector<double> ms = interleaved_ms(s, {loop, cublas_grouped, gemm_grouped, gemm_loop}, 9, 20);
-        std::printf("%-5s %11.1f %11.1f %11.1f %11.1f %9.3f %9.3f %.1f\n", t == GEMM_F32 ? "f32" : "bf16", ms[0] * 1e3,
+        std::printf("%-5s %-7s %9.1f %11.1f %11.1f %11.1f %9.3f %9.3f %.1f\n", t == GEMM_F32 ? "f32" : "bf16",
+                    same ? "256^3" : "64..512", ms[0] * 1e3,
                     ms[1] * 1e3, ms[2] * 1e3, ms[3] * 1e3, ms[0] / ms[2], ms[1] / ms[2], x.flops() / (ms[2] * 1e-3) * 1e-12);
     }
     return 0;

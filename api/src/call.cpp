@@ -131,7 +131,7 @@ gemm_status_t check_types(const user_call &c) {
 // One operand as the call stores it: `lines` lines (columns in column-major, rows in row-major)
 // of `length` elements, `ld` apart; batch matrices `stride` apart.
 struct stored_operand {
-    std::string name;        // "A", "A[3]"
+    const char *name;        // "A" (operand_name adds a batch matrix's index, for messages)
     const char *lines_name;  // the size parameter that counts the lines
     int lines_position;
     int64_t lines, length, ld, stride;
@@ -144,8 +144,7 @@ stored_operand stored(const user_call &c, const char *name, int64_t rows, int64_
     bool col = c.layout == GEMM_COL_MAJOR;
     auto position_of = [](const char *dim) { return dim[0] == 'm' ? 4 : dim[0] == 'n' ? 5 : 6; };
     const char *lines_name = col ? cols_name : rows_name;
-    return {operand_name(c, name), lines_name, position_of(lines_name), col ? cols : rows, col ? rows : cols, ld,
-            stride, element_size};
+    return {name, lines_name, position_of(lines_name), col ? cols : rows, col ? rows : cols, ld, stride, element_size};
 }
 
 // Every byte a call touches must be addressable as an int64_t offset from its operand, or the
@@ -155,14 +154,14 @@ gemm_status_t check_span(const user_call &c, const stored_operand &o, int64_t *o
     if (!span || !checked_mul(*span, int64_t(o.element_size)))
         return fail(c, GEMM_STATUS_INVALID_SIZE, o.lines_position,
                     fmt::format("{} = {} makes {} span more than 2^63 - 1 bytes ({} lines {} elements apart)",
-                                o.lines_name, o.lines, o.name, o.lines, o.ld));
+                                o.lines_name, o.lines, operand_name(c, o.name), o.lines, o.ld));
     *one_matrix = *span;
     if (c.batch <= 1) return GEMM_STATUS_SUCCESS;
     std::optional<int64_t> all = span_elements(c.batch, o.stride, *span);
     if (!all || !checked_mul(*all, int64_t(o.element_size)))
         return fail(c, GEMM_STATUS_INVALID_SIZE, positions(c).batch,
                     fmt::format("batch_count = {} makes the {} matrices span more than 2^63 - 1 bytes "
-                                "(stride {} elements)", c.batch, o.name, o.stride));
+                                "(stride {} elements)", c.batch, operand_name(c, o.name), o.stride));
     return GEMM_STATUS_SUCCESS;
 }
 

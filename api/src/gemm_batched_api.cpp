@@ -72,17 +72,48 @@ std::string space_text(const problem &p) {
                                          : fmt::format("{} memory of device {}", memory_space_name(p.space), p.device);
 }
 
+// The canonical problems of a checked pointer call: each group's shape canonicalized once, a
+// matrix's its shape with the matrix's pointers (swapped for row-major, as canonicalize
+// swaps them).
+struct canonical_groups {
+    std::vector<problem> shapes;
+    std::vector<int64_t> first_item;
+    problem space;  // the memory every operand was found in
+
+    canonical_groups(const api_pointer_call &pc) {
+        for (int64_t g = 0, item = 0; g < pc.group_count; item += pc.groups[g].batch, ++g) {
+            user_call c = pc.groups[g];
+            c.batch = 1;
+            shapes.push_back(canonicalize(c));
+            first_item.push_back(item);
+        }
+    }
+    problem at(const api_pointer_call &pc, std::size_t g, int64_t item) const {
+        problem p = shapes[g];
+        const bool row = pc.groups[g].layout == GEMM_ROW_MAJOR;
+        const void *a = pc.a ? pc.a[item] : nullptr, *b = pc.b ? pc.b[item] : nullptr;
+        p.a = row ? b : a;
+        p.b = row ? a : b;
+        p.c = pc.c ? pc.c[item] : nullptr;
+        p.space = space.space;
+        p.device = space.device;
+        p.stream = space.stream;
+        return p;
+    }
+};
+
 // Pointers, spans and memory of every matrix; the extents of the C matrices it writes.
-gemm_status_t check_matrices(const api_pointer_call &pc, problem &space, std::vector<c_extent> &extents) {
+gemm_status_t check_matrices(const api_pointer_call &pc, canonical_groups &canonical, std::vector<c_extent> &extents) {
     bool first = true;
     int64_t item = 0;
+    problem &space = canonical.space;
     for (int64_t g = 0; g < pc.group_count; ++g) {
         const user_call &group = pc.groups[g];
         for (int64_t i = 0; i < group.batch; ++i, ++item) {
             user_call c = matrix_call(group, pc, item);
             if (gemm_status_t s = check_operands(c); s != GEMM_STATUS_SUCCESS) return s;
             if (!writes_c(c)) continue;
-            problem p = canonicalize(c);
+            problem p = canonical.at(pc, std::size_t(g), item);
             if (gemm_status_t s = classify_memory(p); s != GEMM_STATUS_SUCCESS)
                 return set_error(s, fmt::format("matrix {}: {}", item, last_error_message()));
             if (first) space = p;
@@ -124,25 +155,19 @@ gemm_status_t run_pointers(const api_pointer_call &pc) {
     }
     if (total == 0) return GEMM_STATUS_SUCCESS;
     if (gemm_status_t s = check_arrays(pc); s != GEMM_STATUS_SUCCESS) return s;
-    problem space;
+    canonical_groups canonical(pc);
     std::vector<c_extent> extents;
-    if (gemm_status_t s = check_matrices(pc, space, extents); s != GEMM_STATUS_SUCCESS) return s;
+    if (gemm_status_t s = check_matrices(pc, canonical, extents); s != GEMM_STATUS_SUCCESS) return s;
     if (gemm_status_t s = check_disjoint(pc, extents); s != GEMM_STATUS_SUCCESS) return s;
 
     problem_groups groups;
-    std::vector<int64_t> first_item;
-    for (int64_t g = 0, item = 0; g < pc.group_count; item += pc.groups[g].batch, ++g) {
+    for (int64_t g = 0; g < pc.group_count; ++g) {
         groups.sizes.push_back(pc.groups[g].batch);
         groups.calls.push_back(shape_of(pc.groups[g]));
-        first_item.push_back(item);
     }
-    groups.problem_at = [&](std::size_t g, int64_t i) {
-        problem p = canonicalize(matrix_call(pc.groups[g], pc, first_item[g] + i));
-        p.space = space.space;  // every matrix was classified above: one space for all
-        p.device = space.device;
-        p.stream = space.stream;
-        return p;
-    };
+    // Every matrix was classified above (one space for all), so a matrix's problem is its
+    // group's shape with its pointers.
+    groups.problem_at = [&](std::size_t g, int64_t i) { return canonical.at(pc, g, canonical.first_item[g] + i); };
     return dispatch_groups(groups);
 }
 

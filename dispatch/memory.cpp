@@ -1,6 +1,7 @@
 // memory.cpp: pointer classification through the installed classifier.
 #include "memory.hpp"
 
+#include <algorithm>
 #include <atomic>
 
 #include "error.hpp"
@@ -25,7 +26,25 @@ void *thread_stream() { return tls_stream; }
 
 void set_pointer_classifier(pointer_classifier classify) { classifier.store(classify); }
 
-gemm_status_t classify_memory(problem &p) {
+bool allocation_memo::find(const void *ptr, memory_space &space, int &device) const {
+    const std::uintptr_t at = reinterpret_cast<std::uintptr_t>(ptr);
+    for (int i = 0; i < count_; ++i)
+        if (at - seen_[i].begin < seen_[i].bytes) {  // unsigned: also false below begin
+            space = seen_[i].space;
+            device = seen_[i].device;
+            return true;
+        }
+    return false;
+}
+
+void allocation_memo::add(std::uintptr_t begin, std::size_t bytes, memory_space space, int device) {
+    if (bytes == 0) return;
+    for (int i = std::min(count_, capacity - 1); i > 0; --i) seen_[i] = seen_[i - 1];
+    seen_[0] = {begin, bytes, space, device};
+    count_ = std::min(count_ + 1, capacity);
+}
+
+gemm_status_t classify_memory(problem &p, allocation_memo *memo) {
     registered_backends();  // the registry installs the classifier when the build has CUDA
     pointer_classifier classify = classifier.load();
     p.space = memory_space::host;
@@ -38,7 +57,13 @@ gemm_status_t classify_memory(problem &p) {
     for (const operand &o : ops) {
         if (!o.ptr) continue;  // not referenced by this call
         int device = -1;
-        memory_space s = classify(o.ptr, &device);
+        memory_space s = memory_space::host;
+        if (!memo || !memo->find(o.ptr, s, device)) {
+            std::uintptr_t begin = 0;
+            std::size_t bytes = 0;
+            s = classify(o.ptr, &device, &begin, &bytes);
+            if (memo) memo->add(begin, bytes, s, device);
+        }
         if (!first) {
             first = &o;
             p.space = s;

@@ -2,14 +2,18 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "gemm/gemm.h"
 #include "problem.hpp"
 
 namespace gemm {
 
-// Where one pointer lives; device is the CUDA ordinal for device and managed memory.
-using pointer_classifier = memory_space (*)(const void *ptr, int *device);
+// Where one pointer lives; device is the CUDA ordinal for device and managed memory. When the
+// driver knows the allocation the pointer lies in, *range_begin and *range_bytes give it
+// (else 0 and 0).
+using pointer_classifier = memory_space (*)(const void *ptr, int *device, std::uintptr_t *range_begin,
+                                            std::size_t *range_bytes);
 
 // Installed by a GPU backend when it registers; without one every pointer is host memory.
 void set_pointer_classifier(pointer_classifier classify);
@@ -41,7 +45,30 @@ struct device_services {
 void set_device_services(const device_services *services);
 const device_services *installed_device_services();  // nullptr without a GPU build
 
+// The allocations the classifications of one batch call met, most recent first: a pointer
+// inside one of them is classified without asking the driver (the matrices of a batch mostly
+// lie in a few allocations). Never kept across calls: between them memory may be freed and
+// allocated again as another kind at the same address.
+class allocation_memo {
+public:
+    // The space of ptr if it lies in a remembered allocation.
+    bool find(const void *ptr, memory_space &space, int &device) const;
+    void add(std::uintptr_t begin, std::size_t bytes, memory_space space, int device);
+
+private:
+    struct allocation {
+        std::uintptr_t begin = 0;
+        std::size_t bytes = 0;
+        memory_space space = memory_space::host;
+        int device = -1;
+    };
+    static constexpr int capacity = 8;
+    allocation seen_[capacity];
+    int count_ = 0;
+};
+
 // Sets p.space and p.device from A, B and C. Mixed spaces, or two devices, are an error.
-gemm_status_t classify_memory(problem &p);
+// memo: the batch call's allocations, consulted and extended (nullptr: ask for every pointer).
+gemm_status_t classify_memory(problem &p, allocation_memo *memo = nullptr);
 
 }  // namespace gemm

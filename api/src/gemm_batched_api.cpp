@@ -107,6 +107,7 @@ gemm_status_t check_matrices(const api_pointer_call &pc, canonical_groups &canon
     bool first = true;
     int64_t item = 0;
     problem &space = canonical.space;
+    allocation_memo memo;  // the driver is asked once per allocation, not per pointer
     for (int64_t g = 0; g < pc.group_count; ++g) {
         const user_call &group = pc.groups[g];
         for (int64_t i = 0; i < group.batch; ++i, ++item) {
@@ -114,7 +115,7 @@ gemm_status_t check_matrices(const api_pointer_call &pc, canonical_groups &canon
             if (gemm_status_t s = check_operands(c); s != GEMM_STATUS_SUCCESS) return s;
             if (!writes_c(c)) continue;
             problem p = canonical.at(pc, std::size_t(g), item);
-            if (gemm_status_t s = classify_memory(p); s != GEMM_STATUS_SUCCESS)
+            if (gemm_status_t s = classify_memory(p, &memo); s != GEMM_STATUS_SUCCESS)
                 return set_error(s, fmt::format("matrix {}: {}", item, last_error_message()));
             if (first) space = p;
             first = false;

@@ -118,17 +118,24 @@ PFN_cuPointerGetAttributes_v7000 driver_pointer_query() {
     return query;
 }
 
-memory_space classify_pointer(const void *ptr, int *device) {
+memory_space classify_pointer(const void *ptr, int *device, std::uintptr_t *range_begin, std::size_t *range_bytes) {
     *device = -1;
+    *range_begin = 0;
+    *range_bytes = 0;
     if (device_count() == 0) return memory_space::host;
     if (PFN_cuPointerGetAttributes_v7000 query = driver_pointer_query()) {
         // Memory the driver does not know (plain host memory) gets the zero values: success.
         unsigned int type = 0, managed = 0;
         int ordinal = -1;
-        CUpointer_attribute asked[3] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
-                                        CU_POINTER_ATTRIBUTE_IS_MANAGED};
-        void *answers[3] = {&type, &ordinal, &managed};
-        if (query(3, asked, answers, CUdeviceptr(reinterpret_cast<uintptr_t>(ptr))) == CUDA_SUCCESS) {
+        CUdeviceptr begin = 0;
+        std::size_t bytes = 0;
+        CUpointer_attribute asked[5] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                                        CU_POINTER_ATTRIBUTE_IS_MANAGED, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+                                        CU_POINTER_ATTRIBUTE_RANGE_SIZE};
+        void *answers[5] = {&type, &ordinal, &managed, &begin, &bytes};
+        if (query(5, asked, answers, CUdeviceptr(reinterpret_cast<uintptr_t>(ptr))) == CUDA_SUCCESS) {
+            *range_begin = std::uintptr_t(begin);
+            *range_bytes = bytes;
             if (managed) {
                 *device = ordinal;
                 return memory_space::managed;

@@ -1,5 +1,5 @@
 // grouped_batch.cpp: a grouped batch of 64 small GEMMs (m, n, k drawn from 64..512, column-major
-// NN, device memory) four ways on one stream: a loop of cuBLAS calls (cublasGemmEx), cuBLAS's
+// NN, device memory, each operand's matrices in one allocation) four ways on one stream: a loop of cuBLAS calls (cublasGemmEx), cuBLAS's
 // own grouped call (cublasGemmGroupedBatchedEx_64, its pointer arrays uploaded once), and
 // through gemm: gemm_ex_grouped (host arrays, uploaded by the library each call) and a loop of
 // gemm_ex calls. Then 64 GEMMs of one shape (256^3) the same ways, with cublasGemmBatchedEx_64
@@ -46,18 +46,30 @@ struct batch {
         std::mt19937 rng(2026);
         std::uniform_int_distribution<int> dim(same ? 256 : 64, same ? 256 : 512);
         std::size_t element = t == GEMM_F32 ? 4 : 2;
+        // The matrices of each operand in one allocation, 256-byte aligned, as a framework's
+        // memory pool hands them out.
+        std::size_t offsets[3] = {0, 0, 0};
+        std::vector<std::size_t> at[3];
         for (int i = 0; i < count; ++i) {
             m.push_back(dim(rng)), n.push_back(dim(rng)), k.push_back(dim(rng)), size.push_back(1);
             ops.push_back(GEMM_OP_N), cublas_ops.push_back(CUBLAS_OP_N);
             alpha.push_back(1.0f), beta.push_back(0.0f);
-            void *p[3];
             std::size_t bytes[3] = {std::size_t(m.back() * k.back()) * element, std::size_t(k.back() * n.back()) * element,
                                     std::size_t(m.back() * n.back()) * element};
             for (int j = 0; j < 3; ++j) {
-                check(cudaMalloc(&p[j], bytes[j]) == cudaSuccess, "cudaMalloc");
-                check(cudaMemset(p[j], 0, bytes[j]) == cudaSuccess, "cudaMemset");
+                at[j].push_back(offsets[j]);
+                offsets[j] += (bytes[j] + 255) / 256 * 256;
             }
-            a.push_back(p[0]), b.push_back(p[1]), c.push_back(p[2]);
+        }
+        char *pool[3];
+        for (int j = 0; j < 3; ++j) {
+            check(cudaMalloc(reinterpret_cast<void **>(&pool[j]), offsets[j]) == cudaSuccess, "cudaMalloc");
+            check(cudaMemset(pool[j], 0, offsets[j]) == cudaSuccess, "cudaMemset");
+        }
+        for (int i = 0; i < count; ++i) {
+            a.push_back(pool[0] + at[0][std::size_t(i)]);
+            b.push_back(pool[1] + at[1][std::size_t(i)]);
+            c.push_back(pool[2] + at[2][std::size_t(i)]);
         }
         std::vector<void *> all;
         for (int i = 0; i < count; ++i) all.push_back(const_cast<void *>(a[std::size_t(i)]));

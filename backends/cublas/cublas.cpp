@@ -201,45 +201,11 @@ private:
     }
 };
 
-// Side streams for matrices that run side by side: each with its own cuBLAS handle, made on
-// first use and kept with the thread's context. A batch forks onto them from the caller's
-// stream through an event and joins back the same way.
-struct side_streams final : cuda::context_attachment {
-    static constexpr int count = 4;
-    cudaStream_t stream[count] = {};
-    cublasHandle_t handle[count] = {};
-    cudaEvent_t fork = nullptr, join[count] = {};
-    bool ready = false;
-
-    ~side_streams() override {
-        for (int i = 0; i < count; ++i) {
-            if (handle[i]) cublasDestroy(handle[i]);
-            if (join[i]) cudaEventDestroy(join[i]);
-            if (stream[i]) cudaStreamDestroy(stream[i]);
-        }
-        if (fork) cudaEventDestroy(fork);
-    }
-
-    gemm_status_t make() {
-        if (ready) return GEMM_STATUS_SUCCESS;
-        gemm_status_t s = cuda::cuda_status(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming), "cudaEventCreate");
-        for (int i = 0; i < count && s == GEMM_STATUS_SUCCESS; ++i) {
-            s = cuda::cuda_status(cudaStreamCreateWithFlags(&stream[i], cudaStreamNonBlocking), "cudaStreamCreate");
-            if (s == GEMM_STATUS_SUCCESS)
-                s = cuda::cuda_status(cudaEventCreateWithFlags(&join[i], cudaEventDisableTiming), "cudaEventCreate");
-            if (s == GEMM_STATUS_SUCCESS) s = cuda::cublas_status(cublasCreate(&handle[i]), "cublasCreate");
-            if (s == GEMM_STATUS_SUCCESS) s = cuda::cublas_status(cublasSetStream(handle[i], stream[i]), "cublasSetStream");
-        }
-        ready = s == GEMM_STATUS_SUCCESS;
-        return s;
-    }
-};
-
 // A batch whose matrices are device memory, in one call: cublasGemmBatchedEx_64 for a single
-// group, cublasGemmGroupedBatchedEx_64 for several (the pointer arrays in the thread's
-// pointer_uploads ring); several groups of f16/bf16 side by side on the side streams.
+// group, cublasGemmGroupedBatchedEx_64 for several; the pointer arrays are uploaded through
+// the thread's pointer_uploads ring, on the stream.
 // NOT_SUPPORTED, with C untouched: host or managed memory (staged one by one instead), a
-// group that only scales C, TF32, a stream being captured (a
+// group that only scales C, TF32, several groups of f16/bf16, a stream being captured (a
 // replay would read the arrays from a slot reused since), a batch cuBLAS's
 // batched calls refuse (NOT_SUPPORTED or INVALID_VALUE from them, which launch nothing).
 class grouped_call {
@@ -253,9 +219,9 @@ public:
             if (g.scales_only() || use_tf32(g)) return GEMM_STATUS_NOT_SUPPORTED;
         // cuBLAS's grouped call takes f16/bf16 groups off the tensor cores: 64 groups of one bf16
         // GEMM (64..512) took 924 us on the H200 against 581 us as a loop of cublasGemmEx
-        // (bench/device/grouped_batch.cpp); in f32 it took 174 us against 674. Those run
-        // side by side on the context's side streams instead.
+        // (bench/device/grouped_batch.cpp); in f32 it took 174 us against 674.
         const bool half = first.ab_type == dtype::f16 || first.ab_type == dtype::bf16;
+        if (half && b_.shapes.size() > 1) return GEMM_STATUS_NOT_SUPPORTED;
         cuda::device_guard guard;
         cuda::device_context *dc = nullptr;
         gemm_status_t s = guard.enter(first.device);
@@ -266,7 +232,6 @@ public:
         if ((s = cuda::cuda_status(cudaStreamIsCapturing(stream, &capture), "cudaStreamIsCapturing")) != GEMM_STATUS_SUCCESS)
             return s;
         if (capture != cudaStreamCaptureStatusNone) return GEMM_STATUS_NOT_SUPPORTED;
-        if (half && b_.shapes.size() > 1) return side_by_side(dc, stream, ctx);
         cublasHandle_t h = nullptr;
         if ((s = dc->blas(stream, CUBLAS_DEFAULT_MATH, h)) != GEMM_STATUS_SUCCESS) return s;
         pointer_uploads &uploads = dc->attachment<pointer_uploads>();
@@ -278,44 +243,6 @@ public:
     }
 
 private:
-    // Several groups of f16/bf16: one cublasGemmEx_64 per matrix, dealt round-robin to the side
-    // streams, which wait for the caller's stream before and are waited for after, so the
-    // small GEMMs run side by side instead of one after another.
-    gemm_status_t side_by_side(cuda::device_context *dc, cudaStream_t stream, run_report &ctx) {
-        side_streams &side = dc->attachment<side_streams>();
-        gemm_status_t s = side.make();
-        if (s == GEMM_STATUS_SUCCESS) s = cuda::cuda_status(cudaEventRecord(side.fork, stream), "cudaEventRecord (fork)");
-        for (int i = 0; i < side_streams::count && s == GEMM_STATUS_SUCCESS; ++i)
-            s = cuda::cuda_status(cudaStreamWaitEvent(side.stream[i], side.fork, 0), "cudaStreamWaitEvent (fork)");
-        if (s != GEMM_STATUS_SUCCESS) return s;
-        std::size_t item = 0;
-        gemm_status_t failed = GEMM_STATUS_SUCCESS;
-        for (std::size_t g = 0; g < b_.shapes.size() && failed == GEMM_STATUS_SUCCESS; ++g) {
-            const problem &p = b_.shapes[g];
-            const float alpha = float(p.alpha), beta = float(p.beta);
-            const cudaDataType_t ab = cuda::data_type_of(p.ab_type), ct = cuda::data_type_of(p.c_type);
-            for (int64_t i = 0; i < b_.sizes[g]; ++i, ++item) {
-                cublasHandle_t h = side.handle[item % side_streams::count];
-                cublasStatus_t st = cublasGemmEx_64(h, cuda::operation_of(p.op_a), cuda::operation_of(p.op_b), p.m, p.n,
-                                                    p.k, &alpha, b_.a[item], ab, p.lda, b_.b[item], ab, p.ldb, &beta,
-                                                    b_.c[item], ct, p.ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-                if (st != CUBLAS_STATUS_SUCCESS) {
-                    failed = cuda::cublas_status(st, "cublasGemmEx_64 (side streams)");
-                    break;
-                }
-            }
-        }
-        // Joined also after a failure: the caller's stream must not run ahead of work enqueued.
-        for (int i = 0; i < side_streams::count; ++i) {
-            cudaEventRecord(side.join[i], side.stream[i]);
-            cudaStreamWaitEvent(stream, side.join[i], 0);
-        }
-        ctx.variant_used = "cublasGemmEx_64_side_streams";
-        if (failed == GEMM_STATUS_SUCCESS)
-            ctx.note = fmt::format("{} matrices in {} groups side by side", item, b_.shapes.size());
-        return failed;
-    }
-
     gemm_status_t call(cublasHandle_t h, const void *const *arrays, std::size_t total, run_report &ctx) {
         const problem &first = b_.shapes.front();
         std::vector<cublasOperation_t> ta, tb;

@@ -67,6 +67,14 @@ cmake --build $build -j $(nproc) --target gemm_cli >>"$out/build.log" 2>&1 || ec
 echo "build ok ($(( $(date +%s) - start )) s)"
 gemm=$build/bench/gemm
 summary=()
+# program NAME [LIBS...]: builds bench/device/NAME.cpp against the library (and the CUDA
+# libraries named) into $build/NAME.
+program() {
+    local name=$1
+    shift
+    g++ -std=c++17 -O2 -Iapi/include -I/usr/local/cuda/include bench/device/$name.cpp \
+        -L$build/api -lgemm -Wl,-rpath,$PWD/$build/api -L/usr/local/cuda/lib64 "$@" -lcudart -o $build/$name
+}
 
 if has_stage tests; then
     ctest --test-dir $build -L gpu -V >"$out/ctest_gpu.log" 2>&1
@@ -89,16 +97,12 @@ if has_stage sanitize; then
     done
 fi
 if has_stage direct; then
-    g++ -std=c++17 -O2 -Iapi/include -I/usr/local/cuda/include bench/device/direct_vs_gemm.cpp \
-        -L$build/api -lgemm -Wl,-rpath,$PWD/$build/api -L/usr/local/cuda/lib64 -lcublas -lcublasLt -lcudart \
-        -o $build/direct_vs_gemm && timeout 120 $build/direct_vs_gemm | tee "$out/direct_vs_gemm.txt"
+    program direct_vs_gemm -lcublas -lcublasLt && timeout 120 $build/direct_vs_gemm | tee "$out/direct_vs_gemm.txt"
     cmake --build $build --target gemm_dispatch_cost >>"$out/build.log" 2>&1 &&
         OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $build/bench/gemm_dispatch_cost | tee -a "$out/direct_vs_gemm.txt"
 fi
 if has_stage short; then
-    g++ -std=c++17 -O2 -Iapi/include -I/usr/local/cuda/include bench/device/short_calls.cpp \
-        -L$build/api -lgemm -Wl,-rpath,$PWD/$build/api -L/usr/local/cuda/lib64 -lcublas -lcudart \
-        -o $build/short_calls && timeout 300 $build/short_calls | tee "$out/short_calls.txt"
+    program short_calls -lcublas && timeout 300 $build/short_calls | tee "$out/short_calls.txt"
     summary+=("short_calls: rc=$?")
 fi
 if has_stage bench; then
@@ -108,9 +112,7 @@ if has_stage bench; then
     summary+=("gemm bench --device 0 f32: rc=$?")
 fi
 if has_stage grouped; then
-    g++ -std=c++17 -O2 -Iapi/include -I/usr/local/cuda/include bench/device/grouped_batch.cpp \
-        -L$build/api -lgemm -Wl,-rpath,$PWD/$build/api -L/usr/local/cuda/lib64 -lcublas -lcudart \
-        -o $build/grouped_batch && timeout 120 $build/grouped_batch | tee "$out/grouped_batch.txt"
+    program grouped_batch -lcublas && timeout 120 $build/grouped_batch | tee "$out/grouped_batch.txt"
     summary+=("grouped batch: rc=$?")
 fi
 if has_stage complex; then
@@ -235,8 +237,7 @@ if has_stage measure; then
 fi
 if has_stage xt; then
     for tool in xt_footprint xt_scaling; do
-        g++ -std=c++17 -O2 -Iapi/include -I/usr/local/cuda/include bench/device/$tool.cpp \
-            -L$build/api -lgemm -Wl,-rpath,$PWD/$build/api -L/usr/local/cuda/lib64 -lcudart -o $build/$tool
+        program $tool
     done
     if [ -n "${XT_FOOTPRINT:-}" ]; then
         timeout 120 $build/xt_footprint 8192 >"$out/xt_footprint.txt" 2>&1

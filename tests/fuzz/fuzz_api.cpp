@@ -507,12 +507,22 @@ using fortran_fn = void (*)(const char *, const char *, const int *, const int *
                             const T *, const int *, const T *, const int *, const T *, T *, const int *,
                             std::size_t, std::size_t);
 template <class T> using cblas_fn = void (*)(int, int, int, int, int, int, T, const T *, int, const T *, int, T, T *, int);
+// cblas_cgemm and cblas_zgemm: scalars and matrices by void pointer.
+using cblas_complex_fn = void (*)(int, int, int, int, int, int, const void *, const void *, int, const void *, int,
+                                  const void *, void *, int);
 
 struct drop_in {
     fortran_fn<float> sgemm = nullptr;
     fortran_fn<double> dgemm = nullptr;
+    fortran_fn<std::complex<float>> cgemm = nullptr;
+    fortran_fn<std::complex<double>> zgemm = nullptr;
     cblas_fn<float> cblas_sgemm = nullptr;
     cblas_fn<double> cblas_dgemm = nullptr;
+    cblas_complex_fn cblas_cgemm = nullptr, cblas_zgemm = nullptr;
+
+    bool complete() const {
+        return sgemm && dgemm && cgemm && zgemm && cblas_sgemm && cblas_dgemm && cblas_cgemm && cblas_zgemm;
+    }
 };
 
 const drop_in &blas() {
@@ -524,6 +534,10 @@ const drop_in &blas() {
         found.dgemm = reinterpret_cast<fortran_fn<double>>(dlsym(h, "dgemm_"));
         found.cblas_sgemm = reinterpret_cast<cblas_fn<float>>(dlsym(h, "cblas_sgemm"));
         found.cblas_dgemm = reinterpret_cast<cblas_fn<double>>(dlsym(h, "cblas_dgemm"));
+        found.cgemm = reinterpret_cast<fortran_fn<std::complex<float>>>(dlsym(h, "cgemm_"));
+        found.zgemm = reinterpret_cast<fortran_fn<std::complex<double>>>(dlsym(h, "zgemm_"));
+        found.cblas_cgemm = reinterpret_cast<cblas_complex_fn>(dlsym(h, "cblas_cgemm"));
+        found.cblas_zgemm = reinterpret_cast<cblas_complex_fn>(dlsym(h, "cblas_zgemm"));
         return found;
     }();
     return d;
@@ -541,23 +555,28 @@ bool blas_rules_hold(const api_call &c) {
            c.ldc >= least_ld(c.m, c.n);
 }
 
+// The drop-in's four types: sgemm_, dgemm_, cgemm_, zgemm_ and their cblas_ forms.
+constexpr int types_of_blas[] = {GEMM_F32, GEMM_F64, GEMM_C32, GEMM_C64};
+
 // BLAS's 32-bit arguments from the 64-bit draw: the low bits, so boundaries stay boundaries.
 int narrow(int64_t v) { return int(int32_t(uint32_t(uint64_t(v)))); }
 
 void fuzz_drop_in(byte_source &in) {
     const drop_in &d = blas();
-    require(d.sgemm && d.dgemm && d.cblas_sgemm && d.cblas_dgemm, "libgemm_blas or its symbols not found");
+    require(d.complete(), "libgemm_blas or its symbols not found");
     // BLAS has no status to return a forced backend's refusal in: auto serves every call.
     if (forced_backend) {
         gemm_set_backend(nullptr);
         forced_backend = false;
     }
-    bool f64 = in.one_in(2), cblas_entry = in.one_in(2);
+    const int type = types_of_blas[in.byte() % 4];
+    const bool cblas_entry = in.one_in(2);
     api_call c = draw_call(in);
-    c.e = f64 ? entry::dgemm : entry::sgemm;
+    c.e = type == GEMM_F64 ? entry::dgemm : entry::sgemm;  // for describe() only
     c.batch = 1, c.sa = c.sb = c.sc = 0;
     c.null_alpha = c.null_beta = false;
-    c.at = c.bt = c.ct = c.compute = f64 ? GEMM_F64 : GEMM_F32;
+    c.at = c.bt = c.ct = c.compute = type;
+    if (complex_type(type)) c.alpha_im = in.scalar(), c.beta_im = in.scalar();
     c.m = narrow(c.m), c.n = narrow(c.n), c.k = narrow(c.k);
     c.lda = narrow(c.lda), c.ldb = narrow(c.ldb), c.ldc = narrow(c.ldc);
     static const char letters[] = "NTCntcX?";
@@ -572,7 +591,7 @@ void fuzz_drop_in(byte_source &in) {
     buffer a, b, cb;
     make_buffer(a, in, c.at, false);
     make_buffer(b, in, c.bt, false);
-    make_buffer(cb, in, c.ct, c.beta == 0.0 && in.one_in(2));
+    make_buffer(cb, in, c.ct, beta_read(c) == 0.0 && in.one_in(2));
     call_text = std::string(cblas_entry ? "cblas_" : "fortran ") + describe(c, a, b, cb);
     judgement j = judge(c, a, b, cb);
     // BLAS checks sizes, not pointers: a NULL or short buffer is the caller's bug there, and
@@ -585,7 +604,20 @@ void fuzz_drop_in(byte_source &in) {
     ++counters().blas_calls;
     int m = int(c.m), n = int(c.n), k = int(c.k), lda = int(c.lda), ldb = int(c.ldb), ldc = int(c.ldc);
     int reports = handler_calls;
-    if (f64) {
+    if (complex_type(type)) {
+        const std::complex<float> af(float(c.alpha), float(c.alpha_im)), bf(float(c.beta), float(c.beta_im));
+        const std::complex<double> ad(c.alpha, c.alpha_im), bd(c.beta, c.beta_im);
+        using zf = std::complex<float>;
+        using zd = std::complex<double>;
+        const bool z = type == GEMM_C64;
+        const void *alpha = z ? static_cast<const void *>(&ad) : &af, *beta = z ? static_cast<const void *>(&bd) : &bf;
+        if (cblas_entry) (z ? d.cblas_zgemm : d.cblas_cgemm)(c.layout, c.ta, c.tb, m, n, k, alpha, a.ptr(), lda, b.ptr(),
+                                                             ldb, beta, cb.ptr(), ldc);
+        else if (z) d.zgemm(&fa, &fb, &m, &n, &k, &ad, static_cast<const zd *>(a.ptr()), &lda,
+                            static_cast<const zd *>(b.ptr()), &ldb, &bd, static_cast<zd *>(cb.ptr()), &ldc, 1, 1);
+        else d.cgemm(&fa, &fb, &m, &n, &k, &af, static_cast<const zf *>(a.ptr()), &lda,
+                     static_cast<const zf *>(b.ptr()), &ldb, &bf, static_cast<zf *>(cb.ptr()), &ldc, 1, 1);
+    } else if (type == GEMM_F64) {
         double alpha = c.alpha, beta = c.beta;
         if (cblas_entry) d.cblas_dgemm(c.layout, c.ta, c.tb, m, n, k, alpha, static_cast<const double *>(a.ptr()), lda,
                                        static_cast<const double *>(b.ptr()), ldb, beta, static_cast<double *>(cb.ptr()), ldc);

@@ -131,6 +131,8 @@ gemm_status_t check_matrices(const api_pointer_call &pc, canonical_groups &canon
 }
 
 // No two C matrices share a byte: the results of the matrices would depend on their order.
+// Sorted by address, neighbours suffice: if C[j] overlaps a later C[i], the extent right after
+// C[j] begins inside C[j] too.
 gemm_status_t check_disjoint(const api_pointer_call &pc, std::vector<c_extent> &extents) {
     std::sort(extents.begin(), extents.end(), [](const c_extent &x, const c_extent &y) { return x.begin < y.begin; });
     for (std::size_t i = 1; i < extents.size(); ++i) {

@@ -202,12 +202,12 @@ private:
 };
 
 // A batch whose matrices are device memory, in one call: cublasGemmBatchedEx_64 for a single
-// group, cublasGemmGroupedBatchedEx_64 for several; the pointer arrays are uploaded through
-// the thread's pointer_uploads ring, on the stream.
-// NOT_SUPPORTED, with C untouched: host or managed memory (staged one by one instead), a
-// group that only scales C, TF32, several groups of f16/bf16, a stream being captured (a
-// replay would read the arrays from a slot reused since), a batch cuBLAS's
-// batched calls refuse (NOT_SUPPORTED or INVALID_VALUE from them, which launch nothing).
+// group, cublasGemmGroupedBatchedEx_64 for several, reading the pointer arrays from the
+// thread's pointer_uploads ring. NOT_SUPPORTED, with C untouched: host or managed memory
+// (staged one by one instead), a group that only scales C, TF32, several groups of f16/bf16,
+// a stream being captured (a replay would read the arrays from a slot reused since), a batch
+// cuBLAS's batched calls refuse (NOT_SUPPORTED or INVALID_VALUE from them, which launch
+// nothing).
 class grouped_call {
 public:
     explicit grouped_call(const problem_batch &b) : b_(b) {}

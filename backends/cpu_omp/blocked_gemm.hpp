@@ -28,10 +28,10 @@ struct blocking {
 template <class T> struct operands {
     const T *a;
     int64_t lda;
-    bool a_transposed;
+    transpose op_a;
     const T *b;
     int64_t ldb;
-    bool b_transposed;
+    transpose op_b;
     T *c;
     int64_t ldc;
     int64_t k;
@@ -75,6 +75,14 @@ template <class T> void scale_rectangle(const operands<T> &o, range rows, range 
     }
 }
 
+// alpha or beta in the element type (the imaginary part is 0 for real types).
+template <class T> T scalar(double real, double imag) {
+    if constexpr (parts_v<T> == 1)
+        return T(real);
+    else
+        return T(real_t<T>(real), real_t<T>(imag));
+}
+
 template <class T> operands<T> batch_operands(const problem &p, int64_t index) {
     operands<T> o;
     // A and B may be NULL when not referenced (alpha = 0 or k = 0).
@@ -84,11 +92,11 @@ template <class T> operands<T> batch_operands(const problem &p, int64_t index) {
     o.lda = p.lda;
     o.ldb = p.ldb;
     o.ldc = p.ldc;
-    o.a_transposed = p.op_a == transpose::t;
-    o.b_transposed = p.op_b == transpose::t;
+    o.op_a = p.op_a;
+    o.op_b = p.op_b;
     o.k = p.k;
-    o.alpha = T(p.alpha);
-    o.beta = T(p.beta);
+    o.alpha = scalar<T>(p.alpha, p.alpha_imag);
+    o.beta = scalar<T>(p.beta, p.beta_imag);
     return o;
 }
 
@@ -102,7 +110,7 @@ template <class T> operands<T> batch_operands(const problem &p, int64_t index) {
 // its share. A thread that waits longer than spin_time (50 us) sleeps in `progress` (woken
 // by each finished item), so that its core can run the thread it waits for.
 template <class T> struct team_state {
-    T *b_panels[2];
+    real_t<T> *b_panels[2];
     alignas(64) std::atomic<int64_t> next_item{0};
     alignas(64) std::atomic<int64_t> packed[2] = {};
     alignas(64) std::atomic<int64_t> multiplied[2] = {};
@@ -134,15 +142,15 @@ inline void finish_item(std::atomic<int64_t> &counter, spin_then_block &progress
 // C[ic:ic+mc, jc+jr0 : jc+jr1] += the packed block of A times packed B columns [jr0, jr1)
 // (alpha and beta applied as the kernel does), loops jr (NR) > ir (MR).
 template <class T, int MR, int NR>
-void multiply_block(const operands<T> &o, microkernel<T> kernel, const T *abuf, const T *bbuf,
-                    int64_t ic, int64_t mc, int64_t jc, int64_t jr0, int64_t jr1, int64_t kc,
-                    T beta) {
+void multiply_block(const operands<T> &o, microkernel<T> kernel, const real_t<T> *abuf,
+                    const real_t<T> *bbuf, int64_t ic, int64_t mc, int64_t jc, int64_t jr0,
+                    int64_t jr1, int64_t kc, T beta) {
     for (int64_t jr = jr0; jr < jr1; jr += NR) {
         const int64_t nr = std::min<int64_t>(NR, jr1 - jr);
-        const T *bp = bbuf + jr * kc;
+        const real_t<T> *bp = bbuf + jr * kc * parts_v<T>;
         for (int64_t ir = 0; ir < mc; ir += MR) {
             const int64_t mr = std::min<int64_t>(MR, mc - ir);
-            const T *ap = abuf + ir * kc;
+            const real_t<T> *ap = abuf + ir * kc * parts_v<T>;
             T *c = o.c + (ic + ir) + (jc + jr) * o.ldc;
             if (mr == MR && nr == NR) {
                 kernel(kc, ap, bp, c, o.ldc, o.alpha, beta);
@@ -198,7 +206,7 @@ inline team_steps plan_steps(const problem &p, const blocking &bk, int threads, 
 // of A it needs. Every thread walks all phases and takes what is left.
 template <class T, int MR, int NR>
 void multiply_team(const problem &p, const blocking &bk, microkernel<T> kernel, int threads,
-                   T *abuf, team_state<T> &team) {
+                   real_t<T> *abuf, team_state<T> &team) {
     const team_steps st = plan_steps(p, bk, threads, MR, NR);
     int64_t base = 0;  // first item number of the current phase
     int64_t phase = 0;
@@ -217,7 +225,7 @@ void multiply_team(const problem &p, const blocking &bk, microkernel<T> kernel, 
             for (int64_t pc = 0; pc < o.k; pc += st.kc_step, ++phase) {
                 const int64_t kc = std::min(st.kc_step, o.k - pc);
                 const int parity = int(phase & 1);
-                T *bbuf = team.b_panels[parity];
+                real_t<T> *bbuf = team.b_panels[parity];
                 const int64_t buffer_free = multiplied_total[parity];
                 packed_total[parity] += packs;
                 multiplied_total[parity] += multiplies;
@@ -226,8 +234,8 @@ void multiply_team(const problem &p, const blocking &bk, microkernel<T> kernel, 
                     wait_for(team.multiplied[parity], buffer_free, team.progress);
                     const int64_t j0 = (it - base) * pack_panels * NR;
                     const int64_t j1 = std::min(nc, j0 + pack_panels * NR);
-                    pack_b<T, NR>(o.b, o.ldb, o.b_transposed, pc, kc, jc + j0, j1 - j0,
-                                  bbuf + j0 * kc);
+                    pack_b<T, NR>(o.b, o.ldb, o.op_b, pc, kc, jc + j0, j1 - j0,
+                                  bbuf + j0 * kc * parts_v<T>);
                     finish_item(team.packed[parity], team.progress);
                 }
                 base += packs;
@@ -240,7 +248,7 @@ void multiply_team(const problem &p, const blocking &bk, microkernel<T> kernel, 
                     const int64_t ic = ib * st.mc_step;
                     const int64_t mc = std::min(st.mc_step, p.m - ic);
                     if (ib != in_abuf) {
-                        pack_a<T, MR>(o.a, o.lda, o.a_transposed, ic, mc, pc, kc, abuf);
+                        pack_a<T, MR>(o.a, o.lda, o.op_a, ic, mc, pc, kc, abuf);
                         in_abuf = ib;
                     }
                     wait_for(team.packed[parity], packed_total[parity], team.progress);
@@ -274,7 +282,9 @@ struct thread_plan {
 
 inline thread_plan plan_threads(const problem &p, int max_threads) {
     thread_plan plan;
-    const double one = 2.0 * double(p.m) * double(p.n) * double(std::max<int64_t>(p.k, 1));
+    // A complex multiply-add is four real ones.
+    const double per_term = is_complex(p.ab_type) ? 8.0 : 2.0;
+    const double one = per_term * double(p.m) * double(p.n) * double(std::max<int64_t>(p.k, 1));
     const double work = one * double(p.batch);
     plan.threads = int(std::min<int64_t>(
         max_threads, int64_t(std::max(1.0, work / min_flops_per_thread))));
@@ -303,7 +313,7 @@ template <class T> void scale_all(const problem &p, int threads) {
 // own panels of B.
 template <class T, int MR, int NR>
 void multiply_matrices_alone(const problem &p, const blocking &bk, microkernel<T> kernel,
-                             T *abuf, T *bbuf, std::size_t panel,
+                             real_t<T> *abuf, real_t<T> *bbuf, std::size_t panel,
                              std::atomic<int64_t> &next_matrix) {
     team_state<T> alone;
     alone.b_panels[0] = bbuf;
@@ -327,20 +337,20 @@ void multiply_matrices_alone(const problem &p, const blocking &bk, microkernel<T
 template <class T, int MR, int NR>
 bool run_blocked(const problem &p, const blocking &bk, microkernel<T> kernel) {
     const thread_plan plan = plan_threads(p, call_threads());
-    if (p.k == 0 || p.alpha == 0.0) {
+    if (p.scales_only()) {
         scale_all<T>(p, plan.threads);
         return true;
     }
 
     const std::size_t a_bytes = std::size_t(round_up(bk.mc, MR) * bk.kc) * sizeof(T);
-    const std::size_t panel = std::size_t(round_up(bk.nc, NR) * bk.kc);
-    const std::size_t b_bytes = 2 * panel * sizeof(T);
+    const std::size_t panel = std::size_t(round_up(bk.nc, NR) * bk.kc * parts_v<T>);  // reals
+    const std::size_t b_bytes = 2 * panel * sizeof(real_t<T>);
 
     // The calling thread's B buffers hold the panels its team shares.
     pack_buffers &own = thread_pack_buffers();
     if (!own.reserve(a_bytes, b_bytes)) return false;
     team_state<T> team;
-    team.b_panels[0] = static_cast<T *>(own.b());
+    team.b_panels[0] = static_cast<real_t<T> *>(own.b());
     team.b_panels[1] = team.b_panels[0] + panel;
 
     // A thread that cannot get its own buffers takes no items; the calling thread has its
@@ -350,10 +360,11 @@ bool run_blocked(const problem &p, const blocking &bk, microkernel<T> kernel) {
         pack_buffers &buffers = thread_pack_buffers();
         // In a split batch every thread packs its own B as well.
         if (!buffers.reserve(a_bytes, plan.split_batch ? b_bytes : 0)) return;
-        T *abuf = static_cast<T *>(buffers.a());
+        real_t<T> *abuf = static_cast<real_t<T> *>(buffers.a());
         if (plan.split_batch)
-            multiply_matrices_alone<T, MR, NR>(p, bk, kernel, abuf, static_cast<T *>(buffers.b()),
-                                               panel, next_matrix);
+            multiply_matrices_alone<T, MR, NR>(p, bk, kernel, abuf,
+                                               static_cast<real_t<T> *>(buffers.b()), panel,
+                                               next_matrix);
         else
             multiply_team<T, MR, NR>(p, bk, kernel, plan.threads, abuf, team);
     };

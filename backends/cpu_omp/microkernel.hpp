@@ -1,16 +1,35 @@
 // microkernel.hpp: the register-blocked kernels of cpu_omp, one per instruction set and shape.
 #pragma once
 
+#include <complex>
 #include <cstdint>
 
 namespace gemm::cpu_omp_detail {
 
+// What a packed panel of T holds: T itself for real types; for complex ones two planes of
+// the real type (each step of k holds the real parts of its values, then their imaginary
+// parts), so that the real FMA units do all the work.
+template <class T> struct element_traits {
+    using real = T;
+    static constexpr int parts = 1;  // reals per element in a packed panel
+};
+template <class R> struct element_traits<std::complex<R>> {
+    using real = R;
+    static constexpr int parts = 2;
+};
+template <class T> using real_t = typename element_traits<T>::real;
+template <class T> constexpr int parts_v = element_traits<T>::parts;
+
 // C[0:MR, 0:NR] = alpha * (Ap * Bp) + beta * C[0:MR, 0:NR], C column-major with leading
-// dimension ldc. Ap holds kc columns of MR contiguous values, Bp kc rows of NR contiguous
-// values (the packed panels). beta == 0 means C is written and never read.
+// dimension ldc (in elements). Ap holds kc columns of MR contiguous values, Bp kc rows of NR
+// contiguous values (the packed panels); for complex T each of those is MR (NR) real parts
+// followed by MR (NR) imaginary parts. beta == 0 means C is written and never read.
 template <class T>
-using microkernel = void (*)(int64_t kc, const T *ap, const T *bp, T *c, int64_t ldc, T alpha,
-                             T beta);
+using microkernel = void (*)(int64_t kc, const real_t<T> *ap, const real_t<T> *bp, T *c,
+                             int64_t ldc, T alpha, T beta);
+
+using c32 = std::complex<float>;
+using c64 = std::complex<double>;
 
 // Portable C++ (microkernel_generic.cpp), compiled for the baseline instruction set.
 void microkernel_generic_f32_8x4(int64_t kc, const float *ap, const float *bp, float *c,

@@ -5,27 +5,50 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "dispatch/problem.hpp"
+#include "microkernel.hpp"
+
 namespace gemm::cpu_omp_detail {
 
+// One step of k of a packed micro-panel `width` values wide. A real value goes to slot r; a
+// complex one is split into the two planes (microkernel.hpp), its imaginary part times
+// `sign`: -1 conjugates it here, so conjugation costs the kernel nothing.
+template <class T>
+inline void put(real_t<T> *__restrict d, int r, int width, const T &v, real_t<T> sign) {
+    if constexpr (parts_v<T> == 1) {
+        d[r] = v;
+    } else {
+        d[r] = v.real();
+        d[width + r] = sign * v.imag();
+    }
+}
+
+// -1 for an operand to conjugate (op c, complex types only), else 1.
+template <class T> real_t<T> imag_sign(transpose op) {
+    return op == transpose::c ? real_t<T>(-1) : real_t<T>(1);
+}
+
 // Rows [i0, i0+mc) and columns [l0, l0+kc) of op(A) become ceil(mc/MR) micro-panels; panel p
-// holds kc columns of MR contiguous values (rows past mc are zero), at dst + p * MR * kc.
-// A(i, l) is a[i + l*lda] when not transposed and a[l + i*lda] when transposed.
+// holds kc steps of MR values (rows past mc are zero), at dst + p * MR * kc * parts_v<T>.
+// A(i, l) is a[i + l*lda] for op n and a[l + i*lda] for op t or c.
 template <class T, int MR>
-void pack_a(const T *a, int64_t lda, bool transposed, int64_t i0, int64_t mc, int64_t l0,
-            int64_t kc, T *__restrict dst) {
+void pack_a(const T *a, int64_t lda, transpose op, int64_t i0, int64_t mc, int64_t l0,
+            int64_t kc, real_t<T> *__restrict dst) {
+    constexpr int step = MR * parts_v<T>;
+    const real_t<T> sign = imag_sign<T>(op);
     for (int64_t ir = 0; ir < mc; ir += MR) {
         const int mr = int(std::min<int64_t>(MR, mc - ir));
-        T *__restrict d = dst + ir * kc;
-        if (!transposed) {
+        real_t<T> *__restrict d = dst + ir * kc * parts_v<T>;
+        if (op == transpose::n) {
             // Columns of A are contiguous: each step of l copies MR neighbours.
             const T *s = a + (i0 + ir) + l0 * lda;
             if (mr == MR) {
-                for (int64_t l = 0; l < kc; ++l, s += lda, d += MR)
-                    for (int r = 0; r < MR; ++r) d[r] = s[r];
+                for (int64_t l = 0; l < kc; ++l, s += lda, d += step)
+                    for (int r = 0; r < MR; ++r) put(d, r, MR, s[r], sign);
             } else {
-                for (int64_t l = 0; l < kc; ++l, s += lda, d += MR) {
-                    for (int r = 0; r < mr; ++r) d[r] = s[r];
-                    for (int r = mr; r < MR; ++r) d[r] = T(0);
+                for (int64_t l = 0; l < kc; ++l, s += lda, d += step) {
+                    for (int r = 0; r < mr; ++r) put(d, r, MR, s[r], sign);
+                    for (int r = mr; r < MR; ++r) put(d, r, MR, T(0), sign);
                 }
             }
         } else {
@@ -34,12 +57,12 @@ void pack_a(const T *a, int64_t lda, bool transposed, int64_t i0, int64_t mc, in
             const T *row[MR];
             for (int r = 0; r < MR; ++r) row[r] = s + std::min(r, mr - 1) * lda;
             if (mr == MR) {
-                for (int64_t l = 0; l < kc; ++l, d += MR)
-                    for (int r = 0; r < MR; ++r) d[r] = row[r][l];
+                for (int64_t l = 0; l < kc; ++l, d += step)
+                    for (int r = 0; r < MR; ++r) put(d, r, MR, row[r][l], sign);
             } else {
-                for (int64_t l = 0; l < kc; ++l, d += MR) {
-                    for (int r = 0; r < mr; ++r) d[r] = row[r][l];
-                    for (int r = mr; r < MR; ++r) d[r] = T(0);
+                for (int64_t l = 0; l < kc; ++l, d += step) {
+                    for (int r = 0; r < mr; ++r) put(d, r, MR, row[r][l], sign);
+                    for (int r = mr; r < MR; ++r) put(d, r, MR, T(0), sign);
                 }
             }
         }
@@ -47,38 +70,40 @@ void pack_a(const T *a, int64_t lda, bool transposed, int64_t i0, int64_t mc, in
 }
 
 // Rows [l0, l0+kc) and columns [j0, j0+nc) of op(B) become ceil(nc/NR) micro-panels; panel q
-// holds kc rows of NR contiguous values (columns past nc are zero), at dst + q * NR * kc.
-// B(l, j) is b[l + j*ldb] when not transposed and b[j + l*ldb] when transposed.
+// holds kc steps of NR values (columns past nc are zero), at dst + q * NR * kc * parts_v<T>.
+// B(l, j) is b[l + j*ldb] for op n and b[j + l*ldb] for op t or c.
 template <class T, int NR>
-void pack_b(const T *b, int64_t ldb, bool transposed, int64_t l0, int64_t kc, int64_t j0,
-            int64_t nc, T *__restrict dst) {
+void pack_b(const T *b, int64_t ldb, transpose op, int64_t l0, int64_t kc, int64_t j0,
+            int64_t nc, real_t<T> *__restrict dst) {
+    constexpr int step = NR * parts_v<T>;
+    const real_t<T> sign = imag_sign<T>(op);
     for (int64_t jr = 0; jr < nc; jr += NR) {
         const int nr = int(std::min<int64_t>(NR, nc - jr));
-        T *__restrict d = dst + jr * kc;
-        if (!transposed) {
+        real_t<T> *__restrict d = dst + jr * kc * parts_v<T>;
+        if (op == transpose::n) {
             // Columns of B are contiguous: read NR columns side by side, one value of each.
             const T *s = b + l0 + (j0 + jr) * ldb;
             const T *col[NR];
             for (int q = 0; q < NR; ++q) col[q] = s + std::min(q, nr - 1) * ldb;
             if (nr == NR) {
-                for (int64_t l = 0; l < kc; ++l, d += NR)
-                    for (int q = 0; q < NR; ++q) d[q] = col[q][l];
+                for (int64_t l = 0; l < kc; ++l, d += step)
+                    for (int q = 0; q < NR; ++q) put(d, q, NR, col[q][l], sign);
             } else {
-                for (int64_t l = 0; l < kc; ++l, d += NR) {
-                    for (int q = 0; q < nr; ++q) d[q] = col[q][l];
-                    for (int q = nr; q < NR; ++q) d[q] = T(0);
+                for (int64_t l = 0; l < kc; ++l, d += step) {
+                    for (int q = 0; q < nr; ++q) put(d, q, NR, col[q][l], sign);
+                    for (int q = nr; q < NR; ++q) put(d, q, NR, T(0), sign);
                 }
             }
         } else {
             // Rows of op(B) are contiguous: each step of l copies NR neighbours.
             const T *s = b + (j0 + jr) + l0 * ldb;
             if (nr == NR) {
-                for (int64_t l = 0; l < kc; ++l, s += ldb, d += NR)
-                    for (int q = 0; q < NR; ++q) d[q] = s[q];
+                for (int64_t l = 0; l < kc; ++l, s += ldb, d += step)
+                    for (int q = 0; q < NR; ++q) put(d, q, NR, s[q], sign);
             } else {
-                for (int64_t l = 0; l < kc; ++l, s += ldb, d += NR) {
-                    for (int q = 0; q < nr; ++q) d[q] = s[q];
-                    for (int q = nr; q < NR; ++q) d[q] = T(0);
+                for (int64_t l = 0; l < kc; ++l, s += ldb, d += step) {
+                    for (int q = 0; q < nr; ++q) put(d, q, NR, s[q], sign);
+                    for (int q = nr; q < NR; ++q) put(d, q, NR, T(0), sign);
                 }
             }
         }

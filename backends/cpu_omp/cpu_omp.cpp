@@ -48,7 +48,8 @@ isa cpu_isa() {
 }
 
 // One variant: a microkernel, the cache blocking it runs with, and the loop nest
-// instantiated for its MR x NR. The id says ISA, dtype and MR x NR.
+// instantiated for its MR x NR. The id says ISA, dtype, method (4m: complex on split real
+// and imaginary planes) and MR x NR (in complex values for complex types).
 template <class T> struct kernel_config {
     const char *id;
     isa needs;
@@ -91,6 +92,54 @@ const kernel_config<double> f64_kernels[] = {
     {"generic_f64_4x4", isa::generic, {64, 256, 2048}, microkernel_generic_f64_4x4,
      run_blocked<double, 4, 4>},
 };
+
+// Complex values are 8 (c32) or 16 (c64) bytes and a step of k of a packed panel holds both
+// planes, so the blocks hold fewer values than f32's: kc x NR of B is 12 KiB for the 32x6 and
+// 16x6 kernels (kc = 256 for c32, 128 for c64). The kernels with more columns (NR = 12) are
+// for the tuner to time: the taller ones were faster on the 2-core Sapphire Rapids VM.
+const kernel_config<c32> c32_kernels[] = {
+#if GEMM_CPU_OMP_AVX512
+    {"avx512f_c32_4m_32x6", isa::avx512f, {192, 256, 2040}, microkernel_avx512_c32_4m_32x6,
+     run_blocked<c32, 32, 6>},
+    {"avx512f_c32_4m_16x12", isa::avx512f, {192, 256, 2040}, microkernel_avx512_c32_4m_16x12,
+     run_blocked<c32, 16, 12>},
+#endif
+#if GEMM_CPU_OMP_AVX2
+    {"avx2_c32_4m_8x6", isa::avx2_fma, {120, 256, 3072}, microkernel_avx2_c32_4m_8x6,
+     run_blocked<c32, 8, 6>},
+#endif
+    {"generic_c32_4m_4x4", isa::generic, {64, 256, 2048}, microkernel_generic_c32_4m_4x4,
+     run_blocked<c32, 4, 4>},
+};
+
+const kernel_config<c64> c64_kernels[] = {
+#if GEMM_CPU_OMP_AVX512
+    {"avx512f_c64_4m_16x6", isa::avx512f, {192, 128, 2040}, microkernel_avx512_c64_4m_16x6,
+     run_blocked<c64, 16, 6>},
+    {"avx512f_c64_4m_8x12", isa::avx512f, {192, 128, 2040}, microkernel_avx512_c64_4m_8x12,
+     run_blocked<c64, 8, 12>},
+#endif
+#if GEMM_CPU_OMP_AVX2
+    {"avx2_c64_4m_4x6", isa::avx2_fma, {120, 128, 2046}, microkernel_avx2_c64_4m_4x6,
+     run_blocked<c64, 4, 6>},
+#endif
+    {"generic_c64_4m_2x4", isa::generic, {64, 128, 2048}, microkernel_generic_c64_4m_2x4,
+     run_blocked<c64, 2, 4>},
+};
+
+// The table of each dtype served, as a visitor that hands it to f.
+template <class F> auto with_table(dtype t, F &&f) {
+    switch (t) {
+    case dtype::f64: return f(f64_kernels);
+    case dtype::c32: return f(c32_kernels);
+    case dtype::c64: return f(c64_kernels);
+    default: return f(f32_kernels);
+    }
+}
+
+bool served(dtype t) {
+    return t == dtype::f32 || t == dtype::f64 || t == dtype::c32 || t == dtype::c64;
+}
 
 // The table's blocking, with mc cut (in steps of 32 rows, a multiple of every MR) so that
 // the mc x kc block of A is no larger than this CPU's L2 where that is smaller than the table
@@ -155,42 +204,44 @@ public:
 
     verdict supports(const problem &p) const override {
         if (p.space != memory_space::host) return verdict::no("needs host pointers");
-        if (p.ab_type != dtype::f32 && p.ab_type != dtype::f64)
-            return verdict::no(std::string(dtype_name(p.ab_type)) + " not supported (f32, f64 only)");
+        if (!served(p.ab_type))
+            return verdict::no(std::string(dtype_name(p.ab_type)) +
+                               " not supported (f32, f64, c32, c64 only)");
         if (p.c_type != p.ab_type || p.compute_type != p.ab_type)
-            return verdict::no("mixed types not supported (A, B, C and compute all f32 or all f64)");
+            return verdict::no("mixed types not supported (A, B, C and compute all of one type)");
         return verdict::yes();
     }
 
     // The kernels of the best ISA this CPU has: the only ones worth timing here.
     std::vector<std::string> variants(const problem &p) const override {
         std::vector<std::string> ids;
-        if (p.ab_type == dtype::f64) {
-            for (const auto &k : f64_kernels)
-                if (k.needs == best_config(f64_kernels).needs) ids.emplace_back(k.id);
-        } else {
-            for (const auto &k : f32_kernels)
-                if (k.needs == best_config(f32_kernels).needs) ids.emplace_back(k.id);
-        }
+        with_table(p.ab_type, [&](const auto &table) {
+            for (const auto &k : table)
+                if (k.needs == best_config(table).needs) ids.emplace_back(k.id);
+        });
         return ids;
     }
 
     // Every id of this build, including ISAs this CPU lacks (run() then says so).
     bool knows_variant(std::string_view v) const override {
-        return v.empty() || find_config(f32_kernels, v) || find_config(f64_kernels, v);
+        return v.empty() || find_config(f32_kernels, v) || find_config(f64_kernels, v) ||
+               find_config(c32_kernels, v) || find_config(c64_kernels, v);
     }
 
     std::vector<std::string> variant_ids() const override {
         std::vector<std::string> ids;
-        for (const auto &k : f32_kernels) ids.emplace_back(k.id);
-        for (const auto &k : f64_kernels) ids.emplace_back(k.id);
+        for (dtype t : {dtype::f32, dtype::f64, dtype::c32, dtype::c64})
+            with_table(t, [&](const auto &table) {
+                for (const auto &k : table) ids.emplace_back(k.id);
+            });
         return ids;
     }
 
     gemm_status_t run(const problem &p, std::string_view variant, run_report &ctx) override {
         try {
-            if (p.ab_type == dtype::f64) return run_with(f64_kernels, p, variant, ctx);
-            return run_with(f32_kernels, p, variant, ctx);
+            return with_table(p.ab_type, [&](const auto &table) {
+                return run_with(table, p, variant, ctx);
+            });
         } catch (const std::bad_alloc &) {
             return set_error(GEMM_STATUS_ALLOC_FAILED, "cpu_omp: out of memory");
         } catch (...) {

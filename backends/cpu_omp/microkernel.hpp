@@ -36,17 +36,33 @@ void microkernel_generic_f32_8x4(int64_t kc, const float *ap, const float *bp, f
                                  int64_t ldc, float alpha, float beta);
 void microkernel_generic_f64_4x4(int64_t kc, const double *ap, const double *bp, double *c,
                                  int64_t ldc, double alpha, double beta);
+void microkernel_generic_c32_4m_4x4(int64_t kc, const float *ap, const float *bp, c32 *c,
+                                    int64_t ldc, c32 alpha, c32 beta);
+void microkernel_generic_c64_4m_2x4(int64_t kc, const double *ap, const double *bp, c64 *c,
+                                    int64_t ldc, c64 alpha, c64 beta);
 
 // AVX2 + FMA (microkernel_avx2.cpp); call only when the CPU has both.
 void microkernel_avx2_f32_16x6(int64_t kc, const float *ap, const float *bp, float *c,
                                int64_t ldc, float alpha, float beta);
 void microkernel_avx2_f64_8x6(int64_t kc, const double *ap, const double *bp, double *c,
                               int64_t ldc, double alpha, double beta);
+void microkernel_avx2_c32_4m_8x6(int64_t kc, const float *ap, const float *bp, c32 *c,
+                                 int64_t ldc, c32 alpha, c32 beta);
+void microkernel_avx2_c64_4m_4x6(int64_t kc, const double *ap, const double *bp, c64 *c,
+                                 int64_t ldc, c64 alpha, c64 beta);
 
 // AVX-512F (microkernel_avx512.cpp); call only when the CPU and OS enable it.
 void microkernel_avx512_f32_32x12(int64_t kc, const float *ap, const float *bp, float *c,
                                   int64_t ldc, float alpha, float beta);
 void microkernel_avx512_f64_16x12(int64_t kc, const double *ap, const double *bp, double *c,
                                   int64_t ldc, double alpha, double beta);
+void microkernel_avx512_c32_4m_16x12(int64_t kc, const float *ap, const float *bp, c32 *c,
+                                     int64_t ldc, c32 alpha, c32 beta);
+void microkernel_avx512_c32_4m_32x6(int64_t kc, const float *ap, const float *bp, c32 *c,
+                                    int64_t ldc, c32 alpha, c32 beta);
+void microkernel_avx512_c64_4m_8x12(int64_t kc, const double *ap, const double *bp, c64 *c,
+                                    int64_t ldc, c64 alpha, c64 beta);
+void microkernel_avx512_c64_4m_16x6(int64_t kc, const double *ap, const double *bp, c64 *c,
+                                    int64_t ldc, c64 alpha, c64 beta);
 
 }  // namespace gemm::cpu_omp_detail

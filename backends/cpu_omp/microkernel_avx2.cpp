@@ -1,8 +1,10 @@
-// microkernel_avx2.cpp: AVX2 + FMA kernels, 16x6 for f32 and 8x6 for f64 (this file alone is
-// compiled with -mavx2 -mfma; the caller checks the CPU first).
+// microkernel_avx2.cpp: AVX2 + FMA kernels, 16x6 for f32 and 8x6 for f64, and the complex ones
+// on split planes (this file alone is compiled with -mavx2 -mfma; the caller checks the CPU
+// first).
 #include <immintrin.h>
 
 #include "microkernel.hpp"
+#include "microkernel_complex.hpp"
 
 namespace gemm::cpu_omp_detail {
 namespace {
@@ -14,6 +16,7 @@ namespace {
 template <class T> struct ymm;
 
 template <> struct ymm<float> {
+    using real = float;
     using type = __m256;
     static constexpr int width = 8;
     static type zero() { return _mm256_setzero_ps(); }
@@ -23,10 +26,26 @@ template <> struct ymm<float> {
     static void storeu(float *p, type v) { _mm256_storeu_ps(p, v); }
     static type broadcast(const float *p) { return _mm256_broadcast_ss(p); }
     static type fmadd(type a, type b, type c) { return _mm256_fmadd_ps(a, b, c); }
+    static type fnmadd(type a, type b, type c) { return _mm256_fnmadd_ps(a, b, c); }
+    static type fmsub(type a, type b, type c) { return _mm256_fmsub_ps(a, b, c); }
     static type mul(type a, type b) { return _mm256_mul_ps(a, b); }
+    // lo, hi: complex values 0-3 and 4-7 (real, imaginary, ...); re, im: their planes. The
+    // lane swaps first put values 0, 1, 4, 5 in one vector and 2, 3, 6, 7 in the other, so
+    // that the in-lane shuffles (and unpacks, on the way back) keep the order.
+    static void deinterleave(type lo, type hi, type &re, type &im) {
+        const type even = _mm256_permute2f128_ps(lo, hi, 0x20), odd = _mm256_permute2f128_ps(lo, hi, 0x31);
+        re = _mm256_shuffle_ps(even, odd, 0x88);
+        im = _mm256_shuffle_ps(even, odd, 0xDD);
+    }
+    static void interleave(type re, type im, type &lo, type &hi) {
+        const type first = _mm256_unpacklo_ps(re, im), second = _mm256_unpackhi_ps(re, im);
+        lo = _mm256_permute2f128_ps(first, second, 0x20);
+        hi = _mm256_permute2f128_ps(first, second, 0x31);
+    }
 };
 
 template <> struct ymm<double> {
+    using real = double;
     using type = __m256d;
     static constexpr int width = 4;
     static type zero() { return _mm256_setzero_pd(); }
@@ -36,7 +55,20 @@ template <> struct ymm<double> {
     static void storeu(double *p, type v) { _mm256_storeu_pd(p, v); }
     static type broadcast(const double *p) { return _mm256_broadcast_sd(p); }
     static type fmadd(type a, type b, type c) { return _mm256_fmadd_pd(a, b, c); }
+    static type fnmadd(type a, type b, type c) { return _mm256_fnmadd_pd(a, b, c); }
+    static type fmsub(type a, type b, type c) { return _mm256_fmsub_pd(a, b, c); }
     static type mul(type a, type b) { return _mm256_mul_pd(a, b); }
+    // lo, hi: complex values 0-1 and 2-3; re, im: their planes (as for float).
+    static void deinterleave(type lo, type hi, type &re, type &im) {
+        const type even = _mm256_permute2f128_pd(lo, hi, 0x20), odd = _mm256_permute2f128_pd(lo, hi, 0x31);
+        re = _mm256_unpacklo_pd(even, odd);
+        im = _mm256_unpackhi_pd(even, odd);
+    }
+    static void interleave(type re, type im, type &lo, type &hi) {
+        const type first = _mm256_unpacklo_pd(re, im), second = _mm256_unpackhi_pd(re, im);
+        lo = _mm256_permute2f128_pd(first, second, 0x20);
+        hi = _mm256_permute2f128_pd(first, second, 0x31);
+    }
 };
 
 // MV vectors of A (MR = MV * width) times NR broadcasts of B per step of k.
@@ -102,6 +134,18 @@ void microkernel_avx2_f32_16x6(int64_t kc, const float *ap, const float *bp, flo
 void microkernel_avx2_f64_8x6(int64_t kc, const double *ap, const double *bp, double *c,
                               int64_t ldc, double alpha, double beta) {
     multiply_tile<double, 2, 6>(kc, ap, bp, c, ldc, alpha, beta);
+}
+
+// Complex sizes are in complex values: one ymm of each plane of A per step of k and 6 values of
+// B, 12 accumulators and 4 operands in the 16 registers.
+void microkernel_avx2_c32_4m_8x6(int64_t kc, const float *ap, const float *bp, c32 *c,
+                                 int64_t ldc, c32 alpha, c32 beta) {
+    multiply_complex_tile<ymm<float>, 1, 6>(kc, ap, bp, c, ldc, alpha, beta);
+}
+
+void microkernel_avx2_c64_4m_4x6(int64_t kc, const double *ap, const double *bp, c64 *c,
+                                 int64_t ldc, c64 alpha, c64 beta) {
+    multiply_complex_tile<ymm<double>, 1, 6>(kc, ap, bp, c, ldc, alpha, beta);
 }
 
 }  // namespace gemm::cpu_omp_detail

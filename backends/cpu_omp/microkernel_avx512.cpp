@@ -1,8 +1,10 @@
-// microkernel_avx512.cpp: AVX-512F kernels, 32x12 for f32 and 16x12 for f64 (this file alone
-// is compiled with -mavx512f; the caller checks the CPU first).
+// microkernel_avx512.cpp: AVX-512F kernels, 32x12 for f32 and 16x12 for f64, and the complex
+// ones on split planes (this file alone is compiled with -mavx512f; the caller checks the CPU
+// first).
 #include <immintrin.h>
 
 #include "microkernel.hpp"
+#include "microkernel_complex.hpp"
 
 namespace gemm::cpu_omp_detail {
 namespace {
@@ -13,6 +15,7 @@ namespace {
 template <class T> struct zmm;
 
 template <> struct zmm<float> {
+    using real = float;
     using type = __m512;
     static constexpr int width = 16;
     static type zero() { return _mm512_setzero_ps(); }
@@ -22,10 +25,22 @@ template <> struct zmm<float> {
     static void storeu(float *p, type v) { _mm512_storeu_ps(p, v); }
     static type broadcast(const float *p) { return _mm512_set1_ps(*p); }
     static type fmadd(type a, type b, type c) { return _mm512_fmadd_ps(a, b, c); }
+    static type fnmadd(type a, type b, type c) { return _mm512_fnmadd_ps(a, b, c); }
+    static type fmsub(type a, type b, type c) { return _mm512_fmsub_ps(a, b, c); }
     static type mul(type a, type b) { return _mm512_mul_ps(a, b); }
+    // lo, hi: complex values 0-7 and 8-15 (real, imaginary, ...); re, im: their planes.
+    static void deinterleave(type lo, type hi, type &re, type &im) {
+        re = _mm512_permutex2var_ps(lo, _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30), hi);
+        im = _mm512_permutex2var_ps(lo, _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31), hi);
+    }
+    static void interleave(type re, type im, type &lo, type &hi) {
+        lo = _mm512_permutex2var_ps(re, _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23), im);
+        hi = _mm512_permutex2var_ps(re, _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31), im);
+    }
 };
 
 template <> struct zmm<double> {
+    using real = double;
     using type = __m512d;
     static constexpr int width = 8;
     static type zero() { return _mm512_setzero_pd(); }
@@ -35,7 +50,18 @@ template <> struct zmm<double> {
     static void storeu(double *p, type v) { _mm512_storeu_pd(p, v); }
     static type broadcast(const double *p) { return _mm512_set1_pd(*p); }
     static type fmadd(type a, type b, type c) { return _mm512_fmadd_pd(a, b, c); }
+    static type fnmadd(type a, type b, type c) { return _mm512_fnmadd_pd(a, b, c); }
+    static type fmsub(type a, type b, type c) { return _mm512_fmsub_pd(a, b, c); }
     static type mul(type a, type b) { return _mm512_mul_pd(a, b); }
+    // lo, hi: complex values 0-3 and 4-7 (real, imaginary, ...); re, im: their planes.
+    static void deinterleave(type lo, type hi, type &re, type &im) {
+        re = _mm512_permutex2var_pd(lo, _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14), hi);
+        im = _mm512_permutex2var_pd(lo, _mm512_setr_epi64(1, 3, 5, 7, 9, 11, 13, 15), hi);
+    }
+    static void interleave(type re, type im, type &lo, type &hi) {
+        lo = _mm512_permutex2var_pd(re, _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11), im);
+        hi = _mm512_permutex2var_pd(re, _mm512_setr_epi64(4, 12, 5, 13, 6, 14, 7, 15), im);
+    }
 };
 
 template <class T, int MV, int NR>
@@ -99,6 +125,28 @@ void microkernel_avx512_f32_32x12(int64_t kc, const float *ap, const float *bp, 
 void microkernel_avx512_f64_16x12(int64_t kc, const double *ap, const double *bp, double *c,
                                   int64_t ldc, double alpha, double beta) {
     multiply_tile<double, 2, 12>(kc, ap, bp, c, ldc, alpha, beta);
+}
+
+// Complex sizes are in complex values: c32 16x12 is one zmm of each plane of A per step of k
+// and 12 values of B, 24 accumulators and 4 operands in 28 of the 32 registers.
+void microkernel_avx512_c32_4m_16x12(int64_t kc, const float *ap, const float *bp, c32 *c,
+                                     int64_t ldc, c32 alpha, c32 beta) {
+    multiply_complex_tile<zmm<float>, 1, 12>(kc, ap, bp, c, ldc, alpha, beta);
+}
+
+void microkernel_avx512_c32_4m_32x6(int64_t kc, const float *ap, const float *bp, c32 *c,
+                                    int64_t ldc, c32 alpha, c32 beta) {
+    multiply_complex_tile<zmm<float>, 2, 6>(kc, ap, bp, c, ldc, alpha, beta);
+}
+
+void microkernel_avx512_c64_4m_8x12(int64_t kc, const double *ap, const double *bp, c64 *c,
+                                    int64_t ldc, c64 alpha, c64 beta) {
+    multiply_complex_tile<zmm<double>, 1, 12>(kc, ap, bp, c, ldc, alpha, beta);
+}
+
+void microkernel_avx512_c64_4m_16x6(int64_t kc, const double *ap, const double *bp, c64 *c,
+                                    int64_t ldc, c64 alpha, c64 beta) {
+    multiply_complex_tile<zmm<double>, 2, 6>(kc, ap, bp, c, ldc, alpha, beta);
 }
 
 }  // namespace gemm::cpu_omp_detail

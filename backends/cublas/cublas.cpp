@@ -135,8 +135,8 @@ void append_scalar(std::vector<unsigned char> &out, dtype ab, double re, double 
 
 // The pointer arrays of batched calls, in a ring of page-locked host buffers mapped into the
 // device's address space, which cuBLAS's kernels read directly: no copy enters the stream (a
-// copy of the arrays added about 10 us to every batch, and one from pageable memory also
-// waited for the stream: 64 bf16 GEMMs of 256^3, 7.8 us in cuBLAS, took 46 us a batch). A
+// copy of the arrays adds about 10 us to every batch, and one from pageable memory also waits
+// for the stream: 64 bf16 GEMMs of 256^3, 7.8 us in cuBLAS, take 46 us a batch that way). A
 // slot is written again only once the call that read it has finished (its event); the host
 // waits only when `slots` batches are still in flight.
 struct pointer_uploads final : cuda::context_attachment {
@@ -217,8 +217,8 @@ public:
         if (first.space != memory_space::device) return GEMM_STATUS_NOT_SUPPORTED;
         for (const problem &g : b_.shapes)
             if (g.scales_only() || use_tf32(g)) return GEMM_STATUS_NOT_SUPPORTED;
-        // cuBLAS's grouped call takes f16/bf16 groups off the tensor cores: 64 groups of one bf16
-        // GEMM (64..512) took 924 us on the H200 against 581 us as a loop of cublasGemmEx
+        // cuBLAS's grouped call is slower than a loop for f16/bf16: 64 groups of one bf16 GEMM
+        // (64..512) took 924 us on the H200 against 581 us as a loop of cublasGemmEx
         // (bench/device/grouped_batch.cpp); in f32 it took 174 us against 674.
         const bool half = first.ab_type == dtype::f16 || first.ab_type == dtype::bf16;
         if (half && b_.shapes.size() > 1) return GEMM_STATUS_NOT_SUPPORTED;

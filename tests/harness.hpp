@@ -337,6 +337,33 @@ inline void set_leading_dims(gemm_case &c, int64_t pad) {
     c.ldc = c.c().min_ld() + pad;
 }
 
+// alpha and beta, and for a complex case imaginary parts wherever the real part is not 0 (a
+// backend that drops or swaps them, or conjugates the wrong operand, shows).
+inline void set_scalars(gemm_case &c, double alpha, double beta, double alpha_imag = 0.75, double beta_imag = -0.5) {
+    c.alpha = alpha;
+    c.beta = beta;
+    c.alpha_imag = is_complex(c.ab_type) && alpha != 0.0 ? alpha_imag : 0.0;
+    c.beta_imag = is_complex(c.ab_type) && beta != 0.0 ? beta_imag : 0.0;
+}
+
+// One case of the given types and entry point, with the least leading dimensions plus pad.
+inline gemm_case make_case(gemm_dtype_t ab, gemm_dtype_t ct, entry api, gemm_layout_t layout, gemm_op_t ta,
+                           gemm_op_t tb, int64_t m, int64_t n, int64_t k, int64_t pad, double alpha, double beta) {
+    gemm_case c;
+    c.ab_type = ab;
+    c.c_type = ct;
+    c.api = api;
+    c.layout = layout;
+    c.transa = ta;
+    c.transb = tb;
+    c.m = m;
+    c.n = n;
+    c.k = k;
+    set_scalars(c, alpha, beta);
+    set_leading_dims(c, pad);
+    return c;
+}
+
 // Strided batch: each stride is the matrix's footprint plus a gap, or 0 for A or B when
 // shared (stride 0 reuses one matrix). Call after set_leading_dims.
 inline void set_batch(gemm_case &c, int64_t batch, bool share_a, bool share_b, int64_t gap) {

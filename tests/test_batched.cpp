@@ -96,25 +96,6 @@ void check_group(const group_data &g, const std::string &where) {
     }
 }
 
-gemm_case make_shape(gemm_dtype_t ab, gemm_dtype_t ct, gemm_layout_t l, gemm_op_t ta, gemm_op_t tb, int64_t m,
-                     int64_t n, int64_t k, int64_t pad, double alpha, double beta) {
-    gemm_case c;
-    c.ab_type = ab;
-    c.c_type = ct;
-    c.api = entry::ex;
-    c.layout = l;
-    c.transa = ta;
-    c.transb = tb;
-    c.m = m;
-    c.n = n;
-    c.k = k;
-    c.alpha = alpha;
-    c.beta = beta;
-    c.alpha_imag = is_complex(ab) && alpha != 0.0 ? 0.75 : 0.0;
-    c.beta_imag = is_complex(ab) && beta != 0.0 ? -0.5 : 0.0;
-    set_leading_dims(c, pad);
-    return c;
-}
 
 struct type_case {
     gemm_dtype_t ab, c;
@@ -143,7 +124,7 @@ TEST_CASE("batched pointer arrays: every matrix against the reference, every bac
             gemm_layout_t layout = i % 2 ? GEMM_ROW_MAJOR : GEMM_COL_MAJOR;
             gemm_op_t ta = i % 3 == 0 ? GEMM_OP_N : i % 3 == 1 ? GEMM_OP_T : GEMM_OP_C;
             gemm_op_t tb = i % 4 < 2 ? GEMM_OP_N : GEMM_OP_C;
-            gemm_case c = make_shape(t.ab, t.c, layout, ta, tb, s.m, s.n, s.k, s.pad, i % 4 == 3 ? -1.5 : 1.0,
+            gemm_case c = make_case(t.ab, t.c, entry::ex, layout, ta, tb, s.m, s.n, s.k, s.pad, i % 4 == 3 ? -1.5 : 1.0,
                                      i % 3 == 0 ? 0.0 : 0.5);
             group_data g(c, s.count, 100 + uint64_t(i));
             pointer_arrays p;
@@ -170,12 +151,13 @@ TEST_CASE("batched pointer arrays: every matrix against the reference, every bac
 
 TEST_CASE("batched grouped: groups of their own shapes, ops and scalars, empty groups, every backend") {
     for (const type_case &t : types) {
+        const gemm_layout_t row = GEMM_ROW_MAJOR;
         std::vector<group_data> groups;
-        groups.emplace_back(make_shape(t.ab, t.c, GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_T, 7, 5, 3, 1, 1.0, 0.0), 3, 1);
-        groups.emplace_back(make_shape(t.ab, t.c, GEMM_ROW_MAJOR, GEMM_OP_C, GEMM_OP_N, 2, 9, 17, 0, -1.5, 0.5), 0, 2);
-        groups.emplace_back(make_shape(t.ab, t.c, GEMM_ROW_MAJOR, GEMM_OP_T, GEMM_OP_C, 33, 4, 1, 2, 0.5, 1.0), 2, 3);
-        groups.emplace_back(make_shape(t.ab, t.c, GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_N, 0, 4, 5, 0, 1.0, 0.0), 2, 4);
-        groups.emplace_back(make_shape(t.ab, t.c, GEMM_ROW_MAJOR, GEMM_OP_T, GEMM_OP_T, 3, 3, 0, 1, 1.0, 2.0), 1, 5);
+        groups.emplace_back(make_case(t.ab, t.c, entry::ex, row, GEMM_OP_N, GEMM_OP_T, 7, 5, 3, 1, 1.0, 0.0), 3, 1);
+        groups.emplace_back(make_case(t.ab, t.c, entry::ex, row, GEMM_OP_C, GEMM_OP_N, 2, 9, 17, 0, -1.5, 0.5), 0, 2);
+        groups.emplace_back(make_case(t.ab, t.c, entry::ex, row, GEMM_OP_T, GEMM_OP_C, 33, 4, 1, 2, 0.5, 1.0), 2, 3);
+        groups.emplace_back(make_case(t.ab, t.c, entry::ex, row, GEMM_OP_N, GEMM_OP_N, 0, 4, 5, 0, 1.0, 0.0), 2, 4);
+        groups.emplace_back(make_case(t.ab, t.c, entry::ex, row, GEMM_OP_T, GEMM_OP_T, 3, 3, 0, 1, 1.0, 2.0), 1, 5);
         const gemm_dtype_t compute = groups[0].shape.compute_type();
         std::vector<gemm_op_t> ta, tb;
         std::vector<int64_t> m, n, k, lda, ldb, ldc, size;
@@ -231,7 +213,7 @@ void expect_refused(gemm_status_t got, gemm_status_t want, const std::string &pr
 }  // namespace
 
 TEST_CASE("batched errors: each names its matrix or group, and nothing is computed") {
-    gemm_case c = make_shape(GEMM_F32, GEMM_F32, GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 4, 3, 2, 0, 1.0, 0.0);
+    gemm_case c = make_case(GEMM_F32, GEMM_F32, entry::ex, GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 4, 3, 2, 0, 1.0, 0.0);
     group_data g(c, 4, 9);
     pointer_arrays p;
     p.add(g);
@@ -273,8 +255,8 @@ TEST_CASE("batched errors: each names its matrix or group, and nothing is comput
 }
 
 TEST_CASE("batched grouped errors: the group is named, every group checked before any runs") {
-    gemm_case c0 = make_shape(GEMM_F64, GEMM_F64, GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 4, 3, 2, 0, 1.0, 0.0);
-    gemm_case c1 = make_shape(GEMM_F64, GEMM_F64, GEMM_COL_MAJOR, GEMM_OP_T, GEMM_OP_N, 5, 2, 3, 0, 1.0, 0.5);
+    gemm_case c0 = make_case(GEMM_F64, GEMM_F64, entry::ex, GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 4, 3, 2, 0, 1.0, 0.0);
+    gemm_case c1 = make_case(GEMM_F64, GEMM_F64, entry::ex, GEMM_COL_MAJOR, GEMM_OP_T, GEMM_OP_N, 5, 2, 3, 0, 1.0, 0.5);
     group_data g0(c0, 2, 1), g1(c1, 2, 2);
     pointer_arrays p;
     p.add(g0);

@@ -56,26 +56,7 @@ constexpr int64_t awkward_sizes[] = {0, 1, 2, 3, 7, 16, 17, 31, 33, 64, 65, 97, 
 
 gemm_case make_case(const dtype_config &d, gemm_layout_t layout, gemm_op_t ta, gemm_op_t tb,
                     int64_t m, int64_t n, int64_t k, int64_t pad, double alpha, double beta) {
-    gemm_case c;
-    c.ab_type = d.ab;
-    c.c_type = d.c;
-    c.api = d.api;
-    c.layout = layout;
-    c.transa = ta;
-    c.transb = tb;
-    c.m = m;
-    c.n = n;
-    c.k = k;
-    c.alpha = alpha;
-    c.beta = beta;
-    if (is_complex(d.ab)) {
-        // Imaginary parts wherever the real one is not 0: a backend that drops or swaps them,
-        // or conjugates the wrong operand, shows.
-        c.alpha_imag = alpha != 0.0 ? 0.75 : 0.0;
-        c.beta_imag = beta != 0.0 ? -0.5 : 0.0;
-    }
-    set_leading_dims(c, pad);
-    return c;
+    return gemm_test::make_case(d.ab, d.c, d.api, layout, ta, tb, m, n, k, pad, alpha, beta);
 }
 
 // A sweep over sizes also walks through layouts, ops, scalars and paddings: counter i picks

@@ -202,13 +202,8 @@ struct scalars {
 };
 constexpr scalars scalar_cycle[] = {{1.0, 0.0}, {0.5, -1.5}, {-1.0, 1.0}, {0.0, 2.0}, {1.25, 0.0}};
 
-// alpha and beta, with imaginary parts for complex cases wherever the real part is not 0.
-void set_scalars(gemm_case &c, double alpha, double beta) {
-    c.alpha = alpha;
-    c.beta = beta;
-    c.alpha_imag = is_complex(c.ab_type) && alpha != 0.0 ? 0.5 : 0.0;
-    c.beta_imag = is_complex(c.ab_type) && beta != 0.0 ? -0.25 : 0.0;
-}
+// The imaginary parts this suite gives complex cases' scalars.
+constexpr double alpha_imag = 0.5, beta_imag = -0.25;
 
 gemm_case base_case(type_pair t, gemm_layout_t layout, gemm_op_t ta, gemm_op_t tb, int64_t m, int64_t n, int64_t k) {
     gemm_case c;
@@ -256,7 +251,7 @@ TEST_CASE("gpu: correctness matrix, device and host pointers") {
                         gemm_case c = base_case(t, l, ta, tb, s.m, s.n, s.k);
                         set_leading_dims(c, pads[counter % 3]);
                         scalars sc = scalar_cycle[counter % 5];
-                        set_scalars(c, sc.alpha, sc.beta);
+                        set_scalars(c, sc.alpha, sc.beta, alpha_imag, beta_imag);
                         ++counter;
                         check_case(c, tl);
                     }
@@ -271,7 +266,7 @@ TEST_CASE("gpu: every alpha/beta combination, C op, managed and pinned memory") 
             for (gemm_op_t ta : {GEMM_OP_N, GEMM_OP_C}) {
                 gemm_case c = base_case(t, GEMM_ROW_MAJOR, ta, GEMM_OP_T, 37, 29, 41);
                 set_leading_dims(c, 3);
-                set_scalars(c, sc.alpha, sc.beta);
+                set_scalars(c, sc.alpha, sc.beta, alpha_imag, beta_imag);
                 check_case(c, tl, {memory::device, memory::managed, memory::pinned, memory::host});
             }
     report(tl);
@@ -287,7 +282,7 @@ TEST_CASE("gpu: strided batches, shared A or B (stride 0), gaps") {
                 set_leading_dims(c, share);
                 set_batch(c, 3 + share, share & 1, share & 2, share == 3 ? 0 : 5);
                 c.api = entry::ex;
-                set_scalars(c, 0.75, share == 2 ? 0.0 : -0.5);
+                set_scalars(c, 0.75, share == 2 ? 0.0 : -0.5, alpha_imag, beta_imag);
                 check_case(c, tl);
             }
     report(tl);
@@ -516,7 +511,7 @@ TEST_CASE("gpu: pointer-array batches on device and host memory; a host matrix a
     for (type_pair t : {type_pair{GEMM_F32, GEMM_F32}, type_pair{GEMM_C64, GEMM_C64}, type_pair{GEMM_BF16, GEMM_F32}}) {
         gemm_case c = base_case(t, GEMM_ROW_MAJOR, GEMM_OP_N, is_complex(t.ab) ? GEMM_OP_C : GEMM_OP_T, 33, 17, 29);
         set_leading_dims(c, 2);
-        set_scalars(c, 1.5, 0.5);
+        set_scalars(c, 1.5, 0.5, alpha_imag, beta_imag);
         constexpr int count = 5;
         std::vector<operands> ops;
         std::vector<std::vector<double>> expected;
@@ -605,7 +600,7 @@ TEST_CASE("gpu: grouped batches on device memory, every GPU backend, against cpu
                 gemm_case c = base_case(t, GEMM_COL_MAJOR, is_complex(t.ab) && g.ta == GEMM_OP_T ? GEMM_OP_C : g.ta,
                                         g.tb, g.m, g.n, with_k0 && g.count == 2 ? 0 : g.k);
                 set_leading_dims(c, 1);
-                set_scalars(c, g.alpha, g.beta);
+                set_scalars(c, g.alpha, g.beta, alpha_imag, beta_imag);
                 for (int64_t i = 0; i < g.count; ++i) {
                     cases.push_back(c);
                     ops.push_back(make_operands(c, 77 + ops.size()));

@@ -86,6 +86,14 @@ bool tight_layout_aligned(const tune_key &key) {
     return lds && strides;
 }
 
+// The class's operands, and the built-in rule's choice for them (every measurement's default).
+gemm_status_t prepare(operand_sets &sets, const char *who, choice &builtin) {
+    if (gemm_status_t s = sets.allocate(); s != GEMM_STATUS_SUCCESS)
+        return set_error(s, std::string(who) + ": " + last_error_message());
+    builtin = choose_builtin(sets.first(), false);
+    return builtin.chosen ? GEMM_STATUS_SUCCESS : set_error(builtin.status, builtin.message);
+}
+
 }  // namespace
 
 problem_class class_of(const tune_key &key) {
@@ -113,11 +121,9 @@ problem_class class_of(const tune_key &key) {
 
 gemm_status_t tune_problem(const problem_class &c, const tune_options &options, tune_outcome &out) {
     operand_sets sets(c);
-    if (gemm_status_t s = sets.allocate(); s != GEMM_STATUS_SUCCESS)
-        return set_error(s, std::string("gemm_tune: ") + last_error_message());
+    choice builtin;
+    if (gemm_status_t s = prepare(sets, "gemm_tune", builtin); s != GEMM_STATUS_SUCCESS) return s;
     const problem &p = sets.first();
-    choice builtin = choose_builtin(p, false);
-    if (!builtin.chosen) return set_error(builtin.status, builtin.message);
     result_check check;
     check.prepare(sets, settings().allow_tf32);
 
@@ -168,11 +174,9 @@ gemm_status_t verify_entry(const tune_entry &e, int device, const tune_options &
     problem_class c = class_of(e.key);
     if (c.space == memory_space::device) c.device = device;
     operand_sets sets(c);
-    if (gemm_status_t s = sets.allocate(); s != GEMM_STATUS_SUCCESS)
-        return set_error(s, std::string("gemm_tune_verify: ") + last_error_message());
+    choice builtin;
+    if (gemm_status_t s = prepare(sets, "gemm_tune_verify", builtin); s != GEMM_STATUS_SUCCESS) return s;
     const problem &p = sets.first();
-    choice builtin = choose_builtin(p, false);
-    if (!builtin.chosen) return set_error(builtin.status, builtin.message);
     out.default_backend = std::string(builtin.chosen->name());
     backend *b = find_backend(e.backend);
     if (b == builtin.chosen && e.variant.empty()) {

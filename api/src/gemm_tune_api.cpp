@@ -127,10 +127,7 @@ struct entries_storage {
 };
 thread_local entries_storage tls_entries;
 
-struct verdict_storage {
-    verify_outcome outcome;
-};
-thread_local verdict_storage tls_verdict;
+thread_local verify_outcome tls_verdict;
 
 gemm_status_t list_entries(const gemm_tune_entry_t **entries, int64_t *count) {
     if (!entries) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 1: entries is NULL", 1);
@@ -169,7 +166,7 @@ gemm_status_t verify(const char *key_text, int device, double budget_ms, int rem
                                                                 " has no entry for '" + key_text + "'", 1);
     tune_options options;
     if (budget_ms > 0) options.budget_ms = budget_ms;
-    verify_outcome &o = tls_verdict.outcome;
+    verify_outcome &o = tls_verdict;
     if (gemm_status_t s = verify_entry(*entry, device, options, o); s != GEMM_STATUS_SUCCESS) return s;
     bool removed = false;
     if (remove && !o.holds) {

@@ -29,6 +29,7 @@ struct verdict {
 struct run_report {
     std::string_view variant_used;
     std::string note;
+    std::string_view epilogue;  // "fused" or "pass" (the dispatcher's), for calls with one
 };
 
 // The matrices of a pointer-array batch or grouped call whose groups were all decided for
@@ -85,6 +86,10 @@ struct backend_option {
 //                that is faster than one run() each. GEMM_STATUS_NOT_SUPPORTED, returned
 //                before any C is touched, lets the dispatcher run the matrices one by one.
 //                (GEMM_STATUS_NOT_SUPPORTED)
+//   fuses_epilogue(p) whether run(p) applies p.epilogue itself (cuBLASLt's fused epilogues);
+//                else the dispatcher runs p without it and then its own pass over C. A run
+//                that finds it cannot fuse after all returns GEMM_STATUS_NOT_SUPPORTED before
+//                touching anything, and the dispatcher takes the pass. (false)
 //   variant_ids() every id knows_variant() accepts, when they can be listed; else one line
 //                saying what an id looks like (cuBLASLt's are built from its heuristic's
 //                algorithms), starting with '<'. For messages and `gemm info`. ({})
@@ -102,6 +107,7 @@ public:
     virtual bool knows_variant(std::string_view v) const;
     virtual std::vector<std::string> variant_ids() const;
     virtual std::vector<backend_option> options() const;
+    virtual bool fuses_epilogue(const problem &p) const;
     virtual gemm_status_t run(const problem &p, std::string_view variant, run_report &ctx) = 0;
     virtual gemm_status_t run_batch(const problem_batch &batch, std::string_view variant, run_report &ctx);
 

@@ -8,6 +8,7 @@
 
 #include <spdlog/fmt/fmt.h>
 
+#include "epilogue_pass.hpp"
 #include "error.hpp"
 #include "log.hpp"
 #include "policy.hpp"
@@ -37,9 +38,32 @@ void trace(const problem &p, const call_shape &call, const choice &c, const run_
                             seconds > 0 ? p.flops() / seconds * 1e-9 : 0.0);
     else
         line += fmt::format(" status={} error=\"{}\"", int(status), last_error_message());
+    if (p.epilogue.any() && status == GEMM_STATUS_SUCCESS) {
+        epilogue_spec as_called = p.epilogue;  // the bias axis of the caller's layout
+        if (call.layout == GEMM_ROW_MAJOR && as_called.axis != bias_axis::none)
+            as_called.axis = as_called.axis == bias_axis::rows ? bias_axis::columns : bias_axis::rows;
+        line += fmt::format(" epilogue={}:{}", epilogue_name(as_called), ctx.epilogue);
+    }
     if (!ctx.note.empty()) line += " note=\"" + ctx.note + "\"";
     trace_line(line);
     for (const std::string &s : c.skipped) trace_line("  skipped " + s);
+}
+
+// p on b: with its epilogue when b fuses it, else (or when b's fused run refuses, before
+// touching anything) the product alone and then the library's pass over C.
+gemm_status_t run_on(backend &b, const problem &p, std::string_view variant, run_report &ctx) {
+    if (!p.epilogue.any()) return b.run(p, variant, ctx);
+    if (b.fuses_epilogue(p)) {
+        gemm_status_t s = b.run(p, variant, ctx);
+        ctx.epilogue = "fused";
+        if (s != GEMM_STATUS_NOT_SUPPORTED) return s;
+        clear_error();
+    }
+    problem product = p;
+    product.epilogue = {};
+    gemm_status_t s = b.run(product, variant, ctx);
+    ctx.epilogue = "pass";
+    return s == GEMM_STATUS_SUCCESS ? apply_epilogue(p) : s;
 }
 
 // A tuned choice its backend refuses (a variant for another CPU or dtype in a cache file that
@@ -60,7 +84,7 @@ gemm_status_t run_builtin_instead(const problem &p, const choice &cached, choice
     clear_error();
     builtin.why_detail += " (cached " + refused + " refused: " + reason + ")";
     ctx = run_report{};
-    return builtin.chosen->run(p, builtin.variant, ctx);
+    return run_on(*builtin.chosen, p, builtin.variant, ctx);
 }
 
 // The choice, the run and, with GEMM_VERBOSE and traced, its trace line.
@@ -89,7 +113,7 @@ gemm_status_t run_choice(const problem &p, const choice &c, const call_shape &ca
     // The clock is read only for the trace: nothing on the hot path without GEMM_VERBOSE.
     std::chrono::steady_clock::time_point start;
     if (verbose) start = std::chrono::steady_clock::now();
-    gemm_status_t s = c.chosen->run(p, c.variant, ctx);
+    gemm_status_t s = run_on(*c.chosen, p, c.variant, ctx);
     choice builtin;
     if (s == GEMM_STATUS_NOT_SUPPORTED && c.from_tune_cache()) s = run_builtin_instead(p, c, builtin, ctx);
     if (verbose) {
@@ -102,6 +126,7 @@ gemm_status_t run_choice(const problem &p, const choice &c, const call_shape &ca
 gemm_status_t run_selection(const problem &p, const selection &sel, run_report &ctx, bool traced) {
     ctx.variant_used = {};  // this run's report, not the last one's
     ctx.note.clear();
+    ctx.epilogue = {};
     return choose_and_run(p, sel, canonical_shape(p), ctx, traced);
 }
 

@@ -52,7 +52,9 @@ gemm_status_t classify_memory(problem &p, allocation_memo *memo) {
     p.stream = tls_stream;
     if (!classify) return GEMM_STATUS_SUCCESS;
 
-    struct operand { const void *ptr; const char *name; } ops[] = {{p.a, "A"}, {p.b, "B"}, {p.c, "C"}};
+    struct operand { const void *ptr; const char *name; } ops[] = {
+        {p.a, "A"}, {p.b, "B"}, {p.c, "C"}, {p.epilogue.bias, "epilogue->bias"},
+        {p.epilogue.bias_grad, "epilogue->bias_grad"}, {p.epilogue.aux, "epilogue->aux"}};
     const operand *first = nullptr;
     for (const operand &o : ops) {
         if (!o.ptr) continue;  // not referenced by this call
@@ -77,7 +79,7 @@ gemm_status_t classify_memory(problem &p, allocation_memo *memo) {
                              std::string(first->name) + " is " + memory_space_name(p.space) +
                                  " memory but " + o.name + " is " + memory_space_name(s) +
                                  " memory (device " + std::to_string(device) +
-                                 "): pass all three in one space");
+                                 "): pass every operand in one space");
     }
     return GEMM_STATUS_SUCCESS;
 }

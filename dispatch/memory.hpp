@@ -40,6 +40,9 @@ struct device_services {
     // speed; unpin undoes it.
     gemm_status_t (*pin)(void *host, std::size_t bytes);
     void (*unpin)(void *host);
+    // p's epilogue applied to C (device or managed memory) by a kernel on p.stream, on
+    // p.device (dispatch/epilogue_pass.hpp).
+    gemm_status_t (*epilogue_pass)(const problem &p);
 };
 
 void set_device_services(const device_services *services);

@@ -1,6 +1,7 @@
 // policy.cpp: forced selection, the tune cache, and the built-in auto rule.
 #include "policy.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <mutex>
 #include <string_view>
@@ -21,6 +22,8 @@ namespace {
 // The built-in rule's reason, alone and for the common miss of auto (one literal each, so
 // that the trace of a miss allocates nothing).
 constexpr std::string_view builtin_why = "auto: built-in rule, first of the preference order that serves it";
+constexpr std::string_view builtin_epilogue_why =
+    "auto: built-in rule, the backends that fuse the epilogue first, then the preference order";
 constexpr std::string_view builtin_untuned_why =
     "auto: built-in rule, first of the preference order that serves it (shape not tuned)";
 
@@ -252,12 +255,29 @@ void keep_alive(choice &c) {
 choice choose_builtin(const problem &p, bool collect_skipped) {
     static const std::vector<backend *> host = of_kind(backend_kind::host);
     static const std::vector<backend *> device = of_kind(backend_kind::device);
-    return choose_in_order(p, p.space == memory_space::host ? host : device, collect_skipped);
+    const std::vector<backend *> &order = p.space == memory_space::host ? host : device;
+    if (!p.epilogue.any()) return choose_in_order(p, order, collect_skipped);
+    // A fused epilogue saves a pass over C: the backends that fuse this one come first (not
+    // the reference, which fuses every epilogue and is never fast).
+    std::vector<backend *> fusing_first;
+    for (backend *b : order)
+        if (!b->reference() && b->available().ok && b->fuses_epilogue(p)) fusing_first.push_back(b);
+    for (backend *b : order)
+        if (std::find(fusing_first.begin(), fusing_first.end(), b) == fusing_first.end()) fusing_first.push_back(b);
+    choice c = choose_in_order(p, fusing_first, collect_skipped);
+    if (c.chosen) c.why = builtin_epilogue_why;
+    return c;
 }
 
 choice choose_backend(const problem &p, const selection &sel, bool collect_skipped) {
     if (sel.forced) return choose_forced(p, sel, collect_skipped);
     const env_settings &env = settings();
+    if (p.epilogue.any()) {
+        // The tune cache's entries were measured without an epilogue.
+        choice c = choose_builtin(p, collect_skipped);
+        c.why_detail = " (calls with an epilogue are not tuned)";
+        return c;
+    }
     if (env.tune == tune_mode::off) {
         choice c = choose_builtin(p, collect_skipped);
         c.why_detail = " (GEMM_TUNE=off)";

@@ -1,6 +1,8 @@
 // problem.cpp: names and sizes of the canonical problem's enums.
 #include "problem.hpp"
 
+#include <string>
+
 namespace gemm {
 
 const char *dtype_name(dtype t) {
@@ -50,6 +52,15 @@ const char *memory_space_name(memory_space s) {
     case memory_space::managed: return "managed";
     }
     return "?";
+}
+
+std::string epilogue_name(const epilogue_spec &e) {
+    static const char *const activations[] = {"none", "relu", "gelu", "relu_backward", "gelu_backward"};
+    static const char *const axes[] = {"", "rows", "columns"};
+    std::string name = activations[int(e.act)];
+    if (e.axis != bias_axis::none) name += std::string(e.backward() ? "+bias_grad(" : "+bias(") + axes[int(e.axis)] + ")";
+    if (e.aux && !e.backward()) name += "+aux";
+    return name;
 }
 
 }  // namespace gemm

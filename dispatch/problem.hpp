@@ -14,6 +14,29 @@ enum class transpose : int { n = 0, t = 1, c = 2 };
 
 enum class memory_space : int { host = 0, device = 1, managed = 2 };
 
+// Values equal gemm_activation_t's and gemm_bias_t's.
+enum class activation : int { none = 0, relu = 1, gelu = 2, relu_backward = 3, gelu_backward = 4 };
+enum class bias_axis : int { none = 0, rows = 1, columns = 2 };
+
+// What follows the product Z = alpha * op(A) * op(B) + beta * C (gemm_epilogue_t, canonical:
+// for a row-major call rows and columns are swapped, as C is). Forward activations: C =
+// act(Z + bias), aux (when set) = Z + bias. Backward ones: C = Z * act'(aux), and with an axis
+// bias_grad = the sums of the new C along it. bias, bias_grad and aux have C's type; aux is
+// stored as C is, with ld_aux.
+struct epilogue_spec {
+    activation act = activation::none;
+    bias_axis axis = bias_axis::none;
+    const void *bias = nullptr;
+    void *bias_grad = nullptr;
+    void *aux = nullptr;
+    int64_t ld_aux = 0;
+
+    bool any() const { return act != activation::none || axis != bias_axis::none || aux; }
+    bool backward() const { return act == activation::relu_backward || act == activation::gelu_backward; }
+    // Values along the axis: m for rows, n for columns.
+    int64_t axis_length(int64_t m, int64_t n) const { return axis == bias_axis::rows ? m : n; }
+};
+
 // C = alpha * op(A) * op(B) + beta * C, column-major, for batch matrices.
 // Fields are zero-initialized so problems compare and hash reproducibly.
 struct problem {
@@ -49,6 +72,8 @@ struct problem {
     int device = -1;           // CUDA ordinal when space != host
     void *stream = nullptr;    // cudaStream_t of the caller, device problems only
 
+    epilogue_spec epilogue;    // none for every call but gemm_ex_epilogue's (batch 1, real types)
+
     // Rows and columns of A and B as stored (before op).
     int64_t a_rows() const { return op_a == transpose::n ? m : k; }
     int64_t a_cols() const { return op_a == transpose::n ? k : m; }
@@ -76,5 +101,7 @@ dtype compute_type_for(dtype ab);
 bool c_type_allowed(dtype ab, dtype c);
 const char *op_name(transpose o);            // "N" / "T" / "C"
 const char *memory_space_name(memory_space s);
+// "relu", "gelu+bias(rows)+aux", "gelu_backward+bias_grad(columns)": for traces and tune keys.
+std::string epilogue_name(const epilogue_spec &e);
 
 }  // namespace gemm

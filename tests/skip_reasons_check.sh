@@ -32,7 +32,7 @@ grep -qxF "  gpu: $reason" "$work/printed" || fail "MODE=print does not show the
 
 grep -q 'MODE=clear' "$build/CTestCustom.cmake" && grep -q 'MODE=print' "$build/CTestCustom.cmake" ||
     fail "$build/CTestCustom.cmake does not run skip_reasons.cmake before and after the tests"
-for test in gpu gpu.cublasxt_out_of_core gpu.cublasxt_missing_device; do
+for test in gpu gpu.cublasxt_out_of_core gpu.cublasxt_missing_device gpu.epilogue_trace; do
     grep -q "GEMM_TEST_SKIP_REASON_FILE=set:[^;\"]*/$test.txt" "$build/tests/gpu/CTestTestfile.cmake" ||
         fail "the CTest test $test has no skip-reason file"
 done

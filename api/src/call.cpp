@@ -2,7 +2,9 @@
 #include "call.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include <spdlog/fmt/fmt.h>
 
@@ -24,7 +26,10 @@ constexpr param_positions entry_positions[] = {
     {7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22},    // a gemm_desc_t: its fields
     {7, 8, 0, 9, 0, 10, 0, 11, 0, 12, 13, 0, 14, 0, 15, 0},           // gemm_sgemm_batched ...
     {7, 8, 9, 10, 0, 11, 12, 13, 0, 14, 15, 16, 17, 0, 18, 19},       // gemm_ex_batched
-    {7, 8, 9, 10, 0, 11, 12, 13, 0, 14, 15, 16, 17, 0, 19, 20}};      // gemm_ex_grouped (batch: group_size)
+    {7, 8, 9, 10, 0, 11, 12, 13, 0, 14, 15, 16, 17, 0, 19, 20},       // gemm_ex_grouped (batch: group_size)
+    {7, 8, 9, 10, 0, 11, 12, 13, 0, 14, 15, 16, 17, 0, 0, 18}};       // gemm_ex_epilogue (epilogue: 19)
+
+constexpr int epilogue_position = 19;
 
 const param_positions &positions(const user_call &c) { return entry_positions[c.entry]; }
 
@@ -165,6 +170,8 @@ gemm_status_t check_span(const user_call &c, const stored_operand &o, int64_t *o
     return GEMM_STATUS_SUCCESS;
 }
 
+gemm_status_t check_epilogue_spans(const user_call &c, int64_t c_span);
+
 // The operands the call reads or writes lie within the address range an int64_t reaches, and
 // the C matrices of a batch do not overlap. Runs after check_pointers: what it reads is there.
 gemm_status_t check_spans(const user_call &c) {
@@ -179,6 +186,7 @@ gemm_status_t check_spans(const user_call &c) {
         return fail(c, GEMM_STATUS_INVALID_STRIDE, positions(c).stride_c,
                     fmt::format("stride_c = {} must be >= {} so that the {} C matrices do not overlap",
                                 c.stride_c, one, c.batch));
+    if (gemm_status_t s = check_epilogue_spans(c, one); s != GEMM_STATUS_SUCCESS) return s;
     bool reads_ab = c.k > 0 && !scalar_value(c.alpha, c.compute).zero();
     if (!reads_ab) return GEMM_STATUS_SUCCESS;
     bool an = c.transa == GEMM_OP_N, bn = c.transb == GEMM_OP_N;
@@ -202,6 +210,102 @@ gemm_status_t check_pointers(const user_call &c) {
     if (reads_ab && !c.a) return fail(c, GEMM_STATUS_INVALID_POINTER, positions(c).a, operand_name(c, "A") + " is NULL");
     if (reads_ab && !c.b) return fail(c, GEMM_STATUS_INVALID_POINTER, positions(c).b, operand_name(c, "B") + " is NULL");
     if (writes_c && !c.c) return fail(c, GEMM_STATUS_INVALID_POINTER, positions(c).c, operand_name(c, "C") + " is NULL");
+    return GEMM_STATUS_SUCCESS;
+}
+
+bool writes_c(const user_call &c) { return c.m > 0 && c.n > 0 && c.batch > 0; }
+
+gemm_status_t epilogue_fail(const user_call &c, gemm_status_t s, const std::string &what) {
+    return fail(c, s, epilogue_position, "epilogue->" + what);
+}
+
+const char *axis_constant(int axis) { return axis == GEMM_BIAS_ROWS ? "GEMM_BIAS_ROWS" : "GEMM_BIAS_COLUMNS"; }
+
+// Which of bias, bias_grad and aux the activation reads or writes: each one it needs is set
+// (when C is written at all), each other one NULL.
+gemm_status_t check_epilogue_pointers(const user_call &c, const api_epilogue &e) {
+    const bool backward = e.activation == GEMM_ACTIVATION_RELU_BACKWARD || e.activation == GEMM_ACTIVATION_GELU_BACKWARD;
+    const bool axis = e.bias_axis != GEMM_BIAS_NONE;
+    const char *kind = backward ? "a backward activation" : "a forward activation";
+    if (backward && e.bias)
+        return epilogue_fail(c, GEMM_STATUS_INVALID_VALUE, fmt::format("bias must be NULL for {} (bias_grad receives "
+                                                                       "the bias's gradient)", kind));
+    if (!backward && e.bias_grad)
+        return epilogue_fail(c, GEMM_STATUS_INVALID_VALUE, fmt::format("bias_grad must be NULL for {} (only "
+                                                                       "*_BACKWARD activations write it)", kind));
+    const void *vector = backward ? e.bias_grad : e.bias;
+    const char *vector_name = backward ? "bias_grad" : "bias";
+    if (!axis && vector)
+        return epilogue_fail(c, GEMM_STATUS_INVALID_VALUE, fmt::format("{} is set but bias_axis is GEMM_BIAS_NONE", vector_name));
+    if (!writes_c(c)) return GEMM_STATUS_SUCCESS;
+    if (axis && !vector)
+        return epilogue_fail(c, GEMM_STATUS_INVALID_POINTER,
+                             fmt::format("{} is NULL but bias_axis is {}", vector_name, axis_constant(e.bias_axis)));
+    if (backward && !e.aux)
+        return epilogue_fail(c, GEMM_STATUS_INVALID_POINTER,
+                             "aux is NULL: a backward activation reads the forward's saved activation input there");
+    return GEMM_STATUS_SUCCESS;
+}
+
+gemm_status_t check_epilogue(const user_call &c) {
+    if (c.entry != api_entry_ex_epilogue) return GEMM_STATUS_SUCCESS;
+    if (!c.epilogue)
+        return fail(c, GEMM_STATUS_INVALID_POINTER, epilogue_position,
+                    "epilogue is NULL (gemm_epilogue_init makes one that adds nothing)");
+    const api_epilogue &e = *c.epilogue;
+    if (e.activation < GEMM_ACTIVATION_NONE || e.activation > GEMM_ACTIVATION_GELU_BACKWARD)
+        return epilogue_fail(c, GEMM_STATUS_INVALID_VALUE,
+                             fmt::format("activation = {} is not a gemm_activation_t (GEMM_ACTIVATION_NONE 0 ... "
+                                         "GEMM_ACTIVATION_GELU_BACKWARD 4)", e.activation));
+    if (e.bias_axis < GEMM_BIAS_NONE || e.bias_axis > GEMM_BIAS_COLUMNS)
+        return epilogue_fail(c, GEMM_STATUS_INVALID_VALUE,
+                             fmt::format("bias_axis = {} is not a gemm_bias_t (GEMM_BIAS_NONE 0, GEMM_BIAS_ROWS 1, "
+                                         "GEMM_BIAS_COLUMNS 2)", e.bias_axis));
+    if (is_complex(dtype(c.a_type)))
+        return fail(c, GEMM_STATUS_NOT_SUPPORTED, positions(c).a_type,
+                    fmt::format("a_type = {}: epilogues take real types (f32, f64, f16, bf16)", type_name(c.a_type)));
+    if (gemm_status_t s = check_epilogue_pointers(c, e); s != GEMM_STATUS_SUCCESS) return s;
+    if (e.aux && e.ld_aux < min_ld(c.layout, c.m, c.n))
+        return epilogue_fail(c, GEMM_STATUS_INVALID_LEADING_DIM,
+                             fmt::format("ld_aux = {} must be >= max(1, {} = {}) for {} aux", e.ld_aux,
+                                         c.layout == GEMM_COL_MAJOR ? "m" : "n", c.layout == GEMM_COL_MAJOR ? c.m : c.n,
+                                         layout_words(c.layout)));
+    return GEMM_STATUS_SUCCESS;
+}
+
+// The bytes [begin, begin + bytes) an operand covers, for the overlap checks.
+struct byte_range {
+    const char *name;
+    std::uintptr_t begin;
+    int64_t bytes;
+};
+
+bool overlap(const byte_range &x, const byte_range &y) {
+    return x.begin < y.begin + std::uintptr_t(y.bytes) && y.begin < x.begin + std::uintptr_t(x.bytes);
+}
+
+// aux spans what C spans, with its own leading dimension; no two of C, aux, bias and bias_grad
+// may share a byte (the pass and cuBLASLt's fused epilogue read one while writing another).
+gemm_status_t check_epilogue_spans(const user_call &c, int64_t c_span) {
+    if (c.entry != api_entry_ex_epilogue || !writes_c(c)) return GEMM_STATUS_SUCCESS;
+    const api_epilogue &e = *c.epilogue;
+    const int64_t size = int64_t(dtype_size(dtype(c.c_type)));
+    std::vector<byte_range> ranges = {{"C", reinterpret_cast<std::uintptr_t>(c.c), c_span * size}};
+    if (e.aux) {
+        stored_operand as = stored(c, "epilogue->aux", c.m, c.n, "m", "n", e.ld_aux, 0, std::size_t(size));
+        int64_t aux_span = 0;
+        if (gemm_status_t s = check_span(c, as, &aux_span); s != GEMM_STATUS_SUCCESS) return s;
+        ranges.push_back({"epilogue->aux", reinterpret_cast<std::uintptr_t>(e.aux), aux_span * size});
+    }
+    const int64_t length = e.bias_axis == GEMM_BIAS_ROWS ? c.m : c.n;
+    if (e.bias) ranges.push_back({"epilogue->bias", reinterpret_cast<std::uintptr_t>(e.bias), length * size});
+    if (e.bias_grad) ranges.push_back({"epilogue->bias_grad", reinterpret_cast<std::uintptr_t>(e.bias_grad), length * size});
+    for (std::size_t i = 0; i < ranges.size(); ++i)
+        for (std::size_t j = i + 1; j < ranges.size(); ++j)
+            if (overlap(ranges[i], ranges[j]))
+                return fail(c, GEMM_STATUS_INVALID_VALUE, epilogue_position,
+                            fmt::format("{} and {} overlap: the epilogue reads one while writing the other",
+                                        ranges[j].name, ranges[i].name));
     return GEMM_STATUS_SUCCESS;
 }
 
@@ -232,6 +336,7 @@ gemm_status_t check_arguments(const user_call &c) {
     if (s == GEMM_STATUS_SUCCESS) s = check_batch(c);
     if (s == GEMM_STATUS_SUCCESS) s = check_types(c);
     if (s == GEMM_STATUS_SUCCESS) s = check_scalars(c);
+    if (s == GEMM_STATUS_SUCCESS) s = check_epilogue(c);
     return s;
 }
 
@@ -287,6 +392,13 @@ problem canonicalize(const user_call &c) {
     p.alpha_imag = alpha.im;
     p.beta = beta.re;
     p.beta_imag = beta.im;
+    if (c.entry == api_entry_ex_epilogue) {
+        const api_epilogue &e = *c.epilogue;
+        // Row-major C^T has C's rows as its columns: the bias axis turns with it.
+        bias_axis axis = static_cast<bias_axis>(e.bias_axis);
+        if (row && axis != bias_axis::none) axis = axis == bias_axis::rows ? bias_axis::columns : bias_axis::rows;
+        p.epilogue = {static_cast<activation>(e.activation), axis, e.bias, e.bias_grad, e.aux, e.ld_aux};
+    }
     return p;
 }
 

@@ -19,8 +19,18 @@ enum api_entry {
     api_entry_desc = 4, /* a gemm_desc_t checked as a call: messages name its fields */
     api_entry_typed_pointers = 5, /* gemm_sgemm_batched ...: arrays of pointers */
     api_entry_ex_pointers = 6,    /* gemm_ex_batched */
-    api_entry_grouped = 7         /* gemm_ex_grouped: one group's arguments */
+    api_entry_grouped = 7,        /* gemm_ex_grouped: one group's arguments */
+    api_entry_ex_epilogue = 8     /* gemm_ex_epilogue */
 };
+
+/* gemm_epilogue_t with its enum fields as int, read once its struct_size passed. */
+typedef struct api_epilogue {
+    int activation, bias_axis;
+    const void *bias;
+    void *bias_grad;
+    void *aux;
+    int64_t ld_aux;
+} api_epilogue;
 
 typedef struct api_call {
     int layout, transa, transb;
@@ -43,6 +53,8 @@ typedef struct api_call {
      * has_item / has_group 0 when the call is no such part. Indices count from 0. */
     int has_item, has_group;
     int64_t item, group;
+    /* api_entry_ex_epilogue: the caller's epilogue as read, NULL when the caller passed NULL. */
+    const api_epilogue *epilogue;
 } api_call;
 
 /* A pointer-array batch (gemm_*_batched) or a grouped call (gemm_ex_grouped): per group the
@@ -94,6 +106,8 @@ gemm_status_t api_measure(const api_desc *desc, const char *const *backends, int
 /* For a desc whose struct_size is not this library's sizeof(gemm_desc_t): GEMM_STATUS_SUCCESS
  * when the rule in gemm.h accepts it, else GEMM_STATUS_INVALID_VALUE with the reason set. */
 gemm_status_t api_check_desc_size(const gemm_desc_t *desc);
+/* The same for a gemm_epilogue_t, parameter `position` of its entry point. */
+gemm_status_t api_check_epilogue_size(const gemm_epilogue_t *epilogue, int position);
 const char *api_status_text(int status);
 gemm_status_t api_tune(const api_tune_request *request, int store, gemm_tune_report_t *report);
 

@@ -11,7 +11,7 @@ gemm_status_t gemm_sgemm(gemm_layout_t layout, gemm_op_t transa, gemm_op_t trans
                          int64_t n, int64_t k, float alpha, const float *A, int64_t lda,
                          const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
     api_call call = {(int)layout, (int)transa, (int)transb, m, n, k, &alpha, A, GEMM_F32, lda, 0,
-                     B, GEMM_F32, ldb, 0, &beta, C, GEMM_F32, ldc, 0, 1, GEMM_F32, api_entry_typed, 0, 0, 0, 0};
+                     B, GEMM_F32, ldb, 0, &beta, C, GEMM_F32, ldc, 0, 1, GEMM_F32, api_entry_typed, 0, 0, 0, 0, NULL};
     return api_run(&call);
 }
 
@@ -19,7 +19,7 @@ gemm_status_t gemm_dgemm(gemm_layout_t layout, gemm_op_t transa, gemm_op_t trans
                          int64_t n, int64_t k, double alpha, const double *A, int64_t lda,
                          const double *B, int64_t ldb, double beta, double *C, int64_t ldc) {
     api_call call = {(int)layout, (int)transa, (int)transb, m, n, k, &alpha, A, GEMM_F64, lda, 0,
-                     B, GEMM_F64, ldb, 0, &beta, C, GEMM_F64, ldc, 0, 1, GEMM_F64, api_entry_typed, 0, 0, 0, 0};
+                     B, GEMM_F64, ldb, 0, &beta, C, GEMM_F64, ldc, 0, 1, GEMM_F64, api_entry_typed, 0, 0, 0, 0, NULL};
     return api_run(&call);
 }
 
@@ -31,7 +31,7 @@ gemm_status_t gemm_sgemm_strided_batched(gemm_layout_t layout, gemm_op_t transa,
                                          int64_t stride_c, int64_t batch_count) {
     api_call call = {(int)layout, (int)transa, (int)transb, m, n, k, &alpha, A, GEMM_F32, lda,
                      stride_a, B, GEMM_F32, ldb, stride_b, &beta, C, GEMM_F32, ldc, stride_c,
-                     batch_count, GEMM_F32, api_entry_typed_batched, 0, 0, 0, 0};
+                     batch_count, GEMM_F32, api_entry_typed_batched, 0, 0, 0, 0, NULL};
     return api_run(&call);
 }
 
@@ -43,7 +43,7 @@ gemm_status_t gemm_dgemm_strided_batched(gemm_layout_t layout, gemm_op_t transa,
                                          int64_t stride_c, int64_t batch_count) {
     api_call call = {(int)layout, (int)transa, (int)transb, m, n, k, &alpha, A, GEMM_F64, lda,
                      stride_a, B, GEMM_F64, ldb, stride_b, &beta, C, GEMM_F64, ldc, stride_c,
-                     batch_count, GEMM_F64, api_entry_typed_batched, 0, 0, 0, 0};
+                     batch_count, GEMM_F64, api_entry_typed_batched, 0, 0, 0, 0, NULL};
     return api_run(&call);
 }
 
@@ -54,7 +54,7 @@ static gemm_status_t complex_call(int type, gemm_layout_t layout, gemm_op_t tran
                                   const void *beta, void *C, int64_t ldc, int64_t stride_c, int64_t batch_count,
                                   int entry) {
     api_call call = {(int)layout, (int)transa, (int)transb, m, n, k, alpha, A, type, lda, stride_a,
-                     B, type, ldb, stride_b, beta, C, type, ldc, stride_c, batch_count, type, entry, 0, 0, 0, 0};
+                     B, type, ldb, stride_b, beta, C, type, ldc, stride_c, batch_count, type, entry, 0, 0, 0, 0, NULL};
     return api_run(&call);
 }
 
@@ -96,7 +96,7 @@ static gemm_status_t pointer_batch(int layout, int transa, int transb, int64_t m
                                    const void *const *B, int b_type, int64_t ldb, const void *beta, void *const *C,
                                    int c_type, int64_t ldc, int64_t batch_count, int compute, int entry) {
     api_call group = {layout, transa, transb, m, n, k, alpha, NULL, a_type, lda, 0, NULL, b_type, ldb, 0,
-                      beta, NULL, c_type, ldc, 0, batch_count, compute, entry, 0, 0, 0, 0};
+                      beta, NULL, c_type, ldc, 0, batch_count, compute, entry, 0, 0, 0, 0, NULL};
     api_pointer_call call = {&group, 1, A, B, C};
     return api_run_pointers(&call);
 }
@@ -162,8 +162,46 @@ gemm_status_t gemm_ex(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, 
                       gemm_dtype_t compute_type) {
     api_call call = {(int)layout, (int)transa, (int)transb, m, n, k, alpha, A, (int)a_type, lda,
                      0, B, (int)b_type, ldb, 0, beta, C, (int)c_type, ldc, 0, 1,
-                     (int)compute_type, api_entry_ex, 0, 0, 0, 0};
+                     (int)compute_type, api_entry_ex, 0, 0, 0, 0, NULL};
     return api_run(&call);
+}
+
+/* Reads the caller's epilogue into *out once the struct_size rule accepts it. 1: read; 0:
+ * NULL; -1: refused, *status says why. */
+static int read_epilogue(const gemm_epilogue_t *e, int position, api_epilogue *out, gemm_status_t *status) {
+    if (!e) return 0;
+    if (e->struct_size != (int64_t)sizeof *e) {
+        *status = api_check_epilogue_size(e, position);
+        if (*status != GEMM_STATUS_SUCCESS) return -1;
+    }
+    out->activation = (int)e->activation;
+    out->bias_axis = (int)e->bias_axis;
+    out->bias = e->bias;
+    out->bias_grad = e->bias_grad;
+    out->aux = e->aux;
+    out->ld_aux = e->ld_aux;
+    return 1;
+}
+
+gemm_status_t gemm_ex_epilogue(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m, int64_t n,
+                               int64_t k, const void *alpha, const void *A, gemm_dtype_t a_type, int64_t lda,
+                               const void *B, gemm_dtype_t b_type, int64_t ldb, const void *beta, void *C,
+                               gemm_dtype_t c_type, int64_t ldc, gemm_dtype_t compute_type,
+                               const gemm_epilogue_t *epilogue) {
+    api_epilogue e;
+    gemm_status_t s = GEMM_STATUS_SUCCESS;
+    int read = read_epilogue(epilogue, 19, &e, &s);
+    if (read < 0) return s;
+    api_call call = {(int)layout, (int)transa, (int)transb, m, n, k, alpha, A, (int)a_type, lda,
+                     0, B, (int)b_type, ldb, 0, beta, C, (int)c_type, ldc, 0, 1,
+                     (int)compute_type, api_entry_ex_epilogue, 0, 0, 0, 0, read ? &e : NULL};
+    return api_run(&call);
+}
+
+void gemm_epilogue_init(gemm_epilogue_t *epilogue) {
+    if (!epilogue) return;
+    memset(epilogue, 0, sizeof *epilogue);
+    epilogue->struct_size = (int64_t)sizeof *epilogue;
 }
 
 gemm_status_t gemm_ex_strided_batched(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb,
@@ -175,7 +213,7 @@ gemm_status_t gemm_ex_strided_batched(gemm_layout_t layout, gemm_op_t transa, ge
                                       int64_t batch_count, gemm_dtype_t compute_type) {
     api_call call = {(int)layout, (int)transa, (int)transb, m, n, k, alpha, A, (int)a_type, lda,
                      stride_a, B, (int)b_type, ldb, stride_b, beta, C, (int)c_type, ldc,
-                     stride_c, batch_count, (int)compute_type, api_entry_ex_batched, 0, 0, 0, 0};
+                     stride_c, batch_count, (int)compute_type, api_entry_ex_batched, 0, 0, 0, 0, NULL};
     return api_run(&call);
 }
 

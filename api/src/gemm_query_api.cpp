@@ -134,4 +134,13 @@ gemm_status_t api_check_desc_size(const gemm_desc_t *desc) {
     });
 }
 
+gemm_status_t api_check_epilogue_size(const gemm_epilogue_t *epilogue, int position) {
+    clear_error();
+    return guarded([&] {
+        return check_struct_size(epilogue, epilogue->struct_size, sizeof *epilogue,
+                                 "parameter " + std::to_string(position) + ": epilogue->struct_size", "gemm_epilogue_t",
+                                 "initialize it with gemm_epilogue_init", position);
+    });
+}
+
 }  // extern "C"

@@ -6,6 +6,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "dispatch/activation_math.hpp"
 #include "dispatch/element.hpp"
 
 namespace gemm {
@@ -36,6 +37,28 @@ template <class V> V c_at(const char *c, int64_t i, dtype t) {
     else return load_value(c, i, t);
 }
 
+// Z (real, in double) through the epilogue, rounded once when stored: the forward's bias
+// added and Z + bias saved in aux, then the activation.
+double epilogue_value(const problem &p, int64_t i, int64_t j, double z) {
+    const epilogue_spec &e = p.epilogue;
+    const int64_t ai = i + j * e.ld_aux;
+    if (e.backward()) return activation_math::apply(e.act, z, load_element(e.aux, ai, p.c_type));
+    if (e.axis != bias_axis::none) z += load_element(e.bias, e.axis == bias_axis::rows ? i : j, p.c_type);
+    if (e.aux) store_element(e.aux, ai, p.c_type, z);
+    return activation_math::apply(e.act, z, 0.0);
+}
+
+// The bias's gradient: the sums of C as stored, along the axis.
+void store_bias_grad(const problem &p, const char *c) {
+    const bool rows = p.epilogue.axis == bias_axis::rows;
+    for (int64_t v = 0; v < (rows ? p.m : p.n); ++v) {
+        double sum = 0;
+        for (int64_t w = 0; w < (rows ? p.n : p.m); ++w)
+            sum += load_element(c, rows ? v + w * p.ldc : w + v * p.ldc, p.c_type);
+        store_element(p.epilogue.bias_grad, v, p.c_type, sum);
+    }
+}
+
 // One matrix of the batch. The column of sums is walked along l so that A is read down its
 // stored columns when not transposed.
 template <class V> void multiply_one(const problem &p, const char *a, const char *b, char *c, std::vector<V> &sums) {
@@ -52,9 +75,13 @@ template <class V> void multiply_one(const problem &p, const char *a, const char
             int64_t ci = i + j * p.ldc;
             V v = reads_ab ? alpha * sums[std::size_t(i)] : V(0);
             if (!p.beta_zero()) v += beta * c_at<V>(c, ci, p.c_type);  // beta = 0: C is not read
+            if constexpr (std::is_same_v<V, double>)
+                if (p.epilogue.any()) v = epilogue_value(p, i, j, v);
             store_value(c, ci, p.c_type, v);
         }
     }
+    if constexpr (std::is_same_v<V, double>)
+        if (p.epilogue.backward() && p.epilogue.axis != bias_axis::none) store_bias_grad(p, c);
 }
 
 // A and B may be NULL when they are not referenced (alpha = 0 or k = 0).
@@ -73,6 +100,8 @@ public:
         if (p.space != memory_space::host) return verdict::no("needs host pointers");
         return verdict::yes();
     }
+
+    bool fuses_epilogue(const problem &) const override { return true; }
 
     gemm_status_t run(const problem &p, std::string_view, run_report &ctx) override {
         ctx.variant_used = "triple_loop_f64_accumulate";

@@ -6,6 +6,7 @@
 
 #include "cuda_status.hpp"
 #include "device_context.hpp"
+#include "epilogue_pass.hpp"
 #include "dispatch/memory.hpp"
 
 namespace gemm::cuda {
@@ -82,8 +83,8 @@ void unpin(void *host) {
     cudaGetLastError();
 }
 
-constexpr device_services cuda_services = {allocate, release,     copy, create_stream, destroy_stream,
-                                           time_on_stream, cache_bytes, pin,  unpin};
+constexpr device_services cuda_services = {allocate,       release,     copy, create_stream, destroy_stream,
+                                           time_on_stream, cache_bytes, pin,  unpin,         epilogue_pass};
 
 }  // namespace
 

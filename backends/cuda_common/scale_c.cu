@@ -1,27 +1,13 @@
 // scale_c.cu: C = beta * C on the device, the k == 0 / alpha == 0 case of every CUDA backend.
 #include "scale_c.hpp"
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
 #include <algorithm>
-#include <type_traits>
 
 #include "cuda_status.hpp"
+#include "device_elements.cuh"
 
 namespace gemm::cuda {
 namespace {
-
-__device__ float to_compute(float v) { return v; }
-__device__ double to_compute(double v) { return v; }
-__device__ float to_compute(__half v) { return __half2float(v); }
-__device__ float to_compute(__nv_bfloat16 v) { return __bfloat162float(v); }
-
-template <class T, class S> __device__ T from_compute(S v) {
-    if constexpr (std::is_same_v<T, __half>) return __float2half_rn(float(v));
-    else if constexpr (std::is_same_v<T, __nv_bfloat16>) return __float2bfloat16_rn(float(v));
-    else return T(v);
-}
 
 // x walks rows: C is column-major, so neighbouring threads touch neighbouring addresses.
 // Grid-stride loops in all three dimensions cover any m, n and batch.

@@ -14,6 +14,8 @@
 #   bench     gemm bench --device 0: cuda_tiled, cublas, cublaslt against cuBLAS (f32)
 #   grouped   64 small GEMMs of different shapes: a loop of cuBLAS calls, cuBLAS's grouped
 #             call, gemm_ex_grouped and a loop of gemm_ex (grouped_batch.cpp)
+#   epilogue  bias + ReLU/GELU (+ aux) and GELU's backward form with the bias gradient, bf16:
+#             cuBLASLt's fused epilogue against cuBLAS plus the library's pass (epilogue.cpp)
 #   complex   gemm bench in c32 and c64: cublas and auto on device pointers, and cublas,
 #             cblas and cpu_omp on host pointers
 #   sweep     the largest cuda_tiled f32 configurations by id at 4096^3 and 8192^3, TN and NT
@@ -114,6 +116,10 @@ fi
 if has_stage grouped; then
     program grouped_batch -lcublas && timeout 120 $build/grouped_batch | tee "$out/grouped_batch.txt"
     summary+=("grouped batch: rc=$?")
+fi
+if has_stage epilogue; then
+    program epilogue && timeout 180 $build/epilogue | tee "$out/epilogue.txt"
+    summary+=("epilogue: rc=$?")
 fi
 if has_stage complex; then
     # Complex GEMM: cublas (Cgemm/Zgemm) and auto on device pointers, and on host pointers

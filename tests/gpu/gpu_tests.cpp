@@ -17,6 +17,7 @@
 #include <thread>
 #include <tuple>
 
+#include "epilogue_check.hpp"
 #include "harness.hpp"
 
 using namespace gemm_test;
@@ -653,6 +654,110 @@ TEST_CASE("gpu: grouped batches on device memory, every GPU backend, against cpu
         }
     }
     report(tl);
+}
+
+namespace {
+
+// An epilogue case on one memory kind: C, the bias, aux and bias_grad all in it.
+epilogue_result run_epilogue_in(memory kind, const epilogue_case &e, const epilogue_operands &o) {
+    buffer a(kind, o.gemm.a), b(kind, o.gemm.b), c(kind, o.gemm.c0), bias(kind, o.bias), aux(kind, o.aux0),
+        grad(kind, o.bias_grad0);
+    epilogue_result r;
+    r.status = call_epilogue(e, a.get(), b.get(), c.get(), bias.get(), grad.get(), aux.get());
+    r.error = gemm_last_error();
+    CUDA_REQUIRE(cudaDeviceSynchronize());
+    r.c = c.read();
+    r.aux = aux.read();
+    r.bias_grad = grad.read();
+    return r;
+}
+
+// Epilogue cases for the GPU: every activation and bias axis, with and without aux, in the
+// types cuBLASLt fuses (and f64, which it may not), at odd sizes and at sizes whose leading
+// dimensions suit cuBLASLt (multiples of 8), so both its fused path and the pass run.
+std::vector<epilogue_case> gpu_epilogue_cases() {
+    std::vector<epilogue_case> cases;
+    const type_pair types[] = {{GEMM_F32, GEMM_F32}, {GEMM_BF16, GEMM_BF16}, {GEMM_BF16, GEMM_F32},
+                               {GEMM_F16, GEMM_F16}, {GEMM_F64, GEMM_F64}};
+    const int64_t sizes[][3] = {{64, 48, 96}, {37, 29, 41}, {128, 72, 0}};
+    int turn = 0;
+    for (int act = GEMM_ACTIVATION_NONE; act <= GEMM_ACTIVATION_GELU_BACKWARD; ++act)
+        for (int axis = GEMM_BIAS_NONE; axis <= GEMM_BIAS_COLUMNS; ++axis)
+            for (int aux = 0; aux < 2; ++aux) {
+                const auto a = static_cast<gemm_activation_t>(act);
+                if ((a == GEMM_ACTIVATION_RELU_BACKWARD || a == GEMM_ACTIVATION_GELU_BACKWARD) && aux) continue;
+                if (a == GEMM_ACTIVATION_NONE && axis == GEMM_BIAS_NONE && !aux) continue;
+                for (const type_pair &t : types) {
+                    ++turn;
+                    const int64_t *sz = sizes[turn % 3];
+                    const gemm_layout_t layout = turn % 2 ? GEMM_ROW_MAJOR : GEMM_COL_MAJOR;
+                    const gemm_op_t ta = turn % 3 == 1 ? GEMM_OP_T : GEMM_OP_N, tb = turn % 4 == 2 ? GEMM_OP_T : GEMM_OP_N;
+                    gemm_case g = make_case(t.ab, t.c, entry::ex, layout, ta, tb, sz[0], sz[1], sz[2], turn % 5 == 0 ? 8 : 0,
+                                            turn % 7 == 3 ? 0.0 : 1.0, turn % 2 ? 0.5 : 0.0);
+                    cases.push_back(make_epilogue_case(g, a, static_cast<gemm_bias_t>(axis), aux == 1, turn % 5 == 0 ? 8 : 0));
+                }
+            }
+    return cases;
+}
+
+}  // namespace
+
+TEST_CASE("gpu: epilogues on device and host memory, every GPU backend, against the reference") {
+    tally tl;
+    for (const epilogue_case &e : gpu_epilogue_cases()) {
+        if (!case_selected(e.describe())) continue;
+        const epilogue_operands o = make_epilogue_operands(e);
+        for (const std::string &name : gpu_backends()) {
+            selection_guard sel(name);
+            for (memory kind : {memory::device, memory::host}) {
+                if (!takes_device_pointers(name) && !is_host(kind)) continue;
+                const epilogue_result r = run_epilogue_in(kind, e, o);
+                const std::string where = name + " " + memory_name(kind) + " " + e.describe();
+                check_no_cuda_error(where);
+                if (r.status == GEMM_STATUS_NOT_SUPPORTED && !must_support(name, e.gemm, kind)) {
+                    tl.skipped.add(name, e.gemm);
+                    continue;
+                }
+                REQUIRE_MESSAGE(r.status == GEMM_STATUS_SUCCESS, where << ": " << r.error);
+                const std::string problem = check_epilogue_result(e, o, r);
+                CHECK_MESSAGE(problem.empty(), where << ": " << problem << "\n  rerun: GEMM_TEST_FILTER='" << e.describe() << "'");
+                ++tl.checked;
+            }
+        }
+    }
+    report(tl);
+}
+
+// One process with GEMM_VERBOSE=1: cuBLASLt fuses on device memory what it has an epilogue
+// for, and the library's pass serves the rest and every other backend.
+TEST_SUITE("gpu_epilogue_trace" * doctest::skip()) {
+    TEST_CASE("gpu_epilogue_trace: cuBLASLt fuses bias + GELU + aux on device memory; cublas takes the pass") {
+        gemm_case g = make_case(GEMM_BF16, GEMM_BF16, entry::ex, GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_T, 64, 128, 256, 0,
+                                1.0, 0.0);
+        struct expectation { const char *backend; gemm_bias_t axis; const char *trace; };
+        const expectation cases[] = {
+            {"cublaslt", GEMM_BIAS_COLUMNS, " epilogue=gelu+bias(columns)+aux:fused"},
+            {"cublaslt", GEMM_BIAS_ROWS, " epilogue=gelu+bias(rows)+aux:pass"},  // cuBLASLt's bias runs one way
+            {"cublas", GEMM_BIAS_COLUMNS, " epilogue=gelu+bias(columns)+aux:pass"}};
+        for (const expectation &x : cases) {
+            if (!case_selected(x.backend)) continue;
+            const epilogue_case e = make_epilogue_case(g, GEMM_ACTIVATION_GELU, x.axis, true, 0);
+            const epilogue_operands o = make_epilogue_operands(e);
+            selection_guard sel(x.backend);
+            std::vector<std::string> lines;
+            epilogue_result r;
+            {
+                stderr_capture capture;
+                r = run_epilogue_in(memory::device, e, o);
+                lines = capture.lines();
+            }
+            REQUIRE_MESSAGE(r.status == GEMM_STATUS_SUCCESS, r.error);
+            CHECK(check_epilogue_result(e, o, r).empty());
+            REQUIRE(lines.size() == 1);
+            INFO("trace: " << lines[0]);
+            CHECK(lines[0].find(x.trace) != std::string::npos);
+        }
+    }
 }
 
 TEST_CASE("gpu: a plan refuses operands in other memory than its desc says, C unchanged") {

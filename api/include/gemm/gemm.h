@@ -204,6 +204,67 @@ GEMM_API gemm_status_t gemm_ex_grouped(gemm_layout_t layout, const gemm_op_t *tr
                                        const int64_t *ldc, int64_t group_count, const int64_t *group_size,
                                        gemm_dtype_t compute_type);
 
+/* ---- Epilogues ------------------------------------------------------------------------- */
+
+/* What follows the product, on Z = alpha * op(A) * op(B) + beta * C (+ the bias). */
+typedef enum gemm_activation {
+    GEMM_ACTIVATION_NONE = 0,          /* C = Z */
+    GEMM_ACTIVATION_RELU = 1,          /* C = max(Z, 0) */
+    GEMM_ACTIVATION_GELU = 2,          /* C = Z/2 (1 + tanh(sqrt(2/pi) (Z + 0.044715 Z^3))), the
+                                          tanh form cuBLASLt and PyTorch's approximate GELU use */
+    GEMM_ACTIVATION_RELU_BACKWARD = 3, /* C = Z where aux > 0, else 0: ReLU's gradient */
+    GEMM_ACTIVATION_GELU_BACKWARD = 4  /* C = Z * gelu'(aux): GELU's gradient */
+} gemm_activation_t;
+
+typedef enum gemm_bias {
+    GEMM_BIAS_NONE = 0,
+    GEMM_BIAS_ROWS = 1,   /* one value per row of C (m values): value i joins row i */
+    GEMM_BIAS_COLUMNS = 2 /* one value per column of C (n values) */
+} gemm_bias_t;
+
+/* An epilogue for gemm_ex_epilogue: C = act(Z + bias) in one call, fused into the GEMM where
+ * the backend can (cuBLASLt on device memory: a bias per row of column-major C, or per column
+ * of row-major C; ReLU without aux; GELU for f16 and bf16 C, its tanh being too coarse for
+ * f32 and f64), else applied by the library in one more pass over C on the memory C lives in
+ * (GEMM_VERBOSE's trace says epilogue=...:fused or :pass). auto prefers a backend that fuses
+ * the call's epilogue; calls with an epilogue do not use the tune cache.
+ * bias, bias_grad and aux have C's type and lie in C's memory; aux is a matrix of C's shape
+ * and layout with leading dimension ld_aux. For a layer Y = act(X W^T + b) in training:
+ *   forward:  activation RELU or GELU, bias = b, aux = a buffer that receives Z + bias (the
+ *             activation's input, which the backward pass needs; NULL when not training);
+ *   backward: dZ = act'(Z) * (dY_next W_next) is one call with activation *_BACKWARD, aux =
+ *             the forward's saved Z, and with bias_axis set bias_grad receives db, the sums
+ *             of dZ along the bias axis (for ReLU the forward's output Y serves as aux too).
+ * Start from gemm_epilogue_init. */
+typedef struct gemm_epilogue {
+    int64_t struct_size;          /* sizeof(gemm_epilogue_t) (the rule at gemm_desc_t) */
+    gemm_activation_t activation;
+    gemm_bias_t bias_axis;        /* forward: bias's axis; backward: bias_grad's */
+    const void *bias;             /* forward with a bias axis: m or n values, added to Z before
+                                     the activation; must be NULL otherwise */
+    void *bias_grad;              /* backward with a bias axis: receives the m or n sums of the
+                                     new C along the axis; must be NULL otherwise */
+    void *aux;                    /* forward: NULL, or receives Z + bias; backward: required, read */
+    int64_t ld_aux;               /* aux's leading dimension, as ldc is C's */
+} gemm_epilogue_t;
+
+/* No activation, no bias, no aux. */
+GEMM_API void gemm_epilogue_init(gemm_epilogue_t *epilogue);
+
+/* gemm_ex followed by the epilogue (parameter 19), for real types (f32, f64, f16, bf16; a
+ * complex type is GEMM_STATUS_NOT_SUPPORTED) and one matrix. Checked before anything runs:
+ * the struct, its enums, the pointers the activation needs and no others, ld_aux, and that
+ * bias, bias_grad and aux overlap neither C nor one another (GEMM_STATUS_INVALID_VALUE);
+ * messages name the field ("parameter 19: epilogue->aux is NULL ..."). m, n or k 0, and alpha
+ * 0, follow gemm_ex: with m or n 0 nothing is written (bias_grad included); with k 0 or
+ * alpha 0 Z is beta * C. */
+GEMM_API gemm_status_t gemm_ex_epilogue(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb,
+                                        int64_t m, int64_t n, int64_t k, const void *alpha,
+                                        const void *A, gemm_dtype_t a_type, int64_t lda,
+                                        const void *B, gemm_dtype_t b_type, int64_t ldb,
+                                        const void *beta, void *C, gemm_dtype_t c_type, int64_t ldc,
+                                        gemm_dtype_t compute_type, const gemm_epilogue_t *epilogue);
+
 /* Backends compiled into this build, available or not. */
 typedef struct gemm_backend_info {
     const char *name;   /* stable lower_snake name, as GEMM_BACKEND takes it */

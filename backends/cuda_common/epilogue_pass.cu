@@ -1,0 +1,111 @@
+// epilogue_pass.cu: an epilogue the backend did not fuse, as kernels on the call's stream
+// after the product (dispatch/epilogue_pass.hpp).
+#include "epilogue_pass.hpp"
+
+#include <algorithm>
+
+#include "cuda_status.hpp"
+#include "device_context.hpp"
+#include "device_elements.cuh"
+#include "dispatch/activation_math.hpp"
+#include "dispatch/error.hpp"
+
+namespace gemm::cuda {
+namespace {
+
+struct epilogue_args {
+    int64_t m, n, ldc, ld_aux;
+    activation act;
+    bool backward;
+    bias_axis axis;
+};
+
+// x walks rows (C is column-major: neighbouring threads, neighbouring addresses); grid-stride
+// loops cover any m and n.
+template <class T>
+__global__ void activation_kernel(T *c, const T *bias, T *aux, epilogue_args a) {
+    using S = compute_of<T>;
+    for (int64_t j = int64_t(blockIdx.y) * blockDim.y + threadIdx.y; j < a.n; j += int64_t(gridDim.y) * blockDim.y)
+        for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < a.m; i += int64_t(gridDim.x) * blockDim.x) {
+            T *e = c + i + j * a.ldc;
+            S z = to_compute(*e), saved = S(0);
+            if (a.backward) {
+                saved = to_compute(aux[i + j * a.ld_aux]);
+            } else {
+                if (bias) z += to_compute(bias[a.axis == bias_axis::rows ? i : j]);
+                if (aux) aux[i + j * a.ld_aux] = from_compute<T>(z);
+            }
+            *e = from_compute<T>(activation_math::apply(a.act, z, saved));
+        }
+}
+
+// Sums of each row: one thread per row, walking the columns (reads coalesced across rows).
+template <class T> __global__ void row_sums_kernel(const T *c, T *sums, int64_t m, int64_t n, int64_t ldc) {
+    using S = compute_of<T>;
+    for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < m; i += int64_t(gridDim.x) * blockDim.x) {
+        S sum = 0;
+        for (int64_t j = 0; j < n; ++j) sum += to_compute(c[i + j * ldc]);
+        sums[i] = from_compute<T>(sum);
+    }
+}
+
+constexpr int column_threads = 256;
+
+// Sums of each column: one block per column, its threads down the column, then a tree in
+// shared memory.
+template <class T> __global__ void column_sums_kernel(const T *c, T *sums, int64_t m, int64_t n, int64_t ldc) {
+    using S = compute_of<T>;
+    __shared__ S partial[column_threads];
+    for (int64_t j = blockIdx.x; j < n; j += gridDim.x) {
+        S sum = 0;
+        for (int64_t i = threadIdx.x; i < m; i += blockDim.x) sum += to_compute(c[i + j * ldc]);
+        partial[threadIdx.x] = sum;
+        __syncthreads();
+        for (int half = column_threads / 2; half > 0; half /= 2) {
+            if (int(threadIdx.x) < half) partial[threadIdx.x] += partial[threadIdx.x + half];
+            __syncthreads();
+        }
+        if (threadIdx.x == 0) sums[j] = from_compute<T>(partial[0]);
+        __syncthreads();  // partial is reused by the next column
+    }
+}
+
+template <class T> gemm_status_t launch(const problem &p, cudaStream_t stream) {
+    const epilogue_spec &e = p.epilogue;
+    epilogue_args a{p.m, p.n, p.ldc, e.ld_aux, e.act, e.backward(), e.axis};
+    const dim3 block(32, 8);
+    const dim3 grid(unsigned(std::min<int64_t>((p.m + 31) / 32, 65535)), unsigned(std::min<int64_t>((p.n + 7) / 8, 65535)));
+    activation_kernel<T><<<grid, block, 0, stream>>>(static_cast<T *>(p.c), static_cast<const T *>(e.bias),
+                                                     static_cast<T *>(e.aux), a);
+    gemm_status_t s = cuda_status(cudaGetLastError(), "epilogue kernel launch");
+    if (s != GEMM_STATUS_SUCCESS || !e.backward() || e.axis == bias_axis::none) return s;
+    T *sums = static_cast<T *>(e.bias_grad);
+    if (e.axis == bias_axis::rows) {
+        row_sums_kernel<T><<<unsigned(std::min<int64_t>((p.m + 255) / 256, 65535)), 256, 0, stream>>>(
+            static_cast<const T *>(p.c), sums, p.m, p.n, p.ldc);
+    } else {
+        column_sums_kernel<T><<<unsigned(std::min<int64_t>(p.n, 65535)), column_threads, 0, stream>>>(
+            static_cast<const T *>(p.c), sums, p.m, p.n, p.ldc);
+    }
+    return cuda_status(cudaGetLastError(), "bias gradient kernel launch");
+}
+
+}  // namespace
+
+gemm_status_t epilogue_pass(const problem &p) {
+    if (p.m == 0 || p.n == 0) return GEMM_STATUS_SUCCESS;
+    device_guard guard;
+    if (gemm_status_t s = guard.enter(p.device); s != GEMM_STATUS_SUCCESS) return s;
+    cudaStream_t stream = static_cast<cudaStream_t>(p.stream);
+    switch (p.c_type) {
+    case dtype::f32: return launch<float>(p, stream);
+    case dtype::f64: return launch<double>(p, stream);
+    case dtype::f16: return launch<__half>(p, stream);
+    case dtype::bf16: return launch<__nv_bfloat16>(p, stream);
+    case dtype::c32:
+    case dtype::c64: break;
+    }
+    return set_error(GEMM_STATUS_INTERNAL_ERROR, "epilogue pass: a complex C type");
+}
+
+}  // namespace gemm::cuda

@@ -1,0 +1,222 @@
+// epilogue_check.hpp: gemm_ex_epilogue cases for the host and GPU suites: the operands (bias,
+// a saved aux for backward activations, poisoned padding and guards), the call, and the
+// check of C, aux and bias_grad against the harness's double reference put through the
+// epilogue's definition, written here again so the oracle shares no code with the library.
+#pragma once
+
+#include <cmath>
+#include <sstream>
+#include <string>
+
+#include "harness.hpp"
+
+namespace gemm_test {
+
+struct epilogue_case {
+    gemm_case gemm;  // one matrix; called through gemm_ex_epilogue
+    gemm_activation_t activation = GEMM_ACTIVATION_NONE;
+    gemm_bias_t axis = GEMM_BIAS_NONE;
+    bool aux = false;  // forward: save Z + bias (backward activations always read one)
+    int64_t ld_aux = 1;
+
+    bool backward() const {
+        return activation == GEMM_ACTIVATION_RELU_BACKWARD || activation == GEMM_ACTIVATION_GELU_BACKWARD;
+    }
+    bool has_aux() const { return aux || backward(); }
+    int64_t axis_length() const { return axis == GEMM_BIAS_ROWS ? gemm.m : axis == GEMM_BIAS_COLUMNS ? gemm.n : 0; }
+    stored_matrix aux_matrix() const { return {gemm.m, gemm.n, ld_aux, gemm.layout}; }
+
+    std::string describe() const {
+        static const char *const acts[] = {"none", "relu", "gelu", "relu_backward", "gelu_backward"};
+        static const char *const axes[] = {"none", "rows", "columns"};
+        std::ostringstream s;
+        s << gemm.describe() << " activation=" << acts[activation] << " bias=" << axes[axis]
+          << " aux=" << (has_aux() ? std::to_string(ld_aux) : std::string("none"));
+        return s.str();
+    }
+};
+
+// A case with ld_aux = the least plus pad.
+inline epilogue_case make_epilogue_case(const gemm_case &g, gemm_activation_t act, gemm_bias_t axis, bool aux,
+                                        int64_t pad) {
+    epilogue_case e{g, act, axis, aux, 1};
+    e.ld_aux = std::max<int64_t>(1, g.layout == GEMM_COL_MAJOR ? g.m : g.n) + pad;
+    return e;
+}
+
+struct epilogue_operands {
+    operands gemm;
+    bytes bias;       // forward with an axis: the values, then a poisoned guard
+    bytes aux0;       // backward: saved values in the window; everywhere else (and forward) poison
+    bytes bias_grad0; // backward with an axis: poison, written by the call
+    static constexpr int64_t guard = 4;
+};
+
+inline epilogue_operands make_epilogue_operands(const epilogue_case &e) {
+    epilogue_operands o;
+    const gemm_case &g = e.gemm;
+    o.gemm = make_operands(g, hash_text(e.describe()));
+    random_source rng(hash_text(e.describe()) ^ 0x5eedu);
+    const gemm_dtype_t t = g.c_type;
+    const int64_t length = e.axis_length();
+    if (!e.backward() && e.axis != GEMM_BIAS_NONE) {
+        o.bias.assign(std::size_t(length + epilogue_operands::guard) * dtype_size(t), 0);
+        for (int64_t i = 0; i < length + epilogue_operands::guard; ++i)
+            if (i < length) store(o.bias.data(), i, t, rng.uniform());
+            else store_poison(o.bias.data(), i, t);
+    }
+    if (e.has_aux()) {
+        const stored_matrix s = e.aux_matrix();
+        const int64_t span = (g.m > 0 && g.n > 0 ? s.footprint() : 0) + epilogue_operands::guard;
+        o.aux0.assign(std::size_t(span) * dtype_size(t), 0);
+        for (int64_t i = 0; i < span; ++i) store_poison(o.aux0.data(), i, t);
+        if (e.backward())
+            for (int64_t j = 0; j < g.n; ++j)
+                for (int64_t i = 0; i < g.m; ++i) store(o.aux0.data(), s.index(i, j), t, 2.0 * rng.uniform());
+    }
+    if (e.backward() && e.axis != GEMM_BIAS_NONE) {
+        o.bias_grad0.assign(std::size_t(length + epilogue_operands::guard) * dtype_size(t), 0);
+        for (int64_t i = 0; i < length + epilogue_operands::guard; ++i) store_poison(o.bias_grad0.data(), i, t);
+    }
+    return o;
+}
+
+inline void *data_or_null(bytes &b) { return b.empty() ? nullptr : b.data(); }
+inline const void *data_or_null(const bytes &b) { return b.empty() ? nullptr : b.data(); }
+
+// The call on the given pointers (host or device memory alike).
+inline gemm_status_t call_epilogue(const epilogue_case &e, const void *A, const void *B, void *C, const void *bias,
+                                   void *bias_grad, void *aux) {
+    const gemm_case &g = e.gemm;
+    const float alpha_f = float(g.alpha), beta_f = float(g.beta);
+    const double alpha_d = g.alpha, beta_d = g.beta;
+    const bool doubles = g.compute_type() == GEMM_F64;
+    gemm_epilogue_t ep;
+    gemm_epilogue_init(&ep);
+    ep.activation = e.activation;
+    ep.bias_axis = e.axis;
+    ep.bias = bias;
+    ep.bias_grad = bias_grad;
+    ep.aux = aux;
+    ep.ld_aux = e.ld_aux;
+    return gemm_ex_epilogue(g.layout, g.transa, g.transb, g.m, g.n, g.k,
+                            doubles ? static_cast<const void *>(&alpha_d) : &alpha_f, A, g.ab_type, g.lda, B,
+                            g.ab_type, g.ldb, doubles ? static_cast<const void *>(&beta_d) : &beta_f, C, g.c_type,
+                            g.ldc, g.compute_type(), &ep);
+}
+
+struct epilogue_result {
+    gemm_status_t status = GEMM_STATUS_SUCCESS;
+    std::string error;
+    bytes c, aux, bias_grad;
+};
+
+// The case on host operands with the backend selection in force.
+inline epilogue_result run_epilogue_host(const epilogue_case &e, const epilogue_operands &o) {
+    epilogue_result r;
+    r.c = o.gemm.c0;
+    r.aux = o.aux0;
+    r.bias_grad = o.bias_grad0;
+    r.status = call_epilogue(e, o.gemm.a_ptr(), o.gemm.b_ptr(), data_or_null(r.c), data_or_null(o.bias),
+                             data_or_null(r.bias_grad), data_or_null(r.aux));
+    r.error = gemm_last_error();
+    return r;
+}
+
+namespace detail {
+inline double gelu(double z) { return 0.5 * z * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (z + 0.044715 * z * z * z))); }
+inline double gelu_slope(double z) {
+    const double s = std::sqrt(2.0 / M_PI), t = std::tanh(s * (z + 0.044715 * z * z * z));
+    return 0.5 * (1.0 + t) + 0.5 * z * (1.0 - t * t) * s * (1.0 + 3.0 * 0.044715 * z * z);
+}
+}  // namespace detail
+
+// "" when C, aux and bias_grad are right and nothing outside them changed; else the first
+// problem. Tolerances: the GEMM's (harness) on Z, widened for the activation (|slope| <= 1.13)
+// and for a C rounded to its type before an unfused pass reads it again.
+inline std::string check_epilogue_result(const epilogue_case &e, const epilogue_operands &o, const epilogue_result &r) {
+    const gemm_case &g = e.gemm;
+    const gemm_dtype_t t = g.c_type;
+    const double uc = unit_roundoff(t), floor = 4.0 * smallest_subnormal(t);
+    const reference ref = compute_reference(g, o.gemm);
+    const stored_matrix cm = g.c(), am = e.aux_matrix();
+    std::ostringstream first;
+    first.precision(10);
+    int64_t wrong = 0;
+    auto report = [&](const std::string &what, double got, double want, double bound) {
+        if (std::fabs(got - want) <= bound) return;  // false for NaN
+        if (wrong++ == 0) first << what << " = " << got << ", expected " << want << " (tolerance " << bound << ")";
+    };
+    const int64_t length = e.axis_length();
+    std::vector<double> sums(std::size_t(length), 0.0), sum_bounds(std::size_t(length), 0.0),
+        sum_magnitude(std::size_t(length), 0.0);
+    for (int64_t j = 0; j < g.n; ++j)
+        for (int64_t i = 0; i < g.m; ++i) {
+            const std::size_t w = std::size_t(window_index(g, 0, i, j));
+            double z = ref.value[w], mag = ref.magnitude[w], slope = 1.0, want = 0.0;
+            const int64_t along = e.axis == GEMM_BIAS_ROWS ? i : j;
+            if (!e.backward()) {
+                if (e.axis != GEMM_BIAS_NONE) {
+                    const double b = load(o.bias.data(), along, t);
+                    z += b;
+                    mag += std::fabs(b);
+                }
+                const double zb_bound = tolerance(g, mag) + floor;
+                if (e.aux) report("aux(" + std::to_string(i) + "," + std::to_string(j) + ")",
+                                  load(r.aux.data(), am.index(i, j), t), z, zb_bound);
+                want = e.activation == GEMM_ACTIVATION_RELU ? std::max(z, 0.0)
+                       : e.activation == GEMM_ACTIVATION_GELU ? detail::gelu(z) : z;
+                slope = e.activation == GEMM_ACTIVATION_GELU ? 1.13 : 1.0;
+            } else {
+                const double a = load(o.aux0.data(), am.index(i, j), t);
+                slope = e.activation == GEMM_ACTIVATION_RELU_BACKWARD ? (a > 0 ? 1.0 : 0.0) : detail::gelu_slope(a);
+                want = z * slope;
+            }
+            // The slope is computed in the compute type and may cancel to near 0 (gelu' crosses 0
+            // near -0.75): its absolute error, some units of roundoff, scales |Z|.
+            const double slope_error = 16.0 * unit_roundoff(g.compute_type()) * std::fabs(z);
+            const double bound = std::fabs(slope) * (tolerance(g, mag) + 2.0 * uc * mag) + slope_error +
+                                 2.0 * uc * std::fabs(want) + floor;
+            report("C(" + std::to_string(i) + "," + std::to_string(j) + ")", load(r.c.data(), cm.index(i, j), t), want,
+                   bound);
+            if (e.backward() && length > 0) {
+                sums[std::size_t(along)] += want;
+                sum_bounds[std::size_t(along)] += bound;
+                sum_magnitude[std::size_t(along)] += std::fabs(want) + bound;
+            }
+        }
+    if (e.backward() && length > 0 && g.m > 0 && g.n > 0) {
+        const int64_t terms = e.axis == GEMM_BIAS_ROWS ? g.n : g.m;
+        for (int64_t v = 0; v < length; ++v) {
+            const double bound = sum_bounds[std::size_t(v)] +
+                                 2.0 * double(terms + 2) * unit_roundoff(g.compute_type()) * sum_magnitude[std::size_t(v)] +
+                                 3.0 * uc * std::fabs(sums[std::size_t(v)]) + floor;
+            report("bias_grad[" + std::to_string(v) + "]", load(r.bias_grad.data(), v, t), sums[std::size_t(v)], bound);
+        }
+    }
+    // Bytes outside what the call may write keep their values: C's padding and guard, aux's
+    // (all of it for a backward activation), bias_grad's guard.
+    auto untouched = [&](const char *name, const bytes &before, const bytes &after, auto written) {
+        const std::size_t es = dtype_size(t);
+        for (std::size_t e2 = 0; e2 * es < before.size(); ++e2)
+            if (!written(int64_t(e2)) && std::memcmp(before.data() + e2 * es, after.data() + e2 * es, es) != 0) {
+                if (wrong++ == 0) first << "element " << e2 << " of " << name << ", outside what the call writes, changed";
+                return;
+            }
+    };
+    auto in_window = [&](const stored_matrix &s, int64_t el) {
+        if (g.m == 0 || g.n == 0) return false;
+        const int64_t line = el / s.ld, pos = el % s.ld;
+        const bool col = s.layout == GEMM_COL_MAJOR;
+        return line < (col ? g.n : g.m) && pos < (col ? g.m : g.n);
+    };
+    untouched("C", o.gemm.c0, r.c, [&](int64_t el) { return in_window(cm, el); });
+    untouched("aux", o.aux0, r.aux, [&](int64_t el) { return !e.backward() && e.aux && in_window(am, el); });
+    // m or n 0 is BLAS's quick return: nothing is written, bias_grad included.
+    untouched("bias_grad", o.bias_grad0, r.bias_grad, [&](int64_t el) { return el < length && g.m > 0 && g.n > 0; });
+    if (wrong == 0) return "";
+    first << " (" << wrong << " problems)";
+    return first.str();
+}
+
+}  // namespace gemm_test

@@ -1,0 +1,245 @@
+// test_epilogue.cpp: gemm_ex_epilogue on host memory: every activation, bias axis and aux
+// choice on every available backend against the double reference (C, aux and bias_grad, with
+// padding and guards untouched), over dtypes, layouts, ops, odd and empty sizes, beta = 0 with
+// NaN in C and alpha = 0; and its argument errors, each naming the field and computing nothing.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "epilogue_check.hpp"
+
+using namespace gemm_test;
+
+namespace {
+
+struct type_pair {
+    gemm_dtype_t ab, c;
+};
+constexpr type_pair types[] = {{GEMM_F32, GEMM_F32}, {GEMM_F64, GEMM_F64}, {GEMM_F16, GEMM_F16},
+                               {GEMM_BF16, GEMM_BF16}, {GEMM_BF16, GEMM_F32}};
+
+struct size3 {
+    int64_t m, n, k;
+};
+constexpr size3 sizes[] = {{7, 13, 5}, {33, 17, 64}, {1, 1, 1}, {19, 3, 0}, {0, 5, 3}, {29, 31, 37}};
+
+constexpr gemm_activation_t activations[] = {GEMM_ACTIVATION_NONE, GEMM_ACTIVATION_RELU, GEMM_ACTIVATION_GELU,
+                                             GEMM_ACTIVATION_RELU_BACKWARD, GEMM_ACTIVATION_GELU_BACKWARD};
+constexpr gemm_bias_t axes[] = {GEMM_BIAS_NONE, GEMM_BIAS_ROWS, GEMM_BIAS_COLUMNS};
+
+// The cases: every activation x axis x aux x type x layout, each with a size, ops, scalars
+// and padding taken in turn, so every value of each meets the others somewhere.
+std::vector<epilogue_case> all_cases() {
+    std::vector<epilogue_case> cases;
+    int turn = 0;
+    for (gemm_activation_t act : activations)
+        for (gemm_bias_t axis : axes)
+            for (int aux = 0; aux < 2; ++aux) {
+                bool backward = act == GEMM_ACTIVATION_RELU_BACKWARD || act == GEMM_ACTIVATION_GELU_BACKWARD;
+                if (backward && aux == 1) continue;  // a backward activation always reads aux
+                for (const type_pair &t : types)
+                    for (gemm_layout_t layout : {GEMM_COL_MAJOR, GEMM_ROW_MAJOR}) {
+                        ++turn;
+                        const size3 s = sizes[turn % 6];
+                        const gemm_op_t ta = turn % 3 == 1 ? GEMM_OP_T : GEMM_OP_N;
+                        const gemm_op_t tb = turn % 4 == 2 ? GEMM_OP_T : turn % 4 == 3 ? GEMM_OP_C : GEMM_OP_N;
+                        const int64_t pad = turn % 2 ? 3 : 0;
+                        // beta = 0 (C holds NaN), then beta != 0, and now and then alpha = 0.
+                        gemm_case g = make_case(t.ab, t.c, entry::ex, layout, ta, tb, s.m, s.n, s.k, pad,
+                                                turn % 7 == 3 ? 0.0 : 1.25, turn % 2 ? 0.0 : 0.5);
+                        cases.push_back(make_epilogue_case(g, act, axis, aux == 1, turn % 3 == 0 ? 2 : 0));
+                    }
+            }
+    return cases;
+}
+
+}  // namespace
+
+TEST_CASE("epilogue: every activation, bias axis and aux on every backend, against the reference") {
+    const std::vector<epilogue_case> cases = all_cases();
+    int64_t checked = 0;
+    skip_tally skips;
+    for (const std::string &name : available_backends()) {
+        REQUIRE(gemm_set_backend(name.c_str()) == GEMM_STATUS_SUCCESS);
+        for (const epilogue_case &e : cases) {
+            if (!case_selected(name + " " + e.describe())) continue;
+            const epilogue_operands o = make_epilogue_operands(e);
+            const epilogue_result r = run_epilogue_host(e, o);
+            if (r.status == GEMM_STATUS_NOT_SUPPORTED) {  // a type the backend does not take
+                skips.add(name, e.gemm);
+                continue;
+            }
+            REQUIRE_MESSAGE(r.status == GEMM_STATUS_SUCCESS, name << " " << e.describe() << ": " << r.error);
+            const std::string problem = check_epilogue_result(e, o, r);
+            CHECK_MESSAGE(problem.empty(), name << " " << e.describe() << ": " << problem);
+            ++checked;
+        }
+    }
+    REQUIRE(gemm_set_backend(nullptr) == GEMM_STATUS_SUCCESS);
+    CHECK(checked >= int64_t(cases.size()));  // cpu_ref serves every case
+    MESSAGE(checked << " epilogue calls checked; " << skips.summary());
+}
+
+// The checker itself: a C off by a little more than its tolerance, or an aux never written,
+// is caught (a check that cannot fail proves nothing).
+TEST_CASE("epilogue: the check catches a wrong C, an unwritten aux and a wrong bias gradient") {
+    REQUIRE(gemm_set_backend("cpu_ref") == GEMM_STATUS_SUCCESS);
+    gemm_case g = make_case(GEMM_F32, GEMM_F32, entry::ex, GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 9, 7, 5, 0, 1.0, 0.0);
+    epilogue_case fwd = make_epilogue_case(g, GEMM_ACTIVATION_GELU, GEMM_BIAS_ROWS, true, 1);
+    epilogue_operands o = make_epilogue_operands(fwd);
+    epilogue_result r = run_epilogue_host(fwd, o);
+    REQUIRE(r.status == GEMM_STATUS_SUCCESS);
+    CHECK(check_epilogue_result(fwd, o, r).empty());
+    epilogue_result bad = r;
+    store(bad.c.data(), 3, GEMM_F32, load(bad.c.data(), 3, GEMM_F32) + 1e-3);
+    CHECK(check_epilogue_result(fwd, o, bad).find("C(3,0)") == 0);
+    bad = r;
+    bad.aux = o.aux0;
+    CHECK(check_epilogue_result(fwd, o, bad).find("aux(0,0)") == 0);
+    bad = r;
+    store(bad.c.data(), fwd.gemm.ldc * 7, GEMM_F32, 1.0);  // the guard after C
+    CHECK(check_epilogue_result(fwd, o, bad).find("outside what the call writes") != std::string::npos);
+
+    epilogue_case bwd = make_epilogue_case(g, GEMM_ACTIVATION_RELU_BACKWARD, GEMM_BIAS_COLUMNS, false, 0);
+    o = make_epilogue_operands(bwd);
+    r = run_epilogue_host(bwd, o);
+    REQUIRE(r.status == GEMM_STATUS_SUCCESS);
+    CHECK(check_epilogue_result(bwd, o, r).empty());
+    bad = r;
+    store(bad.bias_grad.data(), 2, GEMM_F32, load(bad.bias_grad.data(), 2, GEMM_F32) + 1e-3);
+    CHECK(check_epilogue_result(bwd, o, bad).find("bias_grad[2]") == 0);
+    REQUIRE(gemm_set_backend(nullptr) == GEMM_STATUS_SUCCESS);
+}
+
+namespace {
+
+// A call with one field of a valid forward GELU + row bias + aux epilogue changed: its status,
+// the start of its message, and C, aux and the bias as they were.
+struct error_probe {
+    gemm_case g = make_case(GEMM_F32, GEMM_F32, entry::ex, GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 6, 5, 4, 0, 1.0, 0.5);
+    bytes a, b, c, aux, bias, grad;
+    error_probe() {
+        a.assign(6 * 4 * 4, 1);
+        b.assign(4 * 5 * 4, 1);
+        c.assign(6 * 5 * 4, 0);
+        aux.assign(6 * 5 * 4, 0);
+        bias.assign(6 * 4, 0);
+        grad.assign(6 * 4, 0);
+    }
+    gemm_epilogue_t valid() {
+        gemm_epilogue_t e;
+        gemm_epilogue_init(&e);
+        e.activation = GEMM_ACTIVATION_GELU;
+        e.bias_axis = GEMM_BIAS_ROWS;
+        e.bias = bias.data();
+        e.aux = aux.data();
+        e.ld_aux = 6;
+        return e;
+    }
+    void expect(const gemm_epilogue_t *e, gemm_status_t want, const std::string &prefix, void *C = nullptr) {
+        const bytes c0 = c, aux0 = aux, grad0 = grad;
+        const float alpha = 1, beta = 0.5f;
+        gemm_status_t got = gemm_ex_epilogue(g.layout, g.transa, g.transb, g.m, g.n, g.k, &alpha, a.data(), GEMM_F32,
+                                             g.lda, b.data(), GEMM_F32, g.ldb, &beta, C ? C : c.data(), GEMM_F32,
+                                             g.ldc, GEMM_F32, e);
+        const std::string message = gemm_last_error();
+        CHECK_MESSAGE(got == want, "status " << int(got) << ", expected " << int(want) << ": " << message);
+        CHECK_MESSAGE(message.rfind(prefix, 0) == 0, "message \"" << message << "\" should start with \"" << prefix << "\"");
+        CHECK(c == c0);
+        CHECK(aux == aux0);
+        CHECK(grad == grad0);
+    }
+};
+
+}  // namespace
+
+TEST_CASE("epilogue errors: each names the field, and nothing is computed") {
+    error_probe p;
+    gemm_epilogue_t e = p.valid();
+    p.expect(&e, GEMM_STATUS_SUCCESS, "");
+    p.c.assign(p.c.size(), 0);
+    p.aux.assign(p.aux.size(), 0);
+
+    p.expect(nullptr, GEMM_STATUS_INVALID_POINTER, "parameter 19: epilogue is NULL");
+    e = p.valid();
+    e.struct_size = 8;
+    p.expect(&e, GEMM_STATUS_INVALID_VALUE, "parameter 19: epilogue->struct_size = 8 is smaller");
+    e = p.valid();
+    // Values within the enums' ranges (so C++ may hold them) that name no enumerator.
+    e.activation = static_cast<gemm_activation_t>(7);
+    p.expect(&e, GEMM_STATUS_INVALID_VALUE, "parameter 19: epilogue->activation = 7 is not a gemm_activation_t");
+    e = p.valid();
+    e.bias_axis = static_cast<gemm_bias_t>(3);
+    p.expect(&e, GEMM_STATUS_INVALID_VALUE, "parameter 19: epilogue->bias_axis = 3 is not a gemm_bias_t");
+    e = p.valid();
+    e.bias = nullptr;
+    p.expect(&e, GEMM_STATUS_INVALID_POINTER, "parameter 19: epilogue->bias is NULL but bias_axis is GEMM_BIAS_ROWS");
+    e = p.valid();
+    e.bias_axis = GEMM_BIAS_NONE;
+    p.expect(&e, GEMM_STATUS_INVALID_VALUE, "parameter 19: epilogue->bias is set but bias_axis is GEMM_BIAS_NONE");
+    e = p.valid();
+    e.bias_grad = p.grad.data();
+    p.expect(&e, GEMM_STATUS_INVALID_VALUE, "parameter 19: epilogue->bias_grad must be NULL for a forward activation");
+    e = p.valid();
+    e.activation = GEMM_ACTIVATION_GELU_BACKWARD;
+    p.expect(&e, GEMM_STATUS_INVALID_VALUE, "parameter 19: epilogue->bias must be NULL for a backward activation");
+    e = p.valid();
+    e.activation = GEMM_ACTIVATION_RELU_BACKWARD;
+    e.bias = nullptr;
+    e.bias_grad = p.grad.data();
+    e.aux = nullptr;
+    p.expect(&e, GEMM_STATUS_INVALID_POINTER, "parameter 19: epilogue->aux is NULL");
+    e.aux = p.aux.data();
+    e.bias_grad = nullptr;
+    p.expect(&e, GEMM_STATUS_INVALID_POINTER, "parameter 19: epilogue->bias_grad is NULL but bias_axis is GEMM_BIAS_ROWS");
+    e = p.valid();
+    e.ld_aux = 5;
+    p.expect(&e, GEMM_STATUS_INVALID_LEADING_DIM, "parameter 19: epilogue->ld_aux = 5 must be >= max(1, m = 6)");
+    e = p.valid();
+    e.aux = p.c.data() + 8;
+    p.expect(&e, GEMM_STATUS_INVALID_VALUE, "parameter 19: epilogue->aux and C overlap");
+    e = p.valid();
+    e.bias = p.aux.data() + 4;
+    p.expect(&e, GEMM_STATUS_INVALID_VALUE, "parameter 19: epilogue->bias and epilogue->aux overlap");
+
+    // Complex types take no epilogue; a forward activation needs no aux; m = 0 needs no bias.
+    const float one[2] = {1, 0};
+    e = p.valid();
+    gemm_status_t s = gemm_ex_epilogue(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 2, 2, 2, one, p.a.data(), GEMM_C32, 2,
+                                       p.b.data(), GEMM_C32, 2, one, p.c.data(), GEMM_C32, 2, GEMM_C32, &e);
+    CHECK(s == GEMM_STATUS_NOT_SUPPORTED);
+    CHECK(std::string(gemm_last_error()).find("epilogues take real types") != std::string::npos);
+    e = p.valid();
+    e.aux = nullptr;
+    p.expect(&e, GEMM_STATUS_SUCCESS, "");
+    p.g.m = 0;
+    e = p.valid();
+    e.bias = nullptr;
+    p.expect(&e, GEMM_STATUS_SUCCESS, "");
+}
+
+// ---- the trace says where the epilogue ran: one process with GEMM_VERBOSE=1 ----------------
+
+TEST_SUITE("env_verbose1" * doctest::skip()) {
+    TEST_CASE("epilogue trace: fused on cpu_ref, the library's pass after cpu_omp") {
+        gemm_case g = make_case(GEMM_F32, GEMM_F32, entry::ex, GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_T, 5, 6, 7, 0, 1.0, 0.0);
+        const epilogue_case e = make_epilogue_case(g, GEMM_ACTIVATION_GELU, GEMM_BIAS_COLUMNS, true, 0);
+        const epilogue_operands o = make_epilogue_operands(e);
+        for (auto [name, how] : {std::pair{"cpu_ref", ":fused"}, std::pair{"cpu_omp", ":pass"}}) {
+            REQUIRE(gemm_set_backend(name) == GEMM_STATUS_SUCCESS);
+            std::vector<std::string> lines;
+            {
+                stderr_capture capture;
+                CHECK(run_epilogue_host(e, o).status == GEMM_STATUS_SUCCESS);
+                lines = capture.lines();
+            }
+            REQUIRE(lines.size() == 1);
+            INFO("trace: " << lines[0]);
+            // The axis as the row-major caller named it (the canonical problem's rows).
+            CHECK(lines[0].find(std::string(" epilogue=gelu+bias(columns)+aux") + how) != std::string::npos);
+        }
+        REQUIRE(gemm_set_backend(nullptr) == GEMM_STATUS_SUCCESS);
+    }
+}

@@ -28,6 +28,8 @@ gemm_status_t plan::make(const problem &shape, const call_shape &call, std::uniq
     std::unique_ptr<plan> made(new plan());
     made->shape_ = shape;
     made->shape_.a = made->shape_.b = made->shape_.c = nullptr;
+    made->shape_.epilogue.bias = nullptr;  // placeholders: each run brings its own
+    made->shape_.epilogue.bias_grad = made->shape_.epilogue.aux = nullptr;
     made->call_ = call;
     if (shape.m > 0 && shape.n > 0 && shape.batch > 0) {
         choice c = choose_backend(shape, sel, false);

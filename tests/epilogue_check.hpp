@@ -105,20 +105,58 @@ inline gemm_status_t call_epilogue(const epilogue_case &e, const void *A, const 
                             g.ldc, g.compute_type(), &ep);
 }
 
+// The same through a plan made for the case (its desc carries the epilogue), run once with
+// gemm_plan_run_epilogue. device: -1 for host memory.
+inline gemm_status_t call_epilogue_plan(const epilogue_case &e, const void *A, const void *B, void *C,
+                                        const void *bias, void *bias_grad, void *aux, int device = -1) {
+    const gemm_case &g = e.gemm;
+    gemm_desc_t d;
+    gemm_desc_init(&d, g.ab_type, g.layout, g.transa, g.transb, g.m, g.n, g.k);
+    d.c_type = g.c_type;
+    d.lda = g.lda;
+    d.ldb = g.ldb;
+    d.ldc = g.ldc;
+    d.device = device;
+    d.alignment = common_alignment(A, B, C);
+    d.beta_zero = g.beta_zero();
+    d.activation = e.activation;
+    d.bias_axis = e.axis;
+    d.aux = e.aux;
+    d.ld_aux = e.ld_aux;
+    gemm_plan_t plan = nullptr;
+    gemm_status_t s = gemm_plan_create(&d, &plan);
+    if (s != GEMM_STATUS_SUCCESS) return s;
+    const float alpha_f = float(g.alpha), beta_f = float(g.beta);
+    const bool doubles = g.compute_type() == GEMM_F64;
+    gemm_epilogue_t ep;
+    gemm_epilogue_init(&ep);
+    ep.activation = e.activation;
+    ep.bias_axis = e.axis;
+    ep.bias = bias;
+    ep.bias_grad = bias_grad;
+    ep.aux = aux;
+    ep.ld_aux = e.ld_aux;
+    s = gemm_plan_run_epilogue(plan, doubles ? static_cast<const void *>(&g.alpha) : &alpha_f, A, B,
+                               doubles ? static_cast<const void *>(&g.beta) : &beta_f, C, &ep);
+    gemm_plan_destroy(plan);  // leaves the run's error message in place
+    return s;
+}
+
 struct epilogue_result {
     gemm_status_t status = GEMM_STATUS_SUCCESS;
     std::string error;
     bytes c, aux, bias_grad;
 };
 
-// The case on host operands with the backend selection in force.
-inline epilogue_result run_epilogue_host(const epilogue_case &e, const epilogue_operands &o) {
+// The case on host operands with the backend selection in force, by a call or a plan.
+inline epilogue_result run_epilogue_host(const epilogue_case &e, const epilogue_operands &o, bool plan = false) {
     epilogue_result r;
     r.c = o.gemm.c0;
     r.aux = o.aux0;
     r.bias_grad = o.bias_grad0;
-    r.status = call_epilogue(e, o.gemm.a_ptr(), o.gemm.b_ptr(), data_or_null(r.c), data_or_null(o.bias),
-                             data_or_null(r.bias_grad), data_or_null(r.aux));
+    void *c = data_or_null(r.c), *grad = data_or_null(r.bias_grad), *aux = data_or_null(r.aux);
+    r.status = plan ? call_epilogue_plan(e, o.gemm.a_ptr(), o.gemm.b_ptr(), c, data_or_null(o.bias), grad, aux)
+                    : call_epilogue(e, o.gemm.a_ptr(), o.gemm.b_ptr(), c, data_or_null(o.bias), grad, aux);
     r.error = gemm_last_error();
     return r;
 }

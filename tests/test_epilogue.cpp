@@ -66,19 +66,22 @@ TEST_CASE("epilogue: every activation, bias axis and aux on every backend, again
         for (const epilogue_case &e : cases) {
             if (!case_selected(name + " " + e.describe())) continue;
             const epilogue_operands o = make_epilogue_operands(e);
-            const epilogue_result r = run_epilogue_host(e, o);
-            if (r.status == GEMM_STATUS_NOT_SUPPORTED) {  // a type the backend does not take
-                skips.add(name, e.gemm);
-                continue;
+            for (bool plan : {false, true}) {
+                const epilogue_result r = run_epilogue_host(e, o, plan);
+                const std::string where = name + (plan ? " plan " : " call ") + e.describe();
+                if (r.status == GEMM_STATUS_NOT_SUPPORTED) {  // a type the backend does not take
+                    skips.add(name, e.gemm);
+                    continue;
+                }
+                REQUIRE_MESSAGE(r.status == GEMM_STATUS_SUCCESS, where << ": " << r.error);
+                const std::string problem = check_epilogue_result(e, o, r);
+                CHECK_MESSAGE(problem.empty(), where << ": " << problem);
+                ++checked;
             }
-            REQUIRE_MESSAGE(r.status == GEMM_STATUS_SUCCESS, name << " " << e.describe() << ": " << r.error);
-            const std::string problem = check_epilogue_result(e, o, r);
-            CHECK_MESSAGE(problem.empty(), name << " " << e.describe() << ": " << problem);
-            ++checked;
         }
     }
     REQUIRE(gemm_set_backend(nullptr) == GEMM_STATUS_SUCCESS);
-    CHECK(checked >= int64_t(cases.size()));  // cpu_ref serves every case
+    CHECK(checked >= 2 * int64_t(cases.size()));  // cpu_ref serves every case, by call and by plan
     MESSAGE(checked << " epilogue calls checked; " << skips.summary());
 }
 
@@ -218,6 +221,75 @@ TEST_CASE("epilogue errors: each names the field, and nothing is computed") {
     e = p.valid();
     e.bias = nullptr;
     p.expect(&e, GEMM_STATUS_SUCCESS, "");
+}
+
+TEST_CASE("epilogue plans: the desc's epilogue, and runs that do not match it refused") {
+    error_probe p;
+    gemm_desc_t d;
+    gemm_desc_init(&d, GEMM_F32, GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 6, 5, 4);
+    d.activation = GEMM_ACTIVATION_GELU;
+    d.bias_axis = GEMM_BIAS_ROWS;
+    d.aux = 1;
+    gemm_plan_t plan = nullptr;
+    REQUIRE(gemm_plan_create(&d, &plan) == GEMM_STATUS_SUCCESS);
+    const float alpha = 1, beta = 0.5f;
+    auto run = [&](const gemm_epilogue_t *e) {
+        return gemm_plan_run_epilogue(plan, &alpha, p.a.data(), p.b.data(), &beta, p.c.data(), e);
+    };
+    gemm_epilogue_t e = p.valid();
+    CHECK(run(&e) == GEMM_STATUS_SUCCESS);
+    const bytes c0 = p.c, aux0 = p.aux;
+    auto refused = [&](gemm_status_t got, gemm_status_t want, const std::string &prefix) {
+        const std::string message = gemm_last_error();
+        CHECK(got == want);
+        CHECK_MESSAGE(message.rfind(prefix, 0) == 0, "message \"" << message << "\" should start with \"" << prefix << "\"");
+        CHECK(p.c == c0);
+        CHECK(p.aux == aux0);
+    };
+    refused(gemm_plan_run(plan, &alpha, p.a.data(), p.b.data(), &beta, p.c.data()), GEMM_STATUS_INVALID_VALUE,
+            "parameter 1: the plan was made with an epilogue");
+    refused(run(nullptr), GEMM_STATUS_INVALID_POINTER, "parameter 7: epilogue is NULL");
+    e.activation = GEMM_ACTIVATION_RELU;
+    refused(run(&e), GEMM_STATUS_INVALID_VALUE,
+            "parameter 7: epilogue->activation = 1 but the plan was made for GEMM_ACTIVATION_GELU");
+    e = p.valid();
+    e.aux = nullptr;
+    refused(run(&e), GEMM_STATUS_INVALID_VALUE, "parameter 7: epilogue->aux is NULL but the plan was made with one");
+    e = p.valid();
+    e.ld_aux = 8;
+    refused(run(&e), GEMM_STATUS_INVALID_VALUE, "parameter 7: epilogue->ld_aux = 8 but the plan was made for 6");
+    e = p.valid();
+    e.bias = nullptr;
+    refused(run(&e), GEMM_STATUS_INVALID_POINTER, "parameter 7: epilogue->bias is NULL");
+    e = p.valid();
+    e.aux = p.c.data();
+    refused(run(&e), GEMM_STATUS_INVALID_VALUE, "parameter 7: epilogue->aux and C overlap");
+    gemm_plan_destroy(plan);
+
+    // A plan without an epilogue takes only one that adds nothing; a desc's epilogue is
+    // checked at creation; gemm_measure does not time epilogues.
+    gemm_desc_init(&d, GEMM_F32, GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 6, 5, 4);
+    REQUIRE(gemm_plan_create(&d, &plan) == GEMM_STATUS_SUCCESS);
+    e = p.valid();
+    refused(run(&e), GEMM_STATUS_INVALID_VALUE,
+            "parameter 7: epilogue->activation = 2 but the plan was made for GEMM_ACTIVATION_NONE");
+    gemm_epilogue_init(&e);
+    CHECK(run(&e) == GEMM_STATUS_SUCCESS);
+    gemm_plan_destroy(plan);
+    d.activation = static_cast<gemm_activation_t>(7);
+    CHECK(gemm_plan_create(&d, &plan) == GEMM_STATUS_INVALID_VALUE);
+    CHECK(std::string(gemm_last_error()).rfind("gemm_desc_t: activation = 7 is not a gemm_activation_t", 0) == 0);
+    d.activation = GEMM_ACTIVATION_GELU;
+    d.aux = 1;
+    d.ld_aux = 3;
+    CHECK(gemm_plan_create(&d, &plan) == GEMM_STATUS_INVALID_LEADING_DIM);
+    CHECK(std::string(gemm_last_error()).rfind("gemm_desc_t: ld_aux = 3 must be >= max(1, m = 6)", 0) == 0);
+    d.ld_aux = 0;
+    gemm_measure_options_t options;
+    gemm_measure_options_init(&options);
+    const char *backend = "cpu_ref";
+    gemm_measurement_t report;
+    CHECK(gemm_measure(&d, &backend, 1, &options, &report) == GEMM_STATUS_NOT_SUPPORTED);
 }
 
 // ---- the trace says where the epilogue ran: one process with GEMM_VERBOSE=1 ----------------

@@ -27,9 +27,10 @@ constexpr param_positions entry_positions[] = {
     {7, 8, 0, 9, 0, 10, 0, 11, 0, 12, 13, 0, 14, 0, 15, 0},           // gemm_sgemm_batched ...
     {7, 8, 9, 10, 0, 11, 12, 13, 0, 14, 15, 16, 17, 0, 18, 19},       // gemm_ex_batched
     {7, 8, 9, 10, 0, 11, 12, 13, 0, 14, 15, 16, 17, 0, 19, 20},       // gemm_ex_grouped (batch: group_size)
-    {7, 8, 9, 10, 0, 11, 12, 13, 0, 14, 15, 16, 17, 0, 0, 18}};       // gemm_ex_epilogue (epilogue: 19)
+    {7, 8, 9, 10, 0, 11, 12, 13, 0, 14, 15, 16, 17, 0, 0, 18},        // gemm_ex_epilogue (epilogue: 19)
+    {2, 3, 0, 0, 0, 4, 0, 0, 0, 5, 6, 0, 0, 0, 0, 0}};                // gemm_plan_run_epilogue (epilogue: 7)
 
-constexpr int epilogue_position = 19;
+int epilogue_position(const user_call &c) { return c.entry == api_entry_plan_epilogue ? 7 : 19; }
 
 const param_positions &positions(const user_call &c) { return entry_positions[c.entry]; }
 
@@ -215,8 +216,10 @@ gemm_status_t check_pointers(const user_call &c) {
 
 bool writes_c(const user_call &c) { return c.m > 0 && c.n > 0 && c.batch > 0; }
 
+// A desc's epilogue fields are its own ("gemm_desc_t: ld_aux = ..."); a call's are the
+// epilogue's ("parameter 19: epilogue->ld_aux = ...").
 gemm_status_t epilogue_fail(const user_call &c, gemm_status_t s, const std::string &what) {
-    return fail(c, s, epilogue_position, "epilogue->" + what);
+    return fail(c, s, epilogue_position(c), (c.entry == api_entry_desc ? "" : "epilogue->") + what);
 }
 
 const char *axis_constant(int axis) { return axis == GEMM_BIAS_ROWS ? "GEMM_BIAS_ROWS" : "GEMM_BIAS_COLUMNS"; }
@@ -247,10 +250,14 @@ gemm_status_t check_epilogue_pointers(const user_call &c, const api_epilogue &e)
     return GEMM_STATUS_SUCCESS;
 }
 
+bool takes_epilogue(const user_call &c) {
+    return c.entry == api_entry_ex_epilogue || c.entry == api_entry_plan_epilogue;
+}
+
 gemm_status_t check_epilogue(const user_call &c) {
-    if (c.entry != api_entry_ex_epilogue) return GEMM_STATUS_SUCCESS;
+    if (!c.epilogue && !takes_epilogue(c)) return GEMM_STATUS_SUCCESS;
     if (!c.epilogue)
-        return fail(c, GEMM_STATUS_INVALID_POINTER, epilogue_position,
+        return fail(c, GEMM_STATUS_INVALID_POINTER, epilogue_position(c),
                     "epilogue is NULL (gemm_epilogue_init makes one that adds nothing)");
     const api_epilogue &e = *c.epilogue;
     if (e.activation < GEMM_ACTIVATION_NONE || e.activation > GEMM_ACTIVATION_GELU_BACKWARD)
@@ -287,7 +294,7 @@ bool overlap(const byte_range &x, const byte_range &y) {
 // aux spans what C spans, with its own leading dimension; no two of C, aux, bias and bias_grad
 // may share a byte (the pass and cuBLASLt's fused epilogue read one while writing another).
 gemm_status_t check_epilogue_spans(const user_call &c, int64_t c_span) {
-    if (c.entry != api_entry_ex_epilogue || !writes_c(c)) return GEMM_STATUS_SUCCESS;
+    if (!c.epilogue || !writes_c(c)) return GEMM_STATUS_SUCCESS;
     const api_epilogue &e = *c.epilogue;
     const int64_t size = int64_t(dtype_size(dtype(c.c_type)));
     std::vector<byte_range> ranges = {{"C", reinterpret_cast<std::uintptr_t>(c.c), c_span * size}};
@@ -303,7 +310,7 @@ gemm_status_t check_epilogue_spans(const user_call &c, int64_t c_span) {
     for (std::size_t i = 0; i < ranges.size(); ++i)
         for (std::size_t j = i + 1; j < ranges.size(); ++j)
             if (overlap(ranges[i], ranges[j]))
-                return fail(c, GEMM_STATUS_INVALID_VALUE, epilogue_position,
+                return fail(c, GEMM_STATUS_INVALID_VALUE, epilogue_position(c),
                             fmt::format("{} and {} overlap: the epilogue reads one while writing the other",
                                         ranges[j].name, ranges[i].name));
     return GEMM_STATUS_SUCCESS;
@@ -392,7 +399,7 @@ problem canonicalize(const user_call &c) {
     p.alpha_imag = alpha.im;
     p.beta = beta.re;
     p.beta_imag = beta.im;
-    if (c.entry == api_entry_ex_epilogue) {
+    if (c.epilogue) {
         const api_epilogue &e = *c.epilogue;
         // Row-major C^T has C's rows as its columns: the bias axis turns with it.
         bias_axis axis = static_cast<bias_axis>(e.bias_axis);

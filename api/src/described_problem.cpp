@@ -38,7 +38,30 @@ struct described_call {
     user_call call{};
     float alpha_f[2] = {1, 0}, beta_f[2] = {0, 0};
     double alpha_d[2] = {1, 0}, beta_d[2] = {0, 0};
+    api_epilogue epilogue{};
 };
+
+// Placeholders for the epilogue's vectors and aux, far from A, B and C (and from each other)
+// so that the overlap checks pass, aligned as the desc says.
+const void *epilogue_placeholder(int which, int alignment) {
+    return reinterpret_cast<const void *>((std::uintptr_t(which + 1) << 40) +
+                                          std::uintptr_t(alignment > 0 && alignment < (1 << 30) ? alignment : 0));
+}
+
+// The desc's epilogue as a call's, its pointers placeholders where a run needs them.
+void fill_epilogue(const api_desc &d, described_call &out) {
+    if (d.activation == GEMM_ACTIVATION_NONE && d.bias_axis == GEMM_BIAS_NONE && !d.aux) return;
+    api_epilogue &e = out.epilogue;
+    const bool backward = d.activation == GEMM_ACTIVATION_RELU_BACKWARD || d.activation == GEMM_ACTIVATION_GELU_BACKWARD;
+    const bool axis = d.bias_axis != GEMM_BIAS_NONE;
+    e.activation = d.activation;
+    e.bias_axis = d.bias_axis;
+    e.bias = axis && !backward ? epilogue_placeholder(1, d.alignment) : nullptr;
+    e.bias_grad = axis && backward ? const_cast<void *>(epilogue_placeholder(2, d.alignment)) : nullptr;
+    e.aux = d.aux || backward ? const_cast<void *>(epilogue_placeholder(3, d.alignment)) : nullptr;
+    e.ld_aux = d.ld_aux ? d.ld_aux : least_ld(d.layout, d.m, d.n);
+    out.call.epilogue = &e;
+}
 
 void fill_call(const api_desc &d, described_call &out) {
     user_call &c = out.call;
@@ -70,11 +93,12 @@ void fill_call(const api_desc &d, described_call &out) {
     c.a = c.b = pointer_aligned_to(d.alignment);
     c.c = const_cast<void *>(pointer_aligned_to(d.alignment));
     c.entry = api_entry_desc;
+    fill_epilogue(d, out);
 }
 
 }  // namespace
 
-gemm_status_t problem_of(const api_desc &d, problem &p, call_shape *call) {
+gemm_status_t problem_of(const api_desc &d, problem &p, call_shape *call, user_call *described) {
     if (d.alignment <= 0 || (d.alignment & (d.alignment - 1)) != 0)
         return set_error(GEMM_STATUS_INVALID_VALUE,
                          "gemm_desc_t: alignment = " + std::to_string(d.alignment) + " must be a power of 2");
@@ -88,6 +112,11 @@ gemm_status_t problem_of(const api_desc &d, problem &p, call_shape *call) {
     p.space = d.device < 0 ? memory_space::host : memory_space::device;
     p.device = d.device;
     if (call) *call = shape_of(dc.call);
+    if (described) {
+        *described = dc.call;
+        described->alpha = described->beta = nullptr;  // they point into dc
+        described->epilogue = nullptr;
+    }
     return GEMM_STATUS_SUCCESS;
 }
 

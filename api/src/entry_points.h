@@ -20,7 +20,8 @@ enum api_entry {
     api_entry_typed_pointers = 5, /* gemm_sgemm_batched ...: arrays of pointers */
     api_entry_ex_pointers = 6,    /* gemm_ex_batched */
     api_entry_grouped = 7,        /* gemm_ex_grouped: one group's arguments */
-    api_entry_ex_epilogue = 8     /* gemm_ex_epilogue */
+    api_entry_ex_epilogue = 8,    /* gemm_ex_epilogue */
+    api_entry_plan_epilogue = 9   /* gemm_plan_run_epilogue's operands */
 };
 
 /* gemm_epilogue_t with its enum fields as int, read once its struct_size passed. */
@@ -53,7 +54,8 @@ typedef struct api_call {
      * has_item / has_group 0 when the call is no such part. Indices count from 0. */
     int has_item, has_group;
     int64_t item, group;
-    /* api_entry_ex_epilogue: the caller's epilogue as read, NULL when the caller passed NULL. */
+    /* The caller's epilogue as read (api_entry_ex_epilogue, api_entry_plan_epilogue: NULL when
+     * the caller passed NULL), or a desc's with placeholder pointers (api_entry_desc). */
     const api_epilogue *epilogue;
 } api_call;
 
@@ -86,6 +88,8 @@ typedef struct api_desc {
     int a_type, b_type, c_type, compute;
     int64_t lda, ldb, ldc, batch, stride_a, stride_b, stride_c;
     int device, alignment, beta_zero;
+    int activation, bias_axis, aux;
+    int64_t ld_aux;
 } api_desc;
 
 gemm_status_t api_run(const api_call *call);
@@ -98,6 +102,10 @@ gemm_status_t api_run_grouped(int layout, const int *transa, const int *transb, 
                               int compute);
 gemm_status_t api_backend_supports(const char *backend, const api_desc *desc);
 gemm_status_t api_plan_create(const api_desc *desc, gemm_plan_t *plan);
+/* gemm_plan_run (epilogue_entry 0) and gemm_plan_run_epilogue (1; epilogue NULL when the
+ * caller passed NULL). */
+gemm_status_t api_plan_run(gemm_plan_t plan, const void *alpha, const void *A, const void *B, const void *beta,
+                           void *C, int epilogue_entry, const api_epilogue *epilogue);
 gemm_status_t api_backend_variants(const char *backend, const api_desc *desc, const char *const **ids,
                                    int64_t *count);
 gemm_status_t api_backend_get_traits(const char *backend, gemm_backend_traits_t *traits);

@@ -288,6 +288,10 @@ static int read_desc(const gemm_desc_t *d, api_desc *out, gemm_status_t *status)
     out->device = d->device;
     out->alignment = d->alignment;
     out->beta_zero = d->beta_zero;
+    out->activation = (int)d->activation;
+    out->bias_axis = (int)d->bias_axis;
+    out->aux = d->aux;
+    out->ld_aux = d->ld_aux;
     return 1;
 }
 
@@ -305,6 +309,20 @@ gemm_status_t gemm_plan_create(const gemm_desc_t *desc, gemm_plan_t *plan) {
     int read = read_desc(desc, &d, &s);
     if (read < 0) return s;
     return api_plan_create(read ? &d : NULL, plan);
+}
+
+gemm_status_t gemm_plan_run(gemm_plan_t plan, const void *alpha, const void *A, const void *B, const void *beta,
+                            void *C) {
+    return api_plan_run(plan, alpha, A, B, beta, C, 0, NULL);
+}
+
+gemm_status_t gemm_plan_run_epilogue(gemm_plan_t plan, const void *alpha, const void *A, const void *B,
+                                     const void *beta, void *C, const gemm_epilogue_t *epilogue) {
+    api_epilogue e;
+    gemm_status_t s = GEMM_STATUS_SUCCESS;
+    int read = read_epilogue(epilogue, 7, &e, &s);
+    if (read < 0) return s;
+    return api_plan_run(plan, alpha, A, B, beta, C, 1, read ? &e : NULL);
 }
 
 gemm_status_t gemm_backend_variants(const char *backend, const gemm_desc_t *desc, const char *const **ids,

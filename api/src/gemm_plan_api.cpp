@@ -28,6 +28,11 @@ struct gemm_plan {
     int compute = GEMM_F32;  // the type alpha and beta point to
     int alignment = 1;
     bool beta_zero = false;
+    // The desc's epilogue, and its call (placeholder pointers) to check a run's operands as
+    // gemm_ex_epilogue checks them.
+    bool has_epilogue = false;
+    api_epilogue epilogue{};
+    user_call described{};
 };
 
 namespace {
@@ -44,8 +49,11 @@ gemm_status_t create(const api_desc *d, gemm_plan_t *out) {
     if (!d) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 1: desc is NULL", 1);
     problem shape;
     call_shape call;
-    if (gemm_status_t s = problem_of(*d, shape, &call); s != GEMM_STATUS_SUCCESS) return s;
     auto made = std::make_unique<gemm_plan>();
+    if (gemm_status_t s = problem_of(*d, shape, &call, &made->described); s != GEMM_STATUS_SUCCESS) return s;
+    made->has_epilogue = shape.epilogue.any();
+    made->epilogue = {d->activation, d->bias_axis, nullptr, nullptr, nullptr,
+                      shape.epilogue.aux ? shape.epilogue.ld_aux : 0};
     if (gemm_status_t s = plan::make(shape, call, made->decided); s != GEMM_STATUS_SUCCESS) return s;
     made->row_major = d->layout == GEMM_ROW_MAJOR;
     made->compute = d->compute;
@@ -100,6 +108,59 @@ gemm_status_t problem_of_run(const gemm_plan &pl, const void *alpha, const void 
     return GEMM_STATUS_SUCCESS;
 }
 
+const char *const activation_names[] = {"GEMM_ACTIVATION_NONE", "GEMM_ACTIVATION_RELU", "GEMM_ACTIVATION_GELU",
+                                         "GEMM_ACTIVATION_RELU_BACKWARD", "GEMM_ACTIVATION_GELU_BACKWARD"};
+const char *const axis_names[] = {"GEMM_BIAS_NONE", "GEMM_BIAS_ROWS", "GEMM_BIAS_COLUMNS"};
+
+// The run's epilogue has the plan's activation, axis, aux and ld_aux, and its pointers and
+// spans pass the checks of gemm_ex_epilogue (on the plan's call with this run's operands);
+// then it becomes p's, canonical.
+gemm_status_t epilogue_of_run(const gemm_plan &pl, const void *alpha, const void *a, const void *b, const void *beta,
+                              void *c, const api_epilogue *e, problem &p) {
+    if (!e) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 7: epilogue is NULL", 7);
+    const api_epilogue &want = pl.epilogue;
+    auto mismatch = [](const std::string &what) {
+        return set_error(GEMM_STATUS_INVALID_VALUE, "parameter 7: epilogue->" + what, 7);
+    };
+    if (e->activation != want.activation)
+        return mismatch(fmt::format("activation = {} but the plan was made for {} (desc->activation)", e->activation,
+                                    activation_names[want.activation]));
+    if (e->bias_axis != want.bias_axis)
+        return mismatch(fmt::format("bias_axis = {} but the plan was made for {} (desc->bias_axis)", e->bias_axis,
+                                    axis_names[want.bias_axis]));
+    if (bool(e->aux) != (want.ld_aux != 0))
+        return mismatch(want.ld_aux ? "aux is NULL but the plan was made with one (desc->aux, or a backward activation)"
+                                    : "aux is set but the plan was made without one (desc->aux = 0)");
+    if (e->aux && e->ld_aux != want.ld_aux)
+        return mismatch(fmt::format("ld_aux = {} but the plan was made for {} (desc->ld_aux)", e->ld_aux, want.ld_aux));
+    user_call run = pl.described;
+    run.entry = api_entry_plan_epilogue;
+    run.alpha = alpha;
+    run.beta = beta;
+    run.a = a;
+    run.b = b;
+    run.c = c;
+    run.epilogue = e;
+    if (gemm_status_t s = check_call(run); s != GEMM_STATUS_SUCCESS) return s;
+    p.epilogue = canonicalize(run).epilogue;
+    return GEMM_STATUS_SUCCESS;
+}
+
+gemm_status_t run_plan(gemm_plan_t plan, const void *alpha, const void *A, const void *B, const void *beta, void *C,
+                       int epilogue_entry, const api_epilogue *epilogue) {
+    if (gemm_status_t s = check_handle(plan); s != GEMM_STATUS_SUCCESS) return s;
+    if (!epilogue_entry && plan->has_epilogue)
+        return set_error(GEMM_STATUS_INVALID_VALUE,
+                         "parameter 1: the plan was made with an epilogue (desc->activation, bias_axis or aux): run it "
+                         "with gemm_plan_run_epilogue", 1);
+    problem p;
+    if (gemm_status_t s = problem_of_run(*plan, alpha, A, B, beta, C, p); s != GEMM_STATUS_SUCCESS) return s;
+    if (epilogue_entry)
+        if (gemm_status_t s = epilogue_of_run(*plan, alpha, A, B, beta, C, epilogue, p); s != GEMM_STATUS_SUCCESS)
+            return s;
+    return plan->decided->run(p);
+}
+
 }  // namespace
 
 extern "C" {
@@ -109,15 +170,10 @@ gemm_status_t api_plan_create(const api_desc *desc, gemm_plan_t *plan) {
     return guarded([&] { return create(desc, plan); });
 }
 
-gemm_status_t gemm_plan_run(gemm_plan_t plan, const void *alpha, const void *A, const void *B, const void *beta,
-                            void *C) {
+gemm_status_t api_plan_run(gemm_plan_t plan, const void *alpha, const void *A, const void *B, const void *beta,
+                           void *C, int epilogue_entry, const api_epilogue *epilogue) {
     clear_error();
-    return guarded([&] {
-        if (gemm_status_t s = check_handle(plan); s != GEMM_STATUS_SUCCESS) return s;
-        problem p;
-        if (gemm_status_t s = problem_of_run(*plan, alpha, A, B, beta, C, p); s != GEMM_STATUS_SUCCESS) return s;
-        return plan->decided->run(p);
-    });
+    return guarded([&] { return run_plan(plan, alpha, A, B, beta, C, epilogue_entry, epilogue); });
 }
 
 gemm_status_t gemm_plan_get_backend(gemm_plan_t plan, const char **backend, const char **variant, const char **why) {

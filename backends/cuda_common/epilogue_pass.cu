@@ -39,13 +39,27 @@ __global__ void activation_kernel(T *c, const T *bias, T *aux, epilogue_args a) 
         }
 }
 
-// Sums of each row: one thread per row, walking the columns (reads coalesced across rows).
+constexpr int row_lanes = 32, row_slices = 8;
+
+// Sums of each row: a block takes 32 rows (x, neighbouring addresses) and 8 slices of the
+// columns (y, every 8th column), so that enough threads read C when it has few rows; the 8
+// partial sums are added in a fixed order, so the result does not depend on scheduling.
 template <class T> __global__ void row_sums_kernel(const T *c, T *sums, int64_t m, int64_t n, int64_t ldc) {
     using S = compute_of<T>;
-    for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < m; i += int64_t(gridDim.x) * blockDim.x) {
+    __shared__ S partial[row_slices][row_lanes];
+    for (int64_t base = int64_t(blockIdx.x) * row_lanes; base < m; base += int64_t(gridDim.x) * row_lanes) {
+        const int64_t i = base + threadIdx.x;
         S sum = 0;
-        for (int64_t j = 0; j < n; ++j) sum += to_compute(c[i + j * ldc]);
-        sums[i] = from_compute<T>(sum);
+        if (i < m)
+            for (int64_t j = threadIdx.y; j < n; j += row_slices) sum += to_compute(c[i + j * ldc]);
+        partial[threadIdx.y][threadIdx.x] = sum;
+        __syncthreads();
+        if (threadIdx.y == 0 && i < m) {
+            S total = 0;
+            for (int y = 0; y < row_slices; ++y) total += partial[y][threadIdx.x];
+            sums[i] = from_compute<T>(total);
+        }
+        __syncthreads();  // partial is reused by the next rows
     }
 }
 
@@ -81,8 +95,9 @@ template <class T> gemm_status_t launch(const problem &p, cudaStream_t stream) {
     if (s != GEMM_STATUS_SUCCESS || !e.backward() || e.axis == bias_axis::none) return s;
     T *sums = static_cast<T *>(e.bias_grad);
     if (e.axis == bias_axis::rows) {
-        row_sums_kernel<T><<<unsigned(std::min<int64_t>((p.m + 255) / 256, 65535)), 256, 0, stream>>>(
-            static_cast<const T *>(p.c), sums, p.m, p.n, p.ldc);
+        row_sums_kernel<T><<<unsigned(std::min<int64_t>((p.m + row_lanes - 1) / row_lanes, 65535)),
+                             dim3(row_lanes, row_slices), 0, stream>>>(static_cast<const T *>(p.c), sums, p.m, p.n,
+                                                                       p.ldc);
     } else {
         column_sums_kernel<T><<<unsigned(std::min<int64_t>(p.n, 65535)), column_threads, 0, stream>>>(
             static_cast<const T *>(p.c), sums, p.m, p.n, p.ldc);

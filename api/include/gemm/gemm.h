@@ -204,6 +204,57 @@ GEMM_API gemm_status_t gemm_ex_grouped(gemm_layout_t layout, const gemm_op_t *tr
                                        const int64_t *ldc, int64_t group_count, const int64_t *group_size,
                                        gemm_dtype_t compute_type);
 
+/* Backends compiled into this build, available or not. */
+typedef struct gemm_backend_info {
+    const char *name;   /* stable lower_snake name, as GEMM_BACKEND takes it */
+    int available;      /* 1 if it can run on this machine */
+    const char *reason; /* why not, when available == 0; "" otherwise */
+    const char *detail; /* what it runs on when available (library, device); may be "" */
+} gemm_backend_info_t;
+
+GEMM_API int64_t gemm_backend_count(void);
+
+/* Fills *info for backend index (0 <= index < gemm_backend_count()). Strings live as long
+ * as the process. */
+GEMM_API gemm_status_t gemm_backend_get_info(int64_t index, gemm_backend_info_t *info);
+
+/* The GEMM_* variables this build reads: the library's own and each backend's. Strings live
+ * as long as the process. */
+typedef struct gemm_option_info {
+    const char *name;      /* "GEMM_CBLAS_LIB" */
+    const char *owner;     /* "library", "drop-in BLAS", or the backend that reads it */
+    const char *value;     /* as set in the environment when first read; NULL when unset */
+    const char *values;    /* what it takes ("a path or soname") */
+    const char *fallback;  /* what holds when it is unset */
+    const char *meaning;
+} gemm_option_info_t;
+
+GEMM_API int64_t gemm_option_count(void);
+
+/* Fills *info for option index (0 <= index < gemm_option_count()). */
+GEMM_API gemm_status_t gemm_option_get_info(int64_t index, gemm_option_info_t *info);
+
+/* Forces a backend for every later call of this process, like GEMM_BACKEND and taking
+ * precedence over it: "auto", a backend name, or "name:variant" to pin a variant too.
+ * NULL returns to what GEMM_BACKEND says. An unknown or unavailable backend is refused here
+ * and leaves the previous choice in place. */
+GEMM_API gemm_status_t gemm_set_backend(const char *name);
+
+/* CUDA stream (a cudaStream_t) for later calls made by this thread with device pointers;
+ * NULL (the default) is the legacy default stream. Device-pointer calls are stream-ordered
+ * and asynchronous, like cuBLAS: they are enqueued on this stream and may return before
+ * the result is ready; synchronize the stream before reading C. Host-pointer calls are
+ * synchronous whatever the stream. The caller owns the stream and must keep it alive
+ * while calls on it are in flight. */
+GEMM_API gemm_status_t gemm_set_stream(void *stream);
+GEMM_API void *gemm_get_stream(void);
+
+/* The selection in force: what gemm_set_backend set, else GEMM_BACKEND, else "auto". */
+GEMM_API const char *gemm_get_backend(void);
+
+/* Where that selection comes from: "gemm_set_backend", "GEMM_BACKEND" or "default". */
+GEMM_API const char *gemm_get_backend_source(void);
+
 /* ---- Epilogues ------------------------------------------------------------------------- */
 
 /* What follows the product, on Z = alpha * op(A) * op(B) + beta * C (+ the bias). */
@@ -265,57 +316,6 @@ GEMM_API gemm_status_t gemm_ex_epilogue(gemm_layout_t layout, gemm_op_t transa, 
                                         const void *beta, void *C, gemm_dtype_t c_type, int64_t ldc,
                                         gemm_dtype_t compute_type, const gemm_epilogue_t *epilogue);
 
-/* Backends compiled into this build, available or not. */
-typedef struct gemm_backend_info {
-    const char *name;   /* stable lower_snake name, as GEMM_BACKEND takes it */
-    int available;      /* 1 if it can run on this machine */
-    const char *reason; /* why not, when available == 0; "" otherwise */
-    const char *detail; /* what it runs on when available (library, device); may be "" */
-} gemm_backend_info_t;
-
-GEMM_API int64_t gemm_backend_count(void);
-
-/* Fills *info for backend index (0 <= index < gemm_backend_count()). Strings live as long
- * as the process. */
-GEMM_API gemm_status_t gemm_backend_get_info(int64_t index, gemm_backend_info_t *info);
-
-/* The GEMM_* variables this build reads: the library's own and each backend's. Strings live
- * as long as the process. */
-typedef struct gemm_option_info {
-    const char *name;      /* "GEMM_CBLAS_LIB" */
-    const char *owner;     /* "library", "drop-in BLAS", or the backend that reads it */
-    const char *value;     /* as set in the environment when first read; NULL when unset */
-    const char *values;    /* what it takes ("a path or soname") */
-    const char *fallback;  /* what holds when it is unset */
-    const char *meaning;
-} gemm_option_info_t;
-
-GEMM_API int64_t gemm_option_count(void);
-
-/* Fills *info for option index (0 <= index < gemm_option_count()). */
-GEMM_API gemm_status_t gemm_option_get_info(int64_t index, gemm_option_info_t *info);
-
-/* Forces a backend for every later call of this process, like GEMM_BACKEND and taking
- * precedence over it: "auto", a backend name, or "name:variant" to pin a variant too.
- * NULL returns to what GEMM_BACKEND says. An unknown or unavailable backend is refused here
- * and leaves the previous choice in place. */
-GEMM_API gemm_status_t gemm_set_backend(const char *name);
-
-/* CUDA stream (a cudaStream_t) for later calls made by this thread with device pointers;
- * NULL (the default) is the legacy default stream. Device-pointer calls are stream-ordered
- * and asynchronous, like cuBLAS: they are enqueued on this stream and may return before
- * the result is ready; synchronize the stream before reading C. Host-pointer calls are
- * synchronous whatever the stream. The caller owns the stream and must keep it alive
- * while calls on it are in flight. */
-GEMM_API gemm_status_t gemm_set_stream(void *stream);
-GEMM_API void *gemm_get_stream(void);
-
-/* The selection in force: what gemm_set_backend set, else GEMM_BACKEND, else "auto". */
-GEMM_API const char *gemm_get_backend(void);
-
-/* Where that selection comes from: "gemm_set_backend", "GEMM_BACKEND" or "default". */
-GEMM_API const char *gemm_get_backend_source(void);
-
 /* ---- Problem descriptions and capability queries ------------------------------------ */
 
 /* Structs with a struct_size (gemm_desc_t, gemm_backend_traits_t, gemm_measure_options_t)
@@ -347,6 +347,13 @@ typedef struct gemm_desc {
     int device;                /* -1: host memory; >= 0: memory of that CUDA device */
     int alignment;             /* bytes every operand pointer is a multiple of */
     int beta_zero;             /* 1: beta is 0 (C is written, never read) */
+    /* The epilogue of the class (see gemm_epilogue_t), for plans: a plan made with one is run
+     * with gemm_plan_run_epilogue, whose epilogue must match these fields. */
+    gemm_activation_t activation;  /* GEMM_ACTIVATION_NONE: none */
+    gemm_bias_t bias_axis;         /* GEMM_BIAS_NONE: none */
+    int aux;                   /* 1: forward runs save the activation's input (backward
+                                  activations read one whatever this says) */
+    int64_t ld_aux;            /* 0: the least valid leading dimension */
 } gemm_desc_t;
 
 #define GEMM_DESC_TIGHT (-1)
@@ -489,6 +496,15 @@ GEMM_API gemm_status_t gemm_plan_create(const gemm_desc_t *desc, gemm_plan_t *pl
  * messages: plan 1, alpha 2, A 3, B 4, beta 5, C 6. */
 GEMM_API gemm_status_t gemm_plan_run(gemm_plan_t plan, const void *alpha, const void *A, const void *B,
                                      const void *beta, void *C);
+
+/* gemm_plan_run for a plan made with an epilogue (desc->activation, bias_axis or aux): the
+ * run's epilogue (parameter 7) must have the desc's activation, bias_axis and ld_aux (the
+ * least when desc->ld_aux was 0), and an aux exactly when the desc has one or the activation
+ * is a backward one; its pointers are checked as gemm_ex_epilogue checks them (a plan made
+ * without one takes only an epilogue that adds nothing). gemm_plan_run refuses a plan made
+ * with an epilogue (GEMM_STATUS_INVALID_VALUE). */
+GEMM_API gemm_status_t gemm_plan_run_epilogue(gemm_plan_t plan, const void *alpha, const void *A, const void *B,
+                                              const void *beta, void *C, const gemm_epilogue_t *epilogue);
 
 /* The backend and variant ("" = its default) the plan runs, and why it was chosen ("auto:
  * tune cache hit (plan)", ...). The strings live as long as the plan; any pointer may be NULL.

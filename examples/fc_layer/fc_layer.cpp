@@ -521,15 +521,37 @@ void print_ways(const mlp_shape &s, const timed_way ways[4]) {
     }
 }
 
-// The four ways (fused or unfused, forward or forward+backward) take turns in 7 rounds after one
-// warm-up round, so that a slow stretch of the device spreads over all of them.
-bool gpu_bench() {
+// Fused and unfused results must agree before their times mean anything. bf16 rounds differently
+// in cuBLASLt's epilogue than in the library's pass, so the check is loose (1 % of the largest
+// value of db1, which depends on every forward and backward step before it): it catches a wrong
+// result, not rounding.
+bool fused_agrees_with_unfused(const mlp &net, bool &agrees) {
+    std::vector<double> fused, unfused;
+    if (!ok(gemm_set_backend(nullptr), "gemm_set_backend") || !forward_backward(net, GEMM_ACTIVATION_GELU) ||
+        !load(net.db1, net.type, fused) || !ok(gemm_set_backend("cublas"), "gemm_set_backend") ||
+        !forward_backward(net, GEMM_ACTIVATION_GELU) || !load(net.db1, net.type, unfused))
+        return false;
+    double difference = 0, largest = 0;
+    for (std::size_t i = 0; i < fused.size(); ++i) {
+        difference = std::max(difference, std::fabs(fused[i] - unfused[i]));
+        largest = std::max(largest, std::fabs(unfused[i]));
+    }
+    agrees = difference <= 1e-2 * largest;
+    std::printf("gpu bf16 db1 fused against unfused: largest difference %.2e, largest value %.2e %s\n", difference,
+                largest, agrees ? "ok" : "FAILED");
+    return true;
+}
+
+// After the check, the four ways (fused or unfused, forward or forward+backward) take turns in 7
+// rounds after one warm-up round, so that a slow stretch of the device spreads over all of them.
+bool gpu_bench(bool &passed) {
     const mlp_shape s{4096, 4096, 14336, 4096};
     timing_stream ts;
     mlp net;
     if (!ts.create() || !allocate(net, s, GEMM_BF16, memory::device) || !fill_random(net, 7, true)) return false;
     timed_way ways[4] = {{nullptr, false, {}}, {nullptr, true, {}}, {"cublas", false, {}}, {"cublas", true, {}}};
-    bool timed = true;
+    bool agrees = false;
+    bool timed = fused_agrees_with_unfused(net, agrees);
     for (int round = 0; round < 8 && timed; ++round)
         for (timed_way &way : ways) timed = timed && time_round(net, ts, way);
     const bool reset = ok(gemm_set_backend(nullptr), "gemm_set_backend");  // back to the default selection
@@ -538,6 +560,7 @@ bool gpu_bench() {
     std::printf("gpu bf16 B=%lld D_in=%lld H=%lld D_out=%lld, median of 7 rounds of 10 steps:\n", (long long)s.batch,
                 (long long)s.d_in, (long long)s.hidden, (long long)s.d_out);
     print_ways(s, ways);
+    passed = passed && agrees;
     return true;
 }
 
@@ -549,7 +572,7 @@ bool gpu_part(const mlp &cpu, uint64_t seed, bool bench, bool &passed) {
     for (gemm_dtype_t type : {GEMM_F64, GEMM_F32})
         for (gemm_activation_t act : {GEMM_ACTIVATION_RELU, GEMM_ACTIVATION_GELU})
             if (!gpu_check(cpu, type, seed, act, passed)) return false;
-    return !bench || gpu_bench();
+    return !bench || gpu_bench(passed);
 }
 
 #else

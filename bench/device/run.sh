@@ -15,7 +15,8 @@
 #   grouped   64 small GEMMs of different shapes: a loop of cuBLAS calls, cuBLAS's grouped
 #             call, gemm_ex_grouped and a loop of gemm_ex (grouped_batch.cpp)
 #   epilogue  bias + ReLU/GELU (+ aux) and GELU's backward form with the bias gradient, bf16:
-#             cuBLASLt's fused epilogue against cuBLAS plus the library's pass (epilogue.cpp)
+#             cuBLASLt's fused epilogue against cuBLAS plus the library's pass (epilogue.cpp);
+#             then examples/fc_layer --bench (its checks on the GPU, fused against unfused)
 #   complex   gemm bench in c32 and c64: cublas and auto on device pointers, and cublas,
 #             cblas and cpu_omp on host pointers
 #   sweep     the largest cuda_tiled f32 configurations by id at 4096^3 and 8192^3, TN and NT
@@ -120,6 +121,9 @@ fi
 if has_stage epilogue; then
     program epilogue && timeout 180 $build/epilogue | tee "$out/epilogue.txt"
     summary+=("epilogue: rc=$?")
+    cmake --build $build --target fc_layer >>"$out/build.log" 2>&1 &&
+        timeout 300 $build/examples/fc_layer --bench | tee "$out/fc_layer.txt"
+    summary+=("examples/fc_layer --bench: rc=$?")
 fi
 if has_stage complex; then
     # Complex GEMM: cublas (Cgemm/Zgemm) and auto on device pointers, and on host pointers

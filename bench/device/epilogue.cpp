@@ -46,7 +46,7 @@ struct bench_case {
     int64_t m, n, k;
     gemm_op_t tb;  // W as [N,K] (T) for a forward layer, or [K,N] (N) for the backward product
     gemm_activation_t act;
-    bool aux;
+    bool aux;  // forward: save Z + b; backward: make the bias gradient too
 };
 
 double median(std::vector<double> v) {
@@ -63,6 +63,7 @@ int main() {
         {"4096^3 bias+gelu+aux", 4096, 4096, 4096, GEMM_OP_T, GEMM_ACTIVATION_GELU, true},
         {"MLP up 4096x14336x4096 bias+gelu", 4096, 14336, 4096, GEMM_OP_T, GEMM_ACTIVATION_GELU, false},
         {"MLP up 4096x14336x4096 bias+gelu+aux", 4096, 14336, 4096, GEMM_OP_T, GEMM_ACTIVATION_GELU, true},
+        {"MLP back 4096x14336x4096 dgelu", 4096, 14336, 4096, GEMM_OP_N, GEMM_ACTIVATION_GELU_BACKWARD, false},
         {"MLP back 4096x14336x4096 dgelu+dbias", 4096, 14336, 4096, GEMM_OP_N, GEMM_ACTIVATION_GELU_BACKWARD, true},
     };
     cudaStream_t stream = nullptr;
@@ -82,10 +83,11 @@ int main() {
         gemm_epilogue_t e;
         gemm_epilogue_init(&e);
         e.activation = c.act;
-        e.bias_axis = GEMM_BIAS_COLUMNS;
+        // Backward cases always read aux; their flag says whether they also make the bias gradient.
+        e.bias_axis = backward && !c.aux ? GEMM_BIAS_NONE : GEMM_BIAS_COLUMNS;
         e.bias = backward ? nullptr : bias;
-        e.bias_grad = backward ? bias : nullptr;
-        e.aux = c.aux ? aux : nullptr;
+        e.bias_grad = backward && c.aux ? bias : nullptr;
+        e.aux = c.aux || backward ? aux : nullptr;
         e.ld_aux = c.n;
         const float one = 1.0f, zero = 0.0f;
         const int64_t ldb = c.tb == GEMM_OP_T ? c.k : c.n;

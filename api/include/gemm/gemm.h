@@ -276,7 +276,8 @@ typedef enum gemm_bias {
 /* An epilogue for gemm_ex_epilogue: C = act(Z + bias) in one call, fused into the GEMM where
  * the backend can (cuBLASLt on device memory: a bias per row of column-major C, or per column
  * of row-major C; ReLU without aux; GELU for f16 and bf16 C, its tanh being too coarse for
- * f32 and f64), else applied by the library in one more pass over C on the memory C lives in
+ * f32 and f64; GELU's backward form without the bias gradient, its own being slower than the
+ * pass), else applied by the library in one more pass over C on the memory C lives in
  * (GEMM_VERBOSE's trace says epilogue=...:fused or :pass). auto prefers a backend that fuses
  * the call's epilogue; calls with an epilogue do not use the tune cache.
  * bias, bias_grad and aux have C's type and lie in C's memory; aux is a matrix of C's shape

@@ -84,13 +84,8 @@ inline epilogue_operands make_epilogue_operands(const epilogue_case &e) {
 inline void *data_or_null(bytes &b) { return b.empty() ? nullptr : b.data(); }
 inline const void *data_or_null(const bytes &b) { return b.empty() ? nullptr : b.data(); }
 
-// The call on the given pointers (host or device memory alike).
-inline gemm_status_t call_epilogue(const epilogue_case &e, const void *A, const void *B, void *C, const void *bias,
-                                   void *bias_grad, void *aux) {
-    const gemm_case &g = e.gemm;
-    const float alpha_f = float(g.alpha), beta_f = float(g.beta);
-    const double alpha_d = g.alpha, beta_d = g.beta;
-    const bool doubles = g.compute_type() == GEMM_F64;
+// The case's epilogue on the given vectors and aux.
+inline gemm_epilogue_t epilogue_of(const epilogue_case &e, const void *bias, void *bias_grad, void *aux) {
     gemm_epilogue_t ep;
     gemm_epilogue_init(&ep);
     ep.activation = e.activation;
@@ -99,6 +94,17 @@ inline gemm_status_t call_epilogue(const epilogue_case &e, const void *A, const 
     ep.bias_grad = bias_grad;
     ep.aux = aux;
     ep.ld_aux = e.ld_aux;
+    return ep;
+}
+
+// The call on the given pointers (host or device memory alike).
+inline gemm_status_t call_epilogue(const epilogue_case &e, const void *A, const void *B, void *C, const void *bias,
+                                   void *bias_grad, void *aux) {
+    const gemm_case &g = e.gemm;
+    const float alpha_f = float(g.alpha), beta_f = float(g.beta);
+    const double alpha_d = g.alpha, beta_d = g.beta;
+    const bool doubles = g.compute_type() == GEMM_F64;
+    const gemm_epilogue_t ep = epilogue_of(e, bias, bias_grad, aux);
     return gemm_ex_epilogue(g.layout, g.transa, g.transb, g.m, g.n, g.k,
                             doubles ? static_cast<const void *>(&alpha_d) : &alpha_f, A, g.ab_type, g.lda, B,
                             g.ab_type, g.ldb, doubles ? static_cast<const void *>(&beta_d) : &beta_f, C, g.c_type,
@@ -128,14 +134,7 @@ inline gemm_status_t call_epilogue_plan(const epilogue_case &e, const void *A, c
     if (s != GEMM_STATUS_SUCCESS) return s;
     const float alpha_f = float(g.alpha), beta_f = float(g.beta);
     const bool doubles = g.compute_type() == GEMM_F64;
-    gemm_epilogue_t ep;
-    gemm_epilogue_init(&ep);
-    ep.activation = e.activation;
-    ep.bias_axis = e.axis;
-    ep.bias = bias;
-    ep.bias_grad = bias_grad;
-    ep.aux = aux;
-    ep.ld_aux = e.ld_aux;
+    const gemm_epilogue_t ep = epilogue_of(e, bias, bias_grad, aux);
     s = gemm_plan_run_epilogue(plan, doubles ? static_cast<const void *>(&g.alpha) : &alpha_f, A, B,
                                doubles ? static_cast<const void *>(&g.beta) : &beta_f, C, &ep);
     gemm_plan_destroy(plan);  // leaves the run's error message in place

@@ -137,10 +137,6 @@ bool lt_epilogue_of(const problem &p, cublasLtEpilogue_t &out) {
     return false;
 }
 
-// The vector cuBLASLt's bias pointer names: the bias, or for GELU's backward form the
-// gradient it writes.
-const void *bias_vector(const epilogue_spec &e) { return e.backward() ? e.bias_grad : e.bias; }
-
 // ---- plans: per-shape descriptors and algorithms, cached in the thread's device context ------
 
 // What a plan depends on: everything the descriptors and the heuristic read. Zero-filled array,
@@ -156,7 +152,7 @@ plan_key plan_key_of(const problem &p) {
             batched ? p.stride_a : 0, batched ? p.stride_b : 0, batched ? p.stride_c : 0,
             alignment(p.a, p.stride_a, p.ab_type, p.batch), alignment(p.b, p.stride_b, p.ab_type, p.batch),
             alignment(p.c, p.stride_c, p.c_type, p.batch), int64_t(epilogue), p.epilogue.aux ? p.epilogue.ld_aux : 0,
-            alignment(bias_vector(p.epilogue), 0, p.c_type, 1), alignment(p.epilogue.aux, 0, p.c_type, 1)};
+            alignment(p.epilogue.bias, 0, p.c_type, 1), alignment(p.epilogue.aux, 0, p.c_type, 1)};
 }
 
 struct checked_algo {
@@ -230,7 +226,7 @@ gemm_status_t build_plan(const problem &p, lt_plan &plan) {
 // alignment from them, and the matmul their data.
 gemm_status_t set_epilogue_pointers(const problem &p, lt_plan &plan) {
     if (!p.epilogue.any()) return GEMM_STATUS_SUCCESS;
-    const void *bias = bias_vector(p.epilogue), *aux = p.epilogue.aux;
+    const void *bias = p.epilogue.bias, *aux = p.epilogue.aux;
     cublasStatus_t s = CUBLAS_STATUS_SUCCESS;
     if (bias) s = cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias);
     if (aux && s == CUBLAS_STATUS_SUCCESS)

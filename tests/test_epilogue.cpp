@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "epilogue_check.hpp"
@@ -52,6 +53,17 @@ std::vector<epilogue_case> all_cases() {
                         cases.push_back(make_epilogue_case(g, act, axis, aux == 1, turn % 3 == 0 ? 2 : 0));
                     }
             }
+    // Large enough that cpu_omp cuts C into blocks over both threads and k into several
+    // blocks: the epilogue must be applied once per element, after the last one.
+    for (auto [act, axis, aux, layout] :
+         {std::tuple{GEMM_ACTIVATION_GELU, GEMM_BIAS_ROWS, true, GEMM_COL_MAJOR},
+          std::tuple{GEMM_ACTIVATION_RELU, GEMM_BIAS_COLUMNS, false, GEMM_ROW_MAJOR},
+          std::tuple{GEMM_ACTIVATION_GELU_BACKWARD, GEMM_BIAS_NONE, false, GEMM_COL_MAJOR},
+          std::tuple{GEMM_ACTIVATION_RELU_BACKWARD, GEMM_BIAS_COLUMNS, false, GEMM_ROW_MAJOR}}) {
+        gemm_case g = make_case(GEMM_F32, GEMM_F32, entry::ex, layout, GEMM_OP_N, GEMM_OP_T, 517, 301, 700, 5, 1.0,
+                                layout == GEMM_COL_MAJOR ? 0.0 : 0.5);
+        cases.push_back(make_epilogue_case(g, act, axis, aux, 3));
+    }
     return cases;
 }
 
@@ -295,12 +307,23 @@ TEST_CASE("epilogue plans: the desc's epilogue, and runs that do not match it re
 // ---- the trace says where the epilogue ran: one process with GEMM_VERBOSE=1 ----------------
 
 TEST_SUITE("env_verbose1" * doctest::skip()) {
-    TEST_CASE("epilogue trace: fused on cpu_ref, the library's pass after cpu_omp") {
+    TEST_CASE("epilogue trace: fused on cpu_ref and cpu_omp, the library's pass after cblas and for cpu_omp's bias gradient") {
         gemm_case g = make_case(GEMM_F32, GEMM_F32, entry::ex, GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_T, 5, 6, 7, 0, 1.0, 0.0);
-        const epilogue_case e = make_epilogue_case(g, GEMM_ACTIVATION_GELU, GEMM_BIAS_COLUMNS, true, 0);
-        const epilogue_operands o = make_epilogue_operands(e);
-        for (auto [name, how] : {std::pair{"cpu_ref", ":fused"}, std::pair{"cpu_omp", ":pass"}}) {
-            REQUIRE(gemm_set_backend(name) == GEMM_STATUS_SUCCESS);
+        struct expectation {
+            const char *backend;
+            gemm_activation_t act;
+            const char *trace;
+        };
+        // The axis as the row-major caller named it (the canonical problem's rows).
+        const expectation cases[] = {{"cpu_ref", GEMM_ACTIVATION_GELU, " epilogue=gelu+bias(columns)+aux:fused"},
+                                     {"cpu_omp", GEMM_ACTIVATION_GELU, " epilogue=gelu+bias(columns)+aux:fused"},
+                                     {"cblas", GEMM_ACTIVATION_GELU, " epilogue=gelu+bias(columns)+aux:pass"},
+                                     {"cpu_omp", GEMM_ACTIVATION_GELU_BACKWARD,
+                                      " epilogue=gelu_backward+bias_grad(columns):pass"}};
+        for (const expectation &x : cases) {
+            if (gemm_set_backend(x.backend) != GEMM_STATUS_SUCCESS) continue;  // cblas may be missing
+            const epilogue_case e = make_epilogue_case(g, x.act, GEMM_BIAS_COLUMNS, x.act == GEMM_ACTIVATION_GELU, 0);
+            const epilogue_operands o = make_epilogue_operands(e);
             std::vector<std::string> lines;
             {
                 stderr_capture capture;
@@ -309,8 +332,8 @@ TEST_SUITE("env_verbose1" * doctest::skip()) {
             }
             REQUIRE(lines.size() == 1);
             INFO("trace: " << lines[0]);
-            // The axis as the row-major caller named it (the canonical problem's rows).
-            CHECK(lines[0].find(std::string(" epilogue=gelu+bias(columns)+aux") + how) != std::string::npos);
+            CHECK(lines[0].find(std::string("backend=") + x.backend) != std::string::npos);
+            CHECK(lines[0].find(x.trace) != std::string::npos);
         }
         REQUIRE(gemm_set_backend(nullptr) == GEMM_STATUS_SUCCESS);
     }

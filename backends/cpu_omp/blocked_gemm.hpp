@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "dispatch/activation_math.hpp"
 #include "dispatch/problem.hpp"
 #include "microkernel.hpp"
 #include "pack.hpp"
@@ -169,6 +170,32 @@ void multiply_block(const operands<T> &o, microkernel<T> kernel, const real_t<T>
     }
 }
 
+// The epilogue on C's rows [rows) and columns [cols), which hold their final product: applied
+// by the thread that wrote them, while they are still in its cache, instead of in a pass over
+// all of C afterwards. Real types only (complex calls have no epilogue); the bias gradient,
+// which sums across items, is left to the dispatcher's pass (fuses() in cpu_omp.cpp).
+template <class T> void apply_epilogue(const epilogue_spec &e, T *c, int64_t ldc, range rows, range cols) {
+    if constexpr (parts_v<T> == 1) {
+        const bool backward = e.backward(), per_row = e.axis == bias_axis::rows;
+        const T *bias = backward ? nullptr : static_cast<const T *>(e.bias);
+        T *aux = static_cast<T *>(e.aux);
+        for (int64_t j = cols.begin; j < cols.end; ++j) {
+            T *cj = c + j * ldc;
+            T *auxj = aux ? aux + j * e.ld_aux : nullptr;
+            for (int64_t i = rows.begin; i < rows.end; ++i) {
+                T z = cj[i];
+                if (backward) {
+                    cj[i] = activation_math::apply(e.act, z, auxj[i]);
+                    continue;
+                }
+                if (bias) z += bias[per_row ? i : j];
+                if (auxj) auxj[i] = z;
+                cj[i] = activation_math::apply(e.act, z, T(0));
+            }
+        }
+    }
+}
+
 // How one call's matrices are cut: steps of the loops and the work items of each phase.
 struct team_steps {
     int64_t nc_step;
@@ -260,6 +287,8 @@ void multiply_team(const problem &p, const blocking &bk, microkernel<T> kernel, 
                     const int64_t jr1 = std::min(nc, (jb + 1) * chunk_panels * NR);
                     multiply_block<T, MR, NR>(o, kernel, abuf, bbuf, ic, mc, jc, jr0, jr1, kc,
                                               beta);
+                    if (pc + kc == o.k && p.epilogue.any())  // the last block of k: C is final
+                        apply_epilogue(p.epilogue, o.c, o.ldc, range{ic, ic + mc}, range{jc + jr0, jc + jr1});
                     finish_item(team.multiplied[parity], team.progress);
                 }
                 base += multiplies;

@@ -212,6 +212,13 @@ public:
         return verdict::yes();
     }
 
+    // Each thread applies the epilogue to the blocks of C it finishes (blocked_gemm.hpp), but
+    // not the bias gradient, a sum over every block of a row or column, nor on a call that
+    // only scales C.
+    bool fuses_epilogue(const problem &p) const override {
+        return !p.scales_only() && !(p.epilogue.backward() && p.epilogue.axis != bias_axis::none);
+    }
+
     // The kernels of the best ISA this CPU has: the only ones worth timing here.
     std::vector<std::string> variants(const problem &p) const override {
         std::vector<std::string> ids;

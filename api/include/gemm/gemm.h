@@ -274,7 +274,8 @@ typedef enum gemm_bias {
 } gemm_bias_t;
 
 /* An epilogue for gemm_ex_epilogue: C = act(Z + bias) in one call, fused into the GEMM where
- * the backend can (cuBLASLt on device memory: a bias per row of column-major C, or per column
+ * the backend can (cpu_omp: each block of C as its threads finish it, all but the bias
+ * gradient; cuBLASLt on device memory: a bias per row of column-major C, or per column
  * of row-major C; ReLU without aux; GELU for f16 and bf16 C, its tanh being too coarse for
  * f32 and f64; GELU's backward form without the bias gradient, its own being slower than the
  * pass), else applied by the library in one more pass over C on the memory C lives in

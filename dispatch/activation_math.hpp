@@ -29,13 +29,13 @@ template <class T> GEMM_HOST_DEVICE T gelu_derivative(T z) {
 
 // The epilogue's value for Z (bias already added for forward activations) and, for backward
 // activations, the saved aux value.
-template <class T> GEMM_HOST_DEVICE T apply(activation a, T z, T aux) {
+template <class T> GEMM_HOST_DEVICE T apply(epilogue_act a, T z, T aux) {
     switch (a) {
-    case activation::relu: return z > T(0) ? z : T(0);
-    case activation::gelu: return gelu(z);
-    case activation::relu_backward: return aux > T(0) ? z : T(0);
-    case activation::gelu_backward: return z * gelu_derivative(aux);
-    case activation::none: break;
+    case epilogue_act::relu: return z > T(0) ? z : T(0);
+    case epilogue_act::gelu: return gelu(z);
+    case epilogue_act::relu_backward: return aux > T(0) ? z : T(0);
+    case epilogue_act::gelu_backward: return z * gelu_derivative(aux);
+    case epilogue_act::none: break;
     }
     return z;
 }

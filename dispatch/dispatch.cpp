@@ -40,8 +40,8 @@ void trace(const problem &p, const call_shape &call, const choice &c, const run_
         line += fmt::format(" status={} error=\"{}\"", int(status), last_error_message());
     if (p.epilogue.any() && status == GEMM_STATUS_SUCCESS) {
         epilogue_spec as_called = p.epilogue;  // the bias axis of the caller's layout
-        if (call.layout == GEMM_ROW_MAJOR && as_called.axis != bias_axis::none)
-            as_called.axis = as_called.axis == bias_axis::rows ? bias_axis::columns : bias_axis::rows;
+        if (call.layout == GEMM_ROW_MAJOR && as_called.axis != epilogue_axis::none)
+            as_called.axis = as_called.axis == epilogue_axis::rows ? epilogue_axis::columns : epilogue_axis::rows;
         line += fmt::format(" epilogue={}:{}", epilogue_name(as_called), ctx.epilogue);
     }
     if (!ctx.note.empty()) line += " note=\"" + ctx.note + "\"";

@@ -41,9 +41,9 @@ struct bf16_io {
 template <class io> void pass(const problem &p) {
     using V = typename io::value;
     const epilogue_spec &e = p.epilogue;
-    const bool backward = e.backward(), rows = e.axis == bias_axis::rows;
-    const bool adds_bias = !backward && e.axis != bias_axis::none;
-    const bool sums = backward && e.axis != bias_axis::none;
+    const bool backward = e.backward(), rows = e.axis == epilogue_axis::rows;
+    const bool adds_bias = !backward && e.axis != epilogue_axis::none;
+    const bool sums = backward && e.axis != epilogue_axis::none;
     std::vector<V> row_sums(sums && rows ? std::size_t(p.m) : 0, V(0));
     for (int64_t j = 0; j < p.n; ++j) {
         V column_sum = 0;

@@ -58,7 +58,7 @@ std::string epilogue_name(const epilogue_spec &e) {
     static const char *const activations[] = {"none", "relu", "gelu", "relu_backward", "gelu_backward"};
     static const char *const axes[] = {"", "rows", "columns"};
     std::string name = activations[int(e.act)];
-    if (e.axis != bias_axis::none) name += std::string(e.backward() ? "+bias_grad(" : "+bias(") + axes[int(e.axis)] + ")";
+    if (e.axis != epilogue_axis::none) name += std::string(e.backward() ? "+bias_grad(" : "+bias(") + axes[int(e.axis)] + ")";
     if (e.aux && !e.backward()) name += "+aux";
     return name;
 }

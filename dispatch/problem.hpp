@@ -15,8 +15,8 @@ enum class transpose : int { n = 0, t = 1, c = 2 };
 enum class memory_space : int { host = 0, device = 1, managed = 2 };
 
 // Values equal gemm_activation_t's and gemm_bias_t's.
-enum class activation : int { none = 0, relu = 1, gelu = 2, relu_backward = 3, gelu_backward = 4 };
-enum class bias_axis : int { none = 0, rows = 1, columns = 2 };
+enum class epilogue_act : int { none = 0, relu = 1, gelu = 2, relu_backward = 3, gelu_backward = 4 };
+enum class epilogue_axis : int { none = 0, rows = 1, columns = 2 };
 
 // What follows the product Z = alpha * op(A) * op(B) + beta * C (gemm_epilogue_t, canonical:
 // for a row-major call rows and columns are swapped, as C is). Forward activations: C =
@@ -24,17 +24,17 @@ enum class bias_axis : int { none = 0, rows = 1, columns = 2 };
 // bias_grad = the sums of the new C along it. bias, bias_grad and aux have C's type; aux is
 // stored as C is, with ld_aux.
 struct epilogue_spec {
-    activation act = activation::none;
-    bias_axis axis = bias_axis::none;
+    epilogue_act act = epilogue_act::none;
+    epilogue_axis axis = epilogue_axis::none;
     const void *bias = nullptr;
     void *bias_grad = nullptr;
     void *aux = nullptr;
     int64_t ld_aux = 0;
 
-    bool any() const { return act != activation::none || axis != bias_axis::none || aux; }
-    bool backward() const { return act == activation::relu_backward || act == activation::gelu_backward; }
+    bool any() const { return act != epilogue_act::none || axis != epilogue_axis::none || aux; }
+    bool backward() const { return act == epilogue_act::relu_backward || act == epilogue_act::gelu_backward; }
     // Values along the axis: m for rows, n for columns.
-    int64_t axis_length(int64_t m, int64_t n) const { return axis == bias_axis::rows ? m : n; }
+    int64_t axis_length(int64_t m, int64_t n) const { return axis == epilogue_axis::rows ? m : n; }
 };
 
 // C = alpha * op(A) * op(B) + beta * C, column-major, for batch matrices.

@@ -1,9 +1,10 @@
 // test_cpp.cpp: the C++ façade gemm.hpp: gemm::gemm overloads per element type, strided
-// batches, matrix views and their errors, gemm::status, and the half/bfloat16 conversions
+// batches, epilogues, matrix views and their errors, gemm::status, and the half/bfloat16 conversions
 // (rounding, specials, subnormals, every 16-bit pattern).
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <complex>
@@ -166,6 +167,41 @@ TEST_CASE("cpp status carries the message of a failed call") {
     // gemm::gemm goes through gemm_ex, where lda is parameter 10.
     CHECK(s.message.rfind("parameter 10: lda = 3", 0) == 0);
     CHECK(c == std::vector<float>(16, 3.0f));
+}
+
+TEST_CASE("cpp epilogue: forward with bias and saved input, backward with the bias gradient, plans") {
+    // Y = relu(X W^T + b), row-major, X 2x3, W 2x3: Z = [[1+1, 2-1], [-3+1, 4-1]] by construction.
+    const std::vector<float> x = {1, 0, 0, 0, 1, 0}, w = {1, 0, 0, 0, 2, 0}, bias = {1, -1};
+    // X W^T = [[1, 0], [0, 2]]; with b: Z = [[2, -1], [1, 1]].
+    std::vector<float> y(4, 7.0f), z(4, 7.0f);
+    auto ep = gemm::epilogue::relu().with_bias(gemm::bias_axis::columns, bias.data()).saving(z.data(), 2);
+    gemm::status s = gemm::gemm<float, float>(gemm::layout::row_major, gemm::op::n, gemm::op::t, 2, 2, 3, 1.0f,
+                                              x.data(), 3, w.data(), 3, 0.0f, y.data(), 2, ep);
+    REQUIRE(s.ok());
+    CHECK(z == std::vector<float>{2, -1, 1, 1});
+    CHECK(y == std::vector<float>{2, 0, 1, 1});
+    // dZ = (dY I) * relu'(Z), db = column sums of dZ.
+    const std::vector<float> dy = {1, 2, 3, 4}, eye = {1, 0, 0, 1};
+    std::vector<float> dz(4, 7.0f), db(2, 7.0f);
+    auto back = gemm::epilogue::backward(gemm::activation::relu_backward, z.data(), 2)
+                    .with_bias_grad(gemm::bias_axis::columns, db.data());
+    s = gemm::gemm<float, float>(gemm::layout::row_major, gemm::op::n, gemm::op::n, 2, 2, 2, 1.0f, dy.data(), 2,
+                                 eye.data(), 2, 0.0f, dz.data(), 2, back);
+    REQUIRE(s.ok());
+    CHECK(dz == std::vector<float>{1, 0, 3, 4});
+    CHECK(db == std::vector<float>{4, 4});
+    // A plan made with the epilogue; a run without one is refused.
+    gemm_desc_t d;
+    gemm_desc_init(&d, GEMM_F32, GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_T, 2, 2, 3);
+    d.activation = GEMM_ACTIVATION_RELU;
+    d.bias_axis = GEMM_BIAS_COLUMNS;
+    d.aux = 1;
+    gemm::plan p;
+    REQUIRE(p.create(d).ok());
+    std::fill(y.begin(), y.end(), 7.0f);
+    REQUIRE(p.run(1.0f, x.data(), w.data(), 0.0f, y.data(), ep).ok());
+    CHECK(y == std::vector<float>{2, 0, 1, 1});
+    CHECK(p.run(1.0f, x.data(), w.data(), 0.0f, y.data()).code == GEMM_STATUS_INVALID_VALUE);
 }
 
 TEST_CASE("cpp matrix_view overload: results, transposes and mismatch errors") {

@@ -402,9 +402,9 @@ problem canonicalize(const user_call &c) {
     if (c.epilogue) {
         const api_epilogue &e = *c.epilogue;
         // Row-major C^T has C's rows as its columns: the bias axis turns with it.
-        bias_axis axis = static_cast<bias_axis>(e.bias_axis);
-        if (row && axis != bias_axis::none) axis = axis == bias_axis::rows ? bias_axis::columns : bias_axis::rows;
-        p.epilogue = {static_cast<activation>(e.activation), axis, e.bias, e.bias_grad, e.aux, e.ld_aux};
+        epilogue_axis axis = static_cast<epilogue_axis>(e.bias_axis);
+        if (row && axis != epilogue_axis::none) axis = axis == epilogue_axis::rows ? epilogue_axis::columns : epilogue_axis::rows;
+        p.epilogue = {static_cast<epilogue_act>(e.activation), axis, e.bias, e.bias_grad, e.aux, e.ld_aux};
     }
     return p;
 }

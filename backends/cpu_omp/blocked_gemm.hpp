@@ -176,7 +176,7 @@ void multiply_block(const operands<T> &o, microkernel<T> kernel, const real_t<T>
 // which sums across items, is left to the dispatcher's pass (fuses() in cpu_omp.cpp).
 template <class T> void apply_epilogue(const epilogue_spec &e, T *c, int64_t ldc, range rows, range cols) {
     if constexpr (parts_v<T> == 1) {
-        const bool backward = e.backward(), per_row = e.axis == bias_axis::rows;
+        const bool backward = e.backward(), per_row = e.axis == epilogue_axis::rows;
         const T *bias = backward ? nullptr : static_cast<const T *>(e.bias);
         T *aux = static_cast<T *>(e.aux);
         for (int64_t j = cols.begin; j < cols.end; ++j) {

@@ -216,7 +216,7 @@ public:
     // not the bias gradient, a sum over every block of a row or column, nor on a call that
     // only scales C.
     bool fuses_epilogue(const problem &p) const override {
-        return !p.scales_only() && !(p.epilogue.backward() && p.epilogue.axis != bias_axis::none);
+        return !p.scales_only() && !(p.epilogue.backward() && p.epilogue.axis != epilogue_axis::none);
     }
 
     // The kernels of the best ISA this CPU has: the only ones worth timing here.

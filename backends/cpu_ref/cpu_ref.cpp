@@ -43,14 +43,14 @@ double epilogue_value(const problem &p, int64_t i, int64_t j, double z) {
     const epilogue_spec &e = p.epilogue;
     const int64_t ai = i + j * e.ld_aux;
     if (e.backward()) return activation_math::apply(e.act, z, load_element(e.aux, ai, p.c_type));
-    if (e.axis != bias_axis::none) z += load_element(e.bias, e.axis == bias_axis::rows ? i : j, p.c_type);
+    if (e.axis != epilogue_axis::none) z += load_element(e.bias, e.axis == epilogue_axis::rows ? i : j, p.c_type);
     if (e.aux) store_element(e.aux, ai, p.c_type, z);
     return activation_math::apply(e.act, z, 0.0);
 }
 
 // The bias's gradient: the sums of C as stored, along the axis.
 void store_bias_grad(const problem &p, const char *c) {
-    const bool rows = p.epilogue.axis == bias_axis::rows;
+    const bool rows = p.epilogue.axis == epilogue_axis::rows;
     for (int64_t v = 0; v < (rows ? p.m : p.n); ++v) {
         double sum = 0;
         for (int64_t w = 0; w < (rows ? p.n : p.m); ++w)
@@ -81,7 +81,7 @@ template <class V> void multiply_one(const problem &p, const char *a, const char
         }
     }
     if constexpr (std::is_same_v<V, double>)
-        if (p.epilogue.backward() && p.epilogue.axis != bias_axis::none) store_bias_grad(p, c);
+        if (p.epilogue.backward() && p.epilogue.axis != epilogue_axis::none) store_bias_grad(p, c);
 }
 
 // A and B may be NULL when they are not referenced (alpha = 0 or k = 0).

@@ -111,28 +111,28 @@ uint32_t alignment(const void *ptr, int64_t stride, dtype t, int64_t batch) {
 // us), so GELU's backward form is fused only without one.
 bool lt_epilogue_of(const problem &p, cublasLtEpilogue_t &out) {
     const epilogue_spec &e = p.epilogue;
-    if (e.axis == bias_axis::columns || (e.aux && e.ld_aux % 8 != 0)) return false;
-    const bool gelu = e.act == activation::gelu || e.act == activation::gelu_backward;
+    if (e.axis == epilogue_axis::columns || (e.aux && e.ld_aux % 8 != 0)) return false;
+    const bool gelu = e.act == epilogue_act::gelu || e.act == epilogue_act::gelu_backward;
     if (gelu && p.c_type != dtype::f16 && p.c_type != dtype::bf16) return false;
-    const bool bias = e.axis == bias_axis::rows;
+    const bool bias = e.axis == epilogue_axis::rows;
     switch (e.act) {
-    case activation::none:
+    case epilogue_act::none:
         if (e.aux) return false;
         out = bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
         return true;
-    case activation::relu:
+    case epilogue_act::relu:
         if (e.aux) return false;
         out = bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
         return true;
-    case activation::gelu:
+    case epilogue_act::gelu:
         out = e.aux ? (bias ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS : CUBLASLT_EPILOGUE_GELU_AUX)
                     : (bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU);
         return true;
-    case activation::gelu_backward:
+    case epilogue_act::gelu_backward:
         if (bias) return false;
         out = CUBLASLT_EPILOGUE_DGELU;
         return true;
-    case activation::relu_backward: break;
+    case epilogue_act::relu_backward: break;
     }
     return false;
 }

@@ -15,9 +15,9 @@ namespace {
 
 struct epilogue_args {
     int64_t m, n, ldc, ld_aux;
-    activation act;
+    epilogue_act act;
     bool backward;
-    bias_axis axis;
+    epilogue_axis axis;
 };
 
 // x walks rows (C is column-major: neighbouring threads, neighbouring addresses); grid-stride
@@ -32,7 +32,7 @@ __global__ void activation_kernel(T *c, const T *bias, T *aux, epilogue_args a) 
             if (a.backward) {
                 saved = to_compute(aux[i + j * a.ld_aux]);
             } else {
-                if (bias) z += to_compute(bias[a.axis == bias_axis::rows ? i : j]);
+                if (bias) z += to_compute(bias[a.axis == epilogue_axis::rows ? i : j]);
                 if (aux) aux[i + j * a.ld_aux] = from_compute<T>(z);
             }
             *e = from_compute<T>(activation_math::apply(a.act, z, saved));
@@ -92,9 +92,9 @@ template <class T> gemm_status_t launch(const problem &p, cudaStream_t stream) {
     activation_kernel<T><<<grid, block, 0, stream>>>(static_cast<T *>(p.c), static_cast<const T *>(e.bias),
                                                      static_cast<T *>(e.aux), a);
     gemm_status_t s = cuda_status(cudaGetLastError(), "epilogue kernel launch");
-    if (s != GEMM_STATUS_SUCCESS || !e.backward() || e.axis == bias_axis::none) return s;
+    if (s != GEMM_STATUS_SUCCESS || !e.backward() || e.axis == epilogue_axis::none) return s;
     T *sums = static_cast<T *>(e.bias_grad);
-    if (e.axis == bias_axis::rows) {
+    if (e.axis == epilogue_axis::rows) {
         row_sums_kernel<T><<<unsigned(std::min<int64_t>((p.m + row_lanes - 1) / row_lanes, 65535)),
                              dim3(row_lanes, row_slices), 0, stream>>>(static_cast<const T *>(p.c), sums, p.m, p.n,
                                                                        p.ldc);

@@ -179,6 +179,70 @@ status gemm(typename type_of<T>::scalar alpha, matrix_view<const T> A, op transa
                        C.data, C.ld);
 }
 
+// An epilogue (gemm_epilogue_t) built by its parts: gemm::epilogue::gelu().with_bias(
+// bias_axis::columns, b).saving(Z, ld) for a training forward pass,
+// gemm::epilogue::backward(activation::gelu_backward, Z, ld).with_bias_grad(bias_axis::columns,
+// db) for the backward one. The vectors and aux are C's type, in C's memory.
+enum class activation : int {
+    none = GEMM_ACTIVATION_NONE,
+    relu = GEMM_ACTIVATION_RELU,
+    gelu = GEMM_ACTIVATION_GELU,
+    relu_backward = GEMM_ACTIVATION_RELU_BACKWARD,
+    gelu_backward = GEMM_ACTIVATION_GELU_BACKWARD
+};
+enum class bias_axis : int { none = GEMM_BIAS_NONE, rows = GEMM_BIAS_ROWS, columns = GEMM_BIAS_COLUMNS };
+
+class epilogue {
+public:
+    epilogue() { gemm_epilogue_init(&e_); }
+    static epilogue none() { return epilogue(); }
+    static epilogue relu() { return with_activation(activation::relu); }
+    static epilogue gelu() { return with_activation(activation::gelu); }
+    // A backward activation reads the forward's saved input from aux (ld: its leading dimension).
+    static epilogue backward(activation a, const void *aux, int64_t ld) {
+        epilogue e = with_activation(a);
+        e.e_.aux = const_cast<void *>(aux);
+        e.e_.ld_aux = ld;
+        return e;
+    }
+    epilogue &with_bias(bias_axis axis, const void *bias) {
+        e_.bias_axis = static_cast<gemm_bias_t>(axis);
+        e_.bias = bias;
+        return *this;
+    }
+    epilogue &with_bias_grad(bias_axis axis, void *bias_grad) {
+        e_.bias_axis = static_cast<gemm_bias_t>(axis);
+        e_.bias_grad = bias_grad;
+        return *this;
+    }
+    // Forward: aux receives the activation's input.
+    epilogue &saving(void *aux, int64_t ld) {
+        e_.aux = aux;
+        e_.ld_aux = ld;
+        return *this;
+    }
+    const gemm_epilogue_t *get() const { return &e_; }
+
+private:
+    static epilogue with_activation(activation a) {
+        epilogue e;
+        e.e_.activation = static_cast<gemm_activation_t>(a);
+        return e;
+    }
+    gemm_epilogue_t e_;
+};
+
+// gemm() followed by the epilogue, as gemm_ex_epilogue (real types).
+template <class T, class TC>
+status gemm(layout l, op transa, op transb, int64_t m, int64_t n, int64_t k, typename type_of<T>::scalar alpha,
+            const T *A, int64_t lda, const T *B, int64_t ldb, typename type_of<T>::scalar beta, TC *C, int64_t ldc,
+            const epilogue &ep) {
+    return make_status(gemm_ex_epilogue(static_cast<gemm_layout_t>(l), static_cast<gemm_op_t>(transa),
+                                        static_cast<gemm_op_t>(transb), m, n, k, &alpha, A, type_of<T>::value, lda, B,
+                                        type_of<T>::value, ldb, &beta, C, type_of<TC>::value, ldc,
+                                        type_of<typename type_of<T>::scalar>::value, ep.get()));
+}
+
 // Forces a backend ("cpu_omp", "cpu_omp:variant", "auto") until destroyed, then restores
 // the choice that was in force: the previous gemm_set_backend choice, or else the
 // environment's (even an invalid GEMM_BACKEND, which keeps failing calls as before).
@@ -244,6 +308,16 @@ public:
         if (handle_ && type_of<S>::value != compute_)
             return {GEMM_STATUS_INVALID_VALUE, "plan::run: alpha and beta must be of the plan's compute type"};
         return make_status(gemm_plan_run(handle_, &alpha, A, B, &beta, C));
+    }
+
+    // A run of a plan made with an epilogue (desc.activation, bias_axis, aux): this run's.
+    template <class S>
+    status run(S alpha, const void *A, const void *B, S beta, void *C, const epilogue &ep) const {
+        static_assert(std::is_same<S, typename type_of<S>::scalar>::value,
+                      "alpha and beta are float, double, std::complex<float> or std::complex<double>");
+        if (handle_ && type_of<S>::value != compute_)
+            return {GEMM_STATUS_INVALID_VALUE, "plan::run: alpha and beta must be of the plan's compute type"};
+        return make_status(gemm_plan_run_epilogue(handle_, &alpha, A, B, &beta, C, ep.get()));
     }
 
     // "cpu_omp", "" for an empty class or no plan.

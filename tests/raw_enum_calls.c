@@ -4,6 +4,7 @@
 #include "raw_enum_calls.h"
 
 #include <stddef.h>
+#include <string.h>
 
 gemm_status_t raw_sgemm(int layout, int transa, int transb, int64_t m, int64_t n, int64_t k, float alpha,
                         const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C,
@@ -101,4 +102,27 @@ gemm_status_t raw_tune(const raw_tune_request *r, int store, gemm_tune_report_t 
     request.budget_ms = r->budget_ms;
     request.backends = r->backends;
     return gemm_tune(&request, store, report);
+}
+
+gemm_status_t raw_gemm_ex_epilogue(int layout, int transa, int transb, int64_t m, int64_t n, int64_t k,
+                                   const void *alpha, const void *A, int a_type, int64_t lda, const void *B,
+                                   int b_type, int64_t ldb, const void *beta, void *C, int c_type, int64_t ldc,
+                                   int compute_type, int with_epilogue, int64_t struct_size, int activation,
+                                   int bias_axis, const void *bias, void *bias_grad, void *aux, int64_t ld_aux) {
+    /* Room for a newer header's larger struct, its tail zero. */
+    union {
+        gemm_epilogue_t e;
+        unsigned char bytes[sizeof(gemm_epilogue_t) + 64];
+    } u;
+    memset(&u, 0, sizeof u);
+    u.e.struct_size = struct_size;
+    u.e.activation = (gemm_activation_t)activation;
+    u.e.bias_axis = (gemm_bias_t)bias_axis;
+    u.e.bias = bias;
+    u.e.bias_grad = bias_grad;
+    u.e.aux = aux;
+    u.e.ld_aux = ld_aux;
+    return gemm_ex_epilogue((gemm_layout_t)layout, (gemm_op_t)transa, (gemm_op_t)transb, m, n, k, alpha, A,
+                            (gemm_dtype_t)a_type, lda, B, (gemm_dtype_t)b_type, ldb, beta, C, (gemm_dtype_t)c_type,
+                            ldc, (gemm_dtype_t)compute_type, with_epilogue ? &u.e : NULL);
 }

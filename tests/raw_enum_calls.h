@@ -49,6 +49,14 @@ gemm_status_t raw_tune(const raw_tune_request *request, int store, gemm_tune_rep
 
 const char *raw_status_string(int status);
 
+/* gemm_ex_epilogue with an epilogue whose enum fields are given as ints, in a buffer of
+ * struct_size bytes (zero past the struct); with_epilogue 0 passes NULL. */
+gemm_status_t raw_gemm_ex_epilogue(int layout, int transa, int transb, int64_t m, int64_t n, int64_t k,
+                                   const void *alpha, const void *A, int a_type, int64_t lda, const void *B,
+                                   int b_type, int64_t ldb, const void *beta, void *C, int c_type, int64_t ldc,
+                                   int compute_type, int with_epilogue, int64_t struct_size, int activation,
+                                   int bias_axis, const void *bias, void *bias_grad, void *aux, int64_t ld_aux);
+
 /* gemm_plan_create on a desc from gemm_desc_init with every field then set from these ints. */
 gemm_status_t raw_plan_create(int layout, int transa, int transb, int64_t m, int64_t n, int64_t k, int a_type,
                               int b_type, int c_type, int compute_type, int64_t lda, int64_t ldb, int64_t ldc,

@@ -1,5 +1,6 @@
-// fuzz_api.cpp: the whole C API (each call also through a plan made for it) and the drop-in
-// BLAS under arguments drawn across the int64 range. Each call is first judged by an oracle written here from the documented rules (BLAS
+// fuzz_api.cpp: the whole C API (each call also through a plan made for it; gemm_ex_epilogue
+// with epilogues of every kind, valid or not) and the drop-in BLAS under arguments drawn across
+// the int64 range. Each call is first judged by an oracle written here from the documented rules (BLAS
 // argument rules, operand spans within 2^63 bytes, the type rules): a call it calls invalid
 // must fail and leave every buffer as it was; a valid one whose operands lie inside the
 // buffers must succeed, compute what a plain loop computes, and write nothing else; a valid
@@ -7,6 +8,7 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <cstdio>
@@ -499,6 +501,221 @@ void fuzz_api_call(byte_source &in) {
     check_result(c, a, b, cb);
 }
 
+// ---- gemm_ex_epilogue ----------------------------------------------------------------------
+
+// The epilogue's arguments as drawn: enums as ints, which pointers are given.
+struct epilogue_draw {
+    bool given = true;            // the epilogue pointer itself
+    int64_t struct_size = 0;      // this header's, 8 (too small) or 64 more (a newer header's)
+    int activation = 0, axis = 0;
+    bool bias = false, grad = false, aux = false;
+    bool aux_on_c = false;        // aux pointed at C (they overlap whenever C is written)
+    int64_t ld_aux = 1;
+};
+
+bool backward(const epilogue_draw &e) {
+    return e.activation == GEMM_ACTIVATION_RELU_BACKWARD || e.activation == GEMM_ACTIVATION_GELU_BACKWARD;
+}
+
+epilogue_draw draw_epilogue(byte_source &in, const api_call &c) {
+    epilogue_draw e;
+    const bool tame = in.one_in(2) || !in.one_in(4);
+    e.given = !in.one_in(32);
+    e.struct_size = int64_t(sizeof(gemm_epilogue_t));
+    if (in.one_in(32)) e.struct_size = in.one_in(2) ? 8 : e.struct_size + 64;
+    e.activation = tame ? in.byte() % 5 : int(in.byte()) - 128;
+    e.axis = tame ? in.byte() % 3 : int(in.byte() % 5) - 1;
+    // Mostly the pointers the activation needs, now and then one more or one less.
+    const bool needs_aux = backward(e) || in.one_in(2), needs_vector = e.axis != GEMM_BIAS_NONE;
+    e.aux = in.one_in(16) ? !needs_aux : needs_aux;
+    e.bias = !backward(e) && (in.one_in(16) ? !needs_vector : needs_vector);
+    e.grad = backward(e) && (in.one_in(16) ? !needs_vector : needs_vector);
+    if (in.one_in(32)) e.bias = !e.bias;
+    if (in.one_in(32)) e.grad = !e.grad;
+    e.aux_on_c = e.aux && in.one_in(24);
+    const int64_t least = std::max<int64_t>(1, c.layout == GEMM_COL_MAJOR ? c.m : c.n);
+    e.ld_aux = in.one_in(16) ? in.size_value() : least + int64_t(in.byte() % 3) - (in.one_in(16) ? 1 : 0);
+    return e;
+}
+
+// The epilogue's rules on a call whose gemm_ex arguments judge() found valid or too large:
+// the struct, its enums, real types, which pointers are given, ld_aux; then aux's span
+// (checked after C's, before A's and B's) and its overlap with C.
+verdict judge_epilogue(const api_call &c, const epilogue_draw &e, const judgement &base, int128 &aux_bytes) {
+    if (!e.given || e.struct_size < int64_t(sizeof(gemm_epilogue_t))) return verdict::invalid;
+    if (e.activation < 0 || e.activation > 4 || e.axis < 0 || e.axis > 2) return verdict::invalid;
+    if (complex_type(c.at)) return verdict::invalid;
+    const bool bwd = backward(e), vector = bwd ? e.grad : e.bias;
+    if ((bwd && e.bias) || (!bwd && e.grad) || (e.axis == GEMM_BIAS_NONE && vector)) return verdict::invalid;
+    if (base.writes_c && ((e.axis != GEMM_BIAS_NONE && !vector) || (bwd && !e.aux))) return verdict::invalid;
+    if (e.aux && e.ld_aux < std::max<int64_t>(1, c.layout == GEMM_COL_MAJOR ? c.m : c.n)) return verdict::invalid;
+    if (!base.writes_c) return base.kind;
+    const extent ce = span_of(c, c.m, c.n, c.ldc, 0);
+    if (too_large(ce, c.ct)) return verdict::too_large;
+    if (e.aux) {
+        const extent ae = span_of(c, c.m, c.n, e.ld_aux, 0);
+        if (too_large(ae, c.ct)) return verdict::too_large;
+        if (e.aux_on_c) return verdict::invalid;
+        aux_bytes = ae.one * int128(dtype_bytes(c.ct));
+    }
+    return base.kind;
+}
+
+double gelu(double z) { return 0.5 * z * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (z + 0.044715 * z * z * z))); }
+double gelu_slope(double z) {
+    const double s = std::sqrt(2.0 / M_PI), t = std::tanh(s * (z + 0.044715 * z * z * z));
+    return 0.5 * (1.0 + t) + 0.5 * z * (1.0 - t * t) * s * (1.0 + 3.0 * 0.044715 * z * z);
+}
+
+// C, aux and bias_grad of a computed call against the epilogue's definition on a double loop,
+// and nothing else written (bias, A and B unchanged; C's and aux's padding; bias_grad's tail).
+void check_epilogue_result(const api_call &c, const epilogue_draw &e, const buffer &a, const buffer &b,
+                           const buffer &cb, const buffer &bias, const buffer &aux, const buffer &grad) {
+    ++counters().epilogue_computed;
+    require(bias.unchanged(), "the bias changed");
+    if (c.m == 0 || c.n == 0)
+        return require(cb.unchanged() && aux.unchanged() && grad.unchanged(), "an empty call wrote something");
+    const bool an = c.ta == GEMM_OP_N, bn = c.tb == GEMM_OP_N, bwd = backward(e);
+    const double u = unit_roundoff(c.compute), u_out = unit_roundoff(c.ct);
+    const double alpha = alpha_read(c).real(), beta = beta_read(c).real();
+    const void *c0 = cb.bytes.data() + cb.offset, *aux0 = aux.null ? nullptr : aux.bytes.data() + aux.offset;
+    std::vector<bool> c_owned(cb.room() / dtype_bytes(c.ct), false), aux_owned(aux.room() / dtype_bytes(c.ct), false);
+    const int64_t length = e.axis == GEMM_BIAS_ROWS ? c.m : c.n;
+    std::vector<double> sums(std::size_t(length), 0.0), magnitudes(std::size_t(length), 0.0);
+    bool finite = std::isfinite(alpha) && std::isfinite(beta);
+    for (int64_t i = 0; i < c.m; ++i)
+        for (int64_t q = 0; q < c.n; ++q) {
+            double sum = 0, magnitude = 0;
+            for (int64_t l = 0; l < c.k && alpha != 0.0; ++l) {
+                const double x = value_at(a.ptr(), an ? at(c, i, l, c.lda, 0, 0) : at(c, l, i, c.lda, 0, 0), c.at).real();
+                const double y = value_at(b.ptr(), bn ? at(c, l, q, c.ldb, 0, 0) : at(c, q, l, c.ldb, 0, 0), c.bt).real();
+                sum += x * y;
+                magnitude += std::fabs(x * y);
+            }
+            const int64_t ci = at(c, i, q, c.ldc, 0, 0), ai = at(c, i, q, e.ld_aux, 0, 0);
+            c_owned[std::size_t(ci)] = true;
+            const double before = beta != 0.0 ? value_at(c0, ci, c.ct).real() : 0.0;
+            double z = alpha * sum + beta * before, bound = std::fabs(alpha) * magnitude + std::fabs(beta * before);
+            const int64_t along = e.axis == GEMM_BIAS_ROWS ? i : q;
+            double want = z, slope = 1.0;
+            if (!bwd && e.bias) {
+                const double v = value_at(bias.ptr(), along, c.ct).real();
+                z += v;
+                bound += std::fabs(v);
+            }
+            const double z_tolerance = (2.0 * (double(c.k) + 3.0) * u + 3.0 * u_out) * bound + 1e-300;
+            if (bwd) {
+                const double saved = value_at(aux0, ai, c.ct).real();
+                slope = e.activation == GEMM_ACTIVATION_RELU_BACKWARD ? (saved > 0 ? 1.0 : 0.0) : gelu_slope(saved);
+                want = z * slope;
+            } else {
+                if (e.aux) {
+                    aux_owned[std::size_t(ai)] = true;
+                    if (std::isfinite(z))
+                        require(std::fabs(value_at(aux.ptr(), ai, c.ct).real() - z) <= z_tolerance,
+                                "aux differs from the reference");
+                }
+                want = e.activation == GEMM_ACTIVATION_RELU ? std::max(z, 0.0)
+                       : e.activation == GEMM_ACTIVATION_GELU ? gelu(z) : z;
+                slope = e.activation == GEMM_ACTIVATION_GELU ? 1.13 : 1.0;
+            }
+            const double got = value_at(cb.ptr(), ci, c.ct).real();
+            finite = finite && std::isfinite(want);
+            if (std::isfinite(want))
+                require(std::fabs(got - want) <= std::fabs(slope) * (z_tolerance + 2.0 * u_out * bound) +
+                                                     16.0 * u * std::fabs(z) + 2.0 * u_out * std::fabs(want) + 1e-300,
+                        "a computed entry differs from the reference");
+            if (length > 0) sums[std::size_t(along)] += got, magnitudes[std::size_t(along)] += std::fabs(got);
+        }
+    // The bias gradient: the sums of C as written.
+    const bool sums_written = bwd && e.axis != GEMM_BIAS_NONE;
+    const int64_t terms = e.axis == GEMM_BIAS_ROWS ? c.n : c.m;
+    for (int64_t v = 0; sums_written && finite && v < length; ++v) {
+        const double got = value_at(grad.ptr(), v, c.ct).real(), want = sums[std::size_t(v)];
+        require(std::fabs(got - want) <= 2.0 * double(terms + 2) * u * magnitudes[std::size_t(v)] +
+                                             2.0 * u_out * std::fabs(want) + 1e-300,
+                "bias_grad differs from the sums of C");
+    }
+    const std::size_t element = dtype_bytes(c.ct);
+    auto outside_unchanged = [&](const buffer &buf, const std::vector<bool> &owned, const char *what) {
+        for (std::size_t i = 0; i < owned.size(); ++i)
+            if (!owned[i])
+                require(std::memcmp(buf.memory + buf.offset + i * element, buf.bytes.data() + buf.offset + i * element,
+                                    element) == 0,
+                        what);
+        require(std::memcmp(buf.memory, buf.bytes.data(), buf.offset) == 0, what);
+    };
+    outside_unchanged(cb, c_owned, "C changed outside its matrix");
+    if (!aux.null) outside_unchanged(aux, aux_owned, "aux changed where the call does not write it");
+    if (!grad.null && grad.size > 0) {
+        std::vector<bool> written(grad.room() / element, false);
+        for (int64_t v = 0; sums_written && v < length; ++v) written[std::size_t(v)] = true;
+        outside_unchanged(grad, written, "bias_grad changed past its values");
+    }
+}
+
+void fuzz_epilogue_call(byte_source &in) {
+    api_call c = draw_call(in);
+    c.e = entry::ex;
+    c.batch = 1;
+    c.sa = c.sb = c.sc = 0;
+    const epilogue_draw e = draw_epilogue(in, c);
+    buffer a, b, cb, bias, aux, grad;
+    make_buffer(a, in, fill_type(c.at), false);
+    make_buffer(b, in, fill_type(c.bt), false);
+    make_buffer(cb, in, fill_type(c.ct), beta_read(c) == 0.0 && in.one_in(2));
+    make_buffer(bias, in, fill_type(c.ct), false);
+    make_buffer(aux, in, fill_type(c.ct), false);
+    make_buffer(grad, in, fill_type(c.ct), false);
+    // The pointers the draw gives (a NULL make_buffer drew stands too: it is one of the cases).
+    bias.null = bias.null || !e.bias;
+    grad.null = grad.null || !e.grad;
+    aux.null = aux.null || !e.aux;
+    void *aux_ptr = e.aux_on_c && !cb.null ? cb.ptr() : aux.ptr();
+    epilogue_draw as_made = e;
+    as_made.bias = !bias.null;
+    as_made.grad = !grad.null;
+    as_made.aux = aux_ptr != nullptr;
+    as_made.aux_on_c = e.aux_on_c && !cb.null;
+    call_text = describe(c, a, b, cb) + " epilogue(given=" + std::to_string(e.given) + " size=" +
+                std::to_string(e.struct_size) + " act=" + std::to_string(e.activation) + " axis=" +
+                std::to_string(e.axis) + " bias=" + std::to_string(as_made.bias) + " grad=" +
+                std::to_string(as_made.grad) + " aux=" + std::to_string(as_made.aux) + (as_made.aux_on_c ? "(on C)" : "") +
+                " ld_aux=" + std::to_string(e.ld_aux) + ")";
+    judgement j = judge(c, a, b, cb);
+    int128 aux_bytes = 0;
+    const verdict kind = j.kind == verdict::invalid ? verdict::invalid : judge_epilogue(c, as_made, j, aux_bytes);
+    const int64_t length = e.axis == GEMM_BIAS_ROWS ? c.m : c.n;
+    const int128 vector_bytes = int128(std::max<int64_t>(length, 0)) * int128(dtype_bytes(fill_type(c.ct)));
+    if (kind == verdict::valid &&
+        (!inside_buffers(j, a, b, cb) || (as_made.aux && aux_bytes > int128(aux.room())) ||
+         (as_made.bias && vector_bytes > int128(bias.room())) || (as_made.grad && vector_bytes > int128(grad.room())))) {
+        ++counters().skipped;
+        return;
+    }
+    ++counters().epilogue_calls;
+    scalar_args scalars(c);
+    gemm_status_t s = raw_gemm_ex_epilogue(
+        c.layout, c.ta, c.tb, c.m, c.n, c.k, c.null_alpha ? nullptr : scalars.get(c, 0), a.ptr(), c.at, c.lda, b.ptr(),
+        c.bt, c.ldb, c.null_beta ? nullptr : scalars.get(c, 1), cb.ptr(), c.ct, c.ldc, c.compute, e.given,
+        e.struct_size, e.activation, e.axis, bias.ptr(), grad.ptr(), aux_ptr, e.ld_aux);
+    require(a.unchanged() && b.unchanged() && bias.unchanged(), "A, B or the bias changed");
+    if (kind != verdict::valid) {
+        require(s != GEMM_STATUS_SUCCESS, "an invalid epilogue call succeeded");
+        require(kind != verdict::too_large || s == GEMM_STATUS_INVALID_SIZE,
+                "an epilogue call whose operands cannot exist failed with another status than INVALID_SIZE");
+        require(*gemm_last_error() != '\0', "a failed call left no message");
+        require(cb.unchanged() && aux.unchanged() && grad.unchanged(), "a refused epilogue call wrote something");
+        return;
+    }
+    if (s == GEMM_STATUS_NOT_SUPPORTED && forced_backend) {
+        require(cb.unchanged() && aux.unchanged() && grad.unchanged(), "a call its backend refused wrote something");
+        return;
+    }
+    require(s == GEMM_STATUS_SUCCESS, "a valid epilogue call failed");
+    check_epilogue_result(c, as_made, a, b, cb, bias, aux, grad);
+}
+
 // ---- the drop-in BLAS ----------------------------------------------------------------------
 
 // The drop-in's entry points, found at run time so that this program links the library only.
@@ -719,7 +936,8 @@ void fuzz_one(const uint8_t *data, std::size_t size) {
     byte_source in(data, size);
     while (!in.empty()) {
         uint8_t what = in.byte();
-        if (what < 150) fuzz_api_call(in);
+        if (what < 130) fuzz_api_call(in);
+        else if (what < 150) fuzz_epilogue_call(in);
         else if (what < 215) fuzz_drop_in(in);
         else if (what < 235) fuzz_tune(in);
         else if (what < 245) fuzz_backend_choice(in);
@@ -727,9 +945,10 @@ void fuzz_one(const uint8_t *data, std::size_t size) {
     }
 }
 
-// Of 10^5 calls a run makes about 69 % through the API (87 % of those again through a plan)
-// and 22 % through the drop-in, and computes and checks 29 % (plan runs included); the floors
-// are a tenth of that (none for runs too short to count).
+// Of 10^5 calls a run makes about 60 % through the API (87 % of those again through a plan),
+// 9.5 % through gemm_ex_epilogue (9 % of those computed) and 22 % through the drop-in, and
+// computes and checks 25 % (plan runs included); the floors are a tenth of that or less (none
+// for runs too short to count).
 std::string shortfall(const fuzz_counters &c, uint64_t made) {
     std::string text;
     auto floor = [&](uint64_t got, uint64_t one_in, const char *what) {
@@ -741,6 +960,8 @@ std::string shortfall(const fuzz_counters &c, uint64_t made) {
     floor(c.plan_calls, 16, "calls through a plan");
     floor(c.blas_calls, 50, "drop-in calls");
     floor(c.computed, 64, "calls computed and checked");
+    floor(c.epilogue_calls, 160, "epilogue calls");
+    floor(c.epilogue_computed, 1600, "epilogue calls computed and checked");
     return text;
 }
 

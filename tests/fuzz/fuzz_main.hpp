@@ -13,6 +13,8 @@ struct fuzz_counters {
     uint64_t inputs = 0;
     uint64_t api_calls = 0;    // gemm_sgemm ... gemm_ex_strided_batched
     uint64_t plan_calls = 0;   // the same calls through a plan (gemm_plan_create, gemm_plan_run)
+    uint64_t epilogue_calls = 0;     // gemm_ex_epilogue
+    uint64_t epilogue_computed = 0;  // of those, computed and checked
     uint64_t computed = 0;     // calls (API or drop-in) that computed and were checked
     uint64_t blas_calls = 0;   // sgemm_, dgemm_, cblas_sgemm, cblas_dgemm of the drop-in
     uint64_t tune_calls = 0;   // gemm_tune

@@ -52,7 +52,7 @@ options parse(int argc, char **argv) {
 }
 
 uint64_t made(const gemm_fuzz::fuzz_counters &c) {
-    return c.api_calls + c.blas_calls + c.tune_calls + c.cache_files;
+    return c.api_calls + c.epilogue_calls + c.blas_calls + c.tune_calls + c.cache_files;
 }
 
 }  // namespace
@@ -69,11 +69,12 @@ int main(int argc, char **argv) {
         ++c.inputs;
         gemm_fuzz::fuzz_one(input.data(), input.size());
     }
-    std::printf("%s: seed %llu: %llu inputs, %llu API calls (%llu of them again through a plan), %llu drop-in "
-                "calls, %llu calls computed and checked, %llu gemm_tune calls, %llu cache files, %llu stores, %llu valid "
-                "calls past their buffers not made\n",
+    std::printf("%s: seed %llu: %llu inputs, %llu API calls (%llu of them again through a plan), %llu epilogue calls "
+                "(%llu computed), %llu drop-in calls, %llu calls computed and checked, %llu gemm_tune calls, %llu cache "
+                "files, %llu stores, %llu valid calls past their buffers not made\n",
                 argv[0], (unsigned long long)o.seed, (unsigned long long)c.inputs, (unsigned long long)c.api_calls,
-                (unsigned long long)c.plan_calls, (unsigned long long)c.blas_calls, (unsigned long long)c.computed, (unsigned long long)c.tune_calls,
+                (unsigned long long)c.plan_calls, (unsigned long long)c.epilogue_calls,
+                (unsigned long long)c.epilogue_computed, (unsigned long long)c.blas_calls, (unsigned long long)c.computed, (unsigned long long)c.tune_calls,
                 (unsigned long long)c.cache_files, (unsigned long long)c.stores, (unsigned long long)c.skipped);
     std::error_code ignored;
     std::filesystem::remove_all(std::getenv("GEMM_FUZZ_DIR"), ignored);

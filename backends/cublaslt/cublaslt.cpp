@@ -84,12 +84,19 @@ gemm_status_t read_config(const cublasLtMatmulAlgo_t &a, algo_config &c) {
 
 using cuda::use_tf32;
 
+bool doubles(const problem &p) { return p.ab_type == dtype::f64 || p.ab_type == dtype::c64; }
+
+// Complex types accumulate in their part type: c32 in f32, c64 in f64.
 cublasComputeType_t compute_of(const problem &p) {
-    if (p.ab_type == dtype::f64) return CUBLAS_COMPUTE_64F;
+    if (doubles(p)) return CUBLAS_COMPUTE_64F;
     return use_tf32(p) ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
 }
 
-cudaDataType_t scale_of(const problem &p) { return p.ab_type == dtype::f64 ? CUDA_R_64F : CUDA_R_32F; }
+// alpha and beta: complex for the complex types.
+cudaDataType_t scale_of(const problem &p) {
+    if (is_complex(p.ab_type)) return p.ab_type == dtype::c64 ? CUDA_C_64F : CUDA_C_32F;
+    return doubles(p) ? CUDA_R_64F : CUDA_R_32F;
+}
 
 // Largest power of two up to 256 dividing the address and, for batches, the byte stride.
 uint32_t alignment(const void *ptr, int64_t stride, dtype t, int64_t batch) {
@@ -382,11 +389,12 @@ gemm_status_t launch(const problem &dp, cudaStream_t stream, std::string_view va
     const bool uses_workspace = algo.workspace > 0;
     if (s == GEMM_STATUS_SUCCESS && uses_workspace) s = dc->acquire_workspace(stream, algo.workspace, workspace);
     if (s != GEMM_STATUS_SUCCESS) return s;
-    double alpha64 = dp.alpha, beta64 = dp.beta;
-    float alpha32 = float(dp.alpha), beta32 = float(dp.beta);
-    bool f64 = dp.ab_type == dtype::f64;
-    s = cuda::cublas_status(cublasLtMatmul(lt, plan->desc, f64 ? static_cast<const void *>(&alpha64) : &alpha32, dp.a,
-                                           plan->a, dp.b, plan->b, f64 ? static_cast<const void *>(&beta64) : &beta32,
+    // As scale_of says: a real type reads the first of each pair.
+    const double alpha64[2] = {dp.alpha, dp.alpha_imag}, beta64[2] = {dp.beta, dp.beta_imag};
+    const float alpha32[2] = {float(dp.alpha), float(dp.alpha_imag)}, beta32[2] = {float(dp.beta), float(dp.beta_imag)};
+    const bool d = doubles(dp);
+    s = cuda::cublas_status(cublasLtMatmul(lt, plan->desc, d ? static_cast<const void *>(alpha64) : alpha32, dp.a,
+                                           plan->a, dp.b, plan->b, d ? static_cast<const void *>(beta64) : beta32,
                                            dp.c, plan->c, dp.c, plan->c, &algo.algo, workspace, algo.workspace, stream),
                             "cublasLtMatmul");
     if (!uses_workspace) return s;
@@ -403,7 +411,6 @@ public:
     // Device and managed pointers run in place; host pointers are staged.
     verdict supports(const problem &p) const override {
         if (verdict v = cuda::library_supports_types(p); !v.ok) return v;
-        if (is_complex(p.ab_type)) return verdict::no("complex types are served by cublas, not by this backend");
         if (p.batch > INT_MAX) return verdict::no("batch count exceeds cuBLASLt's int32 range");
         return verdict::yes();
     }
@@ -411,7 +418,7 @@ public:
     // The heuristic's candidates for this problem (as staged, for host pointers), best first.
     std::vector<std::string> variants(const problem &p) const override {
         problem dp = cuda::staged_shape(p);
-        if (dp.k == 0 || dp.alpha == 0.0) return {""};
+        if (dp.scales_only()) return {""};
         int device = 0;
         cuda::device_guard guard;
         cuda::device_context *dc = nullptr;

@@ -126,9 +126,9 @@ if has_stage epilogue; then
     summary+=("examples/fc_layer --bench: rc=$?")
 fi
 if has_stage complex; then
-    # Complex GEMM: cublas (Cgemm/Zgemm) and auto on device pointers, and on host pointers
+    # Complex GEMM: cublas (Cgemm/Zgemm), cublaslt and auto on device pointers, and on host pointers
     # against the CPU backends.
-    $gemm bench 1024 4096 --device 0 --dtype c32,c64 --layout col --ops NN,CN --backends cublas,auto \
+    $gemm bench 1024 4096 --device 0 --dtype c32,c64 --layout col --ops NN,CN --backends cublas,cublaslt,auto \
         --baseline cublas --csv "$out/bench_complex_device.csv" >"$out/bench_complex_device.txt" 2>&1
     summary+=("gemm bench --device 0 c32,c64: rc=$?")
     summary+=("$(awk -F, 'NR > 1 { printf "%s %s %s %sx%sx%s %.0f GFLOP/s x%s; ", $1, $2, $4, $5, $6, $7, $18, $21 }' \

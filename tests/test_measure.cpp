@@ -8,6 +8,7 @@
 
 #include <cstring>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "harness.hpp"
@@ -120,6 +121,42 @@ TEST_CASE("measure: large products are checked with the vector check, batches an
     batch.layout = GEMM_COL_MAJOR;
     REQUIRE(gemm_measure(&batch, omp, 1, &o, r) == GEMM_STATUS_SUCCESS);
     CHECK(r[0].correct == 1);
+}
+
+TEST_CASE("measure: a desc with an epilogue: checked every element, or sampled when large; batches refused") {
+    gemm_measure_options_t o = quick();
+    o.rounds = 1;
+    o.min_samples = 1;
+    const char *names[] = {"cpu_omp", "cpu_ref", "cblas"};
+    for (auto [act, axis, aux] : {std::tuple{GEMM_ACTIVATION_GELU, GEMM_BIAS_COLUMNS, 1},
+                                  std::tuple{GEMM_ACTIVATION_RELU, GEMM_BIAS_ROWS, 0},
+                                  std::tuple{GEMM_ACTIVATION_GELU_BACKWARD, GEMM_BIAS_COLUMNS, 0},
+                                  std::tuple{GEMM_ACTIVATION_RELU_BACKWARD, GEMM_BIAS_NONE, 0}}) {
+        gemm_desc_t d = plain(GEMM_F32, 37, 29, 41);
+        d.activation = act;
+        d.bias_axis = axis;
+        d.aux = aux;
+        gemm_measurement_t r[3];
+        REQUIRE(gemm_measure(&d, names, 3, &o, r) == GEMM_STATUS_SUCCESS);
+        for (const gemm_measurement_t &x : r) {
+            if (x.status == GEMM_STATUS_BACKEND_UNAVAILABLE) continue;  // no CBLAS here
+            INFO(x.backend << " activation " << int(act) << ": " << x.error << x.note);
+            CHECK(x.status == GEMM_STATUS_SUCCESS);
+            CHECK(x.correct == 1);
+            CHECK(std::string(x.check_method) == "reference");
+        }
+    }
+    gemm_desc_t big = plain(GEMM_F32, 600, 600, 400);  // m n k above 2^27
+    big.activation = GEMM_ACTIVATION_GELU;
+    big.bias_axis = GEMM_BIAS_COLUMNS;
+    big.aux = 1;
+    big.ld_aux = 608;
+    gemm_measurement_t r[1];
+    REQUIRE(gemm_measure(&big, names, 1, &o, r) == GEMM_STATUS_SUCCESS);
+    CHECK(std::string(r[0].check_method) == "sampled");
+    CHECK(r[0].correct == 1);
+    big.batch_count = 2;
+    CHECK(gemm_measure(&big, names, 1, &o, r) == GEMM_STATUS_NOT_SUPPORTED);
 }
 
 TEST_CASE("measure: argument errors") {

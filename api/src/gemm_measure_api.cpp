@@ -37,9 +37,8 @@ gemm_status_t check_options(const gemm_measure_options_t &o) {
 gemm_status_t class_of(const api_desc &d, const gemm_measure_options_t &o, problem_class &c) {
     problem p;
     if (gemm_status_t s = problem_of(d, p); s != GEMM_STATUS_SUCCESS) return s;
-    if (p.epilogue.any())
-        return set_error(GEMM_STATUS_NOT_SUPPORTED,
-                         "gemm_measure: a desc with an epilogue is not measured (the engine makes no bias or aux)");
+    if (p.epilogue.any() && d.batch > 1)
+        return set_error(GEMM_STATUS_NOT_SUPPORTED, "gemm_measure: an epilogue is measured on one matrix, not a batch");
     if (d.batch > 1 && (d.stride_a != GEMM_DESC_TIGHT || d.stride_b != GEMM_DESC_TIGHT || d.stride_c != GEMM_DESC_TIGHT))
         return set_error(GEMM_STATUS_NOT_SUPPORTED, "gemm_measure: batches are measured with GEMM_DESC_TIGHT strides");
     if (d.beta_zero && o.beta != 0.0)
@@ -62,6 +61,10 @@ gemm_status_t class_of(const api_desc &d, const gemm_measure_options_t &o, probl
     c.space = d.device < 0 ? memory_space::host : memory_space::device;
     c.device = d.device < 0 ? 0 : d.device;
     c.pinned = o.pinned != 0;
+    c.act = p.epilogue.act;
+    c.axis = p.epilogue.axis;
+    c.saves_aux = !p.epilogue.backward() && p.epilogue.aux;  // a placeholder stands for the desc's aux
+    c.ld_aux = p.epilogue.aux ? p.epilogue.ld_aux : 0;
     return GEMM_STATUS_SUCCESS;
 }
 

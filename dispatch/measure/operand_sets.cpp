@@ -135,6 +135,26 @@ gemm_status_t operand_sets::plan() {
         return set_error(GEMM_STATUS_INVALID_SIZE,
                          fmt::format("m = {}, n = {}, k = {}, batch_count = {}, ld_padding = {} make operands larger "
                                      "than 2^63 - 1 bytes", c.m, c.n, c.k, c.batch, c.ld_padding));
+    return plan_epilogue();
+}
+
+// The epilogue's vector (m or n values) and aux (C's shape, ld_aux or C's leading dimension).
+gemm_status_t operand_sets::plan_epilogue() {
+    const problem_class &c = class_;
+    if (!c.has_epilogue()) return GEMM_STATUS_SUCCESS;
+    if (c.batch > 1) return set_error(GEMM_STATUS_NOT_SUPPORTED, "epilogues are measured on one matrix, not a batch");
+    const std::size_t cs = dtype_size(c.c_type);
+    base_.epilogue.act = c.act;
+    base_.epilogue.axis = c.axis;
+    if (c.axis != epilogue_axis::none) bytes_[vector_index] = std::size_t(c.axis == epilogue_axis::rows ? c.m : c.n) * cs;
+    if (c.saves_aux || c.backward()) {
+        if (c.ld_aux > 0 && c.ld_aux < std::max<int64_t>(1, c.m))
+            return set_error(GEMM_STATUS_INVALID_SIZE, fmt::format("ld_aux = {} is less than the {} rows of C", c.ld_aux, c.m));
+        base_.epilogue.ld_aux = c.ld_aux > 0 ? c.ld_aux : base_.ldc;
+        int64_t stride = 0;
+        if (!operand(base_.epilogue.ld_aux, c.n, cs, base_.epilogue.ld_aux, stride, bytes_[aux_index]))
+            return set_error(GEMM_STATUS_INVALID_SIZE, "the epilogue's aux would span more than 2^63 - 1 bytes");
+    }
     return GEMM_STATUS_SUCCESS;
 }
 
@@ -149,18 +169,27 @@ gemm_status_t operand_sets::allocate() {
     if ((on_device() || class_.pinned) && !dev)
         return set_error(GEMM_STATUS_NOT_SUPPORTED, on_device() ? "device problems need a build with CUDA"
                                                                 : "page-locked host memory needs a build with CUDA");
-    // One set and the initial C at least, and for a device problem the C copied back (in
-    // double: the sum may not fit).
-    double least = double(bytes_[0]) + double(bytes_[1]) + (on_device() ? 3.0 : 2.0) * double(bytes_[2]);
+    // One set and the initial C at least, and for a device problem the C (and the epilogue's
+    // written operands) copied back (in double: the sum may not fit).
+    double per_set_bytes = 0;
+    for (std::size_t b : bytes_) per_set_bytes += double(b);
+    const double copied_back = double(bytes_[c_index]) + double(bytes_[vector_index]) + double(bytes_[aux_index]);
+    double least = per_set_bytes + double(bytes_[c_index]) + (on_device() ? copied_back : 0.0);
     if (gemm_status_t s = check_host_memory(least); s != GEMM_STATUS_SUCCESS) return s;
     if (on_device())
         if (gemm_status_t s = dev->create_stream(class_.device, &stream_); s != GEMM_STATUS_SUCCESS) return s;
-    std::size_t per_set = bytes_[0] + bytes_[1] + bytes_[2];
+    std::size_t per_set = 0;
+    for (std::size_t b : bytes_) per_set += b;
     std::size_t cache = on_device() ? dev->cache_bytes(class_.device) : last_level_cache_bytes();
     std::size_t count = std::clamp<std::size_t>(2 * cache / std::max<std::size_t>(per_set, 1) + 1, 1, max_sets);
-    initial_c_.reset(static_cast<char *>(allocate_host(bytes_[2])));
-    if (on_device()) check_c_.reset(static_cast<char *>(allocate_host(bytes_[2])));
-    if (!initial_c_ || (on_device() && !check_c_)) return set_error(GEMM_STATUS_ALLOC_FAILED, "cannot allocate the measured operands");
+    initial_c_.reset(static_cast<char *>(allocate_host(bytes_[c_index])));
+    if (on_device()) {
+        check_c_.reset(static_cast<char *>(allocate_host(bytes_[c_index])));
+        check_vector_.reset(static_cast<char *>(allocate_host(bytes_[vector_index])));
+        check_aux_.reset(static_cast<char *>(allocate_host(bytes_[aux_index])));
+    }
+    if (!initial_c_ || (on_device() && (!check_c_ || !check_vector_ || !check_aux_)))
+        return set_error(GEMM_STATUS_ALLOC_FAILED, "cannot allocate the measured operands");
     std::mt19937_64 rng(20261129);
     fill(initial_c_.get(), bytes_[2] / dtype_size(class_.c_type), class_.c_type, rng);
     sets_.resize(count);
@@ -173,29 +202,36 @@ gemm_status_t operand_sets::allocate() {
 
 // Only set 0 is checked, so the others copy its values: filling up to 256 sets from the
 // generator would take longer than timing them.
+// The epilogue's operands hold values the call reads (a bias, the aux of a backward
+// activation: uniform in [-1, 1]) or zeros where the call writes (a bias gradient, a forward
+// aux). Each set but the first copies the first's values: filling up to 256 sets from the
+// generator would take longer than timing them.
 gemm_status_t operand_sets::make_set(set &s, bool first) {
-    std::size_t ab = dtype_size(class_.ab_type), cs = dtype_size(class_.c_type);
-    std::size_t offsets[3] = {class_.aligned ? 0 : ab, class_.aligned ? 0 : ab, class_.aligned ? 0 : cs};
-    host_buffer *buffers[3] = {&s.a, &s.b, &s.c};
-    for (int i = 0; i < 3; ++i) {
-        buffers[i]->reset(static_cast<char *>(allocate_host(bytes_[i])));
-        if (!*buffers[i]) return set_error(GEMM_STATUS_ALLOC_FAILED, "cannot allocate the measured operands");
-        s.host[i] = buffers[i]->get() + offsets[i];
+    const std::size_t ab = dtype_size(class_.ab_type), cs = dtype_size(class_.c_type);
+    const std::size_t element[operand_count] = {ab, ab, cs, cs, cs};
+    for (int i = 0; i < operand_count; ++i) {
+        if (bytes_[i] == 0 && i >= vector_index) continue;  // not an operand of this class
+        s.buffers[i].reset(static_cast<char *>(allocate_host(bytes_[i])));
+        if (!s.buffers[i]) return set_error(GEMM_STATUS_ALLOC_FAILED, "cannot allocate the measured operands");
+        s.host[i] = s.buffers[i].get() + (class_.aligned ? 0 : element[i]);
     }
+    const bool reads_vector = !class_.backward(), reads_aux = class_.backward();
     std::mt19937_64 rng(7 + 0x9e3779b97f4a7c15ull);
-    if (first) {
-        fill(s.host[0], bytes_[0] / ab, class_.ab_type, rng);
-        fill(s.host[1], bytes_[1] / ab, class_.ab_type, rng);
-    } else {
-        std::memcpy(s.host[0], sets_.front().host[0], bytes_[0]);
-        std::memcpy(s.host[1], sets_.front().host[1], bytes_[1]);
+    for (int i : {int(a_index), int(b_index), int(vector_index), int(aux_index)}) {
+        if (!s.host[i]) continue;
+        const bool read = i < c_index || (i == vector_index ? reads_vector : reads_aux);
+        if (!first) std::memcpy(s.host[i], sets_.front().host[i], bytes_[i]);
+        else if (read) fill(s.host[i], bytes_[i] / element[i], i < c_index ? class_.ab_type : class_.c_type, rng);
+        else std::memset(s.host[i], 0, bytes_[i]);
     }
-    std::memcpy(s.host[2], initial_c_.get(), bytes_[2]);
+    std::memcpy(s.host[c_index], initial_c_.get(), bytes_[c_index]);
     const device_services *dev = installed_device_services();
     if (class_.pinned && !on_device())
-        for (int i = 0; i < 3; ++i) {
-            if (gemm_status_t st = dev->pin(buffers[i]->get(), bytes_[i] + offsets[i]); st != GEMM_STATUS_SUCCESS) return st;
-            pinned_.push_back(buffers[i]->get());
+        for (int i = 0; i < operand_count; ++i) {
+            if (!s.host[i]) continue;
+            const std::size_t offset = std::size_t(static_cast<char *>(s.host[i]) - s.buffers[i].get());
+            if (gemm_status_t st = dev->pin(s.buffers[i].get(), bytes_[i] + offset); st != GEMM_STATUS_SUCCESS) return st;
+            pinned_.push_back(s.buffers[i].get());
         }
     return on_device() ? copy_to_device(s) : GEMM_STATUS_SUCCESS;
 }
@@ -203,11 +239,12 @@ gemm_status_t operand_sets::make_set(set &s, bool first) {
 // Device copies keep the host copies' offset from an aligned allocation.
 gemm_status_t operand_sets::copy_to_device(set &s) {
     const device_services *dev = installed_device_services();
-    for (int i = 0; i < 3; ++i) {
+    for (int i = 0; i < operand_count; ++i) {
+        if (!s.host[i]) continue;
         if (gemm_status_t st = dev->allocate(class_.device, bytes_[i] + slack, &s.device_allocation[i]);
             st != GEMM_STATUS_SUCCESS)
             return st;
-        std::size_t offset = std::size_t(static_cast<char *>(s.host[i]) - (i == 0 ? s.a : i == 1 ? s.b : s.c).get());
+        const std::size_t offset = std::size_t(static_cast<char *>(s.host[i]) - s.buffers[i].get());
         s.device[i] = static_cast<char *>(s.device_allocation[i]) + offset;
         if (gemm_status_t st = dev->copy(class_.device, s.device[i], s.host[i], bytes_[i]); st != GEMM_STATUS_SUCCESS)
             return st;
@@ -218,9 +255,14 @@ gemm_status_t operand_sets::copy_to_device(set &s) {
 problem operand_sets::problem_on(const set &s) const {
     problem p = base_;
     void *const *where = on_device() ? s.device : s.host;
-    p.a = where[0];
-    p.b = where[1];
-    p.c = where[2];
+    p.a = where[a_index];
+    p.b = where[b_index];
+    p.c = where[c_index];
+    if (class_.has_epilogue()) {
+        if (class_.backward()) p.epilogue.bias_grad = where[vector_index];
+        else p.epilogue.bias = where[vector_index];
+        p.epilogue.aux = where[aux_index];
+    }
     if (on_device()) p.stream = stream_;
     return p;
 }
@@ -236,30 +278,48 @@ gemm_status_t operand_sets::prepare_check() {
     set &s = sets_.front();
     if (class_.beta == 0.0) {
         const dtype part = part_type(class_.c_type);
-        std::size_t count = bytes_[2] / dtype_size(part);
+        std::size_t count = bytes_[c_index] / dtype_size(part);
         for (std::size_t i = 0; i < count; ++i)
-            store_element(s.host[2], int64_t(i), part, std::numeric_limits<double>::quiet_NaN());
+            store_element(s.host[c_index], int64_t(i), part, std::numeric_limits<double>::quiet_NaN());
     } else {
-        std::memcpy(s.host[2], initial_c_.get(), bytes_[2]);
+        std::memcpy(s.host[c_index], initial_c_.get(), bytes_[c_index]);
     }
     if (!on_device()) return GEMM_STATUS_SUCCESS;
-    return installed_device_services()->copy(class_.device, s.device[2], s.host[2], bytes_[2]);
+    return installed_device_services()->copy(class_.device, s.device[c_index], s.host[c_index], bytes_[c_index]);
 }
 
 gemm_status_t operand_sets::checked_result(problem &view) {
     set &s = sets_.front();
-    view = base_;
+    view = problem_on(s);
     view.space = memory_space::host;
-    view.a = s.host[0];
-    view.b = s.host[1];
-    view.c = s.host[2];
-    if (!on_device()) return GEMM_STATUS_SUCCESS;
-    std::size_t offset = std::size_t(static_cast<char *>(s.host[2]) - s.c.get());
-    view.c = check_c_.get() + offset;
-    return installed_device_services()->copy(class_.device, view.c, s.device[2], bytes_[2]);
+    view.stream = nullptr;
+    for (int i = 0; i < operand_count; ++i) {
+        if (!s.host[i]) continue;
+        void *host = s.host[i];
+        // What the call wrote lives on the device: C, and the epilogue's vector or aux when
+        // the call writes them; a backward activation's aux and a bias are only read.
+        const bool written = i == c_index || (i == vector_index && class_.backward()) ||
+                             (i == aux_index && !class_.backward());
+        if (on_device() && written) {
+            host_buffer &back = i == c_index ? check_c_ : i == vector_index ? check_vector_ : check_aux_;
+            host = back.get() + (static_cast<char *>(s.host[i]) - s.buffers[i].get());
+            if (gemm_status_t st = installed_device_services()->copy(class_.device, host, s.device[i], bytes_[i]);
+                st != GEMM_STATUS_SUCCESS)
+                return st;
+        }
+        if (i == a_index) view.a = host;
+        else if (i == b_index) view.b = host;
+        else if (i == c_index) view.c = host;
+        else if (i == aux_index) view.epilogue.aux = host;
+        else if (class_.backward()) view.epilogue.bias_grad = host;
+        else view.epilogue.bias = host;
+    }
+    return GEMM_STATUS_SUCCESS;
 }
 
-const void *operand_sets::host_a() const { return sets_.front().host[0]; }
-const void *operand_sets::host_b() const { return sets_.front().host[1]; }
+const void *operand_sets::host_a() const { return sets_.front().host[a_index]; }
+const void *operand_sets::host_b() const { return sets_.front().host[b_index]; }
+const void *operand_sets::host_bias() const { return class_.backward() ? nullptr : sets_.front().host[vector_index]; }
+const void *operand_sets::host_saved_aux() const { return class_.backward() ? sets_.front().host[aux_index] : nullptr; }
 
 }  // namespace gemm

@@ -45,11 +45,14 @@ public:
     // reads after a checked run.
     gemm_status_t checked_result(problem &view);
 
-    // What the reference reads: the problem's shape and set 0's host A, B and initial C.
+    // What the reference reads: the problem's shape and set 0's host A, B and initial C, and
+    // for an epilogue its bias and the aux a backward activation reads (never written).
     const problem &base() const { return base_; }
     const void *host_a() const;
     const void *host_b() const;
     const void *initial_c() const { return initial_c_.get(); }
+    const void *host_bias() const;
+    const void *host_saved_aux() const;
 
     int device() const { return class_.device; }
     void *stream() const { return stream_; }
@@ -60,14 +63,21 @@ private:
     };
     using host_buffer = std::unique_ptr<char, release_host>;
 
+    // The operands of a set, by index: A, B, C, and for an epilogue its vector (the bias, or
+    // the bias gradient a backward activation writes) and aux. An operand the class does not
+    // have takes 0 bytes and stays null.
+    static constexpr int operand_count = 5;
+    enum operand_index { a_index, b_index, c_index, vector_index, aux_index };
+
     struct set {
-        host_buffer a, b, c;
-        void *host[3] = {};            // A, B, C inside them (maybe one element misaligned)
-        void *device_allocation[3] = {};
-        void *device[3] = {};
+        host_buffer buffers[operand_count];
+        void *host[operand_count] = {};  // the operands inside them (maybe one element misaligned)
+        void *device_allocation[operand_count] = {};
+        void *device[operand_count] = {};
     };
 
     gemm_status_t plan();
+    gemm_status_t plan_epilogue();
     std::optional<int64_t> leading_dim(int64_t rows, std::size_t element) const;
     bool operand(std::optional<int64_t> ld, int64_t cols, std::size_t element, int64_t &ld_out,
                  int64_t &stride_out, std::size_t &bytes_out) const;
@@ -82,7 +92,8 @@ private:
     std::size_t next_ = 0;
     host_buffer initial_c_;
     host_buffer check_c_;            // a device C copied back for the check (device sets only)
-    std::size_t bytes_[3] = {};      // A, B, C of the whole batch
+    host_buffer check_vector_, check_aux_;  // likewise the epilogue's written vector and aux
+    std::size_t bytes_[operand_count] = {};  // each operand, for the whole batch
     std::vector<void *> pinned_;
     void *stream_ = nullptr;
 };

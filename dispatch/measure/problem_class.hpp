@@ -24,6 +24,16 @@ struct problem_class {
     memory_space space = memory_space::host;
     int device = 0;          // CUDA ordinal of device problems
     bool pinned = false;     // host operands page-locked (host problems, CUDA builds only)
+    // The epilogue's kind (epilogue_spec without pointers): the engine makes a bias (forward
+    // with an axis), a bias gradient (backward with an axis) and an aux matrix (backward, or
+    // saves_aux) for every set; ld_aux 0: C's leading dimension.
+    epilogue_act act = epilogue_act::none;
+    epilogue_axis axis = epilogue_axis::none;
+    bool saves_aux = false;
+    int64_t ld_aux = 0;
+
+    bool has_epilogue() const { return act != epilogue_act::none || axis != epilogue_axis::none || saves_aux; }
+    bool backward() const { return act == epilogue_act::relu_backward || act == epilogue_act::gelu_backward; }
 };
 
 }  // namespace gemm

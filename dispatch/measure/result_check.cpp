@@ -8,6 +8,7 @@
 
 #include <spdlog/fmt/fmt.h>
 
+#include "dispatch/activation_math.hpp"
 #include "dispatch/element.hpp"
 
 namespace gemm {
@@ -117,6 +118,9 @@ template <class V> V result_check::c0_at(int64_t batch, int64_t i, int64_t j) co
 
 void result_check::prepare(const operand_sets &sets, bool tf32) {
     p_ = sets.base();
+    bias_ = sets.host_bias();
+    saved_aux_ = sets.host_saved_aux();
+    saves_aux_ = !p_.epilogue.backward() && sets.first().epilogue.aux;
     tf32_ = tf32 && p_.ab_type == dtype::f32;
     full_ = double(p_.m) * double(p_.n) * double(p_.k) * double(p_.batch) <= full_check_limit;
     a_ = sets.host_a();
@@ -127,6 +131,7 @@ void result_check::prepare(const operand_sets &sets, bool tf32) {
     t_.assign(std::size_t(full_ ? 0 : p_.n), 0.0);
     for (double &v : t_) v = uniform(rng);
     expected_.clear();
+    if (p_.epilogue.any()) return epilogue_reference();
     const bool complex = is_complex(p_.ab_type);
     for (int64_t batch = 0; batch < p_.batch; ++batch) {
         if (full_) complex ? full_reference<value>(batch) : full_reference<double>(batch);
@@ -160,7 +165,80 @@ template <class V> void result_check::projected_reference(int64_t batch) {
 }
 
 check_outcome result_check::judge(const problem &r) const {
+    if (p_.epilogue.any()) return judge_epilogue(r);
     return is_complex(p_.ab_type) ? judge_as<value>(r) : judge_as<double>(r);
+}
+
+void result_check::epilogue_reference() {
+    constexpr int samples = 512;
+    checked_at_.clear();
+    z_.clear();
+    if (full_) {
+        for (int64_t j = 0; j < p_.n; ++j)
+            for (int64_t i = 0; i < p_.m; ++i) checked_at_.push_back({i, j});
+    } else {
+        std::mt19937_64 rng(11);
+        for (int s = 0; s < samples; ++s)
+            checked_at_.push_back({int64_t(rng() % uint64_t(p_.m)), int64_t(rng() % uint64_t(p_.n))});
+    }
+    for (auto [i, j] : checked_at_) {
+        double sum = 0;
+        for (int64_t l = 0; l < p_.k && !p_.alpha_zero(); ++l) sum += a_at<double>(0, i, l) * b_at<double>(0, l, j);
+        z_.push_back(p_.alpha * sum + (!p_.beta_zero() ? p_.beta * c0_at<double>(0, i, j) : 0.0));
+    }
+}
+
+// The epilogue's tolerance on top of the product's: the bias added in the compute type, C
+// rounded to its type before a pass reads it again, the activation's slope (at most 1.13) and
+// its evaluation in the compute type (its absolute error, some units of roundoff, scales |Z|).
+check_outcome result_check::judge_epilogue(const problem &r) const {
+    const epilogue_spec &e = p_.epilogue;
+    const bool backward = e.backward(), per_row = e.axis == epilogue_axis::rows;
+    const double u = unit_roundoff(part_type(compute_type_for(p_.ab_type))), u_out = unit_roundoff(p_.c_type);
+    worst_tracker worst;
+    for (std::size_t s = 0; s < checked_at_.size(); ++s) {
+        const auto [i, j] = checked_at_[s];
+        const int64_t ci = i + j * p_.ldc, ai = i + j * e.ld_aux;
+        const double c0 = !p_.beta_zero() ? std::abs(c0_at<double>(0, i, j)) : 0.0;
+        double z = z_[s], slope = 1.0, want = 0.0;
+        if (!backward && e.axis != epilogue_axis::none) z += load_element(bias_, per_row ? i : j, p_.c_type);
+        const double z_tolerance = element_tolerance(std::abs(z), c0) + 2.0 * (u + u_out) * std::abs(z);
+        if (backward) {
+            const double saved = load_element(saved_aux_, ai, p_.c_type);
+            slope = e.act == epilogue_act::relu_backward ? (saved > 0 ? 1.0 : 0.0)
+                                                         : activation_math::gelu_derivative(saved);
+            want = z * slope;
+        } else {
+            if (saves_aux_) worst.add(std::abs(load_element(r.epilogue.aux, ai, p_.c_type) - z), z_tolerance, 0, i, j);
+            want = activation_math::apply(e.act, z, 0.0);
+            slope = e.act == epilogue_act::gelu ? 1.13 : 1.0;
+        }
+        const double tolerance = std::abs(slope) * z_tolerance + 16.0 * u * std::abs(z) + 2.0 * u_out * std::abs(want);
+        worst.add(std::abs(load_element(r.c, ci, p_.c_type) - want), tolerance + 1e-300, 0, i, j);
+    }
+    if (backward && e.axis != epilogue_axis::none) {
+        // The bias gradient: the sums of C as written along the axis, in the compute type.
+        const int64_t length = per_row ? p_.m : p_.n, terms = per_row ? p_.n : p_.m;
+        for (int64_t v = 0; v < length; ++v) {
+            double sum = 0, size = 0;
+            for (int64_t w = 0; w < terms; ++w) {
+                const double c = load_element(r.c, per_row ? v + w * p_.ldc : w + v * p_.ldc, p_.c_type);
+                sum += c;
+                size += std::abs(c);
+            }
+            const double tolerance = 2.0 * double(terms + 2) * u * size + 2.0 * u_out * std::abs(sum) + 1e-300;
+            worst.add(std::abs(load_element(r.epilogue.bias_grad, v, p_.c_type) - sum), tolerance, 0,
+                      per_row ? v : -1, per_row ? -1 : v);
+        }
+    }
+    check_outcome out;
+    out.method = full_ ? "reference" : "sampled";
+    out.worst_ratio = worst.ratio;
+    out.result = worst.ratio <= 1.0 ? check_outcome::verdict::ok : check_outcome::verdict::wrong;
+    if (out.result == check_outcome::verdict::wrong)
+        out.detail = fmt::format("element |error| {:.3g} > tolerance {:.3g} at ({}, {}) (the epilogue's C, aux or bias "
+                                 "gradient)", worst.error, worst.tolerance, worst.i, worst.j);
+    return out;
 }
 
 template <class V> check_outcome result_check::judge_as(const problem &r) const {

@@ -1,6 +1,8 @@
 // result_check.hpp: whether a measured run computed the right C, by one tolerance rule: the
 // whole C against a double-precision loop when that is cheap (m·n·k·batch ≤ 2^27), else the
-// O(n²) check of BLIS, C·t against α·A·(B·t) + β·C₀·t for a random vector t.
+// O(n²) check of BLIS, C·t against α·A·(B·t) + β·C₀·t for a random vector t. An epilogue is
+// not linear, so a large problem with one is checked on 512 random elements instead (C, and a
+// forward aux), and a bias gradient against the sums of the C the run wrote.
 #pragma once
 
 #include <complex>
@@ -16,7 +18,7 @@ namespace gemm {
 struct check_outcome {
     enum class verdict { ok, wrong, not_checked };
     verdict result = verdict::not_checked;
-    const char *method = "";  // "reference" (every element) or "vector" (C·t)
+    const char *method = "";  // "reference" (every element), "vector" (C·t) or "sampled"
     double worst_ratio = 0;   // largest |error| / tolerance (ok while <= 1; NaN counts as infinite)
     std::string detail;       // where the worst error is, when wrong
 };
@@ -46,12 +48,21 @@ private:
     template <class V> void full_reference(int64_t batch);
     template <class V> void projected_reference(int64_t batch);
     template <class V> check_outcome judge_as(const problem &result) const;
+    // With an epilogue (real types): Z at the checked elements, then the epilogue's definition.
+    void epilogue_reference();
+    check_outcome judge_epilogue(const problem &result) const;
 
     problem p_;
     bool full_ = true, tf32_ = false;
     const void *a_ = nullptr, *b_ = nullptr, *c0_ = nullptr;
     std::vector<double> t_;          // the random vector of the projected check
     std::vector<value> expected_;    // per element (full) or per row of C·t (projected)
+    // An epilogue's check: the elements (i, j) checked (every one, or a sample), Z at each,
+    // and set 0's bias and the aux a backward activation reads.
+    std::vector<std::pair<int64_t, int64_t>> checked_at_;
+    std::vector<double> z_;
+    const void *bias_ = nullptr, *saved_aux_ = nullptr;
+    bool saves_aux_ = false;
 };
 
 }  // namespace gemm

@@ -436,7 +436,8 @@ typedef struct gemm_measurement {
     const char *error;        /* the failure's message, or "" */
     int checked;              /* 1 when its result was checked */
     int correct;              /* 1 when checked and within the tolerance */
-    const char *check_method; /* "reference" (every element) or "vector" (C*t), or "" */
+    const char *check_method; /* "reference" (every element), "vector" (C*t), "sampled" (512
+                                 elements, for a large desc with an epilogue), or "" */
     double check_ratio;       /* largest |error| / tolerance seen (<= 1 passes) */
     const char *note;         /* where a wrong result is wrong, or a remark on the timing */
     int timed;                /* 1 when it ran correctly (or unchecked) and was timed */
@@ -455,12 +456,17 @@ typedef struct gemm_measurement {
  * timed call taking the next. The operands have the desc's leading dimensions (0: the least);
  * desc->alignment places them: 16 or more, each starts on a 64-byte boundary; less, one
  * element past such a boundary, as a misaligned caller's would. A batch (batch_count > 1)
- * must have GEMM_DESC_TIGHT strides, others are GEMM_STATUS_NOT_SUPPORTED. The calls take
+ * must have GEMM_DESC_TIGHT strides, others are GEMM_STATUS_NOT_SUPPORTED; a desc with an
+ * epilogue (activation, bias_axis, aux) is one matrix, measured with a bias, aux and bias
+ * gradient the library makes as well (aux with desc->ld_aux, 0: the least), each call applying
+ * the epilogue as a gemm_ex_epilogue call would, fused or in a pass. The calls take
  * options' alpha and beta; desc->beta_zero = 1 with options->beta != 0 is
  * GEMM_STATUS_INVALID_VALUE. options may be NULL: gemm_measure_options_init's defaults.
  * Each backend's first call is checked against a double-precision reference (every element
  * when m*n*k*batch <= 2^27, else C*t against alpha*A*(B*t) + beta*C0*t for a random vector t,
- * C0 being C before the call; with beta = 0 C starts as NaN, so a backend reading it shows); a
+ * C0 being C before the call, or with an epilogue 512 random elements of C and aux, and a bias
+ * gradient against the sums of the C written; with beta = 0 C starts as NaN, so a backend
+ * reading it shows); a
  * wrong one is not timed. Then the backends take turns: in each round a warm-up and a share
  * of the samples, the order of the round starting one further on. Device problems
  * (desc->device >= 0) run on a stream of the library's and are timed with CUDA events, host

@@ -459,6 +459,31 @@ TEST_CASE("gpu: gemm_measure on device memory and on page-locked host memory") {
     }
 }
 
+TEST_CASE("gpu: gemm_measure of a desc with an epilogue on device memory: fused and pass both checked") {
+    const char *names[] = {"cublaslt", "cublas", "auto"};
+    for (auto [act, aux, m] : {std::tuple{GEMM_ACTIVATION_GELU, 1, 256}, std::tuple{GEMM_ACTIVATION_RELU, 0, 1024},
+                               std::tuple{GEMM_ACTIVATION_GELU_BACKWARD, 0, 1024}}) {
+        gemm_desc_t d;
+        gemm_desc_init(&d, GEMM_BF16, GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_T, m, 512, 384);
+        d.device = 0;
+        d.activation = act;
+        d.bias_axis = GEMM_BIAS_COLUMNS;
+        d.aux = aux;
+        gemm_measure_options_t o;
+        gemm_measure_options_init(&o);
+        o.budget_ms = 20;
+        gemm_measurement_t r[3];
+        REQUIRE_MESSAGE(gemm_measure(&d, names, 3, &o, r) == GEMM_STATUS_SUCCESS, gemm_last_error());
+        for (const gemm_measurement_t &x : r) {
+            INFO(x.backend << " activation " << int(act) << ": " << x.error << " " << x.note);
+            CHECK(x.status == GEMM_STATUS_SUCCESS);
+            CHECK(x.correct == 1);
+            CHECK(std::string(x.check_method) == (m == 256 ? "reference" : "sampled"));
+            CHECK(x.timed == 1);
+        }
+    }
+}
+
 TEST_CASE("gpu: device pointers forced onto a CPU backend are refused") {
     gemm_case c = base_case({GEMM_F32, GEMM_F32}, GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 8, 9, 10);
     set_leading_dims(c, 0);

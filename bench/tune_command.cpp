@@ -175,7 +175,9 @@ tune_row tune_one(const tune_problem &p, const tune_options &o) {
         tune_problem_request(p, o.budget_ms, o.backends.empty() ? nullptr : o.backends.c_str());
     gemm_tune_report_t report{};
     stopwatch clock;
-    gemm_status_t s = gemm_tune(&request, o.store ? 1 : 0, &report);
+    gemm_status_t s = p.key.empty() ? gemm_tune(&request, o.store ? 1 : 0, &report)
+                                    : gemm_tune_key(p.key.c_str(), p.device, request.budget_ms, request.backends,
+                                                    o.store ? 1 : 0, &report);
     // A report with candidates is filled even when storing failed afterwards.
     tune_row row = report.candidate_count > 0 ? tune_row_from_report(p, report) : tune_row{};
     row.problem = p;

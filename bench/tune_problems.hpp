@@ -24,6 +24,10 @@ struct tune_problem {
     bool misaligned = false;
     bool beta_zero = true;
     int device = -1;         // >= 0: device pointers on that CUDA device
+    // A tune-key line with an epilogue ("gelu+bias(rows)+aux"): tuned by its key (gemm_tune_key),
+    // which a gemm_tune_request_t cannot describe.
+    std::string epilogue;
+    std::string key;
 
     bool operator==(const tune_problem &o) const;
 };

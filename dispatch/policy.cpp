@@ -24,6 +24,8 @@ namespace {
 constexpr std::string_view builtin_why = "auto: built-in rule, first of the preference order that serves it";
 constexpr std::string_view builtin_epilogue_why =
     "auto: built-in rule, the backends that fuse the epilogue first, then the preference order";
+constexpr std::string_view builtin_epilogue_untuned_why =
+    "auto: built-in rule, the backends that fuse the epilogue first, then the preference order (shape not tuned)";
 constexpr std::string_view builtin_untuned_why =
     "auto: built-in rule, first of the preference order that serves it (shape not tuned)";
 
@@ -199,7 +201,7 @@ choice choose_tuned(const problem &p, const env_settings &env, bool collect_skip
         if (!last.entry) {  // a plain miss again: the built-in rule, which still asks each backend about p
             choice c = choose_builtin(p, collect_skipped);
             if (c.chosen) {
-                c.why = builtin_untuned_why;
+                c.why = p.epilogue.any() ? builtin_epilogue_untuned_why : builtin_untuned_why;
                 return c;
             }
         } else if (last.b->supports(p).ok) {
@@ -238,7 +240,7 @@ choice choose_tuned(const problem &p, const env_settings &env, bool collect_skip
     if (c.chosen && why_not.empty() && not_tuned.empty()) {
         // The common miss, said without building a string.
         if (env.tune == tune_mode::use && !hit && !near) last = {&cache, version, key, nullptr, nullptr, {}, {}};
-        c.why = builtin_untuned_why;
+        c.why = p.epilogue.any() ? builtin_epilogue_untuned_why : builtin_untuned_why;
         return c;
     }
     c.why_detail = " (" + (why_not.empty() ? std::string("shape not tuned") : why_not) +
@@ -272,12 +274,6 @@ choice choose_builtin(const problem &p, bool collect_skipped) {
 choice choose_backend(const problem &p, const selection &sel, bool collect_skipped) {
     if (sel.forced) return choose_forced(p, sel, collect_skipped);
     const env_settings &env = settings();
-    if (p.epilogue.any()) {
-        // The tune cache's entries were measured without an epilogue.
-        choice c = choose_builtin(p, collect_skipped);
-        c.why_detail = " (calls with an epilogue are not tuned)";
-        return c;
-    }
     if (env.tune == tune_mode::off) {
         choice c = choose_builtin(p, collect_skipped);
         c.why_detail = " (GEMM_TUNE=off)";

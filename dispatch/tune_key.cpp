@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cstdint>
 #include <sstream>
+#include <vector>
 
 namespace gemm {
 namespace {
@@ -38,12 +39,49 @@ bool parse_flag(std::istream &in, const char *name, const char *when_true, const
     return true;
 }
 
+// The key's epilogue as epilogue_name words it.
+std::string to_epilogue_name(const tune_key &key) {
+    epilogue_spec spec;
+    spec.act = key.act;
+    spec.axis = key.axis;
+    int marker = 0;
+    if (key.saves_aux) spec.aux = &marker;  // only its presence is named
+    return epilogue_name(spec);
+}
+
+// "gelu+bias(rows)+aux", "relu_backward+bias_grad(columns)", "none+bias(rows)": what
+// epilogue_name prints, read back. Nothing is accepted that it would not print.
+bool parse_epilogue(const std::string &text, tune_key &key) {
+    std::vector<std::string> parts;
+    std::size_t start = 0;
+    for (std::size_t plus; (plus = text.find('+', start)) != std::string::npos; start = plus + 1)
+        parts.push_back(text.substr(start, plus - start));
+    parts.push_back(text.substr(start));
+    static const char *const acts[] = {"none", "relu", "gelu", "relu_backward", "gelu_backward"};
+    bool found = false;
+    for (int a = 0; a < 5 && !found; ++a)
+        if (parts[0] == acts[a]) key.act = epilogue_act(a), found = true;
+    if (!found) return false;
+    epilogue_spec spec;
+    spec.act = key.act;
+    for (std::size_t i = 1; i < parts.size(); ++i) {
+        const std::string bias = spec.backward() ? "bias_grad(" : "bias(";
+        if (parts[i] == bias + "rows)" || parts[i] == bias + "columns)")
+            key.axis = parts[i] == bias + "rows)" ? epilogue_axis::rows : epilogue_axis::columns;
+        else if (parts[i] == "aux") key.saves_aux = true;
+        else return false;
+    }
+    return key.has_epilogue() && to_epilogue_name(key) == text;
+}
+
 }  // namespace
+
+bool tune_key::has_epilogue() const { return act != epilogue_act::none || axis != epilogue_axis::none || saves_aux; }
 
 bool tune_key::same_class(const tune_key &o) const {
     return ab_type == o.ab_type && c_type == o.c_type && op_a == o.op_a && op_b == o.op_b &&
            batch == o.batch && padded_ld == o.padded_ld && aligned_16 == o.aligned_16 &&
-           space == o.space && beta_zero == o.beta_zero;
+           space == o.space && beta_zero == o.beta_zero && act == o.act && axis == o.axis && saves_aux == o.saves_aux;
 }
 
 bool tune_key::operator==(const tune_key &o) const {
@@ -58,7 +96,7 @@ std::size_t tune_key_hash::operator()(const tune_key &k) const {
     mix(uint64_t(k.batch));
     mix(uint64_t(k.ab_type) | uint64_t(k.c_type) << 4 | uint64_t(k.op_a) << 8 | uint64_t(k.op_b) << 9 |
         uint64_t(k.padded_ld) << 10 | uint64_t(k.aligned_16) << 11 | uint64_t(k.space) << 12 |
-        uint64_t(k.beta_zero) << 14);
+        uint64_t(k.beta_zero) << 14 | uint64_t(k.act) << 16 | uint64_t(k.axis) << 20 | uint64_t(k.saves_aux) << 24);
     return h;
 }
 
@@ -68,6 +106,7 @@ std::string tune_key::to_text() const {
         << ' ' << m << ' ' << n << ' ' << k << " batch=" << batch
         << " ld=" << (padded_ld ? "padded" : "tight") << " align=" << (aligned_16 ? "16" : "elem")
         << " space=" << memory_space_name(space) << " beta=" << (beta_zero ? "0" : "any");
+    if (has_epilogue()) out << " epilogue=" << to_epilogue_name(*this);
     return out.str();
 }
 
@@ -95,7 +134,9 @@ std::optional<tune_key> tune_key::parse(std::string_view text) {
     key.space = *space;
     if (!parse_flag(in, "beta", "0", "any", key.beta_zero)) return std::nullopt;
     std::string rest;
+    if (in >> rest && (rest.rfind("epilogue=", 0) != 0 || !parse_epilogue(rest.substr(9), key))) return std::nullopt;
     if (in >> rest) return std::nullopt;
+    if (key.has_epilogue() && (is_complex(key.ab_type) || key.batch != 1)) return std::nullopt;
     if (key.m < 0 || key.n < 0 || key.k < 0 || key.batch < 1) return std::nullopt;
     return key;
 }
@@ -118,6 +159,9 @@ tune_key key_of(const problem &p) {
                      (p.batch == 1 || (aligned(p.stride_a, ab) && aligned(p.stride_b, ab) && aligned(p.stride_c, cs)));
     key.space = p.space;
     key.beta_zero = p.beta_zero();
+    key.act = p.epilogue.act;
+    key.axis = p.epilogue.axis;
+    key.saves_aux = !p.epilogue.backward() && p.epilogue.aux;
     return key;
 }
 

@@ -24,14 +24,21 @@ struct tune_key {
     bool aligned_16 = true;     // every pointer, leading dimension and stride 16-byte aligned
     memory_space space = memory_space::host;
     bool beta_zero = true;
+    // The epilogue's kind (none for a plain GEMM): its activation, bias axis, and whether a
+    // forward activation saves its input (a backward one always reads aux).
+    epilogue_act act = epilogue_act::none;
+    epilogue_axis axis = epilogue_axis::none;
+    bool saves_aux = false;
 
+    bool has_epilogue() const;
     bool operator==(const tune_key &o) const;
     bool operator!=(const tune_key &o) const { return !(*this == o); }
 
     // Everything but m, n, k: choices for one class may stand in for a nearby shape.
     bool same_class(const tune_key &o) const;
 
-    // "f32 f32 NN 1024 1024 1024 batch=1 ld=tight align=16 space=host beta=0"
+    // "f32 f32 NN 1024 1024 1024 batch=1 ld=tight align=16 space=host beta=0", then for an
+    // epilogue " epilogue=gelu+bias(rows)+aux" (epilogue_name's words).
     std::string to_text() const;
     static std::optional<tune_key> parse(std::string_view text);
 };

@@ -116,6 +116,9 @@ problem_class class_of(const tune_key &key) {
     c.aligned = key.aligned_16 || (!key.padded_ld && !tight_layout_aligned(key));
     c.beta = key.beta_zero ? 0.0 : 0.5;
     c.space = key.space;
+    c.act = key.act;
+    c.axis = key.axis;
+    c.saves_aux = key.saves_aux;
     return c;
 }
 

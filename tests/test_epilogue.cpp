@@ -5,6 +5,8 @@
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -330,5 +332,47 @@ TEST_SUITE("env_verbose1" * doctest::skip()) {
             CHECK(lines[0].find(x.trace) != std::string::npos);
         }
         REQUIRE(gemm_set_backend(nullptr) == GEMM_STATUS_SUCCESS);
+    }
+}
+
+// ---- auto's tune cache serves epilogue calls: one process with its own cache file ----------
+
+TEST_SUITE("env_tuned" * doctest::skip()) {
+    TEST_CASE("epilogue tuned: gemm_tune_key stores the class with its epilogue, and auto's next call hits it") {
+        const char *path = std::getenv("GEMM_TUNE_CACHE");
+        REQUIRE(path);
+        std::remove(path);
+        gemm_case g = make_case(GEMM_F32, GEMM_F32, entry::ex, GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_T, 24, 32, 16, 0, 1.0, 0.0);
+        const epilogue_case e = make_epilogue_case(g, GEMM_ACTIVATION_RELU, GEMM_BIAS_COLUMNS, true, 0);
+        // The canonical class: row-major m x n is column-major n x m, the bias along its rows.
+        const char *key = "f32 f32 TN 32 24 16 batch=1 ld=tight align=16 space=host beta=0 epilogue=relu+bias(rows)+aux";
+        gemm_tune_report_t report;
+        REQUIRE_MESSAGE(gemm_tune_key(key, -1, 20, "cpu_omp,cblas", 1, &report) == GEMM_STATUS_SUCCESS, gemm_last_error());
+        CHECK(report.stored == 1);
+        const gemm_tune_entry_t *entries = nullptr;
+        int64_t count = 0;
+        REQUIRE(gemm_tune_cache_entries(&entries, &count) == GEMM_STATUS_SUCCESS);
+        REQUIRE(count == 1);
+        CHECK(std::string(entries[0].key) == key);
+        const epilogue_operands o = make_epilogue_operands(e);
+        std::vector<std::string> lines;
+        epilogue_result r;
+        {
+            stderr_capture capture;
+            r = run_epilogue_host(e, o);
+            lines = capture.lines();
+        }
+        REQUIRE(r.status == GEMM_STATUS_SUCCESS);
+        CHECK(check_epilogue_result(e, o, r).empty());
+        REQUIRE(lines.size() == 1);
+        INFO("trace: " << lines[0]);
+        CHECK(lines[0].find("why=\"auto: tune cache hit\"") != std::string::npos);
+        CHECK(lines[0].find(std::string("backend=") + report.backend) != std::string::npos);
+        // Keys that name no epilogue the library has are refused.
+        CHECK(gemm_tune_key("f32 f32 NN 8 8 8 batch=1 ld=tight align=16 space=host beta=0 epilogue=relu+bias_grad(rows)",
+                            -1, 20, nullptr, 0, &report) == GEMM_STATUS_INVALID_VALUE);
+        CHECK(gemm_tune_key("c32 c32 NN 8 8 8 batch=1 ld=tight align=16 space=host beta=0 epilogue=relu", -1, 20,
+                            nullptr, 0, &report) == GEMM_STATUS_INVALID_VALUE);
+        std::remove(path);
     }
 }

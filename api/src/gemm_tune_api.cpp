@@ -90,22 +90,18 @@ void fill_report(gemm_tune_report_t &report, bool stored) {
     report.disturbed = st.outcome.disturbed ? 1 : 0;
 }
 
-gemm_status_t tune_request(const api_tune_request *request, int store, gemm_tune_report_t *report) {
-    if (!request) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 1: request is NULL", 1);
-    if (!report) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 3: report is NULL", 3);
-    if (const env_settings &env = settings(); env.error != GEMM_STATUS_SUCCESS)
-        return set_error(env.error, env.error_message);
-    if (gemm_status_t s = check_request(*request); s != GEMM_STATUS_SUCCESS) return s;
-
+// Tunes class c with the budget and backends a request or a key call gives, storing the winner
+// when asked; the report points into this thread's storage.
+gemm_status_t tune_class(const problem_class &c, double budget_ms, const char *backends, int store,
+                         gemm_tune_report_t *report) {
     tune_options options;
-    if (request->budget_ms > 0) options.budget_ms = request->budget_ms;
-    options.backends = split_names(request->backends);
+    if (budget_ms > 0) options.budget_ms = budget_ms;
+    options.backends = split_names(backends);
     for (const std::string &name : options.backends)
         if (!find_backend(name))
             return fail(GEMM_STATUS_UNKNOWN_BACKEND, "backends names '" + name + "', which is not in this build");
     tls_report.outcome = {};
-    if (gemm_status_t s = tune_problem(class_of(*request), options, tls_report.outcome); s != GEMM_STATUS_SUCCESS)
-        return s;
+    if (gemm_status_t s = tune_problem(c, options, tls_report.outcome); s != GEMM_STATUS_SUCCESS) return s;
     bool stored = false;
     if (store) {
         gemm_status_t s = process_tune_cache().store({tls_report.outcome.entry});
@@ -117,6 +113,37 @@ gemm_status_t tune_request(const api_tune_request *request, int store, gemm_tune
     }
     fill_report(*report, stored);
     return GEMM_STATUS_SUCCESS;
+}
+
+gemm_status_t tune_request(const api_tune_request *request, int store, gemm_tune_report_t *report) {
+    if (!request) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 1: request is NULL", 1);
+    if (!report) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 3: report is NULL", 3);
+    if (const env_settings &env = settings(); env.error != GEMM_STATUS_SUCCESS)
+        return set_error(env.error, env.error_message);
+    if (gemm_status_t s = check_request(*request); s != GEMM_STATUS_SUCCESS) return s;
+    return tune_class(class_of(*request), request->budget_ms, request->backends, store, report);
+}
+
+gemm_status_t tune_key_text(const char *key_text, int device, double budget_ms, const char *backends, int store,
+                            gemm_tune_report_t *report) {
+    if (!key_text) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 1: key is NULL", 1);
+    if (!report) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 6: report is NULL", 6);
+    if (const env_settings &env = settings(); env.error != GEMM_STATUS_SUCCESS)
+        return set_error(env.error, env.error_message);
+    std::optional<tune_key> key = tune_key::parse(key_text);
+    if (!key) return set_error(GEMM_STATUS_INVALID_VALUE, std::string("parameter 1: key '") + key_text +
+                                                              "' is not a tune-cache key", 1);
+    if (key->space == memory_space::managed)
+        return set_error(GEMM_STATUS_NOT_SUPPORTED, "parameter 1: space=managed is not tuned (host or device memory)", 1);
+    if (key->space == memory_space::device && device < 0)
+        return set_error(GEMM_STATUS_INVALID_VALUE, "parameter 2: device must be a CUDA device ordinal (>= 0) for a "
+                                                    "key of device memory", 2);
+    if (!std::isfinite(budget_ms))
+        return set_error(GEMM_STATUS_INVALID_VALUE, "parameter 3: budget_ms must be a finite number of milliseconds "
+                                                    "(<= 0: the default)", 3);
+    problem_class c = class_of(*key);
+    c.device = device < 0 ? 0 : device;
+    return tune_class(c, budget_ms, backends, store, report);
 }
 
 // What the last listing and the last verdict on this thread point into.
@@ -190,6 +217,12 @@ gemm_status_t gemm_tune_cache_entries(const gemm_tune_entry_t **entries, int64_t
 gemm_status_t gemm_tune_verify(const char *key, int device, double budget_ms, int remove, gemm_tune_verdict_t *verdict) {
     clear_error();
     return guarded([&] { return verify(key, device, budget_ms, remove, verdict); });
+}
+
+gemm_status_t gemm_tune_key(const char *key, int device, double budget_ms, const char *backends, int store,
+                            gemm_tune_report_t *report) {
+    clear_error();
+    return guarded([&] { return tune_key_text(key, device, budget_ms, backends, store, report); });
 }
 
 gemm_status_t api_tune(const api_tune_request *request, int store, gemm_tune_report_t *report) {

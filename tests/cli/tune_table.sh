@@ -58,6 +58,25 @@ complex_ops)
         --reps 1 --rounds 1 --no-measure-peak
     expect_line err 'dtype=c64 layout=col ops=CT m=8 n=6 k=4 .*why="measured"'
     ;;
+epilogue_keys)
+    # Recorded keys of calls with an epilogue are tuned as those keys (gemm_tune_key), their
+    # epilogue in the table's class column; gemm tune --verify measures them again; a key whose
+    # epilogue the library does not read fails its row, with the reason.
+    fwd="f32 f32 TN 32 20 16 batch=1 ld=tight align=16 space=host beta=0 epilogue=gelu+bias(rows)+aux"
+    bwd="f64 f64 NN 24 18 12 batch=1 ld=tight align=16 space=host beta=any epilogue=relu_backward+bias_grad(columns)"
+    printf '%s\n%s\n' "$fwd" "$bwd" >"$work/shapes.txt"
+    run_expect 0 "$gemm" tune --shapes "$work/shapes.txt" --cache "$work/cache.txt" --budget-ms 20
+    expect_line out "^32x20x16 +f32 +col TN gelu\+bias\(rows\)\+aux "
+    expect_line out "^24x18x12 +f64 +col NN beta!=0 relu_backward\+bias_grad\(columns\) "
+    for key in "$fwd" "$bwd"; do
+        grep -qF "$key | " "$work/cache.txt" || fail "no entry for the recorded key '$key' in the cache"
+    done
+    run_expect 0 "$gemm" tune --verify --budget-ms 20 --cache "$work/cache.txt"
+    expect_line out "^# 2 entries: 2 hold"
+    echo "f32 f32 NN 8 8 8 batch=1 ld=tight align=16 space=host beta=0 epilogue=gelu+aux+bias(rows)" >"$work/bad.txt"
+    run_expect 1 "$gemm" tune --shapes "$work/bad.txt" --cache "$work/cache.txt" --budget-ms 20
+    expect_line out "FAILED: .*is not a tune-cache key"
+    ;;
 *)
     fail "unknown scenario $scenario"
     ;;

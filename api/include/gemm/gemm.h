@@ -279,8 +279,9 @@ typedef enum gemm_bias {
  * of row-major C; ReLU without aux; GELU for f16 and bf16 C, its tanh being too coarse for
  * f32 and f64; GELU's backward form without the bias gradient, its own being slower than the
  * pass), else applied by the library in one more pass over C on the memory C lives in
- * (GEMM_VERBOSE's trace says epilogue=...:fused or :pass). auto prefers a backend that fuses
- * the call's epilogue; calls with an epilogue do not use the tune cache.
+ * (GEMM_VERBOSE's trace says epilogue=...:fused or :pass). auto's tune key includes the
+ * epilogue's kind (gemm_tune_key tunes such a class); untuned, auto prefers a backend that
+ * fuses the call's epilogue.
  * bias, bias_grad and aux have C's type and lie in C's memory; aux is a matrix of C's shape
  * and layout with leading dimension ld_aux. For a layer Y = act(X W^T + b) in training:
  *   forward:  activation RELU or GELU, bias = b, aux = a buffer that receives Z + bias (the
@@ -578,6 +579,18 @@ typedef struct gemm_tune_report {
  * The report's strings live until the next gemm_tune call on this thread. */
 GEMM_API gemm_status_t gemm_tune(const gemm_tune_request_t *request, int store,
                                  gemm_tune_report_t *report);
+
+/* gemm_tune for the class a tune key names, as GEMM_RECORD writes keys and
+ * gemm_tune_cache_entries lists them: "bf16 bf16 NT 4096 14336 4096 batch=1 ld=tight align=16
+ * space=device beta=0 epilogue=gelu+bias(rows)+aux". The classes a request cannot describe
+ * are tuned this way, those with an epilogue (after the key's beta: its activation, then
+ * "+bias(rows|columns)" or for a backward one "+bias_grad(rows|columns)", then "+aux" when a
+ * forward one saves its input), each candidate timed as a gemm_ex_epilogue call runs it (fused
+ * or followed by the library's pass). device: the CUDA device for a key of device memory
+ * (space=device); ignored for others. budget_ms, backends, store and the report as gemm_tune
+ * takes them. A key that does not parse: GEMM_STATUS_INVALID_VALUE. */
+GEMM_API gemm_status_t gemm_tune_key(const char *key, int device, double budget_ms, const char *backends, int store,
+                                     gemm_tune_report_t *report);
 
 /* Path of the tune cache file: GEMM_TUNE_CACHE, else under $XDG_CACHE_HOME or ~/.cache. */
 GEMM_API const char *gemm_tune_cache_path(void);

@@ -16,7 +16,8 @@
 #             call, gemm_ex_grouped and a loop of gemm_ex (grouped_batch.cpp)
 #   epilogue  bias + ReLU/GELU (+ aux) and GELU's backward form with the bias gradient, bf16:
 #             cuBLASLt's fused epilogue against cuBLAS plus the library's pass (epilogue.cpp);
-#             then examples/fc_layer --bench (its checks on the GPU, fused against unfused)
+#             then examples/fc_layer --bench (its checks on the GPU, fused against unfused),
+#             then gemm tune --shapes on four epilogue keys and gemm tune --verify on them
 #   complex   gemm bench in c32 and c64: cublas and auto on device pointers, and cublas,
 #             cblas and cpu_omp on host pointers
 #   sweep     the largest cuda_tiled f32 configurations by id at 4096^3 and 8192^3, TN and NT
@@ -124,6 +125,22 @@ if has_stage epilogue; then
     cmake --build $build --target fc_layer >>"$out/build.log" 2>&1 &&
         timeout 300 $build/examples/fc_layer --bench | tee "$out/fc_layer.txt"
     summary+=("examples/fc_layer --bench: rc=$?")
+    # Epilogue classes tuned as GEMM_RECORD writes them (the canonical problem of a row-major
+    # layer: bias per column is bias(rows)), then checked again with --verify.
+    keys="$out/epilogue_keys.txt"
+    for e in "TN 4096 4096 4096 relu+bias(rows)" "TN 14336 4096 4096 gelu+bias(rows)+aux" \
+             "NN 14336 4096 4096 gelu_backward" "NN 14336 4096 4096 gelu_backward+bias_grad(rows)"; do
+        set -- $e
+        echo "bf16 bf16 $1 $2 $3 $4 batch=1 ld=tight align=16 space=device beta=0 epilogue=$5"
+    done >"$keys"
+    timeout 300 $gemm tune --shapes "$keys" --device 0 --budget-ms ${GEMM_DEVICE_TUNE_BUDGET_MS:-400} \
+        --cache "$out/epilogue-cache.txt" >"$out/epilogue_tune.txt" 2>&1
+    summary+=("gemm tune epilogue keys: rc=$?")
+    timeout 300 $gemm tune --verify --device 0 --budget-ms ${GEMM_DEVICE_TUNE_BUDGET_MS:-400} \
+        --cache "$out/epilogue-cache.txt" >"$out/epilogue_verify.txt" 2>&1
+    summary+=("gemm tune --verify epilogue keys: rc=$?")
+    grep -E "^[0-9]+x|^#.*(tuned|speed-up)" "$out/epilogue_tune.txt"
+    tail -6 "$out/epilogue_verify.txt"
 fi
 if has_stage complex; then
     # Complex GEMM: cublas (Cgemm/Zgemm), cublaslt and auto on device pointers, and on host pointers

@@ -475,7 +475,8 @@ TEST_CASE("gpu: gemm_measure of a desc with an epilogue on device memory: fused 
         gemm_measurement_t r[3];
         REQUIRE_MESSAGE(gemm_measure(&d, names, 3, &o, r) == GEMM_STATUS_SUCCESS, gemm_last_error());
         for (const gemm_measurement_t &x : r) {
-            INFO(x.backend << " activation " << int(act) << ": " << x.error << " " << x.note);
+            INFO(std::string(x.backend) << " activation " << int(act) << ": " << std::string(x.error) << " "
+                                        << std::string(x.note));
             CHECK(x.status == GEMM_STATUS_SUCCESS);
             CHECK(x.correct == 1);
             CHECK(std::string(x.check_method) == (m == 256 ? "reference" : "sampled"));

@@ -201,8 +201,15 @@ check_outcome result_check::judge_epilogue(const problem &r) const {
         const int64_t ci = i + j * p_.ldc, ai = i + j * e.ld_aux;
         const double c0 = !p_.beta_zero() ? std::abs(c0_at<double>(0, i, j)) : 0.0;
         double z = z_[s], slope = 1.0, want = 0.0;
-        if (!backward && e.axis != epilogue_axis::none) z += load_element(bias_, per_row ? i : j, p_.c_type);
-        const double z_tolerance = element_tolerance(std::abs(z), c0) + 2.0 * (u + u_out) * std::abs(z);
+        // The product may be rounded to C's type before the bias is added (a pass): its size,
+        // not the sum's, which may cancel, bounds that rounding.
+        double size = std::abs(z);
+        if (!backward && e.axis != epilogue_axis::none) {
+            const double b = load_element(bias_, per_row ? i : j, p_.c_type);
+            z += b;
+            size += std::abs(b);
+        }
+        const double z_tolerance = element_tolerance(size, c0) + 2.0 * (u + u_out) * size;
         if (backward) {
             const double saved = load_element(saved_aux_, ai, p_.c_type);
             slope = e.act == epilogue_act::relu_backward ? (saved > 0 ? 1.0 : 0.0)
@@ -213,7 +220,7 @@ check_outcome result_check::judge_epilogue(const problem &r) const {
             want = activation_math::apply(e.act, z, 0.0);
             slope = e.act == epilogue_act::gelu ? 1.13 : 1.0;
         }
-        const double tolerance = std::abs(slope) * z_tolerance + 16.0 * u * std::abs(z) + 2.0 * u_out * std::abs(want);
+        const double tolerance = std::abs(slope) * z_tolerance + 16.0 * u * size + 2.0 * u_out * std::abs(want);
         worst.add(std::abs(load_element(r.c, ci, p_.c_type) - want), tolerance + 1e-300, 0, i, j);
     }
     if (backward && e.axis != epilogue_axis::none) {

@@ -350,8 +350,9 @@ typedef struct gemm_desc {
     int device;                /* -1: host memory; >= 0: memory of that CUDA device */
     int alignment;             /* bytes every operand pointer is a multiple of */
     int beta_zero;             /* 1: beta is 0 (C is written, never read) */
-    /* The epilogue of the class (see gemm_epilogue_t), for plans: a plan made with one is run
-     * with gemm_plan_run_epilogue, whose epilogue must match these fields. */
+    /* The epilogue of the class (see gemm_epilogue_t): a plan made with one is run with
+     * gemm_plan_run_epilogue, whose epilogue must match these fields; gemm_measure applies it
+     * to every measured call. */
     gemm_activation_t activation;  /* GEMM_ACTIVATION_NONE: none */
     gemm_bias_t bias_axis;         /* GEMM_BIAS_NONE: none */
     int aux;                   /* 1: forward runs save the activation's input (backward
@@ -467,8 +468,7 @@ typedef struct gemm_measurement {
  * when m*n*k*batch <= 2^27, else C*t against alpha*A*(B*t) + beta*C0*t for a random vector t,
  * C0 being C before the call, or with an epilogue 512 random elements of C and aux, and a bias
  * gradient against the sums of the C written; with beta = 0 C starts as NaN, so a backend
- * reading it shows); a
- * wrong one is not timed. Then the backends take turns: in each round a warm-up and a share
+ * reading it shows); a wrong one is not timed. Then the backends take turns: in each round a warm-up and a share
  * of the samples, the order of the round starting one further on. Device problems
  * (desc->device >= 0) run on a stream of the library's and are timed with CUDA events, host
  * problems with a steady clock around the call (staging included for GPU backends). A
@@ -581,7 +581,7 @@ GEMM_API gemm_status_t gemm_tune(const gemm_tune_request_t *request, int store,
                                  gemm_tune_report_t *report);
 
 /* gemm_tune for the class a tune key names, as GEMM_RECORD writes keys and
- * gemm_tune_cache_entries lists them: "bf16 bf16 NT 4096 14336 4096 batch=1 ld=tight align=16
+ * gemm_tune_cache_entries lists them: "bf16 bf16 TN 14336 4096 4096 batch=1 ld=tight align=16
  * space=device beta=0 epilogue=gelu+bias(rows)+aux". The classes a request cannot describe
  * are tuned this way, those with an epilogue (after the key's beta: its activation, then
  * "+bias(rows|columns)" or for a backward one "+bias_grad(rows|columns)", then "+aux" when a

@@ -3,7 +3,7 @@
 // own grouped call (cublasGemmGroupedBatchedEx_64, its pointer arrays uploaded once), and
 // through gemm: gemm_ex_grouped (host arrays, uploaded by the library each call) and a loop of
 // gemm_ex calls. Then 64 GEMMs of one shape (256^3) the same ways, with cublasGemmBatchedEx_64
-// and gemm_ex_batched as the batched calls. Each way is timed with CUDA events over 20 calls, in 9 rounds that take the
+// and gemm_ex_batched as the batched calls (gemm's ways on cublas, or on GROUPED_BACKEND). Each way is timed with CUDA events over 20 calls, in 9 rounds that take the
 // ways in turn; medians per batch. f32 and bf16 (f32 compute). Built and run by
 // bench/device/run.sh (stage grouped).
 #include <cublas_v2.h>
@@ -126,7 +126,9 @@ int main() {
     check(cublasCreate(&h) == CUBLAS_STATUS_SUCCESS, "cublasCreate");
     cublasSetStream(h, s);
     gemm_set_stream(s);
-    check(gemm_set_backend("cublas") == GEMM_STATUS_SUCCESS, "gemm_set_backend");
+    // GROUPED_BACKEND names another backend for gemm's two ways (default cublas).
+    const char *forced = std::getenv("GROUPED_BACKEND");
+    check(gemm_set_backend(forced ? forced : "cublas") == GEMM_STATUS_SUCCESS, "gemm_set_backend");
     std::printf("%-5s %-7s %9s %11s %11s %11s %9s %9s %s\n", "type", "shapes", "loop_us", "cublas_bat", "gemm_bat",
                 "gemm_loop", "vs_loop", "vs_cublas", "TFLOP/s(gemm_bat)");
     for (bool same : {false, true})

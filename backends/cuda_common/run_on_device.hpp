@@ -32,13 +32,17 @@ gemm_status_t run_on_device(const problem &p, run_report &ctx, launch_fn launch,
 //  - device or managed p: cudaSetDevice(p.device), launch(p, p.stream) (the caller's stream
 //    from gemm_set_stream; asynchronous), then the caller's current device is restored.
 //  - host p: runs on the caller's current device. A and B (only when k > 0 and alpha != 0)
-//    and C (only when beta != 0) are packed on the CPU into the context's pinned buffer,
-//    copied in one transfer to the context's device buffer, launched on the context's
-//    staging stream, C is copied back, the stream synchronized and C unpacked (only its m x n
-//    elements per matrix: padding between columns is never written). Packing rewrites the
+//    and C (only when beta != 0) go to the context's device buffer: from page-locked memory
+//    (cudaMallocHost, cudaHostRegister) by DMA straight from the caller's matrices, from
+//    pageable memory packed on the CPU into the context's pinned buffer first; launched on the
+//    context's staging stream; C comes back the same way (to page-locked memory by DMA into
+//    its m x n elements, else through the pinned buffer and unpacked), the stream
+//    synchronized. Only the m x n elements of each C are written: padding between columns
+//    never is. Packing rewrites the
 //    layout: ld = rows rounded up to 16 bytes, batch stride = ld * cols rounded up to 256
 //    bytes, or 0 when the caller's stride was 0 (one shared matrix) or batch == 1; pointers
-//    not staged are null. ctx.note = "staged host pointers (H2D x MB, D2H y MB)".
+//    not staged are null. ctx.note = "staged host pointers (H2D x MB, D2H y MB; ...)", the
+//    end saying whether every operand was page-locked.
 // F: gemm_status_t (const problem &dp, cudaStream_t stream).
 template <class F> gemm_status_t run_on_device(const problem &p, run_report &ctx, F &&launch) {
     using fn_type = std::remove_reference_t<F>;

@@ -273,7 +273,9 @@ TEST_CASE("gpu: every alpha/beta combination, C op, managed and pinned memory") 
     report(tl);
 }
 
-TEST_CASE("gpu: strided batches, shared A or B (stride 0), gaps") {
+// Page-locked host operands are copied by DMA straight from and to the caller's matrices (one
+// 2-D copy per matrix): padding and gaps between them must stay untouched there too.
+TEST_CASE("gpu: strided batches, shared A or B (stride 0), gaps; device, pageable and page-locked memory") {
     tally tl;
     for (type_pair t : all_types)
         for (int share = 0; share < 4; ++share)
@@ -284,7 +286,7 @@ TEST_CASE("gpu: strided batches, shared A or B (stride 0), gaps") {
                 set_batch(c, 3 + share, share & 1, share & 2, share == 3 ? 0 : 5);
                 c.api = entry::ex;
                 set_scalars(c, 0.75, share == 2 ? 0.0 : -0.5, alpha_imag, beta_imag);
-                check_case(c, tl);
+                check_case(c, tl, {memory::device, memory::host, memory::pinned});
             }
     report(tl);
 }

@@ -533,8 +533,10 @@ epilogue_draw draw_epilogue(byte_source &in, const api_call &c) {
     if (in.one_in(32)) e.bias = !e.bias;
     if (in.one_in(32)) e.grad = !e.grad;
     e.aux_on_c = e.aux && in.one_in(24);
+    // Near the least valid one, often just below it; sizes reach INT64_MAX, so no overflow.
     const int64_t least = std::max<int64_t>(1, c.layout == GEMM_COL_MAJOR ? c.m : c.n);
-    e.ld_aux = in.one_in(16) ? in.size_value() : least + int64_t(in.byte() % 3) - (in.one_in(16) ? 1 : 0);
+    const int64_t extra = int64_t(in.byte() % 3), below = in.one_in(16) ? 1 : 0;
+    e.ld_aux = in.one_in(16) ? in.size_value() : (least > INT64_MAX - extra ? least : least + extra) - below;
     return e;
 }
 

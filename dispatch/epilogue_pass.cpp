@@ -3,6 +3,7 @@
 #include "epilogue_pass.hpp"
 
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "activation_math.hpp"
@@ -13,18 +14,8 @@
 namespace gemm {
 namespace {
 
-// How elements of one C type are read and written, and the type they are computed in (f32
-// for every type but f64, as the GEMM accumulates).
-struct f32_io {
-    using value = float;
-    static float load(const void *p, int64_t i) { return static_cast<const float *>(p)[i]; }
-    static void store(void *p, int64_t i, float v) { static_cast<float *>(p)[i] = v; }
-};
-struct f64_io {
-    using value = double;
-    static double load(const void *p, int64_t i) { return static_cast<const double *>(p)[i]; }
-    static void store(void *p, int64_t i, double v) { static_cast<double *>(p)[i] = v; }
-};
+// How elements of a 16-bit C type are read and written, and the type they are computed in
+// (f32, as the GEMM accumulates).
 struct f16_io {
     using value = float;
     static float load(const void *p, int64_t i) { return half::to_float(static_cast<const uint16_t *>(p)[i]); }
@@ -36,8 +27,8 @@ struct bf16_io {
     static void store(void *p, int64_t i, float v) { static_cast<uint16_t *>(p)[i] = bfloat16::from_float(v); }
 };
 
-// Column by column, so C and aux are read along their stored columns. bias_grad sums the new
-// C as stored (rounded to its type), in the compute type.
+// f16 and bf16 C, column by column, so C and aux are read along their stored columns.
+// bias_grad sums the new C as stored (rounded to its type), in the compute type.
 template <class io> void pass(const problem &p) {
     using V = typename io::value;
     const epilogue_spec &e = p.epilogue;
@@ -64,14 +55,44 @@ template <class io> void pass(const problem &p) {
     for (std::size_t i = 0; i < row_sums.size(); ++i) io::store(e.bias_grad, int64_t(i), row_sums[i]);
 }
 
+// f32 and f64 C: a column at a time through the column loops (cpu_omp's), then the sums.
+template <class T> void pass_in_place(const problem &p) {
+    const epilogue_spec &e = p.epilogue;
+    const bool rows = e.axis == epilogue_axis::rows;
+    T *c = static_cast<T *>(p.c), *aux = static_cast<T *>(e.aux);
+    const T *bias = e.backward() ? nullptr : static_cast<const T *>(e.bias);
+    std::vector<T> row_sums(e.backward() && rows ? std::size_t(p.m) : 0, T(0));
+    for (int64_t j = 0; j < p.n; ++j) {
+        T *cj = c + j * p.ldc, *auxj = aux ? aux + j * e.ld_aux : nullptr;
+        if (e.backward()) {
+            activation_math::backward_column(e.act, cj, auxj, p.m);
+            if (e.axis == epilogue_axis::none) continue;
+            T column_sum = 0;
+            for (int64_t i = 0; i < p.m; ++i) {
+                if (rows) row_sums[std::size_t(i)] += cj[i];
+                else column_sum += cj[i];
+            }
+            if (!rows) static_cast<T *>(e.bias_grad)[j] = column_sum;
+            continue;
+        }
+        if (bias && rows)
+            for (int64_t i = 0; i < p.m; ++i) cj[i] += bias[i];
+        else if (bias)
+            for (int64_t i = 0; i < p.m; ++i) cj[i] += bias[j];
+        if (auxj) std::memcpy(auxj, cj, std::size_t(p.m) * sizeof(T));
+        activation_math::forward_column(e.act, cj, p.m);
+    }
+    for (std::size_t i = 0; i < row_sums.size(); ++i) static_cast<T *>(e.bias_grad)[i] = row_sums[i];
+}
+
 }  // namespace
 
 void apply_epilogue_on_host(const problem &p) {
     switch (p.c_type) {
-    case dtype::f64: return pass<f64_io>(p);
+    case dtype::f64: return pass_in_place<double>(p);
     case dtype::f16: return pass<f16_io>(p);
     case dtype::bf16: return pass<bf16_io>(p);
-    default: return pass<f32_io>(p);
+    default: return pass_in_place<float>(p);
     }
 }
 

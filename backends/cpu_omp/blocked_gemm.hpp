@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstring>
 
 #include "dispatch/activation_math.hpp"
 #include "dispatch/problem.hpp"
@@ -176,22 +177,23 @@ void multiply_block(const operands<T> &o, microkernel<T> kernel, const real_t<T>
 // which sums across items, is left to the dispatcher's pass (fuses() in cpu_omp.cpp).
 template <class T> void apply_epilogue(const epilogue_spec &e, T *c, int64_t ldc, range rows, range cols) {
     if constexpr (parts_v<T> == 1) {
-        const bool backward = e.backward(), per_row = e.axis == epilogue_axis::rows;
-        const T *bias = backward ? nullptr : static_cast<const T *>(e.bias);
+        const bool per_row = e.axis == epilogue_axis::rows;
+        const T *bias = e.backward() ? nullptr : static_cast<const T *>(e.bias);
         T *aux = static_cast<T *>(e.aux);
+        const int64_t n = rows.end - rows.begin;
         for (int64_t j = cols.begin; j < cols.end; ++j) {
-            T *cj = c + j * ldc;
-            T *auxj = aux ? aux + j * e.ld_aux : nullptr;
-            for (int64_t i = rows.begin; i < rows.end; ++i) {
-                T z = cj[i];
-                if (backward) {
-                    cj[i] = activation_math::apply(e.act, z, auxj[i]);
-                    continue;
-                }
-                if (bias) z += bias[per_row ? i : j];
-                if (auxj) auxj[i] = z;
-                cj[i] = activation_math::apply(e.act, z, T(0));
+            T *cj = c + j * ldc + rows.begin;
+            T *auxj = aux ? aux + j * e.ld_aux + rows.begin : nullptr;
+            if (e.backward()) {
+                activation_math::backward_column(e.act, cj, auxj, n);
+                continue;
             }
+            if (bias && per_row)
+                for (int64_t i = 0; i < n; ++i) cj[i] += bias[rows.begin + i];
+            else if (bias)
+                for (int64_t i = 0; i < n; ++i) cj[i] += bias[j];
+            if (auxj) std::memcpy(auxj, cj, std::size_t(n) * sizeof(T));
+            activation_math::forward_column(e.act, cj, n);
         }
     }
 }

@@ -71,8 +71,16 @@ epilogue_keys)
     for key in "$fwd" "$bwd"; do
         grep -qF "$key | " "$work/cache.txt" || fail "no entry for the recorded key '$key' in the cache"
     done
-    run_expect 0 "$gemm" tune --verify --budget-ms 20 --cache "$work/cache.txt"
-    expect_line out "^# 2 entries: 2 hold"
+    # Whether a measured entry holds is a timing on a shared machine (exit 1 when one does
+    # not): only that both are measured again, each with a verdict, is asserted.
+    echo "+ $gemm tune --verify --budget-ms 20 --cache $work/cache.txt"
+    rc=0
+    "$gemm" tune --verify --budget-ms 20 --cache "$work/cache.txt" >"$work/out" 2>"$work/err" || rc=$?
+    [ "$rc" -le 1 ] || fail "gemm tune --verify exited $rc"
+    for key in "$fwd" "$bwd"; do
+        grep -F "$key " "$work/out" | grep -Eq "(holds|does not hold)" || fail "--verify gave no verdict for '$key'"
+    done
+    expect_line out "^# 2 entries: "
     echo "f32 f32 NN 8 8 8 batch=1 ld=tight align=16 space=host beta=0 epilogue=gelu+aux+bias(rows)" >"$work/bad.txt"
     run_expect 1 "$gemm" tune --shapes "$work/bad.txt" --cache "$work/cache.txt" --budget-ms 20
     expect_line out "FAILED: .*is not a tune-cache key"

@@ -3,10 +3,8 @@
 #include "epilogue_pass.hpp"
 
 #include <cstdint>
-#include <cstring>
 #include <vector>
 
-#include "activation_math.hpp"
 #include "error.hpp"
 #include "gemm/gemm.hpp"
 #include "memory.hpp"
@@ -55,34 +53,25 @@ template <class io> void pass(const problem &p) {
     for (std::size_t i = 0; i < row_sums.size(); ++i) io::store(e.bias_grad, int64_t(i), row_sums[i]);
 }
 
-// f32 and f64 C: a column at a time through the column loops (cpu_omp's), then the sums.
+// f32 and f64 C: apply_epilogue_block a column at a time, each column summed into bias_grad
+// while it is in cache.
 template <class T> void pass_in_place(const problem &p) {
     const epilogue_spec &e = p.epilogue;
-    const bool rows = e.axis == epilogue_axis::rows;
-    T *c = static_cast<T *>(p.c), *aux = static_cast<T *>(e.aux);
-    const T *bias = e.backward() ? nullptr : static_cast<const T *>(e.bias);
-    std::vector<T> row_sums(e.backward() && rows ? std::size_t(p.m) : 0, T(0));
+    const bool sums = e.backward() && e.axis != epilogue_axis::none, rows = e.axis == epilogue_axis::rows;
+    T *c = static_cast<T *>(p.c), *grad = static_cast<T *>(e.bias_grad);
+    std::vector<T> row_sums(sums && rows ? std::size_t(p.m) : 0, T(0));
     for (int64_t j = 0; j < p.n; ++j) {
-        T *cj = c + j * p.ldc, *auxj = aux ? aux + j * e.ld_aux : nullptr;
-        if (e.backward()) {
-            activation_math::backward_column(e.act, cj, auxj, p.m);
-            if (e.axis == epilogue_axis::none) continue;
-            T column_sum = 0;
-            for (int64_t i = 0; i < p.m; ++i) {
-                if (rows) row_sums[std::size_t(i)] += cj[i];
-                else column_sum += cj[i];
-            }
-            if (!rows) static_cast<T *>(e.bias_grad)[j] = column_sum;
-            continue;
+        apply_epilogue_block(e, c, p.ldc, 0, p.m, j, j + 1);
+        if (!sums) continue;
+        const T *cj = c + j * p.ldc;
+        T column_sum = 0;
+        for (int64_t i = 0; i < p.m; ++i) {
+            if (rows) row_sums[std::size_t(i)] += cj[i];
+            else column_sum += cj[i];
         }
-        if (bias && rows)
-            for (int64_t i = 0; i < p.m; ++i) cj[i] += bias[i];
-        else if (bias)
-            for (int64_t i = 0; i < p.m; ++i) cj[i] += bias[j];
-        if (auxj) std::memcpy(auxj, cj, std::size_t(p.m) * sizeof(T));
-        activation_math::forward_column(e.act, cj, p.m);
+        if (!rows) grad[j] = column_sum;
     }
-    for (std::size_t i = 0; i < row_sums.size(); ++i) static_cast<T *>(e.bias_grad)[i] = row_sums[i];
+    for (std::size_t i = 0; i < row_sums.size(); ++i) grad[i] = row_sums[i];
 }
 
 }  // namespace

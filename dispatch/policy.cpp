@@ -260,8 +260,10 @@ choice choose_builtin(const problem &p, bool collect_skipped) {
     const std::vector<backend *> &order = p.space == memory_space::host ? host : device;
     if (!p.epilogue.any()) return choose_in_order(p, order, collect_skipped);
     // A fused epilogue saves a pass over C: the backends that fuse this one come first (not
-    // the reference, which fuses every epilogue and is never fast).
-    std::vector<backend *> fusing_first;
+    // the reference, which fuses every epilogue and is never fast). The thread's list keeps its
+    // capacity, so an untuned epilogue call allocates nothing here after its first.
+    thread_local std::vector<backend *> fusing_first;
+    fusing_first.clear();
     for (backend *b : order)
         if (!b->reference() && b->available().ok && b->fuses_epilogue(p)) fusing_first.push_back(b);
     for (backend *b : order)

@@ -124,24 +124,33 @@ gemm_status_t tune_request(const api_tune_request *request, int store, gemm_tune
     return tune_class(class_of(*request), request->budget_ms, request->backends, store, report);
 }
 
+// A key argument (parameter 1) as gemm_tune_key and gemm_tune_verify take it, with its device
+// (parameter 2) and budget (parameter 3).
+gemm_status_t read_key(const char *key_text, int device, double budget_ms, tune_key &out) {
+    std::optional<tune_key> key = tune_key::parse(key_text);
+    if (!key) return set_error(GEMM_STATUS_INVALID_VALUE, std::string("parameter 1: key '") + key_text +
+                                                              "' is not a tune-cache key", 1);
+    if (!std::isfinite(budget_ms))
+        return set_error(GEMM_STATUS_INVALID_VALUE, "parameter 3: budget_ms must be a finite number of milliseconds "
+                                                    "(<= 0: the default)", 3);
+    if (key->space == memory_space::device && device < 0)
+        return set_error(GEMM_STATUS_INVALID_VALUE, "parameter 2: device must be a CUDA device ordinal (>= 0) for a "
+                                                    "key of device memory", 2);
+    out = *key;
+    return GEMM_STATUS_SUCCESS;
+}
+
 gemm_status_t tune_key_text(const char *key_text, int device, double budget_ms, const char *backends, int store,
                             gemm_tune_report_t *report) {
     if (!key_text) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 1: key is NULL", 1);
     if (!report) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 6: report is NULL", 6);
     if (const env_settings &env = settings(); env.error != GEMM_STATUS_SUCCESS)
         return set_error(env.error, env.error_message);
-    std::optional<tune_key> key = tune_key::parse(key_text);
-    if (!key) return set_error(GEMM_STATUS_INVALID_VALUE, std::string("parameter 1: key '") + key_text +
-                                                              "' is not a tune-cache key", 1);
-    if (key->space == memory_space::managed)
+    tune_key key;
+    if (gemm_status_t s = read_key(key_text, device, budget_ms, key); s != GEMM_STATUS_SUCCESS) return s;
+    if (key.space == memory_space::managed)
         return set_error(GEMM_STATUS_NOT_SUPPORTED, "parameter 1: space=managed is not tuned (host or device memory)", 1);
-    if (key->space == memory_space::device && device < 0)
-        return set_error(GEMM_STATUS_INVALID_VALUE, "parameter 2: device must be a CUDA device ordinal (>= 0) for a "
-                                                    "key of device memory", 2);
-    if (!std::isfinite(budget_ms))
-        return set_error(GEMM_STATUS_INVALID_VALUE, "parameter 3: budget_ms must be a finite number of milliseconds "
-                                                    "(<= 0: the default)", 3);
-    problem_class c = class_of(*key);
+    problem_class c = class_of(key);
     c.device = device < 0 ? 0 : device;
     return tune_class(c, budget_ms, backends, store, report);
 }
@@ -178,17 +187,10 @@ gemm_status_t verify(const char *key_text, int device, double budget_ms, int rem
     if (!out) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 5: verdict is NULL", 5);
     if (const env_settings &env = settings(); env.error != GEMM_STATUS_SUCCESS)
         return set_error(env.error, env.error_message);
-    std::optional<tune_key> key = tune_key::parse(key_text);
-    if (!key) return set_error(GEMM_STATUS_INVALID_VALUE, std::string("parameter 1: key '") + key_text +
-                                                              "' is not a tune-cache key", 1);
-    if (!std::isfinite(budget_ms))
-        return set_error(GEMM_STATUS_INVALID_VALUE, "parameter 3: budget_ms must be a finite number of milliseconds "
-                                                    "(<= 0: the default)", 3);
-    if (key->space == memory_space::device && device < 0)
-        return set_error(GEMM_STATUS_INVALID_VALUE, "parameter 2: device must be a CUDA device ordinal (>= 0) for a "
-                                                    "key of device memory", 2);
+    tune_key key;
+    if (gemm_status_t s = read_key(key_text, device, budget_ms, key); s != GEMM_STATUS_SUCCESS) return s;
     tune_cache &cache = process_tune_cache();
-    tune_entry_ptr entry = cache.find(*key);
+    tune_entry_ptr entry = cache.find(key);
     if (!entry) return set_error(GEMM_STATUS_INVALID_VALUE, std::string("parameter 1: the tune cache ") + cache.path() +
                                                                 " has no entry for '" + key_text + "'", 1);
     tune_options options;
@@ -197,7 +199,7 @@ gemm_status_t verify(const char *key_text, int device, double budget_ms, int rem
     if (gemm_status_t s = verify_entry(*entry, device, options, o); s != GEMM_STATUS_SUCCESS) return s;
     bool removed = false;
     if (remove && !o.holds) {
-        if (gemm_status_t s = cache.remove(*key); s != GEMM_STATUS_SUCCESS) return s;
+        if (gemm_status_t s = cache.remove(key); s != GEMM_STATUS_SUCCESS) return s;
         removed = true;
     }
     *out = {o.default_backend.c_str(), o.measured ? 1 : 0, o.median_us, o.default_median_us, o.holds ? 1 : 0,

@@ -5,9 +5,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
-#include <cstring>
 
-#include "dispatch/activation_math.hpp"
+#include "dispatch/epilogue_pass.hpp"
 #include "dispatch/problem.hpp"
 #include "microkernel.hpp"
 #include "pack.hpp"
@@ -176,26 +175,7 @@ void multiply_block(const operands<T> &o, microkernel<T> kernel, const real_t<T>
 // all of C afterwards. Real types only (complex calls have no epilogue); the bias gradient,
 // which sums across items, is left to the dispatcher's pass (fuses() in cpu_omp.cpp).
 template <class T> void apply_epilogue(const epilogue_spec &e, T *c, int64_t ldc, range rows, range cols) {
-    if constexpr (parts_v<T> == 1) {
-        const bool per_row = e.axis == epilogue_axis::rows;
-        const T *bias = e.backward() ? nullptr : static_cast<const T *>(e.bias);
-        T *aux = static_cast<T *>(e.aux);
-        const int64_t n = rows.end - rows.begin;
-        for (int64_t j = cols.begin; j < cols.end; ++j) {
-            T *cj = c + j * ldc + rows.begin;
-            T *auxj = aux ? aux + j * e.ld_aux + rows.begin : nullptr;
-            if (e.backward()) {
-                activation_math::backward_column(e.act, cj, auxj, n);
-                continue;
-            }
-            if (bias && per_row)
-                for (int64_t i = 0; i < n; ++i) cj[i] += bias[rows.begin + i];
-            else if (bias)
-                for (int64_t i = 0; i < n; ++i) cj[i] += bias[j];
-            if (auxj) std::memcpy(auxj, cj, std::size_t(n) * sizeof(T));
-            activation_math::forward_column(e.act, cj, n);
-        }
-    }
+    if constexpr (parts_v<T> == 1) apply_epilogue_block(e, c, ldc, rows.begin, rows.end, cols.begin, cols.end);
 }
 
 // How one call's matrices are cut: steps of the loops and the work items of each phase.

@@ -72,10 +72,12 @@ bool tight_layout_aligned(const tune_problem &p) {
 
 // A GEMM_RECORD line: "f32 f32 NN 1024 1024 1024 batch=1 ld=tight align=16 space=host beta=0",
 // the canonical (column-major) class the library looked up, and for a call with an epilogue
-// a twelfth field, "epilogue=gelu+bias(rows)+aux" (the library checks its words).
+// a twelfth field, "epilogue=gelu+bias(rows)+aux", for a pointer-array batch "form=pointers"
+// (the library checks their words).
 tune_problem parse_key_line(const std::vector<std::string> &w, int device) {
     if (w.size() != 11 && w.size() != 12)
-        throw usage_error("a tune-key line has 11 fields (12 with an epilogue), this one " + std::to_string(w.size()));
+        throw usage_error("a tune-key line has 11 fields (12 with an epilogue or form=pointers), this one " +
+                          std::to_string(w.size()));
     tune_problem p;
     p.ab_type = dtype_parse(w[0], "dtype of A and B");
     p.c_type = dtype_parse(w[1], "dtype of C");
@@ -98,7 +100,7 @@ tune_problem parse_key_line(const std::vector<std::string> &w, int device) {
     // off. The library's online tuning follows the same rule (dispatch/tuner.cpp, class_of).
     p.misaligned = align_elem && (p.ld_padding != 0 || tight_layout_aligned(p));
     if (w.size() == 12) {
-        p.epilogue = field_value(w[11], "epilogue");
+        p.key_extra = field_value(w[11], w[11].rfind("form=", 0) == 0 ? "form" : "epilogue");
         for (const std::string &word : w) p.key += (p.key.empty() ? "" : " ") + word;
     }
     return p;
@@ -129,7 +131,7 @@ bool tune_problem::operator==(const tune_problem &o) const {
     return ab_type == o.ab_type && c_type == o.c_type && layout == o.layout && op_a == o.op_a && op_b == o.op_b &&
            shape.m == o.shape.m && shape.n == o.shape.n && shape.k == o.shape.k && batch == o.batch &&
            ld_padding == o.ld_padding && misaligned == o.misaligned && beta_zero == o.beta_zero && device == o.device &&
-           epilogue == o.epilogue;
+           key_extra == o.key_extra;
 }
 
 std::vector<tune_problem> tune_problems_from_arguments(const tune_options &o) {
@@ -234,7 +236,7 @@ std::string tune_problem_class_text(const tune_problem &p) {
     if (p.misaligned) text += " misaligned";
     if (!p.beta_zero) text += " beta!=0";
     if (p.device >= 0) text += " dev" + std::to_string(p.device);
-    if (!p.epilogue.empty()) text += " " + p.epilogue;
+    if (!p.key_extra.empty()) text += " " + p.key_extra;
     return text;
 }
 

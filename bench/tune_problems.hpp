@@ -24,9 +24,10 @@ struct tune_problem {
     bool misaligned = false;
     bool beta_zero = true;
     int device = -1;         // >= 0: device pointers on that CUDA device
-    // A tune-key line with an epilogue ("gelu+bias(rows)+aux"): tuned by its key (gemm_tune_key),
+    // A tune-key line's twelfth word, an epilogue ("gelu+bias(rows)+aux") or a pointer-array
+    // batch ("pointers", from form=pointers): such a line is tuned by its key (gemm_tune_key),
     // which a gemm_tune_request_t cannot describe.
-    std::string epilogue;
+    std::string key_extra;
     std::string key;
 
     bool operator==(const tune_problem &o) const;

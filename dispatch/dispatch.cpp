@@ -127,6 +127,7 @@ gemm_status_t run_selection(const problem &p, const selection &sel, run_report &
     ctx.variant_used = {};  // this run's report, not the last one's
     ctx.note.clear();
     ctx.epilogue = {};
+    if (p.pointer_batch) return run_pointer_batch(p, sel, traced);
     return choose_and_run(p, sel, canonical_shape(p), ctx, traced);
 }
 
@@ -175,20 +176,30 @@ void trace_batch(const problem_batch &batch, const std::vector<call_shape> &call
     }
 }
 
-}  // namespace
+// The problem a group is decided on: its first matrix, standing for the group as a pointer
+// batch of its size (the tune key's form=pointers) when the call holds several matrices, so
+// that a batch is tuned apart from a plain call, whose library calls differ.
+problem group_decision(const problem_groups &groups, std::size_t g, bool several) {
+    problem p = groups.problem_at(g, 0);
+    if (several) {
+        p.batch = groups.sizes[g];
+        p.pointer_batch = true;
+        p.stride_a = p.stride_b = p.stride_c = 0;
+    }
+    return p;
+}
 
-gemm_status_t dispatch_groups(const problem_groups &groups) {
-    const env_settings &env = settings();
-    if (env.error != GEMM_STATUS_SUCCESS) return set_error(env.error, env.error_message);
-    const selection &sel = current_selection();
-    if (sel.error != GEMM_STATUS_SUCCESS) return set_error(sel.error, sel.error_message);
+// dispatch_groups on a selection; verbose as settings().verbose, or 0 for an untraced run.
+gemm_status_t run_groups(const problem_groups &groups, const selection &sel, int verbose) {
     std::vector<choice> decided(groups.sizes.size());
     std::vector<call_shape> served_calls;
+    int64_t total = 0;
+    for (int64_t size : groups.sizes) total += size;  // no overflow: the API checked the sum
     for (std::size_t g = 0; g < decided.size(); ++g) {
         if (groups.sizes[g] == 0) continue;
-        problem first = groups.problem_at(g, 0);
+        problem first = group_decision(groups, g, total > 1);
         if (first.m == 0 || first.n == 0) continue;  // BLAS quick return
-        decided[g] = choose_backend(first, sel, settings().verbose >= 2);
+        decided[g] = choose_backend(first, sel, verbose >= 2);
         if (!decided[g].chosen) {
             std::string where = decided.size() > 1 ? fmt::format("group {}: ", g) : "";
             return set_error(decided[g].status, where + decided[g].message);
@@ -199,7 +210,6 @@ gemm_status_t dispatch_groups(const problem_groups &groups) {
     problem_batch batch;
     if (one_batch(groups, decided, batch)) {
         const choice &c = *std::find_if(decided.begin(), decided.end(), [](const choice &x) { return x.chosen; });
-        const int verbose = settings().verbose;
         std::chrono::steady_clock::time_point start;
         if (verbose) start = std::chrono::steady_clock::now();
         run_report ctx;
@@ -217,11 +227,39 @@ gemm_status_t dispatch_groups(const problem_groups &groups) {
         if (!decided[g].chosen) continue;
         for (int64_t i = 0; i < groups.sizes[g]; ++i) {
             run_report ctx;
-            gemm_status_t s = run_choice(groups.problem_at(g, i), decided[g], groups.calls[g], ctx, true);
+            gemm_status_t s = run_choice(groups.problem_at(g, i), decided[g], groups.calls[g], ctx, verbose > 0);
             if (s != GEMM_STATUS_SUCCESS) return s;
         }
     }
     return GEMM_STATUS_SUCCESS;
+}
+
+}  // namespace
+
+gemm_status_t dispatch_groups(const problem_groups &groups) {
+    const env_settings &env = settings();
+    if (env.error != GEMM_STATUS_SUCCESS) return set_error(env.error, env.error_message);
+    const selection &sel = current_selection();
+    if (sel.error != GEMM_STATUS_SUCCESS) return set_error(sel.error, sel.error_message);
+    return run_groups(groups, sel, env.verbose);
+}
+
+gemm_status_t run_pointer_batch(const problem &p, const selection &sel, bool traced) {
+    problem_groups groups;
+    groups.sizes = {p.batch};
+    groups.calls = {canonical_shape(p)};
+    groups.problem_at = [&p](std::size_t, int64_t i) {
+        problem q = p;
+        q.batch = 1;
+        q.pointer_batch = false;
+        q.stride_a = q.stride_b = q.stride_c = 0;
+        const std::size_t ab = dtype_size(p.ab_type), c = dtype_size(p.c_type);
+        if (p.a) q.a = static_cast<const char *>(p.a) + uint64_t(i) * uint64_t(p.stride_a) * ab;
+        if (p.b) q.b = static_cast<const char *>(p.b) + uint64_t(i) * uint64_t(p.stride_b) * ab;
+        if (p.c) q.c = static_cast<char *>(p.c) + uint64_t(i) * uint64_t(p.stride_c) * c;
+        return q;
+    };
+    return run_groups(groups, sel, traced ? settings().verbose : 0);
 }
 
 }  // namespace gemm

@@ -31,9 +31,11 @@ struct problem_groups {
 };
 
 // Each group is decided once, every group before any matrix runs, so a backend that cannot
-// serve a group fails the call with nothing computed; then the matrices run in order, each
-// on its group's choice. A failure while computing stops there (earlier matrices keep their
-// results).
+// serve a group fails the call with nothing computed. A group of several matrices is decided
+// as a pointer batch of its size (its tune key says form=pointers). When every group chose
+// one backend and variant, that backend's run_batch may serve all the matrices at once (in
+// any order, or concurrently); otherwise they run in order, each on its group's choice. A
+// failure while computing stops there (earlier matrices keep their results).
 gemm_status_t dispatch_groups(const problem_groups &groups);
 
 struct selection;
@@ -49,5 +51,10 @@ gemm_status_t run_choice(const problem &p, const choice &c, const call_shape &ca
 // measurement engine times. traced: a GEMM_VERBOSE line for it (a caller's own measurement,
 // not the tuner's runs). p is a non-empty problem whose settings were checked.
 gemm_status_t run_selection(const problem &p, const selection &sel, run_report &ctx, bool traced);
+
+// A pointer_batch problem of the measurement engine (its matrices at p's strides) run on sel
+// as a caller's pointer-array batch is: one group of p.batch matrices, as dispatch_groups runs
+// it. run_selection takes this way for such a problem.
+gemm_status_t run_pointer_batch(const problem &p, const selection &sel, bool traced);
 
 }  // namespace gemm

@@ -60,6 +60,14 @@ struct problem {
     int64_t ldc = 0;
     int64_t stride_c = 0;
     int64_t batch = 1;
+    // The batch is a group of a pointer-array batch or grouped call of several matrices
+    // (gemm_*_batched, gemm_ex_grouped): what the dispatcher decides such a group on (batch
+    // its matrices, a, b and c its first matrix's, strides 0; its tune key says form=pointers)
+    // and what the measurement engine times as one (its matrices at the strides, run as a
+    // caller's pointer arrays would be).
+    // A backend's supports() and variants() may see it; its run() gets the matrices one by
+    // one, or run_batch all of them.
+    bool pointer_batch = false;
 
     // Exact for every compute type: every float is a double. The imaginary parts are 0 for
     // real types.

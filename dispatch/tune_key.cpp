@@ -81,7 +81,8 @@ bool tune_key::has_epilogue() const { return act != epilogue_act::none || axis !
 bool tune_key::same_class(const tune_key &o) const {
     return ab_type == o.ab_type && c_type == o.c_type && op_a == o.op_a && op_b == o.op_b &&
            batch == o.batch && padded_ld == o.padded_ld && aligned_16 == o.aligned_16 &&
-           space == o.space && beta_zero == o.beta_zero && act == o.act && axis == o.axis && saves_aux == o.saves_aux;
+           space == o.space && beta_zero == o.beta_zero && act == o.act && axis == o.axis && saves_aux == o.saves_aux &&
+           pointers == o.pointers;
 }
 
 bool tune_key::operator==(const tune_key &o) const {
@@ -96,7 +97,7 @@ std::size_t tune_key_hash::operator()(const tune_key &k) const {
     mix(uint64_t(k.batch));
     mix(uint64_t(k.ab_type) | uint64_t(k.c_type) << 4 | uint64_t(k.op_a) << 8 | uint64_t(k.op_b) << 9 |
         uint64_t(k.padded_ld) << 10 | uint64_t(k.aligned_16) << 11 | uint64_t(k.space) << 12 |
-        uint64_t(k.beta_zero) << 14 | uint64_t(k.act) << 16 | uint64_t(k.axis) << 20 | uint64_t(k.saves_aux) << 24);
+        uint64_t(k.beta_zero) << 14 | uint64_t(k.act) << 16 | uint64_t(k.axis) << 20 | uint64_t(k.saves_aux) << 24 | uint64_t(k.pointers) << 25);
     return h;
 }
 
@@ -107,6 +108,7 @@ std::string tune_key::to_text() const {
         << " ld=" << (padded_ld ? "padded" : "tight") << " align=" << (aligned_16 ? "16" : "elem")
         << " space=" << memory_space_name(space) << " beta=" << (beta_zero ? "0" : "any");
     if (has_epilogue()) out << " epilogue=" << to_epilogue_name(*this);
+    if (pointers) out << " form=pointers";
     return out.str();
 }
 
@@ -133,8 +135,12 @@ std::optional<tune_key> tune_key::parse(std::string_view text) {
     if (!space) return std::nullopt;
     key.space = *space;
     if (!parse_flag(in, "beta", "0", "any", key.beta_zero)) return std::nullopt;
+    // At most one of the trailing words: an epilogue is for plain calls only.
     std::string rest;
-    if (in >> rest && (rest.rfind("epilogue=", 0) != 0 || !parse_epilogue(rest.substr(9), key))) return std::nullopt;
+    if (in >> rest) {
+        if (rest == "form=pointers") key.pointers = true;
+        else if (rest.rfind("epilogue=", 0) != 0 || !parse_epilogue(rest.substr(9), key)) return std::nullopt;
+    }
     if (in >> rest) return std::nullopt;
     if (key.has_epilogue() && (is_complex(key.ab_type) || key.batch != 1)) return std::nullopt;
     if (key.m < 0 || key.n < 0 || key.k < 0 || key.batch < 1) return std::nullopt;
@@ -162,6 +168,7 @@ tune_key key_of(const problem &p) {
     key.act = p.epilogue.act;
     key.axis = p.epilogue.axis;
     key.saves_aux = !p.epilogue.backward() && p.epilogue.aux;
+    key.pointers = p.pointer_batch;
     return key;
 }
 

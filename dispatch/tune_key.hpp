@@ -29,6 +29,10 @@ struct tune_key {
     epilogue_act act = epilogue_act::none;
     epilogue_axis axis = epilogue_axis::none;
     bool saves_aux = false;
+    // A group of `batch` matrices in a pointer-array batch or grouped call of several matrices
+    // (gemm_*_batched, gemm_ex_grouped), rather than a strided batch or a plain call: served by
+    // other library calls, so tuned apart.
+    bool pointers = false;
 
     bool has_epilogue() const;
     bool operator==(const tune_key &o) const;
@@ -38,7 +42,8 @@ struct tune_key {
     bool same_class(const tune_key &o) const;
 
     // "f32 f32 NN 1024 1024 1024 batch=1 ld=tight align=16 space=host beta=0", then for an
-    // epilogue " epilogue=gelu+bias(rows)+aux" (epilogue_name's words).
+    // epilogue " epilogue=gelu+bias(rows)+aux" (epilogue_name's words), for a pointer-array
+    // batch " form=pointers".
     std::string to_text() const;
     static std::optional<tune_key> parse(std::string_view text);
 };

@@ -106,6 +106,7 @@ problem_class class_of(const tune_key &key) {
     c.n = key.n;
     c.k = key.k;
     c.batch = key.batch;
+    c.pointers = key.pointers;
     c.ld_padding = key.padded_ld ? -1 : 0;
     // A tight key whose own leading dimensions or strides are not 16-byte multiples is
     // align=elem whatever its pointers, and the calls it was recorded from most likely had

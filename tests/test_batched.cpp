@@ -6,10 +6,14 @@
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
-#include <tuple>
+#include <fstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "harness.hpp"
@@ -302,5 +306,107 @@ TEST_CASE("batched grouped errors: the group is named, every group checked befor
     SUBCASE("a C of group 1 overlapping one of group 0") {
         p.c[3] = p.c[0];
         expect_refused(grouped(2), GEMM_STATUS_INVALID_VALUE, "parameter 15: C[0] and C[3] overlap", 15, {&g0, &g1});
+    }
+}
+
+// ---- auto's tune cache and pointer-array batches: one process with its own cache and record file
+
+namespace {
+
+std::vector<std::string> read_lines(const char *path) {
+    std::ifstream in(path);
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    return lines;
+}
+
+}  // namespace
+
+TEST_SUITE("env_tuned" * doctest::skip()) {
+    TEST_CASE("batched tuned: a pointer batch is recorded as form=pointers, tuned as one, and hits only as one") {
+        const char *cache = std::getenv("GEMM_TUNE_CACHE");
+        const char *record = std::getenv("GEMM_RECORD");
+        REQUIRE(cache);
+        REQUIRE(record);
+        std::remove(cache);
+        std::remove(record);
+        // Row-major 20 x 24 (NN) is the canonical column-major 24 x 20 with A and B swapped.
+        gemm_case c = make_case(GEMM_F32, GEMM_F32, entry::ex, GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_N, 20, 24, 16, 0, 1.0, 0.0);
+        const char *key = "f32 f32 NN 24 20 16 batch=5 ld=tight align=16 space=host beta=0 form=pointers";
+        group_data g(c, 5, 900);
+        pointer_arrays p;
+        p.add(g);
+        auto traced_batch = [&] {
+            g.reset();
+            stderr_capture capture;
+            REQUIRE_MESSAGE(call_batched(c, p, 5, true) == GEMM_STATUS_SUCCESS, gemm_last_error());
+            check_group(g, "tuned");
+            return capture.lines();
+        };
+        // Untuned: the built-in rule, and the class goes to the record file.
+        std::vector<std::string> lines = traced_batch();
+        REQUIRE(lines.size() == 5);  // host backends run the matrices one by one
+        CHECK(lines[0].find("shape not tuned") != std::string::npos);
+        std::vector<std::string> recorded = read_lines(record);
+        CHECK(std::find(recorded.begin(), recorded.end(), key) != recorded.end());
+
+        // A grouped call keys each group as a pointer batch of its size, a group of one too.
+        {
+            group_data two(c, 2, 950), one(c, 1, 960);
+            pointer_arrays q;
+            q.add(two);
+            q.add(one);
+            const gemm_op_t ops[2] = {GEMM_OP_N, GEMM_OP_N};
+            const int64_t m[2] = {20, 20}, n[2] = {24, 24}, k[2] = {16, 16}, lda[2] = {16, 16}, ldb[2] = {24, 24},
+                          ldc[2] = {24, 24}, size[2] = {2, 1};
+            const float alpha[2] = {1, 1}, beta[2] = {0, 0};
+            stderr_capture capture;
+            REQUIRE_MESSAGE(gemm_ex_grouped(GEMM_ROW_MAJOR, ops, ops, m, n, k, alpha, q.a.data(), GEMM_F32, lda,
+                                            q.b.data(), GEMM_F32, ldb, beta, q.c.data(), GEMM_F32, ldc, 2, size,
+                                            GEMM_F32) == GEMM_STATUS_SUCCESS,
+                            gemm_last_error());
+            check_group(two, "grouped");
+            check_group(one, "grouped");
+        }
+        recorded = read_lines(record);
+        for (const char *grouped : {"f32 f32 NN 24 20 16 batch=2 ld=tight align=16 space=host beta=0 form=pointers",
+                                    "f32 f32 NN 24 20 16 batch=1 ld=tight align=16 space=host beta=0 form=pointers"})
+            CHECK_MESSAGE(std::find(recorded.begin(), recorded.end(), grouped) != recorded.end(), grouped);
+
+        // Tuned by its key: measured as five matrices through pointer arrays, checked, stored.
+        gemm_tune_report_t report;
+        REQUIRE_MESSAGE(gemm_tune_key(key, -1, 20, "cpu_omp,cblas", 1, &report) == GEMM_STATUS_SUCCESS, gemm_last_error());
+        CHECK(report.stored == 1);
+        const gemm_tune_entry_t *entries = nullptr;
+        int64_t count = 0;
+        REQUIRE(gemm_tune_cache_entries(&entries, &count) == GEMM_STATUS_SUCCESS);
+        REQUIRE(count == 1);
+        CHECK(std::string(entries[0].key) == key);
+        lines = traced_batch();
+        REQUIRE(lines.size() == 5);
+        for (const std::string &line : lines) {
+            INFO("trace: " << line);
+            CHECK(line.find("why=\"auto: tune cache hit\"") != std::string::npos);
+            CHECK(line.find(std::string("backend=") + report.backend) != std::string::npos);
+        }
+        // A strided batch of the same shape is another class: not served by the entry.
+        {
+            stderr_capture capture;
+            std::vector<float> a(5 * 20 * 16, 0.5f), b(5 * 16 * 24, 0.25f), cs(5 * 20 * 24);
+            REQUIRE(gemm_sgemm_strided_batched(GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_N, 20, 24, 16, 1.0f, a.data(), 16,
+                                               20 * 16, b.data(), 24, 16 * 24, 0.0f, cs.data(), 24, 20 * 24, 5) ==
+                    GEMM_STATUS_SUCCESS);
+            CHECK(cs[0] == doctest::Approx(16 * 0.125f));
+            lines = capture.lines();
+        }
+        REQUIRE(lines.size() == 1);
+        CHECK(lines[0].find("tune cache hit") == std::string::npos);
+        // form=pointers takes no epilogue, and is the only form a key names.
+        CHECK(gemm_tune_key("f32 f32 NN 8 8 8 batch=1 ld=tight align=16 space=host beta=0 epilogue=relu form=pointers",
+                            -1, 20, nullptr, 0, &report) == GEMM_STATUS_INVALID_VALUE);
+        CHECK(gemm_tune_key("f32 f32 NN 8 8 8 batch=2 ld=tight align=16 space=host beta=0 form=strided", -1, 20,
+                            nullptr, 0, &report) == GEMM_STATUS_INVALID_VALUE);
+        std::remove(cache);
+        std::remove(record);
     }
 }

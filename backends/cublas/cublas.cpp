@@ -15,6 +15,7 @@
 #include "backends/cuda_common/device_context.hpp"
 #include "backends/cuda_common/run_on_device.hpp"
 #include "backends/cuda_common/scale_c.hpp"
+#include "backends/cuda_common/side_streams.hpp"
 
 namespace gemm {
 namespace {
@@ -201,27 +202,26 @@ private:
     }
 };
 
-// A batch whose matrices are device memory, in one call: cublasGemmBatchedEx_64 for a single
+// The ways run_batch serves a batch of device matrices (variant ids, named for the tuner):
+// one_call, cuBLAS's batched or grouped GEMM; streams, one cuBLAS call per matrix spread over
+// the thread's side streams. "" takes the built-in rule of grouped_call::run.
+constexpr std::string_view one_call_variant = "one_call";
+constexpr std::string_view streams_variant = "streams";
+
+// A batch whose matrices are device memory: in one call (cublasGemmBatchedEx_64 for a single
 // group, cublasGemmGroupedBatchedEx_64 for several, reading the pointer arrays from the
-// thread's pointer_uploads ring. NOT_SUPPORTED, with C untouched: host or managed memory
-// (staged one by one instead), a group that only scales C, TF32, several groups of f16/bf16,
-// a stream being captured (a replay would read the arrays from a slot reused since), a batch
-// cuBLAS's batched calls refuse (NOT_SUPPORTED or INVALID_VALUE from them, which launch
-// nothing).
+// thread's pointer_uploads ring), or a call per matrix over side streams. NOT_SUPPORTED, with
+// C untouched: host or managed memory (staged one by one instead), a stream being captured
+// (a replay would read the arrays from a slot reused since); for one call also a group that
+// only scales C, TF32, and a batch cuBLAS's batched calls refuse (NOT_SUPPORTED or
+// INVALID_VALUE from them, which launch nothing).
 class grouped_call {
 public:
     explicit grouped_call(const problem_batch &b) : b_(b) {}
 
-    gemm_status_t run(run_report &ctx) {
+    gemm_status_t run(std::string_view variant, run_report &ctx) {
         const problem &first = b_.shapes.front();
         if (first.space != memory_space::device) return GEMM_STATUS_NOT_SUPPORTED;
-        for (const problem &g : b_.shapes)
-            if (g.scales_only() || use_tf32(g)) return GEMM_STATUS_NOT_SUPPORTED;
-        // cuBLAS's grouped call is slower than a loop for f16/bf16: 64 groups of one bf16 GEMM
-        // (64..512) took 924 us on the H200 against 581 us as a loop of cublasGemmEx
-        // (bench/device/grouped_batch.cpp); in f32 it took 174 us against 674.
-        const bool half = first.ab_type == dtype::f16 || first.ab_type == dtype::bf16;
-        if (half && b_.shapes.size() > 1) return GEMM_STATUS_NOT_SUPPORTED;
         cuda::device_guard guard;
         cuda::device_context *dc = nullptr;
         gemm_status_t s = guard.enter(first.device);
@@ -232,6 +232,10 @@ public:
         if ((s = cuda::cuda_status(cudaStreamIsCapturing(stream, &capture), "cudaStreamIsCapturing")) != GEMM_STATUS_SUCCESS)
             return s;
         if (capture != cudaStreamCaptureStatusNone) return GEMM_STATUS_NOT_SUPPORTED;
+        if (variant.empty()) variant = builtin_way();
+        if (variant == streams_variant) return on_side_streams(*dc, stream, ctx);
+        for (const problem &g : b_.shapes)
+            if (g.scales_only() || use_tf32(g)) return GEMM_STATUS_NOT_SUPPORTED;
         cublasHandle_t h = nullptr;
         if ((s = dc->blas(stream, CUBLAS_DEFAULT_MATH, h)) != GEMM_STATUS_SUCCESS) return s;
         pointer_uploads &uploads = dc->attachment<pointer_uploads>();
@@ -243,6 +247,48 @@ public:
     }
 
 private:
+    // cuBLAS's grouped call is slower than a loop for f16/bf16: 64 groups of one bf16 GEMM
+    // (64..512) took 1320 us on the H200 against 589-609 us as a loop of cublasGemmEx, and
+    // 620-694 us on the side streams (where a loop through the dispatcher took 636-783 us;
+    // bench/device/grouped_batch.cpp). In f32 it took 181 us against 728-748. Such loops are
+    // bound by cuBLAS's host cost per call (7-14 us there), which side streams do not share
+    // out; they pay where kernels, not calls, are the bottleneck.
+    std::string_view builtin_way() const {
+        const dtype ab = b_.shapes.front().ab_type;
+        const bool half = ab == dtype::f16 || ab == dtype::bf16;
+        return half && b_.shapes.size() > 1 ? streams_variant : one_call_variant;
+    }
+
+    // Each matrix on the side stream with the least work so far (flops), in order.
+    gemm_status_t on_side_streams(cuda::device_context &dc, cudaStream_t stream, run_report &ctx) {
+        cuda::side_streams &side = dc.attachment<cuda::side_streams>();
+        if (gemm_status_t s = side.fork(stream); s != GEMM_STATUS_SUCCESS) return s;
+        double load[cuda::side_streams::count] = {};
+        gemm_status_t s = GEMM_STATUS_SUCCESS;
+        std::size_t item = 0;
+        for (std::size_t g = 0; g < b_.shapes.size() && s == GEMM_STATUS_SUCCESS; ++g) {
+            problem p = b_.shapes[g];
+            for (int64_t i = 0; i < b_.sizes[g] && s == GEMM_STATUS_SUCCESS; ++i, ++item) {
+                p.a = b_.a[item], p.b = b_.b[item], p.c = b_.c[item];
+                const int lane = int(std::min_element(load, load + cuda::side_streams::count) - load);
+                load[lane] += std::max(1.0, p.flops());
+                s = on_lane(side, lane, p);
+            }
+        }
+        gemm_status_t joined = side.join(stream);
+        ctx.variant_used = streams_variant;
+        ctx.note = fmt::format("{} matrices over {} streams", b_.c.size(), cuda::side_streams::count);
+        return s != GEMM_STATUS_SUCCESS ? s : joined;
+    }
+
+    static gemm_status_t on_lane(cuda::side_streams &side, int lane, const problem &p) {
+        if (p.scales_only()) return cuda::scale_c(p, side.stream(lane));
+        cublasHandle_t h = nullptr;
+        gemm_status_t s = side.blas(lane, use_tf32(p) ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH, h);
+        run_report each;  // the batch's report names the way, not each matrix's entry point
+        return s == GEMM_STATUS_SUCCESS ? enqueue(h, p, each) : s;
+    }
+
     gemm_status_t call(cublasHandle_t h, const void *const *arrays, std::size_t total, run_report &ctx) {
         const problem &first = b_.shapes.front();
         std::vector<cublasOperation_t> ta, tb;
@@ -293,14 +339,28 @@ public:
         return cuda::library_supports_types(p);
     }
 
+    // The ways of serving a pointer-array batch on device memory; a matrix run alone (a plain
+    // call, or a batch's matrices one by one) has one way and takes no notice of them.
+    std::vector<std::string> variants(const problem &p) const override {
+        if (p.pointer_batch && p.space == memory_space::device)
+            return {std::string(one_call_variant), std::string(streams_variant)};
+        return {""};
+    }
+    bool knows_variant(std::string_view v) const override {
+        return v.empty() || v == one_call_variant || v == streams_variant;
+    }
+    std::vector<std::string> variant_ids() const override {
+        return {std::string(one_call_variant), std::string(streams_variant)};
+    }
+
     gemm_status_t run(const problem &p, std::string_view, run_report &ctx) override {
         return cuda::run_on_device(p, ctx, [&ctx](const problem &dp, cudaStream_t stream) {
             return launch(dp, stream, ctx);
         });
     }
 
-    gemm_status_t run_batch(const problem_batch &b, std::string_view, run_report &ctx) override {
-        return grouped_call(b).run(ctx);
+    gemm_status_t run_batch(const problem_batch &b, std::string_view variant, run_report &ctx) override {
+        return grouped_call(b).run(variant, ctx);
     }
 };
 

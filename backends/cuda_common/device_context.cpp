@@ -46,10 +46,10 @@ thread_local thread_contexts tls_contexts;
 device_context::device_context(int device) : device_(device) {}
 
 device_context::~device_context() {
-    attachments_.clear();  // they may hold descriptors made with the handles below
     int previous = -1;
     bool switched = cudaGetDevice(&previous) == cudaSuccess && previous != device_ &&
                     cudaSetDevice(device_) == cudaSuccess;
+    attachments_.clear();  // they may hold descriptors made with the handles below
     // Results are ignored: at process exit the runtime may already be unloading, and there
     // is no caller left to tell.
     if (workspace_event_) cudaEventDestroy(workspace_event_);

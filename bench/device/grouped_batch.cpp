@@ -1,11 +1,13 @@
 // grouped_batch.cpp: a grouped batch of 64 small GEMMs (m, n, k drawn from 64..512, column-major
-// NN, device memory, each operand's matrices in one allocation) four ways on one stream: a loop of cuBLAS calls (cublasGemmEx), cuBLAS's
-// own grouped call (cublasGemmGroupedBatchedEx_64, its pointer arrays uploaded once), and
-// through gemm: gemm_ex_grouped (host arrays, uploaded by the library each call) and a loop of
-// gemm_ex calls. Then 64 GEMMs of one shape (256^3) the same ways, with cublasGemmBatchedEx_64
-// and gemm_ex_batched as the batched calls (gemm's ways on cublas, or on GROUPED_BACKEND). Each way is timed with CUDA events over 20 calls, in 9 rounds that take the
-// ways in turn; medians per batch. f32 and bf16 (f32 compute). Built and run by
-// bench/device/run.sh (stage grouped).
+// NN, device memory, each operand's matrices in one allocation) on one stream: a loop of cuBLAS
+// calls (cublasGemmEx), cuBLAS's own grouped call (cublasGemmGroupedBatchedEx_64, its pointer
+// arrays uploaded once), and through gemm: gemm_ex_grouped (host arrays, uploaded by the
+// library each call) with cublas's built-in way, forced to each of its two ways (cublas:one_call,
+// cublas:streams), and a loop of gemm_ex calls. Then 64 GEMMs of one shape (256^3) the same
+// ways, with cublasGemmBatchedEx_64 and gemm_ex_batched as the batched calls. GROUPED_BACKEND
+// names another backend for gemm's built-in way and loop (default cublas). Each way is timed
+// with CUDA events over 20 calls, in 9 rounds that take the ways in turn; medians per batch.
+// f32 and bf16 (f32 compute). Built and run by bench/device/run.sh (stage grouped).
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
@@ -126,11 +128,10 @@ int main() {
     check(cublasCreate(&h) == CUBLAS_STATUS_SUCCESS, "cublasCreate");
     cublasSetStream(h, s);
     gemm_set_stream(s);
-    // GROUPED_BACKEND names another backend for gemm's two ways (default cublas).
     const char *forced = std::getenv("GROUPED_BACKEND");
-    check(gemm_set_backend(forced ? forced : "cublas") == GEMM_STATUS_SUCCESS, "gemm_set_backend");
-    std::printf("%-5s %-7s %9s %11s %11s %11s %9s %9s %s\n", "type", "shapes", "loop_us", "cublas_bat", "gemm_bat",
-                "gemm_loop", "vs_loop", "vs_cublas", "TFLOP/s(gemm_bat)");
+    const char *builtin = forced ? forced : "cublas";
+    std::printf("%-5s %-7s %9s %11s %9s %9s %9s %9s %9s %9s %s\n", "type", "shapes", "loop_us", "cublas_bat", "gemm_bat",
+                "one_call", "streams", "gemm_loop", "vs_loop", "vs_cublas", "TFLOP/s(gemm_bat)");
     for (bool same : {false, true})
     for (gemm_dtype_t t : {GEMM_F32, GEMM_BF16}) {
         batch x(t, same);
@@ -169,15 +170,23 @@ int main() {
                                                x.size.data(), GEMM_F32);
             check(st == GEMM_STATUS_SUCCESS, "gemm_ex_grouped");
         };
+        auto on = [&](const char *selection) {
+            return [&, selection] {
+                check(gemm_set_backend(selection) == GEMM_STATUS_SUCCESS, "gemm_set_backend");
+                gemm_grouped();
+            };
+        };
         auto gemm_loop = [&] {
+            check(gemm_set_backend(builtin) == GEMM_STATUS_SUCCESS, "gemm_set_backend");
             for (int i = 0; i < count; ++i)
                 gemm_ex(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, x.m[i], x.n[i], x.k[i], &one, x.a[i], t, x.m[i], x.b[i],
                         t, x.k[i], &zero, x.c[i], t, x.m[i], GEMM_F32);
         };
-        std::vector<double> ms = interleaved_ms(s, {loop, cublas_grouped, gemm_grouped, gemm_loop}, 9, 20);
-        std::printf("%-5s %-7s %9.1f %11.1f %11.1f %11.1f %9.3f %9.3f %.1f\n", t == GEMM_F32 ? "f32" : "bf16",
-                    same ? "256^3" : "64..512", ms[0] * 1e3,
-                    ms[1] * 1e3, ms[2] * 1e3, ms[3] * 1e3, ms[0] / ms[2], ms[1] / ms[2], x.flops() / (ms[2] * 1e-3) * 1e-12);
+        std::vector<double> ms = interleaved_ms(
+            s, {loop, cublas_grouped, on(builtin), on("cublas:one_call"), on("cublas:streams"), gemm_loop}, 9, 20);
+        std::printf("%-5s %-7s %9.1f %11.1f %9.1f %9.1f %9.1f %9.1f %9.3f %9.3f %.1f\n", t == GEMM_F32 ? "f32" : "bf16",
+                    same ? "256^3" : "64..512", ms[0] * 1e3, ms[1] * 1e3, ms[2] * 1e3, ms[3] * 1e3, ms[4] * 1e3,
+                    ms[5] * 1e3, ms[0] / ms[2], ms[1] / ms[2], x.flops() / (ms[2] * 1e-3) * 1e-12);
     }
     return 0;
 }

@@ -264,6 +264,7 @@ problem operand_sets::problem_on(const set &s) const {
         p.epilogue.aux = where[aux_index];
     }
     if (on_device()) p.stream = stream_;
+    p.pointer_batch = class_.pointers;
     return p;
 }
 

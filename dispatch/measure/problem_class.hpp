@@ -15,6 +15,7 @@ struct problem_class {
     transpose op_b = transpose::n;
     int64_t m = 0, n = 0, k = 0;
     int64_t batch = 1;
+    bool pointers = false;   // the batch run as a pointer-array batch (problem::pointer_batch)
     int64_t ld_padding = 0;  // elements added to every leading dimension; -1: the least
                              // padding that keeps them 16-byte aligned (a padded key class)
     int64_t lda = 0, ldb = 0, ldc = 0;  // given leading dimensions (0: rows plus ld_padding)

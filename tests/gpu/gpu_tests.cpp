@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <set>
 #include <thread>
 #include <tuple>
 
@@ -106,6 +107,17 @@ std::vector<std::string> gpu_backends() {
 
 // cublasxt serves host memory only (device pointers belong to cublas and cublaslt).
 bool takes_device_pointers(const std::string &backend) { return backend != "cublasxt"; }
+
+// The backend of a selection ("cublas" of "cublas:streams").
+std::string backend_of(const std::string &spec) { return spec.substr(0, spec.find(':')); }
+
+// The GPU backends, and for batches also each way cublas serves one (its variants).
+std::vector<std::string> batch_selections() {
+    std::vector<std::string> names = gpu_backends();
+    if (std::find(names.begin(), names.end(), "cublas") != names.end())
+        for (const char *way : {"cublas:one_call", "cublas:streams"}) names.push_back(way);
+    return names;
+}
 
 bool is_host(memory kind) { return kind == memory::host || kind == memory::pinned; }
 
@@ -555,7 +567,7 @@ TEST_CASE("gpu: pointer-array batches on device and host memory; a host matrix a
         const bool doubles = c.compute_type() == GEMM_C64;
         const void *alpha = doubles ? static_cast<const void *>(alpha_d) : alpha_f;
         const void *beta = doubles ? static_cast<const void *>(beta_d) : beta_f;
-        for (const std::string &name : gpu_backends()) {
+        for (const std::string &name : batch_selections()) {
             selection_guard sel(name);
             for (memory kind : {memory::device, memory::host}) {
                 std::vector<std::unique_ptr<buffer>> a, b, cb;
@@ -573,7 +585,7 @@ TEST_CASE("gpu: pointer-array batches on device and host memory; a host matrix a
                 CUDA_REQUIRE(cudaDeviceSynchronize());
                 std::string where = name + " " + memory_name(kind) + " batched " + c.describe();
                 check_no_cuda_error(where);
-                if (s == GEMM_STATUS_NOT_SUPPORTED && !must_support(name, c, kind)) {
+                if (s == GEMM_STATUS_NOT_SUPPORTED && !must_support(backend_of(name), c, kind)) {
                     for (int i = 0; i < count; ++i) CHECK(cb[std::size_t(i)]->read() == ops[std::size_t(i)].c0);
                     tl.skipped.add(name, c);
                     continue;
@@ -648,7 +660,7 @@ TEST_CASE("gpu: grouped batches on device memory, every GPU backend, against cpu
             const bool doubles = compute == GEMM_F64 || compute == GEMM_C64;
             const void *alpha = doubles ? static_cast<const void *>(alpha_d.data()) : alpha_f.data();
             const void *beta = doubles ? static_cast<const void *>(beta_d.data()) : beta_f.data();
-            for (const std::string &name : gpu_backends()) {
+            for (const std::string &name : batch_selections()) {
                 if (!takes_device_pointers(name)) continue;
                 selection_guard sel(name);
                 std::vector<std::unique_ptr<buffer>> a, b, cb;
@@ -667,7 +679,7 @@ TEST_CASE("gpu: grouped batches on device memory, every GPU backend, against cpu
                 CUDA_REQUIRE(cudaDeviceSynchronize());
                 std::string where = name + " grouped " + dtype_name(t.ab) + (with_k0 ? " with k = 0" : "");
                 check_no_cuda_error(where);
-                if (s == GEMM_STATUS_NOT_SUPPORTED && !must_support(name, cases.front(), memory::device)) {
+                if (s == GEMM_STATUS_NOT_SUPPORTED && !must_support(backend_of(name), cases.front(), memory::device)) {
                     for (std::size_t i = 0; i < ops.size(); ++i) CHECK(cb[i]->read() == ops[i].c0);
                     tl.skipped.add(name, cases.front());
                     continue;
@@ -682,6 +694,92 @@ TEST_CASE("gpu: grouped batches on device memory, every GPU backend, against cpu
         }
     }
     report(tl);
+}
+
+TEST_CASE("gpu: a batch spread over side streams is one step of the caller's stream") {
+    // 16 matrices on a held user stream, each way cublas serves a batch: C is unchanged when the
+    // call returns, and synchronizing that stream alone is enough to read every result.
+    gemm_case c = base_case({GEMM_F32, GEMM_F32}, GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_T, 384, 320, 448);
+    set_leading_dims(c, 1);
+    constexpr int count = 16;
+    std::vector<operands> ops;
+    std::vector<std::vector<double>> expected;
+    std::vector<reference> refs;
+    for (int i = 0; i < count; ++i) {
+        ops.push_back(make_operands(c, 500 + uint64_t(i)));
+        expected.push_back(cpu_ref_result(c, ops.back()));
+        refs.push_back(compute_reference(c, ops.back()));
+    }
+    cudaStream_t stream = nullptr;
+    CUDA_REQUIRE(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    int ways = 0;
+    for (const std::string &name : batch_selections()) {
+        if (backend_of(name) != "cublas") continue;
+        selection_guard sel(name);
+        std::vector<std::unique_ptr<buffer>> a, b, cb;
+        std::vector<const void *> pa, pb;
+        std::vector<void *> pc;
+        for (const operands &o : ops) {
+            a.push_back(std::make_unique<buffer>(memory::device, o.a));
+            b.push_back(std::make_unique<buffer>(memory::device, o.b));
+            cb.push_back(std::make_unique<buffer>(memory::device, o.c0));
+            pa.push_back(a.back()->get()), pb.push_back(b.back()->get()), pc.push_back(cb.back()->get());
+        }
+        const float alpha = float(c.alpha), beta = float(c.beta);
+        gemm_set_stream(stream);
+        auto call = [&] {
+            return gemm_ex_batched(c.layout, c.transa, c.transb, c.m, c.n, c.k, &alpha, pa.data(), c.ab_type, c.lda,
+                                   pb.data(), c.ab_type, c.ldb, &beta, pc.data(), c.c_type, c.ldc, count, c.compute_type());
+        };
+        REQUIRE(call() == GEMM_STATUS_SUCCESS);  // warm-up: streams, handles and workspaces exist now
+        CUDA_REQUIRE(cudaStreamSynchronize(stream));
+        for (int i = 0; i < count; ++i)
+            CUDA_REQUIRE(cudaMemcpy(pc[std::size_t(i)], ops[std::size_t(i)].c0.data(), ops[std::size_t(i)].c0.size(),
+                                    cudaMemcpyHostToDevice));
+        CUDA_REQUIRE(cudaLaunchHostFunc(stream, hold_stream, nullptr));
+        gemm_status_t s = call();
+        gemm_set_stream(nullptr);
+        REQUIRE_MESSAGE(s == GEMM_STATUS_SUCCESS, name << ": " << gemm_last_error());
+        for (int i = 0; i < count; ++i)
+            CHECK_MESSAGE(cb[std::size_t(i)]->read() == ops[std::size_t(i)].c0,
+                          name << ": C[" << i << "] changed before the caller's stream was released");
+        CUDA_REQUIRE(cudaStreamSynchronize(stream));
+        for (int i = 0; i < count; ++i) {
+            comparison cmp = compare_result(c, ops[std::size_t(i)], cb[std::size_t(i)]->read(), expected[std::size_t(i)],
+                                            refs[std::size_t(i)].magnitude);
+            CHECK_MESSAGE(cmp.ok, name << " matrix " << i << " after synchronizing the caller's stream: " << cmp.first);
+        }
+        check_no_cuda_error(name);
+        ++ways;
+    }
+    CUDA_REQUIRE(cudaStreamDestroy(stream));
+    if (ways == 0) MESSAGE("cublas not available: nothing checked");
+}
+
+TEST_CASE("gpu: a pointer batch on device memory is tuned by its key, each way cublas serves one") {
+    // form=pointers: both of cublas's ways are candidates, each timed and checked as a
+    // gemm_ex_batched call of 24 matrices runs it.
+    const bool have = std::find(gpu_backends().begin(), gpu_backends().end(), "cublas") != gpu_backends().end();
+    if (!have) {
+        MESSAGE("cublas not available: nothing checked");
+        return;
+    }
+    for (const char *key : {"bf16 f32 NN 96 80 112 batch=24 ld=tight align=16 space=device beta=0 form=pointers",
+                            "f32 f32 TN 33 47 29 batch=24 ld=tight align=elem space=device beta=any form=pointers"}) {
+        gemm_tune_report_t report;
+        REQUIRE_MESSAGE(gemm_tune_key(key, 0, 30, "cublas", 0, &report) == GEMM_STATUS_SUCCESS, key << ": " << gemm_last_error());
+        INFO(key);
+        CHECK(std::string(report.backend) == "cublas");
+        std::set<std::string> ways;
+        for (int64_t i = 0; i < report.candidate_count; ++i) {
+            const gemm_tune_candidate_t &cand = report.candidates[i];
+            INFO("candidate " << cand.backend << ":" << cand.variant << " " << cand.note);
+            CHECK(cand.correct == 1);
+            ways.insert(cand.variant);
+        }
+        CHECK(ways.count("one_call") == 1);
+        CHECK(ways.count("streams") == 1);
+    }
 }
 
 namespace {
@@ -735,7 +833,7 @@ TEST_CASE("gpu: epilogues on device and host memory, every GPU backend, against 
     for (const epilogue_case &e : gpu_epilogue_cases()) {
         if (!case_selected(e.describe())) continue;
         const epilogue_operands o = make_epilogue_operands(e);
-        for (const std::string &name : gpu_backends()) {
+        for (const std::string &name : batch_selections()) {
             selection_guard sel(name);
             for (memory kind : {memory::device, memory::host}) {
                 if (!takes_device_pointers(name) && !is_host(kind)) continue;

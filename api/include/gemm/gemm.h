@@ -156,8 +156,10 @@ GEMM_API gemm_status_t gemm_ex_strided_batched(
  * memory of one CUDA device, all in one space (else GEMM_STATUS_MIXED_MEMORY_SPACES). Every
  * matrix is checked as a call of its own would be, messages naming it ("parameter 8: A[3] is
  * NULL"), and no two C matrices may share a byte (GEMM_STATUS_INVALID_VALUE, "C[2] and C[5]
- * overlap"), before anything is computed. The backend is chosen once for the batch. The
- * typed forms take alpha and beta as gemm_sgemm/gemm_cgemm do. */
+ * overlap"), before anything is computed. The backend is chosen once for the batch, by a
+ * tune key of its own (its matrix count and "form=pointers"). Its matrices may run in any
+ * order or at once, as in cuBLAS's batched calls: a C that overlaps an A or B of the batch
+ * gives undefined results. The typed forms take alpha and beta as gemm_sgemm/gemm_cgemm do. */
 GEMM_API gemm_status_t gemm_sgemm_batched(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb,
                                           int64_t m, int64_t n, int64_t k, float alpha,
                                           const float *const *A, int64_t lda, const float *const *B,
@@ -195,7 +197,8 @@ GEMM_API gemm_status_t gemm_ex_batched(gemm_layout_t layout, gemm_op_t transa, g
  * and C hold the matrices' pointers group after group, as MKL's cblas_?gemm_batch takes them;
  * the types are shared. Rules and checks as for gemm_ex_batched, every group checked before
  * anything is computed, messages naming the group ("group 2: parameter 6: k = -1 must be
- * >= 0"); the backend is chosen once per group. */
+ * >= 0"); the backend is chosen once per group, a group of several matrices by the key of a
+ * pointer-array batch of its shape and size. */
 GEMM_API gemm_status_t gemm_ex_grouped(gemm_layout_t layout, const gemm_op_t *transa, const gemm_op_t *transb,
                                        const int64_t *m, const int64_t *n, const int64_t *k, const void *alpha,
                                        const void *const *A, gemm_dtype_t a_type, const int64_t *lda,
@@ -583,10 +586,15 @@ GEMM_API gemm_status_t gemm_tune(const gemm_tune_request_t *request, int store,
 /* gemm_tune for the class a tune key names, as GEMM_RECORD writes keys and
  * gemm_tune_cache_entries lists them: "bf16 bf16 TN 14336 4096 4096 batch=1 ld=tight align=16
  * space=device beta=0 epilogue=gelu+bias(rows)+aux". The classes a request cannot describe
- * are tuned this way, those with an epilogue (after the key's beta: its activation, then
- * "+bias(rows|columns)" or for a backward one "+bias_grad(rows|columns)", then "+aux" when a
- * forward one saves its input), each candidate timed as a gemm_ex_epilogue call runs it (fused
- * or followed by the library's pass). device: the CUDA device for a key of device memory
+ * are tuned this way:
+ * - those with an epilogue (after the key's beta: its activation, then "+bias(rows|columns)"
+ *   or for a backward one "+bias_grad(rows|columns)", then "+aux" when a forward one saves its
+ *   input), each candidate timed as a gemm_ex_epilogue call runs it (fused or followed by the
+ *   library's pass);
+ * - pointer-array batches ("batch=64 ... beta=0 form=pointers": a gemm_*_batched call of 64
+ *   matrices, or a group of 64 in gemm_ex_grouped), each candidate timed as such a call runs
+ *   it (cublas's variants one_call and streams are its two ways of serving one).
+ * device: the CUDA device for a key of device memory
  * (space=device); ignored for others. budget_ms, backends, store and the report as gemm_tune
  * takes them. A key that does not parse: GEMM_STATUS_INVALID_VALUE. */
 GEMM_API gemm_status_t gemm_tune_key(const char *key, int device, double budget_ms, const char *backends, int store,

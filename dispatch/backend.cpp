@@ -14,6 +14,7 @@ std::vector<std::string> backend::variant_ids() const { return {}; }
 std::vector<backend_option> backend::options() const { return {}; }
 
 bool backend::fuses_epilogue(const problem &) const { return false; }
+bool backend::leads_batches(const problem &) const { return false; }
 
 const verdict &backend::available() const {
     std::call_once(probed_, [this] { availability_ = probe(); });

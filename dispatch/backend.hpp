@@ -90,6 +90,10 @@ struct backend_option {
 //                else the dispatcher runs p without it and then its own pass over C. A run
 //                that finds it cannot fuse after all returns GEMM_STATUS_NOT_SUPPORTED before
 //                touching anything, and the dispatcher takes the pass. (false)
+//   leads_batches(p) whether the built-in rule takes this backend first for p, a group of a
+//                pointer-array or grouped call of several matrices (p.pointer_batch): where
+//                its run_batch serves such groups better than the preference order's first
+//                (cuda_tiled: small f16/bf16 GEMMs of any shapes in one launch). (false)
 //   variant_ids() every id knows_variant() accepts, when they can be listed; else one line
 //                saying what an id looks like (cuBLASLt's are built from its heuristic's
 //                algorithms), starting with '<'. For messages and `gemm info`. ({})
@@ -108,6 +112,7 @@ public:
     virtual std::vector<std::string> variant_ids() const;
     virtual std::vector<backend_option> options() const;
     virtual bool fuses_epilogue(const problem &p) const;
+    virtual bool leads_batches(const problem &p) const;
     virtual gemm_status_t run(const problem &p, std::string_view variant, run_report &ctx) = 0;
     virtual gemm_status_t run_batch(const problem_batch &batch, std::string_view variant, run_report &ctx);
 

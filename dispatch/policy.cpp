@@ -26,8 +26,20 @@ constexpr std::string_view builtin_epilogue_why =
     "auto: built-in rule, the backends that fuse the epilogue first, then the preference order";
 constexpr std::string_view builtin_epilogue_untuned_why =
     "auto: built-in rule, the backends that fuse the epilogue first, then the preference order (shape not tuned)";
+constexpr std::string_view builtin_batch_why =
+    "auto: built-in rule, the backends that serve this batch in one launch first, then the preference order";
+constexpr std::string_view builtin_batch_untuned_why =
+    "auto: built-in rule, the backends that serve this batch in one launch first, then the preference order (shape "
+    "not tuned)";
 constexpr std::string_view builtin_untuned_why =
     "auto: built-in rule, first of the preference order that serves it (shape not tuned)";
+
+// The built-in rule's reason for c, said of a shape not tuned.
+std::string_view untuned_why(const choice &c) {
+    if (c.why == builtin_epilogue_why) return builtin_epilogue_untuned_why;
+    if (c.why == builtin_batch_why) return builtin_batch_untuned_why;
+    return builtin_untuned_why;
+}
 
 choice choose_forced(const problem &p, const selection &sel, bool collect_skipped) {
     choice c;
@@ -201,7 +213,7 @@ choice choose_tuned(const problem &p, const env_settings &env, bool collect_skip
         if (!last.entry) {  // a plain miss again: the built-in rule, which still asks each backend about p
             choice c = choose_builtin(p, collect_skipped);
             if (c.chosen) {
-                c.why = p.epilogue.any() ? builtin_epilogue_untuned_why : builtin_untuned_why;
+                c.why = untuned_why(c);
                 return c;
             }
         } else if (last.b->supports(p).ok) {
@@ -240,7 +252,7 @@ choice choose_tuned(const problem &p, const env_settings &env, bool collect_skip
     if (c.chosen && why_not.empty() && not_tuned.empty()) {
         // The common miss, said without building a string.
         if (env.tune == tune_mode::use && !hit && !near) last = {&cache, version, key, nullptr, nullptr, {}, {}};
-        c.why = p.epilogue.any() ? builtin_epilogue_untuned_why : builtin_untuned_why;
+        c.why = untuned_why(c);
         return c;
     }
     c.why_detail = " (" + (why_not.empty() ? std::string("shape not tuned") : why_not) +
@@ -258,18 +270,21 @@ choice choose_builtin(const problem &p, bool collect_skipped) {
     static const std::vector<backend *> host = of_kind(backend_kind::host);
     static const std::vector<backend *> device = of_kind(backend_kind::device);
     const std::vector<backend *> &order = p.space == memory_space::host ? host : device;
-    if (!p.epilogue.any()) return choose_in_order(p, order, collect_skipped);
-    // A fused epilogue saves a pass over C: the backends that fuse this one come first (not
-    // the reference, which fuses every epilogue and is never fast). The thread's list keeps its
-    // capacity, so an untuned epilogue call allocates nothing here after its first.
-    thread_local std::vector<backend *> fusing_first;
-    fusing_first.clear();
+    if (!p.epilogue.any() && !p.pointer_batch) return choose_in_order(p, order, collect_skipped);
+    // A fused epilogue saves a pass over C, a batch served in one launch the host cost of a
+    // call per matrix: the backends that do so for p come first (not the reference, which
+    // fuses every epilogue and is never fast). The thread's list keeps its capacity, so such
+    // an untuned call allocates nothing here after its first.
+    thread_local std::vector<backend *> leading_first;
+    leading_first.clear();
+    auto leads = [&p](backend *b) { return p.epilogue.any() ? b->fuses_epilogue(p) : b->leads_batches(p); };
     for (backend *b : order)
-        if (!b->reference() && b->available().ok && b->fuses_epilogue(p)) fusing_first.push_back(b);
+        if (!b->reference() && b->available().ok && leads(b)) leading_first.push_back(b);
+    if (leading_first.empty() && !p.epilogue.any()) return choose_in_order(p, order, collect_skipped);
     for (backend *b : order)
-        if (std::find(fusing_first.begin(), fusing_first.end(), b) == fusing_first.end()) fusing_first.push_back(b);
-    choice c = choose_in_order(p, fusing_first, collect_skipped);
-    if (c.chosen) c.why = builtin_epilogue_why;
+        if (std::find(leading_first.begin(), leading_first.end(), b) == leading_first.end()) leading_first.push_back(b);
+    choice c = choose_in_order(p, leading_first, collect_skipped);
+    if (c.chosen) c.why = p.epilogue.any() ? builtin_epilogue_why : builtin_batch_why;
     return c;
 }
 

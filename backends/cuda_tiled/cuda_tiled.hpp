@@ -1,5 +1,5 @@
 // cuda_tiled.hpp: registration of the hand-written tiled CUDA backend (textbook and
-// register-tiled kernels, f32 and f64).
+// register-tiled kernels for f32 and f64, a tensor-core kernel for f16 and bf16).
 #pragma once
 
 #include "dispatch/backend.hpp"

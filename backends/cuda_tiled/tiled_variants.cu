@@ -8,6 +8,7 @@
 
 #include "backends/cuda_common/cuda_status.hpp"
 #include "backends/cuda_common/run_on_device.hpp"
+#include "mma_batch.hpp"
 #include "register_tiled_kernel.cuh"
 #include "textbook_kernel.cuh"
 
@@ -112,6 +113,15 @@ struct register_tiled_config {
     }
 };
 
+// The tensor-core kernel of one input type (mma_batch.cu), C in that type or f32: id
+// mma_<dtype>_64x64.
+template <dtype T>
+struct mma_config {
+    static void append(std::vector<variant_info> &table) {
+        table.push_back({std::string("mma_") + dtype_name(T) + "_64x64", T, 64, 64, false, false, true, "", launch_mma});
+    }
+};
+
 template <typename... Configs>
 std::vector<variant_info> make_table() {
     std::vector<variant_info> table;
@@ -132,6 +142,8 @@ std::vector<variant_info> make_table() {
 //  - 64x64 (8x4 or 4x4 per thread): small problems; 4x4 trades intensity for 256 threads.
 //  - f64: a double accumulator costs two registers, so 8x4 (64 registers) per thread.
 //  - The textbook kernel at 16 and 32, the baseline the register tiling is measured against.
+//  - f16 and bf16: the tensor-core kernel (mma_kernel.cuh), whose launch also serves a batch
+//    of GEMMs of their own shapes (run_batch).
 // DEFAULT marks what run("") may pick by size (cuda_tiled.cpp: the largest tile that still
 // fills the GPU).
 const std::vector<variant_info> &variant_table() {
@@ -148,7 +160,8 @@ const std::vector<variant_info> &variant_table() {
         register_tiled_config<float, 64, 64, 16, 4, 4, 3, false>,
         register_tiled_config<double, 128, 64, 8, 8, 4, 3, true>,
         register_tiled_config<double, 64, 64, 8, 8, 4, 3, true>,
-        register_tiled_config<double, 64, 64, 8, 4, 4, 3, false>>();
+        register_tiled_config<double, 64, 64, 8, 4, 4, 3, false>,
+        mma_config<dtype::f16>, mma_config<dtype::bf16>>();
     return table;
 }
 

@@ -18,6 +18,7 @@ using launch_fn = gemm_status_t (*)(const problem &dp, cudaStream_t stream);
 // One configuration. Ids read
 //   textbook_<dtype>_t<TILE>                              e.g. textbook_f32_t16
 //   tiled_<dtype>_<BM>x<BN>x<BK>_<TM>x<TN>_s<STAGES>_a<ALIGN>   e.g. tiled_f32_128x128x8_8x8_s3_a4
+//   mma_<dtype>_<BM>x<BN>                                 e.g. mma_bf16_64x64 (tensor cores)
 // ALIGN is the alignment in elements the variant needs: 16 bytes (a4 for f32, a2 for f64) lets
 // it use 16-byte global copies and C accesses; a1 is its scalar twin, which runs anywhere.
 struct variant_info {
@@ -31,7 +32,7 @@ struct variant_info {
     launch_fn launch;
 };
 
-// Every configuration, f32 and f64, in one list (built once).
+// Every configuration, f32, f64, f16 and bf16, in one list (built once).
 const std::vector<variant_info> &variant_table();
 
 const variant_info *find_variant(std::string_view id);

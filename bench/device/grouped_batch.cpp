@@ -1,13 +1,14 @@
 // grouped_batch.cpp: a grouped batch of 64 small GEMMs (m, n, k drawn from 64..512, column-major
 // NN, device memory, each operand's matrices in one allocation) on one stream: a loop of cuBLAS
 // calls (cublasGemmEx), cuBLAS's own grouped call (cublasGemmGroupedBatchedEx_64, its pointer
-// arrays uploaded once), and through gemm: gemm_ex_grouped (host arrays, uploaded by the
-// library each call) with cublas's built-in way, forced to each of its two ways (cublas:one_call,
-// cublas:streams), and a loop of gemm_ex calls. Then 64 GEMMs of one shape (256^3) the same
-// ways, with cublasGemmBatchedEx_64 and gemm_ex_batched as the batched calls. GROUPED_BACKEND
-// names another backend for gemm's built-in way and loop (default cublas). Each way is timed
-// with CUDA events over 20 calls, in 9 rounds that take the ways in turn; medians per batch.
-// f32 and bf16 (f32 compute). Built and run by bench/device/run.sh (stage grouped).
+// arrays uploaded once), and through gemm: gemm_ex_grouped (host arrays, read by the library
+// each call) under auto (or GROUPED_BACKEND), forced to each of cublas's two ways
+// (cublas:one_call, cublas:streams) and to cuda_tiled (its tensor-core kernel for bf16, a
+// loop of its f32 kernels), and a loop of gemm_ex calls under auto. Then 64 GEMMs of one shape
+// (256^3) the same ways, with cublasGemmBatchedEx_64 and gemm_ex_batched as the batched calls.
+// Each way is timed with CUDA events over 20 calls, in 9 rounds that take the ways in turn;
+// medians per batch. f32 and bf16 (f32 compute). Built and run by bench/device/run.sh (stage
+// grouped).
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
@@ -129,9 +130,10 @@ int main() {
     cublasSetStream(h, s);
     gemm_set_stream(s);
     const char *forced = std::getenv("GROUPED_BACKEND");
-    const char *builtin = forced ? forced : "cublas";
-    std::printf("%-5s %-7s %9s %11s %9s %9s %9s %9s %9s %9s %s\n", "type", "shapes", "loop_us", "cublas_bat", "gemm_bat",
-                "one_call", "streams", "gemm_loop", "vs_loop", "vs_cublas", "TFLOP/s(gemm_bat)");
+    const char *builtin = forced ? forced : "auto";
+    std::printf("%-5s %-7s %9s %11s %9s %9s %9s %9s %9s %9s %9s %s\n", "type", "shapes", "loop_us", "cublas_bat",
+                forced ? "gemm_bat" : "auto", "one_call", "streams", "tiled", "gemm_loop", "vs_loop", "vs_cublas",
+                "TFLOP/s(gemm)");
     for (bool same : {false, true})
     for (gemm_dtype_t t : {GEMM_F32, GEMM_BF16}) {
         batch x(t, same);
@@ -183,10 +185,13 @@ int main() {
                         t, x.k[i], &zero, x.c[i], t, x.m[i], GEMM_F32);
         };
         std::vector<double> ms = interleaved_ms(
-            s, {loop, cublas_grouped, on(builtin), on("cublas:one_call"), on("cublas:streams"), gemm_loop}, 9, 20);
-        std::printf("%-5s %-7s %9.1f %11.1f %9.1f %9.1f %9.1f %9.1f %9.3f %9.3f %.1f\n", t == GEMM_F32 ? "f32" : "bf16",
+            s,
+            {loop, cublas_grouped, on(builtin), on("cublas:one_call"), on("cublas:streams"),
+             on("cuda_tiled"), gemm_loop},
+            9, 20);
+        std::printf("%-5s %-7s %9.1f %11.1f %9.1f %9.1f %9.1f %9.1f %9.1f %9.3f %9.3f %.1f\n", t == GEMM_F32 ? "f32" : "bf16",
                     same ? "256^3" : "64..512", ms[0] * 1e3, ms[1] * 1e3, ms[2] * 1e3, ms[3] * 1e3, ms[4] * 1e3,
-                    ms[5] * 1e3, ms[0] / ms[2], ms[1] / ms[2], x.flops() / (ms[2] * 1e-3) * 1e-12);
+                    ms[5] * 1e3, ms[6] * 1e3, ms[0] / ms[2], ms[1] / ms[2], x.flops() / (ms[2] * 1e-3) * 1e-12);
     }
     return 0;
 }

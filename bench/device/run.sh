@@ -7,7 +7,8 @@
 # Stages (default: tests sanitize direct bench):
 #   tests     ctest -L gpu (every GPU backend against cpu_ref)
 #   sanitize  compute-sanitizer memcheck and racecheck on cuda_naive and cuda_tiled
-#             (SANITIZE_BACKENDS narrows them, e.g. to cuda_tiled)
+#             (SANITIZE_BACKENDS narrows them, e.g. to cuda_tiled; SANITIZE_CASES names the
+#             test cases, doctest's -tc, default the correctness matrix and cuda_tiled's ids)
 #   direct    cuBLAS/cuBLASLt called directly vs through gemm, and the per-call host cost
 #   short     short device calls back to back (direct, forced, plan) against what the
 #             measurement engine times for them (short_calls.cpp)
@@ -93,7 +94,7 @@ if has_stage sanitize; then
         for b in ${SANITIZE_BACKENDS:-cuda_naive cuda_tiled}; do
             log="$out/sanitize_${tool}_$b.log"
             GEMM_TEST_BACKENDS=$b timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 \
-                $build/tests/gpu/test_gpu -tc="gpu: correctness matrix*,gpu: cuda_tiled every variant*" >"$log" 2>&1
+                $build/tests/gpu/test_gpu -tc="${SANITIZE_CASES:-gpu: correctness matrix*,gpu: cuda_tiled every variant*}" >"$log" 2>&1
             rc=$?
             summary+=("compute-sanitizer $tool $b: rc=$rc, $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1), $(grep -E 'assertions' "$log" | tail -1)")
             save_logs

@@ -127,7 +127,9 @@ bool must_support(const std::string &backend, const gemm_case &c, memory kind) {
     bool f32_or_f64 = c.ab_type == GEMM_F32 || c.ab_type == GEMM_F64;
     if (backend == "cublas") return true;
     if (backend == "cublaslt") return true;
-    if (backend == "cuda_naive" || backend == "cuda_tiled") return f32_or_f64 && c.ab_type == c.c_type;
+    const bool half = c.ab_type == GEMM_F16 || c.ab_type == GEMM_BF16;
+    if (backend == "cuda_tiled") return (f32_or_f64 || half) && (c.ab_type == c.c_type || (half && c.c_type == GEMM_F32));
+    if (backend == "cuda_naive") return f32_or_f64 && c.ab_type == c.c_type;
     if (backend == "cublasxt") return f32_or_f64 && c.ab_type == c.c_type && is_host(kind);
     return false;
 }
@@ -1008,18 +1010,20 @@ bool has_backend(const std::string &name) {
 // Device copies of o with every base pointer `offset` elements past a 256-byte boundary; C read
 // back without the offset.
 run_result run_device_offset(const gemm_case &c, const operands &o, int offset) {
-    const std::size_t shift = std::size_t(offset) * dtype_size(c.ab_type);
-    auto place = [&](const bytes &init, void *&base) {
+    // Each operand by its own element size: an f32 C of f16 inputs moves 4 bytes, not 2.
+    const std::size_t ab_shift = std::size_t(offset) * dtype_size(c.ab_type);
+    const std::size_t c_shift = std::size_t(offset) * dtype_size(c.c_type);
+    auto place = [&](const bytes &init, void *&base, std::size_t shift) {
         CUDA_REQUIRE(cudaMalloc(&base, init.size() + shift + 1));
         CUDA_REQUIRE(cudaMemcpy(static_cast<char *>(base) + shift, init.data(), init.size(), cudaMemcpyHostToDevice));
         return static_cast<char *>(base) + shift;
     };
     void *a = nullptr, *b = nullptr, *cb = nullptr;
     run_result r;
-    r.status = call_gemm(c, place(o.a, a), place(o.b, b), place(o.c0, cb));
+    r.status = call_gemm(c, place(o.a, a, ab_shift), place(o.b, b, ab_shift), place(o.c0, cb, c_shift));
     r.error = gemm_last_error();
     r.c.resize(o.c0.size());
-    CUDA_REQUIRE(cudaMemcpy(r.c.data(), static_cast<char *>(cb) + shift, r.c.size(), cudaMemcpyDeviceToHost));
+    CUDA_REQUIRE(cudaMemcpy(r.c.data(), static_cast<char *>(cb) + c_shift, r.c.size(), cudaMemcpyDeviceToHost));
     cudaFree(a), cudaFree(b), cudaFree(cb);
     return r;
 }
@@ -1085,8 +1089,109 @@ TEST_CASE("gpu: cuda_tiled every variant id, aligned and not, against cpu_ref") 
                     }
                 }
     }
+    // The tensor-core kernel: f16 and bf16 inputs, C in their type or f32.
+    for (type_pair t : {type_pair{GEMM_F16, GEMM_F16}, type_pair{GEMM_F16, GEMM_F32}, type_pair{GEMM_BF16, GEMM_BF16},
+                        type_pair{GEMM_BF16, GEMM_F32}}) {
+        const std::string id = std::string("mma_") + (t.ab == GEMM_F16 ? "f16" : "bf16") + "_64x64";
+        for (gemm_op_t ta : {GEMM_OP_N, GEMM_OP_T})
+            for (gemm_op_t tb : {GEMM_OP_N, GEMM_OP_T})
+                for (const shape &sh : shapes) {
+                    gemm_case c = base_case(t, GEMM_COL_MAJOR, ta, tb, sh.m, sh.n, sh.k);
+                    set_leading_dims(c, sh.pad);
+                    c.alpha = sh.alpha;
+                    c.beta = sh.beta;
+                    operands o = make_operands(c);
+                    reference ref = compute_reference(c, o);
+                    std::vector<double> expected = cpu_ref_result(c, o);
+                    selection_guard sel("cuda_tiled:" + id);
+                    run_result r = run_device_offset(c, o, sh.offset);
+                    check_variant_run(id + " offset " + std::to_string(sh.offset) + " " + c.describe(), c, o, r,
+                                      expected, ref);
+                    ++checked;
+                }
+    }
     MESSAGE(checked << " cuda_tiled variant runs checked");
-    CHECK(checked == 4 * 4 * (2 + 2 * 8) + 4 * 4 * (2 + 2 * 3));
+    CHECK(checked == 4 * 4 * (2 + 2 * 8) + 4 * 4 * (2 + 2 * 3) + 4 * 4 * 4);
+}
+
+// ---- the built-in rule for device batches: one ctest with GEMM_VERBOSE=1 and no tune cache ---
+
+namespace {
+
+// Runs the cases as one gemm_ex_grouped call (a group each, bf16 -> f32, column-major) on device
+// memory under auto; returns the trace lines and checks every C against cpu_ref.
+std::vector<std::string> traced_grouped(const std::vector<gemm_case> &cases, const std::vector<int64_t> &sizes) {
+    std::vector<operands> ops;
+    std::vector<std::unique_ptr<buffer>> a, b, c;
+    std::vector<const void *> pa, pb;
+    std::vector<void *> pc;
+    std::vector<gemm_op_t> ta, tb;
+    std::vector<int64_t> m, n, k, lda, ldb, ldc;
+    std::vector<float> alpha, beta;
+    std::vector<const gemm_case *> of_matrix;
+    for (std::size_t g = 0; g < cases.size(); ++g) {
+        const gemm_case &x = cases[g];
+        ta.push_back(x.transa), tb.push_back(x.transb), m.push_back(x.m), n.push_back(x.n), k.push_back(x.k);
+        lda.push_back(x.lda), ldb.push_back(x.ldb), ldc.push_back(x.ldc);
+        alpha.push_back(float(x.alpha)), beta.push_back(float(x.beta));
+        for (int64_t i = 0; i < sizes[g]; ++i) {
+            ops.push_back(make_operands(x, 700 + ops.size()));
+            a.push_back(std::make_unique<buffer>(memory::device, ops.back().a));
+            b.push_back(std::make_unique<buffer>(memory::device, ops.back().b));
+            c.push_back(std::make_unique<buffer>(memory::device, ops.back().c0));
+            pa.push_back(a.back()->get()), pb.push_back(b.back()->get()), pc.push_back(c.back()->get());
+            of_matrix.push_back(&x);
+        }
+    }
+    std::vector<std::string> lines;
+    {
+        stderr_capture capture;
+        gemm_status_t s = gemm_ex_grouped(GEMM_COL_MAJOR, ta.data(), tb.data(), m.data(), n.data(), k.data(),
+                                          alpha.data(), pa.data(), GEMM_BF16, lda.data(), pb.data(), GEMM_BF16,
+                                          ldb.data(), beta.data(), pc.data(), GEMM_F32, ldc.data(),
+                                          int64_t(cases.size()), sizes.data(), GEMM_F32);
+        CUDA_REQUIRE(cudaDeviceSynchronize());
+        lines = capture.lines();
+        REQUIRE_MESSAGE(s == GEMM_STATUS_SUCCESS, gemm_last_error());
+    }
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+        const gemm_case &x = *of_matrix[i];
+        comparison cmp = compare_result(x, ops[i], c[i]->read(), cpu_ref_result(x, ops[i]),
+                                        compute_reference(x, ops[i]).magnitude);
+        CHECK_MESSAGE(cmp.ok, "matrix " << i << " " << x.describe() << ": " << cmp.first);
+    }
+    return lines;
+}
+
+}  // namespace
+
+TEST_SUITE("gpu_batch_trace" * doctest::skip()) {
+    TEST_CASE("gpu_batch_trace: untuned, small bf16 groups take cuda_tiled's one launch, many of one shape cuBLAS's batched call") {
+        if (!has_backend("cuda_tiled") || !has_backend("cublas")) {
+            MESSAGE("cuda_tiled or cublas not available: nothing checked");
+            return;
+        }
+        std::vector<gemm_case> small;
+        for (auto [m, n, k, ta] : {std::tuple{40, 24, 56, GEMM_OP_N}, std::tuple{64, 64, 64, GEMM_OP_T},
+                                   std::tuple{17, 90, 33, GEMM_OP_N}}) {
+            small.push_back(base_case({GEMM_BF16, GEMM_F32}, GEMM_COL_MAJOR, ta, GEMM_OP_N, m, n, k));
+            set_leading_dims(small.back(), 0);
+        }
+        std::vector<std::string> lines = traced_grouped(small, {1, 2, 1});
+        REQUIRE(lines.size() == 3);  // one per group, for the one launch that served them all
+        for (const std::string &line : lines) {
+            INFO("trace: " << line);
+            CHECK(line.find("backend=cuda_tiled variant=mma_bf16_64x64") != std::string::npos);
+            CHECK(line.find("serve this batch in one launch") != std::string::npos);
+            CHECK(line.find("note=\"4 matrices, up to 128 a launch\"") != std::string::npos);
+        }
+        gemm_case many = base_case({GEMM_BF16, GEMM_F32}, GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 64, 64, 64);
+        set_leading_dims(many, 0);
+        lines = traced_grouped({many}, {16});
+        REQUIRE(lines.size() == 1);
+        INFO("trace: " << lines[0]);
+        CHECK(lines[0].find("backend=cublas variant=cublasGemmBatchedEx_64") != std::string::npos);
+    }
 }
 
 TEST_CASE("gpu: cublaslt variant ids") {

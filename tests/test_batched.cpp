@@ -201,6 +201,48 @@ TEST_CASE("batched grouped: groups of their own shapes, ops and scalars, empty g
     }
 }
 
+TEST_CASE("batched grouped: enough small matrices for one parallel region (cpu_omp), every backend") {
+    // 14 matrices of about 0.3 to 0.5 MFLOP: work for every thread of a small machine, each
+    // matrix small enough to go whole to one thread; a group that only scales C among them.
+    for (const type_case &t : {types[0], types[3]}) {
+        std::vector<group_data> groups;
+        groups.emplace_back(make_case(t.ab, t.c, entry::ex, GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 64, 64, 64, 0, 1.0, 0.0), 4, 11);
+        groups.emplace_back(make_case(t.ab, t.c, entry::ex, GEMM_COL_MAJOR, GEMM_OP_T, GEMM_OP_C, 48, 80, 37, 3, -0.5, 1.0), 5, 12);
+        groups.emplace_back(make_case(t.ab, t.c, entry::ex, GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_T, 33, 20, 0, 1, 1.0, 0.5), 2, 13);
+        groups.emplace_back(make_case(t.ab, t.c, entry::ex, GEMM_COL_MAJOR, GEMM_OP_C, GEMM_OP_N, 17, 9, 130, 0, 2.0, 0.0), 3, 14);
+        const gemm_dtype_t compute = groups[0].shape.compute_type();
+        std::vector<gemm_op_t> ta, tb;
+        std::vector<int64_t> m, n, k, lda, ldb, ldc, size;
+        std::vector<float> alpha_f, beta_f;
+        std::vector<double> alpha_d, beta_d;
+        pointer_arrays p;
+        for (group_data &g : groups) {
+            const gemm_case &c = g.shape;
+            ta.push_back(c.transa), tb.push_back(c.transb), m.push_back(c.m), n.push_back(c.n), k.push_back(c.k);
+            lda.push_back(c.lda), ldb.push_back(c.ldb), ldc.push_back(c.ldc), size.push_back(int64_t(g.ops.size()));
+            for (auto [re, im, f, d] : {std::tuple{c.alpha, c.alpha_imag, &alpha_f, &alpha_d},
+                                        std::tuple{c.beta, c.beta_imag, &beta_f, &beta_d}}) {
+                f->push_back(float(re)), d->push_back(re);
+                if (is_complex(compute)) f->push_back(float(im)), d->push_back(im);
+            }
+            p.add(g);
+        }
+        const bool doubles = compute == GEMM_F64 || compute == GEMM_C64;
+        const void *alpha = doubles ? static_cast<const void *>(alpha_d.data()) : alpha_f.data();
+        const void *beta = doubles ? static_cast<const void *>(beta_d.data()) : beta_f.data();
+        on_every_backend([&](const std::string &name) {
+            for (group_data &g : groups) g.reset();
+            gemm_status_t s = gemm_ex_grouped(GEMM_COL_MAJOR, ta.data(), tb.data(), m.data(), n.data(), k.data(),
+                                              alpha, p.a.data(), t.ab, lda.data(), p.b.data(), t.ab, ldb.data(),
+                                              beta, p.c.data(), t.c, ldc.data(), int64_t(groups.size()),
+                                              size.data(), compute);
+            REQUIRE_MESSAGE(s == GEMM_STATUS_SUCCESS, name << " " << dtype_name(t.ab) << ": " << gemm_last_error());
+            for (std::size_t gi = 0; gi < groups.size(); ++gi)
+                check_group(groups[gi], "backend=" + name + " group " + std::to_string(gi));
+        });
+    }
+}
+
 namespace {
 
 // The call must fail with want, its message start with prefix, its parameter be position,

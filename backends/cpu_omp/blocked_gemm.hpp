@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <vector>
 
+#include "dispatch/backend.hpp"
 #include "dispatch/epilogue_pass.hpp"
 #include "dispatch/problem.hpp"
 #include "microkernel.hpp"
@@ -320,26 +322,31 @@ template <class T> void scale_all(const problem &p, int threads) {
     run_on_threads(threads, work);
 }
 
-// A split batch: the thread takes whole matrices in turn and multiplies each alone, with its
-// own panels of B.
+// One matrix (batch 1) on this thread alone, with its own panels of B in `alone`.
 template <class T, int MR, int NR>
-void multiply_matrices_alone(const problem &p, const blocking &bk, microkernel<T> kernel,
+void multiply_alone(const problem &one, const blocking &bk, microkernel<T> kernel, real_t<T> *abuf,
+                    team_state<T> &alone) {
+    if (one.scales_only()) {
+        scale_rectangle(batch_operands<T>(one, 0), range{0, one.m}, range{0, one.n});
+        return;
+    }
+    alone.next_item.store(0, std::memory_order_relaxed);
+    for (auto &c : alone.packed) c.store(0, std::memory_order_relaxed);
+    for (auto &c : alone.multiplied) c.store(0, std::memory_order_relaxed);
+    multiply_team<T, MR, NR>(one, bk, kernel, 1, abuf, alone);
+}
+
+// A split batch: the thread takes whole matrices in turn and multiplies each alone, with its
+// own panels of B. matrix(i) is matrix i as a problem of batch 1.
+template <class T, int MR, int NR, class Matrix>
+void multiply_matrices_alone(int64_t count, const Matrix &matrix, const blocking &bk, microkernel<T> kernel,
                              real_t<T> *abuf, real_t<T> *bbuf, std::size_t panel,
                              std::atomic<int64_t> &next_matrix) {
     team_state<T> alone;
     alone.b_panels[0] = bbuf;
     alone.b_panels[1] = bbuf + panel;
-    problem one = p;
-    one.batch = 1;
-    for (int64_t i; (i = claim_item(next_matrix, p.batch)) >= 0;) {
-        one.a = p.a ? static_cast<const T *>(p.a) + i * p.stride_a : nullptr;
-        one.b = p.b ? static_cast<const T *>(p.b) + i * p.stride_b : nullptr;
-        one.c = static_cast<T *>(p.c) + i * p.stride_c;
-        alone.next_item.store(0, std::memory_order_relaxed);
-        for (auto &c : alone.packed) c.store(0, std::memory_order_relaxed);
-        for (auto &c : alone.multiplied) c.store(0, std::memory_order_relaxed);
-        multiply_team<T, MR, NR>(one, bk, kernel, 1, abuf, alone);
-    }
+    for (int64_t i; (i = claim_item(next_matrix, count)) >= 0;)
+        multiply_alone<T, MR, NR>(matrix(i), bk, kernel, abuf, alone);
 }
 
 // The whole call, on the calling thread and the pool threads that join it. Returns false
@@ -372,15 +379,69 @@ bool run_blocked(const problem &p, const blocking &bk, microkernel<T> kernel) {
         // In a split batch every thread packs its own B as well.
         if (!buffers.reserve(a_bytes, plan.split_batch ? b_bytes : 0)) return;
         real_t<T> *abuf = static_cast<real_t<T> *>(buffers.a());
+        auto matrix = [&p](int64_t i) {
+            problem one = p;
+            one.batch = 1;
+            one.a = p.a ? static_cast<const T *>(p.a) + i * p.stride_a : nullptr;
+            one.b = p.b ? static_cast<const T *>(p.b) + i * p.stride_b : nullptr;
+            one.c = static_cast<T *>(p.c) + i * p.stride_c;
+            return one;
+        };
         if (plan.split_batch)
-            multiply_matrices_alone<T, MR, NR>(p, bk, kernel, abuf,
-                                               static_cast<real_t<T> *>(buffers.b()), panel,
-                                               next_matrix);
+            multiply_matrices_alone<T, MR, NR>(p.batch, matrix, bk, kernel, abuf,
+                                               static_cast<real_t<T> *>(buffers.b()), panel, next_matrix);
         else
             multiply_team<T, MR, NR>(p, bk, kernel, plan.threads, abuf, team);
     };
     run_on_threads(plan.threads, work);
     return true;
+}
+
+enum class batch_outcome { done, declined, no_memory };
+
+// The matrices of a pointer-array batch or grouped call (shapes of their own, one type), each
+// whole on one thread, the threads taking them in turn in one parallel region: what a split
+// strided batch does, for the same reason and under the same rule (plan_threads). Declined,
+// with nothing touched, where a team per matrix serves better: a matrix above
+// max_flops_per_batch_matrix, fewer matrices than threads, or too little work for two.
+// no_memory: the calling thread's packing buffers could not be allocated (nothing touched).
+template <class T, int MR, int NR>
+batch_outcome run_blocked_batch(const problem_batch &batch, const blocking &bk, microkernel<T> kernel) {
+    const int64_t count = int64_t(batch.c.size());
+    const double per_term = is_complex(batch.shapes.front().ab_type) ? 8.0 : 2.0;
+    double work = 0, largest = 0;
+    std::vector<int64_t> starts{0};  // matrix index where each group starts
+    for (std::size_t g = 0; g < batch.shapes.size(); ++g) {
+        const problem &s = batch.shapes[g];
+        const double one = per_term * double(s.m) * double(s.n) * double(std::max<int64_t>(s.k, 1));
+        largest = std::max(largest, one);
+        work += one * double(batch.sizes[g]);
+        starts.push_back(starts.back() + batch.sizes[g]);
+    }
+    const int threads = int(std::min<int64_t>(call_threads(), int64_t(std::max(1.0, work / min_flops_per_thread))));
+    if (threads <= 1 || count < threads || largest > max_flops_per_batch_matrix) return batch_outcome::declined;
+
+    const std::size_t a_bytes = std::size_t(round_up(bk.mc, MR) * bk.kc) * sizeof(T);
+    const std::size_t panel = std::size_t(round_up(bk.nc, NR) * bk.kc * parts_v<T>);  // reals
+    const std::size_t b_bytes = 2 * panel * sizeof(real_t<T>);
+    if (!thread_pack_buffers().reserve(a_bytes, b_bytes)) return batch_outcome::no_memory;
+    auto matrix = [&](int64_t i) {
+        const std::size_t g = std::size_t(std::upper_bound(starts.begin(), starts.end(), i) - starts.begin()) - 1;
+        problem one = batch.shapes[g];
+        one.a = batch.a[std::size_t(i)], one.b = batch.b[std::size_t(i)], one.c = batch.c[std::size_t(i)];
+        return one;
+    };
+    // A thread that cannot get its own buffers takes no matrices; the calling thread has its
+    // buffers, so every matrix is done.
+    std::atomic<int64_t> next_matrix{0};
+    auto work_fn = [&]() noexcept {
+        pack_buffers &buffers = thread_pack_buffers();
+        if (!buffers.reserve(a_bytes, b_bytes)) return;
+        multiply_matrices_alone<T, MR, NR>(count, matrix, bk, kernel, static_cast<real_t<T> *>(buffers.a()),
+                                           static_cast<real_t<T> *>(buffers.b()), panel, next_matrix);
+    };
+    run_on_threads(threads, work_fn);
+    return batch_outcome::done;
 }
 
 }  // namespace gemm::cpu_omp_detail

@@ -7,6 +7,8 @@
 #include <new>
 #include <string>
 
+#include <spdlog/fmt/fmt.h>
+
 #include "blocked_gemm.hpp"
 #include "dispatch/error.hpp"
 
@@ -56,6 +58,7 @@ template <class T> struct kernel_config {
     blocking sizes;
     microkernel<T> kernel;
     bool (*run)(const problem &, const blocking &, microkernel<T>);
+    batch_outcome (*run_batch)(const problem_batch &, const blocking &, microkernel<T>);
 };
 
 // Blocking for the CPUs each ISA implies. AVX2 sizes are for Zen 3-class caches (32 KiB L1d,
@@ -70,27 +73,27 @@ template <class T> struct kernel_config {
 const kernel_config<float> f32_kernels[] = {
 #if GEMM_CPU_OMP_AVX512
     {"avx512f_f32_32x12", isa::avx512f, {256, 384, 3072}, microkernel_avx512_f32_32x12,
-     run_blocked<float, 32, 12>},
+     run_blocked<float, 32, 12>, run_blocked_batch<float, 32, 12>},
 #endif
 #if GEMM_CPU_OMP_AVX2
     {"avx2_f32_16x6", isa::avx2_fma, {144, 384, 3072}, microkernel_avx2_f32_16x6,
-     run_blocked<float, 16, 6>},
+     run_blocked<float, 16, 6>, run_blocked_batch<float, 16, 6>},
 #endif
     {"generic_f32_8x4", isa::generic, {128, 256, 2048}, microkernel_generic_f32_8x4,
-     run_blocked<float, 8, 4>},
+     run_blocked<float, 8, 4>, run_blocked_batch<float, 8, 4>},
 };
 
 const kernel_config<double> f64_kernels[] = {
 #if GEMM_CPU_OMP_AVX512
     {"avx512f_f64_16x12", isa::avx512f, {144, 256, 2040}, microkernel_avx512_f64_16x12,
-     run_blocked<double, 16, 12>},
+     run_blocked<double, 16, 12>, run_blocked_batch<double, 16, 12>},
 #endif
 #if GEMM_CPU_OMP_AVX2
     {"avx2_f64_8x6", isa::avx2_fma, {240, 256, 2046}, microkernel_avx2_f64_8x6,
-     run_blocked<double, 8, 6>},
+     run_blocked<double, 8, 6>, run_blocked_batch<double, 8, 6>},
 #endif
     {"generic_f64_4x4", isa::generic, {64, 256, 2048}, microkernel_generic_f64_4x4,
-     run_blocked<double, 4, 4>},
+     run_blocked<double, 4, 4>, run_blocked_batch<double, 4, 4>},
 };
 
 // Complex values are 8 (c32) or 16 (c64) bytes and a step of k of a packed panel holds both
@@ -100,31 +103,31 @@ const kernel_config<double> f64_kernels[] = {
 const kernel_config<c32> c32_kernels[] = {
 #if GEMM_CPU_OMP_AVX512
     {"avx512f_c32_4m_32x6", isa::avx512f, {192, 256, 2040}, microkernel_avx512_c32_4m_32x6,
-     run_blocked<c32, 32, 6>},
+     run_blocked<c32, 32, 6>, run_blocked_batch<c32, 32, 6>},
     {"avx512f_c32_4m_16x12", isa::avx512f, {192, 256, 2040}, microkernel_avx512_c32_4m_16x12,
-     run_blocked<c32, 16, 12>},
+     run_blocked<c32, 16, 12>, run_blocked_batch<c32, 16, 12>},
 #endif
 #if GEMM_CPU_OMP_AVX2
     {"avx2_c32_4m_8x6", isa::avx2_fma, {120, 256, 3072}, microkernel_avx2_c32_4m_8x6,
-     run_blocked<c32, 8, 6>},
+     run_blocked<c32, 8, 6>, run_blocked_batch<c32, 8, 6>},
 #endif
     {"generic_c32_4m_4x4", isa::generic, {64, 256, 2048}, microkernel_generic_c32_4m_4x4,
-     run_blocked<c32, 4, 4>},
+     run_blocked<c32, 4, 4>, run_blocked_batch<c32, 4, 4>},
 };
 
 const kernel_config<c64> c64_kernels[] = {
 #if GEMM_CPU_OMP_AVX512
     {"avx512f_c64_4m_16x6", isa::avx512f, {192, 128, 2040}, microkernel_avx512_c64_4m_16x6,
-     run_blocked<c64, 16, 6>},
+     run_blocked<c64, 16, 6>, run_blocked_batch<c64, 16, 6>},
     {"avx512f_c64_4m_8x12", isa::avx512f, {192, 128, 2040}, microkernel_avx512_c64_4m_8x12,
-     run_blocked<c64, 8, 12>},
+     run_blocked<c64, 8, 12>, run_blocked_batch<c64, 8, 12>},
 #endif
 #if GEMM_CPU_OMP_AVX2
     {"avx2_c64_4m_4x6", isa::avx2_fma, {120, 128, 2046}, microkernel_avx2_c64_4m_4x6,
-     run_blocked<c64, 4, 6>},
+     run_blocked<c64, 4, 6>, run_blocked_batch<c64, 4, 6>},
 #endif
     {"generic_c64_4m_2x4", isa::generic, {64, 128, 2048}, microkernel_generic_c64_4m_2x4,
-     run_blocked<c64, 2, 4>},
+     run_blocked<c64, 2, 4>, run_blocked_batch<c64, 2, 4>},
 };
 
 // The table of each dtype served, as a visitor that hands it to f.
@@ -167,22 +170,48 @@ const kernel_config<T> &best_config(const kernel_config<T> (&table)[N]) {
     return table[N - 1];
 }
 
+// The kernel variant names for ab (the best this CPU runs for ""), or NOT_SUPPORTED.
+template <class T, std::size_t N>
+gemm_status_t config_for(const kernel_config<T> (&table)[N], dtype ab, std::string_view variant,
+                         const kernel_config<T> *&out) {
+    out = variant.empty() ? &best_config(table) : find_config(table, variant);
+    if (!out)
+        return set_error(GEMM_STATUS_NOT_SUPPORTED,
+                         "cpu_omp: variant '" + std::string(variant) + "' does not compute " + dtype_name(ab));
+    if (out->needs > cpu_isa())
+        return set_error(GEMM_STATUS_NOT_SUPPORTED,
+                         "cpu_omp: variant '" + std::string(variant) + "' needs " +
+                             isa_name(out->needs) + ", this CPU has " + isa_name(cpu_isa()));
+    return GEMM_STATUS_SUCCESS;
+}
+
 template <class T, std::size_t N>
 gemm_status_t run_with(const kernel_config<T> (&table)[N], const problem &p,
                        std::string_view variant, run_report &ctx) {
-    const kernel_config<T> *k = variant.empty() ? &best_config(table) : find_config(table, variant);
-    if (!k)
-        return set_error(GEMM_STATUS_NOT_SUPPORTED,
-                         "cpu_omp: variant '" + std::string(variant) + "' does not compute " +
-                             dtype_name(p.ab_type));
-    if (k->needs > cpu_isa())
-        return set_error(GEMM_STATUS_NOT_SUPPORTED,
-                         "cpu_omp: variant '" + std::string(variant) + "' needs " +
-                             isa_name(k->needs) + ", this CPU has " + isa_name(cpu_isa()));
+    const kernel_config<T> *k = nullptr;
+    if (gemm_status_t s = config_for(table, p.ab_type, variant, k); s != GEMM_STATUS_SUCCESS) return s;
     ctx.variant_used = k->id;
     if (!k->run(p, fit_to_l2(k->sizes, sizeof(T)), k->kernel))
         return set_error(GEMM_STATUS_ALLOC_FAILED,
                          "cpu_omp: cannot allocate the per-thread packing buffers");
+    return GEMM_STATUS_SUCCESS;
+}
+
+// A batch's matrices in one parallel region, or NOT_SUPPORTED (nothing touched) where a team
+// per matrix serves better (run_blocked_batch).
+template <class T, std::size_t N>
+gemm_status_t run_batch_with(const kernel_config<T> (&table)[N], const problem_batch &b,
+                             std::string_view variant, run_report &ctx) {
+    const kernel_config<T> *k = nullptr;
+    if (gemm_status_t s = config_for(table, b.shapes.front().ab_type, variant, k); s != GEMM_STATUS_SUCCESS) return s;
+    switch (k->run_batch(b, fit_to_l2(k->sizes, sizeof(T)), k->kernel)) {
+    case batch_outcome::declined: return GEMM_STATUS_NOT_SUPPORTED;
+    case batch_outcome::no_memory:
+        return set_error(GEMM_STATUS_ALLOC_FAILED, "cpu_omp: cannot allocate the per-thread packing buffers");
+    case batch_outcome::done: break;
+    }
+    ctx.variant_used = k->id;
+    ctx.note = fmt::format("{} matrices in one parallel region, each on one thread", b.c.size());
     return GEMM_STATUS_SUCCESS;
 }
 
@@ -248,6 +277,18 @@ public:
         try {
             return with_table(p.ab_type, [&](const auto &table) {
                 return run_with(table, p, variant, ctx);
+            });
+        } catch (const std::bad_alloc &) {
+            return set_error(GEMM_STATUS_ALLOC_FAILED, "cpu_omp: out of memory");
+        } catch (...) {
+            return set_error(GEMM_STATUS_INTERNAL_ERROR, "cpu_omp: unexpected exception");
+        }
+    }
+
+    gemm_status_t run_batch(const problem_batch &b, std::string_view variant, run_report &ctx) override {
+        try {
+            return with_table(b.shapes.front().ab_type, [&](const auto &table) {
+                return run_batch_with(table, b, variant, ctx);
             });
         } catch (const std::bad_alloc &) {
             return set_error(GEMM_STATUS_ALLOC_FAILED, "cpu_omp: out of memory");

@@ -248,11 +248,13 @@ public:
 
 private:
     // cuBLAS's grouped call is slower than a loop for f16/bf16: 64 groups of one bf16 GEMM
-    // (64..512) took 1320 us on the H200 against 589-609 us as a loop of cublasGemmEx, and
-    // 620-694 us on the side streams (where a loop through the dispatcher took 636-783 us;
-    // bench/device/grouped_batch.cpp). In f32 it took 181 us against 728-748. Such loops are
-    // bound by cuBLAS's host cost per call (7-14 us there), which side streams do not share
-    // out; they pay where kernels, not calls, are the bottleneck.
+    // (64..512) took 914-936 us on the H200 (1218-1408 us through the library) against
+    // 589-865 us as a loop of cublasGemmEx and 620-907 us on the side streams, 2-18 % less
+    // than a loop through the dispatcher in each run (bench/device/grouped_batch.cpp). In
+    // f32 it took 174-181 us against 728-1270. Such loops are bound by cuBLAS's host cost per
+    // call (7-17 us there), which side streams do not share out: they can only help where
+    // kernels, not calls, are the bottleneck. (Untuned, auto gives small f16/bf16 groups to
+    // cuda_tiled, which serves them in one launch.)
     std::string_view builtin_way() const {
         const dtype ab = b_.shapes.front().ab_type;
         const bool half = ab == dtype::f16 || ab == dtype::bf16;

@@ -85,6 +85,21 @@ epilogue_keys)
     run_expect 1 "$gemm" tune --shapes "$work/bad.txt" --cache "$work/cache.txt" --budget-ms 20
     expect_line out "FAILED: .*is not a tune-cache key"
     ;;
+pointer_keys)
+    # A recorded key of a pointer-array batch is tuned as that key (gemm_tune_key), each
+    # candidate timed as a pointer-array call of its matrices, "pointers" in the class column;
+    # gemm tune --verify measures it again the same way.
+    key="f32 f32 NN 24 20 16 batch=5 ld=tight align=16 space=host beta=any form=pointers"
+    echo "$key" >"$work/shapes.txt"
+    run_expect 0 "$gemm" tune --shapes "$work/shapes.txt" --cache "$work/cache.txt" --budget-ms 20
+    expect_line out "^24x20x16 x5 +f32 +col NN beta!=0 pointers "
+    grep -qF "$key | " "$work/cache.txt" || fail "no entry for the recorded key '$key' in the cache"
+    echo "+ $gemm tune --verify --budget-ms 20 --cache $work/cache.txt"
+    rc=0
+    "$gemm" tune --verify --budget-ms 20 --cache "$work/cache.txt" >"$work/out" 2>"$work/err" || rc=$?
+    [ "$rc" -le 1 ] || fail "gemm tune --verify exited $rc"
+    grep -F "$key " "$work/out" | grep -Eq "(holds|does not hold)" || fail "--verify gave no verdict for '$key'"
+    ;;
 *)
     fail "unknown scenario $scenario"
     ;;

@@ -771,6 +771,21 @@ private:
     std::map<std::string, int64_t> counts_;
 };
 
+// gemm_tune_key(key) on backends with the result stored into a tune cache that was empty:
+// "" when it succeeded and the cache now holds exactly that key, else what went wrong.
+inline std::string tune_key_as_only_entry(const char *key, const char *backends, gemm_tune_report_t &report) {
+    if (gemm_tune_key(key, -1, 20, backends, 1, &report) != GEMM_STATUS_SUCCESS)
+        return std::string("gemm_tune_key: ") + gemm_last_error();
+    if (report.stored != 1) return "the winner was not stored";
+    const gemm_tune_entry_t *entries = nullptr;
+    int64_t count = 0;
+    if (gemm_tune_cache_entries(&entries, &count) != GEMM_STATUS_SUCCESS)
+        return std::string("gemm_tune_cache_entries: ") + gemm_last_error();
+    if (count != 1) return "the cache holds " + std::to_string(count) + " entries, not 1";
+    if (std::string(entries[0].key) != key) return std::string("the cache holds '") + entries[0].key + "'";
+    return "";
+}
+
 // Sends file descriptor 2 into a temporary file until lines() is called, to read back what
 // the library wrote to stderr.
 class stderr_capture {

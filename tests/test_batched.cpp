@@ -153,6 +153,38 @@ TEST_CASE("batched pointer arrays: every matrix against the reference, every bac
     CHECK(served > 0);
 }
 
+namespace {
+
+// One gemm_ex_grouped call of the groups (each group_data a group), in their layout and types.
+gemm_status_t call_grouped(std::vector<group_data> &groups) {
+    const gemm_case &first = groups[0].shape;
+    const gemm_dtype_t compute = first.compute_type();
+    std::vector<gemm_op_t> ta, tb;
+    std::vector<int64_t> m, n, k, lda, ldb, ldc, size;
+    std::vector<float> alpha_f, beta_f;
+    std::vector<double> alpha_d, beta_d;
+    pointer_arrays p;
+    for (group_data &g : groups) {
+        const gemm_case &c = g.shape;
+        ta.push_back(c.transa), tb.push_back(c.transb), m.push_back(c.m), n.push_back(c.n), k.push_back(c.k);
+        lda.push_back(c.lda), ldb.push_back(c.ldb), ldc.push_back(c.ldc), size.push_back(int64_t(g.ops.size()));
+        for (auto [re, im, f, d] : {std::tuple{c.alpha, c.alpha_imag, &alpha_f, &alpha_d},
+                                    std::tuple{c.beta, c.beta_imag, &beta_f, &beta_d}}) {
+            f->push_back(float(re)), d->push_back(re);
+            if (is_complex(compute)) f->push_back(float(im)), d->push_back(im);
+        }
+        p.add(g);
+    }
+    const bool doubles = compute == GEMM_F64 || compute == GEMM_C64;
+    const void *alpha = doubles ? static_cast<const void *>(alpha_d.data()) : alpha_f.data();
+    const void *beta = doubles ? static_cast<const void *>(beta_d.data()) : beta_f.data();
+    return gemm_ex_grouped(first.layout, ta.data(), tb.data(), m.data(), n.data(), k.data(), alpha, p.a.data(),
+                           first.ab_type, lda.data(), p.b.data(), first.ab_type, ldb.data(), beta, p.c.data(),
+                           first.c_type, ldc.data(), int64_t(groups.size()), size.data(), compute);
+}
+
+}  // namespace
+
 TEST_CASE("batched grouped: groups of their own shapes, ops and scalars, empty groups, every backend") {
     for (const type_case &t : types) {
         const gemm_layout_t row = GEMM_ROW_MAJOR;
@@ -162,33 +194,9 @@ TEST_CASE("batched grouped: groups of their own shapes, ops and scalars, empty g
         groups.emplace_back(make_case(t.ab, t.c, entry::ex, row, GEMM_OP_T, GEMM_OP_C, 33, 4, 1, 2, 0.5, 1.0), 2, 3);
         groups.emplace_back(make_case(t.ab, t.c, entry::ex, row, GEMM_OP_N, GEMM_OP_N, 0, 4, 5, 0, 1.0, 0.0), 2, 4);
         groups.emplace_back(make_case(t.ab, t.c, entry::ex, row, GEMM_OP_T, GEMM_OP_T, 3, 3, 0, 1, 1.0, 2.0), 1, 5);
-        const gemm_dtype_t compute = groups[0].shape.compute_type();
-        std::vector<gemm_op_t> ta, tb;
-        std::vector<int64_t> m, n, k, lda, ldb, ldc, size;
-        std::vector<float> alpha_f, beta_f;
-        std::vector<double> alpha_d, beta_d;
-        pointer_arrays p;
-        for (group_data &g : groups) {
-            const gemm_case &c = g.shape;
-            ta.push_back(c.transa), tb.push_back(c.transb);
-            m.push_back(c.m), n.push_back(c.n), k.push_back(c.k);
-            lda.push_back(c.lda), ldb.push_back(c.ldb), ldc.push_back(c.ldc);
-            size.push_back(int64_t(g.ops.size()));
-            for (auto [re, im, f, d] : {std::tuple{c.alpha, c.alpha_imag, &alpha_f, &alpha_d},
-                                        std::tuple{c.beta, c.beta_imag, &beta_f, &beta_d}}) {
-                f->push_back(float(re)), d->push_back(re);
-                if (is_complex(compute)) f->push_back(float(im)), d->push_back(im);
-            }
-            p.add(g);
-        }
-        const bool doubles = compute == GEMM_F64 || compute == GEMM_C64;
-        const void *alpha = doubles ? static_cast<const void *>(alpha_d.data()) : alpha_f.data();
-        const void *beta = doubles ? static_cast<const void *>(beta_d.data()) : beta_f.data();
         on_every_backend([&](const std::string &name) {
             for (group_data &g : groups) g.reset();
-            gemm_status_t s = gemm_ex_grouped(GEMM_ROW_MAJOR, ta.data(), tb.data(), m.data(), n.data(), k.data(),
-                                              alpha, p.a.data(), t.ab, lda.data(), p.b.data(), t.ab, ldb.data(), beta,
-                                              p.c.data(), t.c, ldc.data(), int64_t(groups.size()), size.data(), compute);
+            gemm_status_t s = call_grouped(groups);
             if (s == GEMM_STATUS_NOT_SUPPORTED) {
                 for (const group_data &g : groups) CHECK(g.untouched());
                 CHECK(std::string(gemm_last_error()).rfind("group ", 0) == 0);  // names the group it refused
@@ -210,32 +218,9 @@ TEST_CASE("batched grouped: enough small matrices for one parallel region (cpu_o
         groups.emplace_back(make_case(t.ab, t.c, entry::ex, GEMM_COL_MAJOR, GEMM_OP_T, GEMM_OP_C, 48, 80, 37, 3, -0.5, 1.0), 5, 12);
         groups.emplace_back(make_case(t.ab, t.c, entry::ex, GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_T, 33, 20, 0, 1, 1.0, 0.5), 2, 13);
         groups.emplace_back(make_case(t.ab, t.c, entry::ex, GEMM_COL_MAJOR, GEMM_OP_C, GEMM_OP_N, 17, 9, 130, 0, 2.0, 0.0), 3, 14);
-        const gemm_dtype_t compute = groups[0].shape.compute_type();
-        std::vector<gemm_op_t> ta, tb;
-        std::vector<int64_t> m, n, k, lda, ldb, ldc, size;
-        std::vector<float> alpha_f, beta_f;
-        std::vector<double> alpha_d, beta_d;
-        pointer_arrays p;
-        for (group_data &g : groups) {
-            const gemm_case &c = g.shape;
-            ta.push_back(c.transa), tb.push_back(c.transb), m.push_back(c.m), n.push_back(c.n), k.push_back(c.k);
-            lda.push_back(c.lda), ldb.push_back(c.ldb), ldc.push_back(c.ldc), size.push_back(int64_t(g.ops.size()));
-            for (auto [re, im, f, d] : {std::tuple{c.alpha, c.alpha_imag, &alpha_f, &alpha_d},
-                                        std::tuple{c.beta, c.beta_imag, &beta_f, &beta_d}}) {
-                f->push_back(float(re)), d->push_back(re);
-                if (is_complex(compute)) f->push_back(float(im)), d->push_back(im);
-            }
-            p.add(g);
-        }
-        const bool doubles = compute == GEMM_F64 || compute == GEMM_C64;
-        const void *alpha = doubles ? static_cast<const void *>(alpha_d.data()) : alpha_f.data();
-        const void *beta = doubles ? static_cast<const void *>(beta_d.data()) : beta_f.data();
         on_every_backend([&](const std::string &name) {
             for (group_data &g : groups) g.reset();
-            gemm_status_t s = gemm_ex_grouped(GEMM_COL_MAJOR, ta.data(), tb.data(), m.data(), n.data(), k.data(),
-                                              alpha, p.a.data(), t.ab, lda.data(), p.b.data(), t.ab, ldb.data(),
-                                              beta, p.c.data(), t.c, ldc.data(), int64_t(groups.size()),
-                                              size.data(), compute);
+            gemm_status_t s = call_grouped(groups);
             REQUIRE_MESSAGE(s == GEMM_STATUS_SUCCESS, name << " " << dtype_name(t.ab) << ": " << gemm_last_error());
             for (std::size_t gi = 0; gi < groups.size(); ++gi)
                 check_group(groups[gi], "backend=" + name + " group " + std::to_string(gi));
@@ -394,21 +379,12 @@ TEST_SUITE("env_tuned" * doctest::skip()) {
 
         // A grouped call keys each group as a pointer batch of its size, a group of one too.
         {
-            group_data two(c, 2, 950), one(c, 1, 960);
-            pointer_arrays q;
-            q.add(two);
-            q.add(one);
-            const gemm_op_t ops[2] = {GEMM_OP_N, GEMM_OP_N};
-            const int64_t m[2] = {20, 20}, n[2] = {24, 24}, k[2] = {16, 16}, lda[2] = {16, 16}, ldb[2] = {24, 24},
-                          ldc[2] = {24, 24}, size[2] = {2, 1};
-            const float alpha[2] = {1, 1}, beta[2] = {0, 0};
+            std::vector<group_data> groups;
+            groups.emplace_back(c, 2, 950);
+            groups.emplace_back(c, 1, 960);
             stderr_capture capture;
-            REQUIRE_MESSAGE(gemm_ex_grouped(GEMM_ROW_MAJOR, ops, ops, m, n, k, alpha, q.a.data(), GEMM_F32, lda,
-                                            q.b.data(), GEMM_F32, ldb, beta, q.c.data(), GEMM_F32, ldc, 2, size,
-                                            GEMM_F32) == GEMM_STATUS_SUCCESS,
-                            gemm_last_error());
-            check_group(two, "grouped");
-            check_group(one, "grouped");
+            REQUIRE_MESSAGE(call_grouped(groups) == GEMM_STATUS_SUCCESS, gemm_last_error());
+            for (const group_data &g : groups) check_group(g, "grouped");
         }
         recorded = read_lines(record);
         for (const char *grouped : {"f32 f32 NN 24 20 16 batch=2 ld=tight align=16 space=host beta=0 form=pointers",
@@ -417,13 +393,8 @@ TEST_SUITE("env_tuned" * doctest::skip()) {
 
         // Tuned by its key: measured as five matrices through pointer arrays, checked, stored.
         gemm_tune_report_t report;
-        REQUIRE_MESSAGE(gemm_tune_key(key, -1, 20, "cpu_omp,cblas", 1, &report) == GEMM_STATUS_SUCCESS, gemm_last_error());
-        CHECK(report.stored == 1);
-        const gemm_tune_entry_t *entries = nullptr;
-        int64_t count = 0;
-        REQUIRE(gemm_tune_cache_entries(&entries, &count) == GEMM_STATUS_SUCCESS);
-        REQUIRE(count == 1);
-        CHECK(std::string(entries[0].key) == key);
+        const std::string tuned = tune_key_as_only_entry(key, "cpu_omp,cblas", report);
+        REQUIRE_MESSAGE(tuned.empty(), tuned);
         lines = traced_batch();
         REQUIRE(lines.size() == 5);
         for (const std::string &line : lines) {

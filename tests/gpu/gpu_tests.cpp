@@ -89,6 +89,22 @@ private:
     bytes host_;
 };
 
+// Copies of every matrix of a batch in one kind of memory, and the arrays of their pointers.
+struct batch_buffers {
+    std::vector<std::unique_ptr<buffer>> a, b, c;
+    std::vector<const void *> pa, pb;
+    std::vector<void *> pc;
+
+    batch_buffers(memory kind, const std::vector<operands> &ops) {
+        for (const operands &o : ops) {
+            a.push_back(std::make_unique<buffer>(kind, o.a));
+            b.push_back(std::make_unique<buffer>(kind, o.b));
+            c.push_back(std::make_unique<buffer>(kind, o.c0));
+            pa.push_back(a.back()->get()), pb.push_back(b.back()->get()), pc.push_back(c.back()->get());
+        }
+    }
+};
+
 // ---- backends ------------------------------------------------------------------------------
 
 // The CUDA backends of this build that this machine can run (named cu*: cublas, cublaslt,
@@ -572,15 +588,10 @@ TEST_CASE("gpu: pointer-array batches on device and host memory; a host matrix a
         for (const std::string &name : batch_selections()) {
             selection_guard sel(name);
             for (memory kind : {memory::device, memory::host}) {
-                std::vector<std::unique_ptr<buffer>> a, b, cb;
-                std::vector<const void *> pa, pb;
-                std::vector<void *> pc;
-                for (const operands &o : ops) {
-                    a.push_back(std::make_unique<buffer>(kind, o.a));
-                    b.push_back(std::make_unique<buffer>(kind, o.b));
-                    cb.push_back(std::make_unique<buffer>(kind, o.c0));
-                    pa.push_back(a.back()->get()), pb.push_back(b.back()->get()), pc.push_back(cb.back()->get());
-                }
+                batch_buffers bufs(kind, ops);
+                const std::vector<std::unique_ptr<buffer>> &cb = bufs.c;
+                std::vector<const void *> &pa = bufs.pa, &pb = bufs.pb;
+                std::vector<void *> &pc = bufs.pc;
                 gemm_status_t s = gemm_ex_batched(c.layout, c.transa, c.transb, c.m, c.n, c.k, alpha, pa.data(), c.ab_type,
                                                   c.lda, pb.data(), c.ab_type, c.ldb, beta, pc.data(), c.c_type, c.ldc,
                                                   count, c.compute_type());
@@ -665,15 +676,10 @@ TEST_CASE("gpu: grouped batches on device memory, every GPU backend, against cpu
             for (const std::string &name : batch_selections()) {
                 if (!takes_device_pointers(name)) continue;
                 selection_guard sel(name);
-                std::vector<std::unique_ptr<buffer>> a, b, cb;
-                std::vector<const void *> pa, pb;
-                std::vector<void *> pc;
-                for (const operands &o : ops) {
-                    a.push_back(std::make_unique<buffer>(memory::device, o.a));
-                    b.push_back(std::make_unique<buffer>(memory::device, o.b));
-                    cb.push_back(std::make_unique<buffer>(memory::device, o.c0));
-                    pa.push_back(a.back()->get()), pb.push_back(b.back()->get()), pc.push_back(cb.back()->get());
-                }
+                batch_buffers bufs(memory::device, ops);
+                const std::vector<std::unique_ptr<buffer>> &cb = bufs.c;
+                const std::vector<const void *> &pa = bufs.pa, &pb = bufs.pb;
+                const std::vector<void *> &pc = bufs.pc;
                 gemm_status_t s = gemm_ex_grouped(GEMM_COL_MAJOR, ta.data(), tb.data(), m.data(), n.data(), k.data(),
                                                   alpha, pa.data(), t.ab, lda.data(), pb.data(), t.ab, ldb.data(),
                                                   beta, pc.data(), t.c, ldc.data(), int64_t(size.size()), size.data(),
@@ -718,15 +724,10 @@ TEST_CASE("gpu: a batch spread over side streams is one step of the caller's str
     for (const std::string &name : batch_selections()) {
         if (backend_of(name) != "cublas") continue;
         selection_guard sel(name);
-        std::vector<std::unique_ptr<buffer>> a, b, cb;
-        std::vector<const void *> pa, pb;
-        std::vector<void *> pc;
-        for (const operands &o : ops) {
-            a.push_back(std::make_unique<buffer>(memory::device, o.a));
-            b.push_back(std::make_unique<buffer>(memory::device, o.b));
-            cb.push_back(std::make_unique<buffer>(memory::device, o.c0));
-            pa.push_back(a.back()->get()), pb.push_back(b.back()->get()), pc.push_back(cb.back()->get());
-        }
+        batch_buffers bufs(memory::device, ops);
+        const std::vector<std::unique_ptr<buffer>> &cb = bufs.c;
+        const std::vector<const void *> &pa = bufs.pa, &pb = bufs.pb;
+        const std::vector<void *> &pc = bufs.pc;
         const float alpha = float(c.alpha), beta = float(c.beta);
         gemm_set_stream(stream);
         auto call = [&] {
@@ -1062,14 +1063,8 @@ TEST_CASE("gpu: cuda_tiled every variant id, aligned and not, against cpu_ref") 
                             {96, 100, 33, 1, 0, 1.0, 0.0},      // lda, ldb, ldc not 16-byte multiples
                             {72, 136, 40, 0, 1, 0.5, -1.0}};    // base pointers 1 element off
     int64_t checked = 0;
-    for (type_pair t : {type_pair{GEMM_F32, GEMM_F32}, type_pair{GEMM_F64, GEMM_F64}}) {
-        const bool f32 = t.ab == GEMM_F32;
-        std::vector<std::string> ids = {std::string("textbook_") + (f32 ? "f32" : "f64") + "_t16",
-                                        std::string("textbook_") + (f32 ? "f32" : "f64") + "_t32"};
-        for (const char *tile : f32 ? std::vector<const char *>(std::begin(f32_tiles), std::end(f32_tiles))
-                                    : std::vector<const char *>(std::begin(f64_tiles), std::end(f64_tiles)))
-            for (const char *align : {f32 ? "_a4" : "_a2", "_a1"})
-                ids.push_back(std::string("tiled_") + (f32 ? "f32_" : "f64_") + tile + align);
+    // Every id of ids on every op pair and shape of type pair t.
+    auto check_ids = [&](type_pair t, const std::vector<std::string> &ids) {
         for (gemm_op_t ta : {GEMM_OP_N, GEMM_OP_T})
             for (gemm_op_t tb : {GEMM_OP_N, GEMM_OP_T})
                 for (const shape &sh : shapes) {
@@ -1088,28 +1083,21 @@ TEST_CASE("gpu: cuda_tiled every variant id, aligned and not, against cpu_ref") 
                         ++checked;
                     }
                 }
+    };
+    for (type_pair t : {type_pair{GEMM_F32, GEMM_F32}, type_pair{GEMM_F64, GEMM_F64}}) {
+        const bool f32 = t.ab == GEMM_F32;
+        std::vector<std::string> ids = {std::string("textbook_") + (f32 ? "f32" : "f64") + "_t16",
+                                        std::string("textbook_") + (f32 ? "f32" : "f64") + "_t32"};
+        for (const char *tile : f32 ? std::vector<const char *>(std::begin(f32_tiles), std::end(f32_tiles))
+                                    : std::vector<const char *>(std::begin(f64_tiles), std::end(f64_tiles)))
+            for (const char *align : {f32 ? "_a4" : "_a2", "_a1"})
+                ids.push_back(std::string("tiled_") + (f32 ? "f32_" : "f64_") + tile + align);
+        check_ids(t, ids);
     }
     // The tensor-core kernel: f16 and bf16 inputs, C in their type or f32.
     for (type_pair t : {type_pair{GEMM_F16, GEMM_F16}, type_pair{GEMM_F16, GEMM_F32}, type_pair{GEMM_BF16, GEMM_BF16},
-                        type_pair{GEMM_BF16, GEMM_F32}}) {
-        const std::string id = std::string("mma_") + (t.ab == GEMM_F16 ? "f16" : "bf16") + "_64x64";
-        for (gemm_op_t ta : {GEMM_OP_N, GEMM_OP_T})
-            for (gemm_op_t tb : {GEMM_OP_N, GEMM_OP_T})
-                for (const shape &sh : shapes) {
-                    gemm_case c = base_case(t, GEMM_COL_MAJOR, ta, tb, sh.m, sh.n, sh.k);
-                    set_leading_dims(c, sh.pad);
-                    c.alpha = sh.alpha;
-                    c.beta = sh.beta;
-                    operands o = make_operands(c);
-                    reference ref = compute_reference(c, o);
-                    std::vector<double> expected = cpu_ref_result(c, o);
-                    selection_guard sel("cuda_tiled:" + id);
-                    run_result r = run_device_offset(c, o, sh.offset);
-                    check_variant_run(id + " offset " + std::to_string(sh.offset) + " " + c.describe(), c, o, r,
-                                      expected, ref);
-                    ++checked;
-                }
-    }
+                        type_pair{GEMM_BF16, GEMM_F32}})
+        check_ids(t, {std::string("mma_") + (t.ab == GEMM_F16 ? "f16" : "bf16") + "_64x64"});
     MESSAGE(checked << " cuda_tiled variant runs checked");
     CHECK(checked == 4 * 4 * (2 + 2 * 8) + 4 * 4 * (2 + 2 * 3) + 4 * 4 * 4);
 }
@@ -1122,9 +1110,6 @@ namespace {
 // memory under auto; returns the trace lines and checks every C against cpu_ref.
 std::vector<std::string> traced_grouped(const std::vector<gemm_case> &cases, const std::vector<int64_t> &sizes) {
     std::vector<operands> ops;
-    std::vector<std::unique_ptr<buffer>> a, b, c;
-    std::vector<const void *> pa, pb;
-    std::vector<void *> pc;
     std::vector<gemm_op_t> ta, tb;
     std::vector<int64_t> m, n, k, lda, ldb, ldc;
     std::vector<float> alpha, beta;
@@ -1136,19 +1121,16 @@ std::vector<std::string> traced_grouped(const std::vector<gemm_case> &cases, con
         alpha.push_back(float(x.alpha)), beta.push_back(float(x.beta));
         for (int64_t i = 0; i < sizes[g]; ++i) {
             ops.push_back(make_operands(x, 700 + ops.size()));
-            a.push_back(std::make_unique<buffer>(memory::device, ops.back().a));
-            b.push_back(std::make_unique<buffer>(memory::device, ops.back().b));
-            c.push_back(std::make_unique<buffer>(memory::device, ops.back().c0));
-            pa.push_back(a.back()->get()), pb.push_back(b.back()->get()), pc.push_back(c.back()->get());
             of_matrix.push_back(&x);
         }
     }
+    batch_buffers bufs(memory::device, ops);
     std::vector<std::string> lines;
     {
         stderr_capture capture;
         gemm_status_t s = gemm_ex_grouped(GEMM_COL_MAJOR, ta.data(), tb.data(), m.data(), n.data(), k.data(),
-                                          alpha.data(), pa.data(), GEMM_BF16, lda.data(), pb.data(), GEMM_BF16,
-                                          ldb.data(), beta.data(), pc.data(), GEMM_F32, ldc.data(),
+                                          alpha.data(), bufs.pa.data(), GEMM_BF16, lda.data(), bufs.pb.data(),
+                                          GEMM_BF16, ldb.data(), beta.data(), bufs.pc.data(), GEMM_F32, ldc.data(),
                                           int64_t(cases.size()), sizes.data(), GEMM_F32);
         CUDA_REQUIRE(cudaDeviceSynchronize());
         lines = capture.lines();
@@ -1156,7 +1138,7 @@ std::vector<std::string> traced_grouped(const std::vector<gemm_case> &cases, con
     }
     for (std::size_t i = 0; i < ops.size(); ++i) {
         const gemm_case &x = *of_matrix[i];
-        comparison cmp = compare_result(x, ops[i], c[i]->read(), cpu_ref_result(x, ops[i]),
+        comparison cmp = compare_result(x, ops[i], bufs.c[i]->read(), cpu_ref_result(x, ops[i]),
                                         compute_reference(x, ops[i]).magnitude);
         CHECK_MESSAGE(cmp.ok, "matrix " << i << " " << x.describe() << ": " << cmp.first);
     }

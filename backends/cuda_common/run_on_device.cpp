@@ -1,13 +1,17 @@
 // run_on_device.cpp: device problems launched on the caller's stream, host problems staged:
-// packed into the context's pinned buffer, copied in one transfer, launched, copied back.
+// page-locked operands copied by DMA directly, pageable ones packed into the context's pinned
+// buffer by the host copy threads in waves that the DMA follows, then launched and copied
+// back the same way.
 #include "run_on_device.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
 
 #include "cuda_status.hpp"
 #include "device_context.hpp"
+#include "host_copies.hpp"
 
 namespace gemm::cuda {
 namespace {
@@ -40,19 +44,23 @@ struct staged_operand {
         bytes = src ? std::size_t(count) * matrix_bytes : 0;
     }
 
-    // Host copy in either direction, column by column: only rows x cols of every matrix.
-    void pack(char *dst) const {
-        for (int64_t b = 0; b < count; ++b)
-            for (int64_t j = 0; j < cols; ++j)
-                std::memcpy(dst + std::size_t(b * packed_stride + j * packed_ld) * elem,
-                            src + std::size_t(b * stride + j * ld) * elem, std::size_t(rows) * elem);
+    // Columns are numbered across the matrices: column g is column g % cols of matrix g / cols.
+    int64_t columns() const { return rows > 0 ? count * cols : 0; }
+    std::size_t packed_at(int64_t g) const {
+        return std::size_t((g / cols) * packed_stride + (g % cols) * packed_ld) * elem;
     }
-    void unpack(const char *packed, char *dst) const {
-        for (int64_t b = 0; b < count; ++b)
-            for (int64_t j = 0; j < cols; ++j)
-                std::memcpy(dst + std::size_t(b * stride + j * ld) * elem,
-                            packed + std::size_t(b * packed_stride + j * packed_ld) * elem,
-                            std::size_t(rows) * elem);
+    std::size_t host_at(int64_t g) const { return std::size_t((g / cols) * stride + (g % cols) * ld) * elem; }
+    // The packed bytes of columns [g0, g1), from the first one's start to the last one's end.
+    std::size_t packed_span(int64_t g0, int64_t g1) const {
+        return packed_at(g1 - 1) + std::size_t(rows) * elem - packed_at(g0);
+    }
+
+    // Host copies in either direction of columns [g0, g1): only their rows elements.
+    void pack(char *packed, int64_t g0, int64_t g1) const {
+        for (int64_t g = g0; g < g1; ++g) std::memcpy(packed + packed_at(g), src + host_at(g), std::size_t(rows) * elem);
+    }
+    void unpack(const char *packed, char *dst, int64_t g0, int64_t g1) const {
+        for (int64_t g = g0; g < g1; ++g) std::memcpy(dst + host_at(g), packed + packed_at(g), std::size_t(rows) * elem);
     }
 
     // The same copies as DMA between the caller's page-locked memory and the device, one 2-D
@@ -72,6 +80,97 @@ struct staged_operand {
         return GEMM_STATUS_SUCCESS;
     }
 };
+
+// Pageable operands move in waves of whole columns, at least 8 MiB and at most 64 waves an
+// operand: the DMA of one wave runs while the copy threads pack the next, and C's waves are
+// unpacked as each arrives. Fewer bytes per wave than this and the copy threads' wake-up and
+// the per-copy DMA setup start to show.
+constexpr std::size_t wave_bytes = std::size_t(8) << 20;
+constexpr int64_t max_waves = 64;
+
+int64_t wave_columns(const staged_operand &o) {
+    const std::size_t column = std::size_t(o.rows) * o.elem;
+    const int64_t by_size = int64_t(std::max<std::size_t>(1, wave_bytes / std::max<std::size_t>(1, column)));
+    return std::max(by_size, (o.columns() + max_waves - 1) / max_waves);
+}
+
+// copy(g0, g1) over columns [g0, g1) on the host copy threads: parts of at least 1 MiB.
+template <class Copy> void copy_columns(const staged_operand &o, int64_t g0, int64_t g1, Copy copy) {
+    const std::size_t column = std::max<std::size_t>(1, std::size_t(o.rows) * o.elem);
+    const int64_t most = std::max<int64_t>(1, int64_t(std::size_t(g1 - g0) * column / (std::size_t(1) << 20)));
+    const int64_t parts = std::min<int64_t>(host_copy_threads(), std::min(most, g1 - g0));
+    auto part = [&](int64_t i) { copy(g0 + (g1 - g0) * i / parts, g0 + (g1 - g0) * (i + 1) / parts); };
+    run_host_copies(parts, part);
+}
+
+// The events that mark each wave of C back on the host, per (thread, device).
+struct wave_events final : context_attachment {
+    cudaEvent_t events[max_waves + 1] = {};
+    ~wave_events() override {
+        for (cudaEvent_t e : events)
+            if (e) cudaEventDestroy(e);
+    }
+    gemm_status_t get(int64_t wave, cudaEvent_t &out) {
+        cudaEvent_t &e = events[wave];
+        if (!e)
+            if (gemm_status_t s = cuda_status(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreateWithFlags (staging)");
+                s != GEMM_STATUS_SUCCESS) {
+                e = nullptr;
+                return s;
+            }
+        out = e;
+        return GEMM_STATUS_SUCCESS;
+    }
+};
+
+// A pageable input packed wave by wave into the pinned buffer, each wave's DMA enqueued as soon
+// as it is packed.
+gemm_status_t send_pageable(const staged_operand &o, char *pinned, char *device_base, cudaStream_t stream) {
+    const int64_t total = o.columns(), step = wave_columns(o);
+    for (int64_t g0 = 0; g0 < total; g0 += step) {
+        const int64_t g1 = std::min(total, g0 + step);
+        copy_columns(o, g0, g1, [&](int64_t a, int64_t b) { o.pack(pinned + o.offset, a, b); });
+        const std::size_t at = o.offset + o.packed_at(g0);
+        if (gemm_status_t s = cuda_status(cudaMemcpyAsync(device_base + at, pinned + at, o.packed_span(g0, g1),
+                                                          cudaMemcpyHostToDevice, stream),
+                                          "staging: copy A, B, C to the device");
+            s != GEMM_STATUS_SUCCESS)
+            return s;
+    }
+    return GEMM_STATUS_SUCCESS;
+}
+
+// C's waves copied back into the pinned buffer, each marked by an event (enqueue_receive), then
+// unpacked into the caller's pageable C as each arrives (unpack_received).
+gemm_status_t enqueue_receive(const staged_operand &o, char *pinned, char *device_base, cudaStream_t stream,
+                              wave_events &events) {
+    const int64_t total = o.columns(), step = wave_columns(o);
+    for (int64_t g0 = 0, w = 0; g0 < total; g0 += step, ++w) {
+        const int64_t g1 = std::min(total, g0 + step);
+        const std::size_t at = o.offset + o.packed_at(g0);
+        cudaEvent_t done = nullptr;
+        gemm_status_t s = events.get(w, done);
+        if (s == GEMM_STATUS_SUCCESS)
+            s = cuda_status(cudaMemcpyAsync(pinned + at, device_base + at, o.packed_span(g0, g1), cudaMemcpyDeviceToHost,
+                                            stream),
+                            "staging: copy C to the host");
+        if (s == GEMM_STATUS_SUCCESS) s = cuda_status(cudaEventRecord(done, stream), "cudaEventRecord (staging)");
+        if (s != GEMM_STATUS_SUCCESS) return s;
+    }
+    return GEMM_STATUS_SUCCESS;
+}
+
+gemm_status_t unpack_received(const staged_operand &o, const char *pinned, char *dst, wave_events &events) {
+    const int64_t total = o.columns(), step = wave_columns(o);
+    for (int64_t g0 = 0, w = 0; g0 < total; g0 += step, ++w) {
+        const int64_t g1 = std::min(total, g0 + step);
+        if (gemm_status_t s = cuda_status(cudaEventSynchronize(events.events[w]), "staging: cudaEventSynchronize");
+            s != GEMM_STATUS_SUCCESS)
+            return s;
+        copy_columns(o, g0, g1, [&](int64_t a, int64_t b) { o.unpack(pinned + o.offset, dst, a, b); });
+    }
+    return GEMM_STATUS_SUCCESS;
+}
 
 // Whether host memory at ptr is page-locked (cudaMallocHost, cudaHostRegister): the DMA
 // engine reads and writes it directly, at the link's speed.
@@ -146,7 +245,7 @@ gemm_status_t run_staged(const problem &p, run_report &ctx, launch_fn launch, vo
 
     // Page-locked operands go straight between the caller's memory and the device; pageable
     // ones are packed into the context's page-locked buffer first (a DMA from pageable memory
-    // runs at a fraction of the link's speed) and copied from there.
+    // runs at a fraction of the link's speed) and copied from there, wave by wave.
     char *host = static_cast<char *>(pinned), *device_base = static_cast<char *>(dev);
     const bool reads_c = !p.beta_zero();
     const bool c_locked = page_locked(p.c);
@@ -155,27 +254,23 @@ gemm_status_t run_staged(const problem &p, run_report &ctx, launch_fn launch, vo
                                                                       {&plan.c, reads_c}};
     std::size_t packed_bytes = 0;
     for (const input &in : inputs) {
-        if (!in.needed) continue;
+        if (!in.needed || s != GEMM_STATUS_SUCCESS) continue;
         if (page_locked(in.o->src)) {
-            if (s == GEMM_STATUS_SUCCESS) s = in.o->dma(device_base, const_cast<char *>(in.o->src), true, stream);
+            s = in.o->dma(device_base, const_cast<char *>(in.o->src), true, stream);
             continue;
         }
-        in.o->pack(host + in.o->offset);
         packed_bytes += in.o->bytes;
-        if (s == GEMM_STATUS_SUCCESS)
-            s = cuda_status(cudaMemcpyAsync(device_base + in.o->offset, host + in.o->offset, in.o->bytes,
-                                            cudaMemcpyHostToDevice, stream),
-                            "staging: copy A, B, C to the device");
+        s = send_pageable(*in.o, host, device_base, stream);
     }
 
     problem dp = packed_problem(p, plan, device_base, device);
     dp.stream = stream;
+    wave_events &events = dc->attachment<wave_events>();
     if (s == GEMM_STATUS_SUCCESS) s = launch(state, dp, stream);
     if (s == GEMM_STATUS_SUCCESS)
         s = c_locked ? plan.c.dma(device_base, static_cast<char *>(p.c), false, stream)
-                     : cuda_status(cudaMemcpyAsync(host + plan.c.offset, device_base + plan.c.offset, plan.c.bytes,
-                                                   cudaMemcpyDeviceToHost, stream),
-                                   "staging: copy C to the host");
+                     : enqueue_receive(plan.c, host, device_base, stream, events);
+    if (s == GEMM_STATUS_SUCCESS && !c_locked) s = unpack_received(plan.c, host, static_cast<char *>(p.c), events);
     // Always wait, also after a failure: the pinned buffer must be idle before the next call
     // packs into it. The first error is the one reported.
     cudaError_t sync = cudaStreamSynchronize(stream);
@@ -184,7 +279,6 @@ gemm_status_t run_staged(const problem &p, run_report &ctx, launch_fn launch, vo
         return s;
     }
     if ((s = cuda_status(sync, "staging: cudaStreamSynchronize")) != GEMM_STATUS_SUCCESS) return s;
-    if (!c_locked) plan.c.unpack(host + plan.c.offset, static_cast<char *>(p.c));
     ctx.note = "staged host pointers (H2D " + megabytes(plan.in_bytes) + " MB, D2H " + megabytes(plan.c.bytes) +
                " MB; " + (packed_bytes == 0 && c_locked ? "all page-locked: direct DMA)" : "packed through page-locked "
                                                                                         "staging where pageable)");

@@ -32,6 +32,8 @@
 #   tune_host gemm tune --verbose on host-pointer f32 2048^3 and 8192^3 (every candidate)
 #   measure   the measurement engine's device paths: gemm tune on device pointers (f32, bf16),
 #             gemm bench with page-locked host memory, gemm_measure's own test
+#   staging   host-pointer GEMMs staged through one GPU: gemm bench 4096 and 8192, f32 and f64,
+#             pageable and page-locked memory, cublas (staged) against cublasxt
 #   xt        cublasxt on host memory, f32: against cublas staged on one GPU, and GPU 0 alone
 #             against GPUs 0 and 1 (xt_scaling.cpp); with XT_FOOTPRINT=1 also the device
 #             memory it holds per block dimension (xt_footprint.cpp)
@@ -263,6 +265,14 @@ if has_stage measure; then
     summary+=("test_measure: rc=$?")
     save_logs
 fi
+if has_stage staging; then
+    for memory in host pinned; do
+        timeout 200 $gemm bench 4096 8192 --memory $memory --dtype f32,f64 --backends cublas,cublasxt \
+            --baseline cublasxt --no-measure-peak --budget-ms 1500 >"$out/staging_$memory.txt" 2>&1
+        summary+=("gemm bench --memory $memory (staging): rc=$?")
+        save_logs
+    done
+fi
 if has_stage xt; then
     for tool in xt_footprint xt_scaling; do
         program $tool
@@ -293,5 +303,6 @@ for f in "$out"/auto_*.txt; do [ -f "$f" ] && grep -E '^(backend|auto) ' "$f" | 
 if [ -f "$out/xt_footprint.txt" ]; then cat "$out/xt_footprint.txt"; fi
 for f in "$out"/xt_scaling_*.txt; do [ -f "$f" ] && cat "$f"; done
 [ -f "$out/tune_host.txt" ] && cut -c1-150 "$out/tune_host.txt"
+for f in "$out"/staging_*.txt; do [ -f "$f" ] && echo "$f" && grep -vE '^#' "$f" | cut -c1-150; done
 [ -f "$out/cpu_auto.txt" ] && grep -vE '^#' "$out/cpu_auto.txt" | cut -c1-150
 exit 0

@@ -1,0 +1,117 @@
+// host_copies.cpp: a small pool of persistent copy threads, one job at a time.
+#include "host_copies.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace gemm::cuda {
+namespace {
+
+class copy_pool {
+public:
+    copy_pool() {
+        const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
+        const unsigned helpers = std::min(7u, hardware - 1);
+        for (unsigned i = 0; i < helpers; ++i) {
+            try {
+                threads_.emplace_back([this] { serve(); });
+            } catch (...) {
+                break;  // fewer helpers; the caller always works
+            }
+        }
+    }
+    ~copy_pool() {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            stop_ = true;
+        }
+        wake_.notify_all();
+        for (std::thread &t : threads_) t.join();
+    }
+
+    int threads() const { return int(threads_.size()) + 1; }
+
+    void run(int64_t count, void (*task)(void *, int64_t), void *context) {
+        std::unique_lock<std::mutex> busy(job_mutex_, std::try_to_lock);
+        if (!busy.owns_lock() || threads_.empty() || count <= 1) {
+            for (int64_t i = 0; i < count; ++i) task(context, i);
+            return;
+        }
+        job j{task, context, count};
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            current_ = &j;
+            ++generation_;
+        }
+        wake_.notify_all();
+        const int64_t mine = work(j);
+        std::unique_lock<std::mutex> lock(mutex_);
+        j.done += mine;
+        // Every task ran and every helper that joined has left: j may go out of scope.
+        finished_.wait(lock, [&] { return j.done == j.count && j.helpers == 0; });
+        current_ = nullptr;  // helpers that wake late find no job
+    }
+
+private:
+    // One call's tasks. Published to the helpers under mutex_; next is taken without it.
+    struct job {
+        void (*task)(void *, int64_t);
+        void *context;
+        int64_t count;
+        std::atomic<int64_t> next{0};
+        int64_t done = 0;  // tasks finished, under mutex_
+        int helpers = 0;   // helpers inside work(), under mutex_
+    };
+
+    // Takes tasks until none is left; returns how many this thread ran.
+    static int64_t work(job &j) {
+        int64_t ran = 0;
+        for (int64_t i; (i = j.next.fetch_add(1, std::memory_order_relaxed)) < j.count; ++ran) j.task(j.context, i);
+        return ran;
+    }
+
+    void serve() {
+        uint64_t seen = 0;
+        std::unique_lock<std::mutex> lock(mutex_);
+        for (;;) {
+            wake_.wait(lock, [&] { return stop_ || (generation_ != seen && current_); });
+            if (stop_) return;
+            seen = generation_;
+            job &j = *current_;
+            ++j.helpers;
+            lock.unlock();
+            const int64_t ran = work(j);
+            lock.lock();
+            j.done += ran;
+            --j.helpers;
+            if (j.done == j.count && j.helpers == 0) finished_.notify_one();
+        }
+    }
+
+    std::vector<std::thread> threads_;
+    std::mutex job_mutex_;  // one job at a time
+    std::mutex mutex_;      // current_, generation_, stop_ and the job's counts
+    std::condition_variable wake_, finished_;
+    job *current_ = nullptr;
+    uint64_t generation_ = 0;
+    bool stop_ = false;
+};
+
+copy_pool &pool() {
+    static copy_pool shared;
+    return shared;
+}
+
+}  // namespace
+
+void run_host_copies(int64_t count, void (*task)(void *, int64_t), void *context) {
+    pool().run(count, task, context);
+}
+
+int host_copy_threads() { return pool().threads(); }
+
+}  // namespace gemm::cuda

@@ -97,7 +97,8 @@ std::size_t tune_key_hash::operator()(const tune_key &k) const {
     mix(uint64_t(k.batch));
     mix(uint64_t(k.ab_type) | uint64_t(k.c_type) << 4 | uint64_t(k.op_a) << 8 | uint64_t(k.op_b) << 9 |
         uint64_t(k.padded_ld) << 10 | uint64_t(k.aligned_16) << 11 | uint64_t(k.space) << 12 |
-        uint64_t(k.beta_zero) << 14 | uint64_t(k.act) << 16 | uint64_t(k.axis) << 20 | uint64_t(k.saves_aux) << 24 | uint64_t(k.pointers) << 25);
+        uint64_t(k.beta_zero) << 14 | uint64_t(k.act) << 16 | uint64_t(k.axis) << 20 | uint64_t(k.saves_aux) << 24 |
+        uint64_t(k.pointers) << 25);
     return h;
 }
 

@@ -87,8 +87,8 @@ struct staged_operand {
 
 // Pageable operands move in waves of whole columns, at least 8 MiB and at most 64 waves an
 // operand: the DMA of one wave runs while the copy threads pack the next, and C's waves are
-// unpacked as each arrives. Fewer bytes per wave than this and the copy threads' wake-up and
-// the per-copy DMA setup start to show.
+// unpacked as each arrives. 8 MiB (about 0.25 ms of copying at 35 GB/s) keeps the threads'
+// wake-up and each copy's setup small beside the copy; the size was not tuned.
 constexpr std::size_t wave_bytes = std::size_t(8) << 20;
 constexpr int64_t max_waves = 64;
 
@@ -118,12 +118,14 @@ struct wave_events final : context_attachment {
     }
     gemm_status_t get(int64_t wave, cudaEvent_t &out) {
         cudaEvent_t &e = events[wave];
-        if (!e)
-            if (gemm_status_t s = cuda_status(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreateWithFlags (staging)");
-                s != GEMM_STATUS_SUCCESS) {
+        if (!e) {
+            gemm_status_t s = cuda_status(cudaEventCreateWithFlags(&e, cudaEventDisableTiming),
+                                          "cudaEventCreateWithFlags (staging)");
+            if (s != GEMM_STATUS_SUCCESS) {
                 e = nullptr;
                 return s;
             }
+        }
         out = e;
         return GEMM_STATUS_SUCCESS;
     }

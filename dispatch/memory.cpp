@@ -44,6 +44,42 @@ void allocation_memo::add(std::uintptr_t begin, std::size_t bytes, memory_space 
     count_ = std::min(count_ + 1, capacity);
 }
 
+gemm_status_t host_readable_array(const void *const *array, std::size_t count, std::vector<const void *> &copy,
+                                  const void *const *&readable, std::string &why) {
+    registered_backends();
+    readable = array;
+    pointer_classifier classify = classifier.load();
+    if (!classify || count == 0) return GEMM_STATUS_SUCCESS;
+    int device = -1;
+    std::uintptr_t begin = 0;
+    std::size_t bytes = 0;
+    const memory_space space = classify(array, &device, &begin, &bytes);
+    if (space == memory_space::host) return GEMM_STATUS_SUCCESS;
+    const std::string where = std::string("lies in ") + memory_space_name(space) + " memory of device " +
+                              std::to_string(device);
+    // The driver knows the allocation: an array that ends past it is refused before the copy
+    // would read beyond it.
+    const std::size_t room = bytes ? (bytes - (reinterpret_cast<std::uintptr_t>(array) - begin)) / sizeof(void *) : count;
+    if (room < count) {
+        why = where + ", whose allocation holds " + std::to_string(room) + " pointers from it; the batch has " +
+              std::to_string(count) + " matrices";
+        return GEMM_STATUS_INVALID_POINTER;
+    }
+    const device_services *s = services.load();
+    if (!s) {
+        why = where + ", which this build cannot read";
+        return GEMM_STATUS_NOT_SUPPORTED;
+    }
+    copy.resize(count);
+    if (gemm_status_t st = s->read_in_stream_order(device, tls_stream, copy.data(), array, count * sizeof(void *));
+        st != GEMM_STATUS_SUCCESS) {
+        why = where + ": " + last_error_message();
+        return st;
+    }
+    readable = copy.data();
+    return GEMM_STATUS_SUCCESS;
+}
+
 gemm_status_t classify_memory(problem &p, allocation_memo *memo) {
     registered_backends();  // the registry installs the classifier when the build has CUDA
     pointer_classifier classify = classifier.load();

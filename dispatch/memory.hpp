@@ -3,6 +3,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "gemm/gemm.h"
 #include "problem.hpp"
@@ -43,6 +45,11 @@ struct device_services {
     // p's epilogue applied to C (device or managed memory) by a kernel on p.stream, on
     // p.device (dispatch/epilogue_pass.hpp).
     gemm_status_t (*epilogue_pass)(const problem &p);
+    // Copies bytes of device or managed memory to host memory in the order of stream's work
+    // (what was enqueued there before runs first) and waits for the copy. NOT_SUPPORTED, with
+    // the reason, while the stream is being captured into a CUDA graph, where the copy would
+    // only be recorded.
+    gemm_status_t (*read_in_stream_order)(int device, void *stream, void *host, const void *src, std::size_t bytes);
 };
 
 void set_device_services(const device_services *services);
@@ -69,6 +76,15 @@ private:
     allocation seen_[capacity];
     int count_ = 0;
 };
+
+// A batch's array of `count` matrix pointers (its A, B or C) as the host can read it:
+// `array` itself in host memory; in device or managed memory, where cuBLAS's batched calls
+// take such arrays, a copy read into `copy` on the thread's stream, after the work enqueued
+// there before, and waited for, so that every matrix can be checked before anything runs.
+// A refusal comes with the reason in `why`, a phrase about the array ("lies in device memory
+// of device 0 ...").
+gemm_status_t host_readable_array(const void *const *array, std::size_t count, std::vector<const void *> &copy,
+                                  const void *const *&readable, std::string &why);
 
 // Sets p.space and p.device from A, B and C. Mixed spaces, or two devices, are an error.
 // memo: the batch call's allocations, consulted and extended (nullptr: ask for every pointer).

@@ -67,6 +67,29 @@ gemm_status_t check_arrays(const api_pointer_call &pc) {
     return GEMM_STATUS_SUCCESS;
 }
 
+// The arrays of pointers as the host can read them: those in device or managed memory (as
+// cuBLAS takes them) copied to the host on the call's stream; pc's arrays replaced by them.
+struct host_arrays {
+    std::vector<const void *> a, b, c;
+};
+
+gemm_status_t read_arrays(api_pointer_call &pc, int64_t total, host_arrays &copies) {
+    user_call first = pc.groups[0];
+    first.has_group = 0;
+    const param_positions &at = positions_of(first);
+    const void *const *c = const_cast<const void *const *>(pc.c);
+    struct array { const void *const *&ptr; std::vector<const void *> &copy; int position; const char *name; } arrays[] = {
+        {pc.a, copies.a, at.a, "A"}, {pc.b, copies.b, at.b, "B"}, {c, copies.c, at.c, "C"}};
+    for (array &x : arrays) {
+        if (!x.ptr) continue;
+        std::string why;
+        if (gemm_status_t s = host_readable_array(x.ptr, std::size_t(total), x.copy, x.ptr, why); s != GEMM_STATUS_SUCCESS)
+            return call_error(first, s, x.position, fmt::format("{} (the array of the matrices' pointers) {}", x.name, why));
+    }
+    pc.c = const_cast<void *const *>(c);
+    return GEMM_STATUS_SUCCESS;
+}
+
 std::string space_text(const problem &p) {
     return p.space == memory_space::host ? std::string("host memory")
                                          : fmt::format("{} memory of device {}", memory_space_name(p.space), p.device);
@@ -146,7 +169,7 @@ gemm_status_t check_disjoint(const api_pointer_call &pc, std::vector<c_extent> &
     return GEMM_STATUS_SUCCESS;
 }
 
-gemm_status_t run_pointers(const api_pointer_call &pc) {
+gemm_status_t run_pointers(api_pointer_call pc) {
     int64_t total = 0;
     for (int64_t g = 0; g < pc.group_count; ++g) {
         if (gemm_status_t s = check_arguments(pc.groups[g]); s != GEMM_STATUS_SUCCESS) return s;
@@ -158,6 +181,8 @@ gemm_status_t run_pointers(const api_pointer_call &pc) {
     }
     if (total == 0) return GEMM_STATUS_SUCCESS;
     if (gemm_status_t s = check_arrays(pc); s != GEMM_STATUS_SUCCESS) return s;
+    host_arrays copies;
+    if (gemm_status_t s = read_arrays(pc, total, copies); s != GEMM_STATUS_SUCCESS) return s;
     canonical_groups canonical(pc);
     std::vector<c_extent> extents;
     if (gemm_status_t s = check_matrices(pc, canonical, extents); s != GEMM_STATUS_SUCCESS) return s;

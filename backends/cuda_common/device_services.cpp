@@ -7,6 +7,7 @@
 #include "cuda_status.hpp"
 #include "device_context.hpp"
 #include "epilogue_pass.hpp"
+#include "dispatch/error.hpp"
 #include "dispatch/memory.hpp"
 
 namespace gemm::cuda {
@@ -83,8 +84,24 @@ void unpin(void *host) {
     cudaGetLastError();
 }
 
+gemm_status_t read_in_stream_order(int device, void *stream, void *host, const void *src, std::size_t bytes) {
+    device_guard guard;
+    if (gemm_status_t s = guard.enter(device); s != GEMM_STATUS_SUCCESS) return s;
+    cudaStream_t st = static_cast<cudaStream_t>(stream);
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    if (gemm_status_t s = cuda_status(cudaStreamIsCapturing(st, &capture), "cudaStreamIsCapturing");
+        s != GEMM_STATUS_SUCCESS)
+        return s;
+    if (capture != cudaStreamCaptureStatusNone)
+        return set_error(GEMM_STATUS_NOT_SUPPORTED, "the call's stream is being captured into a CUDA graph, where "
+                                                    "the host cannot read device memory; pass the array in host memory");
+    gemm_status_t s = cuda_status(cudaMemcpyAsync(host, src, bytes, cudaMemcpyDefault, st), "cudaMemcpyAsync");
+    return s == GEMM_STATUS_SUCCESS ? cuda_status(cudaStreamSynchronize(st), "cudaStreamSynchronize") : s;
+}
+
 constexpr device_services cuda_services = {allocate,       release,     copy, create_stream, destroy_stream,
-                                           time_on_stream, cache_bytes, pin,  unpin,         epilogue_pass};
+                                           time_on_stream, cache_bytes, pin,  unpin,         epilogue_pass,
+                                           read_in_stream_order};
 
 }  // namespace
 

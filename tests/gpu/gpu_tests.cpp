@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <set>
 #include <thread>
@@ -628,6 +629,131 @@ TEST_CASE("gpu: pointer-array batches on device and host memory; a host matrix a
         }
     }
     report(tl);
+}
+
+// The bytes of an array of pointers, as a buffer copies them.
+template <class P>
+bytes pointer_bytes(const std::vector<P> &ptrs) {
+    bytes out(ptrs.size() * sizeof(void *));
+    std::memcpy(out.data(), ptrs.data(), out.size());
+    return out;
+}
+
+TEST_CASE("gpu: pointer arrays in device and managed memory are read in the stream's order; one too short, NULL "
+          "inside, or a captured stream is refused, C unchanged") {
+    // cuBLAS takes a batch's pointer arrays in device memory. Here they are filled by copies
+    // queued on the caller's stream behind a 50 ms host function, from page-locked memory, so
+    // a library that read them before the stream reached the call would find NULL pointers.
+    gemm_case c = base_case({GEMM_F32, GEMM_F32}, GEMM_COL_MAJOR, GEMM_OP_T, GEMM_OP_N, 45, 38, 27);
+    set_leading_dims(c, 3);
+    set_scalars(c, -0.75, 1.25);
+    constexpr int count = 6;
+    const int64_t group_m[2] = {c.m, c.m}, group_n[2] = {c.n, c.n}, group_k[2] = {c.k, c.k};
+    const int64_t group_lda[2] = {c.lda, c.lda}, group_ldb[2] = {c.ldb, c.ldb}, group_ldc[2] = {c.ldc, c.ldc};
+    const int64_t group_size[2] = {2, count - 2};
+    const gemm_op_t group_ta[2] = {c.transa, c.transa}, group_tb[2] = {c.transb, c.transb};
+    const float alpha = float(c.alpha), beta = float(c.beta);
+    const float group_alpha[2] = {alpha, alpha}, group_beta[2] = {beta, beta};
+    std::vector<operands> ops;
+    std::vector<std::vector<double>> expected;
+    std::vector<reference> refs;
+    for (int i = 0; i < count; ++i) {
+        ops.push_back(make_operands(c, 90 + uint64_t(i)));
+        expected.push_back(cpu_ref_result(c, ops.back()));
+        refs.push_back(compute_reference(c, ops.back()));
+    }
+    cudaStream_t stream = nullptr;
+    CUDA_REQUIRE(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    // One batch call, batched or grouped, with the given arrays on `stream`; its message in
+    // `error` (gemm_set_stream, an API call too, clears it).
+    std::string error;
+    auto call = [&](bool grouped, const void *a, const void *b, const void *cp) {
+        auto pa = static_cast<const void *const *>(a), pb = static_cast<const void *const *>(b);
+        auto pc = static_cast<void *const *>(const_cast<void *>(cp));
+        gemm_set_stream(stream);
+        gemm_status_t s =
+            grouped ? gemm_ex_grouped(c.layout, group_ta, group_tb, group_m, group_n, group_k, group_alpha, pa, GEMM_F32,
+                                      group_lda, pb, GEMM_F32, group_ldb, group_beta, pc, GEMM_F32, group_ldc, 2,
+                                      group_size, GEMM_F32)
+                    : gemm_sgemm_batched(c.layout, c.transa, c.transb, c.m, c.n, c.k, alpha,
+                                         reinterpret_cast<const float *const *>(pa), c.lda,
+                                         reinterpret_cast<const float *const *>(pb), c.ldb, beta,
+                                         reinterpret_cast<float *const *>(pc), c.ldc, count);
+        error = gemm_last_error();
+        gemm_set_stream(nullptr);
+        return s;
+    };
+    tally tl;
+    for (const std::string &name : batch_selections()) {
+        if (!takes_device_pointers(name)) continue;
+        selection_guard sel(name);
+        for (memory kind : {memory::device, memory::managed})
+            for (bool grouped : {false, true}) {
+                batch_buffers bufs(memory::device, ops);
+                const bytes pa = pointer_bytes(bufs.pa), pb = pointer_bytes(bufs.pb), pc = pointer_bytes(bufs.pc);
+                const bytes zeros(pa.size(), 0);
+                buffer da(kind, zeros), db(kind, zeros), dc(kind, zeros);
+                buffer ha(memory::pinned, pa), hb(memory::pinned, pb), hc(memory::pinned, pc);
+                CUDA_REQUIRE(cudaLaunchHostFunc(
+                    stream, [](void *) { std::this_thread::sleep_for(std::chrono::milliseconds(50)); }, nullptr));
+                for (auto [to, from] : {std::pair{&da, &ha}, std::pair{&db, &hb}, std::pair{&dc, &hc}})
+                    CUDA_REQUIRE(cudaMemcpyAsync(to->get(), from->get(), pa.size(), cudaMemcpyDefault, stream));
+                gemm_status_t s = call(grouped, da.get(), db.get(), dc.get());
+                CUDA_REQUIRE(cudaStreamSynchronize(stream));
+                std::string where = name + (grouped ? " grouped" : " batched") + ", arrays in " + memory_name(kind);
+                check_no_cuda_error(where);
+                REQUIRE_MESSAGE(s == GEMM_STATUS_SUCCESS, where << ": " << error);
+                for (std::size_t i = 0; i < ops.size(); ++i) {
+                    comparison cmp = compare_result(c, ops[i], bufs.c[i]->read(), expected[i], refs[i].magnitude);
+                    CHECK_MESSAGE(cmp.ok, where << " matrix " << i << ": " << cmp.first);
+                }
+                ++tl.checked;
+            }
+    }
+    report(tl);
+
+    batch_buffers bufs(memory::device, ops);
+    const bytes pa = pointer_bytes(bufs.pa), pb = pointer_bytes(bufs.pb), pc = pointer_bytes(bufs.pc);
+    buffer da(memory::device, pa), db(memory::device, pb), dc(memory::device, pc);
+    auto c_unchanged = [&](const std::string &where) {
+        for (std::size_t i = 0; i < ops.size(); ++i) CHECK_MESSAGE(bufs.c[i]->read() == ops[i].c0, where << " C[" << i << "]");
+        check_no_cuda_error(where);
+    };
+    for (bool grouped : {false, true}) {
+        const std::string form = grouped ? "grouped" : "batched";
+        // A's array at the end of its allocation, with room for one pointer fewer than the batch.
+        const std::size_t room = std::size_t(2) << 20;
+        bytes tail(room, 0);
+        std::memcpy(tail.data() + room - (count - 1) * sizeof(void *), pa.data(), (count - 1) * sizeof(void *));
+        buffer short_a(memory::device, tail);
+        gemm_status_t s = call(grouped, static_cast<char *>(short_a.get()) + room - (count - 1) * sizeof(void *),
+                               db.get(), dc.get());
+        CHECK_MESSAGE(s == GEMM_STATUS_INVALID_POINTER, form << " short A array: " << int(s) << " " << error);
+        CHECK_MESSAGE(error.find("holds 5 pointers") != std::string::npos, error);
+        if (!grouped) MESSAGE("a short device array: " << error);
+        c_unchanged(form + " short A array");
+
+        // A NULL among the pointers the device array holds is found as in a host array.
+        std::vector<const void *> with_null = bufs.pa;
+        with_null[3] = nullptr;
+        buffer null_a(memory::device, pointer_bytes(with_null));
+        s = call(grouped, null_a.get(), db.get(), dc.get());
+        CHECK_MESSAGE(s == GEMM_STATUS_INVALID_POINTER, form << " NULL A[3]: " << int(s) << " " << error);
+        CHECK_MESSAGE(error.find("A[3] is NULL") != std::string::npos, error);
+        c_unchanged(form + " NULL A[3]");
+
+        // Under capture the host cannot read the arrays: refused, the capture intact.
+        CUDA_REQUIRE(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+        s = call(grouped, da.get(), db.get(), dc.get());
+        cudaGraph_t graph = nullptr;
+        cudaError_t captured = cudaStreamEndCapture(stream, &graph);
+        if (graph) cudaGraphDestroy(graph);
+        CHECK_MESSAGE(s == GEMM_STATUS_NOT_SUPPORTED, form << " under capture: " << int(s) << " " << error);
+        CHECK_MESSAGE(error.find("captured") != std::string::npos, error);
+        CHECK_MESSAGE(captured == cudaSuccess, "cudaStreamEndCapture: " << cudaGetErrorString(captured));
+        c_unchanged(form + " under capture");
+    }
+    cudaStreamDestroy(stream);
 }
 
 TEST_CASE("gpu: grouped batches on device memory, every GPU backend, against cpu_ref") {

@@ -152,7 +152,12 @@ GEMM_API gemm_status_t gemm_ex_strided_batched(
 
 /* Pointer-array batches: matrix i of the batch is A[i], B[i], C[i] (i < batch_count), all of
  * one shape, as cuBLAS's GemmBatchedEx and MKL's gemm_batch take them. The arrays of pointers
- * are host memory (the library reads them); the matrices they point to are host memory or
+ * may be host memory, read as they are, or device or managed memory as cuBLAS takes them:
+ * those the library copies to the host on the calling thread's stream, after the work queued
+ * there before, and waits for that copy, so such a call returns with the stream drained up to
+ * it (and is GEMM_STATUS_NOT_SUPPORTED while the stream is captured into a CUDA graph; an
+ * array that ends past its allocation is GEMM_STATUS_INVALID_POINTER). Host arrays keep a
+ * device batch asynchronous. The matrices they point to are host memory or
  * memory of one CUDA device, all in one space (else GEMM_STATUS_MIXED_MEMORY_SPACES). Every
  * matrix is checked as a call of its own would be, messages naming it ("parameter 8: A[3] is
  * NULL"), and no two C matrices may share a byte (GEMM_STATUS_INVALID_VALUE, "C[2] and C[5]
@@ -194,8 +199,9 @@ GEMM_API gemm_status_t gemm_ex_batched(gemm_layout_t layout, gemm_op_t transa, g
 /* Grouped batches: group g (g < group_count) holds group_size[g] matrices of its own shape
  * (transa[g], transb[g], m[g], n[g], k[g], lda[g], ldb[g], ldc[g]) and scalars: alpha and beta
  * point to arrays of group_count values of the compute type (pairs for complex types). A, B
- * and C hold the matrices' pointers group after group, as MKL's cblas_?gemm_batch takes them;
- * the types are shared. Rules and checks as for gemm_ex_batched, every group checked before
+ * and C hold the matrices' pointers group after group, as MKL's cblas_?gemm_batch takes them
+ * (in host, device or managed memory, as for gemm_ex_batched; the other arrays are host
+ * memory, as in cuBLAS's GemmGroupedBatchedEx); the types are shared. Rules and checks as for gemm_ex_batched, every group checked before
  * anything is computed, messages naming the group ("group 2: parameter 6: k = -1 must be
  * >= 0"); the backend is chosen once per group, a group of several matrices by the key of a
  * pointer-array batch of its shape and size. */

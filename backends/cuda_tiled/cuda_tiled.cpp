@@ -71,8 +71,14 @@ public:
     // twins cannot win), else only the scalar ones. Host problems are judged as staged, where
     // run_on_device packs every operand aligned.
     std::vector<std::string> variants(const problem &p) const override {
-        if (cuda_tiled::mma_types(p)) return {mma_variant(p.ab_type)->id};
         const problem dp = p.space == memory_space::host ? cuda::staged_shape(p) : p;
+        if (cuda_tiled::mma_types(p)) {
+            // The wmma kernel computes every such problem; the wgmma one those it does not refuse.
+            std::vector<std::string> ids;
+            for (const variant_info &v : cuda_tiled::variant_table())
+                if (v.type == p.ab_type && (!v.refusal || v.refusal(dp).empty())) ids.push_back(v.id);
+            return ids;
+        }
         const bool aligned = cuda_tiled::vectors_aligned(dp);
         const bool small = double(p.m) * double(p.n) * double(p.k) <= textbook_offer_limit;
         std::vector<std::string> ids;
@@ -104,6 +110,11 @@ public:
                 return set_error(GEMM_STATUS_NOT_SUPPORTED,
                                  "cuda_tiled: variant " + asked->id + " does not compute " +
                                      dtype_name(p.ab_type));
+            // Refused before anything is staged (the launch would refuse it too); a problem
+            // that only scales C runs scale_c whatever the variant.
+            if (asked->refusal && p.k != 0 && p.alpha != 0.0)
+                if (std::string why = asked->refusal(cuda::staged_shape(p)); !why.empty())
+                    return set_error(GEMM_STATUS_NOT_SUPPORTED, "cuda_tiled: " + asked->id + " refuses " + why);
         }
         return cuda::run_on_device(p, ctx, [&](const problem &dp, cudaStream_t stream) {
             // alpha == 0 or k == 0: C = beta * C, and A and B are never read.

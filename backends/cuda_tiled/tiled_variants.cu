@@ -9,6 +9,7 @@
 #include "backends/cuda_common/cuda_status.hpp"
 #include "backends/cuda_common/run_on_device.hpp"
 #include "mma_batch.hpp"
+#include "wgmma_gemm.hpp"
 #include "register_tiled_kernel.cuh"
 #include "textbook_kernel.cuh"
 
@@ -122,6 +123,18 @@ struct mma_config {
     }
 };
 
+// The Hopper kernel of one input type and tile (wgmma_kernel.cu), C in that type or f32,
+// where the build has it.
+template <dtype T, int BM>
+struct wgmma_config {
+    static gemm_status_t launch(const problem &dp, cudaStream_t stream) { return launch_wgmma(dp, BM, stream); }
+    static void append([[maybe_unused]] std::vector<variant_info> &table) {
+#if GEMM_CUDA_TILED_WGMMA
+        table.push_back({wgmma_id(T, BM), T, BM, 128, false, false, false, "", launch, wgmma_refusal});
+#endif
+    }
+};
+
 template <typename... Configs>
 std::vector<variant_info> make_table() {
     std::vector<variant_info> table;
@@ -143,7 +156,8 @@ std::vector<variant_info> make_table() {
 //  - f64: a double accumulator costs two registers, so 8x4 (64 registers) per thread.
 //  - The textbook kernel at 16 and 32, the baseline the register tiling is measured against.
 //  - f16 and bf16: the tensor-core kernel (mma_kernel.cuh), whose launch also serves a batch
-//    of GEMMs of their own shapes (run_batch).
+//    of GEMMs of their own shapes (run_batch); on Hopper also the wgmma kernel
+//    (wgmma_kernel.cu) for operands stored along k, offered beside it to the tuner.
 // DEFAULT marks what run("") may pick by size (cuda_tiled.cpp: the largest tile that still
 // fills the GPU).
 const std::vector<variant_info> &variant_table() {
@@ -161,7 +175,8 @@ const std::vector<variant_info> &variant_table() {
         register_tiled_config<double, 128, 64, 8, 8, 4, 3, true>,
         register_tiled_config<double, 64, 64, 8, 8, 4, 3, true>,
         register_tiled_config<double, 64, 64, 8, 4, 4, 3, false>,
-        mma_config<dtype::f16>, mma_config<dtype::bf16>>();
+        mma_config<dtype::f16>, mma_config<dtype::bf16>, wgmma_config<dtype::f16, 128>, wgmma_config<dtype::f16, 256>,
+        wgmma_config<dtype::bf16, 128>, wgmma_config<dtype::bf16, 256>>();
     return table;
 }
 

@@ -22,6 +22,9 @@
 #   complex   gemm bench in c32 and c64: cublas and auto on device pointers, and cublas,
 #             cblas and cpu_omp on host pointers
 #   sweep     the largest cuda_tiled f32 configurations by id at 4096^3 and 8192^3, TN and NT
+#   wgmma     cuda_tiled's Hopper kernel: HGMMA in its SASS, compute-sanitizer memcheck and
+#             racecheck on its test case, then gemm bench bf16 and f16 (C of the input type)
+#             against cuBLAS and cuBLASLt, row-major NT (X W^T) from 1024^3 to 8192^3
 #   tune      gemm tune --suite default (host and device), then auto against cuBLAS
 #   recorded  the documented workflow on shapes outside the suite: GEMM_RECORD while gemm
 #             bench calls them through auto, gemm tune --shapes on the recorded file, then
@@ -166,6 +169,24 @@ if has_stage sweep; then
     summary+=("cuda_tiled sweep: rc=$?")
     save_logs
 fi
+if has_stage wgmma; then
+    obj=$(find $build -name wgmma_kernel.cu.o | head -1)
+    cuobjdump -sass "$obj" >"$out/wgmma_sass.txt" 2>&1
+    summary+=("wgmma SASS: $(grep -c HGMMA "$out/wgmma_sass.txt") HGMMA, $(grep -c UTMALDG "$out/wgmma_sass.txt") UTMALDG, $(grep -cE 'LDL|STL' "$out/wgmma_sass.txt") LDL/STL")
+    for tool in memcheck racecheck; do
+        log="$out/sanitize_${tool}_wgmma.log"
+        GEMM_TEST_BACKENDS=cuda_tiled timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 \
+            $build/tests/gpu/test_gpu -tc="gpu: cuda_tiled wgmma*" >"$log" 2>&1
+        summary+=("compute-sanitizer $tool wgmma: rc=$?, $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1), $(grep -E 'assertions' "$log" | tail -1)")
+    done
+    for t in bf16 f16; do
+        timeout 200 $gemm bench 1024 2048 4096 8192 --device 0 --dtype $t --layout row --ops NT \
+            --backends cublas,cublaslt,cuda_tiled:wgmma_${t}_128x128x64_s6,cuda_tiled:wgmma_${t}_256x128x64_s4 --baseline cublas \
+            --no-measure-peak >>"$out/wgmma_bench.txt" 2>&1
+        summary+=("gemm bench $t wgmma: rc=$?")
+    done
+    save_logs
+fi
 if has_stage tune; then
     $gemm tune --suite default --budget-ms ${GEMM_DEVICE_TUNE_BUDGET_MS:-1000} >"$out/tune.txt" 2>"$out/tune_progress.txt"
     summary+=("gemm tune --suite default: rc=$? ($(grep -c '' "$GEMM_TUNE_CACHE") cache lines)")
@@ -298,6 +319,7 @@ for s in "${summary[@]}"; do echo "$s"; done
 [ -f "$out/measure_tune.txt" ] && grep -vE '^#' "$out/measure_tune.txt" | cut -c1-150
 [ -f "$out/measure_pinned.txt" ] && grep -vE '^#' "$out/measure_pinned.txt" | cut -c1-150
 [ -f "$out/sweep_f32.txt" ] && grep -vE '^#' "$out/sweep_f32.txt" | cut -c1-150
+[ -f "$out/wgmma_bench.txt" ] && grep -vE '^#' "$out/wgmma_bench.txt" | cut -c1-150
 [ -f "$out/tune.txt" ] && grep -E 'geometric|tuned .* problems|FAILED' "$out/tune.txt"
 for f in "$out"/auto_*.txt; do [ -f "$f" ] && grep -E '^(backend|auto) ' "$f" | cut -c1-150; done
 if [ -f "$out/xt_footprint.txt" ]; then cat "$out/xt_footprint.txt"; fi

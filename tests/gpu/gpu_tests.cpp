@@ -1228,6 +1228,120 @@ TEST_CASE("gpu: cuda_tiled every variant id, aligned and not, against cpu_ref") 
     CHECK(checked == 4 * 4 * (2 + 2 * 8) + 4 * 4 * (2 + 2 * 3) + 4 * 4 * 4);
 }
 
+// The Hopper kernel by id, where the device and the build have it: operands stored along k
+// (column-major TN, row-major NT), ragged m, n, k (TMA's boxes past the edges read zeros, the
+// epilogue's stores are predicated), k steps past the stages' ring, partial raster groups,
+// strided batches, more tiles than SMs (each block then takes several); and its refusals (other ops, leading dimensions or bases not 16-byte
+// aligned), C unchanged.
+TEST_CASE("gpu: cuda_tiled wgmma kernels against cpu_ref, and what they refuse") {
+    if (!has_backend("cuda_tiled")) {
+        MESSAGE("cuda_tiled not available or not selected: not tested");
+        return;
+    }
+    // The ids cuda_tiled offers: all of this build's (desc NULL), or those worth timing for desc.
+    auto offered = [](const gemm_desc_t *desc) {
+        const char *const *list = nullptr;
+        int64_t count = 0;
+        REQUIRE_MESSAGE(gemm_backend_variants("cuda_tiled", desc, &list, &count) == GEMM_STATUS_SUCCESS, gemm_last_error());
+        return std::vector<std::string>(list, list + count);
+    };
+    auto has = [](const std::vector<std::string> &v, const std::string &x) { return std::find(v.begin(), v.end(), x) != v.end(); };
+    if (!has(offered(nullptr), "wgmma_bf16_128x128x64_s6")) {
+        MESSAGE("this build has no wgmma kernel (CUDA before 12.0): not tested");
+        return;
+    }
+    int major = 0, minor = 0;
+    CUDA_REQUIRE(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0));
+    CUDA_REQUIRE(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0));
+    const bool hopper = major == 9 && minor == 0;
+    // A tuner candidate where it computes the problem, and only there.
+    gemm_desc_t desc;
+    gemm_desc_init(&desc, GEMM_BF16, GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_T, 512, 512, 512);
+    desc.device = 0;
+    CHECK(has(offered(&desc), "wgmma_bf16_128x128x64_s6") == hopper);
+    CHECK(has(offered(&desc), "wgmma_bf16_256x128x64_s4") == hopper);
+    desc.transb = GEMM_OP_N;
+    CHECK_FALSE(has(offered(&desc), "wgmma_bf16_128x128x64_s6"));
+    struct shape {
+        gemm_layout_t layout;
+        int64_t m, n, k, batch;
+        double alpha, beta;
+    };
+    const shape shapes[] = {{GEMM_COL_MAJOR, 256, 128, 64, 1, 1.0, 0.0},      // whole tiles
+                            {GEMM_COL_MAJOR, 130, 67, 37, 1, -0.75, 0.5},     // ragged, k < one step
+                            {GEMM_COL_MAJOR, 1, 1, 1, 1, 2.0, 0.0},           // one element
+                            {GEMM_COL_MAJOR, 1100, 130, 1000, 1, 1.0, 1.0},   // 16 k steps, a group of 1
+                            {GEMM_ROW_MAJOR, 77, 300, 257, 1, 0.5, 0.0},      // X W^T, row-major
+                            {GEMM_COL_MAJOR, 200, 150, 96, 3, 1.0, -1.0},     // strided batch
+                            {GEMM_COL_MAJOR, 300, 260, 72, 40, 1.0, 0.5}};    // more tiles than SMs
+    auto round8 = [](int64_t v) { return (v + 7) / 8 * 8; };
+    int64_t checked = 0, refused = 0;
+    for (type_pair t : {type_pair{GEMM_BF16, GEMM_BF16}, type_pair{GEMM_BF16, GEMM_F32},
+                        type_pair{GEMM_F16, GEMM_F16}, type_pair{GEMM_F16, GEMM_F32}}) {
+        for (const char *tile : {"_128x128x64_s6", "_256x128x64_s4"}) {
+            const std::string id = std::string("wgmma_") + (t.ab == GEMM_F16 ? "f16" : "bf16") + tile;
+            // The run forced onto the id (cpu_ref_result selects cpu_ref for itself, then auto).
+            auto run_forced = [&id](const gemm_case &c, const operands &o, int offset) {
+                selection_guard sel("cuda_tiled:" + id);
+                return run_device_offset(c, o, offset);
+            };
+            for (const shape &sh : shapes) {
+                // Stored along k: column-major A^T B, row-major A B^T.
+                const bool col = sh.layout == GEMM_COL_MAJOR;
+                gemm_case c = base_case(t, sh.layout, col ? GEMM_OP_T : GEMM_OP_N, col ? GEMM_OP_N : GEMM_OP_T, sh.m, sh.n, sh.k);
+                c.alpha = sh.alpha;
+                c.beta = sh.beta;
+                c.lda = round8(sh.k) + (sh.m % 2 ? 8 : 0);
+                c.ldb = round8(sh.k);
+                c.ldc = (col ? sh.m : sh.n) + 3;
+                if (sh.batch > 1) {
+                    c.strided_entry = true;
+                    c.batch = sh.batch;
+                    c.stride_a = round8(c.a().footprint()) + 8;
+                    c.stride_b = round8(c.b().footprint());
+                    c.stride_c = c.c().footprint() + 5;
+                }
+                operands o = make_operands(c);
+                const std::string where = id + " " + c.describe();
+                if (!hopper) {
+                    run_result r = run_forced(c, o, 0);
+                    CHECK_MESSAGE(r.status == GEMM_STATUS_NOT_SUPPORTED, where << ": " << r.error);
+                    CHECK(r.c == o.c0);
+                    ++refused;
+                    continue;
+                }
+                reference ref = compute_reference(c, o);
+                std::vector<double> expected = cpu_ref_result(c, o);
+                check_variant_run(where, c, o, run_forced(c, o, 0), expected, ref);
+                ++checked;
+            }
+            // Refused, nothing written: an operand stored along m or n, a leading dimension that is
+            // not a multiple of 8 elements, a base one element off 16 bytes.
+            gemm_case c = base_case(t, GEMM_COL_MAJOR, GEMM_OP_T, GEMM_OP_N, 64, 64, 64);
+            c.lda = c.ldb = 64;
+            c.ldc = 64;
+            struct refusal { gemm_case c; int offset; const char *says; };
+            gemm_case nn = c, odd_ld = c;
+            nn.transa = GEMM_OP_N;
+            odd_ld.lda = 66;
+            for (const refusal &x : {refusal{nn, 0, "op(A) = N"}, refusal{odd_ld, 0, "16-byte aligned"},
+                                     refusal{c, 1, "16-byte aligned"}}) {
+                operands o = make_operands(x.c);
+                run_result r = run_forced(x.c, o, x.offset);
+                const std::string where = id + " " + x.c.describe() + " offset " + std::to_string(x.offset);
+                CHECK_MESSAGE(r.status == GEMM_STATUS_NOT_SUPPORTED, where << ": " << r.error);
+                if (hopper) CHECK_MESSAGE(r.error.find(x.says) != std::string::npos, where << ": " << r.error);
+                CHECK_MESSAGE(r.c == o.c0, where << ": C changed");
+                check_no_cuda_error(where);
+                ++refused;
+            }
+        }
+    }
+    MESSAGE(checked << " wgmma runs checked, " << refused << " refusals" << (hopper ? "" : " (not a 9.0 device)"));
+    CHECK(checked + refused > 0);
+    if (hopper) CHECK(checked == 4 * 2 * 7);
+}
+
 // ---- the built-in rule for device batches: one ctest with GEMM_VERBOSE=1 and no tune cache ---
 
 namespace {

@@ -1,0 +1,31 @@
+// wgmma_gemm.hpp: the Hopper tensor-core kernel for f16/bf16 (wgmma_kernel.cu: wgmma, operands
+// brought by the bulk tensor copy engine, TMA), compiled for sm_90a when the CUDA compiler
+// has it (12.0 and later).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <string>
+
+#include "dispatch/problem.hpp"
+#include "gemm/gemm.h"
+
+namespace gemm::cuda_tiled {
+
+// The id of the kernel for f16 or bf16 inputs and BM x 128 tiles of C (BM 128 or 256):
+// wgmma_<dtype>_<BM>x128x64_s<stages> (k steps of 64, that many stages of operands in shared
+// memory).
+std::string wgmma_id(dtype ab, int bm);
+
+// Why the kernel cannot compute dp ("" when it can): its device is not of compute capability
+// 9.0, types other than f16/bf16 inputs with C in that type or f32, an operand that is not
+// stored along k (canonical op(A) = T and op(B) = N only: TMA and wgmma read both k-major),
+// A or B not 16-byte aligned (base, leading dimension, batch stride), or more tiles than an
+// int grid holds.
+std::string wgmma_refusal(const problem &dp);
+
+// dp on device memory with k > 0 and alpha != 0, in BM x 128 tiles: NOT_SUPPORTED with the
+// reason, nothing launched, when wgmma_refusal(dp) says why not.
+gemm_status_t launch_wgmma(const problem &dp, int bm, cudaStream_t stream);
+
+}  // namespace gemm::cuda_tiled

@@ -1,0 +1,441 @@
+// wgmma_kernel.cu: the Hopper tensor-core GEMM for f16/bf16 inputs (f32 accumulators, C in
+// the input type or f32): operands brought into shared memory by the bulk tensor copy engine
+// (TMA) through a ring of stages on mbarriers, multiplied by wgmma. Compiled for sm_90a only.
+#include "wgmma_gemm.hpp"
+
+#include <cuda.h>  // CUtensorMap and its enums; the encode function is found through the runtime
+#include <cudaTypedefs.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <atomic>
+#include <climits>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+#include "backends/cuda_common/cuda_status.hpp"
+#include "dispatch/error.hpp"
+#include "wgmma_instructions.cuh"
+
+namespace gemm::cuda_tiled {
+namespace {
+
+// A block computes the transpose of a BM x 128 tile of C: its wgmma "A" operand is op(B)^T
+// (rows along n) and its "B" operand op(A) (rows along m), so that the two neighbouring
+// accumulator columns a thread holds are neighbouring m, contiguous in column-major C.
+template <int BM, int STAGES>
+struct wgmma_tiling {
+    static constexpr int bm = BM;    // wgmma N: m
+    static constexpr int bn = 128;   // rows of the wgmma A operand: n, 64 per consumer warpgroup
+    static constexpr int bk = 64;    // 64 16-bit elements: one 128-byte row of the 128-byte swizzle
+    static constexpr int stages = STAGES;
+    static constexpr int accumulators = BM / 2;  // per consumer thread: 64 x BM over 128 threads
+    static constexpr int stage_elems_a = bn * bk;
+    static constexpr int stage_elems_b = bm * bk;
+    static constexpr int stage_bytes = (stage_elems_a + stage_elems_b) * 2;
+    // The stages, their full and empty barriers, and room to align the stages to 1024 bytes
+    // (the 128-byte swizzle repeats every 8 rows of 128 bytes).
+    static constexpr int smem_bytes = stages * stage_bytes + 2 * stages * 8 + 1024;
+};
+
+constexpr int consumers = 2;  // warpgroups that multiply; one more issues the copies
+constexpr int threads = 128 * (1 + consumers);
+constexpr int box_rows = 128;  // rows of one TMA box: a tile of 256 rows takes two
+// Tiles along m visited together, so that consecutive tiles share their B panel in L2.
+constexpr int raster_group = 8;
+
+struct wgmma_params {
+    void *c;
+    int64_t ldc, stride_c;
+    int m, n, k, batch;
+    float alpha, beta;
+    bool a_batched, b_batched;  // a batch coordinate for the operand (stride != 0)
+    bool pair_stores;           // C's element pairs (m even) are aligned to their size
+};
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+
+__device__ inline uint32_t shared_address(const void *p) {
+    return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+__device__ inline void barrier_init(uint64_t *bar, unsigned count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(shared_address(bar)), "r"(count) : "memory");
+}
+
+__device__ inline void barrier_expect_bytes(uint64_t *bar, unsigned bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(shared_address(bar)), "r"(bytes)
+                 : "memory");
+}
+
+__device__ inline void barrier_arrive(uint64_t *bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(shared_address(bar)) : "memory");
+}
+
+// Waits until the barrier's phase of this parity has completed.
+__device__ inline void barrier_wait(uint64_t *bar, unsigned parity) {
+    const uint32_t address = shared_address(bar);
+    uint32_t done = 0;
+    do {
+        asm volatile(
+            "{\n"
+            ".reg .pred p;\n"
+            "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+            "selp.u32 %0, 1, 0, p;\n"
+            "}\n"
+            : "=r"(done)
+            : "r"(address), "r"(parity)
+            : "memory");
+    } while (!done);
+}
+
+// One box of the tensor map (64 k x 128 rows of one matrix) into shared memory; the barrier
+// counts its bytes. Rows and k past the matrix arrive as zeros.
+__device__ inline void copy_box(void *dst, const CUtensorMap *map, uint64_t *bar, int k, int row, int matrix) {
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];"
+        ::"r"(shared_address(dst)), "l"(reinterpret_cast<uint64_t>(map)), "r"(k), "r"(row), "r"(matrix),
+        "r"(shared_address(bar))
+        : "memory");
+}
+
+// The shared-memory matrix descriptor of a k-major tile in the 128-byte swizzle: rows of 128
+// bytes, groups of 8 rows 1024 bytes apart (the stride offset); the leading offset is unused
+// for this layout. A k step of 16 elements inside the swizzle row adds 32 bytes to the start.
+__device__ inline uint64_t swizzled_descriptor(const void *tile) {
+    const uint64_t address = shared_address(tile);
+    return ((address & 0x3FFFF) >> 4) | (uint64_t(1) << 16) | (uint64_t(1024 >> 4) << 32) | (uint64_t(1) << 62);
+}
+
+// The accumulators change behind the compiler's back between a wgmma and its wait: these
+// empty statements keep it from moving their reads and writes across either.
+template <int N>
+__device__ inline void fence_accumulators(float (&d)[N]) {
+#pragma unroll
+    for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+template <class TC>
+__device__ inline TC to_c(float v) {
+    if constexpr (std::is_same_v<TC, float>) return v;
+    else if constexpr (std::is_same_v<TC, __half>) return __float2half_rn(v);
+    else return __float2bfloat16_rn(v);
+}
+
+// Two neighbouring elements of C (m and m + 1) as one access.
+template <class TC>
+struct alignas(2 * sizeof(TC)) c_pair {
+    TC v[2];
+};
+
+
+// One element, or the pair at m and m + 1 where it is whole and aligned, of alpha * acc +
+// beta * C. beta = 0 writes C without reading it.
+template <class TC>
+__device__ inline void store_pair(TC *at, int m, float x0, float x1, const wgmma_params &p) {
+    float v[2] = {p.alpha * x0, p.alpha * x1};
+    if (p.pair_stores && m + 1 < p.m) {
+        c_pair<TC> *pair = reinterpret_cast<c_pair<TC> *>(at);
+        if (p.beta != 0.0f) {
+            const c_pair<TC> old = *pair;
+            v[0] += p.beta * float(old.v[0]);
+            v[1] += p.beta * float(old.v[1]);
+        }
+        *pair = c_pair<TC>{{to_c<TC>(v[0]), to_c<TC>(v[1])}};
+        return;
+    }
+    for (int e = 0; e < 2 && m + e < p.m; ++e) {
+        if (p.beta != 0.0f) v[e] += p.beta * float(at[e]);
+        at[e] = to_c<TC>(v[e]);
+    }
+}
+
+// This thread's accumulators of consumer warpgroup `group` into C. Element 4j + 2h + e of the
+// wgmma fragment is row (n) 16 warp + lane / 4 + 8h of the group's 64 and column (m)
+// 8j + 2 (lane % 4) + e of the tile's BM.
+template <class TC, int BM, int N>
+__device__ void store_tile(const float (&d)[N], const wgmma_params &p, int tm, int tn, int group, int matrix) {
+    const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
+    TC *c = static_cast<TC *>(p.c) + int64_t(matrix) * p.stride_c;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        const int n = tn * 128 + group * 64 + warp * 16 + lane / 4 + 8 * h;
+        if (n >= p.n) continue;
+        TC *column = c + int64_t(n) * p.ldc;
+#pragma unroll
+        for (int j = 0; j < BM / 8; ++j) {
+            const int m = tm * BM + 8 * j + 2 * (lane % 4);
+            if (m < p.m) store_pair<TC>(column + m, m, d[4 * j + 2 * h], d[4 * j + 2 * h + 1], p);
+        }
+    }
+}
+
+template <class T, int BM, int N>
+__device__ inline void wgmma_step(float (&d)[N], uint64_t a, uint64_t b, int accumulate) {
+    if constexpr (BM == 128) wgmma_64x128x16<T>(d, a, b, accumulate);
+    else wgmma_64x256x16<T>(d, a, b, accumulate);
+}
+
+// The matrix and tile (m, n) of work item w: tiles in groups of raster_group along m.
+struct tile_coords {
+    int matrix, tm, tn;
+};
+
+__device__ inline tile_coords tile_of(int64_t w, int tiles_m, int tiles_n) {
+    const int64_t tiles = int64_t(tiles_m) * tiles_n;
+    const int matrix = int(w / tiles), tile = int(w % tiles);
+    const int per_group = raster_group * tiles_n;
+    const int first_m = tile / per_group * raster_group;
+    const int group_m = min(tiles_m - first_m, raster_group);
+    return {matrix, first_m + (tile % per_group) % group_m, (tile % per_group) / group_m};
+}
+
+#endif  // __CUDA_ARCH_FEAT_SM90_ALL
+
+// map_a: op(A) as k-major rows of m; map_b: op(B)^T as k-major rows of n. Persistent: each
+// block takes work items (a tile of one matrix) blockIdx.x, + gridDim.x, ... Warpgroup 0's first
+// thread issues the copies, up to STAGES k steps ahead and across tiles, so the next tile's
+// operands arrive while the consumers store the last one; warpgroups 1 and 2 each multiply 64
+// rows of n by the tile's BM of m, keeping one k step's wgmmas in flight while waiting for the
+// next stage. The copying warpgroup gives its registers to the multiplying ones (setmaxnreg).
+template <class T, class TC, class Tiling>
+__global__ void __launch_bounds__(threads, 1)
+    wgmma_gemm_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
+                      wgmma_params p) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    constexpr int stages = Tiling::stages, bm = Tiling::bm, bk = Tiling::bk;
+    extern __shared__ unsigned char raw_shared[];
+    unsigned char *base = reinterpret_cast<unsigned char *>(
+        (reinterpret_cast<uintptr_t>(raw_shared) + 1023) & ~uintptr_t(1023));
+    T *tiles_a = reinterpret_cast<T *>(base);                   // op(B)^T: rows of n
+    T *tiles_b = tiles_a + stages * Tiling::stage_elems_a;      // op(A): rows of m
+    uint64_t *full = reinterpret_cast<uint64_t *>(tiles_b + stages * Tiling::stage_elems_b);
+    uint64_t *empty = full + stages;
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < stages; ++s) {
+            barrier_init(&full[s], 1);
+            barrier_init(&empty[s], consumers * 128);
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    __syncthreads();
+
+    const int tiles_m = (p.m + bm - 1) / bm, tiles_n = (p.n + 127) / 128;
+    const int64_t work = int64_t(tiles_m) * tiles_n * p.batch;
+    const int k_steps = (p.k + bk - 1) / bk;
+    const int warpgroup = threadIdx.x / 128;
+
+    if (warpgroup == 0) {
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
+        if (threadIdx.x != 0) return;
+        int step = 0;  // across the block's tiles, as the consumers count
+        for (int64_t w = blockIdx.x; w < work; w += gridDim.x) {
+            const tile_coords at = tile_of(w, tiles_m, tiles_n);
+            for (int ks = 0; ks < k_steps; ++ks, ++step) {
+                const int s = step % stages;
+                if (step >= stages) barrier_wait(&empty[s], ((step / stages) - 1) & 1);
+                barrier_expect_bytes(&full[s], Tiling::stage_bytes);
+                copy_box(tiles_a + s * Tiling::stage_elems_a, &map_b, &full[s], ks * bk, at.tn * 128,
+                         p.b_batched ? at.matrix : 0);
+                for (int r = 0; r < bm; r += box_rows)
+                    copy_box(tiles_b + s * Tiling::stage_elems_b + r * bk, &map_a, &full[s], ks * bk,
+                             at.tm * bm + r, p.a_batched ? at.matrix : 0);
+            }
+        }
+        return;
+    }
+
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
+    const int group = warpgroup - 1;
+    int step = 0;
+    for (int64_t w = blockIdx.x; w < work; w += gridDim.x) {
+        const tile_coords at = tile_of(w, tiles_m, tiles_n);
+        float d[Tiling::accumulators];
+#pragma unroll
+        for (int i = 0; i < Tiling::accumulators; ++i) d[i] = 0.0f;
+        for (int ks = 0; ks < k_steps; ++ks, ++step) {
+            const int s = step % stages;
+            barrier_wait(&full[s], (step / stages) & 1);
+            const uint64_t a = swizzled_descriptor(tiles_a + s * Tiling::stage_elems_a + group * 64 * bk);
+            const uint64_t b = swizzled_descriptor(tiles_b + s * Tiling::stage_elems_b);
+            fence_accumulators(d);
+            asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+#pragma unroll
+            for (int kk = 0; kk < bk / 16; ++kk) wgmma_step<T, bm>(d, a + 2 * kk, b + 2 * kk, ks > 0 || kk > 0);
+            asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+            // The previous step's wgmmas are done once at most this one is pending: its stage
+            // goes back to the copies.
+            asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
+            fence_accumulators(d);
+            if (ks > 0) barrier_arrive(&empty[(step - 1) % stages]);
+        }
+        asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+        fence_accumulators(d);
+        barrier_arrive(&empty[(step - 1) % stages]);
+        store_tile<TC, bm>(d, p, at.tm, at.tn, group, at.matrix);
+    }
+#endif
+}
+
+// ---- host side ---------------------------------------------------------------------------
+
+PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
+    static const PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
+        void *f = nullptr;
+        cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &found) !=
+                cudaSuccess ||
+            found != cudaDriverEntryPointSuccess) {
+            cudaGetLastError();
+            return PFN_cuTensorMapEncodeTiled_v12000(nullptr);
+        }
+        return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(f);
+    }();
+    return encode;
+}
+
+// Per device ordinal below 64, asked once: 0 not asked, else 1 + the answer.
+struct device_facts {
+    std::atomic<int> sm90[64] = {};
+    std::atomic<int> sms[64] = {};
+};
+device_facts facts;
+
+// Compute capability 9.0 exactly: sm_90a code runs on no other device.
+bool device_is_sm90(int device) {
+    if (device < 0 || device >= 64) return false;
+    int v = facts.sm90[device].load(std::memory_order_relaxed);
+    if (v == 0) {
+        int major = 0, minor = 0;
+        const bool ok = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
+                        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) == cudaSuccess;
+        if (!ok) cudaGetLastError();
+        v = 1 + (ok && major == 9 && minor == 0);
+        facts.sm90[device].store(v, std::memory_order_relaxed);
+    }
+    return v == 2;
+}
+
+int multiprocessors(int device) {
+    int v = facts.sms[device & 63].load(std::memory_order_relaxed);
+    if (v == 0) {
+        int sms = 0;
+        if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || sms <= 0) {
+            cudaGetLastError();
+            sms = 1;
+        }
+        v = 1 + sms;
+        facts.sms[device & 63].store(v, std::memory_order_relaxed);
+    }
+    return v - 1;
+}
+
+// The rows of 64 k x 128 of one operand (stored column-major, k along its leading dimension).
+gemm_status_t encode_operand(CUtensorMap &map, dtype t, const void *ptr, int64_t k, int64_t rows, int64_t ld,
+                             int64_t stride, int64_t matrices) {
+    PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
+    if (!encode) return set_error(GEMM_STATUS_NOT_SUPPORTED, "cuda_tiled: the driver has no cuTensorMapEncodeTiled");
+    const cuuint64_t dims[3] = {cuuint64_t(k), cuuint64_t(rows), cuuint64_t(matrices)};
+    const cuuint64_t strides[2] = {cuuint64_t(ld) * 2, cuuint64_t(matrices > 1 ? stride : ld * rows) * 2};
+    const cuuint32_t box[3] = {64, box_rows, 1}, element_strides[3] = {1, 1, 1};
+    CUresult r = encode(&map, t == dtype::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3,
+                        const_cast<void *>(ptr), dims, strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                        CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS)
+        return set_error(GEMM_STATUS_NOT_SUPPORTED,
+                         "cuda_tiled: cuTensorMapEncodeTiled refused an operand (error " + std::to_string(int(r)) + ")");
+    return GEMM_STATUS_SUCCESS;
+}
+
+template <class T, class TC, class Tiling>
+gemm_status_t launch_typed(const CUtensorMap &map_a, const CUtensorMap &map_b, const wgmma_params &params,
+                           int device, cudaStream_t stream) {
+    static std::atomic<uint64_t> prepared{0};  // a bit per device ordinal below 64
+    const uint64_t bit = uint64_t(1) << (device & 63);
+    if (!(prepared.load() & bit)) {
+        if (cudaError_t e = cudaFuncSetAttribute(wgmma_gemm_kernel<T, TC, Tiling>,
+                                                 cudaFuncAttributeMaxDynamicSharedMemorySize, Tiling::smem_bytes);
+            e != cudaSuccess)
+            return cuda::cuda_status(e, "cuda_tiled: cudaFuncSetAttribute (wgmma kernel)");
+        prepared.fetch_or(bit);
+    }
+    const int64_t tiles = ((params.m + Tiling::bm - 1) / Tiling::bm) * int64_t((params.n + 127) / 128);
+    const int64_t blocks = std::min<int64_t>(tiles * params.batch, multiprocessors(device));
+    wgmma_gemm_kernel<T, TC, Tiling><<<unsigned(blocks), threads, Tiling::smem_bytes, stream>>>(map_a, map_b, params);
+    return cuda::cuda_status(cudaGetLastError(), "cuda_tiled: wgmma kernel launch");
+}
+
+template <class Tiling>
+gemm_status_t launch_types(const problem &dp, const CUtensorMap &map_a, const CUtensorMap &map_b,
+                           const wgmma_params &p, cudaStream_t stream) {
+    if (dp.ab_type == dtype::f16)
+        return dp.c_type == dtype::f32 ? launch_typed<__half, float, Tiling>(map_a, map_b, p, dp.device, stream)
+                                       : launch_typed<__half, __half, Tiling>(map_a, map_b, p, dp.device, stream);
+    return dp.c_type == dtype::f32 ? launch_typed<__nv_bfloat16, float, Tiling>(map_a, map_b, p, dp.device, stream)
+                                   : launch_typed<__nv_bfloat16, __nv_bfloat16, Tiling>(map_a, map_b, p, dp.device, stream);
+}
+
+bool aligned16(const void *ptr, int64_t ld, int64_t stride, int64_t batch) {
+    return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0 && ld % 8 == 0 && (batch == 1 || stride % 8 == 0);
+}
+
+// The configurations: 128 x 128 tiles in 6 stages of 32 KB, and 256 x 128 in 4 of 48 KB (each
+// consumer thread then holds 128 accumulators).
+using tiling_128 = wgmma_tiling<128, 6>;
+using tiling_256 = wgmma_tiling<256, 4>;
+
+}  // namespace
+
+std::string wgmma_id(dtype ab, int bm) {
+    return std::string("wgmma_") + dtype_name(ab) + "_" + std::to_string(bm) + "x128x64_s" +
+           std::to_string(bm == 128 ? tiling_128::stages : tiling_256::stages);
+}
+
+std::string wgmma_refusal(const problem &dp) {
+    const bool half = dp.ab_type == dtype::f16 || dp.ab_type == dtype::bf16;
+    if (!half || (dp.c_type != dp.ab_type && dp.c_type != dtype::f32) || dp.compute_type != dtype::f32)
+        return "types other than f16/bf16 inputs with C in their type or f32";
+    if (dp.op_a != transpose::t || dp.op_b != transpose::n)
+        return std::string("canonical op(A) = ") + op_name(dp.op_a) + ", op(B) = " + op_name(dp.op_b) +
+               ": the kernel reads both operands stored along k (op(A) = T, op(B) = N)";
+    if (!aligned16(dp.a, dp.lda, dp.stride_a, dp.batch) || !aligned16(dp.b, dp.ldb, dp.stride_b, dp.batch))
+        return "A or B not 16-byte aligned (base, leading dimension, batch stride)";
+    if (dp.batch > 1 && ((dp.stride_a != 0 && dp.stride_a < dp.lda * dp.m) ||
+                         (dp.stride_b != 0 && dp.stride_b < dp.ldb * dp.n)))
+        return "batch matrices of A or B that overlap";
+    if (dp.m > INT_MAX || dp.n > INT_MAX || dp.k > INT_MAX || dp.batch > INT_MAX ||
+        ((dp.m + 127) / 128) * ((dp.n + 127) / 128) > INT_MAX)
+        return "more than 2^31 - 1 tiles or elements along one dimension";
+    if (dp.space != memory_space::host && !device_is_sm90(dp.device))
+        return "a device of compute capability other than 9.0 (the kernel is built for sm_90a)";
+    return "";
+}
+
+gemm_status_t launch_wgmma(const problem &dp, int bm, cudaStream_t stream) {
+    if (std::string why = wgmma_refusal(dp); !why.empty())
+        return set_error(GEMM_STATUS_NOT_SUPPORTED, "cuda_tiled: " + wgmma_id(dp.ab_type, bm) + " refuses " + why);
+    CUtensorMap map_a{}, map_b{};
+    gemm_status_t s = encode_operand(map_a, dp.ab_type, dp.a, dp.k, dp.m, dp.lda, dp.stride_a,
+                                     dp.stride_a == 0 ? 1 : dp.batch);
+    if (s == GEMM_STATUS_SUCCESS)
+        s = encode_operand(map_b, dp.ab_type, dp.b, dp.k, dp.n, dp.ldb, dp.stride_b, dp.stride_b == 0 ? 1 : dp.batch);
+    if (s != GEMM_STATUS_SUCCESS) return s;
+    wgmma_params p{};
+    p.c = dp.c;
+    p.ldc = dp.ldc;
+    p.stride_c = dp.stride_c;
+    p.m = int(dp.m), p.n = int(dp.n), p.k = int(dp.k), p.batch = int(dp.batch);
+    p.alpha = float(dp.alpha), p.beta = float(dp.beta);
+    p.a_batched = dp.stride_a != 0;
+    p.b_batched = dp.stride_b != 0;
+    const std::size_t c_size = dtype_size(dp.c_type);
+    p.pair_stores = reinterpret_cast<std::uintptr_t>(dp.c) % (2 * c_size) == 0 && dp.ldc % 2 == 0 &&
+                    (dp.batch == 1 || dp.stride_c % 2 == 0);
+    return bm == 128 ? launch_types<tiling_128>(dp, map_a, map_b, p, stream)
+                     : launch_types<tiling_256>(dp, map_a, map_b, p, stream);
+}
+
+}  // namespace gemm::cuda_tiled

@@ -125,7 +125,7 @@ public:
             const bool aligned = cuda_tiled::vectors_aligned(dp);
             const variant_info *v = asked;
             if (!v && cuda_tiled::mma_types(dp)) {
-                v = mma_variant(dp.ab_type);
+                v = half_default(dp);
             } else if (!v) {
                 int sms = 0;  // dp.device is current (run_on_device), staged problems included
                 if (cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dp.device);
@@ -172,6 +172,14 @@ public:
     }
 
 private:
+    // run("") for f16/bf16: the Hopper kernel's 128x128 tiles where it computes dp, else the
+    // wmma kernel, which computes every such problem.
+    static const variant_info *half_default(const problem &dp) {
+        for (const variant_info &v : cuda_tiled::variant_table())
+            if (v.type == dp.ab_type && v.refusal && v.bm == 128 && v.refusal(dp).empty()) return &v;
+        return mma_variant(dp.ab_type);
+    }
+
     static const variant_info *mma_variant(dtype ab) {
         for (const variant_info &v : cuda_tiled::variant_table())
             if (v.type == ab) return &v;

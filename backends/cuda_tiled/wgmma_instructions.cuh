@@ -1,7 +1,8 @@
 // wgmma_instructions.cuh: the wgmma instructions the Hopper kernel issues (sm_90a): D (64 x N,
 // f32, this thread's N / 2 accumulators in the instruction's fragment order) = A (64 x 16) *
 // B (16 x N) + (accumulate ? D : 0), both operands from shared memory through their
-// descriptors, both stored along k (no transpose), scales 1.
+// descriptors, each stored along k or, with A_MN / B_MN, along its other dimension (the
+// instruction's transpose flags); scales 1.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -14,7 +15,7 @@ namespace gemm::cuda_tiled {
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
-template <class T>
+template <class T, bool A_MN, bool B_MN>
 __device__ inline void wgmma_64x128x16(float (&d)[64], uint64_t a, uint64_t b, int accumulate) {
     if constexpr (std::is_same_v<T, __nv_bfloat16>) {
         asm volatile(
@@ -26,7 +27,7 @@ __device__ inline void wgmma_64x128x16(float (&d)[64], uint64_t a, uint64_t b, i
             "%20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, "
             "%38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, "
             "%56, %57, %58, %59, %60, %61, %62, %63"
-            "}, %64, %65, p, 1, 1, 0, 0;\n"
+            "}, %64, %65, p, 1, 1, %67, %68;\n"
             "}\n"
             : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
               "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
@@ -36,7 +37,7 @@ __device__ inline void wgmma_64x128x16(float (&d)[64], uint64_t a, uint64_t b, i
               "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
               "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
               "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-            : "l"(a), "l"(b), "r"(accumulate));
+            : "l"(a), "l"(b), "r"(accumulate), "n"(int(A_MN)), "n"(int(B_MN)));
     } else {
         asm volatile(
             "{\n"
@@ -47,7 +48,7 @@ __device__ inline void wgmma_64x128x16(float (&d)[64], uint64_t a, uint64_t b, i
             "%20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, "
             "%38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, "
             "%56, %57, %58, %59, %60, %61, %62, %63"
-            "}, %64, %65, p, 1, 1, 0, 0;\n"
+            "}, %64, %65, p, 1, 1, %67, %68;\n"
             "}\n"
             : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
               "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
@@ -57,11 +58,11 @@ __device__ inline void wgmma_64x128x16(float (&d)[64], uint64_t a, uint64_t b, i
               "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
               "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
               "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-            : "l"(a), "l"(b), "r"(accumulate));
+            : "l"(a), "l"(b), "r"(accumulate), "n"(int(A_MN)), "n"(int(B_MN)));
     }
 }
 
-template <class T>
+template <class T, bool A_MN, bool B_MN>
 __device__ inline void wgmma_64x256x16(float (&d)[128], uint64_t a, uint64_t b, int accumulate) {
     if constexpr (std::is_same_v<T, __nv_bfloat16>) {
         asm volatile(
@@ -77,7 +78,7 @@ __device__ inline void wgmma_64x256x16(float (&d)[128], uint64_t a, uint64_t b, 
             "%92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, "
             "%108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, "
             "%123, %124, %125, %126, %127"
-            "}, %128, %129, p, 1, 1, 0, 0;\n"
+            "}, %128, %129, p, 1, 1, %131, %132;\n"
             "}\n"
             : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
               "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
@@ -95,7 +96,7 @@ __device__ inline void wgmma_64x256x16(float (&d)[128], uint64_t a, uint64_t b, 
               "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
               "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
               "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-            : "l"(a), "l"(b), "r"(accumulate));
+            : "l"(a), "l"(b), "r"(accumulate), "n"(int(A_MN)), "n"(int(B_MN)));
     } else {
         asm volatile(
             "{\n"
@@ -110,7 +111,7 @@ __device__ inline void wgmma_64x256x16(float (&d)[128], uint64_t a, uint64_t b, 
             "%92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, "
             "%108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, "
             "%123, %124, %125, %126, %127"
-            "}, %128, %129, p, 1, 1, 0, 0;\n"
+            "}, %128, %129, p, 1, 1, %131, %132;\n"
             "}\n"
             : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
               "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
@@ -128,7 +129,7 @@ __device__ inline void wgmma_64x256x16(float (&d)[128], uint64_t a, uint64_t b, 
               "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
               "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
               "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-            : "l"(a), "l"(b), "r"(accumulate));
+            : "l"(a), "l"(b), "r"(accumulate), "n"(int(A_MN)), "n"(int(B_MN)));
     }
 }
 

@@ -42,7 +42,6 @@ struct wgmma_tiling {
 
 constexpr int consumers = 2;  // warpgroups that multiply; one more issues the copies
 constexpr int threads = 128 * (1 + consumers);
-constexpr int box_rows = 128;  // rows of one TMA box: a tile of 256 rows takes two
 // Tiles along m visited together, so that consecutive tiles share their B panel in L2.
 constexpr int raster_group = 8;
 
@@ -91,23 +90,47 @@ __device__ inline void barrier_wait(uint64_t *bar, unsigned parity) {
     } while (!done);
 }
 
-// One box of the tensor map (64 k x 128 rows of one matrix) into shared memory; the barrier
-// counts its bytes. Rows and k past the matrix arrive as zeros.
-__device__ inline void copy_box(void *dst, const CUtensorMap *map, uint64_t *bar, int k, int row, int matrix) {
+// One box of the tensor map at coordinates (x, y) of one matrix (x along the stored
+// contiguous dimension) into shared memory; the barrier counts its bytes. Elements past the
+// matrix arrive as zeros.
+__device__ inline void copy_box(void *dst, const CUtensorMap *map, uint64_t *bar, int x, int y, int matrix) {
     asm volatile(
         "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];"
-        ::"r"(shared_address(dst)), "l"(reinterpret_cast<uint64_t>(map)), "r"(k), "r"(row), "r"(matrix),
+        ::"r"(shared_address(dst)), "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(matrix),
         "r"(shared_address(bar))
         : "memory");
 }
 
-// The shared-memory matrix descriptor of a k-major tile in the 128-byte swizzle: rows of 128
-// bytes, groups of 8 rows 1024 bytes apart (the stride offset); the leading offset is unused
-// for this layout. A k step of 16 elements inside the swizzle row adds 32 bytes to the start.
-__device__ inline uint64_t swizzled_descriptor(const void *tile) {
-    const uint64_t address = shared_address(tile);
-    return ((address & 0x3FFFF) >> 4) | (uint64_t(1) << 16) | (uint64_t(1024 >> 4) << 32) | (uint64_t(1) << 62);
-}
+// One operand's tile in shared memory: R rows (along m or n) by 64 k, in the 128-byte swizzle,
+// as TMA writes it and wgmma reads it, for an operand stored along k (MN = false) or along its
+// rows (MN = true). A 64-row slice (what one consumer multiplies) begins 8 KB * slice in both.
+//  - k-major: boxes of 64 k x 128 rows; each row 128 bytes, groups of 8 rows 1024 bytes apart
+//    (the descriptor's stride offset; its leading offset is unused), a k step of 16 elements
+//    32 bytes further along the row.
+//  - MN-major: boxes of 64 rows x 64 k, 8 KB apart (the leading offset: the next 64 rows);
+//    each k a 128-byte row of 64 elements, groups of 8 k 1024 bytes apart (the stride
+//    offset), a k step of 16 two such groups further.
+template <bool MN>
+struct operand_tile {
+    static constexpr int box_rows = MN ? 64 : 128;
+    static constexpr uint64_t leading = MN ? 8192 : 16, stride = 1024;
+    static constexpr uint64_t k_step = (MN ? 2048 : 32) >> 4;  // in the descriptor's 16-byte units
+
+    __device__ static uint64_t descriptor(const void *tile) {
+        const uint64_t address = shared_address(tile);
+        return ((address & 0x3FFFF) >> 4) | ((leading >> 4) << 16) | ((stride >> 4) << 32) | (uint64_t(1) << 62);
+    }
+
+    // Rows row0 .. row0 + R - 1, k0 .. k0 + 63 of the matrix into dst.
+    template <int R, class T>
+    __device__ static void copy(T *dst, const CUtensorMap *map, uint64_t *bar, int k0, int row0, int matrix) {
+#pragma unroll
+        for (int r = 0; r < R; r += box_rows) {
+            if constexpr (MN) copy_box(dst + r * 64, map, bar, row0 + r, k0, matrix);
+            else copy_box(dst + r * 64, map, bar, k0, row0 + r, matrix);
+        }
+    }
+};
 
 // The accumulators change behind the compiler's back between a wgmma and its wait: these
 // empty statements keep it from moving their reads and writes across either.
@@ -172,10 +195,10 @@ __device__ void store_tile(const float (&d)[N], const wgmma_params &p, int tm, i
     }
 }
 
-template <class T, int BM, int N>
+template <class T, int BM, bool A_MN, bool B_MN, int N>
 __device__ inline void wgmma_step(float (&d)[N], uint64_t a, uint64_t b, int accumulate) {
-    if constexpr (BM == 128) wgmma_64x128x16<T>(d, a, b, accumulate);
-    else wgmma_64x256x16<T>(d, a, b, accumulate);
+    if constexpr (BM == 128) wgmma_64x128x16<T, A_MN, B_MN>(d, a, b, accumulate);
+    else wgmma_64x256x16<T, A_MN, B_MN>(d, a, b, accumulate);
 }
 
 // The matrix and tile (m, n) of work item w: tiles in groups of raster_group along m.
@@ -194,18 +217,23 @@ __device__ inline tile_coords tile_of(int64_t w, int tiles_m, int tiles_n) {
 
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 
-// map_a: op(A) as k-major rows of m; map_b: op(B)^T as k-major rows of n. Persistent: each
+// map_a: op(A), rows of m; map_b: op(B)^T, rows of n; each stored along k, or along its rows
+// when A_ROWS / B_ROWS (canonical op(A) = N, op(B) = T). Persistent: each
 // block takes work items (a tile of one matrix) blockIdx.x, + gridDim.x, ... Warpgroup 0's first
 // thread issues the copies, up to STAGES k steps ahead and across tiles, so the next tile's
 // operands arrive while the consumers store the last one; warpgroups 1 and 2 each multiply 64
 // rows of n by the tile's BM of m, keeping one k step's wgmmas in flight while waiting for the
 // next stage. The copying warpgroup gives its registers to the multiplying ones (setmaxnreg).
-template <class T, class TC, class Tiling>
+template <class T, class TC, class Tiling, bool A_ROWS, bool B_ROWS>
 __global__ void __launch_bounds__(threads, 1)
     wgmma_gemm_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                       wgmma_params p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     constexpr int stages = Tiling::stages, bm = Tiling::bm, bk = Tiling::bk;
+    // The wgmma A operand is op(B)^T: stored along its rows (n) when op(B) = T. Its B operand is
+    // op(A): along its rows (m) when op(A) = N.
+    using tile_of_b = operand_tile<B_ROWS>;
+    using tile_of_a = operand_tile<A_ROWS>;
     extern __shared__ unsigned char raw_shared[];
     unsigned char *base = reinterpret_cast<unsigned char *>(
         (reinterpret_cast<uintptr_t>(raw_shared) + 1023) & ~uintptr_t(1023));
@@ -237,11 +265,10 @@ __global__ void __launch_bounds__(threads, 1)
                 const int s = step % stages;
                 if (step >= stages) barrier_wait(&empty[s], ((step / stages) - 1) & 1);
                 barrier_expect_bytes(&full[s], Tiling::stage_bytes);
-                copy_box(tiles_a + s * Tiling::stage_elems_a, &map_b, &full[s], ks * bk, at.tn * 128,
-                         p.b_batched ? at.matrix : 0);
-                for (int r = 0; r < bm; r += box_rows)
-                    copy_box(tiles_b + s * Tiling::stage_elems_b + r * bk, &map_a, &full[s], ks * bk,
-                             at.tm * bm + r, p.a_batched ? at.matrix : 0);
+                tile_of_b::template copy<128>(tiles_a + s * Tiling::stage_elems_a, &map_b, &full[s], ks * bk,
+                                              at.tn * 128, p.b_batched ? at.matrix : 0);
+                tile_of_a::template copy<bm>(tiles_b + s * Tiling::stage_elems_b, &map_a, &full[s], ks * bk,
+                                             at.tm * bm, p.a_batched ? at.matrix : 0);
             }
         }
         return;
@@ -258,12 +285,14 @@ __global__ void __launch_bounds__(threads, 1)
         for (int ks = 0; ks < k_steps; ++ks, ++step) {
             const int s = step % stages;
             barrier_wait(&full[s], (step / stages) & 1);
-            const uint64_t a = swizzled_descriptor(tiles_a + s * Tiling::stage_elems_a + group * 64 * bk);
-            const uint64_t b = swizzled_descriptor(tiles_b + s * Tiling::stage_elems_b);
+            const uint64_t a = tile_of_b::descriptor(tiles_a + s * Tiling::stage_elems_a + group * 64 * bk);
+            const uint64_t b = tile_of_a::descriptor(tiles_b + s * Tiling::stage_elems_b);
             fence_accumulators(d);
             asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
 #pragma unroll
-            for (int kk = 0; kk < bk / 16; ++kk) wgmma_step<T, bm>(d, a + 2 * kk, b + 2 * kk, ks > 0 || kk > 0);
+            for (int kk = 0; kk < bk / 16; ++kk)
+                wgmma_step<T, bm, B_ROWS, A_ROWS>(d, a + kk * tile_of_b::k_step, b + kk * tile_of_a::k_step,
+                                                  ks > 0 || kk > 0);
             asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
             // The previous step's wgmmas are done once at most this one is pending: its stage
             // goes back to the copies.
@@ -332,14 +361,16 @@ int multiprocessors(int device) {
     return v - 1;
 }
 
-// The rows of 64 k x 128 of one operand (stored column-major, k along its leading dimension).
-gemm_status_t encode_operand(CUtensorMap &map, dtype t, const void *ptr, int64_t k, int64_t rows, int64_t ld,
-                             int64_t stride, int64_t matrices) {
+// One operand (stored column-major with leading dimension ld: `rows` along it when along_rows,
+// else k) as boxes of operand_tile's shape.
+gemm_status_t encode_operand(CUtensorMap &map, dtype t, const void *ptr, bool along_rows, int64_t k, int64_t rows,
+                             int64_t ld, int64_t stride, int64_t matrices) {
     PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
     if (!encode) return set_error(GEMM_STATUS_NOT_SUPPORTED, "cuda_tiled: the driver has no cuTensorMapEncodeTiled");
-    const cuuint64_t dims[3] = {cuuint64_t(k), cuuint64_t(rows), cuuint64_t(matrices)};
-    const cuuint64_t strides[2] = {cuuint64_t(ld) * 2, cuuint64_t(matrices > 1 ? stride : ld * rows) * 2};
-    const cuuint32_t box[3] = {64, box_rows, 1}, element_strides[3] = {1, 1, 1};
+    const int64_t inner = along_rows ? rows : k, outer = along_rows ? k : rows;
+    const cuuint64_t dims[3] = {cuuint64_t(inner), cuuint64_t(outer), cuuint64_t(matrices)};
+    const cuuint64_t strides[2] = {cuuint64_t(ld) * 2, cuuint64_t(matrices > 1 ? stride : ld * outer) * 2};
+    const cuuint32_t box[3] = {64, along_rows ? 64u : 128u, 1}, element_strides[3] = {1, 1, 1};
     CUresult r = encode(&map, t == dtype::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3,
                         const_cast<void *>(ptr), dims, strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
                         CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
@@ -350,32 +381,43 @@ gemm_status_t encode_operand(CUtensorMap &map, dtype t, const void *ptr, int64_t
     return GEMM_STATUS_SUCCESS;
 }
 
-template <class T, class TC, class Tiling>
+template <class T, class TC, class Tiling, bool A_ROWS, bool B_ROWS>
 gemm_status_t launch_typed(const CUtensorMap &map_a, const CUtensorMap &map_b, const wgmma_params &params,
                            int device, cudaStream_t stream) {
+    auto kernel = wgmma_gemm_kernel<T, TC, Tiling, A_ROWS, B_ROWS>;
     static std::atomic<uint64_t> prepared{0};  // a bit per device ordinal below 64
     const uint64_t bit = uint64_t(1) << (device & 63);
     if (!(prepared.load() & bit)) {
-        if (cudaError_t e = cudaFuncSetAttribute(wgmma_gemm_kernel<T, TC, Tiling>,
-                                                 cudaFuncAttributeMaxDynamicSharedMemorySize, Tiling::smem_bytes);
+        if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Tiling::smem_bytes);
             e != cudaSuccess)
             return cuda::cuda_status(e, "cuda_tiled: cudaFuncSetAttribute (wgmma kernel)");
         prepared.fetch_or(bit);
     }
     const int64_t tiles = ((params.m + Tiling::bm - 1) / Tiling::bm) * int64_t((params.n + 127) / 128);
     const int64_t blocks = std::min<int64_t>(tiles * params.batch, multiprocessors(device));
-    wgmma_gemm_kernel<T, TC, Tiling><<<unsigned(blocks), threads, Tiling::smem_bytes, stream>>>(map_a, map_b, params);
+    kernel<<<unsigned(blocks), threads, Tiling::smem_bytes, stream>>>(map_a, map_b, params);
     return cuda::cuda_status(cudaGetLastError(), "cuda_tiled: wgmma kernel launch");
+}
+
+template <class T, class TC, class Tiling>
+gemm_status_t launch_ops(const problem &dp, const CUtensorMap &map_a, const CUtensorMap &map_b,
+                         const wgmma_params &p, cudaStream_t stream) {
+    const bool a_rows = dp.op_a == transpose::n, b_rows = dp.op_b != transpose::n;
+    if (a_rows)
+        return b_rows ? launch_typed<T, TC, Tiling, true, true>(map_a, map_b, p, dp.device, stream)
+                      : launch_typed<T, TC, Tiling, true, false>(map_a, map_b, p, dp.device, stream);
+    return b_rows ? launch_typed<T, TC, Tiling, false, true>(map_a, map_b, p, dp.device, stream)
+                  : launch_typed<T, TC, Tiling, false, false>(map_a, map_b, p, dp.device, stream);
 }
 
 template <class Tiling>
 gemm_status_t launch_types(const problem &dp, const CUtensorMap &map_a, const CUtensorMap &map_b,
                            const wgmma_params &p, cudaStream_t stream) {
     if (dp.ab_type == dtype::f16)
-        return dp.c_type == dtype::f32 ? launch_typed<__half, float, Tiling>(map_a, map_b, p, dp.device, stream)
-                                       : launch_typed<__half, __half, Tiling>(map_a, map_b, p, dp.device, stream);
-    return dp.c_type == dtype::f32 ? launch_typed<__nv_bfloat16, float, Tiling>(map_a, map_b, p, dp.device, stream)
-                                   : launch_typed<__nv_bfloat16, __nv_bfloat16, Tiling>(map_a, map_b, p, dp.device, stream);
+        return dp.c_type == dtype::f32 ? launch_ops<__half, float, Tiling>(dp, map_a, map_b, p, stream)
+                                       : launch_ops<__half, __half, Tiling>(dp, map_a, map_b, p, stream);
+    return dp.c_type == dtype::f32 ? launch_ops<__nv_bfloat16, float, Tiling>(dp, map_a, map_b, p, stream)
+                                   : launch_ops<__nv_bfloat16, __nv_bfloat16, Tiling>(dp, map_a, map_b, p, stream);
 }
 
 bool aligned16(const void *ptr, int64_t ld, int64_t stride, int64_t batch) {
@@ -398,13 +440,10 @@ std::string wgmma_refusal(const problem &dp) {
     const bool half = dp.ab_type == dtype::f16 || dp.ab_type == dtype::bf16;
     if (!half || (dp.c_type != dp.ab_type && dp.c_type != dtype::f32) || dp.compute_type != dtype::f32)
         return "types other than f16/bf16 inputs with C in their type or f32";
-    if (dp.op_a != transpose::t || dp.op_b != transpose::n)
-        return std::string("canonical op(A) = ") + op_name(dp.op_a) + ", op(B) = " + op_name(dp.op_b) +
-               ": the kernel reads both operands stored along k (op(A) = T, op(B) = N)";
     if (!aligned16(dp.a, dp.lda, dp.stride_a, dp.batch) || !aligned16(dp.b, dp.ldb, dp.stride_b, dp.batch))
         return "A or B not 16-byte aligned (base, leading dimension, batch stride)";
-    if (dp.batch > 1 && ((dp.stride_a != 0 && dp.stride_a < dp.lda * dp.m) ||
-                         (dp.stride_b != 0 && dp.stride_b < dp.ldb * dp.n)))
+    if (dp.batch > 1 && ((dp.stride_a != 0 && dp.stride_a < dp.lda * dp.a_cols()) ||
+                         (dp.stride_b != 0 && dp.stride_b < dp.ldb * dp.b_cols())))
         return "batch matrices of A or B that overlap";
     if (dp.m > INT_MAX || dp.n > INT_MAX || dp.k > INT_MAX || dp.batch > INT_MAX ||
         ((dp.m + 127) / 128) * ((dp.n + 127) / 128) > INT_MAX)
@@ -418,10 +457,11 @@ gemm_status_t launch_wgmma(const problem &dp, int bm, cudaStream_t stream) {
     if (std::string why = wgmma_refusal(dp); !why.empty())
         return set_error(GEMM_STATUS_NOT_SUPPORTED, "cuda_tiled: " + wgmma_id(dp.ab_type, bm) + " refuses " + why);
     CUtensorMap map_a{}, map_b{};
-    gemm_status_t s = encode_operand(map_a, dp.ab_type, dp.a, dp.k, dp.m, dp.lda, dp.stride_a,
-                                     dp.stride_a == 0 ? 1 : dp.batch);
+    gemm_status_t s = encode_operand(map_a, dp.ab_type, dp.a, dp.op_a == transpose::n, dp.k, dp.m, dp.lda,
+                                     dp.stride_a, dp.stride_a == 0 ? 1 : dp.batch);
     if (s == GEMM_STATUS_SUCCESS)
-        s = encode_operand(map_b, dp.ab_type, dp.b, dp.k, dp.n, dp.ldb, dp.stride_b, dp.stride_b == 0 ? 1 : dp.batch);
+        s = encode_operand(map_b, dp.ab_type, dp.b, dp.op_b != transpose::n, dp.k, dp.n, dp.ldb, dp.stride_b,
+                           dp.stride_b == 0 ? 1 : dp.batch);
     if (s != GEMM_STATUS_SUCCESS) return s;
     wgmma_params p{};
     p.c = dp.c;

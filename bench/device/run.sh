@@ -22,9 +22,10 @@
 #   complex   gemm bench in c32 and c64: cublas and auto on device pointers, and cublas,
 #             cblas and cpu_omp on host pointers
 #   sweep     the largest cuda_tiled f32 configurations by id at 4096^3 and 8192^3, TN and NT
-#   wgmma     cuda_tiled's Hopper kernel: HGMMA in its SASS, compute-sanitizer memcheck and
-#             racecheck on its test case, then gemm bench bf16 and f16 (C of the input type)
-#             against cuBLAS and cuBLASLt, row-major NT (X W^T) from 1024^3 to 8192^3
+#   wgmma     cuda_tiled's Hopper kernels: HGMMA in their SASS, compute-sanitizer memcheck and
+#             racecheck on their test case, then gemm bench against cuBLAS and cuBLASLt: bf16
+#             (C bf16) every op pair from 1024^3 to 8192^3, f16 NT and TN at 4096^3 and
+#             8192^3, and small bf16 shapes against the wmma kernel
 #   tune      gemm tune --suite default (host and device), then auto against cuBLAS
 #   recorded  the documented workflow on shapes outside the suite: GEMM_RECORD while gemm
 #             bench calls them through auto, gemm tune --shapes on the recorded file, then
@@ -179,12 +180,17 @@ if has_stage wgmma; then
             $build/tests/gpu/test_gpu -tc="gpu: cuda_tiled wgmma*" >"$log" 2>&1
         summary+=("compute-sanitizer $tool wgmma: rc=$?, $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1), $(grep -E 'assertions' "$log" | tail -1)")
     done
-    for t in bf16 f16; do
-        timeout 200 $gemm bench 1024 2048 4096 8192 --device 0 --dtype $t --layout row --ops NT \
-            --backends cublas,cublaslt,cuda_tiled:wgmma_${t}_128x128x64_s6,cuda_tiled:wgmma_${t}_256x128x64_s4 --baseline cublas \
-            --no-measure-peak >>"$out/wgmma_bench.txt" 2>&1
-        summary+=("gemm bench $t wgmma: rc=$?")
-    done
+    wg="cuda_tiled:wgmma_bf16_128x128x64_s6,cuda_tiled:wgmma_bf16_256x128x64_s4"
+    timeout 240 $gemm bench 1024 2048 4096 8192 --device 0 --dtype bf16 --layout row --ops NN,NT,TN,TT \
+        --backends cublas,cublaslt,$wg --baseline cublas --no-measure-peak >>"$out/wgmma_bench.txt" 2>&1
+    summary+=("gemm bench bf16 wgmma: rc=$?")
+    timeout 120 $gemm bench 4096 8192 --device 0 --dtype f16 --layout row --ops NT,TN --backends \
+        cublas,cublaslt,${wg//bf16/f16} --baseline cublas --no-measure-peak >>"$out/wgmma_bench.txt" 2>&1
+    summary+=("gemm bench f16 wgmma: rc=$?")
+    # Small shapes: the Hopper kernel against the wmma one (cuda_tiled's default chooses).
+    timeout 120 $gemm bench 64 128 256 512 --device 0 --dtype bf16 --layout row --ops NT --backends \
+        cublas,cuda_tiled:mma_bf16_64x64,$wg --baseline cublas --no-measure-peak >>"$out/wgmma_bench.txt" 2>&1
+    summary+=("gemm bench bf16 small wgmma: rc=$?")
     save_logs
 fi
 if has_stage tune; then

@@ -26,6 +26,8 @@
 #             racecheck on their test case, then gemm bench against cuBLAS and cuBLASLt: bf16
 #             (C bf16) every op pair from 1024^3 to 8192^3, f16 NT and TN at 4096^3 and
 #             8192^3, and small bf16 shapes against the wmma kernel
+#   wgmma_tune  gemm tune on bf16 device shapes (the Hopper kernels among the candidates), then
+#             auto against cuBLAS on that cache
 #   tune      gemm tune --suite default (host and device), then auto against cuBLAS
 #   recorded  the documented workflow on shapes outside the suite: GEMM_RECORD while gemm
 #             bench calls them through auto, gemm tune --shapes on the recorded file, then
@@ -193,6 +195,19 @@ if has_stage wgmma; then
     summary+=("gemm bench bf16 small wgmma: rc=$?")
     save_logs
 fi
+if has_stage wgmma_tune; then
+    # Whether auto takes the Hopper kernels where they win: tune bf16 row-major shapes (X W^T
+    # and its transpose) into a cache of their own, then auto against cuBLAS on that cache.
+    shapes="256 512 1024 4096 8192 127x257x509 32x4096x4096"
+    timeout 240 $gemm tune $shapes --device 0 --dtype bf16 --layout row --ops NT,TN --budget-ms 300 \
+        --cache "$out/tune-cache-wgmma.txt" >"$out/wgmma_tune.txt" 2>&1
+    summary+=("gemm tune bf16 (wgmma candidates): rc=$?")
+    GEMM_TUNE_CACHE="$out/tune-cache-wgmma.txt" timeout 120 $gemm bench $shapes --device 0 --dtype bf16 \
+        --layout row --ops NT,TN --backends auto,cublas --baseline cublas --no-measure-peak \
+        >"$out/wgmma_auto.txt" 2>&1
+    summary+=("auto vs cublas after the tune: rc=$?")
+    save_logs
+fi
 if has_stage tune; then
     $gemm tune --suite default --budget-ms ${GEMM_DEVICE_TUNE_BUDGET_MS:-1000} >"$out/tune.txt" 2>"$out/tune_progress.txt"
     summary+=("gemm tune --suite default: rc=$? ($(grep -c '' "$GEMM_TUNE_CACHE") cache lines)")
@@ -326,6 +341,8 @@ for s in "${summary[@]}"; do echo "$s"; done
 [ -f "$out/measure_pinned.txt" ] && grep -vE '^#' "$out/measure_pinned.txt" | cut -c1-150
 [ -f "$out/sweep_f32.txt" ] && grep -vE '^#' "$out/sweep_f32.txt" | cut -c1-150
 [ -f "$out/wgmma_bench.txt" ] && grep -vE '^#' "$out/wgmma_bench.txt" | cut -c1-150
+[ -f "$out/wgmma_tune.txt" ] && grep -vE '^#' "$out/wgmma_tune.txt" | cut -c1-150
+[ -f "$out/wgmma_auto.txt" ] && grep -E '^(auto|backend) ' "$out/wgmma_auto.txt" | cut -c1-150
 [ -f "$out/tune.txt" ] && grep -E 'geometric|tuned .* problems|FAILED' "$out/tune.txt"
 for f in "$out"/auto_*.txt; do [ -f "$f" ] && grep -E '^(backend|auto) ' "$f" | cut -c1-150; done
 if [ -f "$out/xt_footprint.txt" ]; then cat "$out/xt_footprint.txt"; fi

@@ -448,7 +448,14 @@ std::string wgmma_refusal(const problem &dp) {
     if (dp.m > INT_MAX || dp.n > INT_MAX || dp.k > INT_MAX || dp.batch > INT_MAX ||
         ((dp.m + 127) / 128) * ((dp.n + 127) / 128) > INT_MAX)
         return "more than 2^31 - 1 tiles or elements along one dimension";
-    if (dp.space != memory_space::host && !device_is_sm90(dp.device))
+    // Host problems (and their staged shapes, device -1) run on the calling thread's current
+    // device.
+    int device = dp.space == memory_space::host ? -1 : dp.device;
+    if (device < 0 && cudaGetDevice(&device) != cudaSuccess) {
+        cudaGetLastError();
+        device = -1;
+    }
+    if (!device_is_sm90(device))
         return "a device of compute capability other than 9.0 (the kernel is built for sm_90a)";
     return "";
 }

@@ -1260,6 +1260,9 @@ TEST_CASE("gpu: cuda_tiled wgmma kernels against cpu_ref, and what they refuse")
     desc.device = 0;
     CHECK(has(offered(&desc), "wgmma_bf16_128x128x64_s6") == hopper);
     CHECK(has(offered(&desc), "wgmma_bf16_256x128x64_s4") == hopper);
+    desc.device = -1;  // host memory, staged to the current device
+    CHECK(has(offered(&desc), "wgmma_bf16_256x128x64_s4") == hopper);
+    desc.device = 0;
     desc.lda = 514;
     CHECK_FALSE(has(offered(&desc), "wgmma_bf16_128x128x64_s6"));
     struct shape {
@@ -1316,6 +1319,12 @@ TEST_CASE("gpu: cuda_tiled wgmma kernels against cpu_ref, and what they refuse")
                         const std::string id = "wgmma_" + type + tile;
                         check_variant_run(id + " " + c.describe(), c, o, run_forced(id, c, o, 0), expected, ref);
                         ++checked;
+                        if (sh.batch != 3) continue;
+                        // Host memory: staged to the current device, the same kernel.
+                        selection_guard sel("cuda_tiled:" + id);
+                        check_variant_run(id + " host " + c.describe(), c, o, run_in(memory::host, c, o, nullptr),
+                                          expected, ref);
+                        ++checked;
                     }
                 }
         // Refused, nothing written: a leading dimension that is not a multiple of 8 elements, a
@@ -1340,7 +1349,7 @@ TEST_CASE("gpu: cuda_tiled wgmma kernels against cpu_ref, and what they refuse")
     }
     MESSAGE(checked << " wgmma runs checked, " << refused << " refusals" << (hopper ? "" : " (not a 9.0 device)"));
     CHECK(checked + refused > 0);
-    if (hopper) CHECK(checked == 4 * 7 * 4 * 2);
+    if (hopper) CHECK(checked == 4 * (7 + 1) * 4 * 2);
 }
 
 // ---- the built-in rule for device batches: one ctest with GEMM_VERBOSE=1 and no tune cache ---

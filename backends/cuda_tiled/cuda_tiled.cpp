@@ -73,7 +73,7 @@ public:
     std::vector<std::string> variants(const problem &p) const override {
         const problem dp = p.space == memory_space::host ? cuda::staged_shape(p) : p;
         if (cuda_tiled::mma_types(p)) {
-            // The wmma kernel computes every such problem; the wgmma one those it does not refuse.
+            // The wmma kernel computes every such problem; the Hopper ones those they do not refuse.
             std::vector<std::string> ids;
             for (const variant_info &v : cuda_tiled::variant_table())
                 if (v.type == p.ab_type && (!v.refusal || v.refusal(dp).empty())) ids.push_back(v.id);

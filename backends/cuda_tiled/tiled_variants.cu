@@ -156,8 +156,9 @@ std::vector<variant_info> make_table() {
 //  - f64: a double accumulator costs two registers, so 8x4 (64 registers) per thread.
 //  - The textbook kernel at 16 and 32, the baseline the register tiling is measured against.
 //  - f16 and bf16: the tensor-core kernel (mma_kernel.cuh), whose launch also serves a batch
-//    of GEMMs of their own shapes (run_batch); on Hopper also the wgmma kernel
-//    (wgmma_kernel.cu) for operands stored along k, offered beside it to the tuner.
+//    of GEMMs of their own shapes (run_batch); on Hopper also the wgmma kernels
+//    (wgmma_kernel.cu: 128x128 tiles for most sizes, 256x128 for the largest), offered
+//    beside it to the tuner where A and B are 16-byte aligned.
 // DEFAULT marks what run("") may pick by size (cuda_tiled.cpp: the largest tile that still
 // fills the GPU).
 const std::vector<variant_info> &variant_table() {

@@ -19,7 +19,7 @@ using launch_fn = gemm_status_t (*)(const problem &dp, cudaStream_t stream);
 //   textbook_<dtype>_t<TILE>                              e.g. textbook_f32_t16
 //   tiled_<dtype>_<BM>x<BN>x<BK>_<TM>x<TN>_s<STAGES>_a<ALIGN>   e.g. tiled_f32_128x128x8_8x8_s3_a4
 //   mma_<dtype>_<BM>x<BN>                                 e.g. mma_bf16_64x64 (tensor cores)
-//   wgmma_<dtype>_<BM>x<BN>x<BK>_s<STAGES>                e.g. wgmma_bf16_128x128x64_s4 (Hopper)
+//   wgmma_<dtype>_<BM>x<BN>x<BK>_s<STAGES>                e.g. wgmma_bf16_128x128x64_s6 (Hopper)
 // ALIGN is the alignment in elements the variant needs: 16 bytes (a4 for f32, a2 for f64) lets
 // it use 16-byte global copies and C accesses; a1 is its scalar twin, which runs anywhere.
 struct variant_info {

@@ -1,4 +1,4 @@
-// wgmma_gemm.hpp: the Hopper tensor-core kernel for f16/bf16 (wgmma_kernel.cu: wgmma, operands
+// wgmma_gemm.hpp: the Hopper tensor-core kernels for f16/bf16 (wgmma_kernel.cu: wgmma, operands
 // brought by the bulk tensor copy engine, TMA), compiled for sm_90a when the CUDA compiler
 // has it (12.0 and later).
 #pragma once
@@ -17,11 +17,11 @@ namespace gemm::cuda_tiled {
 // memory).
 std::string wgmma_id(dtype ab, int bm);
 
-// Why the kernel cannot compute dp ("" when it can): its device is not of compute capability
-// 9.0, types other than f16/bf16 inputs with C in that type or f32, an operand that is not
-// stored along k (canonical op(A) = T and op(B) = N only: TMA and wgmma read both k-major),
-// A or B not 16-byte aligned (base, leading dimension, batch stride), or more tiles than an
-// int grid holds.
+// Why the kernels cannot compute dp ("" when they can): its device (for host memory the
+// calling thread's current one) is not of compute capability 9.0, types other than f16/bf16
+// inputs with C in that type or f32, A or B not 16-byte aligned (base, leading dimension,
+// batch stride: what TMA can describe), overlapping batch matrices of A or B, or more tiles
+// than an int holds. Every op pair is computed.
 std::string wgmma_refusal(const problem &dp);
 
 // dp on device memory with k > 0 and alpha != 0, in BM x 128 tiles: NOT_SUPPORTED with the

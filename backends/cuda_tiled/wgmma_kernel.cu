@@ -153,7 +153,6 @@ struct alignas(2 * sizeof(TC)) c_pair {
     TC v[2];
 };
 
-
 // One element, or the pair at m and m + 1 where it is whole and aligned, of alpha * acc +
 // beta * C. beta = 0 writes C without reading it.
 template <class TC>

@@ -1494,11 +1494,13 @@ TEST_CASE("tuner env_tune_online: GEMM_TUNE=online tunes an untuned shape on fir
     INFO(failing.report());
     REQUIRE(failing.ok());
     REQUIRE(failing.steps.size() == 5);
-    for (const step_seen &s : failing.steps) {
+    for (std::size_t i = 0; i < failing.steps.size(); ++i) {
+        const step_seen &s = failing.steps[i];
         CHECK(s.status() == GEMM_STATUS_SUCCESS);
         CHECK(s.correct());
         CHECK(s.error.empty());
-        CHECK(s.traced_backend() == builtin_backend());
+        // Step 2 is tuned now, and runs whichever backend measured fastest on this machine.
+        if (i != 2) CHECK(s.traced_backend() == builtin_backend());
     }
     const std::string tried = "online tuning failed: ", remembered = "online tuning failed earlier in this process";
     CHECK(contains(failing.steps[0].why(), "built-in rule"));
@@ -1690,7 +1692,11 @@ TEST_CASE("tuner verify: a stored choice slower than the default does not hold a
                           other_entry + "\n");
     std::vector<std::string> before = read_lines(cache);
 
-    child_result look = run_child(dir, "look", {"GEMM_TUNE_CACHE=" + cache},
+    // One OpenBLAS thread: with two, a test running beside this one on a 2-core machine can
+    // leave OpenBLAS's threads waiting on each other for milliseconds, and the verdict on
+    // cpu_ref (about 1 ms at 96^3) would measure that instead.
+    const std::string one_thread = "OPENBLAS_NUM_THREADS=1";
+    child_result look = run_child(dir, "look", {"GEMM_TUNE_CACHE=" + cache, one_thread},
                                   "entries; verify 96x96x96 budget=100; verify 64x64x64; verify 128x128x128; "
                                   "verify null; verify garbage");
     INFO(look.report());
@@ -1725,7 +1731,7 @@ TEST_CASE("tuner verify: a stored choice slower than the default does not hold a
     CHECK(contains(look.steps[5].error, "is not a tune-cache key"));
     CHECK(read_lines(cache) == before);  // remove = 0 changes nothing
 
-    child_result drop = run_child(dir, "drop", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1"},
+    child_result drop = run_child(dir, "drop", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1", one_thread},
                                   "call 96x96x96; verify 96x96x96 remove=1 budget=100; entries; call 96x96x96; "
                                   "verify 96x96x96");
     INFO(drop.report());

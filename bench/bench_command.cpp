@@ -132,7 +132,7 @@ struct bench_run {
 };
 
 double roofline_for(const roofline_peaks &peaks, const gemm_case &c) {
-    double compute = peaks.gflops_for(c.dtype);
+    double compute = peaks.gflops_for(c.dtype.ab);
     double memory = peaks.gbs * gemm_case_flops(c) / gemm_case_bytes(c);
     if (compute > 0 && memory > 0) return std::min(compute, memory);
     return std::max(compute, memory);
@@ -150,7 +150,8 @@ void emit_row(bench_run &run, bench_row row, const bench_row &baseline_row) {
 
 gemm_desc_t desc_of(const gemm_case &c, int device) {
     gemm_desc_t d;
-    gemm_desc_init(&d, c.dtype, c.layout, c.op_a, c.op_b, c.shape.m, c.shape.n, c.shape.k);
+    gemm_desc_init(&d, c.dtype.ab, c.layout, c.op_a, c.op_b, c.shape.m, c.shape.n, c.shape.k);
+    d.c_type = c.dtype.c;
     d.batch_count = c.batch;
     d.device = device;
     d.beta_zero = c.beta == 0.0;
@@ -219,7 +220,7 @@ void bench_case(bench_run &run, const gemm_case &c) {
 
 void bench_all_cases(bench_run &run) {
     const bench_options &o = run.options;
-    for (gemm_dtype_t dtype : o.dtypes)
+    for (dtype_pair dtype : o.dtypes)
         for (gemm_layout_t layout : o.layouts)
             for (const auto &ops : o.ops)
                 for (const gemm_shape &shape : o.shapes)
@@ -313,7 +314,7 @@ bool row_failed(const bench_row &row, const bench_options &o) {
 
 std::string row_problem_text(const bench_row &row) {
     const gemm_case &c = row.problem;
-    std::string text = std::string(dtype_name(c.dtype)) + " " + layout_name(c.layout) + " " + ops_name(c) + " " +
+    std::string text = dtype_pair_name(c.dtype) + " " + layout_name(c.layout) + " " + ops_name(c) + " " +
                        std::to_string(c.shape.m) + "x" + std::to_string(c.shape.n) + "x" + std::to_string(c.shape.k);
     return c.batch > 1 ? text + " x" + std::to_string(c.batch) : text;
 }

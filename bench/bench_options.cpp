@@ -16,7 +16,8 @@ const char *const bench_help =
     "\n"
     "problem:\n"
     "  --dtype LIST        f32,f64,f16,bf16,c32,c64 (default f32); f16/bf16 run through gemm_ex\n"
-    "                      with C of the same type, computed in f32; c32/c64 are complex\n"
+    "                      with C of the same type, computed in f32; c32/c64 are complex;\n"
+    "                      T>U: A and B of type T, C of type U ('bf16>f32', quoted for the shell)\n"
     "  --layout LIST       row,col (default row)\n"
     "  --ops LIST          NN,NT,TN,TT: op(A) then op(B) (default NN); C, the conjugate\n"
     "                      transpose, with c32/c64 (CN, NC, CT, ...)\n"
@@ -88,7 +89,7 @@ void memory_parse(const std::string &text, bench_options &o) {
 
 // Options that take a value; returns false when the name is not one of them.
 bool parse_valued_option(const std::string &name, arg_reader &args, bench_options &o) {
-    if (name == "--dtype") o.dtypes = list_parse<gemm_dtype_t>(name, args.value(name), dtype_parse);
+    if (name == "--dtype") o.dtypes = list_parse<dtype_pair>(name, args.value(name), dtype_pair_parse);
     else if (name == "--layout") o.layouts = list_parse<gemm_layout_t>(name, args.value(name), layout_parse);
     else if (name == "--ops") o.ops = list_parse<op_pair>(name, args.value(name), ops_parse);
     else if (name == "--batch") o.batch = parse_int(args.value(name), name, 1);

@@ -14,7 +14,7 @@ struct bench_options {
     bool show_help = false;
     std::vector<gemm_shape> shapes;  // the default set when none is given
     bool default_shapes = true;
-    std::vector<gemm_dtype_t> dtypes{GEMM_F32};
+    std::vector<dtype_pair> dtypes{{GEMM_F32, GEMM_F32}};
     std::vector<gemm_layout_t> layouts{GEMM_ROW_MAJOR};
     std::vector<std::pair<gemm_op_t, gemm_op_t>> ops{{GEMM_OP_N, GEMM_OP_N}};
     int64_t batch = 1;

@@ -42,6 +42,10 @@ const char *dtype_name(gemm_dtype_t t) {
     return "?";
 }
 
+std::string dtype_pair_name(dtype_pair t) {
+    return t.c == t.ab ? dtype_name(t.ab) : std::string(dtype_name(t.ab)) + ">" + dtype_name(t.c);
+}
+
 const char *layout_name(gemm_layout_t l) { return l == GEMM_ROW_MAJOR ? "row" : "col"; }
 
 const char *op_letter(gemm_op_t o) { return o == GEMM_OP_N ? "N" : o == GEMM_OP_T ? "T" : "C"; }
@@ -52,15 +56,16 @@ std::string ops_name(const gemm_case &c) {
 
 // A complex multiply-add counts as 8 flops, as BLAS benchmarks count it.
 double gemm_case_flops(const gemm_case &c) {
-    double per_product = c.dtype == GEMM_C32 || c.dtype == GEMM_C64 ? 8.0 : 2.0;
+    double per_product = c.dtype.ab == GEMM_C32 || c.dtype.ab == GEMM_C64 ? 8.0 : 2.0;
     return per_product * double(c.shape.m) * double(c.shape.n) * double(c.shape.k) * double(c.batch);
 }
 
 double gemm_case_bytes(const gemm_case &c) {
     double c_passes = c.beta != 0.0 ? 2.0 : 1.0;
-    double elements = double(gemm_case_stored_a(c).elements()) + double(gemm_case_stored_b(c).elements()) +
-                      c_passes * double(gemm_case_stored_c(c).elements());
-    return elements * double(dtype_size(c.dtype)) * double(c.batch);
+    double ab = double(gemm_case_stored_a(c).elements()) + double(gemm_case_stored_b(c).elements());
+    double bytes = ab * double(dtype_size(c.dtype.ab)) +
+                   c_passes * double(gemm_case_stored_c(c).elements()) * double(dtype_size(c.dtype.c));
+    return bytes * double(c.batch);
 }
 
 }  // namespace gemm_cli

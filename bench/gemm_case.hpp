@@ -13,8 +13,13 @@ struct gemm_shape {
     int64_t m = 0, n = 0, k = 0;
 };
 
+// The type of A and B, and that of C.
+struct dtype_pair {
+    gemm_dtype_t ab = GEMM_F32, c = GEMM_F32;
+};
+
 struct gemm_case {
-    gemm_dtype_t dtype = GEMM_F32;  // of A, B and C; f16/bf16 compute in f32
+    dtype_pair dtype;  // f16/bf16 compute in f32
     gemm_layout_t layout = GEMM_ROW_MAJOR;
     gemm_op_t op_a = GEMM_OP_N, op_b = GEMM_OP_N;
     gemm_shape shape;
@@ -35,6 +40,8 @@ int64_t gemm_case_ld(const gemm_case &c, const stored_matrix &x);
 
 std::size_t dtype_size(gemm_dtype_t t);
 const char *dtype_name(gemm_dtype_t t);
+// "bf16", or "bf16>f32" when C's type differs.
+std::string dtype_pair_name(dtype_pair t);
 
 const char *layout_name(gemm_layout_t l);  // "row" / "col"
 // "N", "T" or "C".

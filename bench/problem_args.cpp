@@ -38,6 +38,15 @@ gemm_dtype_t dtype_parse(const std::string &text, const std::string &what) {
     throw usage_error(what + ": unknown dtype '" + text + "' (f32, f64, f16, bf16, c32, c64)");
 }
 
+dtype_pair dtype_pair_parse(const std::string &text, const std::string &what) {
+    const std::size_t arrow = text.find('>');
+    if (arrow == std::string::npos) {
+        const gemm_dtype_t t = dtype_parse(text, what);
+        return {t, t};
+    }
+    return {dtype_parse(text.substr(0, arrow), what), dtype_parse(text.substr(arrow + 1), what + " (type of C)")};
+}
+
 gemm_layout_t layout_parse(const std::string &text, const std::string &what) {
     std::string name = lowercase(text);
     if (name == "row") return GEMM_ROW_MAJOR;

@@ -18,6 +18,8 @@ gemm_shape shape_parse(const std::string &text);
 
 // One item each; what names the option or field in the error message.
 gemm_dtype_t dtype_parse(const std::string &text, const std::string &what);
+// "T" (A, B and C of type T) or "T>U" (A and B of type T, C of type U, e.g. bf16>f32).
+dtype_pair dtype_pair_parse(const std::string &text, const std::string &what);
 gemm_layout_t layout_parse(const std::string &text, const std::string &what);
 op_pair ops_parse(const std::string &text, const std::string &what);
 

@@ -48,7 +48,7 @@ void report_table_row(std::FILE *out, const bench_row &r) {
     bool roof = r.roofline_gflops > 0;
     std::string check = r.status == "GEMM_STATUS_SUCCESS" ? check_verdict_name(r.check.verdict) : "-";
     std::fprintf(out, "%-10s %-4s %-3s %-2s %6lld %6lld %6lld %5lld %-7s %4s %10s %10s %9s %6s %6s %9s %6s %7s  %s\n",
-                 r.backend.c_str(), dtype_name(c.dtype), layout_name(c.layout), ops_name(c).c_str(),
+                 r.backend.c_str(), dtype_pair_name(c.dtype).c_str(), layout_name(c.layout), ops_name(c).c_str(),
                  static_cast<long long>(c.shape.m), static_cast<long long>(c.shape.n),
                  static_cast<long long>(c.shape.k), static_cast<long long>(c.batch), check.c_str(),
                  number(double(r.reps), "%.0f", r.timed).c_str(), number(r.median_s * 1e3, "%.4g", r.timed).c_str(),
@@ -70,7 +70,7 @@ void report_csv_row(std::FILE *out, const bench_row &r, const std::string &basel
     const gemm_case &c = r.problem;
     bool roof = r.roofline_gflops > 0;
     std::fprintf(out, "%s,%s,%s,%s,%lld,%lld,%lld,%lld,%g,%g,%s,%s,%s,%lld,%lld,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n",
-                 csv_field(r.backend).c_str(), dtype_name(c.dtype), layout_name(c.layout), ops_name(c).c_str(),
+                 csv_field(r.backend).c_str(), dtype_pair_name(c.dtype).c_str(), layout_name(c.layout), ops_name(c).c_str(),
                  static_cast<long long>(c.shape.m), static_cast<long long>(c.shape.n),
                  static_cast<long long>(c.shape.k), static_cast<long long>(c.batch), c.alpha, c.beta,
                  check_verdict_name(r.check.verdict), r.check.method.c_str(),
@@ -92,7 +92,7 @@ void json_row(json_writer &w, const bench_row &r) {
     const gemm_case &c = r.problem;
     bool roof = r.roofline_gflops > 0;
     w.begin_object(json_writer::layout::line);
-    w.key("backend").string(r.backend).key("dtype").string(dtype_name(c.dtype));
+    w.key("backend").string(r.backend).key("dtype").string(dtype_pair_name(c.dtype));
     w.key("layout").string(layout_name(c.layout)).key("ops").string(ops_name(c));
     w.key("m").integer(c.shape.m).key("n").integer(c.shape.n).key("k").integer(c.shape.k);
     w.key("batch").integer(c.batch).key("alpha").number(c.alpha).key("beta").number(c.beta);

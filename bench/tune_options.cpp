@@ -17,7 +17,8 @@ const char *const tune_help =
     "problems (any combination; each problem is tuned once):\n"
     "  SHAPE               N (N x N x N) or MxNxK, in every --dtype, --layout and --ops\n"
     "  --dtype LIST        f32,f64,f16,bf16,c32,c64 (default f32); f16/bf16 with C of the same\n"
-    "                      type; c32/c64 are complex\n"
+    "                      type; c32/c64 are complex; T>U: A and B of type T, C of type U\n"
+    "                      ('bf16>f32', quoted for the shell)\n"
     "  --layout LIST       row,col (default row)\n"
     "  --ops LIST          NN,NT,TN,TT: op(A) then op(B) (default NN); C, the conjugate\n"
     "                      transpose, with c32/c64 (CN, NC, CT, ...)\n"
@@ -103,7 +104,7 @@ bool tuning_only(const std::string &name) {
 }
 
 bool parse_valued_option(const std::string &name, arg_reader &args, tune_options &o) {
-    if (name == "--dtype") o.dtypes = list_parse<gemm_dtype_t>(name, args.value(name), dtype_parse);
+    if (name == "--dtype") o.dtypes = list_parse<dtype_pair>(name, args.value(name), dtype_pair_parse);
     else if (name == "--layout") o.layouts = list_parse<gemm_layout_t>(name, args.value(name), layout_parse);
     else if (name == "--ops") o.ops = list_parse<op_pair>(name, args.value(name), ops_parse);
     else if (name == "--batch") o.batch = parse_int(args.value(name), name, 1);

@@ -14,7 +14,7 @@ struct tune_options {
     bool show_help = false;
     // Problems from the arguments: every shape in every dtype, layout and ops.
     std::vector<gemm_shape> shapes;
-    std::vector<gemm_dtype_t> dtypes{GEMM_F32};
+    std::vector<dtype_pair> dtypes{{GEMM_F32, GEMM_F32}};
     std::vector<gemm_layout_t> layouts{GEMM_ROW_MAJOR};
     std::vector<op_pair> ops{{GEMM_OP_N, GEMM_OP_N}};
     int64_t batch = 1;

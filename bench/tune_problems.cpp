@@ -136,11 +136,12 @@ bool tune_problem::operator==(const tune_problem &o) const {
 
 std::vector<tune_problem> tune_problems_from_arguments(const tune_options &o) {
     std::vector<tune_problem> list;
-    for (gemm_dtype_t t : o.dtypes)
+    for (dtype_pair t : o.dtypes)
         for (gemm_layout_t layout : o.layouts)
             for (const op_pair &ops : o.ops)
                 for (const gemm_shape &shape : o.shapes) {
-                    tune_problem p = make(t, layout, ops, shape, o.device);
+                    tune_problem p = make(t.ab, layout, ops, shape, o.device);
+                    p.c_type = t.c;
                     p.batch = o.batch;
                     p.beta_zero = o.beta_zero;
                     list.push_back(p);

@@ -124,13 +124,15 @@ public:
             }
             const bool aligned = cuda_tiled::vectors_aligned(dp);
             const variant_info *v = asked;
-            if (!v && cuda_tiled::mma_types(dp)) {
-                v = half_default(dp);
-            } else if (!v) {
-                int sms = 0;  // dp.device is current (run_on_device), staged problems included
+            int sms = 0;  // dp.device is current (run_on_device), staged problems included
+            if (!v) {
                 if (cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dp.device);
                     e != cudaSuccess)
                     return cuda::cuda_status(e, "cuda_tiled: cudaDeviceGetAttribute");
+            }
+            if (!v && cuda_tiled::mma_types(dp)) {
+                v = half_default(dp, sms);
+            } else if (!v) {
                 v = default_variant(dp, aligned, sms);
             } else if (v->vector && !aligned) {
                 // Never an unaligned 16-byte access: the scalar twin computes the same tiles.
@@ -172,11 +174,14 @@ public:
     }
 
 private:
-    // run("") for f16/bf16: the Hopper kernel's 128x128 tiles where it computes dp, else the
-    // wmma kernel, which computes every such problem.
-    static const variant_info *half_default(const problem &dp) {
+    // run("") for f16/bf16: the Hopper kernel's 128x128 tiles where it computes dp (its twin
+    // that splits k when fewer tiles than SMs would leave some idle), else the wmma kernel,
+    // which computes every such problem.
+    static const variant_info *half_default(const problem &dp, int sms) {
         for (const variant_info &v : cuda_tiled::variant_table())
-            if (v.type == dp.ab_type && v.refusal && v.bm == 128 && v.refusal(dp).empty()) return &v;
+            if (v.type == dp.ab_type && v.refusal && v.bm == 128 && v.split_k == (blocks_for(dp, v) < sms) &&
+                v.refusal(dp).empty())
+                return &v;
         return mma_variant(dp.ab_type);
     }
 

@@ -19,7 +19,7 @@ using launch_fn = gemm_status_t (*)(const problem &dp, cudaStream_t stream);
 //   textbook_<dtype>_t<TILE>                              e.g. textbook_f32_t16
 //   tiled_<dtype>_<BM>x<BN>x<BK>_<TM>x<TN>_s<STAGES>_a<ALIGN>   e.g. tiled_f32_128x128x8_8x8_s3_a4
 //   mma_<dtype>_<BM>x<BN>                                 e.g. mma_bf16_64x64 (tensor cores)
-//   wgmma_<dtype>_<BM>x<BN>x<BK>_s<STAGES>                e.g. wgmma_bf16_128x128x64_s6 (Hopper)
+//   wgmma_<dtype>_<BM>x<BN>x<BK>_s<STAGES>[_splitk]       e.g. wgmma_bf16_128x128x64_s6 (Hopper)
 // ALIGN is the alignment in elements the variant needs: 16 bytes (a4 for f32, a2 for f64) lets
 // it use 16-byte global copies and C accesses; a1 is its scalar twin, which runs anywhere.
 struct variant_info {
@@ -34,6 +34,7 @@ struct variant_info {
     // Why the variant cannot compute dp ("" when it can); nullptr: it computes every problem
     // of its type.
     std::string (*refusal)(const problem &dp) = nullptr;
+    bool split_k = false;       // splits k where the tiles alone would leave SMs idle
 };
 
 // Every configuration, f32, f64, f16 and bf16, in one list (built once).

@@ -14,8 +14,9 @@ namespace gemm::cuda_tiled {
 
 // The id of the kernel for f16 or bf16 inputs and BM x 128 tiles of C (BM 128 or 256):
 // wgmma_<dtype>_<BM>x128x64_s<stages> (k steps of 64, that many stages of operands in shared
-// memory).
-std::string wgmma_id(dtype ab, int bm);
+// memory), with the suffix _splitk for its twin that splits k where too few tiles would
+// leave SMs idle (decode shapes: m or n small, k long).
+std::string wgmma_id(dtype ab, int bm, bool split_k);
 
 // Why the kernels cannot compute dp ("" when they can): its device (for host memory the
 // calling thread's current one) is not of compute capability 9.0, types other than f16/bf16
@@ -25,7 +26,11 @@ std::string wgmma_id(dtype ab, int bm);
 std::string wgmma_refusal(const problem &dp);
 
 // dp on device memory with k > 0 and alpha != 0, in BM x 128 tiles: NOT_SUPPORTED with the
-// reason, nothing launched, when wgmma_refusal(dp) says why not.
-gemm_status_t launch_wgmma(const problem &dp, int bm, cudaStream_t stream);
+// reason, nothing launched, when wgmma_refusal(dp) says why not. With split_k, k is cut into
+// as many ranges (up to 16) as make the busiest SM's share of k steps smallest, their f32
+// partial sums kept in the thread's workspace (32 MiB: a split count that does not fit is not
+// taken); a second kernel then adds them in a fixed order into C, so the result does not
+// depend on the order the blocks ran in.
+gemm_status_t launch_wgmma(const problem &dp, int bm, bool split_k, cudaStream_t stream);
 
 }  // namespace gemm::cuda_tiled

@@ -16,6 +16,7 @@
 #include <type_traits>
 
 #include "backends/cuda_common/cuda_status.hpp"
+#include "backends/cuda_common/device_context.hpp"
 #include "dispatch/error.hpp"
 #include "wgmma_instructions.cuh"
 
@@ -44,14 +45,23 @@ constexpr int consumers = 2;  // warpgroups that multiply; one more issues the c
 constexpr int threads = 128 * (1 + consumers);
 // Tiles along m visited together, so that consecutive tiles share their B panel in L2.
 constexpr int raster_group = 8;
+// The most ranges split k takes (a reduction reads that many partial sums per element).
+constexpr int max_splits = 16;
+
+// Where a block's tile goes: C, or with split k a matrix of f32 partial sums.
+struct c_target {
+    void *c;
+    int64_t ld, stride;  // leading dimension, batch stride
+    float alpha, beta;
+    bool pairs;          // element pairs (m even) are aligned to their size
+};
 
 struct wgmma_params {
-    void *c;
-    int64_t ldc, stride_c;
+    c_target out;    // C
+    float *partial;  // with splits > 1: splits x batch column-major m x n f32 matrices (ld m)
     int m, n, k, batch;
-    float alpha, beta;
+    int splits, split_steps;    // k in `splits` ranges of split_steps k steps (the last shorter)
     bool a_batched, b_batched;  // a batch coordinate for the operand (stride != 0)
-    bool pair_stores;           // C's element pairs (m even) are aligned to their size
 };
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -154,42 +164,43 @@ struct alignas(2 * sizeof(TC)) c_pair {
 };
 
 // One element, or the pair at m and m + 1 where it is whole and aligned, of alpha * acc +
-// beta * C. beta = 0 writes C without reading it.
+// beta * C (rows of C: m_end). beta = 0 writes C without reading it.
 template <class TC>
-__device__ inline void store_pair(TC *at, int m, float x0, float x1, const wgmma_params &p) {
-    float v[2] = {p.alpha * x0, p.alpha * x1};
-    if (p.pair_stores && m + 1 < p.m) {
+__device__ inline void store_pair(TC *at, int m, int m_end, float x0, float x1, const c_target &o) {
+    float v[2] = {o.alpha * x0, o.alpha * x1};
+    if (o.pairs && m + 1 < m_end) {
         c_pair<TC> *pair = reinterpret_cast<c_pair<TC> *>(at);
-        if (p.beta != 0.0f) {
+        if (o.beta != 0.0f) {
             const c_pair<TC> old = *pair;
-            v[0] += p.beta * float(old.v[0]);
-            v[1] += p.beta * float(old.v[1]);
+            v[0] += o.beta * float(old.v[0]);
+            v[1] += o.beta * float(old.v[1]);
         }
         *pair = c_pair<TC>{{to_c<TC>(v[0]), to_c<TC>(v[1])}};
         return;
     }
-    for (int e = 0; e < 2 && m + e < p.m; ++e) {
-        if (p.beta != 0.0f) v[e] += p.beta * float(at[e]);
+    for (int e = 0; e < 2 && m + e < m_end; ++e) {
+        if (o.beta != 0.0f) v[e] += o.beta * float(at[e]);
         at[e] = to_c<TC>(v[e]);
     }
 }
 
-// This thread's accumulators of consumer warpgroup `group` into C. Element 4j + 2h + e of the
+// This thread's accumulators of consumer warpgroup `group` into o. Element 4j + 2h + e of the
 // wgmma fragment is row (n) 16 warp + lane / 4 + 8h of the group's 64 and column (m)
 // 8j + 2 (lane % 4) + e of the tile's BM.
 template <class TC, int BM, int N>
-__device__ void store_tile(const float (&d)[N], const wgmma_params &p, int tm, int tn, int group, int matrix) {
+__device__ void store_tile(const float (&d)[N], const c_target &o, const wgmma_params &p, int tm, int tn, int group,
+                           int matrix) {
     const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
-    TC *c = static_cast<TC *>(p.c) + int64_t(matrix) * p.stride_c;
+    TC *c = static_cast<TC *>(o.c) + int64_t(matrix) * o.stride;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
         const int n = tn * 128 + group * 64 + warp * 16 + lane / 4 + 8 * h;
         if (n >= p.n) continue;
-        TC *column = c + int64_t(n) * p.ldc;
+        TC *column = c + int64_t(n) * o.ld;
 #pragma unroll
         for (int j = 0; j < BM / 8; ++j) {
             const int m = tm * BM + 8 * j + 2 * (lane % 4);
-            if (m < p.m) store_pair<TC>(column + m, m, d[4 * j + 2 * h], d[4 * j + 2 * h + 1], p);
+            if (m < p.m) store_pair<TC>(column + m, m, p.m, d[4 * j + 2 * h], d[4 * j + 2 * h + 1], o);
         }
     }
 }
@@ -200,18 +211,24 @@ __device__ inline void wgmma_step(float (&d)[N], uint64_t a, uint64_t b, int acc
     else wgmma_64x256x16<T, A_MN, B_MN>(d, a, b, accumulate);
 }
 
-// The matrix and tile (m, n) of work item w: tiles in groups of raster_group along m.
-struct tile_coords {
-    int matrix, tm, tn;
+// Work item w: the split of k, the matrix and the tile (m, n), its k steps [ks_begin, ks_end).
+// Items run split by split, each split's tiles in groups of raster_group along m.
+struct work_item {
+    int split, matrix, tm, tn;
+    int ks_begin, ks_end;
 };
 
-__device__ inline tile_coords tile_of(int64_t w, int tiles_m, int tiles_n) {
-    const int64_t tiles = int64_t(tiles_m) * tiles_n;
+__device__ inline work_item item_of(int64_t w, int tiles_m, int tiles_n, int k_steps, const wgmma_params &p) {
+    const int64_t tiles = int64_t(tiles_m) * tiles_n, per_split = tiles * p.batch;
+    const int split = int(w / per_split);
+    w %= per_split;
     const int matrix = int(w / tiles), tile = int(w % tiles);
     const int per_group = raster_group * tiles_n;
     const int first_m = tile / per_group * raster_group;
     const int group_m = min(tiles_m - first_m, raster_group);
-    return {matrix, first_m + (tile % per_group) % group_m, (tile % per_group) / group_m};
+    const int ks_begin = split * p.split_steps;
+    return {split, matrix, first_m + (tile % per_group) % group_m, (tile % per_group) / group_m, ks_begin,
+            min(k_steps, ks_begin + p.split_steps)};
 }
 
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
@@ -250,7 +267,7 @@ __global__ void __launch_bounds__(threads, 1)
     __syncthreads();
 
     const int tiles_m = (p.m + bm - 1) / bm, tiles_n = (p.n + 127) / 128;
-    const int64_t work = int64_t(tiles_m) * tiles_n * p.batch;
+    const int64_t work = int64_t(tiles_m) * tiles_n * p.batch * p.splits;
     const int k_steps = (p.k + bk - 1) / bk;
     const int warpgroup = threadIdx.x / 128;
 
@@ -259,8 +276,8 @@ __global__ void __launch_bounds__(threads, 1)
         if (threadIdx.x != 0) return;
         int step = 0;  // across the block's tiles, as the consumers count
         for (int64_t w = blockIdx.x; w < work; w += gridDim.x) {
-            const tile_coords at = tile_of(w, tiles_m, tiles_n);
-            for (int ks = 0; ks < k_steps; ++ks, ++step) {
+            const work_item at = item_of(w, tiles_m, tiles_n, k_steps, p);
+            for (int ks = at.ks_begin; ks < at.ks_end; ++ks, ++step) {
                 const int s = step % stages;
                 if (step >= stages) barrier_wait(&empty[s], ((step / stages) - 1) & 1);
                 barrier_expect_bytes(&full[s], Tiling::stage_bytes);
@@ -277,11 +294,20 @@ __global__ void __launch_bounds__(threads, 1)
     const int group = warpgroup - 1;
     int step = 0;
     for (int64_t w = blockIdx.x; w < work; w += gridDim.x) {
-        const tile_coords at = tile_of(w, tiles_m, tiles_n);
+        const work_item at = item_of(w, tiles_m, tiles_n, k_steps, p);
+        // A group whose 64 rows of n all lie past the matrix (n <= 64: decode shapes) has
+        // nothing to multiply or store; it only hands the stages back.
+        if (at.tn * 128 + group * 64 >= p.n) {
+            for (int ks = at.ks_begin; ks < at.ks_end; ++ks, ++step) {
+                barrier_wait(&full[step % stages], (step / stages) & 1);
+                barrier_arrive(&empty[step % stages]);
+            }
+            continue;
+        }
         float d[Tiling::accumulators];
 #pragma unroll
         for (int i = 0; i < Tiling::accumulators; ++i) d[i] = 0.0f;
-        for (int ks = 0; ks < k_steps; ++ks, ++step) {
+        for (int ks = at.ks_begin; ks < at.ks_end; ++ks, ++step) {
             const int s = step % stages;
             barrier_wait(&full[s], (step / stages) & 1);
             const uint64_t a = tile_of_b::descriptor(tiles_a + s * Tiling::stage_elems_a + group * 64 * bk);
@@ -291,18 +317,42 @@ __global__ void __launch_bounds__(threads, 1)
 #pragma unroll
             for (int kk = 0; kk < bk / 16; ++kk)
                 wgmma_step<T, bm, B_ROWS, A_ROWS>(d, a + kk * tile_of_b::k_step, b + kk * tile_of_a::k_step,
-                                                  ks > 0 || kk > 0);
+                                                  ks > at.ks_begin || kk > 0);
             asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
             // The previous step's wgmmas are done once at most this one is pending: its stage
             // goes back to the copies.
             asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
             fence_accumulators(d);
-            if (ks > 0) barrier_arrive(&empty[(step - 1) % stages]);
+            if (ks > at.ks_begin) barrier_arrive(&empty[(step - 1) % stages]);
         }
         asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
         fence_accumulators(d);
         barrier_arrive(&empty[(step - 1) % stages]);
-        store_tile<TC, bm>(d, p, at.tm, at.tn, group, at.matrix);
+        if (p.splits == 1) {
+            store_tile<TC, bm>(d, p.out, p, at.tm, at.tn, group, at.matrix);
+        } else {
+            const int64_t elements = int64_t(p.m) * p.n;
+            const c_target partial{p.partial + at.split * elements * p.batch, p.m, elements, 1.0f, 0.0f, p.m % 2 == 0};
+            store_tile<float, bm>(d, partial, p, at.tm, at.tn, group, at.matrix);
+        }
+    }
+#endif
+}
+
+// C = alpha * (the splits' partial sums, added in split order) + beta * C: the same sum in
+// the same order on every run, whatever order the blocks ran in.
+template <class TC>
+__global__ void split_k_reduce(wgmma_params p) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    const int64_t per_matrix = int64_t(p.m) * p.n, total = per_matrix * p.batch;
+    for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
+        float sum = 0.0f;
+        for (int s = 0; s < p.splits; ++s) sum += p.partial[s * total + i];
+        const int64_t matrix = i / per_matrix, column = i % per_matrix / p.m, row = i % p.m;
+        TC *c = static_cast<TC *>(p.out.c) + matrix * p.out.stride + column * p.out.ld + row;
+        float v = p.out.alpha * sum;
+        if (p.out.beta != 0.0f) v += p.out.beta * float(*c);
+        *c = to_c<TC>(v);
     }
 #endif
 }
@@ -393,9 +443,14 @@ gemm_status_t launch_typed(const CUtensorMap &map_a, const CUtensorMap &map_b, c
         prepared.fetch_or(bit);
     }
     const int64_t tiles = ((params.m + Tiling::bm - 1) / Tiling::bm) * int64_t((params.n + 127) / 128);
-    const int64_t blocks = std::min<int64_t>(tiles * params.batch, multiprocessors(device));
+    const int64_t blocks = std::min<int64_t>(tiles * params.batch * params.splits, multiprocessors(device));
     kernel<<<unsigned(blocks), threads, Tiling::smem_bytes, stream>>>(map_a, map_b, params);
-    return cuda::cuda_status(cudaGetLastError(), "cuda_tiled: wgmma kernel launch");
+    if (cudaError_t e = cudaGetLastError(); e != cudaSuccess || params.splits == 1)
+        return cuda::cuda_status(e, "cuda_tiled: wgmma kernel launch");
+    const int64_t elements = int64_t(params.m) * params.n * params.batch;
+    const int64_t reduce_blocks = std::min<int64_t>((elements + 255) / 256, 8 * int64_t(multiprocessors(device)));
+    split_k_reduce<TC><<<unsigned(reduce_blocks), 256, 0, stream>>>(params);
+    return cuda::cuda_status(cudaGetLastError(), "cuda_tiled: split-k reduction launch");
 }
 
 template <class T, class TC, class Tiling>
@@ -428,11 +483,33 @@ bool aligned16(const void *ptr, int64_t ld, int64_t stride, int64_t batch) {
 using tiling_128 = wgmma_tiling<128, 6>;
 using tiling_256 = wgmma_tiling<256, 4>;
 
+// A work item's cost beyond its k steps, in k steps: filling the pipeline, storing the tile
+// (or its partial sums) and its share of the reduction.
+constexpr int64_t item_overhead_steps = 4;
+
+// How many ranges of k to split dp into, for `tiles` tiles of C (all matrices) on `sms` SMs:
+// the count whose busiest SM has the fewest k steps plus overheads to run (items are spread
+// evenly over the SMs), the fewest such; only counts whose partial sums fit the workspace.
+int k_splits(const problem &dp, int64_t tiles, int sms, int k_steps) {
+    const int64_t partial_bytes = dp.m * dp.n * dp.batch * int64_t(sizeof(float));
+    auto cost = [&](int64_t splits) {
+        const int64_t steps = (k_steps + splits - 1) / splits;
+        const int64_t items = tiles * ((k_steps + steps - 1) / steps);
+        return (items + sms - 1) / sms * (steps + item_overhead_steps);
+    };
+    int best = 1;
+    for (int splits = 2; splits <= std::min(k_steps, max_splits); ++splits) {
+        if (splits * partial_bytes > int64_t(cuda::device_context::workspace_bytes)) break;
+        if (cost(splits) < cost(best)) best = splits;
+    }
+    return best;
+}
+
 }  // namespace
 
-std::string wgmma_id(dtype ab, int bm) {
+std::string wgmma_id(dtype ab, int bm, bool split_k) {
     return std::string("wgmma_") + dtype_name(ab) + "_" + std::to_string(bm) + "x128x64_s" +
-           std::to_string(bm == 128 ? tiling_128::stages : tiling_256::stages);
+           std::to_string(bm == 128 ? tiling_128::stages : tiling_256::stages) + (split_k ? "_splitk" : "");
 }
 
 std::string wgmma_refusal(const problem &dp) {
@@ -459,9 +536,10 @@ std::string wgmma_refusal(const problem &dp) {
     return "";
 }
 
-gemm_status_t launch_wgmma(const problem &dp, int bm, cudaStream_t stream) {
+gemm_status_t launch_wgmma(const problem &dp, int bm, bool split_k, cudaStream_t stream) {
     if (std::string why = wgmma_refusal(dp); !why.empty())
-        return set_error(GEMM_STATUS_NOT_SUPPORTED, "cuda_tiled: " + wgmma_id(dp.ab_type, bm) + " refuses " + why);
+        return set_error(GEMM_STATUS_NOT_SUPPORTED,
+                         "cuda_tiled: " + wgmma_id(dp.ab_type, bm, split_k) + " refuses " + why);
     CUtensorMap map_a{}, map_b{};
     gemm_status_t s = encode_operand(map_a, dp.ab_type, dp.a, dp.op_a == transpose::n, dp.k, dp.m, dp.lda,
                                      dp.stride_a, dp.stride_a == 0 ? 1 : dp.batch);
@@ -470,18 +548,38 @@ gemm_status_t launch_wgmma(const problem &dp, int bm, cudaStream_t stream) {
                            dp.stride_b == 0 ? 1 : dp.batch);
     if (s != GEMM_STATUS_SUCCESS) return s;
     wgmma_params p{};
-    p.c = dp.c;
-    p.ldc = dp.ldc;
-    p.stride_c = dp.stride_c;
+    const std::size_t c_size = dtype_size(dp.c_type);
+    const bool pairs = reinterpret_cast<std::uintptr_t>(dp.c) % (2 * c_size) == 0 && dp.ldc % 2 == 0 &&
+                       (dp.batch == 1 || dp.stride_c % 2 == 0);
+    p.out = c_target{dp.c, dp.ldc, dp.stride_c, float(dp.alpha), float(dp.beta), pairs};
     p.m = int(dp.m), p.n = int(dp.n), p.k = int(dp.k), p.batch = int(dp.batch);
-    p.alpha = float(dp.alpha), p.beta = float(dp.beta);
     p.a_batched = dp.stride_a != 0;
     p.b_batched = dp.stride_b != 0;
-    const std::size_t c_size = dtype_size(dp.c_type);
-    p.pair_stores = reinterpret_cast<std::uintptr_t>(dp.c) % (2 * c_size) == 0 && dp.ldc % 2 == 0 &&
-                    (dp.batch == 1 || dp.stride_c % 2 == 0);
-    return bm == 128 ? launch_types<tiling_128>(dp, map_a, map_b, p, stream)
-                     : launch_types<tiling_256>(dp, map_a, map_b, p, stream);
+    const int k_steps = int((dp.k + 63) / 64);
+    p.splits = 1;
+    p.split_steps = k_steps;
+    if (split_k) {
+        const int64_t tiles = (dp.m + bm - 1) / bm * ((dp.n + 127) / 128) * dp.batch;
+        const int splits = k_splits(dp, tiles, multiprocessors(dp.device), k_steps);
+        p.split_steps = (k_steps + splits - 1) / splits;
+        p.splits = (k_steps + p.split_steps - 1) / p.split_steps;
+    }
+    auto launch = [&] {
+        return bm == 128 ? launch_types<tiling_128>(dp, map_a, map_b, p, stream)
+                         : launch_types<tiling_256>(dp, map_a, map_b, p, stream);
+    };
+    if (p.splits == 1) return launch();
+    // The partial sums live in the thread's workspace for this device, held from the GEMM's
+    // launch to the reduction's.
+    cuda::device_context *context = nullptr;
+    void *workspace = nullptr;
+    if (gemm_status_t s = cuda::context_for(dp.device, context); s != GEMM_STATUS_SUCCESS) return s;
+    const std::size_t bytes = std::size_t(p.splits) * std::size_t(dp.m * dp.n * dp.batch) * sizeof(float);
+    if (gemm_status_t s = context->acquire_workspace(stream, bytes, workspace); s != GEMM_STATUS_SUCCESS) return s;
+    p.partial = static_cast<float *>(workspace);
+    const gemm_status_t launched = launch();
+    const gemm_status_t released = context->release_workspace(stream, workspace);
+    return launched != GEMM_STATUS_SUCCESS ? launched : released;
 }
 
 }  // namespace gemm::cuda_tiled

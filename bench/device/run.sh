@@ -24,8 +24,10 @@
 #   sweep     the largest cuda_tiled f32 configurations by id at 4096^3 and 8192^3, TN and NT
 #   wgmma     cuda_tiled's Hopper kernels: HGMMA in their SASS, compute-sanitizer memcheck and
 #             racecheck on their test case, then gemm bench against cuBLAS and cuBLASLt: bf16
-#             (C bf16) every op pair from 1024^3 to 8192^3, f16 NT and TN at 4096^3 and
-#             8192^3, and small bf16 shapes against the wmma kernel
+#             and f16 with C in f32, every op pair at 4096^3 and 8192^3, bf16 (C bf16) NT and
+#             TN at 1024^3 and 2048^3, and small bf16 shapes against the wmma kernel
+#   decode    bf16 decode shapes (m = 1..128 rows of X W^T, n and k 4096 and 14336): the Hopper
+#             kernel that splits k and the one that does not, against cuBLAS and cuBLASLt
 #   wgmma_tune  gemm tune on bf16 device shapes (the Hopper kernels among the candidates), then
 #             auto against cuBLAS on that cache
 #   tune      gemm tune --suite default (host and device), then auto against cuBLAS
@@ -183,16 +185,34 @@ if has_stage wgmma; then
         summary+=("compute-sanitizer $tool wgmma: rc=$?, $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1), $(grep -E 'assertions' "$log" | tail -1)")
     done
     wg="cuda_tiled:wgmma_bf16_128x128x64_s6,cuda_tiled:wgmma_bf16_256x128x64_s4"
-    timeout 240 $gemm bench 1024 2048 4096 8192 --device 0 --dtype bf16 --layout row --ops NN,NT,TN,TT \
+    timeout 240 $gemm bench 4096 8192 --device 0 --dtype 'bf16>f32' --layout row --ops NN,NT,TN,TT \
+        --backends cublas,cublaslt,$wg --baseline cublas --no-measure-peak >>"$out/wgmma_bench.txt" 2>&1
+    summary+=("gemm bench bf16>f32 wgmma: rc=$?")
+    timeout 240 $gemm bench 4096 8192 --device 0 --dtype 'f16>f32' --layout row --ops NN,NT,TN,TT --backends \
+        cublas,cublaslt,${wg//bf16/f16} --baseline cublas --no-measure-peak >>"$out/wgmma_bench.txt" 2>&1
+    summary+=("gemm bench f16>f32 wgmma: rc=$?")
+    timeout 120 $gemm bench 1024 2048 --device 0 --dtype bf16 --layout row --ops NT,TN \
         --backends cublas,cublaslt,$wg --baseline cublas --no-measure-peak >>"$out/wgmma_bench.txt" 2>&1
     summary+=("gemm bench bf16 wgmma: rc=$?")
-    timeout 120 $gemm bench 4096 8192 --device 0 --dtype f16 --layout row --ops NT,TN --backends \
-        cublas,cublaslt,${wg//bf16/f16} --baseline cublas --no-measure-peak >>"$out/wgmma_bench.txt" 2>&1
-    summary+=("gemm bench f16 wgmma: rc=$?")
     # Small shapes: the Hopper kernel against the wmma one (cuda_tiled's default chooses).
     timeout 120 $gemm bench 64 128 256 512 --device 0 --dtype bf16 --layout row --ops NT --backends \
         cublas,cuda_tiled:mma_bf16_64x64,$wg --baseline cublas --no-measure-peak >>"$out/wgmma_bench.txt" 2>&1
     summary+=("gemm bench bf16 small wgmma: rc=$?")
+    save_logs
+fi
+if has_stage decode; then
+    # Decode shapes (X W^T for a few rows of X, long k) in bf16: the Hopper kernel that splits k,
+    # and the one that does not, against cuBLAS; then the geometric mean of the better one's
+    # ratio.
+    shapes=""
+    for m in 1 8 32 128; do for n in 4096 14336; do for k in 4096 14336; do shapes+=" ${m}x${n}x${k}"; done; done; done
+    timeout 300 $gemm bench $shapes --device 0 --dtype bf16 --layout row --ops NT --backends \
+        cublas,cublaslt,cuda_tiled:wgmma_bf16_128x128x64_s6_splitk,cuda_tiled:wgmma_bf16_128x128x64_s6 \
+        --baseline cublas --no-measure-peak --csv "$out/decode.csv" >"$out/decode_bench.txt" 2>&1
+    summary+=("gemm bench decode bf16: rc=$?")
+    summary+=("$(awk -F, '$1 ~ /splitk/ && $21 > 0 { s += log($21); n++; if (!lo || $21 < lo) lo = $21 }
+        END { if (n) printf "decode, split k against cuBLAS: geometric mean %.3f, lowest %.3f over %d shapes", exp(s / n), lo, n }' \
+        "$out/decode.csv" 2>/dev/null)")
     save_logs
 fi
 if has_stage wgmma_tune; then
@@ -341,6 +361,7 @@ for s in "${summary[@]}"; do echo "$s"; done
 [ -f "$out/measure_pinned.txt" ] && grep -vE '^#' "$out/measure_pinned.txt" | cut -c1-150
 [ -f "$out/sweep_f32.txt" ] && grep -vE '^#' "$out/sweep_f32.txt" | cut -c1-150
 [ -f "$out/wgmma_bench.txt" ] && grep -vE '^#' "$out/wgmma_bench.txt" | cut -c1-150
+[ -f "$out/decode_bench.txt" ] && grep -vE '^#' "$out/decode_bench.txt" | cut -c1-120
 [ -f "$out/wgmma_tune.txt" ] && grep -vE '^#' "$out/wgmma_tune.txt" | cut -c1-150
 [ -f "$out/wgmma_auto.txt" ] && grep -E '^(auto|backend) ' "$out/wgmma_auto.txt" | cut -c1-150
 [ -f "$out/tune.txt" ] && grep -E 'geometric|tuned .* problems|FAILED' "$out/tune.txt"

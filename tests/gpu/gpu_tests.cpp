@@ -1275,8 +1275,12 @@ TEST_CASE("gpu: cuda_tiled wgmma kernels against cpu_ref, and what they refuse")
                             {1100, 130, 1000, 1, 1.0, 1.0},   // 16 k steps, a raster group of 1
                             {77, 300, 257, 1, 0.5, 0.0},      // ragged every way
                             {200, 150, 96, 3, 1.0, -1.0},     // strided batch
-                            {300, 260, 72, 40, 1.0, 0.5}};    // more tiles than SMs
-    const char *tiles[] = {"_128x128x64_s6", "_256x128x64_s4"};
+                            {300, 260, 72, 40, 1.0, 0.5},     // more tiles than SMs
+                            {999, 1, 4096, 1, 1.0, 0.0},      // decode: split k, one column, m odd
+                            {260, 70, 3170, 1, -1.0, 0.5},    // split k, a shorter last range
+                            {136, 40, 1500, 2, 0.5, 0.0}};    // split k over a batch
+    const char *tiles[] = {"_128x128x64_s6", "_256x128x64_s4", "_128x128x64_s6_splitk"};
+    constexpr int shape_count = sizeof(shapes) / sizeof(shapes[0]), tile_count = sizeof(tiles) / sizeof(tiles[0]);
     auto round8 = [](int64_t v) { return (v + 7) / 8 * 8; };
     int64_t checked = 0, refused = 0;
     for (type_pair t : {type_pair{GEMM_BF16, GEMM_BF16}, type_pair{GEMM_BF16, GEMM_F32},
@@ -1349,7 +1353,7 @@ TEST_CASE("gpu: cuda_tiled wgmma kernels against cpu_ref, and what they refuse")
     }
     MESSAGE(checked << " wgmma runs checked, " << refused << " refusals" << (hopper ? "" : " (not a 9.0 device)"));
     CHECK(checked + refused > 0);
-    if (hopper) CHECK(checked == 4 * (7 + 1) * 4 * 2);
+    if (hopper) CHECK(checked == 4 * (shape_count + 1) * 4 * tile_count);
 }
 
 // ---- the built-in rule for device batches: one ctest with GEMM_VERBOSE=1 and no tune cache ---

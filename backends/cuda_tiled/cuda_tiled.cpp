@@ -174,14 +174,19 @@ public:
     }
 
 private:
-    // run("") for f16/bf16: the Hopper kernel's 128x128 tiles where it computes dp (its twin
-    // that splits k when fewer tiles than SMs would leave some idle), else the wmma kernel,
-    // which computes every such problem.
+    // run("") for f16/bf16, where the Hopper kernels compute dp: for C of at most 64 columns
+    // (decode shapes) the 256x64 tiles that split k, else the 128x128 ones (their twin that
+    // splits k when fewer tiles than SMs would leave some idle); elsewhere the wmma kernel,
+    // which computes every such problem. On the H200 the 256x64 tiles beat the split 128x128
+    // ones on every bf16 decode shape (row-major X W^T) with X of up to 32 rows, and lost
+    // with 128 (NOTES.md).
     static const variant_info *half_default(const problem &dp, int sms) {
+        auto wanted = [&](const variant_info &v) {
+            if (dp.n <= 64) return v.bn == 64;
+            return v.bm == 128 && v.bn == 128 && v.split_k == (blocks_for(dp, v) < sms);
+        };
         for (const variant_info &v : cuda_tiled::variant_table())
-            if (v.type == dp.ab_type && v.refusal && v.bm == 128 && v.split_k == (blocks_for(dp, v) < sms) &&
-                v.refusal(dp).empty())
-                return &v;
+            if (v.type == dp.ab_type && v.refusal && wanted(v) && v.refusal(dp).empty()) return &v;
         return mma_variant(dp.ab_type);
     }
 

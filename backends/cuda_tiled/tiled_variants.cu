@@ -125,15 +125,15 @@ struct mma_config {
 
 // The Hopper kernel of one input type and tile (wgmma_kernel.cu), C in that type or f32,
 // where the build has it; SPLIT_K: its twin that splits k.
-template <dtype T, int BM, bool SPLIT_K = false>
+template <dtype T, int BM, int BN, bool SPLIT_K = false>
 struct wgmma_config {
     static gemm_status_t launch(const problem &dp, cudaStream_t stream) {
-        return launch_wgmma(dp, BM, SPLIT_K, stream);
+        return launch_wgmma(dp, BM, BN, SPLIT_K, stream);
     }
     static void append([[maybe_unused]] std::vector<variant_info> &table) {
 #if GEMM_CUDA_TILED_WGMMA
         table.push_back(
-            {wgmma_id(T, BM, SPLIT_K), T, BM, 128, false, false, false, "", launch, wgmma_refusal, SPLIT_K});
+            {wgmma_id(T, BM, BN, SPLIT_K), T, BM, BN, false, false, false, "", launch, wgmma_refusal, SPLIT_K});
 #endif
     }
 };
@@ -160,9 +160,10 @@ std::vector<variant_info> make_table() {
 //  - The textbook kernel at 16 and 32, the baseline the register tiling is measured against.
 //  - f16 and bf16: the tensor-core kernel (mma_kernel.cuh), whose launch also serves a batch
 //    of GEMMs of their own shapes (run_batch); on Hopper also the wgmma kernels
-//    (wgmma_kernel.cu: 128x128 tiles for most sizes, 256x128 for the largest, and the
-//    128x128 kernel splitting k for shapes with too few tiles to fill the SMs), offered beside
-//    it to the tuner where A and B are 16-byte aligned.
+//    (wgmma_kernel.cu: 128x128 tiles for most sizes, 256x128 for the largest, the 128x128
+//    kernel splitting k for shapes with too few tiles to fill the SMs, and 256x64 tiles
+//    splitting k for C with few columns), offered beside it to the tuner where A and B are
+//    16-byte aligned.
 // DEFAULT marks what run("") may pick by size (cuda_tiled.cpp: the largest tile that still
 // fills the GPU).
 const std::vector<variant_info> &variant_table() {
@@ -180,9 +181,11 @@ const std::vector<variant_info> &variant_table() {
         register_tiled_config<double, 128, 64, 8, 8, 4, 3, true>,
         register_tiled_config<double, 64, 64, 8, 8, 4, 3, true>,
         register_tiled_config<double, 64, 64, 8, 4, 4, 3, false>,
-        mma_config<dtype::f16>, mma_config<dtype::bf16>, wgmma_config<dtype::f16, 128>, wgmma_config<dtype::f16, 256>,
-        wgmma_config<dtype::f16, 128, true>, wgmma_config<dtype::bf16, 128>, wgmma_config<dtype::bf16, 256>,
-        wgmma_config<dtype::bf16, 128, true>>();
+        mma_config<dtype::f16>, mma_config<dtype::bf16>, wgmma_config<dtype::f16, 128, 128>,
+        wgmma_config<dtype::f16, 256, 128>, wgmma_config<dtype::f16, 128, 128, true>,
+        wgmma_config<dtype::f16, 256, 64, true>, wgmma_config<dtype::bf16, 128, 128>,
+        wgmma_config<dtype::bf16, 256, 128>, wgmma_config<dtype::bf16, 128, 128, true>,
+        wgmma_config<dtype::bf16, 256, 64, true>>();
     return table;
 }
 

@@ -12,11 +12,11 @@
 
 namespace gemm::cuda_tiled {
 
-// The id of the kernel for f16 or bf16 inputs and BM x 128 tiles of C (BM 128 or 256):
-// wgmma_<dtype>_<BM>x128x64_s<stages> (k steps of 64, that many stages of operands in shared
-// memory), with the suffix _splitk for its twin that splits k where too few tiles would
-// leave SMs idle (decode shapes: m or n small, k long).
-std::string wgmma_id(dtype ab, int bm, bool split_k);
+// The id of the kernel for f16 or bf16 inputs and BM x BN tiles of C (128 x 128, 256 x 128,
+// or 256 x 64 for C with few columns): wgmma_<dtype>_<BM>x<BN>x64_s<stages> (k steps of 64,
+// that many stages of operands in shared memory), with the suffix _splitk for a twin that
+// splits k where too few tiles would leave SMs idle (decode shapes: n small, k long).
+std::string wgmma_id(dtype ab, int bm, int bn, bool split_k);
 
 // Why the kernels cannot compute dp ("" when they can): its device (for host memory the
 // calling thread's current one) is not of compute capability 9.0, types other than f16/bf16
@@ -25,12 +25,12 @@ std::string wgmma_id(dtype ab, int bm, bool split_k);
 // than an int holds. Every op pair is computed.
 std::string wgmma_refusal(const problem &dp);
 
-// dp on device memory with k > 0 and alpha != 0, in BM x 128 tiles: NOT_SUPPORTED with the
+// dp on device memory with k > 0 and alpha != 0, in bm x bn tiles: NOT_SUPPORTED with the
 // reason, nothing launched, when wgmma_refusal(dp) says why not. With split_k, k is cut into
 // as many ranges (up to 16) as make the busiest SM's share of k steps smallest, their f32
 // partial sums kept in the thread's workspace (32 MiB: a split count that does not fit is not
 // taken); a second kernel then adds them in a fixed order into C, so the result does not
 // depend on the order the blocks ran in.
-gemm_status_t launch_wgmma(const problem &dp, int bm, bool split_k, cudaStream_t stream);
+gemm_status_t launch_wgmma(const problem &dp, int bm, int bn, bool split_k, cudaStream_t stream);
 
 }  // namespace gemm::cuda_tiled

@@ -23,16 +23,21 @@
 namespace gemm::cuda_tiled {
 namespace {
 
-// A block computes the transpose of a BM x 128 tile of C: its wgmma "A" operand is op(B)^T
+// A block computes the transpose of a BM x BN tile of C: its wgmma "A" operand is op(B)^T
 // (rows along n) and its "B" operand op(A) (rows along m), so that the two neighbouring
 // accumulator columns a thread holds are neighbouring m, contiguous in column-major C.
-template <int BM, int STAGES>
+// BN 128: each consumer warpgroup multiplies 64 of the tile's n by all of its BM m. BN 64 (C
+// with few columns: decode shapes): both multiply the same 64 n, each by half of the BM m, so
+// that a stage holds mostly op(A), the operand streamed from memory.
+template <int BM, int BN, int STAGES>
 struct wgmma_tiling {
-    static constexpr int bm = BM;    // wgmma N: m
-    static constexpr int bn = 128;   // rows of the wgmma A operand: n, 64 per consumer warpgroup
+    static constexpr int bm = BM;
+    static constexpr int bn = BN;    // rows of the wgmma A operand: n
     static constexpr int bk = 64;    // 64 16-bit elements: one 128-byte row of the 128-byte swizzle
     static constexpr int stages = STAGES;
-    static constexpr int accumulators = BM / 2;  // per consumer thread: 64 x BM over 128 threads
+    static constexpr bool split_m = BN == 64;
+    static constexpr int wgmma_n = split_m ? BM / 2 : BM;  // the m of one consumer
+    static constexpr int accumulators = wgmma_n / 2;       // per consumer thread: 64 x wgmma_n over 128
     static constexpr int stage_elems_a = bn * bk;
     static constexpr int stage_elems_b = bm * bk;
     static constexpr int stage_bytes = (stage_elems_a + stage_elems_b) * 2;
@@ -113,8 +118,9 @@ __device__ inline void copy_box(void *dst, const CUtensorMap *map, uint64_t *bar
 
 // One operand's tile in shared memory: R rows (along m or n) by 64 k, in the 128-byte swizzle,
 // as TMA writes it and wgmma reads it, for an operand stored along k (MN = false) or along its
-// rows (MN = true). A 64-row slice (what one consumer multiplies) begins 8 KB * slice in both.
-//  - k-major: boxes of 64 k x 128 rows; each row 128 bytes, groups of 8 rows 1024 bytes apart
+// rows (MN = true). A slice of 64 rows begins 8 KB * slice in both.
+//  - k-major: boxes of 64 k x 128 rows (64 rows for a tile of 64); each row 128 bytes, groups
+//    of 8 rows 1024 bytes apart
 //    (the descriptor's stride offset; its leading offset is unused), a k step of 16 elements
 //    32 bytes further along the row.
 //  - MN-major: boxes of 64 rows x 64 k, 8 KB apart (the leading offset: the next 64 rows);
@@ -122,7 +128,8 @@ __device__ inline void copy_box(void *dst, const CUtensorMap *map, uint64_t *bar
 //    offset), a k step of 16 two such groups further.
 template <bool MN>
 struct operand_tile {
-    static constexpr int box_rows = MN ? 64 : 128;
+    template <int R>
+    static constexpr int box_rows = MN || R < 128 ? 64 : 128;
     static constexpr uint64_t leading = MN ? 8192 : 16, stride = 1024;
     static constexpr uint64_t k_step = (MN ? 2048 : 32) >> 4;  // in the descriptor's 16-byte units
 
@@ -135,7 +142,7 @@ struct operand_tile {
     template <int R, class T>
     __device__ static void copy(T *dst, const CUtensorMap *map, uint64_t *bar, int k0, int row0, int matrix) {
 #pragma unroll
-        for (int r = 0; r < R; r += box_rows) {
+        for (int r = 0; r < R; r += box_rows<R>) {
             if constexpr (MN) copy_box(dst + r * 64, map, bar, row0 + r, k0, matrix);
             else copy_box(dst + r * 64, map, bar, k0, row0 + r, matrix);
         }
@@ -184,30 +191,30 @@ __device__ inline void store_pair(TC *at, int m, int m_end, float x0, float x1, 
     }
 }
 
-// This thread's accumulators of consumer warpgroup `group` into o. Element 4j + 2h + e of the
-// wgmma fragment is row (n) 16 warp + lane / 4 + 8h of the group's 64 and column (m)
-// 8j + 2 (lane % 4) + e of the tile's BM.
-template <class TC, int BM, int N>
-__device__ void store_tile(const float (&d)[N], const c_target &o, const wgmma_params &p, int tm, int tn, int group,
+// This thread's accumulators of a consumer warpgroup, whose 64 n from n0 by WN m from m0,
+// into o. Element 4j + 2h + e of the wgmma fragment is row (n) 16 warp + lane / 4 + 8h of the
+// 64 and column (m) 8j + 2 (lane % 4) + e of the WN.
+template <class TC, int WN, int N>
+__device__ void store_tile(const float (&d)[N], const c_target &o, const wgmma_params &p, int m0, int n0,
                            int matrix) {
     const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
     TC *c = static_cast<TC *>(o.c) + int64_t(matrix) * o.stride;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-        const int n = tn * 128 + group * 64 + warp * 16 + lane / 4 + 8 * h;
+        const int n = n0 + warp * 16 + lane / 4 + 8 * h;
         if (n >= p.n) continue;
         TC *column = c + int64_t(n) * o.ld;
 #pragma unroll
-        for (int j = 0; j < BM / 8; ++j) {
-            const int m = tm * BM + 8 * j + 2 * (lane % 4);
+        for (int j = 0; j < WN / 8; ++j) {
+            const int m = m0 + 8 * j + 2 * (lane % 4);
             if (m < p.m) store_pair<TC>(column + m, m, p.m, d[4 * j + 2 * h], d[4 * j + 2 * h + 1], o);
         }
     }
 }
 
-template <class T, int BM, bool A_MN, bool B_MN, int N>
+template <class T, int WN, bool A_MN, bool B_MN, int N>
 __device__ inline void wgmma_step(float (&d)[N], uint64_t a, uint64_t b, int accumulate) {
-    if constexpr (BM == 128) wgmma_64x128x16<T, A_MN, B_MN>(d, a, b, accumulate);
+    if constexpr (WN == 128) wgmma_64x128x16<T, A_MN, B_MN>(d, a, b, accumulate);
     else wgmma_64x256x16<T, A_MN, B_MN>(d, a, b, accumulate);
 }
 
@@ -266,7 +273,8 @@ __global__ void __launch_bounds__(threads, 1)
     }
     __syncthreads();
 
-    const int tiles_m = (p.m + bm - 1) / bm, tiles_n = (p.n + 127) / 128;
+    constexpr int bn = Tiling::bn, wn = Tiling::wgmma_n;
+    const int tiles_m = (p.m + bm - 1) / bm, tiles_n = (p.n + bn - 1) / bn;
     const int64_t work = int64_t(tiles_m) * tiles_n * p.batch * p.splits;
     const int k_steps = (p.k + bk - 1) / bk;
     const int warpgroup = threadIdx.x / 128;
@@ -281,8 +289,8 @@ __global__ void __launch_bounds__(threads, 1)
                 const int s = step % stages;
                 if (step >= stages) barrier_wait(&empty[s], ((step / stages) - 1) & 1);
                 barrier_expect_bytes(&full[s], Tiling::stage_bytes);
-                tile_of_b::template copy<128>(tiles_a + s * Tiling::stage_elems_a, &map_b, &full[s], ks * bk,
-                                              at.tn * 128, p.b_batched ? at.matrix : 0);
+                tile_of_b::template copy<bn>(tiles_a + s * Tiling::stage_elems_a, &map_b, &full[s], ks * bk,
+                                             at.tn * bn, p.b_batched ? at.matrix : 0);
                 tile_of_a::template copy<bm>(tiles_b + s * Tiling::stage_elems_b, &map_a, &full[s], ks * bk,
                                              at.tm * bm, p.a_batched ? at.matrix : 0);
             }
@@ -295,9 +303,12 @@ __global__ void __launch_bounds__(threads, 1)
     int step = 0;
     for (int64_t w = blockIdx.x; w < work; w += gridDim.x) {
         const work_item at = item_of(w, tiles_m, tiles_n, k_steps, p);
-        // A group whose 64 rows of n all lie past the matrix (n <= 64: decode shapes) has
-        // nothing to multiply or store; it only hands the stages back.
-        if (at.tn * 128 + group * 64 >= p.n) {
+        // This group's n and m: a slice of 64 n, or of wn m with split_m.
+        const int n0 = at.tn * bn + (Tiling::split_m ? 0 : group * 64);
+        const int m0 = at.tm * bm + (Tiling::split_m ? group * wn : 0);
+        // A group whose slice lies past the matrix (n <= 64: decode shapes) has nothing to
+        // multiply or store; it only hands the stages back.
+        if (n0 >= p.n || m0 >= p.m) {
             for (int ks = at.ks_begin; ks < at.ks_end; ++ks, ++step) {
                 barrier_wait(&full[step % stages], (step / stages) & 1);
                 barrier_arrive(&empty[step % stages]);
@@ -310,13 +321,13 @@ __global__ void __launch_bounds__(threads, 1)
         for (int ks = at.ks_begin; ks < at.ks_end; ++ks, ++step) {
             const int s = step % stages;
             barrier_wait(&full[s], (step / stages) & 1);
-            const uint64_t a = tile_of_b::descriptor(tiles_a + s * Tiling::stage_elems_a + group * 64 * bk);
-            const uint64_t b = tile_of_a::descriptor(tiles_b + s * Tiling::stage_elems_b);
+            const uint64_t a = tile_of_b::descriptor(tiles_a + s * Tiling::stage_elems_a + (n0 - at.tn * bn) * bk);
+            const uint64_t b = tile_of_a::descriptor(tiles_b + s * Tiling::stage_elems_b + (m0 - at.tm * bm) * bk);
             fence_accumulators(d);
             asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
 #pragma unroll
             for (int kk = 0; kk < bk / 16; ++kk)
-                wgmma_step<T, bm, B_ROWS, A_ROWS>(d, a + kk * tile_of_b::k_step, b + kk * tile_of_a::k_step,
+                wgmma_step<T, wn, B_ROWS, A_ROWS>(d, a + kk * tile_of_b::k_step, b + kk * tile_of_a::k_step,
                                                   ks > at.ks_begin || kk > 0);
             asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
             // The previous step's wgmmas are done once at most this one is pending: its stage
@@ -329,11 +340,11 @@ __global__ void __launch_bounds__(threads, 1)
         fence_accumulators(d);
         barrier_arrive(&empty[(step - 1) % stages]);
         if (p.splits == 1) {
-            store_tile<TC, bm>(d, p.out, p, at.tm, at.tn, group, at.matrix);
+            store_tile<TC, wn>(d, p.out, p, m0, n0, at.matrix);
         } else {
             const int64_t elements = int64_t(p.m) * p.n;
             const c_target partial{p.partial + at.split * elements * p.batch, p.m, elements, 1.0f, 0.0f, p.m % 2 == 0};
-            store_tile<float, bm>(d, partial, p, at.tm, at.tn, group, at.matrix);
+            store_tile<float, wn>(d, partial, p, m0, n0, at.matrix);
         }
     }
 #endif
@@ -411,15 +422,16 @@ int multiprocessors(int device) {
 }
 
 // One operand (stored column-major with leading dimension ld: `rows` along it when along_rows,
-// else k) as boxes of operand_tile's shape.
-gemm_status_t encode_operand(CUtensorMap &map, dtype t, const void *ptr, bool along_rows, int64_t k, int64_t rows,
-                             int64_t ld, int64_t stride, int64_t matrices) {
+// else k) as boxes of operand_tile's shape for a tile of tile_rows rows.
+gemm_status_t encode_operand(CUtensorMap &map, dtype t, const void *ptr, bool along_rows, int tile_rows, int64_t k,
+                             int64_t rows, int64_t ld, int64_t stride, int64_t matrices) {
     PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
     if (!encode) return set_error(GEMM_STATUS_NOT_SUPPORTED, "cuda_tiled: the driver has no cuTensorMapEncodeTiled");
     const int64_t inner = along_rows ? rows : k, outer = along_rows ? k : rows;
     const cuuint64_t dims[3] = {cuuint64_t(inner), cuuint64_t(outer), cuuint64_t(matrices)};
     const cuuint64_t strides[2] = {cuuint64_t(ld) * 2, cuuint64_t(matrices > 1 ? stride : ld * outer) * 2};
-    const cuuint32_t box[3] = {64, along_rows ? 64u : 128u, 1}, element_strides[3] = {1, 1, 1};
+    const cuuint32_t box_rows = along_rows || tile_rows < 128 ? 64 : 128;
+    const cuuint32_t box[3] = {64, box_rows, 1}, element_strides[3] = {1, 1, 1};
     CUresult r = encode(&map, t == dtype::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3,
                         const_cast<void *>(ptr), dims, strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
                         CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
@@ -442,7 +454,7 @@ gemm_status_t launch_typed(const CUtensorMap &map_a, const CUtensorMap &map_b, c
             return cuda::cuda_status(e, "cuda_tiled: cudaFuncSetAttribute (wgmma kernel)");
         prepared.fetch_or(bit);
     }
-    const int64_t tiles = ((params.m + Tiling::bm - 1) / Tiling::bm) * int64_t((params.n + 127) / 128);
+    const int64_t tiles = ((params.m + Tiling::bm - 1) / Tiling::bm) * int64_t((params.n + Tiling::bn - 1) / Tiling::bn);
     const int64_t blocks = std::min<int64_t>(tiles * params.batch * params.splits, multiprocessors(device));
     kernel<<<unsigned(blocks), threads, Tiling::smem_bytes, stream>>>(map_a, map_b, params);
     if (cudaError_t e = cudaGetLastError(); e != cudaSuccess || params.splits == 1)
@@ -478,10 +490,16 @@ bool aligned16(const void *ptr, int64_t ld, int64_t stride, int64_t batch) {
     return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0 && ld % 8 == 0 && (batch == 1 || stride % 8 == 0);
 }
 
-// The configurations: 128 x 128 tiles in 6 stages of 32 KB, and 256 x 128 in 4 of 48 KB (each
-// consumer thread then holds 128 accumulators).
-using tiling_128 = wgmma_tiling<128, 6>;
-using tiling_256 = wgmma_tiling<256, 4>;
+// The configurations: 128 x 128 tiles in 6 stages of 32 KB, 256 x 128 in 4 of 48 KB (each
+// consumer thread then holds 128 accumulators), and 256 x 64 in 5 of 40 KB, 32 KB of which
+// op(A).
+using tiling_128 = wgmma_tiling<128, 128, 6>;
+using tiling_256 = wgmma_tiling<256, 128, 4>;
+using tiling_256x64 = wgmma_tiling<256, 64, 5>;
+
+int stages_of(int bm, int bn) {
+    return bn == 64 ? tiling_256x64::stages : bm == 128 ? tiling_128::stages : tiling_256::stages;
+}
 
 // A work item's cost beyond its k steps, in k steps: filling the pipeline, storing the tile
 // (or its partial sums) and its share of the reduction.
@@ -507,9 +525,9 @@ int k_splits(const problem &dp, int64_t tiles, int sms, int k_steps) {
 
 }  // namespace
 
-std::string wgmma_id(dtype ab, int bm, bool split_k) {
-    return std::string("wgmma_") + dtype_name(ab) + "_" + std::to_string(bm) + "x128x64_s" +
-           std::to_string(bm == 128 ? tiling_128::stages : tiling_256::stages) + (split_k ? "_splitk" : "");
+std::string wgmma_id(dtype ab, int bm, int bn, bool split_k) {
+    return std::string("wgmma_") + dtype_name(ab) + "_" + std::to_string(bm) + "x" + std::to_string(bn) + "x64_s" +
+           std::to_string(stages_of(bm, bn)) + (split_k ? "_splitk" : "");
 }
 
 std::string wgmma_refusal(const problem &dp) {
@@ -522,7 +540,7 @@ std::string wgmma_refusal(const problem &dp) {
                          (dp.stride_b != 0 && dp.stride_b < dp.ldb * dp.b_cols())))
         return "batch matrices of A or B that overlap";
     if (dp.m > INT_MAX || dp.n > INT_MAX || dp.k > INT_MAX || dp.batch > INT_MAX ||
-        ((dp.m + 127) / 128) * ((dp.n + 127) / 128) > INT_MAX)
+        ((dp.m + 127) / 128) * ((dp.n + 63) / 64) > INT_MAX)
         return "more than 2^31 - 1 tiles or elements along one dimension";
     // Host problems (and their staged shapes, device -1) run on the calling thread's current
     // device.
@@ -536,15 +554,15 @@ std::string wgmma_refusal(const problem &dp) {
     return "";
 }
 
-gemm_status_t launch_wgmma(const problem &dp, int bm, bool split_k, cudaStream_t stream) {
+gemm_status_t launch_wgmma(const problem &dp, int bm, int bn, bool split_k, cudaStream_t stream) {
     if (std::string why = wgmma_refusal(dp); !why.empty())
         return set_error(GEMM_STATUS_NOT_SUPPORTED,
-                         "cuda_tiled: " + wgmma_id(dp.ab_type, bm, split_k) + " refuses " + why);
+                         "cuda_tiled: " + wgmma_id(dp.ab_type, bm, bn, split_k) + " refuses " + why);
     CUtensorMap map_a{}, map_b{};
-    gemm_status_t s = encode_operand(map_a, dp.ab_type, dp.a, dp.op_a == transpose::n, dp.k, dp.m, dp.lda,
+    gemm_status_t s = encode_operand(map_a, dp.ab_type, dp.a, dp.op_a == transpose::n, bm, dp.k, dp.m, dp.lda,
                                      dp.stride_a, dp.stride_a == 0 ? 1 : dp.batch);
     if (s == GEMM_STATUS_SUCCESS)
-        s = encode_operand(map_b, dp.ab_type, dp.b, dp.op_b != transpose::n, dp.k, dp.n, dp.ldb, dp.stride_b,
+        s = encode_operand(map_b, dp.ab_type, dp.b, dp.op_b != transpose::n, bn, dp.k, dp.n, dp.ldb, dp.stride_b,
                            dp.stride_b == 0 ? 1 : dp.batch);
     if (s != GEMM_STATUS_SUCCESS) return s;
     wgmma_params p{};
@@ -559,12 +577,13 @@ gemm_status_t launch_wgmma(const problem &dp, int bm, bool split_k, cudaStream_t
     p.splits = 1;
     p.split_steps = k_steps;
     if (split_k) {
-        const int64_t tiles = (dp.m + bm - 1) / bm * ((dp.n + 127) / 128) * dp.batch;
+        const int64_t tiles = (dp.m + bm - 1) / bm * ((dp.n + bn - 1) / bn) * dp.batch;
         const int splits = k_splits(dp, tiles, multiprocessors(dp.device), k_steps);
         p.split_steps = (k_steps + splits - 1) / splits;
         p.splits = (k_steps + p.split_steps - 1) / p.split_steps;
     }
     auto launch = [&] {
+        if (bn == 64) return launch_types<tiling_256x64>(dp, map_a, map_b, p, stream);
         return bm == 128 ? launch_types<tiling_128>(dp, map_a, map_b, p, stream)
                          : launch_types<tiling_256>(dp, map_a, map_b, p, stream);
     };

@@ -1231,8 +1231,10 @@ TEST_CASE("gpu: cuda_tiled every variant id, aligned and not, against cpu_ref") 
 // The Hopper kernels by id, where the device and the build have them: every op pair (each
 // operand stored along k or along m / n), ragged m, n, k (TMA's boxes past the edges read
 // zeros, the epilogue's stores are predicated), k steps past the stages' ring, partial raster
-// groups, strided batches, more tiles than SMs (each block then takes several); and their
-// refusals (leading dimensions or bases not 16-byte aligned), C unchanged.
+// groups, strided batches, more tiles than SMs (each block then takes several), k split into
+// ranges by the _splitk ids (one column of C, a shorter last range, over a batch, beta != 0
+// applied once by the reduction); and their refusals (leading dimensions or bases not 16-byte
+// aligned), C unchanged.
 TEST_CASE("gpu: cuda_tiled wgmma kernels against cpu_ref, and what they refuse") {
     if (!has_backend("cuda_tiled")) {
         MESSAGE("cuda_tiled not available or not selected: not tested");
@@ -1279,7 +1281,7 @@ TEST_CASE("gpu: cuda_tiled wgmma kernels against cpu_ref, and what they refuse")
                             {999, 1, 4096, 1, 1.0, 0.0},      // decode: split k, one column, m odd
                             {260, 70, 3170, 1, -1.0, 0.5},    // split k, a shorter last range
                             {136, 40, 1500, 2, 0.5, 0.0}};    // split k over a batch
-    const char *tiles[] = {"_128x128x64_s6", "_256x128x64_s4", "_128x128x64_s6_splitk"};
+    const char *tiles[] = {"_128x128x64_s6", "_256x128x64_s4", "_128x128x64_s6_splitk", "_256x64x64_s5_splitk"};
     constexpr int shape_count = sizeof(shapes) / sizeof(shapes[0]), tile_count = sizeof(tiles) / sizeof(tiles[0]);
     auto round8 = [](int64_t v) { return (v + 7) / 8 * 8; };
     int64_t checked = 0, refused = 0;
@@ -1351,7 +1353,7 @@ TEST_CASE("gpu: cuda_tiled wgmma kernels against cpu_ref, and what they refuse")
                 ++refused;
             }
     }
-    MESSAGE(checked << " wgmma runs checked, " << refused << " refusals" << (hopper ? "" : " (not a 9.0 device)"));
+    MESSAGE(checked << " wgmma runs checked, " << refused << " refusals" << std::string(hopper ? "" : " (not a 9.0 device)"));
     CHECK(checked + refused > 0);
     if (hopper) CHECK(checked == 4 * (shape_count + 1) * 4 * tile_count);
 }

@@ -120,9 +120,8 @@ __device__ inline void copy_box(void *dst, const CUtensorMap *map, uint64_t *bar
 // as TMA writes it and wgmma reads it, for an operand stored along k (MN = false) or along its
 // rows (MN = true). A slice of 64 rows begins 8 KB * slice in both.
 //  - k-major: boxes of 64 k x 128 rows (64 rows for a tile of 64); each row 128 bytes, groups
-//    of 8 rows 1024 bytes apart
-//    (the descriptor's stride offset; its leading offset is unused), a k step of 16 elements
-//    32 bytes further along the row.
+//    of 8 rows 1024 bytes apart (the descriptor's stride offset; its leading offset is
+//    unused), a k step of 16 elements 32 bytes further along the row.
 //  - MN-major: boxes of 64 rows x 64 k, 8 KB apart (the leading offset: the next 64 rows);
 //    each k a 128-byte row of 64 elements, groups of 8 k 1024 bytes apart (the stride
 //    offset), a k step of 16 two such groups further.

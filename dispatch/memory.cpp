@@ -44,39 +44,52 @@ void allocation_memo::add(std::uintptr_t begin, std::size_t bytes, memory_space 
     count_ = std::min(count_ + 1, capacity);
 }
 
-gemm_status_t host_readable_array(const void *const *array, std::size_t count, std::vector<const void *> &copy,
-                                  const void *const *&readable, std::string &why) {
+gemm_status_t host_readable_arrays(pointer_array *arrays, int count, std::size_t matrices, int &failed,
+                                   std::string &why) {
     registered_backends();
-    readable = array;
+    for (int i = 0; i < count; ++i) arrays[i].readable = arrays[i].array;
     pointer_classifier classify = classifier.load();
-    if (!classify || count == 0) return GEMM_STATUS_SUCCESS;
-    int device = -1;
-    std::uintptr_t begin = 0;
-    std::size_t bytes = 0;
-    const memory_space space = classify(array, &device, &begin, &bytes);
-    if (space == memory_space::host) return GEMM_STATUS_SUCCESS;
-    const std::string where = std::string("lies in ") + memory_space_name(space) + " memory of device " +
-                              std::to_string(device);
-    // The driver knows the allocation: an array that ends past it is refused before the copy
-    // would read beyond it.
-    const std::size_t room = bytes ? (bytes - (reinterpret_cast<std::uintptr_t>(array) - begin)) / sizeof(void *) : count;
-    if (room < count) {
-        why = where + ", whose allocation holds " + std::to_string(room) + " pointers from it; the batch has " +
-              std::to_string(count) + " matrices";
-        return GEMM_STATUS_INVALID_POINTER;
+    if (!classify || matrices == 0) return GEMM_STATUS_SUCCESS;
+    std::vector<stream_read> reads;
+    std::vector<int> read_of;  // the array each read copies
+    std::string first_where;   // of the first array read
+    for (int i = 0; i < count; ++i) {
+        pointer_array &x = arrays[i];
+        if (!x.array) continue;
+        int device = -1;
+        std::uintptr_t begin = 0;
+        std::size_t bytes = 0;
+        const memory_space space = classify(x.array, &device, &begin, &bytes);
+        if (space == memory_space::host) continue;
+        const std::string where = std::string("lies in ") + memory_space_name(space) + " memory of device " +
+                                  std::to_string(device);
+        failed = i;
+        // The driver knows the allocation: an array that ends past it is refused before the
+        // copy would read beyond it.
+        const std::size_t room =
+            bytes ? (bytes - (reinterpret_cast<std::uintptr_t>(x.array) - begin)) / sizeof(void *) : matrices;
+        if (room < matrices) {
+            why = where + ", whose allocation holds " + std::to_string(room) + " pointers from it; the batch has " +
+                  std::to_string(matrices) + " matrices";
+            return GEMM_STATUS_INVALID_POINTER;
+        }
+        if (!services.load()) {
+            why = where + ", which this build cannot read";
+            return GEMM_STATUS_NOT_SUPPORTED;
+        }
+        x.copy.resize(matrices);
+        reads.push_back({x.copy.data(), x.array, matrices * sizeof(void *), device});
+        read_of.push_back(i);
+        if (first_where.empty()) first_where = where;
     }
-    const device_services *s = services.load();
-    if (!s) {
-        why = where + ", which this build cannot read";
-        return GEMM_STATUS_NOT_SUPPORTED;
-    }
-    copy.resize(count);
-    if (gemm_status_t st = s->read_in_stream_order(device, tls_stream, copy.data(), array, count * sizeof(void *));
+    if (reads.empty()) return GEMM_STATUS_SUCCESS;
+    if (gemm_status_t st = services.load()->read_in_stream_order(tls_stream, reads.data(), int(reads.size()));
         st != GEMM_STATUS_SUCCESS) {
-        why = where + ": " + last_error_message();
+        failed = read_of.front();
+        why = first_where + ": " + last_error_message();
         return st;
     }
-    readable = copy.data();
+    for (int i : read_of) arrays[i].readable = arrays[i].copy.data();
     return GEMM_STATUS_SUCCESS;
 }
 

@@ -24,6 +24,14 @@ void set_pointer_classifier(pointer_classifier classify);
 void set_thread_stream(void *stream);
 void *thread_stream();
 
+// One copy of device or managed memory (on `device`) to host memory.
+struct stream_read {
+    void *host;
+    const void *src;
+    std::size_t bytes;
+    int device;
+};
+
 // Device memory, streams and event timing, installed with the CUDA backends so that the
 // measurement engine can time device-pointer problems without depending on CUDA. Every call makes `device`
 // current for its duration and restores the caller's device. Copies are synchronous.
@@ -45,11 +53,11 @@ struct device_services {
     // p's epilogue applied to C (device or managed memory) by a kernel on p.stream, on
     // p.device (dispatch/epilogue_pass.hpp).
     gemm_status_t (*epilogue_pass)(const problem &p);
-    // Copies bytes of device or managed memory to host memory in the order of stream's work
-    // (what was enqueued there before runs first) and waits for the copy. NOT_SUPPORTED, with
-    // the reason, while the stream is being captured into a CUDA graph, where the copy would
-    // only be recorded.
-    gemm_status_t (*read_in_stream_order)(int device, void *stream, void *host, const void *src, std::size_t bytes);
+    // Copies each read's bytes of device or managed memory (on its device) to host memory in
+    // the order of stream's work (what was enqueued there before runs first), all enqueued
+    // before one wait. NOT_SUPPORTED, with the reason, while the stream is being captured into
+    // a CUDA graph, where the copies would only be recorded.
+    gemm_status_t (*read_in_stream_order)(void *stream, const stream_read *reads, int count);
 };
 
 void set_device_services(const device_services *services);
@@ -77,14 +85,21 @@ private:
     int count_ = 0;
 };
 
-// A batch's array of `count` matrix pointers (its A, B or C) as the host can read it:
-// `array` itself in host memory; in device or managed memory, where cuBLAS's batched calls
-// take such arrays, a copy read into `copy` on the thread's stream, after the work enqueued
-// there before, and waited for, so that every matrix can be checked before anything runs.
-// A refusal comes with the reason in `why`, a phrase about the array ("lies in device memory
-// of device 0 ...").
-gemm_status_t host_readable_array(const void *const *array, std::size_t count, std::vector<const void *> &copy,
-                                  const void *const *&readable, std::string &why);
+// One of a batch's arrays of matrix pointers (its A, B or C), and what the host reads of it.
+struct pointer_array {
+    const void *const *array = nullptr;     // as the caller passed it; nullptr: none
+    const void *const *readable = nullptr;  // array itself, or copy.data()
+    std::vector<const void *> copy;
+};
+
+// Each present array of `count` (the batch's `matrices` pointers) as the host can read it:
+// in host memory the array itself; in device or managed memory, where cuBLAS's batched calls
+// take such arrays, a copy read on the thread's stream, after the work enqueued there before:
+// every such copy is enqueued, then waited for once, so that every matrix can be checked
+// before anything runs. A refusal names the array it concerns (`failed`, its index) and gives
+// the reason in `why`, a phrase about that array ("lies in device memory of device 0 ...").
+gemm_status_t host_readable_arrays(pointer_array *arrays, int count, std::size_t matrices, int &failed,
+                                   std::string &why);
 
 // Sets p.space and p.device from A, B and C. Mixed spaces, or two devices, are an error.
 // memo: the batch call's allocations, consulted and extended (nullptr: ask for every pointer).

@@ -69,24 +69,24 @@ gemm_status_t check_arrays(const api_pointer_call &pc) {
 
 // The arrays of pointers as the host can read them: those in device or managed memory (as
 // cuBLAS takes them) copied to the host on the call's stream; pc's arrays replaced by them.
-struct host_arrays {
-    std::vector<const void *> a, b, c;
-};
-
-gemm_status_t read_arrays(api_pointer_call &pc, int64_t total, host_arrays &copies) {
+// copies (A, B, C) holds what the host read.
+gemm_status_t read_arrays(api_pointer_call &pc, int64_t total, pointer_array (&copies)[3]) {
     user_call first = pc.groups[0];
     first.has_group = 0;
     const param_positions &at = positions_of(first);
-    const void *const *c = const_cast<const void *const *>(pc.c);
-    struct array { const void *const *&ptr; std::vector<const void *> &copy; int position; const char *name; } arrays[] = {
-        {pc.a, copies.a, at.a, "A"}, {pc.b, copies.b, at.b, "B"}, {c, copies.c, at.c, "C"}};
-    for (array &x : arrays) {
-        if (!x.ptr) continue;
-        std::string why;
-        if (gemm_status_t s = host_readable_array(x.ptr, std::size_t(total), x.copy, x.ptr, why); s != GEMM_STATUS_SUCCESS)
-            return call_error(first, s, x.position, fmt::format("{} (the array of the matrices' pointers) {}", x.name, why));
+    copies[0].array = pc.a;
+    copies[1].array = pc.b;
+    copies[2].array = const_cast<const void *const *>(pc.c);
+    int failed = 0;
+    std::string why;
+    if (gemm_status_t s = host_readable_arrays(copies, 3, std::size_t(total), failed, why); s != GEMM_STATUS_SUCCESS) {
+        const int position[3] = {at.a, at.b, at.c};
+        return call_error(first, s, position[failed],
+                          fmt::format("{} (the array of the matrices' pointers) {}", "ABC"[failed], why));
     }
-    pc.c = const_cast<void *const *>(c);
+    pc.a = copies[0].readable;
+    pc.b = copies[1].readable;
+    pc.c = const_cast<void *const *>(copies[2].readable);
     return GEMM_STATUS_SUCCESS;
 }
 
@@ -181,7 +181,7 @@ gemm_status_t run_pointers(api_pointer_call pc) {
     }
     if (total == 0) return GEMM_STATUS_SUCCESS;
     if (gemm_status_t s = check_arrays(pc); s != GEMM_STATUS_SUCCESS) return s;
-    host_arrays copies;
+    pointer_array copies[3];
     if (gemm_status_t s = read_arrays(pc, total, copies); s != GEMM_STATUS_SUCCESS) return s;
     canonical_groups canonical(pc);
     std::vector<c_extent> extents;

@@ -4,6 +4,9 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
+#include <vector>
+
 #include "cuda_status.hpp"
 #include "device_context.hpp"
 #include "epilogue_pass.hpp"
@@ -84,19 +87,38 @@ void unpin(void *host) {
     cudaGetLastError();
 }
 
-gemm_status_t read_in_stream_order(int device, void *stream, void *host, const void *src, std::size_t bytes) {
-    device_guard guard;
-    if (gemm_status_t s = guard.enter(device); s != GEMM_STATUS_SUCCESS) return s;
+// Each read enqueued with its device current, then one wait per device the reads named (one
+// in practice; the legacy default stream, 0, is a different stream on each device).
+gemm_status_t read_in_stream_order(void *stream, const stream_read *reads, int count) {
     cudaStream_t st = static_cast<cudaStream_t>(stream);
-    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-    if (gemm_status_t s = cuda_status(cudaStreamIsCapturing(st, &capture), "cudaStreamIsCapturing");
-        s != GEMM_STATUS_SUCCESS)
-        return s;
-    if (capture != cudaStreamCaptureStatusNone)
-        return set_error(GEMM_STATUS_NOT_SUPPORTED, "the call's stream is being captured into a CUDA graph, where "
-                                                    "the host cannot read device memory; pass the array in host memory");
-    gemm_status_t s = cuda_status(cudaMemcpyAsync(host, src, bytes, cudaMemcpyDefault, st), "cudaMemcpyAsync");
-    return s == GEMM_STATUS_SUCCESS ? cuda_status(cudaStreamSynchronize(st), "cudaStreamSynchronize") : s;
+    std::vector<int> devices;
+    for (int i = 0; i < count; ++i) {
+        device_guard guard;
+        if (gemm_status_t s = guard.enter(reads[i].device); s != GEMM_STATUS_SUCCESS) return s;
+        if (i == 0) {
+            cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+            if (gemm_status_t s = cuda_status(cudaStreamIsCapturing(st, &capture), "cudaStreamIsCapturing");
+                s != GEMM_STATUS_SUCCESS)
+                return s;
+            if (capture != cudaStreamCaptureStatusNone)
+                return set_error(GEMM_STATUS_NOT_SUPPORTED,
+                                 "the call's stream is being captured into a CUDA graph, where the host cannot read "
+                                 "device memory; pass the array in host memory");
+        }
+        if (gemm_status_t s = cuda_status(
+                cudaMemcpyAsync(reads[i].host, reads[i].src, reads[i].bytes, cudaMemcpyDefault, st), "cudaMemcpyAsync");
+            s != GEMM_STATUS_SUCCESS)
+            return s;
+        if (std::find(devices.begin(), devices.end(), reads[i].device) == devices.end())
+            devices.push_back(reads[i].device);
+    }
+    for (int device : devices) {
+        device_guard guard;
+        if (gemm_status_t s = guard.enter(device); s != GEMM_STATUS_SUCCESS) return s;
+        if (gemm_status_t s = cuda_status(cudaStreamSynchronize(st), "cudaStreamSynchronize"); s != GEMM_STATUS_SUCCESS)
+            return s;
+    }
+    return GEMM_STATUS_SUCCESS;
 }
 
 constexpr device_services cuda_services = {allocate,       release,     copy, create_stream, destroy_stream,

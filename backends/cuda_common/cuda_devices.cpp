@@ -8,6 +8,7 @@
 #include <cuda_runtime_api.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -98,23 +99,13 @@ verdict make_device_verdict() {
     return verdict::yes(detail);
 }
 
-// The driver's cuPointerGetAttributes, found through the runtime (linking libcuda would keep
-// the library from loading where there is no driver), or null. Asked for the three attributes
-// a call needs, it costs less than cudaPointerGetAttributes, which fills in more, and every
-// device call pays it three times: measured on the H200 host, 40-56 ns against 84-108 ns for a
-// device pointer, 115-126 ns against 153-178 ns for a host pointer.
+// The driver's cuPointerGetAttributes, or null. Asked for the three attributes a call needs,
+// it costs less than cudaPointerGetAttributes, which fills in more, and every device call pays
+// it three times: measured on the H200 host, 40-56 ns against 84-108 ns for a device pointer,
+// 115-126 ns against 153-178 ns for a host pointer.
 PFN_cuPointerGetAttributes_v7000 driver_pointer_query() {
-    static const PFN_cuPointerGetAttributes_v7000 query = [] {
-        void *f = nullptr;
-        cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
-        if (cudaGetDriverEntryPointByVersion("cuPointerGetAttributes", &f, 7000, cudaEnableDefault, &found) !=
-                cudaSuccess ||
-            found != cudaDriverEntryPointSuccess) {
-            cudaGetLastError();
-            return PFN_cuPointerGetAttributes_v7000(nullptr);
-        }
-        return reinterpret_cast<PFN_cuPointerGetAttributes_v7000>(f);
-    }();
+    static const auto query =
+        reinterpret_cast<PFN_cuPointerGetAttributes_v7000>(driver_entry_point("cuPointerGetAttributes", 7000));
     return query;
 }
 
@@ -158,6 +149,26 @@ memory_space classify_pointer(const void *ptr, int *device, std::uintptr_t *rang
 }
 
 }  // namespace
+
+cudaError_t multiprocessor_count(int device, int &sms) {
+    static std::atomic<int> known[64] = {};  // 0: not asked yet
+    std::atomic<int> *slot = device >= 0 && device < 64 ? &known[device] : nullptr;
+    if (slot && (sms = slot->load(std::memory_order_relaxed)) > 0) return cudaSuccess;
+    const cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+    if (e == cudaSuccess && slot) slot->store(sms, std::memory_order_relaxed);
+    return e;
+}
+
+void *driver_entry_point(const char *symbol, unsigned version) {
+    void *f = nullptr;
+    cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+    if (cudaGetDriverEntryPointByVersion(symbol, &f, version, cudaEnableDefault, &found) != cudaSuccess ||
+        found != cudaDriverEntryPointSuccess) {
+        cudaGetLastError();
+        return nullptr;
+    }
+    return f;
+}
 
 int device_count() { return probe_devices().count; }
 

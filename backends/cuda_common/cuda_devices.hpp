@@ -1,6 +1,8 @@
 // cuda_devices.hpp: what CUDA devices this machine has, asked once, in the user's terms.
 #pragma once
 
+#include <cuda_runtime_api.h>
+
 #include "dispatch/backend.hpp"
 
 namespace gemm::cuda {
@@ -13,5 +15,14 @@ int device_count();
 // why in the user's terms: "no CUDA device: no NVIDIA driver / no GPU (...)", "... the NVIDIA
 // driver (CUDA 12.2) is older than the CUDA runtime (13.1) ...". Computed once; thread-safe.
 verdict device_verdict();
+
+// The number of SMs of `device` into sms, asked once per device ordinal below 64 (kernels
+// that size their grids by it ask on every launch). A failed query is returned, not cached.
+cudaError_t multiprocessor_count(int device, int &sms);
+
+// The driver's function `symbol` of the given ABI version (e.g. 12000), found through the
+// runtime (linking libcuda would keep the library from loading where there is no driver), or
+// null where the driver lacks it. Never leaves an error behind; callers cache the answer.
+void *driver_entry_point(const char *symbol, unsigned version);
 
 }  // namespace gemm::cuda

@@ -126,8 +126,7 @@ public:
             const variant_info *v = asked;
             int sms = 0;  // dp.device is current (run_on_device), staged problems included
             if (!v) {
-                if (cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dp.device);
-                    e != cudaSuccess)
+                if (cudaError_t e = cuda::multiprocessor_count(dp.device, sms); e != cudaSuccess)
                     return cuda::cuda_status(e, "cuda_tiled: cudaDeviceGetAttribute");
             }
             if (!v && cuda_tiled::mma_types(dp)) {

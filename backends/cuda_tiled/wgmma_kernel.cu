@@ -15,6 +15,7 @@
 #include <string>
 #include <type_traits>
 
+#include "backends/cuda_common/cuda_devices.hpp"
 #include "backends/cuda_common/cuda_status.hpp"
 #include "backends/cuda_common/device_context.hpp"
 #include "dispatch/error.hpp"
@@ -370,54 +371,37 @@ __global__ void split_k_reduce(wgmma_params p) {
 // ---- host side ---------------------------------------------------------------------------
 
 PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
-    static const PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
-        void *f = nullptr;
-        cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
-        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &found) !=
-                cudaSuccess ||
-            found != cudaDriverEntryPointSuccess) {
-            cudaGetLastError();
-            return PFN_cuTensorMapEncodeTiled_v12000(nullptr);
-        }
-        return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(f);
-    }();
+    static const auto encode =
+        reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(cuda::driver_entry_point("cuTensorMapEncodeTiled", 12000));
     return encode;
 }
 
 // Per device ordinal below 64, asked once: 0 not asked, else 1 + the answer.
-struct device_facts {
-    std::atomic<int> sm90[64] = {};
-    std::atomic<int> sms[64] = {};
-};
-device_facts facts;
+std::atomic<int> sm90_facts[64] = {};
 
 // Compute capability 9.0 exactly: sm_90a code runs on no other device.
 bool device_is_sm90(int device) {
     if (device < 0 || device >= 64) return false;
-    int v = facts.sm90[device].load(std::memory_order_relaxed);
+    int v = sm90_facts[device].load(std::memory_order_relaxed);
     if (v == 0) {
         int major = 0, minor = 0;
         const bool ok = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
                         cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) == cudaSuccess;
         if (!ok) cudaGetLastError();
         v = 1 + (ok && major == 9 && minor == 0);
-        facts.sm90[device].store(v, std::memory_order_relaxed);
+        sm90_facts[device].store(v, std::memory_order_relaxed);
     }
     return v == 2;
 }
 
+// The device's SMs, 1 where the query fails (a grid of one block is still correct).
 int multiprocessors(int device) {
-    int v = facts.sms[device & 63].load(std::memory_order_relaxed);
-    if (v == 0) {
-        int sms = 0;
-        if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || sms <= 0) {
-            cudaGetLastError();
-            sms = 1;
-        }
-        v = 1 + sms;
-        facts.sms[device & 63].store(v, std::memory_order_relaxed);
+    int sms = 0;
+    if (cuda::multiprocessor_count(device, sms) != cudaSuccess || sms <= 0) {
+        cudaGetLastError();
+        return 1;
     }
-    return v - 1;
+    return sms;
 }
 
 // One operand (stored column-major with leading dimension ld: `rows` along it when along_rows,

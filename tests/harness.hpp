@@ -289,6 +289,7 @@ struct gemm_case {
     gemm_dtype_t ab_type = GEMM_F32;
     gemm_dtype_t c_type = GEMM_F32;
     entry api = entry::typed;
+    bool tf32 = false;  // f32 products may be formed from inputs cut to TF32 (GEMM_ALLOW_TF32=1)
 
     // The only compute type the library accepts for ab_type (f16/bf16 accumulate in f32).
     gemm_dtype_t compute_type() const { return ab_type == GEMM_F64 || is_complex(ab_type) ? ab_type : GEMM_F32; }
@@ -554,10 +555,13 @@ inline reference compute_reference(const gemm_case &c, const operands &o) {
 // k products plus the scalings and the add, taken twice since both sides round) plus 3 u_out
 // for rounding C to its own type on both sides, plus a subnormal-sized floor.
 // A part of a complex dot product is a real dot product of 2k terms, bounded by the complex
-// magnitudes (|x_re y_re| + |x_im y_im| <= |x| |y|).
+// magnitudes (|x_re y_re| + |x_im y_im| <= |x| |y|). With TF32 each input may lose all but
+// 10 bits of its mantissa (cut, not rounded), each product up to 2 * 2^-10 of itself: 2^-9
+// of the magnitude in all.
 inline double tolerance(const gemm_case &c, double magnitude) {
     double terms = double(c.k * parts(c.ab_type) + 3);
-    double gamma = 2.0 * terms * unit_roundoff(c.compute_type()) + 3.0 * unit_roundoff(c.c_type);
+    double gamma = 2.0 * terms * unit_roundoff(c.compute_type()) + 3.0 * unit_roundoff(c.c_type) +
+                   (c.tf32 ? std::ldexp(1.0, -9) : 0.0);
     return gamma * magnitude + 2.0 * smallest_subnormal(c.c_type);
 }
 

@@ -68,8 +68,9 @@ public:
     }
 
     // The variants of p's dtype: with 16-byte alignment, only the vector ones (their scalar
-    // twins cannot win), else only the scalar ones. Host problems are judged as staged, where
-    // run_on_device packs every operand aligned.
+    // twins cannot win), else only the scalar ones; the Hopper (TF32) ones where they do not
+    // refuse p. Host problems are judged as staged, where run_on_device packs every operand
+    // aligned.
     std::vector<std::string> variants(const problem &p) const override {
         const problem dp = p.space == memory_space::host ? cuda::staged_shape(p) : p;
         if (cuda_tiled::mma_types(p)) {
@@ -84,7 +85,7 @@ public:
         std::vector<std::string> ids;
         for (const variant_info &v : cuda_tiled::variant_table()) {
             if (v.type != p.ab_type) continue;
-            if (v.textbook ? small : v.vector == aligned) ids.push_back(v.id);
+            if (v.refusal ? v.refusal(dp).empty() : v.textbook ? small : v.vector == aligned) ids.push_back(v.id);
         }
         return ids;
     }
@@ -129,8 +130,9 @@ public:
                 if (cudaError_t e = cuda::multiprocessor_count(dp.device, sms); e != cudaSuccess)
                     return cuda::cuda_status(e, "cuda_tiled: cudaDeviceGetAttribute");
             }
+            if (!v) v = hopper_default(dp, sms);
             if (!v && cuda_tiled::mma_types(dp)) {
-                v = half_default(dp, sms);
+                v = mma_variant(dp.ab_type);
             } else if (!v) {
                 v = default_variant(dp, aligned, sms);
             } else if (v->vector && !aligned) {
@@ -173,20 +175,20 @@ public:
     }
 
 private:
-    // run("") for f16/bf16, where the Hopper kernels compute dp: for C of at most 64 columns
-    // (decode shapes) the 256x64 tiles that split k, else the 128x128 ones (their twin that
-    // splits k when fewer tiles than SMs would leave some idle); elsewhere the wmma kernel,
-    // which computes every such problem. On the H200 the 256x64 tiles beat the split 128x128
-    // ones on every bf16 decode shape (row-major X W^T) with X of up to 32 rows, and lost
-    // with 128 (NOTES.md).
-    static const variant_info *half_default(const problem &dp, int sms) {
+    // run("") where the Hopper kernels compute dp (f16/bf16; f32 with TF32 allowed): for C
+    // of at most 64 columns (decode shapes) the 256x64 tiles that split k, else the 128x128
+    // ones (their twin that splits k when fewer tiles than SMs would leave some idle);
+    // nullptr elsewhere (the wmma kernel computes every f16/bf16 problem, the register-tiled
+    // ones every f32 one). On the H200 the 256x64 tiles beat the split 128x128 ones on every
+    // bf16 decode shape (row-major X W^T) with X of up to 32 rows, and lost with 128 (NOTES.md).
+    static const variant_info *hopper_default(const problem &dp, int sms) {
         auto wanted = [&](const variant_info &v) {
             if (dp.n <= 64) return v.bn == 64;
             return v.bm == 128 && v.bn == 128 && v.split_k == (blocks_for(dp, v) < sms);
         };
         for (const variant_info &v : cuda_tiled::variant_table())
             if (v.type == dp.ab_type && v.refusal && wanted(v) && v.refusal(dp).empty()) return &v;
-        return mma_variant(dp.ab_type);
+        return nullptr;
     }
 
     static const variant_info *mma_variant(dtype ab) {

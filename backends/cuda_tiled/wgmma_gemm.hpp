@@ -1,6 +1,6 @@
-// wgmma_gemm.hpp: the Hopper tensor-core kernels for f16/bf16 (wgmma_kernel.cu: wgmma, operands
-// brought by the bulk tensor copy engine, TMA), compiled for sm_90a when the CUDA compiler
-// has it (12.0 and later).
+// wgmma_gemm.hpp: the Hopper tensor-core kernels for f16/bf16 and for f32 through TF32
+// (wgmma_kernel.cu: wgmma, operands brought by the bulk tensor copy engine, TMA), compiled for
+// sm_90a when the CUDA compiler has it (12.0 and later).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -12,17 +12,20 @@
 
 namespace gemm::cuda_tiled {
 
-// The id of the kernel for f16 or bf16 inputs and BM x BN tiles of C (128 x 128, 256 x 128,
-// or 256 x 64 for C with few columns): wgmma_<dtype>_<BM>x<BN>x64_s<stages> (k steps of 64,
-// that many stages of operands in shared memory), with the suffix _splitk for a twin that
-// splits k where too few tiles would leave SMs idle (decode shapes: n small, k long).
+// The id of the kernel for f16, bf16 or f32 (TF32) inputs and BM x BN tiles of C (128 x 128,
+// 256 x 128, or 256 x 64 for C with few columns): wgmma_<f16|bf16|tf32>_<BM>x<BN>x<BK>_s<stages>
+// (k steps of BK = 128 bytes: 64 elements, 32 for tf32; that many stages of operands in
+// shared memory), with the suffix _splitk for a twin that splits k where too few tiles would
+// leave SMs idle (decode shapes: n small, k long).
 std::string wgmma_id(dtype ab, int bm, int bn, bool split_k);
 
 // Why the kernels cannot compute dp ("" when they can): its device (for host memory the
 // calling thread's current one) is not of compute capability 9.0, types other than f16/bf16
-// inputs with C in that type or f32, A or B not 16-byte aligned (base, leading dimension,
-// batch stride: what TMA can describe), overlapping batch matrices of A or B, or more tiles
-// than an int holds. Every op pair is computed.
+// inputs with C in that type or f32 and f32 with C in f32, f32 without GEMM_ALLOW_TF32=1 or
+// with an operand stored along m or n (TF32 takes column-major op(A) = T, op(B) = N only),
+// A or B not 16-byte aligned (base, leading dimension, batch stride: what TMA can describe),
+// overlapping batch matrices of A or B, or more tiles than an int holds. f16/bf16: every op
+// pair.
 std::string wgmma_refusal(const problem &dp);
 
 // dp on device memory with k > 0 and alpha != 0, in bm x bn tiles: NOT_SUPPORTED with the

@@ -1,8 +1,10 @@
 // wgmma_instructions.cuh: the wgmma instructions the Hopper kernel issues (sm_90a): D (64 x N,
-// f32, this thread's N / 2 accumulators in the instruction's fragment order) = A (64 x 16) *
-// B (16 x N) + (accumulate ? D : 0), both operands from shared memory through their
-// descriptors, each stored along k or, with A_MN / B_MN, along its other dimension (the
-// instruction's transpose flags); scales 1.
+// f32, this thread's N / 2 accumulators in the instruction's fragment order) = A (64 x K) *
+// B (K x N) + (accumulate ? D : 0), both operands from shared memory through their
+// descriptors; scales 1. K is 32 bytes of the element type: 16 for f16/bf16, whose operands
+// may be stored along k or, with A_MN / B_MN, along their other dimension (the instruction's
+// transpose flags), and 8 for tf32 (f32 data, of which the instruction reads the 10-bit
+// mantissa), whose operands must be stored along k (the instruction has no transpose flags).
 #pragma once
 
 #include <cuda_bf16.h>
@@ -15,19 +17,20 @@ namespace gemm::cuda_tiled {
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
-// One asm statement per shape, stamped with the element type's token (bf16 or f16), which
-// must sit in the instruction's string literal.
-#define GEMM_WGMMA_64X128X16(TYPE) \
+// One asm statement per N, stamped with the instruction's shape and types (e.g.
+// "m64n128k16.f32.bf16.bf16") and its transpose operands (", %67, %68"; none for tf32), which
+// must sit in its string literal. The flags are operands either way; tf32 does not name them.
+#define GEMM_WGMMA_64X128(SHAPE_TYPES, TRANS) \
     asm volatile(                                                                                                      \
         "{\n"                                                                                                          \
         ".reg .pred p;\n"                                                                                              \
         "setp.ne.b32 p, %66, 0;\n"                                                                                     \
-        "wgmma.mma_async.sync.aligned.m64n128k16.f32." TYPE "." TYPE " {"                                              \
+        "wgmma.mma_async.sync.aligned." SHAPE_TYPES " {"                                                               \
         "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, "                   \
         "%20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, "                   \
         "%38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, "                   \
         "%56, %57, %58, %59, %60, %61, %62, %63"                                                                       \
-        "}, %64, %65, p, 1, 1, %67, %68;\n"                                                                            \
+        "}, %64, %65, p, 1, 1" TRANS ";\n"                                                                             \
         "}\n"                                                                                                          \
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),              \
           "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),        \
@@ -39,12 +42,12 @@ namespace gemm::cuda_tiled {
           "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])       \
         : "l"(a), "l"(b), "r"(accumulate), "n"(int(A_MN)), "n"(int(B_MN)))
 
-#define GEMM_WGMMA_64X256X16(TYPE) \
+#define GEMM_WGMMA_64X256(SHAPE_TYPES, TRANS) \
     asm volatile(                                                                                                      \
         "{\n"                                                                                                          \
         ".reg .pred p;\n"                                                                                              \
         "setp.ne.b32 p, %130, 0;\n"                                                                                    \
-        "wgmma.mma_async.sync.aligned.m64n256k16.f32." TYPE "." TYPE " {"                                              \
+        "wgmma.mma_async.sync.aligned." SHAPE_TYPES " {"                                                               \
         "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, "                   \
         "%20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, "                   \
         "%38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, "                   \
@@ -53,7 +56,7 @@ namespace gemm::cuda_tiled {
         "%92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, "                     \
         "%108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, "                   \
         "%123, %124, %125, %126, %127"                                                                                 \
-        "}, %128, %129, p, 1, 1, %131, %132;\n"                                                                        \
+        "}, %128, %129, p, 1, 1" TRANS ";\n"                                                                           \
         "}\n"                                                                                                          \
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),              \
           "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),        \
@@ -74,19 +77,23 @@ namespace gemm::cuda_tiled {
         : "l"(a), "l"(b), "r"(accumulate), "n"(int(A_MN)), "n"(int(B_MN)))
 
 template <class T, bool A_MN, bool B_MN>
-__device__ inline void wgmma_64x128x16(float (&d)[64], uint64_t a, uint64_t b, int accumulate) {
-    if constexpr (std::is_same_v<T, __nv_bfloat16>) GEMM_WGMMA_64X128X16("bf16");
-    else GEMM_WGMMA_64X128X16("f16");
+__device__ inline void wgmma_64x128(float (&d)[64], uint64_t a, uint64_t b, int accumulate) {
+    static_assert(!std::is_same_v<T, float> || (!A_MN && !B_MN), "tf32 operands are stored along k");
+    if constexpr (std::is_same_v<T, __nv_bfloat16>) GEMM_WGMMA_64X128("m64n128k16.f32.bf16.bf16", ", %67, %68");
+    else if constexpr (std::is_same_v<T, __half>) GEMM_WGMMA_64X128("m64n128k16.f32.f16.f16", ", %67, %68");
+    else GEMM_WGMMA_64X128("m64n128k8.f32.tf32.tf32", "");
 }
 
 template <class T, bool A_MN, bool B_MN>
-__device__ inline void wgmma_64x256x16(float (&d)[128], uint64_t a, uint64_t b, int accumulate) {
-    if constexpr (std::is_same_v<T, __nv_bfloat16>) GEMM_WGMMA_64X256X16("bf16");
-    else GEMM_WGMMA_64X256X16("f16");
+__device__ inline void wgmma_64x256(float (&d)[128], uint64_t a, uint64_t b, int accumulate) {
+    static_assert(!std::is_same_v<T, float> || (!A_MN && !B_MN), "tf32 operands are stored along k");
+    if constexpr (std::is_same_v<T, __nv_bfloat16>) GEMM_WGMMA_64X256("m64n256k16.f32.bf16.bf16", ", %131, %132");
+    else if constexpr (std::is_same_v<T, __half>) GEMM_WGMMA_64X256("m64n256k16.f32.f16.f16", ", %131, %132");
+    else GEMM_WGMMA_64X256("m64n256k8.f32.tf32.tf32", "");
 }
 
-#undef GEMM_WGMMA_64X128X16
-#undef GEMM_WGMMA_64X256X16
+#undef GEMM_WGMMA_64X128
+#undef GEMM_WGMMA_64X256
 
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 

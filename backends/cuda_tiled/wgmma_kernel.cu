@@ -1,6 +1,7 @@
 // wgmma_kernel.cu: the Hopper tensor-core GEMM for f16/bf16 inputs (f32 accumulators, C in
-// the input type or f32): operands brought into shared memory by the bulk tensor copy engine
-// (TMA) through a ring of stages on mbarriers, multiplied by wgmma. Compiled for sm_90a only.
+// the input type or f32) and for f32 through TF32 (C in f32): operands brought into shared
+// memory by the bulk tensor copy engine (TMA) through a ring of stages on mbarriers,
+// multiplied by wgmma. Compiled for sm_90a only.
 #include "wgmma_gemm.hpp"
 
 #include <cuda.h>  // CUtensorMap and its enums; the encode function is found through the runtime
@@ -19,6 +20,7 @@
 #include "backends/cuda_common/cuda_status.hpp"
 #include "backends/cuda_common/device_context.hpp"
 #include "dispatch/error.hpp"
+#include "dispatch/settings.hpp"
 #include "wgmma_instructions.cuh"
 
 namespace gemm::cuda_tiled {
@@ -29,19 +31,21 @@ namespace {
 // accumulator columns a thread holds are neighbouring m, contiguous in column-major C.
 // BN 128: each consumer warpgroup multiplies 64 of the tile's n by all of its BM m. BN 64 (C
 // with few columns: decode shapes): both multiply the same 64 n, each by half of the BM m, so
-// that a stage holds mostly op(A), the operand streamed from memory.
-template <int BM, int BN, int STAGES>
+// that a stage holds mostly op(A), the operand streamed from memory. A stage holds 128 bytes
+// of k per row (one row of the 128-byte swizzle): 64 f16/bf16 or 32 f32 (TF32) elements.
+template <int BM, int BN, int STAGES, int ELEMENT_BYTES>
 struct wgmma_tiling {
     static constexpr int bm = BM;
     static constexpr int bn = BN;    // rows of the wgmma A operand: n
-    static constexpr int bk = 64;    // 64 16-bit elements: one 128-byte row of the 128-byte swizzle
+    static constexpr int bk = 128 / ELEMENT_BYTES;
+    static constexpr int wgmma_k = 32 / ELEMENT_BYTES;  // the k of one instruction: 16, tf32 8
     static constexpr int stages = STAGES;
     static constexpr bool split_m = BN == 64;
     static constexpr int wgmma_n = split_m ? BM / 2 : BM;  // the m of one consumer
     static constexpr int accumulators = wgmma_n / 2;       // per consumer thread: 64 x wgmma_n over 128
     static constexpr int stage_elems_a = bn * bk;
     static constexpr int stage_elems_b = bm * bk;
-    static constexpr int stage_bytes = (stage_elems_a + stage_elems_b) * 2;
+    static constexpr int stage_bytes = (stage_elems_a + stage_elems_b) * ELEMENT_BYTES;
     // The stages, their full and empty barriers, and room to align the stages to 1024 bytes
     // (the 128-byte swizzle repeats every 8 rows of 128 bytes).
     static constexpr int smem_bytes = stages * stage_bytes + 2 * stages * 8 + 1024;
@@ -117,12 +121,13 @@ __device__ inline void copy_box(void *dst, const CUtensorMap *map, uint64_t *bar
         : "memory");
 }
 
-// One operand's tile in shared memory: R rows (along m or n) by 64 k, in the 128-byte swizzle,
-// as TMA writes it and wgmma reads it, for an operand stored along k (MN = false) or along its
-// rows (MN = true). A slice of 64 rows begins 8 KB * slice in both.
-//  - k-major: boxes of 64 k x 128 rows (64 rows for a tile of 64); each row 128 bytes, groups
-//    of 8 rows 1024 bytes apart (the descriptor's stride offset; its leading offset is
-//    unused), a k step of 16 elements 32 bytes further along the row.
+// One operand's tile in shared memory: R rows (along m or n) by 128 bytes of k (64 f16/bf16,
+// 32 f32), in the 128-byte swizzle, as TMA writes it and wgmma reads it, for an operand stored
+// along k (MN = false) or along its rows (MN = true, 16-bit types only). A slice of 64 rows
+// begins 8 KB * slice in both.
+//  - k-major: boxes of 128 bytes of k x 128 rows (64 rows for a tile of 64); each row 128
+//    bytes, groups of 8 rows 1024 bytes apart (the descriptor's stride offset; its leading
+//    offset is unused), an instruction's k step (16 elements, tf32 8) 32 bytes further.
 //  - MN-major: boxes of 64 rows x 64 k, 8 KB apart (the leading offset: the next 64 rows);
 //    each k a 128-byte row of 64 elements, groups of 8 k 1024 bytes apart (the stride
 //    offset), a k step of 16 two such groups further.
@@ -138,13 +143,14 @@ struct operand_tile {
         return ((address & 0x3FFFF) >> 4) | ((leading >> 4) << 16) | ((stride >> 4) << 32) | (uint64_t(1) << 62);
     }
 
-    // Rows row0 .. row0 + R - 1, k0 .. k0 + 63 of the matrix into dst.
+    // Rows row0 .. row0 + R - 1 and the stage's k from k0 of the matrix into dst.
     template <int R, class T>
     __device__ static void copy(T *dst, const CUtensorMap *map, uint64_t *bar, int k0, int row0, int matrix) {
+        constexpr int row_elements = 128 / sizeof(T);
 #pragma unroll
         for (int r = 0; r < R; r += box_rows<R>) {
-            if constexpr (MN) copy_box(dst + r * 64, map, bar, row0 + r, k0, matrix);
-            else copy_box(dst + r * 64, map, bar, k0, row0 + r, matrix);
+            if constexpr (MN) copy_box(dst + r * row_elements, map, bar, row0 + r, k0, matrix);
+            else copy_box(dst + r * row_elements, map, bar, k0, row0 + r, matrix);
         }
     }
 };
@@ -214,8 +220,8 @@ __device__ void store_tile(const float (&d)[N], const c_target &o, const wgmma_p
 
 template <class T, int WN, bool A_MN, bool B_MN, int N>
 __device__ inline void wgmma_step(float (&d)[N], uint64_t a, uint64_t b, int accumulate) {
-    if constexpr (WN == 128) wgmma_64x128x16<T, A_MN, B_MN>(d, a, b, accumulate);
-    else wgmma_64x256x16<T, A_MN, B_MN>(d, a, b, accumulate);
+    if constexpr (WN == 128) wgmma_64x128<T, A_MN, B_MN>(d, a, b, accumulate);
+    else wgmma_64x256<T, A_MN, B_MN>(d, a, b, accumulate);
 }
 
 // Work item w: the split of k, the matrix and the tile (m, n), its k steps [ks_begin, ks_end).
@@ -326,7 +332,7 @@ __global__ void __launch_bounds__(threads, 1)
             fence_accumulators(d);
             asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
 #pragma unroll
-            for (int kk = 0; kk < bk / 16; ++kk)
+            for (int kk = 0; kk < bk / Tiling::wgmma_k; ++kk)
                 wgmma_step<T, wn, B_ROWS, A_ROWS>(d, a + kk * tile_of_b::k_step, b + kk * tile_of_a::k_step,
                                                   ks > at.ks_begin || kk > 0);
             asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
@@ -404,18 +410,25 @@ int multiprocessors(int device) {
     return sms;
 }
 
+CUtensorMapDataType tensor_map_type(dtype t) {
+    if (t == dtype::bf16) return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    return t == dtype::f16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+}
+
 // One operand (stored column-major with leading dimension ld: `rows` along it when along_rows,
-// else k) as boxes of operand_tile's shape for a tile of tile_rows rows.
+// else k) as boxes of operand_tile's shape for a tile of tile_rows rows: 128 bytes along
+// the contiguous dimension.
 gemm_status_t encode_operand(CUtensorMap &map, dtype t, const void *ptr, bool along_rows, int tile_rows, int64_t k,
                              int64_t rows, int64_t ld, int64_t stride, int64_t matrices) {
     PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
     if (!encode) return set_error(GEMM_STATUS_NOT_SUPPORTED, "cuda_tiled: the driver has no cuTensorMapEncodeTiled");
+    const cuuint64_t size = dtype_size(t);
     const int64_t inner = along_rows ? rows : k, outer = along_rows ? k : rows;
     const cuuint64_t dims[3] = {cuuint64_t(inner), cuuint64_t(outer), cuuint64_t(matrices)};
-    const cuuint64_t strides[2] = {cuuint64_t(ld) * 2, cuuint64_t(matrices > 1 ? stride : ld * outer) * 2};
+    const cuuint64_t strides[2] = {cuuint64_t(ld) * size, cuuint64_t(matrices > 1 ? stride : ld * outer) * size};
     const cuuint32_t box_rows = along_rows || tile_rows < 128 ? 64 : 128;
-    const cuuint32_t box[3] = {64, box_rows, 1}, element_strides[3] = {1, 1, 1};
-    CUresult r = encode(&map, t == dtype::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3,
+    const cuuint32_t box[3] = {cuuint32_t(128 / size), box_rows, 1}, element_strides[3] = {1, 1, 1};
+    CUresult r = encode(&map, tensor_map_type(t), 3,
                         const_cast<void *>(ptr), dims, strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
                         CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                         CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
@@ -459,30 +472,38 @@ gemm_status_t launch_ops(const problem &dp, const CUtensorMap &map_a, const CUte
                   : launch_typed<T, TC, Tiling, false, false>(map_a, map_b, p, dp.device, stream);
 }
 
-template <class Tiling>
+// f32 (TF32) operands are both stored along k (wgmma_refusal), C in f32.
+template <int BM, int BN, int STAGES>
 gemm_status_t launch_types(const problem &dp, const CUtensorMap &map_a, const CUtensorMap &map_b,
                            const wgmma_params &p, cudaStream_t stream) {
+    using half_tiling = wgmma_tiling<BM, BN, STAGES, 2>;
+    if (dp.ab_type == dtype::f32)
+        return launch_typed<float, float, wgmma_tiling<BM, BN, STAGES, 4>, false, false>(map_a, map_b, p, dp.device,
+                                                                                         stream);
     if (dp.ab_type == dtype::f16)
-        return dp.c_type == dtype::f32 ? launch_ops<__half, float, Tiling>(dp, map_a, map_b, p, stream)
-                                       : launch_ops<__half, __half, Tiling>(dp, map_a, map_b, p, stream);
-    return dp.c_type == dtype::f32 ? launch_ops<__nv_bfloat16, float, Tiling>(dp, map_a, map_b, p, stream)
-                                   : launch_ops<__nv_bfloat16, __nv_bfloat16, Tiling>(dp, map_a, map_b, p, stream);
+        return dp.c_type == dtype::f32 ? launch_ops<__half, float, half_tiling>(dp, map_a, map_b, p, stream)
+                                       : launch_ops<__half, __half, half_tiling>(dp, map_a, map_b, p, stream);
+    return dp.c_type == dtype::f32 ? launch_ops<__nv_bfloat16, float, half_tiling>(dp, map_a, map_b, p, stream)
+                                   : launch_ops<__nv_bfloat16, __nv_bfloat16, half_tiling>(dp, map_a, map_b, p, stream);
 }
 
-bool aligned16(const void *ptr, int64_t ld, int64_t stride, int64_t batch) {
-    return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0 && ld % 8 == 0 && (batch == 1 || stride % 8 == 0);
+// What TMA can describe: a 16-byte aligned base, leading dimension and batch stride.
+bool aligned16(const void *ptr, int64_t ld, int64_t stride, int64_t batch, std::size_t element_bytes) {
+    const int64_t per_16 = int64_t(16 / element_bytes);
+    return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0 && ld % per_16 == 0 && (batch == 1 || stride % per_16 == 0);
 }
 
 // The configurations: 128 x 128 tiles in 6 stages of 32 KB, 256 x 128 in 4 of 48 KB (each
 // consumer thread then holds 128 accumulators), and 256 x 64 in 5 of 40 KB, 32 KB of which
-// op(A).
-using tiling_128 = wgmma_tiling<128, 128, 6>;
-using tiling_256 = wgmma_tiling<256, 128, 4>;
-using tiling_256x64 = wgmma_tiling<256, 64, 5>;
+// op(A); the same bytes per stage for every input type.
+constexpr int stages_128 = 6, stages_256 = 4, stages_256x64 = 5;
 
 int stages_of(int bm, int bn) {
-    return bn == 64 ? tiling_256x64::stages : bm == 128 ? tiling_128::stages : tiling_256::stages;
+    return bn == 64 ? stages_256x64 : bm == 128 ? stages_128 : stages_256;
 }
+
+// The k of one stage: 128 bytes of the input type.
+int stage_k(dtype ab) { return int(128 / dtype_size(ab)); }
 
 // A work item's cost beyond its k steps, in k steps: filling the pipeline, storing the tile
 // (or its partial sums) and its share of the reduction.
@@ -509,15 +530,26 @@ int k_splits(const problem &dp, int64_t tiles, int sms, int k_steps) {
 }  // namespace
 
 std::string wgmma_id(dtype ab, int bm, int bn, bool split_k) {
-    return std::string("wgmma_") + dtype_name(ab) + "_" + std::to_string(bm) + "x" + std::to_string(bn) + "x64_s" +
-           std::to_string(stages_of(bm, bn)) + (split_k ? "_splitk" : "");
+    return std::string("wgmma_") + (ab == dtype::f32 ? "tf32" : dtype_name(ab)) + "_" + std::to_string(bm) + "x" +
+           std::to_string(bn) + "x" + std::to_string(stage_k(ab)) + "_s" + std::to_string(stages_of(bm, bn)) +
+           (split_k ? "_splitk" : "");
 }
 
 std::string wgmma_refusal(const problem &dp) {
-    const bool half = dp.ab_type == dtype::f16 || dp.ab_type == dtype::bf16;
-    if (!half || (dp.c_type != dp.ab_type && dp.c_type != dtype::f32) || dp.compute_type != dtype::f32)
-        return "types other than f16/bf16 inputs with C in their type or f32";
-    if (!aligned16(dp.a, dp.lda, dp.stride_a, dp.batch) || !aligned16(dp.b, dp.ldb, dp.stride_b, dp.batch))
+    if (dp.ab_type == dtype::f32) {
+        if (dp.c_type != dtype::f32 || dp.compute_type != dtype::f32) return "f32 inputs with C in another type";
+        if (!settings().allow_tf32) return "f32 unless TF32 is allowed (GEMM_ALLOW_TF32=1)";
+        // Column-major op(A) = T, op(B) = N: row-major A B^T, the layout of X W^T.
+        if (dp.op_a == transpose::n || dp.op_b != transpose::n)
+            return "f32 operands stored along m or n (TF32 wgmma reads operands stored along k only: "
+                   "column-major op(A) = T, op(B) = N, or row-major op(A) = N, op(B) = T)";
+    } else {
+        const bool half = dp.ab_type == dtype::f16 || dp.ab_type == dtype::bf16;
+        if (!half || (dp.c_type != dp.ab_type && dp.c_type != dtype::f32) || dp.compute_type != dtype::f32)
+            return "types other than f16/bf16 inputs with C in their type or f32";
+    }
+    const std::size_t size = dtype_size(dp.ab_type);
+    if (!aligned16(dp.a, dp.lda, dp.stride_a, dp.batch, size) || !aligned16(dp.b, dp.ldb, dp.stride_b, dp.batch, size))
         return "A or B not 16-byte aligned (base, leading dimension, batch stride)";
     if (dp.batch > 1 && ((dp.stride_a != 0 && dp.stride_a < dp.lda * dp.a_cols()) ||
                          (dp.stride_b != 0 && dp.stride_b < dp.ldb * dp.b_cols())))
@@ -556,7 +588,7 @@ gemm_status_t launch_wgmma(const problem &dp, int bm, int bn, bool split_k, cuda
     p.m = int(dp.m), p.n = int(dp.n), p.k = int(dp.k), p.batch = int(dp.batch);
     p.a_batched = dp.stride_a != 0;
     p.b_batched = dp.stride_b != 0;
-    const int k_steps = int((dp.k + 63) / 64);
+    const int k_steps = int((dp.k + stage_k(dp.ab_type) - 1) / stage_k(dp.ab_type));
     p.splits = 1;
     p.split_steps = k_steps;
     if (split_k) {
@@ -566,9 +598,9 @@ gemm_status_t launch_wgmma(const problem &dp, int bm, int bn, bool split_k, cuda
         p.splits = (k_steps + p.split_steps - 1) / p.split_steps;
     }
     auto launch = [&] {
-        if (bn == 64) return launch_types<tiling_256x64>(dp, map_a, map_b, p, stream);
-        return bm == 128 ? launch_types<tiling_128>(dp, map_a, map_b, p, stream)
-                         : launch_types<tiling_256>(dp, map_a, map_b, p, stream);
+        if (bn == 64) return launch_types<256, 64, stages_256x64>(dp, map_a, map_b, p, stream);
+        return bm == 128 ? launch_types<128, 128, stages_128>(dp, map_a, map_b, p, stream)
+                         : launch_types<256, 128, stages_256>(dp, map_a, map_b, p, stream);
     };
     if (p.splits == 1) return launch();
     // The partial sums live in the thread's workspace for this device, held from the GEMM's

@@ -26,6 +26,10 @@
 #             racecheck on their test case, then gemm bench against cuBLAS and cuBLASLt: bf16
 #             and f16 with C in f32, every op pair at 4096^3 and 8192^3, bf16 (C bf16) NT and
 #             TN at 1024^3 and 2048^3, and small bf16 shapes against the wmma kernel
+#   tf32      the Hopper kernels for f32 through TF32 (GEMM_ALLOW_TF32=1): compute-sanitizer
+#             memcheck and racecheck on their test suite, then gemm bench row-major NT (both
+#             operands along k) at 4096^3 and 8192^3 and on decode shapes against cuBLAS and
+#             cuBLASLt with TF32 allowed
 #   decode    bf16 decode shapes (m = 1..128 rows of X W^T, n and k 4096 and 14336): the Hopper
 #             kernels that split k (256x64 and 128x128 tiles) and cuda_tiled's default against
 #             cuBLAS and cuBLASLt
@@ -201,6 +205,23 @@ if has_stage wgmma; then
     summary+=("gemm bench bf16 small wgmma: rc=$?")
     save_logs
 fi
+if has_stage tf32; then
+    for tool in memcheck racecheck; do
+        log="$out/sanitize_${tool}_tf32.log"
+        GEMM_ALLOW_TF32=1 GEMM_TEST_BACKENDS=cuda_tiled timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 \
+            $build/tests/gpu/test_gpu --no-skip --test-suite=gpu_tf32 >"$log" 2>&1
+        summary+=("compute-sanitizer $tool tf32: rc=$?, $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1), $(grep -E 'assertions' "$log" | tail -1)")
+    done
+    tf="cuda_tiled:wgmma_tf32_128x128x32_s6,cuda_tiled:wgmma_tf32_256x128x32_s4"
+    GEMM_ALLOW_TF32=1 timeout 240 $gemm bench 4096 8192 --device 0 --dtype f32 --layout row --ops NT \
+        --backends cublas,cublaslt,cuda_tiled,$tf --baseline cublas --no-measure-peak >"$out/tf32_bench.txt" 2>&1
+    summary+=("gemm bench tf32: rc=$?")
+    GEMM_ALLOW_TF32=1 timeout 240 $gemm bench 1x4096x4096 8x14336x4096 32x4096x14336 128x14336x14336 --device 0 \
+        --dtype f32 --layout row --ops NT --backends cublas,cublaslt,cuda_tiled --baseline cublas \
+        --no-measure-peak >>"$out/tf32_bench.txt" 2>&1
+    summary+=("gemm bench tf32 decode: rc=$?")
+    save_logs
+fi
 if has_stage decode; then
     # Decode shapes (X W^T for a few rows of X, long k) in bf16: the Hopper kernels that split
     # k, 256x64 and 128x128 tiles, against cuBLAS; then the geometric mean of the 256x64 one's
@@ -362,6 +383,7 @@ for s in "${summary[@]}"; do echo "$s"; done
 [ -f "$out/measure_pinned.txt" ] && grep -vE '^#' "$out/measure_pinned.txt" | cut -c1-150
 [ -f "$out/sweep_f32.txt" ] && grep -vE '^#' "$out/sweep_f32.txt" | cut -c1-150
 [ -f "$out/wgmma_bench.txt" ] && grep -vE '^#' "$out/wgmma_bench.txt" | cut -c1-150
+[ -f "$out/tf32_bench.txt" ] && grep -vE '^#' "$out/tf32_bench.txt" | cut -c1-150
 [ -f "$out/decode_bench.txt" ] && grep -vE '^#' "$out/decode_bench.txt" | cut -c1-120
 [ -f "$out/wgmma_tune.txt" ] && grep -vE '^#' "$out/wgmma_tune.txt" | cut -c1-150
 [ -f "$out/wgmma_auto.txt" ] && grep -E '^(auto|backend) ' "$out/wgmma_auto.txt" | cut -c1-150

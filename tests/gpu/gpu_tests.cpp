@@ -1235,27 +1235,82 @@ TEST_CASE("gpu: cuda_tiled every variant id, aligned and not, against cpu_ref") 
 // ranges by the _splitk ids (one column of C, a shorter last range, over a batch, beta != 0
 // applied once by the reduction); and their refusals (leading dimensions or bases not 16-byte
 // aligned), C unchanged.
+namespace {
+
+// The ids cuda_tiled offers: all of this build's (desc NULL), or those worth timing for desc.
+std::vector<std::string> cuda_tiled_offers(const gemm_desc_t *desc) {
+    const char *const *list = nullptr;
+    int64_t count = 0;
+    REQUIRE_MESSAGE(gemm_backend_variants("cuda_tiled", desc, &list, &count) == GEMM_STATUS_SUCCESS, gemm_last_error());
+    return std::vector<std::string>(list, list + count);
+}
+
+bool has(const std::vector<std::string> &v, const std::string &x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+bool device_0_is_sm90() {
+    int major = 0, minor = 0;
+    CUDA_REQUIRE(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0));
+    CUDA_REQUIRE(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0));
+    return major == 9 && minor == 0;
+}
+
+struct wgmma_shape {
+    int64_t m, n, k, batch;
+    double alpha, beta;
+};
+const wgmma_shape wgmma_shapes[] = {{256, 128, 64, 1, 1.0, 0.0},      // whole tiles
+                                    {130, 67, 37, 1, -0.75, 0.5},     // ragged, k < one step
+                                    {1, 1, 1, 1, 2.0, 0.0},           // one element
+                                    {1100, 130, 1000, 1, 1.0, 1.0},   // 16 k steps, a raster group of 1
+                                    {77, 300, 257, 1, 0.5, 0.0},      // ragged every way
+                                    {200, 150, 96, 3, 1.0, -1.0},     // strided batch
+                                    {300, 260, 72, 40, 1.0, 0.5},     // more tiles than SMs
+                                    {999, 1, 4096, 1, 1.0, 0.0},      // decode: split k, one column, m odd
+                                    {260, 70, 3170, 1, -1.0, 0.5},    // split k, a shorter last range
+                                    {136, 40, 1500, 2, 0.5, 0.0}};    // split k over a batch
+const char *const wgmma_tiles[] = {"_128x128x64_s6", "_256x128x64_s4", "_128x128x64_s6_splitk", "_256x64x64_s5_splitk"};
+const char *const tf32_tiles[] = {"_128x128x32_s6", "_256x128x32_s4", "_128x128x32_s6_splitk", "_256x64x32_s5_splitk"};
+
+// A column-major case of the shape whose A and B are 16-byte aligned (leading dimensions and
+// strides multiples of 8 elements, lda padded when m is odd), C's leading dimension and stride
+// odd.
+gemm_case wgmma_case(type_pair t, gemm_op_t ta, gemm_op_t tb, const wgmma_shape &sh) {
+    auto round8 = [](int64_t v) { return (v + 7) / 8 * 8; };
+    gemm_case c = base_case(t, GEMM_COL_MAJOR, ta, tb, sh.m, sh.n, sh.k);
+    c.alpha = sh.alpha;
+    c.beta = sh.beta;
+    c.lda = round8(c.a().rows) + (sh.m % 2 ? 8 : 0);
+    c.ldb = round8(c.b().rows);
+    c.ldc = sh.m + 3;
+    if (sh.batch > 1) {
+        c.strided_entry = true;
+        c.batch = sh.batch;
+        c.stride_a = round8(c.a().footprint()) + 8;
+        c.stride_b = round8(c.b().footprint());
+        c.stride_c = c.c().footprint() + 5;
+    }
+    return c;
+}
+
+// The run forced onto a cuda_tiled id (cpu_ref_result selects cpu_ref for itself, then auto).
+run_result run_forced(const std::string &id, const gemm_case &c, const operands &o, int offset) {
+    selection_guard sel("cuda_tiled:" + id);
+    return run_device_offset(c, o, offset);
+}
+
+}  // namespace
+
 TEST_CASE("gpu: cuda_tiled wgmma kernels against cpu_ref, and what they refuse") {
     if (!has_backend("cuda_tiled")) {
         MESSAGE("cuda_tiled not available or not selected: not tested");
         return;
     }
-    // The ids cuda_tiled offers: all of this build's (desc NULL), or those worth timing for desc.
-    auto offered = [](const gemm_desc_t *desc) {
-        const char *const *list = nullptr;
-        int64_t count = 0;
-        REQUIRE_MESSAGE(gemm_backend_variants("cuda_tiled", desc, &list, &count) == GEMM_STATUS_SUCCESS, gemm_last_error());
-        return std::vector<std::string>(list, list + count);
-    };
-    auto has = [](const std::vector<std::string> &v, const std::string &x) { return std::find(v.begin(), v.end(), x) != v.end(); };
+    auto offered = cuda_tiled_offers;
     if (!has(offered(nullptr), "wgmma_bf16_128x128x64_s6")) {
         MESSAGE("this build has no wgmma kernel (CUDA before 12.0): not tested");
         return;
     }
-    int major = 0, minor = 0;
-    CUDA_REQUIRE(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0));
-    CUDA_REQUIRE(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0));
-    const bool hopper = major == 9 && minor == 0;
+    const bool hopper = device_0_is_sm90();
     // A tuner candidate where it computes the problem, and only there.
     gemm_desc_t desc;
     gemm_desc_init(&desc, GEMM_BF16, GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_T, 512, 512, 512);
@@ -1267,48 +1322,32 @@ TEST_CASE("gpu: cuda_tiled wgmma kernels against cpu_ref, and what they refuse")
     desc.device = 0;
     desc.lda = 514;
     CHECK_FALSE(has(offered(&desc), "wgmma_bf16_128x128x64_s6"));
-    struct shape {
-        int64_t m, n, k, batch;
-        double alpha, beta;
-    };
-    const shape shapes[] = {{256, 128, 64, 1, 1.0, 0.0},      // whole tiles
-                            {130, 67, 37, 1, -0.75, 0.5},     // ragged, k < one step
-                            {1, 1, 1, 1, 2.0, 0.0},           // one element
-                            {1100, 130, 1000, 1, 1.0, 1.0},   // 16 k steps, a raster group of 1
-                            {77, 300, 257, 1, 0.5, 0.0},      // ragged every way
-                            {200, 150, 96, 3, 1.0, -1.0},     // strided batch
-                            {300, 260, 72, 40, 1.0, 0.5},     // more tiles than SMs
-                            {999, 1, 4096, 1, 1.0, 0.0},      // decode: split k, one column, m odd
-                            {260, 70, 3170, 1, -1.0, 0.5},    // split k, a shorter last range
-                            {136, 40, 1500, 2, 0.5, 0.0}};    // split k over a batch
-    const char *tiles[] = {"_128x128x64_s6", "_256x128x64_s4", "_128x128x64_s6_splitk", "_256x64x64_s5_splitk"};
-    constexpr int shape_count = sizeof(shapes) / sizeof(shapes[0]), tile_count = sizeof(tiles) / sizeof(tiles[0]);
-    auto round8 = [](int64_t v) { return (v + 7) / 8 * 8; };
+    // f32 only through TF32, which this process does not allow: no id offered, each refused.
+    gemm_desc_init(&desc, GEMM_F32, GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_T, 512, 512, 512);
+    desc.device = 0;
+    for (const std::string &id : offered(&desc)) CHECK_MESSAGE(id.find("wgmma") == std::string::npos, id);
+    {
+        const gemm_case c = wgmma_case({GEMM_F32, GEMM_F32}, GEMM_OP_T, GEMM_OP_N, wgmma_shapes[0]);
+        const operands o = make_operands(c);
+        for (const char *tile : tf32_tiles) {
+            run_result r = run_forced(std::string("wgmma_tf32") + tile, c, o, 0);
+            CHECK_MESSAGE(r.status == GEMM_STATUS_NOT_SUPPORTED, tile << ": " << r.error);
+            if (hopper) CHECK_MESSAGE(r.error.find("GEMM_ALLOW_TF32=1") != std::string::npos, r.error);
+            CHECK(r.c == o.c0);
+        }
+    }
+    constexpr int shape_count = sizeof(wgmma_shapes) / sizeof(wgmma_shapes[0]);
+    constexpr int tile_count = sizeof(wgmma_tiles) / sizeof(wgmma_tiles[0]);
+    const auto &shapes = wgmma_shapes;
+    const auto &tiles = wgmma_tiles;
     int64_t checked = 0, refused = 0;
     for (type_pair t : {type_pair{GEMM_BF16, GEMM_BF16}, type_pair{GEMM_BF16, GEMM_F32},
                         type_pair{GEMM_F16, GEMM_F16}, type_pair{GEMM_F16, GEMM_F32}}) {
         const std::string type = t.ab == GEMM_F16 ? "f16" : "bf16";
-        // The run forced onto an id (cpu_ref_result selects cpu_ref for itself, then auto).
-        auto run_forced = [](const std::string &id, const gemm_case &c, const operands &o, int offset) {
-            selection_guard sel("cuda_tiled:" + id);
-            return run_device_offset(c, o, offset);
-        };
-        for (const shape &sh : shapes)
+        for (const wgmma_shape &sh : shapes)
             for (gemm_op_t ta : {GEMM_OP_N, GEMM_OP_T})
                 for (gemm_op_t tb : {GEMM_OP_N, GEMM_OP_T}) {
-                    gemm_case c = base_case(t, GEMM_COL_MAJOR, ta, tb, sh.m, sh.n, sh.k);
-                    c.alpha = sh.alpha;
-                    c.beta = sh.beta;
-                    c.lda = round8(c.a().rows) + (sh.m % 2 ? 8 : 0);
-                    c.ldb = round8(c.b().rows);
-                    c.ldc = sh.m + 3;
-                    if (sh.batch > 1) {
-                        c.strided_entry = true;
-                        c.batch = sh.batch;
-                        c.stride_a = round8(c.a().footprint()) + 8;
-                        c.stride_b = round8(c.b().footprint());
-                        c.stride_c = c.c().footprint() + 5;
-                    }
+                    const gemm_case c = wgmma_case(t, ta, tb, sh);
                     operands o = make_operands(c);
                     if (!hopper) {
                         for (const char *tile : tiles) {
@@ -1356,6 +1395,114 @@ TEST_CASE("gpu: cuda_tiled wgmma kernels against cpu_ref, and what they refuse")
     MESSAGE(checked << " wgmma runs checked, " << refused << " refusals" << std::string(hopper ? "" : " (not a 9.0 device)"));
     CHECK(checked + refused > 0);
     if (hopper) CHECK(checked == 4 * (shape_count + 1) * 4 * tile_count);
+}
+
+// One process with GEMM_ALLOW_TF32=1 and GEMM_VERBOSE=1 (ctest gpu.tf32): the TF32 kernels on
+// every shape of the wgmma matrix where both operands are stored along k (column-major TN,
+// row-major NT), refusing the other op pairs and misaligned operands with C unchanged; and
+// cuda_tiled's default taking them where they compute the problem.
+TEST_SUITE("gpu_tf32" * doctest::skip()) {
+    TEST_CASE("gpu_tf32: cuda_tiled wgmma_tf32 kernels against cpu_ref, what they refuse, the default's choice") {
+        REQUIRE(std::getenv("GEMM_ALLOW_TF32") != nullptr);
+        REQUIRE(std::string(std::getenv("GEMM_ALLOW_TF32")) == "1");
+        if (!has_backend("cuda_tiled") || !has(cuda_tiled_offers(nullptr), "wgmma_tf32_128x128x32_s6")) {
+            MESSAGE("cuda_tiled or its wgmma kernels not in this build or not selected: not tested");
+            return;
+        }
+        const bool hopper = device_0_is_sm90();
+        const type_pair f32{GEMM_F32, GEMM_F32};
+        gemm_desc_t desc;
+        gemm_desc_init(&desc, GEMM_F32, GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_T, 512, 512, 512);
+        desc.device = 0;
+        for (const char *tile : tf32_tiles)
+            CHECK_MESSAGE(has(cuda_tiled_offers(&desc), std::string("wgmma_tf32") + tile) == hopper, tile);
+        desc.transb = GEMM_OP_N;  // B stored along n
+        CHECK_FALSE(has(cuda_tiled_offers(&desc), "wgmma_tf32_128x128x32_s6"));
+        int64_t checked = 0, refused = 0;
+        for (const wgmma_shape &sh : wgmma_shapes)
+            for (gemm_op_t ta : {GEMM_OP_N, GEMM_OP_T})
+                for (gemm_op_t tb : {GEMM_OP_N, GEMM_OP_T}) {
+                    gemm_case c = wgmma_case(f32, ta, tb, sh);
+                    c.tf32 = true;
+                    const operands o = make_operands(c);
+                    const bool along_k = ta == GEMM_OP_T && tb == GEMM_OP_N;
+                    if (!hopper || !along_k) {
+                        for (const char *tile : tf32_tiles) {
+                            run_result r = run_forced(std::string("wgmma_tf32") + tile, c, o, 0);
+                            CHECK_MESSAGE(r.status == GEMM_STATUS_NOT_SUPPORTED, c.describe() << ": " << r.error);
+                            if (hopper) CHECK_MESSAGE(r.error.find("stored along k") != std::string::npos, r.error);
+                            CHECK(r.c == o.c0);
+                            ++refused;
+                        }
+                        continue;
+                    }
+                    const reference ref = compute_reference(c, o);
+                    const std::vector<double> expected = cpu_ref_result(c, o);
+                    for (const char *tile : tf32_tiles) {
+                        const std::string id = std::string("wgmma_tf32") + tile;
+                        check_variant_run(id + " " + c.describe(), c, o, run_forced(id, c, o, 0), expected, ref);
+                        ++checked;
+                        if (sh.batch != 3) continue;
+                        selection_guard sel("cuda_tiled:" + id);
+                        check_variant_run(id + " host " + c.describe(), c, o, run_in(memory::host, c, o, nullptr),
+                                          expected, ref);
+                        ++checked;
+                    }
+                }
+        // A leading dimension that is not a multiple of 4 elements, a base 4 bytes off 16.
+        gemm_case c = base_case(f32, GEMM_COL_MAJOR, GEMM_OP_T, GEMM_OP_N, 64, 64, 64);
+        c.lda = c.ldb = c.ldc = 64;
+        gemm_case odd_ld = c;
+        odd_ld.ldb = 66;
+        for (const char *tile : tf32_tiles)
+            for (auto [x, offset] : {std::pair{odd_ld, 0}, std::pair{c, 1}}) {
+                const std::string id = std::string("wgmma_tf32") + tile;
+                const operands o = make_operands(x);
+                run_result r = run_forced(id, x, o, offset);
+                const std::string where = id + " " + x.describe() + " offset " + std::to_string(offset);
+                CHECK_MESSAGE(r.status == GEMM_STATUS_NOT_SUPPORTED, where << ": " << r.error);
+                if (hopper) CHECK_MESSAGE(r.error.find("16-byte aligned") != std::string::npos, where << ": " << r.error);
+                CHECK_MESSAGE(r.c == o.c0, where << ": C changed");
+                ++refused;
+            }
+        MESSAGE(checked << " wgmma_tf32 runs checked, " << refused << " refusals");
+        if (hopper) CHECK(checked == (std::size(wgmma_shapes) + 1) * std::size(tf32_tiles));
+        if (!hopper) return;
+        // cuda_tiled's default: the TF32 kernel the rule names where both operands lie along k
+        // (row-major NT), the exact f32 register-tiled kernels where they do not (row-major NN).
+        struct expectation {
+            gemm_op_t tb;
+            int64_t m, n, k;
+            const char *variant;
+            bool tf32;
+        };
+        const expectation defaults[] = {{GEMM_OP_T, 2048, 2048, 256, "variant=wgmma_tf32_128x128x32_s6 ", true},
+                                        {GEMM_OP_T, 300, 260, 2000, "variant=wgmma_tf32_128x128x32_s6_splitk ", true},
+                                        {GEMM_OP_T, 8, 40, 3000, "variant=wgmma_tf32_256x64x32_s5_splitk ", true},
+                                        {GEMM_OP_N, 300, 260, 200, "variant=tiled_f32_", false}};
+        for (const expectation &x : defaults) {
+            gemm_case d = base_case(f32, GEMM_ROW_MAJOR, GEMM_OP_N, x.tb, x.m, x.n, x.k);
+            d.lda = d.a().cols;
+            d.ldb = d.b().cols;
+            d.ldc = d.n;
+            d.tf32 = x.tf32;
+            const operands o = make_operands(d);
+            std::vector<std::string> lines;
+            run_result r;
+            {
+                selection_guard sel("cuda_tiled");
+                stderr_capture capture;
+                r = run_device_offset(d, o, 0);
+                lines = capture.lines();
+            }
+            REQUIRE_MESSAGE(r.status == GEMM_STATUS_SUCCESS, r.error);
+            CHECK_MESSAGE(compare_result(d, o, r.c, cpu_ref_result(d, o), compute_reference(d, o).magnitude).ok,
+                          d.describe());
+            REQUIRE(lines.size() == 1);
+            INFO("trace: " << lines[0]);
+            CHECK(lines[0].find(x.variant) != std::string::npos);
+        }
+    }
 }
 
 // ---- the built-in rule for device batches: one ctest with GEMM_VERBOSE=1 and no tune cache ---

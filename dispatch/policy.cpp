@@ -12,6 +12,7 @@
 #include "error.hpp"
 #include "log.hpp"
 #include "registry.hpp"
+#include "settings.hpp"
 #include "tune_cache.hpp"
 #include "tune_cache_file.hpp"
 #include "tuner.hpp"
@@ -33,9 +34,12 @@ constexpr std::string_view builtin_batch_untuned_why =
     "not tuned)";
 constexpr std::string_view builtin_untuned_why =
     "auto: built-in rule, first of the preference order that serves it (shape not tuned)";
+constexpr std::string_view builtin_offload_why =
+    "auto: built-in rule, the GPU for host memory where this machine's rates say it is faster";
 
 // The built-in rule's reason for c, said of a shape not tuned.
 std::string_view untuned_why(const choice &c) {
+    if (c.why == builtin_offload_why) return builtin_offload_why;
     if (c.why == builtin_epilogue_why) return builtin_epilogue_untuned_why;
     if (c.why == builtin_batch_why) return builtin_batch_untuned_why;
     return builtin_untuned_why;
@@ -174,6 +178,7 @@ tune_entry_ptr tune_now(const tune_key &key, int device, std::string &why_not) {
     tune_outcome outcome;
     problem_class c = class_of(key);
     c.device = device < 0 ? 0 : device;
+    if (c.space == memory_space::host) ensure_rates(c.ab_type);
     if (tune_problem(c, options, outcome) != GEMM_STATUS_SUCCESS) {
         std::string message = last_error_message();
         clear_error();
@@ -255,8 +260,8 @@ choice choose_tuned(const problem &p, const env_settings &env, bool collect_skip
         c.why = untuned_why(c);
         return c;
     }
-    c.why_detail = " (" + (why_not.empty() ? std::string("shape not tuned") : why_not) +
-                   (not_tuned.empty() ? "" : "; " + not_tuned) + ")";
+    c.why_detail += " (" + (why_not.empty() ? std::string("shape not tuned") : why_not) +
+                    (not_tuned.empty() ? "" : "; " + not_tuned) + ")";
     return c;
 }
 
@@ -266,11 +271,42 @@ void keep_alive(choice &c) {
     if (c.tuned && !c.keep && tls_last.entry.get() == c.tuned) c.keep = tls_last.entry;
 }
 
+namespace {
+
+// Below this many operations a host-memory call stays on the host without a look at the
+// rates: on host memory a GPU backend spends tens of microseconds (three copies, a launch and
+// a wait) before any arithmetic, more than the host takes for 2^21 operations at 100 GFLOP/s.
+constexpr double offload_min_flops = double(1 << 21);
+
+// The GPU backend this machine's rates were measured on, when their estimate for the
+// host-memory problem p is shorter there than on the host (GEMM_TUNE=off: never, as the rates
+// are kept in the tune cache).
+bool offload_choice(const problem &p, choice &c) {
+    if (p.flops() < offload_min_flops || settings().tune == tune_mode::off) return false;
+    const std::shared_ptr<const machine_rates> rates = process_tune_cache().rates();
+    const dtype_rates *r = rates ? rates->for_type(p.ab_type) : nullptr;
+    if (!r) return false;
+    backend *gpu = find_backend(r->gpu_backend);
+    if (!gpu || !gpu->available().ok || !gpu->supports(p).ok) return false;
+    const offload_estimate e = estimate(*r, p);
+    if (!(e.gpu_us < e.host_us)) return false;
+    c.chosen = gpu;
+    c.why = builtin_offload_why;
+    c.why_detail = fmt::format(" (estimated {:.4g} ms against {:.4g} ms on {})", e.gpu_us / 1e3, e.host_us / 1e3,
+                               r->host_backend);
+    return true;
+}
+
+}  // namespace
+
 choice choose_builtin(const problem &p, bool collect_skipped) {
     static const std::vector<backend *> host = of_kind(backend_kind::host);
     static const std::vector<backend *> device = of_kind(backend_kind::device);
     const std::vector<backend *> &order = p.space == memory_space::host ? host : device;
-    if (!p.epilogue.any() && !p.pointer_batch) return choose_in_order(p, order, collect_skipped);
+    if (!p.epilogue.any() && !p.pointer_batch) {
+        if (choice c; p.space == memory_space::host && offload_choice(p, c)) return c;
+        return choose_in_order(p, order, collect_skipped);
+    }
     // A fused epilogue saves a pass over C, a batch served in one launch the host cost of a
     // call per matrix: the backends that do so for p come first (not the reference, which
     // fuses every epilogue and is never fast). The thread's list keeps its capacity, so such

@@ -142,11 +142,66 @@ std::string tune_cache_path() {
     return "gemm-tune-cache.txt";
 }
 
+namespace {
+
+// The rates lines of a file's contents (the last of a type wins), null without any.
+template <class Lines>
+std::shared_ptr<const machine_rates> rates_of(const Lines &lines) {
+    machine_rates r;
+    bool any = false;
+    for (const auto &l : lines)
+        if (l.rates) {
+            (l.rates->first == dtype::f64 ? r.f64 : r.f32) = l.rates->second;
+            any = true;
+        }
+    return any ? std::make_shared<const machine_rates>(std::move(r)) : nullptr;
+}
+
+}  // namespace
+
 tune_cache::tune_cache(std::string path) : path_(std::move(path)), fingerprint_(machine_fingerprint()) {
     file_contents contents = read_file(warnings_);
     for (file_line &l : contents.lines)
         if (l.entry) entries_[l.entry->key] = std::make_shared<const tune_entry>(std::move(*l.entry));
+    rates_ = rates_of(contents.lines);
     for (const std::string &w : warnings_) logger().warn("{}", w);
+}
+
+std::shared_ptr<const machine_rates> tune_cache::rates() const {
+    std::shared_lock<std::shared_mutex> lock(mutex_);
+    return rates_;
+}
+
+gemm_status_t tune_cache::store_rates(dtype t, const dtype_rates &r) {
+    std::lock_guard<std::mutex> one_store(store_mutex_);
+    auto with = [&](const std::shared_ptr<const machine_rates> &old) {
+        machine_rates m = old ? *old : machine_rates{};
+        (t == dtype::f64 ? m.f64 : m.f32) = r;
+        return std::make_shared<const machine_rates>(std::move(m));
+    };
+    {
+        std::unique_lock<std::shared_mutex> lock(mutex_);
+        rates_ = with(rates_);
+    }
+    return rewrite_file("nothing stored", [&](file_contents &contents) {
+        file_line line{rates_line(t, r), std::nullopt, std::pair{t, r}};
+        bool replaced = false;
+        for (file_line &l : contents.lines)
+            if (l.rates && l.rates->first == t) {
+                l = line;
+                replaced = true;
+            }
+        if (!replaced) {
+            if (!contents.has_mine) {
+                contents.lines.push_back({section_marker + fingerprint_, std::nullopt, std::nullopt});
+                contents.mine_end = contents.lines.size();
+                contents.has_mine = true;
+            }
+            contents.lines.insert(contents.lines.begin() + std::ptrdiff_t(contents.mine_end), line);
+            ++contents.mine_end;
+        }
+        return true;
+    });
 }
 
 std::size_t tune_cache::size() const {
@@ -170,10 +225,10 @@ tune_cache::file_contents tune_cache::read_file(std::vector<std::string> &warnin
     for (int number = 1; std::getline(in, line); ++number) {
         if (is_header(line)) continue;
         std::string t = trim(line);
-        if (t.empty() || t[0] == '#' || in_section) contents.lines.push_back({line, std::nullopt});
+        if (t.empty() || t[0] == '#' || in_section) contents.lines.push_back({line, std::nullopt, std::nullopt});
         if (t.empty() || t[0] == '#') continue;
         if (t.rfind(section_marker, 0) == 0) {
-            if (!in_section) contents.lines.push_back({line, std::nullopt});
+            if (!in_section) contents.lines.push_back({line, std::nullopt, std::nullopt});
             in_section = true;
             in_mine = t.substr(std::strlen(section_marker)) == fingerprint_;
             saw_other_machine |= !in_mine;
@@ -187,6 +242,18 @@ tune_cache::file_contents tune_cache::read_file(std::vector<std::string> &warnin
             continue;
         }
         if (!in_mine) continue;
+        if (t.rfind("rates ", 0) == 0) {
+            std::string why;
+            if (auto r = parse_rates_line(t, why)) {
+                contents.lines.back().rates = std::move(r);
+            } else {
+                contents.lines.pop_back();
+                warnings.push_back(fmt::format("tune cache {}:{}: skipped ({}; a store drops it): {}", path_, number,
+                                               why, quoted(t)));
+            }
+            contents.mine_end = contents.lines.size();
+            continue;
+        }
         std::string why = "longer than any entry";
         std::optional<tune_entry> e = t.size() <= max_entry_length ? parse_entry(t, why) : std::nullopt;
         const bool well_formed = e.has_value();
@@ -228,16 +295,16 @@ void tune_cache::merge(file_contents &contents, const std::vector<tune_entry> &f
         bool replaced = false;
         for (file_line &l : contents.lines)
             if (l.entry && l.entry->key == e.key) {
-                l = {entry_line(e), e};
+                l = {entry_line(e), e, std::nullopt};
                 replaced = true;
             }
         if (replaced) continue;
         if (!contents.has_mine) {
-            contents.lines.push_back({section_marker + fingerprint_, std::nullopt});
+            contents.lines.push_back({section_marker + fingerprint_, std::nullopt, std::nullopt});
             contents.mine_end = contents.lines.size();
             contents.has_mine = true;
         }
-        contents.lines.insert(contents.lines.begin() + std::ptrdiff_t(contents.mine_end), {entry_line(e), e});
+        contents.lines.insert(contents.lines.begin() + std::ptrdiff_t(contents.mine_end), {entry_line(e), e, std::nullopt});
         ++contents.mine_end;
     }
 }
@@ -280,6 +347,13 @@ gemm_status_t tune_cache::rewrite_file(const char *undone, Edit edit) {
         if (added) {
             nearest_memo_.clear();
             version_.fetch_add(1, std::memory_order_release);
+        }
+        // Rates another process stored since we loaded, for the types this one has none of.
+        if (std::shared_ptr<const machine_rates> in_file = rates_of(contents.lines)) {
+            machine_rates m = rates_ ? *rates_ : machine_rates{};
+            if (!m.f32) m.f32 = in_file->f32;
+            if (!m.f64) m.f64 = in_file->f64;
+            rates_ = std::make_shared<const machine_rates>(std::move(m));
         }
     }
     return changed ? write_file(contents) : GEMM_STATUS_SUCCESS;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "gemm/gemm.h"
+#include "machine_rates.hpp"
 #include "tune_key.hpp"
 
 namespace gemm {
@@ -40,6 +41,8 @@ std::string tune_cache_path();
 //   # comment
 //   [machine] <fingerprint>              starts the section of one machine
 //   <tune_key text> | <backend> <variant or -> | <time> us | default <backend> <time> us
+//   rates <f32|f64> | host <backend> <x> GFLOP/s | gpu <backend> <x> GFLOP/s <x> GB/s <x> us
+//                                        the machine's rates for host memory (machine_rates.hpp)
 // Only the section whose fingerprint equals this machine's is used; other sections are kept
 // when the file is rewritten (several machines may share a home directory). Lines that do not
 // parse, entries naming a backend this build lacks or a variant the backend does not know
@@ -76,6 +79,11 @@ public:
     // This machine's usable entries, ordered by their key's text.
     std::vector<tune_entry_ptr> entries() const;
 
+    // This machine's rates for host memory (null: none stored), and their store: t's line of
+    // this machine's section replaced or added, as store() does for entries.
+    std::shared_ptr<const machine_rates> rates() const;
+    gemm_status_t store_rates(dtype t, const dtype_rates &r);
+
     // Changes whenever the entries do (a store, or entries of other processes that a store
     // found in the file): what a caller remembers about the entries is stale once it moves.
     // Lock-free.
@@ -90,6 +98,7 @@ private:
     struct file_line {
         std::string text;
         std::optional<tune_entry> entry;
+        std::optional<std::pair<dtype, dtype_rates>> rates;  // a rates line of this machine's section
     };
     struct file_contents {
         bool usable = true;       // false: the file exists but cannot be read
@@ -115,6 +124,7 @@ private:
     mutable std::shared_mutex mutex_;  // entries_, nearest_memo_, and writes of version_
     std::unordered_map<tune_key, tune_entry_ptr, tune_key_hash> entries_;
     std::atomic<std::uint64_t> version_{0};  // read without the lock: every auto call reads it
+    std::shared_ptr<const machine_rates> rates_;  // replaced whole, under mutex_
     // nearest()'s answers, null where none was near; cleared by store(), and when full, since
     // a program may call with ever new shapes.
     mutable std::unordered_map<tune_key, tune_entry_ptr, tune_key_hash> nearest_memo_;

@@ -4,6 +4,7 @@
 #include "tuner.hpp"
 
 #include <algorithm>
+#include <mutex>
 
 #include <spdlog/fmt/fmt.h>
 
@@ -171,6 +172,89 @@ gemm_status_t tune_problem(const problem_class &c, const tune_options &options, 
         logger().info("tuner: {} timed while the machine was busy (spread {:.0f} % for the winner, {:.0f} % for the "
                       "default)", out.entry.key.to_text(), 100 * winner->spread, 100 * fallback.spread);
     return GEMM_STATUS_SUCCESS;
+}
+
+namespace {
+
+problem_class square_class(dtype t, int64_t n, memory_space space) {
+    problem_class c;
+    c.ab_type = c.c_type = t;
+    c.m = c.n = c.k = n;
+    c.space = space;
+    return c;
+}
+
+// The first available backend of the kind, in the preference order, that serves p.
+backend *first_serving(backend_kind kind, const problem &p) {
+    for (backend *b : registered_backends())
+        if (b->kind() == kind && !b->reference() && b->available().ok && b->supports(p).ok) return b;
+    return nullptr;
+}
+
+// The median time of b (when null, of the first backend of the kind that serves c, which b
+// then names) on class c, in about budget_ms; timed only: the tuner checks results.
+gemm_status_t time_square(const problem_class &c, backend_kind kind, double budget_ms, backend *&b, double &us) {
+    operand_sets sets(c);
+    if (gemm_status_t s = sets.allocate(); s != GEMM_STATUS_SUCCESS)
+        return set_error(s, std::string("gemm rates: ") + last_error_message());
+    if (!b) b = first_serving(kind, sets.first());
+    if (!b) return set_error(GEMM_STATUS_NOT_SUPPORTED, "gemm rates: no backend serves " + key_of(sets.first()).to_text());
+    const result_check unprepared;  // not judged: check is false
+    sample_settings s;
+    s.budget_ms = budget_ms;
+    s.check = false;
+    const measurement m = measure_targets(sets, unprepared, {{b, ""}}, s).front();
+    if (!m.timed)
+        return set_error(m.status != GEMM_STATUS_SUCCESS ? m.status : GEMM_STATUS_EXECUTION_FAILED,
+                         "gemm rates: " + m.target.label() + ": " + m.error);
+    us = m.median_us;
+    return GEMM_STATUS_SUCCESS;
+}
+
+}  // namespace
+
+gemm_status_t measure_rates(dtype t, double budget_ms, dtype_rates &out) {
+    bool device_backend = false;
+    for (backend *b : registered_backends()) device_backend |= b->kind() == backend_kind::device && b->available().ok;
+    if (!device_backend) return set_error(GEMM_STATUS_NOT_SUPPORTED, "gemm rates: no device backend available");
+    rate_anchors a;
+    a.host_n = a.small_n = 1024;
+    a.device_n = a.large_n = 4096;
+    backend *host = nullptr, *gpu = nullptr;
+    gemm_status_t s = time_square(square_class(t, a.host_n, memory_space::host), backend_kind::host, budget_ms, host,
+                                  a.host_us);
+    if (s == GEMM_STATUS_SUCCESS)
+        s = time_square(square_class(t, a.small_n, memory_space::host), backend_kind::device, budget_ms, gpu,
+                        a.small_us);
+    if (s == GEMM_STATUS_SUCCESS)
+        s = time_square(square_class(t, a.large_n, memory_space::host), backend_kind::device, budget_ms, gpu,
+                        a.large_us);
+    if (s == GEMM_STATUS_SUCCESS)
+        s = time_square(square_class(t, a.device_n, memory_space::device), backend_kind::device, budget_ms, gpu,
+                        a.device_us);
+    if (s != GEMM_STATUS_SUCCESS) return s;
+    std::optional<dtype_rates> r = fit_rates(t, a, std::string(host->name()), std::string(gpu->name()));
+    if (!r) return set_error(GEMM_STATUS_EXECUTION_FAILED, "gemm rates: the timings give no rates");
+    out = *r;
+    return GEMM_STATUS_SUCCESS;
+}
+
+void ensure_rates(dtype t) {
+    const dtype real = t == dtype::f64 || t == dtype::c64 ? dtype::f64 : dtype::f32;
+    static std::mutex one_at_a_time;
+    std::lock_guard<std::mutex> lock(one_at_a_time);
+    tune_cache &cache = process_tune_cache();
+    if (std::shared_ptr<const machine_rates> r = cache.rates(); r && r->for_type(real)) return;
+    dtype_rates rates;
+    if (measure_rates(real, 300, rates) != GEMM_STATUS_SUCCESS) {
+        logger().debug("{}", last_error_message());
+        clear_error();
+        return;
+    }
+    logger().info("{}", rates_line(real, rates));
+    if (cache.store_rates(real, rates) != GEMM_STATUS_SUCCESS)
+        logger().warn("gemm rates: not stored: {}", last_error_message());
+    clear_error();
 }
 
 gemm_status_t verify_entry(const tune_entry &e, int device, const tune_options &options, verify_outcome &out) {

@@ -73,4 +73,17 @@ struct verify_outcome {
 // operands cannot be made or no backend serves the class by the built-in rule.
 gemm_status_t verify_entry(const tune_entry &e, int device, const tune_options &options, verify_outcome &out);
 
+// The rates of host-memory GEMMs of real type t (f32 or f64) on this machine, fitted
+// (fit_rates) from four timings of square NN problems: the first host backend of the
+// preference order at 1024, and the first device backend that serves host memory on device
+// memory at 4096 and on host memory at 1024 and 4096 (each about budget_ms). NOT_SUPPORTED
+// without such a device backend.
+gemm_status_t measure_rates(dtype t, double budget_ms, dtype_rates &out);
+
+// Measures and stores the rates that stand for t (machine_rates::for_type) when this machine's
+// section of the process's cache has none and a device backend can run host-memory GEMMs; a
+// failure is logged, never an error of the caller's call. Before a host-memory problem is
+// tuned, so that its default is the built-in rule's choice with the rates.
+void ensure_rates(dtype t);
+
 }  // namespace gemm

@@ -142,6 +142,20 @@ bool is_entry_line(const std::string &line) {
            name_text(def[1]) && time_text(def[2]);
 }
 
+// A rates line of the cache file, as the library writes it:
+// "rates <f32|f64> | host <backend> <x> GFLOP/s | gpu <backend> <x> GFLOP/s <x> GB/s <x> us".
+bool is_rates_line(const std::string &line) {
+    std::vector<std::string> w = words(line);
+    auto number = [](const std::string &x) {
+        char *end = nullptr;
+        double v = std::strtod(x.c_str(), &end);
+        return !x.empty() && *end == '\0' && std::isfinite(v) && v >= 0;
+    };
+    return w.size() == 16 && w[0] == "rates" && one_of(w[1], {"f32", "f64"}) && w[2] == "|" && w[3] == "host" &&
+           name_text(w[4]) && number(w[5]) && w[6] == "GFLOP/s" && w[7] == "|" && w[8] == "gpu" && name_text(w[9]) &&
+           number(w[10]) && w[11] == "GFLOP/s" && number(w[12]) && w[13] == "GB/s" && number(w[14]) && w[15] == "us";
+}
+
 // ---- the child side ------------------------------------------------------------------------
 
 
@@ -656,7 +670,7 @@ bool has_block(const std::vector<std::string> &lines, const std::vector<std::str
 }
 
 // Every line after this machine's "[machine]" line, up to the next section, is a well-formed
-// entry; returns the ones that are not.
+// entry or rates line; returns the ones that are not.
 std::vector<std::string> malformed_entries(const std::vector<std::string> &lines, const std::string &machine) {
     std::vector<std::string> bad;
     bool mine = false;
@@ -665,7 +679,7 @@ std::vector<std::string> malformed_entries(const std::vector<std::string> &lines
             mine = l == machine;
             continue;
         }
-        if (mine && !l.empty() && l[0] != '#' && !is_entry_line(l)) bad.push_back(l);
+        if (mine && !l.empty() && l[0] != '#' && !is_entry_line(l) && !is_rates_line(l)) bad.push_back(l);
     }
     return bad;
 }
@@ -941,6 +955,75 @@ TEST_CASE("tuner hit_after_store: a store replacing a shape's entry changes the 
         CHECK(r.steps[std::size_t(i)].traced_backend() == t.get("backend"));
         CHECK(r.steps[std::size_t(i)].why() == "auto: tune cache hit");
     }
+}
+
+// ---- 2b. the machine's rates for host memory ---------------------------------------------
+
+// Rates in this machine's section steer the built-in rule for untuned host-memory calls: the
+// backend the rates name for the GPU (here cpu_ref, which any build has, standing in for
+// cublas) where its estimate is shorter than the host's, the preference order otherwise, for
+// calls under 2^21 operations and with GEMM_TUNE=off. The tuner's default follows the rule. A
+// rates line that does not parse is warned about, not used, and dropped by a store; a store
+// keeps the good ones.
+TEST_CASE("tuner rates: a cache's rates send untuned host calls to the faster side; bad lines are skipped") {
+    scratch_dir dir;
+    const std::string mine = this_machine_line(dir), host = builtin_backend();
+    REQUIRE(!host.empty());
+    auto rates = [&](const char *type, const char *host_gflops) {
+        return std::string("rates ") + type + " | host " + host + " " + host_gflops +
+               " GFLOP/s | gpu cpu_ref 1000 GFLOP/s 1000 GB/s 1 us";
+    };
+    const std::string slow_host = dir.file("slow-host.txt"), fast_host = dir.file("fast-host.txt");
+    write_text(slow_host, mine + "\n" + rates("f32", "0.001") + "\n");
+    write_text(fast_host, mine + "\n" + rates("f32", "1e+09") + "\n");
+    const std::string offload_why = "auto: built-in rule, the GPU for host memory where this machine's rates say it is faster";
+
+    child_result r = run_child(dir, "slow_host", {"GEMM_TUNE_CACHE=" + slow_host, "GEMM_VERBOSE=1"},
+                               "call 256x256x256; call 64x64x64; tune 256x256x256 budget=30 store=0");
+    INFO(r.report());
+    REQUIRE(r.ok());
+    REQUIRE(r.steps.size() == 3);
+    CHECK(r.steps[0].correct());
+    CHECK(r.steps[0].traced_backend() == "cpu_ref");
+    CHECK(starts_with(r.steps[0].why(), offload_why + " (estimated "));
+    CHECK(contains(r.steps[0].why(), " ms on " + host + ")"));
+    CHECK(r.steps[0].warnings().empty());
+    CHECK(r.steps[1].correct());
+    check_builtin_untuned(r.steps[1]);  // 2^19 operations: the host without a look at the rates
+    CHECK(r.steps[2].status() == GEMM_STATUS_SUCCESS);
+    CHECK(r.steps[2].get("default") == "cpu_ref");
+
+    r = run_child(dir, "fast_host", {"GEMM_TUNE_CACHE=" + fast_host, "GEMM_VERBOSE=1"}, "call 256x256x256");
+    INFO(r.report());
+    REQUIRE(r.ok());
+    REQUIRE(r.steps.size() == 1);
+    CHECK(r.steps[0].correct());
+    check_builtin_untuned(r.steps[0]);
+
+    r = run_child(dir, "off", {"GEMM_TUNE_CACHE=" + slow_host, "GEMM_TUNE=off", "GEMM_VERBOSE=1"}, "call 256x256x256");
+    INFO(r.report());
+    REQUIRE(r.ok());
+    REQUIRE(r.steps.size() == 1);
+    CHECK(r.steps[0].traced_backend() == host);
+    CHECK(contains(r.steps[0].why(), "(GEMM_TUNE=off)"));
+
+    const std::string damaged = dir.file("damaged.txt");
+    const std::string bad = "rates f32 | host " + host + " -1 GFLOP/s | gpu cpu_ref 1000 GFLOP/s 1000 GB/s 1 us";
+    write_text(damaged, mine + "\n" + bad + "\n" + rates("f64", "0.001") + "\n");
+    r = run_child(dir, "damaged", {"GEMM_TUNE_CACHE=" + damaged, "GEMM_VERBOSE=1"},
+                  "call 256x256x256; tune 8x8x8 budget=5");
+    INFO(r.report());
+    REQUIRE(r.ok());
+    REQUIRE(r.steps.size() == 2);
+    CHECK(r.steps[0].warned(damaged + ":2:"));
+    CHECK(r.steps[0].warned("rates must be positive"));
+    check_builtin_untuned(r.steps[0]);  // f32: its only rates line is damaged
+    REQUIRE(r.steps[1].get("stored") == "1");
+    const std::vector<std::string> after = read_lines(damaged);
+    INFO(numbered(after));
+    CHECK(std::find(after.begin(), after.end(), bad) == after.end());
+    CHECK(std::find(after.begin(), after.end(), rates("f64", "0.001")) != after.end());
+    CHECK(malformed_entries(after, mine).empty());
 }
 
 // ---- 3. a stale file -----------------------------------------------------------------------

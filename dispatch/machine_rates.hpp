@@ -11,6 +11,11 @@
 
 namespace gemm {
 
+// Below this many operations a host-memory call stays on the host without a look at the
+// rates: on host memory a GPU backend spends tens of microseconds (three copies, a launch and
+// a wait) before any arithmetic, more than the host takes for 2^21 operations at 100 GFLOP/s.
+constexpr double offload_min_flops = double(1 << 21);
+
 // One real type's rates (f32 stands for f16, bf16 and c32 as well, f64 for c64).
 struct dtype_rates {
     std::string host_backend;  // the preference order's first host backend, which was timed

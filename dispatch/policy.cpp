@@ -178,7 +178,7 @@ tune_entry_ptr tune_now(const tune_key &key, int device, std::string &why_not) {
     tune_outcome outcome;
     problem_class c = class_of(key);
     c.device = device < 0 ? 0 : device;
-    if (c.space == memory_space::host) ensure_rates(c.ab_type);
+    ensure_rates(c);
     if (tune_problem(c, options, outcome) != GEMM_STATUS_SUCCESS) {
         std::string message = last_error_message();
         clear_error();
@@ -272,11 +272,6 @@ void keep_alive(choice &c) {
 }
 
 namespace {
-
-// Below this many operations a host-memory call stays on the host without a look at the
-// rates: on host memory a GPU backend spends tens of microseconds (three copies, a launch and
-// a wait) before any arithmetic, more than the host takes for 2^21 operations at 100 GFLOP/s.
-constexpr double offload_min_flops = double(1 << 21);
 
 // The GPU backend this machine's rates were measured on, when their estimate for the
 // host-memory problem p is shorter there than on the host (GEMM_TUNE=off: never, as the rates

@@ -239,8 +239,11 @@ gemm_status_t measure_rates(dtype t, double budget_ms, dtype_rates &out) {
     return GEMM_STATUS_SUCCESS;
 }
 
-void ensure_rates(dtype t) {
-    const dtype real = t == dtype::f64 || t == dtype::c64 ? dtype::f64 : dtype::f32;
+void ensure_rates(const problem_class &c) {
+    const double flops = 2.0 * double(c.m) * double(c.n) * double(c.k) * double(c.batch) *
+                         (is_complex(c.ab_type) ? 4.0 : 1.0);
+    if (c.space != memory_space::host || flops < offload_min_flops) return;
+    const dtype real = c.ab_type == dtype::f64 || c.ab_type == dtype::c64 ? dtype::f64 : dtype::f32;
     static std::mutex one_at_a_time;
     std::lock_guard<std::mutex> lock(one_at_a_time);
     tune_cache &cache = process_tune_cache();

@@ -80,10 +80,11 @@ gemm_status_t verify_entry(const tune_entry &e, int device, const tune_options &
 // without such a device backend.
 gemm_status_t measure_rates(dtype t, double budget_ms, dtype_rates &out);
 
-// Measures and stores the rates that stand for t (machine_rates::for_type) when this machine's
-// section of the process's cache has none and a device backend can run host-memory GEMMs; a
-// failure is logged, never an error of the caller's call. Before a host-memory problem is
-// tuned, so that its default is the built-in rule's choice with the rates.
-void ensure_rates(dtype t);
+// Before c is tuned, so that its default is the built-in rule's choice with the rates: for a
+// host-memory class of at least offload_min_flops (the rule consults no rates below it),
+// measures and stores the rates that stand for its type (machine_rates::for_type) when this
+// machine's section of the process's cache has none and a device backend is available; a
+// failure is logged, never an error of the tuning.
+void ensure_rates(const problem_class &c);
 
 }  // namespace gemm

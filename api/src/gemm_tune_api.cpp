@@ -104,7 +104,7 @@ gemm_status_t tune_class(const problem_class &c, double budget_ms, const char *b
     // A stored host-memory entry's default is the built-in rule's choice with this machine's
     // rates, which are measured first where they are missing (a tune restricted to some
     // backends measures nothing else).
-    if (store && c.space == memory_space::host && options.backends.empty()) ensure_rates(c.ab_type);
+    if (store && options.backends.empty()) ensure_rates(c);
     if (gemm_status_t s = tune_problem(c, options, tls_report.outcome); s != GEMM_STATUS_SUCCESS) return s;
     bool stored = false;
     if (store) {

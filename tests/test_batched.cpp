@@ -384,7 +384,7 @@ TEST_SUITE("env_tuned" * doctest::skip()) {
             groups.emplace_back(c, 1, 960);
             stderr_capture capture;
             REQUIRE_MESSAGE(call_grouped(groups) == GEMM_STATUS_SUCCESS, gemm_last_error());
-            for (const group_data &g : groups) check_group(g, "grouped");
+            for (const group_data &group : groups) check_group(group, "grouped");
         }
         recorded = read_lines(record);
         for (const char *grouped : {"f32 f32 NN 24 20 16 batch=2 ld=tight align=16 space=host beta=0 form=pointers",

@@ -13,6 +13,7 @@
 #include "backends/cuda_common/run_on_device.hpp"
 #include "backends/cuda_common/scale_c.hpp"
 #include "dispatch/error.hpp"
+#include "dispatch/settings.hpp"
 #include "mma_batch.hpp"
 #include "mma_items.hpp"
 #include "tiled_variants.hpp"
@@ -182,6 +183,8 @@ private:
     // ones every f32 one). On the H200 the 256x64 tiles beat the split 128x128 ones on every
     // bf16 decode shape (row-major X W^T) with X of up to 32 rows, and lost with 128 (NOTES.md).
     static const variant_info *hopper_default(const problem &dp, int sms) {
+        // Every f32 call without TF32 asks: answered without building a refusal's text.
+        if (dp.ab_type == dtype::f32 && !settings().allow_tf32) return nullptr;
         auto wanted = [&](const variant_info &v) {
             if (dp.n <= 64) return v.bn == 64;
             return v.bm == 128 && v.bn == 128 && v.split_k == (blocks_for(dp, v) < sms);

@@ -1,9 +1,10 @@
 // fuzz_tune_cache.cpp: the tune-cache parser and its stores, on files assembled from valid
 // and damaged pieces (sections, entries with sizes across the int64 range, unknown backends,
-// comments, binary garbage, overlong lines). It checks that every usable entry is found, that
-// the nearest-shape search answers within its rule, and that a store keeps every line but the
-// entries it replaces and the garbage the load said it would drop. Built from the library's
-// objects: these are internal types.
+// rates lines, comments, binary garbage, overlong lines). It checks that every usable entry is
+// found, that the nearest-shape search answers within its rule, that a type has rates exactly
+// when a rates line of it loaded without a warning, that a store keeps every line but the
+// entries it replaces and the garbage the load said it would drop, and that stored rates are
+// read back. Built from the library's objects: these are internal types.
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -65,8 +66,15 @@ std::string entry_text(const gemm::tune_key &k, const std::string &choice) {
     return k.to_text() + " | " + choice + " | 1.500 us | default cpu_ref 2.000 us";
 }
 
+// A rates line whose numbers the cache would write back as they are.
+std::string rates_text(byte_source &in) {
+    auto number = [&in] { return std::to_string(1 + in.byte() * 7) + "." + std::to_string(in.byte() % 10); };
+    return std::string("rates ") + (in.one_in(2) ? "f32" : "f64") + " | host " + (in.one_in(2) ? "cblas" : "cpu_omp") +
+           " " + number() + " GFLOP/s | gpu cpu_ref " + number() + " GFLOP/s " + number() + " GB/s " + number() + " us";
+}
+
 std::string piece(byte_source &in) {
-    switch (in.byte() % 12) {
+    switch (in.byte() % 14) {
     case 0: return fingerprint_line();
     case 1: return "[machine] another box " + std::to_string(in.byte());
     case 2:
@@ -86,6 +94,12 @@ std::string piece(byte_source &in) {
     }
     case 9: return std::string(1000 + in.byte() * 20, char('a' + in.byte() % 26));
     case 10: return header_lines[in.byte() % 2];
+    case 11: return rates_text(in);
+    case 12: {  // one character of a rates line changed
+        std::string r = rates_text(in);
+        r[in.byte() % r.size()] = char(in.byte());
+        return r;
+    }
     default: return entry_text(draw_key(in), choice_text(in)) + (in.one_in(2) ? " extra" : " |");
     }
 }
@@ -183,6 +197,47 @@ void check_store(const std::string &path, const std::string &text, gemm::tune_ca
     }
 }
 
+// A type has rates exactly when a rates line of it in this machine's section loaded without a
+// warning.
+void check_rates(const gemm::tune_cache &cache, const std::string &text) {
+    const std::vector<std::string> lines = lines_of(text);
+    const std::map<int, bool> warned = warned_lines(cache);
+    bool in_mine = false, f32 = false, f64 = false;
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+        const std::string t = trimmed(lines[i]);
+        if (t.rfind("[machine] ", 0) == 0) {
+            in_mine = t == fingerprint_line();
+            continue;
+        }
+        if (in_mine && !warned.count(int(i) + 1) && t.rfind("rates ", 0) == 0)
+            (t.rfind("rates f64 ", 0) == 0 ? f64 : f32) = true;
+    }
+    const std::shared_ptr<const gemm::machine_rates> r = cache.rates();
+    if (bool(r && r->f32) != f32 || bool(r && r->f64) != f64)
+        fail("the loaded rates do not match the file's unwarned rates lines", text);
+}
+
+// Rates stored for a type are what a reload of the file gives for it.
+void check_store_rates(const std::string &path, gemm::tune_cache &cache, byte_source &in) {
+    const gemm::dtype t = in.one_in(2) ? gemm::dtype::f32 : gemm::dtype::f64;
+    gemm::dtype_rates r;
+    r.host_backend = "cblas";
+    r.host_gflops = 1 + in.byte();
+    r.gpu_backend = "cpu_ref";
+    r.gpu_gflops = 1 + in.byte() * 100;
+    r.link_gbs = 1 + in.byte();
+    r.gpu_fixed_us = in.byte();
+    if (cache.store_rates(t, r) != GEMM_STATUS_SUCCESS)
+        fail("storing rates failed: " + std::string(gemm_last_error()), read_all(path));
+    gemm::tune_cache reloaded(path);
+    ++counters().cache_files;
+    const std::shared_ptr<const gemm::machine_rates> got = reloaded.rates();
+    const gemm::dtype_rates *x = got ? got->for_type(t) : nullptr;
+    if (!x || x->host_backend != r.host_backend || x->host_gflops != r.host_gflops || x->gpu_backend != r.gpu_backend ||
+        x->gpu_gflops != r.gpu_gflops || x->link_gbs != r.link_gbs || x->gpu_fixed_us != r.gpu_fixed_us)
+        fail("stored rates are not read back", read_all(path));
+}
+
 // Every usable entry is found (equal keys: one of them), and nearest() keeps to its rule.
 void check_lookups(const gemm::tune_cache &cache, const std::string &text, byte_source &in) {
     std::vector<std::string> lines = lines_of(text);
@@ -217,7 +272,9 @@ void fuzz_one(const uint8_t *data, std::size_t size) {
     gemm::tune_cache cache(path);
     ++counters().cache_files;
     check_lookups(cache, text, in);
+    check_rates(cache, text);
     if (store) check_store(path, text, cache, in);
+    if (store && in.one_in(2)) check_store_rates(path, cache, in);
 }
 
 // Every input loads a file and one in 32 also stores into it (about 290 stores in 10^4

@@ -62,6 +62,8 @@ struct info_facts {
     config_probe_result probe;
     std::vector<std::pair<std::string, const char *>> environment;  // value null when unset
     std::string tune_cache;
+    std::vector<gemm_host_rates_t> rates;  // this machine's host-memory rates in the tune cache
+    std::string rates_error;
     cpu_info cpu;
     device_facts devices;
 };
@@ -105,6 +107,10 @@ info_facts info_facts_read() {
     f.probe = library_config_probe();
     for (const std::string &name : watched_variables()) f.environment.emplace_back(name, std::getenv(name.c_str()));
     f.tune_cache = gemm_tune_cache_path();
+    const gemm_host_rates_t *rates = nullptr;
+    int64_t count = 0;
+    if (gemm_tune_cache_rates(&rates, &count) == GEMM_STATUS_SUCCESS) f.rates.assign(rates, rates + count);
+    else f.rates_error = gemm_last_error();
     f.cpu = cpu_info_read();
     f.devices = devices_read();
     return f;
@@ -140,6 +146,13 @@ void print_environment(std::FILE *out, const info_facts &f) {
     for (const auto &[name, value] : f.environment)
         std::fprintf(out, "  %-24s %s\n", name.c_str(), value ? shell_quote(value).c_str() : "(unset)");
     std::fprintf(out, "\ntune cache: %s\n", f.tune_cache.c_str());
+    if (!f.rates_error.empty()) std::fprintf(out, "  host-memory rates: ERROR: %s\n", f.rates_error.c_str());
+    else if (f.rates.empty())
+        std::fprintf(out, "  host-memory rates: none (gemm tune measures them where a GPU backend is available)\n");
+    for (const gemm_host_rates_t &r : f.rates)
+        std::fprintf(out, "  host-memory rates %s: host %s %.4g GFLOP/s; gpu %s %.4g GFLOP/s, %.4g GB/s, %.4g us a call\n",
+                     r.type == GEMM_F64 ? "f64" : "f32", r.host_backend, r.host_gflops, r.gpu_backend, r.gpu_gflops,
+                     r.link_gbs, r.gpu_fixed_us);
 }
 
 void print_cpu(std::FILE *out, const cpu_info &cpu) {
@@ -226,6 +239,16 @@ void json_environment(json_writer &w, const info_facts &f) {
     }
     w.end_array();
     w.key("tune_cache").string(f.tune_cache);
+    w.key("host_rates").begin_array();
+    for (const gemm_host_rates_t &r : f.rates) {
+        w.begin_object(json_writer::layout::line);
+        w.key("type").string(r.type == GEMM_F64 ? "f64" : "f32").key("host_backend").string(r.host_backend);
+        w.key("host_gflops").number(r.host_gflops).key("gpu_backend").string(r.gpu_backend);
+        w.key("gpu_gflops").number(r.gpu_gflops).key("link_gbs").number(r.link_gbs);
+        w.key("gpu_fixed_us").number(r.gpu_fixed_us);
+        w.end_object();
+    }
+    w.end_array();
 }
 
 void json_cpu(json_writer &w, const cpu_info &cpu) {

@@ -300,6 +300,20 @@ void child_entries() {
     std::printf("  error %s\n", status == GEMM_STATUS_SUCCESS ? "" : gemm_last_error());
 }
 
+// rates: gemm_tune_cache_rates, each type's rates on a line of its own; then its NULL arguments.
+void child_rates() {
+    const gemm_host_rates_t *rates = nullptr;
+    int64_t count = -1;
+    gemm_status_t status = gemm_tune_cache_rates(&rates, &count);
+    std::printf("rates - status=%d count=%lld null_rates=%d null_count=%d\n", int(status), (long long)count,
+                int(gemm_tune_cache_rates(nullptr, &count)), int(gemm_tune_cache_rates(&rates, nullptr)));
+    for (int64_t i = 0; status == GEMM_STATUS_SUCCESS && i < count; ++i)
+        std::printf("  entry %s %s %g %s %g %g %g\n", rates[i].type == GEMM_F64 ? "f64" : "f32", rates[i].host_backend,
+                    rates[i].host_gflops, rates[i].gpu_backend, rates[i].gpu_gflops, rates[i].link_gbs,
+                    rates[i].gpu_fixed_us);
+    std::printf("  error %s\n", status == GEMM_STATUS_SUCCESS ? "" : gemm_last_error());
+}
+
 // verify MxNxK [remove=0|1] [budget=MS]: gemm_tune_verify on key_text(M, N, K); with
 // MxNxK "null", a NULL key, and "garbage", a key that does not parse.
 void child_verify(const std::vector<std::string> &w) {
@@ -344,6 +358,7 @@ int run_child() {
         else if (w[0] == "broadcast" && w.size() >= 2) child_broadcast(w);
         else if (w[0] == "wait" && w.size() >= 2) child_wait(w[1]);
         else if (w[0] == "entries") child_entries();
+        else if (w[0] == "rates") child_rates();
         else if (w[0] == "verify" && w.size() >= 2) child_verify(w);
         else return std::fprintf(stderr, "test_tuner: unknown step '%s'\n", text.c_str()), 2;
     }
@@ -979,10 +994,17 @@ TEST_CASE("tuner rates: a cache's rates send untuned host calls to the faster si
     const std::string offload_why = "auto: built-in rule, the GPU for host memory where this machine's rates say it is faster";
 
     child_result r = run_child(dir, "slow_host", {"GEMM_TUNE_CACHE=" + slow_host, "GEMM_VERBOSE=1"},
-                               "call 256x256x256; call 64x64x64; tune 256x256x256 budget=30 store=0");
+                               "call 256x256x256; call 64x64x64; tune 256x256x256 budget=30 store=0; rates");
     INFO(r.report());
     REQUIRE(r.ok());
-    REQUIRE(r.steps.size() == 3);
+    REQUIRE(r.steps.size() == 4);
+    // gemm_tune_cache_rates says what the file holds; NULL arguments are refused.
+    CHECK(r.steps[3].status() == GEMM_STATUS_SUCCESS);
+    CHECK(r.steps[3].get("count") == "1");
+    CHECK(r.steps[3].get("null_rates") == std::to_string(GEMM_STATUS_INVALID_POINTER));
+    CHECK(r.steps[3].get("null_count") == std::to_string(GEMM_STATUS_INVALID_POINTER));
+    REQUIRE(r.steps[3].entries.size() == 1);
+    CHECK(r.steps[3].entries[0] == "f32 " + host + " 0.001 cpu_ref 1000 1000 1");
     CHECK(r.steps[0].correct());
     CHECK(r.steps[0].traced_backend() == "cpu_ref");
     CHECK(starts_with(r.steps[0].why(), offload_why + " (estimated "));

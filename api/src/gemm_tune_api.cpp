@@ -186,6 +186,29 @@ gemm_status_t list_entries(const gemm_tune_entry_t **entries, int64_t *count) {
     return GEMM_STATUS_SUCCESS;
 }
 
+struct rates_storage {
+    std::shared_ptr<const machine_rates> rates;  // holds the backends' names
+    std::vector<gemm_host_rates_t> listed;
+};
+thread_local rates_storage tls_rates;
+
+gemm_status_t list_rates(const gemm_host_rates_t **rates, int64_t *count) {
+    if (!rates) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 1: rates is NULL", 1);
+    if (!count) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 2: count is NULL", 2);
+    rates_storage fresh;
+    fresh.rates = process_tune_cache().rates();
+    for (dtype t : {dtype::f32, dtype::f64}) {
+        const dtype_rates *r = fresh.rates ? fresh.rates->for_type(t) : nullptr;
+        if (r)
+            fresh.listed.push_back({t == dtype::f32 ? GEMM_F32 : GEMM_F64, r->host_backend.c_str(), r->host_gflops,
+                                    r->gpu_backend.c_str(), r->gpu_gflops, r->link_gbs, r->gpu_fixed_us});
+    }
+    tls_rates = std::move(fresh);
+    *rates = tls_rates.listed.data();
+    *count = int64_t(tls_rates.listed.size());
+    return GEMM_STATUS_SUCCESS;
+}
+
 gemm_status_t verify(const char *key_text, int device, double budget_ms, int remove, gemm_tune_verdict_t *out) {
     if (!key_text) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 1: key is NULL", 1);
     if (!out) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 5: verdict is NULL", 5);
@@ -218,6 +241,11 @@ extern "C" {
 gemm_status_t gemm_tune_cache_entries(const gemm_tune_entry_t **entries, int64_t *count) {
     clear_error();
     return guarded([&] { return list_entries(entries, count); });
+}
+
+gemm_status_t gemm_tune_cache_rates(const gemm_host_rates_t **rates, int64_t *count) {
+    clear_error();
+    return guarded([&] { return list_rates(rates, count); });
 }
 
 gemm_status_t gemm_tune_verify(const char *key, int device, double budget_ms, int remove, gemm_tune_verdict_t *verdict) {

@@ -625,6 +625,25 @@ typedef struct gemm_tune_entry {
  * of this function on this thread. */
 GEMM_API gemm_status_t gemm_tune_cache_entries(const gemm_tune_entry_t **entries, int64_t *count);
 
+/* This machine's rates for GEMMs on host memory, from which auto's built-in rule sends a
+ * host-memory call that no entry covers to the host or to the GPU (docs/TUNING.md). */
+typedef struct gemm_host_rates {
+    gemm_dtype_t type;         /* GEMM_F32 (standing for f32, f16, bf16 and c32) or GEMM_F64
+                                  (f64 and c64) */
+    const char *host_backend;  /* the host backend timed, and its rate */
+    double host_gflops;
+    const char *gpu_backend;   /* the device backend timed, staging host operands */
+    double gpu_gflops;         /* its rate on device memory */
+    double link_gbs;           /* operand bytes between host and device memory, GB/s (1e9) */
+    double gpu_fixed_us;       /* per call, beyond the traffic and the arithmetic */
+} gemm_host_rates_t;
+
+/* The rates of this machine's section of the tune cache, f32's first: *count is 0, 1 or 2.
+ * They are measured by the first gemm_tune with store = 1 of a host-memory problem of that
+ * type (2^21 operations or more, no backends named) where a GPU backend is available. *rates
+ * points to entries that live until the next call of this function on this thread. */
+GEMM_API gemm_status_t gemm_tune_cache_rates(const gemm_host_rates_t **rates, int64_t *count);
+
 /* What gemm_tune_verify found. Strings live until the next gemm_tune_verify on this thread. */
 typedef struct gemm_tune_verdict {
     const char *default_backend;  /* the built-in rule's choice now: what auto would run for

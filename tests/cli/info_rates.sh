@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# info_rates.sh: gemm info shows this machine's host-memory rates from the tune cache (in text
+# and in its JSON), or says there are none.
+# usage: info_rates.sh SCENARIO GEMM
+. "$(dirname "$0")/cli_lib.sh"
+scenario=$1 gemm=$2
+
+cache=$work/cache.txt
+# A cache with this machine's section (a tune stores one), and a rates line added to it.
+make_cache() {
+    run_expect 0 "$gemm" tune 8 --budget-ms 10 --cache "$cache"
+    grep -q '^\[machine\] ' "$cache" || fail "the tune stored no [machine] section"
+    sed -i '/^\[machine\] /a rates f64 | host cpu_omp 61.5 GFLOP/s | gpu cpu_ref 1234 GFLOP/s 7.25 GB/s 80 us' "$cache"
+}
+
+case $scenario in
+text)
+    run_expect 0 env GEMM_TUNE_CACHE="$work/none.txt" "$gemm" info
+    expect_line out "^  host-memory rates: none \(gemm tune measures them where a GPU backend is available\)$"
+    make_cache
+    run_expect 0 env GEMM_TUNE_CACHE="$cache" "$gemm" info
+    expect_line out "^  host-memory rates f64: host cpu_omp 61.5 GFLOP/s; gpu cpu_ref 1234 GFLOP/s, 7.25 GB/s, 80 us a call$"
+    ;;
+json)
+    make_cache
+    run_expect 0 env GEMM_TUNE_CACHE="$cache" "$gemm" info --json "$work/info.json"
+    python3 - "$work/info.json" <<'PY' || fail "the JSON does not hold the rates"
+import json, sys
+rates = json.load(open(sys.argv[1]))["host_rates"]
+assert rates == [{"type": "f64", "host_backend": "cpu_omp", "host_gflops": 61.5, "gpu_backend": "cpu_ref",
+                  "gpu_gflops": 1234, "link_gbs": 7.25, "gpu_fixed_us": 80}], rates
+PY
+    ;;
+*)
+    fail "unknown scenario $scenario"
+    ;;
+esac
+echo "passed: $scenario"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # info_rates.sh: gemm info shows this machine's host-memory rates from the tune cache (in text
-# and in its JSON), or says there are none.
+# and in its JSON), or says there are none; gemm tune's summary shows them when there are.
 # usage: info_rates.sh SCENARIO GEMM
 . "$(dirname "$0")/cli_lib.sh"
 scenario=$1 gemm=$2
@@ -20,6 +20,10 @@ text)
     make_cache
     run_expect 0 env GEMM_TUNE_CACHE="$cache" "$gemm" info
     expect_line out "^  host-memory rates f64: host cpu_omp 61.5 GFLOP/s; gpu cpu_ref 1234 GFLOP/s, 7.25 GB/s, 80 us a call$"
+    run_expect 0 "$gemm" tune 8 --budget-ms 10 --cache "$cache"
+    expect_line out "^# host-memory rates f64 \(untuned host calls go where they estimate faster\): host cpu_omp 61.5 GFLOP/s; gpu cpu_ref 1234 GFLOP/s, 7.25 GB/s, 80 us a call$"
+    run_expect 0 "$gemm" tune 8 --budget-ms 10 --cache "$work/none.txt"
+    ! grep -q "host-memory rates" "$work/out" || fail "gemm tune reported rates from a cache without any"
     ;;
 json)
     make_cache

@@ -244,10 +244,13 @@ void ensure_rates(const problem_class &c) {
                          (is_complex(c.ab_type) ? 4.0 : 1.0);
     if (c.space != memory_space::host || flops < offload_min_flops) return;
     const dtype real = c.ab_type == dtype::f64 || c.ab_type == dtype::c64 ? dtype::f64 : dtype::f32;
-    static std::mutex one_at_a_time;
+    static std::mutex one_at_a_time;  // also guards tried
+    static bool tried[2] = {false, false};  // per real type: a failed measurement is not repeated
     std::lock_guard<std::mutex> lock(one_at_a_time);
     tune_cache &cache = process_tune_cache();
     if (std::shared_ptr<const machine_rates> r = cache.rates(); r && r->for_type(real)) return;
+    if (tried[real == dtype::f64]) return;
+    tried[real == dtype::f64] = true;
     dtype_rates rates;
     if (measure_rates(real, 300, rates) != GEMM_STATUS_SUCCESS) {
         logger().debug("{}", last_error_message());

@@ -84,7 +84,8 @@ gemm_status_t measure_rates(dtype t, double budget_ms, dtype_rates &out);
 // host-memory class of at least offload_min_flops (the rule consults no rates below it),
 // measures and stores the rates that stand for its type (machine_rates::for_type) when this
 // machine's section of the process's cache has none and a device backend is available; a
-// failure is logged, never an error of the tuning.
+// failure is logged (at debug level: no device backend is the usual one), never an error of
+// the tuning, and not tried again by this process.
 void ensure_rates(const problem_class &c);
 
 }  // namespace gemm

@@ -33,9 +33,12 @@
 #   decode    bf16 decode shapes (m = 1..128 rows of X W^T, n and k 4096 and 14336): the Hopper
 #             kernels that split k (256x64 and 128x128 tiles) and cuda_tiled's default against
 #             cuBLAS and cuBLASLt
+#   host_rule untuned auto on host memory (f32 squares 64..8192) against cpu_omp, cblas and
+#             cublas staged, after a gemm tune that stores the machine's rates
 #   wgmma_tune  gemm tune on bf16 device shapes (the Hopper kernels among the candidates), then
 #             auto against cuBLAS on that cache
-#   tune      gemm tune --suite default (host and device), then auto against cuBLAS
+#   tune      gemm tune --suite default (host and device; the machine's host-memory rates, in
+#             the summary), then auto against cuBLAS
 #   recorded  the documented workflow on shapes outside the suite: GEMM_RECORD while gemm
 #             bench calls them through auto, gemm tune --shapes on the recorded file, then
 #             auto against the cuBLAS default (odd squares NN; LLM decode and prefill NT),
@@ -237,6 +240,19 @@ if has_stage decode; then
         "$out/decode.csv" 2>/dev/null)")
     save_logs
 fi
+if has_stage host_rule; then
+    # Untuned auto on host memory: tune one shape far from the squares (storing the machine's
+    # rates), then auto on squares from 64 to 8192 against cpu_omp, cblas and cublas (staged).
+    cache="$out/tune-cache-host-rule.txt"
+    timeout 120 $gemm tune 2000x5x2000 --dtype f32 --layout col --cache "$cache" >"$out/host_rule_tune.txt" 2>&1
+    summary+=("gemm tune 2000x5x2000 (the host-memory rates): rc=$?")
+    while read -r line; do summary+=("$line"); done < <(grep '^rates ' "$cache")
+    GEMM_TUNE_CACHE="$cache" GEMM_VERBOSE=1 timeout 400 $gemm bench 64 128 256 512 1024 2048 4096 8192 --dtype f32 \
+        --layout col --backends auto,cpu_omp,cblas,cublas --baseline auto --reps 3 --budget-ms 500 \
+        --no-measure-peak >"$out/host_rule_bench.txt" 2>"$out/host_rule_trace.txt"
+    summary+=("gemm bench host memory, untuned auto: rc=$?")
+    save_logs
+fi
 if has_stage wgmma_tune; then
     # Whether auto takes the Hopper kernels where they win: tune bf16 row-major shapes (X W^T
     # and its transpose) into a cache of their own, then auto against cuBLAS on that cache.
@@ -253,6 +269,7 @@ fi
 if has_stage tune; then
     $gemm tune --suite default --budget-ms ${GEMM_DEVICE_TUNE_BUDGET_MS:-1000} >"$out/tune.txt" 2>"$out/tune_progress.txt"
     summary+=("gemm tune --suite default: rc=$? ($(grep -c '' "$GEMM_TUNE_CACHE") cache lines)")
+    while read -r line; do summary+=("$line"); done < <(grep '^rates ' "$GEMM_TUNE_CACHE")
     save_logs
     # auto (from the cache just written) against the cuBLAS default, on device pointers, on
     # every device shape of the suite (bench/tune_problems.cpp).
@@ -385,6 +402,7 @@ for s in "${summary[@]}"; do echo "$s"; done
 [ -f "$out/wgmma_bench.txt" ] && grep -vE '^#' "$out/wgmma_bench.txt" | cut -c1-150
 [ -f "$out/tf32_bench.txt" ] && grep -vE '^#' "$out/tf32_bench.txt" | cut -c1-150
 [ -f "$out/decode_bench.txt" ] && grep -vE '^#' "$out/decode_bench.txt" | cut -c1-120
+[ -f "$out/host_rule_bench.txt" ] && grep -vE '^#' "$out/host_rule_bench.txt" | cut -c1-150
 [ -f "$out/wgmma_tune.txt" ] && grep -vE '^#' "$out/wgmma_tune.txt" | cut -c1-150
 [ -f "$out/wgmma_auto.txt" ] && grep -E '^(auto|backend) ' "$out/wgmma_auto.txt" | cut -c1-150
 [ -f "$out/tune.txt" ] && grep -E 'geometric|tuned .* problems|FAILED' "$out/tune.txt"

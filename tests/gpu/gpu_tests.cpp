@@ -1230,13 +1230,6 @@ TEST_CASE("gpu: cuda_tiled every variant id, aligned and not, against cpu_ref") 
     CHECK(checked == 4 * 4 * (2 + 2 * 8) + 4 * 4 * (2 + 2 * 3) + 4 * 4 * 4);
 }
 
-// The Hopper kernels by id, where the device and the build have them: every op pair (each
-// operand stored along k or along m / n), ragged m, n, k (TMA's boxes past the edges read
-// zeros, the epilogue's stores are predicated), k steps past the stages' ring, partial raster
-// groups, strided batches, more tiles than SMs (each block then takes several), k split into
-// ranges by the _splitk ids (one column of C, a shorter last range, over a batch, beta != 0
-// applied once by the reduction); and their refusals (leading dimensions or bases not 16-byte
-// aligned), C unchanged.
 namespace {
 
 // The ids cuda_tiled offers: all of this build's (desc NULL), or those worth timing for desc.
@@ -1302,6 +1295,13 @@ run_result run_forced(const std::string &id, const gemm_case &c, const operands 
 
 }  // namespace
 
+// The Hopper kernels by id, where the device and the build have them: every op pair (each
+// operand stored along k or along m / n), ragged m, n, k (TMA's boxes past the edges read
+// zeros, the epilogue's stores are predicated), k steps past the stages' ring, partial raster
+// groups, strided batches, more tiles than SMs (each block then takes several), k split into
+// ranges by the _splitk ids (one column of C, a shorter last range, over a batch, beta != 0
+// applied once by the reduction); and their refusals (leading dimensions or bases not 16-byte
+// aligned; f32 unless TF32 is allowed), C unchanged.
 TEST_CASE("gpu: cuda_tiled wgmma kernels against cpu_ref, and what they refuse") {
     if (!has_backend("cuda_tiled")) {
         MESSAGE("cuda_tiled not available or not selected: not tested");

@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <cuda_runtime_api.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -447,6 +448,81 @@ TEST_CASE("gpu: 8 threads at once, each with its own stream") {
         for (int i = 0; i < threads; ++i)
             CHECK_MESSAGE(failures[std::size_t(i)].empty(), name << " thread " << i << " (" << cases[std::size_t(i)].describe()
                                                                  << "): " << failures[std::size_t(i)]);
+    }
+}
+
+namespace {
+
+// This process's resident set, in bytes (/proc/self/statm's second field, in pages).
+double resident_bytes() {
+    std::ifstream statm("/proc/self/statm");
+    double total = 0, resident = 0;
+    statm >> total >> resident;
+    return resident * double(sysconf(_SC_PAGESIZE));
+}
+
+double device_free_bytes() {
+    std::size_t free = 0, total = 0;
+    CUDA_REQUIRE(cudaMemGetInfo(&free, &total));
+    return double(free);
+}
+
+}  // namespace
+
+// What a backend holds (the thread's buffers, handles, streams, page-locked staging) it holds
+// from its first calls on: 10^4 more calls, on pageable and page-locked host memory and (for
+// the backends that take it) device memory, leave device memory and the resident set where the
+// first 100 left them, within slack for the allocators' own bookkeeping.
+TEST_CASE("gpu: 10^4 calls per GPU backend hold no more memory than the first 100") {
+    gemm_case c = base_case({GEMM_F32, GEMM_F32}, GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_T, 64, 48, 40);
+    set_leading_dims(c, 0);
+    c.beta = 0.5;
+    const operands o = make_operands(c);
+    const std::vector<double> expected = cpu_ref_result(c, o);
+    const reference ref = compute_reference(c, o);
+    void *pinned[3] = {nullptr, nullptr, nullptr};
+    void *device[3] = {nullptr, nullptr, nullptr};
+    const bytes *init[3] = {&o.a, &o.b, &o.c0};
+    for (int i = 0; i < 3; ++i) {
+        CUDA_REQUIRE(cudaMallocHost(&pinned[i], init[i]->size()));
+        CUDA_REQUIRE(cudaMalloc(&device[i], init[i]->size()));
+        CUDA_REQUIRE(cudaMemcpy(device[i], init[i]->data(), init[i]->size(), cudaMemcpyHostToDevice));
+        std::memcpy(pinned[i], init[i]->data(), init[i]->size());
+    }
+    bytes pageable_c = o.c0;
+    for (const std::string &name : gpu_backends()) {
+        selection_guard sel(name);
+        const bool on_device = takes_device_pointers(name);
+        // One call of round r: pageable, page-locked, then device memory in turn (C keeps
+        // accumulating beta * C: the values are not checked here, the statuses are).
+        auto call = [&](int r) {
+            switch (r % (on_device ? 3 : 2)) {
+            case 0: return call_gemm(c, o.a.data(), o.b.data(), pageable_c.data());
+            case 1: return call_gemm(c, pinned[0], pinned[1], pinned[2]);
+            default: return call_gemm(c, device[0], device[1], device[2], 0);
+            }
+        };
+        int failed = 0;
+        for (int r = 0; r < 100; ++r) failed += call(r) != GEMM_STATUS_SUCCESS;
+        CUDA_REQUIRE(cudaDeviceSynchronize());
+        const double device_before = device_free_bytes(), resident_before = resident_bytes();
+        for (int r = 0; r < 10000; ++r) failed += call(r) != GEMM_STATUS_SUCCESS;
+        CUDA_REQUIRE(cudaDeviceSynchronize());
+        const double device_after = device_free_bytes(), resident_after = resident_bytes();
+        INFO(name << ": device memory free " << device_before / 1e6 << " -> " << device_after / 1e6
+                  << " MB, resident " << resident_before / 1e6 << " -> " << resident_after / 1e6 << " MB");
+        CHECK(failed == 0);
+        CHECK(device_before - device_after <= 4.0 * (1 << 20));
+        CHECK(resident_after - resident_before <= 16.0 * (1 << 20));
+        // Still right after all that.
+        bytes got = o.c0;
+        REQUIRE_MESSAGE(call_gemm(c, o.a.data(), o.b.data(), got.data()) == GEMM_STATUS_SUCCESS, gemm_last_error());
+        comparison cmp = compare_result(c, o, got, expected, ref.magnitude);
+        CHECK_MESSAGE(cmp.ok, name << ": " << cmp.first);
+    }
+    for (int i = 0; i < 3; ++i) {
+        CUDA_REQUIRE(cudaFreeHost(pinned[i]));
+        CUDA_REQUIRE(cudaFree(device[i]));
     }
 }
 

@@ -1369,6 +1369,49 @@ run_result run_forced(const std::string &id, const gemm_case &c, const operands 
     return run_device_offset(c, o, offset);
 }
 
+// Each id `prefix + tile` on c against cpu_ref, and with host also on host memory (staged to
+// the current device, the same kernel); the runs checked.
+int64_t check_wgmma_ids(const std::string &prefix, const char *const (&tiles)[4], const gemm_case &c,
+                        const operands &o, bool host) {
+    const reference ref = compute_reference(c, o);
+    const std::vector<double> expected = cpu_ref_result(c, o);
+    int64_t checked = 0;
+    for (const char *tile : tiles) {
+        const std::string id = prefix + tile;
+        check_variant_run(id + " " + c.describe(), c, o, run_forced(id, c, o, 0), expected, ref);
+        ++checked;
+        if (!host) continue;
+        selection_guard sel("cuda_tiled:" + id);
+        check_variant_run(id + " host " + c.describe(), c, o, run_in(memory::host, c, o, nullptr), expected, ref);
+        ++checked;
+    }
+    return checked;
+}
+
+// Each id `prefix + tile` refuses column-major TN 64^3 of type t with B's leading dimension
+// not a multiple of 16 bytes, and with every base 1 element off 16 bytes: NOT_SUPPORTED (on a
+// 9.0 device for that reason), C unchanged, no CUDA error left; the refusals.
+int64_t check_wgmma_misaligned(const std::string &prefix, const char *const (&tiles)[4], type_pair t, bool hopper) {
+    gemm_case c = base_case(t, GEMM_COL_MAJOR, GEMM_OP_T, GEMM_OP_N, 64, 64, 64);
+    c.lda = c.ldb = c.ldc = 64;
+    gemm_case odd_ld = c;
+    odd_ld.ldb = 66;
+    int64_t refused = 0;
+    for (const char *tile : tiles)
+        for (auto [x, offset] : {std::pair{odd_ld, 0}, std::pair{c, 1}}) {
+            const std::string id = prefix + tile;
+            const operands o = make_operands(x);
+            run_result r = run_forced(id, x, o, offset);
+            const std::string where = id + " " + x.describe() + " offset " + std::to_string(offset);
+            CHECK_MESSAGE(r.status == GEMM_STATUS_NOT_SUPPORTED, where << ": " << r.error);
+            if (hopper) CHECK_MESSAGE(r.error.find("16-byte aligned") != std::string::npos, where << ": " << r.error);
+            CHECK_MESSAGE(r.c == o.c0, where << ": C changed");
+            check_no_cuda_error(where);
+            ++refused;
+        }
+    return refused;
+}
+
 }  // namespace
 
 // The Hopper kernels by id, where the device and the build have them: every op pair (each
@@ -1436,39 +1479,9 @@ TEST_CASE("gpu: cuda_tiled wgmma kernels against cpu_ref, and what they refuse")
                         }
                         continue;
                     }
-                    reference ref = compute_reference(c, o);
-                    std::vector<double> expected = cpu_ref_result(c, o);
-                    for (const char *tile : tiles) {
-                        const std::string id = "wgmma_" + type + tile;
-                        check_variant_run(id + " " + c.describe(), c, o, run_forced(id, c, o, 0), expected, ref);
-                        ++checked;
-                        if (sh.batch != 3) continue;
-                        // Host memory: staged to the current device, the same kernel.
-                        selection_guard sel("cuda_tiled:" + id);
-                        check_variant_run(id + " host " + c.describe(), c, o, run_in(memory::host, c, o, nullptr),
-                                          expected, ref);
-                        ++checked;
-                    }
+                    checked += check_wgmma_ids("wgmma_" + type, tiles, c, o, sh.batch == 3);
                 }
-        // Refused, nothing written: a leading dimension that is not a multiple of 8 elements, a
-        // base one element off 16 bytes.
-        gemm_case c = base_case(t, GEMM_COL_MAJOR, GEMM_OP_T, GEMM_OP_N, 64, 64, 64);
-        c.lda = c.ldb = 64;
-        c.ldc = 64;
-        gemm_case odd_ld = c;
-        odd_ld.ldb = 66;
-        for (const char *tile : tiles)
-            for (auto [x, offset] : {std::pair{odd_ld, 0}, std::pair{c, 1}}) {
-                const std::string id = "wgmma_" + type + tile;
-                operands o = make_operands(x);
-                run_result r = run_forced(id, x, o, offset);
-                const std::string where = id + " " + x.describe() + " offset " + std::to_string(offset);
-                CHECK_MESSAGE(r.status == GEMM_STATUS_NOT_SUPPORTED, where << ": " << r.error);
-                if (hopper) CHECK_MESSAGE(r.error.find("16-byte aligned") != std::string::npos, where << ": " << r.error);
-                CHECK_MESSAGE(r.c == o.c0, where << ": C changed");
-                check_no_cuda_error(where);
-                ++refused;
-            }
+        refused += check_wgmma_misaligned("wgmma_" + type, tiles, t, hopper);
     }
     MESSAGE(checked << " wgmma runs checked, " << refused << " refusals" << std::string(hopper ? "" : " (not a 9.0 device)"));
     CHECK(checked + refused > 0);
@@ -1514,35 +1527,9 @@ TEST_SUITE("gpu_tf32" * doctest::skip()) {
                         }
                         continue;
                     }
-                    const reference ref = compute_reference(c, o);
-                    const std::vector<double> expected = cpu_ref_result(c, o);
-                    for (const char *tile : tf32_tiles) {
-                        const std::string id = std::string("wgmma_tf32") + tile;
-                        check_variant_run(id + " " + c.describe(), c, o, run_forced(id, c, o, 0), expected, ref);
-                        ++checked;
-                        if (sh.batch != 3) continue;
-                        selection_guard sel("cuda_tiled:" + id);
-                        check_variant_run(id + " host " + c.describe(), c, o, run_in(memory::host, c, o, nullptr),
-                                          expected, ref);
-                        ++checked;
-                    }
+                    checked += check_wgmma_ids("wgmma_tf32", tf32_tiles, c, o, sh.batch == 3);
                 }
-        // A leading dimension that is not a multiple of 4 elements, a base 4 bytes off 16.
-        gemm_case c = base_case(f32, GEMM_COL_MAJOR, GEMM_OP_T, GEMM_OP_N, 64, 64, 64);
-        c.lda = c.ldb = c.ldc = 64;
-        gemm_case odd_ld = c;
-        odd_ld.ldb = 66;
-        for (const char *tile : tf32_tiles)
-            for (auto [x, offset] : {std::pair{odd_ld, 0}, std::pair{c, 1}}) {
-                const std::string id = std::string("wgmma_tf32") + tile;
-                const operands o = make_operands(x);
-                run_result r = run_forced(id, x, o, offset);
-                const std::string where = id + " " + x.describe() + " offset " + std::to_string(offset);
-                CHECK_MESSAGE(r.status == GEMM_STATUS_NOT_SUPPORTED, where << ": " << r.error);
-                if (hopper) CHECK_MESSAGE(r.error.find("16-byte aligned") != std::string::npos, where << ": " << r.error);
-                CHECK_MESSAGE(r.c == o.c0, where << ": C changed");
-                ++refused;
-            }
+        refused += check_wgmma_misaligned("wgmma_tf32", tf32_tiles, f32, hopper);
         MESSAGE(checked << " wgmma_tf32 runs checked, " << refused << " refusals");
         if (hopper) CHECK(checked == (std::size(wgmma_shapes) + 1) * std::size(tf32_tiles));
         if (!hopper) return;

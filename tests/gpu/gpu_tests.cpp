@@ -380,7 +380,7 @@ TEST_CASE("gpu: gemm_set_stream: calls are enqueued on the caller's stream") {
     CUDA_REQUIRE(cudaStreamDestroy(stream));
 }
 
-TEST_CASE("gpu: 8 threads at once, each with its own stream") {
+TEST_CASE("gpu: 8 threads at once, each with its own stream, on device, pageable and page-locked memory") {
     constexpr int threads = 8;
     constexpr int rounds = 6;
     std::vector<gemm_case> cases;
@@ -411,10 +411,22 @@ TEST_CASE("gpu: 8 threads at once, each with its own stream") {
                 }
                 const gemm_case &c = cases[std::size_t(i)];
                 const operands &o = ops[std::size_t(i)];
+                // Page-locked copies of the operands, for every third staged round.
+                void *pa = nullptr, *pb = nullptr, *pc = nullptr;
+                if (cudaMallocHost(&pa, o.a.size()) != cudaSuccess || cudaMallocHost(&pb, o.b.size()) != cudaSuccess ||
+                    cudaMallocHost(&pc, o.c0.size()) != cudaSuccess) {
+                    failures[std::size_t(i)] = "cudaMallocHost failed";
+                    cudaStreamDestroy(stream);
+                    return;
+                }
+                std::memcpy(pa, o.a.data(), o.a.size());
+                std::memcpy(pb, o.b.data(), o.b.size());
                 for (int r = 0; r < rounds && failures[std::size_t(i)].empty(); ++r) {
-                    // alternate device and host (staged) pointers
+                    // alternate device and host (staged) pointers, pageable and page-locked
                     bool staged = r % 2 == 1 || !takes_device_pointers(name);
+                    bool pinned = staged && r % 3 == 2;
                     bytes got = o.c0;
+                    if (pinned) std::memcpy(pc, o.c0.data(), o.c0.size());
                     void *da = nullptr, *db = nullptr, *dc = nullptr;
                     if (!staged) {
                         cudaMalloc(&da, o.a.size());
@@ -425,8 +437,11 @@ TEST_CASE("gpu: 8 threads at once, each with its own stream") {
                         cudaMemcpy(dc, o.c0.data(), o.c0.size(), cudaMemcpyHostToDevice);
                     }
                     gemm_set_stream(stream);
-                    gemm_status_t s = staged ? call_gemm(c, o.a.data(), o.b.data(), got.data()) : call_gemm(c, da, db, dc);
+                    gemm_status_t s = pinned   ? call_gemm(c, pa, pb, pc)
+                                      : staged ? call_gemm(c, o.a.data(), o.b.data(), got.data())
+                                               : call_gemm(c, da, db, dc, 0);
                     std::string error = gemm_last_error();
+                    if (pinned) std::memcpy(got.data(), pc, got.size());
                     if (!staged) {
                         cudaStreamSynchronize(stream);
                         cudaMemcpy(got.data(), dc, got.size(), cudaMemcpyDeviceToHost);
@@ -439,9 +454,13 @@ TEST_CASE("gpu: 8 threads at once, each with its own stream") {
                     else if (e != cudaSuccess) failures[std::size_t(i)] = cudaGetErrorString(e);
                     else {
                         comparison cmp = compare_result(c, o, got, expected[std::size_t(i)], refs[std::size_t(i)].magnitude);
-                        if (!cmp.ok) failures[std::size_t(i)] = (staged ? "host: " : "device: ") + cmp.first;
+                        if (!cmp.ok)
+                            failures[std::size_t(i)] = (pinned ? "page-locked: " : staged ? "host: " : "device: ") + cmp.first;
                     }
                 }
+                cudaFreeHost(pa);
+                cudaFreeHost(pb);
+                cudaFreeHost(pc);
                 cudaStreamDestroy(stream);
             });
         for (std::thread &t : pool) t.join();

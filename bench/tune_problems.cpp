@@ -73,11 +73,15 @@ bool tight_layout_aligned(const tune_problem &p) {
 // A GEMM_RECORD line: "f32 f32 NN 1024 1024 1024 batch=1 ld=tight align=16 space=host beta=0",
 // the canonical (column-major) class the library looked up, and for a call with an epilogue
 // a twelfth field, "epilogue=gelu+bias(rows)+aux", for a pointer-array batch "form=pointers"
-// (the library checks their words).
-tune_problem parse_key_line(const std::vector<std::string> &w, int device) {
+// (the library checks their words), and last, for an f32 class of TF32 math, "math=tf32".
+tune_problem parse_key_line(const std::vector<std::string> &words, int device) {
+    // A key of TF32 math is tuned by its key: the library refuses it unless this process allows
+    // TF32 (GEMM_ALLOW_TF32=1), as the key was recorded.
+    const bool tf32 = !words.empty() && words.back() == "math=tf32";
+    const std::vector<std::string> w(words.begin(), words.end() - (tf32 ? 1 : 0));
     if (w.size() != 11 && w.size() != 12)
-        throw usage_error("a tune-key line has 11 fields (12 with an epilogue or form=pointers), this one " +
-                          std::to_string(w.size()));
+        throw usage_error("a tune-key line has 11 fields (12 with an epilogue or form=pointers, one more with "
+                          "math=tf32), this one " + std::to_string(words.size()));
     tune_problem p;
     p.ab_type = dtype_parse(w[0], "dtype of A and B");
     p.c_type = dtype_parse(w[1], "dtype of C");
@@ -99,10 +103,10 @@ tune_problem parse_key_line(const std::vector<std::string> &w, int device) {
     // run. Otherwise align=elem can only come from the pointers, which are placed one element
     // off. The library's online tuning follows the same rule (dispatch/tuner.cpp, class_of).
     p.misaligned = align_elem && (p.ld_padding != 0 || tight_layout_aligned(p));
-    if (w.size() == 12) {
-        p.key_extra = field_value(w[11], w[11].rfind("form=", 0) == 0 ? "form" : "epilogue");
-        for (const std::string &word : w) p.key += (p.key.empty() ? "" : " ") + word;
-    }
+    if (w.size() == 12) p.key_extra = field_value(w[11], w[11].rfind("form=", 0) == 0 ? "form" : "epilogue");
+    if (tf32) p.key_extra += std::string(p.key_extra.empty() ? "" : " ") + "tf32";
+    if (w.size() == 12 || tf32)
+        for (const std::string &word : words) p.key += (p.key.empty() ? "" : " ") + word;
     return p;
 }
 

@@ -25,8 +25,8 @@ struct tune_problem {
     bool beta_zero = true;
     int device = -1;         // >= 0: device pointers on that CUDA device
     // A tune-key line's twelfth word, an epilogue ("gelu+bias(rows)+aux") or a pointer-array
-    // batch ("pointers", from form=pointers): such a line is tuned by its key (gemm_tune_key),
-    // which a gemm_tune_request_t cannot describe.
+    // batch ("pointers", from form=pointers), then "tf32" for math=tf32: such a line is tuned
+    // by its key (gemm_tune_key), which a gemm_tune_request_t cannot describe.
     std::string key_extra;
     std::string key;
 

@@ -7,6 +7,8 @@
 #include <sstream>
 #include <vector>
 
+#include "settings.hpp"
+
 namespace gemm {
 namespace {
 
@@ -82,7 +84,7 @@ bool tune_key::same_class(const tune_key &o) const {
     return ab_type == o.ab_type && c_type == o.c_type && op_a == o.op_a && op_b == o.op_b &&
            batch == o.batch && padded_ld == o.padded_ld && aligned_16 == o.aligned_16 &&
            space == o.space && beta_zero == o.beta_zero && act == o.act && axis == o.axis && saves_aux == o.saves_aux &&
-           pointers == o.pointers;
+           pointers == o.pointers && tf32 == o.tf32;
 }
 
 bool tune_key::operator==(const tune_key &o) const {
@@ -98,7 +100,7 @@ std::size_t tune_key_hash::operator()(const tune_key &k) const {
     mix(uint64_t(k.ab_type) | uint64_t(k.c_type) << 4 | uint64_t(k.op_a) << 8 | uint64_t(k.op_b) << 9 |
         uint64_t(k.padded_ld) << 10 | uint64_t(k.aligned_16) << 11 | uint64_t(k.space) << 12 |
         uint64_t(k.beta_zero) << 14 | uint64_t(k.act) << 16 | uint64_t(k.axis) << 20 | uint64_t(k.saves_aux) << 24 |
-        uint64_t(k.pointers) << 25);
+        uint64_t(k.pointers) << 25 | uint64_t(k.tf32) << 26);
     return h;
 }
 
@@ -110,6 +112,7 @@ std::string tune_key::to_text() const {
         << " space=" << memory_space_name(space) << " beta=" << (beta_zero ? "0" : "any");
     if (has_epilogue()) out << " epilogue=" << to_epilogue_name(*this);
     if (pointers) out << " form=pointers";
+    if (tf32) out << " math=tf32";
     return out.str();
 }
 
@@ -136,11 +139,18 @@ std::optional<tune_key> tune_key::parse(std::string_view text) {
     if (!space) return std::nullopt;
     key.space = *space;
     if (!parse_flag(in, "beta", "0", "any", key.beta_zero)) return std::nullopt;
-    // At most one of the trailing words: an epilogue is for plain calls only.
+    // At most one of the trailing words epilogue= and form= (an epilogue is for plain calls
+    // only), then math=tf32 for an f32 key.
     std::string rest;
-    if (in >> rest) {
+    bool more = bool(in >> rest);
+    if (more && rest != "math=tf32") {
         if (rest == "form=pointers") key.pointers = true;
         else if (rest.rfind("epilogue=", 0) != 0 || !parse_epilogue(rest.substr(9), key)) return std::nullopt;
+        more = bool(in >> rest);
+    }
+    if (more) {
+        if (rest != "math=tf32" || key.ab_type != dtype::f32) return std::nullopt;
+        key.tf32 = true;
     }
     if (in >> rest) return std::nullopt;
     if (key.has_epilogue() && (is_complex(key.ab_type) || key.batch != 1)) return std::nullopt;
@@ -170,6 +180,7 @@ tune_key key_of(const problem &p) {
     key.axis = p.epilogue.axis;
     key.saves_aux = !p.epilogue.backward() && p.epilogue.aux;
     key.pointers = p.pointer_batch;
+    key.tf32 = p.ab_type == dtype::f32 && settings().allow_tf32;
     return key;
 }
 

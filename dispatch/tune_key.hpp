@@ -33,6 +33,9 @@ struct tune_key {
     // (gemm_*_batched, gemm_ex_grouped), rather than a strided batch or a plain call: served by
     // other library calls, so tuned apart.
     bool pointers = false;
+    // An f32 class of a process with GEMM_ALLOW_TF32=1, whose choices were timed with TF32
+    // math: tuned apart from the same class in full f32, as neither's choice holds for the other.
+    bool tf32 = false;
 
     bool has_epilogue() const;
     bool operator==(const tune_key &o) const;
@@ -43,7 +46,7 @@ struct tune_key {
 
     // "f32 f32 NN 1024 1024 1024 batch=1 ld=tight align=16 space=host beta=0", then for an
     // epilogue " epilogue=gelu+bias(rows)+aux" (epilogue_name's words), for a pointer-array
-    // batch " form=pointers".
+    // batch " form=pointers", and last, for a TF32 class, " math=tf32".
     std::string to_text() const;
     static std::optional<tune_key> parse(std::string_view text);
 };
@@ -52,6 +55,7 @@ struct tune_key_hash {
     std::size_t operator()(const tune_key &k) const;
 };
 
+// p's key, TF32 when p is f32 and this process allows TF32.
 tune_key key_of(const problem &p);
 
 }  // namespace gemm

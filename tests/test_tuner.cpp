@@ -119,7 +119,10 @@ bool is_key_text(const std::string &text) {
     std::vector<std::string> w = words(text);
     std::string joined;
     for (const std::string &x : w) joined += (joined.empty() ? "" : " ") + x;
-    return joined == text && w.size() == 11 && one_of(w[0], {"f32", "f64", "f16", "bf16"}) &&
+    if (joined != text) return false;
+    // An f32 key of TF32 math ends in math=tf32.
+    if (w.size() == 12 && w[11] == "math=tf32" && w[0] == "f32") w.pop_back();
+    return w.size() == 11 && one_of(w[0], {"f32", "f64", "f16", "bf16"}) &&
            one_of(w[1], {"f32", "f64", "f16", "bf16"}) && one_of(w[2], {"NN", "NT", "TN", "TT"}) && digits(w[3]) &&
            digits(w[4]) && digits(w[5]) && starts_with(w[6], "batch=") && digits(w[6].substr(6)) &&
            flag(w[7], "ld", {"tight", "padded"}) && flag(w[8], "align", {"16", "elem"}) &&
@@ -314,12 +317,13 @@ void child_rates() {
     std::printf("  error %s\n", status == GEMM_STATUS_SUCCESS ? "" : gemm_last_error());
 }
 
-// verify MxNxK [remove=0|1] [budget=MS]: gemm_tune_verify on key_text(M, N, K); with
-// MxNxK "null", a NULL key, and "garbage", a key that does not parse.
+// verify MxNxK [remove=0|1] [budget=MS] [tf32=1]: gemm_tune_verify on key_text(M, N, K) (with
+// " math=tf32" for tf32=1); with MxNxK "null", a NULL key, and "garbage", a key that does not
+// parse.
 void child_verify(const std::vector<std::string> &w) {
     auto o = options_of(w);
     shape s = parse_shape(w[1]);
-    std::string key = key_text(s.m, s.n, s.k);
+    std::string key = key_text(s.m, s.n, s.k) + (option(o, "tf32", "0") == "1" ? " math=tf32" : "");
     const char *key_arg = w[1] == "null" ? nullptr : w[1] == "garbage" ? "f32 f32 NN 1 2" : key.c_str();
     gemm_tune_verdict_t v;
     std::memset(&v, 0, sizeof v);
@@ -728,7 +732,10 @@ TEST_CASE("tuner format_checker: is_key_text and is_entry_line accept the cache 
     const std::string key = "f32 f32 NN 64 64 64 batch=1 ld=tight align=16 space=host beta=0";
     CHECK(is_key_text(key));
     CHECK(is_key_text("bf16 f32 TN 1 2 3 batch=4 ld=padded align=elem space=device beta=any"));
-    for (const char *bad : {"f32 f32 NN 64 64 64 batch=1 ld=tight align=16 space=host", "f32 f32 NN 64 64 64 batch=1x "
+    CHECK(is_key_text(key + " math=tf32"));
+    for (const char *bad : {"bf16 f32 TN 1 2 3 batch=4 ld=padded align=elem space=device beta=any math=tf32",
+                            "f32 f32 NN 64 64 64 batch=1 ld=tight align=16 space=host beta=0 math=f32",
+                            "f32 f32 NN 64 64 64 batch=1 ld=tight align=16 space=host", "f32 f32 NN 64 64 64 batch=1x "
                             "ld=tight align=16 space=host beta=0", "f32 f32 NC 64 64 64 batch=1 ld=tight align=16 "
                             "space=host beta=0", "f32  f32 NN 64 64 64 batch=1 ld=tight align=16 space=host beta=0",
                             "f32 f32 NN -1 64 64 batch=1 ld=tight align=16 space=host beta=0", ""}) {
@@ -1682,6 +1689,45 @@ TEST_CASE("tuner env_record: GEMM_RECORD appends each untuned key once, in the k
     want_again.push_back("# mine");
     want_again.push_back(key_text(20, 20, 20));
     CHECK(read_lines(record) == want_again);
+}
+
+// With GEMM_ALLOW_TF32=1 an f32 class is timed in TF32 math and keyed apart (math=tf32): what
+// GEMM_RECORD writes and the tuner stores; a process without TF32 neither uses such an entry
+// nor measures its key, nor does a TF32 process a full-f32 key.
+TEST_CASE("tuner tf32_keys: TF32 classes are keyed apart, recorded, stored and measured only in their math") {
+    scratch_dir dir;
+    const std::string cache = dir.file("tune-cache.txt"), record = dir.file("record.txt");
+    const std::string tf32_key = key_text(64, 64, 64) + " math=tf32";
+    child_result r = run_child(dir, "tf32", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1", "GEMM_RECORD=" + record,
+                                             "GEMM_ALLOW_TF32=1"},
+                               "call 64x64x64; tune 64x64x64 budget=20; call 64x64x64; verify 64x64x64 budget=20");
+    INFO(r.report());
+    REQUIRE(r.ok());
+    REQUIRE(r.steps.size() == 4);
+    CHECK(r.steps[0].correct());
+    check_builtin_untuned(r.steps[0]);
+    CHECK(read_lines(record) == std::vector<std::string>{tf32_key});
+    CHECK(is_key_text(tf32_key));
+    REQUIRE(r.steps[1].get("stored") == "1");
+    CHECK(r.steps[2].why() == "auto: tune cache hit");
+    CHECK(r.steps[3].status() == GEMM_STATUS_INVALID_VALUE);  // the full-f32 key: not this process's math
+    CHECK(contains(r.steps[3].error, "full f32 math: measure it without GEMM_ALLOW_TF32=1"));
+    const std::vector<std::string> lines = read_lines(cache);
+    INFO(numbered(lines));
+    CHECK(entry_lines_for(lines, tf32_key).size() == 1);
+    CHECK(entry_lines_for(lines, key_text(64, 64, 64)).empty());
+
+    child_result full = run_child(dir, "full", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1"},
+                                  "call 64x64x64; verify 64x64x64 tf32=1 budget=20; entries");
+    INFO(full.report());
+    REQUIRE(full.ok());
+    REQUIRE(full.steps.size() == 3);
+    CHECK(full.steps[0].correct());
+    check_builtin_untuned(full.steps[0]);  // the TF32 entry is not this process's class
+    CHECK(full.steps[1].status() == GEMM_STATUS_INVALID_VALUE);
+    CHECK(contains(full.steps[1].error, "of TF32 math (math=tf32): measure it with GEMM_ALLOW_TF32=1"));
+    REQUIRE(full.steps[2].entries.size() == 1);
+    CHECK(starts_with(full.steps[2].entries[0], tf32_key + " | "));
 }
 
 TEST_CASE("tuner nearest: an untuned shape within a factor of 2 uses the nearest tuned one") {

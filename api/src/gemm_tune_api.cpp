@@ -140,6 +140,13 @@ gemm_status_t read_key(const char *key_text, int device, double budget_ms, tune_
     if (key->space == memory_space::device && device < 0)
         return set_error(GEMM_STATUS_INVALID_VALUE, "parameter 2: device must be a CUDA device ordinal (>= 0) for a "
                                                     "key of device memory", 2);
+    // This process times f32 in TF32 or not as GEMM_ALLOW_TF32 says, and stores under that key.
+    if (key->ab_type == dtype::f32 && key->tf32 != settings().allow_tf32)
+        return set_error(GEMM_STATUS_INVALID_VALUE,
+                         std::string("parameter 1: key '") + key_text + "' is of " +
+                             (key->tf32 ? "TF32 math (math=tf32): measure it with GEMM_ALLOW_TF32=1"
+                                        : "full f32 math: measure it without GEMM_ALLOW_TF32=1"),
+                         1);
     out = *key;
     return GEMM_STATUS_SUCCESS;
 }

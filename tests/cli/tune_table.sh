@@ -100,6 +100,17 @@ pointer_keys)
     [ "$rc" -le 1 ] || fail "gemm tune --verify exited $rc"
     grep -F "$key " "$work/out" | grep -Eq "(holds|does not hold)" || fail "--verify gave no verdict for '$key'"
     ;;
+tf32_keys)
+    # A recorded key of TF32 math (math=tf32) is tuned as that key where TF32 is allowed, and
+    # stored under it; without GEMM_ALLOW_TF32=1 it is refused, saying why.
+    key="f32 f32 NN 64 64 64 batch=1 ld=tight align=16 space=host beta=0 math=tf32"
+    echo "$key" >"$work/shapes.txt"
+    run_expect 0 env GEMM_ALLOW_TF32=1 "$gemm" tune --shapes "$work/shapes.txt" --cache "$work/cache.txt" --budget-ms 20
+    expect_line out "^64x64x64 +f32 +col NN +tf32 "
+    grep -qF "$key | " "$work/cache.txt" || fail "no entry for the recorded key '$key' in the cache"
+    run_expect 1 "$gemm" tune --shapes "$work/shapes.txt" --cache "$work/cache.txt" --budget-ms 20
+    expect_line out "FAILED: .*of TF32 math \(math=tf32\): measure it with GEMM_ALLOW_TF32=1"
+    ;;
 *)
     fail "unknown scenario $scenario"
     ;;

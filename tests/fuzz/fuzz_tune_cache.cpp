@@ -53,6 +53,7 @@ gemm::tune_key draw_key(byte_source &in) {
     k.aligned_16 = !in.one_in(4);
     k.space = in.one_in(8) ? gemm::memory_space::device : gemm::memory_space::host;
     k.beta_zero = !in.one_in(3);
+    k.tf32 = k.ab_type == gemm::dtype::f32 && in.one_in(4);
     return k;
 }
 

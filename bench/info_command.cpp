@@ -11,6 +11,7 @@
 #include "cpu_info.hpp"
 #include "device_info.hpp"
 #include "gemm/gemm.h"
+#include "host_rates.hpp"
 #include "json_writer.hpp"
 #include "info_variants.hpp"
 #include "library_config.hpp"
@@ -107,10 +108,7 @@ info_facts info_facts_read() {
     f.probe = library_config_probe();
     for (const std::string &name : watched_variables()) f.environment.emplace_back(name, std::getenv(name.c_str()));
     f.tune_cache = gemm_tune_cache_path();
-    const gemm_host_rates_t *rates = nullptr;
-    int64_t count = 0;
-    if (gemm_tune_cache_rates(&rates, &count) == GEMM_STATUS_SUCCESS) f.rates.assign(rates, rates + count);
-    else f.rates_error = gemm_last_error();
+    f.rates = host_rates_read(f.rates_error);
     f.cpu = cpu_info_read();
     f.devices = devices_read();
     return f;
@@ -150,9 +148,7 @@ void print_environment(std::FILE *out, const info_facts &f) {
     else if (f.rates.empty())
         std::fprintf(out, "  host-memory rates: none (gemm tune measures them where a GPU backend is available)\n");
     for (const gemm_host_rates_t &r : f.rates)
-        std::fprintf(out, "  host-memory rates %s: host %s %.4g GFLOP/s; gpu %s %.4g GFLOP/s, %.4g GB/s, %.4g us a call\n",
-                     r.type == GEMM_F64 ? "f64" : "f32", r.host_backend, r.host_gflops, r.gpu_backend, r.gpu_gflops,
-                     r.link_gbs, r.gpu_fixed_us);
+        std::fprintf(out, "  host-memory rates %s: %s\n", host_rates_type(r), host_rates_text(r).c_str());
 }
 
 void print_cpu(std::FILE *out, const cpu_info &cpu) {
@@ -239,16 +235,7 @@ void json_environment(json_writer &w, const info_facts &f) {
     }
     w.end_array();
     w.key("tune_cache").string(f.tune_cache);
-    w.key("host_rates").begin_array();
-    for (const gemm_host_rates_t &r : f.rates) {
-        w.begin_object(json_writer::layout::line);
-        w.key("type").string(r.type == GEMM_F64 ? "f64" : "f32").key("host_backend").string(r.host_backend);
-        w.key("host_gflops").number(r.host_gflops).key("gpu_backend").string(r.gpu_backend);
-        w.key("gpu_gflops").number(r.gpu_gflops).key("link_gbs").number(r.link_gbs);
-        w.key("gpu_fixed_us").number(r.gpu_fixed_us);
-        w.end_object();
-    }
-    w.end_array();
+    host_rates_json(w, f.rates);
 }
 
 void json_cpu(json_writer &w, const cpu_info &cpu) {

@@ -18,6 +18,7 @@
 #include "cpu_info.hpp"
 #include "device_info.hpp"
 #include "gemm/gemm.h"
+#include "host_rates.hpp"
 #include "library_config.hpp"
 #include "problem_args.hpp"
 #include "timer.hpp"
@@ -205,14 +206,10 @@ void print_summary(std::FILE *out, const std::vector<tune_row> &rows, const tune
                           "than 25 %%): their choice may be wrong; tune them again on a quiet machine\n",
                      count_text(s.disturbed, "problem").c_str());
     // The rates untuned host-memory calls are routed by (measured by the first such tune).
-    const gemm_host_rates_t *rates = nullptr;
-    int64_t count = 0;
-    if (gemm_tune_cache_rates(&rates, &count) == GEMM_STATUS_SUCCESS)
-        for (int64_t i = 0; i < count; ++i)
-            std::fprintf(out, "# host-memory rates %s (untuned host calls go where they estimate faster): host %s "
-                              "%.4g GFLOP/s; gpu %s %.4g GFLOP/s, %.4g GB/s, %.4g us a call\n",
-                         rates[i].type == GEMM_F64 ? "f64" : "f32", rates[i].host_backend, rates[i].host_gflops,
-                         rates[i].gpu_backend, rates[i].gpu_gflops, rates[i].link_gbs, rates[i].gpu_fixed_us);
+    std::string unread;
+    for (const gemm_host_rates_t &r : host_rates_read(unread))
+        std::fprintf(out, "# host-memory rates %s (untuned host calls go where they estimate faster): %s\n",
+                     host_rates_type(r), host_rates_text(r).c_str());
     for (const tune_row &r : rows)
         if (!r.tuned)
             std::fprintf(out, "# FAILED: %s %s %s: %s\n", tune_problem_dtype_text(r.problem).c_str(),

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "host_rates.hpp"
 #include "json_writer.hpp"
 
 namespace gemm_cli {
@@ -239,6 +240,9 @@ void tune_report_json(std::FILE *out, const tune_run_facts &run, const std::vect
     for (const tune_row &r : rows) json_row(w, r);
     w.end_array();
     json_summary(w, run, summary);
+    // The rates untuned host-memory calls are routed by, as the cache holds them after the run.
+    std::string unread;
+    host_rates_json(w, host_rates_read(unread));
     w.end_object();
 }
 

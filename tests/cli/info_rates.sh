@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # info_rates.sh: gemm info shows this machine's host-memory rates from the tune cache (in text
-# and in its JSON), or says there are none; gemm tune's summary shows them when there are.
+# and in its JSON), or says there are none; gemm tune's summary and JSON show them when there
+# are.
 # usage: info_rates.sh SCENARIO GEMM
 . "$(dirname "$0")/cli_lib.sh"
 scenario=$1 gemm=$2
@@ -28,11 +29,14 @@ text)
 json)
     make_cache
     run_expect 0 env GEMM_TUNE_CACHE="$cache" "$gemm" info --json "$work/info.json"
-    python3 - "$work/info.json" <<'PY' || fail "the JSON does not hold the rates"
+    run_expect 0 "$gemm" tune 8 --budget-ms 10 --cache "$cache" --json "$work/tune.json"
+    python3 - "$work/info.json" "$work/tune.json" <<'PY' || fail "the JSON does not hold the rates"
 import json, sys
-rates = json.load(open(sys.argv[1]))["host_rates"]
-assert rates == [{"type": "f64", "host_backend": "cpu_omp", "host_gflops": 61.5, "gpu_backend": "cpu_ref",
-                  "gpu_gflops": 1234, "link_gbs": 7.25, "gpu_fixed_us": 80}], rates
+want = [{"type": "f64", "host_backend": "cpu_omp", "host_gflops": 61.5, "gpu_backend": "cpu_ref",
+         "gpu_gflops": 1234, "link_gbs": 7.25, "gpu_fixed_us": 80}]
+for path in sys.argv[1:]:
+    rates = json.load(open(path))["host_rates"]
+    assert rates == want, (path, rates)
 PY
     ;;
 *)

@@ -1,0 +1,40 @@
+// host_rates.cpp: reading and showing the machine's host-memory rates.
+#include "host_rates.hpp"
+
+#include <cstdio>
+
+namespace gemm_cli {
+
+std::vector<gemm_host_rates_t> host_rates_read(std::string &error) {
+    const gemm_host_rates_t *rates = nullptr;
+    int64_t count = 0;
+    if (gemm_tune_cache_rates(&rates, &count) != GEMM_STATUS_SUCCESS) {
+        error = gemm_last_error();
+        return {};
+    }
+    return std::vector<gemm_host_rates_t>(rates, rates + count);
+}
+
+const char *host_rates_type(const gemm_host_rates_t &r) { return r.type == GEMM_F64 ? "f64" : "f32"; }
+
+std::string host_rates_text(const gemm_host_rates_t &r) {
+    char text[512];
+    std::snprintf(text, sizeof text, "host %s %.5g GFLOP/s; gpu %s %.5g GFLOP/s, %.4g GB/s, %.4g us a call",
+                  r.host_backend, r.host_gflops, r.gpu_backend, r.gpu_gflops, r.link_gbs, r.gpu_fixed_us);
+    return text;
+}
+
+void host_rates_json(json_writer &w, const std::vector<gemm_host_rates_t> &rates) {
+    w.key("host_rates").begin_array();
+    for (const gemm_host_rates_t &r : rates) {
+        w.begin_object(json_writer::layout::line);
+        w.key("type").string(host_rates_type(r)).key("host_backend").string(r.host_backend);
+        w.key("host_gflops").number(r.host_gflops).key("gpu_backend").string(r.gpu_backend);
+        w.key("gpu_gflops").number(r.gpu_gflops).key("link_gbs").number(r.link_gbs);
+        w.key("gpu_fixed_us").number(r.gpu_fixed_us);
+        w.end_object();
+    }
+    w.end_array();
+}
+
+}  // namespace gemm_cli

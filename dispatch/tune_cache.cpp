@@ -174,14 +174,11 @@ std::shared_ptr<const machine_rates> tune_cache::rates() const {
 
 gemm_status_t tune_cache::store_rates(dtype t, const dtype_rates &r) {
     std::lock_guard<std::mutex> one_store(store_mutex_);
-    auto with = [&](const std::shared_ptr<const machine_rates> &old) {
-        machine_rates m = old ? *old : machine_rates{};
-        (t == dtype::f64 ? m.f64 : m.f32) = r;
-        return std::make_shared<const machine_rates>(std::move(m));
-    };
     {
         std::unique_lock<std::shared_mutex> lock(mutex_);
-        rates_ = with(rates_);
+        machine_rates m = rates_ ? *rates_ : machine_rates{};
+        (t == dtype::f64 ? m.f64 : m.f32) = r;
+        rates_ = std::make_shared<const machine_rates>(std::move(m));
     }
     return rewrite_file("nothing stored", [&](file_contents &contents) {
         file_line line{rates_line(t, r), std::nullopt, std::pair{t, r}};
@@ -191,15 +188,7 @@ gemm_status_t tune_cache::store_rates(dtype t, const dtype_rates &r) {
                 l = line;
                 replaced = true;
             }
-        if (!replaced) {
-            if (!contents.has_mine) {
-                contents.lines.push_back({section_marker + fingerprint_, std::nullopt, std::nullopt});
-                contents.mine_end = contents.lines.size();
-                contents.has_mine = true;
-            }
-            contents.lines.insert(contents.lines.begin() + std::ptrdiff_t(contents.mine_end), line);
-            ++contents.mine_end;
-        }
+        if (!replaced) add_to_mine(contents, std::move(line));
         return true;
     });
 }
@@ -298,15 +287,18 @@ void tune_cache::merge(file_contents &contents, const std::vector<tune_entry> &f
                 l = {entry_line(e), e, std::nullopt};
                 replaced = true;
             }
-        if (replaced) continue;
-        if (!contents.has_mine) {
-            contents.lines.push_back({section_marker + fingerprint_, std::nullopt, std::nullopt});
-            contents.mine_end = contents.lines.size();
-            contents.has_mine = true;
-        }
-        contents.lines.insert(contents.lines.begin() + std::ptrdiff_t(contents.mine_end), {entry_line(e), e, std::nullopt});
-        ++contents.mine_end;
+        if (!replaced) add_to_mine(contents, {entry_line(e), e, std::nullopt});
     }
+}
+
+void tune_cache::add_to_mine(file_contents &contents, file_line line) const {
+    if (!contents.has_mine) {
+        contents.lines.push_back({section_marker + fingerprint_, std::nullopt, std::nullopt});
+        contents.mine_end = contents.lines.size();
+        contents.has_mine = true;
+    }
+    contents.lines.insert(contents.lines.begin() + std::ptrdiff_t(contents.mine_end), std::move(line));
+    ++contents.mine_end;
 }
 
 // Removes the lines holding an entry of key from this machine's section; whether there were any.

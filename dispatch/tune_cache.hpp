@@ -110,6 +110,9 @@ private:
     file_contents read_file(std::vector<std::string> &warnings) const;
     gemm_status_t write_file(const file_contents &contents) const;
     void merge(file_contents &contents, const std::vector<tune_entry> &fresh) const;
+    // Adds line at the end of this machine's section, which is created at the end of the file
+    // if absent.
+    void add_to_mine(file_contents &contents, file_line line) const;
     bool drop(file_contents &contents, const tune_key &key) const;
     // Under the file's lock: re-read, change by edit (merge or drop; it returns whether it
     // changed anything), take in other processes' entries, write if edit changed the file.

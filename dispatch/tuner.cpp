@@ -240,9 +240,10 @@ gemm_status_t measure_rates(dtype t, double budget_ms, dtype_rates &out) {
 }
 
 void ensure_rates(const problem_class &c) {
-    const double flops = 2.0 * double(c.m) * double(c.n) * double(c.k) * double(c.batch) *
-                         (is_complex(c.ab_type) ? 4.0 : 1.0);
-    if (c.space != memory_space::host || flops < offload_min_flops) return;
+    problem shape;  // for its operation count
+    shape.ab_type = c.ab_type;
+    shape.m = c.m, shape.n = c.n, shape.k = c.k, shape.batch = c.batch;
+    if (c.space != memory_space::host || shape.flops() < offload_min_flops) return;
     const dtype real = c.ab_type == dtype::f64 || c.ab_type == dtype::c64 ? dtype::f64 : dtype::f32;
     static std::mutex one_at_a_time;  // also guards tried
     static bool tried[2] = {false, false};  // per real type: a failed measurement is not repeated

@@ -1445,8 +1445,7 @@ TEST_CASE("gpu: cuda_tiled wgmma kernels against cpu_ref, and what they refuse")
         MESSAGE("cuda_tiled not available or not selected: not tested");
         return;
     }
-    auto offered = cuda_tiled_offers;
-    if (!has(offered(nullptr), "wgmma_bf16_128x128x64_s6")) {
+    if (!has(cuda_tiled_offers(nullptr), "wgmma_bf16_128x128x64_s6")) {
         MESSAGE("this build has no wgmma kernel (CUDA before 12.0): not tested");
         return;
     }
@@ -1455,17 +1454,17 @@ TEST_CASE("gpu: cuda_tiled wgmma kernels against cpu_ref, and what they refuse")
     gemm_desc_t desc;
     gemm_desc_init(&desc, GEMM_BF16, GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_T, 512, 512, 512);
     desc.device = 0;
-    CHECK(has(offered(&desc), "wgmma_bf16_128x128x64_s6") == hopper);
-    CHECK(has(offered(&desc), "wgmma_bf16_256x128x64_s4") == hopper);
+    CHECK(has(cuda_tiled_offers(&desc), "wgmma_bf16_128x128x64_s6") == hopper);
+    CHECK(has(cuda_tiled_offers(&desc), "wgmma_bf16_256x128x64_s4") == hopper);
     desc.device = -1;  // host memory, staged to the current device
-    CHECK(has(offered(&desc), "wgmma_bf16_256x128x64_s4") == hopper);
+    CHECK(has(cuda_tiled_offers(&desc), "wgmma_bf16_256x128x64_s4") == hopper);
     desc.device = 0;
     desc.lda = 514;
-    CHECK_FALSE(has(offered(&desc), "wgmma_bf16_128x128x64_s6"));
+    CHECK_FALSE(has(cuda_tiled_offers(&desc), "wgmma_bf16_128x128x64_s6"));
     // f32 only through TF32, which this process does not allow: no id offered, each refused.
     gemm_desc_init(&desc, GEMM_F32, GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_T, 512, 512, 512);
     desc.device = 0;
-    for (const std::string &id : offered(&desc)) CHECK_MESSAGE(id.find("wgmma") == std::string::npos, id);
+    for (const std::string &id : cuda_tiled_offers(&desc)) CHECK_MESSAGE(id.find("wgmma") == std::string::npos, id);
     {
         const gemm_case c = wgmma_case({GEMM_F32, GEMM_F32}, GEMM_OP_T, GEMM_OP_N, wgmma_shapes[0]);
         const operands o = make_operands(c);
@@ -1476,21 +1475,17 @@ TEST_CASE("gpu: cuda_tiled wgmma kernels against cpu_ref, and what they refuse")
             CHECK(r.c == o.c0);
         }
     }
-    constexpr int shape_count = sizeof(wgmma_shapes) / sizeof(wgmma_shapes[0]);
-    constexpr int tile_count = sizeof(wgmma_tiles) / sizeof(wgmma_tiles[0]);
-    const auto &shapes = wgmma_shapes;
-    const auto &tiles = wgmma_tiles;
     int64_t checked = 0, refused = 0;
     for (type_pair t : {type_pair{GEMM_BF16, GEMM_BF16}, type_pair{GEMM_BF16, GEMM_F32},
                         type_pair{GEMM_F16, GEMM_F16}, type_pair{GEMM_F16, GEMM_F32}}) {
         const std::string type = t.ab == GEMM_F16 ? "f16" : "bf16";
-        for (const wgmma_shape &sh : shapes)
+        for (const wgmma_shape &sh : wgmma_shapes)
             for (gemm_op_t ta : {GEMM_OP_N, GEMM_OP_T})
                 for (gemm_op_t tb : {GEMM_OP_N, GEMM_OP_T}) {
                     const gemm_case c = wgmma_case(t, ta, tb, sh);
                     operands o = make_operands(c);
                     if (!hopper) {
-                        for (const char *tile : tiles) {
+                        for (const char *tile : wgmma_tiles) {
                             run_result r = run_forced("wgmma_" + type + tile, c, o, 0);
                             CHECK_MESSAGE(r.status == GEMM_STATUS_NOT_SUPPORTED, c.describe() << ": " << r.error);
                             CHECK(r.c == o.c0);
@@ -1498,13 +1493,13 @@ TEST_CASE("gpu: cuda_tiled wgmma kernels against cpu_ref, and what they refuse")
                         }
                         continue;
                     }
-                    checked += check_wgmma_ids("wgmma_" + type, tiles, c, o, sh.batch == 3);
+                    checked += check_wgmma_ids("wgmma_" + type, wgmma_tiles, c, o, sh.batch == 3);
                 }
-        refused += check_wgmma_misaligned("wgmma_" + type, tiles, t, hopper);
+        refused += check_wgmma_misaligned("wgmma_" + type, wgmma_tiles, t, hopper);
     }
     MESSAGE(checked << " wgmma runs checked, " << refused << " refusals" << std::string(hopper ? "" : " (not a 9.0 device)"));
     CHECK(checked + refused > 0);
-    if (hopper) CHECK(checked == 4 * (shape_count + 1) * 4 * tile_count);
+    if (hopper) CHECK(checked == int64_t(4 * (std::size(wgmma_shapes) + 1) * 4 * std::size(wgmma_tiles)));
 }
 
 // One process with GEMM_ALLOW_TF32=1 and GEMM_VERBOSE=1 (ctest gpu.tf32): the TF32 kernels on

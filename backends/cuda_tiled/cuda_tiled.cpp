@@ -177,16 +177,21 @@ public:
 
 private:
     // run("") where the Hopper kernels compute dp (f16/bf16; f32 with TF32 allowed): for C
-    // of at most 64 columns (decode shapes) the 256x64 tiles that split k, else the 128x128
-    // ones (their twin that splits k when fewer tiles than SMs would leave some idle);
-    // nullptr elsewhere (the wmma kernel computes every f16/bf16 problem, the register-tiled
-    // ones every f32 one). On the H200 the 256x64 tiles beat the split 128x128 ones on every
-    // bf16 decode shape (row-major X W^T) with X of up to 32 rows, and lost with 128 (NOTES.md).
+    // of at most 64 columns (decode shapes) the 256x64 tiles that split k; the 256x128 tiles
+    // where they make at least three waves over the SMs; else the 128x128 ones (their twin
+    // that splits k when fewer tiles than SMs would leave some idle). nullptr elsewhere (the
+    // wmma kernel computes every f16/bf16 problem, the register-tiled ones every f32 one). On
+    // the H200 (NOTES.md): the 256x64 tiles beat the split 128x128 ones on every bf16 decode
+    // shape (row-major X W^T) with X of up to 32 rows, and lost with 128; 256x128 beat 128x128
+    // from 4096^3 (3.9 waves) in bf16, f16 and TF32, and lost at 2048^3 (under one wave).
     static const variant_info *hopper_default(const problem &dp, int sms) {
         // Every f32 call without TF32 asks: answered without building a refusal's text.
         if (dp.ab_type == dtype::f32 && !settings().allow_tf32) return nullptr;
+        const int64_t wide_tiles = ((dp.m + 255) / 256) * ((dp.n + 127) / 128) * dp.batch;
+        const bool wide = wide_tiles >= 3 * int64_t(sms);
         auto wanted = [&](const variant_info &v) {
             if (dp.n <= 64) return v.bn == 64;
+            if (wide) return v.bm == 256 && v.bn == 128 && !v.split_k;
             return v.bm == 128 && v.bn == 128 && v.split_k == (blocks_for(dp, v) < sms);
         };
         for (const variant_info &v : cuda_tiled::variant_table())

@@ -211,7 +211,7 @@ fi
 if has_stage tf32; then
     for tool in memcheck racecheck; do
         log="$out/sanitize_${tool}_tf32.log"
-        GEMM_ALLOW_TF32=1 GEMM_TEST_BACKENDS=cuda_tiled timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 \
+        GEMM_ALLOW_TF32=1 GEMM_VERBOSE=1 GEMM_TEST_BACKENDS=cuda_tiled timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 \
             $build/tests/gpu/test_gpu --no-skip --test-suite=gpu_tf32 >"$log" 2>&1
         summary+=("compute-sanitizer $tool tf32: rc=$?, $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1), $(grep -E 'assertions' "$log" | tail -1)")
     done

@@ -1555,7 +1555,8 @@ TEST_SUITE("gpu_tf32" * doctest::skip()) {
             const char *variant;
             bool tf32;
         };
-        const expectation defaults[] = {{GEMM_OP_T, 2048, 2048, 256, "variant=wgmma_tf32_128x128x32_s6 ", true},
+        const expectation defaults[] = {{GEMM_OP_T, 4096, 4096, 32, "variant=wgmma_tf32_256x128x32_s4 ", true},
+                                        {GEMM_OP_T, 2048, 2048, 256, "variant=wgmma_tf32_128x128x32_s6 ", true},
                                         {GEMM_OP_T, 300, 260, 2000, "variant=wgmma_tf32_128x128x32_s6_splitk ", true},
                                         {GEMM_OP_T, 8, 40, 3000, "variant=wgmma_tf32_256x64x32_s5_splitk ", true},
                                         {GEMM_OP_N, 300, 260, 200, "variant=tiled_f32_", false}};
@@ -1577,7 +1578,7 @@ TEST_SUITE("gpu_tf32" * doctest::skip()) {
             REQUIRE_MESSAGE(r.status == GEMM_STATUS_SUCCESS, r.error);
             CHECK_MESSAGE(compare_result(d, o, r.c, cpu_ref_result(d, o), compute_reference(d, o).magnitude).ok,
                           d.describe());
-            REQUIRE(lines.size() == 1);
+            REQUIRE_MESSAGE(lines.size() == 1, "one trace line per call: run with GEMM_VERBOSE=1, as ctest does");
             INFO("trace: " << lines[0]);
             CHECK(lines[0].find(x.variant) != std::string::npos);
         }

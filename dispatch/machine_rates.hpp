@@ -1,7 +1,8 @@
 // machine_rates.hpp: the rates a GEMM on host memory runs at on this machine, measured once
-// (the host's GEMM rate; the GPU's, the link's and a fixed cost per call for the GPU backend
-// that stages host operands), and the estimate auto's built-in rule makes from them for shapes
-// that are not tuned: the host or the GPU, whichever the estimate says is faster.
+// (the fastest host backend and its GEMM rate; the GPU's, the link's and a fixed cost per call
+// for the GPU backend that stages host operands), and the estimate auto's built-in rule makes
+// from them for shapes that are not tuned: the GPU where the estimate says it is faster, else
+// that host backend.
 #pragma once
 
 #include <optional>
@@ -18,7 +19,7 @@ constexpr double offload_min_flops = double(1 << 21);
 
 // One real type's rates (f32 stands for f16, bf16 and c32 as well, f64 for c64).
 struct dtype_rates {
-    std::string host_backend;  // the preference order's first host backend, which was timed
+    std::string host_backend;  // the fastest host backend (the reference aside) at the host anchor
     double host_gflops = 0;
     std::string gpu_backend;   // the preference order's first device backend, staging host operands
     double gpu_gflops = 0;     // its rate on device memory

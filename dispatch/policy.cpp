@@ -36,10 +36,12 @@ constexpr std::string_view builtin_untuned_why =
     "auto: built-in rule, first of the preference order that serves it (shape not tuned)";
 constexpr std::string_view builtin_offload_why =
     "auto: built-in rule, the GPU for host memory where this machine's rates say it is faster";
+constexpr std::string_view builtin_host_rates_why =
+    "auto: built-in rule, the host backend this machine's rates found fastest";
 
 // The built-in rule's reason for c, said of a shape not tuned.
 std::string_view untuned_why(const choice &c) {
-    if (c.why == builtin_offload_why) return builtin_offload_why;
+    if (c.why == builtin_offload_why || c.why == builtin_host_rates_why) return c.why;
     if (c.why == builtin_epilogue_why) return builtin_epilogue_untuned_why;
     if (c.why == builtin_batch_why) return builtin_batch_untuned_why;
     return builtin_untuned_why;
@@ -273,22 +275,32 @@ void keep_alive(choice &c) {
 
 namespace {
 
-// The GPU backend this machine's rates were measured on, when their estimate for the
-// host-memory problem p is shorter there than on the host (GEMM_TUNE=off: never, as the rates
-// are kept in the tune cache).
-bool offload_choice(const problem &p, choice &c) {
-    if (p.flops() < offload_min_flops || settings().tune == tune_mode::off) return false;
+// What this machine's rates name for the host-memory problem p: the GPU backend they were
+// measured on where their estimate is shorter there than on the host (never under
+// offload_min_flops), else the host backend they found fastest. false without rates, with
+// GEMM_TUNE=off (the rates are kept in the tune cache), or when the backend named cannot
+// serve p: the preference order then chooses.
+bool rates_choice(const problem &p, choice &c) {
+    if (settings().tune == tune_mode::off) return false;
     const std::shared_ptr<const machine_rates> rates = process_tune_cache().rates();
     const dtype_rates *r = rates ? rates->for_type(p.ab_type) : nullptr;
     if (!r) return false;
-    backend *gpu = find_backend(r->gpu_backend);
-    if (!gpu || !gpu->available().ok || !gpu->supports(p).ok) return false;
-    const offload_estimate e = estimate(*r, p);
-    if (!(e.gpu_us < e.host_us)) return false;
-    c.chosen = gpu;
-    c.why = builtin_offload_why;
-    c.why_detail = fmt::format(" (estimated {:.4g} ms against {:.4g} ms on {})", e.gpu_us / 1e3, e.host_us / 1e3,
-                               r->host_backend);
+    auto serves = [&p](backend *b) { return b && b->available().ok && b->supports(p).ok; };
+    if (p.flops() >= offload_min_flops) {
+        backend *gpu = find_backend(r->gpu_backend);
+        const offload_estimate e = estimate(*r, p);
+        if (serves(gpu) && e.gpu_us < e.host_us) {
+            c.chosen = gpu;
+            c.why = builtin_offload_why;
+            c.why_detail = fmt::format(" (estimated {:.4g} ms against {:.4g} ms on {})", e.gpu_us / 1e3,
+                                       e.host_us / 1e3, r->host_backend);
+            return true;
+        }
+    }
+    backend *host = find_backend(r->host_backend);
+    if (!serves(host) || host->kind() != backend_kind::host) return false;
+    c.chosen = host;
+    c.why = builtin_host_rates_why;
     return true;
 }
 
@@ -299,7 +311,7 @@ choice choose_builtin(const problem &p, bool collect_skipped) {
     static const std::vector<backend *> device = of_kind(backend_kind::device);
     const std::vector<backend *> &order = p.space == memory_space::host ? host : device;
     if (!p.epilogue.any() && !p.pointer_batch) {
-        if (choice c; p.space == memory_space::host && offload_choice(p, c)) return c;
+        if (choice c; p.space == memory_space::host && rates_choice(p, c)) return c;
         return choose_in_order(p, order, collect_skipped);
     }
     // A fused epilogue saves a pass over C, a batch served in one launch the host cost of a

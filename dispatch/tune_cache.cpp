@@ -164,10 +164,12 @@ tune_cache::tune_cache(std::string path) : path_(std::move(path)), fingerprint_(
     for (file_line &l : contents.lines)
         if (l.entry) entries_[l.entry->key] = std::make_shared<const tune_entry>(std::move(*l.entry));
     rates_ = rates_of(contents.lines);
+    has_rates_.store(rates_ != nullptr, std::memory_order_release);
     for (const std::string &w : warnings_) logger().warn("{}", w);
 }
 
 std::shared_ptr<const machine_rates> tune_cache::rates() const {
+    if (!has_rates_.load(std::memory_order_acquire)) return nullptr;
     std::shared_lock<std::shared_mutex> lock(mutex_);
     return rates_;
 }
@@ -179,6 +181,7 @@ gemm_status_t tune_cache::store_rates(dtype t, const dtype_rates &r) {
         machine_rates m = rates_ ? *rates_ : machine_rates{};
         (t == dtype::f64 ? m.f64 : m.f32) = r;
         rates_ = std::make_shared<const machine_rates>(std::move(m));
+        has_rates_.store(true, std::memory_order_release);
     }
     return rewrite_file("nothing stored", [&](file_contents &contents) {
         file_line line{rates_line(t, r), std::nullopt, std::pair{t, r}};
@@ -346,6 +349,7 @@ gemm_status_t tune_cache::rewrite_file(const char *undone, Edit edit) {
             if (!m.f32) m.f32 = in_file->f32;
             if (!m.f64) m.f64 = in_file->f64;
             rates_ = std::make_shared<const machine_rates>(std::move(m));
+            has_rates_.store(true, std::memory_order_release);
         }
     }
     return changed ? write_file(contents) : GEMM_STATUS_SUCCESS;

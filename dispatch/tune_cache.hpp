@@ -128,6 +128,9 @@ private:
     std::unordered_map<tune_key, tune_entry_ptr, tune_key_hash> entries_;
     std::atomic<std::uint64_t> version_{0};  // read without the lock: every auto call reads it
     std::shared_ptr<const machine_rates> rates_;  // replaced whole, under mutex_
+    // Whether rates_ is set (never unset after): every untuned host-memory call asks for the
+    // rates, and a cache without them answers without taking the lock.
+    std::atomic<bool> has_rates_{false};
     // nearest()'s answers, null where none was near; cleared by store(), and when full, since
     // a program may call with ever new shapes.
     mutable std::unordered_map<tune_key, tune_entry_ptr, tune_key_hash> nearest_memo_;

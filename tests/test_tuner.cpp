@@ -983,22 +983,27 @@ TEST_CASE("tuner hit_after_store: a store replacing a shape's entry changes the 
 
 // Rates in this machine's section steer the built-in rule for untuned host-memory calls: the
 // backend the rates name for the GPU (here cpu_ref, which any build has, standing in for
-// cublas) where its estimate is shorter than the host's, the preference order otherwise, for
-// calls under 2^21 operations and with GEMM_TUNE=off. The tuner's default follows the rule. A
-// rates line that does not parse is warned about, not used, and dropped by a store; a store
-// keeps the good ones.
+// cublas) where its estimate is shorter than the host's (never under 2^21 operations), else
+// the host backend they name, whichever the preference order puts first; with GEMM_TUNE=off,
+// or when the rates' host backend is not one of this build's host backends, the preference
+// order. The tuner's default follows the rule. A rates line that does not parse is warned
+// about, not used, and dropped by a store; a store keeps the good ones.
 TEST_CASE("tuner rates: a cache's rates send untuned host calls to the faster side; bad lines are skipped") {
     scratch_dir dir;
     const std::string mine = this_machine_line(dir), host = builtin_backend();
     REQUIRE(!host.empty());
-    auto rates = [&](const char *type, const char *host_gflops) {
-        return std::string("rates ") + type + " | host " + host + " " + host_gflops +
+    auto rates = [&](const char *type, const char *host_gflops, const std::string &named = "") {
+        return std::string("rates ") + type + " | host " + (named.empty() ? host : named) + " " + host_gflops +
                " GFLOP/s | gpu cpu_ref 1000 GFLOP/s 1000 GB/s 1 us";
     };
     const std::string slow_host = dir.file("slow-host.txt"), fast_host = dir.file("fast-host.txt");
+    const std::string other_host = dir.file("other-host.txt"), device_as_host = dir.file("device-as-host.txt");
     write_text(slow_host, mine + "\n" + rates("f32", "0.001") + "\n");
     write_text(fast_host, mine + "\n" + rates("f32", "1e+09") + "\n");
+    write_text(other_host, mine + "\n" + rates("f32", "1e+09", "cpu_ref") + "\n");
+    write_text(device_as_host, mine + "\n" + rates("f32", "1e+09", "cuda_naive") + "\n");
     const std::string offload_why = "auto: built-in rule, the GPU for host memory where this machine's rates say it is faster";
+    const std::string host_why = "auto: built-in rule, the host backend this machine's rates found fastest";
 
     child_result r = run_child(dir, "slow_host", {"GEMM_TUNE_CACHE=" + slow_host, "GEMM_VERBOSE=1"},
                                "call 256x256x256; call 64x64x64; tune 256x256x256 budget=30 store=0; rates");
@@ -1017,12 +1022,35 @@ TEST_CASE("tuner rates: a cache's rates send untuned host calls to the faster si
     CHECK(starts_with(r.steps[0].why(), offload_why + " (estimated "));
     CHECK(contains(r.steps[0].why(), " ms on " + host + ")"));
     CHECK(r.steps[0].warnings().empty());
-    CHECK(r.steps[1].correct());
-    check_builtin_untuned(r.steps[1]);  // 2^19 operations: the host without a look at the rates
+    CHECK(r.steps[1].correct());  // 2^19 operations: the host without a look at the GPU's rates
+    CHECK(r.steps[1].traced_backend() == host);
+    CHECK(r.steps[1].why() == host_why);
     CHECK(r.steps[2].status() == GEMM_STATUS_SUCCESS);
     CHECK(r.steps[2].get("default") == "cpu_ref");
 
     r = run_child(dir, "fast_host", {"GEMM_TUNE_CACHE=" + fast_host, "GEMM_VERBOSE=1"}, "call 256x256x256");
+    INFO(r.report());
+    REQUIRE(r.ok());
+    REQUIRE(r.steps.size() == 1);
+    CHECK(r.steps[0].correct());
+    CHECK(r.steps[0].traced_backend() == host);
+    CHECK(r.steps[0].why() == host_why);
+
+    // A host backend the preference order does not put first (the reference, standing in for
+    // cpu_omp where cblas comes first), for calls of every size.
+    r = run_child(dir, "other_host", {"GEMM_TUNE_CACHE=" + other_host, "GEMM_VERBOSE=1"},
+                  "call 256x256x256; call 8x8x8; tune 64x64x64 budget=5 store=0");
+    INFO(r.report());
+    REQUIRE(r.ok());
+    REQUIRE(r.steps.size() == 3);
+    for (int i : {0, 1}) {
+        CHECK(r.steps[std::size_t(i)].correct());
+        CHECK(r.steps[std::size_t(i)].traced_backend() == "cpu_ref");
+        CHECK(r.steps[std::size_t(i)].why() == host_why);
+    }
+    CHECK(r.steps[2].get("default") == "cpu_ref");
+
+    r = run_child(dir, "device_as_host", {"GEMM_TUNE_CACHE=" + device_as_host, "GEMM_VERBOSE=1"}, "call 256x256x256");
     INFO(r.report());
     REQUIRE(r.ok());
     REQUIRE(r.steps.size() == 1);

@@ -1812,6 +1812,7 @@ TEST_SUITE("gpu_rates" * doctest::skip()) {
                   std::string::npos);
         } else {
             CHECK(lines[0].find(" backend=" + r.host_backend + " ") != std::string::npos);
+            CHECK(lines[0].find("the host backend this machine's rates found fastest") != std::string::npos);
         }
     }
 }

@@ -626,11 +626,12 @@ typedef struct gemm_tune_entry {
 GEMM_API gemm_status_t gemm_tune_cache_entries(const gemm_tune_entry_t **entries, int64_t *count);
 
 /* This machine's rates for GEMMs on host memory, from which auto's built-in rule sends a
- * host-memory call that no entry covers to the host or to the GPU (docs/TUNING.md). */
+ * host-memory call that no entry covers to a host backend or to the GPU (docs/TUNING.md). */
 typedef struct gemm_host_rates {
     gemm_dtype_t type;         /* GEMM_F32 (standing for f32, f16, bf16 and c32) or GEMM_F64
                                   (f64 and c64) */
-    const char *host_backend;  /* the host backend timed, and its rate */
+    const char *host_backend;  /* the fastest host backend timed, and its rate; auto runs
+                                  untuned host calls there where the GPU is not faster */
     double host_gflops;
     const char *gpu_backend;   /* the device backend timed, staging host operands */
     double gpu_gflops;         /* its rate on device memory */

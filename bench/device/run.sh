@@ -53,6 +53,12 @@
 #   xt        cublasxt on host memory, f32: against cublas staged on one GPU, and GPU 0 alone
 #             against GPUs 0 and 1 (xt_scaling.cpp); with XT_FOOTPRINT=1 also the device
 #             memory it holds per block dimension (xt_footprint.cpp)
+#   numpy     the drop-in BLAS under an unchanged NumPy program: Debian 12's python3.11 and
+#             python3-numpy (linked to libblas.so.3, here the carried OpenBLAS), unpacked from
+#             .deps/python/ (`apt-get download python3.11-minimal libpython3.11-minimal
+#             libpython3.11-stdlib python3-numpy`); 4096 f32 and f64 a @ b (numpy_matmul.py)
+#             under LD_PRELOAD=libgemm_blas.so with untuned auto after a gemm tune that stores
+#             the machine's rates, with cpu_omp forced, and without the preload (OpenBLAS)
 # Logs go to one archive, $OUT/logs.tgz (/tmp/logs.tgz without OUT).
 # Usage: bash bench/device/run.sh [stage...]
 set -uo pipefail
@@ -389,6 +395,29 @@ if has_stage xt; then
     GEMM_XT_DEVICES=0,1 timeout 100 $build/xt_scaling 16384 32768 \
         --backends cublasxt,cublasxt:b8192 >"$out/xt_scaling_01.txt" 2>&1
     summary+=("xt_scaling GEMM_XT_DEVICES=0,1: rc=$?")
+    save_logs
+fi
+if has_stage numpy; then
+    py=/tmp/py
+    if [ ! -x $py/usr/bin/python3.11 ]; then
+        for f in .deps/python/*.deb; do dpkg -x "$f" $py; done
+    fi
+    cmake --build $build --target gemm_blas >>"$out/build.log" 2>&1 || echo "gemm_blas did not build"
+    cache="$out/tune-cache-numpy.txt"
+    timeout 120 $gemm tune 2000x5x2000 --dtype f32,f64 --layout col --cache "$cache" >"$out/numpy_tune.txt" 2>&1
+    summary+=("gemm tune 2000x5x2000 f32,f64 (the host-memory rates): rc=$?")
+    while read -r line; do summary+=("$line"); done < <(grep '^rates ' "$cache")
+    python=(env PYTHONHOME=$py/usr PYTHONPATH=$py/usr/lib/python3/dist-packages $py/usr/bin/python3.11
+            bench/device/numpy_matmul.py)
+    preload=$PWD/$build/api/libgemm_blas.so
+    GEMM_TUNE_CACHE="$cache" LD_PRELOAD=$preload timeout 120 "${python[@]}" "auto (drop-in)" >>"$out/numpy.txt" 2>&1
+    # What auto ran: the trace of the first product of each type.
+    GEMM_TUNE_CACHE="$cache" GEMM_VERBOSE=1 LD_PRELOAD=$preload timeout 60 "${python[@]}" traced 4096 1 \
+        >"$out/numpy_trace.txt" 2>&1
+    for t in f32 f64; do grep -m1 "dtype=$t .*m=4096" "$out/numpy_trace.txt" | cut -c1-240 >>"$out/numpy.txt"; done
+    GEMM_BACKEND=cpu_omp LD_PRELOAD=$preload timeout 120 "${python[@]}" "cpu_omp (drop-in)" >>"$out/numpy.txt" 2>&1
+    timeout 180 "${python[@]}" "OpenBLAS (no preload)" >>"$out/numpy.txt" 2>&1
+    while read -r line; do summary+=("$line"); done <"$out/numpy.txt"
     save_logs
 fi
 

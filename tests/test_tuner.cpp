@@ -981,6 +981,14 @@ TEST_CASE("tuner hit_after_store: a store replacing a shape's entry changes the 
 
 // ---- 2b. the machine's rates for host memory ---------------------------------------------
 
+// A call the built-in rule sent to the host backend the machine's rates name.
+void check_rates_host(const step_seen &s, const std::string &backend) {
+    INFO("trace: " << s.trace());
+    CHECK(s.correct());
+    CHECK(s.traced_backend() == backend);
+    CHECK(s.why() == "auto: built-in rule, the host backend this machine's rates found fastest");
+}
+
 // Rates in this machine's section steer the built-in rule for untuned host-memory calls: the
 // backend the rates name for the GPU (here cpu_ref, which any build has, standing in for
 // cublas) where its estimate is shorter than the host's (never under 2^21 operations), else
@@ -1003,7 +1011,6 @@ TEST_CASE("tuner rates: a cache's rates send untuned host calls to the faster si
     write_text(other_host, mine + "\n" + rates("f32", "1e+09", "cpu_ref") + "\n");
     write_text(device_as_host, mine + "\n" + rates("f32", "1e+09", "cuda_naive") + "\n");
     const std::string offload_why = "auto: built-in rule, the GPU for host memory where this machine's rates say it is faster";
-    const std::string host_why = "auto: built-in rule, the host backend this machine's rates found fastest";
 
     child_result r = run_child(dir, "slow_host", {"GEMM_TUNE_CACHE=" + slow_host, "GEMM_VERBOSE=1"},
                                "call 256x256x256; call 64x64x64; tune 256x256x256 budget=30 store=0; rates");
@@ -1022,9 +1029,7 @@ TEST_CASE("tuner rates: a cache's rates send untuned host calls to the faster si
     CHECK(starts_with(r.steps[0].why(), offload_why + " (estimated "));
     CHECK(contains(r.steps[0].why(), " ms on " + host + ")"));
     CHECK(r.steps[0].warnings().empty());
-    CHECK(r.steps[1].correct());  // 2^19 operations: the host without a look at the GPU's rates
-    CHECK(r.steps[1].traced_backend() == host);
-    CHECK(r.steps[1].why() == host_why);
+    check_rates_host(r.steps[1], host);  // 2^19 operations: the host without a look at the GPU's rates
     CHECK(r.steps[2].status() == GEMM_STATUS_SUCCESS);
     CHECK(r.steps[2].get("default") == "cpu_ref");
 
@@ -1032,9 +1037,7 @@ TEST_CASE("tuner rates: a cache's rates send untuned host calls to the faster si
     INFO(r.report());
     REQUIRE(r.ok());
     REQUIRE(r.steps.size() == 1);
-    CHECK(r.steps[0].correct());
-    CHECK(r.steps[0].traced_backend() == host);
-    CHECK(r.steps[0].why() == host_why);
+    check_rates_host(r.steps[0], host);
 
     // A host backend the preference order does not put first (the reference, standing in for
     // cpu_omp where cblas comes first), for calls of every size.
@@ -1043,11 +1046,8 @@ TEST_CASE("tuner rates: a cache's rates send untuned host calls to the faster si
     INFO(r.report());
     REQUIRE(r.ok());
     REQUIRE(r.steps.size() == 3);
-    for (int i : {0, 1}) {
-        CHECK(r.steps[std::size_t(i)].correct());
-        CHECK(r.steps[std::size_t(i)].traced_backend() == "cpu_ref");
-        CHECK(r.steps[std::size_t(i)].why() == host_why);
-    }
+    check_rates_host(r.steps[0], "cpu_ref");
+    check_rates_host(r.steps[1], "cpu_ref");
     CHECK(r.steps[2].get("default") == "cpu_ref");
 
     r = run_child(dir, "device_as_host", {"GEMM_TUNE_CACHE=" + device_as_host, "GEMM_VERBOSE=1"}, "call 256x256x256");

@@ -28,9 +28,10 @@ using cuda_tiled::variant_info;
 // time. run() still takes them by id at any size.
 constexpr double textbook_offer_limit = 1024.0 * 1024.0 * 1024.0;
 
-int64_t blocks_for(const problem &dp, const variant_info &v) {
-    return ((dp.m + v.bm - 1) / v.bm) * ((dp.n + v.bn - 1) / v.bn) * dp.batch;
+int64_t blocks_for(const problem &dp, int64_t bm, int64_t bn) {
+    return ((dp.m + bm - 1) / bm) * ((dp.n + bn - 1) / bn) * dp.batch;
 }
+int64_t blocks_for(const problem &dp, const variant_info &v) { return blocks_for(dp, v.bm, v.bn); }
 
 // run(""): the largest default tile whose blocks still cover at least 3/4 of the SMs (larger
 // tiles need the least bandwidth per FMA; on the H200 128x64 with 128 blocks on 132 SMs was
@@ -187,8 +188,7 @@ private:
     static const variant_info *hopper_default(const problem &dp, int sms) {
         // Every f32 call without TF32 asks: answered without building a refusal's text.
         if (dp.ab_type == dtype::f32 && !settings().allow_tf32) return nullptr;
-        const int64_t wide_tiles = ((dp.m + 255) / 256) * ((dp.n + 127) / 128) * dp.batch;
-        const bool wide = wide_tiles >= 3 * int64_t(sms);
+        const bool wide = blocks_for(dp, 256, 128) >= 3 * int64_t(sms);
         auto wanted = [&](const variant_info &v) {
             if (dp.n <= 64) return v.bn == 64;
             if (wide) return v.bm == 256 && v.bn == 128 && !v.split_k;

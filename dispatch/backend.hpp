@@ -25,7 +25,7 @@ struct verdict {
 // Filled by run() for the verbose trace. variant_used names the variant that ran; it views
 // storage that stays valid until the dispatcher has written the trace (a literal, a variant
 // table, the variant asked for, a per-thread cache entry), so that naming it costs no
-// allocation on the hot path. note (e.g. "staged host pointers") is for the rarer paths.
+// allocation on the hot path. note (e.g. "host pointers offloaded: ...") is for the rarer paths.
 struct run_report {
     std::string_view variant_used;
     std::string note;

@@ -39,6 +39,46 @@ std::string invalid_tf32(const std::string &v) { return one_of(v, {"0", "1"}, "0
 std::string invalid_tune(const std::string &v) { return one_of(v, {"off", "use", "online"}, "off, use or online"); }
 std::string invalid_blas_policy(const std::string &v) { return one_of(v, {"system", "stop"}, "system or stop"); }
 
+}  // namespace
+
+std::optional<uint64_t> parse_byte_count(const std::string &v) {
+    if (v.empty()) return uint64_t(0);
+    std::string digits = v;
+    int shift = 0;
+    if (char last = v.back(); last == 'K' || last == 'M' || last == 'G') {
+        shift = last == 'K' ? 10 : last == 'M' ? 20 : 30;
+        digits.pop_back();
+    }
+    bool ok = !digits.empty() && digits.size() <= std::size_t(shift ? 9 : 18) &&  // no overflow
+              digits.find_first_not_of("0123456789") == std::string::npos;
+    uint64_t bytes = ok ? uint64_t(std::stoull(digits)) << shift : 0;
+    if (bytes == 0) return std::nullopt;
+    return bytes;
+}
+
+std::string invalid_byte_count(const std::string &v) {
+    return parse_byte_count(v) ? "" : "must be a positive number of bytes, optionally with K, M or G";
+}
+
+std::pair<int64_t, int64_t> parse_tile_size(const std::string &v) {
+    const std::size_t x = v.find('x');
+    if (x == std::string::npos) return {0, 0};
+    auto side = [](const std::string &digits) -> int64_t {
+        if (digits.empty() || digits.size() > 7 || digits.find_first_not_of("0123456789") != std::string::npos) return 0;
+        const int64_t value = std::stoll(digits);
+        return value <= (int64_t(1) << 20) ? value : 0;
+    };
+    const int64_t m = side(v.substr(0, x)), n = side(v.substr(x + 1));
+    if (m == 0 || n == 0) return {0, 0};
+    return {m, n};
+}
+
+std::string invalid_tile_size(const std::string &v) {
+    return parse_tile_size(v).first ? "" : "must be MxN, rows and columns of C from 1 to 1048576 (2048x1024)";
+}
+
+namespace {
+
 // The library's own variables. GEMM_BACKEND is judged by the selection (an unknown backend is
 // its own status); GEMM_BLAS_ON_FAILURE is the drop-in BLAS's, checked here with the others so
 // that a typo shows on the first call, not at the first failure it was meant for.
@@ -60,6 +100,15 @@ const library_option library_options[] = {
                  "the tune cache", nullptr}},
     {"library", {"GEMM_RECORD", "a path", "(none)", "append each untuned shape auto meets, for gemm tune --shapes",
                  nullptr}},
+#if GEMM_WITH_CUDA
+    {"GPU offload", {"GEMM_OFFLOAD_MAX_DEVICE_BYTES", "bytes, or with K, M, G", "half of the GPU's free memory",
+                     "the device memory one thread's host-memory GEMMs may hold on a GPU (larger problems still "
+                     "run, out of core)", invalid_byte_count}},
+    {"GPU offload", {"GEMM_OFFLOAD_TILE", "MxN",
+                     "2048x2048 for a C of 8192^2 or more, else 1024x1024; no larger than C, smaller where memory is "
+                     "short",
+                     "rows and columns of C per tile of a host-memory GEMM on a GPU", invalid_tile_size}},
+#endif
     {"drop-in BLAS", {"GEMM_BLAS_ON_FAILURE", "system, stop", "system", "what the drop-in BLAS does with a valid "
                       "call gemm cannot compute: the system BLAS computes it, or the program stops",
                       invalid_blas_policy}},

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "backend.hpp"
@@ -39,6 +40,16 @@ struct env_settings {
     // that what they use is what was checked.
     const std::string &option(std::string_view name) const;
 };
+
+// A variable's count of bytes: a positive number with an optional K, M or G (powers of 1024);
+// 0 when unset (""). Nothing when not valid, with invalid_byte_count saying why.
+std::optional<uint64_t> parse_byte_count(const std::string &v);
+std::string invalid_byte_count(const std::string &v);
+
+// A variable's tile size "MxN" (each from 1 to 2^20); {0, 0} when unset or not valid, with
+// invalid_tile_size saying why.
+std::pair<int64_t, int64_t> parse_tile_size(const std::string &v);
+std::string invalid_tile_size(const std::string &v);
 
 // Read from the environment on first use; constant afterwards.
 const env_settings &settings();

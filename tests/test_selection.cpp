@@ -411,6 +411,30 @@ TEST_SUITE("env_xt_max_device_bytes_invalid" * doctest::skip()) {
     }
 }
 
+TEST_SUITE("env_offload_max_device_bytes_invalid" * doctest::skip()) {
+    TEST_CASE("selection GEMM_OFFLOAD_MAX_DEVICE_BYTES=0: every call fails with INVALID_CONFIG") {
+        REQUIRE(env_value("GEMM_OFFLOAD_MAX_DEVICE_BYTES") == "0");
+        expect_invalid_config("GEMM_OFFLOAD_MAX_DEVICE_BYTES='0'");
+    }
+}
+
+TEST_SUITE("env_offload_tile_invalid" * doctest::skip()) {
+    TEST_CASE("selection GEMM_OFFLOAD_TILE=1024: every call fails with INVALID_CONFIG") {
+        REQUIRE(env_value("GEMM_OFFLOAD_TILE") == "1024");
+        expect_invalid_config("GEMM_OFFLOAD_TILE='1024'");
+    }
+}
+
+TEST_SUITE("env_offload_valid" * doctest::skip()) {
+    TEST_CASE("selection GEMM_OFFLOAD_MAX_DEVICE_BYTES=64M GEMM_OFFLOAD_TILE=512x256: accepted") {
+        REQUIRE(env_value("GEMM_OFFLOAD_TILE") == "512x256");
+        float a = 2, b = 3, c = 0;
+        CHECK(gemm_sgemm(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 1, 1, 1, 1.0f, &a, 1, &b, 1, 0.0f, &c, 1) ==
+              GEMM_STATUS_SUCCESS);
+        CHECK(c == 6.0f);
+    }
+}
+
 TEST_SUITE("env_blas_on_failure_invalid" * doctest::skip()) {
     TEST_CASE("selection GEMM_BLAS_ON_FAILURE=sometimes: every call fails with INVALID_CONFIG") {
         REQUIRE(env_value("GEMM_BLAS_ON_FAILURE") == "sometimes");

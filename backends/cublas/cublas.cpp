@@ -211,7 +211,7 @@ constexpr std::string_view streams_variant = "streams";
 // A batch whose matrices are device memory: in one call (cublasGemmBatchedEx_64 for a single
 // group, cublasGemmGroupedBatchedEx_64 for several, reading the pointer arrays from the
 // thread's pointer_uploads ring), or a call per matrix over side streams. NOT_SUPPORTED, with
-// C untouched: host or managed memory (staged one by one instead), a stream being captured
+// C untouched: host or managed memory (run one by one instead), a stream being captured
 // (a replay would read the arrays from a slot reused since); for one call also a group that
 // only scales C, TF32, and a batch cuBLAS's batched calls refuse (NOT_SUPPORTED or
 // INVALID_VALUE from them, which launch nothing).
@@ -335,8 +335,8 @@ public:
     backend_kind kind() const override { return backend_kind::device; }
     verdict probe() const override { return cuda::device_verdict(); }
 
-    // Device and managed pointers run in place; host pointers are staged. The _64 entry
-    // points take every size as int64_t, so there is no int range to refuse.
+    // Device and managed pointers run in place; host pointers are offloaded (run_on_device).
+    // The _64 entry points take every size as int64_t, so there is no int range to refuse.
     verdict supports(const problem &p) const override {
         return cuda::library_supports_types(p);
     }

@@ -404,22 +404,40 @@ gemm_status_t launch(const problem &dp, cudaStream_t stream, std::string_view va
     return s != GEMM_STATUS_SUCCESS ? s : r;
 }
 
+// Whether launch would run dp with this variant (its plan and algorithm, host work only): a
+// tuned algorithm chosen for a host problem is checked against each shape of its offload's
+// steps before anything is copied.
+gemm_status_t check(const problem &dp, std::string_view variant) {
+    if (dp.scales_only()) return GEMM_STATUS_SUCCESS;
+    cuda::device_context *dc = nullptr;
+    cublasLtHandle_t lt = nullptr;
+    lt_plan *plan = nullptr;
+    checked_algo algo;
+    run_report unused;
+    gemm_status_t s = cuda::context_for(dp.device, dc);
+    if (s == GEMM_STATUS_SUCCESS) s = dc->blas_lt(lt);
+    if (s == GEMM_STATUS_SUCCESS) s = find_plan(*dc, dp, plan);
+    if (s == GEMM_STATUS_SUCCESS) s = choose_algo(lt, dp, *plan, variant, algo, unused);
+    return s;
+}
+
 class cublaslt_backend final : public backend {
 public:
     std::string_view name() const override { return "cublaslt"; }
     backend_kind kind() const override { return backend_kind::device; }
     verdict probe() const override { return cuda::device_verdict(); }
 
-    // Device and managed pointers run in place; host pointers are staged.
+    // Device and managed pointers run in place; host pointers are offloaded (run_on_device).
     verdict supports(const problem &p) const override {
         if (verdict v = cuda::library_supports_types(p); !v.ok) return v;
         if (p.batch > INT_MAX) return verdict::no("batch count exceeds cuBLASLt's int32 range");
         return verdict::yes();
     }
 
-    // The heuristic's candidates for this problem (as staged, for host pointers), best first.
+    // The heuristic's candidates for this problem (for host pointers: the shape of its offload's
+    // first step), best first.
     std::vector<std::string> variants(const problem &p) const override {
-        problem dp = cuda::staged_shape(p);
+        problem dp = cuda::offload_shape(p);
         if (dp.scales_only()) return {""};
         int device = 0;
         cuda::device_guard guard;
@@ -439,7 +457,7 @@ public:
         return ids;
     }
 
-    // On device memory (host pointers are staged without the epilogue's vectors), for the
+    // On device memory (host pointers are offloaded without the epilogue's vectors), for the
     // epilogues cuBLASLt has (lt_epilogue_of) and a product to fuse them into.
     bool fuses_epilogue(const problem &p) const override {
         cublasLtEpilogue_t e;
@@ -457,15 +475,15 @@ public:
     }
 
     gemm_status_t run(const problem &p, std::string_view variant, run_report &ctx) override {
-        return cuda::run_on_device(p, ctx, [&](const problem &dp, cudaStream_t stream) {
-            return launch(dp, stream, variant, ctx);
-        });
+        return cuda::run_on_device(
+            p, ctx, [&](const problem &dp, cudaStream_t stream) { return launch(dp, stream, variant, ctx); },
+            [&](const problem &dp) { return check(dp, variant); });
     }
 
     // A batch on device memory: one launch per matrix on the caller's stream, without the
     // dispatcher's work per matrix. cuBLASLt has no grouped call, and its host cost per launch
     // (plans and heuristic answers kept per shape) is below cuBLAS's. Host and managed memory:
-    // NOT_SUPPORTED (staged one by one).
+    // NOT_SUPPORTED (offloaded one by one).
     gemm_status_t run_batch(const problem_batch &b, std::string_view variant, run_report &ctx) override {
         const problem &first = b.shapes.front();
         if (first.space != memory_space::device) return GEMM_STATUS_NOT_SUPPORTED;

@@ -93,34 +93,13 @@ std::optional<std::vector<int>> parse_devices(const std::string &v) {
     return list;
 }
 
-// GEMM_XT_MAX_DEVICE_BYTES: a positive number of bytes with an optional K, M or G (powers of
-// 1024); 0 when unset (no cap). Nothing when not valid.
-std::optional<uint64_t> parse_bytes(const std::string &v) {
-    if (v.empty()) return uint64_t(0);
-    std::string digits = v;
-    int shift = 0;
-    if (char last = v.back(); last == 'K' || last == 'M' || last == 'G') {
-        shift = last == 'K' ? 10 : last == 'M' ? 20 : 30;
-        digits.pop_back();
-    }
-    bool ok = !digits.empty() && digits.size() <= std::size_t(shift ? 9 : 18) &&  // no overflow
-              digits.find_first_not_of("0123456789") == std::string::npos;
-    uint64_t bytes = ok ? uint64_t(std::stoull(digits)) << shift : 0;
-    if (bytes == 0) return std::nullopt;
-    return bytes;
-}
-
 std::string invalid_devices(const std::string &v) {
     return parse_devices(v) ? "" : "must be all or distinct device ordinals separated by commas (0,1)";
 }
 
-std::string invalid_bytes(const std::string &v) {
-    return parse_bytes(v) ? "" : "must be a positive number of bytes, optionally with K, M or G";
-}
-
 // Both are checked with the other settings before any call runs.
 uint64_t device_byte_cap() {
-    static const uint64_t cap = parse_bytes(settings().option("GEMM_XT_MAX_DEVICE_BYTES")).value_or(0);
+    static const uint64_t cap = parse_byte_count(settings().option("GEMM_XT_MAX_DEVICE_BYTES")).value_or(0);
     return cap;
 }
 
@@ -270,7 +249,7 @@ public:
                  invalid_devices},
                 {"GEMM_XT_MAX_DEVICE_BYTES", "bytes, or with K, M, G", "(no cap)",
                  "the device memory cublasxt may hold on each GPU (larger problems still run, out of core)",
-                 invalid_bytes}};
+                 invalid_byte_count}};
     }
 
     gemm_status_t run(const problem &p, std::string_view variant, run_report &ctx) override {

@@ -131,7 +131,7 @@ memory_space classify_pointer(const void *ptr, int *device, std::uintptr_t *rang
                 *device = ordinal;
                 return memory_space::managed;
             }
-            if (type != CU_MEMORYTYPE_DEVICE) return memory_space::host;  // unregistered or page-locked: staged
+            if (type != CU_MEMORYTYPE_DEVICE) return memory_space::host;  // unregistered or page-locked: offloaded
             *device = ordinal;
             return memory_space::device;
         }
@@ -144,7 +144,7 @@ memory_space classify_pointer(const void *ptr, int *device, std::uintptr_t *rang
     switch (attr.type) {
     case cudaMemoryTypeDevice: *device = attr.device; return memory_space::device;
     case cudaMemoryTypeManaged: *device = attr.device; return memory_space::managed;
-    default: return memory_space::host;  // unregistered or pinned host memory: staged
+    default: return memory_space::host;  // unregistered or pinned host memory: offloaded
     }
 }
 

@@ -56,7 +56,6 @@ device_context::~device_context() {
     if (workspace_) cudaFree(workspace_);
     if (device_buf_) cudaFree(device_buf_);
     if (pinned_buf_) cudaFreeHost(pinned_buf_);
-    if (staging_stream_) cudaStreamDestroy(staging_stream_);
     if (lt_) cublasLtDestroy(lt_);
     if (blas_) cublasDestroy(blas_);
     if (switched) cudaSetDevice(previous);
@@ -144,23 +143,10 @@ gemm_status_t device_context::release_workspace(cudaStream_t stream, void *used)
     return GEMM_STATUS_SUCCESS;
 }
 
-gemm_status_t device_context::staging_stream(cudaStream_t &out) {
-    if (!staging_stream_) {
-        gemm_status_t s = cuda_status(cudaStreamCreateWithFlags(&staging_stream_, cudaStreamNonBlocking),
-                                      "cudaStreamCreateWithFlags (staging)");
-        if (s != GEMM_STATUS_SUCCESS) {
-            staging_stream_ = nullptr;
-            return s;
-        }
-    }
-    out = staging_stream_;
-    return GEMM_STATUS_SUCCESS;
-}
-
 gemm_status_t device_context::device_staging(std::size_t bytes, void *&out) {
     gemm_status_t s = grow(
         device_buf_, device_buf_bytes_, bytes, [](void **p, std::size_t n) { return cudaMalloc(p, n); },
-        [](void *p) { cudaFree(p); }, "cudaMalloc (staging)");
+        [](void *p) { cudaFree(p); }, "cudaMalloc (offload)");
     out = device_buf_;
     return s;
 }
@@ -168,7 +154,7 @@ gemm_status_t device_context::device_staging(std::size_t bytes, void *&out) {
 gemm_status_t device_context::pinned_staging(std::size_t bytes, void *&out) {
     gemm_status_t s = grow(
         pinned_buf_, pinned_buf_bytes_, bytes, [](void **p, std::size_t n) { return cudaMallocHost(p, n); },
-        [](void *p) { cudaFreeHost(p); }, "cudaMallocHost (staging)");
+        [](void *p) { cudaFreeHost(p); }, "cudaMallocHost (offload)");
     out = pinned_buf_;
     return s;
 }

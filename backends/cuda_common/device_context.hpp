@@ -51,12 +51,11 @@ public:
     gemm_status_t acquire_workspace(cudaStream_t stream, std::size_t bytes, void *&out);
     gemm_status_t release_workspace(cudaStream_t stream, void *used);
 
-    // The context's own non-blocking stream, used for staged (host-pointer) calls.
-    gemm_status_t staging_stream(cudaStream_t &out);
-
-    // Growing, reused buffers for staging: at least `bytes`, 256-byte aligned.
+    // Growing, reused buffers of the offload engine (host-pointer calls): at least `bytes`,
+    // 256-byte aligned; what the device one holds now.
     gemm_status_t device_staging(std::size_t bytes, void *&out);
     gemm_status_t pinned_staging(std::size_t bytes, void *&out);
+    std::size_t device_staging_bytes() const { return device_buf_bytes_; }
 
     // The attachment of type T (default-constructed on first use).
     template <class T> T &attachment() {
@@ -75,7 +74,6 @@ private:
     cudaStream_t workspace_stream_ = nullptr;  // stream of the last work using the workspace
     bool workspace_used_ = false;
     cudaEvent_t workspace_event_ = nullptr;    // recorded after that work
-    cudaStream_t staging_stream_ = nullptr;
     void *device_buf_ = nullptr;
     std::size_t device_buf_bytes_ = 0;
     void *pinned_buf_ = nullptr;

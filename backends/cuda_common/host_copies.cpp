@@ -15,7 +15,7 @@ class copy_pool {
 public:
     copy_pool() {
         const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
-        const unsigned helpers = std::min(7u, hardware - 1);
+        const unsigned helpers = std::min(15u, hardware - 1);
         for (unsigned i = 0; i < helpers; ++i) {
             try {
                 threads_.emplace_back([this] { serve(); });

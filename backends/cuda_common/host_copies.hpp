@@ -1,7 +1,7 @@
 // host_copies.hpp: the process's pool of host threads for copies between pageable memory and
 // page-locked staging. One thread copies pageable memory at a fraction of what the link takes
-// (9 GB/s against 55 on the H200's host, 35 GB/s with 8 threads), so staging packs and unpacks
-// with several.
+// (9 GB/s against 55 on the H200's host; 35 GB/s with 8 threads, 46 with 16), so the offload
+// engine packs and unpacks with several.
 #pragma once
 
 #include <cstdint>
@@ -10,7 +10,7 @@ namespace gemm::cuda {
 
 // Runs task(context, i) for every i in [0, count) on the calling thread and on the pool's
 // threads that join, and returns when every task has returned. Tasks must not throw. Started
-// on first use with up to 7 threads (fewer on a smaller machine: the caller is the eighth),
+// on first use with up to 15 threads (fewer on a smaller machine: the caller is the sixteenth),
 // joined at exit. While another call's tasks hold the pool, the caller runs its own alone.
 void run_host_copies(int64_t count, void (*task)(void *context, int64_t i), void *context);
 

@@ -1,9 +1,9 @@
 // run_on_device.hpp: a problem run on the GPU, whatever memory its pointers are in: device
-// and managed problems on the caller's stream, host problems staged through the context's
-// buffers. What every CUDA backend's run() calls:
+// and managed problems on the caller's stream, host problems through the offload engine. What
+// every CUDA backend's run() calls:
 //
 //     gemm_status_t run(const problem &p, std::string_view v, run_report &ctx) override {
-//         return cuda::run_on_device(p, ctx, [&](const problem &dp, cudaStream_t s) {
+//         return cuda::run_on_device(p, ctx, [&](const problem &dp, cudaStream_t stream) {
 //             ... enqueue work for dp on s; return a gemm_status_t ...
 //         });
 //     }
@@ -14,36 +14,38 @@
 #include <type_traits>
 
 #include "dispatch/backend.hpp"
+#include "offload_plan.hpp"
 
 namespace gemm::cuda {
-
-// The problem a host-pointer call becomes once staged, with null pointers: packed operands
-// (see run_on_device). Device and managed problems are returned unchanged. Backends that
-// plan by shape (cuBLASLt heuristics, variant lists) plan on this.
-problem staged_shape(const problem &p);
 
 // What a backend enqueues: compute dp (device or managed pointers) on `stream`, asynchronously,
 // returning a status (set_error on failure). dp.device is current.
 using launch_fn = gemm_status_t (*)(void *state, const problem &dp, cudaStream_t stream);
+// Whether launch would compute dp (GEMM_STATUS_NOT_SUPPORTED with the reason if not),
+// enqueuing nothing: asked for every shape of step of a host problem before any is copied.
+using check_fn = gemm_status_t (*)(void *state, const problem &dp);
 
-gemm_status_t run_on_device(const problem &p, run_report &ctx, launch_fn launch, void *state);
+gemm_status_t run_on_device(const problem &p, run_report &ctx, launch_fn launch, check_fn check, void *state);
+
+// The device problem of a host problem's first step of offload (offload_plan::first_shape, with
+// GEMM_OFFLOAD_TILE), null pointers: what backends plan by shape for host pointers (cuBLASLt's
+// heuristic, variant refusals); every step is packed and aligned as it is. p itself when p is
+// not on the host.
+problem offload_shape(const problem &p);
 
 // Runs p on the GPU through launch(dp, stream):
 //  - device or managed p: cudaSetDevice(p.device), launch(p, p.stream) (the caller's stream
 //    from gemm_set_stream; asynchronous), then the caller's current device is restored.
-//  - host p: runs on the caller's current device. A and B (only when k > 0 and alpha != 0)
-//    and C (only when beta != 0) go to the context's device buffer: from page-locked memory
-//    (cudaMallocHost, cudaHostRegister) by DMA straight from the caller's matrices, from
-//    pageable memory packed on the CPU into the context's pinned buffer first; launched on the
-//    context's staging stream; C comes back the same way (to page-locked memory by DMA into
-//    its m x n elements, else through the pinned buffer and unpacked), the stream
-//    synchronized. Only the m x n elements of each C are written: padding between columns
-//    never is. Packing rewrites the
-//    layout: ld = rows rounded up to 16 bytes, batch stride = ld * cols rounded up to 256
-//    bytes, or 0 when the caller's stride was 0 (one shared matrix) or batch == 1; pointers
-//    not staged are null. ctx.note = "staged host pointers (H2D x MB, D2H y MB; ...)", the
-//    end saying whether every operand was page-locked.
-// F: gemm_status_t (const problem &dp, cudaStream_t stream).
+//  - host p: on the caller's current device, by the offload engine (offload_engine.hpp): C in
+//    tiles, each tile's A and B blocks copied into device slots (packed: leading dimensions
+//    rounded up to 16 bytes, matrices to 256, so every step's problem is aligned as
+//    offload_shape(p) is), launch(tile, stream) on the engine's compute stream while the next
+//    blocks arrive and the last tiles of C leave; synchronous. C is read only when beta != 0,
+//    and only the m x n elements of each C are written. ctx.note = "host pointers offloaded:
+//    <plan>; H2D x MB, D2H y MB, ...".
+// F: gemm_status_t (const problem &dp, cudaStream_t stream). Check, when given:
+// gemm_status_t (const problem &dp), for launches that can refuse a shape the whole problem
+// did not (cuBLASLt's algorithms).
 template <class F> gemm_status_t run_on_device(const problem &p, run_report &ctx, F &&launch) {
     using fn_type = std::remove_reference_t<F>;
     return run_on_device(
@@ -51,7 +53,21 @@ template <class F> gemm_status_t run_on_device(const problem &p, run_report &ctx
         [](void *state, const problem &dp, cudaStream_t stream) -> gemm_status_t {
             return (*static_cast<fn_type *>(state))(dp, stream);
         },
-        const_cast<void *>(static_cast<const void *>(&launch)));
+        nullptr, const_cast<void *>(static_cast<const void *>(&launch)));
+}
+
+template <class F, class Check>
+gemm_status_t run_on_device(const problem &p, run_report &ctx, F &&launch, Check &&check) {
+    struct both {
+        std::remove_reference_t<F> &launch;
+        std::remove_reference_t<Check> &check;
+    } state{launch, check};
+    return run_on_device(
+        p, ctx,
+        [](void *s, const problem &dp, cudaStream_t stream) -> gemm_status_t {
+            return static_cast<both *>(s)->launch(dp, stream);
+        },
+        [](void *s, const problem &dp) -> gemm_status_t { return static_cast<both *>(s)->check(dp); }, &state);
 }
 
 }  // namespace gemm::cuda

@@ -16,7 +16,7 @@ public:
     backend_kind kind() const override { return backend_kind::device; }
     verdict probe() const override { return cuda::device_verdict(); }
 
-    // Device and managed pointers run in place; host pointers are staged.
+    // Device and managed pointers run in place; host pointers are offloaded (run_on_device).
     verdict supports(const problem &p) const override {
         if (p.ab_type != dtype::f32 && p.ab_type != dtype::f64)
             return verdict::no(std::string(dtype_name(p.ab_type)) + " not supported (f32, f64 only)");

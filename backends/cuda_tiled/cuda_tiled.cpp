@@ -53,7 +53,7 @@ public:
     backend_kind kind() const override { return backend_kind::device; }
     verdict probe() const override { return cuda::device_verdict(); }
 
-    // Device and managed pointers run in place on p.stream; host pointers are staged.
+    // Device and managed pointers run in place on p.stream; host pointers are offloaded (run_on_device).
     verdict supports(const problem &p) const override {
         if (p.m > INT_MAX || p.n > INT_MAX || p.k > INT_MAX || p.batch > INT_MAX)
             return verdict::no("m, n, k or batch above 2^31 - 1 not supported (32-bit indices)");
@@ -71,10 +71,10 @@ public:
 
     // The variants of p's dtype: with 16-byte alignment, only the vector ones (their scalar
     // twins cannot win), else only the scalar ones; the Hopper (TF32) ones where they do not
-    // refuse p. Host problems are judged as staged, where run_on_device packs every operand
+    // refuse p. Host problems are judged by their offload's steps, whose operands are packed
     // aligned.
     std::vector<std::string> variants(const problem &p) const override {
-        const problem dp = p.space == memory_space::host ? cuda::staged_shape(p) : p;
+        const problem dp = p.space == memory_space::host ? cuda::offload_shape(p) : p;
         if (cuda_tiled::mma_types(p)) {
             // The wmma kernel computes every such problem; the Hopper ones those they do not refuse.
             std::vector<std::string> ids;
@@ -113,10 +113,10 @@ public:
                 return set_error(GEMM_STATUS_NOT_SUPPORTED,
                                  "cuda_tiled: variant " + asked->id + " does not compute " +
                                      dtype_name(p.ab_type));
-            // Refused before anything is staged (the launch would refuse it too); a problem
+            // Refused before anything is copied (the launch would refuse it too); a problem
             // that only scales C runs scale_c whatever the variant.
             if (asked->refusal && p.k != 0 && p.alpha != 0.0)
-                if (std::string why = asked->refusal(cuda::staged_shape(p)); !why.empty())
+                if (std::string why = asked->refusal(cuda::offload_shape(p)); !why.empty())
                     return set_error(GEMM_STATUS_NOT_SUPPORTED, "cuda_tiled: " + asked->id + " refuses " + why);
         }
         return cuda::run_on_device(p, ctx, [&](const problem &dp, cudaStream_t stream) {
@@ -127,7 +127,7 @@ public:
             }
             const bool aligned = cuda_tiled::vectors_aligned(dp);
             const variant_info *v = asked;
-            int sms = 0;  // dp.device is current (run_on_device), staged problems included
+            int sms = 0;  // dp.device is current (run_on_device), offloaded problems included
             if (!v) {
                 if (cudaError_t e = cuda::multiprocessor_count(dp.device, sms); e != cudaSuccess)
                     return cuda::cuda_status(e, "cuda_tiled: cudaDeviceGetAttribute");

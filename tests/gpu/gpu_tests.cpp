@@ -1686,8 +1686,8 @@ double sampled_error(int64_t m, int64_t n, int64_t k, const float *a, const floa
 }  // namespace
 
 TEST_SUITE("gpu_staging_trace" * doctest::skip()) {
-    TEST_CASE("gpu_staging_trace: a large host-pointer GEMM is staged in panels, pageable and page-locked, beta 0 and not") {
-        // 256 x 4096 x 8192 (2^33 multiply-adds): C and B cut into 4 panels of 1024 columns.
+    TEST_CASE("gpu_staging_trace: a large host-pointer GEMM is offloaded in tiles, pageable and page-locked, beta 0 and not") {
+        // 256 x 4096 x 8192: four tiles of 256 x 1024, A and each quarter of B copied once.
         const int64_t m = 256, n = 4096, k = 8192;
         bytes a_init(std::size_t(m * k) * 4), b_init(std::size_t(k * n) * 4), c_init(std::size_t(m * n) * 4);
         auto fill = [](bytes &x, unsigned salt) {
@@ -1720,9 +1720,83 @@ TEST_SUITE("gpu_staging_trace" * doctest::skip()) {
                     CHECK_MESSAGE(error < 1e-5, where << ": relative error " << error);
                     REQUIRE(lines.size() == 1);
                     INFO("trace: " << lines[0]);
-                    CHECK(lines[0].find("4 panels overlapping copies and GEMMs") != std::string::npos);
+                    CHECK(lines[0].find("host pointers offloaded: 4 tiles of 256x1024 (A and B stay on the device, "
+                                        "each copied once); H2D ") != std::string::npos);
+                    CHECK(lines[0].find(kind == memory::pinned ? "all page-locked: direct DMA"
+                                                               : "packed through page-locked staging") != std::string::npos);
                     check_no_cuda_error(where);
                 }
+        }
+    }
+}
+
+// ---- host memory in many tiles: one ctest with GEMM_OFFLOAD_MAX_DEVICE_BYTES=256K, GEMM_VERBOSE=1 ---
+
+TEST_SUITE("gpu_offload" * doctest::skip()) {
+    // With 256 KiB of device memory a thread's offload cuts these problems into tiles of 16 to 128
+    // rows and columns, ragged at the edges, and keeps only some of A or B on the device at once.
+    TEST_CASE("gpu_offload: host memory out of core in ragged tiles: every type, op, layout, ld, beta, batch") {
+        struct size3 {
+            int64_t m, n, k;
+        };
+        const size3 sizes[] = {{97, 131, 70}, {300, 45, 33}, {31, 257, 129}, {200, 200, 1}};
+        tally tl;
+        int64_t counter = 0;
+        for (type_pair t : all_types)
+            for (size3 z : sizes)
+                for (gemm_layout_t l : {GEMM_COL_MAJOR, GEMM_ROW_MAJOR}) {
+                    const gemm_op_t other = is_complex(t.ab) ? GEMM_OP_C : GEMM_OP_T;
+                    gemm_case c = base_case(t, l, counter % 2 ? other : GEMM_OP_N, counter % 3 ? GEMM_OP_N : other,
+                                            z.m, z.n, z.k);
+                    set_leading_dims(c, counter % 3);
+                    scalars sc = scalar_cycle[counter % 5];
+                    set_scalars(c, sc.alpha, sc.beta, alpha_imag, beta_imag);
+                    if (counter % 4 == 1) {
+                        set_batch(c, 3, counter % 8 == 1, counter % 8 == 5, 2);
+                        c.api = entry::ex;
+                    }
+                    ++counter;
+                    check_case(c, tl, {memory::host, memory::pinned});
+                }
+        report(tl);
+    }
+
+    TEST_CASE("gpu_offload: the trace names the tiles and the passes out of core") {
+        gemm_case c = base_case({GEMM_F32, GEMM_F32}, GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 300, 400, 100);
+        set_leading_dims(c, 0);
+        operands o = make_operands(c);
+        for (const std::string &name : gpu_backends()) {
+            if (name == "cublasxt") continue;  // its own tiling
+            selection_guard sel(name);
+            std::vector<std::string> lines;
+            run_result r;
+            {
+                stderr_capture capture;
+                r = run_in(memory::host, c, o, nullptr);
+                lines = capture.lines();
+            }
+            REQUIRE_MESSAGE(r.status == GEMM_STATUS_SUCCESS, name << ": " << r.error);
+            REQUIRE(lines.size() == 1);
+            INFO(name << " trace: " << lines[0]);
+            CHECK(lines[0].find("host pointers offloaded: ") != std::string::npos);
+            CHECK(lines[0].find(" tiles of ") != std::string::npos);
+            CHECK(lines[0].find(" times: out of core)") != std::string::npos);
+        }
+    }
+
+    TEST_CASE("gpu_offload: a k too long for one tile within the cap fails with ALLOC_FAILED, C untouched") {
+        gemm_case c = base_case({GEMM_F32, GEMM_F32}, GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 20, 20, 100000);
+        set_leading_dims(c, 0);
+        c.beta = 0.5;
+        operands o = make_operands(c);
+        for (const std::string &name : gpu_backends()) {
+            if (name == "cublasxt") continue;
+            selection_guard sel(name);
+            run_result r = run_in(memory::host, c, o, nullptr);
+            CHECK_MESSAGE(r.status == GEMM_STATUS_ALLOC_FAILED, name << ": " << r.error);
+            CHECK_MESSAGE(r.error.find("GEMM_OFFLOAD_MAX_DEVICE_BYTES") != std::string::npos, r.error);
+            CHECK_MESSAGE(r.c == o.c0, name << ": C changed");
+            check_no_cuda_error(name);
         }
     }
 }

@@ -1,0 +1,581 @@
+// test_offload.cpp: the offload engine of host-memory GEMMs on the GPU (backends/cuda_common/
+// offload_plan.cpp, offload_engine.cpp; plain C++, so built and run without CUDA too), against a
+// simulated GPU whose three streams run their work in a random interleaving that respects
+// only the events: a missing wait (a GEMM before its blocks arrive, a slot overwritten while a
+// GEMM still reads it, a page-locked wave packed again before its copy left, C unpacked before
+// it arrived) changes the result, and every result is compared exactly with the same double
+// reference computed on the caller's matrices.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <complex>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "backends/cuda_common/offload_engine.hpp"
+#include "backends/cuda_common/offload_plan.hpp"
+#include "dispatch/error.hpp"
+
+using namespace gemm;
+using namespace gemm::cuda;
+
+namespace {
+
+using cplx = std::complex<double>;
+
+// Elements as the library stores them; bf16 is the high half of an f32.
+cplx load(dtype t, const char *at) {
+    switch (t) {
+    case dtype::f32: {
+        float f;
+        std::memcpy(&f, at, 4);
+        return f;
+    }
+    case dtype::f64: {
+        double d;
+        std::memcpy(&d, at, 8);
+        return d;
+    }
+    case dtype::bf16: {
+        uint16_t h;
+        std::memcpy(&h, at, 2);
+        uint32_t bits = uint32_t(h) << 16;
+        float f;
+        std::memcpy(&f, &bits, 4);
+        return f;
+    }
+    case dtype::c32: {
+        float f[2];
+        std::memcpy(f, at, 8);
+        return {f[0], f[1]};
+    }
+    case dtype::c64: {
+        double d[2];
+        std::memcpy(d, at, 16);
+        return {d[0], d[1]};
+    }
+    default:
+        FAIL("type not simulated");
+        return 0;
+    }
+}
+
+void store(dtype t, char *at, cplx v) {
+    switch (t) {
+    case dtype::f32: {
+        float f = float(v.real());
+        std::memcpy(at, &f, 4);
+        break;
+    }
+    case dtype::f64: {
+        double d = v.real();
+        std::memcpy(at, &d, 8);
+        break;
+    }
+    case dtype::c32: {
+        float f[2] = {float(v.real()), float(v.imag())};
+        std::memcpy(at, f, 8);
+        break;
+    }
+    case dtype::c64: {
+        double d[2] = {v.real(), v.imag()};
+        std::memcpy(at, d, 16);
+        break;
+    }
+    default:
+        FAIL("C type not simulated");
+    }
+}
+
+// C = alpha op(A) op(B) + beta C wherever p's pointers are: the simulated GPU's GEMM and the
+// expected result alike, so that a correct offload gives the same bits.
+void reference_gemm(const problem &p) {
+    const std::size_t ea = dtype_size(p.ab_type), ec = dtype_size(p.c_type);
+    const cplx alpha(p.alpha, p.alpha_imag), beta(p.beta, p.beta_imag);
+    auto element = [&](const void *base, transpose op, int64_t ld, int64_t stride, int64_t b, int64_t r, int64_t c) {
+        const int64_t row = op == transpose::n ? r : c, col = op == transpose::n ? c : r;
+        cplx v = load(p.ab_type, static_cast<const char *>(base) + std::size_t(b * stride + col * ld + row) * ea);
+        return op == transpose::c ? std::conj(v) : v;
+    };
+    for (int64_t b = 0; b < p.batch; ++b)
+        for (int64_t j = 0; j < p.n; ++j)
+            for (int64_t i = 0; i < p.m; ++i) {
+                cplx sum = 0;
+                if (!p.scales_only())
+                    for (int64_t l = 0; l < p.k; ++l)
+                        sum += element(p.a, p.op_a, p.lda, p.stride_a, b, i, l) *
+                               element(p.b, p.op_b, p.ldb, p.stride_b, b, l, j);
+                char *c = static_cast<char *>(p.c) + std::size_t(b * p.stride_c + j * p.ldc + i) * ec;
+                store(p.c_type, c, alpha * sum + (p.beta_zero() ? cplx(0) : beta * load(p.c_type, c)));
+            }
+}
+
+// The simulated GPU. Device memory and page-locked buffers are host vectors; each stream is a
+// queue of work that runs when the scheduler picks it (at random among the streams whose next
+// work is ready) while the host waits for an event or finishes.
+class simulated_device final : public offload_device {
+public:
+    std::size_t budget = std::numeric_limits<std::size_t>::max();
+    std::vector<std::pair<const char *, std::size_t>> locked;  // page-locked host ranges
+    std::function<bool(const problem &)> refuses;               // check() says NOT_SUPPORTED
+    int fail_copy = -1;                                         // the copy that fails (0-based)
+    int copies = 0, gemms = 0;
+    bool stuck = false;     // a host wait that nothing could satisfy
+    bool outside = false;   // a copy or GEMM outside the device memory
+
+    // Each stream runs at a speed of its own, from 1 to 128, so that one may fall far behind.
+    explicit simulated_device(unsigned seed) : rng_(seed) {
+        for (unsigned &w : weights_) w = 1u << unsigned(rng_() % 8);
+    }
+
+    std::size_t device_budget() override { return budget; }
+    bool page_locked(const void *ptr) override {
+        auto p = static_cast<const char *>(ptr);
+        for (auto &[base, bytes] : locked)
+            if (p >= base && p < base + bytes) return true;
+        return false;
+    }
+    gemm_status_t device_memory(std::size_t bytes, char *&out) override {
+        if (device_.size() < bytes) device_.assign(bytes, char(0xff));  // NaN in every float slot
+        out = device_.data();
+        return GEMM_STATUS_SUCCESS;
+    }
+    // One buffer per thread for all its devices (filling 96 MiB per case would take most of the
+    // test's time): what a wave unpacked before its copy arrived reads is then stale data of
+    // another case, which fails the comparison as surely.
+    gemm_status_t pinned_memory(std::size_t bytes, char *&out) override {
+        thread_local std::vector<char> pinned;
+        if (pinned.size() < bytes) pinned.assign(bytes, char(0xff));
+        out = pinned.data();
+        return GEMM_STATUS_SUCCESS;
+    }
+    gemm_status_t copy(char *dst, std::size_t dst_pitch, const char *src, std::size_t src_pitch, std::size_t width,
+                       std::size_t height, bool to_device, offload_stream s) override {
+        if (copies++ == fail_copy) return set_error(GEMM_STATUS_EXECUTION_FAILED, "simulated copy failure");
+        const char *dev = to_device ? dst : src;
+        const std::size_t dev_pitch = to_device ? dst_pitch : src_pitch;
+        if (!inside(dev, (height - 1) * dev_pitch + width)) outside = true;
+        push(s, [] { return true; }, [=] {
+            for (std::size_t r = 0; r < height; ++r) std::memcpy(dst + r * dst_pitch, src + r * src_pitch, width);
+        });
+        return GEMM_STATUS_SUCCESS;
+    }
+    gemm_status_t record(int event, offload_stream s) override {
+        const uint64_t id = ++ev(event).recorded;
+        push(s, [] { return true; }, [this, event, id] { ev(event).completed = std::max(ev(event).completed, id); });
+        return GEMM_STATUS_SUCCESS;
+    }
+    gemm_status_t wait(offload_stream s, int event) override {
+        const uint64_t target = ev(event).recorded;
+        push(s, [this, event, target] { return ev(event).completed >= target; }, [] {});
+        return GEMM_STATUS_SUCCESS;
+    }
+    gemm_status_t host_wait(int event) override {
+        const uint64_t target = ev(event).recorded;
+        run_until([&] { return ev(event).completed >= target; });
+        return GEMM_STATUS_SUCCESS;
+    }
+    gemm_status_t passed(int event, bool &out) override {
+        for (int i = int(rng_() % 4); i > 0 && step(); --i) {
+        }
+        out = ev(event).completed >= ev(event).recorded;
+        return GEMM_STATUS_SUCCESS;
+    }
+    gemm_status_t check(const problem &dp) override {
+        if (refuses && refuses(dp)) return set_error(GEMM_STATUS_NOT_SUPPORTED, "simulated refusal");
+        return GEMM_STATUS_SUCCESS;
+    }
+    gemm_status_t gemm(const problem &dp) override {
+        ++gemms;
+        if (dp.space != memory_space::device || dp.batch < 1) outside = true;
+        auto spans = [&](const void *p, int64_t rows, int64_t cols, int64_t ld, int64_t stride, std::size_t elem) {
+            return p && inside(static_cast<const char *>(p),
+                               std::size_t((dp.batch - 1) * stride + (cols - 1) * ld + rows) * elem);
+        };
+        const std::size_t ea = dtype_size(dp.ab_type), ec = dtype_size(dp.c_type);
+        if (!spans(dp.c, dp.m, dp.n, dp.ldc, dp.stride_c, ec)) outside = true;
+        if (!dp.scales_only() && (!spans(dp.a, dp.a_rows(), dp.a_cols(), dp.lda, dp.stride_a, ea) ||
+                                  !spans(dp.b, dp.b_rows(), dp.b_cols(), dp.ldb, dp.stride_b, ea)))
+            outside = true;
+        if (dp.lda < std::max<int64_t>(1, dp.a_rows()) || dp.ldb < std::max<int64_t>(1, dp.b_rows()) ||
+            dp.ldc < dp.m || (dp.lda * int64_t(ea)) % 16 || (dp.ldc * int64_t(ec)) % 16)
+            outside = true;
+        push(offload_stream::compute, [] { return true; }, [dp] { reference_gemm(dp); });
+        return GEMM_STATUS_SUCCESS;
+    }
+    gemm_status_t finish() override {
+        run_until([&] { return queues_[0].empty() && queues_[1].empty() && queues_[2].empty(); });
+        return GEMM_STATUS_SUCCESS;
+    }
+
+private:
+    struct work {
+        std::function<bool()> ready;
+        std::function<void()> run;
+    };
+    struct event_state {
+        uint64_t recorded = 0, completed = 0;
+    };
+
+    bool inside(const char *p, std::size_t bytes) const {
+        return p >= device_.data() && p + bytes <= device_.data() + device_.size();
+    }
+    event_state &ev(int i) {
+        if (std::size_t(i) >= events_.size()) events_.resize(std::size_t(i) + 1);
+        return events_[std::size_t(i)];
+    }
+    void push(offload_stream s, std::function<bool()> ready, std::function<void()> run) {
+        queues_[int(s)].push_back({std::move(ready), std::move(run)});
+    }
+    // One piece of work of a stream picked at random, by the streams' speeds, among those whose
+    // next is ready.
+    bool step() {
+        unsigned total = 0, weight[3] = {};
+        for (int s = 0; s < 3; ++s)
+            if (!queues_[s].empty() && queues_[s].front().ready()) total += weight[s] = weights_[s];
+        if (total == 0) return false;
+        unsigned pick = unsigned(rng_() % total);
+        int s = 0;
+        while (pick >= weight[s]) pick -= weight[s++];
+        std::vector<work> &q = queues_[s];
+        work w = std::move(q.front());
+        q.erase(q.begin());
+        w.run();
+        return true;
+    }
+    template <class Done> void run_until(Done done) {
+        while (!done())
+            if (!step()) {
+                stuck = true;
+                return;
+            }
+    }
+
+    std::mt19937 rng_;
+    unsigned weights_[3];
+    std::vector<char> device_;
+    std::vector<event_state> events_;
+    std::vector<work> queues_[3];
+};
+
+// A host problem with its matrices: ld beyond the rows and gaps between batch matrices filled
+// with a sentinel, A and B with random values, C random or (beta = 0) NaN.
+struct host_case {
+    problem p;
+    std::vector<char> a, b, c;
+    std::string text;
+
+    host_case(std::mt19937 &rng, dtype ab, dtype ct, transpose op_a, transpose op_b, int64_t m, int64_t n, int64_t k,
+              int64_t batch, int shared, double beta) {
+        p.op_a = op_a, p.op_b = op_b, p.m = m, p.n = n, p.k = k;
+        p.ab_type = ab, p.c_type = ct, p.compute_type = ct == dtype::f64 || ct == dtype::c64 ? ct : dtype::f32;
+        p.batch = batch;
+        p.alpha = 0.75;
+        p.alpha_imag = is_complex(ab) ? -0.5 : 0.0;
+        p.beta = beta;
+        p.beta_imag = is_complex(ab) && beta != 0 ? 0.25 : 0.0;
+        p.space = memory_space::host;
+        std::uniform_int_distribution<int64_t> pad(0, 3);
+        auto make = [&](std::vector<char> &buf, dtype t, int64_t rows, int64_t cols, int64_t &ld, int64_t &stride,
+                        bool share, bool nan_values) {
+            const std::size_t e = dtype_size(t);
+            ld = std::max<int64_t>(1, rows + pad(rng));
+            stride = share ? 0 : ld * cols + pad(rng) * 5;
+            const int64_t matrices = share ? 1 : batch;
+            buf.assign(std::size_t((matrices - 1) * stride + ld * cols) * e + 16, char(0x7f));  // sentinel
+            std::uniform_real_distribution<double> value(-1, 1);
+            for (int64_t x = 0; x < matrices; ++x)
+                for (int64_t j = 0; j < cols; ++j)
+                    for (int64_t i = 0; i < rows; ++i) {
+                        char *at = buf.data() + std::size_t(x * stride + j * ld + i) * e;
+                        const double nan = std::numeric_limits<double>::quiet_NaN();
+                        cplx v = nan_values ? cplx(nan, nan) : cplx(value(rng), value(rng));
+                        if (t == dtype::bf16) {
+                            float f = float(v.real());
+                            uint32_t bits;
+                            std::memcpy(&bits, &f, 4);
+                            uint16_t h = uint16_t(bits >> 16);
+                            std::memcpy(at, &h, 2);
+                        } else {
+                            store(t, at, v);
+                        }
+                    }
+        };
+        make(a, ab, p.a_rows(), p.a_cols(), p.lda, p.stride_a, shared == 1, false);
+        make(b, ab, p.b_rows(), p.b_cols(), p.ldb, p.stride_b, shared == 2, false);
+        make(c, ct, m, n, p.ldc, p.stride_c, false, beta == 0);
+        p.a = a.data(), p.b = b.data(), p.c = c.data();
+        std::ostringstream o;
+        o << dtype_name(ab) << ">" << dtype_name(ct) << " " << op_name(op_a) << op_name(op_b) << " " << m << "x" << n
+          << "x" << k << " batch " << batch << " shared " << shared << " lda " << p.lda << " ldb " << p.ldb << " ldc "
+          << p.ldc << " beta " << beta;
+        text = o.str();
+    }
+};
+
+// Runs one case through the engine on a simulated device with `budget` bytes; checks the
+// result bit for bit against the reference on a copy of the caller's C, and that nothing
+// outside C's m x n elements changed.
+void check_case(host_case &hc, std::size_t budget, unsigned seed, int locked_mask) {
+    const std::vector<char> before = hc.c;
+    std::vector<char> want = hc.c;
+    problem expected = hc.p;
+    expected.c = want.data();
+    reference_gemm(expected);
+
+    simulated_device dev(seed);
+    dev.budget = budget;
+    std::vector<char> *buffers[3] = {&hc.a, &hc.b, &hc.c};
+    for (int o = 0; o < 3; ++o)
+        if (locked_mask & (1 << o)) dev.locked.push_back({buffers[o]->data(), buffers[o]->size()});
+    offload_report report;
+    INFO(hc.text << " budget " << budget << " seed " << seed << " locked " << locked_mask);
+    const gemm_status_t s = run_offload(hc.p, dev, report);
+    INFO("plan: " << report.plan << "; " << last_error_message());
+    CHECK_FALSE(dev.stuck);
+    CHECK_FALSE(dev.outside);
+    if (s == GEMM_STATUS_ALLOC_FAILED) {  // not even the smallest tiles fit: nothing ran
+        CHECK(dev.copies == 0);
+        CHECK(hc.c == before);
+        return;
+    }
+    REQUIRE(s == GEMM_STATUS_SUCCESS);
+    if (locked_mask == 0) CHECK_FALSE(report.all_page_locked);
+    if (locked_mask == 7 && hc.p.batch == 1) CHECK(report.all_page_locked);
+    // Bit for bit, NaN included (same double sums, same rounding).
+    CHECK(std::memcmp(hc.c.data(), want.data(), want.size()) == 0);
+}
+
+}  // namespace
+
+TEST_CASE("offload plan: tiles cover C once, loaded blocks are in their slots when used, slots fit the budget") {
+    std::mt19937 rng(7);
+    const int64_t sizes[] = {1, 2, 3, 16, 17, 31, 64, 100, 257, 1000, 3000};
+    for (int trial = 0; trial < 400; ++trial) {
+        problem p;
+        p.m = sizes[rng() % std::size(sizes)];
+        p.n = sizes[rng() % std::size(sizes)];
+        p.k = sizes[rng() % std::size(sizes)] * (trial % 7 == 0 ? 0 : 1);
+        p.op_a = rng() % 2 ? transpose::t : transpose::n;
+        p.op_b = rng() % 2 ? transpose::t : transpose::n;
+        p.batch = trial % 3 == 0 ? 1 + int64_t(rng() % 5) : 1;
+        p.stride_a = p.batch > 1 && rng() % 3 == 0 ? 0 : 1;
+        p.stride_b = p.batch > 1 && rng() % 3 == 0 ? 0 : 1;
+        p.beta = rng() % 2 ? 0.5 : 0.0;
+        p.ab_type = p.c_type = rng() % 2 ? dtype::f32 : dtype::f64;
+        const std::size_t budget = std::size_t(1) << (12 + rng() % 20);
+        offload_plan plan;
+        std::string why;
+        INFO(p.m << "x" << p.n << "x" << p.k << " batch " << p.batch << " ops " << op_name(p.op_a) << op_name(p.op_b)
+                 << " budget " << budget);
+        if (!offload_plan::make(p, budget, plan, why)) {
+            CHECK(why.find("fit in") != std::string::npos);
+            continue;
+        }
+        INFO(plan.describe());
+        CHECK(plan.device_bytes() <= budget);
+        std::vector<int> covered(std::size_t(p.m * p.n * p.batch), 0);
+        std::vector<offload_block> held[3];
+        for (int o = 0; o < 3; ++o) held[o].resize(std::size_t(plan.slots(offload_operand(o))));
+        std::size_t moved[2] = {0, 0};
+        offload_plan::cursor cursor(plan);
+        offload_step st;
+        int64_t steps = 0;
+        while (cursor.next(st)) {
+            ++steps;
+            for (int64_t x = st.first; x < st.first + st.count; ++x)
+                for (int64_t j = st.j0; j < st.j0 + st.n; ++j)
+                    for (int64_t i = st.i0; i < st.i0 + st.m; ++i) ++covered[std::size_t((x * p.n + j) * p.m + i)];
+            const offload_block *blocks[2] = {&st.a, &st.b};
+            const int slots[2] = {st.slot_a, st.slot_b};
+            const bool loads[2] = {st.load_a, st.load_b};
+            for (int o = 0; o < 2; ++o) {
+                if (p.scales_only()) {
+                    CHECK(blocks[o]->empty());
+                    continue;
+                }
+                REQUIRE(slots[o] >= 0);
+                REQUIRE(slots[o] < plan.slots(offload_operand(o)));
+                if (loads[o]) {
+                    held[o][std::size_t(slots[o])] = *blocks[o];
+                    moved[o] += std::size_t(blocks[o]->rows * blocks[o]->cols * blocks[o]->count);
+                }
+                CHECK(held[o][std::size_t(slots[o])] == *blocks[o]);
+            }
+            CHECK(st.load_c == (p.beta != 0));
+            REQUIRE(st.slot_c >= 0);
+            REQUIRE(st.slot_c < plan.slots(offload_operand::c));
+            // The blocks are the step's: A's rows are the tile's rows of op(A), B's columns its columns.
+            if (!p.scales_only()) {
+                CHECK((p.op_a == transpose::n ? st.a.rows : st.a.cols) == st.m);
+                CHECK((p.op_a == transpose::n ? st.a.row0 : st.a.col0) == st.i0);
+                CHECK((p.op_b == transpose::n ? st.b.cols : st.b.rows) == st.n);
+                CHECK((p.op_b == transpose::n ? st.b.col0 : st.b.row0) == st.j0);
+            }
+        }
+        CHECK(steps == plan.steps());
+        CHECK(std::count(covered.begin(), covered.end(), 1) == int64_t(covered.size()));
+        // Each operand's matrices cross once when the stationary one fits; the streamed one once
+        // per pass otherwise.
+        if (!p.scales_only()) {
+            const std::size_t a_all = std::size_t(p.m * p.k * (p.batch > 1 && p.stride_a == 0 ? 1 : p.batch));
+            const std::size_t b_all = std::size_t(p.k * p.n * (p.batch > 1 && p.stride_b == 0 ? 1 : p.batch));
+            const bool a_stays = plan.stationary() == offload_operand::a;
+            const std::size_t passes = std::size_t(plan.passes());
+            if (p.batch == 1) {
+                CHECK(moved[0] == (a_stays ? a_all : a_all * passes));
+                CHECK(moved[1] == (a_stays ? b_all * passes : b_all));
+            }
+        }
+    }
+}
+
+TEST_CASE("offload plan: the rule's tiles; both operands stay when they fit, else one, else out of core") {
+    problem p;
+    p.m = p.n = p.k = 8192;
+    offload_plan plan;
+    std::string why;
+    REQUIRE(offload_plan::make(p, std::size_t(1) << 34, plan, why));
+    CHECK(plan.tile_m() == 2048);
+    CHECK(plan.tile_n() == 2048);
+    CHECK(plan.both_stay());
+    CHECK(plan.passes() == 1);
+    CHECK(plan.steps() == 16);
+    CHECK(plan.describe() == "16 tiles of 2048x2048 (A and B stay on the device, each copied once)");
+    // Tiles in the order their blocks arrive: A tiles 0 and 1 against B panel 0, then panel 1
+    // against those two, then A tile 2 against both panels, and so on; each block is loaded by
+    // the first step that needs it.
+    {
+        offload_plan::cursor cursor(plan);
+        offload_step st;
+        std::vector<std::pair<int64_t, int64_t>> first;
+        for (int i = 0; i < 6 && cursor.next(st); ++i) first.push_back({st.i0 / 2048, st.j0 / 2048});
+        const std::vector<std::pair<int64_t, int64_t>> want{{0, 0}, {1, 0}, {0, 1}, {1, 1}, {2, 0}, {2, 1}};
+        CHECK(first == want);
+    }
+    // 4096^3 takes tiles of 1024, 16 of them.
+    problem half = p;
+    half.m = half.n = half.k = 4096;
+    REQUIRE(offload_plan::make(half, std::size_t(1) << 34, plan, why));
+    CHECK(plan.describe() == "16 tiles of 1024x1024 (A and B stay on the device, each copied once)");
+    // Without room for all of B, only A stays (A: 4 tiles of 64 MiB, B: 3 panels, C: 3 tiles).
+    const std::size_t a_tile = std::size_t(2048) * 8192 * 4, b_panel = a_tile, c_tile = std::size_t(2048) * 2048 * 4;
+    REQUIRE(offload_plan::make(p, 4 * a_tile + 3 * (b_panel + c_tile), plan, why));
+    CHECK_FALSE(plan.both_stay());
+    CHECK(plan.stationary() == offload_operand::a);
+    CHECK(plan.describe() == "16 tiles of 2048x2048 (A stays on the device, B streamed once)");
+    // Half of A fits beside the turns of B and C: B streamed twice.
+    REQUIRE(offload_plan::make(p, 3 * (b_panel + c_tile) + 2 * a_tile + 100, plan, why));
+    CHECK(plan.passes() == 2);
+    CHECK(plan.describe().find("streamed 2 times: out of core") != std::string::npos);
+    // Too little for any tile with all of k.
+    CHECK_FALSE(offload_plan::make(p, 4096, plan, why));
+    CHECK(why.find("k = 8192") != std::string::npos);
+    // A batch of small matrices: several to a step, a shared B (stride 0) in one slot.
+    problem small;
+    small.m = small.n = small.k = 64;
+    small.batch = 1000;
+    small.stride_a = small.stride_c = 64 * 64;
+    small.stride_b = 0;
+    REQUIRE(offload_plan::make(small, std::size_t(1) << 30, plan, why));
+    CHECK(plan.group() > 100);
+    CHECK(plan.slots(offload_operand::b) == 1);
+    CHECK(plan.steps() == (1000 + plan.group() - 1) / plan.group());
+}
+
+TEST_CASE("offload engine: results bit for bit against the reference, every op, type, budget and memory kind") {
+    std::mt19937 rng(11);
+    const int64_t sizes[] = {1, 2, 3, 5, 16, 17, 31, 33, 64, 70};
+    const dtype types[][2] = {{dtype::f32, dtype::f32}, {dtype::f64, dtype::f64}, {dtype::bf16, dtype::f32},
+                              {dtype::c32, dtype::c32}, {dtype::c64, dtype::c64}};
+    for (int trial = 0; trial < 300; ++trial) {
+        const auto &t = types[trial % std::size(types)];
+        const bool complex = is_complex(t[0]);
+        auto op = [&] { return transpose(rng() % (complex ? 3 : 2)); };
+        const int64_t m = sizes[rng() % std::size(sizes)], n = sizes[rng() % std::size(sizes)];
+        const int64_t k = trial % 11 == 0 ? 0 : sizes[rng() % std::size(sizes)];
+        const int64_t batch = trial % 4 == 0 ? 1 + int64_t(rng() % 4) : 1;
+        const int shared = batch > 1 ? int(rng() % 3) : 0;
+        const double beta = trial % 3 == 0 ? 0.0 : 0.5;
+        host_case hc(rng, t[0], t[1], op(), op(), m, n, k, batch, shared, beta);
+        if (trial % 13 == 0) hc.p.alpha = hc.p.alpha_imag = 0;  // only scales C
+        // From a few KiB (tiles of 16, several passes) to everything at once.
+        const std::size_t budgets[] = {std::size_t(4) << 10, std::size_t(24) << 10, std::size_t(96) << 10,
+                                       std::size_t(1) << 30};
+        check_case(hc, budgets[rng() % std::size(budgets)], unsigned(rng()), int(rng() % 8));
+    }
+}
+
+TEST_CASE("offload engine: blocks larger than a wave, whole columns and parts of one column") {
+    std::mt19937 rng(3);
+    // B (op N) of 3000 x 1000 f32: 12 MB, two waves of whole columns; A op T with k = 2.5M: each
+    // column of 10 MB in two parts.
+    host_case wide(rng, dtype::f32, dtype::f32, transpose::n, transpose::n, 3, 1000, 3000, 1, 0, 0.5);
+    for (int mask : {0, 7}) check_case(wide, std::size_t(1) << 30, 5, mask);
+    host_case deep(rng, dtype::f32, dtype::f32, transpose::t, transpose::n, 2, 2, 2500000, 1, 0, 0.0);
+    for (int mask : {0, 1}) check_case(deep, std::size_t(1) << 30, 6, mask);
+}
+
+TEST_CASE("offload engine: a shape of step the backend refuses leaves C untouched and copies nothing") {
+    std::mt19937 rng(5);
+    host_case hc(rng, dtype::f32, dtype::f32, transpose::n, transpose::t, 40, 45, 20, 1, 0, 0.5);
+    const std::vector<char> before = hc.c;
+    simulated_device dev(1);
+    dev.budget = std::size_t(24) << 10;  // tiles smaller than C: a last column of tiles narrower
+    offload_plan plan;
+    std::string why;
+    REQUIRE(offload_plan::make(hc.p, dev.budget, plan, why));
+    REQUIRE(plan.tile_n() < 45);
+    const int64_t last_n = 45 - (45 / plan.tile_n()) * plan.tile_n();
+    REQUIRE(last_n > 0);
+    dev.refuses = [&](const problem &dp) { return dp.n == last_n; };
+    offload_report report;
+    CHECK(run_offload(hc.p, dev, report) == GEMM_STATUS_NOT_SUPPORTED);
+    CHECK(std::string(last_error_message()) == "simulated refusal");
+    CHECK(dev.copies == 0);
+    CHECK(dev.gemms == 0);
+    CHECK(hc.c == before);
+}
+
+TEST_CASE("offload engine: a copy that fails stops the call with its status, every stream waited for") {
+    std::mt19937 rng(9);
+    for (int at : {0, 3, 10}) {
+        host_case hc(rng, dtype::f64, dtype::f64, transpose::t, transpose::n, 60, 50, 30, 1, 0, 0.5);
+        simulated_device dev{unsigned(at)};
+        dev.budget = std::size_t(32) << 10;
+        dev.fail_copy = at;
+        offload_report report;
+        CHECK(run_offload(hc.p, dev, report) == GEMM_STATUS_EXECUTION_FAILED);
+        CHECK_FALSE(dev.stuck);
+    }
+}
+
+TEST_CASE("offload engine: several threads at once, each on its own device, sharing the host copy threads") {
+    std::vector<std::thread> threads;
+    std::vector<int> wrong(4, 0);
+    for (int t = 0; t < 4; ++t)
+        threads.emplace_back([t, &wrong] {
+            std::mt19937 rng(100 + unsigned(t));
+            for (int i = 0; i < 20; ++i) {
+                host_case hc(rng, dtype::f32, dtype::f32, transpose::n, transpose::n, 50 + t, 40, 30, 1, 0, 0.5);
+                std::vector<char> want = hc.c;
+                problem expected = hc.p;
+                expected.c = want.data();
+                reference_gemm(expected);
+                simulated_device dev{unsigned(i)};
+                dev.budget = std::size_t(16) << 10;
+                offload_report report;
+                if (run_offload(hc.p, dev, report) != GEMM_STATUS_SUCCESS || hc.c != want || dev.stuck) ++wrong[std::size_t(t)];
+            }
+        });
+    for (std::thread &t : threads) t.join();
+    for (int w : wrong) CHECK(w == 0);
+}

@@ -37,7 +37,7 @@ def main():
     for dtype in (np.float32, np.float64):
         a = rng.standard_normal((n, n)).astype(dtype)
         b = rng.standard_normal((n, n)).astype(dtype)
-        c = a @ b  # the first call: a GPU context, cuBLAS, the staging buffers
+        c = a @ b  # the first call: a GPU context, cuBLAS, the offload buffers
         times = []
         for _ in range(reps):
             start = time.perf_counter()

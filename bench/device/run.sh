@@ -5,7 +5,9 @@
 # libopenblas-pthread; libgfortran5 from .deps/extra/ when the host lacks it) into /tmp/deps,
 # build for sm_90 against them, then run the stages asked for and print a short summary last.
 # Stages (default: tests sanitize direct bench):
-#   tests     ctest -L gpu (every GPU backend against cpu_ref)
+#   tests     ctest -L gpu (every GPU backend against cpu_ref); GPU_TEST_JOBS (default 1: the
+#             tests that watch the device's free memory need the GPU to themselves) and
+#             GPU_TEST_TIMEOUT (seconds per test, default 900)
 #   sanitize  compute-sanitizer memcheck and racecheck on cuda_naive and cuda_tiled
 #             (SANITIZE_BACKENDS narrows them, e.g. to cuda_tiled; SANITIZE_CASES names the
 #             test cases, doctest's -tc, default the correctness matrix and cuda_tiled's ids)
@@ -48,8 +50,12 @@
 #   tune_host gemm tune --verbose on host-pointer f32 2048^3 and 8192^3 (every candidate)
 #   measure   the measurement engine's device paths: gemm tune on device pointers (f32, bf16),
 #             gemm bench with page-locked host memory, gemm_measure's own test
-#   staging   host-pointer GEMMs staged through one GPU: gemm bench 4096 and 8192, f32 and f64,
-#             pageable and page-locked memory, cublas (staged) against cublasxt
+#   offload   host-pointer GEMMs through the offload engine on one GPU: compute-sanitizer memcheck
+#             on host memory in many tiles (GEMM_OFFLOAD_MAX_DEVICE_BYTES=256K), then gemm bench
+#             1024..8192 (OFFLOAD_SHAPES), f32 and f64, pageable and page-locked memory, cublas
+#             (offloaded) and cpu_omp against cublasxt (OFFLOAD_BACKENDS), and cuBLAS on device
+#             memory at 4096^3 and 8192^3 (the compute floor); OFFLOAD_TILES="2048x2048 ..." also
+#             times those tile sizes (GEMM_OFFLOAD_TILE) at 4096^3 and 8192^3
 #   xt        cublasxt on host memory, f32: against cublas staged on one GPU, and GPU 0 alone
 #             against GPUs 0 and 1 (xt_scaling.cpp); with XT_FOOTPRINT=1 also the device
 #             memory it holds per block dimension (xt_footprint.cpp)
@@ -105,8 +111,33 @@ program() {
         -L$build/api -lgemm -Wl,-rpath,$PWD/$build/api -L/usr/local/cuda/lib64 "$@" -lcudart -o $build/$name
 }
 
+if has_stage offload; then
+    log="$out/sanitize_memcheck_offload.log"
+    GEMM_OFFLOAD_MAX_DEVICE_BYTES=256K GEMM_TEST_BACKENDS=cublas,cuda_tiled timeout 300 compute-sanitizer \
+        --tool memcheck --error-exitcode 9 $build/tests/gpu/test_gpu --no-skip -tc="gpu_offload: host memory*" >"$log" 2>&1
+    summary+=("compute-sanitizer memcheck offload: rc=$?, $(grep -E 'ERROR SUMMARY' "$log" | tail -1), $(grep -E 'assertions' "$log" | tail -1)")
+    save_logs
+    timeout 120 $gemm bench 4096 8192 --device 0 --dtype f32,f64 --backends cublas --baseline cublas \
+        --no-measure-peak >"$out/offload_device.txt" 2>&1
+    summary+=("gemm bench --device 0 (the compute floor): rc=$?")
+    for memory in host pinned; do
+        timeout 240 $gemm bench ${OFFLOAD_SHAPES:-1024 2048 4096 8192} --memory $memory --dtype f32,f64 --layout col \
+            --backends ${OFFLOAD_BACKENDS:-cublas,cpu_omp,cublasxt} --baseline cublasxt --no-measure-peak --budget-ms 1000 \
+            --csv "$out/offload_$memory.csv" >"$out/offload_$memory.txt" 2>&1
+        summary+=("gemm bench --memory $memory (offload): rc=$?")
+        save_logs
+    done
+    # Other tile sizes (GEMM_OFFLOAD_TILE) at 4096^3 and 8192^3, cublas alone.
+    for tile in ${OFFLOAD_TILES:-}; do
+        for memory in pinned host; do
+            GEMM_OFFLOAD_TILE=$tile timeout 120 $gemm bench 4096 8192 --memory $memory --dtype f32,f64 --layout col \
+                --backends cublas --baseline cublas --no-measure-peak --budget-ms 600 \
+                | sed "s/^cublas /cublas $tile $memory /" >>"$out/offload_tiles.txt" 2>&1
+        done
+    done
+fi
 if has_stage tests; then
-    ctest --test-dir $build -L gpu -V >"$out/ctest_gpu.log" 2>&1
+    ctest --test-dir $build -L gpu -V --timeout ${GPU_TEST_TIMEOUT:-900} -j ${GPU_TEST_JOBS:-1} >"$out/ctest_gpu.log" 2>&1
     rc=$?
     grep -E 'test cases|assertions|tests passed|tests failed|SKIPPED' "$out/ctest_gpu.log" | tail -6
     [ $rc -eq 0 ] || grep -B2 -A12 'ERROR' "$out/ctest_gpu.log" | head -60
@@ -372,14 +403,6 @@ if has_stage measure; then
     summary+=("test_measure: rc=$?")
     save_logs
 fi
-if has_stage staging; then
-    for memory in host pinned; do
-        timeout 200 $gemm bench 4096 8192 --memory $memory --dtype f32,f64 --backends cublas,cublasxt \
-            --baseline cublasxt --no-measure-peak --budget-ms 1500 >"$out/staging_$memory.txt" 2>&1
-        summary+=("gemm bench --memory $memory (staging): rc=$?")
-        save_logs
-    done
-fi
 if has_stage xt; then
     for tool in xt_footprint xt_scaling; do
         program $tool
@@ -439,6 +462,7 @@ for f in "$out"/auto_*.txt; do [ -f "$f" ] && grep -E '^(backend|auto) ' "$f" | 
 if [ -f "$out/xt_footprint.txt" ]; then cat "$out/xt_footprint.txt"; fi
 for f in "$out"/xt_scaling_*.txt; do [ -f "$f" ] && cat "$f"; done
 [ -f "$out/tune_host.txt" ] && cut -c1-150 "$out/tune_host.txt"
-for f in "$out"/staging_*.txt; do [ -f "$f" ] && echo "$f" && grep -vE '^#' "$f" | cut -c1-150; done
+[ -f "$out/offload_device.txt" ] && grep -vE '^#' "$out/offload_device.txt" | cut -c1-150
+for f in "$out"/offload_host.txt "$out"/offload_pinned.txt "$out"/offload_tiles.txt; do [ -f "$f" ] && echo "$f" && grep -vE '^#' "$f" | cut -c1-150; done
 [ -f "$out/cpu_auto.txt" ] && grep -vE '^#' "$out/cpu_auto.txt" | cut -c1-150
 exit 0

@@ -1,5 +1,5 @@
 // xt_scaling.cpp: host-pointer f32 GEMM through gemm on big squares: cublasxt's block
-// dimensions, and cublas (staged through one GPU) for comparison. Operands are page-locked
+// dimensions, and cublas (offloaded to one GPU) for comparison. Operands are page-locked
 // (cudaMallocHost), as a program feeding GPUs from host memory would allocate them, and
 // filled with a cheap pattern; each result is spot-checked against dot products on the host.
 // GEMM_XT_DEVICES picks cublasxt's GPUs: run.sh runs it with 0 and with all of them.

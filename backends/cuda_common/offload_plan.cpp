@@ -24,6 +24,7 @@ int64_t rule_tile(int64_t m, int64_t n) {
     while (tile < most_rule_tile && double(tile * 2) <= side) tile *= 2;
     return tile;
 }
+
 // A batch of matrices that each fit one tile moves about this much per step, so that the
 // copies and GEMMs of a step are long beside their fixed costs.
 constexpr std::size_t group_bytes = std::size_t(16) << 20;
@@ -54,23 +55,16 @@ std::size_t offload_packed_bytes(const offload_block &b, std::size_t elem) {
 
 offload_block offload_plan::block_of(offload_operand o, int64_t first, int64_t count, int64_t i0, int64_t m,
                                      int64_t j0, int64_t n) const {
-    offload_block b;
-    if (o == offload_operand::c) {
-        b = {first, count, i0, m, j0, n};
-    } else if (o == offload_operand::a) {
-        if (scales_only_) return {};
-        b.first = shared_a_ ? 0 : first;
-        b.count = shared_a_ ? 1 : count;
-        if (op_a_ == transpose::n) b.row0 = i0, b.rows = m, b.col0 = 0, b.cols = k_;
-        else b.row0 = 0, b.rows = k_, b.col0 = i0, b.cols = m;
-    } else {
-        if (scales_only_) return {};
-        b.first = shared_b_ ? 0 : first;
-        b.count = shared_b_ ? 1 : count;
-        if (op_b_ == transpose::n) b.row0 = 0, b.rows = k_, b.col0 = j0, b.cols = n;
-        else b.row0 = j0, b.rows = n, b.col0 = 0, b.cols = k_;
+    if (o == offload_operand::c) return {first, count, i0, m, j0, n};
+    if (scales_only_) return {};
+    // A's rows [i0, i0 + m) of op(A) over all of k, B's columns [j0, j0 + n) of op(B): as stored,
+    // rows or columns depending on the op. A shared matrix (stride 0) is matrix 0 for all.
+    if (o == offload_operand::a) {
+        const int64_t f = shared_a_ ? 0 : first, c = shared_a_ ? 1 : count;
+        return op_a_ == transpose::n ? offload_block{f, c, i0, m, 0, k_} : offload_block{f, c, 0, k_, i0, m};
     }
-    return b;
+    const int64_t f = shared_b_ ? 0 : first, c = shared_b_ ? 1 : count;
+    return op_b_ == transpose::n ? offload_block{f, c, 0, k_, j0, n} : offload_block{f, c, j0, n, 0, k_};
 }
 
 // Whether the current tile sizes fit device_bytes; sets the batch group and the pools.

@@ -3,9 +3,12 @@
 // that each byte crosses the link as few times as the device memory allows. Plain C++ (no
 // CUDA), so that it is tested without a GPU.
 //
-// One operand is stationary: its tiles stay in device slots for a whole pass over the other,
-// streamed operand. With A stationary the tiles are visited column of tiles by column of
-// tiles, each column's B panel loaded once and used by every row tile of A:
+// When all of A and B fit in the device memory the engine may hold (the usual case), both stay:
+// each block crosses the link once, and the tiles go in the order their blocks arrive
+// (offload_plan::shell_order), so that the GEMMs start on the first blocks and follow the link.
+// Otherwise one operand is stationary: its tiles stay in device slots for a whole pass over
+// the other, streamed operand. With A stationary the tiles are visited column of tiles by
+// column of tiles, each column's B panel loaded once and used by every row tile of A:
 //
 //     for each group of S row tiles (S: as many A tiles as the device memory holds)
 //         for each column tile j          B panel j loaded (3 slots, reused in turn)
@@ -13,9 +16,7 @@
 //                 C tile (i, j) = GEMM, stored back to the host (3 slots)
 //
 // When every A tile fits, A, B and C each cross the link once; otherwise B crosses once per
-// group (out of core). B stationary is the same with the roles swapped. And when all of A and
-// B fit (the usual case), both stay, and the tiles go in the order their blocks arrive
-// (offload_plan::shell_order), so that the GEMMs start on the first blocks and follow the link.
+// group (out of core). B stationary is the same with the roles swapped.
 #pragma once
 
 #include <cstddef>
@@ -97,7 +98,7 @@ public:
     // problem. Every step's operands are packed as this one's, so they are aligned alike.
     static problem first_shape(const problem &p, int64_t tile_m = 0, int64_t tile_n = 0);
 
-    // "8 tiles of 1024x2048 (A stays on the device, B streamed once)", for traces.
+    // "16 tiles of 2048x2048 (A and B stay on the device, each copied once)", for traces.
     std::string describe() const;
 
     // Walks the steps in order, tracking which block each slot holds (least recently used

@@ -56,7 +56,7 @@
 #             (offloaded) and cpu_omp against cublasxt (OFFLOAD_BACKENDS), and cuBLAS on device
 #             memory at 4096^3 and 8192^3 (the compute floor); OFFLOAD_TILES="2048x2048 ..." also
 #             times those tile sizes (GEMM_OFFLOAD_TILE) at 4096^3 and 8192^3
-#   xt        cublasxt on host memory, f32: against cublas staged on one GPU, and GPU 0 alone
+#   xt        cublasxt on host memory, f32: against cublas offloaded to one GPU, and GPU 0 alone
 #             against GPUs 0 and 1 (xt_scaling.cpp); with XT_FOOTPRINT=1 also the device
 #             memory it holds per block dimension (xt_footprint.cpp)
 #   numpy     the drop-in BLAS under an unchanged NumPy program: Debian 12's python3.11 and

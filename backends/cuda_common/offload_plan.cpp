@@ -102,7 +102,6 @@ bool offload_plan::fit(std::size_t device_bytes) {
         double(row_tiles_) * double(a_bytes) + double(col_tiles_) * double(b_bytes) +
                 most_turn_slots * double(slot(offload_operand::c, 1)) <= double(device_bytes)) {
         both_stay_ = true;
-        held_tiles_ = stationary_ == offload_operand::a ? row_tiles_ : col_tiles_;
         set(offload_operand::a, int(row_tiles_), a_bytes);
         set(offload_operand::b, int(col_tiles_), b_bytes);
         set(offload_operand::c, most_turn_slots, slot(offload_operand::c, 1));
@@ -193,6 +192,8 @@ bool offload_plan::make(const problem &p, std::size_t device_bytes, offload_plan
             best_traffic = traffic;
             found = true;
         }
+        // Both operands staying moves each byte once: no plan with B stationary moves fewer.
+        if (out.both_stay_) break;
     }
     if (!found)
         why = "not even " + std::to_string(smallest_tile) + "x" + std::to_string(smallest_tile) +

@@ -117,32 +117,26 @@ public:
     }
 
     gemm_status_t record(int event, offload_stream s) override {
-        cudaEvent_t e = nullptr;
-        gemm_status_t status = lanes_.event(event, e);
-        return status != GEMM_STATUS_SUCCESS ? status : cuda_status(cudaEventRecord(e, stream(s)), "cudaEventRecord (offload)");
+        return on_event(event, [&](cudaEvent_t e) {
+            return cuda_status(cudaEventRecord(e, stream(s)), "cudaEventRecord (offload)");
+        });
     }
     gemm_status_t wait(offload_stream s, int event) override {
-        cudaEvent_t e = nullptr;
-        gemm_status_t status = lanes_.event(event, e);
-        return status != GEMM_STATUS_SUCCESS ? status
-                                             : cuda_status(cudaStreamWaitEvent(stream(s), e, 0), "cudaStreamWaitEvent (offload)");
+        return on_event(event, [&](cudaEvent_t e) {
+            return cuda_status(cudaStreamWaitEvent(stream(s), e, 0), "cudaStreamWaitEvent (offload)");
+        });
     }
     gemm_status_t host_wait(int event) override {
-        cudaEvent_t e = nullptr;
-        gemm_status_t status = lanes_.event(event, e);
-        return status != GEMM_STATUS_SUCCESS ? status : cuda_status(cudaEventSynchronize(e), "cudaEventSynchronize (offload)");
+        return on_event(event, [](cudaEvent_t e) { return cuda_status(cudaEventSynchronize(e), "cudaEventSynchronize (offload)"); });
     }
     gemm_status_t passed(int event, bool &out) override {
-        cudaEvent_t e = nullptr;
-        gemm_status_t status = lanes_.event(event, e);
-        if (status != GEMM_STATUS_SUCCESS) return status;
-        cudaError_t q = cudaEventQuery(e);
-        out = q == cudaSuccess;
-        if (q == cudaErrorNotReady) {
+        return on_event(event, [&](cudaEvent_t e) {
+            cudaError_t q = cudaEventQuery(e);
+            out = q == cudaSuccess;
+            if (q != cudaErrorNotReady) return cuda_status(q, "cudaEventQuery (offload)");
             cudaGetLastError();
             return GEMM_STATUS_SUCCESS;
-        }
-        return cuda_status(q, "cudaEventQuery (offload)");
+        });
     }
 
     gemm_status_t check(const problem &dp) override {
@@ -164,6 +158,12 @@ public:
 
 private:
     cudaStream_t stream(offload_stream s) const { return lanes_.streams[int(s)]; }
+    // f(the event numbered `event`, created on first use).
+    template <class F> gemm_status_t on_event(int event, F f) {
+        cudaEvent_t e = nullptr;
+        gemm_status_t s = lanes_.event(event, e);
+        return s != GEMM_STATUS_SUCCESS ? s : f(e);
+    }
     problem on_device(problem dp) const {
         dp.device = device_;
         dp.stream = stream(offload_stream::compute);

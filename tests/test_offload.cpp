@@ -350,6 +350,9 @@ void check_case(host_case &hc, std::size_t budget, unsigned seed, int locked_mas
     REQUIRE(s == GEMM_STATUS_SUCCESS);
     if (locked_mask == 0) CHECK_FALSE(report.all_page_locked);
     if (locked_mask == 7 && hc.p.batch == 1) CHECK(report.all_page_locked);
+    // The report's times are parts of the call's, and only pageable operands are packed.
+    CHECK(report.packing + report.unpacking + report.waiting <= report.seconds);
+    if (report.all_page_locked) CHECK(report.packing + report.unpacking == 0);
     // Bit for bit, NaN included (same double sums, same rounding).
     CHECK(std::memcmp(hc.c.data(), want.data(), want.size()) == 0);
 }

@@ -184,6 +184,12 @@ std::string megabytes(std::size_t bytes) {
     return text;
 }
 
+std::string milliseconds(double seconds) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.2f", seconds * 1e3);
+    return text;
+}
+
 gemm_status_t run_offloaded(const problem &p, run_report &ctx, launch_fn launch, check_fn check, void *state) {
     int device = 0;
     gemm_status_t s = cuda_status(cudaGetDevice(&device), "cudaGetDevice");
@@ -197,7 +203,9 @@ gemm_status_t run_offloaded(const problem &p, run_report &ctx, launch_fn launch,
     if ((s = run_offload(p, dev, report, offload_tile().first, offload_tile().second)) != GEMM_STATUS_SUCCESS) return s;
     ctx.note = "host pointers offloaded: " + report.plan + "; H2D " + megabytes(report.to_device) + " MB, D2H " +
                megabytes(report.to_host) + " MB, " +
-               (report.all_page_locked ? "all page-locked: direct DMA" : "packed through page-locked staging where pageable");
+               (report.all_page_locked ? "all page-locked: direct DMA" : "packed through page-locked staging where pageable") +
+               "; " + milliseconds(report.seconds) + " ms: packing " + milliseconds(report.packing) + ", unpacking " +
+               milliseconds(report.unpacking) + ", waiting on the GPU " + milliseconds(report.waiting);
     return GEMM_STATUS_SUCCESS;
 }
 

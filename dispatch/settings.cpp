@@ -77,6 +77,31 @@ std::string invalid_tile_size(const std::string &v) {
     return parse_tile_size(v).first ? "" : "must be MxN, rows and columns of C from 1 to 1048576 (2048x1024)";
 }
 
+std::optional<std::vector<int>> parse_devices(const std::string &v, bool repeats) {
+    std::vector<int> list;
+    if (v.empty() || v == "all") return list;
+    std::size_t start = 0;
+    while (start <= v.size()) {
+        const std::size_t end = std::min(v.find(',', start), v.size());
+        const std::string item = v.substr(start, end - start);
+        const bool digits = !item.empty() && item.size() <= 4 && item.find_first_not_of("0123456789") == std::string::npos;
+        if (!digits) return std::nullopt;
+        const int ordinal = std::stoi(item);
+        if (!repeats && std::find(list.begin(), list.end(), ordinal) != list.end()) return std::nullopt;
+        list.push_back(ordinal);
+        start = end + 1;
+    }
+    return list;
+}
+
+std::string invalid_devices(const std::string &v) {
+    return parse_devices(v) ? "" : "must be all or distinct device ordinals separated by commas (0,1)";
+}
+
+std::string invalid_device_list(const std::string &v) {
+    return parse_devices(v, true) ? "" : "must be all or device ordinals separated by commas (0,1)";
+}
+
 namespace {
 
 // The library's own variables. GEMM_BACKEND is judged by the selection (an unknown backend is
@@ -108,6 +133,10 @@ const library_option library_options[] = {
                      "2048x2048 for a C of 8192^2 or more, else 1024x1024; no larger than C, smaller where memory is "
                      "short",
                      "rows and columns of C per tile of a host-memory GEMM on a GPU", invalid_tile_size}},
+    {"GPU offload", {"GEMM_OFFLOAD_DEVICES", "all, or ordinals 0,1", "all",
+                     "the GPUs a host-memory GEMM large enough is spread over, a share each (one named twice takes "
+                     "two); smaller ones run on the caller's current device when listed, else the first listed",
+                     invalid_device_list}},
 #endif
     {"drop-in BLAS", {"GEMM_BLAS_ON_FAILURE", "system, stop", "system", "what the drop-in BLAS does with a valid "
                       "call gemm cannot compute: the system BLAS computes it, or the program stops",

@@ -51,6 +51,13 @@ std::string invalid_byte_count(const std::string &v);
 std::pair<int64_t, int64_t> parse_tile_size(const std::string &v);
 std::string invalid_tile_size(const std::string &v);
 
+// A variable's list of CUDA devices: unset or "all" for every device (an empty list), else
+// ordinals separated by commas ("0,1"), distinct unless `repeats`. Nothing when not valid,
+// with invalid_devices (distinct) or invalid_device_list (repeats allowed) saying why.
+std::optional<std::vector<int>> parse_devices(const std::string &v, bool repeats = false);
+std::string invalid_devices(const std::string &v);
+std::string invalid_device_list(const std::string &v);
+
 // Read from the environment on first use; constant afterwards.
 const env_settings &settings();
 

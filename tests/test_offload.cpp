@@ -1,5 +1,5 @@
 // test_offload.cpp: the offload engine of host-memory GEMMs on the GPU (backends/cuda_common/
-// offload_plan.cpp, offload_engine.cpp; plain C++, so built and run without CUDA too), against a
+// offload_plan.cpp, offload_engine.cpp, offload_spread.cpp; plain C++, so built and run without CUDA too), against a
 // simulated GPU whose three streams run their work in a random interleaving that respects
 // only the events: a missing wait (a GEMM before its blocks arrive, a slot overwritten while a
 // GEMM still reads it, a page-locked wave packed again before its copy left, C unpacked before
@@ -22,6 +22,7 @@
 
 #include "backends/cuda_common/offload_engine.hpp"
 #include "backends/cuda_common/offload_plan.hpp"
+#include "backends/cuda_common/offload_spread.hpp"
 #include "dispatch/error.hpp"
 
 using namespace gemm;
@@ -548,6 +549,38 @@ TEST_CASE("offload engine: a shape of step the backend refuses leaves C untouche
     CHECK(hc.c == before);
 }
 
+TEST_CASE("offload engine: the gate is told once whether the call is ready, and a closed gate copies nothing") {
+    std::mt19937 rng(6);
+    host_case hc(rng, dtype::f32, dtype::f32, transpose::n, transpose::n, 40, 45, 20, 1, 0, 0.5);
+    const std::vector<char> before = hc.c;
+    for (bool refuse : {false, true})
+        for (bool open : {false, true}) {
+            simulated_device dev(2);
+            dev.budget = std::size_t(24) << 10;
+            if (refuse) dev.refuses = [](const problem &) { return true; };
+            std::vector<gemm_status_t> told;
+            const offload_gate gate = [&](gemm_status_t s) {
+                told.push_back(s);
+                CHECK(dev.copies == 0);
+                return open;
+            };
+            offload_report report;
+            const gemm_status_t s = run_offload(hc.p, dev, report, 0, 0, gate);
+            INFO("refuse " << refuse << " open " << open);
+            REQUIRE(told.size() == 1);
+            CHECK(told[0] == (refuse ? GEMM_STATUS_NOT_SUPPORTED : GEMM_STATUS_SUCCESS));
+            if (refuse || !open) {
+                CHECK(s == GEMM_STATUS_NOT_SUPPORTED);
+                CHECK(dev.copies == 0);
+                CHECK(hc.c == before);
+            } else {
+                CHECK(s == GEMM_STATUS_SUCCESS);
+                CHECK(dev.copies > 0);
+                hc.c = before;
+            }
+        }
+}
+
 TEST_CASE("offload engine: a copy that fails stops the call with its status, every stream waited for") {
     std::mt19937 rng(9);
     for (int at : {0, 3, 10}) {
@@ -581,4 +614,145 @@ TEST_CASE("offload engine: several threads at once, each on its own device, shar
         });
     for (std::thread &t : threads) t.join();
     for (int w : wrong) CHECK(w == 0);
+}
+
+namespace {
+
+// The address of element (row, col) of op(X) in batch matrix x, X being operand 0 (A), 1 (B)
+// or 2 (C) of p.
+const char *element(const problem &p, int operand, int64_t x, int64_t row, int64_t col) {
+    const char *base = static_cast<const char *>(operand == 0 ? p.a : operand == 1 ? p.b : p.c);
+    const transpose op = operand == 0 ? p.op_a : operand == 1 ? p.op_b : transpose::n;
+    const int64_t ld = operand == 0 ? p.lda : operand == 1 ? p.ldb : p.ldc;
+    const int64_t stride = operand == 0 ? p.stride_a : operand == 1 ? p.stride_b : p.stride_c;
+    const std::size_t e = dtype_size(operand == 2 ? p.c_type : p.ab_type);
+    const int64_t at = op == transpose::n ? col * ld + row : row * ld + col;
+    return base + std::size_t(x * stride + at) * e;
+}
+
+}  // namespace
+
+TEST_CASE("offload spread: shares cover C once, in proportion to the devices' speeds, each element where it was") {
+    std::mt19937 rng(5);
+    const int64_t sides[] = {1, 100, 255, 256, 300, 1024, 2000, 4096, 8192, 20000};
+    char *const fake = reinterpret_cast<char *>(uintptr_t(1) << 40);  // addresses only, never read
+    for (int trial = 0; trial < 2000; ++trial) {
+        problem p;
+        p.op_a = transpose(rng() % 2), p.op_b = transpose(rng() % 2);
+        p.m = sides[rng() % std::size(sides)], p.n = sides[rng() % std::size(sides)];
+        p.k = sides[rng() % std::size(sides)];
+        p.batch = trial % 3 == 0 ? 1 + int64_t(rng() % 6) : 1;
+        p.ab_type = p.c_type = trial % 2 ? dtype::f32 : dtype::f64;
+        p.lda = p.a_rows() + int64_t(rng() % 3), p.ldb = p.b_rows() + int64_t(rng() % 3), p.ldc = p.m + int64_t(rng() % 3);
+        p.stride_a = rng() % 4 == 0 ? 0 : p.lda * p.a_cols() + 7;
+        p.stride_b = rng() % 4 == 0 ? 0 : p.ldb * p.b_cols() + 3;
+        p.stride_c = p.ldc * p.n + 5;
+        p.a = fake, p.b = fake + (int64_t(1) << 36), p.c = fake + (int64_t(2) << 36);
+        const int devices = 1 + int(rng() % 4);
+        std::vector<double> speeds;
+        for (int d = 0; d < devices; ++d) speeds.push_back(0.25 + double(rng() % 8));
+        const double least = trial % 4 == 0 ? least_share_bytes : 1.0;
+        spread_axis axis = spread_axis::none;
+        const std::vector<offload_share> shares = split_offload(p, speeds, axis, least);
+        INFO("trial " << trial << ": " << p.m << "x" << p.n << "x" << p.k << " batch " << p.batch << ", " << devices
+                      << " devices, axis " << spread_axis_name(axis));
+        REQUIRE(!shares.empty());
+        REQUIRE(shares.size() <= speeds.size());
+        if (shares.size() == 1) {
+            CHECK(axis == spread_axis::none);
+            CHECK((shares[0].p.m == p.m && shares[0].p.n == p.n && shares[0].p.batch == p.batch));
+            CHECK((shares[0].p.a == p.a && shares[0].p.b == p.b && shares[0].p.c == p.c));
+            continue;
+        }
+        CHECK(axis != spread_axis::none);
+        CHECK(least * double(shares.size()) <= 3.0 * double(p.m * p.k + p.k * p.n + p.m * p.n) * double(p.batch) * 8);
+        const int64_t length = axis == spread_axis::batch ? p.batch : axis == spread_axis::columns ? p.n : p.m;
+        if (axis == spread_axis::batch) CHECK(p.batch >= devices);
+        if (axis == spread_axis::columns) CHECK(p.m <= p.n);
+        double total = 0;
+        for (std::size_t d = 0; d < shares.size(); ++d) total += speeds[d];
+        double least_want = double(length);
+        for (std::size_t d = 0; d < shares.size(); ++d) least_want = std::min(least_want, double(length) * speeds[d] / total);
+        int64_t next = 0;
+        for (std::size_t d = 0; d < shares.size(); ++d) {
+            const offload_share &sh = shares[d];
+            CHECK(sh.device == d);
+            CHECK(sh.first == next);
+            CHECK(sh.count > 0);
+            next = sh.first + sh.count;
+            // In proportion to the speeds, each cut within half a granule of where the speeds put
+            // it, where no share is pushed up to its least of one granule.
+            const double granule = axis == spread_axis::batch ? 1.0 : 256.0;
+            if (least_want >= 2 * granule) CHECK(std::abs(double(sh.count) - double(length) * speeds[d] / total) <= granule);
+            // The share's first and last elements of op(A), op(B) and C are the problem's.
+            const problem &q = sh.p;
+            const int64_t x0 = axis == spread_axis::batch ? sh.first : 0, i0 = axis == spread_axis::rows ? sh.first : 0,
+                          j0 = axis == spread_axis::columns ? sh.first : 0;
+            for (int64_t x : {int64_t(0), q.batch - 1})
+                for (int64_t i : {int64_t(0), q.m - 1})
+                    for (int64_t j : {int64_t(0), q.n - 1}) {
+                        CHECK(element(q, 2, x, i, j) == element(p, 2, x + x0, i + i0, j + j0));
+                        for (int64_t l : {int64_t(0), q.k - 1}) {
+                            CHECK(element(q, 0, x, i, l) == element(p, 0, x + x0, i + i0, l));
+                            CHECK(element(q, 1, x, l, j) == element(p, 1, x + x0, l, j + j0));
+                        }
+                    }
+        }
+        CHECK(next == length);
+    }
+}
+
+TEST_CASE("offload spread: shares on simulated devices at once, each its own thread, give the reference result") {
+    std::mt19937 rng(21);
+    struct shape {
+        int64_t m, n, k, batch;
+    };
+    const shape shapes[] = {{40, 700, 30, 1}, {600, 50, 20, 1}, {20, 30, 17, 3}, {33, 520, 9, 2}, {513, 513, 5, 1}};
+    for (int trial = 0; trial < 40; ++trial) {
+        const shape sh = shapes[trial % std::size(shapes)];
+        const bool f64 = trial % 2 == 1;
+        const dtype t = f64 ? dtype::f64 : dtype::f32;
+        host_case hc(rng, t, t, transpose(rng() % 2), transpose(rng() % 2), sh.m, sh.n, sh.k, sh.batch,
+                     sh.batch > 1 ? int(rng() % 3) : 0, trial % 3 == 0 ? 0.0 : 0.5);
+        std::vector<char> want = hc.c;
+        problem expected = hc.p;
+        expected.c = want.data();
+        reference_gemm(expected);
+        const std::vector<double> speeds = {1.0 + double(rng() % 3), 1.0 + double(rng() % 3), 1.0};
+        spread_axis axis = spread_axis::none;
+        const std::vector<offload_share> shares = split_offload(hc.p, speeds, axis, 1.0);
+        INFO(hc.text << ": " << shares.size() << " shares by " << spread_axis_name(axis));
+        REQUIRE(shares.size() >= 2);
+        std::vector<gemm_status_t> status(shares.size(), GEMM_STATUS_INTERNAL_ERROR);
+        std::vector<int> stuck(shares.size(), 0);
+        std::vector<std::thread> threads;
+        for (std::size_t i = 0; i < shares.size(); ++i)
+            threads.emplace_back([&, i] {
+                simulated_device dev{unsigned(trial * 7 + int(i))};
+                dev.budget = std::size_t(24) << 10;  // several tiles per share
+                offload_report report;
+                status[i] = run_offload(shares[i].p, dev, report);
+                stuck[i] = dev.stuck || dev.outside;
+            });
+        for (std::thread &th : threads) th.join();
+        for (std::size_t i = 0; i < shares.size(); ++i) {
+            CHECK(status[i] == GEMM_STATUS_SUCCESS);
+            CHECK(stuck[i] == 0);
+        }
+        CHECK(std::memcmp(hc.c.data(), want.data(), want.size()) == 0);
+    }
+}
+
+TEST_CASE("offload spread: device speeds start equal and move halfway to each measured rate") {
+    device_speeds speeds;
+    CHECK(speeds.of({0, 1}) == std::vector<double>{1.0, 1.0});
+    speeds.record(1, 2e12, 1.0);
+    CHECK(speeds.of({0, 1}) == std::vector<double>{2e12, 2e12});  // the unmeasured one at the mean
+    speeds.record(0, 1e12, 1.0);
+    CHECK(speeds.of({1, 0, 2}) == std::vector<double>{2e12, 1e12, 1.5e12});
+    speeds.record(0, 3e12, 1.0);
+    CHECK(speeds.of({0}) == std::vector<double>{2e12});
+    speeds.record(0, 1e12, 0.0);  // no time: ignored
+    speeds.record(-1, 1e12, 1.0);
+    CHECK(speeds.of({0, 1}) == std::vector<double>{2e12, 2e12});
 }

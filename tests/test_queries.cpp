@@ -278,6 +278,7 @@ TEST_CASE("options: every GEMM_* variable the build reads, with its owner, value
     for (const backend_entry &b : all_backends()) has_cublasxt |= b.name == "cublasxt";
     CHECK(owner("GEMM_XT_DEVICES") == (has_cublasxt ? "cublasxt" : ""));
     CHECK(owner("GEMM_OFFLOAD_MAX_DEVICE_BYTES") == (has_cublasxt ? "GPU offload" : ""));  // CUDA builds
+    CHECK(owner("GEMM_OFFLOAD_DEVICES") == (has_cublasxt ? "GPU offload" : ""));
     gemm_option_info_t o{};
     CHECK(gemm_option_get_info(-1, &o) == GEMM_STATUS_INVALID_VALUE);
     CHECK(gemm_option_get_info(gemm_option_count(), &o) == GEMM_STATUS_INVALID_VALUE);

@@ -425,9 +425,19 @@ TEST_SUITE("env_offload_tile_invalid" * doctest::skip()) {
     }
 }
 
+TEST_SUITE("env_offload_devices_invalid" * doctest::skip()) {
+    TEST_CASE("selection GEMM_OFFLOAD_DEVICES=0,gpu1: every call fails with INVALID_CONFIG") {
+        REQUIRE(env_value("GEMM_OFFLOAD_DEVICES") == "0,gpu1");
+        expect_invalid_config("GEMM_OFFLOAD_DEVICES='0,gpu1'");
+    }
+}
+
+// A listed device the machine lacks is judged at the call that would use it
+// (gpu.offload_missing_device): a host call on the CPU runs.
 TEST_SUITE("env_offload_valid" * doctest::skip()) {
-    TEST_CASE("selection GEMM_OFFLOAD_MAX_DEVICE_BYTES=64M GEMM_OFFLOAD_TILE=512x256: accepted") {
+    TEST_CASE("selection GEMM_OFFLOAD_MAX_DEVICE_BYTES=64M GEMM_OFFLOAD_TILE=512x256 GEMM_OFFLOAD_DEVICES=0,1,1: accepted") {
         REQUIRE(env_value("GEMM_OFFLOAD_TILE") == "512x256");
+        REQUIRE(env_value("GEMM_OFFLOAD_DEVICES") == "0,1,1");
         float a = 2, b = 3, c = 0;
         CHECK(gemm_sgemm(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 1, 1, 1, 1.0f, &a, 1, &b, 1, 0.0f, &c, 1) ==
               GEMM_STATUS_SUCCESS);

@@ -74,29 +74,6 @@ uint64_t footprint(int block_dim, dtype t) {
     return footprint_fixed + uint64_t(footprint_blocks * block);
 }
 
-// GEMM_XT_DEVICES: unset or "all" for every device (an empty list), else distinct ordinals
-// separated by commas ("0,1"). Nothing when not valid.
-std::optional<std::vector<int>> parse_devices(const std::string &v) {
-    std::vector<int> list;
-    if (v.empty() || v == "all") return list;
-    std::size_t start = 0;
-    while (start <= v.size()) {
-        std::size_t end = std::min(v.find(',', start), v.size());
-        std::string item = v.substr(start, end - start);
-        bool digits = !item.empty() && item.size() <= 4 && item.find_first_not_of("0123456789") == std::string::npos;
-        if (!digits) return std::nullopt;
-        int ordinal = std::stoi(item);
-        if (std::find(list.begin(), list.end(), ordinal) != list.end()) return std::nullopt;
-        list.push_back(ordinal);
-        start = end + 1;
-    }
-    return list;
-}
-
-std::string invalid_devices(const std::string &v) {
-    return parse_devices(v) ? "" : "must be all or distinct device ordinals separated by commas (0,1)";
-}
-
 // Both are checked with the other settings before any call runs.
 uint64_t device_byte_cap() {
     static const uint64_t cap = parse_byte_count(settings().option("GEMM_XT_MAX_DEVICE_BYTES")).value_or(0);

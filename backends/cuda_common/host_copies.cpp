@@ -1,4 +1,4 @@
-// host_copies.cpp: a small pool of persistent copy threads, one job at a time.
+// host_copies.cpp: a small pool of persistent copy threads shared by the calls running at once.
 #include "host_copies.hpp"
 
 #include <algorithm>
@@ -36,16 +36,14 @@ public:
     int threads() const { return int(threads_.size()) + 1; }
 
     void run(int64_t count, void (*task)(void *, int64_t), void *context) {
-        std::unique_lock<std::mutex> busy(job_mutex_, std::try_to_lock);
-        if (!busy.owns_lock() || threads_.empty() || count <= 1) {
+        if (threads_.empty() || count <= 1) {
             for (int64_t i = 0; i < count; ++i) task(context, i);
             return;
         }
         job j{task, context, count};
         {
             std::lock_guard<std::mutex> lock(mutex_);
-            current_ = &j;
-            ++generation_;
+            jobs_.push_back(&j);
         }
         wake_.notify_all();
         const int64_t mine = work(j);
@@ -53,11 +51,11 @@ public:
         j.done += mine;
         // Every task ran and every helper that joined has left: j may go out of scope.
         finished_.wait(lock, [&] { return j.done == j.count && j.helpers == 0; });
-        current_ = nullptr;  // helpers that wake late find no job
+        jobs_.erase(std::find(jobs_.begin(), jobs_.end(), &j));
     }
 
 private:
-    // One call's tasks. Published to the helpers under mutex_; next is taken without it.
+    // One call's tasks. Listed for the helpers under mutex_; next is taken without it.
     struct job {
         void (*task)(void *, int64_t);
         void *context;
@@ -74,30 +72,33 @@ private:
         return ran;
     }
 
+    // A job with tasks not yet taken, oldest first; null when there is none. Under mutex_.
+    job *open_job() const {
+        for (job *j : jobs_)
+            if (j->next.load(std::memory_order_relaxed) < j->count) return j;
+        return nullptr;
+    }
+
     void serve() {
-        uint64_t seen = 0;
         std::unique_lock<std::mutex> lock(mutex_);
         for (;;) {
-            wake_.wait(lock, [&] { return stop_ || (generation_ != seen && current_); });
+            job *j = nullptr;
+            wake_.wait(lock, [&] { return stop_ || (j = open_job()) != nullptr; });
             if (stop_) return;
-            seen = generation_;
-            job &j = *current_;
-            ++j.helpers;
+            ++j->helpers;
             lock.unlock();
-            const int64_t ran = work(j);
+            const int64_t ran = work(*j);
             lock.lock();
-            j.done += ran;
-            --j.helpers;
-            if (j.done == j.count && j.helpers == 0) finished_.notify_one();
+            j->done += ran;
+            --j->helpers;
+            if (j->done == j->count && j->helpers == 0) finished_.notify_all();
         }
     }
 
     std::vector<std::thread> threads_;
-    std::mutex job_mutex_;  // one job at a time
-    std::mutex mutex_;      // current_, generation_, stop_ and the job's counts
+    std::mutex mutex_;  // jobs_, stop_ and the jobs' counts
     std::condition_variable wake_, finished_;
-    job *current_ = nullptr;
-    uint64_t generation_ = 0;
+    std::vector<job *> jobs_;  // the calls running now, oldest first
     bool stop_ = false;
 };
 

@@ -11,7 +11,8 @@ namespace gemm::cuda {
 // Runs task(context, i) for every i in [0, count) on the calling thread and on the pool's
 // threads that join, and returns when every task has returned. Tasks must not throw. Started
 // on first use with up to 15 threads (fewer on a smaller machine: the caller is the sixteenth),
-// joined at exit. While another call's tasks hold the pool, the caller runs its own alone.
+// joined at exit. Calls running at once (threads offloading together, the devices of a spread
+// call) share the pool: an idle thread takes a task of the oldest call that has one left.
 void run_host_copies(int64_t count, void (*task)(void *context, int64_t i), void *context);
 
 // run_host_copies for a callable taking the task index.

@@ -359,23 +359,35 @@ private:
 
 }  // namespace
 
-gemm_status_t run_offload(const problem &p, offload_device &dev, offload_report &report, int64_t tile_m,
-                          int64_t tile_n) {
+namespace {
+
+// The plan of p on dev, its device memory, and every shape of step checked.
+gemm_status_t prepare(const problem &p, offload_device &dev, int64_t tile_m, int64_t tile_n, offload_plan &plan,
+                      char *&base) {
     if (p.space != memory_space::host || p.epilogue.any())
         return set_error(GEMM_STATUS_INTERNAL_ERROR, "offload: not a host problem without an epilogue");
-    offload_plan plan;
     std::string why;
-    const std::size_t budget = dev.device_budget();
-    if (!offload_plan::make(p, budget, plan, why, tile_m, tile_n))
+    if (!offload_plan::make(p, dev.device_budget(), plan, why, tile_m, tile_n))
         return set_error(GEMM_STATUS_ALLOC_FAILED,
                          "offload to the GPU: " + why +
                              " (the device memory a thread's offload may hold: GEMM_OFFLOAD_MAX_DEVICE_BYTES, else "
                              "half of what is free)");
-    char *base = nullptr;
     gemm_status_t s = dev.device_memory(plan.device_bytes(), base);
-    if (s != GEMM_STATUS_SUCCESS) return s;
     for (const offload_step &shape : plan.distinct_shapes())
-        if ((s = dev.check(plan.step_problem(p, shape, base))) != GEMM_STATUS_SUCCESS) return s;
+        if (s == GEMM_STATUS_SUCCESS) s = dev.check(plan.step_problem(p, shape, base));
+    return s;
+}
+
+}  // namespace
+
+gemm_status_t run_offload(const problem &p, offload_device &dev, offload_report &report, int64_t tile_m,
+                          int64_t tile_n, const offload_gate &gate) {
+    offload_plan plan;
+    char *base = nullptr;
+    gemm_status_t s = prepare(p, dev, tile_m, tile_n, plan, base);
+    const bool go = gate ? gate(s) : true;
+    if (s != GEMM_STATUS_SUCCESS) return s;
+    if (!go) return set_error(GEMM_STATUS_NOT_SUPPORTED, "offload: stopped before the first copy");
     const auto start = std::chrono::steady_clock::now();
     offload_run run(p, dev, plan, base);
     s = run.go(report);

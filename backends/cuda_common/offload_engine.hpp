@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "dispatch/problem.hpp"
@@ -72,7 +73,12 @@ struct offload_report {
 // failure once copies have begun waits for the streams and returns the first error; C may then
 // be partly written.
 // tile_m, tile_n (when > 0) replace the rule's tile sizes.
+// gate, when given, is called once, before the first copy, with the status of the plan, the
+// device memory and the checks; it returns whether to go on. With false, nothing is copied
+// and the call returns GEMM_STATUS_NOT_SUPPORTED. (The shares of a spread call wait there for
+// each other, so that one share's refusal leaves all of C untouched.)
+using offload_gate = std::function<bool(gemm_status_t checked)>;
 gemm_status_t run_offload(const problem &p, offload_device &dev, offload_report &report, int64_t tile_m = 0,
-                          int64_t tile_n = 0);
+                          int64_t tile_n = 0, const offload_gate &gate = {});
 
 }  // namespace gemm::cuda

@@ -1,9 +1,18 @@
 // run_on_device.cpp: device problems launched on the caller's stream; host problems run by the
-// offload engine (offload_engine.hpp) on the calling thread's context of its current device.
+// offload engine (offload_engine.hpp): on the calling thread's context of its current device,
+// or spread over several devices (offload_spread.hpp), a worker thread per further device.
 #include "run_on_device.hpp"
 
+#include <algorithm>
+#include <condition_variable>
 #include <cstdio>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -12,6 +21,7 @@
 #include "dispatch/error.hpp"
 #include "dispatch/settings.hpp"
 #include "offload_engine.hpp"
+#include "offload_spread.hpp"
 
 namespace gemm::cuda {
 namespace {
@@ -190,22 +200,278 @@ std::string milliseconds(double seconds) {
     return text;
 }
 
-gemm_status_t run_offloaded(const problem &p, run_report &ctx, launch_fn launch, check_fn check, void *state) {
-    int device = 0;
-    gemm_status_t s = cuda_status(cudaGetDevice(&device), "cudaGetDevice");
+// What the engine's GEMMs call: the backend's launch and check.
+struct backend_calls {
+    launch_fn launch;
+    check_fn check;
+    void *state;
+};
+
+// Rows and columns of C per tile: GEMM_OFFLOAD_TILE, else what the plan's rule gives the
+// whole problem, so that the shares of a spread call run the tiles (the shapes the backend
+// planned for, offload_shape) the whole would.
+std::pair<int64_t, int64_t> tile_of(const problem &whole) {
+    if (offload_tile().first) return offload_tile();
+    const problem first = offload_plan::first_shape(whole);
+    return {first.m, first.n};
+}
+
+// One share of a host problem on `device`, by this thread's context there.
+gemm_status_t run_share(const problem &share, int device, const backend_calls &calls, offload_report &report,
+                        std::pair<int64_t, int64_t> tile, const offload_gate &gate = {}) {
+    device_guard guard;
+    gemm_status_t s = guard.enter(device);
     device_context *dc = nullptr;
     if (s == GEMM_STATUS_SUCCESS) s = context_for(device, dc);
     if (s != GEMM_STATUS_SUCCESS) return s;
     offload_streams &lanes = dc->attachment<offload_streams>();
     if ((s = lanes.create()) != GEMM_STATUS_SUCCESS) return s;
-    cuda_offload_device dev(*dc, device, lanes, launch, check, state);
+    cuda_offload_device dev(*dc, device, lanes, calls.launch, calls.check, calls.state);
+    return run_offload(share, dev, report, tile.first, tile.second, gate);
+}
+
+// A thread that runs the shares of spread calls on one device, one at a time, so that its
+// contexts there (streams, device memory, page-locked waves, library handles) are kept from
+// call to call as a calling thread's are. Joined at exit.
+class device_worker {
+public:
+    device_worker() : thread_([this] { serve(); }) {}
+    ~device_worker() {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            stop_ = true;
+        }
+        wake_.notify_one();
+        thread_.join();
+    }
+    void submit(std::function<void()> job) {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            jobs_.push_back(std::move(job));
+        }
+        wake_.notify_one();
+    }
+
+private:
+    void serve() {
+        std::unique_lock<std::mutex> lock(mutex_);
+        for (;;) {
+            wake_.wait(lock, [&] { return stop_ || !jobs_.empty(); });
+            if (jobs_.empty()) return;  // stopping, nothing left
+            std::function<void()> job = std::move(jobs_.front());
+            jobs_.pop_front();
+            lock.unlock();
+            job();
+            lock.lock();
+        }
+    }
+
+    std::mutex mutex_;
+    std::condition_variable wake_;
+    std::deque<std::function<void()>> jobs_;
+    bool stop_ = false;
+    std::thread thread_;  // last: started once the members it uses exist
+};
+
+// The worker of a device ordinal's n-th share in a call (a device named twice takes two
+// shares, which must run at once), started on first use; null when no thread can be started.
+device_worker *worker_for(int device, int nth) {
+    static std::mutex mutex;
+    static std::map<std::pair<int, int>, std::unique_ptr<device_worker>> workers;
+    std::lock_guard<std::mutex> lock(mutex);
+    std::unique_ptr<device_worker> &w = workers[{device, nth}];
+    if (!w) {
+        try {
+            w = std::make_unique<device_worker>();
+        } catch (...) {
+            return nullptr;
+        }
+    }
+    return w.get();
+}
+
+device_speeds &speeds() {
+    static device_speeds measured;
+    return measured;
+}
+
+// GEMM_OFFLOAD_DEVICES, checked with the other settings before any call runs; empty: all.
+const std::vector<int> &listed_devices() {
+    static const std::vector<int> list =
+        parse_devices(settings().option("GEMM_OFFLOAD_DEVICES"), true).value_or(std::vector<int>{});
+    return list;
+}
+
+// The devices a host call may use: the listed ones (every device when none is), the caller's
+// current device first when it is among them. A device listed twice takes two shares, each
+// on its own thread: how spreading is tested on a machine of one GPU.
+gemm_status_t call_devices(std::vector<int> &out) {
+    int count = 0, current = 0;
+    gemm_status_t s = cuda_status(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
+    if (s == GEMM_STATUS_SUCCESS) s = cuda_status(cudaGetDevice(&current), "cudaGetDevice");
+    if (s != GEMM_STATUS_SUCCESS) return s;
+    out = listed_devices();
+    if (out.empty())
+        for (int d = 0; d < count; ++d) out.push_back(d);
+    for (int d : out)
+        if (d >= count)
+            return set_error(GEMM_STATUS_INVALID_CONFIG, "GEMM_OFFLOAD_DEVICES names device " + std::to_string(d) +
+                                                             ", but this machine has " + std::to_string(count));
+    const auto at = std::find(out.begin(), out.end(), current);
+    if (at != out.end()) std::rotate(out.begin(), at, at + 1);
+    return GEMM_STATUS_SUCCESS;
+}
+
+std::string offload_note(const offload_report &r) {
+    return r.plan + "; H2D " + megabytes(r.to_device) + " MB, D2H " + megabytes(r.to_host) + " MB, " +
+           (r.all_page_locked ? "all page-locked: direct DMA" : "packed through page-locked staging where pageable") +
+           "; " + milliseconds(r.seconds) + " ms: packing " + milliseconds(r.packing) + ", unpacking " +
+           milliseconds(r.unpacking) + ", waiting on the GPU " + milliseconds(r.waiting);
+}
+
+// Shares run at once on several devices: the backend's launch and check are called by one
+// thread at a time (they may keep state of the call's, such as its report).
+struct serialized_calls {
+    backend_calls calls;
+    std::mutex mutex;
+
+    static gemm_status_t launch(void *self, const problem &dp, cudaStream_t stream) {
+        auto &s = *static_cast<serialized_calls *>(self);
+        std::lock_guard<std::mutex> lock(s.mutex);
+        return s.calls.launch(s.calls.state, dp, stream);
+    }
+    static gemm_status_t check(void *self, const problem &dp) {
+        auto &s = *static_cast<serialized_calls *>(self);
+        std::lock_guard<std::mutex> lock(s.mutex);
+        return s.calls.check ? s.calls.check(s.calls.state, dp) : GEMM_STATUS_SUCCESS;
+    }
+};
+
+struct share_outcome {
+    gemm_status_t status = GEMM_STATUS_SUCCESS;
+    std::string error;
     offload_report report;
-    if ((s = run_offload(p, dev, report, offload_tile().first, offload_tile().second)) != GEMM_STATUS_SUCCESS) return s;
-    ctx.note = "host pointers offloaded: " + report.plan + "; H2D " + megabytes(report.to_device) + " MB, D2H " +
-               megabytes(report.to_host) + " MB, " +
-               (report.all_page_locked ? "all page-locked: direct DMA" : "packed through page-locked staging where pageable") +
-               "; " + milliseconds(report.seconds) + " ms: packing " + milliseconds(report.packing) + ", unpacking " +
-               milliseconds(report.unpacking) + ", waiting on the GPU " + milliseconds(report.waiting);
+    bool checked = false;  // reached the gate
+    bool stopped = false;  // ready, but stopped there by another share's failure
+};
+
+// The shares of one call meet before their first copies: each says whether its plan, device
+// memory and checks succeeded, and none copies anything unless all did.
+class share_gate {
+public:
+    explicit share_gate(std::size_t shares) : waiting_(shares) {}
+    // Waits for every share; whether all are ready.
+    bool arrive(bool ok) {
+        std::unique_lock<std::mutex> lock(mutex_);
+        count(ok);
+        all_.wait(lock, [&] { return waiting_ == 0; });
+        return !failed_;
+    }
+    // A share that failed before it could arrive: counted, without waiting.
+    void fail_absent() {
+        std::lock_guard<std::mutex> lock(mutex_);
+        count(false);
+    }
+
+private:
+    void count(bool ok) {
+        failed_ |= !ok;
+        if (--waiting_ == 0) all_.notify_all();
+    }
+
+    std::mutex mutex_;
+    std::condition_variable all_;
+    std::size_t waiting_;
+    bool failed_ = false;
+};
+
+// Submissions to the workers, one call's shares at a time, so that every worker takes the
+// shares of concurrent calls in the same order: a worker waiting at one call's gate then
+// never holds up a share that an earlier call's gate waits for.
+std::mutex &submission_order() {
+    static std::mutex order;
+    return order;
+}
+
+// The shares on their devices: the first on the calling thread, the others on their devices'
+// workers, all at once; returns once every one has finished. The error of a share that
+// failed, not of one the gate stopped.
+gemm_status_t run_shares(const std::vector<offload_share> &shares, const std::vector<int> &devices,
+                         const backend_calls &calls, std::pair<int64_t, int64_t> tile,
+                         std::vector<share_outcome> &outcomes) {
+    serialized_calls serialized{calls, {}};
+    const backend_calls shared{serialized_calls::launch, serialized_calls::check, &serialized};
+    outcomes.assign(shares.size(), share_outcome{});
+    share_gate gate(shares.size());
+    std::mutex mutex;
+    std::condition_variable done;
+    std::size_t running = 0;
+    auto run_one = [&](std::size_t i) {
+        share_outcome &o = outcomes[i];
+        const offload_gate meet = [&](gemm_status_t checked) {
+            o.checked = true;
+            const bool ready = checked == GEMM_STATUS_SUCCESS, go = gate.arrive(ready);
+            o.stopped = ready && !go;
+            return go;
+        };
+        o.status = run_share(shares[i].p, devices[shares[i].device], shared, o.report, tile, meet);
+        if (o.status != GEMM_STATUS_SUCCESS) o.error = last_error_message();
+        if (!o.checked) gate.fail_absent();  // failed before its plan
+    };
+    {
+        std::lock_guard<std::mutex> order(submission_order());
+        std::map<int, int> taken;  // shares given to each device so far, the caller's included
+        taken[devices[shares[0].device]] = 1;
+        for (std::size_t i = 1; i < shares.size(); ++i) {
+            const int device = devices[shares[i].device];
+            device_worker *w = worker_for(device, taken[device]++);
+            if (!w) {
+                outcomes[i].status = GEMM_STATUS_ALLOC_FAILED;
+                outcomes[i].error = "no thread could be started for its share";
+                gate.fail_absent();
+                continue;
+            }
+            {
+                std::lock_guard<std::mutex> lock(mutex);
+                ++running;
+            }
+            w->submit([&, i] {
+                run_one(i);
+                std::lock_guard<std::mutex> lock(mutex);
+                if (--running == 0) done.notify_one();
+            });
+        }
+    }
+    run_one(0);
+    std::unique_lock<std::mutex> lock(mutex);
+    done.wait(lock, [&] { return running == 0; });
+    for (std::size_t i = 0; i < shares.size(); ++i)
+        if (outcomes[i].status != GEMM_STATUS_SUCCESS && !outcomes[i].stopped)
+            return set_error(outcomes[i].status,
+                             "GPU " + std::to_string(devices[shares[i].device]) + ": " + outcomes[i].error);
+    return GEMM_STATUS_SUCCESS;
+}
+
+gemm_status_t run_offloaded(const problem &p, run_report &ctx, const backend_calls &calls,
+                            const std::vector<int> &devices) {
+    spread_axis axis = spread_axis::none;
+    const std::vector<offload_share> shares = split_offload(p, speeds().of(devices), axis);
+    if (shares.size() == 1) {
+        offload_report report;
+        gemm_status_t s = run_share(p, devices.front(), calls, report, offload_tile());
+        if (s == GEMM_STATUS_SUCCESS) ctx.note = "host pointers offloaded: " + offload_note(report);
+        return s;
+    }
+    std::vector<share_outcome> outcomes;
+    if (gemm_status_t s = run_shares(shares, devices, calls, tile_of(p), outcomes); s != GEMM_STATUS_SUCCESS) return s;
+    ctx.note = "host pointers offloaded to " + std::to_string(shares.size()) + " GPUs by C's " + spread_axis_name(axis);
+    for (std::size_t i = 0; i < shares.size(); ++i) {
+        const offload_share &sh = shares[i];
+        const int device = devices[sh.device];
+        speeds().record(device, sh.p.flops(), outcomes[i].report.seconds);
+        ctx.note += "; GPU " + std::to_string(device) + " (" + std::to_string(sh.first) + " to " +
+                    std::to_string(sh.first + sh.count - 1) + "): " + offload_note(outcomes[i].report);
+    }
     return GEMM_STATUS_SUCCESS;
 }
 
@@ -217,7 +483,11 @@ problem offload_shape(const problem &p) {
 }
 
 gemm_status_t run_on_device(const problem &p, run_report &ctx, launch_fn launch, check_fn check, void *state) {
-    if (p.space == memory_space::host) return run_offloaded(p, ctx, launch, check, state);
+    if (p.space == memory_space::host) {
+        std::vector<int> devices;
+        gemm_status_t s = call_devices(devices);
+        return s != GEMM_STATUS_SUCCESS ? s : run_offloaded(p, ctx, {launch, check, state}, devices);
+    }
     device_guard guard;
     gemm_status_t s = guard.enter(p.device);
     if (s != GEMM_STATUS_SUCCESS) return s;

@@ -36,13 +36,16 @@ problem offload_shape(const problem &p);
 // Runs p on the GPU through launch(dp, stream):
 //  - device or managed p: cudaSetDevice(p.device), launch(p, p.stream) (the caller's stream
 //    from gemm_set_stream; asynchronous), then the caller's current device is restored.
-//  - host p: on the caller's current device, by the offload engine (offload_engine.hpp): C in
+//  - host p: by the offload engine (offload_engine.hpp) on the devices of
+//    GEMM_OFFLOAD_DEVICES (every device by default): a problem large enough is cut into a share
+//    per device (offload_spread.hpp), each run by its own thread at once; any other runs on the
+//    caller's current device (when listed; else the first listed). On each device: C in
 //    tiles, each tile's A and B blocks copied into device slots (packed: leading dimensions
 //    rounded up to 16 bytes, matrices to 256, so every step's problem is aligned as
 //    offload_shape(p) is), launch(tile, stream) on the engine's compute stream while the next
 //    blocks arrive and the last tiles of C leave; synchronous. C is read only when beta != 0,
 //    and only the m x n elements of each C are written. ctx.note = "host pointers offloaded:
-//    <plan>; H2D x MB, D2H y MB, ...".
+//    <plan>; H2D x MB, D2H y MB, ...", or per device when spread.
 // F: gemm_status_t (const problem &dp, cudaStream_t stream). Check, when given:
 // gemm_status_t (const problem &dp), for launches that can refuse a shape the whole problem
 // did not (cuBLASLt's algorithms).

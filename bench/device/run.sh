@@ -56,6 +56,10 @@
 #             (offloaded) and cpu_omp against cublasxt (OFFLOAD_BACKENDS), and cuBLAS on device
 #             memory at 4096^3 and 8192^3 (the compute floor); OFFLOAD_TILES="2048x2048 ..." also
 #             times those tile sizes (GEMM_OFFLOAD_TILE) at 4096^3 and 8192^3
+#   offload2  host-pointer GEMMs spread over two GPUs (needs two): cublas offloaded to GPU 0
+#             alone (GEMM_OFFLOAD_DEVICES=0) and to GPUs 0 and 1 (the default, every device),
+#             against cublasxt on both (GEMM_XT_DEVICES=0,1), f32 pageable and page-locked,
+#             4096, 8192 and 16384 (OFFLOAD2_SHAPES)
 #   xt        cublasxt on host memory, f32: against cublas offloaded to one GPU, and GPU 0 alone
 #             against GPUs 0 and 1 (xt_scaling.cpp); with XT_FOOTPRINT=1 also the device
 #             memory it holds per block dimension (xt_footprint.cpp)
@@ -135,6 +139,22 @@ if has_stage offload; then
                 | sed "s/^cublas /cublas $tile $memory /" >>"$out/offload_tiles.txt" 2>&1
         done
     done
+fi
+if has_stage offload2; then
+    gpus=$(nvidia-smi -L | wc -l)
+    if [ "$gpus" -lt 2 ]; then
+        summary+=("offload2: skipped, $gpus GPU")
+    else
+        for memory in host pinned; do
+            for devices in 0 0,1; do
+                GEMM_OFFLOAD_DEVICES=$devices GEMM_XT_DEVICES=0,1 timeout 280 $gemm bench ${OFFLOAD2_SHAPES:-4096 8192 16384} \
+                    --memory $memory --dtype f32 --layout col --backends cublas,cublasxt --baseline cublasxt \
+                    --no-measure-peak --budget-ms 1500 | sed "s/^cublas /cublas[$devices] /" >>"$out/offload2_$memory.txt" 2>&1
+                summary+=("gemm bench --memory $memory, GEMM_OFFLOAD_DEVICES=$devices: rc=$?")
+            done
+            save_logs
+        done
+    fi
 fi
 if has_stage tests; then
     ctest --test-dir $build -L gpu -V --timeout ${GPU_TEST_TIMEOUT:-900} -j ${GPU_TEST_JOBS:-1} >"$out/ctest_gpu.log" 2>&1
@@ -279,15 +299,19 @@ if has_stage decode; then
 fi
 if has_stage host_rule; then
     # Untuned auto on host memory: tune one shape far from the squares (storing the machine's
-    # rates), then auto on squares from 64 to 8192 against cpu_omp, cblas and cublas (staged).
+    # rates), then auto on squares from 64 to 8192 against cpu_omp, cblas and cublas (offloaded),
+    # then one traced call of auto per square (what it ran; the bench itself untraced).
     cache="$out/tune-cache-host-rule.txt"
     timeout 120 $gemm tune 2000x5x2000 --dtype f32 --layout col --cache "$cache" >"$out/host_rule_tune.txt" 2>&1
     summary+=("gemm tune 2000x5x2000 (the host-memory rates): rc=$?")
     while read -r line; do summary+=("$line"); done < <(grep '^rates ' "$cache")
-    GEMM_TUNE_CACHE="$cache" GEMM_VERBOSE=1 timeout 400 $gemm bench 64 128 256 512 1024 2048 4096 8192 --dtype f32 \
-        --layout col --backends auto,cpu_omp,cblas,cublas --baseline auto --reps 3 --budget-ms 500 \
-        --no-measure-peak >"$out/host_rule_bench.txt" 2>"$out/host_rule_trace.txt"
+    GEMM_TUNE_CACHE="$cache" timeout 400 $gemm bench 64 128 256 512 1024 2048 4096 8192 --dtype f32 \
+        --layout col --backends auto,cpu_omp,cblas,cublas --baseline auto --reps 20 --budget-ms 500 \
+        --no-measure-peak >"$out/host_rule_bench.txt" 2>&1
     summary+=("gemm bench host memory, untuned auto: rc=$?")
+    GEMM_TUNE_CACHE="$cache" GEMM_VERBOSE=1 timeout 60 $gemm bench 64 128 256 512 1024 2048 4096 8192 --dtype f32 \
+        --layout col --backends auto --baseline auto --warmup 0 --reps 1 --rounds 1 --no-measure-peak \
+        2>&1 >/dev/null | grep 'backend=' | sed 's/ time=.*//' | uniq >"$out/host_rule_trace.txt"
     save_logs
 fi
 if has_stage wgmma_tune; then
@@ -463,6 +487,7 @@ if [ -f "$out/xt_footprint.txt" ]; then cat "$out/xt_footprint.txt"; fi
 for f in "$out"/xt_scaling_*.txt; do [ -f "$f" ] && cat "$f"; done
 [ -f "$out/tune_host.txt" ] && cut -c1-150 "$out/tune_host.txt"
 [ -f "$out/offload_device.txt" ] && grep -vE '^#' "$out/offload_device.txt" | cut -c1-150
-for f in "$out"/offload_host.txt "$out"/offload_pinned.txt "$out"/offload_tiles.txt; do [ -f "$f" ] && echo "$f" && grep -vE '^#' "$f" | cut -c1-150; done
+for f in "$out"/offload_host.txt "$out"/offload_pinned.txt "$out"/offload_tiles.txt "$out"/offload2_host.txt \
+    "$out"/offload2_pinned.txt; do [ -f "$f" ] && echo "$f" && grep -vE '^#' "$f" | cut -c1-150; done
 [ -f "$out/cpu_auto.txt" ] && grep -vE '^#' "$out/cpu_auto.txt" | cut -c1-150
 exit 0

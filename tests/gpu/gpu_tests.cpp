@@ -1801,6 +1801,77 @@ TEST_SUITE("gpu_offload" * doctest::skip()) {
     }
 }
 
+// ---- one call spread over several GPUs: ctest gpu.offload_spread, GEMM_OFFLOAD_DEVICES=0,0 ----
+// Device 0 named twice takes two shares, each run by its own thread's engine: the spreading
+// path (the cut, the worker thread, both shares at once, the trace) on a machine of one GPU.
+
+TEST_SUITE("gpu_offload_spread" * doctest::skip()) {
+    TEST_CASE("gpu_offload_spread: C's columns, rows and batch matrices shared out, pageable and page-locked") {
+        const char *devices = std::getenv("GEMM_OFFLOAD_DEVICES");
+        REQUIRE_MESSAGE((devices && std::string(devices) == "0,0"),
+                        "run with GEMM_OFFLOAD_DEVICES=0,0 GEMM_VERBOSE=1 (CTest: gpu.offload_spread)");
+        struct spread_case {
+            int64_t m, n, k, batch;
+            const char *cut;  // what the trace names; "" for a problem too small to spread
+        };
+        // Each share moves at least 32 MiB: these move 84, 84, 96 and 1.3 MB in all.
+        const spread_case cases[] = {{2048, 8192, 512, 1, "offloaded to 2 GPUs by C's columns"},
+                                     {8192, 2048, 512, 1, "offloaded to 2 GPUs by C's rows"},
+                                     {2048, 2048, 2048, 2, "offloaded to 2 GPUs by C's batch matrices"},
+                                     {300, 400, 100, 1, ""}};
+        for (const spread_case &sc : cases) {
+            const int64_t m = sc.m, n = sc.n, k = sc.k, batch = sc.batch;
+            bytes a_init(std::size_t(m * k * batch) * 4), b_init(std::size_t(k * n * batch) * 4),
+                c_init(std::size_t(m * n * batch) * 4);
+            auto fill = [](bytes &x, unsigned salt) {
+                float *f = reinterpret_cast<float *>(x.data());
+                for (std::size_t i = 0; i < x.size() / 4; ++i) f[i] = float((i * 2654435761u + salt) % 2001u) / 1000.0f - 1.0f;
+            };
+            fill(a_init, 4), fill(b_init, 5), fill(c_init, 6);
+            for (const std::string &name : gpu_backends()) {
+                if (name == "cublasxt") continue;  // its own devices (GEMM_XT_DEVICES)
+                selection_guard sel(name);
+                for (memory kind : {memory::host, memory::pinned}) {
+                    buffer a(kind, a_init), b(kind, b_init), c(kind, c_init);
+                    const double alpha = 0.75, beta = kind == memory::host ? 0.5 : 0.0;
+                    std::vector<std::string> lines;
+                    gemm_status_t s;
+                    {
+                        stderr_capture capture;
+                        s = gemm_sgemm_strided_batched(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, m, n, k, float(alpha),
+                                                       static_cast<const float *>(a.get()), m, m * k,
+                                                       static_cast<const float *>(b.get()), k, k * n, float(beta),
+                                                       static_cast<float *>(c.get()), m, m * n, batch);
+                        lines = capture.lines();
+                    }
+                    const std::string where = name + " " + memory_name(kind) + " " + std::to_string(m) + "x" +
+                                              std::to_string(n) + "x" + std::to_string(k) + " batch " + std::to_string(batch);
+                    REQUIRE_MESSAGE(s == GEMM_STATUS_SUCCESS, where << ": " << gemm_last_error());
+                    bytes out = c.read();
+                    const float *fa = reinterpret_cast<const float *>(a_init.data()),
+                                *fb = reinterpret_cast<const float *>(b_init.data()),
+                                *fc = reinterpret_cast<const float *>(c_init.data()),
+                                *fo = reinterpret_cast<const float *>(out.data());
+                    for (int64_t x = 0; x < batch; ++x) {
+                        const double error = sampled_error(m, n, k, fa + x * m * k, fb + x * k * n, fc + x * m * n,
+                                                           fo + x * m * n, alpha, beta);
+                        CHECK_MESSAGE(error < 1e-5, where << " matrix " << x << ": relative error " << error);
+                    }
+                    REQUIRE(lines.size() == 1);
+                    INFO(where << " trace: " << lines[0]);
+                    if (*sc.cut) {
+                        CHECK(lines[0].find(sc.cut) != std::string::npos);
+                        CHECK(lines[0].find("; GPU 0 (0 to ") != std::string::npos);
+                    } else {
+                        CHECK(lines[0].find("host pointers offloaded: ") != std::string::npos);
+                    }
+                    check_no_cuda_error(where);
+                }
+            }
+        }
+    }
+}
+
 // ---- the machine's rates for host memory: one ctest with its own tune cache and GEMM_VERBOSE=1 ---
 
 namespace {
@@ -2104,6 +2175,37 @@ TEST_CASE("gpu_xt_missing_device: GEMM_XT_DEVICES naming a missing device") {
                   gemm_last_error());
     CHECK(gemm_set_backend("cublas") == GEMM_STATUS_SUCCESS);  // the others are unaffected
     gemm_set_backend(nullptr);
+}
+
+// Run as its own process with GEMM_OFFLOAD_DEVICES naming a device this machine lacks.
+TEST_CASE("gpu_offload_missing_device: GEMM_OFFLOAD_DEVICES naming a missing device") {
+    const char *devices = std::getenv("GEMM_OFFLOAD_DEVICES");
+    REQUIRE_MESSAGE(devices, "run with GEMM_OFFLOAD_DEVICES=0,63 (CTest: gpu.offload_missing_device)");
+    float a[4] = {1, 2, 3, 4}, b[4] = {1, 0, 0, 1}, c[4] = {9, 9, 9, 9};
+    for (const std::string &name : gpu_backends()) {
+        if (name == "cublasxt") continue;
+        selection_guard sel(name);
+        CHECK(gemm_sgemm(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 2, 2, 2, 1.0f, a, 2, b, 2, 0.0f, c, 2) ==
+              GEMM_STATUS_INVALID_CONFIG);
+        CHECK_MESSAGE(std::string(gemm_last_error()).find("GEMM_OFFLOAD_DEVICES names device 63") != std::string::npos,
+                      name << ": " << gemm_last_error());
+        CHECK(std::count(c, c + 4, 9.0f) == 4);  // C untouched
+    }
+    // Device pointers do not read the list.
+    void *raw = nullptr;
+    CUDA_REQUIRE(cudaMalloc(&raw, 12 * sizeof(float)));
+    float *d = static_cast<float *>(raw);
+    CUDA_REQUIRE(cudaMemcpy(d, a, sizeof a, cudaMemcpyHostToDevice));
+    CUDA_REQUIRE(cudaMemcpy(d + 4, b, sizeof b, cudaMemcpyHostToDevice));
+    {
+        selection_guard sel("cublas");
+        CHECK(gemm_sgemm(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 2, 2, 2, 1.0f, d, 2, d + 4, 2, 0.0f, d + 8, 2) ==
+              GEMM_STATUS_SUCCESS);
+    }
+    CUDA_REQUIRE(cudaMemcpy(c, d + 8, sizeof c, cudaMemcpyDeviceToHost));
+    CHECK(c[0] == 1.0f);
+    CHECK(c[3] == 4.0f);
+    cudaFree(d);
 }
 
 namespace {

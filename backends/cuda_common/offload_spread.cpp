@@ -1,0 +1,122 @@
+// offload_spread.cpp: where a host-memory GEMM is cut for several GPUs, and the devices' speeds.
+#include "offload_spread.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace gemm::cuda {
+namespace {
+
+// Cuts fall on multiples of this many columns or rows, so that every share but the last tiles
+// as evenly as the whole would.
+constexpr int64_t spread_granule = 256;
+double operand_bytes(const problem &p) {
+    const double ab = double(dtype_size(p.ab_type)), c = double(dtype_size(p.c_type));
+    const double batch = double(p.batch);
+    const double a = p.scales_only() ? 0 : double(p.m) * double(p.k) * ab * (p.stride_a ? batch : 1);
+    const double b = p.scales_only() ? 0 : double(p.k) * double(p.n) * ab * (p.stride_b ? batch : 1);
+    return a + b + double(p.m) * double(p.n) * c * batch * (p.beta_zero() ? 1 : 2);
+}
+
+const void *moved(const void *ptr, int64_t elements, dtype t) {
+    return ptr ? static_cast<const char *>(ptr) + elements * int64_t(dtype_size(t)) : ptr;
+}
+
+// p cut to [first, first + count) along `axis`.
+problem cut(const problem &p, spread_axis axis, int64_t first, int64_t count) {
+    problem s = p;
+    switch (axis) {
+    case spread_axis::batch:
+        s.a = moved(p.a, first * p.stride_a, p.ab_type);
+        s.b = moved(p.b, first * p.stride_b, p.ab_type);
+        s.c = const_cast<void *>(moved(p.c, first * p.stride_c, p.c_type));
+        s.batch = count;
+        break;
+    case spread_axis::columns:  // columns of C and of op(B)
+        s.b = moved(p.b, p.op_b == transpose::n ? first * p.ldb : first, p.ab_type);
+        s.c = const_cast<void *>(moved(p.c, first * p.ldc, p.c_type));
+        s.n = count;
+        break;
+    case spread_axis::rows:  // rows of C and of op(A)
+        s.a = moved(p.a, p.op_a == transpose::n ? first : first * p.lda, p.ab_type);
+        s.c = const_cast<void *>(moved(p.c, first, p.c_type));
+        s.m = count;
+        break;
+    case spread_axis::none: break;
+    }
+    return s;
+}
+
+}  // namespace
+
+const char *spread_axis_name(spread_axis a) {
+    switch (a) {
+    case spread_axis::batch: return "batch matrices";
+    case spread_axis::columns: return "columns";
+    case spread_axis::rows: return "rows";
+    case spread_axis::none: break;
+    }
+    return "none";
+}
+
+std::vector<offload_share> split_offload(const problem &p, const std::vector<double> &speeds, spread_axis &axis,
+                                         double least_bytes) {
+    axis = spread_axis::none;
+    const std::vector<offload_share> whole{{p, 0, 0, 0}};
+    const int64_t devices = int64_t(speeds.size());
+    if (devices < 2 || p.m == 0 || p.n == 0 || p.batch == 0) return whole;
+    int64_t length = 0, granule = 1;
+    if (p.batch >= devices) {
+        axis = spread_axis::batch, length = p.batch;
+    } else {
+        axis = p.m <= p.n ? spread_axis::columns : spread_axis::rows;
+        length = axis == spread_axis::columns ? p.n : p.m;
+        granule = spread_granule;
+    }
+    const int64_t units = (length + granule - 1) / granule;
+    const int64_t used = std::min({devices, units, int64_t(std::min(1e9, operand_bytes(p) / least_bytes))});
+    if (used < 2) {
+        axis = spread_axis::none;
+        return whole;
+    }
+    double total = 0;
+    for (int64_t d = 0; d < used; ++d) total += speeds[std::size_t(d)];
+    std::vector<offload_share> shares;
+    double before = 0;
+    int64_t start = 0;  // in units
+    for (int64_t d = 0; d < used; ++d) {
+        before += speeds[std::size_t(d)];
+        int64_t end = d + 1 == used ? units : int64_t(std::llround(double(length) * before / total / double(granule)));
+        end = std::clamp(end, start + 1, units - (used - 1 - d));  // every share at least one unit
+        const int64_t first = start * granule, count = std::min(length, end * granule) - first;
+        shares.push_back({cut(p, axis, first, count), std::size_t(d), first, count});
+        start = end;
+    }
+    return shares;
+}
+
+std::vector<double> device_speeds::of(const std::vector<int> &ordinals) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    double sum = 0;
+    int measured = 0;
+    for (int o : ordinals)
+        if (o >= 0 && std::size_t(o) < rate_.size() && rate_[std::size_t(o)] > 0) sum += rate_[std::size_t(o)], ++measured;
+    const double unknown = measured ? sum / measured : 1.0;
+    std::vector<double> out;
+    for (int o : ordinals) {
+        const bool known = o >= 0 && std::size_t(o) < rate_.size() && rate_[std::size_t(o)] > 0;
+        out.push_back(known ? rate_[std::size_t(o)] : unknown);
+    }
+    return out;
+}
+
+void device_speeds::record(int ordinal, double flops, double seconds) {
+    if (ordinal < 0 || !(flops > 0) || !(seconds > 0)) return;
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (std::size_t(ordinal) >= rate_.size()) rate_.resize(std::size_t(ordinal) + 1, 0.0);
+    double &r = rate_[std::size_t(ordinal)];
+    const double now = flops / seconds;
+    r = r > 0 ? (r + now) / 2 : now;
+}
+
+}  // namespace gemm::cuda

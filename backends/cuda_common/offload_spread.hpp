@@ -1,0 +1,63 @@
+// offload_spread.hpp: a host-memory GEMM spread over several GPUs. The problem is cut into one
+// share per device, each an ordinary GEMM on a range of C (whole batch matrices, or columns,
+// or rows) that the device's offload engine runs alone; the shares' sizes follow the devices'
+// measured speeds. Plain C++, so that it is tested without a GPU.
+//
+// Where to cut, for D devices:
+//   batch >= D       whole matrices: nothing is copied twice
+//   else m <= n      C's columns: every device needs all of A and its columns of B, so the
+//                    smaller operand (A, as m <= n) is the one copied D times
+//   else             C's rows: all of B to every device, its rows of A
+// at multiples of 256 columns or rows, and only as many devices as each move 32 MiB or more.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "dispatch/problem.hpp"
+
+namespace gemm::cuda {
+
+enum class spread_axis : int { none = 0, batch = 1, columns = 2, rows = 3 };
+
+// One device's part: p cut to [first, first + count) along the axis, its pointers moved
+// there. device indexes the list the split was made for.
+struct offload_share {
+    problem p;
+    std::size_t device = 0;
+    int64_t first = 0, count = 0;
+};
+
+// Each share moves at least this many bytes across its link (about a millisecond): below
+// that, starting a second device's share costs more than the copies it saves.
+constexpr double least_share_bytes = double(32 << 20);
+
+// The shares of p (a host problem) for devices of relative speeds `speeds` (each > 0), in
+// device order, each non-empty, together covering every element of C once, each moving at
+// least `least_bytes` (of A, B and C). One share (all of p, on device 0) when the problem is
+// too small to spread, or only one device is given.
+std::vector<offload_share> split_offload(const problem &p, const std::vector<double> &speeds, spread_axis &axis,
+                                         double least_bytes = least_share_bytes);
+
+// "columns", "rows", "batch matrices": for traces.
+const char *spread_axis_name(spread_axis a);
+
+// What each device of a process computed lately, in FLOP/s, for the next split: every device
+// starts at the same speed, and each spread call moves a device's estimate halfway towards
+// the rate its share ran at (its FLOPs over the seconds its engine took). Thread-safe.
+class device_speeds {
+public:
+    // The estimates of the devices named by `ordinals` (in that order; 1 for a device never
+    // measured, or the mean of those measured).
+    std::vector<double> of(const std::vector<int> &ordinals) const;
+    void record(int ordinal, double flops, double seconds);
+
+private:
+    mutable std::mutex mutex_;
+    std::vector<double> rate_;  // by ordinal; 0: never measured
+};
+
+}  // namespace gemm::cuda

@@ -171,14 +171,6 @@ gemm_status_t device_guard::enter(int device) {
     return s;
 }
 
-gemm_status_t device_of(const problem &p, int &device) {
-    if (p.space != memory_space::host) {
-        device = p.device;
-        return GEMM_STATUS_SUCCESS;
-    }
-    return cuda_status(cudaGetDevice(&device), "cudaGetDevice");
-}
-
 gemm_status_t context_for(int device, device_context *&out) {
     int count = device_count();
     if (device < 0 || device >= count)

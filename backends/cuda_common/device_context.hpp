@@ -98,8 +98,4 @@ private:
     bool switched_ = false;
 };
 
-// The device a problem runs on: p.device for device and managed memory, the calling thread's
-// current device for host memory (staged there).
-gemm_status_t device_of(const problem &p, int &device);
-
 }  // namespace gemm::cuda

@@ -10,6 +10,9 @@ namespace {
 // Cuts fall on multiples of this many columns or rows, so that every share but the last tiles
 // as evenly as the whole would.
 constexpr int64_t spread_granule = 256;
+
+// The bytes a call moves across the links: A and B once (a matrix the batch shares once), C
+// back, and C in too when beta != 0.
 double operand_bytes(const problem &p) {
     const double ab = double(dtype_size(p.ab_type)), c = double(dtype_size(p.c_type));
     const double batch = double(p.batch);

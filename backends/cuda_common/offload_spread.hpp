@@ -14,7 +14,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
-#include <string>
 #include <vector>
 
 #include "dispatch/problem.hpp"

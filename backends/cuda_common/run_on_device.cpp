@@ -482,6 +482,17 @@ problem offload_shape(const problem &p) {
     return offload_plan::first_shape(p, offload_tile().first, offload_tile().second);
 }
 
+gemm_status_t device_of(const problem &p, int &device) {
+    if (p.space != memory_space::host) {
+        device = p.device;
+        return GEMM_STATUS_SUCCESS;
+    }
+    std::vector<int> devices;
+    gemm_status_t s = call_devices(devices);
+    if (s == GEMM_STATUS_SUCCESS) device = devices.front();
+    return s;
+}
+
 gemm_status_t run_on_device(const problem &p, run_report &ctx, launch_fn launch, check_fn check, void *state) {
     if (p.space == memory_space::host) {
         std::vector<int> devices;

@@ -33,6 +33,11 @@ gemm_status_t run_on_device(const problem &p, run_report &ctx, launch_fn launch,
 // not on the host.
 problem offload_shape(const problem &p);
 
+// The device a problem runs on: p.device for device and managed memory; for host memory the
+// one its offload runs on when not shared out over several (the caller's current device when
+// GEMM_OFFLOAD_DEVICES lists it, else the first listed): what backends plan on.
+gemm_status_t device_of(const problem &p, int &device);
+
 // Runs p on the GPU through launch(dp, stream):
 //  - device or managed p: cudaSetDevice(p.device), launch(p, p.stream) (the caller's stream
 //    from gemm_set_stream; asynchronous), then the caller's current device is restored.

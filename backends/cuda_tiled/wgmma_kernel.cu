@@ -597,8 +597,8 @@ std::string wgmma_refusal(const problem &dp) {
     if (dp.m > INT_MAX || dp.n > INT_MAX || dp.k > INT_MAX || dp.batch > INT_MAX ||
         ((dp.m + 127) / 128) * ((dp.n + 63) / 64) > INT_MAX)
         return "more than 2^31 - 1 tiles or elements along one dimension";
-    // Host problems (and their staged shapes, device -1) run on the calling thread's current
-    // device.
+    // Host problems (and their offload shapes, device -1) are judged on the calling thread's
+    // current device, where they run unless GEMM_OFFLOAD_DEVICES names others.
     int device = dp.space == memory_space::host ? -1 : dp.device;
     if (device < 0 && cudaGetDevice(&device) != cudaSuccess) {
         cudaGetLastError();

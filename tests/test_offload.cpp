@@ -10,9 +10,13 @@
 
 #include <algorithm>
 #include <complex>
+#include <condition_variable>
 #include <cstdint>
 #include <cstring>
+#include <deque>
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <limits>
 #include <random>
 #include <sstream>
@@ -702,16 +706,93 @@ TEST_CASE("offload spread: shares cover C once, in proportion to the devices' sp
     }
 }
 
-TEST_CASE("offload spread: shares on simulated devices at once, each its own thread, give the reference result") {
+namespace {
+
+// A thread that runs the jobs given to it in order, as the library's worker per device does.
+class test_worker {
+public:
+    test_worker() : thread_([this] { serve(); }) {}
+    ~test_worker() {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            stop_ = true;
+        }
+        wake_.notify_one();
+        thread_.join();
+    }
+    void submit(std::function<void()> job) {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            jobs_.push_back(std::move(job));
+        }
+        wake_.notify_one();
+    }
+
+private:
+    void serve() {
+        std::unique_lock<std::mutex> lock(mutex_);
+        for (;;) {
+            wake_.wait(lock, [&] { return stop_ || !jobs_.empty(); });
+            if (jobs_.empty()) return;
+            std::function<void()> job = std::move(jobs_.front());
+            jobs_.pop_front();
+            lock.unlock();
+            job();
+            lock.lock();
+        }
+    }
+
+    std::mutex mutex_;
+    std::condition_variable wake_;
+    std::deque<std::function<void()>> jobs_;
+    bool stop_ = false;
+    std::thread thread_;
+};
+
+// The shares of p run at once through run_shares_at_once, share i on its own simulated
+// device (refusing every shape when i == refusing), share i > 0 on workers[i - 1] (none
+// started for i == unstarted). Returns what run_shares_at_once returns.
+struct spread_run {
+    std::vector<share_outcome> outcomes;
+    std::vector<std::size_t> copies;
+    bool stuck = false;
+};
+std::size_t spread_at_once(const std::vector<offload_share> &shares, std::vector<test_worker> &workers, unsigned seed,
+                           std::size_t refusing, std::size_t unstarted, spread_run &out) {
+    std::vector<std::unique_ptr<simulated_device>> devices;
+    for (std::size_t i = 0; i < shares.size(); ++i) {
+        devices.push_back(std::make_unique<simulated_device>(seed + unsigned(i)));
+        devices.back()->budget = std::size_t(24) << 10;  // several tiles per share
+        if (i == refusing) devices.back()->refuses = [](const problem &) { return true; };
+    }
+    const share_submit submit = [&](std::size_t i, std::function<void()> job) {
+        if (i == unstarted) return false;
+        workers[i - 1].submit(std::move(job));
+        return true;
+    };
+    const share_run run = [&](std::size_t i, const offload_gate &gate, offload_report &report) {
+        return run_offload(shares[i].p, *devices[i], report, 0, 0, gate);
+    };
+    const std::size_t failed = run_shares_at_once(shares.size(), submit, run, out.outcomes);
+    for (const auto &d : devices) {
+        out.copies.push_back(d->copies);
+        out.stuck |= d->stuck || d->outside;
+    }
+    return failed;
+}
+
+}  // namespace
+
+TEST_CASE("offload spread: shares at once, each on its own device and thread, give the reference result") {
     std::mt19937 rng(21);
+    std::vector<test_worker> workers(2);
     struct shape {
         int64_t m, n, k, batch;
     };
     const shape shapes[] = {{40, 700, 30, 1}, {600, 50, 20, 1}, {20, 30, 17, 3}, {33, 520, 9, 2}, {513, 513, 5, 1}};
     for (int trial = 0; trial < 40; ++trial) {
         const shape sh = shapes[trial % std::size(shapes)];
-        const bool f64 = trial % 2 == 1;
-        const dtype t = f64 ? dtype::f64 : dtype::f32;
+        const dtype t = trial % 2 ? dtype::f64 : dtype::f32;
         host_case hc(rng, t, t, transpose(rng() % 2), transpose(rng() % 2), sh.m, sh.n, sh.k, sh.batch,
                      sh.batch > 1 ? int(rng() % 3) : 0, trial % 3 == 0 ? 0.0 : 0.5);
         std::vector<char> want = hc.c;
@@ -723,24 +804,66 @@ TEST_CASE("offload spread: shares on simulated devices at once, each its own thr
         const std::vector<offload_share> shares = split_offload(hc.p, speeds, axis, 1.0);
         INFO(hc.text << ": " << shares.size() << " shares by " << spread_axis_name(axis));
         REQUIRE(shares.size() >= 2);
-        std::vector<gemm_status_t> status(shares.size(), GEMM_STATUS_INTERNAL_ERROR);
-        std::vector<int> stuck(shares.size(), 0);
-        std::vector<std::thread> threads;
-        for (std::size_t i = 0; i < shares.size(); ++i)
-            threads.emplace_back([&, i] {
-                simulated_device dev{unsigned(trial * 7 + int(i))};
-                dev.budget = std::size_t(24) << 10;  // several tiles per share
-                offload_report report;
-                status[i] = run_offload(shares[i].p, dev, report);
-                stuck[i] = dev.stuck || dev.outside;
-            });
-        for (std::thread &th : threads) th.join();
-        for (std::size_t i = 0; i < shares.size(); ++i) {
-            CHECK(status[i] == GEMM_STATUS_SUCCESS);
-            CHECK(stuck[i] == 0);
-        }
+        spread_run r;
+        CHECK(spread_at_once(shares, workers, unsigned(trial * 7), 99, 99, r) == shares.size());
+        CHECK_FALSE(r.stuck);
+        for (const share_outcome &o : r.outcomes) CHECK(o.status == GEMM_STATUS_SUCCESS);
         CHECK(std::memcmp(hc.c.data(), want.data(), want.size()) == 0);
     }
+}
+
+TEST_CASE("offload spread: one share refused, or never started, leaves all of C untouched and names that share") {
+    std::mt19937 rng(22);
+    std::vector<test_worker> workers(2);
+    host_case hc(rng, dtype::f32, dtype::f32, transpose::n, transpose::t, 40, 700, 30, 1, 0, 0.5);
+    const std::vector<char> before = hc.c;
+    spread_axis axis = spread_axis::none;
+    const std::vector<offload_share> shares = split_offload(hc.p, {1.0, 1.0, 1.0}, axis, 1.0);
+    REQUIRE(shares.size() == 3);
+    for (std::size_t bad = 0; bad < 3; ++bad)
+        for (bool refused : {true, false}) {
+            if (!refused && bad == 0) continue;  // share 0 runs on the caller: always started
+            INFO("share " << bad << (refused ? " refused" : " not started"));
+            spread_run r;
+            CHECK(spread_at_once(shares, workers, unsigned(bad), refused ? bad : 99, refused ? 99 : bad, r) == bad);
+            CHECK(r.outcomes[bad].status == (refused ? GEMM_STATUS_NOT_SUPPORTED : GEMM_STATUS_ALLOC_FAILED));
+            CHECK(r.outcomes[bad].error ==
+                  (refused ? std::string("simulated refusal") : std::string("no thread could be started for its share")));
+            for (std::size_t i = 0; i < 3; ++i) {
+                CHECK(r.copies[i] == 0);
+                if (i != bad) CHECK(r.outcomes[i].stopped);
+            }
+            CHECK_FALSE(r.outcomes[bad].stopped);
+            CHECK(hc.c == before);
+        }
+}
+
+// Two workers, three shares a call: were one call's submissions interleaved with another's, a
+// worker could wait at one call's gate for a share queued behind the other's on the second
+// worker, which waits for it in turn: this test then hangs (ctest's timeout fails it).
+TEST_CASE("offload spread: calls from several threads at once share the workers without waiting on each other") {
+    std::vector<test_worker> workers(2);
+    std::vector<std::thread> callers;
+    std::vector<int> wrong(6, 0);
+    for (int t = 0; t < 6; ++t)
+        callers.emplace_back([t, &workers, &wrong] {
+            std::mt19937 rng(300 + unsigned(t));
+            for (int i = 0; i < 15; ++i) {
+                host_case hc(rng, dtype::f32, dtype::f32, transpose::n, transpose::n, 20 + t, 700, 12, 1, 0, 0.5);
+                std::vector<char> want = hc.c;
+                problem expected = hc.p;
+                expected.c = want.data();
+                reference_gemm(expected);
+                spread_axis axis = spread_axis::none;
+                const std::vector<offload_share> shares = split_offload(hc.p, {1.0, 2.0, 1.0}, axis, 1.0);
+                spread_run r;
+                const bool ok = shares.size() == 3 &&
+                                spread_at_once(shares, workers, unsigned(t * 100 + i), 99, 99, r) == 3 && !r.stuck;
+                if (!ok || hc.c != want) ++wrong[std::size_t(t)];
+            }
+        });
+    for (std::thread &c : callers) c.join();
+    for (int w : wrong) CHECK(w == 0);
 }
 
 TEST_CASE("offload spread: device speeds start equal and move halfway to each measured rate") {

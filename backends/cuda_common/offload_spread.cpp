@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <condition_variable>
+
+#include "dispatch/error.hpp"
 
 namespace gemm::cuda {
 namespace {
@@ -48,6 +51,41 @@ problem cut(const problem &p, spread_axis axis, int64_t first, int64_t count) {
     case spread_axis::none: break;
     }
     return s;
+}
+
+// The shares of one call meet before their first copies: each says whether its plan, device
+// memory and checks succeeded, and none copies anything unless all did.
+class share_gate {
+public:
+    explicit share_gate(std::size_t shares) : waiting_(shares) {}
+    // Waits for every share; whether all are ready.
+    bool arrive(bool ok) {
+        std::unique_lock<std::mutex> lock(mutex_);
+        count(ok);
+        all_.wait(lock, [&] { return waiting_ == 0; });
+        return !failed_;
+    }
+    // A share that failed before it could arrive: counted, without waiting.
+    void fail_absent() {
+        std::lock_guard<std::mutex> lock(mutex_);
+        count(false);
+    }
+
+private:
+    void count(bool ok) {
+        failed_ |= !ok;
+        if (--waiting_ == 0) all_.notify_all();
+    }
+
+    std::mutex mutex_;
+    std::condition_variable all_;
+    std::size_t waiting_;
+    bool failed_ = false;
+};
+
+std::mutex &submission_order() {
+    static std::mutex order;
+    return order;
 }
 
 }  // namespace
@@ -96,6 +134,57 @@ std::vector<offload_share> split_offload(const problem &p, const std::vector<dou
         start = end;
     }
     return shares;
+}
+
+std::size_t run_shares_at_once(std::size_t count, const share_submit &submit, const share_run &run,
+                               std::vector<share_outcome> &outcomes) {
+    outcomes.assign(count, share_outcome{});
+    share_gate gate(count);
+    std::mutex mutex;
+    std::condition_variable done;
+    std::size_t running = 0;
+    auto run_one = [&](std::size_t i) {
+        share_outcome &o = outcomes[i];
+        bool arrived = false;
+        const offload_gate meet = [&](gemm_status_t checked) {
+            arrived = true;
+            const bool ready = checked == GEMM_STATUS_SUCCESS, go = gate.arrive(ready);
+            o.stopped = ready && !go;
+            return go;
+        };
+        o.status = run(i, meet, o.report);
+        if (o.status != GEMM_STATUS_SUCCESS) o.error = last_error_message();
+        if (!arrived) gate.fail_absent();  // failed before its plan
+    };
+    {
+        std::lock_guard<std::mutex> order(submission_order());
+        for (std::size_t i = 1; i < count; ++i) {
+            {
+                std::lock_guard<std::mutex> lock(mutex);
+                ++running;
+            }
+            const bool started = submit(i, [&, i] {
+                run_one(i);
+                std::lock_guard<std::mutex> lock(mutex);
+                if (--running == 0) done.notify_one();
+            });
+            if (!started) {
+                {
+                    std::lock_guard<std::mutex> lock(mutex);
+                    --running;
+                }
+                outcomes[i].status = GEMM_STATUS_ALLOC_FAILED;
+                outcomes[i].error = "no thread could be started for its share";
+                gate.fail_absent();
+            }
+        }
+    }
+    if (count > 0) run_one(0);
+    std::unique_lock<std::mutex> lock(mutex);
+    done.wait(lock, [&] { return running == 0; });
+    for (std::size_t i = 0; i < count; ++i)
+        if (outcomes[i].status != GEMM_STATUS_SUCCESS && !outcomes[i].stopped) return i;
+    return count;
 }
 
 std::vector<double> device_speeds::of(const std::vector<int> &ordinals) const {

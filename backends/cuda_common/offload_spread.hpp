@@ -1,7 +1,8 @@
 // offload_spread.hpp: a host-memory GEMM spread over several GPUs. The problem is cut into one
 // share per device, each an ordinary GEMM on a range of C (whole batch matrices, or columns,
 // or rows) that the device's offload engine runs alone; the shares' sizes follow the devices'
-// measured speeds. Plain C++, so that it is tested without a GPU.
+// measured speeds, and the shares run at once, meeting before their first copies. Plain C++,
+// so that it is tested without a GPU (tests/test_offload.cpp, on simulated devices).
 //
 // Where to cut, for D devices:
 //   batch >= D       whole matrices: nothing is copied twice
@@ -13,10 +14,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "dispatch/problem.hpp"
+#include "gemm/gemm.h"
+#include "offload_engine.hpp"
 
 namespace gemm::cuda {
 
@@ -58,5 +63,28 @@ private:
     mutable std::mutex mutex_;
     std::vector<double> rate_;  // by ordinal; 0: never measured
 };
+
+// What one share of a spread call came to.
+struct share_outcome {
+    gemm_status_t status = GEMM_STATUS_SUCCESS;
+    std::string error;     // the last error of the thread that ran it, when it failed
+    offload_report report;
+    bool stopped = false;  // ready, but stopped before its first copy by another share's failure
+};
+
+// Runs share i through run(i, gate, report), which computes it as run_offload does, passing
+// it the gate; starts a job on another thread through submit(job), false when it cannot.
+using share_run = std::function<gemm_status_t(std::size_t i, const offload_gate &gate, offload_report &report)>;
+using share_submit = std::function<bool(std::size_t i, std::function<void()> job)>;
+
+// Runs `count` shares at once: share 0 on the calling thread, the others through submit. The
+// shares meet at the gate before their first copies, and none copies anything unless every
+// one is ready, so that one share's refusal leaves all of C untouched. The submissions of
+// calls made at once go one call at a time, so that threads which take their jobs in order
+// (a worker per device) take every call's shares in the same order, and no share waits at a
+// gate for one queued behind a share that waits at another. Returns once every share has
+// finished: the index of the first share that failed (not one the gate stopped), or count.
+std::size_t run_shares_at_once(std::size_t count, const share_submit &submit, const share_run &run,
+                               std::vector<share_outcome> &outcomes);
 
 }  // namespace gemm::cuda

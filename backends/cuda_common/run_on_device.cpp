@@ -347,109 +347,28 @@ struct serialized_calls {
     }
 };
 
-struct share_outcome {
-    gemm_status_t status = GEMM_STATUS_SUCCESS;
-    std::string error;
-    offload_report report;
-    bool checked = false;  // reached the gate
-    bool stopped = false;  // ready, but stopped there by another share's failure
-};
-
-// The shares of one call meet before their first copies: each says whether its plan, device
-// memory and checks succeeded, and none copies anything unless all did.
-class share_gate {
-public:
-    explicit share_gate(std::size_t shares) : waiting_(shares) {}
-    // Waits for every share; whether all are ready.
-    bool arrive(bool ok) {
-        std::unique_lock<std::mutex> lock(mutex_);
-        count(ok);
-        all_.wait(lock, [&] { return waiting_ == 0; });
-        return !failed_;
-    }
-    // A share that failed before it could arrive: counted, without waiting.
-    void fail_absent() {
-        std::lock_guard<std::mutex> lock(mutex_);
-        count(false);
-    }
-
-private:
-    void count(bool ok) {
-        failed_ |= !ok;
-        if (--waiting_ == 0) all_.notify_all();
-    }
-
-    std::mutex mutex_;
-    std::condition_variable all_;
-    std::size_t waiting_;
-    bool failed_ = false;
-};
-
-// Submissions to the workers, one call's shares at a time, so that every worker takes the
-// shares of concurrent calls in the same order: a worker waiting at one call's gate then
-// never holds up a share that an earlier call's gate waits for.
-std::mutex &submission_order() {
-    static std::mutex order;
-    return order;
-}
-
 // The shares on their devices: the first on the calling thread, the others on their devices'
-// workers, all at once; returns once every one has finished. The error of a share that
-// failed, not of one the gate stopped.
+// workers, all at once (run_shares_at_once); the error of a share that failed.
 gemm_status_t run_shares(const std::vector<offload_share> &shares, const std::vector<int> &devices,
                          const backend_calls &calls, std::pair<int64_t, int64_t> tile,
                          std::vector<share_outcome> &outcomes) {
     serialized_calls serialized{calls, {}};
     const backend_calls shared{serialized_calls::launch, serialized_calls::check, &serialized};
-    outcomes.assign(shares.size(), share_outcome{});
-    share_gate gate(shares.size());
-    std::mutex mutex;
-    std::condition_variable done;
-    std::size_t running = 0;
-    auto run_one = [&](std::size_t i) {
-        share_outcome &o = outcomes[i];
-        const offload_gate meet = [&](gemm_status_t checked) {
-            o.checked = true;
-            const bool ready = checked == GEMM_STATUS_SUCCESS, go = gate.arrive(ready);
-            o.stopped = ready && !go;
-            return go;
-        };
-        o.status = run_share(shares[i].p, devices[shares[i].device], shared, o.report, tile, meet);
-        if (o.status != GEMM_STATUS_SUCCESS) o.error = last_error_message();
-        if (!o.checked) gate.fail_absent();  // failed before its plan
+    std::map<int, int> taken;  // shares given to each device so far, the caller's included
+    taken[devices[shares[0].device]] = 1;
+    const share_submit submit = [&](std::size_t i, std::function<void()> job) {
+        const int device = devices[shares[i].device];
+        device_worker *w = worker_for(device, taken[device]++);
+        if (w) w->submit(std::move(job));
+        return w != nullptr;
     };
-    {
-        std::lock_guard<std::mutex> order(submission_order());
-        std::map<int, int> taken;  // shares given to each device so far, the caller's included
-        taken[devices[shares[0].device]] = 1;
-        for (std::size_t i = 1; i < shares.size(); ++i) {
-            const int device = devices[shares[i].device];
-            device_worker *w = worker_for(device, taken[device]++);
-            if (!w) {
-                outcomes[i].status = GEMM_STATUS_ALLOC_FAILED;
-                outcomes[i].error = "no thread could be started for its share";
-                gate.fail_absent();
-                continue;
-            }
-            {
-                std::lock_guard<std::mutex> lock(mutex);
-                ++running;
-            }
-            w->submit([&, i] {
-                run_one(i);
-                std::lock_guard<std::mutex> lock(mutex);
-                if (--running == 0) done.notify_one();
-            });
-        }
-    }
-    run_one(0);
-    std::unique_lock<std::mutex> lock(mutex);
-    done.wait(lock, [&] { return running == 0; });
-    for (std::size_t i = 0; i < shares.size(); ++i)
-        if (outcomes[i].status != GEMM_STATUS_SUCCESS && !outcomes[i].stopped)
-            return set_error(outcomes[i].status,
-                             "GPU " + std::to_string(devices[shares[i].device]) + ": " + outcomes[i].error);
-    return GEMM_STATUS_SUCCESS;
+    const share_run run = [&](std::size_t i, const offload_gate &gate, offload_report &report) {
+        return run_share(shares[i].p, devices[shares[i].device], shared, report, tile, gate);
+    };
+    const std::size_t failed = run_shares_at_once(shares.size(), submit, run, outcomes);
+    if (failed == shares.size()) return GEMM_STATUS_SUCCESS;
+    return set_error(outcomes[failed].status,
+                     "GPU " + std::to_string(devices[shares[failed].device]) + ": " + outcomes[failed].error);
 }
 
 gemm_status_t run_offloaded(const problem &p, run_report &ctx, const backend_calls &calls,

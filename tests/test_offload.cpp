@@ -10,13 +10,10 @@
 
 #include <algorithm>
 #include <complex>
-#include <condition_variable>
 #include <cstdint>
 #include <cstring>
-#include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <limits>
 #include <random>
 #include <sstream>
@@ -708,47 +705,6 @@ TEST_CASE("offload spread: shares cover C once, in proportion to the devices' sp
 
 namespace {
 
-// A thread that runs the jobs given to it in order, as the library's worker per device does.
-class test_worker {
-public:
-    test_worker() : thread_([this] { serve(); }) {}
-    ~test_worker() {
-        {
-            std::lock_guard<std::mutex> lock(mutex_);
-            stop_ = true;
-        }
-        wake_.notify_one();
-        thread_.join();
-    }
-    void submit(std::function<void()> job) {
-        {
-            std::lock_guard<std::mutex> lock(mutex_);
-            jobs_.push_back(std::move(job));
-        }
-        wake_.notify_one();
-    }
-
-private:
-    void serve() {
-        std::unique_lock<std::mutex> lock(mutex_);
-        for (;;) {
-            wake_.wait(lock, [&] { return stop_ || !jobs_.empty(); });
-            if (jobs_.empty()) return;
-            std::function<void()> job = std::move(jobs_.front());
-            jobs_.pop_front();
-            lock.unlock();
-            job();
-            lock.lock();
-        }
-    }
-
-    std::mutex mutex_;
-    std::condition_variable wake_;
-    std::deque<std::function<void()>> jobs_;
-    bool stop_ = false;
-    std::thread thread_;
-};
-
 // The shares of p run at once through run_shares_at_once, share i on its own simulated
 // device (refusing every shape when i == refusing), share i > 0 on workers[i - 1] (none
 // started for i == unstarted). Returns what run_shares_at_once returns.
@@ -757,7 +713,7 @@ struct spread_run {
     std::vector<std::size_t> copies;
     bool stuck = false;
 };
-std::size_t spread_at_once(const std::vector<offload_share> &shares, std::vector<test_worker> &workers, unsigned seed,
+std::size_t spread_at_once(const std::vector<offload_share> &shares, std::vector<share_worker> &workers, unsigned seed,
                            std::size_t refusing, std::size_t unstarted, spread_run &out) {
     std::vector<std::unique_ptr<simulated_device>> devices;
     for (std::size_t i = 0; i < shares.size(); ++i) {
@@ -785,7 +741,7 @@ std::size_t spread_at_once(const std::vector<offload_share> &shares, std::vector
 
 TEST_CASE("offload spread: shares at once, each on its own device and thread, give the reference result") {
     std::mt19937 rng(21);
-    std::vector<test_worker> workers(2);
+    std::vector<share_worker> workers(2);
     struct shape {
         int64_t m, n, k, batch;
     };
@@ -814,7 +770,7 @@ TEST_CASE("offload spread: shares at once, each on its own device and thread, gi
 
 TEST_CASE("offload spread: one share refused, or never started, leaves all of C untouched and names that share") {
     std::mt19937 rng(22);
-    std::vector<test_worker> workers(2);
+    std::vector<share_worker> workers(2);
     host_case hc(rng, dtype::f32, dtype::f32, transpose::n, transpose::t, 40, 700, 30, 1, 0, 0.5);
     const std::vector<char> before = hc.c;
     spread_axis axis = spread_axis::none;
@@ -842,7 +798,7 @@ TEST_CASE("offload spread: one share refused, or never started, leaves all of C 
 // worker could wait at one call's gate for a share queued behind the other's on the second
 // worker, which waits for it in turn: this test then hangs (ctest's timeout fails it).
 TEST_CASE("offload spread: calls from several threads at once share the workers without waiting on each other") {
-    std::vector<test_worker> workers(2);
+    std::vector<share_worker> workers(2);
     std::vector<std::thread> callers;
     std::vector<int> wrong(6, 0);
     for (int t = 0; t < 6; ++t)

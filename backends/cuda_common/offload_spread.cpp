@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <condition_variable>
 
 #include "dispatch/error.hpp"
 
@@ -134,6 +133,38 @@ std::vector<offload_share> split_offload(const problem &p, const std::vector<dou
         start = end;
     }
     return shares;
+}
+
+share_worker::share_worker() : thread_([this] { serve(); }) {}
+
+share_worker::~share_worker() {
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        stop_ = true;
+    }
+    wake_.notify_one();
+    thread_.join();
+}
+
+void share_worker::submit(std::function<void()> job) {
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        jobs_.push_back(std::move(job));
+    }
+    wake_.notify_one();
+}
+
+void share_worker::serve() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+        wake_.wait(lock, [&] { return stop_ || !jobs_.empty(); });
+        if (jobs_.empty()) return;  // stopping, nothing left
+        std::function<void()> job = std::move(jobs_.front());
+        jobs_.pop_front();
+        lock.unlock();
+        job();
+        lock.lock();
+    }
 }
 
 std::size_t run_shares_at_once(std::size_t count, const share_submit &submit, const share_run &run,

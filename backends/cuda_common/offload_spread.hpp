@@ -12,11 +12,14 @@
 // at multiples of 256 columns or rows, and only as many devices as each move 32 MiB or more.
 #pragma once
 
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "dispatch/problem.hpp"
@@ -62,6 +65,27 @@ public:
 private:
     mutable std::mutex mutex_;
     std::vector<double> rate_;  // by ordinal; 0: never measured
+};
+
+// A thread that runs the jobs submitted to it one at a time, in order: the library keeps one
+// per device for the shares that are not the calling thread's. Joined when destroyed, after
+// the jobs already submitted.
+class share_worker {
+public:
+    share_worker();
+    ~share_worker();
+    share_worker(const share_worker &) = delete;
+    share_worker &operator=(const share_worker &) = delete;
+    void submit(std::function<void()> job);
+
+private:
+    void serve();
+
+    std::mutex mutex_;
+    std::condition_variable wake_;
+    std::deque<std::function<void()>> jobs_;
+    bool stop_ = false;
+    std::thread thread_;  // last: started once the members it uses exist
 };
 
 // What one share of a spread call came to.

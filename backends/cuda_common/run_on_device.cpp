@@ -4,15 +4,12 @@
 #include "run_on_device.hpp"
 
 #include <algorithm>
-#include <condition_variable>
 #include <cstdio>
-#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -230,59 +227,18 @@ gemm_status_t run_share(const problem &share, int device, const backend_calls &c
     return run_offload(share, dev, report, tile.first, tile.second, gate);
 }
 
-// A thread that runs the shares of spread calls on one device, one at a time, so that its
-// contexts there (streams, device memory, page-locked waves, library handles) are kept from
-// call to call as a calling thread's are. Joined at exit.
-class device_worker {
-public:
-    device_worker() : thread_([this] { serve(); }) {}
-    ~device_worker() {
-        {
-            std::lock_guard<std::mutex> lock(mutex_);
-            stop_ = true;
-        }
-        wake_.notify_one();
-        thread_.join();
-    }
-    void submit(std::function<void()> job) {
-        {
-            std::lock_guard<std::mutex> lock(mutex_);
-            jobs_.push_back(std::move(job));
-        }
-        wake_.notify_one();
-    }
-
-private:
-    void serve() {
-        std::unique_lock<std::mutex> lock(mutex_);
-        for (;;) {
-            wake_.wait(lock, [&] { return stop_ || !jobs_.empty(); });
-            if (jobs_.empty()) return;  // stopping, nothing left
-            std::function<void()> job = std::move(jobs_.front());
-            jobs_.pop_front();
-            lock.unlock();
-            job();
-            lock.lock();
-        }
-    }
-
-    std::mutex mutex_;
-    std::condition_variable wake_;
-    std::deque<std::function<void()>> jobs_;
-    bool stop_ = false;
-    std::thread thread_;  // last: started once the members it uses exist
-};
-
 // The worker of a device ordinal's n-th share in a call (a device named twice takes two
-// shares, which must run at once), started on first use; null when no thread can be started.
-device_worker *worker_for(int device, int nth) {
+// shares, which must run at once), started on first use and joined at exit, so that its
+// contexts there (streams, device memory, page-locked waves, library handles) are kept from
+// call to call as a calling thread's are; null when no thread can be started.
+share_worker *worker_for(int device, int nth) {
     static std::mutex mutex;
-    static std::map<std::pair<int, int>, std::unique_ptr<device_worker>> workers;
+    static std::map<std::pair<int, int>, std::unique_ptr<share_worker>> workers;
     std::lock_guard<std::mutex> lock(mutex);
-    std::unique_ptr<device_worker> &w = workers[{device, nth}];
+    std::unique_ptr<share_worker> &w = workers[{device, nth}];
     if (!w) {
         try {
-            w = std::make_unique<device_worker>();
+            w = std::make_unique<share_worker>();
         } catch (...) {
             return nullptr;
         }
@@ -358,7 +314,7 @@ gemm_status_t run_shares(const std::vector<offload_share> &shares, const std::ve
     taken[devices[shares[0].device]] = 1;
     const share_submit submit = [&](std::size_t i, std::function<void()> job) {
         const int device = devices[shares[i].device];
-        device_worker *w = worker_for(device, taken[device]++);
+        share_worker *w = worker_for(device, taken[device]++);
         if (w) w->submit(std::move(job));
         return w != nullptr;
     };

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <new>
 
 #include "dispatch/error.hpp"
 
@@ -183,9 +184,21 @@ std::size_t run_shares_at_once(std::size_t count, const share_submit &submit, co
             o.stopped = ready && !go;
             return go;
         };
-        o.status = run(i, meet, o.report);
-        if (o.status != GEMM_STATUS_SUCCESS) o.error = last_error_message();
+        // Nothing may leave a worker's job, nor the caller's share while the others run.
+        try {
+            o.status = run(i, meet, o.report);
+        } catch (const std::bad_alloc &) {
+            o.status = set_fixed_error(GEMM_STATUS_ALLOC_FAILED, "out of memory running a share");
+        } catch (...) {
+            o.status = set_fixed_error(GEMM_STATUS_INTERNAL_ERROR, "an exception running a share");
+        }
         if (!arrived) gate.fail_absent();  // failed before its plan
+        if (o.status != GEMM_STATUS_SUCCESS) {
+            try {
+                o.error = last_error_message();
+            } catch (...) {
+            }
+        }
     };
     {
         std::lock_guard<std::mutex> order(submission_order());
@@ -194,11 +207,15 @@ std::size_t run_shares_at_once(std::size_t count, const share_submit &submit, co
                 std::lock_guard<std::mutex> lock(mutex);
                 ++running;
             }
-            const bool started = submit(i, [&, i] {
-                run_one(i);
-                std::lock_guard<std::mutex> lock(mutex);
-                if (--running == 0) done.notify_one();
-            });
+            bool started = false;
+            try {
+                started = submit(i, [&, i] {
+                    run_one(i);
+                    std::lock_guard<std::mutex> lock(mutex);
+                    if (--running == 0) done.notify_one();
+                });
+            } catch (...) {  // out of memory queuing it: not started
+            }
             if (!started) {
                 {
                     std::lock_guard<std::mutex> lock(mutex);

@@ -129,6 +129,7 @@ public:
     std::vector<std::pair<const char *, std::size_t>> locked;  // page-locked host ranges
     std::function<bool(const problem &)> refuses;               // check() says NOT_SUPPORTED
     int fail_copy = -1;                                         // the copy that fails (0-based)
+    int throw_copy = -1;                                        // the copy that throws bad_alloc
     int copies = 0, gemms = 0;
     bool stuck = false;     // a host wait that nothing could satisfy
     bool outside = false;   // a copy or GEMM outside the device memory
@@ -161,6 +162,7 @@ public:
     }
     gemm_status_t copy(char *dst, std::size_t dst_pitch, const char *src, std::size_t src_pitch, std::size_t width,
                        std::size_t height, bool to_device, offload_stream s) override {
+        if (copies == throw_copy) throw std::bad_alloc();
         if (copies++ == fail_copy) return set_error(GEMM_STATUS_EXECUTION_FAILED, "simulated copy failure");
         const char *dev = to_device ? dst : src;
         const std::size_t dev_pitch = to_device ? dst_pitch : src_pitch;
@@ -214,9 +216,10 @@ public:
         return GEMM_STATUS_SUCCESS;
     }
     gemm_status_t finish() override {
-        run_until([&] { return queues_[0].empty() && queues_[1].empty() && queues_[2].empty(); });
+        run_until([&] { return idle(); });
         return GEMM_STATUS_SUCCESS;
     }
+    bool idle() const { return queues_[0].empty() && queues_[1].empty() && queues_[2].empty(); }
 
 private:
     struct work {
@@ -592,6 +595,30 @@ TEST_CASE("offload engine: a copy that fails stops the call with its status, eve
         offload_report report;
         CHECK(run_offload(hc.p, dev, report) == GEMM_STATUS_EXECUTION_FAILED);
         CHECK_FALSE(dev.stuck);
+    }
+}
+
+// Out of host memory mid-call (the C API turns it into GEMM_STATUS_ALLOC_FAILED): the streams
+// are drained before it leaves the engine, so no copy still reads or writes the caller's
+// memory once the call has returned.
+TEST_CASE("offload engine: an exception mid-call leaves only after every stream is drained") {
+    std::mt19937 rng(10);
+    for (int at : {1, 4, 9}) {
+        for (bool pageable : {true, false}) {
+            host_case hc(rng, dtype::f32, dtype::f32, transpose::n, transpose::n, 60, 50, 30, 1, 0, 0.5);
+            simulated_device dev{unsigned(at)};
+            dev.budget = std::size_t(24) << 10;
+            dev.throw_copy = at;
+            if (!pageable) {
+                std::vector<char> *buffers[3] = {&hc.a, &hc.b, &hc.c};
+                for (std::vector<char> *b : buffers) dev.locked.push_back({b->data(), b->size()});
+            }
+            offload_report report;
+            INFO("copy " << at << (pageable ? " pageable" : " page-locked"));
+            CHECK_THROWS_AS(run_offload(hc.p, dev, report), std::bad_alloc);
+            CHECK(dev.idle());
+            CHECK_FALSE(dev.stuck);
+        }
     }
 }
 

@@ -390,7 +390,12 @@ gemm_status_t run_offload(const problem &p, offload_device &dev, offload_report 
     if (!go) return set_error(GEMM_STATUS_NOT_SUPPORTED, "offload: stopped before the first copy");
     const auto start = std::chrono::steady_clock::now();
     offload_run run(p, dev, plan, base);
-    s = run.go(report);
+    try {
+        s = run.go(report);
+    } catch (...) {  // out of host memory: no copy may outlive the call
+        dev.finish();
+        throw;
+    }
     const gemm_status_t finished = timed(report.waiting, [&] { return dev.finish(); });
     report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return s != GEMM_STATUS_SUCCESS ? s : finished;

@@ -70,8 +70,8 @@ struct offload_report {
 // Computes p (host memory, no epilogue) on dev. Before anything is copied: the plan (within
 // dev.device_budget(): GEMM_STATUS_ALLOC_FAILED when not even the smallest tiles fit) and
 // dev.check on every shape of step it will run, so that a refusal leaves C untouched. A
-// failure once copies have begun waits for the streams and returns the first error; C may then
-// be partly written.
+// failure once copies have begun (an exception too, rethrown) waits for the streams and returns
+// the first error; C may then be partly written.
 // tile_m, tile_n (when > 0) replace the rule's tile sizes.
 // gate, when given, is called once, before the first copy, with the status of the plan, the
 // device memory and the checks; it returns whether to go on. With false, nothing is copied

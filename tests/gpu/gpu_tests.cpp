@@ -1814,7 +1814,8 @@ TEST_SUITE("gpu_offload_spread" * doctest::skip()) {
             int64_t m, n, k, batch;
             const char *cut;  // what the trace names; "" for a problem too small to spread
         };
-        // Each share moves at least 32 MiB: these move 84, 84, 96 and 1.3 MB in all.
+        // A share is cut only where each moves at least 32 MiB: with beta = 0 these move 84, 84,
+        // 96 and 1.3 MB in all (C's bytes once more with beta != 0).
         const spread_case cases[] = {{2048, 8192, 512, 1, "offloaded to 2 GPUs by C's columns"},
                                      {8192, 2048, 512, 1, "offloaded to 2 GPUs by C's rows"},
                                      {2048, 2048, 2048, 2, "offloaded to 2 GPUs by C's batch matrices"},

@@ -324,6 +324,16 @@ struct host_case {
           << p.ldc << " beta " << beta;
         text = o.str();
     }
+
+    // C as the reference computes it from the case's operands (the bytes outside C's m x n
+    // elements as they are now).
+    std::vector<char> expected_c() const {
+        std::vector<char> want = c;
+        problem expected = p;
+        expected.c = want.data();
+        reference_gemm(expected);
+        return want;
+    }
 };
 
 // Runs one case through the engine on a simulated device with `budget` bytes; checks the
@@ -331,10 +341,7 @@ struct host_case {
 // outside C's m x n elements changed.
 void check_case(host_case &hc, std::size_t budget, unsigned seed, int locked_mask) {
     const std::vector<char> before = hc.c;
-    std::vector<char> want = hc.c;
-    problem expected = hc.p;
-    expected.c = want.data();
-    reference_gemm(expected);
+    const std::vector<char> want = hc.expected_c();
 
     simulated_device dev(seed);
     dev.budget = budget;
@@ -630,10 +637,7 @@ TEST_CASE("offload engine: several threads at once, each on its own device, shar
             std::mt19937 rng(100 + unsigned(t));
             for (int i = 0; i < 20; ++i) {
                 host_case hc(rng, dtype::f32, dtype::f32, transpose::n, transpose::n, 50 + t, 40, 30, 1, 0, 0.5);
-                std::vector<char> want = hc.c;
-                problem expected = hc.p;
-                expected.c = want.data();
-                reference_gemm(expected);
+                const std::vector<char> want = hc.expected_c();
                 simulated_device dev{unsigned(i)};
                 dev.budget = std::size_t(16) << 10;
                 offload_report report;
@@ -778,10 +782,7 @@ TEST_CASE("offload spread: shares at once, each on its own device and thread, gi
         const dtype t = trial % 2 ? dtype::f64 : dtype::f32;
         host_case hc(rng, t, t, transpose(rng() % 2), transpose(rng() % 2), sh.m, sh.n, sh.k, sh.batch,
                      sh.batch > 1 ? int(rng() % 3) : 0, trial % 3 == 0 ? 0.0 : 0.5);
-        std::vector<char> want = hc.c;
-        problem expected = hc.p;
-        expected.c = want.data();
-        reference_gemm(expected);
+        const std::vector<char> want = hc.expected_c();
         const std::vector<double> speeds = {1.0 + double(rng() % 3), 1.0 + double(rng() % 3), 1.0};
         spread_axis axis = spread_axis::none;
         const std::vector<offload_share> shares = split_offload(hc.p, speeds, axis, 1.0);
@@ -833,10 +834,7 @@ TEST_CASE("offload spread: calls from several threads at once share the workers 
             std::mt19937 rng(300 + unsigned(t));
             for (int i = 0; i < 15; ++i) {
                 host_case hc(rng, dtype::f32, dtype::f32, transpose::n, transpose::n, 20 + t, 700, 12, 1, 0, 0.5);
-                std::vector<char> want = hc.c;
-                problem expected = hc.p;
-                expected.c = want.data();
-                reference_gemm(expected);
+                const std::vector<char> want = hc.expected_c();
                 spread_axis axis = spread_axis::none;
                 const std::vector<offload_share> shares = split_offload(hc.p, {1.0, 2.0, 1.0}, axis, 1.0);
                 spread_run r;

@@ -370,6 +370,18 @@ gemm_status_t choose_algo(cublasLtHandle_t lt, const problem &p, lt_plan &plan, 
     return s;
 }
 
+// The thread's context and handle on dp.device, dp's plan (its epilogue pointers set) and the
+// algorithm of this variant: the host work of a launch, before anything is enqueued.
+gemm_status_t prepare(const problem &dp, std::string_view variant, cuda::device_context *&dc, cublasLtHandle_t &lt,
+                      lt_plan *&plan, checked_algo &algo, run_report &ctx) {
+    gemm_status_t s = cuda::context_for(dp.device, dc);
+    if (s == GEMM_STATUS_SUCCESS) s = dc->blas_lt(lt);
+    if (s == GEMM_STATUS_SUCCESS) s = find_plan(*dc, dp, plan);
+    if (s == GEMM_STATUS_SUCCESS) s = set_epilogue_pointers(dp, *plan);
+    if (s == GEMM_STATUS_SUCCESS) s = choose_algo(lt, dp, *plan, variant, algo, ctx);
+    return s;
+}
+
 gemm_status_t launch(const problem &dp, cudaStream_t stream, std::string_view variant, run_report &ctx) {
     // k == 0 or alpha == 0: C = beta * C without touching A or B (which may be NULL).
     if (dp.scales_only()) {
@@ -381,11 +393,7 @@ gemm_status_t launch(const problem &dp, cudaStream_t stream, std::string_view va
     lt_plan *plan = nullptr;
     checked_algo algo;
     void *workspace = nullptr;
-    gemm_status_t s = cuda::context_for(dp.device, dc);
-    if (s == GEMM_STATUS_SUCCESS) s = dc->blas_lt(lt);
-    if (s == GEMM_STATUS_SUCCESS) s = find_plan(*dc, dp, plan);
-    if (s == GEMM_STATUS_SUCCESS) s = set_epilogue_pointers(dp, *plan);
-    if (s == GEMM_STATUS_SUCCESS) s = choose_algo(lt, dp, *plan, variant, algo, ctx);
+    gemm_status_t s = prepare(dp, variant, dc, lt, plan, algo, ctx);
     // An algorithm that needs no workspace (common at small sizes, where host cost shows)
     // skips the workspace and the event that guards it.
     const bool uses_workspace = algo.workspace > 0;
@@ -414,11 +422,7 @@ gemm_status_t check(const problem &dp, std::string_view variant) {
     lt_plan *plan = nullptr;
     checked_algo algo;
     run_report unused;
-    gemm_status_t s = cuda::context_for(dp.device, dc);
-    if (s == GEMM_STATUS_SUCCESS) s = dc->blas_lt(lt);
-    if (s == GEMM_STATUS_SUCCESS) s = find_plan(*dc, dp, plan);
-    if (s == GEMM_STATUS_SUCCESS) s = choose_algo(lt, dp, *plan, variant, algo, unused);
-    return s;
+    return prepare(dp, variant, dc, lt, plan, algo, unused);
 }
 
 class cublaslt_backend final : public backend {

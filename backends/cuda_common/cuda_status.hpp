@@ -19,4 +19,12 @@ gemm_status_t cuda_status(cudaError_t e, const char *what);
 // GEMM_STATUS_EXECUTION_FAILED.
 gemm_status_t cublas_status(cublasStatus_t s, const char *what);
 
+// cuda_status of e, the call that made `handle` (a stream or event created on first use): on
+// failure the handle is left null, so that the next use makes it again.
+template <class Handle> gemm_status_t made(Handle &handle, cudaError_t e, const char *what) {
+    const gemm_status_t s = cuda_status(e, what);
+    if (s != GEMM_STATUS_SUCCESS) handle = nullptr;
+    return s;
+}
+
 }  // namespace gemm::cuda

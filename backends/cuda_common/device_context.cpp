@@ -110,14 +110,11 @@ gemm_status_t device_context::acquire_workspace(cudaStream_t stream, std::size_t
     if (captured != GEMM_STATUS_SUCCESS) return captured;
     if (capture == cudaStreamCaptureStatusActive)
         return cuda_status(cudaMallocAsync(&out, bytes, stream), "cudaMallocAsync (cuBLASLt workspace in a CUDA graph)");
-    if (!workspace_event_) {
-        gemm_status_t s = cuda_status(cudaEventCreateWithFlags(&workspace_event_, cudaEventDisableTiming),
-                                      "cudaEventCreateWithFlags (workspace)");
-        if (s != GEMM_STATUS_SUCCESS) {
-            workspace_event_ = nullptr;
+    if (!workspace_event_)
+        if (gemm_status_t s = made(workspace_event_, cudaEventCreateWithFlags(&workspace_event_, cudaEventDisableTiming),
+                                   "cudaEventCreateWithFlags (workspace)");
+            s != GEMM_STATUS_SUCCESS)
             return s;
-        }
-    }
     if (!workspace_) {
         gemm_status_t s = cuda_status(cudaMalloc(&workspace_, workspace_bytes), "cudaMalloc (cuBLASLt workspace)");
         if (s != GEMM_STATUS_SUCCESS) {

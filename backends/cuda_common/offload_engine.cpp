@@ -32,13 +32,18 @@ constexpr std::size_t direct_matrix_bytes = std::size_t(64) << 10;
 // (8192^3 f32 pageable on the H200 host: 41.9 ms a call against 30.8).
 constexpr std::size_t copy_part_bytes = std::size_t(256) << 10;
 
-// f(), its time added to `seconds`.
-template <class F> auto timed(double &seconds, F f) {
-    const auto start = std::chrono::steady_clock::now();
-    auto result = f();
-    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    return result;
-}
+// Adds the seconds from its making to its end to a total.
+class stopwatch {
+public:
+    explicit stopwatch(double &total) : total_(total) {}
+    ~stopwatch() { total_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
+    stopwatch(const stopwatch &) = delete;
+    stopwatch &operator=(const stopwatch &) = delete;
+
+private:
+    double &total_;
+    const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
 
 constexpr int event_in_ready = 0, event_gemm_done = 1, first_slot_event = 2;
 
@@ -201,14 +206,39 @@ private:
         to_device_ += std::size_t(b.count) * std::size_t(b.cols) * pb.column_bytes();
         gemm_status_t s = dev_.wait(offload_stream::in, slot_event(o, slot));
         if (s != GEMM_STATUS_SUCCESS) return s;
-        if (direct(h, pb)) {
-            for (int64_t i = 0; i < b.count && s == GEMM_STATUS_SUCCESS; ++i)
-                s = dev_.copy(pb.slot + pb.offset(i * b.cols), std::size_t(pb.ld) * pb.elem, pb.host(h, i * b.cols, 0),
-                              std::size_t(h.ld) * h.elem, pb.column_bytes(), std::size_t(b.cols), true, offload_stream::in);
-            return s;
-        }
+        if (direct(h, pb)) return copy_direct(h, pb, true, offload_stream::in);
         packed_ = true;
         return for_each_wave(pb, wave_, [&](const wave &w) { return send_wave(h, pb, w); });
+    }
+
+    // The block by DMA between the caller's page-locked matrices and its slot, a copy per
+    // matrix.
+    gemm_status_t copy_direct(const host_operand &h, const placed_block &pb, bool to_device, offload_stream stream) {
+        const offload_block &b = pb.block;
+        gemm_status_t s = GEMM_STATUS_SUCCESS;
+        for (int64_t i = 0; i < b.count && s == GEMM_STATUS_SUCCESS; ++i) {
+            char *slot = pb.slot + pb.offset(i * b.cols), *host = pb.host(h, i * b.cols, 0);
+            const std::size_t slot_pitch = std::size_t(pb.ld) * pb.elem, host_pitch = std::size_t(h.ld) * h.elem;
+            s = to_device ? dev_.copy(slot, slot_pitch, host, host_pitch, pb.column_bytes(), std::size_t(b.cols), true, stream)
+                          : dev_.copy(host, host_pitch, slot, slot_pitch, pb.column_bytes(), std::size_t(b.cols), false, stream);
+        }
+        return s;
+    }
+
+    // Wave w of the block between the caller's matrices and the page-locked wave at wave_at
+    // (laid out as in the slot from the wave's first element), on the host copy threads: into
+    // the wave when packing, out of it when not.
+    static void move_wave(const host_operand &h, const placed_block &pb, const wave &w, char *wave_at, bool packing) {
+        const std::size_t start = pb.offset(w.g0) + std::size_t(w.r0) * pb.elem;
+        copy_wave(pb, w, [&](const wave &part) {
+            const std::size_t bytes = std::size_t(part.r1 - part.r0) * pb.elem;
+            for (int64_t g = part.g0; g < part.g1; ++g) {
+                char *packed = wave_at + pb.offset(g) + std::size_t(part.r0) * pb.elem - start;
+                char *host = pb.host(h, g, part.r0);
+                if (packing) std::memcpy(packed, host, bytes);
+                else std::memcpy(host, packed, bytes);
+            }
+        });
     }
 
     // A wave packed into the next page-locked in-wave (once its last copy is done), then
@@ -222,16 +252,11 @@ private:
         const int event = first_in_wave_event_ + i;
         if (in_used_[i] && (s = wait_for(event)) != GEMM_STATUS_SUCCESS) return s;
         char *wave_at = staging + std::size_t(i) * wave_;
-        const std::size_t start = pb.offset(w.g0) + std::size_t(w.r0) * pb.elem;
-        timed(packing_, [&] {
-            copy_wave(pb, w, [&](const wave &part) {
-                for (int64_t g = part.g0; g < part.g1; ++g)
-                    std::memcpy(wave_at + pb.offset(g) + std::size_t(part.r0) * pb.elem - start, pb.host(h, g, part.r0),
-                                std::size_t(part.r1 - part.r0) * pb.elem);
-            });
-            return 0;
-        });
-        const std::size_t bytes = span(pb, w);
+        {
+            stopwatch time(packing_);
+            move_wave(h, pb, w, wave_at, true);
+        }
+        const std::size_t start = pb.offset(w.g0) + std::size_t(w.r0) * pb.elem, bytes = span(pb, w);
         s = dev_.copy(pb.slot + start, bytes, wave_at, bytes, bytes, 1, true, offload_stream::in);
         if (s == GEMM_STATUS_SUCCESS) s = dev_.record(event, offload_stream::in);
         in_used_[i] = true;
@@ -243,14 +268,7 @@ private:
         const host_operand &h = host_[2];
         const placed_block pb = place(offload_operand::c, b, slot);
         to_host_ += std::size_t(b.count) * std::size_t(b.cols) * pb.column_bytes();
-        gemm_status_t s = GEMM_STATUS_SUCCESS;
-        if (direct(h, pb)) {
-            for (int64_t i = 0; i < b.count && s == GEMM_STATUS_SUCCESS; ++i)
-                s = dev_.copy(pb.host(h, i * b.cols, 0), std::size_t(h.ld) * h.elem, pb.slot + pb.offset(i * b.cols),
-                              std::size_t(pb.ld) * pb.elem, pb.column_bytes(), std::size_t(b.cols), false,
-                              offload_stream::out);
-            return s;
-        }
+        if (direct(h, pb)) return copy_direct(h, pb, false, offload_stream::out);
         packed_ = true;
         return for_each_wave(pb, wave_, [&](const wave &w) { return receive_wave(pb, w); });
     }
@@ -288,18 +306,10 @@ private:
 
     void unpack_arrived(int i) {
         pending &pw = pending_[i];
-        const placed_block &pb = pw.block;
-        const char *wave_at = staging_ + std::size_t(in_waves + i) * wave_;
-        const std::size_t start = pb.offset(pw.w.g0) + std::size_t(pw.w.r0) * pb.elem;
-        timed(unpacking_, [&] {
-            copy_wave(pb, pw.w, [&](const wave &part) {
-                for (int64_t g = part.g0; g < part.g1; ++g)
-                    std::memcpy(pb.host(host_[2], g, part.r0),
-                                wave_at + pb.offset(g) + std::size_t(part.r0) * pb.elem - start,
-                                std::size_t(part.r1 - part.r0) * pb.elem);
-            });
-            return 0;
-        });
+        {
+            stopwatch time(unpacking_);
+            move_wave(host_[2], pw.block, pw.w, staging_ + std::size_t(in_waves + i) * wave_, false);
+        }
         pw.busy = false;
         in_flight_.pop_front();
     }
@@ -321,7 +331,8 @@ private:
     }
 
     gemm_status_t wait_for(int event) {
-        return timed(waiting_, [&] { return dev_.host_wait(event); });
+        stopwatch time(waiting_);
+        return dev_.host_wait(event);
     }
 
     gemm_status_t staging_memory(char *&out) {
@@ -388,16 +399,19 @@ gemm_status_t run_offload(const problem &p, offload_device &dev, offload_report 
     const bool go = gate ? gate(s) : true;
     if (s != GEMM_STATUS_SUCCESS) return s;
     if (!go) return set_error(GEMM_STATUS_NOT_SUPPORTED, "offload: stopped before the first copy");
-    const auto start = std::chrono::steady_clock::now();
-    offload_run run(p, dev, plan, base);
-    try {
-        s = run.go(report);
-    } catch (...) {  // out of host memory: no copy may outlive the call
-        dev.finish();
-        throw;
+    gemm_status_t finished = GEMM_STATUS_SUCCESS;
+    {
+        stopwatch whole(report.seconds);
+        offload_run run(p, dev, plan, base);
+        try {
+            s = run.go(report);
+        } catch (...) {  // out of host memory: no copy may outlive the call
+            dev.finish();
+            throw;
+        }
+        stopwatch time(report.waiting);
+        finished = dev.finish();
     }
-    const gemm_status_t finished = timed(report.waiting, [&] { return dev.finish(); });
-    report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return s != GEMM_STATUS_SUCCESS ? s : finished;
 }
 

@@ -103,9 +103,8 @@ const char *spread_axis_name(spread_axis a) {
 std::vector<offload_share> split_offload(const problem &p, const std::vector<double> &speeds, spread_axis &axis,
                                          double least_bytes) {
     axis = spread_axis::none;
-    const std::vector<offload_share> whole{{p, 0, 0, 0}};
     const int64_t devices = int64_t(speeds.size());
-    if (devices < 2 || p.m == 0 || p.n == 0 || p.batch == 0) return whole;
+    if (devices < 2 || p.m == 0 || p.n == 0 || p.batch == 0) return {{p, 0, 0, 0}};
     int64_t length = 0, granule = 1;
     if (p.batch >= devices) {
         axis = spread_axis::batch, length = p.batch;
@@ -118,7 +117,7 @@ std::vector<offload_share> split_offload(const problem &p, const std::vector<dou
     const int64_t used = std::min({devices, units, int64_t(std::min(1e9, operand_bytes(p) / least_bytes))});
     if (used < 2) {
         axis = spread_axis::none;
-        return whole;
+        return {{p, 0, 0, 0}};
     }
     double total = 0;
     for (int64_t d = 0; d < used; ++d) total += speeds[std::size_t(d)];

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "cuda_devices.hpp"
 #include "cuda_status.hpp"
 #include "device_context.hpp"
 #include "dispatch/error.hpp"
@@ -35,30 +36,20 @@ struct offload_streams final : context_attachment {
             if (s) cudaStreamDestroy(s);
     }
     gemm_status_t create() {
-        for (cudaStream_t &s : streams)
-            if (!s) {
-                gemm_status_t status = cuda_status(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking),
-                                                   "cudaStreamCreateWithFlags (offload)");
-                if (status != GEMM_STATUS_SUCCESS) {
-                    s = nullptr;
-                    return status;
-                }
-            }
-        return GEMM_STATUS_SUCCESS;
+        gemm_status_t s = GEMM_STATUS_SUCCESS;
+        for (cudaStream_t &stream : streams)
+            if (!stream && s == GEMM_STATUS_SUCCESS)
+                s = made(stream, cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
+                         "cudaStreamCreateWithFlags (offload)");
+        return s;
     }
     gemm_status_t event(int i, cudaEvent_t &out) {
         if (std::size_t(i) >= events.size()) events.resize(std::size_t(i) + 1, nullptr);
         cudaEvent_t &e = events[std::size_t(i)];
-        if (!e) {
-            gemm_status_t s = cuda_status(cudaEventCreateWithFlags(&e, cudaEventDisableTiming),
-                                          "cudaEventCreateWithFlags (offload)");
-            if (s != GEMM_STATUS_SUCCESS) {
-                e = nullptr;
-                return s;
-            }
-        }
+        gemm_status_t s = GEMM_STATUS_SUCCESS;
+        if (!e) s = made(e, cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreateWithFlags (offload)");
         out = e;
-        return GEMM_STATUS_SUCCESS;
+        return s;
     }
 };
 
@@ -185,15 +176,10 @@ private:
     void *state_;
 };
 
-std::string megabytes(std::size_t bytes) {
+// "12.35": for traces.
+std::string two_places(double value) {
     char text[32];
-    std::snprintf(text, sizeof text, "%.2f", double(bytes) / 1e6);
-    return text;
-}
-
-std::string milliseconds(double seconds) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.2f", seconds * 1e3);
+    std::snprintf(text, sizeof text, "%.2f", value);
     return text;
 }
 
@@ -262,10 +248,9 @@ const std::vector<int> &listed_devices() {
 // current device first when it is among them. A device listed twice takes two shares, each
 // on its own thread: how spreading is tested on a machine of one GPU.
 gemm_status_t call_devices(std::vector<int> &out) {
-    int count = 0, current = 0;
-    gemm_status_t s = cuda_status(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
-    if (s == GEMM_STATUS_SUCCESS) s = cuda_status(cudaGetDevice(&current), "cudaGetDevice");
-    if (s != GEMM_STATUS_SUCCESS) return s;
+    const int count = device_count();
+    int current = 0;
+    if (gemm_status_t s = cuda_status(cudaGetDevice(&current), "cudaGetDevice"); s != GEMM_STATUS_SUCCESS) return s;
     out = listed_devices();
     if (out.empty())
         for (int d = 0; d < count; ++d) out.push_back(d);
@@ -279,10 +264,11 @@ gemm_status_t call_devices(std::vector<int> &out) {
 }
 
 std::string offload_note(const offload_report &r) {
-    return r.plan + "; H2D " + megabytes(r.to_device) + " MB, D2H " + megabytes(r.to_host) + " MB, " +
+    return r.plan + "; H2D " + two_places(double(r.to_device) / 1e6) + " MB, D2H " +
+           two_places(double(r.to_host) / 1e6) + " MB, " +
            (r.all_page_locked ? "all page-locked: direct DMA" : "packed through page-locked staging where pageable") +
-           "; " + milliseconds(r.seconds) + " ms: packing " + milliseconds(r.packing) + ", unpacking " +
-           milliseconds(r.unpacking) + ", waiting on the GPU " + milliseconds(r.waiting);
+           "; " + two_places(r.seconds * 1e3) + " ms: packing " + two_places(r.packing * 1e3) + ", unpacking " +
+           two_places(r.unpacking * 1e3) + ", waiting on the GPU " + two_places(r.waiting * 1e3);
 }
 
 // Shares run at once on several devices: the backend's launch and check are called by one

@@ -1663,6 +1663,12 @@ TEST_SUITE("gpu_batch_trace" * doctest::skip()) {
 
 namespace {
 
+// x as f32 values in [-1, 1], a different sequence for each salt.
+void fill_floats(bytes &x, unsigned salt) {
+    float *f = reinterpret_cast<float *>(x.data());
+    for (std::size_t i = 0; i < x.size() / 4; ++i) f[i] = float((i * 2654435761u + salt) % 2001u) / 1000.0f - 1.0f;
+}
+
 // Largest |C(i,j) - (alpha * sum_l A(i,l) B(l,j) + beta * C0(i,j))| / (|alpha| sum_l |A(i,l) B(l,j)|
 // + |beta C0(i,j)|) over 64 entries; column-major f32 NN.
 double sampled_error(int64_t m, int64_t n, int64_t k, const float *a, const float *b, const float *c0, const float *c,
@@ -1690,11 +1696,7 @@ TEST_SUITE("gpu_staging_trace" * doctest::skip()) {
         // 256 x 4096 x 8192: four tiles of 256 x 1024, A and each quarter of B copied once.
         const int64_t m = 256, n = 4096, k = 8192;
         bytes a_init(std::size_t(m * k) * 4), b_init(std::size_t(k * n) * 4), c_init(std::size_t(m * n) * 4);
-        auto fill = [](bytes &x, unsigned salt) {
-            float *f = reinterpret_cast<float *>(x.data());
-            for (std::size_t i = 0; i < x.size() / 4; ++i) f[i] = float((i * 2654435761u + salt) % 2001u) / 1000.0f - 1.0f;
-        };
-        fill(a_init, 1), fill(b_init, 2), fill(c_init, 3);
+        fill_floats(a_init, 1), fill_floats(b_init, 2), fill_floats(c_init, 3);
         for (const std::string &name : gpu_backends()) {
             if (name == "cublasxt") continue;  // its own tiling, not the library's staging
             selection_guard sel(name);
@@ -1824,11 +1826,7 @@ TEST_SUITE("gpu_offload_spread" * doctest::skip()) {
             const int64_t m = sc.m, n = sc.n, k = sc.k, batch = sc.batch;
             bytes a_init(std::size_t(m * k * batch) * 4), b_init(std::size_t(k * n * batch) * 4),
                 c_init(std::size_t(m * n * batch) * 4);
-            auto fill = [](bytes &x, unsigned salt) {
-                float *f = reinterpret_cast<float *>(x.data());
-                for (std::size_t i = 0; i < x.size() / 4; ++i) f[i] = float((i * 2654435761u + salt) % 2001u) / 1000.0f - 1.0f;
-            };
-            fill(a_init, 4), fill(b_init, 5), fill(c_init, 6);
+            fill_floats(a_init, 4), fill_floats(b_init, 5), fill_floats(c_init, 6);
             for (const std::string &name : gpu_backends()) {
                 if (name == "cublasxt") continue;  // its own devices (GEMM_XT_DEVICES)
                 selection_guard sel(name);

@@ -35,6 +35,10 @@
 #   decode    bf16 decode shapes (m = 1..128 rows of X W^T, n and k 4096 and 14336): the Hopper
 #             kernels that split k (256x64 and 128x128 tiles) and cuda_tiled's default against
 #             cuBLAS and cuBLASLt
+#   kernels   where a call's device time goes: ncu (--clock-control none) times every kernel that
+#             cuBLAS and cuda_tiled's default launch for each of KERNEL_SHAPES (bf16 row-major NT,
+#             default the decode shapes 1x4096x4096 1x14336x4096 32x14336x4096 128x4096x4096
+#             128x14336x14336; KERNEL_BACKENDS), with its grid (ncu_kernels.awk)
 #   host_rule untuned auto on host memory (f32 squares 64..8192) against cpu_omp, cblas and
 #             cublas staged, after a gemm tune that stores the machine's rates
 #   wgmma_tune  gemm tune on bf16 device shapes (the Hopper kernels among the candidates), then
@@ -296,6 +300,17 @@ if has_stage decode; then
         END { if (n) printf "decode, 256x64 split k against cuBLAS: geometric mean %.3f, lowest %.3f over %d shapes", exp(s / n), lo, n }' \
         "$out/decode.csv" 2>/dev/null)")
     save_logs
+fi
+if has_stage kernels; then
+    for shape in ${KERNEL_SHAPES:-1x4096x4096 1x14336x4096 32x14336x4096 128x4096x4096 128x14336x14336}; do
+        timeout 120 ncu --clock-control none --metrics gpu__time_duration.sum --print-units base --csv \
+            $gemm bench $shape --device 0 --dtype bf16 --layout row --ops NT --backends ${KERNEL_BACKENDS:-cublas,cuda_tiled} \
+            --baseline cublas --no-measure-peak --warmup 1 --reps 2 --rounds 1 \
+            >"$out/kernels_$shape.csv" 2>"$out/kernels_$shape.err"
+        summary+=("ncu kernels of $shape: rc=$?")
+        while read -r line; do summary+=("$line"); done < <(awk -f bench/device/ncu_kernels.awk "$out/kernels_$shape.csv")
+        save_logs
+    done
 fi
 if has_stage host_rule; then
     # Untuned auto on host memory: tune one shape far from the squares (storing the machine's

@@ -1,10 +1,10 @@
 // test_offload.cpp: the offload engine of host-memory GEMMs on the GPU (backends/cuda_common/
-// offload_plan.cpp, offload_engine.cpp, offload_spread.cpp; plain C++, so built and run without CUDA too), against a
-// simulated GPU whose three streams run their work in a random interleaving that respects
-// only the events: a missing wait (a GEMM before its blocks arrive, a slot overwritten while a
-// GEMM still reads it, a page-locked wave packed again before its copy left, C unpacked before
-// it arrived) changes the result, and every result is compared exactly with the same double
-// reference computed on the caller's matrices.
+// offload_plan.cpp, offload_engine.cpp, offload_spread.cpp; plain C++, so built and run
+// without CUDA too), against a simulated GPU whose three streams run their work in a random
+// interleaving that respects only the events: a missing wait (a GEMM before its blocks arrive,
+// a slot overwritten while a GEMM still reads it, a page-locked wave packed again before its
+// copy left, C unpacked before it arrived) changes the result, and every result is compared
+// exactly with the same double reference computed on the caller's matrices.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 

@@ -236,16 +236,14 @@ std::size_t run_shares_at_once(std::size_t count, const share_submit &submit, co
 
 std::vector<double> device_speeds::of(const std::vector<int> &ordinals) const {
     std::lock_guard<std::mutex> lock(mutex_);
+    auto rate = [&](int o) { return o >= 0 && std::size_t(o) < rate_.size() ? rate_[std::size_t(o)] : 0.0; };
     double sum = 0;
     int measured = 0;
     for (int o : ordinals)
-        if (o >= 0 && std::size_t(o) < rate_.size() && rate_[std::size_t(o)] > 0) sum += rate_[std::size_t(o)], ++measured;
+        if (rate(o) > 0) sum += rate(o), ++measured;
     const double unknown = measured ? sum / measured : 1.0;
     std::vector<double> out;
-    for (int o : ordinals) {
-        const bool known = o >= 0 && std::size_t(o) < rate_.size() && rate_[std::size_t(o)] > 0;
-        out.push_back(known ? rate_[std::size_t(o)] : unknown);
-    }
+    for (int o : ordinals) out.push_back(rate(o) > 0 ? rate(o) : unknown);
     return out;
 }
 

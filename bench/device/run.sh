@@ -153,7 +153,7 @@ if has_stage offload2; then
             for devices in 0 0,1; do
                 GEMM_OFFLOAD_DEVICES=$devices GEMM_XT_DEVICES=0,1 timeout 280 $gemm bench ${OFFLOAD2_SHAPES:-4096 8192 16384} \
                     --memory $memory --dtype f32 --layout col --backends cublas,cublasxt --baseline cublasxt \
-                    --no-measure-peak --budget-ms 1500 | sed "s/^cublas /cublas[$devices] /" >>"$out/offload2_$memory.txt" 2>&1
+                    --no-measure-peak --budget-ms 1500 2>&1 | sed "s/^cublas /cublas[$devices] /" >>"$out/offload2_$memory.txt"
                 summary+=("gemm bench --memory $memory, GEMM_OFFLOAD_DEVICES=$devices: rc=$?")
             done
             save_logs

@@ -278,6 +278,10 @@ __global__ void __launch_bounds__(threads, 1)
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     }
     __syncthreads();
+    // The split-k reduction, launched after this kernel as its programmatic dependent, may
+    // be scheduled now: it waits for this grid's completion (griddepcontrol.wait) before it
+    // reads anything, and it cannot take an SM a block of this kernel holds.
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 
     constexpr int bn = Tiling::bn, wn = Tiling::wgmma_n;
     const int tiles_m = (p.m + bm - 1) / bm, tiles_n = (p.n + bn - 1) / bn;
@@ -357,14 +361,23 @@ __global__ void __launch_bounds__(threads, 1)
 }
 
 // C = alpha * (the splits' partial sums, added in split order) + beta * C: the same sum in
-// the same order on every run, whatever order the blocks ran in.
+// the same order on every run, whatever order the blocks ran in. Launched as the GEMM
+// kernel's programmatic dependent: it waits for that grid's completion and its memory before
+// reading the partial sums. A thread issues every split's load before adding them, so that
+// its reads are in flight at once.
 template <class TC>
 __global__ void split_k_reduce(wgmma_params p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    asm volatile("griddepcontrol.wait;" ::: "memory");
     const int64_t per_matrix = int64_t(p.m) * p.n, total = per_matrix * p.batch;
     for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
+        float part[max_splits];
+#pragma unroll
+        for (int s = 0; s < max_splits; ++s) part[s] = s < p.splits ? __ldcg(p.partial + s * total + i) : 0.0f;
         float sum = 0.0f;
-        for (int s = 0; s < p.splits; ++s) sum += p.partial[s * total + i];
+#pragma unroll
+        for (int s = 0; s < max_splits; ++s)
+            if (s < p.splits) sum += part[s];
         const int64_t matrix = i / per_matrix, column = i % per_matrix / p.m, row = i % p.m;
         TC *c = static_cast<TC *>(p.out.c) + matrix * p.out.stride + column * p.out.ld + row;
         float v = p.out.alpha * sum;
@@ -495,10 +508,20 @@ gemm_status_t launch_typed(const CUtensorMap &map_a, const CUtensorMap &map_b, c
     kernel<<<unsigned(blocks), threads, Tiling::smem_bytes, stream>>>(map_a, map_b, params);
     if (cudaError_t e = cudaGetLastError(); e != cudaSuccess || params.splits == 1)
         return cuda::cuda_status(e, "cuda_tiled: wgmma kernel launch");
+    // The reduction as the GEMM's programmatic dependent: its launch overlaps the GEMM's
+    // last blocks instead of following the GEMM's completion.
     const int64_t elements = int64_t(params.m) * params.n * params.batch;
-    const int64_t reduce_blocks = std::min<int64_t>((elements + 255) / 256, 8 * int64_t(multiprocessors(device)));
-    split_k_reduce<TC><<<unsigned(reduce_blocks), 256, 0, stream>>>(params);
-    return cuda::cuda_status(cudaGetLastError(), "cuda_tiled: split-k reduction launch");
+    cudaLaunchConfig_t config{};
+    config.gridDim = dim3(unsigned(std::min<int64_t>((elements + 255) / 256, 8 * int64_t(multiprocessors(device)))));
+    config.blockDim = dim3(256);
+    config.stream = stream;
+    cudaLaunchAttribute dependent{};
+    dependent.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    dependent.val.programmaticStreamSerializationAllowed = 1;
+    config.attrs = &dependent;
+    config.numAttrs = 1;
+    return cuda::cuda_status(cudaLaunchKernelEx(&config, split_k_reduce<TC>, params),
+                             "cuda_tiled: split-k reduction launch");
 }
 
 template <class T, class TC, class Tiling>

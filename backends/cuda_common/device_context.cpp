@@ -52,8 +52,8 @@ device_context::~device_context() {
     attachments_.clear();  // they may hold descriptors made with the handles below
     // Results are ignored: at process exit the runtime may already be unloading, and there
     // is no caller left to tell.
-    if (workspace_event_) cudaEventDestroy(workspace_event_);
-    if (workspace_) cudaFree(workspace_);
+    workspace_.free();
+    scratch_.free();
     if (device_buf_) cudaFree(device_buf_);
     if (pinned_buf_) cudaFreeHost(pinned_buf_);
     if (lt_) cublasLtDestroy(lt_);
@@ -104,40 +104,69 @@ gemm_status_t device_context::blas_lt(cublasLtHandle_t &out) {
     return GEMM_STATUS_SUCCESS;
 }
 
-gemm_status_t device_context::acquire_workspace(cudaStream_t stream, std::size_t bytes, void *&out) {
+gemm_status_t stream_buffer::hold(std::size_t bytes) {
+    if (fixed_bytes_ != 0 && bytes > fixed_bytes_)
+        return set_error(GEMM_STATUS_INTERNAL_ERROR, std::string(what_) + ": " + std::to_string(bytes) +
+                                                          " bytes asked of a buffer of " + std::to_string(fixed_bytes_));
+    if (buf_ && bytes <= bytes_) return GEMM_STATUS_SUCCESS;
+    if (buf_) {
+        // The last work using the buffer may still run: it finishes before the buffer goes.
+        if (used_) cudaEventSynchronize(event_);
+        cudaFree(buf_);
+        cudaGetLastError();
+        buf_ = nullptr;
+        bytes_ = 0;
+        used_ = false;
+    }
+    const std::size_t size = fixed_bytes_ != 0 ? fixed_bytes_ : round_up(bytes > 0 ? bytes : 1, std::size_t(2) << 20);
+    if (gemm_status_t s = cuda_status(cudaMalloc(&buf_, size), (std::string("cudaMalloc (") + what_ + ")").c_str());
+        s != GEMM_STATUS_SUCCESS) {
+        buf_ = nullptr;
+        return s;
+    }
+    bytes_ = size;
+    return GEMM_STATUS_SUCCESS;
+}
+
+gemm_status_t stream_buffer::acquire(cudaStream_t stream, std::size_t bytes, void *&out) {
     cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
     gemm_status_t captured = cuda_status(cudaStreamIsCapturing(stream, &capture), "cudaStreamIsCapturing");
     if (captured != GEMM_STATUS_SUCCESS) return captured;
     if (capture == cudaStreamCaptureStatusActive)
-        return cuda_status(cudaMallocAsync(&out, bytes, stream), "cudaMallocAsync (cuBLASLt workspace in a CUDA graph)");
-    if (!workspace_event_)
-        if (gemm_status_t s = made(workspace_event_, cudaEventCreateWithFlags(&workspace_event_, cudaEventDisableTiming),
-                                   "cudaEventCreateWithFlags (workspace)");
+        return cuda_status(cudaMallocAsync(&out, bytes > 0 ? bytes : 1, stream),
+                           (std::string("cudaMallocAsync (") + what_ + " in a CUDA graph)").c_str());
+    if (!event_)
+        if (gemm_status_t s = made(event_, cudaEventCreateWithFlags(&event_, cudaEventDisableTiming),
+                                   "cudaEventCreateWithFlags (stream buffer)");
             s != GEMM_STATUS_SUCCESS)
             return s;
-    if (!workspace_) {
-        gemm_status_t s = cuda_status(cudaMalloc(&workspace_, workspace_bytes), "cudaMalloc (cuBLASLt workspace)");
-        if (s != GEMM_STATUS_SUCCESS) {
-            workspace_ = nullptr;
-            return s;
-        }
-    }
-    if (workspace_used_ && stream != workspace_stream_) {
-        gemm_status_t s = cuda_status(cudaStreamWaitEvent(stream, workspace_event_, 0),
-                                      "cudaStreamWaitEvent (workspace shared by two streams)");
+    if (gemm_status_t s = hold(bytes); s != GEMM_STATUS_SUCCESS) return s;
+    if (used_ && stream != stream_) {
+        gemm_status_t s = cuda_status(cudaStreamWaitEvent(stream, event_, 0),
+                                      "cudaStreamWaitEvent (a buffer shared by two streams)");
         if (s != GEMM_STATUS_SUCCESS) return s;
     }
-    out = workspace_;
+    out = buf_;
     return GEMM_STATUS_SUCCESS;
 }
 
-gemm_status_t device_context::release_workspace(cudaStream_t stream, void *used) {
-    if (used != workspace_) return cuda_status(cudaFreeAsync(used, stream), "cudaFreeAsync (cuBLASLt workspace in a CUDA graph)");
-    gemm_status_t s = cuda_status(cudaEventRecord(workspace_event_, stream), "cudaEventRecord (workspace)");
+gemm_status_t stream_buffer::release(cudaStream_t stream, void *used) {
+    if (used != buf_)
+        return cuda_status(cudaFreeAsync(used, stream), (std::string("cudaFreeAsync (") + what_ + " in a CUDA graph)").c_str());
+    gemm_status_t s = cuda_status(cudaEventRecord(event_, stream), "cudaEventRecord (stream buffer)");
     if (s != GEMM_STATUS_SUCCESS) return s;
-    workspace_used_ = true;
-    workspace_stream_ = stream;
+    used_ = true;
+    stream_ = stream;
     return GEMM_STATUS_SUCCESS;
+}
+
+void stream_buffer::free() {
+    if (event_) cudaEventDestroy(event_);
+    if (buf_) cudaFree(buf_);
+    event_ = nullptr;
+    buf_ = nullptr;
+    bytes_ = 0;
+    used_ = false;
 }
 
 gemm_status_t device_context::device_staging(std::size_t bytes, void *&out) {

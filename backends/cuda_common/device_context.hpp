@@ -24,6 +24,38 @@ struct context_attachment {
     virtual ~context_attachment() = default;
 };
 
+// A device buffer that work on the thread's streams uses in turn. acquire() hands it out for
+// work about to be enqueued on `stream`: if the last work using it was enqueued on another
+// stream, `stream` first waits for that work, so two streams never share it at once. A stream
+// being captured into a CUDA graph gets a buffer the graph allocates and frees itself instead
+// (cudaMallocAsync): waiting there on uncaptured work is an error, and the graph may be
+// replayed at any time, alongside anything. Call release(stream, out) right after enqueuing
+// the work that uses it. A buffer of fixed size refuses more than that; a growing one is
+// reallocated (after the last work using it has finished) when asked for more than it holds.
+class stream_buffer {
+public:
+    stream_buffer(const char *what, std::size_t fixed_bytes) : what_(what), fixed_bytes_(fixed_bytes) {}
+    ~stream_buffer() { free(); }
+    stream_buffer(const stream_buffer &) = delete;
+    stream_buffer &operator=(const stream_buffer &) = delete;
+
+    gemm_status_t acquire(cudaStream_t stream, std::size_t bytes, void *&out);
+    gemm_status_t release(cudaStream_t stream, void *used);
+    // Frees the buffer and its event (results ignored: it may run at process exit).
+    void free();
+
+private:
+    gemm_status_t hold(std::size_t bytes);  // a buffer of at least bytes, not captured
+
+    const char *what_;
+    std::size_t fixed_bytes_;  // 0: grows
+    void *buf_ = nullptr;
+    std::size_t bytes_ = 0;
+    cudaStream_t stream_ = nullptr;  // stream of the last work using the buffer
+    bool used_ = false;
+    cudaEvent_t event_ = nullptr;    // recorded after that work
+};
+
 // One per (thread, device), created on first use by context_for() and destroyed when the
 // thread exits. Every member is created lazily the first time it is asked for, then reused;
 // nothing here is freed per call. Not shared between threads, so no locking.
@@ -40,16 +72,18 @@ public:
     gemm_status_t blas(cudaStream_t stream, cublasMath_t math, cublasHandle_t &out);
     gemm_status_t blas_lt(cublasLtHandle_t &out);
 
-    // A cuBLASLt workspace of `bytes` (at most workspace_bytes, 32 MiB) for work about to be
-    // enqueued on `stream`: the thread's own buffer; if the last work using it was enqueued on
-    // another stream, `stream` first waits for that work, so two streams of this thread never
-    // share the buffer at once. A stream being captured into a CUDA graph gets a buffer the
-    // graph allocates and frees itself instead (cudaMallocAsync): waiting there on uncaptured
-    // work is an error, and the graph may be replayed at any time, alongside anything.
-    // Call release_workspace(stream, out) right after enqueuing the work that uses it.
+    // The workspace (cuBLASLt's, the split-k partial sums) of at most workspace_bytes, 32 MiB,
+    // and a growing scratch buffer (operands copied into the layout a kernel reads), each a
+    // stream_buffer: acquire for work about to be enqueued on `stream`, release right after.
     static constexpr std::size_t workspace_bytes = std::size_t(32) << 20;
-    gemm_status_t acquire_workspace(cudaStream_t stream, std::size_t bytes, void *&out);
-    gemm_status_t release_workspace(cudaStream_t stream, void *used);
+    gemm_status_t acquire_workspace(cudaStream_t stream, std::size_t bytes, void *&out) {
+        return workspace_.acquire(stream, bytes, out);
+    }
+    gemm_status_t release_workspace(cudaStream_t stream, void *used) { return workspace_.release(stream, used); }
+    gemm_status_t acquire_scratch(cudaStream_t stream, std::size_t bytes, void *&out) {
+        return scratch_.acquire(stream, bytes, out);
+    }
+    gemm_status_t release_scratch(cudaStream_t stream, void *used) { return scratch_.release(stream, used); }
 
     // Growing, reused buffers of the offload engine (host-pointer calls): at least `bytes`,
     // 256-byte aligned; what the device one holds now.
@@ -70,10 +104,8 @@ private:
     cudaStream_t blas_stream_ = nullptr;  // what blas_ is set to (a new handle: stream 0)
     cublasMath_t blas_math_ = CUBLAS_DEFAULT_MATH;
     cublasLtHandle_t lt_ = nullptr;
-    void *workspace_ = nullptr;
-    cudaStream_t workspace_stream_ = nullptr;  // stream of the last work using the workspace
-    bool workspace_used_ = false;
-    cudaEvent_t workspace_event_ = nullptr;    // recorded after that work
+    stream_buffer workspace_{"workspace", workspace_bytes};
+    stream_buffer scratch_{"scratch", 0};
     void *device_buf_ = nullptr;
     std::size_t device_buf_bytes_ = 0;
     void *pinned_buf_ = nullptr;

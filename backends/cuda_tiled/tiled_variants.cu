@@ -163,8 +163,8 @@ std::vector<variant_info> make_table() {
 //    (wgmma_kernel.cu: 128x128 tiles for most sizes, 256x128 for the largest, the 128x128
 //    kernel splitting k for shapes with too few tiles to fill the SMs, and 256x64 tiles
 //    splitting k for C with few columns), offered beside it to the tuner where A and B are
-//    16-byte aligned. The same four for f32 through TF32 (GEMM_ALLOW_TF32=1), where both
-//    operands are stored along k.
+//    16-byte aligned. The same four for f32 through TF32 (GEMM_ALLOW_TF32=1), an operand
+//    stored along m or n copied along k first.
 // DEFAULT marks what run("") may pick by size (cuda_tiled.cpp: the largest tile that still
 // fills the GPU).
 const std::vector<variant_info> &variant_table() {

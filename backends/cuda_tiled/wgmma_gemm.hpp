@@ -21,15 +21,16 @@ std::string wgmma_id(dtype ab, int bm, int bn, bool split_k);
 
 // Why the kernels cannot compute dp ("" when they can): its device (for host memory the
 // calling thread's current one) is not of compute capability 9.0, types other than f16/bf16
-// inputs with C in that type or f32 and f32 with C in f32, f32 without GEMM_ALLOW_TF32=1 or
-// with an operand stored along m or n (TF32 takes column-major op(A) = T, op(B) = N only),
-// A or B not 16-byte aligned (base, leading dimension, batch stride: what TMA can describe),
-// overlapping batch matrices of A or B, or more tiles than an int holds. f16/bf16: every op
-// pair.
+// inputs with C in that type or f32 and f32 with C in f32, f32 without GEMM_ALLOW_TF32=1, A or
+// B read directly and not 16-byte aligned (base, leading dimension, batch stride: what TMA can
+// describe) or with overlapping batch matrices, more tiles than an int holds. f16/bf16: every
+// op pair, read as stored. f32: TF32 reads operands along k only, so an operand stored along m
+// or n (A op N, B op T) is copied along k first (refused where the copies would pass 1 GiB).
 std::string wgmma_refusal(const problem &dp);
 
 // dp on device memory with k > 0 and alpha != 0, in bm x bn tiles: NOT_SUPPORTED with the
-// reason, nothing launched, when wgmma_refusal(dp) says why not. With split_k, k is cut into
+// reason, nothing launched, when wgmma_refusal(dp) says why not. f32 operands stored along m
+// or n are copied along k into the thread's scratch buffer on the stream first. With split_k, k is cut into
 // as many ranges (up to 16) as make the busiest SM's share of k steps smallest, their f32
 // partial sums kept in the thread's workspace (32 MiB: a split count that does not fit is not
 // taken); a second kernel then adds them in a fixed order into C, so the result does not

@@ -360,6 +360,29 @@ __global__ void __launch_bounds__(threads, 1)
 #endif
 }
 
+// dst (cols x rows, column-major, leading dimension ld_dst, matrices stride_dst apart) = the
+// transpose of src (rows x cols, column-major): f32 operands stored along m or n, copied
+// along k for the TF32 kernels (wgmma reads tf32 only along k). 32 x 32 tiles through shared
+// memory, read and written down columns; blockIdx.z walks the matrices.
+__global__ void transpose_f32(const float *src, int64_t ld_src, int64_t stride_src, float *dst, int64_t ld_dst,
+                              int64_t stride_dst, int rows, int cols, int matrices) {
+    __shared__ float tile[32][33];
+    const int64_t r0 = int64_t(blockIdx.x) * 32;
+    for (int matrix = blockIdx.z; matrix < matrices; matrix += gridDim.z)
+        for (int64_t c0 = int64_t(blockIdx.y) * 32; c0 < cols; c0 += int64_t(gridDim.y) * 32) {
+            const float *from = src + matrix * stride_src;
+            float *to = dst + matrix * stride_dst;
+            for (int j = threadIdx.y; j < 32; j += blockDim.y)
+                if (r0 + threadIdx.x < rows && c0 + j < cols)
+                    tile[j][threadIdx.x] = from[(c0 + j) * ld_src + r0 + threadIdx.x];
+            __syncthreads();
+            for (int j = threadIdx.y; j < 32; j += blockDim.y)
+                if (c0 + threadIdx.x < cols && r0 + j < rows)
+                    to[(r0 + j) * ld_dst + c0 + threadIdx.x] = tile[threadIdx.x][j];
+            __syncthreads();
+        }
+}
+
 // C = alpha * (the splits' partial sums, added in split order) + beta * C: the same sum in
 // the same order on every run, whatever order the blocks ran in. Launched as the GEMM
 // kernel's programmatic dependent: it waits for that grid's completion and its memory before
@@ -590,6 +613,41 @@ int k_splits(const problem &dp, int64_t tiles, int sms, int k_steps) {
     return best;
 }
 
+// The TF32 kernels read both operands along k (wgmma has no transpose for tf32): an f32
+// operand stored along m or n (A op N, B op T) is first copied, transposed, into the thread's
+// scratch buffer, as an operand stored along k with k rounded up to 4 elements (16 bytes, what
+// TMA needs) as its leading dimension.
+bool copied_a(const problem &dp) { return dp.ab_type == dtype::f32 && dp.op_a == transpose::n; }
+bool copied_b(const problem &dp) { return dp.ab_type == dtype::f32 && dp.op_b != transpose::n; }
+int64_t copy_ld(int64_t k) { return (k + 3) / 4 * 4; }
+
+// The bytes of one operand's copy (rows along m or n): a matrix per batch entry, one when the
+// batch shares it (stride 0); rounded up to 256 so that the next copy starts aligned.
+int64_t operand_copy_bytes(int64_t rows, int64_t k, int64_t batch, int64_t stride) {
+    return (copy_ld(k) * rows * (stride == 0 ? 1 : batch) * int64_t(sizeof(float)) + 255) / 256 * 256;
+}
+
+int64_t copy_bytes(const problem &dp) {
+    return (copied_a(dp) ? operand_copy_bytes(dp.m, dp.k, dp.batch, dp.stride_a) : 0) +
+           (copied_b(dp) ? operand_copy_bytes(dp.n, dp.k, dp.batch, dp.stride_b) : 0);
+}
+
+// The copies may take this much of the device's memory per call.
+constexpr int64_t max_copy_bytes = int64_t(1) << 30;
+
+// Enqueues dst = the transpose of one operand (rows x k, column-major, ld, stride) as k x rows
+// with leading dimension copy_ld(k).
+gemm_status_t transpose_operand(const void *src, int64_t ld, int64_t stride, int64_t rows, int64_t k,
+                                int64_t batch, float *dst, cudaStream_t stream) {
+    const int64_t matrices = stride == 0 ? 1 : batch;
+    if (rows == 0 || k == 0 || matrices == 0) return GEMM_STATUS_SUCCESS;
+    const dim3 grid(unsigned((rows + 31) / 32), unsigned(std::min<int64_t>((k + 31) / 32, 65535)),
+                    unsigned(std::min<int64_t>(matrices, 65535)));
+    transpose_f32<<<grid, dim3(32, 8), 0, stream>>>(static_cast<const float *>(src), ld, stride, dst, copy_ld(k),
+                                                    copy_ld(k) * rows, int(rows), int(k), int(matrices));
+    return cuda::cuda_status(cudaGetLastError(), "cuda_tiled: f32 operand copy along k");
+}
+
 }  // namespace
 
 std::string wgmma_id(dtype ab, int bm, int bn, bool split_k) {
@@ -602,20 +660,21 @@ std::string wgmma_refusal(const problem &dp) {
     if (dp.ab_type == dtype::f32) {
         if (dp.c_type != dtype::f32 || dp.compute_type != dtype::f32) return "f32 inputs with C in another type";
         if (!settings().allow_tf32) return "f32 unless TF32 is allowed (GEMM_ALLOW_TF32=1)";
-        // Column-major op(A) = T, op(B) = N: row-major A B^T, the layout of X W^T.
-        if (dp.op_a == transpose::n || dp.op_b != transpose::n)
-            return "f32 operands stored along m or n (TF32 wgmma reads operands stored along k only: "
-                   "column-major op(A) = T, op(B) = N, or row-major op(A) = N, op(B) = T)";
+        if (copy_bytes(dp) > max_copy_bytes)
+            return "f32 operands stored along m or n whose copies along k would exceed 1 GiB";
     } else {
         const bool half = dp.ab_type == dtype::f16 || dp.ab_type == dtype::bf16;
         if (!half || (dp.c_type != dp.ab_type && dp.c_type != dtype::f32) || dp.compute_type != dtype::f32)
             return "types other than f16/bf16 inputs with C in their type or f32";
     }
+    // What the kernel reads directly (an operand it copies first has neither rule).
     const std::size_t size = dtype_size(dp.ab_type);
-    if (!aligned16(dp.a, dp.lda, dp.stride_a, dp.batch, size) || !aligned16(dp.b, dp.ldb, dp.stride_b, dp.batch, size))
+    const bool direct_a = !copied_a(dp), direct_b = !copied_b(dp);
+    if ((direct_a && !aligned16(dp.a, dp.lda, dp.stride_a, dp.batch, size)) ||
+        (direct_b && !aligned16(dp.b, dp.ldb, dp.stride_b, dp.batch, size)))
         return "A or B not 16-byte aligned (base, leading dimension, batch stride)";
-    if (dp.batch > 1 && ((dp.stride_a != 0 && dp.stride_a < dp.lda * dp.a_cols()) ||
-                         (dp.stride_b != 0 && dp.stride_b < dp.ldb * dp.b_cols())))
+    if (dp.batch > 1 && ((direct_a && dp.stride_a != 0 && dp.stride_a < dp.lda * dp.a_cols()) ||
+                         (direct_b && dp.stride_b != 0 && dp.stride_b < dp.ldb * dp.b_cols())))
         return "batch matrices of A or B that overlap";
     if (dp.m > INT_MAX || dp.n > INT_MAX || dp.k > INT_MAX || dp.batch > INT_MAX ||
         ((dp.m + 127) / 128) * ((dp.n + 63) / 64) > INT_MAX)
@@ -632,10 +691,10 @@ std::string wgmma_refusal(const problem &dp) {
     return "";
 }
 
-gemm_status_t launch_wgmma(const problem &dp, int bm, int bn, bool split_k, cudaStream_t stream) {
-    if (std::string why = wgmma_refusal(dp); !why.empty())
-        return set_error(GEMM_STATUS_NOT_SUPPORTED,
-                         "cuda_tiled: " + wgmma_id(dp.ab_type, bm, bn, split_k) + " refuses " + why);
+namespace {
+
+// dp, whose operands the kernels read as they are, through tensor maps.
+gemm_status_t launch_direct(const problem &dp, int bm, int bn, bool split_k, cudaStream_t stream) {
     CUtensorMap map_a{}, map_b{};
     gemm_status_t s = encode_operand(map_a, dp.ab_type, dp.a, dp.op_a == transpose::n, bm, dp.k, dp.m, dp.lda,
                                      dp.stride_a, dp.stride_a == 0 ? 1 : dp.batch);
@@ -677,6 +736,44 @@ gemm_status_t launch_wgmma(const problem &dp, int bm, int bn, bool split_k, cuda
     const gemm_status_t launched = launch();
     const gemm_status_t released = context->release_workspace(stream, workspace);
     return launched != GEMM_STATUS_SUCCESS ? launched : released;
+}
+
+}  // namespace
+
+gemm_status_t launch_wgmma(const problem &dp, int bm, int bn, bool split_k, cudaStream_t stream) {
+    if (std::string why = wgmma_refusal(dp); !why.empty())
+        return set_error(GEMM_STATUS_NOT_SUPPORTED,
+                         "cuda_tiled: " + wgmma_id(dp.ab_type, bm, bn, split_k) + " refuses " + why);
+    if (!copied_a(dp) && !copied_b(dp)) return launch_direct(dp, bm, bn, split_k, stream);
+    // f32 with an operand stored along m or n: the kernel reads its copy along k, held in the
+    // thread's scratch buffer from the copies' launch to the GEMM's.
+    cuda::device_context *context = nullptr;
+    void *scratch = nullptr;
+    if (gemm_status_t s = cuda::context_for(dp.device, context); s != GEMM_STATUS_SUCCESS) return s;
+    if (gemm_status_t s = context->acquire_scratch(stream, std::size_t(copy_bytes(dp)), scratch);
+        s != GEMM_STATUS_SUCCESS)
+        return s;
+    problem direct = dp;
+    float *next = static_cast<float *>(scratch);
+    gemm_status_t s = GEMM_STATUS_SUCCESS;
+    if (copied_a(dp)) {
+        s = transpose_operand(dp.a, dp.lda, dp.stride_a, dp.m, dp.k, dp.batch, next, stream);
+        direct.a = next;
+        direct.op_a = transpose::t;
+        direct.lda = copy_ld(dp.k);
+        direct.stride_a = dp.stride_a == 0 ? 0 : copy_ld(dp.k) * dp.m;
+        next += operand_copy_bytes(dp.m, dp.k, dp.batch, dp.stride_a) / int64_t(sizeof(float));
+    }
+    if (s == GEMM_STATUS_SUCCESS && copied_b(dp)) {
+        s = transpose_operand(dp.b, dp.ldb, dp.stride_b, dp.n, dp.k, dp.batch, next, stream);
+        direct.b = next;
+        direct.op_b = transpose::n;
+        direct.ldb = copy_ld(dp.k);
+        direct.stride_b = dp.stride_b == 0 ? 0 : copy_ld(dp.k) * dp.n;
+    }
+    if (s == GEMM_STATUS_SUCCESS) s = launch_direct(direct, bm, bn, split_k, stream);
+    const gemm_status_t released = context->release_scratch(stream, scratch);
+    return s != GEMM_STATUS_SUCCESS ? s : released;
 }
 
 }  // namespace gemm::cuda_tiled

@@ -29,9 +29,10 @@
 #             and f16 with C in f32, every op pair at 4096^3 and 8192^3, bf16 (C bf16) NT and
 #             TN at 1024^3 and 2048^3, and small bf16 shapes against the wmma kernel
 #   tf32      the Hopper kernels for f32 through TF32 (GEMM_ALLOW_TF32=1): compute-sanitizer
-#             memcheck and racecheck on their test suite, then gemm bench row-major NT (both
-#             operands along k) at 4096^3 and 8192^3 and on decode shapes against cuBLAS and
-#             cuBLASLt with TF32 allowed
+#             memcheck and racecheck on their test suite, then gemm bench row-major at 4096^3
+#             and 8192^3, every op pair (NT reads both operands as stored, the others copy one
+#             or both along k first), and NT on decode shapes, against cuBLAS and cuBLASLt with
+#             TF32 allowed
 #   decode    bf16 decode shapes (m = 1..128 rows of X W^T, n and k 4096 and 14336): the Hopper
 #             kernels that split k (256x64 and 128x128 tiles) and cuda_tiled's default against
 #             cuBLAS and cuBLASLt
@@ -277,7 +278,7 @@ if has_stage tf32; then
         summary+=("compute-sanitizer $tool tf32: rc=$?, $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1), $(grep -E 'assertions' "$log" | tail -1)")
     done
     tf="cuda_tiled:wgmma_tf32_128x128x32_s6,cuda_tiled:wgmma_tf32_256x128x32_s4"
-    GEMM_ALLOW_TF32=1 timeout 240 $gemm bench 4096 8192 --device 0 --dtype f32 --layout row --ops NT \
+    GEMM_ALLOW_TF32=1 timeout 300 $gemm bench 4096 8192 --device 0 --dtype f32 --layout row --ops NN,NT,TN,TT \
         --backends cublas,cublaslt,cuda_tiled,$tf --baseline cublas --no-measure-peak >"$out/tf32_bench.txt" 2>&1
     summary+=("gemm bench tf32: rc=$?")
     GEMM_ALLOW_TF32=1 timeout 240 $gemm bench 1x4096x4096 8x14336x4096 32x4096x14336 128x14336x14336 --device 0 \

@@ -1503,9 +1503,10 @@ TEST_CASE("gpu: cuda_tiled wgmma kernels against cpu_ref, and what they refuse")
 }
 
 // One process with GEMM_ALLOW_TF32=1 and GEMM_VERBOSE=1 (ctest gpu.tf32): the TF32 kernels on
-// every shape of the wgmma matrix where both operands are stored along k (column-major TN,
-// row-major NT), refusing the other op pairs and misaligned operands with C unchanged; and
-// cuda_tiled's default taking them where they compute the problem.
+// every shape and op pair of the wgmma matrix (an operand stored along m or n is copied along k
+// first: then its base and leading dimension need no alignment), refusing misaligned operands
+// they read directly with C unchanged; and cuda_tiled's default taking them where they compute
+// the problem.
 TEST_SUITE("gpu_tf32" * doctest::skip()) {
     TEST_CASE("gpu_tf32: cuda_tiled wgmma_tf32 kernels against cpu_ref, what they refuse, the default's choice") {
         REQUIRE(std::getenv("GEMM_ALLOW_TF32") != nullptr);
@@ -1521,8 +1522,8 @@ TEST_SUITE("gpu_tf32" * doctest::skip()) {
         desc.device = 0;
         for (const char *tile : tf32_tiles)
             CHECK_MESSAGE(has(cuda_tiled_offers(&desc), std::string("wgmma_tf32") + tile) == hopper, tile);
-        desc.transb = GEMM_OP_N;  // B stored along n
-        CHECK_FALSE(has(cuda_tiled_offers(&desc), "wgmma_tf32_128x128x32_s6"));
+        desc.transb = GEMM_OP_N;  // B stored along n: copied
+        CHECK(has(cuda_tiled_offers(&desc), "wgmma_tf32_128x128x32_s6") == hopper);
         int64_t checked = 0, refused = 0;
         for (const wgmma_shape &sh : wgmma_shapes)
             for (gemm_op_t ta : {GEMM_OP_N, GEMM_OP_T})
@@ -1530,12 +1531,10 @@ TEST_SUITE("gpu_tf32" * doctest::skip()) {
                     gemm_case c = wgmma_case(f32, ta, tb, sh);
                     c.tf32 = true;
                     const operands o = make_operands(c);
-                    const bool along_k = ta == GEMM_OP_T && tb == GEMM_OP_N;
-                    if (!hopper || !along_k) {
+                    if (!hopper) {
                         for (const char *tile : tf32_tiles) {
                             run_result r = run_forced(std::string("wgmma_tf32") + tile, c, o, 0);
                             CHECK_MESSAGE(r.status == GEMM_STATUS_NOT_SUPPORTED, c.describe() << ": " << r.error);
-                            if (hopper) CHECK_MESSAGE(r.error.find("stored along k") != std::string::npos, r.error);
                             CHECK(r.c == o.c0);
                             ++refused;
                         }
@@ -1545,25 +1544,43 @@ TEST_SUITE("gpu_tf32" * doctest::skip()) {
                 }
         refused += check_wgmma_misaligned("wgmma_tf32", tf32_tiles, f32, hopper);
         MESSAGE(checked << " wgmma_tf32 runs checked, " << refused << " refusals");
-        if (hopper) CHECK(checked == (std::size(wgmma_shapes) + 1) * std::size(tf32_tiles));
+        if (hopper) CHECK(checked == 4 * (std::size(wgmma_shapes) + 1) * std::size(tf32_tiles));
         if (!hopper) return;
-        // cuda_tiled's default: the TF32 kernel the rule names where both operands lie along k
-        // (row-major NT), the exact f32 register-tiled kernels where they do not (row-major NN).
+        // Both operands copied (column-major NT), from odd leading dimensions and bases one
+        // element off 16 bytes, which the copies do not need aligned.
+        for (const wgmma_shape &sh : {wgmma_shapes[1], wgmma_shapes[5], wgmma_shapes[8]}) {
+            gemm_case c = wgmma_case(f32, GEMM_OP_N, GEMM_OP_T, sh);
+            c.tf32 = true;
+            c.lda = sh.m + 1 + sh.m % 2;  // odd
+            c.ldb = sh.n + 1 + sh.n % 2;
+            if (sh.batch > 1) c.stride_a = c.a().footprint() + 1, c.stride_b = c.b().footprint() + 3;
+            const operands o = make_operands(c);
+            const std::vector<double> expected = cpu_ref_result(c, o);
+            const reference ref = compute_reference(c, o);
+            for (const char *tile : tf32_tiles) {
+                const std::string id = std::string("wgmma_tf32") + tile;
+                check_variant_run(id + " offset 1 " + c.describe(), c, o, run_forced(id, c, o, 1), expected, ref);
+            }
+        }
+        // cuda_tiled's default: the TF32 kernel the rule names wherever it computes the problem
+        // (row-major NN copies B along k), the exact f32 register-tiled kernels where it does not
+        // (an operand it would read directly, its leading dimension odd).
         struct expectation {
             gemm_op_t tb;
-            int64_t m, n, k;
+            int64_t m, n, k, pad;
             const char *variant;
             bool tf32;
         };
-        const expectation defaults[] = {{GEMM_OP_T, 4096, 4096, 32, "variant=wgmma_tf32_256x128x32_s4 ", true},
-                                        {GEMM_OP_T, 2048, 2048, 256, "variant=wgmma_tf32_128x128x32_s6 ", true},
-                                        {GEMM_OP_T, 300, 260, 2000, "variant=wgmma_tf32_128x128x32_s6_splitk ", true},
-                                        {GEMM_OP_T, 8, 40, 3000, "variant=wgmma_tf32_256x64x32_s5_splitk ", true},
-                                        {GEMM_OP_N, 300, 260, 200, "variant=tiled_f32_", false}};
+        const expectation defaults[] = {{GEMM_OP_T, 4096, 4096, 32, 0, "variant=wgmma_tf32_256x128x32_s4 ", true},
+                                        {GEMM_OP_T, 2048, 2048, 256, 0, "variant=wgmma_tf32_128x128x32_s6 ", true},
+                                        {GEMM_OP_T, 300, 260, 2000, 0, "variant=wgmma_tf32_128x128x32_s6_splitk ", true},
+                                        {GEMM_OP_T, 8, 40, 3000, 0, "variant=wgmma_tf32_256x64x32_s5_splitk ", true},
+                                        {GEMM_OP_N, 300, 260, 2000, 0, "variant=wgmma_tf32_128x128x32_s6_splitk ", true},
+                                        {GEMM_OP_T, 300, 260, 200, 1, "variant=tiled_f32_", false}};
         for (const expectation &x : defaults) {
             gemm_case d = base_case(f32, GEMM_ROW_MAJOR, GEMM_OP_N, x.tb, x.m, x.n, x.k);
-            d.lda = d.a().cols;
-            d.ldb = d.b().cols;
+            d.lda = d.a().cols + x.pad;
+            d.ldb = d.b().cols + x.pad;
             d.ldc = d.n;
             d.tf32 = x.tf32;
             const operands o = make_operands(d);

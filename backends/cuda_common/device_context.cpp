@@ -108,24 +108,14 @@ gemm_status_t stream_buffer::hold(std::size_t bytes) {
     if (fixed_bytes_ != 0 && bytes > fixed_bytes_)
         return set_error(GEMM_STATUS_INTERNAL_ERROR, std::string(what_) + ": " + std::to_string(bytes) +
                                                           " bytes asked of a buffer of " + std::to_string(fixed_bytes_));
-    if (buf_ && bytes <= bytes_) return GEMM_STATUS_SUCCESS;
-    if (buf_) {
-        // The last work using the buffer may still run: it finishes before the buffer goes.
-        if (used_) cudaEventSynchronize(event_);
-        cudaFree(buf_);
-        cudaGetLastError();
-        buf_ = nullptr;
-        bytes_ = 0;
-        used_ = false;
-    }
-    const std::size_t size = fixed_bytes_ != 0 ? fixed_bytes_ : round_up(bytes > 0 ? bytes : 1, std::size_t(2) << 20);
-    if (gemm_status_t s = cuda_status(cudaMalloc(&buf_, size), (std::string("cudaMalloc (") + what_ + ")").c_str());
-        s != GEMM_STATUS_SUCCESS) {
-        buf_ = nullptr;
-        return s;
-    }
-    bytes_ = size;
-    return GEMM_STATUS_SUCCESS;
+    const std::size_t need = fixed_bytes_ != 0 ? fixed_bytes_ : bytes;
+    if (buf_ && need <= bytes_) return GEMM_STATUS_SUCCESS;
+    // The last work using the buffer may still run: it finishes before the buffer goes.
+    if (buf_ && used_) cudaEventSynchronize(event_);
+    used_ = false;
+    return grow(
+        buf_, bytes_, need, [](void **p, std::size_t n) { return cudaMalloc(p, n); }, [](void *p) { cudaFree(p); },
+        (std::string("cudaMalloc (") + what_ + ")").c_str());
 }
 
 gemm_status_t stream_buffer::acquire(cudaStream_t stream, std::size_t bytes, void *&out) {

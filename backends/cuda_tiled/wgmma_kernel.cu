@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <atomic>
 #include <climits>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <type_traits>
@@ -622,28 +623,21 @@ bool copied_b(const problem &dp) { return dp.ab_type == dtype::f32 && dp.op_b !=
 int64_t copy_ld(int64_t k) { return (k + 3) / 4 * 4; }
 
 // The bytes of one operand's copy (rows along m or n): a matrix per batch entry, one when the
-// batch shares it (stride 0); rounded up to 256 so that the next copy starts aligned.
-int64_t operand_copy_bytes(int64_t rows, int64_t k, int64_t batch, int64_t stride) {
-    return (copy_ld(k) * rows * (stride == 0 ? 1 : batch) * int64_t(sizeof(float)) + 255) / 256 * 256;
+// batch shares it (stride 0); rounded up to 256 so that the next copy starts aligned. In
+// floating point, so that no shape overflows it; exact for every size the refusal lets
+// through (at most max_copy_bytes, far below 2^53).
+double operand_copy_bytes(int64_t rows, int64_t k, int64_t batch, int64_t stride) {
+    const double ld = std::ceil(double(k) / 4) * 4;  // copy_ld(k)
+    return std::ceil(ld * double(rows) * double(stride == 0 ? 1 : batch) * sizeof(float) / 256) * 256;
 }
 
-// Only for problems the refusal let through (then no product here overflows).
-int64_t copy_bytes(const problem &dp) {
-    return (copied_a(dp) ? operand_copy_bytes(dp.m, dp.k, dp.batch, dp.stride_a) : 0) +
-           (copied_b(dp) ? operand_copy_bytes(dp.n, dp.k, dp.batch, dp.stride_b) : 0);
+double copy_bytes(const problem &dp) {
+    return (copied_a(dp) ? operand_copy_bytes(dp.m, dp.k, dp.batch, dp.stride_a) : 0.0) +
+           (copied_b(dp) ? operand_copy_bytes(dp.n, dp.k, dp.batch, dp.stride_b) : 0.0);
 }
 
 // The copies may take this much of the device's memory per call.
-constexpr int64_t max_copy_bytes = int64_t(1) << 30;
-
-// copy_bytes in floating point (k + 3 bounding copy_ld(k)), which no shape overflows: what
-// the refusal compares with max_copy_bytes before copy_bytes is ever computed.
-double copy_bytes_wanted(const problem &dp) {
-    auto operand = [&](int64_t rows, int64_t stride) {
-        return (double(dp.k) + 3.0) * double(rows) * double(stride == 0 ? 1 : dp.batch) * double(sizeof(float));
-    };
-    return (copied_a(dp) ? operand(dp.m, dp.stride_a) : 0.0) + (copied_b(dp) ? operand(dp.n, dp.stride_b) : 0.0);
-}
+constexpr double max_copy_bytes = double(1 << 30);
 
 // Enqueues dst = the transpose of one operand (rows x k, column-major, ld, stride) as k x rows
 // with leading dimension copy_ld(k).
@@ -670,7 +664,7 @@ std::string wgmma_refusal(const problem &dp) {
     if (dp.ab_type == dtype::f32) {
         if (dp.c_type != dtype::f32 || dp.compute_type != dtype::f32) return "f32 inputs with C in another type";
         if (!settings().allow_tf32) return "f32 unless TF32 is allowed (GEMM_ALLOW_TF32=1)";
-        if (copy_bytes_wanted(dp) > double(max_copy_bytes))
+        if (copy_bytes(dp) > max_copy_bytes)
             return "f32 operands stored along m or n whose copies along k would exceed 1 GiB";
     } else {
         const bool half = dp.ab_type == dtype::f16 || dp.ab_type == dtype::bf16;
@@ -772,7 +766,7 @@ gemm_status_t launch_wgmma(const problem &dp, int bm, int bn, bool split_k, cuda
         direct.op_a = transpose::t;
         direct.lda = copy_ld(dp.k);
         direct.stride_a = dp.stride_a == 0 ? 0 : copy_ld(dp.k) * dp.m;
-        next += operand_copy_bytes(dp.m, dp.k, dp.batch, dp.stride_a) / int64_t(sizeof(float));
+        next += int64_t(operand_copy_bytes(dp.m, dp.k, dp.batch, dp.stride_a)) / int64_t(sizeof(float));
     }
     if (s == GEMM_STATUS_SUCCESS && copied_b(dp)) {
         s = transpose_operand(dp.b, dp.ldb, dp.stride_b, dp.n, dp.k, dp.batch, next, stream);

@@ -1502,6 +1502,87 @@ TEST_CASE("gpu: cuda_tiled wgmma kernels against cpu_ref, and what they refuse")
     if (hopper) CHECK(checked == int64_t(4 * (std::size(wgmma_shapes) + 1) * 4 * std::size(wgmma_tiles)));
 }
 
+// Split k's sum does not depend on the order the splits ran in: the reduction adds the
+// partial sums in split order. The same bits on every run, from a replayed CUDA graph (its
+// partial sums in the graph's own allocation) and from calls after the graph.
+TEST_CASE("gpu: cuda_tiled split k gives the same bits on every run and in a CUDA graph") {
+    if (!has_backend("cuda_tiled") || !has(cuda_tiled_offers(nullptr), "wgmma_bf16_128x128x64_s6_splitk")) {
+        MESSAGE("cuda_tiled or its wgmma kernels not in this build or not selected: not tested");
+        return;
+    }
+    if (!device_0_is_sm90()) {
+        MESSAGE("device 0 is not a 9.0 device: the wgmma kernels refuse it (their refusals are tested above)");
+        return;
+    }
+    cudaStream_t stream = nullptr;
+    CUDA_REQUIRE(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    int64_t compared = 0;
+    for (const char *id : {"wgmma_bf16_128x128x64_s6_splitk", "wgmma_bf16_256x64x64_s5_splitk"})
+        for (const wgmma_shape &sh : {wgmma_shapes[7], wgmma_shapes[8], wgmma_shapes[9]}) {
+            const gemm_case c = wgmma_case({GEMM_BF16, GEMM_F32}, GEMM_OP_N, GEMM_OP_T, sh);
+            const operands o = make_operands(c);
+            const std::string where = std::string(id) + " " + c.describe();
+            // Before the selection: cpu_ref_result selects cpu_ref, then auto.
+            const std::vector<double> expected = cpu_ref_result(c, o);
+            const std::vector<double> magnitude = compute_reference(c, o).magnitude;
+            selection_guard sel(std::string("cuda_tiled:") + id);
+            buffer a(memory::device, o.a), b(memory::device, o.b), cbuf(memory::device, o.c0);
+            auto reset_c = [&] { CUDA_REQUIRE(cudaMemcpy(cbuf.get(), o.c0.data(), o.c0.size(), cudaMemcpyHostToDevice)); };
+            auto call = [&] {
+                gemm_set_stream(stream);
+                const gemm_status_t s = call_gemm(c, a.get(), b.get(), cbuf.get(), 0);
+                gemm_set_stream(nullptr);
+                return s;
+            };
+            REQUIRE_MESSAGE(call() == GEMM_STATUS_SUCCESS, where << ": " << gemm_last_error());
+            CUDA_REQUIRE(cudaStreamSynchronize(stream));
+            const bytes first = cbuf.read();
+            const comparison cmp = compare_result(c, o, first, expected, magnitude);
+            CHECK_MESSAGE(cmp.ok, where << ": " << cmp.first);
+            // C (f32) after another run, against cpu_ref and bit for bit against the first.
+            auto check_same = [&](const std::string &run) {
+                const bytes got = cbuf.read();
+                const comparison again = compare_result(c, o, got, expected, magnitude);
+                CHECK_MESSAGE(again.ok, where << ", " << run << ": " << again.first);
+                int64_t differ = 0;
+                for (std::size_t e = 0; e + 4 <= got.size(); e += 4) differ += std::memcmp(&got[e], &first[e], 4) != 0;
+                CHECK_MESSAGE(differ == 0, where << ", " << run << ": " << differ << " elements differ from the first run's");
+                ++compared;
+            };
+            for (int run = 2; run <= 4; ++run) {
+                reset_c();
+                REQUIRE_MESSAGE(call() == GEMM_STATUS_SUCCESS, where << ": " << gemm_last_error());
+                CUDA_REQUIRE(cudaStreamSynchronize(stream));
+                check_same("run " + std::to_string(run));
+            }
+            CUDA_REQUIRE(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+            const gemm_status_t captured_call = call();
+            const std::string error = gemm_last_error();
+            cudaGraph_t graph = nullptr;
+            const cudaError_t captured = cudaStreamEndCapture(stream, &graph);
+            REQUIRE_MESSAGE(captured_call == GEMM_STATUS_SUCCESS, where << " inside capture: " << error);
+            REQUIRE_MESSAGE(captured == cudaSuccess, where << ": cudaStreamEndCapture: " << cudaGetErrorString(captured));
+            cudaGraphExec_t exec = nullptr;
+            CUDA_REQUIRE(cudaGraphInstantiate(&exec, graph, 0));
+            for (int replay = 1; replay <= 2; ++replay) {
+                reset_c();
+                CUDA_REQUIRE(cudaGraphLaunch(exec, stream));
+                CUDA_REQUIRE(cudaStreamSynchronize(stream));
+                check_same("graph replay " + std::to_string(replay));
+            }
+            cudaGraphExecDestroy(exec);
+            cudaGraphDestroy(graph);
+            reset_c();
+            REQUIRE_MESSAGE(call() == GEMM_STATUS_SUCCESS, where << ": " << gemm_last_error());
+            CUDA_REQUIRE(cudaStreamSynchronize(stream));
+            check_same("the call after the graph");
+            check_no_cuda_error(where);
+        }
+    cudaStreamDestroy(stream);
+    MESSAGE(compared << " split-k results compared bit for bit");
+    CHECK(compared == 2 * 3 * 6);
+}
+
 // One process with GEMM_ALLOW_TF32=1 and GEMM_VERBOSE=1 (ctest gpu.tf32): the TF32 kernels on
 // every shape and op pair of the wgmma matrix (an operand stored along m or n is copied along k
 // first: then its base and leading dimension need no alignment), refusing misaligned operands

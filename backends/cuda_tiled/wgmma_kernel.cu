@@ -363,23 +363,42 @@ __global__ void __launch_bounds__(threads, 1)
 
 // dst (cols x rows, column-major, leading dimension ld_dst, matrices stride_dst apart) = the
 // transpose of src (rows x cols, column-major): f32 operands stored along m or n, copied
-// along k for the TF32 kernels (wgmma reads tf32 only along k). 32 x 32 tiles through shared
-// memory, read and written down columns; blockIdx.z walks the matrices.
+// along k for the TF32 kernels (wgmma reads tf32 only along k). A block of 32 x 8 threads moves
+// 64 x 64 tiles through shared memory, read and written down columns; a thread issues its 16
+// loads before any store (constant trip counts, bounds as predicates), so that a copy keeps
+// enough bytes in flight to run near the memory's speed. blockIdx.z walks the matrices.
+constexpr int transpose_tile = 64;
+
 __global__ void transpose_f32(const float *src, int64_t ld_src, int64_t stride_src, float *dst, int64_t ld_dst,
                               int64_t stride_dst, int rows, int cols, int matrices) {
-    __shared__ float tile[32][33];
-    const int64_t r0 = int64_t(blockIdx.x) * 32;
+    constexpr int tile = transpose_tile, per_thread = tile / 8;
+    __shared__ float staged[tile][tile + 1];
+    const int x = threadIdx.x, y = threadIdx.y;
+    const int64_t r0 = int64_t(blockIdx.x) * tile;
     for (int matrix = blockIdx.z; matrix < matrices; matrix += gridDim.z)
-        for (int64_t c0 = int64_t(blockIdx.y) * 32; c0 < cols; c0 += int64_t(gridDim.y) * 32) {
+        for (int64_t c0 = int64_t(blockIdx.y) * tile; c0 < cols; c0 += int64_t(gridDim.y) * tile) {
             const float *from = src + matrix * stride_src;
             float *to = dst + matrix * stride_dst;
-            for (int j = threadIdx.y; j < 32; j += blockDim.y)
-                if (r0 + threadIdx.x < rows && c0 + j < cols)
-                    tile[j][threadIdx.x] = from[(c0 + j) * ld_src + r0 + threadIdx.x];
+            float v[2][per_thread];
+#pragma unroll
+            for (int h = 0; h < 2; ++h)
+#pragma unroll
+                for (int i = 0; i < per_thread; ++i) {
+                    const int64_t r = r0 + 32 * h + x, c = c0 + y + 8 * i;
+                    v[h][i] = r < rows && c < cols ? from[c * ld_src + r] : 0.0f;
+                }
+#pragma unroll
+            for (int h = 0; h < 2; ++h)
+#pragma unroll
+                for (int i = 0; i < per_thread; ++i) staged[y + 8 * i][32 * h + x] = v[h][i];
             __syncthreads();
-            for (int j = threadIdx.y; j < 32; j += blockDim.y)
-                if (c0 + threadIdx.x < cols && r0 + j < rows)
-                    to[(r0 + j) * ld_dst + c0 + threadIdx.x] = tile[threadIdx.x][j];
+#pragma unroll
+            for (int h = 0; h < 2; ++h)
+#pragma unroll
+                for (int i = 0; i < per_thread; ++i) {
+                    const int64_t c = c0 + 32 * h + x, r = r0 + y + 8 * i;
+                    if (c < cols && r < rows) to[r * ld_dst + c] = staged[32 * h + x][y + 8 * i];
+                }
             __syncthreads();
         }
 }
@@ -645,7 +664,8 @@ gemm_status_t transpose_operand(const void *src, int64_t ld, int64_t stride, int
                                 int64_t batch, float *dst, cudaStream_t stream) {
     const int64_t matrices = stride == 0 ? 1 : batch;
     if (rows == 0 || k == 0 || matrices == 0) return GEMM_STATUS_SUCCESS;
-    const dim3 grid(unsigned((rows + 31) / 32), unsigned(std::min<int64_t>((k + 31) / 32, 65535)),
+    const dim3 grid(unsigned((rows + transpose_tile - 1) / transpose_tile),
+                    unsigned(std::min<int64_t>((k + transpose_tile - 1) / transpose_tile, 65535)),
                     unsigned(std::min<int64_t>(matrices, 65535)));
     transpose_f32<<<grid, dim3(32, 8), 0, stream>>>(static_cast<const float *>(src), ld, stride, dst, copy_ld(k),
                                                     copy_ld(k) * rows, int(rows), int(k), int(matrices));

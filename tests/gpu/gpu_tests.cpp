@@ -1534,25 +1534,29 @@ TEST_CASE("gpu: cuda_tiled split k gives the same bits on every run and in a CUD
                 gemm_set_stream(nullptr);
                 return s;
             };
-            REQUIRE_MESSAGE(call() == GEMM_STATUS_SUCCESS, where << ": " << gemm_last_error());
-            CUDA_REQUIRE(cudaStreamSynchronize(stream));
+            auto call_to_end = [&] {
+                REQUIRE_MESSAGE(call() == GEMM_STATUS_SUCCESS, where << ": " << gemm_last_error());
+                CUDA_REQUIRE(cudaStreamSynchronize(stream));
+            };
+            call_to_end();
             const bytes first = cbuf.read();
             const comparison cmp = compare_result(c, o, first, expected, magnitude);
             CHECK_MESSAGE(cmp.ok, where << ": " << cmp.first);
-            // C (f32) after another run, against cpu_ref and bit for bit against the first.
+            // C after another run, against cpu_ref and bit for bit against the first.
+            const std::size_t element = dtype_size(c.c_type);
             auto check_same = [&](const std::string &run) {
                 const bytes got = cbuf.read();
                 const comparison again = compare_result(c, o, got, expected, magnitude);
                 CHECK_MESSAGE(again.ok, where << ", " << run << ": " << again.first);
                 int64_t differ = 0;
-                for (std::size_t e = 0; e + 4 <= got.size(); e += 4) differ += std::memcmp(&got[e], &first[e], 4) != 0;
+                for (std::size_t e = 0; e + element <= got.size(); e += element)
+                    differ += std::memcmp(&got[e], &first[e], element) != 0;
                 CHECK_MESSAGE(differ == 0, where << ", " << run << ": " << differ << " elements differ from the first run's");
                 ++compared;
             };
             for (int run = 2; run <= 4; ++run) {
                 reset_c();
-                REQUIRE_MESSAGE(call() == GEMM_STATUS_SUCCESS, where << ": " << gemm_last_error());
-                CUDA_REQUIRE(cudaStreamSynchronize(stream));
+                call_to_end();
                 check_same("run " + std::to_string(run));
             }
             CUDA_REQUIRE(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
@@ -1573,8 +1577,7 @@ TEST_CASE("gpu: cuda_tiled split k gives the same bits on every run and in a CUD
             cudaGraphExecDestroy(exec);
             cudaGraphDestroy(graph);
             reset_c();
-            REQUIRE_MESSAGE(call() == GEMM_STATUS_SUCCESS, where << ": " << gemm_last_error());
-            CUDA_REQUIRE(cudaStreamSynchronize(stream));
+            call_to_end();
             check_same("the call after the graph");
             check_no_cuda_error(where);
         }

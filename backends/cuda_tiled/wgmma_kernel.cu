@@ -27,6 +27,16 @@
 namespace gemm::cuda_tiled {
 namespace {
 
+constexpr int consumers = 2;  // warpgroups that multiply; one more issues the copies
+constexpr int threads = 128 * (1 + consumers);
+
+// Each consumer warp writes C through its own piece of shared memory (store_tile): 16 rows
+// (n) by 32 m of f32, each row 8 floats longer, so that the fragment's 8-byte stores (a
+// half-warp: 4 rows by 4 pairs) fall on 32 distinct banks.
+constexpr int staging_row = 32 + 8;                              // floats
+constexpr int staging_warp = 16 * staging_row;                   // floats
+constexpr int staging_bytes = consumers * 4 * staging_warp * 4;  // 20,480
+
 // A block computes the transpose of a BM x BN tile of C: its wgmma "A" operand is op(B)^T
 // (rows along n) and its "B" operand op(A) (rows along m), so that the two neighbouring
 // accumulator columns a thread holds are neighbouring m, contiguous in column-major C.
@@ -47,13 +57,12 @@ struct wgmma_tiling {
     static constexpr int stage_elems_a = bn * bk;
     static constexpr int stage_elems_b = bm * bk;
     static constexpr int stage_bytes = (stage_elems_a + stage_elems_b) * ELEMENT_BYTES;
-    // The stages, their full and empty barriers, and room to align the stages to 1024 bytes
-    // (the 128-byte swizzle repeats every 8 rows of 128 bytes).
-    static constexpr int smem_bytes = stages * stage_bytes + 2 * stages * 8 + 1024;
+    // The stages, the consumer warps' C staging (below), the stages' full and empty barriers,
+    // and room to align the stages to 1024 bytes (the 128-byte swizzle repeats every 8 rows
+    // of 128 bytes).
+    static constexpr int smem_bytes = stages * stage_bytes + staging_bytes + 2 * stages * 8 + 1024;
 };
 
-constexpr int consumers = 2;  // warpgroups that multiply; one more issues the copies
-constexpr int threads = 128 * (1 + consumers);
 // Tiles along m visited together, so that consecutive tiles share their B panel in L2.
 constexpr int raster_group = 8;
 // The most ranges split k takes (a reduction reads that many partial sums per element).
@@ -64,7 +73,7 @@ struct c_target {
     void *c;
     int64_t ld, stride;  // leading dimension, batch stride
     float alpha, beta;
-    bool pairs;          // element pairs (m even) are aligned to their size
+    bool quads;          // groups of 4 elements from an m divisible by 4 are aligned to their size
 };
 
 struct wgmma_params {
@@ -171,28 +180,29 @@ __device__ inline TC to_c(float v) {
     else return __float2bfloat16_rn(v);
 }
 
-// Two neighbouring elements of C (m and m + 1) as one access.
+// Four neighbouring elements of C (m .. m + 3) as one access.
 template <class TC>
-struct alignas(2 * sizeof(TC)) c_pair {
-    TC v[2];
+struct alignas(4 * sizeof(TC)) c_quad {
+    TC v[4];
 };
 
-// One element, or the pair at m and m + 1 where it is whole and aligned, of alpha * acc +
-// beta * C (rows of C: m_end). beta = 0 writes C without reading it.
+// x (alpha * acc) + beta * C at m .. m + 3 of a column of C (rows of C: m_end), as one access
+// where the four are whole and aligned, else element by element. beta = 0 writes C without
+// reading it.
 template <class TC>
-__device__ inline void store_pair(TC *at, int m, int m_end, float x0, float x1, const c_target &o) {
-    float v[2] = {o.alpha * x0, o.alpha * x1};
-    if (o.pairs && m + 1 < m_end) {
-        c_pair<TC> *pair = reinterpret_cast<c_pair<TC> *>(at);
+__device__ inline void store_quad(TC *at, int m, int m_end, float4 x, const c_target &o) {
+    float v[4] = {x.x, x.y, x.z, x.w};
+    if (o.quads && m + 3 < m_end) {
+        c_quad<TC> *quad = reinterpret_cast<c_quad<TC> *>(at);
         if (o.beta != 0.0f) {
-            const c_pair<TC> old = *pair;
-            v[0] += o.beta * float(old.v[0]);
-            v[1] += o.beta * float(old.v[1]);
+            const c_quad<TC> old = *quad;
+#pragma unroll
+            for (int e = 0; e < 4; ++e) v[e] += o.beta * float(old.v[e]);
         }
-        *pair = c_pair<TC>{{to_c<TC>(v[0]), to_c<TC>(v[1])}};
+        *quad = c_quad<TC>{{to_c<TC>(v[0]), to_c<TC>(v[1]), to_c<TC>(v[2]), to_c<TC>(v[3])}};
         return;
     }
-    for (int e = 0; e < 2 && m + e < m_end; ++e) {
+    for (int e = 0; e < 4 && m + e < m_end; ++e) {
         if (o.beta != 0.0f) v[e] += o.beta * float(at[e]);
         at[e] = to_c<TC>(v[e]);
     }
@@ -200,22 +210,37 @@ __device__ inline void store_pair(TC *at, int m, int m_end, float x0, float x1, 
 
 // This thread's accumulators of a consumer warpgroup, whose 64 n from n0 by WN m from m0,
 // into o. Element 4j + 2h + e of the wgmma fragment is row (n) 16 warp + lane / 4 + 8h of the
-// 64 and column (m) 8j + 2 (lane % 4) + e of the WN.
+// 64 and column (m) 8j + 2 (lane % 4) + e of the WN: a warp's stores straight from the
+// fragment would write 16 bytes or less of each of 8 columns. So each warp passes its 16 rows
+// through its staging (alpha * acc, 32 m at a time), and reads them back as 4 neighbouring m
+// a lane, 8 lanes a row: a store instruction writes 4 rows of 32 contiguous m (whole 32-byte
+// sectors).
 template <class TC, int WN, int N>
-__device__ void store_tile(const float (&d)[N], const c_target &o, const wgmma_params &p, int m0, int n0,
-                           int matrix) {
-    const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
+__device__ void store_tile(const float (&d)[N], float *staging, const c_target &o, const wgmma_params &p, int m0,
+                           int n0, int matrix) {
+    const int lane = threadIdx.x % 32, warp = threadIdx.x % 128 / 32;
+    float *rows = staging + (threadIdx.x / 32 - 4) * staging_warp;  // warps 4 .. 11 multiply
     TC *c = static_cast<TC *>(o.c) + int64_t(matrix) * o.stride;
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-        const int n = n0 + warp * 16 + lane / 4 + 8 * h;
-        if (n >= p.n) continue;
-        TC *column = c + int64_t(n) * o.ld;
+    for (int part = 0; part < WN / 32; ++part) {
 #pragma unroll
-        for (int j = 0; j < WN / 8; ++j) {
-            const int m = m0 + 8 * j + 2 * (lane % 4);
-            if (m < p.m) store_pair<TC>(column + m, m, p.m, d[4 * j + 2 * h], d[4 * j + 2 * h + 1], o);
+        for (int jj = 0; jj < 4; ++jj) {
+            const int j = 4 * part + jj;
+#pragma unroll
+            for (int h = 0; h < 2; ++h)
+                *reinterpret_cast<float2 *>(rows + (lane / 4 + 8 * h) * staging_row + 8 * jj + 2 * (lane % 4)) =
+                    make_float2(o.alpha * d[4 * j + 2 * h], o.alpha * d[4 * j + 2 * h + 1]);
         }
+        __syncwarp();
+#pragma unroll
+        for (int it = 0; it < 4; ++it) {
+            const int r = 4 * it + lane / 8, v = lane % 8;
+            const int n = n0 + warp * 16 + r, m = m0 + 32 * part + 4 * v;
+            if (n < p.n && m < p.m)
+                store_quad<TC>(c + int64_t(n) * o.ld + m, m, p.m,
+                               *reinterpret_cast<const float4 *>(rows + r * staging_row + 4 * v), o);
+        }
+        __syncwarp();
     }
 }
 
@@ -269,7 +294,8 @@ __global__ void __launch_bounds__(threads, 1)
         (reinterpret_cast<uintptr_t>(raw_shared) + 1023) & ~uintptr_t(1023));
     T *tiles_a = reinterpret_cast<T *>(base);                   // op(B)^T: rows of n
     T *tiles_b = tiles_a + stages * Tiling::stage_elems_a;      // op(A): rows of m
-    uint64_t *full = reinterpret_cast<uint64_t *>(tiles_b + stages * Tiling::stage_elems_b);
+    float *staging = reinterpret_cast<float *>(tiles_b + stages * Tiling::stage_elems_b);
+    uint64_t *full = reinterpret_cast<uint64_t *>(reinterpret_cast<unsigned char *>(staging) + staging_bytes);
     uint64_t *empty = full + stages;
     if (threadIdx.x == 0) {
         for (int s = 0; s < stages; ++s) {
@@ -351,11 +377,11 @@ __global__ void __launch_bounds__(threads, 1)
         fence_accumulators(d);
         barrier_arrive(&empty[(step - 1) % stages]);
         if (p.splits == 1) {
-            store_tile<TC, wn>(d, p.out, p, m0, n0, at.matrix);
+            store_tile<TC, wn>(d, staging, p.out, p, m0, n0, at.matrix);
         } else {
             const int64_t elements = int64_t(p.m) * p.n;
-            const c_target partial{p.partial + at.split * elements * p.batch, p.m, elements, 1.0f, 0.0f, p.m % 2 == 0};
-            store_tile<float, wn>(d, partial, p, m0, n0, at.matrix);
+            const c_target partial{p.partial + at.split * elements * p.batch, p.m, elements, 1.0f, 0.0f, p.m % 4 == 0};
+            store_tile<float, wn>(d, staging, partial, p, m0, n0, at.matrix);
         }
     }
 #endif
@@ -728,9 +754,9 @@ gemm_status_t launch_direct(const problem &dp, int bm, int bn, bool split_k, cud
     if (s != GEMM_STATUS_SUCCESS) return s;
     wgmma_params p{};
     const std::size_t c_size = dtype_size(dp.c_type);
-    const bool pairs = reinterpret_cast<std::uintptr_t>(dp.c) % (2 * c_size) == 0 && dp.ldc % 2 == 0 &&
-                       (dp.batch == 1 || dp.stride_c % 2 == 0);
-    p.out = c_target{dp.c, dp.ldc, dp.stride_c, float(dp.alpha), float(dp.beta), pairs};
+    const bool quads = reinterpret_cast<std::uintptr_t>(dp.c) % (4 * c_size) == 0 && dp.ldc % 4 == 0 &&
+                       (dp.batch == 1 || dp.stride_c % 4 == 0);
+    p.out = c_target{dp.c, dp.ldc, dp.stride_c, float(dp.alpha), float(dp.beta), quads};
     p.m = int(dp.m), p.n = int(dp.n), p.k = int(dp.k), p.batch = int(dp.batch);
     p.a_batched = dp.stride_a != 0;
     p.b_batched = dp.stride_b != 0;

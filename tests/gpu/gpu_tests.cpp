@@ -1347,23 +1347,24 @@ bool device_0_is_sm90() {
 struct wgmma_shape {
     int64_t m, n, k, batch;
     double alpha, beta;
+    bool odd_c;  // C's leading dimension and batch stride odd, else multiples of 8 elements
 };
-const wgmma_shape wgmma_shapes[] = {{256, 128, 64, 1, 1.0, 0.0},      // whole tiles
-                                    {130, 67, 37, 1, -0.75, 0.5},     // ragged, k < one step
-                                    {1, 1, 1, 1, 2.0, 0.0},           // one element
-                                    {1100, 130, 1000, 1, 1.0, 1.0},   // 16 k steps, a raster group of 1
-                                    {77, 300, 257, 1, 0.5, 0.0},      // ragged every way
-                                    {200, 150, 96, 3, 1.0, -1.0},     // strided batch
-                                    {300, 260, 72, 40, 1.0, 0.5},     // more tiles than SMs
-                                    {999, 1, 4096, 1, 1.0, 0.0},      // decode: split k, one column, m odd
-                                    {260, 70, 3170, 1, -1.0, 0.5},    // split k, a shorter last range
-                                    {136, 40, 1500, 2, 0.5, 0.0}};    // split k over a batch
+const wgmma_shape wgmma_shapes[] = {{256, 128, 64, 1, 1.0, 0.0, false},     // whole tiles
+                                    {130, 67, 37, 1, -0.75, 0.5, true},     // ragged, k < one step
+                                    {1, 1, 1, 1, 2.0, 0.0, true},           // one element
+                                    {1100, 130, 1000, 1, 1.0, 1.0, false},  // 16 k steps, a raster group of 1
+                                    {77, 300, 257, 1, 0.5, 0.0, true},      // ragged every way
+                                    {200, 150, 96, 3, 1.0, -1.0, true},     // strided batch
+                                    {300, 260, 72, 40, 1.0, 0.5, false},    // more tiles than SMs
+                                    {999, 1, 4096, 1, 1.0, 0.0, false},     // decode: split k, one column, m odd
+                                    {260, 70, 3170, 1, -1.0, 0.5, true},    // split k, a shorter last range
+                                    {136, 40, 1500, 2, 0.5, 0.0, false}};   // split k over a batch
 const char *const wgmma_tiles[] = {"_128x128x64_s6", "_256x128x64_s4", "_128x128x64_s6_splitk", "_256x64x64_s5_splitk"};
 const char *const tf32_tiles[] = {"_128x128x32_s6", "_256x128x32_s4", "_128x128x32_s6_splitk", "_256x64x32_s5_splitk"};
 
 // A column-major case of the shape whose A and B are 16-byte aligned (leading dimensions and
 // strides multiples of 8 elements, lda padded when m is odd), C's leading dimension and stride
-// odd.
+// odd or padded multiples of 8 elements (the epilogue's 4-element stores).
 gemm_case wgmma_case(type_pair t, gemm_op_t ta, gemm_op_t tb, const wgmma_shape &sh) {
     auto round8 = [](int64_t v) { return (v + 7) / 8 * 8; };
     gemm_case c = base_case(t, GEMM_COL_MAJOR, ta, tb, sh.m, sh.n, sh.k);
@@ -1371,13 +1372,13 @@ gemm_case wgmma_case(type_pair t, gemm_op_t ta, gemm_op_t tb, const wgmma_shape 
     c.beta = sh.beta;
     c.lda = round8(c.a().rows) + (sh.m % 2 ? 8 : 0);
     c.ldb = round8(c.b().rows);
-    c.ldc = sh.m + 3;
+    c.ldc = sh.odd_c ? sh.m + 3 : round8(sh.m) + 8;
     if (sh.batch > 1) {
         c.strided_entry = true;
         c.batch = sh.batch;
         c.stride_a = round8(c.a().footprint()) + 8;
         c.stride_b = round8(c.b().footprint());
-        c.stride_c = c.c().footprint() + 5;
+        c.stride_c = sh.odd_c ? c.c().footprint() + 5 : round8(c.c().footprint()) + 8;
     }
     return c;
 }
@@ -1435,9 +1436,9 @@ int64_t check_wgmma_misaligned(const std::string &prefix, const char *const (&ti
 
 // The Hopper kernels by id, where the device and the build have them: every op pair (each
 // operand stored along k or along m / n), ragged m, n, k (TMA's boxes past the edges read
-// zeros, the epilogue's stores are predicated), k steps past the stages' ring, partial raster
-// groups, strided batches, more tiles than SMs (each block then takes several), k split into
-// ranges by the _splitk ids (one column of C, a shorter last range, over a batch, beta != 0
+// zeros, the epilogue's stores are predicated), C aligned (4 elements a store) or not (one),
+// k steps past the stages' ring, partial raster groups, strided batches, more tiles than SMs
+// (each block then takes several), k split into ranges by the _splitk ids (one column of C, a shorter last range, over a batch, beta != 0
 // applied once by the reduction); and their refusals (leading dimensions or bases not 16-byte
 // aligned; f32 unless TF32 is allowed), C unchanged.
 TEST_CASE("gpu: cuda_tiled wgmma kernels against cpu_ref, and what they refuse") {

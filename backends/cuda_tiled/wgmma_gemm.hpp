@@ -31,9 +31,10 @@ std::string wgmma_refusal(const problem &dp);
 // dp on device memory with k > 0 and alpha != 0, in bm x bn tiles: NOT_SUPPORTED with the
 // reason, nothing launched, when wgmma_refusal(dp) says why not. f32 operands stored along m
 // or n are copied along k into the thread's scratch buffer on the stream first. With split_k, k is cut into
-// as many ranges (up to 16) as make the busiest SM's share of k steps smallest, their f32
-// partial sums kept in the thread's workspace (32 MiB: a split count that does not fit is not
-// taken); a second kernel then adds them in a fixed order into C, so the result does not
+// as many ranges (up to 16) as make the busiest SM's share of k steps smallest, counting the
+// cost of the split itself (a second launch, the partial sums written and read back), their
+// f32 partial sums kept in the thread's workspace (32 MiB: a split count that does not fit is
+// not taken); a second kernel then adds them in a fixed order into C, so the result does not
 // depend on the order the blocks ran in.
 gemm_status_t launch_wgmma(const problem &dp, int bm, int bn, bool split_k, cudaStream_t stream);
 

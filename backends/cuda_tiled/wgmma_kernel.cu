@@ -637,19 +637,29 @@ int stages_of(int bm, int bn) {
 // The k of one stage: 128 bytes of the input type.
 int stage_k(dtype ab) { return int(128 / dtype_size(ab)); }
 
-// A work item's cost beyond its k steps, in k steps: filling the pipeline, storing the tile
-// (or its partial sums) and its share of the reduction.
+// A work item's cost beyond its k steps, in k steps: filling the pipeline and storing the
+// tile (or its partial sums).
 constexpr int64_t item_overhead_steps = 4;
+// A split's own cost beyond its items, in k steps: the reduction kernel's launch and its wait
+// for the GEMM (k_splits adds the partial sums written and read back, as the k steps whose
+// operand bytes they equal on each SM). Without it the 128x128 twin split 1024^3 bf16 in 2
+// (12 k steps a block against 20) and took 21.0 us on the H200, the unsplit kernel 10.9.
+constexpr int64_t split_overhead_steps = 8;
 
-// How many ranges of k to split dp into, for `tiles` tiles of C (all matrices) on `sms` SMs:
-// the count whose busiest SM has the fewest k steps plus overheads to run (items are spread
-// evenly over the SMs), the fewest such; only counts whose partial sums fit the workspace.
-int k_splits(const problem &dp, int64_t tiles, int sms, int k_steps) {
+// How many ranges of k to split dp into, for `tiles` tiles of C (all matrices) of bm x bn on
+// `sms` SMs: the count whose busiest SM has the fewest k steps plus overheads to run (items
+// are spread evenly over the SMs), the fewest such; only counts whose partial sums fit the
+// workspace.
+int k_splits(const problem &dp, int64_t tiles, int bm, int bn, int sms, int k_steps) {
     const int64_t partial_bytes = dp.m * dp.n * dp.batch * int64_t(sizeof(float));
+    const int64_t stage_bytes = int64_t(bm + bn) * 128;  // a k step's operands, any input type
     auto cost = [&](int64_t splits) {
         const int64_t steps = (k_steps + splits - 1) / splits;
         const int64_t items = tiles * ((k_steps + steps - 1) / steps);
-        return (items + sms - 1) / sms * (steps + item_overhead_steps);
+        const int64_t waves = (items + sms - 1) / sms;
+        if (splits == 1) return waves * (steps + item_overhead_steps);
+        const int64_t sums_steps = 2 * splits * partial_bytes / (int64_t(sms) * stage_bytes);
+        return waves * (steps + item_overhead_steps) + split_overhead_steps + sums_steps;
     };
     int best = 1;
     for (int splits = 2; splits <= std::min(k_steps, max_splits); ++splits) {
@@ -765,7 +775,7 @@ gemm_status_t launch_direct(const problem &dp, int bm, int bn, bool split_k, cud
     p.split_steps = k_steps;
     if (split_k) {
         const int64_t tiles = (dp.m + bm - 1) / bm * ((dp.n + bn - 1) / bn) * dp.batch;
-        const int splits = k_splits(dp, tiles, multiprocessors(dp.device), k_steps);
+        const int splits = k_splits(dp, tiles, bm, bn, multiprocessors(dp.device), k_steps);
         p.split_steps = (k_steps + splits - 1) / splits;
         p.splits = (k_steps + p.split_steps - 1) / p.split_steps;
     }

@@ -27,7 +27,8 @@
 #   wgmma     cuda_tiled's Hopper kernels: HGMMA in their SASS, compute-sanitizer memcheck and
 #             racecheck on their test case, then gemm bench against cuBLAS and cuBLASLt: bf16
 #             and f16 with C in f32, every op pair at 4096^3 and 8192^3, bf16 (C bf16) NT and
-#             TN at 1024^3 and 2048^3, and small bf16 shapes against the wmma kernel
+#             TN at 1024^3 and 2048^3, small bf16 shapes against the wmma kernel, and bf16 NN
+#             and NT where C is most of the work (4096x4096x64, x16) and at 1024^3 .. 8192^3
 #   tf32      the Hopper kernels for f32 through TF32 (GEMM_ALLOW_TF32=1): compute-sanitizer
 #             memcheck and racecheck on their test suite, then gemm bench row-major at 4096^3
 #             and 8192^3, every op pair (NT reads both operands as stored, the others copy one
@@ -268,6 +269,12 @@ if has_stage wgmma; then
     timeout 120 $gemm bench 64 128 256 512 --device 0 --dtype bf16 --layout row --ops NT --backends \
         cublas,cuda_tiled:mma_bf16_64x64,$wg --baseline cublas --no-measure-peak >>"$out/wgmma_bench.txt" 2>&1
     summary+=("gemm bench bf16 small wgmma: rc=$?")
+    # Where C is most of the work (k of one stage or less), then squares: C's stores, and the
+    # split count cuda_tiled's default takes (1024^3: unsplit).
+    timeout 120 $gemm bench 4096x4096x64 4096x4096x16 1024 4096 8192 --device 0 --dtype bf16 --layout row \
+        --ops NN,NT --backends cublas,cuda_tiled,$wg --baseline cublas --no-measure-peak --rounds 2 \
+        >>"$out/wgmma_bench.txt" 2>&1
+    summary+=("gemm bench bf16 C-heavy and squares: rc=$?")
     save_logs
 fi
 if has_stage tf32; then

@@ -656,10 +656,9 @@ int k_splits(const problem &dp, int64_t tiles, int bm, int bn, int sms, int k_st
     auto cost = [&](int64_t splits) {
         const int64_t steps = (k_steps + splits - 1) / splits;
         const int64_t items = tiles * ((k_steps + steps - 1) / steps);
-        const int64_t waves = (items + sms - 1) / sms;
-        if (splits == 1) return waves * (steps + item_overhead_steps);
-        const int64_t sums_steps = 2 * splits * partial_bytes / (int64_t(sms) * stage_bytes);
-        return waves * (steps + item_overhead_steps) + split_overhead_steps + sums_steps;
+        const int64_t busiest = (items + sms - 1) / sms * (steps + item_overhead_steps);
+        if (splits == 1) return busiest;
+        return busiest + split_overhead_steps + 2 * splits * partial_bytes / (int64_t(sms) * stage_bytes);
     };
     int best = 1;
     for (int splits = 2; splits <= std::min(k_steps, max_splits); ++splits) {

@@ -161,9 +161,9 @@ std::vector<variant_info> make_table() {
 //  - f16 and bf16: the tensor-core kernel (mma_kernel.cuh), whose launch also serves a batch
 //    of GEMMs of their own shapes (run_batch); on Hopper also the wgmma kernels
 //    (wgmma_kernel.cu: 128x128 tiles for most sizes, 256x128 for the largest, the 128x128
-//    kernel splitting k for shapes with too few tiles to fill the SMs, and 256x64 tiles
-//    splitting k for C with few columns), offered beside it to the tuner where A and B are
-//    16-byte aligned. The same four for f32 through TF32 (GEMM_ALLOW_TF32=1), an operand
+//    kernel splitting k for shapes with too few tiles to fill the SMs, and 256x64 and 128x64
+//    tiles splitting k for C with few columns), offered beside it to the tuner where A and B
+//    are 16-byte aligned. The same five for f32 through TF32 (GEMM_ALLOW_TF32=1), an operand
 //    stored along m or n copied along k first.
 // DEFAULT marks what run("") may pick by size (cuda_tiled.cpp: the largest tile that still
 // fills the GPU).
@@ -184,11 +184,12 @@ const std::vector<variant_info> &variant_table() {
         register_tiled_config<double, 64, 64, 8, 4, 4, 3, false>,
         mma_config<dtype::f16>, mma_config<dtype::bf16>, wgmma_config<dtype::f16, 128, 128>,
         wgmma_config<dtype::f16, 256, 128>, wgmma_config<dtype::f16, 128, 128, true>,
-        wgmma_config<dtype::f16, 256, 64, true>, wgmma_config<dtype::bf16, 128, 128>,
-        wgmma_config<dtype::bf16, 256, 128>, wgmma_config<dtype::bf16, 128, 128, true>,
-        wgmma_config<dtype::bf16, 256, 64, true>, wgmma_config<dtype::f32, 128, 128>,
+        wgmma_config<dtype::f16, 256, 64, true>, wgmma_config<dtype::f16, 128, 64, true>,
+        wgmma_config<dtype::bf16, 128, 128>, wgmma_config<dtype::bf16, 256, 128>,
+        wgmma_config<dtype::bf16, 128, 128, true>, wgmma_config<dtype::bf16, 256, 64, true>,
+        wgmma_config<dtype::bf16, 128, 64, true>, wgmma_config<dtype::f32, 128, 128>,
         wgmma_config<dtype::f32, 256, 128>, wgmma_config<dtype::f32, 128, 128, true>,
-        wgmma_config<dtype::f32, 256, 64, true>>();
+        wgmma_config<dtype::f32, 256, 64, true>, wgmma_config<dtype::f32, 128, 64, true>>();
     return table;
 }
 

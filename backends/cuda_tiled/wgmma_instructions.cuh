@@ -20,6 +20,22 @@ namespace gemm::cuda_tiled {
 // One asm statement per N, stamped with the instruction's shape and types (e.g.
 // "m64n128k16.f32.bf16.bf16") and its transpose operands (", %67, %68"; none for tf32), which
 // must sit in its string literal. The flags are operands either way; tf32 does not name them.
+#define GEMM_WGMMA_64X64(SHAPE_TYPES, TRANS) \
+    asm volatile(                                                                                                      \
+        "{\n"                                                                                                          \
+        ".reg .pred p;\n"                                                                                              \
+        "setp.ne.b32 p, %34, 0;\n"                                                                                     \
+        "wgmma.mma_async.sync.aligned." SHAPE_TYPES " {"                                                               \
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, "                   \
+        "%20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"                                                   \
+        "}, %32, %33, p, 1, 1" TRANS ";\n"                                                                             \
+        "}\n"                                                                                                          \
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),              \
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),        \
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),      \
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])       \
+        : "l"(a), "l"(b), "r"(accumulate), "n"(int(A_MN)), "n"(int(B_MN)))
+
 #define GEMM_WGMMA_64X128(SHAPE_TYPES, TRANS) \
     asm volatile(                                                                                                      \
         "{\n"                                                                                                          \
@@ -77,6 +93,14 @@ namespace gemm::cuda_tiled {
         : "l"(a), "l"(b), "r"(accumulate), "n"(int(A_MN)), "n"(int(B_MN)))
 
 template <class T, bool A_MN, bool B_MN>
+__device__ inline void wgmma_64x64(float (&d)[32], uint64_t a, uint64_t b, int accumulate) {
+    static_assert(!std::is_same_v<T, float> || (!A_MN && !B_MN), "tf32 operands are stored along k");
+    if constexpr (std::is_same_v<T, __nv_bfloat16>) GEMM_WGMMA_64X64("m64n64k16.f32.bf16.bf16", ", %35, %36");
+    else if constexpr (std::is_same_v<T, __half>) GEMM_WGMMA_64X64("m64n64k16.f32.f16.f16", ", %35, %36");
+    else GEMM_WGMMA_64X64("m64n64k8.f32.tf32.tf32", "");
+}
+
+template <class T, bool A_MN, bool B_MN>
 __device__ inline void wgmma_64x128(float (&d)[64], uint64_t a, uint64_t b, int accumulate) {
     static_assert(!std::is_same_v<T, float> || (!A_MN && !B_MN), "tf32 operands are stored along k");
     if constexpr (std::is_same_v<T, __nv_bfloat16>) GEMM_WGMMA_64X128("m64n128k16.f32.bf16.bf16", ", %67, %68");
@@ -92,6 +116,7 @@ __device__ inline void wgmma_64x256(float (&d)[128], uint64_t a, uint64_t b, int
     else GEMM_WGMMA_64X256("m64n256k8.f32.tf32.tf32", "");
 }
 
+#undef GEMM_WGMMA_64X64
 #undef GEMM_WGMMA_64X128
 #undef GEMM_WGMMA_64X256
 

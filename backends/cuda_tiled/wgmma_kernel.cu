@@ -246,7 +246,8 @@ __device__ void store_tile(const float (&d)[N], float *staging, const c_target &
 
 template <class T, int WN, bool A_MN, bool B_MN, int N>
 __device__ inline void wgmma_step(float (&d)[N], uint64_t a, uint64_t b, int accumulate) {
-    if constexpr (WN == 128) wgmma_64x128<T, A_MN, B_MN>(d, a, b, accumulate);
+    if constexpr (WN == 64) wgmma_64x64<T, A_MN, B_MN>(d, a, b, accumulate);
+    else if constexpr (WN == 128) wgmma_64x128<T, A_MN, B_MN>(d, a, b, accumulate);
     else wgmma_64x256<T, A_MN, B_MN>(d, a, b, accumulate);
 }
 
@@ -626,12 +627,13 @@ bool aligned16(const void *ptr, int64_t ld, int64_t stride, int64_t batch, std::
 }
 
 // The configurations: 128 x 128 tiles in 6 stages of 32 KB, 256 x 128 in 4 of 48 KB (each
-// consumer thread then holds 128 accumulators), and 256 x 64 in 5 of 40 KB, 32 KB of which
-// op(A); the same bytes per stage for every input type.
-constexpr int stages_128 = 6, stages_256 = 4, stages_256x64 = 5;
+// consumer thread then holds 128 accumulators), 256 x 64 in 5 of 40 KB, 32 KB of which op(A),
+// and 128 x 64 in 8 of 24 KB (16 KB op(A)); the same bytes per stage for every input type.
+constexpr int stages_128 = 6, stages_256 = 4, stages_256x64 = 5, stages_128x64 = 8;
 
 int stages_of(int bm, int bn) {
-    return bn == 64 ? stages_256x64 : bm == 128 ? stages_128 : stages_256;
+    if (bn == 64) return bm == 128 ? stages_128x64 : stages_256x64;
+    return bm == 128 ? stages_128 : stages_256;
 }
 
 // The k of one stage: 128 bytes of the input type.
@@ -779,7 +781,9 @@ gemm_status_t launch_direct(const problem &dp, int bm, int bn, bool split_k, cud
         p.splits = (k_steps + p.split_steps - 1) / p.split_steps;
     }
     auto launch = [&] {
-        if (bn == 64) return launch_types<256, 64, stages_256x64>(dp, map_a, map_b, p, stream);
+        if (bn == 64)
+            return bm == 128 ? launch_types<128, 64, stages_128x64>(dp, map_a, map_b, p, stream)
+                             : launch_types<256, 64, stages_256x64>(dp, map_a, map_b, p, stream);
         return bm == 128 ? launch_types<128, 128, stages_128>(dp, map_a, map_b, p, stream)
                          : launch_types<256, 128, stages_256>(dp, map_a, map_b, p, stream);
     };

@@ -296,15 +296,15 @@ if has_stage tf32; then
 fi
 if has_stage decode; then
     # Decode shapes (X W^T for a few rows of X, long k) in bf16: the Hopper kernels that split
-    # k, 256x64 and 128x128 tiles, against cuBLAS; then the geometric mean of the ratios of
-    # cuda_tiled's default and of the 256x64 kernel.
+    # k, 256x64, 128x64 and 128x128 tiles, against cuBLAS; then the geometric mean of the ratios
+    # of cuda_tiled's default and of the two tiles for C of few columns.
     shapes=""
     for m in 1 8 32 128; do for n in 4096 14336; do for k in 4096 14336; do shapes+=" ${m}x${n}x${k}"; done; done; done
     timeout 300 $gemm bench $shapes --device 0 --dtype bf16 --layout row --ops NT --backends \
-        cublas,cublaslt,cuda_tiled,cuda_tiled:wgmma_bf16_256x64x64_s5_splitk,cuda_tiled:wgmma_bf16_128x128x64_s6_splitk \
+        cublas,cublaslt,cuda_tiled,cuda_tiled:wgmma_bf16_256x64x64_s5_splitk,cuda_tiled:wgmma_bf16_128x64x64_s8_splitk,cuda_tiled:wgmma_bf16_128x128x64_s6_splitk \
         --baseline cublas --no-measure-peak --csv "$out/decode.csv" >"$out/decode_bench.txt" 2>&1
     summary+=("gemm bench decode bf16: rc=$?")
-    for backend in cuda_tiled cuda_tiled:wgmma_bf16_256x64x64_s5_splitk; do
+    for backend in cuda_tiled cuda_tiled:wgmma_bf16_256x64x64_s5_splitk cuda_tiled:wgmma_bf16_128x64x64_s8_splitk; do
         summary+=("$(awk -F, -v b=$backend '$1 == b && $21 > 0 { s += log($21); n++; if (!lo || $21 < lo) lo = $21 }
             END { if (n) printf "decode, %s against cuBLAS: geometric mean %.3f, lowest %.3f over %d shapes", b, exp(s / n), lo, n }' \
             "$out/decode.csv" 2>/dev/null)")

@@ -1359,8 +1359,10 @@ const wgmma_shape wgmma_shapes[] = {{256, 128, 64, 1, 1.0, 0.0, false},     // w
                                     {999, 1, 4096, 1, 1.0, 0.0, false},     // decode: split k, one column, m odd
                                     {260, 70, 3170, 1, -1.0, 0.5, true},    // split k, a shorter last range
                                     {136, 40, 1500, 2, 0.5, 0.0, false}};   // split k over a batch
-const char *const wgmma_tiles[] = {"_128x128x64_s6", "_256x128x64_s4", "_128x128x64_s6_splitk", "_256x64x64_s5_splitk"};
-const char *const tf32_tiles[] = {"_128x128x32_s6", "_256x128x32_s4", "_128x128x32_s6_splitk", "_256x64x32_s5_splitk"};
+const char *const wgmma_tiles[] = {"_128x128x64_s6", "_256x128x64_s4", "_128x128x64_s6_splitk", "_256x64x64_s5_splitk",
+                                   "_128x64x64_s8_splitk"};
+const char *const tf32_tiles[] = {"_128x128x32_s6", "_256x128x32_s4", "_128x128x32_s6_splitk", "_256x64x32_s5_splitk",
+                                  "_128x64x32_s8_splitk"};
 
 // A column-major case of the shape whose A and B are 16-byte aligned (leading dimensions and
 // strides multiples of 8 elements, lda padded when m is odd), C's leading dimension and stride
@@ -1389,10 +1391,11 @@ run_result run_forced(const std::string &id, const gemm_case &c, const operands 
     return run_device_offset(c, o, offset);
 }
 
+using tile_ids = const char *const[std::size(wgmma_tiles)];
+
 // Each id `prefix + tile` on c against cpu_ref, and with host also on host memory (staged to
 // the current device, the same kernel); the runs checked.
-int64_t check_wgmma_ids(const std::string &prefix, const char *const (&tiles)[4], const gemm_case &c,
-                        const operands &o, bool host) {
+int64_t check_wgmma_ids(const std::string &prefix, tile_ids &tiles, const gemm_case &c, const operands &o, bool host) {
     const reference ref = compute_reference(c, o);
     const std::vector<double> expected = cpu_ref_result(c, o);
     int64_t checked = 0;
@@ -1411,7 +1414,7 @@ int64_t check_wgmma_ids(const std::string &prefix, const char *const (&tiles)[4]
 // Each id `prefix + tile` refuses column-major TN 64^3 of type t with B's leading dimension
 // not a multiple of 16 bytes, and with every base 1 element off 16 bytes: NOT_SUPPORTED (on a
 // 9.0 device for that reason), C unchanged, no CUDA error left; the refusals.
-int64_t check_wgmma_misaligned(const std::string &prefix, const char *const (&tiles)[4], type_pair t, bool hopper) {
+int64_t check_wgmma_misaligned(const std::string &prefix, tile_ids &tiles, type_pair t, bool hopper) {
     gemm_case c = base_case(t, GEMM_COL_MAJOR, GEMM_OP_T, GEMM_OP_N, 64, 64, 64);
     c.lda = c.ldb = c.ldc = 64;
     gemm_case odd_ld = c;
@@ -1518,7 +1521,8 @@ TEST_CASE("gpu: cuda_tiled split k gives the same bits on every run and in a CUD
     cudaStream_t stream = nullptr;
     CUDA_REQUIRE(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     int64_t compared = 0;
-    for (const char *id : {"wgmma_bf16_128x128x64_s6_splitk", "wgmma_bf16_256x64x64_s5_splitk"})
+    for (const char *id : {"wgmma_bf16_128x128x64_s6_splitk", "wgmma_bf16_256x64x64_s5_splitk",
+                           "wgmma_bf16_128x64x64_s8_splitk"})
         for (const wgmma_shape &sh : {wgmma_shapes[7], wgmma_shapes[8], wgmma_shapes[9]}) {
             const gemm_case c = wgmma_case({GEMM_BF16, GEMM_F32}, GEMM_OP_N, GEMM_OP_T, sh);
             const operands o = make_operands(c);
@@ -1584,7 +1588,7 @@ TEST_CASE("gpu: cuda_tiled split k gives the same bits on every run and in a CUD
         }
     cudaStreamDestroy(stream);
     MESSAGE(compared << " split-k results compared bit for bit");
-    CHECK(compared == 2 * 3 * 6);
+    CHECK(compared == 3 * 3 * 6);
 }
 
 // One process with GEMM_ALLOW_TF32=1 and GEMM_VERBOSE=1 (ctest gpu.tf32): the TF32 kernels on
@@ -1660,6 +1664,7 @@ TEST_SUITE("gpu_tf32" * doctest::skip()) {
                                         {GEMM_OP_T, 2048, 2048, 256, 0, "variant=wgmma_tf32_128x128x32_s6 ", true},
                                         {GEMM_OP_T, 300, 260, 2000, 0, "variant=wgmma_tf32_128x128x32_s6_splitk ", true},
                                         {GEMM_OP_T, 8, 40, 3000, 0, "variant=wgmma_tf32_256x64x32_s5_splitk ", true},
+                                        {GEMM_OP_T, 40, 13000, 256, 0, "variant=wgmma_tf32_128x64x32_s8_splitk ", true},
                                         {GEMM_OP_N, 300, 260, 2000, 0, "variant=wgmma_tf32_128x128x32_s6_splitk ", true},
                                         {GEMM_OP_T, 300, 260, 200, 1, "variant=tiled_f32_", false}};
         for (const expectation &x : defaults) {

@@ -13,9 +13,9 @@
 namespace gemm::cuda_tiled {
 
 // The id of the kernel for f16, bf16 or f32 (TF32) inputs and BM x BN tiles of C (128 x 128,
-// 256 x 128, or 256 x 64 and 128 x 64 for C with few columns): wgmma_<f16|bf16|tf32>_<BM>x<BN>x<BK>_s<stages>
-// (k steps of BK = 128 bytes: 64 elements, 32 for tf32; that many stages of operands in
-// shared memory), with the suffix _splitk for a twin that splits k where too few tiles would
+// 256 x 128, or 256 x 64 and 128 x 64 for C with few columns):
+// wgmma_<f16|bf16|tf32>_<BM>x<BN>x<BK>_s<stages> (k steps of BK = 128 bytes: 64 elements, 32
+// for tf32; that many stages of operands in shared memory), with the suffix _splitk for a twin that splits k where too few tiles would
 // leave SMs idle (decode shapes: n small, k long).
 std::string wgmma_id(dtype ab, int bm, int bn, bool split_k);
 
@@ -29,13 +29,13 @@ std::string wgmma_id(dtype ab, int bm, int bn, bool split_k);
 std::string wgmma_refusal(const problem &dp);
 
 // dp on device memory with k > 0 and alpha != 0, in bm x bn tiles: NOT_SUPPORTED with the
-// reason, nothing launched, when wgmma_refusal(dp) says why not. f32 operands stored along m
-// or n are copied along k into the thread's scratch buffer on the stream first. With split_k, k is cut into
-// as many ranges (up to 16) as make the busiest SM's share of k steps smallest, counting the
-// cost of the split itself (a second launch, the partial sums written and read back), their
-// f32 partial sums kept in the thread's workspace (32 MiB: a split count that does not fit is
-// not taken); a second kernel then adds them in a fixed order into C, so the result does not
-// depend on the order the blocks ran in.
+// reason, nothing launched, when wgmma_refusal(dp) says why not. f32 operands stored along m or
+// n are copied along k into the thread's scratch buffer on the stream first. With split_k, k is
+// cut into as many ranges (up to 16) as make the busiest SM's share of k steps smallest,
+// counting the cost of the split itself (a second launch, the partial sums written and read
+// back), their f32 partial sums kept in the thread's workspace (32 MiB: a split count that does
+// not fit is not taken); a second kernel then adds them in a fixed order into C, so the result
+// does not depend on the order the blocks ran in.
 gemm_status_t launch_wgmma(const problem &dp, int bm, int bn, bool split_k, cudaStream_t stream);
 
 }  // namespace gemm::cuda_tiled

@@ -629,11 +629,9 @@ bool aligned16(const void *ptr, int64_t ld, int64_t stride, int64_t batch, std::
 // The configurations: 128 x 128 tiles in 6 stages of 32 KB, 256 x 128 in 4 of 48 KB (each
 // consumer thread then holds 128 accumulators), 256 x 64 in 5 of 40 KB, 32 KB of which op(A),
 // and 128 x 64 in 8 of 24 KB (16 KB op(A)); the same bytes per stage for every input type.
-constexpr int stages_128 = 6, stages_256 = 4, stages_256x64 = 5, stages_128x64 = 8;
-
-int stages_of(int bm, int bn) {
-    if (bn == 64) return bm == 128 ? stages_128x64 : stages_256x64;
-    return bm == 128 ? stages_128 : stages_256;
+constexpr int stages_of(int bm, int bn) {
+    if (bn == 64) return bm == 128 ? 8 : 5;
+    return bm == 128 ? 6 : 4;
 }
 
 // The k of one stage: 128 bytes of the input type.
@@ -782,10 +780,10 @@ gemm_status_t launch_direct(const problem &dp, int bm, int bn, bool split_k, cud
     }
     auto launch = [&] {
         if (bn == 64)
-            return bm == 128 ? launch_types<128, 64, stages_128x64>(dp, map_a, map_b, p, stream)
-                             : launch_types<256, 64, stages_256x64>(dp, map_a, map_b, p, stream);
-        return bm == 128 ? launch_types<128, 128, stages_128>(dp, map_a, map_b, p, stream)
-                         : launch_types<256, 128, stages_256>(dp, map_a, map_b, p, stream);
+            return bm == 128 ? launch_types<128, 64, stages_of(128, 64)>(dp, map_a, map_b, p, stream)
+                             : launch_types<256, 64, stages_of(256, 64)>(dp, map_a, map_b, p, stream);
+        return bm == 128 ? launch_types<128, 128, stages_of(128, 128)>(dp, map_a, map_b, p, stream)
+                         : launch_types<256, 128, stages_of(256, 128)>(dp, map_a, map_b, p, stream);
     };
     if (p.splits == 1) return launch();
     // The partial sums live in the thread's workspace for this device, held from the GEMM's

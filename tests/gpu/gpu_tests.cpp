@@ -1439,11 +1439,12 @@ int64_t check_wgmma_misaligned(const std::string &prefix, tile_ids &tiles, type_
 
 // The Hopper kernels by id, where the device and the build have them: every op pair (each
 // operand stored along k or along m / n), ragged m, n, k (TMA's boxes past the edges read
-// zeros, the epilogue's stores are predicated), C aligned (4 elements a store) or not (one),
-// k steps past the stages' ring, partial raster groups, strided batches, more tiles than SMs
-// (each block then takes several), k split into ranges by the _splitk ids (one column of C, a shorter last range, over a batch, beta != 0
-// applied once by the reduction); and their refusals (leading dimensions or bases not 16-byte
-// aligned; f32 unless TF32 is allowed), C unchanged.
+// zeros, the epilogue's stores are predicated), C aligned (4 elements a store) or not (one), k
+// steps past the stages' ring, partial raster groups, strided batches, more tiles than SMs
+// (each block then takes several), k split into ranges by the _splitk ids (one column of C, a
+// shorter last range, over a batch, beta != 0 applied once by the reduction); and their
+// refusals (leading dimensions or bases not 16-byte aligned; f32 unless TF32 is allowed), C
+// unchanged.
 TEST_CASE("gpu: cuda_tiled wgmma kernels against cpu_ref, and what they refuse") {
     if (!has_backend("cuda_tiled")) {
         MESSAGE("cuda_tiled not available or not selected: not tested");

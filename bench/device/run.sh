@@ -35,16 +35,16 @@
 #             or both along k first), and NT on decode shapes, against cuBLAS and cuBLASLt with
 #             TF32 allowed
 #   decode    bf16 decode shapes (m = 1..128 rows of X W^T, n and k 4096 and 14336): the Hopper
-#             kernels that split k (256x64 and 128x128 tiles) and cuda_tiled's default against
-#             cuBLAS and cuBLASLt
+#             kernels that split k (256x64, 128x64 and 128x128 tiles) and cuda_tiled's default
+#             against cuBLAS and cuBLASLt
 #   kernels   where a call's device time goes: ncu (--clock-control none) times every kernel that
 #             cuBLAS and cuda_tiled's default launch for each of KERNEL_SHAPES (bf16 row-major NT,
 #             default the decode shapes 1x4096x4096 1x14336x4096 32x14336x4096 128x4096x4096
 #             128x14336x14336; KERNEL_BACKENDS), with its grid (ncu_kernels.awk)
 #   host_rule untuned auto on host memory (f32 squares 64..8192) against cpu_omp, cblas and
 #             cublas staged, after a gemm tune that stores the machine's rates
-#   wgmma_tune  gemm tune on bf16 device shapes (the Hopper kernels among the candidates), then
-#             auto against cuBLAS on that cache
+#   wgmma_tune  gemm tune on the default suite's bf16 device problems (the Hopper kernels among
+#             the candidates), then auto against cuBLAS, cuBLASLt and cuda_tiled on that cache
 #   tune      gemm tune --suite default (host and device; the machine's host-memory rates, in
 #             the summary), then auto against cuBLAS
 #   recorded  the documented workflow on shapes outside the suite: GEMM_RECORD while gemm
@@ -340,16 +340,30 @@ if has_stage host_rule; then
     save_logs
 fi
 if has_stage wgmma_tune; then
-    # Whether auto takes the Hopper kernels where they win: tune bf16 row-major shapes (X W^T
-    # and its transpose) into a cache of their own, then auto against cuBLAS on that cache.
-    shapes="256 512 1024 4096 8192 127x257x509 32x4096x4096"
-    timeout 240 $gemm tune $shapes --device 0 --dtype bf16 --layout row --ops NT,TN --budget-ms 300 \
-        --cache "$out/tune-cache-wgmma.txt" >"$out/wgmma_tune.txt" 2>&1
-    summary+=("gemm tune bf16 (wgmma candidates): rc=$?")
-    GEMM_TUNE_CACHE="$out/tune-cache-wgmma.txt" timeout 120 $gemm bench $shapes --device 0 --dtype bf16 \
-        --layout row --ops NT,TN --backends auto,cublas --baseline cublas --no-measure-peak \
-        >"$out/wgmma_auto.txt" 2>&1
-    summary+=("auto vs cublas after the tune: rc=$?")
+    # Whether auto takes the Hopper kernels where they win: the default suite's bf16 device
+    # problems (bench/tune_problems.cpp: row-major NN squares, odd and K-heavy shapes, NT skinny
+    # LLM shapes) tuned into a cache of their own, then auto against cuBLAS, cuBLASLt's and
+    # cuda_tiled's defaults on that cache; the summary names the problems cuda_tiled won.
+    cache="$out/tune-cache-wgmma.txt"
+    rm -f "$cache"
+    nn="256 512 1024 2048 4096 8192 127x257x509 1000 1001x999x1003 64x64x65536 256x256x16384 4096x4096x64 4096x4096x16"
+    nt=""
+    for m in 1 2 4 8 16; do nt+=" ${m}x4096x4096 ${m}x11008x4096 ${m}x4096x11008"; done
+    : >"$out/wgmma_tune.txt"
+    for ops in NN NT; do
+        [ $ops = NN ] && shapes=$nn || shapes=$nt
+        timeout 250 $gemm tune $shapes --device 0 --dtype bf16 --layout row --ops $ops --budget-ms 400 \
+            --cache "$cache" >>"$out/wgmma_tune.txt" 2>&1
+        summary+=("gemm tune bf16 $ops (the suite's device problems): rc=$?")
+        GEMM_TUNE_CACHE="$cache" timeout 120 $gemm bench $shapes --device 0 --dtype bf16 --layout row --ops $ops \
+            --backends auto,cublas,cublaslt,cuda_tiled --baseline cublas --no-measure-peak \
+            --csv "$out/wgmma_auto_$ops.csv" >"$out/wgmma_auto_$ops.txt" 2>&1
+        summary+=("auto vs cublas after the tune, $ops: rc=$?")
+    done
+    while read -r line; do summary+=("cuda_tiled won: $line"); done < <(grep ' | cuda_tiled ' "$cache" | cut -d'|' -f1-3)
+    summary+=("auto vs cublas bf16: $(cat "$out"/wgmma_auto_N?.csv 2>/dev/null |
+        awk -F, '$1 == "auto" && $21 > 0 { n++; s += log($21); if (min == "" || $21 < min) { min = $21; at = $5 "x" $6 "x" $7 " " $4 } }
+                 END { if (n) printf "%d shapes, geomean %.3f, min %.3f at %s", n, exp(s / n), min, at; else print "no rows" }')")
     save_logs
 fi
 if has_stage tune; then
@@ -505,7 +519,7 @@ for s in "${summary[@]}"; do echo "$s"; done
 [ -f "$out/decode_bench.txt" ] && grep -vE '^#' "$out/decode_bench.txt" | cut -c1-120
 [ -f "$out/host_rule_bench.txt" ] && grep -vE '^#' "$out/host_rule_bench.txt" | cut -c1-150
 [ -f "$out/wgmma_tune.txt" ] && grep -vE '^#' "$out/wgmma_tune.txt" | cut -c1-150
-[ -f "$out/wgmma_auto.txt" ] && grep -E '^(auto|backend) ' "$out/wgmma_auto.txt" | cut -c1-150
+for f in "$out"/wgmma_auto_N?.txt; do [ -f "$f" ] && grep -E '^(auto|backend) ' "$f" | cut -c1-150; done
 [ -f "$out/tune.txt" ] && grep -E 'geometric|tuned .* problems|FAILED' "$out/tune.txt"
 for f in "$out"/auto_*.txt; do [ -f "$f" ] && grep -E '^(backend|auto) ' "$f" | cut -c1-150; done
 if [ -f "$out/xt_footprint.txt" ]; then cat "$out/xt_footprint.txt"; fi

@@ -79,6 +79,7 @@ struct c_target {
 struct wgmma_params {
     c_target out;    // C
     float *partial;  // with splits > 1: splits x batch column-major m x n f32 matrices (ld m)
+    int64_t split_stride;  // m * n * batch: floats from one split's partial sums to the next's
     int m, n, k, batch;
     int splits, split_steps;    // k in `splits` ranges of split_steps k steps (the last shorter)
     bool a_batched, b_batched;  // a batch coordinate for the operand (stride != 0)
@@ -381,7 +382,7 @@ __global__ void __launch_bounds__(threads, 1)
             store_tile<TC, wn>(d, staging, p.out, p, m0, n0, at.matrix);
         } else {
             const int64_t elements = int64_t(p.m) * p.n;
-            const c_target partial{p.partial + at.split * elements * p.batch, p.m, elements, 1.0f, 0.0f, p.m % 4 == 0};
+            const c_target partial{p.partial + at.split * p.split_stride, p.m, elements, 1.0f, 0.0f, p.m % 4 == 0};
             store_tile<float, wn>(d, staging, partial, p, m0, n0, at.matrix);
         }
     }
@@ -433,44 +434,50 @@ __global__ void transpose_f32(const float *src, int64_t ld_src, int64_t stride_s
 // C = alpha * (the splits' partial sums, added in split order) + beta * C: the same sum in
 // the same order on every run, whatever order the blocks ran in. Launched as the GEMM
 // kernel's programmatic dependent: it waits for that grid's completion and its memory before
-// reading the partial sums. Blocks walk the matrices (z) and columns (y) of C, threads four
-// neighbouring m each, so that no thread divides an index (with an element's matrix, column
-// and row found by 64-bit division, the SMs were the limit: 9.3 us at 128x4096x4096 on the
-// H200, 5.9 this way); a thread issues every split's load before adding them, so that its
-// reads are in flight at once.
+// reading the partial sums. Blocks walk the matrices (z) and columns (y) of C, each thread four
+// neighbouring m of a column (the grid's x covers m once), so that no thread divides an index:
+// with an element's matrix, column and row found by 64-bit division the SMs were the limit
+// (9.3 us at 128x4096x4096 on the H200, 5.9 this way). A thread issues every split's load
+// before adding them, so that its reads are in flight at once; three blocks an SM keep enough
+// of them in flight (at 96 registers, two blocks an SM, 128x4096x4096 took 2-4 us longer).
+constexpr int reduce_threads = 256, reduce_m_per_block = 4 * reduce_threads;
+
 template <class TC>
-__global__ void split_k_reduce(wgmma_params p) {
+__global__ void __launch_bounds__(reduce_threads, 3) split_k_reduce(wgmma_params p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     asm volatile("griddepcontrol.wait;" ::: "memory");
-    const int64_t per_matrix = int64_t(p.m) * p.n, split_stride = per_matrix * p.batch;
-    const bool vector = p.m % 4 == 0;  // every column's quads 16-byte aligned in the partial sums
-    for (int64_t matrix = blockIdx.z; matrix < p.batch; matrix += gridDim.z)
-        for (int64_t column = blockIdx.y; column < p.n; column += gridDim.y) {
-            const float *part = p.partial + matrix * per_matrix + column * p.m;
-            TC *c = static_cast<TC *>(p.out.c) + matrix * p.out.stride + column * p.out.ld;
-            for (int64_t m = 4 * (int64_t(blockIdx.x) * blockDim.x + threadIdx.x); m < p.m;
-                 m += 4 * int64_t(gridDim.x) * blockDim.x) {
+    const int64_t per_matrix = int64_t(p.m) * p.n;
+    // Every column's quads 16-byte aligned in every split's partial sums.
+    const bool vector = p.m % 4 == 0 && p.split_stride % 4 == 0;
+    for (int matrix = blockIdx.z; matrix < p.batch; matrix += gridDim.z)
+        for (int column = blockIdx.y; column < p.n; column += gridDim.y) {
+            const float *part = p.partial + matrix * per_matrix + int64_t(column) * p.m;
+            TC *c = static_cast<TC *>(p.out.c) + matrix * p.out.stride + int64_t(column) * p.out.ld;
+            // One pass: the grid's x covers m (launch_typed). m is at most 2^22 where k
+            // splits (the partial sums fit the 32 MiB workspace), far from int's range.
+            for (int m = 4 * int(blockIdx.x * blockDim.x + threadIdx.x); m < p.m;
+                 m += 4 * int(gridDim.x * blockDim.x)) {
                 float4 v[max_splits];
 #pragma unroll
                 for (int s = 0; s < max_splits; ++s) {
                     v[s] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-                    if (s >= p.splits) continue;
-                    const float *at = part + s * split_stride + m;
-                    if (vector) {
-                        v[s] = __ldcg(reinterpret_cast<const float4 *>(at));
-                        continue;
+                    if (s < p.splits) {
+                        const float *at = part + s * p.split_stride + m;
+                        if (vector) v[s] = __ldcg(reinterpret_cast<const float4 *>(at));
+                        else {
+                            v[s].x = __ldcg(at);
+                            if (m + 1 < p.m) v[s].y = __ldcg(at + 1);
+                            if (m + 2 < p.m) v[s].z = __ldcg(at + 2);
+                            if (m + 3 < p.m) v[s].w = __ldcg(at + 3);
+                        }
                     }
-                    v[s].x = __ldcg(at);
-                    if (m + 1 < p.m) v[s].y = __ldcg(at + 1);
-                    if (m + 2 < p.m) v[s].z = __ldcg(at + 2);
-                    if (m + 3 < p.m) v[s].w = __ldcg(at + 3);
                 }
                 float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
 #pragma unroll
                 for (int s = 0; s < max_splits; ++s)
                     if (s < p.splits) sum = make_float4(sum.x + v[s].x, sum.y + v[s].y, sum.z + v[s].z, sum.w + v[s].w);
                 const float a = p.out.alpha;
-                store_quad<TC>(c + m, int(m), p.m, make_float4(a * sum.x, a * sum.y, a * sum.z, a * sum.w), p.out);
+                store_quad<TC>(c + m, m, p.m, make_float4(a * sum.x, a * sum.y, a * sum.z, a * sum.w), p.out);
             }
         }
 #endif
@@ -600,9 +607,9 @@ gemm_status_t launch_typed(const CUtensorMap &map_a, const CUtensorMap &map_b, c
     // The reduction as the GEMM's programmatic dependent: its launch overlaps the GEMM's
     // last blocks instead of following the GEMM's completion.
     cudaLaunchConfig_t config{};
-    config.gridDim = dim3(unsigned((int64_t(params.m) + 1023) / 1024), unsigned(std::min(params.n, 65535)),
-                          unsigned(std::min(params.batch, 65535)));
-    config.blockDim = dim3(256);
+    config.gridDim = dim3(unsigned((int64_t(params.m) + reduce_m_per_block - 1) / reduce_m_per_block),
+                          unsigned(std::min(params.n, 65535)), unsigned(std::min(params.batch, 65535)));
+    config.blockDim = dim3(reduce_threads);
     config.stream = stream;
     cudaLaunchAttribute dependent{};
     dependent.id = cudaLaunchAttributeProgrammaticStreamSerialization;
@@ -810,7 +817,8 @@ gemm_status_t launch_direct(const problem &dp, int bm, int bn, bool split_k, cud
     cuda::device_context *context = nullptr;
     void *workspace = nullptr;
     if (gemm_status_t s = cuda::context_for(dp.device, context); s != GEMM_STATUS_SUCCESS) return s;
-    const std::size_t bytes = std::size_t(p.splits) * std::size_t(dp.m * dp.n * dp.batch) * sizeof(float);
+    p.split_stride = dp.m * dp.n * dp.batch;
+    const std::size_t bytes = std::size_t(p.splits) * std::size_t(p.split_stride) * sizeof(float);
     if (gemm_status_t s = context->acquire_workspace(stream, bytes, workspace); s != GEMM_STATUS_SUCCESS) return s;
     p.partial = static_cast<float *>(workspace);
     const gemm_status_t launched = launch();

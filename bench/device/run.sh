@@ -87,6 +87,18 @@ rm -rf "$out" && mkdir -p "$out"
 save_logs() { tar czf "$archive" -C "$out" . 2>/dev/null; }
 trap save_logs EXIT
 has_stage() { [[ " $stages " == *" $1 "* ]]; }
+# The default suite's device problems (bench/tune_problems.cpp): row-major NN squares, odd and
+# K-heavy shapes; NT skinny LLM shapes.
+suite_nn="256 512 1024 2048 4096 8192 127x257x509 1000 1001x999x1003 64x64x65536 256x256x16384 4096x4096x64 4096x4096x16"
+suite_nt=""
+for m in 1 2 4 8 16; do suite_nt+=" ${m}x4096x4096 ${m}x11008x4096 ${m}x4096x11008"; done
+# auto's ratio to the baseline (cuBLAS time / auto time, column 21) over the gemm bench CSV
+# files named: "N shapes, geomean G, min M at SHAPE OPS".
+auto_ratios() {
+    cat "$@" 2>/dev/null |
+        awk -F, '$1 == "auto" && $21 > 0 { n++; s += log($21); if (min == "" || $21 < min) { min = $21; at = $5 "x" $6 "x" $7 " " $4 } }
+                 END { if (n) printf "%d shapes, geomean %.3f, min %.3f at %s", n, exp(s / n), min, at; else print "no rows" }'
+}
 
 deps=/tmp/deps
 if [ ! -d $deps/usr ]; then
@@ -346,12 +358,9 @@ if has_stage wgmma_tune; then
     # cuda_tiled's defaults on that cache; the summary names the problems cuda_tiled won.
     cache="$out/tune-cache-wgmma.txt"
     rm -f "$cache"
-    nn="256 512 1024 2048 4096 8192 127x257x509 1000 1001x999x1003 64x64x65536 256x256x16384 4096x4096x64 4096x4096x16"
-    nt=""
-    for m in 1 2 4 8 16; do nt+=" ${m}x4096x4096 ${m}x11008x4096 ${m}x4096x11008"; done
     : >"$out/wgmma_tune.txt"
     for ops in NN NT; do
-        [ $ops = NN ] && shapes=$nn || shapes=$nt
+        [ $ops = NN ] && shapes=$suite_nn || shapes=$suite_nt
         timeout 250 $gemm tune $shapes --device 0 --dtype bf16 --layout row --ops $ops --budget-ms 400 \
             --cache "$cache" >>"$out/wgmma_tune.txt" 2>&1
         summary+=("gemm tune bf16 $ops (the suite's device problems): rc=$?")
@@ -361,9 +370,7 @@ if has_stage wgmma_tune; then
         summary+=("auto vs cublas after the tune, $ops: rc=$?")
     done
     while read -r line; do summary+=("cuda_tiled won: $line"); done < <(grep ' | cuda_tiled ' "$cache" | cut -d'|' -f1-3)
-    summary+=("auto vs cublas bf16: $(cat "$out"/wgmma_auto_N?.csv 2>/dev/null |
-        awk -F, '$1 == "auto" && $21 > 0 { n++; s += log($21); if (min == "" || $21 < min) { min = $21; at = $5 "x" $6 "x" $7 " " $4 } }
-                 END { if (n) printf "%d shapes, geomean %.3f, min %.3f at %s", n, exp(s / n), min, at; else print "no rows" }')")
+    summary+=("auto vs cublas bf16: $(auto_ratios "$out"/wgmma_auto_N?.csv)")
     save_logs
 fi
 if has_stage tune; then
@@ -373,20 +380,14 @@ if has_stage tune; then
     save_logs
     # auto (from the cache just written) against the cuBLAS default, on device pointers, on
     # every device shape of the suite (bench/tune_problems.cpp).
-    skinny=""
-    for m in 1 2 4 8 16; do skinny+=" ${m}x4096x4096 ${m}x11008x4096 ${m}x4096x11008"; done
     for dtype in f32 bf16; do
-        timeout 120 $gemm bench 256 512 1024 2048 4096 8192 127x257x509 1000 1001x999x1003 \
-            64x64x65536 256x256x16384 4096x4096x64 4096x4096x16 --device 0 --dtype $dtype \
+        timeout 120 $gemm bench $suite_nn --device 0 --dtype $dtype \
             --ops NN --backends auto,cublas --baseline cublas --csv "$out/auto_${dtype}_nn.csv" \
             >"$out/auto_${dtype}_nn.txt" 2>&1
-        timeout 120 $gemm bench $skinny --device 0 --dtype $dtype \
+        timeout 120 $gemm bench $suite_nt --device 0 --dtype $dtype \
             --ops NT --backends auto,cublas --baseline cublas --csv "$out/auto_${dtype}_nt.csv" \
             >"$out/auto_${dtype}_nt.txt" 2>&1
-        # ratio = cuBLAS time / auto time (column 21 of the CSV).
-        summary+=("auto vs cublas $dtype: $(cat "$out/auto_${dtype}_nn.csv" "$out/auto_${dtype}_nt.csv" 2>/dev/null |
-            awk -F, '$1 == "auto" && $21 > 0 { n++; s += log($21); if (min == "" || $21 < min) { min = $21; at = $5 "x" $6 "x" $7 " " $4 } }
-                     END { if (n) printf "%d shapes, geomean %.3f, min %.3f at %s", n, exp(s / n), min, at; else print "no rows" }')")
+        summary+=("auto vs cublas $dtype: $(auto_ratios "$out/auto_${dtype}_nn.csv" "$out/auto_${dtype}_nt.csv")")
         # What auto ran where it fell under 0.98, and why: one traced call of each such shape
         # (the bench's reference check is traced too, forced onto cpu_ref: skip it).
         while read -r ops m n k ratio; do

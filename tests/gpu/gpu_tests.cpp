@@ -1592,6 +1592,78 @@ TEST_CASE("gpu: cuda_tiled split k gives the same bits on every run and in a CUD
     CHECK(compared == 3 * 3 * 6);
 }
 
+// cuda_tiled's Hopper kernels wait for the stream's previous kernel before touching memory
+// (they may be launched as its programmatic dependents, and let the next call's kernels start
+// early): calls chained on one stream with no wait between them, each reading the previous
+// call's C and writing over what the one before it read, give what the chain gives run one
+// call at a time. W is a permutation with signs (row j holds +-1 at perm[j]), so each C (bf16,
+// row-major X W^T) is X's columns permuted, exact: the result is compared bit for bit. Shapes
+// whose grid fills the SMs: split k with a 256x64 and a 128x128 tile, and 128x128 unsplit.
+TEST_CASE("gpu: cuda_tiled calls chained on one stream without a wait give the chain's exact result") {
+    if (!has_backend("cuda_tiled")) {
+        MESSAGE("cuda_tiled not in this build or not selected: not tested");
+        return;
+    }
+    cudaStream_t stream = nullptr;
+    CUDA_REQUIRE(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    selection_guard sel("cuda_tiled");
+    constexpr int calls = 6;
+    struct chain_shape { int64_t m, k; };  // X m x k, W k x k, C m x k
+    for (const chain_shape sh : {chain_shape{8, 4096}, chain_shape{128, 2048}, chain_shape{2176, 1024}}) {
+        const int64_t m = sh.m, k = sh.k;
+        const std::string where = std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(k);
+        random_source rng(uint64_t(m * 7919 + k));
+        std::vector<int64_t> perm(static_cast<std::size_t>(k), 0);
+        for (int64_t j = 0; j < k; ++j) perm[std::size_t(j)] = j;
+        for (int64_t j = k - 1; j > 0; --j)
+            std::swap(perm[std::size_t(j)], perm[std::size_t(rng.next() % uint64_t(j + 1))]);
+        const std::size_t columns = std::size_t(k);
+        std::vector<uint16_t> sign(columns), x(columns * std::size_t(m)), w(columns * columns, 0);
+        for (int64_t j = 0; j < k; ++j) {
+            sign[std::size_t(j)] = rng.next() % 2 ? 0x8000 : 0;
+            w[std::size_t(j * k + perm[std::size_t(j)])] = uint16_t(0x3F80 | sign[std::size_t(j)]);  // +-1
+        }
+        for (uint16_t &v : x) v = bf16_from_double(rng.uniform());
+        auto as_bytes = [](const std::vector<uint16_t> &v) {
+            const unsigned char *b = reinterpret_cast<const unsigned char *>(v.data());
+            return bytes(b, b + v.size() * sizeof(uint16_t));
+        };
+        buffer wbuf(memory::device, as_bytes(w));
+        buffer ping(memory::device, as_bytes(x)), pong(memory::device, as_bytes(std::vector<uint16_t>(x.size(), 0)));
+        // The chain on the host: C[i][j] = sign[j] * X[i][perm[j]].
+        std::vector<uint16_t> expected = x, next(x.size());
+        for (int call = 0; call < calls; ++call) {
+            for (int64_t i = 0; i < m; ++i)
+                for (int64_t j = 0; j < k; ++j)
+                    next[std::size_t(i * k + j)] =
+                        uint16_t(expected[std::size_t(i * k + perm[std::size_t(j)])] ^ sign[std::size_t(j)]);
+            expected.swap(next);
+        }
+        const float alpha = 1.0f, beta = 0.0f;
+        gemm_set_stream(stream);
+        gemm_status_t status = GEMM_STATUS_SUCCESS;
+        for (int call = 0; call < calls && status == GEMM_STATUS_SUCCESS; ++call) {
+            void *in = call % 2 ? pong.get() : ping.get(), *out = call % 2 ? ping.get() : pong.get();
+            status = gemm_ex(GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_T, m, k, k, &alpha, in, GEMM_BF16, k, wbuf.get(),
+                             GEMM_BF16, k, &beta, out, GEMM_BF16, k, GEMM_F32);
+        }
+        gemm_set_stream(nullptr);
+        REQUIRE_MESSAGE(status == GEMM_STATUS_SUCCESS, where << ": " << gemm_last_error());
+        CUDA_REQUIRE(cudaStreamSynchronize(stream));
+        const bytes got = (calls % 2 ? pong : ping).read();
+        int64_t differ = 0, first = -1;
+        for (std::size_t e = 0; e < expected.size(); ++e) {
+            uint16_t v;
+            std::memcpy(&v, &got[2 * e], sizeof v);
+            if (v != expected[e] && differ++ == 0) first = int64_t(e);
+        }
+        CHECK_MESSAGE(differ == 0, where << ", " << calls << " calls chained: " << differ
+                                        << " elements differ from the chain's, the first at " << first);
+        check_no_cuda_error(where);
+    }
+    cudaStreamDestroy(stream);
+}
+
 // One process with GEMM_ALLOW_TF32=1 and GEMM_VERBOSE=1 (ctest gpu.tf32): the TF32 kernels on
 // every shape and op pair of the wgmma matrix (an operand stored along m or n is copied along k
 // first: then its base and leading dimension need no alignment), refusing misaligned operands

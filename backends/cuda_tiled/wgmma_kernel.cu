@@ -79,7 +79,10 @@ struct c_target {
 struct wgmma_params {
     c_target out;    // C
     float *partial;  // with splits > 1: splits x batch column-major m x n f32 matrices (ld m)
-    int64_t split_stride;  // m * n * batch: floats from one split's partial sums to the next's
+    // m * n * batch: floats from one split's partial sums to the next's. Passed, not recomputed
+    // in the reduction: that form compiles to 76 registers (three blocks an SM); the forms that
+    // derived it took 83-92 or spilled under the launch bound (two blocks an SM: 2-4 us slower).
+    int64_t split_stride;
     int m, n, k, batch;
     int splits, split_steps;    // k in `splits` ranges of split_steps k steps (the last shorter)
     bool a_batched, b_batched;  // a batch coordinate for the operand (stride != 0)

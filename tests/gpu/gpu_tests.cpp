@@ -728,11 +728,11 @@ TEST_CASE("gpu: pointer-array batches on device and host memory; a host matrix a
     report(tl);
 }
 
-// The bytes of an array of pointers, as a buffer copies them.
-template <class P>
-bytes pointer_bytes(const std::vector<P> &ptrs) {
-    bytes out(ptrs.size() * sizeof(void *));
-    std::memcpy(out.data(), ptrs.data(), out.size());
+// The bytes of an array (of pointers, of bf16 bit patterns), as a buffer copies them.
+template <class T>
+bytes bytes_of(const std::vector<T> &values) {
+    bytes out(values.size() * sizeof(T));
+    std::memcpy(out.data(), values.data(), out.size());
     return out;
 }
 
@@ -787,7 +787,7 @@ TEST_CASE("gpu: pointer arrays in device and managed memory are read in the stre
         for (memory kind : {memory::device, memory::managed})
             for (bool grouped : {false, true}) {
                 batch_buffers bufs(memory::device, ops);
-                const bytes pa = pointer_bytes(bufs.pa), pb = pointer_bytes(bufs.pb), pc = pointer_bytes(bufs.pc);
+                const bytes pa = bytes_of(bufs.pa), pb = bytes_of(bufs.pb), pc = bytes_of(bufs.pc);
                 const bytes zeros(pa.size(), 0);
                 buffer da(kind, zeros), db(kind, zeros), dc(kind, zeros);
                 buffer ha(memory::pinned, pa), hb(memory::pinned, pb), hc(memory::pinned, pc);
@@ -810,7 +810,7 @@ TEST_CASE("gpu: pointer arrays in device and managed memory are read in the stre
     report(tl);
 
     batch_buffers bufs(memory::device, ops);
-    const bytes pa = pointer_bytes(bufs.pa), pb = pointer_bytes(bufs.pb), pc = pointer_bytes(bufs.pc);
+    const bytes pa = bytes_of(bufs.pa), pb = bytes_of(bufs.pb), pc = bytes_of(bufs.pc);
     buffer da(memory::device, pa), db(memory::device, pb), dc(memory::device, pc);
     auto c_unchanged = [&](const std::string &where) {
         for (std::size_t i = 0; i < ops.size(); ++i) CHECK_MESSAGE(bufs.c[i]->read() == ops[i].c0, where << " C[" << i << "]");
@@ -833,7 +833,7 @@ TEST_CASE("gpu: pointer arrays in device and managed memory are read in the stre
         // A NULL among the pointers the device array holds is found as in a host array.
         std::vector<const void *> with_null = bufs.pa;
         with_null[3] = nullptr;
-        buffer null_a(memory::device, pointer_bytes(with_null));
+        buffer null_a(memory::device, bytes_of(with_null));
         s = call(grouped, null_a.get(), db.get(), dc.get());
         CHECK_MESSAGE(s == GEMM_STATUS_INVALID_POINTER, form << " NULL A[3]: " << int(s) << " " << error);
         CHECK_MESSAGE(error.find("A[3] is NULL") != std::string::npos, error);
@@ -1611,32 +1611,26 @@ TEST_CASE("gpu: cuda_tiled calls chained on one stream without a wait give the c
     struct chain_shape { int64_t m, k; };  // X m x k, W k x k, C m x k
     for (const chain_shape sh : {chain_shape{8, 4096}, chain_shape{128, 2048}, chain_shape{2176, 1024}}) {
         const int64_t m = sh.m, k = sh.k;
+        const std::size_t rows = std::size_t(m), columns = std::size_t(k);
         const std::string where = std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(k);
         random_source rng(uint64_t(m * 7919 + k));
-        std::vector<int64_t> perm(static_cast<std::size_t>(k), 0);
-        for (int64_t j = 0; j < k; ++j) perm[std::size_t(j)] = j;
-        for (int64_t j = k - 1; j > 0; --j)
-            std::swap(perm[std::size_t(j)], perm[std::size_t(rng.next() % uint64_t(j + 1))]);
-        const std::size_t columns = std::size_t(k);
-        std::vector<uint16_t> sign(columns), x(columns * std::size_t(m)), w(columns * columns, 0);
-        for (int64_t j = 0; j < k; ++j) {
-            sign[std::size_t(j)] = rng.next() % 2 ? 0x8000 : 0;
-            w[std::size_t(j * k + perm[std::size_t(j)])] = uint16_t(0x3F80 | sign[std::size_t(j)]);  // +-1
+        std::vector<std::size_t> perm(columns);
+        for (std::size_t j = 0; j < columns; ++j) perm[j] = j;
+        for (std::size_t j = columns - 1; j > 0; --j) std::swap(perm[j], perm[rng.next() % (j + 1)]);
+        std::vector<uint16_t> sign(columns), x(rows * columns), w(columns * columns, 0);
+        for (std::size_t j = 0; j < columns; ++j) {
+            sign[j] = rng.next() % 2 ? 0x8000 : 0;
+            w[j * columns + perm[j]] = uint16_t(0x3F80 | sign[j]);  // +-1
         }
         for (uint16_t &v : x) v = bf16_from_double(rng.uniform());
-        auto as_bytes = [](const std::vector<uint16_t> &v) {
-            const unsigned char *b = reinterpret_cast<const unsigned char *>(v.data());
-            return bytes(b, b + v.size() * sizeof(uint16_t));
-        };
-        buffer wbuf(memory::device, as_bytes(w));
-        buffer ping(memory::device, as_bytes(x)), pong(memory::device, as_bytes(std::vector<uint16_t>(x.size(), 0)));
+        buffer wbuf(memory::device, bytes_of(w));
+        buffer ping(memory::device, bytes_of(x)), pong(memory::device, bytes(x.size() * sizeof(uint16_t), 0));
         // The chain on the host: C[i][j] = sign[j] * X[i][perm[j]].
         std::vector<uint16_t> expected = x, next(x.size());
         for (int call = 0; call < calls; ++call) {
-            for (int64_t i = 0; i < m; ++i)
-                for (int64_t j = 0; j < k; ++j)
-                    next[std::size_t(i * k + j)] =
-                        uint16_t(expected[std::size_t(i * k + perm[std::size_t(j)])] ^ sign[std::size_t(j)]);
+            for (std::size_t i = 0; i < rows; ++i)
+                for (std::size_t j = 0; j < columns; ++j)
+                    next[i * columns + j] = uint16_t(expected[i * columns + perm[j]] ^ sign[j]);
             expected.swap(next);
         }
         const float alpha = 1.0f, beta = 0.0f;

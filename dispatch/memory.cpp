@@ -100,6 +100,8 @@ gemm_status_t classify_memory(problem &p, allocation_memo *memo) {
     p.device = -1;
     p.stream = tls_stream;
     if (!classify) return GEMM_STATUS_SUCCESS;
+    allocation_memo own;
+    if (!memo) memo = &own;
 
     struct operand { const void *ptr; const char *name; } ops[] = {
         {p.a, "A"}, {p.b, "B"}, {p.c, "C"}, {p.epilogue.bias, "epilogue->bias"},
@@ -109,11 +111,11 @@ gemm_status_t classify_memory(problem &p, allocation_memo *memo) {
         if (!o.ptr) continue;  // not referenced by this call
         int device = -1;
         memory_space s = memory_space::host;
-        if (!memo || !memo->find(o.ptr, s, device)) {
+        if (!memo->find(o.ptr, s, device)) {
             std::uintptr_t begin = 0;
             std::size_t bytes = 0;
             s = classify(o.ptr, &device, &begin, &bytes);
-            if (memo) memo->add(begin, bytes, s, device);
+            memo->add(begin, bytes, s, device);
         }
         if (!first) {
             first = &o;

@@ -63,10 +63,11 @@ struct device_services {
 void set_device_services(const device_services *services);
 const device_services *installed_device_services();  // nullptr without a GPU build
 
-// The allocations the classifications of one batch call met, most recent first: a pointer
-// inside one of them is classified without asking the driver (the matrices of a batch mostly
-// lie in a few allocations). Never kept across calls: between them memory may be freed and
-// allocated again as another kind at the same address.
+// The allocations the classifications of one call met, most recent first: a pointer inside
+// one of them is classified without asking the driver (a batch's matrices mostly lie in a few
+// allocations; a caching allocator carves a plain call's small operands from one). Never kept
+// across calls: between them memory may be freed and allocated again as another kind at the
+// same address.
 class allocation_memo {
 public:
     // The space of ptr if it lies in a remembered allocation.
@@ -75,13 +76,13 @@ public:
 
 private:
     struct allocation {
-        std::uintptr_t begin = 0;
-        std::size_t bytes = 0;
-        memory_space space = memory_space::host;
-        int device = -1;
+        std::uintptr_t begin;
+        std::size_t bytes;
+        memory_space space;
+        int device;
     };
     static constexpr int capacity = 8;
-    allocation seen_[capacity];
+    allocation seen_[capacity];  // only the first count_ are set: making a memo writes one int
     int count_ = 0;
 };
 
@@ -102,7 +103,8 @@ gemm_status_t host_readable_arrays(pointer_array *arrays, int count, std::size_t
                                    std::string &why);
 
 // Sets p.space and p.device from A, B and C. Mixed spaces, or two devices, are an error.
-// memo: the batch call's allocations, consulted and extended (nullptr: ask for every pointer).
+// memo: the batch call's allocations, consulted and extended (nullptr: the call's own, so
+// that operands in one allocation cost one question to the driver).
 gemm_status_t classify_memory(problem &p, allocation_memo *memo = nullptr);
 
 }  // namespace gemm

@@ -661,6 +661,57 @@ TEST_CASE("gpu: mixed host and device pointers are rejected, C unchanged") {
     }
 }
 
+// A call classifies the operands that lie in an allocation it has already met by that
+// allocation (as a caching allocator carves them from one): on device and on page-locked host
+// memory the call computes, and with C in the other space it is still refused, C unchanged;
+// by a plain call and by a plan run.
+TEST_CASE("gpu: operands carved from one allocation") {
+    gemm_case c = base_case({GEMM_F32, GEMM_F32}, GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 8, 9, 10);
+    set_leading_dims(c, 0);
+    c.beta = 1.0;
+    const operands o = make_operands(c);
+    const std::vector<double> expected = cpu_ref_result(c, o);
+    const reference ref = compute_reference(c, o);
+    auto rounded = [](std::size_t n) { return (n + 255) / 256 * 256; };
+    const std::size_t at_b = rounded(o.a.size()), at_c = at_b + rounded(o.b.size());
+    bytes init(at_c + o.c0.size());
+    std::copy(o.a.begin(), o.a.end(), init.begin());
+    std::copy(o.b.begin(), o.b.end(), init.begin() + std::ptrdiff_t(at_b));
+    std::copy(o.c0.begin(), o.c0.end(), init.begin() + std::ptrdiff_t(at_c));
+    int checked = 0;
+    for (memory kind : {memory::device, memory::pinned}) {
+        buffer whole(kind, init);
+        char *base = static_cast<char *>(whole.get());
+        // The other space for C: pageable host memory beside device A and B, device memory
+        // beside page-locked A and B.
+        buffer elsewhere(kind == memory::device ? memory::host : memory::device, o.c0);
+        const int device = kind == memory::device ? 0 : -1;
+        for (entry api : {entry::typed, entry::plan})
+            for (const std::string &spec : {std::string("auto"), std::string("cublas"), std::string("cuda_naive")}) {
+                selection_guard sel(spec);
+                c.api = api;
+                const std::string where = spec + " " + memory_name(kind) + (api == entry::plan ? " plan" : "");
+                CUDA_REQUIRE(cudaMemcpy(base + at_c, o.c0.data(), o.c0.size(), cudaMemcpyDefault));
+                gemm_status_t s = call_gemm(c, base, base + at_b, base + at_c, device);
+                CUDA_REQUIRE(cudaDeviceSynchronize());
+                check_no_cuda_error(where);
+                REQUIRE_MESSAGE(s == GEMM_STATUS_SUCCESS, where << ": status " << int(s) << ": " << gemm_last_error());
+                bytes got(o.c0.size());
+                CUDA_REQUIRE(cudaMemcpy(got.data(), base + at_c, got.size(), cudaMemcpyDefault));
+                comparison cmp = compare_result(c, o, got, expected, ref.magnitude);
+                CHECK_MESSAGE(cmp.ok, where << ": " << cmp.first);
+                ++checked;
+                s = call_gemm(c, base, base + at_b, elsewhere.get(), device);
+                CHECK_MESSAGE(s == GEMM_STATUS_MIXED_MEMORY_SPACES, where << ", C elsewhere: status " << int(s) << ": "
+                                                                       << gemm_last_error());
+                CHECK(elsewhere.read() == o.c0);
+                check_no_cuda_error(where + ", C elsewhere");
+            }
+    }
+    MESSAGE(checked << " calls on operands of one allocation checked");
+    CHECK(checked == 12);
+}
+
 TEST_CASE("gpu: pointer-array batches on device and host memory; a host matrix among device ones is refused") {
     // Five matrices in separate allocations, through gemm_ex_batched with a host array of their
     // pointers, on every GPU backend: each against cpu_ref's result for it.

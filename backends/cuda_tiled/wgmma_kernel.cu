@@ -86,6 +86,7 @@ struct wgmma_params {
     int m, n, k, batch;
     int splits, split_steps;    // k in `splits` ranges of split_steps k steps (the last shorter)
     bool a_batched, b_batched;  // a batch coordinate for the operand (stride != 0)
+    bool early_dependents;      // the GEMM lets the stream's next kernel launch once it starts (launch_typed)
 };
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -310,10 +311,10 @@ __global__ void __launch_bounds__(threads, 1)
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     }
     __syncthreads();
-    // The split-k reduction, launched after this kernel as its programmatic dependent, may
-    // be scheduled now: it waits for this grid's completion (griddepcontrol.wait) before it
-    // reads anything, and it cannot take an SM a block of this kernel holds.
-    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+    // The stream's next kernel, when launched as this one's programmatic dependent (the
+    // split-k reduction always is), may be scheduled now where launch_typed allows it: it waits
+    // for this grid's completion (griddepcontrol.wait) before it reads anything.
+    if (p.early_dependents) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
     // This kernel may itself be launched as a programmatic dependent of the stream's previous
     // kernel (launch_typed says when), so that its launch and the set-up above overlap that
     // kernel's end: nothing in memory is read or written before that kernel has completed and
@@ -613,13 +614,23 @@ gemm_status_t launch_typed(const CUtensorMap &map_a, const CUtensorMap &map_b, c
     const int64_t tiles = ((params.m + Tiling::bm - 1) / Tiling::bm) * int64_t((params.n + Tiling::bn - 1) / Tiling::bn);
     const int sms = multiprocessors(device);
     const int64_t blocks = std::min<int64_t>(tiles * params.batch * params.splits, sms);
-    // The reduction is launched as the GEMM's programmatic dependent, so that its launch
-    // overlaps the GEMM's last blocks. Where its grid leaves at most 1/32 of the SMs idle, the
-    // GEMM is launched as the programmatic dependent of the stream's previous kernel, so that
-    // its launch and set-up overlap that kernel's end (in a decode loop, the previous call's
-    // reduction). Both wait for their predecessor (griddepcontrol.wait) before touching memory.
+    // Every kernel here waits for its predecessor (griddepcontrol.wait) before touching memory,
+    // so each may be launched as the programmatic dependent of the stream's previous kernel:
+    //  - The reduction always is, and the GEMM lets it launch as soon as the GEMM starts, so
+    //    that its launch overlaps the GEMM's last blocks.
+    //  - A GEMM whose grid leaves at most 1/32 of the SMs idle is too, and it lets the next
+    //    kernel launch early as well: in a loop of calls its launch and set-up overlap the
+    //    previous call's end.
+    //  - A smaller grid that does not split k is launched as a dependent but lets the next kernel
+    //    launch only at its completion; a smaller grid that splits is launched plainly. Next
+    //    kernels launched early onto the SMs a smaller grid leaves idle slowed it down.
     // On the H200 (NOTES.md), bf16 decode shapes called back to back: with 128 blocks on 132
-    // SMs a call took up to 1.4 us less that way; with 112 blocks, from 1.0 us less to 6.4 more.
+    // SMs a call took up to 1.4 us less launched early; with 112 blocks, from 1.0 us less to
+    // 6.4 more; unsplit 112-block grids launched as dependents that let the next kernel launch
+    // only at their end, up to 3 us less than launched plainly.
+    const bool fills = 32 * blocks >= 31 * int64_t(sms);
+    wgmma_params gemm = params;
+    gemm.early_dependents = fills || params.splits > 1;
     cudaLaunchAttribute dependent{};
     dependent.id = cudaLaunchAttributeProgrammaticStreamSerialization;
     dependent.val.programmaticStreamSerializationAllowed = 1;
@@ -629,8 +640,8 @@ gemm_status_t launch_typed(const CUtensorMap &map_a, const CUtensorMap &map_b, c
     config.dynamicSmemBytes = Tiling::smem_bytes;
     config.stream = stream;
     config.attrs = &dependent;
-    config.numAttrs = 32 * blocks >= 31 * int64_t(sms) ? 1 : 0;
-    if (cudaError_t e = cudaLaunchKernelEx(&config, kernel, map_a, map_b, params);
+    config.numAttrs = fills || params.splits == 1 ? 1 : 0;
+    if (cudaError_t e = cudaLaunchKernelEx(&config, kernel, map_a, map_b, gemm);
         e != cudaSuccess || params.splits == 1)
         return cuda::cuda_status(e, "cuda_tiled: wgmma kernel launch");
     config.gridDim = dim3(unsigned((int64_t(params.m) + reduce_m_per_block - 1) / reduce_m_per_block),

@@ -70,23 +70,19 @@ const device_services *installed_device_services();  // nullptr without a GPU bu
 // same address.
 class allocation_memo {
 public:
-    allocation_memo() = default;
-    allocation_memo(const allocation_memo &) = delete;  // would read the unset entries
-    allocation_memo &operator=(const allocation_memo &) = delete;
-
     // The space of ptr if it lies in a remembered allocation.
     bool find(const void *ptr, memory_space &space, int &device) const;
     void add(std::uintptr_t begin, std::size_t bytes, memory_space space, int device);
 
 private:
     struct allocation {
-        std::uintptr_t begin;
-        std::size_t bytes;
-        memory_space space;
-        int device;
+        std::uintptr_t begin = 0;
+        std::size_t bytes = 0;
+        memory_space space = memory_space::host;
+        int device = -1;
     };
     static constexpr int capacity = 8;
-    allocation seen_[capacity];  // only the first count_ are set: making a memo writes one int
+    allocation seen_[capacity];
     int count_ = 0;
 };
 

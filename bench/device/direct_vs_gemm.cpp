@@ -173,12 +173,15 @@ int main() {
                                    1, 0, 200, "cublas"};
     gemm_tune_report_t report;
     check(gemm_tune(&request, 1, &report) == GEMM_STATUS_SUCCESS, "gemm_tune");
-    auto direct_ld = [&](int ld) {
-        return [&, ld] { cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, 8, 8, 8, &one, tiny.a, ld, tiny.b, ld, &zero, tiny.c, ld); };
+    // The 8x8x8 call on operands a, b, c with leading dimension ld: directly, through gemm.
+    auto direct_on = [&](const float *a, const float *b, float *c, int ld) {
+        return [&, a, b, c, ld] { cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, 8, 8, 8, &one, a, ld, b, ld, &zero, c, ld); };
     };
-    auto routed_ld = [&](int ld) {
-        return [&, ld] { gemm_sgemm(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 8, 8, 8, 1.0f, tiny.a, ld, tiny.b, ld, 0.0f, tiny.c, ld); };
+    auto routed_on = [](const float *a, const float *b, float *c, int ld) {
+        return [a, b, c, ld] { gemm_sgemm(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 8, 8, 8, 1.0f, a, ld, b, ld, 0.0f, c, ld); };
     };
+    auto direct_ld = [&](int ld) { return direct_on(tiny.a, tiny.b, tiny.c, ld); };
+    auto routed_ld = [&](int ld) { return routed_on(tiny.a, tiny.b, tiny.c, ld); };
     // A plan of the tuned class, made under auto (so on the cache's choice).
     gemm_desc_t desc;
     gemm_desc_init(&desc, GEMM_F32, GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 8, 8, 8);
@@ -193,8 +196,6 @@ int main() {
     float *whole = nullptr;
     check(cudaMalloc(reinterpret_cast<void **>(&whole), 3 * 256 * sizeof(float)) == cudaSuccess, "cudaMalloc");
     float *one_a = whole, *one_b = whole + 256, *one_c = whole + 512;
-    auto direct_one = [&] { cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, 8, 8, 8, &one, one_a, 8, one_b, 8, &zero, one_c, 8); };
-    auto routed_one = [&] { gemm_sgemm(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 8, 8, 8, 1.0f, one_a, 8, one_b, 8, 0.0f, one_c, 8); };
     auto plan_one = [&] { gemm_plan_run(plan, &one, one_a, one_b, &zero, one_c); };
     std::vector<host_way> ways = {{nullptr, direct_ld(8)},      // 0: direct
                                   {"cublas", routed_ld(8)},     // 1: forced
@@ -202,8 +203,8 @@ int main() {
                                   {nullptr, direct_ld(16)},     // 3: direct, ld = 16
                                   {"auto", routed_ld(16)},      // 4: auto, untuned
                                   {nullptr, plan_run},          // 5: plan run
-                                  {nullptr, direct_one},        // 6: direct, one allocation
-                                  {"cublas", routed_one},       // 7: forced, one allocation
+                                  {nullptr, direct_on(one_a, one_b, one_c, 8)},  // 6: direct, one allocation
+                                  {"cublas", routed_on(one_a, one_b, one_c, 8)}, // 7: forced, one allocation
                                   {nullptr, plan_one}};         // 8: plan run, one allocation
     std::vector<double> us = host_us_interleaved(s, ways, 2000, 11);
     std::printf("host cost per call, 8x8x8 sgemm, median of 11 interleaved rounds: direct cublasSgemm %.3f us; "

@@ -177,31 +177,36 @@ public:
     }
 
 private:
-    // run("") where the Hopper kernels compute dp (f16/bf16; f32 with TF32 allowed): for C
-    // of at most 64 columns (decode shapes) the tiles of 64 columns that split k, 128x64 where C
-    // has 32 columns or more and those tiles cover 3/4 of the SMs unsplit, else 256x64; the
-    // 256x128 tiles where they make at least three waves over the SMs; else the 128x128 ones
-    // (their twin that splits k when fewer tiles than SMs would leave some idle). nullptr
-    // elsewhere (the wmma kernel computes every f16/bf16 problem, the register-tiled ones every
-    // f32 one). On the H200 (NOTES.md), bf16 decode shapes (row-major X W^T): 256x64 beat the
-    // split 128x128 tiles on every shape with X of up to 32 rows and lost with 128; 128x64
-    // beat 256x64 with 32 rows and n = 14336 (no split: 0.91 of cuBLAS against 0.79 at k =
-    // 4096, whose 256x64 split reads 3.7 MB of partial sums back) and lost with 1 row (0.84
-    // against 0.89: the 256x64 stages hold 160 KB of the streamed operand, 128x64's 128 KB);
-    // 256x128 beat 128x128 from 4096^3 (3.9 waves) in bf16, f16 and TF32, and lost at 2048^3
-    // (under one wave).
+    // run("") where the Hopper kernels compute dp (f16/bf16; f32 with TF32 allowed): for C of at
+    // most 16 columns the 256x16 tiles that split k, where op(B)^T is stored along k; for C of at
+    // most 64 columns (decode shapes) the tiles of 64 columns that split k, 128x64 where C has 32
+    // columns or more and those tiles cover 3/4 of the SMs unsplit, else 256x64; the 256x128 tiles
+    // where they make at least three waves over the SMs; else the 128x128 ones (their twin that
+    // splits k when fewer tiles than SMs would leave some idle). nullptr elsewhere (the wmma kernel
+    // computes every f16/bf16 problem, the register-tiled ones every f32 one). On the H200
+    // (NOTES.md), bf16 decode shapes (row-major X W^T): 256x64 beat the split 128x128 tiles on
+    // every shape with X of up to 32 rows and lost with 128; 128x64 beat 256x64 with 32 rows and n
+    // = 14336 (no split: 0.91 of cuBLAS against 0.79 at k = 4096, whose 256x64 split reads 3.7 MB
+    // of partial sums back) and lost with 1 row (0.84 against 0.89: the 256x64 stages hold 160 KB
+    // of the streamed operand, 128x64's 128 KB); 256x128 beat 128x128 from 4096^3 (3.9 waves) in
+    // bf16, f16 and TF32, and lost at 2048^3 (under one wave); 256x16 beat 256x64 on 11 of 12
+    // shapes with X of 1, 8 and 16 rows (by 0.1-1.9 us: its stages hold 192 KB of the streamed
+    // operand, 256x64's 160 KB).
     static const variant_info *hopper_default(const problem &dp, int sms) {
         // Every f32 call without TF32 asks: answered without building a refusal's text.
         if (dp.ab_type == dtype::f32 && !settings().allow_tf32) return nullptr;
         const bool wide = blocks_for(dp, 256, 128) >= 3 * int64_t(sms);
         const bool use_128x64 = dp.n >= 32 && 4 * blocks_for(dp, 128, 64) >= 3 * int64_t(sms);
-        auto wanted = [&](const variant_info &v) {
+        auto wanted = [&](const variant_info &v, bool narrow) {
+            if (narrow) return dp.n <= 16 && v.bn == 16;
             if (dp.n <= 64) return v.bn == 64 && v.bm == (use_128x64 ? 128 : 256);
             if (wide) return v.bm == 256 && v.bn == 128 && !v.split_k;
             return v.bm == 128 && v.bn == 128 && v.split_k == (blocks_for(dp, v) < sms);
         };
-        for (const variant_info &v : cuda_tiled::variant_table())
-            if (v.type == dp.ab_type && v.refusal && wanted(v) && v.refusal(dp).empty()) return &v;
+        // The 256x16 tiles where they compute dp, else the rule's others.
+        for (bool narrow : {true, false})
+            for (const variant_info &v : cuda_tiled::variant_table())
+                if (v.type == dp.ab_type && v.refusal && wanted(v, narrow) && v.refusal(dp).empty()) return &v;
         return nullptr;
     }
 

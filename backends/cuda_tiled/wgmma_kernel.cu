@@ -37,13 +37,17 @@ constexpr int staging_row = 32 + 8;                              // floats
 constexpr int staging_warp = 16 * staging_row;                   // floats
 constexpr int staging_bytes = consumers * 4 * staging_warp * 4;  // 20,480
 
-// A block computes the transpose of a BM x BN tile of C: its wgmma "A" operand is op(B)^T
-// (rows along n) and its "B" operand op(A) (rows along m), so that the two neighbouring
-// accumulator columns a thread holds are neighbouring m, contiguous in column-major C.
-// BN 128: each consumer warpgroup multiplies 64 of the tile's n by all of its BM m. BN 64 (C
-// with few columns: decode shapes): both multiply the same 64 n, each by half of the BM m, so
-// that a stage holds mostly op(A), the operand streamed from memory. A stage holds 128 bytes
-// of k per row (one row of the 128-byte swizzle): 64 f16/bf16 or 32 f32 (TF32) elements.
+// A block computes the transpose of a BM x BN tile of C: its wgmma "A" operand is op(B)^T (rows
+// along n) and its "B" operand op(A) (rows along m), so that the two neighbouring accumulator
+// columns a thread holds are neighbouring m, contiguous in column-major C. BN 128: each
+// consumer warpgroup multiplies 64 of the tile's n by all of its BM m. BN 64 (C with few
+// columns: decode shapes): both multiply the same 64 n, each by half of the BM m, so that a
+// stage holds mostly op(A), the operand streamed from memory. BN 16 (C of at most 16 columns,
+// op(B)^T stored along k): a stage holds only the 16 rows of op(B)^T there are, and the
+// instruction, which reads 64, reads the 48 after them from the shared memory that follows (the
+// next stages' rows, or op(A)); the rows of C they give are never stored. So a stage is almost
+// all op(A). A stage holds 128 bytes of k per row (one row of the 128-byte swizzle): 64
+// f16/bf16 or 32 f32 (TF32) elements.
 template <int BM, int BN, int STAGES, int ELEMENT_BYTES>
 struct wgmma_tiling {
     static constexpr int bm = BM;
@@ -51,7 +55,7 @@ struct wgmma_tiling {
     static constexpr int bk = 128 / ELEMENT_BYTES;
     static constexpr int wgmma_k = 32 / ELEMENT_BYTES;  // the k of one instruction: 16, tf32 8
     static constexpr int stages = STAGES;
-    static constexpr bool split_m = BN == 64;
+    static constexpr bool split_m = BN <= 64;
     static constexpr int wgmma_n = split_m ? BM / 2 : BM;  // the m of one consumer
     static constexpr int accumulators = wgmma_n / 2;       // per consumer thread: 64 x wgmma_n over 128
     static constexpr int stage_elems_a = bn * bk;
@@ -140,7 +144,7 @@ __device__ inline void copy_box(void *dst, const CUtensorMap *map, uint64_t *bar
 // 32 f32), in the 128-byte swizzle, as TMA writes it and wgmma reads it, for an operand stored
 // along k (MN = false) or along its rows (MN = true, 16-bit types only). A slice of 64 rows
 // begins 8 KB * slice in both.
-//  - k-major: boxes of 128 bytes of k x 128 rows (64 rows for a tile of 64); each row 128
+//  - k-major: boxes of 128 bytes of k x 128 rows (R rows for a tile of fewer); each row 128
 //    bytes, groups of 8 rows 1024 bytes apart (the descriptor's stride offset; its leading
 //    offset is unused), an instruction's k step (16 elements, tf32 8) 32 bytes further.
 //  - MN-major: boxes of 64 rows x 64 k, 8 KB apart (the leading offset: the next 64 rows);
@@ -149,7 +153,7 @@ __device__ inline void copy_box(void *dst, const CUtensorMap *map, uint64_t *bar
 template <bool MN>
 struct operand_tile {
     template <int R>
-    static constexpr int box_rows = MN || R < 128 ? 64 : 128;
+    static constexpr int box_rows = MN ? 64 : R >= 128 ? 128 : R;
     static constexpr uint64_t leading = MN ? 8192 : 16, stride = 1024;
     static constexpr uint64_t k_step = (MN ? 2048 : 32) >> 4;  // in the descriptor's 16-byte units
 
@@ -213,17 +217,18 @@ __device__ inline void store_quad(TC *at, int m, int m_end, float4 x, const c_ta
     }
 }
 
-// This thread's accumulators of a consumer warpgroup, whose 64 n from n0 by WN m from m0,
-// into o. Element 4j + 2h + e of the wgmma fragment is row (n) 16 warp + lane / 4 + 8h of the
-// 64 and column (m) 8j + 2 (lane % 4) + e of the WN: a warp's stores straight from the
-// fragment would write 16 bytes or less of each of 8 columns. So each warp passes its 16 rows
-// through its staging (alpha * acc, 32 m at a time), and reads them back as 4 neighbouring m
-// a lane, 8 lanes a row: a store instruction writes 4 rows of 32 contiguous m (whole 32-byte
-// sectors).
+// This thread's accumulators of a consumer warpgroup, whose 64 n from n0 by WN m from m0, into
+// o: the rows before n_end (the tile's, within C's). Element 4j + 2h + e of the wgmma fragment
+// is row (n) 16 warp + lane / 4 + 8h of the 64 and column (m) 8j + 2 (lane % 4) + e of the WN:
+// a warp's stores straight from the fragment would write 16 bytes or less of each of 8 columns.
+// So each warp passes its 16 rows through its staging (alpha * acc, 32 m at a time), and reads
+// them back as 4 neighbouring m a lane, 8 lanes a row: a store instruction writes 4 rows of 32
+// contiguous m (whole 32-byte sectors).
 template <class TC, int WN, int N>
 __device__ void store_tile(const float (&d)[N], float *staging, const c_target &o, const wgmma_params &p, int m0,
-                           int n0, int matrix) {
+                           int n0, int n_end, int matrix) {
     const int lane = threadIdx.x % 32, warp = threadIdx.x % 128 / 32;
+    if (n0 + warp * 16 >= n_end) return;  // none of this warp's rows
     float *rows = staging + (threadIdx.x / 32 - 4) * staging_warp;  // warps 4 .. 11 multiply
     TC *c = static_cast<TC *>(o.c) + int64_t(matrix) * o.stride;
 #pragma unroll
@@ -241,7 +246,7 @@ __device__ void store_tile(const float (&d)[N], float *staging, const c_target &
         for (int it = 0; it < 4; ++it) {
             const int r = 4 * it + lane / 8, v = lane % 8;
             const int n = n0 + warp * 16 + r, m = m0 + 32 * part + 4 * v;
-            if (n < p.n && m < p.m)
+            if (n < n_end && m < p.m)
                 store_quad<TC>(c + int64_t(n) * o.ld + m, m, p.m,
                                *reinterpret_cast<const float4 *>(rows + r * staging_row + 4 * v), o);
         }
@@ -354,6 +359,7 @@ __global__ void __launch_bounds__(threads, 1)
         // This group's n and m: a slice of 64 n, or of wn m with split_m.
         const int n0 = at.tn * bn + (Tiling::split_m ? 0 : group * 64);
         const int m0 = at.tm * bm + (Tiling::split_m ? group * wn : 0);
+        const int n_end = min(p.n, at.tn * bn + bn);
         // A group whose slice lies past the matrix (n <= 64: decode shapes) has nothing to
         // multiply or store; it only hands the stages back.
         if (n0 >= p.n || m0 >= p.m) {
@@ -388,11 +394,11 @@ __global__ void __launch_bounds__(threads, 1)
         fence_accumulators(d);
         barrier_arrive(&empty[(step - 1) % stages]);
         if (p.splits == 1) {
-            store_tile<TC, wn>(d, staging, p.out, p, m0, n0, at.matrix);
+            store_tile<TC, wn>(d, staging, p.out, p, m0, n0, n_end, at.matrix);
         } else {
             const int64_t elements = int64_t(p.m) * p.n;
             const c_target partial{p.partial + at.split * p.split_stride, p.m, elements, 1.0f, 0.0f, p.m % 4 == 0};
-            store_tile<float, wn>(d, staging, partial, p, m0, n0, at.matrix);
+            store_tile<float, wn>(d, staging, partial, p, m0, n0, n_end, at.matrix);
         }
     }
 #endif
@@ -582,7 +588,7 @@ gemm_status_t encode_operand(CUtensorMap &map, dtype t, const void *ptr, bool al
     const int64_t inner = along_rows ? rows : k, outer = along_rows ? k : rows;
     const cuuint64_t dims[3] = {cuuint64_t(inner), cuuint64_t(outer), cuuint64_t(matrices)};
     const cuuint64_t strides[2] = {cuuint64_t(ld) * size, cuuint64_t(matrices > 1 ? stride : ld * outer) * size};
-    const cuuint32_t box_rows = along_rows || tile_rows < 128 ? 64 : 128;
+    const cuuint32_t box_rows = along_rows ? 64 : tile_rows >= 128 ? 128 : tile_rows;
     const cuuint32_t box[3] = {cuuint32_t(128 / size), box_rows, 1}, element_strides[3] = {1, 1, 1};
     CUresult r = encode(&map, tensor_map_type(t), 3,
                         const_cast<void *>(ptr), dims, strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
@@ -657,21 +663,30 @@ template <class T, class TC, class Tiling>
 gemm_status_t launch_ops(const problem &dp, const CUtensorMap &map_a, const CUtensorMap &map_b,
                          const wgmma_params &p, cudaStream_t stream) {
     const bool a_rows = dp.op_a == transpose::n, b_rows = dp.op_b != transpose::n;
-    if (a_rows)
-        return b_rows ? launch_typed<T, TC, Tiling, true, true>(map_a, map_b, p, dp.device, stream)
-                      : launch_typed<T, TC, Tiling, true, false>(map_a, map_b, p, dp.device, stream);
-    return b_rows ? launch_typed<T, TC, Tiling, false, true>(map_a, map_b, p, dp.device, stream)
-                  : launch_typed<T, TC, Tiling, false, false>(map_a, map_b, p, dp.device, stream);
+    if constexpr (Tiling::bn < 64) {  // op(B)^T stored along k (wgmma_narrow_refusal)
+        return a_rows ? launch_typed<T, TC, Tiling, true, false>(map_a, map_b, p, dp.device, stream)
+                      : launch_typed<T, TC, Tiling, false, false>(map_a, map_b, p, dp.device, stream);
+    } else {
+        if (a_rows)
+            return b_rows ? launch_typed<T, TC, Tiling, true, true>(map_a, map_b, p, dp.device, stream)
+                          : launch_typed<T, TC, Tiling, true, false>(map_a, map_b, p, dp.device, stream);
+        return b_rows ? launch_typed<T, TC, Tiling, false, true>(map_a, map_b, p, dp.device, stream)
+                      : launch_typed<T, TC, Tiling, false, false>(map_a, map_b, p, dp.device, stream);
+    }
 }
 
-// f32 (TF32) operands are both stored along k (wgmma_refusal), C in f32.
+// f32 (TF32) operands are both stored along k (wgmma_refusal), C in f32; no TF32 kernel has
+// tiles of 16 columns.
 template <int BM, int BN, int STAGES>
 gemm_status_t launch_types(const problem &dp, const CUtensorMap &map_a, const CUtensorMap &map_b,
                            const wgmma_params &p, cudaStream_t stream) {
     using half_tiling = wgmma_tiling<BM, BN, STAGES, 2>;
-    if (dp.ab_type == dtype::f32)
-        return launch_typed<float, float, wgmma_tiling<BM, BN, STAGES, 4>, false, false>(map_a, map_b, p, dp.device,
-                                                                                         stream);
+    if (dp.ab_type == dtype::f32) {
+        if constexpr (BN >= 64)
+            return launch_typed<float, float, wgmma_tiling<BM, BN, STAGES, 4>, false, false>(map_a, map_b, p,
+                                                                                             dp.device, stream);
+        return set_error(GEMM_STATUS_NOT_SUPPORTED, "cuda_tiled: no TF32 kernel with tiles of 16 columns");
+    }
     if (dp.ab_type == dtype::f16)
         return dp.c_type == dtype::f32 ? launch_ops<__half, float, half_tiling>(dp, map_a, map_b, p, stream)
                                        : launch_ops<__half, __half, half_tiling>(dp, map_a, map_b, p, stream);
@@ -687,8 +702,10 @@ bool aligned16(const void *ptr, int64_t ld, int64_t stride, int64_t batch, std::
 
 // The configurations: 128 x 128 tiles in 6 stages of 32 KB, 256 x 128 in 4 of 48 KB (each
 // consumer thread then holds 128 accumulators), 256 x 64 in 5 of 40 KB, 32 KB of which op(A),
-// and 128 x 64 in 8 of 24 KB (16 KB op(A)); the same bytes per stage for every input type.
+// 128 x 64 in 8 of 24 KB (16 KB op(A)) and 256 x 16 in 6 of 34 KB (32 KB op(A)); the same
+// bytes per stage for every input type.
 constexpr int stages_of(int bm, int bn) {
+    if (bn == 16) return 6;
     if (bn == 64) return bm == 128 ? 8 : 5;
     return bm == 128 ? 6 : 4;
 }
@@ -809,6 +826,15 @@ std::string wgmma_refusal(const problem &dp) {
     return "";
 }
 
+std::string wgmma_narrow_refusal(const problem &dp) {
+    if (dp.ab_type != dtype::f16 && dp.ab_type != dtype::bf16)
+        return "types other than f16/bf16 inputs with C in their type or f32";
+    if (dp.op_b != transpose::n)
+        return "the operand along C's 16 columns not stored along k (column-major: op(B) = N; row-major: op(A) = N)";
+    if (((dp.m + 255) / 256) * ((dp.n + 15) / 16) > INT_MAX) return "more than 2^31 - 1 tiles";
+    return wgmma_refusal(dp);
+}
+
 namespace {
 
 // dp, whose operands the kernels read as they are, through tensor maps.
@@ -838,6 +864,7 @@ gemm_status_t launch_direct(const problem &dp, int bm, int bn, bool split_k, cud
         p.splits = (k_steps + p.split_steps - 1) / p.split_steps;
     }
     auto launch = [&] {
+        if (bn == 16) return launch_types<256, 16, stages_of(256, 16)>(dp, map_a, map_b, p, stream);
         if (bn == 64)
             return bm == 128 ? launch_types<128, 64, stages_of(128, 64)>(dp, map_a, map_b, p, stream)
                              : launch_types<256, 64, stages_of(256, 64)>(dp, map_a, map_b, p, stream);
@@ -862,7 +889,7 @@ gemm_status_t launch_direct(const problem &dp, int bm, int bn, bool split_k, cud
 }  // namespace
 
 gemm_status_t launch_wgmma(const problem &dp, int bm, int bn, bool split_k, cudaStream_t stream) {
-    if (std::string why = wgmma_refusal(dp); !why.empty())
+    if (std::string why = bn < 64 ? wgmma_narrow_refusal(dp) : wgmma_refusal(dp); !why.empty())
         return set_error(GEMM_STATUS_NOT_SUPPORTED,
                          "cuda_tiled: " + wgmma_id(dp.ab_type, bm, bn, split_k) + " refuses " + why);
     if (!copied_a(dp) && !copied_b(dp)) return launch_direct(dp, bm, bn, split_k, stream);

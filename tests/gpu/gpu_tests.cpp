@@ -1410,8 +1410,11 @@ const wgmma_shape wgmma_shapes[] = {{256, 128, 64, 1, 1.0, 0.0, false},     // w
                                     {999, 1, 4096, 1, 1.0, 0.0, false},     // decode: split k, one column, m odd
                                     {260, 70, 3170, 1, -1.0, 0.5, true},    // split k, a shorter last range
                                     {136, 40, 1500, 2, 0.5, 0.0, false}};   // split k over a batch
-const char *const wgmma_tiles[] = {"_128x128x64_s6", "_256x128x64_s4", "_128x128x64_s6_splitk", "_256x64x64_s5_splitk",
-                                   "_128x64x64_s8_splitk"};
+const char *const wgmma_tiles[] = {"_128x128x64_s6",       "_256x128x64_s4",       "_128x128x64_s6_splitk",
+                                   "_256x64x64_s5_splitk", "_128x64x64_s8_splitk", "_256x16x64_s6_splitk"};
+// The tile of 16 columns copies 16 rows of op(B)^T a stage, which TMA can do only where op(B)^T
+// is stored along k: column-major op(B) = N.
+bool narrow_tile(const char *tile) { return std::string(tile).find("x16x") != std::string::npos; }
 const char *const tf32_tiles[] = {"_128x128x32_s6", "_256x128x32_s4", "_128x128x32_s6_splitk", "_256x64x32_s5_splitk",
                                   "_128x64x32_s8_splitk"};
 
@@ -1442,16 +1445,25 @@ run_result run_forced(const std::string &id, const gemm_case &c, const operands 
     return run_device_offset(c, o, offset);
 }
 
-using tile_ids = const char *const[std::size(wgmma_tiles)];
-
 // Each id `prefix + tile` on c against cpu_ref, and with host also on host memory (staged to
-// the current device, the same kernel); the runs checked.
-int64_t check_wgmma_ids(const std::string &prefix, tile_ids &tiles, const gemm_case &c, const operands &o, bool host) {
+// the current device, the same kernel); the runs checked. The tile of 16 columns refuses c
+// where op(B) = T: NOT_SUPPORTED for that reason, C unchanged (counted in `refused`).
+template <std::size_t N>
+int64_t check_wgmma_ids(const std::string &prefix, const char *const (&tiles)[N], const gemm_case &c,
+                        const operands &o, bool host, int64_t &refused) {
     const reference ref = compute_reference(c, o);
     const std::vector<double> expected = cpu_ref_result(c, o);
     int64_t checked = 0;
     for (const char *tile : tiles) {
         const std::string id = prefix + tile;
+        if (narrow_tile(tile) && c.transb != GEMM_OP_N) {
+            const run_result r = run_forced(id, c, o, 0);
+            CHECK_MESSAGE(r.status == GEMM_STATUS_NOT_SUPPORTED, id << " " << c.describe() << ": " << r.error);
+            CHECK_MESSAGE(r.error.find("not stored along k") != std::string::npos, r.error);
+            CHECK(r.c == o.c0);
+            ++refused;
+            continue;
+        }
         check_variant_run(id + " " + c.describe(), c, o, run_forced(id, c, o, 0), expected, ref);
         ++checked;
         if (!host) continue;
@@ -1465,7 +1477,8 @@ int64_t check_wgmma_ids(const std::string &prefix, tile_ids &tiles, const gemm_c
 // Each id `prefix + tile` refuses column-major TN 64^3 of type t with B's leading dimension
 // not a multiple of 16 bytes, and with every base 1 element off 16 bytes: NOT_SUPPORTED (on a
 // 9.0 device for that reason), C unchanged, no CUDA error left; the refusals.
-int64_t check_wgmma_misaligned(const std::string &prefix, tile_ids &tiles, type_pair t, bool hopper) {
+template <std::size_t N>
+int64_t check_wgmma_misaligned(const std::string &prefix, const char *const (&tiles)[N], type_pair t, bool hopper) {
     gemm_case c = base_case(t, GEMM_COL_MAJOR, GEMM_OP_T, GEMM_OP_N, 64, 64, 64);
     c.lda = c.ldb = c.ldc = 64;
     gemm_case odd_ld = c;
@@ -1549,13 +1562,15 @@ TEST_CASE("gpu: cuda_tiled wgmma kernels against cpu_ref, and what they refuse")
                         }
                         continue;
                     }
-                    checked += check_wgmma_ids("wgmma_" + type, wgmma_tiles, c, o, sh.batch == 3);
+                    checked += check_wgmma_ids("wgmma_" + type, wgmma_tiles, c, o, sh.batch == 3, refused);
                 }
         refused += check_wgmma_misaligned("wgmma_" + type, wgmma_tiles, t, hopper);
     }
     MESSAGE(checked << " wgmma runs checked, " << refused << " refusals" << std::string(hopper ? "" : " (not a 9.0 device)"));
     CHECK(checked + refused > 0);
-    if (hopper) CHECK(checked == int64_t(4 * (std::size(wgmma_shapes) + 1) * 4 * std::size(wgmma_tiles)));
+    // Per type and op pair, each shape once and the batch of 3 on host memory too; the tile of
+    // 16 columns on the two op pairs with op(B) = N.
+    if (hopper) CHECK(checked == int64_t(4 * (std::size(wgmma_shapes) + 1) * (4 * (std::size(wgmma_tiles) - 1) + 2)));
 }
 
 // Split k's sum does not depend on the order the splits ran in: the reduction adds the
@@ -1747,7 +1762,7 @@ TEST_SUITE("gpu_tf32" * doctest::skip()) {
                         }
                         continue;
                     }
-                    checked += check_wgmma_ids("wgmma_tf32", tf32_tiles, c, o, sh.batch == 3);
+                    checked += check_wgmma_ids("wgmma_tf32", tf32_tiles, c, o, sh.batch == 3, refused);
                 }
         refused += check_wgmma_misaligned("wgmma_tf32", tf32_tiles, f32, hopper);
         MESSAGE(checked << " wgmma_tf32 runs checked, " << refused << " refusals");
@@ -1771,22 +1786,31 @@ TEST_SUITE("gpu_tf32" * doctest::skip()) {
         }
         // cuda_tiled's default: the TF32 kernel the rule names wherever it computes the problem
         // (row-major NN copies B along k), the exact f32 register-tiled kernels where it does not
-        // (an operand it would read directly, its leading dimension odd).
+        // (an operand it would read directly, its leading dimension odd); in bf16, for C of at
+        // most 16 columns (row-major rows of X W^T), the 256x16 tiles where they compute the
+        // problem (op(A) = N: X stored along k) and the 256x64 ones where they do not.
         struct expectation {
-            gemm_op_t tb;
+            type_pair t;
+            gemm_op_t ta, tb;
             int64_t m, n, k, pad;
             const char *variant;
             bool tf32;
         };
-        const expectation defaults[] = {{GEMM_OP_T, 4096, 4096, 32, 0, "variant=wgmma_tf32_256x128x32_s4 ", true},
-                                        {GEMM_OP_T, 2048, 2048, 256, 0, "variant=wgmma_tf32_128x128x32_s6 ", true},
-                                        {GEMM_OP_T, 300, 260, 2000, 0, "variant=wgmma_tf32_128x128x32_s6_splitk ", true},
-                                        {GEMM_OP_T, 8, 40, 3000, 0, "variant=wgmma_tf32_256x64x32_s5_splitk ", true},
-                                        {GEMM_OP_T, 40, 13000, 256, 0, "variant=wgmma_tf32_128x64x32_s8_splitk ", true},
-                                        {GEMM_OP_N, 300, 260, 2000, 0, "variant=wgmma_tf32_128x128x32_s6_splitk ", true},
-                                        {GEMM_OP_T, 300, 260, 200, 1, "variant=tiled_f32_", false}};
+        const type_pair bf16{GEMM_BF16, GEMM_BF16};
+        const expectation defaults[] = {
+            {f32, GEMM_OP_N, GEMM_OP_T, 4096, 4096, 32, 0, "variant=wgmma_tf32_256x128x32_s4 ", true},
+            {f32, GEMM_OP_N, GEMM_OP_T, 2048, 2048, 256, 0, "variant=wgmma_tf32_128x128x32_s6 ", true},
+            {f32, GEMM_OP_N, GEMM_OP_T, 300, 260, 2000, 0, "variant=wgmma_tf32_128x128x32_s6_splitk ", true},
+            {f32, GEMM_OP_N, GEMM_OP_T, 8, 40, 3000, 0, "variant=wgmma_tf32_256x64x32_s5_splitk ", true},
+            {f32, GEMM_OP_N, GEMM_OP_T, 40, 13000, 256, 0, "variant=wgmma_tf32_128x64x32_s8_splitk ", true},
+            {f32, GEMM_OP_N, GEMM_OP_N, 300, 260, 2000, 0, "variant=wgmma_tf32_128x128x32_s6_splitk ", true},
+            {f32, GEMM_OP_N, GEMM_OP_T, 300, 260, 200, 1, "variant=tiled_f32_", false},
+            {bf16, GEMM_OP_N, GEMM_OP_T, 8, 4096, 3000, 0, "variant=wgmma_bf16_256x16x64_s6_splitk ", false},
+            {bf16, GEMM_OP_N, GEMM_OP_T, 16, 1000, 4096, 0, "variant=wgmma_bf16_256x16x64_s6_splitk ", false},
+            {bf16, GEMM_OP_T, GEMM_OP_T, 8, 4096, 3000, 0, "variant=wgmma_bf16_256x64x64_s5_splitk ", false},
+            {bf16, GEMM_OP_N, GEMM_OP_T, 17, 4096, 3000, 0, "variant=wgmma_bf16_256x64x64_s5_splitk ", false}};
         for (const expectation &x : defaults) {
-            gemm_case d = base_case(f32, GEMM_ROW_MAJOR, GEMM_OP_N, x.tb, x.m, x.n, x.k);
+            gemm_case d = base_case(x.t, GEMM_ROW_MAJOR, x.ta, x.tb, x.m, x.n, x.k);
             d.lda = d.a().cols + x.pad;
             d.ldb = d.b().cols + x.pad;
             d.ldc = d.n;

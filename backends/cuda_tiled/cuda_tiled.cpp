@@ -198,7 +198,7 @@ private:
         const bool wide = blocks_for(dp, 256, 128) >= 3 * int64_t(sms);
         const bool use_128x64 = dp.n >= 32 && 4 * blocks_for(dp, 128, 64) >= 3 * int64_t(sms);
         auto wanted = [&](const variant_info &v, bool narrow) {
-            if (narrow) return dp.n <= 16 && v.bn == 16;
+            if (narrow) return dp.n <= 16 && v.bn == 16 && v.bm == 256;
             if (dp.n <= 64) return v.bn == 64 && v.bm == (use_128x64 ? 128 : 256);
             if (wide) return v.bm == 256 && v.bn == 128 && !v.split_k;
             return v.bm == 128 && v.bn == 128 && v.split_k == (blocks_for(dp, v) < sms);

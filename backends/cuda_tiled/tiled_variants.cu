@@ -162,9 +162,9 @@ std::vector<variant_info> make_table() {
 //    of GEMMs of their own shapes (run_batch); on Hopper also the wgmma kernels
 //    (wgmma_kernel.cu: 128x128 tiles for most sizes, 256x128 for the largest, the 128x128
 //    kernel splitting k for shapes with too few tiles to fill the SMs, and 256x64 and 128x64
-//    tiles splitting k for C with few columns, 256x16 for C of at most 16), offered beside it
-//    to the tuner where A and B are 16-byte aligned. The same but 256x16 for f32 through TF32
-//    (GEMM_ALLOW_TF32=1), an operand stored along m or n copied along k first.
+//    tiles splitting k for C with few columns, 256x16 and 128x16 for C of at most 16),
+//    offered beside it to the tuner where A and B are 16-byte aligned. The first five for f32
+//    through TF32 (GEMM_ALLOW_TF32=1), an operand stored along m or n copied along k first.
 // DEFAULT marks what run("") may pick by size (cuda_tiled.cpp: the largest tile that still
 // fills the GPU).
 const std::vector<variant_info> &variant_table() {
@@ -188,7 +188,8 @@ const std::vector<variant_info> &variant_table() {
         wgmma_config<dtype::bf16, 128, 128>, wgmma_config<dtype::bf16, 256, 128>,
         wgmma_config<dtype::bf16, 128, 128, true>, wgmma_config<dtype::bf16, 256, 64, true>,
         wgmma_config<dtype::bf16, 128, 64, true>, wgmma_config<dtype::f16, 256, 16, true>,
-        wgmma_config<dtype::bf16, 256, 16, true>, wgmma_config<dtype::f32, 128, 128>,
+        wgmma_config<dtype::bf16, 256, 16, true>, wgmma_config<dtype::f16, 128, 16, true>,
+        wgmma_config<dtype::bf16, 128, 16, true>, wgmma_config<dtype::f32, 128, 128>,
         wgmma_config<dtype::f32, 256, 128>, wgmma_config<dtype::f32, 128, 128, true>,
         wgmma_config<dtype::f32, 256, 64, true>, wgmma_config<dtype::f32, 128, 64, true>>();
     return table;

@@ -13,7 +13,8 @@
 namespace gemm::cuda_tiled {
 
 // The id of the kernel for f16, bf16 or f32 (TF32) inputs and BM x BN tiles of C (128 x 128,
-// 256 x 128, or 256 x 64 and 128 x 64 for C with few columns, 256 x 16 for C of at most 16):
+// 256 x 128, or 256 x 64 and 128 x 64 for C with few columns, 256 x 16 and 128 x 16 for C of
+// at most 16):
 // wgmma_<f16|bf16|tf32>_<BM>x<BN>x<BK>_s<stages> (k steps of BK = 128 bytes: 64 elements, 32
 // for tf32; that many stages of operands in shared memory), with the suffix _splitk for a
 // twin that splits k where too few tiles would leave SMs idle (decode shapes: n small, k long).
@@ -28,8 +29,8 @@ std::string wgmma_id(dtype ab, int bm, int bn, bool split_k);
 // or n (A op N, B op T) is copied along k first (refused where the copies would pass 1 GiB).
 std::string wgmma_refusal(const problem &dp);
 
-// Why the 256 x 16 tiles cannot compute dp: wgmma_refusal's reasons, f32 (no TF32 kernel has
-// them), and op(B)^T not stored along k (op(B) = T or C), whose 16 rows TMA could not copy
+// Why the tiles of 16 columns cannot compute dp: wgmma_refusal's reasons, f32 (no TF32 kernel
+// has them), and op(B)^T not stored along k (op(B) = T or C), whose 16 rows TMA could not copy
 // alone in the 128-byte swizzle.
 std::string wgmma_narrow_refusal(const problem &dp);
 

@@ -702,10 +702,10 @@ bool aligned16(const void *ptr, int64_t ld, int64_t stride, int64_t batch, std::
 
 // The configurations: 128 x 128 tiles in 6 stages of 32 KB, 256 x 128 in 4 of 48 KB (each
 // consumer thread then holds 128 accumulators), 256 x 64 in 5 of 40 KB, 32 KB of which op(A),
-// 128 x 64 in 8 of 24 KB (16 KB op(A)) and 256 x 16 in 6 of 34 KB (32 KB op(A)); the same
-// bytes per stage for every input type.
+// 128 x 64 in 8 of 24 KB (16 KB op(A)), 256 x 16 in 6 of 34 KB (32 KB op(A)) and 128 x 16 in
+// 11 of 18 KB; the same bytes per stage for every input type.
 constexpr int stages_of(int bm, int bn) {
-    if (bn == 16) return 6;
+    if (bn == 16) return bm == 128 ? 11 : 6;
     if (bn == 64) return bm == 128 ? 8 : 5;
     return bm == 128 ? 6 : 4;
 }
@@ -864,7 +864,9 @@ gemm_status_t launch_direct(const problem &dp, int bm, int bn, bool split_k, cud
         p.splits = (k_steps + p.split_steps - 1) / p.split_steps;
     }
     auto launch = [&] {
-        if (bn == 16) return launch_types<256, 16, stages_of(256, 16)>(dp, map_a, map_b, p, stream);
+        if (bn == 16)
+            return bm == 128 ? launch_types<128, 16, stages_of(128, 16)>(dp, map_a, map_b, p, stream)
+                             : launch_types<256, 16, stages_of(256, 16)>(dp, map_a, map_b, p, stream);
         if (bn == 64)
             return bm == 128 ? launch_types<128, 64, stages_of(128, 64)>(dp, map_a, map_b, p, stream)
                              : launch_types<256, 64, stages_of(256, 64)>(dp, map_a, map_b, p, stream);

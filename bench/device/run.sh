@@ -35,8 +35,8 @@
 #             or both along k first), and NT on decode shapes, against cuBLAS and cuBLASLt with
 #             TF32 allowed
 #   decode    bf16 decode shapes (m = 1..128 rows of X W^T, n and k 4096 and 14336): the Hopper
-#             kernels that split k (256x16, 256x64, 128x64 and 128x128 tiles) and cuda_tiled's
-#             default against cuBLAS and cuBLASLt
+#             kernels that split k (256x16, 128x16, 256x64, 128x64 and 128x128 tiles) and
+#             cuda_tiled's default against cuBLAS and cuBLASLt
 #   kernels   where a call's device time goes: ncu (--clock-control none) times every kernel that
 #             cuBLAS and cuda_tiled's default launch for each of KERNEL_SHAPES (bf16 row-major NT,
 #             default the decode shapes 1x4096x4096 1x14336x4096 32x14336x4096 128x4096x4096
@@ -308,16 +308,16 @@ if has_stage tf32; then
 fi
 if has_stage decode; then
     # Decode shapes (X W^T for a few rows of X, long k) in bf16: the Hopper kernels that split
-    # k, 256x16, 256x64, 128x64 and 128x128 tiles, against cuBLAS; then the geometric mean of the
-    # ratios of cuda_tiled's default and of the three tiles for C of few columns.
+    # k, 256x16, 128x16, 256x64, 128x64 and 128x128 tiles, against cuBLAS; then the geometric
+    # mean of the ratios of cuda_tiled's default and of the four tiles for C of few columns.
     shapes=""
     for m in 1 8 32 128; do for n in 4096 14336; do for k in 4096 14336; do shapes+=" ${m}x${n}x${k}"; done; done; done
     timeout 300 $gemm bench $shapes --device 0 --dtype bf16 --layout row --ops NT --backends \
-        cublas,cublaslt,cuda_tiled,cuda_tiled:wgmma_bf16_256x16x64_s6_splitk,cuda_tiled:wgmma_bf16_256x64x64_s5_splitk,cuda_tiled:wgmma_bf16_128x64x64_s8_splitk,cuda_tiled:wgmma_bf16_128x128x64_s6_splitk \
+        cublas,cublaslt,cuda_tiled,cuda_tiled:wgmma_bf16_256x16x64_s6_splitk,cuda_tiled:wgmma_bf16_128x16x64_s11_splitk,cuda_tiled:wgmma_bf16_256x64x64_s5_splitk,cuda_tiled:wgmma_bf16_128x64x64_s8_splitk,cuda_tiled:wgmma_bf16_128x128x64_s6_splitk \
         --baseline cublas --no-measure-peak --csv "$out/decode.csv" >"$out/decode_bench.txt" 2>&1
     summary+=("gemm bench decode bf16: rc=$?")
-    for backend in cuda_tiled cuda_tiled:wgmma_bf16_256x16x64_s6_splitk cuda_tiled:wgmma_bf16_256x64x64_s5_splitk \
-        cuda_tiled:wgmma_bf16_128x64x64_s8_splitk; do
+    for backend in cuda_tiled cuda_tiled:wgmma_bf16_256x16x64_s6_splitk cuda_tiled:wgmma_bf16_128x16x64_s11_splitk \
+        cuda_tiled:wgmma_bf16_256x64x64_s5_splitk cuda_tiled:wgmma_bf16_128x64x64_s8_splitk; do
         summary+=("$(awk -F, -v b=$backend '$1 == b && $21 > 0 { s += log($21); n++; if (!lo || $21 < lo) lo = $21 }
             END { if (n) printf "decode, %s against cuBLAS: geometric mean %.3f, lowest %.3f over %d shapes", b, exp(s / n), lo, n }' \
             "$out/decode.csv" 2>/dev/null)")

@@ -1413,7 +1413,7 @@ const wgmma_shape wgmma_shapes[] = {{256, 128, 64, 1, 1.0, 0.0, false},     // w
 const char *const wgmma_tiles[] = {"_128x128x64_s6",       "_256x128x64_s4",       "_128x128x64_s6_splitk",
                                    "_256x64x64_s5_splitk", "_128x64x64_s8_splitk", "_256x16x64_s6_splitk",
                                    "_128x16x64_s11_splitk"};
-// The tile of 16 columns copies 16 rows of op(B)^T a stage, which TMA can do only where op(B)^T
+// The tiles of 16 columns copy 16 rows of op(B)^T a stage, which TMA can do only where op(B)^T
 // is stored along k: column-major op(B) = N.
 bool narrow_tile(const char *tile) { return std::string(tile).find("x16x") != std::string::npos; }
 const char *const tf32_tiles[] = {"_128x128x32_s6", "_256x128x32_s4", "_128x128x32_s6_splitk", "_256x64x32_s5_splitk",
@@ -1447,7 +1447,7 @@ run_result run_forced(const std::string &id, const gemm_case &c, const operands 
 }
 
 // Each id `prefix + tile` on c against cpu_ref, and with host also on host memory (staged to
-// the current device, the same kernel); the runs checked. The tile of 16 columns refuses c
+// the current device, the same kernel); the runs checked. The tiles of 16 columns refuse c
 // where op(B) = T: NOT_SUPPORTED for that reason, C unchanged (counted in `refused`).
 template <std::size_t N>
 int64_t check_wgmma_ids(const std::string &prefix, const char *const (&tiles)[N], const gemm_case &c,

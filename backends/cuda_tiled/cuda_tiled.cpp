@@ -197,17 +197,20 @@ private:
         if (dp.ab_type == dtype::f32 && !settings().allow_tf32) return nullptr;
         const bool wide = blocks_for(dp, 256, 128) >= 3 * int64_t(sms);
         const bool use_128x64 = dp.n >= 32 && 4 * blocks_for(dp, 128, 64) >= 3 * int64_t(sms);
-        auto wanted = [&](const variant_info &v, bool narrow) {
-            if (narrow) return dp.n <= 16 && v.bn == 16 && v.bm == 256;
+        // The first Hopper id of dp's type that `wanted` names and that computes dp.
+        auto first = [&](auto wanted) -> const variant_info * {
+            for (const variant_info &v : cuda_tiled::variant_table())
+                if (v.type == dp.ab_type && v.refusal && wanted(v) && v.refusal(dp).empty()) return &v;
+            return nullptr;
+        };
+        if (dp.n <= 16)
+            if (const variant_info *narrow = first([](const variant_info &v) { return v.bn == 16 && v.bm == 256; }))
+                return narrow;
+        return first([&](const variant_info &v) {
             if (dp.n <= 64) return v.bn == 64 && v.bm == (use_128x64 ? 128 : 256);
             if (wide) return v.bm == 256 && v.bn == 128 && !v.split_k;
             return v.bm == 128 && v.bn == 128 && v.split_k == (blocks_for(dp, v) < sms);
-        };
-        // The 256x16 tiles where they compute dp, else the rule's others.
-        for (bool narrow : {true, false})
-            for (const variant_info &v : cuda_tiled::variant_table())
-                if (v.type == dp.ab_type && v.refusal && wanted(v, narrow) && v.refusal(dp).empty()) return &v;
-        return nullptr;
+        });
     }
 
     static const variant_info *mma_variant(dtype ab) {

@@ -449,21 +449,24 @@ __global__ void transpose_f32(const float *src, int64_t ld_src, int64_t stride_s
 // C = alpha * (the splits' partial sums, added in split order) + beta * C: the same sum in
 // the same order on every run, whatever order the blocks ran in. Launched as the GEMM
 // kernel's programmatic dependent: it waits for that grid's completion and its memory before
-// reading the partial sums. Blocks walk the matrices (z) and columns (y) of C, each thread four
-// neighbouring m of a column (the grid's x covers m once), so that no thread divides an index:
-// with an element's matrix, column and row found by 64-bit division the SMs were the limit
-// (9.3 us at 128x4096x4096 on the H200, 5.9 this way). A thread issues every split's load
-// before adding them, so that its reads are in flight at once; three blocks an SM keep enough
-// of them in flight (at 96 registers, two blocks an SM, 128x4096x4096 took 2-4 us longer).
-constexpr int reduce_threads = 256, reduce_m_per_block = 4 * reduce_threads;
+// reading the partial sums. Blocks walk the matrices (z) and columns (y) of C, each thread Q
+// quads of neighbouring m of a column, 1024 m apart (the grid's x covers m once), so that no
+// thread divides an index: with an element's matrix, column and row found by 64-bit division
+// the SMs were the limit (9.3 us at 128x4096x4096 on the H200, 5.9 this way). A thread issues
+// its loads of every split (of 8 splits at a time for Q = 2) before adding them, so that its
+// reads are in flight at once; with one quad a thread, three blocks an SM keep enough of them
+// in flight (at 96 registers, two blocks an SM, 128x4096x4096 took 2-4 us longer).
+// launch_typed takes Q = 2 where one quad a thread would make more blocks than run at once.
+constexpr int reduce_threads = 256;
 
-template <class TC>
-__global__ void __launch_bounds__(reduce_threads, 3) split_k_reduce(wgmma_params p) {
+template <class TC, int Q>
+__global__ void __launch_bounds__(reduce_threads, Q == 1 ? 3 : 2) split_k_reduce(wgmma_params p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     // The stream's next GEMM kernel (a programmatic dependent) may be scheduled once every
     // block here has started: it waits for this grid's completion before touching memory.
     asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
     asm volatile("griddepcontrol.wait;" ::: "memory");
+    constexpr int chunk = max_splits / Q;  // splits whose loads are in flight together
     const int64_t per_matrix = int64_t(p.m) * p.n;
     // Every column's quads 16-byte aligned in every split's partial sums.
     const bool vector = p.m % 4 == 0 && p.split_stride % 4 == 0;
@@ -473,29 +476,46 @@ __global__ void __launch_bounds__(reduce_threads, 3) split_k_reduce(wgmma_params
             TC *c = static_cast<TC *>(p.out.c) + matrix * p.out.stride + int64_t(column) * p.out.ld;
             // One pass: the grid's x covers m (launch_typed). m is at most 2^22 where k
             // splits (the partial sums fit the 32 MiB workspace), far from int's range.
-            for (int m = 4 * int(blockIdx.x * blockDim.x + threadIdx.x); m < p.m;
-                 m += 4 * int(gridDim.x * blockDim.x)) {
-                float4 v[max_splits];
+            for (int m0 = 4 * int(blockIdx.x * blockDim.x * Q + threadIdx.x); m0 < p.m;
+                 m0 += 4 * int(gridDim.x * blockDim.x * Q)) {
+                float4 sum[Q];
 #pragma unroll
-                for (int s = 0; s < max_splits; ++s) {
-                    v[s] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-                    if (s < p.splits) {
-                        const float *at = part + s * p.split_stride + m;
-                        if (vector) v[s] = __ldcg(reinterpret_cast<const float4 *>(at));
-                        else {
-                            v[s].x = __ldcg(at);
-                            if (m + 1 < p.m) v[s].y = __ldcg(at + 1);
-                            if (m + 2 < p.m) v[s].z = __ldcg(at + 2);
-                            if (m + 3 < p.m) v[s].w = __ldcg(at + 3);
+                for (int q = 0; q < Q; ++q) sum[q] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+                for (int s0 = 0; s0 < (Q == 1 ? 1 : p.splits); s0 += chunk) {
+                    float4 v[chunk][Q];
+#pragma unroll
+                    for (int s = 0; s < chunk; ++s)
+#pragma unroll
+                        for (int q = 0; q < Q; ++q) {
+                            const int m = m0 + 4 * reduce_threads * q;
+                            v[s][q] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+                            if (s0 + s < p.splits && m < p.m) {
+                                const float *at = part + (s0 + s) * p.split_stride + m;
+                                if (vector) v[s][q] = __ldcg(reinterpret_cast<const float4 *>(at));
+                                else {
+                                    v[s][q].x = __ldcg(at);
+                                    if (m + 1 < p.m) v[s][q].y = __ldcg(at + 1);
+                                    if (m + 2 < p.m) v[s][q].z = __ldcg(at + 2);
+                                    if (m + 3 < p.m) v[s][q].w = __ldcg(at + 3);
+                                }
+                            }
                         }
-                    }
-                }
-                float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
 #pragma unroll
-                for (int s = 0; s < max_splits; ++s)
-                    if (s < p.splits) sum = make_float4(sum.x + v[s].x, sum.y + v[s].y, sum.z + v[s].z, sum.w + v[s].w);
+                    for (int s = 0; s < chunk; ++s)
+#pragma unroll
+                        for (int q = 0; q < Q; ++q)
+                            if (s0 + s < p.splits)
+                                sum[q] = make_float4(sum[q].x + v[s][q].x, sum[q].y + v[s][q].y,
+                                                     sum[q].z + v[s][q].z, sum[q].w + v[s][q].w);
+                }
                 const float a = p.out.alpha;
-                store_quad<TC>(c + m, m, p.m, make_float4(a * sum.x, a * sum.y, a * sum.z, a * sum.w), p.out);
+#pragma unroll
+                for (int q = 0; q < Q; ++q) {
+                    const int m = m0 + 4 * reduce_threads * q;
+                    if (m < p.m)
+                        store_quad<TC>(c + m, m, p.m,
+                                       make_float4(a * sum[q].x, a * sum[q].y, a * sum[q].z, a * sum[q].w), p.out);
+                }
             }
         }
 #endif
@@ -650,13 +670,19 @@ gemm_status_t launch_typed(const CUtensorMap &map_a, const CUtensorMap &map_b, c
     if (cudaError_t e = cudaLaunchKernelEx(&config, kernel, map_a, map_b, gemm);
         e != cudaSuccess || params.splits == 1)
         return cuda::cuda_status(e, "cuda_tiled: wgmma kernel launch");
-    config.gridDim = dim3(unsigned((int64_t(params.m) + reduce_m_per_block - 1) / reduce_m_per_block),
-                          unsigned(std::min(params.n, 65535)), unsigned(std::min(params.batch, 65535)));
+    // The reduction's blocks: two quads a thread where one would make more blocks than run at
+    // once (three an SM). On the H200 (NOTES.md), two quads took 128x4096x4096 and
+    // 128x4096x14336 (512 blocks of one quad) 0.2-0.5 us less, and up to 0.6 us more on six
+    // split decode shapes of smaller grids; four quads a thread were slower on all eight.
+    const int64_t columns = std::min(params.n, 65535), matrices = std::min(params.batch, 65535);
+    auto grid_x = [&](int q) { return (int64_t(params.m) + 4 * reduce_threads * q - 1) / (4 * reduce_threads * q); };
+    const bool two_quads = grid_x(1) * columns * matrices > 3 * int64_t(sms);
+    config.gridDim = dim3(unsigned(grid_x(two_quads ? 2 : 1)), unsigned(columns), unsigned(matrices));
     config.blockDim = dim3(reduce_threads);
     config.dynamicSmemBytes = 0;
     config.numAttrs = 1;
-    return cuda::cuda_status(cudaLaunchKernelEx(&config, split_k_reduce<TC>, params),
-                             "cuda_tiled: split-k reduction launch");
+    auto reduce = two_quads ? split_k_reduce<TC, 2> : split_k_reduce<TC, 1>;
+    return cuda::cuda_status(cudaLaunchKernelEx(&config, reduce, params), "cuda_tiled: split-k reduction launch");
 }
 
 template <class T, class TC, class Tiling>

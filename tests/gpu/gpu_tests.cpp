@@ -1590,12 +1590,16 @@ TEST_CASE("gpu: cuda_tiled split k gives the same bits on every run and in a CUD
     cudaStream_t stream = nullptr;
     CUDA_REQUIRE(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     int64_t compared = 0;
-    // The last shape's partial sums need more reduction blocks of one quad a thread than the
-    // H200 runs at once (2 x 256 columns against 3 x 132): its reduction takes two quads a thread.
+    // The last two shapes' partial sums need more reduction blocks of one quad a thread than
+    // the H200 runs at once (2 x 256 and 2 x 300 columns against 3 x 132): their reductions take
+    // two quads a thread, the second with m odd (element loads) and the second quad past m for
+    // most threads.
     const wgmma_shape many_columns{2048, 256, 1536, 1, 1.0, 0.5, false};
+    const wgmma_shape many_ragged_columns{1541, 300, 1536, 1, -0.5, 0.25, true};
     for (const char *id : {"wgmma_bf16_128x128x64_s6_splitk", "wgmma_bf16_256x64x64_s5_splitk",
                            "wgmma_bf16_128x64x64_s8_splitk"})
-        for (const wgmma_shape &sh : {wgmma_shapes[7], wgmma_shapes[8], wgmma_shapes[9], many_columns}) {
+        for (const wgmma_shape &sh :
+             {wgmma_shapes[7], wgmma_shapes[8], wgmma_shapes[9], many_columns, many_ragged_columns}) {
             const gemm_case c = wgmma_case({GEMM_BF16, GEMM_F32}, GEMM_OP_N, GEMM_OP_T, sh);
             const operands o = make_operands(c);
             const std::string where = std::string(id) + " " + c.describe();
@@ -1660,7 +1664,7 @@ TEST_CASE("gpu: cuda_tiled split k gives the same bits on every run and in a CUD
         }
     cudaStreamDestroy(stream);
     MESSAGE(compared << " split-k results compared bit for bit");
-    CHECK(compared == 3 * 4 * 6);
+    CHECK(compared == 3 * 5 * 6);
 }
 
 // cuda_tiled's Hopper kernels wait for the stream's previous kernel before touching memory

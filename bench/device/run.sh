@@ -36,7 +36,7 @@
 #             TF32 allowed
 #   decode    bf16 decode shapes (m = 1..128 rows of X W^T, n and k 4096 and 14336): the Hopper
 #             kernels that split k (256x16, 128x16, 256x64, 128x64 and 128x128 tiles) and
-#             cuda_tiled's default against cuBLAS and cuBLASLt
+#             cuda_tiled's default against cuBLAS and cuBLASLt; DECODE_DTYPE=f16 times f16
 #   kernels   where a call's device time goes: ncu (--clock-control none) times every kernel that
 #             cuBLAS and cuda_tiled's default launch for each of KERNEL_SHAPES (bf16 row-major NT,
 #             default the decode shapes 1x4096x4096 1x14336x4096 32x14336x4096 128x4096x4096
@@ -307,17 +307,18 @@ if has_stage tf32; then
     save_logs
 fi
 if has_stage decode; then
-    # Decode shapes (X W^T for a few rows of X, long k) in bf16: the Hopper kernels that split
-    # k, 256x16, 128x16, 256x64, 128x64 and 128x128 tiles, against cuBLAS; then the geometric
-    # mean of the ratios of cuda_tiled's default and of the four tiles for C of few columns.
+    # Decode shapes (X W^T for a few rows of X, long k) in bf16, or DECODE_DTYPE: the Hopper
+    # kernels that split k, 256x16, 128x16, 256x64, 128x64 and 128x128 tiles, against cuBLAS;
+    # then the geometric mean of the ratios of cuda_tiled's default and of each tile.
     shapes=""
     for m in 1 8 32 128; do for n in 4096 14336; do for k in 4096 14336; do shapes+=" ${m}x${n}x${k}"; done; done; done
-    timeout 300 $gemm bench $shapes --device 0 --dtype bf16 --layout row --ops NT --backends \
-        cublas,cublaslt,cuda_tiled,cuda_tiled:wgmma_bf16_256x16x64_s6_splitk,cuda_tiled:wgmma_bf16_128x16x64_s11_splitk,cuda_tiled:wgmma_bf16_256x64x64_s5_splitk,cuda_tiled:wgmma_bf16_128x64x64_s8_splitk,cuda_tiled:wgmma_bf16_128x128x64_s6_splitk \
+    dt=${DECODE_DTYPE:-bf16}
+    tiles=""
+    for t in 256x16x64_s6 128x16x64_s11 256x64x64_s5 128x64x64_s8 128x128x64_s6; do tiles+=",cuda_tiled:wgmma_${dt}_${t}_splitk"; done
+    timeout 300 $gemm bench $shapes --device 0 --dtype $dt --layout row --ops NT --backends cublas,cublaslt,cuda_tiled$tiles \
         --baseline cublas --no-measure-peak --csv "$out/decode.csv" >"$out/decode_bench.txt" 2>&1
-    summary+=("gemm bench decode bf16: rc=$?")
-    for backend in cuda_tiled cuda_tiled:wgmma_bf16_256x16x64_s6_splitk cuda_tiled:wgmma_bf16_128x16x64_s11_splitk \
-        cuda_tiled:wgmma_bf16_256x64x64_s5_splitk cuda_tiled:wgmma_bf16_128x64x64_s8_splitk; do
+    summary+=("gemm bench decode $dt: rc=$?")
+    for backend in cuda_tiled ${tiles//,/ }; do
         summary+=("$(awk -F, -v b=$backend '$1 == b && $21 > 0 { s += log($21); n++; if (!lo || $21 < lo) lo = $21 }
             END { if (n) printf "decode, %s against cuBLAS: geometric mean %.3f, lowest %.3f over %d shapes", b, exp(s / n), lo, n }' \
             "$out/decode.csv" 2>/dev/null)")

@@ -181,26 +181,27 @@ private:
     // most 16 columns, where op(B)^T is stored along k, the 128x16 tiles where they run unsplit in
     // one wave over at least 3/4 of the SMs and k is at most 8192, else the 256x16 ones (both split
     // k where that is faster); for C of at most 64 columns (decode shapes) the tiles of 64 columns
-    // that split k, 128x64 where C has 32 columns or more and those tiles cover 3/4 of the SMs
-    // unsplit, else 256x64; the 256x128 tiles where they make at least three waves over the SMs;
-    // else the 128x128 ones (their twin that splits k when fewer tiles than SMs would leave some
-    // idle). nullptr elsewhere (the wmma kernel computes every f16/bf16 problem, the register-tiled
-    // ones every f32 one). On the H200 (NOTES.md), bf16 decode shapes (row-major X W^T): 256x64
-    // beat the split 128x128 tiles on every shape with X of up to 32 rows and lost with 128; 128x64
-    // beat 256x64 with 32 rows and n = 14336 (no split: 0.91 of cuBLAS against 0.79 at k = 4096,
-    // whose 256x64 split reads 3.7 MB of partial sums back) and lost with 1 row (0.84 against 0.89:
-    // the 256x64 stages hold 160 KB of the streamed operand, 128x64's 128 KB); 256x128 beat 128x128
-    // from 4096^3 (3.9 waves) in bf16, f16 and TF32, and lost at 2048^3 (under one wave); 256x16
-    // beat 256x64 on 11 of 12 shapes with X of 1, 8 and 16 rows (by 0.1-1.9 us: its stages hold 192
-    // KB of the streamed operand, 256x64's 160 KB); 128x16 (unsplit, 108-128 tiles) beat 256x16
-    // (split in two) with n of 13824-16384 and k of 4096-5120 on all 9 shapes timed, by 1.2-2.8 us,
-    // tied at k = 8192 (-0.8 to +1.4 us), lost two of three at 14336 (by 1.4 us), and lost by 5-12
-    // us with 224 tiles (two waves).
+    // that split k, 128x64 where C has 32 columns or more, else 256x64; the 256x128 tiles where
+    // they make at least three waves over the SMs; else the 128x128 ones (their twin that splits k
+    // when fewer tiles than SMs would leave some idle). nullptr elsewhere (the wmma kernel computes
+    // every f16/bf16 problem, the register-tiled ones every f32 one). On the H200 (NOTES.md), bf16
+    // decode shapes (row-major X W^T): 256x64 beat the split 128x128 tiles on every shape with X of
+    // up to 32 rows and lost with 128; 128x64 beat 256x64 with 32 rows and n = 14336 (no split:
+    // 0.91 of cuBLAS against 0.79 at k = 4096, whose 256x64 split reads 3.7 MB of partial sums
+    // back) and with 32 to 64 rows and n = 4096, where both split (by 0.4-0.7 us with 32 rows, in
+    // bf16 and f16, 1.0-2.0 with 48 and 64), and lost with 1 row (0.84 against 0.89: the 256x64
+    // stages hold 160 KB of the streamed operand, 128x64's 128 KB); 256x128 beat 128x128 from
+    // 4096^3 (3.9 waves) in bf16, f16 and TF32, and lost at 2048^3 (under one wave); 256x16 beat
+    // 256x64 on 11 of 12 shapes with X of 1, 8 and 16 rows (by 0.1-1.9 us: its stages hold 192 KB
+    // of the streamed operand, 256x64's 160 KB); 128x16 (unsplit, 108-128 tiles) beat 256x16 (split
+    // in two) with n of 13824-16384 and k of 4096-5120 on all 9 shapes timed, by 1.2-2.8 us, tied
+    // at k = 8192 (-0.8 to +1.4 us), lost two of three at 14336 (by 1.4 us), and lost by 5-12 us
+    // with 224 tiles (two waves).
     static const variant_info *hopper_default(const problem &dp, int sms) {
         // Every f32 call without TF32 asks: answered without building a refusal's text.
         if (dp.ab_type == dtype::f32 && !settings().allow_tf32) return nullptr;
         const bool wide = blocks_for(dp, 256, 128) >= 3 * int64_t(sms);
-        const bool use_128x64 = dp.n >= 32 && 4 * blocks_for(dp, 128, 64) >= 3 * int64_t(sms);
+        const bool use_128x64 = dp.n >= 32;
         // The first Hopper id of dp's type that `wanted` names and that computes dp.
         auto first = [&](auto wanted) -> const variant_info * {
             for (const variant_info &v : cuda_tiled::variant_table())

@@ -1799,7 +1799,8 @@ TEST_SUITE("gpu_tf32" * doctest::skip()) {
         // most 16 columns (row-major rows of X W^T), the tiles of 16 columns where they compute
         // the problem (op(A) = N: X stored along k), 128x16 where its tiles run unsplit in one
         // wave over 3/4 of the H200's 132 SMs and k is at most 8192 (112 tiles), 256x16 where
-        // k is larger or the tiles make two waves, and the 256x64 tiles where neither computes it.
+        // k is larger or the tiles make two waves, and the 256x64 tiles where neither computes it;
+        // for C of 32 to 64 columns the 128x64 tiles, split or not (32 tiles here, 102 above).
         struct expectation {
             type_pair t;
             gemm_op_t ta, tb;
@@ -1822,7 +1823,8 @@ TEST_SUITE("gpu_tf32" * doctest::skip()) {
             {bf16, GEMM_OP_N, GEMM_OP_T, 1, 14336, 8256, 0, "variant=wgmma_bf16_256x16x64_s6_splitk ", false},
             {bf16, GEMM_OP_N, GEMM_OP_T, 1, 28672, 1024, 0, "variant=wgmma_bf16_256x16x64_s6_splitk ", false},
             {bf16, GEMM_OP_T, GEMM_OP_T, 8, 4096, 3000, 0, "variant=wgmma_bf16_256x64x64_s5_splitk ", false},
-            {bf16, GEMM_OP_N, GEMM_OP_T, 17, 4096, 3000, 0, "variant=wgmma_bf16_256x64x64_s5_splitk ", false}};
+            {bf16, GEMM_OP_N, GEMM_OP_T, 17, 4096, 3000, 0, "variant=wgmma_bf16_256x64x64_s5_splitk ", false},
+            {bf16, GEMM_OP_N, GEMM_OP_T, 32, 4096, 3000, 0, "variant=wgmma_bf16_128x64x64_s8_splitk ", false}};
         for (const expectation &x : defaults) {
             gemm_case d = base_case(x.t, GEMM_ROW_MAJOR, x.ta, x.tb, x.m, x.n, x.k);
             d.lda = d.a().cols + x.pad;

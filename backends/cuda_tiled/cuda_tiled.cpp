@@ -201,7 +201,6 @@ private:
         // Every f32 call without TF32 asks: answered without building a refusal's text.
         if (dp.ab_type == dtype::f32 && !settings().allow_tf32) return nullptr;
         const bool wide = blocks_for(dp, 256, 128) >= 3 * int64_t(sms);
-        const bool use_128x64 = dp.n >= 32;
         // The first Hopper id of dp's type that `wanted` names and that computes dp.
         auto first = [&](auto wanted) -> const variant_info * {
             for (const variant_info &v : cuda_tiled::variant_table())
@@ -216,7 +215,7 @@ private:
                 return narrow;
         }
         return first([&](const variant_info &v) {
-            if (dp.n <= 64) return v.bn == 64 && v.bm == (use_128x64 ? 128 : 256);
+            if (dp.n <= 64) return v.bn == 64 && v.bm == (dp.n >= 32 ? 128 : 256);
             if (wide) return v.bm == 256 && v.bn == 128 && !v.split_k;
             return v.bm == 128 && v.bn == 128 && v.split_k == (blocks_for(dp, v) < sms);
         });

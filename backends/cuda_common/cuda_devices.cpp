@@ -170,6 +170,17 @@ void *driver_entry_point(const char *symbol, unsigned version) {
     return f;
 }
 
+cudaError_t current_device(int &device) {
+    static const auto context_device =
+        reinterpret_cast<PFN_cuCtxGetDevice_v2000>(driver_entry_point("cuCtxGetDevice", 2000));
+    CUdevice d = 0;
+    if (context_device && context_device(&d) == CUDA_SUCCESS) {
+        device = int(d);
+        return cudaSuccess;
+    }
+    return cudaGetDevice(&device);
+}
+
 int device_count() { return probe_devices().count; }
 
 verdict device_verdict() {

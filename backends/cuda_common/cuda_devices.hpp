@@ -20,6 +20,12 @@ verdict device_verdict();
 // that size their grids by it ask on every launch). A failed query is returned, not cached.
 cudaError_t multiprocessor_count(int device, int &sms);
 
+// The calling thread's current device, as cudaGetDevice gives it. Every device call asks once
+// (device_guard), so it asks the driver for the current context's device first: on the H200
+// host, right after a cuBLAS call, 24 ns against 110 for cudaGetDevice. Where no context is
+// current yet (a thread's first CUDA call), the runtime answers.
+cudaError_t current_device(int &device);
+
 // The driver's function `symbol` of the given ABI version (e.g. 12000), found through the
 // runtime (linking libcuda would keep the library from loading where there is no driver), or
 // null where the driver lacks it. Never leaves an error behind; callers cache the answer.

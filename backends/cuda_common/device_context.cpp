@@ -180,7 +180,7 @@ device_guard::~device_guard() {
 }
 
 gemm_status_t device_guard::enter(int device) {
-    gemm_status_t s = cuda_status(cudaGetDevice(&previous_), "cudaGetDevice");
+    gemm_status_t s = cuda_status(current_device(previous_), "cudaGetDevice");
     if (s != GEMM_STATUS_SUCCESS || previous_ == device) return s;
     s = cuda_status(cudaSetDevice(device), "cudaSetDevice");
     if (s == GEMM_STATUS_SUCCESS) switched_ = true;

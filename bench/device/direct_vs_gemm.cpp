@@ -5,10 +5,12 @@
 // Built and run by bench/device/run.sh; prints one table.
 #include <cublasLt.h>
 #include <cublas_v2.h>
+#include <cuda.h>  // the driver's types only: its functions are found through the runtime
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -68,11 +70,11 @@ struct host_way {
     std::function<void()> call;
 };
 
-// Host time per call (us) of each way: rounds of `count` calls enqueued back to back, synced
-// at the end; the ways take turns within each round, each round starting one further on, so
-// that the GPU's clock state and the host's weather fall on all alike. The median of `rounds`
-// rounds each.
-std::vector<double> host_us_interleaved(cudaStream_t s, const std::vector<host_way> &ways, int count, int rounds) {
+// Host time per call (us) of each way, per round: rounds of `count` calls enqueued back to
+// back, synced at the end; the ways take turns within each round, each round starting one
+// further on, so that the GPU's clock state and the host's weather fall on all alike.
+std::vector<std::vector<double>> host_us_interleaved(cudaStream_t s, const std::vector<host_way> &ways, int count,
+                                                     int rounds) {
     std::vector<std::vector<double>> per(ways.size());
     for (int round = 0; round < rounds; ++round)
         for (std::size_t turn = 0; turn < ways.size(); ++turn) {
@@ -87,12 +89,20 @@ std::vector<double> host_us_interleaved(cudaStream_t s, const std::vector<host_w
             cudaStreamSynchronize(s);
             per[w].push_back(std::chrono::duration<double, std::micro>(end - start).count() / count);
         }
-    std::vector<double> medians;
-    for (std::vector<double> &t : per) {
-        std::sort(t.begin(), t.end());
-        medians.push_back(t[t.size() / 2]);
-    }
-    return medians;
+    return per;
+}
+
+double median(std::vector<double> t) {
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+}
+
+// Way w's cost over way base: the median over the rounds of their difference in each round (a
+// host's speed drifts between rounds by more than the differences measured).
+double median_over(const std::vector<std::vector<double>> &per, std::size_t w, std::size_t base) {
+    std::vector<double> over(per[w].size());
+    for (std::size_t r = 0; r < over.size(); ++r) over[r] = per[w][r] - per[base][r];
+    return median(over);
 }
 
 struct lt_plan {
@@ -206,35 +216,83 @@ int main() {
                                   {nullptr, direct_on(one_a, one_b, one_c, 8)},  // 6: direct, one allocation
                                   {"cublas", routed_on(one_a, one_b, one_c, 8)}, // 7: forced, one allocation
                                   {nullptr, plan_one}};         // 8: plan run, one allocation
-    std::vector<double> us = host_us_interleaved(s, ways, 2000, 11);
-    std::printf("host cost per call, 8x8x8 sgemm, median of 11 interleaved rounds: direct cublasSgemm %.3f us; "
-                "through gemm: plan run %+.3f us, forced cublas %+.3f us, auto on a tune cache hit (%s) %+.3f us; "
-                "auto untuned (ld=16, built-in rule) %+.3f us over direct with ld=16 (%.3f us)\n",
-                us[0], us[5] - us[0], us[1] - us[0], report.backend, us[2] - us[0], us[4] - us[3], us[3]);
+    const int rounds = 31;
+    const std::vector<std::vector<double>> per = host_us_interleaved(s, ways, 1000, rounds);
+    std::printf("host cost per call, 8x8x8 sgemm, the median over %d interleaved rounds of the difference to a "
+                "direct call in the same round: direct cublasSgemm %.3f us; through gemm: plan run %+.3f us, forced "
+                "cublas %+.3f us, auto on a tune cache hit (%s) %+.3f us; auto untuned (ld=16, built-in rule) %+.3f "
+                "us over direct with ld=16 (%.3f us)\n",
+                rounds, median(per[0]), median_over(per, 5, 0), median_over(per, 1, 0), report.backend,
+                median_over(per, 2, 0), median_over(per, 4, 3), median(per[3]));
     std::printf("the same with A, B and C in one allocation: direct %.3f us; plan run %+.3f us, forced cublas "
-                "%+.3f us\n", us[6], us[8] - us[6], us[7] - us[6]);
+                "%+.3f us\n", median(per[6]), median_over(per, 8, 6), median_over(per, 7, 6));
     gemm_plan_destroy(plan);
     cudaFree(whole);
 
-    // What a plan run pays for before cuBLAS: the runtime calls on its path, each timed alone.
-    auto per_call_ns = [](auto &&call) {
+    // The driver calls every device call makes, each timed alone: back to back (warm), and
+    // right after a cuBLAS call, as a program calling gemm meets them (cuBLAS's own host work
+    // has taken the caches since the last call; the clock's own cost subtracted).
+    auto warm_ns = [](auto &&call) {
         for (int i = 0; i < 1000; ++i) call();
         constexpr int count = 200000;
         auto start = std::chrono::steady_clock::now();
         for (int i = 0; i < count; ++i) call();
         return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count() / count;
     };
-    cudaPointerAttributes attributes{};
+    auto after_cublas_total_ns = [&](auto &&call) {
+        constexpr int count = 5000;
+        double total = 0;
+        for (int i = 0; i < count; ++i) {
+            cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, 8, 8, 8, &one, tiny.a, 8, tiny.b, 8, &zero, tiny.c, 8);
+            auto start = std::chrono::steady_clock::now();
+            call();
+            total += std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count();
+        }
+        cudaStreamSynchronize(s);
+        return total / count;
+    };
+    const double clock_ns = after_cublas_total_ns([] {});
+    auto after_cublas_ns = [&](auto &&call) { return after_cublas_total_ns(call) - clock_ns; };
+    // gemm's pointer query: the driver's cuPointerGetAttributes for the five attributes
+    // cuda_devices.cpp asks (memory type, device, managed, the allocation's range).
+    using query_fn = CUresult (*)(unsigned, CUpointer_attribute *, void **, CUdeviceptr);
+    using context_device_fn = CUresult (*)(CUdevice *);
+    void *query_entry = nullptr, *context_entry = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+    check(cudaGetDriverEntryPointByVersion("cuPointerGetAttributes", &query_entry, 7000, cudaEnableDefault, &found) ==
+                  cudaSuccess && query_entry,
+          "cuPointerGetAttributes");
+    check(cudaGetDriverEntryPointByVersion("cuCtxGetDevice", &context_entry, 2000, cudaEnableDefault, &found) ==
+                  cudaSuccess && context_entry,
+          "cuCtxGetDevice");
+    auto query = reinterpret_cast<query_fn>(query_entry);
+    auto context_device = reinterpret_cast<context_device_fn>(context_entry);
     std::vector<float> host(64);
+    auto classify = [&](const void *p) {
+        unsigned type = 0, managed = 0;
+        int ordinal = -1;
+        CUdeviceptr begin = 0;
+        std::size_t bytes = 0;
+        CUpointer_attribute asked[5] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                                        CU_POINTER_ATTRIBUTE_IS_MANAGED, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+                                        CU_POINTER_ATTRIBUTE_RANGE_SIZE};
+        void *answers[5] = {&type, &ordinal, &managed, &begin, &bytes};
+        query(5, asked, answers, CUdeviceptr(reinterpret_cast<std::uintptr_t>(p)));
+    };
     int device = 0;
-    double on_device = per_call_ns([&] { cudaPointerGetAttributes(&attributes, tiny.a); });
-    double on_host = per_call_ns([&] { cudaPointerGetAttributes(&attributes, host.data()); });
-    double get_set = per_call_ns([&] {
-        cudaGetDevice(&device);
-        cudaSetDevice(device);
-    });
-    std::printf("host cost of runtime calls: cudaPointerGetAttributes %.1f ns (device pointer), %.1f ns (host "
-                "pointer); cudaGetDevice + cudaSetDevice %.1f ns\n", on_device, on_host, get_set);
+    CUdevice driver_device = 0;
+    auto device_pointer = [&] { classify(tiny.a); };
+    auto host_pointer = [&] { classify(host.data()); };
+    auto three_pointers = [&] { classify(tiny.a), classify(tiny.b), classify(tiny.c); };
+    auto runtime_device = [&] { cudaGetDevice(&device); };
+    auto context_of = [&] { context_device(&driver_device); };
+    std::printf("host cost of the driver calls on a device call's path, ns back to back / right after a cuBLAS call: "
+                "gemm's pointer query %.1f / %.1f (device pointer), %.1f / %.1f (host pointer), %.1f / %.1f (three "
+                "device allocations); cuCtxGetDevice %.1f / %.1f; cudaGetDevice %.1f / %.1f\n",
+                warm_ns(device_pointer), after_cublas_ns(device_pointer), warm_ns(host_pointer),
+                after_cublas_ns(host_pointer), warm_ns(three_pointers), after_cublas_ns(three_pointers),
+                warm_ns(context_of), after_cublas_ns(context_of), warm_ns(runtime_device),
+                after_cublas_ns(runtime_device));
     cublasLtDestroy(lt);
     cublasDestroy(handle);
     cudaStreamDestroy(s);

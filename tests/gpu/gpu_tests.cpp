@@ -712,6 +712,56 @@ TEST_CASE("gpu: operands carved from one allocation") {
     CHECK(checked == 12);
 }
 
+// A device call runs on the device its operands are on and gives the calling thread back the
+// current device it had: a thread that has made no CUDA call yet (no context current, so the
+// library asks the runtime), and with two devices a thread whose current device is another.
+TEST_CASE("gpu: a device call runs on its operands' device and leaves the thread's current device as it was") {
+    gemm_case c = base_case({GEMM_F32, GEMM_F32}, GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 33, 17, 65);
+    set_leading_dims(c, 0);
+    const operands o = make_operands(c);
+    const std::vector<double> expected = cpu_ref_result(c, o);
+    const reference ref = compute_reference(c, o);
+    int devices = 0;
+    CUDA_REQUIRE(cudaGetDeviceCount(&devices));
+    // On device 0's memory, from a thread whose current device is `current` (-1: a new thread
+    // that has not called CUDA).
+    auto check_on = [&](int current, const std::string &spec) {
+        selection_guard sel(spec);
+        CUDA_REQUIRE(cudaSetDevice(0));
+        buffer a(memory::device, o.a), b(memory::device, o.b), cbuf(memory::device, o.c0);
+        gemm_status_t s = GEMM_STATUS_INTERNAL_ERROR;
+        std::string error;  // the calling thread's gemm_last_error()
+        int after = -1;
+        std::string where = spec + (current < 0 ? " from a new thread" : " from current device " + std::to_string(current));
+        if (current < 0) {
+            std::thread([&] {
+                s = call_gemm(c, a.get(), b.get(), cbuf.get(), 0);
+                error = gemm_last_error();
+                cudaGetDevice(&after);
+                cudaDeviceSynchronize();
+            }).join();
+        } else {
+            CUDA_REQUIRE(cudaSetDevice(current));
+            s = call_gemm(c, a.get(), b.get(), cbuf.get(), 0);
+            error = gemm_last_error();
+            CUDA_REQUIRE(cudaGetDevice(&after));
+            CUDA_REQUIRE(cudaSetDevice(0));
+            CUDA_REQUIRE(cudaDeviceSynchronize());
+        }
+        REQUIRE_MESSAGE(s == GEMM_STATUS_SUCCESS, where << ": " << error);
+        CHECK_MESSAGE(after == (current < 0 ? 0 : current), where << ": current device " << after << " after the call");
+        comparison cmp = compare_result(c, o, cbuf.read(), expected, ref.magnitude);
+        CHECK_MESSAGE(cmp.ok, where << ": " << cmp.first);
+        check_no_cuda_error(where);
+    };
+    for (const std::string &spec : gpu_backends()) {
+        if (!takes_device_pointers(spec)) continue;
+        check_on(-1, spec);
+        if (devices > 1) check_on(devices - 1, spec);
+    }
+    if (devices < 2) MESSAGE("one CUDA device: calls from a thread current on another device not run");
+}
+
 TEST_CASE("gpu: pointer-array batches on device and host memory; a host matrix among device ones is refused") {
     // Five matrices in separate allocations, through gemm_ex_batched with a host array of their
     // pointers, on every GPU backend: each against cpu_ref's result for it.

@@ -68,9 +68,11 @@ inline float tanh_float(float x) {
     p = p * r + 0.5f;
     p = p * r + 1.0f;
     p = p * r + 1.0f;
-    int32_t integer;
+    // 2^n, n in [-26, 0]. Unsigned: for a NaN x, shifted's bits are anything, and the
+    // arithmetic must stay defined (p is NaN then, and so is the result).
+    uint32_t integer;
     std::memcpy(&integer, &shifted, sizeof integer);
-    const int32_t bits = (integer - 0x4B400000 + 127) << 23;  // 2^n, n in [-26, 0]
+    const uint32_t bits = (integer - 0x4B400000u + 127u) << 23;
     float scale;
     std::memcpy(&scale, &bits, sizeof scale);
     const float e = p * scale;

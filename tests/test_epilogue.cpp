@@ -5,6 +5,8 @@
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -97,6 +99,54 @@ TEST_CASE("epilogue: every activation, bias axis and aux on every backend, again
     REQUIRE(gemm_set_backend(nullptr) == GEMM_STATUS_SUCCESS);
     CHECK(checked >= 2 * int64_t(cases.size()));  // cpu_ref serves every case, by call and by plan
     MESSAGE(checked << " epilogue calls checked; " << skips.summary());
+}
+
+// A NaN in Z (GELU) or in aux (GELU's slope) gives NaN in that element and the definition's
+// value elsewhere, on every backend (the host's tanh takes the bits of its argument apart: a
+// NaN's must not make that arithmetic undefined; UBSan runs this in the sanitizer build).
+TEST_CASE("epilogue: a NaN through GELU and its slope comes out NaN, the other elements as defined") {
+    const double s = 0.7978845608028654, c = 0.044715;
+    auto gelu = [&](double x) { return 0.5 * x * (1 + std::tanh(s * (x + c * x * x * x))); };
+    auto slope = [&](double x) {
+        const double t = std::tanh(s * (x + c * x * x * x));
+        return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * s * (1 + 3 * c * x * x);
+    };
+    const float nan = std::nanf("");
+    const std::vector<float> values = {nan, 20.0f, -20.0f, 0.5f, -0.5f, 3.0f, -1.5f, nan};
+    const int64_t m = int64_t(values.size());
+    const std::vector<float> ones(values.size(), 1.0f);
+    const float one = 1.0f, zero = 0.0f;
+    int checked = 0;
+    for (const std::string &name : available_backends()) {
+        REQUIRE(gemm_set_backend(name.c_str()) == GEMM_STATUS_SUCCESS);
+        for (gemm_activation_t act : {GEMM_ACTIVATION_GELU, GEMM_ACTIVATION_GELU_BACKWARD}) {
+            const bool backward = act == GEMM_ACTIVATION_GELU_BACKWARD;
+            // Z = A * 1: the values, or ones whose slope is taken at aux = the values.
+            std::vector<float> a = backward ? ones : values, aux = values, out(values.size(), -7.0f);
+            gemm_epilogue_t e;
+            gemm_epilogue_init(&e);
+            e.activation = act;
+            e.aux = backward ? aux.data() : nullptr;
+            e.ld_aux = backward ? m : 0;
+            const gemm_status_t st = gemm_ex_epilogue(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, m, 1, 1, &one, a.data(),
+                                                      GEMM_F32, m, &one, GEMM_F32, 1, &zero, out.data(), GEMM_F32, m,
+                                                      GEMM_F32, &e);
+            const std::string where = name + (backward ? " GELU backward" : " GELU");
+            if (st == GEMM_STATUS_NOT_SUPPORTED) continue;  // a backend without epilogues or f32
+            REQUIRE_MESSAGE(st == GEMM_STATUS_SUCCESS, where << ": " << gemm_last_error());
+            for (std::size_t i = 0; i < values.size(); ++i) {
+                const double x = values[i], want = std::isnan(x) ? x : backward ? slope(x) : gelu(x);
+                if (std::isnan(want))
+                    CHECK_MESSAGE(std::isnan(out[i]), where << " of NaN: " << out[i]);
+                else
+                    CHECK_MESSAGE(std::fabs(out[i] - want) <= 1e-5 * std::max(1.0, std::fabs(want)),
+                                  where << " of " << x << ": " << out[i] << ", want " << want);
+            }
+            ++checked;
+        }
+    }
+    REQUIRE(gemm_set_backend(nullptr) == GEMM_STATUS_SUCCESS);
+    CHECK(checked >= 2);  // cpu_ref takes both
 }
 
 // The checker itself: a C off by a little more than its tolerance, or an aux never written,

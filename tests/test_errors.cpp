@@ -4,7 +4,9 @@
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <set>
 #include <string>
@@ -642,6 +644,35 @@ TEST_CASE("semantics alpha=0 does not read A or B, every backend") {
                 check_on_every_backend(c, o, skips);
             }
     MESSAGE(skips.summary());
+}
+
+// k = 0 or alpha = 0: A's and B's strides are neither checked nor used, however far apart
+// they would put the matrices (a backend that offset its pointers by them would compute an
+// address past the int64 range: UBSan runs this in the sanitizer build).
+TEST_CASE("semantics strides of A and B that are not read may be anything, every backend") {
+    const int64_t m = 5, n = 3, batch = 4, far = INT64_MAX / 3;
+    const std::vector<float> a(64, std::nanf("")), b(64, std::nanf(""));
+    std::vector<std::string> names = available_backends();
+    names.insert(names.begin(), "auto");
+    int checked = 0;
+    for (const std::string &name : names)
+        for (int64_t k : {int64_t(0), int64_t(4)}) {
+            REQUIRE(gemm_set_backend(name.c_str()) == GEMM_STATUS_SUCCESS);
+            std::vector<float> c(std::size_t(m * n * batch));
+            for (std::size_t i = 0; i < c.size(); ++i) c[i] = float(i);
+            const float alpha = k == 0 ? 1.0f : 0.0f, beta = 0.5f;
+            const gemm_status_t st = gemm_sgemm_strided_batched(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, m, n, k, alpha,
+                                                                a.data(), m, far, b.data(), std::max<int64_t>(k, 1),
+                                                                far, beta, c.data(), m, m * n, batch);
+            const std::string where = name + " k=" + std::to_string(k);
+            if (st == GEMM_STATUS_NOT_SUPPORTED) continue;
+            REQUIRE_MESSAGE(st == GEMM_STATUS_SUCCESS, where << ": " << gemm_last_error());
+            for (std::size_t i = 0; i < c.size(); ++i)
+                REQUIRE_MESSAGE(c[i] == 0.5f * float(i), where << ": C[" << i << "] = " << c[i]);
+            ++checked;
+        }
+    REQUIRE(gemm_set_backend(nullptr) == GEMM_STATUS_SUCCESS);
+    CHECK(checked >= 4);  // auto and cpu_ref, both k
 }
 
 TEST_CASE("semantics beta=0 does not read C (NaN in C must not leak), every backend") {

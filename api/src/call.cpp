@@ -399,6 +399,9 @@ problem canonicalize(const user_call &c) {
     p.alpha_imag = alpha.im;
     p.beta = beta.re;
     p.beta_imag = beta.im;
+    // k = 0 or alpha = 0: A and B are not read, so their strides were not checked against the
+    // address range (check_spans) and may be anything; no backend may offset a pointer by them.
+    if (p.scales_only()) p.stride_a = p.stride_b = 0;
     if (c.epilogue) {
         const api_epilogue &e = *c.epilogue;
         // Row-major C^T has C's rows as its columns: the bias axis turns with it.

@@ -270,6 +270,12 @@ TEST_CASE("epilogue errors: each names the field, and nothing is computed") {
     e = p.valid();
     e.bias = p.aux.data() + 4;
     p.expect(&e, GEMM_STATUS_INVALID_VALUE, "parameter 19: epilogue->bias and epilogue->aux overlap");
+    // An operand that cannot exist is named before any overlap (which is judged on the spans).
+    e = p.valid();
+    e.aux = p.c.data() + 8;
+    p.g.k = p.g.ldb = INT64_MAX / 4;
+    p.expect(&e, GEMM_STATUS_INVALID_SIZE, "parameter 6: k = 2305843009213693951 makes A span more than 2^63 - 1");
+    p.g.k = p.g.ldb = 4;
 
     // Complex types take no epilogue; a forward activation needs no aux; m = 0 needs no bias.
     const float one[2] = {1, 0};

@@ -174,29 +174,32 @@ gemm_status_t check_span(const user_call &c, const stored_operand &o, int64_t *o
 gemm_status_t check_epilogue_spans(const user_call &c, int64_t c_span);
 
 // The operands the call reads or writes lie within the address range an int64_t reaches, and
-// the C matrices of a batch do not overlap. Runs after check_pointers: what it reads is there.
+// the C matrices of a batch do not overlap; then an epilogue's operands overlap neither C nor
+// one another. An operand that cannot exist is INVALID_SIZE before any overlap is judged (the
+// overlaps are judged on the spans). Runs after check_pointers: what it reads is there.
 gemm_status_t check_spans(const user_call &c) {
     bool writes_c = c.m > 0 && c.n > 0 && c.batch > 0;
     if (!writes_c) return GEMM_STATUS_SUCCESS;
     std::size_t ab_size = dtype_size(dtype(c.a_type)), c_size = dtype_size(dtype(c.c_type));
-    int64_t one = 0;
+    int64_t c_span = 0, other = 0;
     stored_operand cs = stored(c, "C", c.m, c.n, "m", "n", c.ldc, c.stride_c, c_size);
-    if (gemm_status_t s = check_span(c, cs, &one); s != GEMM_STATUS_SUCCESS) return s;
+    if (gemm_status_t s = check_span(c, cs, &c_span); s != GEMM_STATUS_SUCCESS) return s;
     // The last stored row or column of one C must end before the next C begins.
-    if (c.batch > 1 && c.stride_c < one)
+    if (c.batch > 1 && c.stride_c < c_span)
         return fail(c, GEMM_STATUS_INVALID_STRIDE, positions(c).stride_c,
                     fmt::format("stride_c = {} must be >= {} so that the {} C matrices do not overlap",
-                                c.stride_c, one, c.batch));
-    if (gemm_status_t s = check_epilogue_spans(c, one); s != GEMM_STATUS_SUCCESS) return s;
+                                c.stride_c, c_span, c.batch));
     bool reads_ab = c.k > 0 && !scalar_value(c.alpha, c.compute).zero();
-    if (!reads_ab) return GEMM_STATUS_SUCCESS;
-    bool an = c.transa == GEMM_OP_N, bn = c.transb == GEMM_OP_N;
-    stored_operand as = stored(c, "A", an ? c.m : c.k, an ? c.k : c.m, an ? "m" : "k", an ? "k" : "m",
-                               c.lda, c.stride_a, ab_size);
-    if (gemm_status_t s = check_span(c, as, &one); s != GEMM_STATUS_SUCCESS) return s;
-    stored_operand bs = stored(c, "B", bn ? c.k : c.n, bn ? c.n : c.k, bn ? "k" : "n", bn ? "n" : "k",
-                               c.ldb, c.stride_b, ab_size);
-    return check_span(c, bs, &one);
+    if (reads_ab) {
+        bool an = c.transa == GEMM_OP_N, bn = c.transb == GEMM_OP_N;
+        stored_operand as = stored(c, "A", an ? c.m : c.k, an ? c.k : c.m, an ? "m" : "k", an ? "k" : "m",
+                                   c.lda, c.stride_a, ab_size);
+        if (gemm_status_t s = check_span(c, as, &other); s != GEMM_STATUS_SUCCESS) return s;
+        stored_operand bs = stored(c, "B", bn ? c.k : c.n, bn ? c.n : c.k, bn ? "k" : "n", bn ? "n" : "k",
+                                   c.ldb, c.stride_b, ab_size);
+        if (gemm_status_t s = check_span(c, bs, &other); s != GEMM_STATUS_SUCCESS) return s;
+    }
+    return check_epilogue_spans(c, c_span);
 }
 
 gemm_status_t check_scalars(const user_call &c) {

@@ -594,7 +594,8 @@ void check_epilogue_result(const api_call &c, const epilogue_draw &e, const buff
                 sum += x * y;
                 magnitude += std::fabs(x * y);
             }
-            const int64_t ci = at(c, i, q, c.ldc, 0, 0), ai = at(c, i, q, e.ld_aux, 0, 0);
+            // ld_aux is the call's only where aux is given (else it may be anything).
+            const int64_t ci = at(c, i, q, c.ldc, 0, 0), ai = e.aux ? at(c, i, q, e.ld_aux, 0, 0) : 0;
             c_owned[std::size_t(ci)] = true;
             const double before = beta != 0.0 ? value_at(c0, ci, c.ct).real() : 0.0;
             double z = alpha * sum + beta * before, bound = std::fabs(alpha) * magnitude + std::fabs(beta * before);

@@ -675,6 +675,34 @@ TEST_CASE("semantics strides of A and B that are not read may be anything, every
     CHECK(checked >= 4);  // auto and cpu_ref, both k
 }
 
+// k = 1: A (op N) and B (op T) are one stored line each, so their leading dimensions may be as
+// large as the checks allow (the span is the line); a backend must not step a pointer to the
+// next line, which lies past the address range (UBSan runs this in the sanitizer build).
+TEST_CASE("semantics one line of A and B with leading dimensions near the int64 range, every backend") {
+    const int64_t m = 67, n = 45, ld = int64_t(3) << 60;  // 3 * 2^62 bytes apart
+    std::vector<float> a(static_cast<std::size_t>(m)), b(static_cast<std::size_t>(n));
+    for (std::size_t i = 0; i < a.size(); ++i) a[i] = float(i % 7) - 3;
+    for (std::size_t j = 0; j < b.size(); ++j) b[j] = float(j % 5) * 0.5f - 1;
+    std::vector<std::string> names = available_backends();
+    names.insert(names.begin(), "auto");
+    int checked = 0;
+    for (const std::string &name : names) {
+        REQUIRE(gemm_set_backend(name.c_str()) == GEMM_STATUS_SUCCESS);
+        std::vector<float> c(std::size_t(m * n), 1.0f);
+        const gemm_status_t st = gemm_sgemm(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_T, m, n, 1, 2.0f, a.data(), ld, b.data(),
+                                            ld, 0.5f, c.data(), m);
+        if (st == GEMM_STATUS_NOT_SUPPORTED) continue;
+        REQUIRE_MESSAGE(st == GEMM_STATUS_SUCCESS, name << ": " << gemm_last_error());
+        for (int64_t j = 0; j < n; ++j)
+            for (int64_t i = 0; i < m; ++i)
+                CHECK_MESSAGE(c[std::size_t(i + j * m)] == 2.0f * a[std::size_t(i)] * b[std::size_t(j)] + 0.5f,
+                              name << ": C(" << i << "," << j << ")");
+        ++checked;
+    }
+    REQUIRE(gemm_set_backend(nullptr) == GEMM_STATUS_SUCCESS);
+    CHECK(checked >= 2);  // auto and cpu_ref
+}
+
 TEST_CASE("semantics beta=0 does not read C (NaN in C must not leak), every backend") {
     skip_tally skips;
     for (const dtype_config &d : dtype_configs)

@@ -41,13 +41,15 @@ void pack_a(const T *a, int64_t lda, transpose op, int64_t i0, int64_t mc, int64
         real_t<T> *__restrict d = dst + ir * kc * parts_v<T>;
         if (op == transpose::n) {
             // Columns of A are contiguous: each step of l copies MR neighbours.
+            // Each step's column found by l * lda: a pointer stepped past the last one could leave
+            // the address range (lda may be near 2^63 / the element size).
             const T *s = a + (i0 + ir) + l0 * lda;
             if (mr == MR) {
-                for (int64_t l = 0; l < kc; ++l, s += lda, d += step)
-                    for (int r = 0; r < MR; ++r) put(d, r, MR, s[r], sign);
+                for (int64_t l = 0; l < kc; ++l, d += step)
+                    for (int r = 0; r < MR; ++r) put(d, r, MR, s[l * lda + r], sign);
             } else {
-                for (int64_t l = 0; l < kc; ++l, s += lda, d += step) {
-                    for (int r = 0; r < mr; ++r) put(d, r, MR, s[r], sign);
+                for (int64_t l = 0; l < kc; ++l, d += step) {
+                    for (int r = 0; r < mr; ++r) put(d, r, MR, s[l * lda + r], sign);
                     for (int r = mr; r < MR; ++r) put(d, r, MR, T(0), sign);
                 }
             }
@@ -96,13 +98,14 @@ void pack_b(const T *b, int64_t ldb, transpose op, int64_t l0, int64_t kc, int64
             }
         } else {
             // Rows of op(B) are contiguous: each step of l copies NR neighbours.
+            // Each step's row found by l * ldb, as in pack_a.
             const T *s = b + (j0 + jr) + l0 * ldb;
             if (nr == NR) {
-                for (int64_t l = 0; l < kc; ++l, s += ldb, d += step)
-                    for (int q = 0; q < NR; ++q) put(d, q, NR, s[q], sign);
+                for (int64_t l = 0; l < kc; ++l, d += step)
+                    for (int q = 0; q < NR; ++q) put(d, q, NR, s[l * ldb + q], sign);
             } else {
-                for (int64_t l = 0; l < kc; ++l, s += ldb, d += step) {
-                    for (int q = 0; q < nr; ++q) put(d, q, NR, s[q], sign);
+                for (int64_t l = 0; l < kc; ++l, d += step) {
+                    for (int q = 0; q < nr; ++q) put(d, q, NR, s[l * ldb + q], sign);
                     for (int q = nr; q < NR; ++q) put(d, q, NR, T(0), sign);
                 }
             }

@@ -210,8 +210,12 @@ void check_rates(const gemm::tune_cache &cache, const std::string &text) {
             in_mine = t == fingerprint_line();
             continue;
         }
-        if (in_mine && !warned.count(int(i) + 1) && t.rfind("rates ", 0) == 0)
-            (t.rfind("rates f64 ", 0) == 0 ? f64 : f32) = true;
+        if (in_mine && !warned.count(int(i) + 1) && t.rfind("rates ", 0) == 0) {
+            std::istringstream words(t);  // the type is the second word, whatever blank follows it
+            std::string rates, type;
+            words >> rates >> type;
+            (type == "f64" ? f64 : f32) = true;
+        }
     }
     const std::shared_ptr<const gemm::machine_rates> r = cache.rates();
     if (bool(r && r->f32) != f32 || bool(r && r->f64) != f64)

@@ -149,6 +149,42 @@ TEST_CASE("epilogue: a NaN through GELU and its slope comes out NaN, the other e
     CHECK(checked >= 2);  // cpu_ref takes both
 }
 
+// A forward activation without aux takes any ld_aux (it is not the call's): a backend that
+// indexed by it would compute offsets past the int64 range (UBSan runs this in the sanitizer
+// build).
+TEST_CASE("epilogue: without aux, ld_aux may be anything, every backend") {
+    const int64_t m = 7, n = 5, k = 3;
+    std::vector<float> a(static_cast<std::size_t>(m * k)), b(static_cast<std::size_t>(k * n)), bias(m, 0.25f);
+    for (std::size_t i = 0; i < a.size(); ++i) a[i] = float(i % 5) - 2;
+    for (std::size_t i = 0; i < b.size(); ++i) b[i] = float(i % 3) - 1;
+    const float one = 1.0f, zero = 0.0f;
+    int checked = 0;
+    for (const std::string &name : available_backends()) {
+        REQUIRE(gemm_set_backend(name.c_str()) == GEMM_STATUS_SUCCESS);
+        gemm_epilogue_t e;
+        gemm_epilogue_init(&e);
+        e.activation = GEMM_ACTIVATION_RELU;
+        e.bias_axis = GEMM_BIAS_ROWS;
+        e.bias = bias.data();
+        e.ld_aux = int64_t(3) << 60;
+        std::vector<float> c(static_cast<std::size_t>(m * n), std::nanf(""));
+        const gemm_status_t st = gemm_ex_epilogue(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, m, n, k, &one, a.data(),
+                                                  GEMM_F32, m, b.data(), GEMM_F32, k, &zero, c.data(), GEMM_F32, m,
+                                                  GEMM_F32, &e);
+        if (st == GEMM_STATUS_NOT_SUPPORTED) continue;
+        REQUIRE_MESSAGE(st == GEMM_STATUS_SUCCESS, name << ": " << gemm_last_error());
+        for (int64_t j = 0; j < n; ++j)
+            for (int64_t i = 0; i < m; ++i) {
+                float z = 0.25f;
+                for (int64_t l = 0; l < k; ++l) z += a[std::size_t(i + l * m)] * b[std::size_t(l + j * k)];
+                CHECK_MESSAGE(c[std::size_t(i + j * m)] == std::max(z, 0.0f), name << ": C(" << i << "," << j << ")");
+            }
+        ++checked;
+    }
+    REQUIRE(gemm_set_backend(nullptr) == GEMM_STATUS_SUCCESS);
+    CHECK(checked >= 1);  // cpu_ref
+}
+
 // The checker itself: a C off by a little more than its tolerance, or an aux never written,
 // is caught (a check that cannot fail proves nothing).
 TEST_CASE("epilogue: the check catches a wrong C, an unwritten aux and a wrong bias gradient") {

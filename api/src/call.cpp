@@ -410,7 +410,9 @@ problem canonicalize(const user_call &c) {
         // Row-major C^T has C's rows as its columns: the bias axis turns with it.
         epilogue_axis axis = static_cast<epilogue_axis>(e.bias_axis);
         if (row && axis != epilogue_axis::none) axis = axis == epilogue_axis::rows ? epilogue_axis::columns : epilogue_axis::rows;
-        p.epilogue = {static_cast<epilogue_act>(e.activation), axis, e.bias, e.bias_grad, e.aux, e.ld_aux};
+        // Without aux, ld_aux is neither checked nor meaningful: 0 then, so that no backend
+        // indexes by it.
+        p.epilogue = {static_cast<epilogue_act>(e.activation), axis, e.bias, e.bias_grad, e.aux, e.aux ? e.ld_aux : 0};
     }
     return p;
 }

@@ -105,12 +105,6 @@ TEST_CASE("epilogue: every activation, bias axis and aux on every backend, again
 // value elsewhere, on every backend (the host's tanh takes the bits of its argument apart: a
 // NaN's must not make that arithmetic undefined; UBSan runs this in the sanitizer build).
 TEST_CASE("epilogue: a NaN through GELU and its slope comes out NaN, the other elements as defined") {
-    const double s = 0.7978845608028654, c = 0.044715;
-    auto gelu = [&](double x) { return 0.5 * x * (1 + std::tanh(s * (x + c * x * x * x))); };
-    auto slope = [&](double x) {
-        const double t = std::tanh(s * (x + c * x * x * x));
-        return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * s * (1 + 3 * c * x * x);
-    };
     const float nan = std::nanf("");
     const std::vector<float> values = {nan, 20.0f, -20.0f, 0.5f, -0.5f, 3.0f, -1.5f, nan};
     const int64_t m = int64_t(values.size());
@@ -135,7 +129,8 @@ TEST_CASE("epilogue: a NaN through GELU and its slope comes out NaN, the other e
             if (st == GEMM_STATUS_NOT_SUPPORTED) continue;  // a backend without epilogues or f32
             REQUIRE_MESSAGE(st == GEMM_STATUS_SUCCESS, where << ": " << gemm_last_error());
             for (std::size_t i = 0; i < values.size(); ++i) {
-                const double x = values[i], want = std::isnan(x) ? x : backward ? slope(x) : gelu(x);
+                const double x = values[i];
+                const double want = std::isnan(x) ? x : backward ? detail::gelu_slope(x) : detail::gelu(x);
                 if (std::isnan(want))
                     CHECK_MESSAGE(std::isnan(out[i]), where << " of NaN: " << out[i]);
                 else

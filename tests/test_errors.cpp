@@ -577,13 +577,18 @@ constexpr dtype_config dtype_configs[] = {
     {"f16->f32 ex", GEMM_F16, GEMM_F32, entry::ex},  {"bf16 ex", GEMM_BF16, GEMM_BF16, entry::ex},
     {"bf16->f32 ex", GEMM_BF16, GEMM_F32, entry::ex}};
 
+// "auto", then every available backend.
+std::vector<std::string> auto_and_backends() {
+    std::vector<std::string> names = available_backends();
+    names.insert(names.begin(), "auto");
+    return names;
+}
+
 // Runs c (with operands o) on "auto" and on every available backend; each result must match
 // the harness's reference (which never reads A/B when k = 0 or alpha = 0, nor C when beta = 0).
 void check_on_every_backend(const gemm_case &c, const operands &o, skip_tally &skips) {
     reference ref = compute_reference(c, o);
-    std::vector<std::string> names = available_backends();
-    names.insert(names.begin(), "auto");
-    for (const std::string &name : names) {
+    for (const std::string &name : auto_and_backends()) {
         REQUIRE(gemm_set_backend(name.c_str()) == GEMM_STATUS_SUCCESS);
         run_result r = run_host(c, o);
         if (r.status == GEMM_STATUS_NOT_SUPPORTED) {
@@ -652,10 +657,8 @@ TEST_CASE("semantics alpha=0 does not read A or B, every backend") {
 TEST_CASE("semantics strides of A and B that are not read may be anything, every backend") {
     const int64_t m = 5, n = 3, batch = 4, far = INT64_MAX / 3;
     const std::vector<float> a(64, std::nanf("")), b(64, std::nanf(""));
-    std::vector<std::string> names = available_backends();
-    names.insert(names.begin(), "auto");
     int checked = 0;
-    for (const std::string &name : names)
+    for (const std::string &name : auto_and_backends())
         for (int64_t k : {int64_t(0), int64_t(4)}) {
             REQUIRE(gemm_set_backend(name.c_str()) == GEMM_STATUS_SUCCESS);
             std::vector<float> c(std::size_t(m * n * batch));
@@ -683,10 +686,8 @@ TEST_CASE("semantics one line of A and B with leading dimensions near the int64 
     std::vector<float> a(static_cast<std::size_t>(m)), b(static_cast<std::size_t>(n));
     for (std::size_t i = 0; i < a.size(); ++i) a[i] = float(i % 7) - 3;
     for (std::size_t j = 0; j < b.size(); ++j) b[j] = float(j % 5) * 0.5f - 1;
-    std::vector<std::string> names = available_backends();
-    names.insert(names.begin(), "auto");
     int checked = 0;
-    for (const std::string &name : names) {
+    for (const std::string &name : auto_and_backends()) {
         REQUIRE(gemm_set_backend(name.c_str()) == GEMM_STATUS_SUCCESS);
         std::vector<float> c(std::size_t(m * n), 1.0f);
         const gemm_status_t st = gemm_sgemm(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_T, m, n, 1, 2.0f, a.data(), ld, b.data(),

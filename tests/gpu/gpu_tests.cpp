@@ -45,6 +45,14 @@ void check_no_cuda_error(const std::string &where) {
     CHECK_MESSAGE(e == cudaSuccess, where << ": CUDA error left behind: " << cudaGetErrorString(e));
 }
 
+// A synchronous cudaMemcpy from pageable host memory may return before its DMA into device
+// memory has completed, and work on a non-blocking stream is not ordered after it: every
+// upload waits for the device before the test enqueues anything that reads the bytes.
+cudaError_t upload(void *dst, const void *src, std::size_t size) {
+    const cudaError_t e = cudaMemcpy(dst, src, size, cudaMemcpyDefault);
+    return e != cudaSuccess ? e : cudaDeviceSynchronize();
+}
+
 enum class memory { device, managed, pinned, host };
 
 const char *memory_name(memory m) {
@@ -68,7 +76,7 @@ public:
         case memory::pinned: CUDA_REQUIRE(cudaMallocHost(&ptr_, size_)); break;
         case memory::host: host_ = init; ptr_ = host_.data(); return;
         }
-        CUDA_REQUIRE(cudaMemcpy(ptr_, init.data(), size_, cudaMemcpyDefault));
+        CUDA_REQUIRE(upload(ptr_, init.data(), size_));
     }
     ~buffer() {
         if (!ptr_ || kind_ == memory::host) return;
@@ -432,9 +440,9 @@ TEST_CASE("gpu: 8 threads at once, each with its own stream, on device, pageable
                         cudaMalloc(&da, o.a.size());
                         cudaMalloc(&db, o.b.size());
                         cudaMalloc(&dc, o.c0.size());
-                        cudaMemcpy(da, o.a.data(), o.a.size(), cudaMemcpyHostToDevice);
-                        cudaMemcpy(db, o.b.data(), o.b.size(), cudaMemcpyHostToDevice);
-                        cudaMemcpy(dc, o.c0.data(), o.c0.size(), cudaMemcpyHostToDevice);
+                        upload(da, o.a.data(), o.a.size());
+                        upload(db, o.b.data(), o.b.size());
+                        upload(dc, o.c0.data(), o.c0.size());
                     }
                     gemm_set_stream(stream);
                     gemm_status_t s = pinned   ? call_gemm(c, pa, pb, pc)
@@ -505,7 +513,7 @@ TEST_CASE("gpu: 10^4 calls per GPU backend hold no more memory than the first 10
     for (int i = 0; i < 3; ++i) {
         CUDA_REQUIRE(cudaMallocHost(&pinned[i], init[i]->size()));
         CUDA_REQUIRE(cudaMalloc(&device[i], init[i]->size()));
-        CUDA_REQUIRE(cudaMemcpy(device[i], init[i]->data(), init[i]->size(), cudaMemcpyHostToDevice));
+        CUDA_REQUIRE(upload(device[i], init[i]->data(), init[i]->size()));
         std::memcpy(pinned[i], init[i]->data(), init[i]->size());
     }
     bytes pageable_c = o.c0;
@@ -691,7 +699,7 @@ TEST_CASE("gpu: operands carved from one allocation") {
                 selection_guard sel(spec);
                 c.api = api;
                 const std::string where = spec + " " + memory_name(kind) + (api == entry::plan ? " plan" : "");
-                CUDA_REQUIRE(cudaMemcpy(base + at_c, o.c0.data(), o.c0.size(), cudaMemcpyDefault));
+                CUDA_REQUIRE(upload(base + at_c, o.c0.data(), o.c0.size()));
                 gemm_status_t s = call_gemm(c, base, base + at_b, base + at_c, device);
                 CUDA_REQUIRE(cudaDeviceSynchronize());
                 check_no_cuda_error(where);
@@ -814,8 +822,8 @@ TEST_CASE("gpu: pointer-array batches on device and host memory; a host matrix a
                 bytes host_c = ops[3].c0;
                 pc[3] = host_c.data();
                 for (int i = 0; i < count; ++i)
-                    if (i != 3) CUDA_REQUIRE(cudaMemcpy(pc[std::size_t(i)], ops[std::size_t(i)].c0.data(),
-                                                        ops[std::size_t(i)].c0.size(), cudaMemcpyHostToDevice));
+                    if (i != 3)
+                        CUDA_REQUIRE(upload(pc[std::size_t(i)], ops[std::size_t(i)].c0.data(), ops[std::size_t(i)].c0.size()));
                 s = gemm_ex_batched(c.layout, c.transa, c.transb, c.m, c.n, c.k, alpha, pa.data(), c.ab_type, c.lda,
                                     pb.data(), c.ab_type, c.ldb, beta, pc.data(), c.c_type, c.ldc, count, c.compute_type());
                 CHECK_MESSAGE(s == GEMM_STATUS_MIXED_MEMORY_SPACES, where << ": " << int(s) << " " << gemm_last_error());
@@ -1061,8 +1069,7 @@ TEST_CASE("gpu: a batch spread over side streams is one step of the caller's str
         REQUIRE(call() == GEMM_STATUS_SUCCESS);  // warm-up: streams, handles and workspaces exist now
         CUDA_REQUIRE(cudaStreamSynchronize(stream));
         for (int i = 0; i < count; ++i)
-            CUDA_REQUIRE(cudaMemcpy(pc[std::size_t(i)], ops[std::size_t(i)].c0.data(), ops[std::size_t(i)].c0.size(),
-                                    cudaMemcpyHostToDevice));
+            CUDA_REQUIRE(upload(pc[std::size_t(i)], ops[std::size_t(i)].c0.data(), ops[std::size_t(i)].c0.size()));
         CUDA_REQUIRE(cudaLaunchHostFunc(stream, hold_stream, nullptr));
         gemm_status_t s = call();
         gemm_set_stream(nullptr);
@@ -1340,7 +1347,7 @@ run_result run_device_offset(const gemm_case &c, const operands &o, int offset) 
     const std::size_t c_shift = std::size_t(offset) * dtype_size(c.c_type);
     auto place = [&](const bytes &init, void *&base, std::size_t shift) {
         CUDA_REQUIRE(cudaMalloc(&base, init.size() + shift + 1));
-        CUDA_REQUIRE(cudaMemcpy(static_cast<char *>(base) + shift, init.data(), init.size(), cudaMemcpyHostToDevice));
+        CUDA_REQUIRE(upload(static_cast<char *>(base) + shift, init.data(), init.size()));
         return static_cast<char *>(base) + shift;
     };
     void *a = nullptr, *b = nullptr, *cb = nullptr;
@@ -1658,7 +1665,7 @@ TEST_CASE("gpu: cuda_tiled split k gives the same bits on every run and in a CUD
             const std::vector<double> magnitude = compute_reference(c, o).magnitude;
             selection_guard sel(std::string("cuda_tiled:") + id);
             buffer a(memory::device, o.a), b(memory::device, o.b), cbuf(memory::device, o.c0);
-            auto reset_c = [&] { CUDA_REQUIRE(cudaMemcpy(cbuf.get(), o.c0.data(), o.c0.size(), cudaMemcpyHostToDevice)); };
+            auto reset_c = [&] { CUDA_REQUIRE(upload(cbuf.get(), o.c0.data(), o.c0.size())); };
             auto call = [&] {
                 gemm_set_stream(stream);
                 const gemm_status_t s = call_gemm(c, a.get(), b.get(), cbuf.get(), 0);
@@ -2509,8 +2516,8 @@ TEST_CASE("gpu_offload_missing_device: GEMM_OFFLOAD_DEVICES naming a missing dev
     void *raw = nullptr;
     CUDA_REQUIRE(cudaMalloc(&raw, 12 * sizeof(float)));
     float *d = static_cast<float *>(raw);
-    CUDA_REQUIRE(cudaMemcpy(d, a, sizeof a, cudaMemcpyHostToDevice));
-    CUDA_REQUIRE(cudaMemcpy(d + 4, b, sizeof b, cudaMemcpyHostToDevice));
+    CUDA_REQUIRE(upload(d, a, sizeof a));
+    CUDA_REQUIRE(upload(d + 4, b, sizeof b));
     {
         selection_guard sel("cublas");
         CHECK(gemm_sgemm(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 2, 2, 2, 1.0f, d, 2, d + 4, 2, 0.0f, d + 8, 2) ==

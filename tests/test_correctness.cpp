@@ -241,6 +241,38 @@ TEST_CASE("correctness sweep=blocking") {
     }
 }
 
+TEST_CASE("correctness sweep=dot") {
+    // Operands both stored along k (row-major NT, column-major TN, or one row of A or column
+    // of B with leading dimension 1) with a narrow C: cpu_omp multiplies these by dot products
+    // in place (backends/cpu_omp/blocked_gemm.hpp) where the narrow side is at most 64 (f32)
+    // or 32 (f64) lines, in blocks of 8192 (f32) or 4096 (f64) values of k. The narrow sides
+    // straddle both limits and the kernels' tiles (3, 4); k crosses the blocks with a tail
+    // past the last whole vector; C is NaN where beta = 0.
+    struct shape { gemm_layout_t layout; gemm_op_t ta, tb; int64_t m, n, k, pad, batch; };
+    constexpr gemm_layout_t row = GEMM_ROW_MAJOR, col = GEMM_COL_MAJOR;
+    constexpr gemm_op_t N = GEMM_OP_N, T = GEMM_OP_T;
+    constexpr shape shapes[] = {{row, N, T, 5, 130, 8193, 0, 1},  {col, T, N, 130, 1, 8201, 1, 1},
+                                {row, N, T, 33, 67, 4100, 2, 2},  {col, T, N, 31, 50, 4099, 0, 1},
+                                {row, N, T, 64, 67, 300, 1, 1},   {col, T, N, 65, 67, 77, 2, 1},
+                                {row, N, T, 97, 32, 17, 0, 3},    {col, T, N, 2, 3, 8192, 1, 1},
+                                {col, N, N, 1, 130, 4100, 0, 1},  {col, N, T, 1, 1, 8200, 0, 1},
+                                {row, N, N, 70, 1, 4099, 0, 1},   {col, N, N, 1, 9, 33, 1, 1}};
+    for (const dtype_config &d : dtype_configs) {
+        SUBCASE(d.name) {
+            suite_counts counts;
+            uint64_t i = 0;
+            for (const shape &s : shapes) {
+                gemm_case c = make_case(d, s.layout, s.ta, s.tb, s.m, s.n, s.k, s.pad, i % 2 ? -1.5 : 1.0,
+                                        betas[i % 3]);
+                if (s.batch > 1) set_batch(c, s.batch, false, false, 2);
+                check_case(c, counts);
+                ++i;
+            }
+            report(counts);
+        }
+    }
+}
+
 TEST_CASE("correctness strided_batch") {
     // Packed and gapped strides, stride 0 for A or B (one matrix shared by the batch), and
     // batch 1 through the strided entry point.

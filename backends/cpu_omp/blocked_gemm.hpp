@@ -322,12 +322,66 @@ template <class T> void scale_all(const problem &p, int threads) {
     run_on_threads(threads, work);
 }
 
+// Operands both stored along k (op(A) = t, op(B) = n: a row-major X·Wᵀ) and C at most
+// dot_max_side lines wide on one side: each element of C is a dot product of the two operands
+// where they lie (dot_kernel). Packing would copy the wide operand (W) once more than it is
+// read, for a few FMAs per value: at 16x4096x4096 (row-major NT, f32, 2 threads) packing
+// takes half of cpu_omp's time, which is then 0.73 of OpenBLAS's. Dot products against packing on
+// the 2-core AVX-512 VM, row-major NT with n = k = 4096 (docs/PERFORMANCE.md): faster up to
+// 64 rows of X in f32 (10.5 ms against 14.1 at 64) and 32 in f64 (12.4 against 14.0; 18.6
+// against 15.6 at 48), and the AVX2 kernels tie with packing there: 256 bytes of a line.
+template <class T> constexpr int64_t dot_max_side = 256 / int64_t(sizeof(T));
+
+template <class T> bool takes_dot(const problem &p, dot_kernel<T> dot) {
+    // A single row of op(A) (column of op(B)) stored with leading dimension 1 is contiguous
+    // along k whatever its op: a matrix-vector product.
+    const bool a_along_k = p.op_a != transpose::n || (p.m == 1 && p.lda == 1);
+    const bool b_along_k = p.op_b == transpose::n || (p.n == 1 && p.ldb == 1);
+    return dot != nullptr && a_along_k && b_along_k && std::min(p.m, p.n) <= dot_max_side<T>;
+}
+
+// k in blocks of this many bytes of each line, so that the narrow side's lines (at most
+// dot_max_side of them) stay in L2 while the wide side's stream past.
+constexpr int64_t dot_k_bytes = 32 * 1024;
+// The wide side is cut into parts of multiples of this many lines (a multiple of every dot
+// kernel's tile, 3 and 4).
+constexpr int64_t dot_part_unit = 48;
+
+// Lines [wide) of matrix o's wide side (rows of C when m >= n, else columns) by all of its
+// narrow side, then the epilogue on them.
+template <class T> void dot_part(const problem &p, const operands<T> &o, dot_kernel<T> dot, range wide) {
+    const bool tall = p.m >= p.n;
+    const range rows = tall ? wide : range{0, p.m}, cols = tall ? range{0, p.n} : wide;
+    const int64_t kb = dot_k_bytes / int64_t(sizeof(T));
+    for (int64_t l = 0; l < o.k; l += kb)
+        dot(rows.end - rows.begin, cols.end - cols.begin, std::min(kb, o.k - l), o.a + rows.begin * o.lda + l,
+            o.lda, o.b + cols.begin * o.ldb + l, o.ldb, o.c + rows.begin + cols.begin * o.ldc, o.ldc, o.alpha,
+            l == 0 ? o.beta : T(1));
+    if (p.epilogue.any()) apply_epilogue(p.epilogue, o.c, o.ldc, rows, cols);
+}
+
+// Every matrix of p by dot_part, in parts of its wide side that the threads take in turn.
+template <class T> void multiply_dot(const problem &p, dot_kernel<T> dot, int threads) {
+    const int64_t wide = std::max(p.m, p.n);
+    const int64_t parts = std::clamp<int64_t>(ceil_div(wide, dot_part_unit), 1, 4 * int64_t(threads));
+    std::atomic<int64_t> next_part{0};
+    auto work = [&]() noexcept {
+        for (int64_t i; (i = claim_item(next_part, p.batch * parts)) >= 0;)
+            dot_part<T>(p, batch_operands<T>(p, i / parts), dot, split(wide, dot_part_unit, parts, i % parts));
+    };
+    run_on_threads(threads, work);
+}
+
 // One matrix (batch 1) on this thread alone, with its own panels of B in `alone`.
 template <class T, int MR, int NR>
-void multiply_alone(const problem &one, const blocking &bk, microkernel<T> kernel, real_t<T> *abuf,
-                    team_state<T> &alone) {
+void multiply_alone(const problem &one, const blocking &bk, microkernel<T> kernel, dot_kernel<T> dot,
+                    real_t<T> *abuf, team_state<T> &alone) {
     if (one.scales_only()) {
         scale_rectangle(batch_operands<T>(one, 0), range{0, one.m}, range{0, one.n});
+        return;
+    }
+    if (takes_dot(one, dot)) {
+        dot_part<T>(one, batch_operands<T>(one, 0), dot, range{0, std::max(one.m, one.n)});
         return;
     }
     alone.next_item.store(0, std::memory_order_relaxed);
@@ -340,23 +394,27 @@ void multiply_alone(const problem &one, const blocking &bk, microkernel<T> kerne
 // own panels of B. matrix(i) is matrix i as a problem of batch 1.
 template <class T, int MR, int NR, class Matrix>
 void multiply_matrices_alone(int64_t count, const Matrix &matrix, const blocking &bk, microkernel<T> kernel,
-                             real_t<T> *abuf, real_t<T> *bbuf, std::size_t panel,
+                             dot_kernel<T> dot, real_t<T> *abuf, real_t<T> *bbuf, std::size_t panel,
                              std::atomic<int64_t> &next_matrix) {
     team_state<T> alone;
     alone.b_panels[0] = bbuf;
     alone.b_panels[1] = bbuf + panel;
     for (int64_t i; (i = claim_item(next_matrix, count)) >= 0;)
-        multiply_alone<T, MR, NR>(matrix(i), bk, kernel, abuf, alone);
+        multiply_alone<T, MR, NR>(matrix(i), bk, kernel, dot, abuf, alone);
 }
 
 // The whole call, on the calling thread and the pool threads that join it. Returns false
 // only when the calling thread's packing memory could not be allocated, in which case C has
 // not been touched.
 template <class T, int MR, int NR>
-bool run_blocked(const problem &p, const blocking &bk, microkernel<T> kernel) {
+bool run_blocked(const problem &p, const blocking &bk, microkernel<T> kernel, dot_kernel<T> dot) {
     const thread_plan plan = plan_threads(p, call_threads());
     if (p.scales_only()) {
         scale_all<T>(p, plan.threads);
+        return true;
+    }
+    if (takes_dot(p, dot)) {
+        multiply_dot<T>(p, dot, plan.threads);
         return true;
     }
 
@@ -388,7 +446,7 @@ bool run_blocked(const problem &p, const blocking &bk, microkernel<T> kernel) {
             return one;
         };
         if (plan.split_batch)
-            multiply_matrices_alone<T, MR, NR>(p.batch, matrix, bk, kernel, abuf,
+            multiply_matrices_alone<T, MR, NR>(p.batch, matrix, bk, kernel, dot, abuf,
                                                static_cast<real_t<T> *>(buffers.b()), panel, next_matrix);
         else
             multiply_team<T, MR, NR>(p, bk, kernel, plan.threads, abuf, team);
@@ -406,7 +464,8 @@ enum class batch_outcome { done, declined, no_memory };
 // max_flops_per_batch_matrix, fewer matrices than threads, or too little work for two.
 // no_memory: the calling thread's packing buffers could not be allocated (nothing touched).
 template <class T, int MR, int NR>
-batch_outcome run_blocked_batch(const problem_batch &batch, const blocking &bk, microkernel<T> kernel) {
+batch_outcome run_blocked_batch(const problem_batch &batch, const blocking &bk, microkernel<T> kernel,
+                                dot_kernel<T> dot) {
     const int64_t count = int64_t(batch.c.size());
     const double per_term = is_complex(batch.shapes.front().ab_type) ? 8.0 : 2.0;
     double work = 0, largest = 0;
@@ -437,7 +496,7 @@ batch_outcome run_blocked_batch(const problem_batch &batch, const blocking &bk, 
     auto work_fn = [&]() noexcept {
         pack_buffers &buffers = thread_pack_buffers();
         if (!buffers.reserve(a_bytes, b_bytes)) return;
-        multiply_matrices_alone<T, MR, NR>(count, matrix, bk, kernel, static_cast<real_t<T> *>(buffers.a()),
+        multiply_matrices_alone<T, MR, NR>(count, matrix, bk, kernel, dot, static_cast<real_t<T> *>(buffers.a()),
                                            static_cast<real_t<T> *>(buffers.b()), panel, next_matrix);
     };
     run_on_threads(threads, work_fn);

@@ -28,6 +28,14 @@ template <class T>
 using microkernel = void (*)(int64_t kc, const real_t<T> *ap, const real_t<T> *bp, T *c,
                              int64_t ldc, T alpha, T beta);
 
+// C[0:rows, 0:cols] = alpha * op(A) * op(B) + beta * C, C column-major with leading dimension
+// ldc, for operands both stored along k: row i of op(A) is k contiguous values at a + i * lda,
+// column j of op(B) at b + j * ldb (microkernel_dot.hpp). Read in place, not packed: for C
+// with few rows or columns. Real types; beta == 0 means C is written and never read.
+template <class T>
+using dot_kernel = void (*)(int64_t rows, int64_t cols, int64_t k, const T *a, int64_t lda, const T *b,
+                            int64_t ldb, T *c, int64_t ldc, T alpha, T beta);
+
 using c32 = std::complex<float>;
 using c64 = std::complex<double>;
 
@@ -46,6 +54,10 @@ void microkernel_avx2_f32_16x6(int64_t kc, const float *ap, const float *bp, flo
                                int64_t ldc, float alpha, float beta);
 void microkernel_avx2_f64_8x6(int64_t kc, const double *ap, const double *bp, double *c,
                               int64_t ldc, double alpha, double beta);
+void dot_avx2_f32(int64_t rows, int64_t cols, int64_t k, const float *a, int64_t lda, const float *b,
+                  int64_t ldb, float *c, int64_t ldc, float alpha, float beta);
+void dot_avx2_f64(int64_t rows, int64_t cols, int64_t k, const double *a, int64_t lda, const double *b,
+                  int64_t ldb, double *c, int64_t ldc, double alpha, double beta);
 void microkernel_avx2_c32_4m_8x6(int64_t kc, const float *ap, const float *bp, c32 *c,
                                  int64_t ldc, c32 alpha, c32 beta);
 void microkernel_avx2_c64_4m_4x6(int64_t kc, const double *ap, const double *bp, c64 *c,
@@ -56,6 +68,10 @@ void microkernel_avx512_f32_32x12(int64_t kc, const float *ap, const float *bp, 
                                   int64_t ldc, float alpha, float beta);
 void microkernel_avx512_f64_16x12(int64_t kc, const double *ap, const double *bp, double *c,
                                   int64_t ldc, double alpha, double beta);
+void dot_avx512_f32(int64_t rows, int64_t cols, int64_t k, const float *a, int64_t lda, const float *b,
+                    int64_t ldb, float *c, int64_t ldc, float alpha, float beta);
+void dot_avx512_f64(int64_t rows, int64_t cols, int64_t k, const double *a, int64_t lda, const double *b,
+                    int64_t ldb, double *c, int64_t ldc, double alpha, double beta);
 void microkernel_avx512_c32_4m_16x12(int64_t kc, const float *ap, const float *bp, c32 *c,
                                      int64_t ldc, c32 alpha, c32 beta);
 void microkernel_avx512_c32_4m_32x6(int64_t kc, const float *ap, const float *bp, c32 *c,

@@ -5,6 +5,7 @@
 
 #include "microkernel.hpp"
 #include "microkernel_complex.hpp"
+#include "microkernel_dot.hpp"
 
 namespace gemm::cpu_omp_detail {
 namespace {
@@ -29,6 +30,11 @@ template <> struct ymm<float> {
     static type fnmadd(type a, type b, type c) { return _mm256_fnmadd_ps(a, b, c); }
     static type fmsub(type a, type b, type c) { return _mm256_fmsub_ps(a, b, c); }
     static type mul(type a, type b) { return _mm256_mul_ps(a, b); }
+    static float sum(type v) {
+        __m128 x = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+        x = _mm_add_ps(x, _mm_movehl_ps(x, x));
+        return _mm_cvtss_f32(_mm_add_ss(x, _mm_movehdup_ps(x)));
+    }
     // lo, hi: complex values 0-3 and 4-7 (real, imaginary, ...); re, im: their planes. The
     // lane swaps first put values 0, 1, 4, 5 in one vector and 2, 3, 6, 7 in the other, so
     // that the in-lane shuffles (and unpacks, on the way back) keep the order.
@@ -58,6 +64,10 @@ template <> struct ymm<double> {
     static type fnmadd(type a, type b, type c) { return _mm256_fnmadd_pd(a, b, c); }
     static type fmsub(type a, type b, type c) { return _mm256_fmsub_pd(a, b, c); }
     static type mul(type a, type b) { return _mm256_mul_pd(a, b); }
+    static double sum(type v) {
+        const __m128d x = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
+        return _mm_cvtsd_f64(_mm_add_sd(x, _mm_unpackhi_pd(x, x)));
+    }
     // lo, hi: complex values 0-1 and 2-3; re, im: their planes (as for float).
     static void deinterleave(type lo, type hi, type &re, type &im) {
         const type even = _mm256_permute2f128_pd(lo, hi, 0x20), odd = _mm256_permute2f128_pd(lo, hi, 0x31);
@@ -134,6 +144,17 @@ void microkernel_avx2_f32_16x6(int64_t kc, const float *ap, const float *bp, flo
 void microkernel_avx2_f64_8x6(int64_t kc, const double *ap, const double *bp, double *c,
                               int64_t ldc, double alpha, double beta) {
     multiply_tile<double, 2, 6>(kc, ap, bp, c, ldc, alpha, beta);
+}
+
+// 3 rows of op(A) by 3 columns of op(B): 9 accumulators and 4 operands in the 16 registers.
+void dot_avx2_f32(int64_t rows, int64_t cols, int64_t k, const float *a, int64_t lda, const float *b,
+                  int64_t ldb, float *c, int64_t ldc, float alpha, float beta) {
+    dot_block<ymm<float>, 3, 3>(rows, cols, k, a, lda, b, ldb, c, ldc, alpha, beta);
+}
+
+void dot_avx2_f64(int64_t rows, int64_t cols, int64_t k, const double *a, int64_t lda, const double *b,
+                  int64_t ldb, double *c, int64_t ldc, double alpha, double beta) {
+    dot_block<ymm<double>, 3, 3>(rows, cols, k, a, lda, b, ldb, c, ldc, alpha, beta);
 }
 
 // Complex sizes are in complex values: one ymm of each plane of A per step of k and 6 values of

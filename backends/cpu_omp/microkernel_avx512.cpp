@@ -5,6 +5,7 @@
 
 #include "microkernel.hpp"
 #include "microkernel_complex.hpp"
+#include "microkernel_dot.hpp"
 
 namespace gemm::cpu_omp_detail {
 namespace {
@@ -28,6 +29,16 @@ template <> struct zmm<float> {
     static type fnmadd(type a, type b, type c) { return _mm512_fnmadd_ps(a, b, c); }
     static type fmsub(type a, type b, type c) { return _mm512_fmsub_ps(a, b, c); }
     static type mul(type a, type b) { return _mm512_mul_ps(a, b); }
+    // The lanes added by permutex2var: GCC 12 warns of an uninitialized value inside
+    // _mm512_reduce_add_ps, the shuffles and the casts to 128 bits.
+    static float sum(type v) {
+        const __m512i halves = _mm512_setr_epi32(8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
+        const __m512i quarters = _mm512_setr_epi32(4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3);
+        const __m512i pairs = _mm512_setr_epi32(2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1);
+        const __m512i ones = _mm512_setr_epi32(1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0);
+        for (const __m512i &swap : {halves, quarters, pairs, ones}) v = _mm512_add_ps(v, _mm512_permutex2var_ps(v, swap, v));
+        return _mm512_cvtss_f32(v);
+    }
     // lo, hi: complex values 0-7 and 8-15 (real, imaginary, ...); re, im: their planes.
     static void deinterleave(type lo, type hi, type &re, type &im) {
         re = _mm512_permutex2var_ps(lo, _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30), hi);
@@ -53,6 +64,13 @@ template <> struct zmm<double> {
     static type fnmadd(type a, type b, type c) { return _mm512_fnmadd_pd(a, b, c); }
     static type fmsub(type a, type b, type c) { return _mm512_fmsub_pd(a, b, c); }
     static type mul(type a, type b) { return _mm512_mul_pd(a, b); }
+    static double sum(type v) {
+        const __m512i halves = _mm512_setr_epi64(4, 5, 6, 7, 0, 1, 2, 3);
+        const __m512i pairs = _mm512_setr_epi64(2, 3, 0, 1, 2, 3, 0, 1);
+        const __m512i ones = _mm512_setr_epi64(1, 0, 1, 0, 1, 0, 1, 0);
+        for (const __m512i &swap : {halves, pairs, ones}) v = _mm512_add_pd(v, _mm512_permutex2var_pd(v, swap, v));
+        return _mm512_cvtsd_f64(v);
+    }
     // lo, hi: complex values 0-3 and 4-7 (real, imaginary, ...); re, im: their planes.
     static void deinterleave(type lo, type hi, type &re, type &im) {
         re = _mm512_permutex2var_pd(lo, _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14), hi);
@@ -125,6 +143,17 @@ void microkernel_avx512_f32_32x12(int64_t kc, const float *ap, const float *bp, 
 void microkernel_avx512_f64_16x12(int64_t kc, const double *ap, const double *bp, double *c,
                                   int64_t ldc, double alpha, double beta) {
     multiply_tile<double, 2, 12>(kc, ap, bp, c, ldc, alpha, beta);
+}
+
+// 4 rows of op(A) by 4 columns of op(B): 16 accumulators, 8 loads for 16 FMAs a step.
+void dot_avx512_f32(int64_t rows, int64_t cols, int64_t k, const float *a, int64_t lda, const float *b,
+                    int64_t ldb, float *c, int64_t ldc, float alpha, float beta) {
+    dot_block<zmm<float>, 4, 4>(rows, cols, k, a, lda, b, ldb, c, ldc, alpha, beta);
+}
+
+void dot_avx512_f64(int64_t rows, int64_t cols, int64_t k, const double *a, int64_t lda, const double *b,
+                    int64_t ldb, double *c, int64_t ldc, double alpha, double beta) {
+    dot_block<zmm<double>, 4, 4>(rows, cols, k, a, lda, b, ldb, c, ldc, alpha, beta);
 }
 
 // Complex sizes are in complex values: c32 16x12 is one zmm of each plane of A per step of k

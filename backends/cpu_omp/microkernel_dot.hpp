@@ -1,0 +1,82 @@
+// microkernel_dot.hpp: the kernel for operands both stored along k with one side of C narrow
+// (a linear layer's X·Wᵀ for a few rows of X), written once for the vector types of the ISA
+// files that include it.
+#pragma once
+
+#include <cstdint>
+
+namespace gemm::cpu_omp_detail {
+
+// V is one ISA's vector of the real type: width, zero, loadu, fmadd and sum (of the lanes).
+//
+// Each element of C is a dot product of a row of op(A) and a column of op(B), both contiguous
+// along k, so nothing is packed: the operands are read where they lie, the wide one once.
+// An R x S tile keeps R x S vector accumulators over k, W values of k at a time (R + S loads
+// for R x S FMAs), then adds each one's lanes; the last k % W values are added one by one.
+template <class V, int R, int S>
+void dot_tile(int64_t k, const typename V::real *__restrict a, int64_t lda, const typename V::real *__restrict b,
+              int64_t ldb, typename V::real *__restrict c, int64_t ldc, typename V::real alpha,
+              typename V::real beta) {
+    using T = typename V::real;
+    using vec = typename V::type;
+    constexpr int W = V::width;
+    vec acc[R][S];
+#pragma GCC unroll 8
+    for (int i = 0; i < R; ++i)
+#pragma GCC unroll 8
+        for (int j = 0; j < S; ++j) acc[i][j] = V::zero();
+    const int64_t whole = k / W * W;
+    for (int64_t l = 0; l < whole; l += W) {
+        vec bv[S];
+#pragma GCC unroll 8
+        for (int j = 0; j < S; ++j) bv[j] = V::loadu(b + j * ldb + l);
+#pragma GCC unroll 8
+        for (int i = 0; i < R; ++i) {
+            const vec av = V::loadu(a + i * lda + l);
+#pragma GCC unroll 8
+            for (int j = 0; j < S; ++j) acc[i][j] = V::fmadd(av, bv[j], acc[i][j]);
+        }
+    }
+    for (int i = 0; i < R; ++i)
+        for (int j = 0; j < S; ++j) {
+            T s = V::sum(acc[i][j]);
+            for (int64_t l = whole; l < k; ++l) s += a[i * lda + l] * b[j * ldb + l];
+            T &cij = c[i + j * ldc];
+            cij = beta == T(0) ? alpha * s : alpha * s + beta * cij;
+        }
+}
+
+// C[0:rows, 0:cols] = alpha * op(A) op(B) + beta * C: row i of op(A) at a + i * lda, column j
+// of op(B) at b + j * ldb, C column-major (ldc); beta == 0 writes C without reading it. The
+// wide side is walked outside: each R (or S) of its lines is read once while the narrow
+// side's lines, reused for every one of them, stay in cache.
+template <class V, int R, int S>
+void dot_block(int64_t rows, int64_t cols, int64_t k, const typename V::real *a, int64_t lda,
+               const typename V::real *b, int64_t ldb, typename V::real *c, int64_t ldc, typename V::real alpha,
+               typename V::real beta) {
+    auto tile = [&](int64_t i, int64_t j, bool full_rows, bool full_cols) {
+        const auto *ai = a + i * lda;
+        const auto *bj = b + j * ldb;
+        auto *cij = c + i + j * ldc;
+        if (full_rows && full_cols) dot_tile<V, R, S>(k, ai, lda, bj, ldb, cij, ldc, alpha, beta);
+        else if (full_rows) dot_tile<V, R, 1>(k, ai, lda, bj, ldb, cij, ldc, alpha, beta);
+        else if (full_cols) dot_tile<V, 1, S>(k, ai, lda, bj, ldb, cij, ldc, alpha, beta);
+        else dot_tile<V, 1, 1>(k, ai, lda, bj, ldb, cij, ldc, alpha, beta);
+    };
+    // Lines of the narrow side: in steps of S (R) while whole, then one at a time.
+    auto sweep = [&](int64_t count, int step, auto &&at) {
+        int64_t x = 0;
+        for (; x + step <= count; x += step) at(x, true);
+        for (; x < count; ++x) at(x, false);
+    };
+    if (rows >= cols)
+        sweep(rows, R, [&](int64_t i, bool full_rows) {
+            sweep(cols, S, [&](int64_t j, bool full_cols) { tile(i, j, full_rows, full_cols); });
+        });
+    else
+        sweep(cols, S, [&](int64_t j, bool full_cols) {
+            sweep(rows, R, [&](int64_t i, bool full_rows) { tile(i, j, full_rows, full_cols); });
+        });
+}
+
+}  // namespace gemm::cpu_omp_detail

@@ -241,13 +241,15 @@ TEST_CASE("correctness sweep=blocking") {
     }
 }
 
-TEST_CASE("correctness sweep=dot") {
-    // Operands both stored along k (row-major NT, column-major TN, or one row of A or column
-    // of B with leading dimension 1) with a narrow C: cpu_omp multiplies these by dot products
-    // in place (backends/cpu_omp/blocked_gemm.hpp) where the narrow side is at most 64 (f32)
-    // or 32 (f64) lines, in blocks of 8192 (f32) or 4096 (f64) values of k. The narrow sides
-    // straddle both limits and the kernels' tiles (3, 4); k crosses the blocks with a tail
-    // past the last whole vector; C is NaN where beta = 0.
+TEST_CASE("correctness sweep=direct") {
+    // The shapes cpu_omp multiplies without packing (backends/cpu_omp/blocked_gemm.hpp).
+    // Operands both along k (row-major NT, column-major TN, or one row of A or column of B
+    // with leading dimension 1) with a side of C at most 64 (f32) or 32 (f64) lines: dot
+    // products, k in blocks of 8192 (f32) or 4096 (f64) values. A along m and B along k
+    // (row-major NN with at most 12 rows of A, column-major NN with at most 12 columns of C):
+    // sums in chunks of 4 KB of a column, 4 columns of C and 4 steps of k at a time. The
+    // sides straddle the limits and the kernels' tiles; k crosses the blocks, with tails past
+    // the last whole vector and step; rows cross the chunks; C is NaN where beta = 0.
     struct shape { gemm_layout_t layout; gemm_op_t ta, tb; int64_t m, n, k, pad, batch; };
     constexpr gemm_layout_t row = GEMM_ROW_MAJOR, col = GEMM_COL_MAJOR;
     constexpr gemm_op_t N = GEMM_OP_N, T = GEMM_OP_T;
@@ -256,7 +258,12 @@ TEST_CASE("correctness sweep=dot") {
                                 {row, N, T, 64, 67, 300, 1, 1},   {col, T, N, 65, 67, 77, 2, 1},
                                 {row, N, T, 97, 32, 17, 0, 3},    {col, T, N, 2, 3, 8192, 1, 1},
                                 {col, N, N, 1, 130, 4100, 0, 1},  {col, N, T, 1, 1, 8200, 0, 1},
-                                {row, N, N, 70, 1, 4099, 0, 1},   {col, N, N, 1, 9, 33, 1, 1}};
+                                {row, N, N, 70, 1, 4099, 0, 1},   {col, N, N, 1, 9, 33, 1, 1},
+                                {row, N, N, 1, 1100, 37, 0, 1},   {row, N, N, 3, 2053, 66, 1, 2},
+                                {row, N, N, 4, 130, 5, 2, 1},     {row, N, N, 7, 130, 9, 0, 1},
+                                {col, N, N, 1030, 2, 9, 1, 1},    {col, N, T, 517, 1, 50, 0, 1},
+                                {col, N, N, 33, 4, 1, 0, 3},      {col, N, N, 200, 12, 12, 0, 1},
+                                {row, N, N, 13, 70, 8, 1, 1},     {col, N, N, 1100, 9, 6, 2, 2}};
     for (const dtype_config &d : dtype_configs) {
         SUBCASE(d.name) {
             suite_counts counts;

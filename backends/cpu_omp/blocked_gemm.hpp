@@ -326,10 +326,11 @@ template <class T> void scale_all(const problem &p, int threads) {
 // dot_max_side lines wide on one side: each element of C is a dot product of the two operands
 // where they lie (dot_kernel). Packing would copy the wide operand (W) once more than it is
 // read, for a few FMAs per value: at 16x4096x4096 (row-major NT, f32, 2 threads) packing
-// takes half of cpu_omp's time, which is then 0.73 of OpenBLAS's. Dot products against packing on
-// the 2-core AVX-512 VM, row-major NT with n = k = 4096 (docs/PERFORMANCE.md): faster up to
-// 64 rows of X in f32 (10.5 ms against 14.1 at 64) and 32 in f64 (12.4 against 14.0; 18.6
-// against 15.6 at 48), and the AVX2 kernels tie with packing there: 256 bytes of a line.
+// takes half of cpu_omp's time, which is then 0.73 of OpenBLAS's. Dot products against
+// packing on the 2-core AVX-512 VM, row-major NT with n = k = 4096 (docs/PERFORMANCE.md):
+// faster up to 64 rows of X in f32 (10.5 ms against 14.1 at 64) and 32 in f64 (12.4 against
+// 14.0; 18.6 against 15.6 at 48), and the AVX2 kernels tie with packing there: 256 bytes of
+// a line.
 template <class T> constexpr int64_t dot_max_side = 256 / int64_t(sizeof(T));
 
 template <class T> bool takes_dot(const problem &p, dot_kernel<T> dot) {
@@ -360,28 +361,63 @@ template <class T> void dot_part(const problem &p, const operands<T> &o, dot_ker
     if (p.epilogue.any()) apply_epilogue(p.epilogue, o.c, o.ldc, rows, cols);
 }
 
-// Every matrix of p by dot_part, in parts of its wide side that the threads take in turn.
-template <class T> void multiply_dot(const problem &p, dot_kernel<T> dot, int threads) {
-    const int64_t wide = std::max(p.m, p.n);
-    const int64_t parts = std::clamp<int64_t>(ceil_div(wide, dot_part_unit), 1, 4 * int64_t(threads));
+// Operand A stored along m (op(A) = n), B along k (as for takes_dot) and C of at most
+// axpy_max_columns columns: a row-major x·W for a few rows of x. Each step of k adds columns
+// of op(A), read where they lie, times the columns' values of op(B) to C's rows, summed in
+// L1 (axpy_kernel): op(A) read once for every 4 columns of C, nothing packed. At 1 to 4 rows
+// of x by 4096 x 4096 (2 threads) packing ran at 1.06-1.41 of OpenBLAS in f32 and 0.56-0.66
+// in f64, this at 3.0-3.5 and 1.8-1.9; with 12 rows 6.6 ms against packing's 6.8 in f32,
+// 13.5 against 14.4 in f64, with 16 8.2 against 8.4 and 16.7 against 16.2 (docs/PERFORMANCE.md).
+constexpr int64_t axpy_max_columns = 12;
+// C's rows are cut into parts of the kernel's chunks of 4 KB of a column of op(A) (1024 f32
+// values: 2.3-2.4 ms at 1x4096x4096 f32 against 2.7 with parts of 512 rows, two runs), or
+// of multiples of 64 rows where that leaves a thread without a part.
+template <class T> constexpr int64_t axpy_part_unit = 4096 / int64_t(sizeof(T));
+constexpr int64_t axpy_part_granule = 64;
+
+template <class T> bool takes_axpy(const problem &p, axpy_kernel<T> axpy) {
+    const bool b_along_k = p.op_b == transpose::n || (p.n == 1 && p.ldb == 1);
+    return axpy != nullptr && p.op_a == transpose::n && b_along_k && p.n <= axpy_max_columns;
+}
+
+// Rows [rows) of matrix o's C, all of its columns, then the epilogue on them.
+template <class T> void axpy_part(const problem &p, const operands<T> &o, axpy_kernel<T> axpy, range rows) {
+    axpy(rows.end - rows.begin, p.n, o.k, o.a + rows.begin, o.lda, o.b, o.ldb, o.c + rows.begin, o.ldc, o.alpha,
+         o.beta);
+    if (p.epilogue.any()) apply_epilogue(p.epilogue, o.c, o.ldc, rows, range{0, p.n});
+}
+
+// Every matrix of p by part(p, matrix, kernel, lines), in parts of `wide` lines (C's wide
+// side) that the threads take in turn: parts of about `unit` lines, at least one a thread
+// where `granule` allows, at most four a thread; cut at multiples of `granule`.
+template <class T, class Part>
+void multiply_direct(const problem &p, dot_kernel<T> kernel, Part part, int64_t wide, int64_t unit,
+                     int64_t granule, int threads) {
+    const int64_t fewest = std::min<int64_t>(threads, ceil_div(wide, granule));
+    const int64_t parts =
+        std::clamp<int64_t>(ceil_div(wide, unit), std::max<int64_t>(fewest, 1), 4 * int64_t(threads));
     std::atomic<int64_t> next_part{0};
     auto work = [&]() noexcept {
         for (int64_t i; (i = claim_item(next_part, p.batch * parts)) >= 0;)
-            dot_part<T>(p, batch_operands<T>(p, i / parts), dot, split(wide, dot_part_unit, parts, i % parts));
+            part(p, batch_operands<T>(p, i / parts), kernel, split(wide, granule, parts, i % parts));
     };
     run_on_threads(threads, work);
 }
 
 // One matrix (batch 1) on this thread alone, with its own panels of B in `alone`.
 template <class T, int MR, int NR>
-void multiply_alone(const problem &one, const blocking &bk, microkernel<T> kernel, dot_kernel<T> dot,
+void multiply_alone(const problem &one, const blocking &bk, microkernel<T> kernel, direct_kernels<T> direct,
                     real_t<T> *abuf, team_state<T> &alone) {
     if (one.scales_only()) {
         scale_rectangle(batch_operands<T>(one, 0), range{0, one.m}, range{0, one.n});
         return;
     }
-    if (takes_dot(one, dot)) {
-        dot_part<T>(one, batch_operands<T>(one, 0), dot, range{0, std::max(one.m, one.n)});
+    if (takes_dot(one, direct.dot)) {
+        dot_part<T>(one, batch_operands<T>(one, 0), direct.dot, range{0, std::max(one.m, one.n)});
+        return;
+    }
+    if (takes_axpy(one, direct.axpy)) {
+        axpy_part<T>(one, batch_operands<T>(one, 0), direct.axpy, range{0, one.m});
         return;
     }
     alone.next_item.store(0, std::memory_order_relaxed);
@@ -394,27 +430,33 @@ void multiply_alone(const problem &one, const blocking &bk, microkernel<T> kerne
 // own panels of B. matrix(i) is matrix i as a problem of batch 1.
 template <class T, int MR, int NR, class Matrix>
 void multiply_matrices_alone(int64_t count, const Matrix &matrix, const blocking &bk, microkernel<T> kernel,
-                             dot_kernel<T> dot, real_t<T> *abuf, real_t<T> *bbuf, std::size_t panel,
+                             direct_kernels<T> direct, real_t<T> *abuf, real_t<T> *bbuf, std::size_t panel,
                              std::atomic<int64_t> &next_matrix) {
     team_state<T> alone;
     alone.b_panels[0] = bbuf;
     alone.b_panels[1] = bbuf + panel;
     for (int64_t i; (i = claim_item(next_matrix, count)) >= 0;)
-        multiply_alone<T, MR, NR>(matrix(i), bk, kernel, dot, abuf, alone);
+        multiply_alone<T, MR, NR>(matrix(i), bk, kernel, direct, abuf, alone);
 }
 
 // The whole call, on the calling thread and the pool threads that join it. Returns false
 // only when the calling thread's packing memory could not be allocated, in which case C has
 // not been touched.
 template <class T, int MR, int NR>
-bool run_blocked(const problem &p, const blocking &bk, microkernel<T> kernel, dot_kernel<T> dot) {
+bool run_blocked(const problem &p, const blocking &bk, microkernel<T> kernel, direct_kernels<T> direct) {
     const thread_plan plan = plan_threads(p, call_threads());
     if (p.scales_only()) {
         scale_all<T>(p, plan.threads);
         return true;
     }
-    if (takes_dot(p, dot)) {
-        multiply_dot<T>(p, dot, plan.threads);
+    if (takes_dot(p, direct.dot)) {
+        multiply_direct<T>(p, direct.dot, dot_part<T>, std::max(p.m, p.n), dot_part_unit, dot_part_unit,
+                           plan.threads);
+        return true;
+    }
+    if (takes_axpy(p, direct.axpy)) {
+        multiply_direct<T>(p, direct.axpy, axpy_part<T>, p.m, axpy_part_unit<T>, axpy_part_granule,
+                           plan.threads);
         return true;
     }
 
@@ -446,7 +488,7 @@ bool run_blocked(const problem &p, const blocking &bk, microkernel<T> kernel, do
             return one;
         };
         if (plan.split_batch)
-            multiply_matrices_alone<T, MR, NR>(p.batch, matrix, bk, kernel, dot, abuf,
+            multiply_matrices_alone<T, MR, NR>(p.batch, matrix, bk, kernel, direct, abuf,
                                                static_cast<real_t<T> *>(buffers.b()), panel, next_matrix);
         else
             multiply_team<T, MR, NR>(p, bk, kernel, plan.threads, abuf, team);
@@ -465,7 +507,7 @@ enum class batch_outcome { done, declined, no_memory };
 // no_memory: the calling thread's packing buffers could not be allocated (nothing touched).
 template <class T, int MR, int NR>
 batch_outcome run_blocked_batch(const problem_batch &batch, const blocking &bk, microkernel<T> kernel,
-                                dot_kernel<T> dot) {
+                                direct_kernels<T> direct) {
     const int64_t count = int64_t(batch.c.size());
     const double per_term = is_complex(batch.shapes.front().ab_type) ? 8.0 : 2.0;
     double work = 0, largest = 0;
@@ -496,7 +538,7 @@ batch_outcome run_blocked_batch(const problem_batch &batch, const blocking &bk, 
     auto work_fn = [&]() noexcept {
         pack_buffers &buffers = thread_pack_buffers();
         if (!buffers.reserve(a_bytes, b_bytes)) return;
-        multiply_matrices_alone<T, MR, NR>(count, matrix, bk, kernel, dot, static_cast<real_t<T> *>(buffers.a()),
+        multiply_matrices_alone<T, MR, NR>(count, matrix, bk, kernel, direct, static_cast<real_t<T> *>(buffers.a()),
                                            static_cast<real_t<T> *>(buffers.b()), panel, next_matrix);
     };
     run_on_threads(threads, work_fn);

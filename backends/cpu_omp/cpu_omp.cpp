@@ -57,9 +57,9 @@ template <class T> struct kernel_config {
     isa needs;
     blocking sizes;
     microkernel<T> kernel;
-    dot_kernel<T> dot;  // for operands both along k with a narrow C (blocked_gemm.hpp); none: packing
-    bool (*run)(const problem &, const blocking &, microkernel<T>, dot_kernel<T>);
-    batch_outcome (*run_batch)(const problem_batch &, const blocking &, microkernel<T>, dot_kernel<T>);
+    direct_kernels<T> direct;  // for a narrow C whose operands need no packing (blocked_gemm.hpp)
+    bool (*run)(const problem &, const blocking &, microkernel<T>, direct_kernels<T>);
+    batch_outcome (*run_batch)(const problem_batch &, const blocking &, microkernel<T>, direct_kernels<T>);
 };
 
 // Blocking for the CPUs each ISA implies. AVX2 sizes are for Zen 3-class caches (32 KiB L1d,
@@ -73,27 +73,27 @@ template <class T> struct kernel_config {
 // that other tenants share, and fewer, larger blocks re-read it less often.
 const kernel_config<float> f32_kernels[] = {
 #if GEMM_CPU_OMP_AVX512
-    {"avx512f_f32_32x12", isa::avx512f, {256, 384, 3072}, microkernel_avx512_f32_32x12, dot_avx512_f32,
-     run_blocked<float, 32, 12>, run_blocked_batch<float, 32, 12>},
+    {"avx512f_f32_32x12", isa::avx512f, {256, 384, 3072}, microkernel_avx512_f32_32x12,
+     {dot_avx512_f32, axpy_avx512_f32}, run_blocked<float, 32, 12>, run_blocked_batch<float, 32, 12>},
 #endif
 #if GEMM_CPU_OMP_AVX2
-    {"avx2_f32_16x6", isa::avx2_fma, {144, 384, 3072}, microkernel_avx2_f32_16x6, dot_avx2_f32,
+    {"avx2_f32_16x6", isa::avx2_fma, {144, 384, 3072}, microkernel_avx2_f32_16x6, {dot_avx2_f32, axpy_avx2_f32},
      run_blocked<float, 16, 6>, run_blocked_batch<float, 16, 6>},
 #endif
-    {"generic_f32_8x4", isa::generic, {128, 256, 2048}, microkernel_generic_f32_8x4, nullptr,
+    {"generic_f32_8x4", isa::generic, {128, 256, 2048}, microkernel_generic_f32_8x4, {},
      run_blocked<float, 8, 4>, run_blocked_batch<float, 8, 4>},
 };
 
 const kernel_config<double> f64_kernels[] = {
 #if GEMM_CPU_OMP_AVX512
-    {"avx512f_f64_16x12", isa::avx512f, {144, 256, 2040}, microkernel_avx512_f64_16x12, dot_avx512_f64,
-     run_blocked<double, 16, 12>, run_blocked_batch<double, 16, 12>},
+    {"avx512f_f64_16x12", isa::avx512f, {144, 256, 2040}, microkernel_avx512_f64_16x12,
+     {dot_avx512_f64, axpy_avx512_f64}, run_blocked<double, 16, 12>, run_blocked_batch<double, 16, 12>},
 #endif
 #if GEMM_CPU_OMP_AVX2
-    {"avx2_f64_8x6", isa::avx2_fma, {240, 256, 2046}, microkernel_avx2_f64_8x6, dot_avx2_f64,
+    {"avx2_f64_8x6", isa::avx2_fma, {240, 256, 2046}, microkernel_avx2_f64_8x6, {dot_avx2_f64, axpy_avx2_f64},
      run_blocked<double, 8, 6>, run_blocked_batch<double, 8, 6>},
 #endif
-    {"generic_f64_4x4", isa::generic, {64, 256, 2048}, microkernel_generic_f64_4x4, nullptr,
+    {"generic_f64_4x4", isa::generic, {64, 256, 2048}, microkernel_generic_f64_4x4, {},
      run_blocked<double, 4, 4>, run_blocked_batch<double, 4, 4>},
 };
 
@@ -103,31 +103,31 @@ const kernel_config<double> f64_kernels[] = {
 // for the tuner to time: the taller ones were faster on the 2-core Sapphire Rapids VM.
 const kernel_config<c32> c32_kernels[] = {
 #if GEMM_CPU_OMP_AVX512
-    {"avx512f_c32_4m_32x6", isa::avx512f, {192, 256, 2040}, microkernel_avx512_c32_4m_32x6, nullptr,
+    {"avx512f_c32_4m_32x6", isa::avx512f, {192, 256, 2040}, microkernel_avx512_c32_4m_32x6, {},
      run_blocked<c32, 32, 6>, run_blocked_batch<c32, 32, 6>},
-    {"avx512f_c32_4m_16x12", isa::avx512f, {192, 256, 2040}, microkernel_avx512_c32_4m_16x12, nullptr,
+    {"avx512f_c32_4m_16x12", isa::avx512f, {192, 256, 2040}, microkernel_avx512_c32_4m_16x12, {},
      run_blocked<c32, 16, 12>, run_blocked_batch<c32, 16, 12>},
 #endif
 #if GEMM_CPU_OMP_AVX2
-    {"avx2_c32_4m_8x6", isa::avx2_fma, {120, 256, 3072}, microkernel_avx2_c32_4m_8x6, nullptr,
+    {"avx2_c32_4m_8x6", isa::avx2_fma, {120, 256, 3072}, microkernel_avx2_c32_4m_8x6, {},
      run_blocked<c32, 8, 6>, run_blocked_batch<c32, 8, 6>},
 #endif
-    {"generic_c32_4m_4x4", isa::generic, {64, 256, 2048}, microkernel_generic_c32_4m_4x4, nullptr,
+    {"generic_c32_4m_4x4", isa::generic, {64, 256, 2048}, microkernel_generic_c32_4m_4x4, {},
      run_blocked<c32, 4, 4>, run_blocked_batch<c32, 4, 4>},
 };
 
 const kernel_config<c64> c64_kernels[] = {
 #if GEMM_CPU_OMP_AVX512
-    {"avx512f_c64_4m_16x6", isa::avx512f, {192, 128, 2040}, microkernel_avx512_c64_4m_16x6, nullptr,
+    {"avx512f_c64_4m_16x6", isa::avx512f, {192, 128, 2040}, microkernel_avx512_c64_4m_16x6, {},
      run_blocked<c64, 16, 6>, run_blocked_batch<c64, 16, 6>},
-    {"avx512f_c64_4m_8x12", isa::avx512f, {192, 128, 2040}, microkernel_avx512_c64_4m_8x12, nullptr,
+    {"avx512f_c64_4m_8x12", isa::avx512f, {192, 128, 2040}, microkernel_avx512_c64_4m_8x12, {},
      run_blocked<c64, 8, 12>, run_blocked_batch<c64, 8, 12>},
 #endif
 #if GEMM_CPU_OMP_AVX2
-    {"avx2_c64_4m_4x6", isa::avx2_fma, {120, 128, 2046}, microkernel_avx2_c64_4m_4x6, nullptr,
+    {"avx2_c64_4m_4x6", isa::avx2_fma, {120, 128, 2046}, microkernel_avx2_c64_4m_4x6, {},
      run_blocked<c64, 4, 6>, run_blocked_batch<c64, 4, 6>},
 #endif
-    {"generic_c64_4m_2x4", isa::generic, {64, 128, 2048}, microkernel_generic_c64_4m_2x4, nullptr,
+    {"generic_c64_4m_2x4", isa::generic, {64, 128, 2048}, microkernel_generic_c64_4m_2x4, {},
      run_blocked<c64, 2, 4>, run_blocked_batch<c64, 2, 4>},
 };
 
@@ -192,7 +192,7 @@ gemm_status_t run_with(const kernel_config<T> (&table)[N], const problem &p,
     const kernel_config<T> *k = nullptr;
     if (gemm_status_t s = config_for(table, p.ab_type, variant, k); s != GEMM_STATUS_SUCCESS) return s;
     ctx.variant_used = k->id;
-    if (!k->run(p, fit_to_l2(k->sizes, sizeof(T)), k->kernel, k->dot))
+    if (!k->run(p, fit_to_l2(k->sizes, sizeof(T)), k->kernel, k->direct))
         return set_error(GEMM_STATUS_ALLOC_FAILED,
                          "cpu_omp: cannot allocate the per-thread packing buffers");
     return GEMM_STATUS_SUCCESS;
@@ -205,7 +205,7 @@ gemm_status_t run_batch_with(const kernel_config<T> (&table)[N], const problem_b
                              std::string_view variant, run_report &ctx) {
     const kernel_config<T> *k = nullptr;
     if (gemm_status_t s = config_for(table, b.shapes.front().ab_type, variant, k); s != GEMM_STATUS_SUCCESS) return s;
-    switch (k->run_batch(b, fit_to_l2(k->sizes, sizeof(T)), k->kernel, k->dot)) {
+    switch (k->run_batch(b, fit_to_l2(k->sizes, sizeof(T)), k->kernel, k->direct)) {
     case batch_outcome::declined: return GEMM_STATUS_NOT_SUPPORTED;
     case batch_outcome::no_memory:
         return set_error(GEMM_STATUS_ALLOC_FAILED, "cpu_omp: cannot allocate the per-thread packing buffers");

@@ -36,6 +36,16 @@ template <class T>
 using dot_kernel = void (*)(int64_t rows, int64_t cols, int64_t k, const T *a, int64_t lda, const T *b,
                             int64_t ldb, T *c, int64_t ldc, T alpha, T beta);
 
+// The same for op(A) stored along m (column l of op(A) at a + l * lda) and op(B) along k, for
+// a C of few columns (microkernel_dot.hpp): a row-major x·W for a few rows of x.
+template <class T> using axpy_kernel = dot_kernel<T>;
+
+// The kernels of one ISA that read the operands where they lie; null where it has none.
+template <class T> struct direct_kernels {
+    dot_kernel<T> dot;
+    axpy_kernel<T> axpy;
+};
+
 using c32 = std::complex<float>;
 using c64 = std::complex<double>;
 
@@ -58,6 +68,10 @@ void dot_avx2_f32(int64_t rows, int64_t cols, int64_t k, const float *a, int64_t
                   int64_t ldb, float *c, int64_t ldc, float alpha, float beta);
 void dot_avx2_f64(int64_t rows, int64_t cols, int64_t k, const double *a, int64_t lda, const double *b,
                   int64_t ldb, double *c, int64_t ldc, double alpha, double beta);
+void axpy_avx2_f32(int64_t rows, int64_t cols, int64_t k, const float *a, int64_t lda, const float *b,
+                  int64_t ldb, float *c, int64_t ldc, float alpha, float beta);
+void axpy_avx2_f64(int64_t rows, int64_t cols, int64_t k, const double *a, int64_t lda, const double *b,
+                  int64_t ldb, double *c, int64_t ldc, double alpha, double beta);
 void microkernel_avx2_c32_4m_8x6(int64_t kc, const float *ap, const float *bp, c32 *c,
                                  int64_t ldc, c32 alpha, c32 beta);
 void microkernel_avx2_c64_4m_4x6(int64_t kc, const double *ap, const double *bp, c64 *c,
@@ -72,6 +86,10 @@ void dot_avx512_f32(int64_t rows, int64_t cols, int64_t k, const float *a, int64
                     int64_t ldb, float *c, int64_t ldc, float alpha, float beta);
 void dot_avx512_f64(int64_t rows, int64_t cols, int64_t k, const double *a, int64_t lda, const double *b,
                     int64_t ldb, double *c, int64_t ldc, double alpha, double beta);
+void axpy_avx512_f32(int64_t rows, int64_t cols, int64_t k, const float *a, int64_t lda, const float *b,
+                  int64_t ldb, float *c, int64_t ldc, float alpha, float beta);
+void axpy_avx512_f64(int64_t rows, int64_t cols, int64_t k, const double *a, int64_t lda, const double *b,
+                  int64_t ldb, double *c, int64_t ldc, double alpha, double beta);
 void microkernel_avx512_c32_4m_16x12(int64_t kc, const float *ap, const float *bp, c32 *c,
                                      int64_t ldc, c32 alpha, c32 beta);
 void microkernel_avx512_c32_4m_32x6(int64_t kc, const float *ap, const float *bp, c32 *c,

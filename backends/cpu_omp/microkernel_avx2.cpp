@@ -157,6 +157,16 @@ void dot_avx2_f64(int64_t rows, int64_t cols, int64_t k, const double *a, int64_
     dot_block<ymm<double>, 3, 3>(rows, cols, k, a, lda, b, ldb, c, ldc, alpha, beta);
 }
 
+void axpy_avx2_f32(int64_t rows, int64_t cols, int64_t k, const float *a, int64_t lda, const float *b,
+                  int64_t ldb, float *c, int64_t ldc, float alpha, float beta) {
+    axpy_block<ymm<float>>(rows, cols, k, a, lda, b, ldb, c, ldc, alpha, beta);
+}
+
+void axpy_avx2_f64(int64_t rows, int64_t cols, int64_t k, const double *a, int64_t lda, const double *b,
+                  int64_t ldb, double *c, int64_t ldc, double alpha, double beta) {
+    axpy_block<ymm<double>>(rows, cols, k, a, lda, b, ldb, c, ldc, alpha, beta);
+}
+
 // Complex sizes are in complex values: one ymm of each plane of A per step of k and 6 values of
 // B, 12 accumulators and 4 operands in the 16 registers.
 void microkernel_avx2_c32_4m_8x6(int64_t kc, const float *ap, const float *bp, c32 *c,

@@ -36,7 +36,8 @@ template <> struct zmm<float> {
         const __m512i quarters = _mm512_setr_epi32(4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3);
         const __m512i pairs = _mm512_setr_epi32(2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1);
         const __m512i ones = _mm512_setr_epi32(1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0);
-        for (const __m512i &swap : {halves, quarters, pairs, ones}) v = _mm512_add_ps(v, _mm512_permutex2var_ps(v, swap, v));
+        for (const __m512i &swap : {halves, quarters, pairs, ones})
+            v = _mm512_add_ps(v, _mm512_permutex2var_ps(v, swap, v));
         return _mm512_cvtss_f32(v);
     }
     // lo, hi: complex values 0-7 and 8-15 (real, imaginary, ...); re, im: their planes.
@@ -154,6 +155,16 @@ void dot_avx512_f32(int64_t rows, int64_t cols, int64_t k, const float *a, int64
 void dot_avx512_f64(int64_t rows, int64_t cols, int64_t k, const double *a, int64_t lda, const double *b,
                     int64_t ldb, double *c, int64_t ldc, double alpha, double beta) {
     dot_block<zmm<double>, 4, 4>(rows, cols, k, a, lda, b, ldb, c, ldc, alpha, beta);
+}
+
+void axpy_avx512_f32(int64_t rows, int64_t cols, int64_t k, const float *a, int64_t lda, const float *b,
+                  int64_t ldb, float *c, int64_t ldc, float alpha, float beta) {
+    axpy_block<zmm<float>>(rows, cols, k, a, lda, b, ldb, c, ldc, alpha, beta);
+}
+
+void axpy_avx512_f64(int64_t rows, int64_t cols, int64_t k, const double *a, int64_t lda, const double *b,
+                  int64_t ldb, double *c, int64_t ldc, double alpha, double beta) {
+    axpy_block<zmm<double>>(rows, cols, k, a, lda, b, ldb, c, ldc, alpha, beta);
 }
 
 // Complex sizes are in complex values: c32 16x12 is one zmm of each plane of A per step of k

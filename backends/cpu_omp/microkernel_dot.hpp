@@ -1,13 +1,16 @@
-// microkernel_dot.hpp: the kernel for operands both stored along k with one side of C narrow
-// (a linear layer's X·Wᵀ for a few rows of X), written once for the vector types of the ISA
-// files that include it.
+// microkernel_dot.hpp: the kernels that read the operands where they lie, for a C with few
+// rows or columns: dot products for operands both stored along k (a linear layer's X·Wᵀ for
+// a few rows of X), sums of columns for A stored along m (x·W), written once for the vector
+// types of the ISA files that include them.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 namespace gemm::cpu_omp_detail {
 
-// V is one ISA's vector of the real type: width, zero, loadu, fmadd and sum (of the lanes).
+// V is one ISA's vector of the real type: width, zero, set, load, loadu, storeu, broadcast,
+// mul, fmadd and sum (of the lanes).
 //
 // Each element of C is a dot product of a row of op(A) and a column of op(B), both contiguous
 // along k, so nothing is packed: the operands are read where they lie, the wide one once.
@@ -77,6 +80,76 @@ void dot_block(int64_t rows, int64_t cols, int64_t k, const typename V::real *a,
         sweep(cols, S, [&](int64_t j, bool full_cols) {
             sweep(rows, R, [&](int64_t i, bool full_rows) { tile(i, j, full_rows, full_cols); });
         });
+}
+
+// Operands along m and along k (op(A) = n: column l of op(A) at a + l * lda; column j of
+// op(B) at b + j * ldb, contiguous along k): a row-major x·W for a few rows of x. C's rows
+// are taken a chunk of 4 KB of a column at a time, their sums held in L1: each step of k adds
+// the chunk of U columns of op(A), read where they lie in runs of 4 KB, times the columns'
+// values of op(B). (With the sums in registers, at most 1 KB of a column a step, the reads
+// ran at half the memory's speed: each step lies lda values further on.)
+template <class V, int S>
+void axpy_columns(int64_t rows, int64_t k, const typename V::real *a, int64_t lda, const typename V::real *b,
+                  int64_t ldb, typename V::real *c, int64_t ldc, typename V::real alpha, typename V::real beta) {
+    using T = typename V::real;
+    using vec = typename V::type;
+    constexpr int W = V::width, U = 4;
+    constexpr int64_t chunk = 4096 / int64_t(sizeof(T));
+    alignas(64) T sums[S][chunk];
+    for (int64_t i0 = 0; i0 < rows; i0 += chunk) {
+        const int64_t n = std::min(chunk, rows - i0), whole = n / W * W;
+        for (int j = 0; j < S; ++j)
+            for (int64_t i = 0; i < n; ++i) sums[j][i] = T(0);
+        int64_t l = 0;
+        for (; l + U <= k; l += U) {
+            vec bv[S][U];
+#pragma GCC unroll 4
+            for (int j = 0; j < S; ++j)
+#pragma GCC unroll 4
+                for (int u = 0; u < U; ++u) bv[j][u] = V::broadcast(b + j * ldb + l + u);
+            const T *al = a + i0 + l * lda;
+            for (int64_t i = 0; i < whole; i += W) {
+                vec av[U];
+#pragma GCC unroll 4
+                for (int u = 0; u < U; ++u) av[u] = V::loadu(al + u * lda + i);
+#pragma GCC unroll 4
+                for (int j = 0; j < S; ++j) {
+                    vec y = V::load(sums[j] + i);
+#pragma GCC unroll 4
+                    for (int u = 0; u < U; ++u) y = V::fmadd(av[u], bv[j][u], y);
+                    V::storeu(sums[j] + i, y);
+                }
+            }
+            for (int64_t i = whole; i < n; ++i)
+                for (int j = 0; j < S; ++j)
+                    for (int u = 0; u < U; ++u) sums[j][i] += al[u * lda + i] * b[j * ldb + l + u];
+        }
+        for (; l < k; ++l)
+            for (int j = 0; j < S; ++j)
+                for (int64_t i = 0; i < n; ++i) sums[j][i] += a[i0 + i + l * lda] * b[j * ldb + l];
+        for (int j = 0; j < S; ++j)
+            for (int64_t i = 0; i < n; ++i) {
+                T &cij = c[i0 + i + j * ldc];
+                cij = beta == T(0) ? alpha * sums[j][i] : alpha * sums[j][i] + beta * cij;
+            }
+    }
+}
+
+// C[0:rows, 0:cols] for axpy_columns's operands: a sweep of op(A) for every 4 columns.
+template <class V>
+void axpy_block(int64_t rows, int64_t cols, int64_t k, const typename V::real *a, int64_t lda,
+                const typename V::real *b, int64_t ldb, typename V::real *c, int64_t ldc, typename V::real alpha,
+                typename V::real beta) {
+    for (int64_t j = 0; j < cols; j += 4) {
+        const auto *bj = b + j * ldb;
+        auto *cj = c + j * ldc;
+        switch (std::min<int64_t>(cols - j, 4)) {
+        case 1: axpy_columns<V, 1>(rows, k, a, lda, bj, ldb, cj, ldc, alpha, beta); break;
+        case 2: axpy_columns<V, 2>(rows, k, a, lda, bj, ldb, cj, ldc, alpha, beta); break;
+        case 3: axpy_columns<V, 3>(rows, k, a, lda, bj, ldb, cj, ldc, alpha, beta); break;
+        default: axpy_columns<V, 4>(rows, k, a, lda, bj, ldb, cj, ldc, alpha, beta); break;
+        }
+    }
 }
 
 }  // namespace gemm::cpu_omp_detail

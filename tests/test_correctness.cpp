@@ -244,8 +244,10 @@ TEST_CASE("correctness sweep=blocking") {
 TEST_CASE("correctness sweep=direct") {
     // The shapes cpu_omp multiplies without packing (backends/cpu_omp/blocked_gemm.hpp).
     // Operands both along k (row-major NT, column-major TN, or one row of A or column of B
-    // with leading dimension 1) with a side of C at most 64 (f32) or 32 (f64) lines: dot
-    // products, k in blocks of 8192 (f32) or 4096 (f64) values. A along m and B along k
+    // with leading dimension 1; or column-major NN with at most 32 rows of A, copied along k)
+    // with a side of C at most 64 (f32) or 32 (f64) lines and k from 256: dot products, k in
+    // blocks of 8192 (f32) or 4096 (f64) values, or as many as the copy's scratch holds. A
+    // along m and B along k
     // (row-major NN with at most 12 rows of A, column-major NN with at most 12 columns of C):
     // sums in chunks of 4 KB of a column, 4 columns of C and 4 steps of k at a time. The
     // sides straddle the limits and the kernels' tiles; k crosses the blocks, with tails past
@@ -263,7 +265,9 @@ TEST_CASE("correctness sweep=direct") {
                                 {row, N, N, 4, 130, 5, 2, 1},     {row, N, N, 7, 130, 9, 0, 1},
                                 {col, N, N, 1030, 2, 9, 1, 1},    {col, N, T, 517, 1, 50, 0, 1},
                                 {col, N, N, 33, 4, 1, 0, 3},      {col, N, N, 200, 12, 12, 0, 1},
-                                {row, N, N, 13, 70, 8, 1, 1},     {col, N, N, 1100, 9, 6, 2, 2}};
+                                {row, N, N, 13, 70, 8, 1, 1},     {col, N, N, 1100, 9, 6, 2, 2},
+                                {col, N, N, 17, 130, 300, 1, 1},  {col, N, N, 32, 50, 8200, 0, 1},
+                                {col, N, N, 33, 70, 260, 0, 1},   {row, N, T, 5, 130, 255, 0, 1}};
     for (const dtype_config &d : dtype_configs) {
         SUBCASE(d.name) {
             suite_counts counts;

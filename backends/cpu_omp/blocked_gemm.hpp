@@ -325,8 +325,8 @@ template <class T> void scale_all(const problem &p, int threads) {
 // Operands both stored along k (op(A) = t, op(B) = n: a row-major X·Wᵀ) and C at most
 // dot_max_side lines wide on one side: each element of C is a dot product of the two operands
 // where they lie (dot_kernel). Packing would copy the wide operand (W) once more than it is
-// read, for a few FMAs per value: at 16x4096x4096 (row-major NT, f32, 2 threads) packing
-// takes half of cpu_omp's time, which is then 0.73 of OpenBLAS's. Dot products against
+// read, for a few FMAs per value: at 16x4096x4096 (row-major NT, f32, 2 threads) packing W
+// takes 64 % of cpu_omp's time (perf), which is then 0.73 of OpenBLAS's. Dot products against
 // packing on the 2-core AVX-512 VM, row-major NT with n = k = 4096 (docs/PERFORMANCE.md):
 // faster up to 64 rows of X in f32 (10.5 ms against 14.1 at 64) and 32 in f64 (12.4 against
 // 14.0; 18.6 against 15.6 at 48), and the AVX2 kernels tie with packing there: 256 bytes of

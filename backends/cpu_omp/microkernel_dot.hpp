@@ -9,8 +9,8 @@
 
 namespace gemm::cpu_omp_detail {
 
-// V is one ISA's vector of the real type: width, zero, set, load, loadu, storeu, broadcast,
-// mul, fmadd and sum (of the lanes).
+// V is one ISA's vector of the real type: width, zero, load, loadu, storeu, broadcast, fmadd
+// and sum (of the lanes).
 //
 // Each element of C is a dot product of a row of op(A) and a column of op(B), both contiguous
 // along k, so nothing is packed: the operands are read where they lie, the wide one once.

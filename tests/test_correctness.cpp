@@ -7,6 +7,7 @@
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -79,10 +80,10 @@ std::string rerun_hint(const gemm_case &c) {
     return "rerun: GEMM_TEST_FILTER='" + c.describe() + "' test_correctness";
 }
 
-// One case on every available backend: cpu_ref against the harness's double reference, then
-// every other backend against cpu_ref's result. NOT_SUPPORTED is a counted skip; any other
-// status than SUCCESS fails.
-void check_case(const gemm_case &c, suite_counts &counts) {
+// One case on every available backend and on `pinned` ("name:variant" forms): cpu_ref
+// against the harness's double reference, then every other against cpu_ref's result.
+// NOT_SUPPORTED is a counted skip; any other status than SUCCESS fails.
+void check_case(const gemm_case &c, suite_counts &counts, const std::vector<std::string> &pinned = {}) {
     if (!case_selected(c.describe())) return;
     ++counts.cases;
     operands o = make_operands(c);
@@ -99,7 +100,9 @@ void check_case(const gemm_case &c, suite_counts &counts) {
                                                                    << rerun_hint(c));
     std::vector<double> expected = window_values(c, oracle.c);
 
-    for (const std::string &name : available_backends()) {
+    std::vector<std::string> names = available_backends();
+    names.insert(names.end(), pinned.begin(), pinned.end());
+    for (const std::string &name : names) {
         if (name == "cpu_ref") continue;
         REQUIRE_MESSAGE(gemm_set_backend(name.c_str()) == GEMM_STATUS_SUCCESS, name << ": " << std::string(gemm_last_error()));
         run_result got = run_host(c, o);
@@ -117,6 +120,22 @@ void check_case(const gemm_case &c, suite_counts &counts) {
                                          << rerun_hint(c));
     }
     REQUIRE(gemm_set_backend(nullptr) == GEMM_STATUS_SUCCESS);
+}
+
+// Every kernel variant of cpu_omp in this build for type ab (its ids name it), pinned: the
+// instruction sets below this CPU's best, which calls never choose here, are tested too
+// (those it lacks decline: skips).
+std::vector<std::string> cpu_omp_variants(gemm_dtype_t ab) {
+    std::vector<std::string> pinned;
+    const char *const *ids = nullptr;
+    int64_t count = 0;
+    const std::vector<std::string> available = available_backends();
+    if (std::find(available.begin(), available.end(), "cpu_omp") == available.end()) return pinned;
+    REQUIRE(gemm_backend_variants("cpu_omp", nullptr, &ids, &count) == GEMM_STATUS_SUCCESS);
+    const std::string type = std::string("_") + dtype_name(ab) + "_";
+    for (int64_t i = 0; i < count; ++i)
+        if (std::string(ids[i]).find(type) != std::string::npos) pinned.push_back(std::string("cpu_omp:") + ids[i]);
+    return pinned;
 }
 
 void report(const suite_counts &counts) {
@@ -251,7 +270,8 @@ TEST_CASE("correctness sweep=direct") {
     // (row-major NN with at most 12 rows of A, column-major NN with at most 12 columns of C):
     // sums in chunks of 4 KB of a column, 4 columns of C and 4 steps of k at a time. The
     // sides straddle the limits and the kernels' tiles; k crosses the blocks, with tails past
-    // the last whole vector and step; rows cross the chunks; C is NaN where beta = 0.
+    // the last whole vector and step; rows cross the chunks; C is NaN where beta = 0. Every
+    // kernel variant runs them.
     struct shape { gemm_layout_t layout; gemm_op_t ta, tb; int64_t m, n, k, pad, batch; };
     constexpr gemm_layout_t row = GEMM_ROW_MAJOR, col = GEMM_COL_MAJOR;
     constexpr gemm_op_t N = GEMM_OP_N, T = GEMM_OP_T;
@@ -270,13 +290,59 @@ TEST_CASE("correctness sweep=direct") {
                                 {col, N, N, 33, 70, 260, 0, 1},   {row, N, T, 5, 130, 255, 0, 1}};
     for (const dtype_config &d : dtype_configs) {
         SUBCASE(d.name) {
+            const std::vector<std::string> pinned = cpu_omp_variants(d.ab);
             suite_counts counts;
             uint64_t i = 0;
             for (const shape &s : shapes) {
                 gemm_case c = make_case(d, s.layout, s.ta, s.tb, s.m, s.n, s.k, s.pad, i % 2 ? -1.5 : 1.0,
                                         betas[i % 3]);
                 if (s.batch > 1) set_batch(c, s.batch, false, false, 2);
-                check_case(c, counts);
+                check_case(c, counts, pinned);
+                ++i;
+            }
+            report(counts);
+        }
+    }
+}
+
+TEST_CASE("correctness sweep=small") {
+    // Products of less than 2 x 10^6 flops, which cpu_omp multiplies on one thread by its
+    // small kernel (backends/cpu_omp/blocked_gemm.hpp) unless C is narrow enough for the dot
+    // products or sums of columns, on every kernel variant: tiles of 32 (AVX-512 f32), 16 or
+    // 8 rows and 12 or 6 columns. Rows cross the tiles' vectors, with A read in place (along
+    // m: op n), copied for a partial tile, or gathered (along k); columns end at every count
+    // of a partial tile; B is read in place either way. k crosses the panel's blocks (3072
+    // f32, 1152 f64 values on AVX-512); batches run in a loop on one thread or split over
+    // threads, each matrix alone. C is NaN where beta = 0.
+    constexpr int64_t ms[] = {1, 7, 8, 9, 16, 17, 31, 32, 33, 48, 65};
+    constexpr int64_t ns[] = {1, 5, 6, 7, 11, 12, 13, 25};
+    constexpr int64_t ks[] = {1, 3, 19, 64};
+    constexpr gemm_op_t N = GEMM_OP_N, T = GEMM_OP_T;
+    constexpr gemm_op_t op_pairs[][2] = {{N, N}, {N, T}, {T, N}, {T, T}};
+    struct shape { gemm_layout_t layout; gemm_op_t ta, tb; int64_t m, n, k, batch; };
+    constexpr gemm_layout_t col = GEMM_COL_MAJOR, row = GEMM_ROW_MAJOR;
+    constexpr shape long_k[] = {{col, N, T, 8, 9, 5000, 1}, {col, T, T, 5, 7, 4000, 1}, {row, T, N, 3, 40, 2500, 1},
+                                {col, N, N, 20, 21, 22, 3}, {row, T, N, 33, 13, 30, 2}, {col, T, T, 40, 40, 40, 16}};
+    for (const dtype_config &d : dtype_configs) {
+        SUBCASE(d.name) {
+            const std::vector<std::string> pinned = cpu_omp_variants(d.ab);
+            suite_counts counts;
+            uint64_t i = 0;
+            // Each m x n under every layout and op pair, with one k; k, the padding, alpha and
+            // beta cycle at other rates.
+            for (int64_t m : ms)
+                for (int64_t n : ns)
+                    for (gemm_layout_t layout : layouts)
+                        for (const auto &ops : op_pairs) {
+                            check_case(make_case(d, layout, ops[0], ops[1], m, n, ks[(i / 8) % 4],
+                                                 2 * int64_t((i / 3) % 3), i % 5 ? 1.0 : -1.5, betas[i % 3]),
+                                       counts, pinned);
+                            ++i;
+                        }
+            for (const shape &s : long_k) {
+                gemm_case c = make_case(d, s.layout, s.ta, s.tb, s.m, s.n, s.k, int64_t(i % 2), 1.0, betas[i % 3]);
+                if (s.batch > 1) set_batch(c, s.batch, false, false, 2);
+                check_case(c, counts, pinned);
                 ++i;
             }
             report(counts);

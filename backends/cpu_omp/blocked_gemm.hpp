@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <climits>
 #include <cstdint>
 #include <vector>
 
@@ -428,6 +429,66 @@ template <class T> void axpy_part(const problem &p, const operands<T> &o, axpy_k
     if (p.epilogue.any()) apply_epilogue(p.epilogue, o.c, o.ldc, rows, range{0, p.n});
 }
 
+// A product that plan_threads leaves to one thread (less than twice min_flops_per_thread) is
+// multiplied by the small kernel, nothing packed but the rows of an A stored along k
+// (microkernel_small.hpp), unless C is narrow enough for the dot products in place or the
+// sums of columns (choose_direct). Packing cost as much as the product: 27 % of cpu_omp's time
+// at 64^3 f32, then 0.59 of OpenBLAS. On one thread, operands rotated through memory (gemm
+// bench), row-major, packed against small, ms: f32 NN 16^3 0.00063 / 0.00017, 64^3 0.0062 /
+// 0.0044, 96^3 0.022-0.029 / 0.014-0.020; f64 NN 64^3 0.013-0.016 / 0.0093-0.0098, 96^3
+// 0.052-0.056 / 0.052-0.053, NT 96^3 0.058-0.060 / 0.058-0.063. Where the dot products would
+// copy A, these products come here instead: f32 NN 32x16x1024 0.037 ms copied against 0.022,
+// f64 0.10 against 0.048.
+template <class T> bool takes_small(const problem &p, small_kernel<T> small) {
+    // Rows along k are gathered with 32-bit offsets: small_panel_rows rows of lda values.
+    const bool offsets_fit = p.op_a == transpose::n || p.lda <= INT32_MAX / small_panel_rows;
+    return small != nullptr && offsets_fit &&
+           2.0 * double(p.m) * double(p.n) * double(p.k) < 2 * min_flops_per_thread;
+}
+
+// Matrix o by the small kernel, k in blocks that fill the panel, then the epilogue.
+template <class T>
+void small_part(const problem &p, const operands<T> &o, small_kernel<T> small, T *panel, int64_t panel_elems) {
+    const bool a_m = o.op_a == transpose::n, b_k = o.op_b == transpose::n;
+    const int64_t step = panel_elems / small_panel_rows;
+    for (int64_t l = 0; l < o.k; l += step) {
+        const int64_t kc = std::min(step, o.k - l);
+        small(p.m, p.n, kc, o.a + l * (a_m ? o.lda : 1), a_m ? 1 : o.lda, a_m ? o.lda : 1,
+              o.b + l * (b_k ? 1 : o.ldb), b_k ? 1 : o.ldb, b_k ? o.ldb : 1, o.c, o.ldc, o.alpha,
+              l == 0 ? o.beta : T(1), panel);
+    }
+    if (p.epilogue.any()) apply_epilogue(p.epilogue, o.c, o.ldc, range{0, p.m}, range{0, p.n});
+}
+
+// Where a product is small enough for the small kernel and C narrow enough for the dot
+// products or the sums of columns, those win while they read op(A) in few sweeps, on one
+// thread with operands rotated through memory (gemm bench, row-major, ms, small against
+// them): dot products at 16 rows of X (f32 NT 16x64x256 0.0078-0.0090 / 0.0078), not at 32
+// (32x32x256 0.0057 / 0.0077; f64 0.011 / 0.017); sums of columns (a sweep of op(A) for every
+// 4 columns of C) at 4 to 7 rows of x (f32 NN 4x256x256 0.047 / 0.036, 6x256x256 0.059 /
+// 0.041), not at 8 (8x128x128 0.0037 / 0.0041, 12x96x96 0.0025 / 0.0033, 8x8x8 0.00011 /
+// 0.00023).
+constexpr int64_t dot_over_small_max_side = 16;
+constexpr int64_t axpy_over_small_max_columns = 7;
+
+// Which kernel multiplies p without packing B, on `threads` threads; none: the packed loop
+// nest.
+enum class direct_path { none, dot, axpy, small };
+
+template <class T> direct_path choose_direct(const problem &p, const direct_kernels<T> &kernels, int threads) {
+    if constexpr (parts_v<T> == 1) {
+        const bool small = threads == 1 && takes_small(p, kernels.small);
+        const bool dot = takes_dot(p, kernels.dot);
+        if (dot && !dot_copies_a<T>(p) && (!small || std::min(p.m, p.n) <= dot_over_small_max_side))
+            return direct_path::dot;
+        if (takes_axpy(p, kernels.axpy) && (!small || p.n <= axpy_over_small_max_columns))
+            return direct_path::axpy;
+        if (small) return direct_path::small;
+        if (dot) return direct_path::dot;
+    }
+    return direct_path::none;
+}
+
 // Every matrix of p by part(p, matrix, kernel, lines), in parts of `wide` lines (C's wide
 // side) that the threads take in turn: parts of about `unit` lines, at least one a thread
 // where `granule` allows, at most four a thread; cut at multiples of `granule`. A thread for
@@ -456,14 +517,15 @@ void multiply_alone(const problem &one, const blocking &bk, microkernel<T> kerne
         return;
     }
     if constexpr (parts_v<T> == 1) {
-        if (takes_dot(one, direct.dot)) {
-            dot_part<T>(one, batch_operands<T>(one, 0), direct.dot, range{0, std::max(one.m, one.n)}, abuf,
-                        round_up(bk.mc, MR) * bk.kc);
+        const operands<T> o = batch_operands<T>(one, 0);
+        const int64_t abuf_elems = round_up(bk.mc, MR) * bk.kc;
+        switch (choose_direct(one, direct, 1)) {
+        case direct_path::dot:
+            dot_part<T>(one, o, direct.dot, range{0, std::max(one.m, one.n)}, abuf, abuf_elems);
             return;
-        }
-        if (takes_axpy(one, direct.axpy)) {
-            axpy_part<T>(one, batch_operands<T>(one, 0), direct.axpy, range{0, one.m});
-            return;
+        case direct_path::axpy: axpy_part<T>(one, o, direct.axpy, range{0, one.m}); return;
+        case direct_path::small: small_part<T>(one, o, direct.small, abuf, abuf_elems); return;
+        case direct_path::none: break;
         }
     }
     alone.next_item.store(0, std::memory_order_relaxed);
@@ -495,8 +557,10 @@ bool run_blocked(const problem &p, const blocking &bk, microkernel<T> kernel, di
         scale_all<T>(p, plan.threads);
         return true;
     }
+    const std::size_t a_bytes = std::size_t(round_up(bk.mc, MR) * bk.kc) * sizeof(T);
     if constexpr (parts_v<T> == 1) {
-        if (takes_dot(p, direct.dot)) {
+        switch (choose_direct(p, direct, plan.threads)) {
+        case direct_path::dot: {
             // The scratch for A's copy: the calling thread's first, so that a call that cannot
             // have it fails with C untouched.
             const bool copy = dot_copies_a<T>(p);
@@ -510,14 +574,23 @@ bool run_blocked(const problem &p, const blocking &bk, microkernel<T> kernel, di
                                plan.threads);
             return true;
         }
-        if (takes_axpy(p, direct.axpy)) {
+        case direct_path::axpy:
             multiply_direct<T>(p, direct.axpy, axpy_part<T>, [] { return true; }, p.m, axpy_part_unit<T>,
                                axpy_part_granule, plan.threads);
             return true;
+        case direct_path::small: {
+            // On the calling thread alone, its A buffer holding the panel.
+            pack_buffers &own = thread_pack_buffers();
+            if (!own.reserve(a_bytes, 0)) return false;
+            for (int64_t b = 0; b < p.batch; ++b)
+                small_part<T>(p, batch_operands<T>(p, b), direct.small, static_cast<T *>(own.a()),
+                              int64_t(a_bytes / sizeof(T)));
+            return true;
+        }
+        case direct_path::none: break;
         }
     }
 
-    const std::size_t a_bytes = std::size_t(round_up(bk.mc, MR) * bk.kc) * sizeof(T);
     const std::size_t panel = std::size_t(round_up(bk.nc, NR) * bk.kc * parts_v<T>);  // reals
     const std::size_t b_bytes = 2 * panel * sizeof(real_t<T>);
 

@@ -74,11 +74,12 @@ template <class T> struct kernel_config {
 const kernel_config<float> f32_kernels[] = {
 #if GEMM_CPU_OMP_AVX512
     {"avx512f_f32_32x12", isa::avx512f, {256, 384, 3072}, microkernel_avx512_f32_32x12,
-     {dot_avx512_f32, axpy_avx512_f32}, run_blocked<float, 32, 12>, run_blocked_batch<float, 32, 12>},
+     {dot_avx512_f32, axpy_avx512_f32, small_avx512_f32}, run_blocked<float, 32, 12>,
+     run_blocked_batch<float, 32, 12>},
 #endif
 #if GEMM_CPU_OMP_AVX2
-    {"avx2_f32_16x6", isa::avx2_fma, {144, 384, 3072}, microkernel_avx2_f32_16x6, {dot_avx2_f32, axpy_avx2_f32},
-     run_blocked<float, 16, 6>, run_blocked_batch<float, 16, 6>},
+    {"avx2_f32_16x6", isa::avx2_fma, {144, 384, 3072}, microkernel_avx2_f32_16x6,
+     {dot_avx2_f32, axpy_avx2_f32, small_avx2_f32}, run_blocked<float, 16, 6>, run_blocked_batch<float, 16, 6>},
 #endif
     {"generic_f32_8x4", isa::generic, {128, 256, 2048}, microkernel_generic_f32_8x4, {},
      run_blocked<float, 8, 4>, run_blocked_batch<float, 8, 4>},
@@ -87,11 +88,12 @@ const kernel_config<float> f32_kernels[] = {
 const kernel_config<double> f64_kernels[] = {
 #if GEMM_CPU_OMP_AVX512
     {"avx512f_f64_16x12", isa::avx512f, {144, 256, 2040}, microkernel_avx512_f64_16x12,
-     {dot_avx512_f64, axpy_avx512_f64}, run_blocked<double, 16, 12>, run_blocked_batch<double, 16, 12>},
+     {dot_avx512_f64, axpy_avx512_f64, small_avx512_f64}, run_blocked<double, 16, 12>,
+     run_blocked_batch<double, 16, 12>},
 #endif
 #if GEMM_CPU_OMP_AVX2
-    {"avx2_f64_8x6", isa::avx2_fma, {240, 256, 2046}, microkernel_avx2_f64_8x6, {dot_avx2_f64, axpy_avx2_f64},
-     run_blocked<double, 8, 6>, run_blocked_batch<double, 8, 6>},
+    {"avx2_f64_8x6", isa::avx2_fma, {240, 256, 2046}, microkernel_avx2_f64_8x6,
+     {dot_avx2_f64, axpy_avx2_f64, small_avx2_f64}, run_blocked<double, 8, 6>, run_blocked_batch<double, 8, 6>},
 #endif
     {"generic_f64_4x4", isa::generic, {64, 256, 2048}, microkernel_generic_f64_4x4, {},
      run_blocked<double, 4, 4>, run_blocked_batch<double, 4, 4>},

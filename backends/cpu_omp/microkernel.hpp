@@ -40,10 +40,23 @@ using dot_kernel = void (*)(int64_t rows, int64_t cols, int64_t k, const T *a, i
 // a C of few columns (microkernel_dot.hpp): a row-major x·W for a few rows of x.
 template <class T> using axpy_kernel = dot_kernel<T>;
 
+// C[0:rows, 0:cols] = alpha * op(A) * op(B) + beta * C for a small product on one thread
+// (microkernel_small.hpp): op(A)'s value (i, l) at a + i * a_m + l * a_k, where a_m == 1 (read
+// in place) or a_k == 1 (each tile of rows gathered into `panel`, which holds
+// small_panel_rows x k values), op(B)'s (l, j) at b + l * b_k + j * b_j (read in place). Real
+// types; beta == 0 means C is written and never read.
+template <class T>
+using small_kernel = void (*)(int64_t rows, int64_t cols, int64_t k, const T *a, int64_t a_m, int64_t a_k,
+                              const T *b, int64_t b_k, int64_t b_j, T *c, int64_t ldc, T alpha, T beta, T *panel);
+
+// The most rows of any small kernel's tile: its panel's rows.
+constexpr int64_t small_panel_rows = 32;
+
 // The kernels of one ISA that read the operands where they lie; null where it has none.
 template <class T> struct direct_kernels {
     dot_kernel<T> dot;
     axpy_kernel<T> axpy;
+    small_kernel<T> small;
 };
 
 using c32 = std::complex<float>;
@@ -72,6 +85,12 @@ void axpy_avx2_f32(int64_t rows, int64_t cols, int64_t k, const float *a, int64_
                   int64_t ldb, float *c, int64_t ldc, float alpha, float beta);
 void axpy_avx2_f64(int64_t rows, int64_t cols, int64_t k, const double *a, int64_t lda, const double *b,
                   int64_t ldb, double *c, int64_t ldc, double alpha, double beta);
+void small_avx2_f32(int64_t rows, int64_t cols, int64_t k, const float *a, int64_t a_m, int64_t a_k,
+                    const float *b, int64_t b_k, int64_t b_j, float *c, int64_t ldc, float alpha, float beta,
+                    float *panel);
+void small_avx2_f64(int64_t rows, int64_t cols, int64_t k, const double *a, int64_t a_m, int64_t a_k,
+                    const double *b, int64_t b_k, int64_t b_j, double *c, int64_t ldc, double alpha, double beta,
+                    double *panel);
 void microkernel_avx2_c32_4m_8x6(int64_t kc, const float *ap, const float *bp, c32 *c,
                                  int64_t ldc, c32 alpha, c32 beta);
 void microkernel_avx2_c64_4m_4x6(int64_t kc, const double *ap, const double *bp, c64 *c,
@@ -90,6 +109,12 @@ void axpy_avx512_f32(int64_t rows, int64_t cols, int64_t k, const float *a, int6
                   int64_t ldb, float *c, int64_t ldc, float alpha, float beta);
 void axpy_avx512_f64(int64_t rows, int64_t cols, int64_t k, const double *a, int64_t lda, const double *b,
                   int64_t ldb, double *c, int64_t ldc, double alpha, double beta);
+void small_avx512_f32(int64_t rows, int64_t cols, int64_t k, const float *a, int64_t a_m, int64_t a_k,
+                      const float *b, int64_t b_k, int64_t b_j, float *c, int64_t ldc, float alpha, float beta,
+                      float *panel);
+void small_avx512_f64(int64_t rows, int64_t cols, int64_t k, const double *a, int64_t a_m, int64_t a_k,
+                      const double *b, int64_t b_k, int64_t b_j, double *c, int64_t ldc, double alpha,
+                      double beta, double *panel);
 void microkernel_avx512_c32_4m_16x12(int64_t kc, const float *ap, const float *bp, c32 *c,
                                      int64_t ldc, c32 alpha, c32 beta);
 void microkernel_avx512_c32_4m_32x6(int64_t kc, const float *ap, const float *bp, c32 *c,

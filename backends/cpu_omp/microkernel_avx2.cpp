@@ -6,6 +6,7 @@
 #include "microkernel.hpp"
 #include "microkernel_complex.hpp"
 #include "microkernel_dot.hpp"
+#include "microkernel_small.hpp"
 
 namespace gemm::cpu_omp_detail {
 namespace {
@@ -30,6 +31,19 @@ template <> struct ymm<float> {
     static type fnmadd(type a, type b, type c) { return _mm256_fnmadd_ps(a, b, c); }
     static type fmsub(type a, type b, type c) { return _mm256_fmsub_ps(a, b, c); }
     static type mul(type a, type b) { return _mm256_mul_ps(a, b); }
+    using mask = __m256i;
+    using index = __m256i;
+    static mask first(int count) {
+        return _mm256_cmpgt_epi32(_mm256_set1_epi32(count), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    }
+    static type load_first(const float *p, mask m) { return _mm256_maskload_ps(p, m); }
+    static void store_first(float *p, mask m, type v) { _mm256_maskstore_ps(p, m, v); }
+    static index strides(int32_t s) {
+        return _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(s));
+    }
+    static type gather(const float *p, index offsets, mask m) {
+        return _mm256_mask_i32gather_ps(_mm256_setzero_ps(), p, offsets, _mm256_castsi256_ps(m), 4);
+    }
     static float sum(type v) {
         __m128 x = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
         x = _mm_add_ps(x, _mm_movehl_ps(x, x));
@@ -64,6 +78,17 @@ template <> struct ymm<double> {
     static type fnmadd(type a, type b, type c) { return _mm256_fnmadd_pd(a, b, c); }
     static type fmsub(type a, type b, type c) { return _mm256_fmsub_pd(a, b, c); }
     static type mul(type a, type b) { return _mm256_mul_pd(a, b); }
+    using mask = __m256i;
+    using index = __m128i;
+    static mask first(int count) {
+        return _mm256_cmpgt_epi64(_mm256_set1_epi64x(count), _mm256_setr_epi64x(0, 1, 2, 3));
+    }
+    static type load_first(const double *p, mask m) { return _mm256_maskload_pd(p, m); }
+    static void store_first(double *p, mask m, type v) { _mm256_maskstore_pd(p, m, v); }
+    static index strides(int32_t s) { return _mm_mullo_epi32(_mm_setr_epi32(0, 1, 2, 3), _mm_set1_epi32(s)); }
+    static type gather(const double *p, index offsets, mask m) {
+        return _mm256_mask_i32gather_pd(_mm256_setzero_pd(), p, offsets, _mm256_castsi256_pd(m), 8);
+    }
     static double sum(type v) {
         const __m128d x = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
         return _mm_cvtsd_f64(_mm_add_sd(x, _mm_unpackhi_pd(x, x)));
@@ -147,6 +172,19 @@ void microkernel_avx2_f64_8x6(int64_t kc, const double *ap, const double *bp, do
 }
 
 // 3 rows of op(A) by 3 columns of op(B): 9 accumulators and 4 operands in the 16 registers.
+// 16 (f32) or 8 (f64) rows by 6 columns a tile, as the packed kernels.
+void small_avx2_f32(int64_t rows, int64_t cols, int64_t k, const float *a, int64_t a_m, int64_t a_k,
+                    const float *b, int64_t b_k, int64_t b_j, float *c, int64_t ldc, float alpha, float beta,
+                    float *panel) {
+    small_block<ymm<float>, 6>(rows, cols, k, a, a_m, a_k, b, b_k, b_j, c, ldc, alpha, beta, panel);
+}
+
+void small_avx2_f64(int64_t rows, int64_t cols, int64_t k, const double *a, int64_t a_m, int64_t a_k,
+                    const double *b, int64_t b_k, int64_t b_j, double *c, int64_t ldc, double alpha, double beta,
+                    double *panel) {
+    small_block<ymm<double>, 6>(rows, cols, k, a, a_m, a_k, b, b_k, b_j, c, ldc, alpha, beta, panel);
+}
+
 void dot_avx2_f32(int64_t rows, int64_t cols, int64_t k, const float *a, int64_t lda, const float *b,
                   int64_t ldb, float *c, int64_t ldc, float alpha, float beta) {
     dot_block<ymm<float>, 3, 3>(rows, cols, k, a, lda, b, ldb, c, ldc, alpha, beta);

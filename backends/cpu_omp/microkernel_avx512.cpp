@@ -6,6 +6,7 @@
 #include "microkernel.hpp"
 #include "microkernel_complex.hpp"
 #include "microkernel_dot.hpp"
+#include "microkernel_small.hpp"
 
 namespace gemm::cpu_omp_detail {
 namespace {
@@ -29,6 +30,18 @@ template <> struct zmm<float> {
     static type fnmadd(type a, type b, type c) { return _mm512_fnmadd_ps(a, b, c); }
     static type fmsub(type a, type b, type c) { return _mm512_fmsub_ps(a, b, c); }
     static type mul(type a, type b) { return _mm512_mul_ps(a, b); }
+    using mask = __mmask16;
+    using index = __m512i;
+    static mask first(int count) { return mask((1u << count) - 1); }
+    static type load_first(const float *p, mask m) { return _mm512_maskz_loadu_ps(m, p); }
+    static void store_first(float *p, mask m, type v) { _mm512_mask_storeu_ps(p, m, v); }
+    static index strides(int32_t s) {
+        return _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                  _mm512_set1_epi32(s));
+    }
+    static type gather(const float *p, index offsets, mask m) {
+        return _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, offsets, p, 4);
+    }
     // The lanes added by permutex2var: GCC 12 warns of an uninitialized value inside
     // _mm512_reduce_add_ps, the shuffles and the casts to 128 bits.
     static float sum(type v) {
@@ -65,6 +78,17 @@ template <> struct zmm<double> {
     static type fnmadd(type a, type b, type c) { return _mm512_fnmadd_pd(a, b, c); }
     static type fmsub(type a, type b, type c) { return _mm512_fmsub_pd(a, b, c); }
     static type mul(type a, type b) { return _mm512_mul_pd(a, b); }
+    using mask = __mmask8;
+    using index = __m256i;
+    static mask first(int count) { return mask((1u << count) - 1); }
+    static type load_first(const double *p, mask m) { return _mm512_maskz_loadu_pd(m, p); }
+    static void store_first(double *p, mask m, type v) { _mm512_mask_storeu_pd(p, m, v); }
+    static index strides(int32_t s) {
+        return _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(s));
+    }
+    static type gather(const double *p, index offsets, mask m) {
+        return _mm512_mask_i32gather_pd(_mm512_setzero_pd(), m, offsets, p, 8);
+    }
     static double sum(type v) {
         const __m512i halves = _mm512_setr_epi64(4, 5, 6, 7, 0, 1, 2, 3);
         const __m512i pairs = _mm512_setr_epi64(2, 3, 0, 1, 2, 3, 0, 1);
@@ -165,6 +189,19 @@ void axpy_avx512_f32(int64_t rows, int64_t cols, int64_t k, const float *a, int6
 void axpy_avx512_f64(int64_t rows, int64_t cols, int64_t k, const double *a, int64_t lda, const double *b,
                   int64_t ldb, double *c, int64_t ldc, double alpha, double beta) {
     axpy_block<zmm<double>>(rows, cols, k, a, lda, b, ldb, c, ldc, alpha, beta);
+}
+
+// 32 (f32) or 16 (f64) rows by 12 columns a tile, as the packed kernels.
+void small_avx512_f32(int64_t rows, int64_t cols, int64_t k, const float *a, int64_t a_m, int64_t a_k,
+                      const float *b, int64_t b_k, int64_t b_j, float *c, int64_t ldc, float alpha, float beta,
+                      float *panel) {
+    small_block<zmm<float>, 12>(rows, cols, k, a, a_m, a_k, b, b_k, b_j, c, ldc, alpha, beta, panel);
+}
+
+void small_avx512_f64(int64_t rows, int64_t cols, int64_t k, const double *a, int64_t a_m, int64_t a_k,
+                      const double *b, int64_t b_k, int64_t b_j, double *c, int64_t ldc, double alpha,
+                      double beta, double *panel) {
+    small_block<zmm<double>, 12>(rows, cols, k, a, a_m, a_k, b, b_k, b_j, c, ldc, alpha, beta, panel);
 }
 
 // Complex sizes are in complex values: c32 16x12 is one zmm of each plane of A per step of k

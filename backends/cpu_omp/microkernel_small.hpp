@@ -1,0 +1,139 @@
+// microkernel_small.hpp: the kernel for a small product on one thread, which reads B where it
+// lies and A too where its columns are contiguous, written once for the vector types of the
+// ISA files that include them.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <utility>
+
+namespace gemm::cpu_omp_detail {
+
+// V is one ISA's vector of the real type as microkernel_dot.hpp uses it, and also: mask (the
+// lanes of a partial vector), first(count) (the first count lanes), load_first and
+// store_first (those lanes; the others read as zero and are not written), index (a vector
+// of W lane offsets), strides(s) (offsets 0, s, 2s, ...) and gather(p, offsets, mask).
+//
+// The tiles are the packed micro-kernels' (MR = 2 W rows, NR columns), but nothing is packed
+// for a whole product, whose packing would cost as much as its multiplying (blocked_gemm.hpp):
+// a column of A's MR rows at step l is read at a + l * a_k (the matrix itself when its columns
+// are contiguous, else a panel of MR rows gathered for the row tile and reused for every
+// column tile) and B's value (l, j) at b + l * b_k + j * b_j, broadcast, whatever its op.
+
+// A read in place is fetched this many steps of k ahead: its columns lie lda apart, a stride
+// the hardware's prefetchers follow too late when A comes from memory (gemm bench, one
+// thread: f64 row-major NN 16x64x256 0.046 ms without, 0.026 with; 64^3 0.0124 and 0.0093;
+// 8 steps ahead 0.030 and 0.0095).
+constexpr int64_t prefetch_steps = 16;
+
+// C[0:rows, 0:NR] = alpha * A_tile * B_tile + beta * C, rows <= MV * W: MV vectors of A and
+// NR broadcasts of B a step of k, MV x NR accumulators. A's vectors are read whole (a
+// partial row tile comes packed with zeros); C's partial vector through masks. in_place: A is
+// the matrix itself, not a panel.
+template <class V, int MV, int NR>
+void small_tile(int64_t k, const typename V::real *__restrict a, int64_t a_k, bool in_place, int rows,
+                const typename V::real *__restrict b, int64_t b_k, int64_t b_j, typename V::real *__restrict c,
+                int64_t ldc, typename V::real alpha, typename V::real beta) {
+    using T = typename V::real;
+    using vec = typename V::type;
+    constexpr int W = V::width;
+    vec acc[NR][MV];
+#pragma GCC unroll 16
+    for (int j = 0; j < NR; ++j)
+#pragma GCC unroll 4
+        for (int i = 0; i < MV; ++i) acc[j][i] = V::zero();
+#pragma GCC unroll 2
+    for (int64_t l = 0; l < k; ++l) {
+        vec av[MV];
+#pragma GCC unroll 4
+        for (int i = 0; i < MV; ++i) av[i] = V::loadu(a + l * a_k + i * W);
+        if (in_place) {
+            // (An address, not a pointer: it may lie past A, and a prefetch never faults.)
+            const std::uintptr_t ahead =
+                reinterpret_cast<std::uintptr_t>(a + l * a_k) + prefetch_steps * a_k * sizeof(T);
+#pragma GCC unroll 4
+            for (int i = 0; i < MV; ++i)
+                __builtin_prefetch(reinterpret_cast<const void *>(ahead + i * W * sizeof(T)));
+        }
+        const T *bl = b + l * b_k;
+#pragma GCC unroll 16
+        for (int j = 0; j < NR; ++j) {
+            const vec bv = V::broadcast(bl + j * b_j);
+#pragma GCC unroll 4
+            for (int i = 0; i < MV; ++i) acc[j][i] = V::fmadd(av[i], bv, acc[j][i]);
+        }
+    }
+    const vec va = V::set(alpha), vb = V::set(beta);
+    const bool whole = rows == MV * W;
+    const typename V::mask last = V::first(rows - (MV - 1) * W);
+#pragma GCC unroll 16
+    for (int j = 0; j < NR; ++j)
+#pragma GCC unroll 4
+        for (int i = 0; i < MV; ++i) {
+            T *p = c + j * ldc + i * W;
+            vec r = V::mul(acc[j][i], va);
+            if (whole || i < MV - 1) {
+                if (beta != T(0)) r = V::fmadd(V::loadu(p), vb, r);
+                V::storeu(p, r);
+            } else {
+                if (beta != T(0)) r = V::fmadd(V::load_first(p, last), vb, r);
+                V::store_first(p, last, r);
+            }
+        }
+}
+
+// Every column of C for one row tile: tiles of NR columns, then one of the columns left.
+template <class V, int MV, int NR, int... Edge>
+void small_columns(int64_t cols, int64_t k, const typename V::real *a, int64_t a_k, bool in_place, int rows,
+                   const typename V::real *b, int64_t b_k, int64_t b_j, typename V::real *c, int64_t ldc,
+                   typename V::real alpha, typename V::real beta, std::integer_sequence<int, Edge...>) {
+    int64_t j = 0;
+    for (; j + NR <= cols; j += NR)
+        small_tile<V, MV, NR>(k, a, a_k, in_place, rows, b + j * b_j, b_k, b_j, c + j * ldc, ldc, alpha, beta);
+    // small_tile<V, MV, 1> ... <V, MV, NR - 1>, for the columns left.
+    using tile_fn = decltype(&small_tile<V, MV, 1>);
+    static constexpr tile_fn edge[] = {small_tile<V, MV, Edge + 1>...};
+    if (const int64_t left = cols - j; left > 0)
+        edge[left - 1](k, a, a_k, in_place, rows, b + j * b_j, b_k, b_j, c + j * ldc, ldc, alpha, beta);
+}
+
+// C[0:rows, 0:cols] = alpha * op(A) * op(B) + beta * C for a block of k (the caller cuts k so
+// that an MR x k panel fits `panel`), C column-major: op(A)'s value (i, l) at a + i * a_m + l
+// * a_k, with a_m == 1 (A stored along m, read in place) or a_k == 1 (along k, each row tile
+// gathered into the panel); op(B)'s (l, j) at b + l * b_k + j * b_j. beta == 0 writes C
+// without reading it. MR = 2 W rows a tile, NR columns.
+template <class V, int NR>
+void small_block(int64_t rows, int64_t cols, int64_t k, const typename V::real *a, int64_t a_m, int64_t a_k,
+                 const typename V::real *b, int64_t b_k, int64_t b_j, typename V::real *c, int64_t ldc,
+                 typename V::real alpha, typename V::real beta, typename V::real *panel) {
+    using T = typename V::real;
+    constexpr int W = V::width, MR = 2 * W;
+    const auto edges = std::make_integer_sequence<int, NR - 1>{};
+    for (int64_t i = 0; i < rows; i += MR) {
+        const int r = int(std::min<int64_t>(MR, rows - i));
+        const T *ai = a + i * a_m;
+        const T *tile = ai;
+        int64_t tile_k = a_k;
+        if (a_m != 1 || r < MR) {
+            // Rows along k are gathered W at a time (the offsets fit 32 bits: the caller
+            // checks W * a_m); a partial tile along m is copied so that the kernel reads
+            // whole vectors, zeros past the last row.
+            for (int v = 0; v * W < r; ++v) {  // (a tile of at most W rows reads one vector)
+                const typename V::mask lanes = V::first(std::min(r - v * W, W));
+                const typename V::index offsets = V::strides(int32_t(a_m));
+                const T *src = ai + int64_t(v) * W * a_m;
+                for (int64_t l = 0; l < k; ++l)
+                    V::storeu(panel + l * MR + v * W, a_m == 1 ? V::load_first(src + l * a_k, lanes)
+                                                                : V::gather(src + l * a_k, offsets, lanes));
+            }
+            tile = panel, tile_k = MR;
+        }
+        const bool in_place = tile == ai;
+        if (r > W)
+            small_columns<V, 2, NR>(cols, k, tile, tile_k, in_place, r, b, b_k, b_j, c + i, ldc, alpha, beta, edges);
+        else
+            small_columns<V, 1, NR>(cols, k, tile, tile_k, in_place, r, b, b_k, b_j, c + i, ldc, alpha, beta, edges);
+    }
+}
+
+}  // namespace gemm::cpu_omp_detail

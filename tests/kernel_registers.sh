@@ -19,11 +19,12 @@ object=$(tr ':' '\n' <<<"$objects" | grep '/microkernel_avx512\.cpp\.o' || true)
 listing=$("$objdump" -d --no-show-raw-insn -C "$object") || fail "$objdump could not read $object"
 
 # The functions that hold the two kernels' loops: the exported entry points and whatever
-# instantiation of multiply_tile they call (or nothing, where it is inlined into them).
+# instantiation of multiply_tile they call (or nothing, where it is inlined into them); and the
+# small kernel's full tiles (microkernel_small.hpp), the same 24 accumulators.
 report=$(awk '
     /^[0-9a-f]+ <.*>:$/ {
         name = $0
-        kernel = name ~ /microkernel_avx512_f32_32x12|microkernel_avx512_f64_16x12|multiply_tile<(float|double), 2, 12>/
+        kernel = name ~ /microkernel_avx512_f32_32x12|microkernel_avx512_f64_16x12|multiply_tile<(float|double), 2, 12>|small_tile<.*zmm<(float|double)>, 2, 12>/
         if (kernel) found++
         next
     }

@@ -171,7 +171,6 @@ void microkernel_avx2_f64_8x6(int64_t kc, const double *ap, const double *bp, do
     multiply_tile<double, 2, 6>(kc, ap, bp, c, ldc, alpha, beta);
 }
 
-// 3 rows of op(A) by 3 columns of op(B): 9 accumulators and 4 operands in the 16 registers.
 // 16 (f32) or 8 (f64) rows by 6 columns a tile, as the packed kernels.
 void small_avx2_f32(int64_t rows, int64_t cols, int64_t k, const float *a, int64_t a_m, int64_t a_k,
                     const float *b, int64_t b_k, int64_t b_j, float *c, int64_t ldc, float alpha, float beta,
@@ -185,6 +184,7 @@ void small_avx2_f64(int64_t rows, int64_t cols, int64_t k, const double *a, int6
     small_block<ymm<double>, 6>(rows, cols, k, a, a_m, a_k, b, b_k, b_j, c, ldc, alpha, beta, panel);
 }
 
+// 3 rows of op(A) by 3 columns of op(B): 9 accumulators and 4 operands in the 16 registers.
 void dot_avx2_f32(int64_t rows, int64_t cols, int64_t k, const float *a, int64_t lda, const float *b,
                   int64_t ldb, float *c, int64_t ldc, float alpha, float beta) {
     dot_block<ymm<float>, 3, 3>(rows, cols, k, a, lda, b, ldb, c, ldc, alpha, beta);

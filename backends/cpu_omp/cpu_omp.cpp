@@ -57,7 +57,7 @@ template <class T> struct kernel_config {
     isa needs;
     blocking sizes;
     microkernel<T> kernel;
-    direct_kernels<T> direct;  // for a narrow C whose operands need no packing (blocked_gemm.hpp)
+    const direct_kernels<T> *direct;  // the kernels that need no packing (blocked_gemm.hpp); null: none
     bool (*run)(const problem &, const blocking &, microkernel<T>, direct_kernels<T>);
     batch_outcome (*run_batch)(const problem_batch &, const blocking &, microkernel<T>, direct_kernels<T>);
 };
@@ -74,28 +74,26 @@ template <class T> struct kernel_config {
 const kernel_config<float> f32_kernels[] = {
 #if GEMM_CPU_OMP_AVX512
     {"avx512f_f32_32x12", isa::avx512f, {256, 384, 3072}, microkernel_avx512_f32_32x12,
-     {dot_avx512_f32, axpy_avx512_f32, small_avx512_f32}, run_blocked<float, 32, 12>,
-     run_blocked_batch<float, 32, 12>},
+     &direct_avx512_f32, run_blocked<float, 32, 12>, run_blocked_batch<float, 32, 12>},
 #endif
 #if GEMM_CPU_OMP_AVX2
     {"avx2_f32_16x6", isa::avx2_fma, {144, 384, 3072}, microkernel_avx2_f32_16x6,
-     {dot_avx2_f32, axpy_avx2_f32, small_avx2_f32}, run_blocked<float, 16, 6>, run_blocked_batch<float, 16, 6>},
+     &direct_avx2_f32, run_blocked<float, 16, 6>, run_blocked_batch<float, 16, 6>},
 #endif
-    {"generic_f32_8x4", isa::generic, {128, 256, 2048}, microkernel_generic_f32_8x4, {},
+    {"generic_f32_8x4", isa::generic, {128, 256, 2048}, microkernel_generic_f32_8x4, nullptr,
      run_blocked<float, 8, 4>, run_blocked_batch<float, 8, 4>},
 };
 
 const kernel_config<double> f64_kernels[] = {
 #if GEMM_CPU_OMP_AVX512
     {"avx512f_f64_16x12", isa::avx512f, {144, 256, 2040}, microkernel_avx512_f64_16x12,
-     {dot_avx512_f64, axpy_avx512_f64, small_avx512_f64}, run_blocked<double, 16, 12>,
-     run_blocked_batch<double, 16, 12>},
+     &direct_avx512_f64, run_blocked<double, 16, 12>, run_blocked_batch<double, 16, 12>},
 #endif
 #if GEMM_CPU_OMP_AVX2
     {"avx2_f64_8x6", isa::avx2_fma, {240, 256, 2046}, microkernel_avx2_f64_8x6,
-     {dot_avx2_f64, axpy_avx2_f64, small_avx2_f64}, run_blocked<double, 8, 6>, run_blocked_batch<double, 8, 6>},
+     &direct_avx2_f64, run_blocked<double, 8, 6>, run_blocked_batch<double, 8, 6>},
 #endif
-    {"generic_f64_4x4", isa::generic, {64, 256, 2048}, microkernel_generic_f64_4x4, {},
+    {"generic_f64_4x4", isa::generic, {64, 256, 2048}, microkernel_generic_f64_4x4, nullptr,
      run_blocked<double, 4, 4>, run_blocked_batch<double, 4, 4>},
 };
 
@@ -105,33 +103,38 @@ const kernel_config<double> f64_kernels[] = {
 // for the tuner to time: the taller ones were faster on the 2-core Sapphire Rapids VM.
 const kernel_config<c32> c32_kernels[] = {
 #if GEMM_CPU_OMP_AVX512
-    {"avx512f_c32_4m_32x6", isa::avx512f, {192, 256, 2040}, microkernel_avx512_c32_4m_32x6, {},
+    {"avx512f_c32_4m_32x6", isa::avx512f, {192, 256, 2040}, microkernel_avx512_c32_4m_32x6, nullptr,
      run_blocked<c32, 32, 6>, run_blocked_batch<c32, 32, 6>},
-    {"avx512f_c32_4m_16x12", isa::avx512f, {192, 256, 2040}, microkernel_avx512_c32_4m_16x12, {},
+    {"avx512f_c32_4m_16x12", isa::avx512f, {192, 256, 2040}, microkernel_avx512_c32_4m_16x12, nullptr,
      run_blocked<c32, 16, 12>, run_blocked_batch<c32, 16, 12>},
 #endif
 #if GEMM_CPU_OMP_AVX2
-    {"avx2_c32_4m_8x6", isa::avx2_fma, {120, 256, 3072}, microkernel_avx2_c32_4m_8x6, {},
+    {"avx2_c32_4m_8x6", isa::avx2_fma, {120, 256, 3072}, microkernel_avx2_c32_4m_8x6, nullptr,
      run_blocked<c32, 8, 6>, run_blocked_batch<c32, 8, 6>},
 #endif
-    {"generic_c32_4m_4x4", isa::generic, {64, 256, 2048}, microkernel_generic_c32_4m_4x4, {},
+    {"generic_c32_4m_4x4", isa::generic, {64, 256, 2048}, microkernel_generic_c32_4m_4x4, nullptr,
      run_blocked<c32, 4, 4>, run_blocked_batch<c32, 4, 4>},
 };
 
 const kernel_config<c64> c64_kernels[] = {
 #if GEMM_CPU_OMP_AVX512
-    {"avx512f_c64_4m_16x6", isa::avx512f, {192, 128, 2040}, microkernel_avx512_c64_4m_16x6, {},
+    {"avx512f_c64_4m_16x6", isa::avx512f, {192, 128, 2040}, microkernel_avx512_c64_4m_16x6, nullptr,
      run_blocked<c64, 16, 6>, run_blocked_batch<c64, 16, 6>},
-    {"avx512f_c64_4m_8x12", isa::avx512f, {192, 128, 2040}, microkernel_avx512_c64_4m_8x12, {},
+    {"avx512f_c64_4m_8x12", isa::avx512f, {192, 128, 2040}, microkernel_avx512_c64_4m_8x12, nullptr,
      run_blocked<c64, 8, 12>, run_blocked_batch<c64, 8, 12>},
 #endif
 #if GEMM_CPU_OMP_AVX2
-    {"avx2_c64_4m_4x6", isa::avx2_fma, {120, 128, 2046}, microkernel_avx2_c64_4m_4x6, {},
+    {"avx2_c64_4m_4x6", isa::avx2_fma, {120, 128, 2046}, microkernel_avx2_c64_4m_4x6, nullptr,
      run_blocked<c64, 4, 6>, run_blocked_batch<c64, 4, 6>},
 #endif
-    {"generic_c64_4m_2x4", isa::generic, {64, 128, 2048}, microkernel_generic_c64_4m_2x4, {},
+    {"generic_c64_4m_2x4", isa::generic, {64, 128, 2048}, microkernel_generic_c64_4m_2x4, nullptr,
      run_blocked<c64, 2, 4>, run_blocked_batch<c64, 2, 4>},
 };
+
+// The variant's unpacked kernels, all null where it has none.
+template <class T> direct_kernels<T> direct_of(const kernel_config<T> &k) {
+    return k.direct ? *k.direct : direct_kernels<T>{};
+}
 
 // The table of each dtype served, as a visitor that hands it to f.
 template <class F> auto with_table(dtype t, F &&f) {
@@ -194,7 +197,7 @@ gemm_status_t run_with(const kernel_config<T> (&table)[N], const problem &p,
     const kernel_config<T> *k = nullptr;
     if (gemm_status_t s = config_for(table, p.ab_type, variant, k); s != GEMM_STATUS_SUCCESS) return s;
     ctx.variant_used = k->id;
-    if (!k->run(p, fit_to_l2(k->sizes, sizeof(T)), k->kernel, k->direct))
+    if (!k->run(p, fit_to_l2(k->sizes, sizeof(T)), k->kernel, direct_of(*k)))
         return set_error(GEMM_STATUS_ALLOC_FAILED,
                          "cpu_omp: cannot allocate the per-thread packing buffers");
     return GEMM_STATUS_SUCCESS;
@@ -207,7 +210,7 @@ gemm_status_t run_batch_with(const kernel_config<T> (&table)[N], const problem_b
                              std::string_view variant, run_report &ctx) {
     const kernel_config<T> *k = nullptr;
     if (gemm_status_t s = config_for(table, b.shapes.front().ab_type, variant, k); s != GEMM_STATUS_SUCCESS) return s;
-    switch (k->run_batch(b, fit_to_l2(k->sizes, sizeof(T)), k->kernel, k->direct)) {
+    switch (k->run_batch(b, fit_to_l2(k->sizes, sizeof(T)), k->kernel, direct_of(*k))) {
     case batch_outcome::declined: return GEMM_STATUS_NOT_SUPPORTED;
     case batch_outcome::no_memory:
         return set_error(GEMM_STATUS_ALLOC_FAILED, "cpu_omp: cannot allocate the per-thread packing buffers");

@@ -77,20 +77,9 @@ void microkernel_avx2_f32_16x6(int64_t kc, const float *ap, const float *bp, flo
                                int64_t ldc, float alpha, float beta);
 void microkernel_avx2_f64_8x6(int64_t kc, const double *ap, const double *bp, double *c,
                               int64_t ldc, double alpha, double beta);
-void dot_avx2_f32(int64_t rows, int64_t cols, int64_t k, const float *a, int64_t lda, const float *b,
-                  int64_t ldb, float *c, int64_t ldc, float alpha, float beta);
-void dot_avx2_f64(int64_t rows, int64_t cols, int64_t k, const double *a, int64_t lda, const double *b,
-                  int64_t ldb, double *c, int64_t ldc, double alpha, double beta);
-void axpy_avx2_f32(int64_t rows, int64_t cols, int64_t k, const float *a, int64_t lda, const float *b,
-                  int64_t ldb, float *c, int64_t ldc, float alpha, float beta);
-void axpy_avx2_f64(int64_t rows, int64_t cols, int64_t k, const double *a, int64_t lda, const double *b,
-                  int64_t ldb, double *c, int64_t ldc, double alpha, double beta);
-void small_avx2_f32(int64_t rows, int64_t cols, int64_t k, const float *a, int64_t a_m, int64_t a_k,
-                    const float *b, int64_t b_k, int64_t b_j, float *c, int64_t ldc, float alpha, float beta,
-                    float *panel);
-void small_avx2_f64(int64_t rows, int64_t cols, int64_t k, const double *a, int64_t a_m, int64_t a_k,
-                    const double *b, int64_t b_k, int64_t b_j, double *c, int64_t ldc, double alpha, double beta,
-                    double *panel);
+// The unpacked kernels (microkernel_dot.hpp, microkernel_small.hpp) built for AVX2.
+extern const direct_kernels<float> direct_avx2_f32;
+extern const direct_kernels<double> direct_avx2_f64;
 void microkernel_avx2_c32_4m_8x6(int64_t kc, const float *ap, const float *bp, c32 *c,
                                  int64_t ldc, c32 alpha, c32 beta);
 void microkernel_avx2_c64_4m_4x6(int64_t kc, const double *ap, const double *bp, c64 *c,
@@ -101,20 +90,9 @@ void microkernel_avx512_f32_32x12(int64_t kc, const float *ap, const float *bp, 
                                   int64_t ldc, float alpha, float beta);
 void microkernel_avx512_f64_16x12(int64_t kc, const double *ap, const double *bp, double *c,
                                   int64_t ldc, double alpha, double beta);
-void dot_avx512_f32(int64_t rows, int64_t cols, int64_t k, const float *a, int64_t lda, const float *b,
-                    int64_t ldb, float *c, int64_t ldc, float alpha, float beta);
-void dot_avx512_f64(int64_t rows, int64_t cols, int64_t k, const double *a, int64_t lda, const double *b,
-                    int64_t ldb, double *c, int64_t ldc, double alpha, double beta);
-void axpy_avx512_f32(int64_t rows, int64_t cols, int64_t k, const float *a, int64_t lda, const float *b,
-                  int64_t ldb, float *c, int64_t ldc, float alpha, float beta);
-void axpy_avx512_f64(int64_t rows, int64_t cols, int64_t k, const double *a, int64_t lda, const double *b,
-                  int64_t ldb, double *c, int64_t ldc, double alpha, double beta);
-void small_avx512_f32(int64_t rows, int64_t cols, int64_t k, const float *a, int64_t a_m, int64_t a_k,
-                      const float *b, int64_t b_k, int64_t b_j, float *c, int64_t ldc, float alpha, float beta,
-                      float *panel);
-void small_avx512_f64(int64_t rows, int64_t cols, int64_t k, const double *a, int64_t a_m, int64_t a_k,
-                      const double *b, int64_t b_k, int64_t b_j, double *c, int64_t ldc, double alpha,
-                      double beta, double *panel);
+// The unpacked kernels built for AVX-512.
+extern const direct_kernels<float> direct_avx512_f32;
+extern const direct_kernels<double> direct_avx512_f64;
 void microkernel_avx512_c32_4m_16x12(int64_t kc, const float *ap, const float *bp, c32 *c,
                                      int64_t ldc, c32 alpha, c32 beta);
 void microkernel_avx512_c32_4m_32x6(int64_t kc, const float *ap, const float *bp, c32 *c,

@@ -171,39 +171,12 @@ void microkernel_avx2_f64_8x6(int64_t kc, const double *ap, const double *bp, do
     multiply_tile<double, 2, 6>(kc, ap, bp, c, ldc, alpha, beta);
 }
 
-// 16 (f32) or 8 (f64) rows by 6 columns a tile, as the packed kernels.
-void small_avx2_f32(int64_t rows, int64_t cols, int64_t k, const float *a, int64_t a_m, int64_t a_k,
-                    const float *b, int64_t b_k, int64_t b_j, float *c, int64_t ldc, float alpha, float beta,
-                    float *panel) {
-    small_block<ymm<float>, 6>(rows, cols, k, a, a_m, a_k, b, b_k, b_j, c, ldc, alpha, beta, panel);
-}
-
-void small_avx2_f64(int64_t rows, int64_t cols, int64_t k, const double *a, int64_t a_m, int64_t a_k,
-                    const double *b, int64_t b_k, int64_t b_j, double *c, int64_t ldc, double alpha, double beta,
-                    double *panel) {
-    small_block<ymm<double>, 6>(rows, cols, k, a, a_m, a_k, b, b_k, b_j, c, ldc, alpha, beta, panel);
-}
-
-// 3 rows of op(A) by 3 columns of op(B): 9 accumulators and 4 operands in the 16 registers.
-void dot_avx2_f32(int64_t rows, int64_t cols, int64_t k, const float *a, int64_t lda, const float *b,
-                  int64_t ldb, float *c, int64_t ldc, float alpha, float beta) {
-    dot_block<ymm<float>, 3, 3>(rows, cols, k, a, lda, b, ldb, c, ldc, alpha, beta);
-}
-
-void dot_avx2_f64(int64_t rows, int64_t cols, int64_t k, const double *a, int64_t lda, const double *b,
-                  int64_t ldb, double *c, int64_t ldc, double alpha, double beta) {
-    dot_block<ymm<double>, 3, 3>(rows, cols, k, a, lda, b, ldb, c, ldc, alpha, beta);
-}
-
-void axpy_avx2_f32(int64_t rows, int64_t cols, int64_t k, const float *a, int64_t lda, const float *b,
-                  int64_t ldb, float *c, int64_t ldc, float alpha, float beta) {
-    axpy_block<ymm<float>>(rows, cols, k, a, lda, b, ldb, c, ldc, alpha, beta);
-}
-
-void axpy_avx2_f64(int64_t rows, int64_t cols, int64_t k, const double *a, int64_t lda, const double *b,
-                  int64_t ldb, double *c, int64_t ldc, double alpha, double beta) {
-    axpy_block<ymm<double>>(rows, cols, k, a, lda, b, ldb, c, ldc, alpha, beta);
-}
+// Dot products in 3 x 3 tiles (9 accumulators and 4 operands in the 16 registers); small
+// products in the packed kernels' 16 x 6 (f32) and 8 x 6 (f64) tiles.
+const direct_kernels<float> direct_avx2_f32 = {dot_block<ymm<float>, 3, 3>, axpy_block<ymm<float>>,
+                                               small_block<ymm<float>, 6>};
+const direct_kernels<double> direct_avx2_f64 = {dot_block<ymm<double>, 3, 3>, axpy_block<ymm<double>>,
+                                                small_block<ymm<double>, 6>};
 
 // Complex sizes are in complex values: one ymm of each plane of A per step of k and 6 values of
 // B, 12 accumulators and 4 operands in the 16 registers.

@@ -170,39 +170,12 @@ void microkernel_avx512_f64_16x12(int64_t kc, const double *ap, const double *bp
     multiply_tile<double, 2, 12>(kc, ap, bp, c, ldc, alpha, beta);
 }
 
-// 4 rows of op(A) by 4 columns of op(B): 16 accumulators, 8 loads for 16 FMAs a step.
-void dot_avx512_f32(int64_t rows, int64_t cols, int64_t k, const float *a, int64_t lda, const float *b,
-                    int64_t ldb, float *c, int64_t ldc, float alpha, float beta) {
-    dot_block<zmm<float>, 4, 4>(rows, cols, k, a, lda, b, ldb, c, ldc, alpha, beta);
-}
-
-void dot_avx512_f64(int64_t rows, int64_t cols, int64_t k, const double *a, int64_t lda, const double *b,
-                    int64_t ldb, double *c, int64_t ldc, double alpha, double beta) {
-    dot_block<zmm<double>, 4, 4>(rows, cols, k, a, lda, b, ldb, c, ldc, alpha, beta);
-}
-
-void axpy_avx512_f32(int64_t rows, int64_t cols, int64_t k, const float *a, int64_t lda, const float *b,
-                  int64_t ldb, float *c, int64_t ldc, float alpha, float beta) {
-    axpy_block<zmm<float>>(rows, cols, k, a, lda, b, ldb, c, ldc, alpha, beta);
-}
-
-void axpy_avx512_f64(int64_t rows, int64_t cols, int64_t k, const double *a, int64_t lda, const double *b,
-                  int64_t ldb, double *c, int64_t ldc, double alpha, double beta) {
-    axpy_block<zmm<double>>(rows, cols, k, a, lda, b, ldb, c, ldc, alpha, beta);
-}
-
-// 32 (f32) or 16 (f64) rows by 12 columns a tile, as the packed kernels.
-void small_avx512_f32(int64_t rows, int64_t cols, int64_t k, const float *a, int64_t a_m, int64_t a_k,
-                      const float *b, int64_t b_k, int64_t b_j, float *c, int64_t ldc, float alpha, float beta,
-                      float *panel) {
-    small_block<zmm<float>, 12>(rows, cols, k, a, a_m, a_k, b, b_k, b_j, c, ldc, alpha, beta, panel);
-}
-
-void small_avx512_f64(int64_t rows, int64_t cols, int64_t k, const double *a, int64_t a_m, int64_t a_k,
-                      const double *b, int64_t b_k, int64_t b_j, double *c, int64_t ldc, double alpha,
-                      double beta, double *panel) {
-    small_block<zmm<double>, 12>(rows, cols, k, a, a_m, a_k, b, b_k, b_j, c, ldc, alpha, beta, panel);
-}
+// Dot products in 4 x 4 tiles (16 accumulators, 8 loads for 16 FMAs a step); small products in
+// the packed kernels' 32 x 12 (f32) and 16 x 12 (f64) tiles.
+const direct_kernels<float> direct_avx512_f32 = {dot_block<zmm<float>, 4, 4>, axpy_block<zmm<float>>,
+                                                small_block<zmm<float>, 12>};
+const direct_kernels<double> direct_avx512_f64 = {dot_block<zmm<double>, 4, 4>, axpy_block<zmm<double>>,
+                                                 small_block<zmm<double>, 12>};
 
 // Complex sizes are in complex values: c32 16x12 is one zmm of each plane of A per step of k
 // and 12 values of B, 24 accumulators and 4 operands in 28 of the 32 registers.

@@ -109,26 +109,25 @@ void small_block(int64_t rows, int64_t cols, int64_t k, const typename V::real *
     using T = typename V::real;
     constexpr int W = V::width, MR = 2 * W;
     const auto edges = std::make_integer_sequence<int, NR - 1>{};
+    const typename V::index offsets = V::strides(int32_t(a_m));  // (used only where a_m != 1)
     for (int64_t i = 0; i < rows; i += MR) {
         const int r = int(std::min<int64_t>(MR, rows - i));
         const T *ai = a + i * a_m;
-        const T *tile = ai;
-        int64_t tile_k = a_k;
-        if (a_m != 1 || r < MR) {
+        const bool in_place = a_m == 1 && r == MR;
+        if (!in_place) {
             // Rows along k are gathered W at a time (the offsets fit 32 bits: the caller
             // checks W * a_m); a partial tile along m is copied so that the kernel reads
             // whole vectors, zeros past the last row.
             for (int v = 0; v * W < r; ++v) {  // (a tile of at most W rows reads one vector)
                 const typename V::mask lanes = V::first(std::min(r - v * W, W));
-                const typename V::index offsets = V::strides(int32_t(a_m));
                 const T *src = ai + int64_t(v) * W * a_m;
                 for (int64_t l = 0; l < k; ++l)
                     V::storeu(panel + l * MR + v * W, a_m == 1 ? V::load_first(src + l * a_k, lanes)
                                                                 : V::gather(src + l * a_k, offsets, lanes));
             }
-            tile = panel, tile_k = MR;
         }
-        const bool in_place = tile == ai;
+        const T *tile = in_place ? ai : panel;
+        const int64_t tile_k = in_place ? a_k : MR;
         if (r > W)
             small_columns<V, 2, NR>(cols, k, tile, tile_k, in_place, r, b, b_k, b_j, c + i, ldc, alpha, beta, edges);
         else

@@ -103,12 +103,19 @@ gemm_status_t classify_memory(problem &p, allocation_memo *memo) {
     allocation_memo own;
     if (!memo) memo = &own;
 
+    // Only what the call touches decides its space, as only that must be valid: A and B are
+    // not read where C is only scaled (k = 0 or alpha = 0), nothing is where C is empty. Such
+    // pointers may lie anywhere, one past the end of an allocation (an empty slice) included.
+    const bool writes_c = p.m > 0 && p.n > 0 && p.batch > 0, reads_ab = writes_c && !p.scales_only();
+    auto touched = [](bool used, const void *ptr) { return used ? ptr : nullptr; };
     struct operand { const void *ptr; const char *name; } ops[] = {
-        {p.a, "A"}, {p.b, "B"}, {p.c, "C"}, {p.epilogue.bias, "epilogue->bias"},
-        {p.epilogue.bias_grad, "epilogue->bias_grad"}, {p.epilogue.aux, "epilogue->aux"}};
+        {touched(reads_ab, p.a), "A"}, {touched(reads_ab, p.b), "B"}, {touched(writes_c, p.c), "C"},
+        {touched(writes_c, p.epilogue.bias), "epilogue->bias"},
+        {touched(writes_c, p.epilogue.bias_grad), "epilogue->bias_grad"},
+        {touched(writes_c, p.epilogue.aux), "epilogue->aux"}};
     const operand *first = nullptr;
     for (const operand &o : ops) {
-        if (!o.ptr) continue;  // not referenced by this call
+        if (!o.ptr) continue;
         int device = -1;
         memory_space s = memory_space::host;
         if (!memo->find(o.ptr, s, device)) {

@@ -102,7 +102,8 @@ struct pointer_array {
 gemm_status_t host_readable_arrays(pointer_array *arrays, int count, std::size_t matrices, int &failed,
                                    std::string &why);
 
-// Sets p.space and p.device from A, B and C. Mixed spaces, or two devices, are an error.
+// Sets p.space and p.device from the operands the call reads or writes (A and B only where it
+// multiplies, none where C is empty). Mixed spaces, or two devices, are an error.
 // memo: the batch call's allocations, consulted and extended (nullptr: the call's own, so
 // that operands in one allocation cost one question to the driver).
 gemm_status_t classify_memory(problem &p, allocation_memo *memo = nullptr);

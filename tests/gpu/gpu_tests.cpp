@@ -669,6 +669,61 @@ TEST_CASE("gpu: mixed host and device pointers are rejected, C unchanged") {
     }
 }
 
+// Only the memory a call touches decides where it runs (memory.cpp's classify_memory): A and B
+// of a call that only scales C (k = 0, alpha = 0) may be host memory, or one past the end of a
+// device allocation (an empty slice), beside C on the device, and nothing at all is classified
+// where C is empty. Each such call succeeds with C = beta C on the device, by a plain call and
+// by a plan run, on every GPU backend that serves device memory.
+TEST_CASE("gpu: operands a call does not read do not decide its memory space") {
+    const bytes host_operand(64, 0xff);
+    bytes end_bytes(64, 0xff);
+    const buffer end_of(memory::device, end_bytes);
+    const void *past_end = static_cast<const char *>(end_of.get()) + end_bytes.size();
+    int checked = 0;
+    for (const auto &[k, alpha] : {std::pair{int64_t(0), 1.0}, std::pair{int64_t(10), 0.0}}) {
+        gemm_case c = base_case({GEMM_F32, GEMM_F32}, GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 8, 9, k);
+        set_leading_dims(c, 0);
+        c.alpha = alpha;
+        c.beta = 0.5;
+        const operands o = make_operands(c);
+        const std::vector<double> expected = cpu_ref_result(c, o);
+        const reference ref = compute_reference(c, o);
+        for (const std::string &spec : gpu_backends()) {
+            if (spec == "cublasxt") continue;  // host memory only
+            selection_guard sel(spec);
+            for (entry api : {entry::typed, entry::plan})
+                for (const void *ab : {static_cast<const void *>(host_operand.data()), past_end}) {
+                    c.api = api;
+                    const std::string where = spec + (api == entry::plan ? " plan" : "") + " k=" + std::to_string(k) +
+                                              " alpha=" + std::to_string(alpha) +
+                                              (ab == past_end ? ", A and B past a device allocation" : ", A and B on the host");
+                    buffer cbuf(memory::device, o.c0);
+                    gemm_status_t s = call_gemm(c, ab, ab, cbuf.get(), 0);
+                    CUDA_REQUIRE(cudaDeviceSynchronize());
+                    check_no_cuda_error(where);
+                    REQUIRE_MESSAGE(s == GEMM_STATUS_SUCCESS, where << ": status " << int(s) << ": " << gemm_last_error());
+                    const comparison cmp = compare_result(c, o, cbuf.read(), expected, ref.magnitude);
+                    CHECK_MESSAGE(cmp.ok, where << ": " << cmp.first);
+                    ++checked;
+                }
+        }
+    }
+    // C empty (m = 0): A on the device, B and C on the host; nothing to do, nothing refused.
+    gemm_case empty = base_case({GEMM_F32, GEMM_F32}, GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 0, 9, 10);
+    set_leading_dims(empty, 0);
+    const bytes b_bytes(9 * 10 * sizeof(float), 0);
+    const buffer a_dev(memory::device, bytes(10 * sizeof(float), 0));
+    bytes host_c(4, 0x7f);
+    for (const std::string &spec : gpu_backends()) {
+        selection_guard sel(spec);
+        const gemm_status_t s = call_gemm(empty, a_dev.get(), b_bytes.data(), host_c.data());
+        CHECK_MESSAGE(s == GEMM_STATUS_SUCCESS, spec << " m = 0: status " << int(s) << ": " << gemm_last_error());
+        CHECK(host_c == bytes(4, 0x7f));
+    }
+    MESSAGE(checked << " calls that only scale C on the device checked");
+    CHECK(checked > 0);
+}
+
 // A call classifies the operands that lie in an allocation it has already met by that
 // allocation (as a caching allocator carves them from one): on device and on page-locked host
 // memory the call computes, and with C in the other space it is still refused, C unchanged;

@@ -54,7 +54,9 @@ typedef enum gemm_status {
     GEMM_STATUS_INVALID_POINTER = 6,       /* NULL where data or a scalar is needed */
     GEMM_STATUS_INVALID_DTYPE = 7,         /* not a gemm_dtype_t value */
     GEMM_STATUS_INVALID_VALUE = 8,         /* any other invalid argument */
-    GEMM_STATUS_MIXED_MEMORY_SPACES = 9,   /* A, B and C not all host or all on one device */
+    GEMM_STATUS_MIXED_MEMORY_SPACES = 9,   /* A, B and C not all host or all on one device (only
+                                              those the call reads or writes count: not A and B
+                                              where k = 0 or alpha = 0, none where C is empty) */
     GEMM_STATUS_NOT_SUPPORTED = 20,        /* the chosen backend cannot serve this problem */
     GEMM_STATUS_UNKNOWN_BACKEND = 21,      /* no backend of that name in this build */
     GEMM_STATUS_BACKEND_UNAVAILABLE = 22,  /* backend exists but cannot run on this machine */

@@ -306,8 +306,8 @@ TEST_CASE("correctness sweep=direct") {
 }
 
 TEST_CASE("correctness sweep=small") {
-    // Products of less than 2 x 10^6 flops, which cpu_omp multiplies on one thread by its
-    // small kernel (backends/cpu_omp/blocked_gemm.hpp) unless C is narrow enough for the dot
+    // Products of less than 2 x 10^6 flops (10^6 in f64: thread_work), which cpu_omp
+    // multiplies on one thread by its small kernel (backends/cpu_omp/blocked_gemm.hpp) unless C is narrow enough for the dot
     // products or sums of columns, on every kernel variant: tiles of 32 (AVX-512 f32), 16 or
     // 8 rows and 12 or 6 columns. Rows cross the tiles' vectors, with A read in place (along
     // m: op n), copied for a partial tile, or gathered (along k); columns end at every count

@@ -282,8 +282,24 @@ void multiply_team(const problem &p, const blocking &bk, microkernel<T> kernel, 
     }
 }
 
-// Below this many flops per thread, waking another thread costs more than it saves.
+// Below this many flops per thread (f32 flops: thread_work), waking another thread costs more
+// than it saves.
 constexpr double min_flops_per_thread = 1.0e6;
+
+// A product's flops (a complex multiply-add is four real ones).
+inline double product_flops(const problem &p) {
+    const double per_term = is_complex(p.ab_type) ? 8.0 : 2.0;
+    return per_term * double(p.m) * double(p.n) * double(std::max<int64_t>(p.k, 1));
+}
+
+// Its work for the thread rules, in f32 flops: a vector holds half as many doubles, so a flop
+// of f64 or c64 counts twice. On the 2-core AVX-512 VM (docs/PERFORMANCE.md), counted once,
+// f64 96^3 ran on one thread in 0.048-0.057 ms, on two in 0.023-0.030; f32 80^3 on two took
+// 0.012-0.014 against 0.0085 on one, so f32 keeps the threshold.
+inline double thread_work(const problem &p) {
+    const bool doubles = p.ab_type == dtype::f64 || p.ab_type == dtype::c64;
+    return product_flops(p) * (doubles ? 2.0 : 1.0);
+}
 
 // Matrices smaller than this are better given whole to one thread when the batch has
 // enough of them to keep every thread busy.
@@ -296,13 +312,10 @@ struct thread_plan {
 
 inline thread_plan plan_threads(const problem &p, int max_threads) {
     thread_plan plan;
-    // A complex multiply-add is four real ones.
-    const double per_term = is_complex(p.ab_type) ? 8.0 : 2.0;
-    const double one = per_term * double(p.m) * double(p.n) * double(std::max<int64_t>(p.k, 1));
-    const double work = one * double(p.batch);
+    const double work = thread_work(p) * double(p.batch);
     plan.threads = int(std::min<int64_t>(
         max_threads, int64_t(std::max(1.0, work / min_flops_per_thread))));
-    plan.split_batch = plan.threads > 1 && p.batch >= plan.threads && one <= max_flops_per_batch_matrix;
+    plan.split_batch = plan.threads > 1 && p.batch >= plan.threads && product_flops(p) <= max_flops_per_batch_matrix;
     return plan;
 }
 
@@ -442,8 +455,7 @@ template <class T> void axpy_part(const problem &p, const operands<T> &o, axpy_k
 template <class T> bool takes_small(const problem &p, small_kernel<T> small) {
     // Rows along k are gathered with 32-bit offsets: small_panel_rows rows of lda values.
     const bool offsets_fit = p.op_a == transpose::n || p.lda <= INT32_MAX / small_panel_rows;
-    return small != nullptr && offsets_fit &&
-           2.0 * double(p.m) * double(p.n) * double(p.k) < 2 * min_flops_per_thread;
+    return small != nullptr && offsets_fit && thread_work(p) < 2 * min_flops_per_thread;
 }
 
 // Matrix o by the small kernel, k in blocks that fill the panel, then the epilogue.
@@ -639,14 +651,12 @@ template <class T, int MR, int NR>
 batch_outcome run_blocked_batch(const problem_batch &batch, const blocking &bk, microkernel<T> kernel,
                                 direct_kernels<T> direct) {
     const int64_t count = int64_t(batch.c.size());
-    const double per_term = is_complex(batch.shapes.front().ab_type) ? 8.0 : 2.0;
     double work = 0, largest = 0;
     std::vector<int64_t> starts{0};  // matrix index where each group starts
     for (std::size_t g = 0; g < batch.shapes.size(); ++g) {
         const problem &s = batch.shapes[g];
-        const double one = per_term * double(s.m) * double(s.n) * double(std::max<int64_t>(s.k, 1));
-        largest = std::max(largest, one);
-        work += one * double(batch.sizes[g]);
+        largest = std::max(largest, product_flops(s));
+        work += thread_work(s) * double(batch.sizes[g]);
         starts.push_back(starts.back() + batch.sizes[g]);
     }
     const int threads = int(std::min<int64_t>(call_threads(), int64_t(std::max(1.0, work / min_flops_per_thread))));

@@ -442,16 +442,16 @@ template <class T> void axpy_part(const problem &p, const operands<T> &o, axpy_k
     if (p.epilogue.any()) apply_epilogue(p.epilogue, o.c, o.ldc, rows, range{0, p.n});
 }
 
-// A product that plan_threads leaves to one thread (less than twice min_flops_per_thread) is
-// multiplied by the small kernel, nothing packed but the rows of an A stored along k
-// (microkernel_small.hpp), unless C is narrow enough for the dot products in place or the
-// sums of columns (choose_direct). Packing cost as much as the product: 27 % of cpu_omp's time
-// at 64^3 f32, then 0.59 of OpenBLAS. On one thread, operands rotated through memory (gemm
-// bench), row-major, packed against small, ms: f32 NN 16^3 0.00063 / 0.00017, 64^3 0.0062 /
-// 0.0044, 96^3 0.022-0.029 / 0.014-0.020; f64 NN 64^3 0.013-0.016 / 0.0093-0.0098, 96^3
-// 0.052-0.056 / 0.052-0.053, NT 96^3 0.058-0.060 / 0.058-0.063. Where the dot products would
-// copy A, these products come here instead: f32 NN 32x16x1024 0.037 ms copied against 0.022,
-// f64 0.10 against 0.048.
+// A product that plan_threads leaves to one thread (thread_work under twice min_flops_per_thread:
+// 2e6 flops in f32, 1e6 in f64) is multiplied by the small kernel, nothing packed but the rows of
+// an A stored along k (microkernel_small.hpp), unless C is narrow enough for the dot products in
+// place or the sums of columns (choose_direct). Packing cost as much as the product: 27 % of
+// cpu_omp's time at 64^3 f32, then 0.59 of OpenBLAS. On one thread, operands rotated through memory
+// (gemm bench), row-major, packed against small, ms: f32 NN 16^3 0.00063 / 0.00017, 64^3 0.0062 /
+// 0.0044, 96^3 0.022-0.029 / 0.014-0.020; f64 NN 64^3 0.013-0.016 / 0.0093-0.0098, 96^3 0.052-0.056
+// / 0.052-0.053, NT 96^3 0.058-0.060 / 0.058-0.063. Where the dot products would copy A, these
+// products come here instead: f32 NN 32x16x1024 0.037 ms copied against 0.022, f64 0.10 against
+// 0.048.
 template <class T> bool takes_small(const problem &p, small_kernel<T> small) {
     // Rows along k are gathered with 32-bit offsets: small_panel_rows rows of lda values.
     const bool offsets_fit = p.op_a == transpose::n || p.lda <= INT32_MAX / small_panel_rows;

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <utility>
 
+#include "microkernel_dot.hpp"
+
 namespace gemm::cpu_omp_detail {
 
 // V is one ISA's vector of the real type as microkernel_dot.hpp uses it, and also: mask (the
@@ -97,6 +99,99 @@ void small_columns(int64_t cols, int64_t k, const typename V::real *a, int64_t a
         edge[left - 1](k, a, a_k, in_place, rows, b + j * b_j, b_k, b_j, c + j * ldc, ldc, alpha, beta);
 }
 
+// The rows left after a small product's whole tiles (rows % MR), when at most this many, are
+// multiplied a row of C at a time (tail_rows) instead of in a tile of whole vectors of A,
+// which costs as much for one row as for W. One thread, row-major f32, tiled against a row at
+// a time (gemm bench, ms): NN 32x33x32 0.00099 / 0.00082, 96x97x96 0.026 / 0.019; TN 32x33x32
+// 0.00095 / 0.00073, 32x36x256 0.0074 / 0.0054, 32x39x32 (7 rows) 0.00099-0.0010 / 0.00098-0.0010,
+// 32x40x32 (8) 0.00097 / 0.0010.
+template <class V> constexpr int tail_rows_max = V::width * 3 / 8;
+
+// C[0:R, 0:cols] (cols <= NV W, more than (NV - 1) W) where op(B) is stored along n (b_j == 1):
+// row i of C is the sum over k of op(A)'s (i, l) times op(B)'s row l, W columns a vector. The
+// row's elements lie ldc apart in C, so they are written one by one.
+template <class V, int R, int NV>
+void row_tile(int64_t k, const typename V::real *__restrict a, int64_t a_m, int64_t a_k,
+              const typename V::real *__restrict b, int64_t b_k, int cols, typename V::real *__restrict c,
+              int64_t ldc, typename V::real alpha, typename V::real beta) {
+    using T = typename V::real;
+    using vec = typename V::type;
+    constexpr int W = V::width;
+    vec acc[R][NV];
+#pragma GCC unroll 8
+    for (int t = 0; t < R; ++t)
+#pragma GCC unroll 2
+        for (int v = 0; v < NV; ++v) acc[t][v] = V::zero();
+    const bool whole = cols == NV * W;
+    const typename V::mask last = V::first(cols - (NV - 1) * W);
+    for (int64_t l = 0; l < k; ++l) {
+        vec bv[NV];
+#pragma GCC unroll 2
+        for (int v = 0; v < NV; ++v)
+            bv[v] = whole || v < NV - 1 ? V::loadu(b + l * b_k + v * W) : V::load_first(b + l * b_k + v * W, last);
+#pragma GCC unroll 8
+        for (int t = 0; t < R; ++t) {
+            const vec av = V::broadcast(a + t * a_m + l * a_k);
+#pragma GCC unroll 2
+            for (int v = 0; v < NV; ++v) acc[t][v] = V::fmadd(bv[v], av, acc[t][v]);
+        }
+    }
+    for (int t = 0; t < R; ++t)
+        for (int v = 0; v < NV; ++v) {
+            T lane[W];
+            V::storeu(lane, acc[t][v]);
+            for (int e = 0; e < std::min(W, cols - v * W); ++e) {
+                T &cij = c[t + int64_t(v * W + e) * ldc];
+                cij = beta == T(0) ? alpha * lane[e] : alpha * lane[e] + beta * cij;
+            }
+        }
+}
+
+// row_tile over every column, 2 W at a time.
+template <class V, int R>
+void row_tiles(int64_t cols, int64_t k, const typename V::real *a, int64_t a_m, int64_t a_k,
+               const typename V::real *b, int64_t b_k, typename V::real *c, int64_t ldc, typename V::real alpha,
+               typename V::real beta) {
+    constexpr int W = V::width;
+    int64_t j = 0;
+    for (; j + 2 * W <= cols; j += 2 * W)
+        row_tile<V, R, 2>(k, a, a_m, a_k, b + j, b_k, 2 * W, c + j * ldc, ldc, alpha, beta);
+    const int left = int(cols - j);
+    if (left > W) row_tile<V, R, 2>(k, a, a_m, a_k, b + j, b_k, left, c + j * ldc, ldc, alpha, beta);
+    else if (left > 0) row_tile<V, R, 1>(k, a, a_m, a_k, b + j, b_k, left, c + j * ldc, ldc, alpha, beta);
+}
+
+// The last r rows of a small product (r <= tail_rows_max), if a row at a time suits its
+// operands: along op(B)'s rows where they are contiguous, else as dot products where its
+// columns are (op(A)'s rows copied along k into the panel when A is stored along m), for at
+// most W / 4 rows and k of at least 2 r W: each dot product ends in a sum of a vector's lanes,
+// which only a long enough k pays for (f32 NN, tiled against dot products, ms: 32x33x32 0.00099
+// / 0.00082, 32x36x32 0.0010 / 0.0012, 32x36x256 0.0069 / 0.0058, 32x40x32 0.0010 / 0.0017; f64
+// 32x35x32 0.0018 / 0.0020). False where neither holds: the caller tiles them.
+template <class V, int... R>
+bool tail_rows(int r, int64_t cols, int64_t k, const typename V::real *a, int64_t a_m, int64_t a_k,
+               const typename V::real *b, int64_t b_k, int64_t b_j, typename V::real *c, int64_t ldc,
+               typename V::real alpha, typename V::real beta, typename V::real *panel,
+               std::integer_sequence<int, R...>) {
+    using T = typename V::real;
+    if (b_j == 1) {
+        using rows_fn = decltype(&row_tiles<V, 1>);
+        static constexpr rows_fn by_rows[] = {row_tiles<V, R + 1>...};
+        by_rows[r - 1](cols, k, a, a_m, a_k, b, b_k, c, ldc, alpha, beta);
+        return true;
+    }
+    if (b_k != 1 || 4 * r > V::width || k < 2 * r * V::width) return false;
+    const T *rows = a;
+    int64_t ld = a_m;
+    if (a_k != 1) {
+        for (int t = 0; t < r; ++t)
+            for (int64_t l = 0; l < k; ++l) panel[t * k + l] = a[t * a_m + l * a_k];
+        rows = panel, ld = k;
+    }
+    dot_block<V, 2, 4>(r, cols, k, rows, ld, b, b_j, c, ldc, alpha, beta);
+    return true;
+}
+
 // C[0:rows, 0:cols] = alpha * op(A) * op(B) + beta * C for a block of k (the caller cuts k so
 // that an MR x k panel fits `panel`), C column-major: op(A)'s value (i, l) at a + i * a_m + l
 // * a_k, with a_m == 1 (A stored along m, read in place) or a_k == 1 (along k, each row tile
@@ -113,6 +208,10 @@ void small_block(int64_t rows, int64_t cols, int64_t k, const typename V::real *
     for (int64_t i = 0; i < rows; i += MR) {
         const int r = int(std::min<int64_t>(MR, rows - i));
         const T *ai = a + i * a_m;
+        if (r < MR && r <= tail_rows_max<V> &&
+            tail_rows<V>(r, cols, k, ai, a_m, a_k, b, b_k, b_j, c + i, ldc, alpha, beta, panel,
+                         std::make_integer_sequence<int, tail_rows_max<V>>{}))
+            continue;
         const bool in_place = a_m == 1 && r == MR;
         if (!in_place) {
             // Rows along k are gathered W at a time (the offsets fit 32 bits: the caller

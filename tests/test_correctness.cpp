@@ -314,9 +314,10 @@ TEST_CASE("correctness sweep=small") {
     // of a partial tile; B is read in place either way. k crosses the panel's blocks (3072
     // f32, 1152 f64 values on AVX-512); batches run in a loop on one thread or split over
     // threads, each matrix alone. C is NaN where beta = 0. The rows past the whole tiles, up
-    // to 3/8 of a vector of them (1 to 6 here, tiled past that), go a row at a time: along
-    // B's rows, or as dot products with A's rows read in place or copied.
-    constexpr int64_t ms[] = {1, 7, 8, 9, 16, 17, 31, 32, 33, 34, 36, 40, 48, 65};
+    // to 3/8 of a vector of them (1 to 6 here, tiled past that), or 3/16 after a whole vector
+    // (17 to 19 rows here), go a row at a time: along B's rows, or as dot products with A's
+    // rows read in place or copied.
+    constexpr int64_t ms[] = {1, 7, 8, 9, 16, 17, 19, 20, 31, 32, 33, 34, 36, 40, 48, 65};
     constexpr int64_t ns[] = {1, 5, 6, 7, 11, 12, 13, 25};
     constexpr int64_t ks[] = {1, 3, 19, 64};
     constexpr gemm_op_t N = GEMM_OP_N, T = GEMM_OP_T;

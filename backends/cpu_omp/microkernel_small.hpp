@@ -161,15 +161,21 @@ void row_tiles(int64_t cols, int64_t k, const typename V::real *a, int64_t a_m, 
     else if (left > 0) row_tile<V, R, 1>(k, a, a_m, a_k, b + j, b_k, left, c + j * ldc, ldc, alpha, beta);
 }
 
-// The last r rows of a small product (r <= tail_rows_max), if a row at a time suits its
-// operands: along op(B)'s rows where they are contiguous, else as dot products where its
-// columns are (op(A)'s rows copied along k into the panel when A is stored along m), for at
-// most W / 4 rows and k of at least 2 r W: each dot product ends in a sum of a vector's lanes,
-// which only a long enough k pays for (f32 NN, tiled against dot products, ms: 32x33x32 0.00099
-// / 0.00082, 32x36x32 0.0010 / 0.0012, 32x36x256 0.0069 / 0.0058, 32x40x32 0.0010 / 0.0017; f64
-// 32x35x32 0.0018 / 0.0020). False where neither holds: the caller tiles them.
+// Whether the last r rows of a small product go a row at a time (tail_rows): at most
+// tail_rows_max of them, along op(B)'s rows where those are contiguous, else as dot products
+// where its columns are, for at most W / 4 rows and k of at least 2 r W: each dot product ends
+// in a sum of a vector's lanes, which only a long enough k pays for (f32 NN, tiled against dot
+// products, ms: 32x33x32 0.00099 / 0.00082, 32x36x32 0.0010 / 0.0012, 32x36x256 0.0069 /
+// 0.0058, 32x40x32 0.0010 / 0.0017; f64 32x35x32 0.0018 / 0.0020).
+template <class V> bool rows_at_a_time(int r, int64_t k, int64_t b_k, int64_t b_j) {
+    if (r > tail_rows_max<V>) return false;
+    return b_j == 1 || (b_k == 1 && 4 * r <= V::width && k >= 2 * r * V::width);
+}
+
+// The last r rows of a small product, where rows_at_a_time says so (op(A)'s rows copied along
+// k into the panel for the dot products when A is stored along m).
 template <class V, int... R>
-bool tail_rows(int r, int64_t cols, int64_t k, const typename V::real *a, int64_t a_m, int64_t a_k,
+void tail_rows(int r, int64_t cols, int64_t k, const typename V::real *a, int64_t a_m, int64_t a_k,
                const typename V::real *b, int64_t b_k, int64_t b_j, typename V::real *c, int64_t ldc,
                typename V::real alpha, typename V::real beta, typename V::real *panel,
                std::integer_sequence<int, R...>) {
@@ -178,9 +184,8 @@ bool tail_rows(int r, int64_t cols, int64_t k, const typename V::real *a, int64_
         using rows_fn = decltype(&row_tiles<V, 1>);
         static constexpr rows_fn by_rows[] = {row_tiles<V, R + 1>...};
         by_rows[r - 1](cols, k, a, a_m, a_k, b, b_k, c, ldc, alpha, beta);
-        return true;
+        return;
     }
-    if (b_k != 1 || 4 * r > V::width || k < 2 * r * V::width) return false;
     const T *rows = a;
     int64_t ld = a_m;
     if (a_k != 1) {
@@ -189,7 +194,6 @@ bool tail_rows(int r, int64_t cols, int64_t k, const typename V::real *a, int64_
         rows = panel, ld = k;
     }
     dot_block<V, 2, 4>(r, cols, k, rows, ld, b, b_j, c, ldc, alpha, beta);
-    return true;
 }
 
 // C[0:rows, 0:cols] = alpha * op(A) * op(B) + beta * C for a block of k (the caller cuts k so
@@ -206,13 +210,22 @@ void small_block(int64_t rows, int64_t cols, int64_t k, const typename V::real *
     const auto edges = std::make_integer_sequence<int, NR - 1>{};
     const typename V::index offsets = V::strides(int32_t(a_m));  // (used only where a_m != 1)
     for (int64_t i = 0; i < rows; i += MR) {
-        const int r = int(std::min<int64_t>(MR, rows - i));
+        int r = int(std::min<int64_t>(MR, rows - i));
         const T *ai = a + i * a_m;
-        if (r < MR && r <= tail_rows_max<V> &&
-            tail_rows<V>(r, cols, k, ai, a_m, a_k, b, b_k, b_j, c + i, ldc, alpha, beta, panel,
-                         std::make_integer_sequence<int, tail_rows_max<V>>{}))
-            continue;
-        const bool in_place = a_m == 1 && r == MR;
+        // A partial tile's rows past its whole vectors, a row at a time where that pays; the
+        // whole vector before them (if any) as a tile of one vector, which saves half the
+        // tile's cost, so that only half as many rows after it pay (f32, tile of 2 vectors
+        // against 1 and rows, ms: TT 32x18x32 0.00071 / 0.00059, 32x19x32 0.00071 / 0.00062,
+        // 32x20x32 0.00072 / 0.00066-0.00069, TN 32x20x32 0.00061 / 0.00061, 32x22x32 0.00062 /
+        // 0.00074).
+        const int whole = r < MR ? r / W * W : r;
+        if (whole < r && (whole == 0 || r - whole <= tail_rows_max<V> / 2) &&
+            rows_at_a_time<V>(r - whole, k, b_k, b_j)) {
+            tail_rows<V>(r - whole, cols, k, ai + whole * a_m, a_m, a_k, b, b_k, b_j, c + i + whole, ldc, alpha,
+                         beta, panel, std::make_integer_sequence<int, tail_rows_max<V>>{});
+            if ((r = whole) == 0) continue;
+        }
+        const bool in_place = a_m == 1 && r % W == 0;
         if (!in_place) {
             // Rows along k are gathered W at a time (the offsets fit 32 bits: the caller
             // checks W * a_m); a partial tile along m is copied so that the kernel reads

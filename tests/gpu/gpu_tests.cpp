@@ -838,7 +838,7 @@ TEST_CASE("gpu: pointer-array batches on device and host memory, matrices one el
     // a kernel that took the pointers as aligned would show it in C (cuBLAS's batched call
     // cannot see them: the cublas backend gives such batches to plain calls). At 33x17x29
     // cuBLAS's batched call was right even so; the shapes where it was not are in cublas.cpp
-    // (vectors_aligned), and this test has not been run at one of them.
+    // (vectors_aligned); this test runs none of them.
     tally tl;
     for (type_pair t : {type_pair{GEMM_F32, GEMM_F32}, type_pair{GEMM_C64, GEMM_C64}, type_pair{GEMM_BF16, GEMM_F32},
                         type_pair{GEMM_F16, GEMM_F16}}) {

@@ -102,9 +102,9 @@ void small_columns(int64_t cols, int64_t k, const typename V::real *a, int64_t a
 // The rows left after a small product's whole tiles (rows % MR), when at most this many, are
 // multiplied a row of C at a time (tail_rows) instead of in a tile of whole vectors of A,
 // which costs as much for one row as for W. One thread, row-major f32, tiled against a row at
-// a time (gemm bench, ms): NN 32x33x32 0.00099 / 0.00082, 96x97x96 0.026 / 0.019; TN 32x33x32
-// 0.00095 / 0.00073, 32x36x256 0.0074 / 0.0054, 32x39x32 (7 rows) 0.00099-0.0010 / 0.00098-0.0010,
-// 32x40x32 (8) 0.00097 / 0.0010.
+// a time (gemm bench, ms): NN 32x33x32 0.00099 / 0.00082, 96x97x96 0.026-0.028 /
+// 0.019-0.021; TN 32x33x32 0.00095 / 0.00073, 32x36x256 0.0074 / 0.0054, 32x39x32 (7 rows)
+// 0.00099-0.0010 / 0.00098-0.0010, 32x40x32 (8) 0.00097 / 0.0010.
 template <class V> constexpr int tail_rows_max = V::width * 3 / 8;
 
 // C[0:R, 0:cols] (cols <= NV W, more than (NV - 1) W) where op(B) is stored along n (b_j == 1):

@@ -286,7 +286,8 @@ void multiply_team(const problem &p, const blocking &bk, microkernel<T> kernel, 
 // than it saves.
 constexpr double min_flops_per_thread = 1.0e6;
 
-// A product's flops (a complex multiply-add is four real ones).
+// One matrix's flops (a complex multiply-add is four real ones), k counted as at least 1 so
+// that scaling C (k = 0) still counts its m n; problem::flops() counts the batch and k as is.
 inline double product_flops(const problem &p) {
     const double per_term = is_complex(p.ab_type) ? 8.0 : 2.0;
     return per_term * double(p.m) * double(p.n) * double(std::max<int64_t>(p.k, 1));

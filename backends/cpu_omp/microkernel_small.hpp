@@ -162,13 +162,13 @@ void row_tiles(int64_t cols, int64_t k, const typename V::real *a, int64_t a_m, 
 }
 
 // Whether the last r rows of a small product go a row at a time (tail_rows): at most
-// tail_rows_max of them, along op(B)'s rows where those are contiguous, else as dot products
+// tail_rows_max of them (half as many after a whole vector of the tile, see small_block), along op(B)'s rows where those are contiguous, else as dot products
 // where its columns are, for at most W / 4 rows and k of at least 2 r W: each dot product ends
 // in a sum of a vector's lanes, which only a long enough k pays for (f32 NN, tiled against dot
 // products, ms: 32x33x32 0.00099 / 0.00082, 32x36x32 0.0010 / 0.0012, 32x36x256 0.0069 /
 // 0.0058, 32x40x32 0.0010 / 0.0017; f64 32x35x32 0.0018 / 0.0020).
-template <class V> bool rows_at_a_time(int r, int64_t k, int64_t b_k, int64_t b_j) {
-    if (r > tail_rows_max<V>) return false;
+template <class V> bool rows_at_a_time(int r, bool after_vector, int64_t k, int64_t b_k, int64_t b_j) {
+    if (r > (after_vector ? tail_rows_max<V> / 2 : tail_rows_max<V>)) return false;
     return b_j == 1 || (b_k == 1 && 4 * r <= V::width && k >= 2 * r * V::width);
 }
 
@@ -219,8 +219,7 @@ void small_block(int64_t rows, int64_t cols, int64_t k, const typename V::real *
         // 32x20x32 0.00072 / 0.00066-0.00069, TN 32x20x32 0.00061 / 0.00061, 32x22x32 0.00062 /
         // 0.00074).
         const int whole = r < MR ? r / W * W : r;
-        if (whole < r && (whole == 0 || r - whole <= tail_rows_max<V> / 2) &&
-            rows_at_a_time<V>(r - whole, k, b_k, b_j)) {
+        if (whole < r && rows_at_a_time<V>(r - whole, whole > 0, k, b_k, b_j)) {
             tail_rows<V>(r - whole, cols, k, ai + whole * a_m, a_m, a_k, b, b_k, b_j, c + i + whole, ldc, alpha,
                          beta, panel, std::make_integer_sequence<int, tail_rows_max<V>>{});
             if ((r = whole) == 0) continue;

@@ -342,6 +342,32 @@ TEST_SUITE("env_backend_unavailable" * doctest::skip()) {
     }
 }
 
+TEST_SUITE("env_cblas_lib_unusable" * doctest::skip()) {
+    TEST_CASE("selection GEMM_CBLAS_LIB=/nonexistent under auto: a warning naming it, once, and calls still run") {
+        REQUIRE(env_choice() == "auto");
+        REQUIRE(env_value("GEMM_CBLAS_LIB") == "/nonexistent/libx.so");
+        std::vector<std::string> first, second;
+        {
+            stderr_capture capture;
+            CHECK(small_sgemm() == GEMM_STATUS_SUCCESS);
+            first = capture.lines();
+        }
+        {
+            stderr_capture capture;
+            CHECK(small_sgemm() == GEMM_STATUS_SUCCESS);
+            second = capture.lines();
+        }
+        std::string all;
+        for (const std::string &l : first) all += l + "\n";
+        INFO("stderr of the first call:\n" << all);
+        REQUIRE(first.size() == 1);
+        CHECK(contains(first[0], "[warning]"));
+        CHECK(contains(first[0], "cblas is unavailable"));
+        CHECK(contains(first[0], "GEMM_CBLAS_LIB='/nonexistent/libx.so'"));
+        CHECK(second.empty());
+    }
+}
+
 TEST_SUITE("env_backend_bad_variant" * doctest::skip()) {
     TEST_CASE("selection GEMM_BACKEND=cpu_omp:no_such_variant: every call fails with INVALID_CONFIG, listing the variants") {
         REQUIRE(env_value("GEMM_BACKEND") == "cpu_omp:no_such_variant");

@@ -13,6 +13,7 @@
 
 #include "dispatch/error.hpp"
 #include "dispatch/host_scale.hpp"
+#include "dispatch/log.hpp"
 #include "dispatch/settings.hpp"
 
 namespace gemm {
@@ -181,8 +182,12 @@ public:
     std::string_view name() const override { return "cblas"; }
     backend_kind kind() const override { return backend_kind::host; }
 
+    // A library the user named that cannot be used is said on stderr (log level warn): auto
+    // would otherwise pass over cblas with nothing but gemm info's list to say so.
     verdict probe() const override {
         lib_ = find_library();
+        if (!lib_.handle && !settings().option("GEMM_CBLAS_LIB").empty())
+            logger().warn("cblas is unavailable, so no call runs on it: {}", lib_.error);
         if (!lib_.handle) return verdict::no(lib_.error);
         return verdict::yes(describe(lib_));
     }

@@ -1,7 +1,11 @@
 // gemm.hpp: C++ façade over gemm.h: typed overloads, 16-bit float types, matrix views, a
 // scoped backend choice and an owned plan. Header-only; errors stay values (gemm::status),
-// never exceptions.
+// never exceptions. Needs C++14 (default member initializers in aggregates such as status).
 #pragma once
+
+#if defined(__cplusplus) && __cplusplus < 201402L && !defined(_MSVC_LANG)
+#error "gemm.hpp needs C++14 or later (gemm.h serves C and older C++)"
+#endif
 
 #include <complex>
 #include <cstdint>

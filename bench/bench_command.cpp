@@ -369,6 +369,8 @@ int bench_measure_all(bench_run &run, int argc, char **argv) {
     if (run.json) report_json(run.json.get(), summary, run.rows);
     if (run.text) print_epilogue(run.text, run, summary);
     bool unmeasured = report_unmeasured(run);
+    output_close(run.csv, options.csv_path, "--csv");
+    output_close(run.json, options.json_path, "--json");
     return run.any_wrong || unmeasured ? exit_failure : exit_ok;
 }
 

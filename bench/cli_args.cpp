@@ -4,6 +4,8 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
+#include <stdexcept>
 
 namespace gemm_cli {
 
@@ -73,6 +75,26 @@ output_file output_open(const std::string &path, const char *option) {
     output_file f(std::fopen(path.c_str(), "w"));
     if (!f) throw usage_error(std::string(option) + ": cannot write '" + path + "'");
     return f;
+}
+
+void output_close(output_file &f, const std::string &path, const char *option) {
+    if (!f) return;
+    std::FILE *file = f.release();
+    if (file == stdout) return stdout_check();
+    const bool lost = std::ferror(file) != 0;
+    errno = 0;
+    const bool closed = std::fclose(file) == 0;
+    if (lost || !closed)
+        throw std::runtime_error(std::string(option) + ": could not write all of '" + path + "'" +
+                                 (errno ? std::string(": ") + std::strerror(errno) : std::string()));
+}
+
+void stdout_check() {
+    errno = 0;
+    const bool flushed = std::fflush(stdout) == 0;
+    if (!flushed || std::ferror(stdout))
+        throw std::runtime_error(std::string("could not write all of the output to stdout") +
+                                 (errno ? std::string(": ") + std::strerror(errno) : std::string()));
 }
 
 std::string shell_quote(const std::string &word) {

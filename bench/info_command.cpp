@@ -356,6 +356,7 @@ int info_command(int argc, char **argv, int first) {
         if (variants) variants_print(stdout, *variants);
     }
     if (json) write_json(json.get(), facts, variants ? &*variants : nullptr);
+    output_close(json, o.json_path, "--json");
     return facts.probe.valid ? exit_ok : exit_failure;
 }
 

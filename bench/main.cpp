@@ -26,7 +26,8 @@ constexpr const char *top_help =
     "`gemm <command> --help` describes a command's options.\n"
     "Exit codes: 0 success; 1 when the command could not do what was asked: an invalid\n"
     "configuration, a wrong result, a named backend that cannot run here, a benchmark row or\n"
-    "a problem that could not run, nothing measured or nothing to tune; 2 bad command line.\n";
+    "a problem that could not run, nothing measured or nothing to tune, output lost (a full\n"
+    "disk); 2 bad command line.\n";
 
 int run_command(const std::string &command, int argc, char **argv) {
     if (command == "info") return gemm_cli::info_command(argc, argv, 2);
@@ -52,7 +53,9 @@ int main(int argc, char **argv) {
         return gemm_cli::exit_ok;
     }
     try {
-        return run_command(command, argc, argv);
+        const int code = run_command(command, argc, argv);
+        gemm_cli::stdout_check();  // a report cut short by a full disk is a failure
+        return code;
     } catch (const gemm_cli::usage_error &e) {
         bool has_command = command == "info" || command == "bench" || command == "tune";
         std::fprintf(stderr, "gemm%s%s: error: %s\nTry 'gemm %s--help'.\n", has_command ? " " : "",

@@ -361,6 +361,7 @@ int tune_command(int argc, char **argv, int first) {
     if (text) print_summary(text, rows, summary, o);
     facts.untried_backends = untried_backends(rows, o);
     if (json) tune_report_json(json.get(), facts, rows, summary);
+    output_close(json, o.json_path, "--json");
     bool done = summary.tuned == summary.problems && facts.untried_backends.empty();
     return done ? exit_ok : exit_failure;
 }

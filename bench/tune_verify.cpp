@@ -157,6 +157,7 @@ int tune_verify_command(const tune_options &o, const std::string &command) {
     verify_counts c = counts_of(rows);
     if (text) print_summary(text, c, o);
     if (json) write_json(json.get(), rows, c);
+    output_close(json, o.json_path, "--json");
     bool kept_failures = c.fail > c.dropped;
     return kept_failures || c.errors > 0 ? exit_failure : exit_ok;
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # exit_codes.sh: gemm exits 1, with the reason on stderr, when it could not do what it was
-# asked: a backend that cannot run here, rows that did not run, nothing to tune.
+# asked: a backend that cannot run here, rows that did not run, nothing to tune, output lost.
 # usage: exit_codes.sh SCENARIO GEMM
 . "$(dirname "$0")/cli_lib.sh"
 scenario=$1 gemm=$2
@@ -46,6 +46,18 @@ tune_nothing_to_tune)
     printf '# no problem here\n\n' >"$work/shapes.txt"
     run_expect 1 "$gemm" tune --shapes "$work/shapes.txt" --no-store
     expect_line err "ERROR: nothing to tune: .*shapes.txt lists no problem"
+    ;;
+output_lost)
+    # A report cut short (a full disk: /dev/full) must not end in exit code 0.
+    [ -w /dev/full ] || skip "no writable /dev/full"
+    run_expect 1 "$gemm" bench 9 --backends cpu_omp --baseline cpu_omp --json /dev/full "${quick_bench[@]}"
+    expect_line err "--json: could not write all of '/dev/full'"
+    run_expect 1 "$gemm" bench 9 --backends cpu_omp --baseline cpu_omp --csv /dev/full "${quick_bench[@]}"
+    expect_line err "--csv: could not write all of '/dev/full'"
+    got=0
+    "$gemm" info >/dev/full 2>"$work/err" || got=$?
+    [ "$got" -eq 1 ] || fail "gemm info >/dev/full: exit code $got, expected 1"
+    expect_line err "could not write all of the output to stdout"
     ;;
 cuda_backend_without_device)
     run_expect 0 "$gemm" info

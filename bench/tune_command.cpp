@@ -1,5 +1,6 @@
 // tune_command.cpp: `gemm tune`: tunes each problem through gemm_tune, shows progress on
 // stderr and the table on stdout, and stores the winners in the tune cache.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -7,7 +8,9 @@
 #include <cmath>
 #include <condition_variable>
 #include <cstdio>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -246,6 +249,31 @@ std::vector<std::string> untried_backends(const std::vector<tune_row> &rows, con
     return untried;
 }
 
+// Whether the tune cache can take the winners, said on stderr when not: its file is replaced
+// through a temporary file in its directory, so that directory (or the nearest one that
+// exists, where the library will create the rest) must be writable. Checked before any
+// tuning, which would otherwise run to the end and then fail every store.
+std::string nearest_existing_parent(std::string path) {
+    for (;;) {
+        const std::size_t slash = path.find_last_of('/');
+        if (slash == std::string::npos) return ".";
+        path = slash == 0 ? "/" : path.substr(0, slash);
+        if (path == "/" || access(path.c_str(), F_OK) == 0) return path;
+    }
+}
+
+bool cache_writable() {
+    const std::string path = gemm_tune_cache_path();
+    const std::string dir = nearest_existing_parent(path);
+    struct stat st {};
+    if (stat(dir.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) errno = ENOTDIR;
+    else if (access(dir.c_str(), W_OK | X_OK) == 0) return true;
+    std::fprintf(stderr,
+                 "gemm tune: ERROR: the tune cache %s cannot be written: %s: %s (use --cache PATH, or --no-store)\n",
+                 path.c_str(), dir.c_str(), std::strerror(errno));
+    return false;
+}
+
 // Why the problem sources given came to nothing: a --shapes file without a problem line, a
 // suite with nothing this machine can run.
 std::string empty_sources_text(const tune_options &o, const std::string &suite_note) {
@@ -343,6 +371,7 @@ int tune_command(int argc, char **argv, int first) {
     backend_names names = backend_names_read();
     for (const std::string &name : split_list(o.backends)) backend_name_require(name, names, "--backends", false);
     if (!configuration_usable() || !device_usable(o.device) || !named_backends_usable(o)) return exit_failure;
+    if (o.store && !cache_writable()) return exit_failure;
     output_file json = output_open(o.json_path, "--json");
     std::FILE *text = json.get() == stdout ? nullptr : stdout;
     std::string suite_note;

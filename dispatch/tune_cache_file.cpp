@@ -134,10 +134,12 @@ cache_file_text read_cache_file(const std::string &path, std::size_t limit) {
 cache_file_lock::cache_file_lock(const std::string &path) {
     std::string lock_path = path + ".lock";
     fd_ = open(lock_path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0666);
-    // flock needs no write access: another user's lock file, readable, still serves.
-    if (fd_ < 0 && errno == EACCES) fd_ = open(lock_path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    // flock needs no write access: another user's lock file, readable, still serves. Where
+    // there is none, the reason is the first one (a directory we may not write), not ENOENT.
+    const int create_error = errno;
+    if (fd_ < 0 && create_error == EACCES) fd_ = open(lock_path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     if (fd_ < 0) {
-        error_ = "cannot open " + lock_path + ": " + errno_text(errno);
+        error_ = "cannot open " + lock_path + ": " + errno_text(errno == ENOENT ? create_error : errno);
         return;
     }
     while (flock(fd_, LOCK_EX) != 0) {

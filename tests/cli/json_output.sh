@@ -54,13 +54,17 @@ tune)
         'd["store"] is False and d["budget_ms"] == 20' \
         'all(c["spread"] >= 0 for p in d["problems"] for c in p["candidates"] if c["correct"])' \
         'd["summary"]["disturbed"] == sum(p["disturbed"] for p in d["problems"])'
-    # A cache under a plain file cannot be written: the problem fails, with its error, and
-    # with --json - the table is not on stdout.
-    touch "$work/plain_file"
-    run_expect 1 "$gemm" tune 16 --budget-ms 20 --cache "$work/plain_file/cache.txt" --json -
+    # A problem that cannot be tuned fails, with its error, and with --json - the table is
+    # not on stdout.
+    printf 'f32 row NN 1 1 1 9223372036854775807\n' >"$work/impossible.txt"
+    run_expect 1 "$gemm" tune --shapes "$work/impossible.txt" --budget-ms 20 --no-store --json -
     json_check "$work/out" \
         'not d["problems"][0]["tuned"] and not d["problems"][0]["stored"]' \
-        '"plain_file" in d["problems"][0]["error"] and d["summary"]["failed"] == 1'
+        '"2^63" in d["problems"][0]["error"] and d["summary"]["failed"] == 1'
+    # A cache under a plain file cannot be written: said before anything is tuned.
+    touch "$work/plain_file"
+    run_expect 1 "$gemm" tune 16 --budget-ms 20 --cache "$work/plain_file/cache.txt" --json -
+    expect_line err "ERROR: the tune cache $work/plain_file/cache.txt cannot be written: $work/plain_file: Not a directory"
     ;;
 bench_stdout)
     run_expect 0 "$gemm" bench 33 --backends cpu_ref --baseline cpu_omp --json - "${quick_bench[@]}"

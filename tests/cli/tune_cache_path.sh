@@ -26,6 +26,21 @@ documented)
     done
     grep -q '^| `XDG_CACHE_HOME` |' "$source_dir/README.md" || fail "README.md's environment table lacks XDG_CACHE_HOME"
     ;;
+unwritable)
+    # A cache that cannot be written is found before any tuning, which would be thrown away.
+    mkdir -p "$work/ro" && chmod 755 "$work" && chmod 555 "$work/ro"
+    as_user=()
+    if [ "$(id -u)" -eq 0 ]; then  # root writes anywhere: run as nobody
+        command -v setpriv >/dev/null || skip "running as root without setpriv"
+        as_user=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+        "${as_user[@]}" "$gemm" --version >/dev/null 2>&1 || skip "gemm cannot run as user 65534 from here"
+    fi
+    GEMM_TUNE_CACHE="$work/ro/sub/cache.txt" run_expect 1 "${as_user[@]}" "$gemm" tune 9 --backends cpu_ref --budget-ms 10
+    expect_line err "ERROR: the tune cache $work/ro/sub/cache.txt cannot be written: $work/ro: Permission denied"
+    grep -q "1/1" "$work/err" && fail "it tuned before finding the cache unwritable"
+    run_expect 0 "${as_user[@]}" env GEMM_TUNE_CACHE="$work/ro/sub/cache.txt" "$gemm" tune 9 --backends cpu_ref \
+        --budget-ms 10 --no-store
+    ;;
 *)
     fail "unknown scenario $scenario"
     ;;

@@ -32,10 +32,17 @@ constexpr const char *header_lines[] = {
 // Lines longer than this are not entries (an entry is about 150 characters).
 constexpr std::size_t max_entry_length = 1024;
 
-// A line as a warning quotes it: at most 120 characters.
+// A line as a warning quotes it: at most 120 characters, any byte but printable ASCII as
+// \xNN, so that a damaged file cannot send control sequences to the terminal.
 std::string quoted(const std::string &line) {
     constexpr std::size_t most = 120;
-    return line.size() <= most ? line : line.substr(0, most) + "... (" + std::to_string(line.size()) + " characters)";
+    std::string out;
+    for (std::size_t i = 0; i < std::min(line.size(), most); ++i) {
+        const auto byte = static_cast<unsigned char>(line[i]);
+        if (byte >= 0x20 && byte < 0x7f) out += char(byte);
+        else out += fmt::format("\\x{:02x}", byte);
+    }
+    return line.size() <= most ? out : out + "... (" + std::to_string(line.size()) + " characters)";
 }
 
 bool is_header(const std::string &line) {
@@ -214,6 +221,7 @@ tune_cache::file_contents tune_cache::read_file(std::vector<std::string> &warnin
     std::string line;
     bool in_section = false, in_mine = false, saw_other_machine = false;
     std::size_t usable_entries = 0;
+    std::unordered_map<tune_key, int, tune_key_hash> entry_lines;  // the line number of each key's entry
     for (int number = 1; std::getline(in, line); ++number) {
         if (is_header(line)) continue;
         std::string t = trim(line);
@@ -255,6 +263,17 @@ tune_cache::file_contents tune_cache::read_file(std::vector<std::string> &warnin
                 e.reset();
             }
         if (e) {
+            // Of two entries of one key the later is used, and said; the earlier leaves contents,
+            // so that a store drops it.
+            auto [earlier, fresh] = entry_lines.try_emplace(e->key, number);
+            if (!fresh) {
+                warnings.push_back(fmt::format("tune cache {}:{}: supersedes line {}, an entry of the same problem "
+                                               "(a store drops that line): {}",
+                                               path_, number, earlier->second, quoted(t)));
+                earlier->second = number;
+                auto same_key = [&](const file_line &l) { return l.entry && l.entry->key == e->key; };
+                contents.lines.erase(std::find_if(contents.lines.begin(), contents.lines.end(), same_key));
+            }
             contents.lines.back().entry = std::move(e);
             ++usable_entries;
         } else {

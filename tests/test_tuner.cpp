@@ -880,6 +880,13 @@ TEST_CASE("tuner corrupt_file: bad lines are skipped with a warning naming file 
         CHECK_FALSE(first.warned(cache + ":" + std::to_string(line) + ":"));
     }
     CHECK(first.warnings().size() == 8);
+    // A damaged line is quoted with every byte but printable ASCII escaped: no control
+    // sequence reaches the terminal.
+    CHECK(first.warned("\\x01\\x02\\x7f\\xff\\xfe binary \\x80\\x00junk"));
+    for (const std::string &w : first.warnings()) {
+        INFO("warning: " << w);
+        CHECK(std::all_of(w.begin(), w.end(), [](char c) { return c >= 0x20 && c < 0x7f; }));
+    }
 
     const step_seen &valid_hit = r.steps[1];  // the valid line after the damage is still used
     CHECK(valid_hit.status() == GEMM_STATUS_SUCCESS);
@@ -913,6 +920,40 @@ TEST_CASE("tuner corrupt_file: bad lines are skipped with a warning naming file 
         CHECK(s.correct());
     }
     CHECK(!contains(clean.err, "[warning]"));
+}
+
+// Two entries of one problem: the later is used, with a warning naming both lines; a store
+// leaves one.
+TEST_CASE("tuner duplicate_entries: the later of two entries of one problem is used, said, and a store keeps it alone") {
+    scratch_dir dir;
+    std::string cache = dir.file("tune-cache.txt");
+    std::string mine = this_machine_line(dir);
+    std::string k64 = key_text(64, 64, 64);
+    const std::string later = k64 + " | cpu_ref - | 1.000 us | default cblas 2.000 us";
+    write_text(cache, mine + "\n" + k64 + " | cpu_omp - | 1.000 us | default cblas 2.000 us\n" + later + "\n");
+    child_result r = run_child(dir, "duplicate", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1"},
+                               "call 64x64x64; tune 32x32x32 budget=50");
+    INFO(r.report());
+    REQUIRE(r.ok());
+    REQUIRE(r.steps.size() == 2);
+    const step_seen &first = r.steps[0];
+    CHECK(first.correct());
+    CHECK(first.why() == "auto: tune cache hit");
+    CHECK(first.traced_backend() == "cpu_ref");
+    CHECK(first.warned(cache + ":3: supersedes line 2"));
+    CHECK(first.warnings().size() == 1);
+    CHECK(r.steps[1].get("stored") == "1");
+
+    std::vector<std::string> after = read_lines(cache);
+    INFO("cache file after the store:\n" << numbered(after));
+    CHECK(entry_lines_for(after, k64).size() == 1);
+    CHECK(std::count(after.begin(), after.end(), later) == 1);
+    child_result clean = run_child(dir, "reload", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1"}, "call 64x64x64");
+    INFO(clean.report());
+    REQUIRE(clean.ok());
+    REQUIRE(clean.steps.size() == 1);
+    CHECK(clean.steps[0].warnings().empty());
+    CHECK(clean.steps[0].traced_backend() == "cpu_ref");
 }
 
 // A file damaged before any "[machine]" line (garbage, binary bytes, no section at all) is

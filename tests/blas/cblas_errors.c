@@ -1,6 +1,7 @@
 /* cblas_errors.c: invalid arguments to cblas_sgemm/dgemm/cgemm/zgemm, written against the system
- * CBLAS header. The program defines cblas_xerbla (as the CBLAS test suite does) and prints
- * what it received and whether C changed, to compare reference CBLAS with libgemm_blas. */
+ * CBLAS header. The program defines cblas_xerbla (as the CBLAS test suite does), and with
+ * WITH_XERBLA also the Fortran xerbla_ (as a program that uses LAPACK may), and prints what
+ * they received and whether C changed, to compare reference CBLAS with libgemm_blas. */
 #include <cblas.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -25,6 +26,14 @@ static void fill(char type, double x[128]) {
         else ((double *)x)[i] = i;
     }
 }
+
+#ifdef WITH_XERBLA
+/* Reference CBLAS's Fortran routines report the errors their own checks find here. */
+void xerbla_(const char *name, const int *info, size_t name_length) {
+    last_position = *info;
+    snprintf(last_routine, sizeof last_routine, "xerbla_:%.*s", (int)(name_length < 6 ? name_length : 6), name);
+}
+#endif
 
 int main(void) {
     static const char types[] = "sdcz";

@@ -68,7 +68,7 @@ default_handler)
     echo "$count reports through the default handler identical to reference CBLAS"
     ;;
 errors)
-    for program in blas_caller cblas_errors; do
+    for program in blas_caller cblas_errors cblas_errors_xerbla; do
         mode=""; [ $program = blas_caller ] && mode=fortran
         reference_run "$bin/$program" $mode >"$work/ref"
         preload_run "$bin/$program" $mode >"$work/preload"

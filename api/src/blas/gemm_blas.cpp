@@ -1,5 +1,7 @@
 // gemm_blas.cpp: the drop-in BLAS interface (sgemm_, dgemm_, cgemm_, zgemm_ and their cblas_
 // forms) that routes existing programs' GEMMs through gemm, with reference-BLAS argument checking.
+#include <dlfcn.h>
+
 #include <complex>
 #include <cstdarg>
 #include <cstddef>
@@ -31,6 +33,25 @@ void report_fortran(const char *name, int info) {
     std::fprintf(stderr, " ** On entry to %.6s parameter number %2d had an illegal value\n", name, info);
 }
 
+// Whether xerbla_ is the program's own handler rather than a BLAS library's (one whose object
+// also defines sgemm_: reference BLAS's, OpenBLAS's, loaded with the system BLAS). For the main
+// program dladdr names argv[0], which dlopen does not find as a loaded object.
+bool program_xerbla() {
+    static const bool own = [] {
+        if (!xerbla_) return false;
+        Dl_info handler{};
+        if (!dladdr(reinterpret_cast<void *>(xerbla_), &handler) || !handler.dli_fname) return true;
+        void *object = dlopen(handler.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+        if (!object) return true;
+        void *gemm = dlsym(object, "sgemm_");
+        Dl_info blas{};
+        const bool same_object = gemm && dladdr(gemm, &blas) && blas.dli_fbase == handler.dli_fbase;
+        dlclose(object);
+        return !same_object;
+    }();
+    return own;
+}
+
 // The position reference CBLAS's handler prints for a row-major call: the swaps it undoes.
 int row_major_position(int position) {
     switch (position) {
@@ -44,13 +65,20 @@ int row_major_position(int position) {
 
 // position as reference CBLAS passes it (see cblas_check); row_major as it sets RowMajorStrg.
 // A handler that has no RowMajorStrg to read is given the position as the reference passes it,
-// and the message printed here is the one the reference handler prints.
-void report_cblas(int position, bool row_major, const char *routine, const char *form, int value) {
-    if (cblas_xerbla) {
+// and the message printed here is the one the reference handler prints. An error the Fortran
+// checks find (from_fortran) goes to the program's own xerbla_ where it has one, as
+// fortran_name and the Fortran INFO (position - 1): reference CBLAS's Fortran routine calls
+// xerbla_, and only reference CBLAS's own xerbla_, which the program's replaces, passes it on
+// to cblas_xerbla (as the program's cblas_xerbla, or as the message printed here).
+void report_cblas(int position, bool row_major, bool from_fortran, const char *routine, const char *fortran_name,
+                  const char *form, int value) {
+    const bool to_xerbla = from_fortran && program_xerbla();
+    if (cblas_xerbla || to_xerbla) {
         // A process-wide flag, so threads reporting at once race on it; reference CBLAS writes
         // its own RowMajorStrg in every call and has the same race.
         if (&RowMajorStrg) RowMajorStrg = row_major ? 1 : 0;
-        cblas_xerbla(position, routine, form, value);
+        if (to_xerbla) report_fortran(fortran_name, position - 1);
+        else cblas_xerbla(position, routine, form, value);
         if (&RowMajorStrg) RowMajorStrg = 0;  // as reference CBLAS leaves it after every call
         return;
     }
@@ -175,8 +203,9 @@ template <class T>
 void cblas_gemm(int order, int ta, int tb, int m, int n, int k, const T *alpha, const T *a,
                 int lda, const T *b, int ldb, const T *beta, T *c, int ldc) {
     if (cblas_error e = cblas_check(order, ta, tb, m, n, k, lda, ldb, ldc); e.position) {
-        report_cblas(e.position, order == GEMM_ROW_MAJOR,
-                     e.from_fortran ? typed<T>::name.cblas_fortran : typed<T>::name.cblas, e.form, e.value);
+        report_cblas(e.position, order == GEMM_ROW_MAJOR, e.from_fortran,
+                     e.from_fortran ? typed<T>::name.cblas_fortran : typed<T>::name.cblas, typed<T>::name.fortran,
+                     e.form, e.value);
         return;
     }
     if (m == 0 || n == 0 || ((*alpha == T(0) || k == 0) && *beta == T(1))) return;

@@ -127,7 +127,10 @@ template <class T> void on_failure(const char *routine, gemm_status_t status, co
     fortran_gemm<T> gemm_fn = system_gemm<T>();
     if (!gemm_fn) stop(routine, status, "; no system BLAS found to compute it instead");
     say_once(routine, status, library_of(reinterpret_cast<void *>(gemm_fn)));
-    gemm_fn(&c.transa, &c.transb, &c.m, &c.n, &c.k, &c.alpha, c.a, &c.lda, c.b, &c.ldb, &c.beta, c.c, &c.ldc, 1, 1);
+    // With alpha = 0, A and B are not read (NaN there must not come through), but OpenBLAS
+    // reads them: given k = 0 it only scales C. The leading dimensions stay valid for k = 0.
+    const int k = c.alpha == T(0) ? 0 : c.k;
+    gemm_fn(&c.transa, &c.transb, &c.m, &c.n, &k, &c.alpha, c.a, &c.lda, c.b, &c.ldb, &c.beta, c.c, &c.ldc, 1, 1);
 }
 
 template void on_failure(const char *, gemm_status_t, const fortran_call<float> &) noexcept;

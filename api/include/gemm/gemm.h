@@ -162,8 +162,9 @@ GEMM_API gemm_status_t gemm_ex_strided_batched(
  * device batch asynchronous. The matrices they point to are host memory or
  * memory of one CUDA device, all in one space (else GEMM_STATUS_MIXED_MEMORY_SPACES). Every
  * matrix is checked as a call of its own would be, messages naming it ("parameter 8: A[3] is
- * NULL"), and no two C matrices may share a byte (GEMM_STATUS_INVALID_VALUE, "C[2] and C[5]
- * overlap"), before anything is computed. The backend is chosen once for the batch, by a
+ * NULL"), and no two C matrices' extents (first element to last, the padding between their
+ * lines included) may overlap (GEMM_STATUS_INVALID_VALUE, "C[2] and C[5] overlap"), before
+ * anything is computed. The backend is chosen once for the batch, by a
  * tune key of its own (its matrix count and "form=pointers"). Its matrices may run in any
  * order or at once, as in cuBLAS's batched calls: a C that overlaps an A or B of the batch
  * gives undefined results. The typed forms take alpha and beta as gemm_sgemm/gemm_cgemm do. */

@@ -152,10 +152,12 @@ bool served(dtype t) {
 
 // The table's blocking, with mc cut (in steps of 32 rows, a multiple of every MR) so that
 // the mc x kc block of A is no larger than this CPU's L2 where that is smaller than the table
-// assumes; otherwise the block would be re-read from L3 for every micro-panel of B.
+// assumes; otherwise the block would be re-read from L3 for every micro-panel of B. Called on
+// every call: where the block fits, as on every CPU the table was written for, it divides
+// nothing (its two divisions took 8x8x8 f32 from 0.161 to 0.164 us a call).
 blocking fit_to_l2(blocking b, std::size_t element) {
     static const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
-    if (l2 <= 0) return b;
+    if (l2 <= 0 || b.mc * b.kc * int64_t(element) <= l2) return b;
     const int64_t rows = int64_t(l2) / (b.kc * int64_t(element)) / 32 * 32;
     if (rows >= 32 && rows < b.mc) b.mc = rows;
     return b;

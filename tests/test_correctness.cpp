@@ -267,8 +267,10 @@ TEST_CASE("correctness sweep=direct") {
     // with a side of C at most 64 (f32) or 32 (f64) lines and k from 256: dot products, k in
     // blocks of 8192 (f32) or 4096 (f64) values, or as many as the copy's scratch holds. A
     // along m and B along k
-    // (row-major NN with at most 12 rows of A, column-major NN with at most 12 columns of C):
-    // sums in chunks of 4 KB of a column, 4 columns of C and 4 steps of k at a time. The
+    // (row-major NN with at most 12 rows of A, column-major NN with at most 12 columns of C;
+    // a product small enough for one thread only with at most 4 and op(A) of 16 KB or more,
+    // else the small kernel takes it): sums in chunks of 4 KB of a column, 4 columns of C and
+    // 4 steps of k at a time. The
     // sides straddle the limits and the kernels' tiles; k crosses the blocks, with tails past
     // the last whole vector and step; rows cross the chunks; C is NaN where beta = 0. Every
     // kernel variant runs them.
@@ -287,7 +289,9 @@ TEST_CASE("correctness sweep=direct") {
                                 {col, N, N, 33, 4, 1, 0, 3},      {col, N, N, 200, 12, 12, 0, 1},
                                 {row, N, N, 13, 70, 8, 1, 1},     {col, N, N, 1100, 9, 6, 2, 2},
                                 {col, N, N, 17, 130, 300, 1, 1},  {col, N, N, 32, 50, 8200, 0, 1},
-                                {col, N, N, 33, 70, 260, 0, 1},   {row, N, T, 5, 130, 255, 0, 1}};
+                                {col, N, N, 33, 70, 260, 0, 1},   {row, N, T, 5, 130, 255, 0, 1},
+                                {row, N, N, 7, 1030, 150, 1, 1},  {row, N, N, 12, 600, 150, 0, 1},
+                                {row, N, N, 4, 64, 64, 0, 1},     {row, N, N, 4, 63, 64, 1, 1}};
     for (const dtype_config &d : dtype_configs) {
         SUBCASE(d.name) {
             const std::vector<std::string> pinned = cpu_omp_variants(d.ab);

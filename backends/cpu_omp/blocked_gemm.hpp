@@ -477,12 +477,15 @@ void small_part(const problem &p, const operands<T> &o, small_kernel<T> small, T
 // products or the sums of columns, those win while they read op(A) in few sweeps, on one
 // thread with operands rotated through memory (gemm bench, row-major, ms, small against
 // them): dot products at 16 rows of X (f32 NT 16x64x256 0.0078-0.0090 / 0.0078), not at 32
-// (32x32x256 0.0057 / 0.0077; f64 0.011 / 0.017); sums of columns (a sweep of op(A) for every
-// 4 columns of C) at 4 to 7 rows of x (f32 NN 4x256x256 0.047 / 0.036, 6x256x256 0.059 /
-// 0.041), not at 8 (8x128x128 0.0037 / 0.0041, 12x96x96 0.0025 / 0.0033, 8x8x8 0.00011 /
-// 0.00023).
+// (32x32x256 0.0057 / 0.0077; f64 0.011 / 0.017). The sums of columns (a sweep of op(A) for
+// every 4 columns of C) win at 1 to 4 rows of x once op(A) is 16 KB or more (us: f32 NN
+// 1x64x256 3.6 / 2.9, 4x128x128 3.6 / 3.2, 2x24x256 1.86 / 1.30; f64 4x64x128 3.8 / 3.3); below
+// that their set-up costs more than the sweeps save (f32 4x4x4 0.072 / 0.132, 1x16x64 0.13 /
+// 0.19, 4x64x16 0.14 / 0.22); and from 5 rows they lose (f32 7x64x256 3.9 / 4.9, 6x256x64
+// 3.7 / 4.3; f64 5x256x64 7.4 / 8.1).
 constexpr int64_t dot_over_small_max_side = 16;
-constexpr int64_t axpy_over_small_max_columns = 7;
+constexpr int64_t axpy_over_small_max_columns = 4;
+constexpr int64_t axpy_over_small_min_bytes = 16 * 1024;
 
 // Which kernel multiplies p without packing B, on `threads` threads; none: the packed loop
 // nest.
@@ -494,7 +497,9 @@ template <class T> direct_path choose_direct(const problem &p, const direct_kern
         const bool dot = takes_dot(p, kernels.dot);
         if (dot && !dot_copies_a<T>(p) && (!small || std::min(p.m, p.n) <= dot_over_small_max_side))
             return direct_path::dot;
-        if (takes_axpy(p, kernels.axpy) && (!small || p.n <= axpy_over_small_max_columns))
+        if (takes_axpy(p, kernels.axpy) &&
+            (!small || (p.n <= axpy_over_small_max_columns &&
+                        p.m * p.k * int64_t(sizeof(T)) >= axpy_over_small_min_bytes)))
             return direct_path::axpy;
         if (small) return direct_path::small;
         if (dot) return direct_path::dot;

@@ -144,7 +144,8 @@ std::string machine_fingerprint() {
 
 std::string tune_cache_path() {
     if (const char *p = std::getenv("GEMM_TUNE_CACHE"); p && *p) return p;
-    if (const char *x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/gemm/tune-cache.txt";
+    // The XDG Base Directory rules: a relative XDG_CACHE_HOME is invalid and ignored.
+    if (const char *x = std::getenv("XDG_CACHE_HOME"); x && *x == '/') return std::string(x) + "/gemm/tune-cache.txt";
     if (const char *h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/gemm/tune-cache.txt";
     return "gemm-tune-cache.txt";
 }

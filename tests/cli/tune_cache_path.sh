@@ -12,6 +12,9 @@ precedence)
     expect_line out "^  XDG_CACHE_HOME +$work/xdg$"
     run_expect 0 env -u GEMM_TUNE_CACHE -u XDG_CACHE_HOME HOME="$work/home" "$gemm" info
     expect_line out "^tune cache: $work/home/.cache/gemm/tune-cache.txt$"
+    # A relative XDG_CACHE_HOME is ignored, as the XDG Base Directory rules say.
+    run_expect 0 env -u GEMM_TUNE_CACHE XDG_CACHE_HOME=relative/dir HOME="$work/home" "$gemm" info
+    expect_line out "^tune cache: $work/home/.cache/gemm/tune-cache.txt$"
     run_expect 0 env GEMM_TUNE_CACHE="$work/mine.txt" XDG_CACHE_HOME="$work/xdg" "$gemm" info
     expect_line out "^tune cache: $work/mine.txt$"
     # It changes what auto finds, so the reproduce line carries it.

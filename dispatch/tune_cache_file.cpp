@@ -21,6 +21,9 @@ namespace {
 std::string errno_text(int e) { return std::strerror(e); }
 
 gemm_status_t fail(const std::string &what) { return set_error(GEMM_STATUS_EXECUTION_FAILED, "tune cache: " + what); }
+// append_line_once serves GEMM_RECORD's file, not the tune cache: its errors have no "tune cache:"
+// prefix (the caller names GEMM_RECORD).
+gemm_status_t fail_record(const std::string &what) { return set_error(GEMM_STATUS_EXECUTION_FAILED, what); }
 
 // Reads up to limit + 1 bytes, so that a longer file shows as longer.
 bool read_bounded(int fd, std::size_t limit, std::string &out, int &error) {
@@ -184,20 +187,20 @@ gemm_status_t replace_cache_file(const std::string &path, const std::string &tex
 
 gemm_status_t append_line_once(const std::string &path, const std::string &line) {
     int fd = open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | O_NONBLOCK, 0644);
-    if (fd < 0) return fail("cannot open " + path + ": " + errno_text(errno));
+    if (fd < 0) return fail_record("cannot open " + path + ": " + errno_text(errno));
     struct stat st;
     std::string text;
     int error = 0;
     gemm_status_t s = GEMM_STATUS_SUCCESS;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) s = fail(path + " is not a regular file");
-    else if (flock(fd, LOCK_EX) != 0) s = fail("cannot lock " + path + ": " + errno_text(errno));
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) s = fail_record(path + " is not a regular file");
+    else if (flock(fd, LOCK_EX) != 0) s = fail_record("cannot lock " + path + ": " + errno_text(errno));
     else if (!read_bounded(fd, tune_cache_file_limit, text, error) || text.size() > tune_cache_file_limit)
-        s = fail("cannot read " + path + (error ? ": " + errno_text(error) : ": larger than the limit"));
+        s = fail_record("cannot read " + path + (error ? ": " + errno_text(error) : ": larger than the limit"));
     bool present = ("\n" + text).find("\n" + line + "\n") != std::string::npos;
     if (s == GEMM_STATUS_SUCCESS && !present) {
         sigxfsz_blocked no_kill;
         std::string add = (text.empty() || text.back() == '\n' ? "" : "\n") + line + "\n";
-        if (!write_all(fd, add, error)) s = fail("cannot append to " + path + ": " + errno_text(error));
+        if (!write_all(fd, add, error)) s = fail_record("cannot append to " + path + ": " + errno_text(error));
     }
     close(fd);  // releases the lock
     return s;

@@ -1758,6 +1758,18 @@ TEST_CASE("tuner env_record: GEMM_RECORD appends each untuned key once, in the k
     want_again.push_back("# mine");
     want_again.push_back(key_text(20, 20, 20));
     CHECK(read_lines(record) == want_again);
+
+    // A record file that cannot be opened: a warning naming GEMM_RECORD and the file (not the
+    // tune cache, which is fine), and the call runs.
+    const std::string unopenable = dir.file("no_such_dir/record.txt");
+    child_result lost = run_child(dir, "lost", {"GEMM_TUNE_CACHE=" + cache, "GEMM_RECORD=" + unopenable},
+                                  "call 24x24x24");
+    INFO(lost.report());
+    REQUIRE(lost.ok());
+    REQUIRE(lost.steps.size() == 1);
+    CHECK(lost.steps[0].correct());
+    CHECK(lost.steps[0].warned("GEMM_RECORD: cannot open " + unopenable));
+    CHECK_FALSE(lost.steps[0].warned("tune cache"));
 }
 
 // With GEMM_ALLOW_TF32=1 an f32 class is timed in TF32 math and keyed apart (math=tf32): what

@@ -1,6 +1,7 @@
 // cli_args.cpp: reading command-line options: values, lists, numbers.
 #include "cli_args.hpp"
 
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -53,8 +54,10 @@ int64_t parse_int(const std::string &text, const std::string &what, int64_t min_
     errno = 0;
     char *end = nullptr;
     long long v = std::strtoll(text.c_str(), &end, 10);
-    if (text.empty() || *end != '\0' || errno == ERANGE)
-        throw usage_error(what + ": '" + text + "' is not an integer");
+    // strtoll skips leading blanks and takes a '+': the whole text must be the number.
+    const bool starts_as_number = !text.empty() && (std::isdigit(static_cast<unsigned char>(text[0])) || text[0] == '-');
+    if (!starts_as_number || *end != '\0') throw usage_error(what + ": '" + text + "' is not an integer");
+    if (errno == ERANGE) throw usage_error(what + ": " + text + " is out of the range of a 64-bit integer");
     if (v < min_value)
         throw usage_error(what + ": " + text + " must be at least " + std::to_string(min_value));
     return int64_t(v);

@@ -7,6 +7,9 @@
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -355,6 +358,61 @@ TEST_CASE("correctness sweep=small") {
             report(counts);
         }
     }
+}
+
+TEST_CASE("correctness small_in_place: a partial tile of A read in place reads nothing past A") {
+    // The small kernel reads a partial row tile of an A stored along m in place from 64 steps
+    // of k, its last vector through a mask (backends/cpu_omp/microkernel_small.hpp): here the
+    // canonical A (B of a row-major NN product, 9 rows of x: neither the sums of columns nor the
+    // dot products take it) ends right before an unreadable page, so an unmasked read faults.
+    const long page = sysconf(_SC_PAGESIZE);
+    int64_t checked = 0;
+    for (gemm_dtype_t t : {GEMM_F32, GEMM_F64}) {
+        const std::size_t size = t == GEMM_F32 ? 4 : 8;
+        for (const std::string &variant : cpu_omp_variants(t))
+            for (int64_t n : {9, 20, 24, 40, 44})
+                for (int64_t k : {64, 100}) {
+                    const int64_t m = 9;
+                    const std::size_t b_bytes = std::size_t(k * n) * size;
+                    const std::size_t pages = (b_bytes + std::size_t(page) - 1) / std::size_t(page) + 1;
+                    char *base = static_cast<char *>(
+                        mmap(nullptr, pages * std::size_t(page), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+                    REQUIRE(base != MAP_FAILED);
+                    REQUIRE(mprotect(base + (pages - 1) * std::size_t(page), std::size_t(page), PROT_NONE) == 0);
+                    char *b = base + (pages - 1) * std::size_t(page) - b_bytes;
+                    std::vector<double> ad(std::size_t(m * k)), bd(std::size_t(k * n)), want(std::size_t(m * n), 0.0);
+                    for (std::size_t i = 0; i < ad.size(); ++i) ad[i] = double(int(i % 7) - 3);
+                    for (std::size_t i = 0; i < bd.size(); ++i) bd[i] = double(int(i % 5) - 2);
+                    for (int64_t i = 0; i < m; ++i)
+                        for (int64_t j = 0; j < n; ++j)
+                            for (int64_t l = 0; l < k; ++l) want[std::size_t(i * n + j)] += ad[std::size_t(i * k + l)] * bd[std::size_t(l * n + j)];
+                    std::vector<double> cd(std::size_t(m * n));
+                    REQUIRE(gemm_set_backend(variant.c_str()) == GEMM_STATUS_SUCCESS);
+                    gemm_status_t s;
+                    if (t == GEMM_F32) {
+                        std::vector<float> a(ad.begin(), ad.end()), c(std::size_t(m * n));
+                        float *bf = reinterpret_cast<float *>(b);
+                        std::copy(bd.begin(), bd.end(), bf);
+                        s = gemm_sgemm(GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_N, m, n, k, 1.0f, a.data(), k, bf, n, 0.0f,
+                                       c.data(), n);
+                        std::copy(c.begin(), c.end(), cd.begin());
+                    } else {
+                        double *bf = reinterpret_cast<double *>(b);
+                        std::copy(bd.begin(), bd.end(), bf);
+                        s = gemm_dgemm(GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_N, m, n, k, 1.0, ad.data(), k, bf, n, 0.0,
+                                       cd.data(), n);
+                    }
+                    munmap(base, pages * std::size_t(page));
+                    REQUIRE(gemm_set_backend(nullptr) == GEMM_STATUS_SUCCESS);
+                    if (s == GEMM_STATUS_NOT_SUPPORTED) continue;  // an ISA this CPU lacks
+                    INFO(variant << " n = " << n << " k = " << k);
+                    REQUIRE(s == GEMM_STATUS_SUCCESS);
+                    CHECK(cd == want);  // small integers: exact in every order
+                    ++checked;
+                }
+    }
+    CHECK(checked > 0);
+    MESSAGE(checked << " products read up to a guard page");
 }
 
 TEST_CASE("correctness strided_batch") {

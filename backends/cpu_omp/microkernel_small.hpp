@@ -29,10 +29,11 @@ namespace gemm::cpu_omp_detail {
 constexpr int64_t prefetch_steps = 16;
 
 // C[0:rows, 0:NR] = alpha * A_tile * B_tile + beta * C, rows <= MV * W: MV vectors of A and
-// NR broadcasts of B a step of k, MV x NR accumulators. A's vectors are read whole (a
-// partial row tile comes packed with zeros); C's partial vector through masks. in_place: A is
-// the matrix itself, not a panel.
-template <class V, int MV, int NR>
+// NR broadcasts of B a step of k, MV x NR accumulators. in_place: A is the matrix itself, its
+// partial last vector read through a mask; else a panel, read whole (a partial row tile comes
+// packed with zeros); MaskedA says which (in place and partial). C's partial vector through
+// masks.
+template <class V, int MV, int NR, bool MaskedA>
 void small_tile(int64_t k, const typename V::real *__restrict a, int64_t a_k, bool in_place, int rows,
                 const typename V::real *__restrict b, int64_t b_k, int64_t b_j, typename V::real *__restrict c,
                 int64_t ldc, typename V::real alpha, typename V::real beta) {
@@ -44,11 +45,15 @@ void small_tile(int64_t k, const typename V::real *__restrict a, int64_t a_k, bo
     for (int j = 0; j < NR; ++j)
 #pragma GCC unroll 4
         for (int i = 0; i < MV; ++i) acc[j][i] = V::zero();
+    const bool whole = rows == MV * W;
+    const typename V::mask last = V::first(rows - (MV - 1) * W);
 #pragma GCC unroll 2
     for (int64_t l = 0; l < k; ++l) {
         vec av[MV];
 #pragma GCC unroll 4
-        for (int i = 0; i < MV; ++i) av[i] = V::loadu(a + l * a_k + i * W);
+        for (int i = 0; i < MV - 1; ++i) av[i] = V::loadu(a + l * a_k + i * W);
+        if constexpr (MaskedA) av[MV - 1] = V::load_first(a + l * a_k + (MV - 1) * W, last);
+        else av[MV - 1] = V::loadu(a + l * a_k + (MV - 1) * W);
         if (in_place) {
             // (An address, not a pointer: it may lie past A, and a prefetch never faults.)
             const std::uintptr_t ahead =
@@ -66,8 +71,6 @@ void small_tile(int64_t k, const typename V::real *__restrict a, int64_t a_k, bo
         }
     }
     const vec va = V::set(alpha), vb = V::set(beta);
-    const bool whole = rows == MV * W;
-    const typename V::mask last = V::first(rows - (MV - 1) * W);
 #pragma GCC unroll 16
     for (int j = 0; j < NR; ++j)
 #pragma GCC unroll 4
@@ -84,19 +87,22 @@ void small_tile(int64_t k, const typename V::real *__restrict a, int64_t a_k, bo
         }
 }
 
-// Every column of C for one row tile: tiles of NR columns, then one of the columns left.
+// Every column of C for one row tile: tiles of NR columns, then one of the columns left;
+// masked_a: A is read in place and the tile is partial.
 template <class V, int MV, int NR, int... Edge>
-void small_columns(int64_t cols, int64_t k, const typename V::real *a, int64_t a_k, bool in_place, int rows,
-                   const typename V::real *b, int64_t b_k, int64_t b_j, typename V::real *c, int64_t ldc,
+void small_columns(bool masked_a, int64_t cols, int64_t k, const typename V::real *a, int64_t a_k, bool in_place,
+                   int rows, const typename V::real *b, int64_t b_k, int64_t b_j, typename V::real *c, int64_t ldc,
                    typename V::real alpha, typename V::real beta, std::integer_sequence<int, Edge...>) {
+    // tiles[masked][n - 1]: small_tile<V, MV, n, masked> for n = 1 ... NR columns.
+    using tile_fn = decltype(&small_tile<V, MV, 1, false>);
+    static constexpr tile_fn tiles[2][NR] = {{small_tile<V, MV, Edge + 1, false>..., small_tile<V, MV, NR, false>},
+                                             {small_tile<V, MV, Edge + 1, true>..., small_tile<V, MV, NR, true>}};
+    const tile_fn *tile = tiles[masked_a ? 1 : 0];
     int64_t j = 0;
     for (; j + NR <= cols; j += NR)
-        small_tile<V, MV, NR>(k, a, a_k, in_place, rows, b + j * b_j, b_k, b_j, c + j * ldc, ldc, alpha, beta);
-    // small_tile<V, MV, 1> ... <V, MV, NR - 1>, for the columns left.
-    using tile_fn = decltype(&small_tile<V, MV, 1>);
-    static constexpr tile_fn edge[] = {small_tile<V, MV, Edge + 1>...};
+        tile[NR - 1](k, a, a_k, in_place, rows, b + j * b_j, b_k, b_j, c + j * ldc, ldc, alpha, beta);
     if (const int64_t left = cols - j; left > 0)
-        edge[left - 1](k, a, a_k, in_place, rows, b + j * b_j, b_k, b_j, c + j * ldc, ldc, alpha, beta);
+        tile[left - 1](k, a, a_k, in_place, rows, b + j * b_j, b_k, b_j, c + j * ldc, ldc, alpha, beta);
 }
 
 // The rows left after a small product's whole tiles (rows % MR), when at most this many, are
@@ -196,6 +202,13 @@ void tail_rows(int r, int64_t cols, int64_t k, const typename V::real *a, int64_
     dot_block<V, 2, 4>(r, cols, k, rows, ld, b, b_j, c, ldc, alpha, beta);
 }
 
+// A partial row tile of an A stored along m is read in place, its last vector through a mask,
+// from this many steps of k; below, it is copied into the panel (zeros past its rows), where
+// the column tiles read it from L1. One thread, row-major f32 NN, copied against in place (gemm
+// bench, us): 32x24x32 0.71 / 0.74-0.77, 32x28x32 0.76 / 0.79-0.82; 32x24x64 1.48 / 1.42-1.48,
+// 16x24x128 1.65-1.72 / 1.48, 32x24x192 4.05-4.14 / 3.61-3.70, 32x24x256 5.35-5.41 / 4.53-4.57.
+constexpr int64_t partial_in_place_min_k = 64;
+
 // C[0:rows, 0:cols] = alpha * op(A) * op(B) + beta * C for a block of k (the caller cuts k so
 // that an MR x k panel fits `panel`), C column-major: op(A)'s value (i, l) at a + i * a_m + l
 // * a_k, with a_m == 1 (A stored along m, read in place) or a_k == 1 (along k, each row tile
@@ -224,11 +237,10 @@ void small_block(int64_t rows, int64_t cols, int64_t k, const typename V::real *
                          beta, panel, std::make_integer_sequence<int, tail_rows_max<V>>{});
             if ((r = whole) == 0) continue;
         }
-        const bool in_place = a_m == 1 && r % W == 0;
+        const bool in_place = a_m == 1 && (r % W == 0 || k >= partial_in_place_min_k);
         if (!in_place) {
             // Rows along k are gathered W at a time (the offsets fit 32 bits: the caller
-            // checks W * a_m); a partial tile along m is copied so that the kernel reads
-            // whole vectors, zeros past the last row.
+            // checks W * a_m); a partial tile along m is copied; zeros past the last row.
             for (int v = 0; v * W < r; ++v) {  // (a tile of at most W rows reads one vector)
                 const typename V::mask lanes = V::first(std::min(r - v * W, W));
                 const T *src = ai + int64_t(v) * W * a_m;
@@ -239,10 +251,13 @@ void small_block(int64_t rows, int64_t cols, int64_t k, const typename V::real *
         }
         const T *tile = in_place ? ai : panel;
         const int64_t tile_k = in_place ? a_k : MR;
+        const bool masked = in_place && r % W != 0;
         if (r > W)
-            small_columns<V, 2, NR>(cols, k, tile, tile_k, in_place, r, b, b_k, b_j, c + i, ldc, alpha, beta, edges);
+            small_columns<V, 2, NR>(masked, cols, k, tile, tile_k, in_place, r, b, b_k, b_j, c + i, ldc, alpha, beta,
+                                    edges);
         else
-            small_columns<V, 1, NR>(cols, k, tile, tile_k, in_place, r, b, b_k, b_j, c + i, ldc, alpha, beta, edges);
+            small_columns<V, 1, NR>(masked, cols, k, tile, tile_k, in_place, r, b, b_k, b_j, c + i, ldc, alpha, beta,
+                                    edges);
     }
 }
 

@@ -4,11 +4,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
 #include <cstdio>
-#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -249,10 +249,7 @@ std::vector<std::string> untried_backends(const std::vector<tune_row> &rows, con
     return untried;
 }
 
-// Whether the tune cache can take the winners, said on stderr when not: its file is replaced
-// through a temporary file in its directory, so that directory (or the nearest one that
-// exists, where the library will create the rest) must be writable. Checked before any
-// tuning, which would otherwise run to the end and then fail every store.
+// The nearest of path's parents that exists ("." for a bare file name).
 std::string nearest_existing_parent(std::string path) {
     for (;;) {
         const std::size_t slash = path.find_last_of('/');
@@ -262,6 +259,10 @@ std::string nearest_existing_parent(std::string path) {
     }
 }
 
+// Whether the tune cache can take the winners, said on stderr when not: its file is replaced
+// through a temporary file in its directory, so that directory (or the nearest one that
+// exists, where the library will create the rest) must be writable. Checked before any
+// tuning, which would otherwise run to the end and then fail every store.
 bool cache_writable() {
     const std::string path = gemm_tune_cache_path();
     const std::string dir = nearest_existing_parent(path);

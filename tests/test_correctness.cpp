@@ -271,8 +271,8 @@ TEST_CASE("correctness sweep=direct") {
     // blocks of 8192 (f32) or 4096 (f64) values, or as many as the copy's scratch holds. A
     // along m and B along k
     // (row-major NN with at most 12 rows of A, column-major NN with at most 12 columns of C;
-    // a product small enough for one thread only with at most 4 and op(A) of 16 KB or more,
-    // else the small kernel takes it): sums in chunks of 4 KB of a column, 4 columns of C and
+    // one small enough for one thread only at 1 to 4 such rows or columns and op(A) of 16 KB
+    // or more, else the small kernel takes it): sums in chunks of 4 KB of a column, 4 columns of C and
     // 4 steps of k at a time. The
     // sides straddle the limits and the kernels' tiles; k crosses the blocks, with tails past
     // the last whole vector and step; rows cross the chunks; C is NaN where beta = 0. Every
@@ -375,17 +375,20 @@ TEST_CASE("correctness small_in_place: a partial tile of A read in place reads n
                     const int64_t m = 9;
                     const std::size_t b_bytes = std::size_t(k * n) * size;
                     const std::size_t pages = (b_bytes + std::size_t(page) - 1) / std::size_t(page) + 1;
+                    const std::size_t mapped = pages * std::size_t(page);
                     char *base = static_cast<char *>(
-                        mmap(nullptr, pages * std::size_t(page), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+                        mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
                     REQUIRE(base != MAP_FAILED);
-                    REQUIRE(mprotect(base + (pages - 1) * std::size_t(page), std::size_t(page), PROT_NONE) == 0);
-                    char *b = base + (pages - 1) * std::size_t(page) - b_bytes;
-                    std::vector<double> ad(std::size_t(m * k)), bd(std::size_t(k * n)), want(std::size_t(m * n), 0.0);
+                    char *guard = base + mapped - std::size_t(page);
+                    REQUIRE(mprotect(guard, std::size_t(page), PROT_NONE) == 0);
+                    char *b = guard - b_bytes;
+                    std::vector<double> ad(std::size_t(m * k)), bd(std::size_t(k * n)), want(std::size_t(m * n));
                     for (std::size_t i = 0; i < ad.size(); ++i) ad[i] = double(int(i % 7) - 3);
                     for (std::size_t i = 0; i < bd.size(); ++i) bd[i] = double(int(i % 5) - 2);
                     for (int64_t i = 0; i < m; ++i)
                         for (int64_t j = 0; j < n; ++j)
-                            for (int64_t l = 0; l < k; ++l) want[std::size_t(i * n + j)] += ad[std::size_t(i * k + l)] * bd[std::size_t(l * n + j)];
+                            for (int64_t l = 0; l < k; ++l)
+                                want[std::size_t(i * n + j)] += ad[std::size_t(i * k + l)] * bd[std::size_t(l * n + j)];
                     std::vector<double> cd(std::size_t(m * n));
                     REQUIRE(gemm_set_backend(variant.c_str()) == GEMM_STATUS_SUCCESS);
                     gemm_status_t s;
@@ -402,7 +405,7 @@ TEST_CASE("correctness small_in_place: a partial tile of A read in place reads n
                         s = gemm_dgemm(GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_N, m, n, k, 1.0, ad.data(), k, bf, n, 0.0,
                                        cd.data(), n);
                     }
-                    munmap(base, pages * std::size_t(page));
+                    munmap(base, mapped);
                     REQUIRE(gemm_set_backend(nullptr) == GEMM_STATUS_SUCCESS);
                     if (s == GEMM_STATUS_NOT_SUPPORTED) continue;  // an ISA this CPU lacks
                     INFO(variant << " n = " << n << " k = " << k);

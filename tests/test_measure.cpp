@@ -180,6 +180,10 @@ TEST_CASE("measure: argument errors") {
     bad = o;
     bad.max_samples = 1;  // below min_samples
     CHECK(gemm_measure(&d, names, 1, &bad, r) == GEMM_STATUS_INVALID_VALUE);
+    bad = o;
+    bad.check = 2;  // a flag is 0 or 1
+    CHECK(gemm_measure(&d, names, 1, &bad, r) == GEMM_STATUS_INVALID_VALUE);
+    CHECK(contains(gemm_last_error(), "check and pinned must be 0 or 1"));
     gemm_desc_t zero = d;
     zero.beta_zero = 1;
     bad = o;

@@ -131,6 +131,14 @@ TEST_CASE("plan: gemm_plan_create refuses what a call or gemm_backend_supports w
     d = desc_of(8, 8, 8);
     d.alignment = 12;
     CHECK(gemm_plan_create(&d, &p) == GEMM_STATUS_INVALID_VALUE);
+    d = desc_of(8, 8, 8);
+    d.beta_zero = 2;  // a flag is 0 or 1
+    CHECK(gemm_plan_create(&d, &p) == GEMM_STATUS_INVALID_VALUE);
+    CHECK(contains(gemm_last_error(), "gemm_desc_t: beta_zero = 2 must be 0 or 1"));
+    d = desc_of(8, 8, 8);
+    d.aux = -1;
+    CHECK(gemm_plan_create(&d, &p) == GEMM_STATUS_INVALID_VALUE);
+    CHECK(contains(gemm_last_error(), "gemm_desc_t: aux = -1 must be 0 or 1"));
     // A forced backend that cannot serve the class: the status a call forced onto it gets.
     gemm_desc_t f16;
     gemm_desc_init(&f16, GEMM_F16, GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 8, 8, 8);

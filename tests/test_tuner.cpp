@@ -2028,6 +2028,9 @@ TEST_CASE("tuner errors: gemm_tune refuses bad requests with the right status an
     expect_tune_error("m = n = k = 2^20", [](R &r) { r.m = r.n = r.k = int64_t(1) << 20; }, GEMM_STATUS_ALLOC_FAILED,
                       "GiB of host memory");
     expect_tune_error("budget_ms = inf", [](R &r) { r.budget_ms = HUGE_VAL; }, GEMM_STATUS_INVALID_VALUE, "budget_ms");
+    // A flag is 0 or 1: 2 is a mistake, not "true".
+    expect_tune_error("misaligned = 2", [](R &r) { r.misaligned = 2; }, GEMM_STATUS_INVALID_VALUE, "misaligned");
+    expect_tune_error("beta_zero = -1", [](R &r) { r.beta_zero = -1; }, GEMM_STATUS_INVALID_VALUE, "beta_zero");
     expect_tune_error("backends = nosuch", [](R &r) { r.backends = "cblas,nosuch"; }, GEMM_STATUS_UNKNOWN_BACKEND, "nosuch");
     expect_tune_error("layout = GEMM_OP_N", [](R &r) { set_raw(r.layout, GEMM_OP_N); }, GEMM_STATUS_INVALID_LAYOUT, "layout");
     expect_tune_error("layout = 0", [](R &r) { set_raw(r.layout, 0); }, GEMM_STATUS_INVALID_LAYOUT, "layout");

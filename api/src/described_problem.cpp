@@ -105,6 +105,11 @@ gemm_status_t problem_of(const api_desc &d, problem &p, call_shape *call, user_c
     if (d.device < -1)
         return set_error(GEMM_STATUS_INVALID_VALUE,
                          "gemm_desc_t: device = " + std::to_string(d.device) + " must be -1 (host) or an ordinal");
+    // A flag is 0 or 1: anything else there (a count, garbage) is a mistake, not "true".
+    for (const auto &[name, value] : {std::pair{"beta_zero", d.beta_zero}, std::pair{"aux", d.aux}})
+        if (value != 0 && value != 1)
+            return set_error(GEMM_STATUS_INVALID_VALUE,
+                             std::string("gemm_desc_t: ") + name + " = " + std::to_string(value) + " must be 0 or 1");
     described_call dc;
     fill_call(d, dc);
     if (gemm_status_t s = check_call(dc.call); s != GEMM_STATUS_SUCCESS) return s;

@@ -30,6 +30,7 @@ gemm_status_t check_options(const gemm_measure_options_t &o) {
     if (o.min_samples < 1 || o.max_samples < o.min_samples) return bad("need 1 <= min_samples <= max_samples");
     if (o.rounds < 1 || o.warmup_samples < 0) return bad("need rounds >= 1 and warmup_samples >= 0");
     if (!std::isfinite(o.alpha) || !std::isfinite(o.beta)) return bad("alpha and beta must be finite");
+    if ((o.check != 0 && o.check != 1) || (o.pinned != 0 && o.pinned != 1)) return bad("check and pinned must be 0 or 1");
     return GEMM_STATUS_SUCCESS;
 }
 

@@ -34,6 +34,8 @@ gemm_status_t check_request(const api_tune_request &r) {
     if (r.m < 0 || r.n < 0 || r.k < 0 || r.batch_count < 1 || r.ld_padding < -1)
         return fail(GEMM_STATUS_INVALID_SIZE, "m, n, k must be >= 0, ld_padding >= -1 and batch_count >= 1");
     if (!valid_dtype(r.ab_type) || !valid_dtype(r.c_type)) return fail(GEMM_STATUS_INVALID_DTYPE, "ab_type/c_type is not a gemm_dtype_t");
+    if ((r.misaligned != 0 && r.misaligned != 1) || (r.beta_zero != 0 && r.beta_zero != 1))
+        return fail(GEMM_STATUS_INVALID_VALUE, "misaligned and beta_zero must be 0 or 1");
     if (!std::isfinite(r.budget_ms))
         return fail(GEMM_STATUS_INVALID_VALUE, "budget_ms must be a finite number of milliseconds (<= 0: the default)");
     if (!c_type_allowed(dtype(r.ab_type), dtype(r.c_type)))

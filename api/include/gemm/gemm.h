@@ -340,7 +340,9 @@ GEMM_API gemm_status_t gemm_ex_epilogue(gemm_layout_t layout, gemm_op_t transa, 
  * (a newer gemm.h's) is accepted only when every byte past this library's sizeof is 0 (the
  * fields this library does not know, left at 0); a struct_size above 4096 is refused as never
  * set. A refused struct_size is GEMM_STATUS_INVALID_VALUE, the message naming the struct.
- * Start from the struct's init function, or zero the struct and set struct_size. */
+ * Start from the struct's init function, or zero the struct and set struct_size. A flag field
+ * of these structs and of gemm_tune_request_t ("1: ...") is 0 or 1; any other value is
+ * GEMM_STATUS_INVALID_VALUE. */
 
 /* A class of calls without their data: types, layout, shape, leading dimensions, batch and the
  * memory the operands live in. Start from gemm_desc_init, then change what differs. */

@@ -134,6 +134,12 @@ TEST_SUITE("code") {
         CHECK(small_sgemm() == GEMM_STATUS_SUCCESS);
         REQUIRE(gemm_set_backend(nullptr) == GEMM_STATUS_SUCCESS);
         CHECK(std::string(gemm_get_backend()) == env_choice());
+        // "" is "auto" set here, over GEMM_BACKEND (gemm.h); NULL is not.
+        REQUIRE(gemm_set_backend("") == GEMM_STATUS_SUCCESS);
+        CHECK(std::string(gemm_get_backend()) == "auto");
+        CHECK(std::string(gemm_get_backend_source()) == "gemm_set_backend");
+        REQUIRE(gemm_set_backend(nullptr) == GEMM_STATUS_SUCCESS);
+        CHECK(std::string(gemm_get_backend_source()) != "gemm_set_backend");
     }
 
     TEST_CASE("selection set_backend errors keep the previous choice") {

@@ -651,10 +651,10 @@ TEST_CASE("semantics alpha=0 does not read A or B, every backend") {
     MESSAGE(skips.summary());
 }
 
-// k = 0 or alpha = 0: A's and B's strides are neither checked nor used, however far apart
-// they would put the matrices (a backend that offset its pointers by them would compute an
-// address past the int64 range: UBSan runs this in the sanitizer build).
-TEST_CASE("semantics strides of A and B that are not read may be anything, every backend") {
+// k = 0 or alpha = 0: A's and B's strides are neither checked (but for their sign: gemm.h) nor
+// used, however far apart they would put the matrices (a backend that offset its pointers by
+// them would compute an address past the int64 range: UBSan runs this in the sanitizer build).
+TEST_CASE("semantics strides of A and B that are not read may be any non-negative value, every backend") {
     const int64_t m = 5, n = 3, batch = 4, far = INT64_MAX / 3;
     const std::vector<float> a(64, std::nanf("")), b(64, std::nanf(""));
     int checked = 0;

@@ -47,6 +47,16 @@ tune_nothing_to_tune)
     run_expect 1 "$gemm" tune --shapes "$work/shapes.txt" --no-store
     expect_line err "ERROR: nothing to tune: .*shapes.txt lists no problem"
     ;;
+bad_numbers)
+    # A number on the command line is the whole text: no blanks or '+' around it, and one past
+    # 64 bits is out of range (exit 2, a mistake in the command line).
+    run_expect 2 "$gemm" bench ' 7' "${quick_bench[@]}"
+    expect_line err "shape ' 7': ' 7' is not an integer"
+    run_expect 2 "$gemm" bench 7 --reps +3
+    expect_line err "--reps: '\+3' is not an integer"
+    run_expect 2 "$gemm" bench 99999999999999999999 "${quick_bench[@]}"
+    expect_line err "99999999999999999999 is out of the range of a 64-bit integer"
+    ;;
 output_lost)
     # A report cut short (a full disk: /dev/full) must not end in exit code 0.
     [ -w /dev/full ] || skip "no writable /dev/full"

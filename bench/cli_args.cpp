@@ -83,7 +83,7 @@ output_file output_open(const std::string &path, const char *option) {
 void output_close(output_file &f, const std::string &path, const char *option) {
     if (!f) return;
     std::FILE *file = f.release();
-    if (file == stdout) return stdout_check();
+    if (file == stdout) return;  // main checks stdout once every command is done
     const bool lost = std::ferror(file) != 0;
     errno = 0;
     const bool closed = std::fclose(file) == 0;

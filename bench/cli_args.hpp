@@ -53,7 +53,7 @@ using output_file = std::unique_ptr<std::FILE, output_closer>;
 // naming the option when the file cannot be written.
 output_file output_open(const std::string &path, const char *option);
 
-// Flushes and closes f (stdout is only flushed), throwing std::runtime_error naming the
+// Closes f (stdout is left to main's stdout_check), throwing std::runtime_error naming the
 // option and path when anything written to it was lost (a full disk): a truncated report
 // must not end in exit code 0. Null f: nothing to do.
 void output_close(output_file &f, const std::string &path, const char *option);

@@ -186,9 +186,11 @@ public:
     // would otherwise pass over cblas with nothing but gemm info's list to say so.
     verdict probe() const override {
         lib_ = find_library();
-        if (!lib_.handle && !settings().option("GEMM_CBLAS_LIB").empty())
-            logger().warn("cblas is unavailable, so no call runs on it: {}", lib_.error);
-        if (!lib_.handle) return verdict::no(lib_.error);
+        if (!lib_.handle) {
+            if (!settings().option("GEMM_CBLAS_LIB").empty())
+                logger().warn("cblas is unavailable, so no call runs on it: {}", lib_.error);
+            return verdict::no(lib_.error);
+        }
         return verdict::yes(describe(lib_));
     }
 

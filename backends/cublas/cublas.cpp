@@ -10,6 +10,7 @@
 
 #include <spdlog/fmt/fmt.h>
 
+#include "backends/cuda_common/cublas_library.hpp"
 #include "backends/cuda_common/cuda_devices.hpp"
 #include "backends/cuda_common/cuda_status.hpp"
 #include "backends/cuda_common/cuda_types.hpp"
@@ -21,6 +22,7 @@
 namespace gemm {
 namespace {
 
+using cuda::cublas;  // the loaded functions (cublas_library.hpp)
 using cuda::use_tf32;
 
 // The Sgemm/Dgemm forms for f32 and f64 (the peers' baseline), Cgemm/Zgemm for complex,
@@ -40,13 +42,13 @@ gemm_status_t enqueue_complex(cublasHandle_t h, const problem &p, run_report &ct
     ctx.variant_used = name;
     cublasStatus_t s;
     if constexpr (single)
-        s = batched ? cublasCgemmStridedBatched_64(h, ta, tb, p.m, p.n, p.k, &alpha, a, p.lda, p.stride_a, b, p.ldb,
-                                                   p.stride_b, &beta, c, p.ldc, p.stride_c, p.batch)
-                    : cublasCgemm_64(h, ta, tb, p.m, p.n, p.k, &alpha, a, p.lda, b, p.ldb, &beta, c, p.ldc);
+        s = batched ? cublas().cublasCgemmStridedBatched_64(h, ta, tb, p.m, p.n, p.k, &alpha, a, p.lda, p.stride_a, b,
+                                                            p.ldb, p.stride_b, &beta, c, p.ldc, p.stride_c, p.batch)
+                    : cublas().cublasCgemm_64(h, ta, tb, p.m, p.n, p.k, &alpha, a, p.lda, b, p.ldb, &beta, c, p.ldc);
     else
-        s = batched ? cublasZgemmStridedBatched_64(h, ta, tb, p.m, p.n, p.k, &alpha, a, p.lda, p.stride_a, b, p.ldb,
-                                                   p.stride_b, &beta, c, p.ldc, p.stride_c, p.batch)
-                    : cublasZgemm_64(h, ta, tb, p.m, p.n, p.k, &alpha, a, p.lda, b, p.ldb, &beta, c, p.ldc);
+        s = batched ? cublas().cublasZgemmStridedBatched_64(h, ta, tb, p.m, p.n, p.k, &alpha, a, p.lda, p.stride_a, b,
+                                                            p.ldb, p.stride_b, &beta, c, p.ldc, p.stride_c, p.batch)
+                    : cublas().cublasZgemm_64(h, ta, tb, p.m, p.n, p.k, &alpha, a, p.lda, b, p.ldb, &beta, c, p.ldc);
     return cuda::cublas_status(s, name);
 }
 
@@ -67,9 +69,9 @@ gemm_status_t enqueue(cublasHandle_t h, const problem &p, run_report &ctx) {
         const char *name = batched ? "cublasDgemmStridedBatched_64" : "cublasDgemm_64";
         ctx.variant_used = name;
         return cuda::cublas_status(
-            batched ? cublasDgemmStridedBatched_64(h, ta, tb, p.m, p.n, p.k, &alpha, a, p.lda, p.stride_a, b,
-                                                   p.ldb, p.stride_b, &beta, c, p.ldc, p.stride_c, p.batch)
-                    : cublasDgemm_64(h, ta, tb, p.m, p.n, p.k, &alpha, a, p.lda, b, p.ldb, &beta, c, p.ldc),
+            batched ? cublas().cublasDgemmStridedBatched_64(h, ta, tb, p.m, p.n, p.k, &alpha, a, p.lda, p.stride_a, b,
+                                                            p.ldb, p.stride_b, &beta, c, p.ldc, p.stride_c, p.batch)
+                    : cublas().cublasDgemm_64(h, ta, tb, p.m, p.n, p.k, &alpha, a, p.lda, b, p.ldb, &beta, c, p.ldc),
             name);
     }
     float alpha = float(p.alpha), beta = float(p.beta);
@@ -80,9 +82,9 @@ gemm_status_t enqueue(cublasHandle_t h, const problem &p, run_report &ctx) {
         const char *name = batched ? "cublasSgemmStridedBatched_64" : "cublasSgemm_64";
         ctx.variant_used = name;
         return cuda::cublas_status(
-            batched ? cublasSgemmStridedBatched_64(h, ta, tb, p.m, p.n, p.k, &alpha, a, p.lda, p.stride_a, b,
-                                                   p.ldb, p.stride_b, &beta, c, p.ldc, p.stride_c, p.batch)
-                    : cublasSgemm_64(h, ta, tb, p.m, p.n, p.k, &alpha, a, p.lda, b, p.ldb, &beta, c, p.ldc),
+            batched ? cublas().cublasSgemmStridedBatched_64(h, ta, tb, p.m, p.n, p.k, &alpha, a, p.lda, p.stride_a, b,
+                                                            p.ldb, p.stride_b, &beta, c, p.ldc, p.stride_c, p.batch)
+                    : cublas().cublasSgemm_64(h, ta, tb, p.m, p.n, p.k, &alpha, a, p.lda, b, p.ldb, &beta, c, p.ldc),
             name);
     }
     cublasComputeType_t compute = use_tf32(p) ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
@@ -91,11 +93,11 @@ gemm_status_t enqueue(cublasHandle_t h, const problem &p, run_report &ctx) {
                                : (use_tf32(p) ? "cublasGemmEx_64_tf32" : "cublasGemmEx_64");
     ctx.variant_used = name;
     return cuda::cublas_status(
-        batched ? cublasGemmStridedBatchedEx_64(h, ta, tb, p.m, p.n, p.k, &alpha, p.a, ab, p.lda, p.stride_a, p.b,
-                                                ab, p.ldb, p.stride_b, &beta, p.c, ct, p.ldc, p.stride_c,
-                                                p.batch, compute, CUBLAS_GEMM_DEFAULT)
-                : cublasGemmEx_64(h, ta, tb, p.m, p.n, p.k, &alpha, p.a, ab, p.lda, p.b, ab, p.ldb, &beta, p.c,
-                                  ct, p.ldc, compute, CUBLAS_GEMM_DEFAULT),
+        batched ? cublas().cublasGemmStridedBatchedEx_64(h, ta, tb, p.m, p.n, p.k, &alpha, p.a, ab, p.lda, p.stride_a,
+                                                         p.b, ab, p.ldb, p.stride_b, &beta, p.c, ct, p.ldc, p.stride_c,
+                                                         p.batch, compute, CUBLAS_GEMM_DEFAULT)
+                : cublas().cublasGemmEx_64(h, ta, tb, p.m, p.n, p.k, &alpha, p.a, ab, p.lda, p.b, ab, p.ldb, &beta, p.c,
+                                           ct, p.ldc, compute, CUBLAS_GEMM_DEFAULT),
         name);
 }
 
@@ -327,13 +329,14 @@ private:
         cublasStatus_t st;
         if (b_.shapes.size() == 1) {
             ctx.variant_used = "cublasGemmBatchedEx_64";
-            st = cublasGemmBatchedEx_64(h, ta[0], tb[0], m[0], n[0], k[0], alpha.data(), a, ab, lda[0], b, ab, ldb[0],
-                                        beta.data(), c, ct, ldc[0], b_.sizes[0], compute, CUBLAS_GEMM_DEFAULT);
+            st = cublas().cublasGemmBatchedEx_64(h, ta[0], tb[0], m[0], n[0], k[0], alpha.data(), a, ab, lda[0], b, ab,
+                                                 ldb[0], beta.data(), c, ct, ldc[0], b_.sizes[0], compute,
+                                                 CUBLAS_GEMM_DEFAULT);
         } else {
             ctx.variant_used = "cublasGemmGroupedBatchedEx_64";
-            st = cublasGemmGroupedBatchedEx_64(h, ta.data(), tb.data(), m.data(), n.data(), k.data(), alpha.data(), a,
-                                               ab, lda.data(), b, ab, ldb.data(), beta.data(), c, ct, ldc.data(),
-                                               int64_t(b_.shapes.size()), b_.sizes.data(), compute);
+            st = cublas().cublasGemmGroupedBatchedEx_64(
+                h, ta.data(), tb.data(), m.data(), n.data(), k.data(), alpha.data(), a, ab, lda.data(), b, ab,
+                ldb.data(), beta.data(), c, ct, ldc.data(), int64_t(b_.shapes.size()), b_.sizes.data(), compute);
         }
         // Refused before launching anything: the dispatcher runs the matrices one by one.
         if (st == CUBLAS_STATUS_NOT_SUPPORTED || st == CUBLAS_STATUS_INVALID_VALUE) return GEMM_STATUS_NOT_SUPPORTED;
@@ -349,7 +352,7 @@ class cublas_backend final : public backend {
 public:
     std::string_view name() const override { return "cublas"; }
     backend_kind kind() const override { return backend_kind::device; }
-    verdict probe() const override { return cuda::device_verdict(); }
+    verdict probe() const override { return cuda::cublas_verdict(); }
 
     // Device and managed pointers run in place; host pointers are offloaded (run_on_device).
     // The _64 entry points take every size as int64_t, so there is no int range to refuse.

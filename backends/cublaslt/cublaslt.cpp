@@ -9,6 +9,7 @@
 
 #include <spdlog/fmt/fmt.h>
 
+#include "backends/cuda_common/cublas_library.hpp"
 #include "backends/cuda_common/cuda_devices.hpp"
 #include "backends/cuda_common/cuda_status.hpp"
 #include "backends/cuda_common/cuda_types.hpp"
@@ -19,6 +20,8 @@
 
 namespace gemm {
 namespace {
+
+using cuda::cublas;  // the loaded functions (cublas_library.hpp)
 
 constexpr int max_candidates = 16;
 constexpr std::size_t max_cached_plans = 64;  // per (thread, device); cleared when full
@@ -62,11 +65,11 @@ bool parse_id(std::string_view id, algo_config &out) {
 
 template <class T> cublasStatus_t get_config(const cublasLtMatmulAlgo_t &a, cublasLtMatmulAlgoConfigAttributes_t attr, T &v) {
     std::size_t written = 0;
-    return cublasLtMatmulAlgoConfigGetAttribute(&a, attr, &v, sizeof v, &written);
+    return cublas().cublasLtMatmulAlgoConfigGetAttribute(&a, attr, &v, sizeof v, &written);
 }
 
 template <class T> cublasStatus_t set_config(cublasLtMatmulAlgo_t &a, cublasLtMatmulAlgoConfigAttributes_t attr, T v) {
-    return cublasLtMatmulAlgoConfigSetAttribute(&a, attr, &v, sizeof v);
+    return cublas().cublasLtMatmulAlgoConfigSetAttribute(&a, attr, &v, sizeof v);
 }
 
 gemm_status_t read_config(const cublasLtMatmulAlgo_t &a, algo_config &c) {
@@ -180,10 +183,10 @@ struct lt_plan {
     lt_plan(const lt_plan &) = delete;
     lt_plan &operator=(const lt_plan &) = delete;
     ~lt_plan() {
-        if (c) cublasLtMatrixLayoutDestroy(c);
-        if (b) cublasLtMatrixLayoutDestroy(b);
-        if (a) cublasLtMatrixLayoutDestroy(a);
-        if (desc) cublasLtMatmulDescDestroy(desc);
+        if (c) cublas().cublasLtMatrixLayoutDestroy(c);
+        if (b) cublas().cublasLtMatrixLayoutDestroy(b);
+        if (a) cublas().cublasLtMatrixLayoutDestroy(a);
+        if (desc) cublas().cublasLtMatmulDescDestroy(desc);
     }
 };
 
@@ -193,36 +196,40 @@ struct lt_cache final : cuda::context_attachment {
 
 gemm_status_t make_layout(cublasLtMatrixLayout_t &out, dtype t, int64_t rows, int64_t cols, int64_t ld,
                           int64_t stride, int64_t batch) {
-    cublasStatus_t s = cublasLtMatrixLayoutCreate(&out, cuda::data_type_of(t), uint64_t(rows), uint64_t(cols), ld);
+    cublasStatus_t s =
+        cublas().cublasLtMatrixLayoutCreate(&out, cuda::data_type_of(t), uint64_t(rows), uint64_t(cols), ld);
     if (s != CUBLAS_STATUS_SUCCESS) {
         out = nullptr;
         return cuda::cublas_status(s, "cublasLtMatrixLayoutCreate");
     }
     if (batch > 1) {
         int32_t count = int32_t(batch);
-        s = cublasLtMatrixLayoutSetAttribute(out, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count);
+        s = cublas().cublasLtMatrixLayoutSetAttribute(out, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count);
         if (s == CUBLAS_STATUS_SUCCESS)
-            s = cublasLtMatrixLayoutSetAttribute(out, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride,
-                                                 sizeof stride);
+            s = cublas().cublasLtMatrixLayoutSetAttribute(out, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride,
+                                                          sizeof stride);
     }
     return cuda::cublas_status(s, "cublasLtMatrixLayoutSetAttribute");
 }
 
 gemm_status_t build_plan(const problem &p, lt_plan &plan) {
-    cublasStatus_t s = cublasLtMatmulDescCreate(&plan.desc, compute_of(p), scale_of(p));
+    cublasStatus_t s = cublas().cublasLtMatmulDescCreate(&plan.desc, compute_of(p), scale_of(p));
     if (s != CUBLAS_STATUS_SUCCESS) {
         plan.desc = nullptr;
         return cuda::cublas_status(s, "cublasLtMatmulDescCreate");
     }
     cublasOperation_t ta = cuda::operation_of(p.op_a), tb = cuda::operation_of(p.op_b);
-    s = cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta);
-    if (s == CUBLAS_STATUS_SUCCESS) s = cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb);
+    s = cublas().cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta);
+    if (s == CUBLAS_STATUS_SUCCESS)
+        s = cublas().cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb);
     cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
     if (p.epilogue.any() && s == CUBLAS_STATUS_SUCCESS && lt_epilogue_of(p, epilogue)) {
-        s = cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof epilogue);
+        s = cublas().cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
+                                                    sizeof epilogue);
         const int64_t ld_aux = p.epilogue.ld_aux;
         if (s == CUBLAS_STATUS_SUCCESS && p.epilogue.aux)
-            s = cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, &ld_aux, sizeof ld_aux);
+            s = cublas().cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, &ld_aux,
+                                                        sizeof ld_aux);
     }
     gemm_status_t g = cuda::cublas_status(s, "cublasLtMatmulDescSetAttribute");
     if (g == GEMM_STATUS_SUCCESS) g = make_layout(plan.a, p.ab_type, p.a_rows(), p.a_cols(), p.lda, p.stride_a, p.batch);
@@ -237,9 +244,11 @@ gemm_status_t set_epilogue_pointers(const problem &p, lt_plan &plan) {
     if (!p.epilogue.any()) return GEMM_STATUS_SUCCESS;
     const void *bias = p.epilogue.bias, *aux = p.epilogue.aux;
     cublasStatus_t s = CUBLAS_STATUS_SUCCESS;
-    if (bias) s = cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias);
+    if (bias)
+        s = cublas().cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias);
     if (aux && s == CUBLAS_STATUS_SUCCESS)
-        s = cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &aux, sizeof aux);
+        s = cublas().cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &aux,
+                                                    sizeof aux);
     return cuda::cublas_status(s, "cublasLtMatmulDescSetAttribute (epilogue pointers)");
 }
 
@@ -265,7 +274,7 @@ gemm_status_t find_plan(cuda::device_context &dc, const problem &p, lt_plan *&ou
 gemm_status_t run_heuristic(cublasLtHandle_t lt, const problem &p, lt_plan &plan) {
     if (plan.heuristic_done) return GEMM_STATUS_SUCCESS;
     cublasLtMatmulPreference_t pref = nullptr;
-    cublasStatus_t s = cublasLtMatmulPreferenceCreate(&pref);
+    cublasStatus_t s = cublas().cublasLtMatmulPreferenceCreate(&pref);
     if (s != CUBLAS_STATUS_SUCCESS) return cuda::cublas_status(s, "cublasLtMatmulPreferenceCreate");
     uint64_t workspace = cuda::device_context::workspace_bytes;
     uint32_t align[4] = {alignment(p.a, p.stride_a, p.ab_type, p.batch), alignment(p.b, p.stride_b, p.ab_type, p.batch),
@@ -273,14 +282,16 @@ gemm_status_t run_heuristic(cublasLtHandle_t lt, const problem &p, lt_plan &plan
     const cublasLtMatmulPreferenceAttributes_t align_attr[4] = {
         CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
         CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
-    s = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace, sizeof workspace);
+    s = cublas().cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace,
+                                                      sizeof workspace);
     for (int i = 0; i < 4 && s == CUBLAS_STATUS_SUCCESS; ++i)
-        s = cublasLtMatmulPreferenceSetAttribute(pref, align_attr[i], &align[i], sizeof align[i]);
+        s = cublas().cublasLtMatmulPreferenceSetAttribute(pref, align_attr[i], &align[i], sizeof align[i]);
     cublasLtMatmulHeuristicResult_t results[max_candidates] = {};
     int returned = 0;
     if (s == CUBLAS_STATUS_SUCCESS)
-        s = cublasLtMatmulAlgoGetHeuristic(lt, plan.desc, plan.a, plan.b, plan.c, plan.c, pref, max_candidates, results, &returned);
-    cublasLtMatmulPreferenceDestroy(pref);
+        s = cublas().cublasLtMatmulAlgoGetHeuristic(lt, plan.desc, plan.a, plan.b, plan.c, plan.c, pref, max_candidates,
+                                                    results, &returned);
+    cublas().cublasLtMatmulPreferenceDestroy(pref);
     if (s != CUBLAS_STATUS_SUCCESS) return cuda::cublas_status(s, "cublasLtMatmulAlgoGetHeuristic");
     for (int i = 0; i < returned; ++i) {
         if (results[i].state != CUBLAS_STATUS_SUCCESS) continue;
@@ -305,7 +316,8 @@ gemm_status_t parse_algo(cublasLtHandle_t lt, const problem &p, lt_plan &plan, s
         return set_error(GEMM_STATUS_NOT_SUPPORTED, "cublaslt: '" + std::string(id) + "' is not a variant id");
     checked_algo ca;
     cudaDataType_t ab = cuda::data_type_of(p.ab_type), ct = cuda::data_type_of(p.c_type);
-    cublasStatus_t s = cublasLtMatmulAlgoInit(lt, compute_of(p), scale_of(p), ab, ab, ct, ct, c.algo, &ca.algo);
+    cublasStatus_t s =
+        cublas().cublasLtMatmulAlgoInit(lt, compute_of(p), scale_of(p), ab, ab, ct, ct, c.algo, &ca.algo);
     if (s == CUBLAS_STATUS_SUCCESS) s = set_config(ca.algo, CUBLASLT_ALGO_CONFIG_TILE_ID, c.tile);
     if (s == CUBLAS_STATUS_SUCCESS) s = set_config(ca.algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, c.stages);
     if (s == CUBLAS_STATUS_SUCCESS) s = set_config(ca.algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, c.splitk);
@@ -315,11 +327,13 @@ gemm_status_t parse_algo(cublasLtHandle_t lt, const problem &p, lt_plan &plan, s
     if (s == CUBLAS_STATUS_SUCCESS) s = set_config(ca.algo, CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID, c.inner);
     if (s == CUBLAS_STATUS_SUCCESS) s = set_config(ca.algo, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, c.cluster);
     cublasLtMatmulHeuristicResult_t check{};
-    if (s == CUBLAS_STATUS_SUCCESS) s = cublasLtMatmulAlgoCheck(lt, plan.desc, plan.a, plan.b, plan.c, plan.c, &ca.algo, &check);
+    if (s == CUBLAS_STATUS_SUCCESS)
+        s = cublas().cublasLtMatmulAlgoCheck(lt, plan.desc, plan.a, plan.b, plan.c, plan.c, &ca.algo, &check);
     if (s != CUBLAS_STATUS_SUCCESS) {
         cudaGetLastError();
         return set_error(GEMM_STATUS_NOT_SUPPORTED, "cublaslt: variant " + std::string(id) +
-                                                        " cannot run this problem (" + cublasGetStatusName(s) + ")");
+                                                        " cannot run this problem (" +
+                                                        cublas().cublasGetStatusName(s) + ")");
     }
     if (check.workspaceSize > cuda::device_context::workspace_bytes)
         return set_error(GEMM_STATUS_NOT_SUPPORTED, "cublaslt: variant " + std::string(id) + " needs " +
@@ -333,8 +347,8 @@ gemm_status_t parse_algo(cublasLtHandle_t lt, const problem &p, lt_plan &plan, s
     for (int i = 0; i < 3; ++i) {
         uint32_t need = 0;
         std::size_t written = 0;
-        if (cublasLtMatmulAlgoCapGetAttribute(&ca.algo, caps[i], &need, sizeof need, &written) == CUBLAS_STATUS_SUCCESS &&
-            need > have[i])
+        cublasStatus_t asked = cublas().cublasLtMatmulAlgoCapGetAttribute(&ca.algo, caps[i], &need, sizeof need, &written);
+        if (asked == CUBLAS_STATUS_SUCCESS && need > have[i])
             return set_error(GEMM_STATUS_NOT_SUPPORTED, "cublaslt: variant " + std::string(id) + " needs " +
                                                             std::to_string(need) + "-byte alignment of " + "ABC"[i] +
                                                             ", this call has " + std::to_string(have[i]));
@@ -403,10 +417,11 @@ gemm_status_t launch(const problem &dp, cudaStream_t stream, std::string_view va
     const double alpha64[2] = {dp.alpha, dp.alpha_imag}, beta64[2] = {dp.beta, dp.beta_imag};
     const float alpha32[2] = {float(dp.alpha), float(dp.alpha_imag)}, beta32[2] = {float(dp.beta), float(dp.beta_imag)};
     const bool d = doubles(dp);
-    s = cuda::cublas_status(cublasLtMatmul(lt, plan->desc, d ? static_cast<const void *>(alpha64) : alpha32, dp.a,
-                                           plan->a, dp.b, plan->b, d ? static_cast<const void *>(beta64) : beta32,
-                                           dp.c, plan->c, dp.c, plan->c, &algo.algo, workspace, algo.workspace, stream),
-                            "cublasLtMatmul");
+    s = cuda::cublas_status(
+        cublas().cublasLtMatmul(lt, plan->desc, d ? static_cast<const void *>(alpha64) : alpha32, dp.a, plan->a, dp.b,
+                                plan->b, d ? static_cast<const void *>(beta64) : beta32, dp.c, plan->c, dp.c, plan->c,
+                                &algo.algo, workspace, algo.workspace, stream),
+        "cublasLtMatmul");
     if (!uses_workspace) return s;
     gemm_status_t r = dc->release_workspace(stream, workspace);
     return s != GEMM_STATUS_SUCCESS ? s : r;
@@ -429,7 +444,7 @@ class cublaslt_backend final : public backend {
 public:
     std::string_view name() const override { return "cublaslt"; }
     backend_kind kind() const override { return backend_kind::device; }
-    verdict probe() const override { return cuda::device_verdict(); }
+    verdict probe() const override { return cuda::cublas_verdict(); }
 
     // Device and managed pointers run in place; host pointers are offloaded (run_on_device).
     verdict supports(const problem &p) const override {

@@ -16,8 +16,6 @@
 // memory goes through the driver's staging copies.
 #include "cublasxt.hpp"
 
-#include <cublasXt.h>
-
 #include <algorithm>
 #include <iterator>
 #include <mutex>
@@ -25,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/cuda_common/cublas_library.hpp"
 #include "backends/cuda_common/cuda_devices.hpp"
 #include "backends/cuda_common/cuda_status.hpp"
 #include "backends/cuda_common/cuda_types.hpp"
@@ -34,6 +33,8 @@
 
 namespace gemm {
 namespace {
+
+using cuda::cublas;  // the loaded functions (cublas_library.hpp)
 
 constexpr int block_dims[] = {512, 1024, 2048, 4096, 8192};
 constexpr std::string_view block_ids[] = {"b512", "b1024", "b2048", "b4096", "b8192"};  // the variants
@@ -103,14 +104,16 @@ public:
     // Creates the handle on first use, on the chosen devices. Call with the mutex held.
     gemm_status_t handle(cublasXtHandle_t &out) {
         if (!handle_) {
+            if (gemm_status_t s = cuda::require_cublas(); s != GEMM_STATUS_SUCCESS) return s;
             cublasXtHandle_t h = nullptr;
-            if (gemm_status_t s = cuda::cublas_status(cublasXtCreate(&h), "cublasXtCreate"); s != GEMM_STATUS_SUCCESS)
+            if (gemm_status_t s = cuda::cublas_status(cublas().cublasXtCreate(&h), "cublasXtCreate");
+                s != GEMM_STATUS_SUCCESS)
                 return s;
             std::vector<int> devices = chosen_devices();  // cublasXtDeviceSelect takes int *
-            gemm_status_t s = cuda::cublas_status(cublasXtDeviceSelect(h, int(devices.size()), devices.data()),
+            gemm_status_t s = cuda::cublas_status(cublas().cublasXtDeviceSelect(h, int(devices.size()), devices.data()),
                                                   "cublasXtDeviceSelect");
             if (s != GEMM_STATUS_SUCCESS) {
-                cublasXtDestroy(h);
+                cublas().cublasXtDestroy(h);
                 return s;
             }
             handle_ = h;
@@ -177,7 +180,7 @@ public:
     backend_kind kind() const override { return backend_kind::multi_device; }
 
     verdict probe() const override {
-        verdict v = cuda::device_verdict();
+        verdict v = cuda::cublas_verdict();
         if (!v.ok) return v;
         for (int d : xt_engine::chosen_devices())
             if (d >= cuda::device_count())
@@ -249,10 +252,10 @@ public:
         if (gemm_status_t s = xt.handle(h); s != GEMM_STATUS_SUCCESS) return s;
         int previous_device = -1;
         bool restore = cudaGetDevice(&previous_device) == cudaSuccess;
-        gemm_status_t s = cuda::cublas_status(cublasXtSetBlockDim(h, block), "cublasXtSetBlockDim");
+        gemm_status_t s = cuda::cublas_status(cublas().cublasXtSetBlockDim(h, block), "cublasXtSetBlockDim");
         if (s == GEMM_STATUS_SUCCESS)
-            s = p.ab_type == dtype::f64 ? gemm_batches<double>(h, p, cublasXtDgemm)
-                                        : gemm_batches<float>(h, p, cublasXtSgemm);
+            s = p.ab_type == dtype::f64 ? gemm_batches<double>(h, p, cublas().cublasXtDgemm)
+                                        : gemm_batches<float>(h, p, cublas().cublasXtSgemm);
         if (restore) cudaSetDevice(previous_device);
         cudaGetLastError();  // cuBLASXt reports through its status; leave the caller nothing
         ctx.variant_used = block_id(block);

@@ -2,7 +2,6 @@
 // registry installs (install_runtime).
 #include "cuda_devices.hpp"
 
-#include <cublasLt.h>
 #include <cuda.h>  // the driver's types only: its functions are looked up at run time
 #include <cudaTypedefs.h>
 #include <cuda_runtime_api.h>
@@ -92,10 +91,7 @@ verdict make_device_verdict() {
     int runtime = 0, driver = 0;
     if (cudaRuntimeGetVersion(&runtime) != cudaSuccess) cudaGetLastError();
     if (cudaDriverGetVersion(&driver) != cudaSuccess) cudaGetLastError();
-    std::size_t lt = cublasLtGetVersion();  // e.g. 130100
-    detail += "CUDA runtime " + version_text(runtime) + ", driver " + version_text(driver) +
-              ", cuBLAS " + std::to_string(lt / 10000) + "." + std::to_string(lt / 100 % 100) +
-              "." + std::to_string(lt % 100);
+    detail += "CUDA runtime " + version_text(runtime) + ", driver " + version_text(driver);
     return verdict::yes(detail);
 }
 

@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "cublas_library.hpp"
 #include "dispatch/error.hpp"
 
 namespace gemm::cuda {
@@ -21,8 +22,8 @@ gemm_status_t cublas_status(cublasStatus_t st, const char *what) {
                       : st == CUBLAS_STATUS_NOT_SUPPORTED || st == CUBLAS_STATUS_ARCH_MISMATCH
                           ? GEMM_STATUS_NOT_SUPPORTED
                           : GEMM_STATUS_EXECUTION_FAILED;
-    return set_error(s, std::string(what) + ": " + cublasGetStatusName(st) + " (" +
-                            cublasGetStatusString(st) + ")");
+    return set_error(s, std::string(what) + ": " + cublas().cublasGetStatusName(st) + " (" +
+                            cublas().cublasGetStatusString(st) + ")");
 }
 
 }  // namespace gemm::cuda

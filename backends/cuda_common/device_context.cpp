@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "cublas_library.hpp"
 #include "cuda_devices.hpp"
 #include "cuda_status.hpp"
 #include "dispatch/error.hpp"
@@ -56,8 +57,8 @@ device_context::~device_context() {
     scratch_.free();
     if (device_buf_) cudaFree(device_buf_);
     if (pinned_buf_) cudaFreeHost(pinned_buf_);
-    if (lt_) cublasLtDestroy(lt_);
-    if (blas_) cublasDestroy(blas_);
+    if (lt_) cublas().cublasLtDestroy(lt_);
+    if (blas_) cublas().cublasDestroy(blas_);
     if (switched) cudaSetDevice(previous);
     cudaGetLastError();
 }
@@ -65,13 +66,14 @@ device_context::~device_context() {
 gemm_status_t device_context::blas(cudaStream_t stream, cublasMath_t math, cublasHandle_t &out) {
     if (!blas_) {
         // Kept only once fully set up, so that a later call never finds a half-made handle.
+        if (gemm_status_t s = require_cublas(); s != GEMM_STATUS_SUCCESS) return s;
         cublasHandle_t fresh = nullptr;
-        gemm_status_t s = cublas_status(cublasCreate(&fresh), "cublasCreate");
+        gemm_status_t s = cublas_status(cublas().cublasCreate(&fresh), "cublasCreate");
         if (s != GEMM_STATUS_SUCCESS) return s;
         // Scalars are passed from the host.
-        s = cublas_status(cublasSetPointerMode(fresh, CUBLAS_POINTER_MODE_HOST), "cublasSetPointerMode");
+        s = cublas_status(cublas().cublasSetPointerMode(fresh, CUBLAS_POINTER_MODE_HOST), "cublasSetPointerMode");
         if (s != GEMM_STATUS_SUCCESS) {
-            cublasDestroy(fresh);
+            cublas().cublasDestroy(fresh);
             return s;
         }
         blas_ = fresh;
@@ -79,12 +81,12 @@ gemm_status_t device_context::blas(cudaStream_t stream, cublasMath_t math, cubla
         blas_math_ = CUBLAS_DEFAULT_MATH;
     }
     if (stream != blas_stream_) {
-        gemm_status_t s = cublas_status(cublasSetStream(blas_, stream), "cublasSetStream");
+        gemm_status_t s = cublas_status(cublas().cublasSetStream(blas_, stream), "cublasSetStream");
         if (s != GEMM_STATUS_SUCCESS) return s;
         blas_stream_ = stream;
     }
     if (math != blas_math_) {
-        gemm_status_t s = cublas_status(cublasSetMathMode(blas_, math), "cublasSetMathMode");
+        gemm_status_t s = cublas_status(cublas().cublasSetMathMode(blas_, math), "cublasSetMathMode");
         if (s != GEMM_STATUS_SUCCESS) return s;
         blas_math_ = math;
     }
@@ -94,7 +96,8 @@ gemm_status_t device_context::blas(cudaStream_t stream, cublasMath_t math, cubla
 
 gemm_status_t device_context::blas_lt(cublasLtHandle_t &out) {
     if (!lt_) {
-        gemm_status_t s = cublas_status(cublasLtCreate(&lt_), "cublasLtCreate");
+        if (gemm_status_t s = require_cublas(); s != GEMM_STATUS_SUCCESS) return s;
+        gemm_status_t s = cublas_status(cublas().cublasLtCreate(&lt_), "cublasLtCreate");
         if (s != GEMM_STATUS_SUCCESS) {
             lt_ = nullptr;
             return s;

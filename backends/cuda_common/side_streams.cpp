@@ -1,6 +1,7 @@
 // side_streams.cpp: creating, forking and joining a thread's side streams.
 #include "side_streams.hpp"
 
+#include "cublas_library.hpp"
 #include "cuda_status.hpp"
 
 namespace gemm::cuda {
@@ -8,7 +9,7 @@ namespace gemm::cuda {
 side_streams::~side_streams() {
     // Results are ignored, as in ~device_context (which makes the device current first).
     for (lane &l : lanes_) {
-        if (l.blas) cublasDestroy(l.blas);
+        if (l.blas) cublas().cublasDestroy(l.blas);
         if (l.done) cudaEventDestroy(l.done);
         if (l.stream) cudaStreamDestroy(l.stream);
     }
@@ -26,14 +27,17 @@ gemm_status_t side_streams::create() {
             s = cuda_status(cudaStreamCreateWithFlags(&l.stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags (side stream)");
         if (s == GEMM_STATUS_SUCCESS && !l.done)
             s = cuda_status(cudaEventCreateWithFlags(&l.done, cudaEventDisableTiming), "cudaEventCreateWithFlags (join)");
+        if (s == GEMM_STATUS_SUCCESS && !l.blas) s = require_cublas();
         if (s == GEMM_STATUS_SUCCESS && !l.blas) {
             cublasHandle_t h = nullptr;
-            s = cublas_status(cublasCreate(&h), "cublasCreate (side stream)");
-            if (s == GEMM_STATUS_SUCCESS) s = cublas_status(cublasSetStream(h, l.stream), "cublasSetStream (side stream)");
+            s = cublas_status(cublas().cublasCreate(&h), "cublasCreate (side stream)");
             if (s == GEMM_STATUS_SUCCESS)
-                s = cublas_status(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST), "cublasSetPointerMode (side stream)");
+                s = cublas_status(cublas().cublasSetStream(h, l.stream), "cublasSetStream (side stream)");
+            if (s == GEMM_STATUS_SUCCESS)
+                s = cublas_status(cublas().cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST),
+                                  "cublasSetPointerMode (side stream)");
             if (s == GEMM_STATUS_SUCCESS) l.blas = h;
-            else if (h) cublasDestroy(h);
+            else if (h) cublas().cublasDestroy(h);
         }
     }
     created_ = s == GEMM_STATUS_SUCCESS;
@@ -62,7 +66,8 @@ gemm_status_t side_streams::join(cudaStream_t caller) {
 gemm_status_t side_streams::blas(int i, cublasMath_t math, cublasHandle_t &out) {
     lane &l = lanes_[i];
     if (math != l.math) {
-        if (gemm_status_t s = cublas_status(cublasSetMathMode(l.blas, math), "cublasSetMathMode (side stream)");
+        if (gemm_status_t s =
+                cublas_status(cublas().cublasSetMathMode(l.blas, math), "cublasSetMathMode (side stream)");
             s != GEMM_STATUS_SUCCESS)
             return s;
         l.math = math;

@@ -1,0 +1,97 @@
+// cublas_library.cpp: cuBLAS and cuBLASLt loaded on first use (cublas_library.hpp).
+#include "cublas_library.hpp"
+
+#include <dlfcn.h>
+
+#include <string>
+
+#include "cuda_devices.hpp"
+#include "dispatch/error.hpp"
+
+namespace gemm::cuda {
+namespace {
+
+#define GEMM_TEXT_OF(x) #x
+#define GEMM_TEXT(x) GEMM_TEXT_OF(x)
+constexpr const char *blas_soname = "libcublas.so." GEMM_TEXT(CUBLAS_VER_MAJOR);
+constexpr const char *lt_soname = "libcublasLt.so." GEMM_TEXT(CUBLAS_VER_MAJOR);
+
+// The soname first; then the file in the directory the build linked against, for hosts whose
+// loader does not search it (the toolkit under /usr/local/cuda, say). Local: the program's own
+// cuBLAS, if it links one, is the same library (one soname, loaded once), and no symbol of
+// these leaks into later lookups.
+void *open_library(const char *soname, std::string &error) {
+    if (void *h = dlopen(soname, RTLD_NOW | RTLD_LOCAL)) return h;
+    const char *e = dlerror();
+    error = e ? e : soname;
+    const std::string built = std::string(GEMM_CUDA_LIBRARY_DIR) + "/" + soname;
+    if (void *h = dlopen(built.c_str(), RTLD_NOW | RTLD_LOCAL)) return h;
+    return nullptr;
+}
+
+// Each symbol through its library's handle; the name of the first that is missing, or "".
+template <class F> bool find(void *handle, const char *symbol, F &out, std::string &missing) {
+    out = reinterpret_cast<F>(dlsym(handle, symbol));
+    if (!out && missing.empty()) missing = symbol;
+    return out != nullptr;
+}
+
+struct loaded_library {
+    cublas_functions functions;
+    verdict result;
+};
+
+loaded_library load() {
+    loaded_library lib;
+    std::string error;
+    // cuBLASLt first: libcublas needs it, and then finds it loaded under its soname.
+    void *lt = open_library(lt_soname, error);
+    void *blas = lt ? open_library(blas_soname, error) : nullptr;
+    if (!lt || !blas) {
+        lib.result = verdict::no("cuBLAS cannot be loaded: " + error);
+        return lib;
+    }
+    std::string missing;
+    cublas_functions &f = lib.functions;
+#define GEMM_FIND_BLAS(name) find(blas, GEMM_TEXT(name), f.name, missing);
+#define GEMM_FIND_LT(name) find(lt, GEMM_TEXT(name), f.name, missing);
+    GEMM_CUBLAS_FUNCTIONS(GEMM_FIND_BLAS)
+    GEMM_CUBLASLT_FUNCTIONS(GEMM_FIND_LT)
+#undef GEMM_FIND_BLAS
+#undef GEMM_FIND_LT
+    if (!missing.empty()) {
+        lib.functions = {};
+        lib.result = verdict::no("cuBLAS cannot be used: " + std::string(blas_soname) + " or " + lt_soname +
+                                 " lacks " + missing);
+        return lib;
+    }
+    const std::size_t v = f.cublasLtGetVersion();  // e.g. 130100
+    lib.result = verdict::yes("cuBLAS " + std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." +
+                              std::to_string(v % 100));
+    return lib;
+}
+
+const loaded_library &library() {
+    static const loaded_library lib = load();
+    return lib;
+}
+
+}  // namespace
+
+const verdict &cublas_loaded() { return library().result; }
+
+verdict cublas_verdict() {
+    verdict device = device_verdict();
+    if (!device.ok) return device;
+    const verdict &loaded = cublas_loaded();
+    return loaded.ok ? verdict::yes(device.detail + ", " + loaded.detail) : loaded;
+}
+
+gemm_status_t require_cublas() {
+    const verdict &loaded = cublas_loaded();
+    return loaded.ok ? GEMM_STATUS_SUCCESS : set_error(GEMM_STATUS_NOT_SUPPORTED, loaded.reason);
+}
+
+const cublas_functions &cublas() { return library().functions; }
+
+}  // namespace gemm::cuda

@@ -1,0 +1,65 @@
+// cublas_library.hpp: cuBLAS, cuBLASXt and cuBLASLt, loaded with dlopen the first time a
+// backend that calls them is probed. Linked to libgemm, they would cost every process that
+// loads it about 0.1 s and 210 MB resident at start (cuBLASLt's own loading), GPU or not, GEMM
+// or not; loaded here, only a process that asks for a cuBLAS backend on a machine with a CUDA
+// device pays it, once.
+#pragma once
+
+#include <cublasLt.h>
+#include <cublasXt.h>
+#include <cublas_v2.h>
+
+#include "dispatch/backend.hpp"
+#include "gemm/gemm.h"
+
+namespace gemm::cuda {
+
+// Every function of the three the library calls. cublas_v2.h renames some to versioned
+// symbols (cublasCreate is cublasCreate_v2): the members and the symbols looked up take the
+// renamed names, so callers write the documented ones.
+#define GEMM_CUBLAS_FUNCTIONS(X)                                                                  \
+    X(cublasCreate) X(cublasDestroy) X(cublasSetStream) X(cublasSetPointerMode) X(cublasSetMathMode) \
+    X(cublasGetStatusName) X(cublasGetStatusString)                                                \
+    X(cublasSgemm_64) X(cublasDgemm_64) X(cublasCgemm_64) X(cublasZgemm_64)                        \
+    X(cublasSgemmStridedBatched_64) X(cublasDgemmStridedBatched_64)                                \
+    X(cublasCgemmStridedBatched_64) X(cublasZgemmStridedBatched_64)                                \
+    X(cublasGemmEx_64) X(cublasGemmStridedBatchedEx_64) X(cublasGemmBatchedEx_64)                  \
+    X(cublasGemmGroupedBatchedEx_64)                                                               \
+    X(cublasXtCreate) X(cublasXtDestroy) X(cublasXtDeviceSelect) X(cublasXtSetBlockDim)            \
+    X(cublasXtSgemm) X(cublasXtDgemm)
+#define GEMM_CUBLASLT_FUNCTIONS(X)                                                                \
+    X(cublasLtGetVersion) X(cublasLtCreate) X(cublasLtDestroy) X(cublasLtMatmul)                   \
+    X(cublasLtMatmulDescCreate) X(cublasLtMatmulDescDestroy) X(cublasLtMatmulDescSetAttribute)     \
+    X(cublasLtMatrixLayoutCreate) X(cublasLtMatrixLayoutDestroy) X(cublasLtMatrixLayoutSetAttribute) \
+    X(cublasLtMatmulPreferenceCreate) X(cublasLtMatmulPreferenceDestroy)                           \
+    X(cublasLtMatmulPreferenceSetAttribute) X(cublasLtMatmulAlgoGetHeuristic)                      \
+    X(cublasLtMatmulAlgoInit) X(cublasLtMatmulAlgoCheck) X(cublasLtMatmulAlgoCapGetAttribute)      \
+    X(cublasLtMatmulAlgoConfigGetAttribute) X(cublasLtMatmulAlgoConfigSetAttribute)
+
+struct cublas_functions {
+#define GEMM_CUBLAS_MEMBER(name) decltype(&::name) name = nullptr;
+    GEMM_CUBLAS_FUNCTIONS(GEMM_CUBLAS_MEMBER)
+    GEMM_CUBLASLT_FUNCTIONS(GEMM_CUBLAS_MEMBER)
+#undef GEMM_CUBLAS_MEMBER
+};
+
+// Loads the libraries, once, on the first call (thread-safe); never unloads them.
+// yes("cuBLAS 13.1.0") or no("cuBLAS cannot be loaded: libcublasLt.so.13: cannot open ...").
+// The soname of the major version built against comes first (LD_LIBRARY_PATH and the system's
+// paths apply), then the file of the toolkit the build found.
+const verdict &cublas_loaded();
+
+// The probe of a backend built on them: device_verdict(), then cublas_loaded(), the details of
+// both ("device 0: ...; CUDA runtime 13.1, driver 13.1, cuBLAS 13.1.0"). Without a device the
+// libraries are not loaded.
+verdict cublas_verdict();
+
+// Before a handle is made: success where the libraries are loaded (loading them if need be),
+// else GEMM_STATUS_NOT_SUPPORTED with cublas_loaded()'s reason recorded.
+gemm_status_t require_cublas();
+
+// The functions. Only after require_cublas() succeeded: every handle is made after it
+// (device_context, side_streams, cublasxt), and every other call takes a handle.
+const cublas_functions &cublas();
+
+}  // namespace gemm::cuda

@@ -11,6 +11,11 @@ bool backend::knows_variant(std::string_view v) const { return v.empty(); }
 
 std::vector<std::string> backend::variant_ids() const { return {}; }
 
+std::string backend::identity() const {
+    const verdict &v = available();
+    return v.ok ? (v.detail.empty() ? "available" : v.detail) : "unavailable";
+}
+
 std::vector<backend_option> backend::options() const { return {}; }
 
 bool backend::fuses_epilogue(const problem &) const { return false; }

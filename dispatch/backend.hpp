@@ -97,6 +97,10 @@ struct backend_option {
 //   variant_ids() every id knows_variant() accepts, when they can be listed; else one line
 //                saying what an id looks like (cuBLASLt's are built from its heuristic's
 //                algorithms), starting with '<'. For messages and `gemm info`. ({})
+//   identity()   what the machine's fingerprint (tune_cache.hpp) says of this backend; every
+//                process's first auto call makes it. (available()'s detail, "available" when
+//                it has none, or "unavailable") The cuBLAS backends say it without loading
+//                cuBLAS (cublas_library.hpp).
 class backend {
 public:
     virtual ~backend() = default;
@@ -110,6 +114,7 @@ public:
     // Whether v names one of this backend's variants (any problem); "" always does.
     virtual bool knows_variant(std::string_view v) const;
     virtual std::vector<std::string> variant_ids() const;
+    virtual std::string identity() const;
     virtual std::vector<backend_option> options() const;
     virtual bool fuses_epilogue(const problem &p) const;
     virtual bool leads_batches(const problem &p) const;

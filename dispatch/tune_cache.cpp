@@ -133,10 +133,7 @@ double log_distance(const tune_key &a, const tune_key &b) {
 std::string machine_fingerprint() {
     std::string fp = fmt::format("gemm {}; cpu {}; hardware threads {}", GEMM_VERSION_STRING, cpu_model(),
                                  std::thread::hardware_concurrency());
-    for (backend *b : registered_backends()) {
-        const verdict &v = b->available();
-        fp += fmt::format("; {} {}", b->name(), v.ok ? (v.detail.empty() ? "available" : v.detail) : "unavailable");
-    }
+    for (backend *b : registered_backends()) fp += fmt::format("; {} {}", b->name(), b->identity());
     for (char &c : fp)
         if (c == '\n' || c == '|') c = ' ';
     return fp;

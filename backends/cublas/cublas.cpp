@@ -353,6 +353,7 @@ public:
     std::string_view name() const override { return "cublas"; }
     backend_kind kind() const override { return backend_kind::device; }
     verdict probe() const override { return cuda::cublas_verdict(); }
+    std::string identity() const override { return cuda::cublas_identity(); }
 
     // Device and managed pointers run in place; host pointers are offloaded (run_on_device).
     // The _64 entry points take every size as int64_t, so there is no int range to refuse.

@@ -445,6 +445,7 @@ public:
     std::string_view name() const override { return "cublaslt"; }
     backend_kind kind() const override { return backend_kind::device; }
     verdict probe() const override { return cuda::cublas_verdict(); }
+    std::string identity() const override { return cuda::cublas_identity(); }
 
     // Device and managed pointers run in place; host pointers are offloaded (run_on_device).
     verdict supports(const problem &p) const override {

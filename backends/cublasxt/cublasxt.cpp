@@ -174,6 +174,16 @@ template <class T, class F> gemm_status_t gemm_batches(cublasXtHandle_t h, const
     return GEMM_STATUS_SUCCESS;
 }
 
+// "devices 0,1, at most 256 MiB each; <cuBLAS's detail>", or why GEMM_XT_DEVICES cannot be served.
+verdict on_chosen_devices(const std::string &detail) {
+    for (int d : xt_engine::chosen_devices())
+        if (d >= cuda::device_count())
+            return verdict::no("GEMM_XT_DEVICES names device " + std::to_string(d) + ", but this machine has " +
+                               std::to_string(cuda::device_count()));
+    std::string cap = device_byte_cap() ? ", at most " + mib(device_byte_cap()) + " each" : "";
+    return verdict::yes("devices " + xt_engine::devices_text() + cap + "; " + detail);
+}
+
 class cublasxt_backend final : public backend {
 public:
     std::string_view name() const override { return "cublasxt"; }
@@ -181,14 +191,13 @@ public:
 
     verdict probe() const override {
         verdict v = cuda::cublas_verdict();
-        if (!v.ok) return v;
-        for (int d : xt_engine::chosen_devices())
-            if (d >= cuda::device_count())
-                return verdict::no("GEMM_XT_DEVICES names device " + std::to_string(d) + ", but this machine has " +
-                                   std::to_string(cuda::device_count()));
-        std::string cap = device_byte_cap() ? ", at most " + mib(device_byte_cap()) + " each"
-                                                          : "";
-        return verdict::yes("devices " + xt_engine::devices_text() + cap + "; " + v.detail);
+        return v.ok ? on_chosen_devices(v.detail) : v;
+    }
+
+    std::string identity() const override {
+        std::string id = cuda::cublas_identity();
+        verdict v = id == "unavailable" ? verdict::no(id) : on_chosen_devices(id);
+        return v.ok ? v.detail : "unavailable";
     }
 
     // Host memory only, f32 and f64 (cuBLASXt has no half-precision GEMM).

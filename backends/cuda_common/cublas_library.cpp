@@ -87,6 +87,13 @@ verdict cublas_verdict() {
     return loaded.ok ? verdict::yes(device.detail + ", " + loaded.detail) : loaded;
 }
 
+std::string cublas_identity() {
+    verdict device = device_verdict();
+    if (!device.ok) return "unavailable";
+    return device.detail + ", cuBLAS " + std::to_string(CUBLAS_VER_MAJOR) + "." + std::to_string(CUBLAS_VER_MINOR) +
+           "." + std::to_string(CUBLAS_VER_PATCH);
+}
+
 gemm_status_t require_cublas() {
     const verdict &loaded = cublas_loaded();
     return loaded.ok ? GEMM_STATUS_SUCCESS : set_error(GEMM_STATUS_NOT_SUPPORTED, loaded.reason);

@@ -54,6 +54,11 @@ const verdict &cublas_loaded();
 // libraries are not loaded.
 verdict cublas_verdict();
 
+// What the machine's fingerprint says of a backend built on cuBLAS (backend::identity): what
+// cublas_verdict() would say where the cuBLAS the build was made against is the one loaded,
+// without loading it ("unavailable" without a device).
+std::string cublas_identity();
+
 // Before a handle is made: success where the libraries are loaded (loading them if need be),
 // else GEMM_STATUS_NOT_SUPPORTED with cublas_loaded()'s reason recorded.
 gemm_status_t require_cublas();

@@ -118,7 +118,7 @@ build=build-device
 start=$(date +%s)
 cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
     >"$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
-cmake --build $build -j $(nproc) --target gemm test_gpu >"$out/build.log" 2>&1 ||
+cmake --build $build -j $(nproc) --target gemm test_gpu test_loading >"$out/build.log" 2>&1 ||
     { grep -E 'error|Error' "$out/build.log" | head -40; exit 1; }
 cmake --build $build -j $(nproc) --target gemm_cli >>"$out/build.log" 2>&1 || echo "gemm_cli did not build"
 echo "build ok ($(( $(date +%s) - start )) s)"

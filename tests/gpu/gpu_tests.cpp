@@ -837,13 +837,25 @@ TEST_CASE("gpu: pointer-array batches on device and host memory, matrices one el
     // also with every matrix one element past a 16-byte boundary, after bytes of NaN, so that
     // a kernel that took the pointers as aligned would show it in C (cuBLAS's batched call
     // cannot see them: the cublas backend gives such batches to plain calls). At 33x17x29
-    // cuBLAS's batched call was right even so; the shapes where it was not are in cublas.cpp
-    // (vectors_aligned); this test runs none of them.
+    // cuBLAS's batched call was right even so; the last shape, f16 with C in f32 at 64x64x64,
+    // column-major T T with unpadded leading dimensions, is one where it was not
+    // (cublas.cpp, vectors_aligned).
+    struct batch_shape {
+        type_pair t;
+        gemm_layout_t layout;
+        gemm_op_t ta, tb;
+        int64_t m, n, k, pad;
+    };
     tally tl;
-    for (type_pair t : {type_pair{GEMM_F32, GEMM_F32}, type_pair{GEMM_C64, GEMM_C64}, type_pair{GEMM_BF16, GEMM_F32},
-                        type_pair{GEMM_F16, GEMM_F16}}) {
-        gemm_case c = base_case(t, GEMM_ROW_MAJOR, GEMM_OP_N, is_complex(t.ab) ? GEMM_OP_C : GEMM_OP_T, 33, 17, 29);
-        set_leading_dims(c, 2);
+    for (const batch_shape &shape :
+         {batch_shape{{GEMM_F32, GEMM_F32}, GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_T, 33, 17, 29, 2},
+          batch_shape{{GEMM_C64, GEMM_C64}, GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_C, 33, 17, 29, 2},
+          batch_shape{{GEMM_BF16, GEMM_F32}, GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_T, 33, 17, 29, 2},
+          batch_shape{{GEMM_F16, GEMM_F16}, GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_T, 33, 17, 29, 2},
+          batch_shape{{GEMM_F16, GEMM_F32}, GEMM_COL_MAJOR, GEMM_OP_T, GEMM_OP_T, 64, 64, 64, 0}}) {
+        const type_pair t = shape.t;
+        gemm_case c = base_case(t, shape.layout, shape.ta, shape.tb, shape.m, shape.n, shape.k);
+        set_leading_dims(c, shape.pad);
         set_scalars(c, 1.5, 0.5, alpha_imag, beta_imag);
         constexpr int count = 5;
         std::vector<operands> ops;

@@ -41,10 +41,10 @@ void arg_reader::reject_value(const std::string &option) {
 std::vector<std::string> split_list(const std::string &text, char separator) {
     std::vector<std::string> items;
     std::size_t start = 0;
-    while (start <= text.size()) {
+    while (!text.empty() && start <= text.size()) {
         std::size_t end = text.find(separator, start);
         if (end == std::string::npos) end = text.size();
-        if (end > start) items.push_back(text.substr(start, end - start));
+        items.push_back(text.substr(start, end - start));
         start = end + 1;
     }
     return items;

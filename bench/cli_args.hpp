@@ -37,6 +37,8 @@ private:
     bool has_pending_value_ = false;
 };
 
+// The items between separators, empty ones included ("a,,b" has three; the callers refuse
+// them); none in "".
 std::vector<std::string> split_list(const std::string &text, char separator = ',');
 int64_t parse_int(const std::string &text, const std::string &what, int64_t min_value);
 double parse_double(const std::string &text, const std::string &what);

@@ -13,7 +13,7 @@ namespace {
 
 constexpr const char *top_help =
     "usage: gemm <command> [options]\n"
-    "       gemm --help | --version\n"
+    "       gemm --help [command] | --version\n"
     "\n"
     "commands:\n"
     "  info    library version, backends (available or not, and why), the selection in\n"
@@ -23,11 +23,13 @@ constexpr const char *top_help =
     "  tune    time every backend and variant on each problem and store the winners in the\n"
     "          tune cache, where the automatic choice finds them (gemm tune --suite default)\n"
     "\n"
-    "`gemm <command> --help` describes a command's options.\n"
+    "`gemm <command> --help` (or `gemm --help <command>`) describes a command's options.\n"
     "Exit codes: 0 success; 1 when the command could not do what was asked: an invalid\n"
     "configuration, a wrong result, a named backend that cannot run here, a benchmark row or\n"
     "a problem that could not run, nothing measured or nothing to tune, output lost (a full\n"
     "disk); 2 bad command line.\n";
+
+bool is_command(const std::string &name) { return name == "info" || name == "bench" || name == "tune"; }
 
 int run_command(const std::string &command, int argc, char **argv) {
     if (command == "info") return gemm_cli::info_command(argc, argv, 2);
@@ -44,20 +46,33 @@ int main(int argc, char **argv) {
         return gemm_cli::exit_usage;
     }
     std::string command = argv[1];
-    if (command == "--help" || command == "-h" || command == "help") {
+    const bool help = command == "--help" || command == "-h" || command == "help";
+    if (help && argc == 2) {
         std::fputs(top_help, stdout);
         return gemm_cli::exit_ok;
     }
-    if (command == "--version") {
+    if (command == "--version" && argc == 2) {
         std::printf("gemm %s\n", gemm_version());
         return gemm_cli::exit_ok;
+    }
+    // `gemm --help bench` is `gemm bench --help`; anything else after --help or --version is a
+    // mistake, not to be ignored.
+    char help_flag[] = "--help";
+    char *command_help[] = {argv[0], argc > 2 ? argv[2] : nullptr, help_flag, nullptr};
+    if (help && argc == 3 && is_command(argv[2])) return run_command(argv[2], 3, command_help);
+    if (help || command == "--version") {
+        std::string rest;
+        for (int i = 2; i < argc; ++i) rest += std::string(i > 2 ? " " : "") + argv[i];
+        std::fprintf(stderr, "gemm: error: %s takes %s, not '%s'\nTry 'gemm --help'.\n", command.c_str(),
+                     help ? "at most a command name (info, bench, tune)" : "no argument", rest.c_str());
+        return gemm_cli::exit_usage;
     }
     try {
         const int code = run_command(command, argc, argv);
         gemm_cli::stdout_check();  // a report cut short by a full disk is a failure
         return code;
     } catch (const gemm_cli::usage_error &e) {
-        bool has_command = command == "info" || command == "bench" || command == "tune";
+        bool has_command = is_command(command);
         std::fprintf(stderr, "gemm%s%s: error: %s\nTry 'gemm %s--help'.\n", has_command ? " " : "",
                      has_command ? command.c_str() : "", e.what(),
                      has_command ? (command + " ").c_str() : "");

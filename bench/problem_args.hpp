@@ -23,13 +23,16 @@ dtype_pair dtype_pair_parse(const std::string &text, const std::string &what);
 gemm_layout_t layout_parse(const std::string &text, const std::string &what);
 op_pair ops_parse(const std::string &text, const std::string &what);
 
-// Every item of a comma list, each one checked by parse_item(item, option); an empty list
-// is an error.
+// Every item of a comma list, each one checked by parse_item(item, option); an empty list,
+// or an empty item in it ("f32,", "f32,,f64": a value left out), is an error.
 template <class T, class F>
 std::vector<T> list_parse(const std::string &option, const std::string &text, F parse_item) {
+    if (text.empty()) throw usage_error(option + " needs at least one value");
     std::vector<T> items;
-    for (const std::string &item : split_list(text)) items.push_back(parse_item(item, option));
-    if (items.empty()) throw usage_error(option + " needs at least one value");
+    for (const std::string &item : split_list(text)) {
+        if (item.empty()) throw usage_error(option + ": '" + text + "' has an empty item");
+        items.push_back(parse_item(item, option));
+    }
     return items;
 }
 

@@ -82,11 +82,12 @@ std::string suite_parse(const std::string &text) {
 
 // Names only: the tuner times every variant of each backend it considers.
 std::string backends_parse(const std::string &text) {
-    std::vector<std::string> names = split_list(text);
-    if (names.empty()) throw usage_error("--backends needs at least one name");
-    for (const std::string &name : names)
+    if (text.empty()) throw usage_error("--backends needs at least one name");
+    for (const std::string &name : split_list(text)) {
+        if (name.empty()) throw usage_error("--backends: '" + text + "' has an empty item");
         if (name.find(':') != std::string::npos)
             throw usage_error("--backends: '" + name + "': give backend names; the tuner times every variant");
+    }
     return text;
 }
 

@@ -57,6 +57,29 @@ bad_numbers)
     run_expect 2 "$gemm" bench 99999999999999999999 "${quick_bench[@]}"
     expect_line err "99999999999999999999 is out of the range of a 64-bit integer"
     ;;
+empty_list_items)
+    # A list with an empty item ("f32,", "f32,,f64") has a value left out: exit 2, not the
+    # items that are there.
+    run_expect 2 "$gemm" bench 9 --dtype f32, "${quick_bench[@]}"
+    expect_line err "--dtype: 'f32,' has an empty item"
+    run_expect 2 "$gemm" bench 9 --backends ,cpu_omp "${quick_bench[@]}"
+    expect_line err "--backends: ',cpu_omp' has an empty item"
+    run_expect 2 "$gemm" bench 9 --ops NN,,TT "${quick_bench[@]}"
+    expect_line err "--ops: 'NN,,TT' has an empty item"
+    run_expect 2 "$gemm" tune 9 --backends cpu_omp, --no-store
+    expect_line err "--backends: 'cpu_omp,' has an empty item"
+    ;;
+help_arguments)
+    # gemm --help COMMAND is COMMAND's help; anything else after --help or --version is exit 2.
+    run_expect 0 "$gemm" --help bench
+    expect_line out "^usage: gemm bench "
+    run_expect 0 "$gemm" help tune
+    expect_line out "^usage: gemm tune "
+    run_expect 2 "$gemm" --help extra
+    expect_line err "--help takes at most a command name \(info, bench, tune\), not 'extra'"
+    run_expect 2 "$gemm" --version extra
+    expect_line err "--version takes no argument, not 'extra'"
+    ;;
 output_lost)
     # A report cut short (a full disk: /dev/full) must not end in exit code 0.
     [ -w /dev/full ] || skip "no writable /dev/full"

@@ -158,6 +158,11 @@ TEST_SUITE("code") {
         CHECK(contains(gemm_last_error(), "no_such_variant"));
         CHECK(std::string(gemm_get_backend()) == "cpu_ref");
 
+        // "name:" + id for every id a backend lists, the default "" among them, is a valid choice.
+        REQUIRE(gemm_set_backend("cpu_omp:") == GEMM_STATUS_SUCCESS);
+        CHECK(std::string(gemm_get_backend()) == "cpu_omp:");
+        REQUIRE(gemm_set_backend("cpu_ref") == GEMM_STATUS_SUCCESS);
+
         std::string unavailable = first_unavailable_backend();
         if (unavailable.empty()) {
             MESSAGE("skipped the unavailable-backend check: every backend is available here "

@@ -38,15 +38,22 @@ TEST_CASE("loading: cuBLAS is mapped only once a cuBLAS backend is probed where 
     CHECK(c[0] == 10.0f);
     CHECK_FALSE(mapped("libcublas"));
 
-    // Every other backend probed, the CUDA ones among them (cuda_tiled, cuda_naive).
+    // The backends not built on cuBLAS probed by name, the CUDA ones among them (a build
+    // without CUDA has no cuda_tiled or cuda_naive: GEMM_STATUS_UNKNOWN_BACKEND).
+    gemm_desc_t d;
+    gemm_desc_init(&d, GEMM_F32, GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_N, 7, 3, 5);
+    d.device = 0;
+    for (const char *name : {"cblas", "cpu_omp", "cpu_ref", "cuda_tiled", "cuda_naive"}) gemm_backend_supports(name, &d);
+    CHECK_FALSE(mapped("libcublas"));
+
+    // Then every backend: whether cuBLAS's probes loaded it depends on the device; without one
+    // they refuse before loading anything.
     std::vector<gemm_backend_info_t> cublas_based;
     for (int64_t i = 0; i < gemm_backend_count(); ++i) {
         gemm_backend_info_t info{};
         REQUIRE(gemm_backend_get_info(i, &info) == GEMM_STATUS_SUCCESS);
         if (built_on_cublas(info.name)) cublas_based.push_back(info);
     }
-    // gemm_backend_get_info probed them all; whether cuBLAS's probes loaded it depends on the
-    // device: without one they refuse before loading anything.
     for (const gemm_backend_info_t &info : cublas_based) {
         INFO(info.name << ": " << (info.available ? info.detail : info.reason));
         if (info.available) {

@@ -29,11 +29,10 @@ void *open_library(const char *soname, std::string &error) {
     return nullptr;
 }
 
-// Each symbol through its library's handle; the name of the first that is missing, or "".
-template <class F> bool find(void *handle, const char *symbol, F &out, std::string &missing) {
+// Each symbol through its library's handle; missing names the first that is not there.
+template <class F> void find(void *handle, const char *symbol, F &out, std::string &missing) {
     out = reinterpret_cast<F>(dlsym(handle, symbol));
     if (!out && missing.empty()) missing = symbol;
-    return out != nullptr;
 }
 
 struct loaded_library {

@@ -195,8 +195,9 @@ public:
     }
 
     std::string identity() const override {
-        std::string id = cuda::cublas_identity();
-        verdict v = id == "unavailable" ? verdict::no(id) : on_chosen_devices(id);
+        const std::string id = cuda::cublas_identity();
+        if (id == "unavailable") return id;
+        verdict v = on_chosen_devices(id);
         return v.ok ? v.detail : "unavailable";
     }
 

@@ -55,12 +55,15 @@ int main(int argc, char **argv) {
         std::printf("gemm %s\n", gemm_version());
         return gemm_cli::exit_ok;
     }
-    // `gemm --help bench` is `gemm bench --help`; anything else after --help or --version is a
-    // mistake, not to be ignored.
+    // `gemm --help bench` is `gemm bench --help`, run as that command line; anything else after
+    // --help or --version is a mistake, not to be ignored.
     char help_flag[] = "--help";
-    char *command_help[] = {argv[0], argc > 2 ? argv[2] : nullptr, help_flag, nullptr};
-    if (help && argc == 3 && is_command(argv[2])) return run_command(argv[2], 3, command_help);
-    if (help || command == "--version") {
+    char *command_help[] = {argv[0], argv[argc - 1], help_flag, nullptr};
+    if (help && argc == 3 && is_command(argv[2])) {
+        command = argv[2];
+        argc = 3;
+        argv = command_help;
+    } else if (help || command == "--version") {
         std::string rest;
         for (int i = 2; i < argc; ++i) rest += std::string(i > 2 ? " " : "") + argv[i];
         std::fprintf(stderr, "gemm: error: %s takes %s, not '%s'\nTry 'gemm --help'.\n", command.c_str(),

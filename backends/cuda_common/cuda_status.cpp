@@ -22,13 +22,8 @@ gemm_status_t cublas_status(cublasStatus_t st, const char *what) {
                       : st == CUBLAS_STATUS_NOT_SUPPORTED || st == CUBLAS_STATUS_ARCH_MISMATCH
                           ? GEMM_STATUS_NOT_SUPPORTED
                           : GEMM_STATUS_EXECUTION_FAILED;
-    // A status comes from a call through a handle, so the library is loaded; the test keeps a
-    // mistake there an error message, not a crash.
-    const cublas_functions &f = cublas();
-    if (!f.cublasGetStatusName || !f.cublasGetStatusString)
-        return set_error(s, std::string(what) + ": cuBLAS status " + std::to_string(int(st)));
-    return set_error(s, std::string(what) + ": " + f.cublasGetStatusName(st) + " (" + f.cublasGetStatusString(st) +
-                            ")");
+    return set_error(s, std::string(what) + ": " + cublas().cublasGetStatusName(st) + " (" +
+                            cublas().cublasGetStatusString(st) + ")");
 }
 
 }  // namespace gemm::cuda

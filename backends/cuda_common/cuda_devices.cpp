@@ -144,15 +144,25 @@ memory_space classify_pointer(const void *ptr, int *device, std::uintptr_t *rang
     }
 }
 
+// attr of `device`, asked once per attribute and device ordinal below 64.
+template <cudaDeviceAttr attr>
+cudaError_t cached_attribute(int device, int &value) {
+    static std::atomic<int> known[64] = {};  // 0: not asked yet
+    std::atomic<int> *slot = device >= 0 && device < 64 ? &known[device] : nullptr;
+    if (slot && (value = slot->load(std::memory_order_relaxed)) > 0) return cudaSuccess;
+    const cudaError_t e = cudaDeviceGetAttribute(&value, attr, device);
+    if (e == cudaSuccess && slot) slot->store(value, std::memory_order_relaxed);
+    return e;
+}
+
 }  // namespace
 
 cudaError_t multiprocessor_count(int device, int &sms) {
-    static std::atomic<int> known[64] = {};  // 0: not asked yet
-    std::atomic<int> *slot = device >= 0 && device < 64 ? &known[device] : nullptr;
-    if (slot && (sms = slot->load(std::memory_order_relaxed)) > 0) return cudaSuccess;
-    const cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-    if (e == cudaSuccess && slot) slot->store(sms, std::memory_order_relaxed);
-    return e;
+    return cached_attribute<cudaDevAttrMultiProcessorCount>(device, sms);
+}
+
+cudaError_t l2_cache_bytes(int device, int &bytes) {
+    return cached_attribute<cudaDevAttrL2CacheSize>(device, bytes);
 }
 
 void *driver_entry_point(const char *symbol, unsigned version) {

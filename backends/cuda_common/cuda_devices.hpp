@@ -20,6 +20,9 @@ verdict device_verdict();
 // that size their grids by it ask on every launch). A failed query is returned, not cached.
 cudaError_t multiprocessor_count(int device, int &sms);
 
+// The size of `device`'s L2 cache in bytes into bytes, asked once per device ordinal below 64.
+cudaError_t l2_cache_bytes(int device, int &bytes);
+
 // The calling thread's current device, as cudaGetDevice gives it. Every device call asks once
 // (device_guard), so it asks the driver for the current context's device first: on the H200
 // host, right after a cuBLAS call, 24 ns against 110 for cudaGetDevice. Where no context is

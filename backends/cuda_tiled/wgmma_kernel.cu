@@ -91,6 +91,7 @@ struct wgmma_params {
     int splits, split_steps;    // k in `splits` ranges of split_steps k steps (the last shorter)
     bool a_batched, b_batched;  // a batch coordinate for the operand (stride != 0)
     bool early_dependents;      // the GEMM lets the stream's next kernel launch once it starts (launch_typed)
+    bool discard_partials;      // the reduction drops the partial sums from L2 once read (split_k_reduce)
 };
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -446,6 +447,30 @@ __global__ void transpose_f32(const float *src, int64_t ld_src, int64_t stride_s
         }
 }
 
+constexpr int reduce_threads = 256;
+
+// Drops from L2, without writing them back, the lines of partial sums this warp has just read
+// in one column: nothing reads them again (the next user of the workspace writes it first).
+// Only where every line lies whole in one column (discards_partials): the 8 lanes that read a
+// line are then one warp's, and the warp's meeting orders their loads before the discard of
+// the line by its first lane.
+template <int Q>
+__device__ void discard_read_lines(const float *part, const wgmma_params &p) {
+    __syncwarp();
+    if (threadIdx.x % 8 != 0) return;
+    for (int m0 = 4 * int(blockIdx.x * blockDim.x * Q + threadIdx.x); m0 < p.m;
+         m0 += 4 * int(gridDim.x * blockDim.x * Q))
+#pragma unroll
+        for (int q = 0; q < Q; ++q) {
+            const int m = m0 + 4 * reduce_threads * q;
+            if (m >= p.m) continue;
+            for (int s = 0; s < p.splits; ++s) {
+                const size_t line = __cvta_generic_to_global(part + s * p.split_stride + m);
+                asm volatile("discard.global.L2 [%0], 128;" ::"l"(line) : "memory");
+            }
+        }
+}
+
 // C = alpha * (the splits' partial sums, added in split order) + beta * C: the same sum in
 // the same order on every run, whatever order the blocks ran in. Launched as the GEMM
 // kernel's programmatic dependent: it waits for that grid's completion and its memory before
@@ -457,8 +482,6 @@ __global__ void transpose_f32(const float *src, int64_t ld_src, int64_t stride_s
 // reads are in flight at once; with one quad a thread, three blocks an SM keep enough of them
 // in flight (at 96 registers, two blocks an SM, 128x4096x4096 took 2-4 us longer).
 // launch_typed takes Q = 2 where one quad a thread would make more blocks than run at once.
-constexpr int reduce_threads = 256;
-
 template <class TC, int Q>
 __global__ void __launch_bounds__(reduce_threads, Q == 1 ? 3 : 2) split_k_reduce(wgmma_params p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -517,6 +540,7 @@ __global__ void __launch_bounds__(reduce_threads, Q == 1 ? 3 : 2) split_k_reduce
                                        make_float4(a * sum[q].x, a * sum[q].y, a * sum[q].z, a * sum[q].w), p.out);
                 }
             }
+            if (p.discard_partials) discard_read_lines<Q>(part, p);
         }
 #endif
 }
@@ -770,6 +794,29 @@ int k_splits(const problem &dp, int64_t tiles, int bm, int bn, int sms, int k_st
     return best;
 }
 
+// Whether split_k_reduce drops dp's partial sums (`bytes` of them at `partial`) from L2 once
+// read: where every 128-byte line lies whole in one column (m % 32 == 0, the sums 128-byte
+// aligned), and where it pays. Left dirty in L2, the partial sums go back to memory when
+// later copies evict them, taking bandwidth from the next GEMM's operands; that happens where
+// the operands and the partial sums outweigh L2 (else the next call rewrites the lines in L2),
+// and pays for the pass where they are at least 1 MiB. On the H200 (NOTES.md), bf16
+// 128x4096x14336 (8 MB of partial sums) took 1.0 us a call less with the discard, the shapes
+// of 1-2 MB and k = 14336 0.2-0.3 less; with smaller sums, or the operands in L2, the pass
+// cost 0.2-0.4 us or nothing.
+bool discards_partials(const problem &dp, std::size_t bytes, const void *partial) {
+    if (dp.m % 32 != 0 || reinterpret_cast<std::uintptr_t>(partial) % 128 != 0 || bytes < (std::size_t(1) << 20))
+        return false;
+    const std::size_t size = dtype_size(dp.ab_type), k = std::size_t(dp.k);
+    const std::size_t operands = std::size_t(dp.m) * k * size * std::size_t(dp.stride_a == 0 ? 1 : dp.batch) +
+                                 std::size_t(dp.n) * k * size * std::size_t(dp.stride_b == 0 ? 1 : dp.batch);
+    int l2 = 0;
+    if (cuda::l2_cache_bytes(dp.device, l2) != cudaSuccess) {
+        cudaGetLastError();
+        return false;
+    }
+    return operands + bytes > std::size_t(l2);
+}
+
 // The TF32 kernels read both operands along k (wgmma has no transpose for tf32): an f32
 // operand stored along m or n (A op N, B op T) is first copied, transposed, into the thread's
 // scratch buffer, as an operand stored along k with k rounded up to 4 elements (16 bytes, what
@@ -909,6 +956,7 @@ gemm_status_t launch_direct(const problem &dp, int bm, int bn, bool split_k, cud
     const std::size_t bytes = std::size_t(p.splits) * std::size_t(p.split_stride) * sizeof(float);
     if (gemm_status_t s = context->acquire_workspace(stream, bytes, workspace); s != GEMM_STATUS_SUCCESS) return s;
     p.partial = static_cast<float *>(workspace);
+    p.discard_partials = discards_partials(dp, bytes, workspace);
     const gemm_status_t launched = launch();
     const gemm_status_t released = context->release_workspace(stream, workspace);
     return launched != GEMM_STATUS_SUCCESS ? launched : released;

@@ -1811,7 +1811,9 @@ TEST_CASE("gpu: cuda_tiled split k gives the same bits on every run and in a CUD
 // call's C and writing over what the one before it read, give what the chain gives run one
 // call at a time. W is a permutation with signs (row j holds +-1 at perm[j]), so each C (bf16,
 // row-major X W^T) is X's columns permuted, exact: the result is compared bit for bit. Shapes
-// whose grid fills the SMs: split k with a 256x64 and a 128x128 tile, and 128x128 unsplit.
+// whose grid fills the SMs: split k with a 256x64 and a 128x128 tile, and 128x128 unsplit;
+// 128x8192x8192 splits k with operands (130 MiB) that outweigh the L2 of an H100 or H200, so
+// that its reductions drop the partial sums from L2 as they read them (discards_partials).
 TEST_CASE("gpu: cuda_tiled calls chained on one stream without a wait give the chain's exact result") {
     if (!has_backend("cuda_tiled")) {
         MESSAGE("cuda_tiled not in this build or not selected: not tested");
@@ -1822,7 +1824,8 @@ TEST_CASE("gpu: cuda_tiled calls chained on one stream without a wait give the c
     selection_guard sel("cuda_tiled");
     constexpr int calls = 6;
     struct chain_shape { int64_t m, k; };  // X m x k, W k x k, C m x k
-    for (const chain_shape sh : {chain_shape{8, 4096}, chain_shape{128, 2048}, chain_shape{2176, 1024}}) {
+    for (const chain_shape sh :
+         {chain_shape{8, 4096}, chain_shape{128, 2048}, chain_shape{2176, 1024}, chain_shape{128, 8192}}) {
         const int64_t m = sh.m, k = sh.k;
         const std::size_t rows = std::size_t(m), columns = std::size_t(k);
         const std::string where = std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(k);

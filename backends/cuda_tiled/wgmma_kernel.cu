@@ -797,12 +797,11 @@ int k_splits(const problem &dp, int64_t tiles, int bm, int bn, int sms, int k_st
 // Whether split_k_reduce drops dp's partial sums (`bytes` of them at `partial`) from L2 once
 // read: where every 128-byte line lies whole in one column (m % 32 == 0, the sums 128-byte
 // aligned), and where it pays. Left dirty in L2, the partial sums go back to memory when
-// later copies evict them, taking bandwidth from the next GEMM's operands; that happens where
-// the operands and the partial sums outweigh L2 (else the next call rewrites the lines in L2),
-// and pays for the pass where they are at least 1 MiB. On the H200 (NOTES.md), bf16
-// 128x4096x14336 (8 MB of partial sums) took 1.0 us a call less with the discard, the shapes
-// of 1-2 MB and k = 14336 0.2-0.3 less; with smaller sums, or the operands in L2, the pass
-// cost 0.2-0.4 us or nothing.
+// later copies evict them, taking bandwidth from the next GEMM's operands. On the H200
+// (NOTES.md), bf16 128x4096x14336 (8 MB of partial sums) took 1.0 us a call less with the
+// discard, the shapes of 1-2 MB and k = 14336 0.2-0.3 less; where the operands and the sums
+// fitted in L2 (the next call may rewrite the lines before they leave it) or the sums were
+// smaller than 1 MiB, the pass gained nothing or cost 0.2-0.4 us. Hence the rule.
 bool discards_partials(const problem &dp, std::size_t bytes, const void *partial) {
     if (dp.m % 32 != 0 || reinterpret_cast<std::uintptr_t>(partial) % 128 != 0 || bytes < (std::size_t(1) << 20))
         return false;

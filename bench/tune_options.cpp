@@ -83,11 +83,11 @@ std::string suite_parse(const std::string &text) {
 // Names only: the tuner times every variant of each backend it considers.
 std::string backends_parse(const std::string &text) {
     if (text.empty()) throw usage_error("--backends needs at least one name");
-    for (const std::string &name : split_list(text)) {
-        if (name.empty()) throw usage_error("--backends: '" + text + "' has an empty item");
+    list_parse<std::string>("--backends", text, [](const std::string &name, const std::string &option) {
         if (name.find(':') != std::string::npos)
-            throw usage_error("--backends: '" + name + "': give backend names; the tuner times every variant");
-    }
+            throw usage_error(option + ": '" + name + "': give backend names; the tuner times every variant");
+        return name;
+    });
     return text;
 }
 

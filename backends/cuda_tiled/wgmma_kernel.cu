@@ -553,24 +553,6 @@ PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
     return encode;
 }
 
-// Per device ordinal below 64, asked once: 0 not asked, else 1 + the answer.
-std::atomic<int> sm90_facts[64] = {};
-
-// Compute capability 9.0 exactly: sm_90a code runs on no other device.
-bool device_is_sm90(int device) {
-    if (device < 0 || device >= 64) return false;
-    int v = sm90_facts[device].load(std::memory_order_relaxed);
-    if (v == 0) {
-        int major = 0, minor = 0;
-        const bool ok = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
-                        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) == cudaSuccess;
-        if (!ok) cudaGetLastError();
-        v = 1 + (ok && major == 9 && minor == 0);
-        sm90_facts[device].store(v, std::memory_order_relaxed);
-    }
-    return v == 2;
-}
-
 // The device's SMs, 1 where the query fails (a grid of one block is still correct).
 int multiprocessors(int device) {
     int sms = 0;
@@ -744,12 +726,6 @@ gemm_status_t launch_types(const problem &dp, const CUtensorMap &map_a, const CU
                                    : launch_ops<__nv_bfloat16, __nv_bfloat16, half_tiling>(dp, map_a, map_b, p, stream);
 }
 
-// What TMA can describe: a 16-byte aligned base, leading dimension and batch stride.
-bool aligned16(const void *ptr, int64_t ld, int64_t stride, int64_t batch, std::size_t element_bytes) {
-    const int64_t per_16 = int64_t(16 / element_bytes);
-    return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0 && ld % per_16 == 0 && (batch == 1 || stride % per_16 == 0);
-}
-
 // The configurations: 128 x 128 tiles in 6 stages of 32 KB, 256 x 128 in 4 of 48 KB (each
 // consumer thread then holds 128 accumulators), 256 x 64 in 5 of 40 KB, 32 KB of which op(A),
 // 128 x 64 in 8 of 24 KB (16 KB op(A)), 256 x 16 in 6 of 34 KB (32 KB op(A)) and 128 x 16 in
@@ -857,6 +833,43 @@ gemm_status_t transpose_operand(const void *src, int64_t ld, int64_t stride, int
 
 }  // namespace
 
+namespace {
+
+// Per device ordinal below 64, asked once: 0 not asked, else 1 + the answer.
+std::atomic<int> sm90_facts[64] = {};
+
+bool device_is_sm90(int device) {
+    if (device < 0 || device >= 64) return false;
+    int v = sm90_facts[device].load(std::memory_order_relaxed);
+    if (v == 0) {
+        int major = 0, minor = 0;
+        const bool ok = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
+                        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) == cudaSuccess;
+        if (!ok) cudaGetLastError();
+        v = 1 + (ok && major == 9 && minor == 0);
+        sm90_facts[device].store(v, std::memory_order_relaxed);
+    }
+    return v == 2;
+}
+
+}  // namespace
+
+bool runs_on_sm90(const problem &dp) {
+    // Host problems (and their offload shapes, device -1) are judged on the calling thread's
+    // current device, where they run unless GEMM_OFFLOAD_DEVICES names others.
+    int device = dp.space == memory_space::host ? -1 : dp.device;
+    if (device < 0 && cudaGetDevice(&device) != cudaSuccess) {
+        cudaGetLastError();
+        device = -1;
+    }
+    return device_is_sm90(device);
+}
+
+bool aligned_16_bytes(const void *ptr, int64_t ld, int64_t stride, int64_t batch, std::size_t element_bytes) {
+    const int64_t per_16 = int64_t(16 / element_bytes);
+    return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0 && ld % per_16 == 0 && (batch == 1 || stride % per_16 == 0);
+}
+
 std::string wgmma_id(dtype ab, int bm, int bn, bool split_k) {
     return std::string("wgmma_") + (ab == dtype::f32 ? "tf32" : dtype_name(ab)) + "_" + std::to_string(bm) + "x" +
            std::to_string(bn) + "x" + std::to_string(stage_k(ab)) + "_s" + std::to_string(stages_of(bm, bn)) +
@@ -877,8 +890,8 @@ std::string wgmma_refusal(const problem &dp) {
     // What the kernel reads directly (an operand it copies first has neither rule).
     const std::size_t size = dtype_size(dp.ab_type);
     const bool direct_a = !copied_a(dp), direct_b = !copied_b(dp);
-    if ((direct_a && !aligned16(dp.a, dp.lda, dp.stride_a, dp.batch, size)) ||
-        (direct_b && !aligned16(dp.b, dp.ldb, dp.stride_b, dp.batch, size)))
+    if ((direct_a && !aligned_16_bytes(dp.a, dp.lda, dp.stride_a, dp.batch, size)) ||
+        (direct_b && !aligned_16_bytes(dp.b, dp.ldb, dp.stride_b, dp.batch, size)))
         return "A or B not 16-byte aligned (base, leading dimension, batch stride)";
     if (dp.batch > 1 && ((direct_a && dp.stride_a != 0 && dp.stride_a < dp.lda * dp.a_cols()) ||
                          (direct_b && dp.stride_b != 0 && dp.stride_b < dp.ldb * dp.b_cols())))
@@ -886,14 +899,7 @@ std::string wgmma_refusal(const problem &dp) {
     if (dp.m > INT_MAX || dp.n > INT_MAX || dp.k > INT_MAX || dp.batch > INT_MAX ||
         ((dp.m + 127) / 128) * ((dp.n + 63) / 64) > INT_MAX)
         return "more than 2^31 - 1 tiles or elements along one dimension";
-    // Host problems (and their offload shapes, device -1) are judged on the calling thread's
-    // current device, where they run unless GEMM_OFFLOAD_DEVICES names others.
-    int device = dp.space == memory_space::host ? -1 : dp.device;
-    if (device < 0 && cudaGetDevice(&device) != cudaSuccess) {
-        cudaGetLastError();
-        device = -1;
-    }
-    if (!device_is_sm90(device))
+    if (!runs_on_sm90(dp))
         return "a device of compute capability other than 9.0 (the kernel is built for sm_90a)";
     return "";
 }

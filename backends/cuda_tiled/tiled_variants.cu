@@ -9,6 +9,7 @@
 #include "backends/cuda_common/cuda_status.hpp"
 #include "backends/cuda_common/run_on_device.hpp"
 #include "mma_batch.hpp"
+#include "skinny_gemm.hpp"
 #include "wgmma_gemm.hpp"
 #include "register_tiled_kernel.cuh"
 #include "textbook_kernel.cuh"
@@ -138,6 +139,18 @@ struct wgmma_config {
     }
 };
 
+// The kernel for C of at most 8 columns (skinny_kernel.cu) of one input type and blocks of BM
+// rows, C in that type or f32, where the build has the Hopper kernels.
+template <dtype T, int BM>
+struct skinny_config {
+    static gemm_status_t launch(const problem &dp, cudaStream_t stream) { return launch_skinny(dp, BM, stream); }
+    static void append([[maybe_unused]] std::vector<variant_info> &table) {
+#if GEMM_CUDA_TILED_WGMMA
+        table.push_back({skinny_id(T, BM), T, BM, 8, false, false, false, "", launch, skinny_refusal});
+#endif
+    }
+};
+
 template <typename... Configs>
 std::vector<variant_info> make_table() {
     std::vector<variant_info> table;
@@ -191,7 +204,9 @@ const std::vector<variant_info> &variant_table() {
         wgmma_config<dtype::bf16, 256, 16, true>, wgmma_config<dtype::f16, 128, 16, true>,
         wgmma_config<dtype::bf16, 128, 16, true>, wgmma_config<dtype::f32, 128, 128>,
         wgmma_config<dtype::f32, 256, 128>, wgmma_config<dtype::f32, 128, 128, true>,
-        wgmma_config<dtype::f32, 256, 64, true>, wgmma_config<dtype::f32, 128, 64, true>>();
+        wgmma_config<dtype::f32, 256, 64, true>, wgmma_config<dtype::f32, 128, 64, true>,
+        skinny_config<dtype::f16, 16>, skinny_config<dtype::f16, 32>, skinny_config<dtype::bf16, 16>,
+        skinny_config<dtype::bf16, 32>>();
     return table;
 }
 

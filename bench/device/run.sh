@@ -24,8 +24,8 @@
 #   complex   gemm bench in c32 and c64: cublas and auto on device pointers, and cublas,
 #             cblas and cpu_omp on host pointers
 #   sweep     the largest cuda_tiled f32 configurations by id at 4096^3 and 8192^3, TN and NT
-#   wgmma     cuda_tiled's Hopper kernels: HGMMA in their SASS, compute-sanitizer memcheck and
-#             racecheck on their test case, then gemm bench against cuBLAS and cuBLASLt: bf16
+#   wgmma     cuda_tiled's Hopper kernels: HGMMA in their SASS (HMMA in the skinny kernels'),
+#             compute-sanitizer memcheck and racecheck on their test cases, then gemm bench against cuBLAS and cuBLASLt: bf16
 #             and f16 with C in f32, every op pair at 4096^3 and 8192^3, bf16 (C bf16) NT and
 #             TN at 1024^3 and 2048^3, small bf16 shapes against the wmma kernel, and bf16 NN
 #             and NT where C is most of the work (4096x4096x64, x16) and at 1024^3 .. 8192^3
@@ -35,8 +35,9 @@
 #             or both along k first), and NT on decode shapes, against cuBLAS and cuBLASLt with
 #             TF32 allowed
 #   decode    bf16 decode shapes (m = 1..128 rows of X W^T, n and k 4096 and 14336): the Hopper
-#             kernels that split k (256x16, 128x16, 256x64, 128x64 and 128x128 tiles) and
-#             cuda_tiled's default against cuBLAS and cuBLASLt; DECODE_DTYPE=f16 times f16
+#             kernels that split k (256x16, 128x16, 256x64, 128x64 and 128x128 tiles), the skinny
+#             kernels (m up to 8) and cuda_tiled's default against cuBLAS and cuBLASLt;
+#             DECODE_DTYPE=f16 times f16
 #   kernels   where a call's device time goes: ncu (--clock-control none) times every kernel that
 #             cuBLAS and cuda_tiled's default launch for each of KERNEL_SHAPES (bf16 row-major NT,
 #             default the decode shapes 1x4096x4096 1x14336x4096 32x14336x4096 128x4096x4096
@@ -261,10 +262,13 @@ if has_stage wgmma; then
     obj=$(find $build -name wgmma_kernel.cu.o | head -1)
     cuobjdump -sass "$obj" >"$out/wgmma_sass.txt" 2>&1
     summary+=("wgmma SASS: $(grep -c HGMMA "$out/wgmma_sass.txt") HGMMA, $(grep -c UTMALDG "$out/wgmma_sass.txt") UTMALDG, $(grep -cE 'LDL|STL' "$out/wgmma_sass.txt") LDL/STL")
+    obj=$(find $build -name skinny_kernel.cu.o | head -1)
+    cuobjdump -sass "$obj" >"$out/skinny_sass.txt" 2>&1
+    summary+=("skinny SASS: $(grep -c 'HMMA.16816' "$out/skinny_sass.txt") HMMA, $(grep -c 'LDG.E.128' "$out/skinny_sass.txt") LDG.128, $(grep -cE 'LDL|STL' "$out/skinny_sass.txt") LDL/STL")
     for tool in memcheck racecheck; do
         log="$out/sanitize_${tool}_wgmma.log"
         GEMM_TEST_BACKENDS=cuda_tiled timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 \
-            $build/tests/gpu/test_gpu -tc="gpu: cuda_tiled wgmma*" >"$log" 2>&1
+            $build/tests/gpu/test_gpu -tc="gpu: cuda_tiled wgmma*,gpu: cuda_tiled skinny*" >"$log" 2>&1
         summary+=("compute-sanitizer $tool wgmma: rc=$?, $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1), $(grep -E 'assertions' "$log" | tail -1)")
     done
     wg="cuda_tiled:wgmma_bf16_128x128x64_s6,cuda_tiled:wgmma_bf16_256x128x64_s4"
@@ -308,13 +312,15 @@ if has_stage tf32; then
 fi
 if has_stage decode; then
     # Decode shapes (X W^T for a few rows of X, long k) in bf16, or DECODE_DTYPE: the Hopper
-    # kernels that split k, 256x16, 128x16, 256x64, 128x64 and 128x128 tiles, against cuBLAS;
-    # then the geometric mean of the ratios of cuda_tiled's default and of each tile.
+    # kernels that split k, 256x16, 128x16, 256x64, 128x64 and 128x128 tiles, and the skinny
+    # kernels (up to 8 rows of X), against cuBLAS; then the geometric mean of the ratios of
+    # cuda_tiled's default and of each id over the shapes it computes.
     shapes=""
     for m in 1 8 32 128; do for n in 4096 14336; do for k in 4096 14336; do shapes+=" ${m}x${n}x${k}"; done; done; done
     dt=${DECODE_DTYPE:-bf16}
     tiles=""
     for t in 256x16x64_s6 128x16x64_s11 256x64x64_s5 128x64x64_s8 128x128x64_s6; do tiles+=",cuda_tiled:wgmma_${dt}_${t}_splitk"; done
+    tiles+=",cuda_tiled:skinny_${dt}_16x8,cuda_tiled:skinny_${dt}_32x8"
     timeout 300 $gemm bench $shapes --device 0 --dtype $dt --layout row --ops NT --backends cublas,cublaslt,cuda_tiled$tiles \
         --baseline cublas --no-measure-peak --csv "$out/decode.csv" >"$out/decode_bench.txt" 2>&1
     summary+=("gemm bench decode $dt: rc=$?")

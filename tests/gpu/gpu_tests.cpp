@@ -1713,6 +1713,133 @@ TEST_CASE("gpu: cuda_tiled wgmma kernels against cpu_ref, and what they refuse")
     if (hopper) CHECK(checked == 4 * (int64_t(std::size(wgmma_shapes)) + 1) * runs_per_shape);
 }
 
+namespace {
+
+struct skinny_shape {
+    int64_t m, n, k, batch;  // column-major C is m x n (n <= 8 columns)
+    double alpha, beta;
+};
+
+// The skinny kernel's case of sh: column-major op(A) = T, op(B) = N; row-major (C of sh.n rows,
+// X W^T) op(A) = N, op(B) = T. A and B stored along k with leading dimensions multiples of 8
+// elements (A's padded by 8 more where m is odd), C's leading dimension m + 3; a batch strided
+// with gaps, or with the weights shared (stride 0).
+gemm_case skinny_case(type_pair t, gemm_layout_t layout, const skinny_shape &sh, bool shared_weights) {
+    auto round8 = [](int64_t v) { return (v + 7) / 8 * 8; };
+    const bool col = layout == GEMM_COL_MAJOR;
+    gemm_case c = col ? base_case(t, layout, GEMM_OP_T, GEMM_OP_N, sh.m, sh.n, sh.k)
+                      : base_case(t, layout, GEMM_OP_N, GEMM_OP_T, sh.n, sh.m, sh.k);
+    c.alpha = sh.alpha;
+    c.beta = sh.beta;
+    c.lda = round8(sh.k) + (sh.m % 2 ? 8 : 0);
+    c.ldb = round8(sh.k);
+    c.ldc = sh.m + 3;
+    if (sh.batch > 1) {
+        c.strided_entry = true;
+        c.batch = sh.batch;
+        c.stride_a = round8(c.a().footprint()) + 8;
+        c.stride_b = round8(c.b().footprint()) + 16;
+        c.stride_c = c.c().footprint() + 5;
+        (col ? c.stride_a : c.stride_b) = shared_weights ? 0 : (col ? c.stride_a : c.stride_b);
+    }
+    return c;
+}
+
+}  // namespace
+
+// The kernels for C of at most 8 columns by id, where the device and the build have them: every
+// n from 1 to 8, m not a multiple of their 16 or 32 rows, k below one 8-element load, not a
+// multiple of the 32 k of a chunk (the last chunk read element by element) and with fewer whole
+// chunks than warps, strided batches (the weights shared, too), alpha and beta (beta = 0 with
+// NaN in C), C's leading dimension odd, C in the input type and in f32, both layouts, device
+// and host memory; and what they refuse (more than 8 columns, an operand not stored along k, A
+// or B not 16-byte aligned), C unchanged.
+TEST_CASE("gpu: cuda_tiled skinny kernels against cpu_ref, and what they refuse") {
+    if (!has_backend("cuda_tiled")) {
+        MESSAGE("cuda_tiled not available or not selected: not tested");
+        return;
+    }
+    if (!has(cuda_tiled_offers(nullptr), "skinny_bf16_16x8")) {
+        MESSAGE("this build has no skinny kernel (CUDA before 12.0): not tested");
+        return;
+    }
+    const bool hopper = device_0_is_sm90();
+    gemm_desc_t desc;
+    gemm_desc_init(&desc, GEMM_BF16, GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_T, 8, 4096, 4096);
+    desc.device = 0;
+    CHECK(has(cuda_tiled_offers(&desc), "skinny_bf16_16x8") == hopper);
+    CHECK(has(cuda_tiled_offers(&desc), "skinny_bf16_32x8") == hopper);
+    desc.m = 9;
+    CHECK_FALSE(has(cuda_tiled_offers(&desc), "skinny_bf16_16x8"));
+    const skinny_shape shapes[] = {{1, 1, 1, 1, 2.0, 0.0},           // one element
+                                   {17, 1, 7, 1, 1.0, 0.0},          // k below one load
+                                   {100, 3, 33, 1, -0.5, 0.5},       // one chunk and one element
+                                   {333, 8, 1000, 1, 1.0, 0.0},      // 31 chunks and a part over 8 warps
+                                   {4099, 5, 4104, 1, 0.75, -1.0},   // m past whole blocks, k 128 chunks + 8
+                                   {64, 8, 256, 1, 1.0, 1.0},        // whole blocks and chunks
+                                   {50, 2, 520, 3, 1.0, 0.5},        // strided batch
+                                   {31, 7, 4120, 2, 0.5, 0.0},       // batch, the weights shared
+                                   {2048, 4, 14336, 1, 1.0, 0.0},    // long k
+                                   {130, 6, 24, 1, -1.0, 0.25}};     // fewer than 8 k a lane at the end
+    const char *const ids[] = {"_16x8", "_32x8"};
+    int64_t checked = 0, refused = 0;
+    for (type_pair t : {type_pair{GEMM_BF16, GEMM_BF16}, type_pair{GEMM_BF16, GEMM_F32},
+                        type_pair{GEMM_F16, GEMM_F16}, type_pair{GEMM_F16, GEMM_F32}}) {
+        const std::string prefix = std::string("skinny_") + (t.ab == GEMM_F16 ? "f16" : "bf16");
+        for (const skinny_shape &sh : shapes)
+            for (gemm_layout_t layout : {GEMM_COL_MAJOR, GEMM_ROW_MAJOR}) {
+                const gemm_case c = skinny_case(t, layout, sh, &sh == &shapes[7]);
+                const operands o = make_operands(c);
+                const std::vector<double> expected = hopper ? cpu_ref_result(c, o) : std::vector<double>{};
+                const reference ref = compute_reference(c, o);
+                for (const char *tile : ids) {
+                    const std::string id = prefix + tile;
+                    if (!hopper) {
+                        const run_result r = run_forced(id, c, o, 0);
+                        CHECK_MESSAGE(r.status == GEMM_STATUS_NOT_SUPPORTED, id << " " << c.describe() << ": " << r.error);
+                        CHECK(r.c == o.c0);
+                        ++refused;
+                        continue;
+                    }
+                    check_variant_run(id + " " + c.describe(), c, o, run_forced(id, c, o, 0), expected, ref);
+                    ++checked;
+                    if (sh.batch == 1 && sh.k != 1000) continue;
+                    selection_guard sel("cuda_tiled:" + id);
+                    check_variant_run(id + " host " + c.describe(), c, o, run_in(memory::host, c, o, nullptr), expected,
+                                      ref);
+                    ++checked;
+                }
+            }
+        // What they refuse: 9 columns, an operand stored along m or n, B's leading dimension or
+        // every base not 16-byte aligned.
+        gemm_case wide = base_case(t, GEMM_COL_MAJOR, GEMM_OP_T, GEMM_OP_N, 64, 9, 64);
+        wide.lda = wide.ldb = wide.ldc = 64;
+        gemm_case along_m = wide, odd_ld = wide, narrow = wide;
+        along_m.n = odd_ld.n = narrow.n = 8;
+        along_m.transa = GEMM_OP_N;
+        odd_ld.ldb = 66;
+        const std::pair<gemm_case, int> refusals[] = {{wide, 0}, {along_m, 0}, {odd_ld, 0}, {narrow, 1}};
+        const char *const reasons[] = {"more than 8 columns", "not stored along k", "16-byte aligned", "16-byte aligned"};
+        for (std::size_t i = 0; i < std::size(refusals); ++i)
+            for (const char *tile : ids) {
+                const auto &[x, offset] = refusals[i];
+                const std::string id = prefix + tile, where = id + " " + x.describe() + " offset " + std::to_string(offset);
+                const operands o = make_operands(x);
+                const run_result r = run_forced(id, x, o, offset);
+                CHECK_MESSAGE(r.status == GEMM_STATUS_NOT_SUPPORTED, where << ": " << r.error);
+                if (hopper) CHECK_MESSAGE(r.error.find(reasons[i]) != std::string::npos, where << ": " << r.error);
+                CHECK_MESSAGE(r.c == o.c0, where << ": C changed");
+                check_no_cuda_error(where);
+                ++refused;
+            }
+    }
+    MESSAGE(checked << " skinny runs checked, " << refused << " refusals" << std::string(hopper ? "" : " (not a 9.0 device)"));
+    // Each shape in both layouts by both ids; on host memory too the batches and the 1000-k shape.
+    if (hopper) CHECK(checked == 4 * 2 * 2 * (int64_t(std::size(shapes)) + 3));
+    // Per type and id: the four refusals, and off a 9.0 device every case.
+    CHECK(refused == 4 * 2 * (4 + (hopper ? 0 : 2 * int64_t(std::size(shapes)))));
+}
+
 // Split k's sum does not depend on the order the splits ran in: the reduction adds the
 // partial sums in split order. The same bits on every run, from a replayed CUDA graph (its
 // partial sums in the graph's own allocation) and from calls after the graph.

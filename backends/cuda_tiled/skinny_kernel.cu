@@ -1,0 +1,259 @@
+// skinny_kernel.cu: C = alpha op(A) op(B) + beta C for C of at most 8 columns with op(A) and
+// op(B) stored along k (a linear layer's X W^T for up to 8 rows of X, row-major: the decode
+// step of a language model). Such a call is a stream of op(A) from memory with almost no
+// arithmetic, so the kernel reads op(A) straight into the registers of tensor-core
+// instructions (mma.sync m16n8k16): no shared-memory stages, no tensor maps, no split of k
+// across blocks and so no second kernel to add partial sums. Compiled for sm_90a.
+#include "skinny_gemm.hpp"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+#include "backends/cuda_common/cuda_status.hpp"
+#include "dispatch/error.hpp"
+#include "wgmma_gemm.hpp"
+
+namespace gemm::cuda_tiled {
+namespace {
+
+// A block takes BM rows of C (one or two tiles of 16) over all of k, its `warps` warps each a
+// range of k; it adds their sums in warp order, so the result does not depend on timing.
+constexpr int warps = 8;
+// A chunk is 32 k of a tile's 16 rows: lane 4 g + t loads k 8 t .. 8 t + 7 of rows g and
+// g + 8 (16 bytes each) and of column g of op(B).
+constexpr int chunk_k = 32;
+// The chunks of a tile a warp loads before it multiplies (divided among the tiles of a block of
+// two): 8 KB of op(A) in flight a warp, 64 KB a block, what keeps memory busy when each SM
+// holds one or two blocks.
+constexpr int chunks_in_flight = 8;
+
+struct skinny_params {
+    const void *a, *b;
+    void *c;
+    int64_t lda, ldb, ldc, stride_a, stride_b, stride_c;
+    int m, n, k, batch;
+    float alpha, beta;
+};
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+
+template <class T>
+__device__ inline void mma_16x8x16(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t b0,
+                                   uint32_t b1) {
+    if constexpr (std::is_same_v<T, __half>)
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+            "{%0, %1, %2, %3};"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+            : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+    else
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+            "{%0, %1, %2, %3};"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+            : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+
+// One chunk of a tile: rows g (lo) and g + 8 (hi) and column g (x), 8 k each, as two
+// instructions. The instruction's A fragment gives lane 4 g + t k slots 2t, 2t + 1, 2t + 8 and
+// 2t + 9 of rows g and g + 8, its B fragment the same slots of column g: which k a slot holds
+// is free as long as both operands agree, so the 8 loaded k fill those slots of two
+// instructions in order, and every lane's loads are whole 16-byte pieces.
+template <class T>
+__device__ inline void mma_chunk(float (&d)[4], const uint4 &lo, const uint4 &hi, const uint4 &x) {
+    mma_16x8x16<T>(d, lo.x, hi.x, lo.y, hi.y, x.x, x.y);
+    mma_16x8x16<T>(d, lo.z, hi.z, lo.w, hi.w, x.z, x.w);
+}
+
+// The 8 elements at p, those from `count` on as zeros without reading them (the end of k).
+__device__ inline uint4 load_part(const void *p, int64_t count) {
+    const uint16_t *e = static_cast<const uint16_t *>(p);
+    uint32_t w[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+        w[i] = (2 * i < count ? uint32_t(e[2 * i]) : 0u) | (2 * i + 1 < count ? uint32_t(e[2 * i + 1]) << 16 : 0u);
+    return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+// 16 bytes at p where `load`, else zeros; op(A) through L2 only (ld.global.cg: each byte is
+// read once), op(B) through L1 too (every block reads it; not the non-coherent path, which
+// asks that the bytes not change during the kernel's life, and this kernel may start while
+// the previous one still writes them, griddepcontrol.wait). Volatile, as are the
+// multiplications: without it the compiler moved each load next to its use, and a warp had
+// one or two chunks in flight instead of all of them.
+template <bool STREAMED>
+__device__ inline uint4 load_16(const void *p, bool load) {
+    uint4 v = make_uint4(0, 0, 0, 0);
+    if constexpr (STREAMED)
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %5, 0;\n@p ld.global.cg.v4.u32 {%0, %1, %2, %3}, [%4];\n}"
+                     : "+r"(v.x), "+r"(v.y), "+r"(v.z), "+r"(v.w)
+                     : "l"(p), "r"(int(load)));
+    else
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %5, 0;\n@p ld.global.v4.u32 {%0, %1, %2, %3}, [%4];\n}"
+                     : "+r"(v.x), "+r"(v.y), "+r"(v.z), "+r"(v.w)
+                     : "l"(p), "r"(int(load)));
+    return v;
+}
+
+template <class TC>
+__device__ inline TC to_c(float v) {
+    if constexpr (std::is_same_v<TC, float>) return v;
+    else if constexpr (std::is_same_v<TC, __half>) return __float2half_rn(v);
+    else return __float2bfloat16_rn(v);
+}
+
+#endif  // __CUDA_ARCH_FEAT_SM90_ALL
+
+// Block (x, y): rows 16 TILES x .. of C, over matrices y, y + gridDim.y, ... Each warp
+// multiplies its range of k's whole chunks (the last warp also the part chunk at the end of
+// k), loading CHUNKS / TILES chunks of every tile before it multiplies them.
+template <class T, class TC, int TILES, int WARPS = warps, int CHUNKS = chunks_in_flight>
+__global__ void __launch_bounds__(32 * WARPS) skinny_kernel(skinny_params p) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    // Launched as the programmatic dependent of the stream's previous kernel (launch_typed): the
+    // next kernel may launch now, and this one reads nothing before the previous grid has
+    // completed and its writes are visible.
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+    constexpr int in_flight = CHUNKS / TILES;
+    __shared__ float sums[WARPS][TILES][4][32];
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, g = lane / 4, t = lane % 4;
+    const int full = p.k / chunk_k;
+    const int begin = int(int64_t(full) * warp / WARPS), end = int(int64_t(full) * (warp + 1) / WARPS);
+    const bool part = warp == WARPS - 1 && int64_t(full) * chunk_k < p.k;
+    const uint4 zero = make_uint4(0, 0, 0, 0);
+    for (int matrix = blockIdx.y; matrix < p.batch; matrix += gridDim.y) {
+        const T *a = static_cast<const T *>(p.a) + matrix * p.stride_a;
+        const T *b = static_cast<const T *>(p.b) + matrix * p.stride_b;
+        // This lane's rows of op(A) and column of op(B) from k = 8 t; null past m or n.
+        const T *rows[TILES][2];
+#pragma unroll
+        for (int i = 0; i < TILES; ++i)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const int r = blockIdx.x * 16 * TILES + 16 * i + 8 * h + g;
+                rows[i][h] = r < p.m ? a + int64_t(r) * p.lda + 8 * t : nullptr;
+            }
+        const T *column = g < p.n ? b + int64_t(g) * p.ldb + 8 * t : nullptr;
+        float d[TILES][4] = {};
+        for (int c0 = begin; c0 < end; c0 += in_flight) {
+            uint4 va[in_flight][TILES][2], vx[in_flight];
+#pragma unroll
+            for (int u = 0; u < in_flight; ++u) {
+                const bool in = c0 + u < end;
+                const int64_t kk = int64_t(c0 + u) * chunk_k;
+#pragma unroll
+                for (int i = 0; i < TILES; ++i)
+#pragma unroll
+                    for (int h = 0; h < 2; ++h)
+                        va[u][i][h] = load_16<true>(rows[i][h] + kk, in && rows[i][h]);
+                vx[u] = load_16<false>(column + kk, in && column);
+            }
+            // ptxas keeps loads before a warp barrier: without it, it moved each chunk's loads
+            // after the previous chunk's multiplications.
+            __syncwarp();
+#pragma unroll
+            for (int u = 0; u < in_flight; ++u)
+#pragma unroll
+                for (int i = 0; i < TILES; ++i) mma_chunk<T>(d[i], va[u][i][0], va[u][i][1], vx[u]);
+        }
+        if (part) {
+            const int64_t kk = int64_t(full) * chunk_k, left = p.k - kk - 8 * t;  // this lane's k there
+            const uint4 x = column ? load_part(column + kk, left) : zero;
+#pragma unroll
+            for (int i = 0; i < TILES; ++i)
+                mma_chunk<T>(d[i], rows[i][0] ? load_part(rows[i][0] + kk, left) : zero,
+                             rows[i][1] ? load_part(rows[i][1] + kk, left) : zero, x);
+        }
+#pragma unroll
+        for (int i = 0; i < TILES; ++i)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) sums[warp][i][e][lane] = d[i][e];
+        __syncthreads();
+        // Warp i adds tile i's sums in warp order and stores it: element e of lane 4 g + t is
+        // row g + 8 (e / 2), column 2 t + e % 2 of the tile. beta = 0 never reads C.
+        if (warp < TILES) {
+            float s[4] = {};
+#pragma unroll
+            for (int w = 0; w < WARPS; ++w)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) s[e] += sums[w][warp][e][lane];
+            TC *c = static_cast<TC *>(p.c) + matrix * p.stride_c;
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                const int r = blockIdx.x * 16 * TILES + 16 * warp + 8 * (e / 2) + g, col = 2 * t + e % 2;
+                if (r >= p.m || col >= p.n) continue;
+                TC *at = c + int64_t(col) * p.ldc + r;
+                float v = p.alpha * s[e];
+                if (p.beta != 0.0f) v += p.beta * float(*at);
+                *at = to_c<TC>(v);
+            }
+        }
+        __syncthreads();  // the next matrix writes sums again
+    }
+#endif
+}
+
+template <class T, class TC, int TILES, int WARPS = warps, int CHUNKS = chunks_in_flight>
+gemm_status_t launch_typed(const skinny_params &p, cudaStream_t stream) {
+    // Every launch is the programmatic dependent of the stream's previous kernel (the kernel
+    // waits for it before reading), so that in a loop of calls its launch overlaps the previous
+    // call's end.
+    cudaLaunchAttribute dependent{};
+    dependent.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    dependent.val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t config{};
+    config.gridDim = dim3(unsigned((int64_t(p.m) + 16 * TILES - 1) / (16 * TILES)), unsigned(std::min(p.batch, 65535)));
+    config.blockDim = dim3(32 * WARPS);
+    config.stream = stream;
+    config.attrs = &dependent;
+    config.numAttrs = 1;
+    return cuda::cuda_status(cudaLaunchKernelEx(&config, skinny_kernel<T, TC, TILES, WARPS, CHUNKS>, p),
+                             "cuda_tiled: skinny kernel launch");
+}
+
+template <int TILES>
+gemm_status_t launch_types(const problem &dp, const skinny_params &p, cudaStream_t stream) {
+    if (dp.ab_type == dtype::f16)
+        return dp.c_type == dtype::f32 ? launch_typed<__half, float, TILES>(p, stream)
+                                       : launch_typed<__half, __half, TILES>(p, stream);
+    return dp.c_type == dtype::f32 ? launch_typed<__nv_bfloat16, float, TILES>(p, stream)
+                                   : launch_typed<__nv_bfloat16, __nv_bfloat16, TILES>(p, stream);
+}
+
+}  // namespace
+
+std::string skinny_id(dtype ab, int bm) { return std::string("skinny_") + dtype_name(ab) + "_" + std::to_string(bm) + "x8"; }
+
+std::string skinny_refusal(const problem &dp) {
+    const bool half = dp.ab_type == dtype::f16 || dp.ab_type == dtype::bf16;
+    if (!half || (dp.c_type != dp.ab_type && dp.c_type != dtype::f32) || dp.compute_type != dtype::f32)
+        return "types other than f16/bf16 inputs with C in their type or f32";
+    if (dp.n > 8) return "C of more than 8 columns (column-major n; row-major m)";
+    if (dp.op_a == transpose::n || dp.op_b != transpose::n)
+        return "an operand not stored along k (column-major: op(A) = T and op(B) = N; row-major: op(A) = N and "
+               "op(B) = T)";
+    const std::size_t size = dtype_size(dp.ab_type);
+    if (!aligned_16_bytes(dp.a, dp.lda, dp.stride_a, dp.batch, size) ||
+        !aligned_16_bytes(dp.b, dp.ldb, dp.stride_b, dp.batch, size))
+        return "A or B not 16-byte aligned (base, leading dimension, batch stride)";
+    if (dp.m > INT_MAX || dp.k > INT_MAX || dp.batch > INT_MAX) return "m, k or batch above 2^31 - 1";
+    if (!runs_on_sm90(dp)) return "a device of compute capability other than 9.0 (the kernel is built for sm_90a)";
+    return "";
+}
+
+gemm_status_t launch_skinny(const problem &dp, int bm, cudaStream_t stream) {
+    if (std::string why = skinny_refusal(dp); !why.empty())
+        return set_error(GEMM_STATUS_NOT_SUPPORTED, "cuda_tiled: " + skinny_id(dp.ab_type, bm) + " refuses " + why);
+    if (dp.m == 0 || dp.n == 0 || dp.batch == 0) return GEMM_STATUS_SUCCESS;
+    const skinny_params p{dp.a,        dp.b,          dp.c,          dp.lda,        dp.ldb,
+                          dp.ldc,      dp.stride_a,   dp.stride_b,   dp.stride_c,   int(dp.m),
+                          int(dp.n),   int(dp.k),     int(dp.batch), float(dp.alpha), float(dp.beta)};
+    return bm == 32 ? launch_types<2>(dp, p, stream) : launch_types<1>(dp, p, stream);
+}
+
+}  // namespace gemm::cuda_tiled

@@ -23,6 +23,10 @@ namespace {
 
 using cuda_tiled::variant_info;
 
+// The skinny kernel is cuda_tiled's default for C of at most 8 columns up to this many bytes of
+// op(A) (hopper_default says why).
+constexpr double skinny_largest_a = 128.0 * 1024.0 * 1024.0;
+
 // The textbook kernels are offered to the tuner only up to this many multiply-adds per matrix:
 // beyond it they run several times slower than the register-tiled ones and only cost tuning
 // time. run() still takes them by id at any size.
@@ -178,9 +182,10 @@ public:
 
 private:
     // run("") where the Hopper kernels compute dp (f16/bf16; f32 with TF32 allowed): for C of at
-    // most 16 columns, where op(B)^T is stored along k, the 128x16 tiles where they run unsplit in
-    // one wave over at least 3/4 of the SMs and k is at most 8192, else the 256x16 ones (both split
-    // k where that is faster); for C of at most 64 columns (decode shapes) the tiles of 64 columns
+    // most 8 columns with both operands stored along k and op(A) of at most 128 MiB, the skinny
+    // kernel (blocks of 16 rows); for C of at most 16 columns, where op(B)^T is stored along k,
+    // the 128x16 tiles where they run unsplit in one wave over at least 3/4 of the SMs and k is
+    // at most 8192, else the 256x16 ones (both split k where that is faster); for C of at most 64 columns (decode shapes) the tiles of 64 columns
     // that split k, 128x64 where C has 32 columns or more, else 256x64; the 256x128 tiles where
     // they make at least three waves over the SMs; else the 128x128 ones (their twin that splits k
     // when fewer tiles than SMs would leave some idle). nullptr elsewhere (the wmma kernel computes
@@ -196,7 +201,9 @@ private:
     // of the streamed operand, 256x64's 160 KB); 128x16 (unsplit, 108-128 tiles) beat 256x16 (split
     // in two) with n of 13824-16384 and k of 4096-5120 on all 9 shapes timed, by 1.2-2.8 us, tied
     // at k = 8192 (-0.8 to +1.4 us), lost two of three at 14336 (by 1.4 us), and lost by 5-12 us
-    // with 224 tiles (two waves).
+    // with 224 tiles (two waves). On the H100 (NOTES.md), the skinny kernel beat both tiles of 16
+    // columns with 1 to 8 rows of X and op(A) of up to 117 MB (by 2.8-3.3 us at 4096x4096, by
+    // 0.2-0.9 us at 14336x4096 and 4096x14336) and lost by 4-5 % at 14336x14336 (411 MB).
     static const variant_info *hopper_default(const problem &dp, int sms) {
         // Every f32 call without TF32 asks: answered without building a refusal's text.
         if (dp.ab_type == dtype::f32 && !settings().allow_tf32) return nullptr;
@@ -207,6 +214,10 @@ private:
                 if (v.type == dp.ab_type && v.refusal && wanted(v) && v.refusal(dp).empty()) return &v;
             return nullptr;
         };
+        const double a_bytes = double(dp.m) * double(dp.k) * double(dp.batch) * double(dtype_size(dp.ab_type));
+        if (dp.n <= 8 && a_bytes <= skinny_largest_a)
+            if (const variant_info *skinny = first([](const variant_info &v) { return v.bn == 8 && v.bm == 16; }))
+                return skinny;
         if (dp.n <= 16) {
             const int64_t narrow_tiles = blocks_for(dp, 128, 16);
             const bool use_128x16 = 4 * narrow_tiles >= 3 * int64_t(sms) && narrow_tiles <= sms && dp.k <= 8192;

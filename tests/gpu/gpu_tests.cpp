@@ -2064,11 +2064,14 @@ TEST_SUITE("gpu_tf32" * doctest::skip()) {
         // cuda_tiled's default: the TF32 kernel the rule names wherever it computes the problem
         // (row-major NN copies B along k), the exact f32 register-tiled kernels where it does not
         // (an operand it would read directly, its leading dimension odd); in bf16, for C of at
-        // most 16 columns (row-major rows of X W^T), the tiles of 16 columns where they compute
-        // the problem (op(A) = N: X stored along k), 128x16 where its tiles run unsplit in one
-        // wave over 3/4 of the H200's 132 SMs and k is at most 8192 (112 tiles), 256x16 where
-        // k is larger or the tiles make two waves, and the 256x64 tiles where neither computes it;
-        // for C of 32 to 64 columns the 128x64 tiles, split or not (32 tiles here, 102 above).
+        // most 8 columns (row-major rows of X W^T) the skinny kernel where it computes the
+        // problem (both operands stored along k) and op(A) is at most 128 MiB (14336 x 4680
+        // bf16; 8 more k take the tiles of 16 columns), for C of at most 16 the tiles of 16 columns
+        // where they compute it (op(A) = N: X stored along k), 128x16 where its tiles run
+        // unsplit in one wave over 3/4 of the H200's 132 SMs and k is at most 8192 (112 tiles),
+        // 256x16 where k is larger or the tiles make two waves, and the 256x64 tiles where
+        // neither computes it; for C of 32 to 64 columns the 128x64 tiles, split or not (32
+        // tiles here, 102 above).
         struct expectation {
             type_pair t;
             gemm_op_t ta, tb;
@@ -2085,11 +2088,13 @@ TEST_SUITE("gpu_tf32" * doctest::skip()) {
             {f32, GEMM_OP_N, GEMM_OP_T, 40, 13000, 256, 0, "variant=wgmma_tf32_128x64x32_s8_splitk ", true},
             {f32, GEMM_OP_N, GEMM_OP_N, 300, 260, 2000, 0, "variant=wgmma_tf32_128x128x32_s6_splitk ", true},
             {f32, GEMM_OP_N, GEMM_OP_T, 300, 260, 200, 1, "variant=tiled_f32_", false},
-            {bf16, GEMM_OP_N, GEMM_OP_T, 8, 4096, 3000, 0, "variant=wgmma_bf16_256x16x64_s6_splitk ", false},
+            {bf16, GEMM_OP_N, GEMM_OP_T, 8, 4096, 3000, 0, "variant=skinny_bf16_16x8 ", false},
+            {bf16, GEMM_OP_N, GEMM_OP_T, 1, 14336, 4680, 0, "variant=skinny_bf16_16x8 ", false},
+            {bf16, GEMM_OP_N, GEMM_OP_T, 1, 14336, 4688, 0, "variant=wgmma_bf16_128x16x64_s11_splitk ", false},
             {bf16, GEMM_OP_N, GEMM_OP_T, 16, 1000, 4096, 0, "variant=wgmma_bf16_256x16x64_s6_splitk ", false},
-            {bf16, GEMM_OP_N, GEMM_OP_T, 8, 14336, 4096, 0, "variant=wgmma_bf16_128x16x64_s11_splitk ", false},
-            {bf16, GEMM_OP_N, GEMM_OP_T, 1, 14336, 8256, 0, "variant=wgmma_bf16_256x16x64_s6_splitk ", false},
-            {bf16, GEMM_OP_N, GEMM_OP_T, 1, 28672, 1024, 0, "variant=wgmma_bf16_256x16x64_s6_splitk ", false},
+            {bf16, GEMM_OP_N, GEMM_OP_T, 16, 14336, 4096, 0, "variant=wgmma_bf16_128x16x64_s11_splitk ", false},
+            {bf16, GEMM_OP_N, GEMM_OP_T, 12, 14336, 8256, 0, "variant=wgmma_bf16_256x16x64_s6_splitk ", false},
+            {bf16, GEMM_OP_N, GEMM_OP_T, 9, 28672, 1024, 0, "variant=wgmma_bf16_256x16x64_s6_splitk ", false},
             {bf16, GEMM_OP_T, GEMM_OP_T, 8, 4096, 3000, 0, "variant=wgmma_bf16_256x64x64_s5_splitk ", false},
             {bf16, GEMM_OP_N, GEMM_OP_T, 17, 4096, 3000, 0, "variant=wgmma_bf16_256x64x64_s5_splitk ", false},
             {bf16, GEMM_OP_N, GEMM_OP_T, 32, 4096, 3000, 0, "variant=wgmma_bf16_128x64x64_s8_splitk ", false}};

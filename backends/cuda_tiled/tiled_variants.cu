@@ -178,6 +178,9 @@ std::vector<variant_info> make_table() {
 //    tiles splitting k for C with few columns, 256x16 and 128x16 for C of at most 16),
 //    offered beside it to the tuner where A and B are 16-byte aligned. The first five for f32
 //    through TF32 (GEMM_ALLOW_TF32=1), an operand stored along m or n copied along k first.
+//  - f16 and bf16 on Hopper, C of at most 8 columns with both operands stored along k (decode:
+//    up to 8 rows of X W^T): the skinny kernel (skinny_kernel.cu), which reads op(A) straight
+//    into tensor-core registers without splitting k, in blocks of 16 or 32 rows of C.
 // DEFAULT marks what run("") may pick by size (cuda_tiled.cpp: the largest tile that still
 // fills the GPU).
 const std::vector<variant_info> &variant_table() {

@@ -185,10 +185,11 @@ private:
     // most 8 columns with both operands stored along k and op(A) of at most 128 MiB, the skinny
     // kernel (blocks of 16 rows); for C of at most 16 columns, where op(B)^T is stored along k,
     // the 128x16 tiles where they run unsplit in one wave over at least 3/4 of the SMs and k is
-    // at most 8192, else the 256x16 ones (both split k where that is faster); for C of at most 64 columns (decode shapes) the tiles of 64 columns
-    // that split k, 128x64 where C has 32 columns or more, else 256x64; the 256x128 tiles where
-    // they make at least three waves over the SMs; else the 128x128 ones (their twin that splits k
-    // when fewer tiles than SMs would leave some idle). nullptr elsewhere (the wmma kernel computes
+    // at most 8192, else the 256x16 ones (both split k where that is faster); for C of at most 64
+    // columns (decode shapes) the tiles of 64 columns that split k, 128x64 where C has 32 columns
+    // or more, else 256x64; the 256x128 tiles where they make at least three waves over the SMs;
+    // else the 128x128 ones (their twin that splits k when fewer tiles than SMs would leave some
+    // idle). nullptr elsewhere (the wmma kernel computes
     // every f16/bf16 problem, the register-tiled ones every f32 one). On the H200 (NOTES.md), bf16
     // decode shapes (row-major X W^T): 256x64 beat the split 128x128 tiles on every shape with X of
     // up to 32 rows and lost with 128; 128x64 beat 256x64 with 32 rows and n = 14336 (no split:

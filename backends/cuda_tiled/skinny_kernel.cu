@@ -47,12 +47,14 @@ template <class T>
 __device__ inline void mma_16x8x16(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t b0,
                                    uint32_t b1) {
     if constexpr (std::is_same_v<T, __half>)
-        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        asm volatile(
+            "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
             "{%0, %1, %2, %3};"
             : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
             : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
     else
-        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        asm volatile(
+            "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
             "{%0, %1, %2, %3};"
             : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
             : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
@@ -250,9 +252,8 @@ gemm_status_t launch_skinny(const problem &dp, int bm, cudaStream_t stream) {
     if (std::string why = skinny_refusal(dp); !why.empty())
         return set_error(GEMM_STATUS_NOT_SUPPORTED, "cuda_tiled: " + skinny_id(dp.ab_type, bm) + " refuses " + why);
     if (dp.m == 0 || dp.n == 0 || dp.batch == 0) return GEMM_STATUS_SUCCESS;
-    const skinny_params p{dp.a,        dp.b,          dp.c,          dp.lda,        dp.ldb,
-                          dp.ldc,      dp.stride_a,   dp.stride_b,   dp.stride_c,   int(dp.m),
-                          int(dp.n),   int(dp.k),     int(dp.batch), float(dp.alpha), float(dp.beta)};
+    const skinny_params p{dp.a, dp.b, dp.c, dp.lda, dp.ldb, dp.ldc, dp.stride_a, dp.stride_b, dp.stride_c,
+                          int(dp.m), int(dp.n), int(dp.k), int(dp.batch), float(dp.alpha), float(dp.beta)};
     return bm == 32 ? launch_types<2>(dp, p, stream) : launch_types<1>(dp, p, stream);
 }
 

@@ -553,6 +553,24 @@ PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
     return encode;
 }
 
+// Per device ordinal below 64, asked once: 0 not asked, else 1 + the answer.
+std::atomic<int> sm90_facts[64] = {};
+
+// Compute capability 9.0 exactly: sm_90a code runs on no other device.
+bool device_is_sm90(int device) {
+    if (device < 0 || device >= 64) return false;
+    int v = sm90_facts[device].load(std::memory_order_relaxed);
+    if (v == 0) {
+        int major = 0, minor = 0;
+        const bool ok = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
+                        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) == cudaSuccess;
+        if (!ok) cudaGetLastError();
+        v = 1 + (ok && major == 9 && minor == 0);
+        sm90_facts[device].store(v, std::memory_order_relaxed);
+    }
+    return v == 2;
+}
+
 // The device's SMs, 1 where the query fails (a grid of one block is still correct).
 int multiprocessors(int device) {
     int sms = 0;
@@ -829,27 +847,6 @@ gemm_status_t transpose_operand(const void *src, int64_t ld, int64_t stride, int
     transpose_f32<<<grid, dim3(32, 8), 0, stream>>>(static_cast<const float *>(src), ld, stride, dst, copy_ld(k),
                                                     copy_ld(k) * rows, int(rows), int(k), int(matrices));
     return cuda::cuda_status(cudaGetLastError(), "cuda_tiled: f32 operand copy along k");
-}
-
-}  // namespace
-
-namespace {
-
-// Per device ordinal below 64, asked once: 0 not asked, else 1 + the answer.
-std::atomic<int> sm90_facts[64] = {};
-
-bool device_is_sm90(int device) {
-    if (device < 0 || device >= 64) return false;
-    int v = sm90_facts[device].load(std::memory_order_relaxed);
-    if (v == 0) {
-        int major = 0, minor = 0;
-        const bool ok = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
-                        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) == cudaSuccess;
-        if (!ok) cudaGetLastError();
-        v = 1 + (ok && major == 9 && minor == 0);
-        sm90_facts[device].store(v, std::memory_order_relaxed);
-    }
-    return v == 2;
 }
 
 }  // namespace

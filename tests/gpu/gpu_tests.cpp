@@ -1740,7 +1740,7 @@ gemm_case skinny_case(type_pair t, gemm_layout_t layout, const skinny_shape &sh,
         c.stride_a = round8(c.a().footprint()) + 8;
         c.stride_b = round8(c.b().footprint()) + 16;
         c.stride_c = c.c().footprint() + 5;
-        (col ? c.stride_a : c.stride_b) = shared_weights ? 0 : (col ? c.stride_a : c.stride_b);
+        if (shared_weights) (col ? c.stride_a : c.stride_b) = 0;
     }
     return c;
 }
@@ -1751,7 +1751,7 @@ gemm_case skinny_case(type_pair t, gemm_layout_t layout, const skinny_shape &sh,
 // n from 1 to 8, m not a multiple of their 16 or 32 rows, k below one 8-element load, not a
 // multiple of the 32 k of a chunk (the last chunk read element by element) and with fewer whole
 // chunks than warps, strided batches (the weights shared, too), alpha and beta (beta = 0 with
-// NaN in C), C's leading dimension odd, C in the input type and in f32, both layouts, device
+// NaN in C), C's leading dimension m + 3, C in the input type and in f32, both layouts, device
 // and host memory; and what they refuse (more than 8 columns, an operand not stored along k, A
 // or B not 16-byte aligned), C unchanged.
 TEST_CASE("gpu: cuda_tiled skinny kernels against cpu_ref, and what they refuse") {
@@ -2066,12 +2066,12 @@ TEST_SUITE("gpu_tf32" * doctest::skip()) {
         // (an operand it would read directly, its leading dimension odd); in bf16, for C of at
         // most 8 columns (row-major rows of X W^T) the skinny kernel where it computes the
         // problem (both operands stored along k) and op(A) is at most 128 MiB (14336 x 4680
-        // bf16; 8 more k take the tiles of 16 columns), for C of at most 16 the tiles of 16 columns
-        // where they compute it (op(A) = N: X stored along k), 128x16 where its tiles run
-        // unsplit in one wave over 3/4 of the H200's 132 SMs and k is at most 8192 (112 tiles),
-        // 256x16 where k is larger or the tiles make two waves, and the 256x64 tiles where
-        // neither computes it; for C of 32 to 64 columns the 128x64 tiles, split or not (32
-        // tiles here, 102 above).
+        // bf16; 8 more k take the tiles of 16 columns); for C of at most 16 the tiles of 16
+        // columns where they compute it (op(A) = N: X stored along k), 128x16 where its tiles
+        // run unsplit in one wave over 3/4 of the H200's 132 SMs and k is at most 8192 (112
+        // tiles), 256x16 where k is larger or the tiles make two waves, and the 256x64 tiles
+        // where neither computes it; for C of 32 to 64 columns the 128x64 tiles, split or not
+        // (32 tiles here, 102 above).
         struct expectation {
             type_pair t;
             gemm_op_t ta, tb;

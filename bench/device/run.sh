@@ -26,9 +26,10 @@
 #   sweep     the largest cuda_tiled f32 configurations by id at 4096^3 and 8192^3, TN and NT
 #   wgmma     cuda_tiled's Hopper kernels: HGMMA in their SASS (HMMA in the skinny kernels'),
 #             compute-sanitizer memcheck and racecheck on their test cases, then gemm bench
-#             against cuBLAS and cuBLASLt: bf16 and f16 with C in f32, every op pair at 4096^3 and 8192^3, bf16 (C bf16) NT and
-#             TN at 1024^3 and 2048^3, small bf16 shapes against the wmma kernel, and bf16 NN
-#             and NT where C is most of the work (4096x4096x64, x16) and at 1024^3 .. 8192^3
+#             against cuBLAS and cuBLASLt: bf16 and f16 with C in f32, every op pair at 4096^3
+#             and 8192^3, bf16 (C bf16) NT and TN at 1024^3 and 2048^3, small bf16 shapes
+#             against the wmma kernel, and bf16 NN and NT where C is most of the work
+#             (4096x4096x64, x16) and at 1024^3 .. 8192^3
 #   tf32      the Hopper kernels for f32 through TF32 (GEMM_ALLOW_TF32=1): compute-sanitizer
 #             memcheck and racecheck on their test suite, then gemm bench row-major at 4096^3
 #             and 8192^3, every op pair (NT reads both operands as stored, the others copy one

@@ -215,8 +215,8 @@ private:
                 if (v.type == dp.ab_type && v.refusal && wanted(v) && v.refusal(dp).empty()) return &v;
             return nullptr;
         };
-        const double a_bytes = double(dp.m) * double(dp.k) * double(dp.batch) * double(dtype_size(dp.ab_type));
-        if (dp.n <= 8 && a_bytes <= skinny_largest_a)
+        if (dp.n <= 8 &&
+            double(dp.m) * double(dp.k) * double(dp.batch) * double(dtype_size(dp.ab_type)) <= skinny_largest_a)
             if (const variant_info *skinny = first([](const variant_info &v) { return v.bn == 8 && v.bm == 16; }))
                 return skinny;
         if (dp.n <= 16) {

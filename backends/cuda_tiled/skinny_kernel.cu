@@ -16,6 +16,7 @@
 #include <type_traits>
 
 #include "backends/cuda_common/cuda_status.hpp"
+#include "backends/cuda_common/device_elements.cuh"
 #include "dispatch/error.hpp"
 #include "wgmma_gemm.hpp"
 
@@ -101,13 +102,6 @@ __device__ inline uint4 load_16(const void *p, bool load) {
     return v;
 }
 
-template <class TC>
-__device__ inline TC to_c(float v) {
-    if constexpr (std::is_same_v<TC, float>) return v;
-    else if constexpr (std::is_same_v<TC, __half>) return __float2half_rn(v);
-    else return __float2bfloat16_rn(v);
-}
-
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 
 // Block (x, y): rows 16 TILES x .. of C, over matrices y, y + gridDim.y, ... Each warp
@@ -191,8 +185,8 @@ __global__ void __launch_bounds__(32 * WARPS) skinny_kernel(skinny_params p) {
                 if (r >= p.m || col >= p.n) continue;
                 TC *at = c + int64_t(col) * p.ldc + r;
                 float v = p.alpha * s[e];
-                if (p.beta != 0.0f) v += p.beta * float(*at);
-                *at = to_c<TC>(v);
+                if (p.beta != 0.0f) v += p.beta * cuda::to_compute(*at);
+                *at = cuda::from_compute<TC>(v);
             }
         }
         __syncthreads();  // the next matrix writes sums again

@@ -1,5 +1,5 @@
-// skinny_kernel.cu: C = alpha op(A) op(B) + beta C for C of at most 8 columns with op(A) and
-// op(B) stored along k (a linear layer's X W^T for up to 8 rows of X, row-major: the decode
+// skinny_kernel.cu: C = alpha op(A) op(B) + beta C for C of at most 32 columns with op(A) and
+// op(B) stored along k (a linear layer's X W^T for up to 32 rows of X, row-major: the decode
 // step of a language model). Such a call is a stream of op(A) from memory with almost no
 // arithmetic, so the kernel reads op(A) straight into the registers of tensor-core
 // instructions (mma.sync m16n8k16): no shared-memory stages, no tensor maps, no split of k
@@ -26,13 +26,15 @@ namespace {
 // A block takes BM rows of C (one or two tiles of 16) over all of k, its `warps` warps each a
 // range of k; it adds their sums in warp order, so the result does not depend on timing.
 constexpr int warps = 8;
-// A chunk is 32 k of a tile's 16 rows: lane 4 g + t loads k 8 t .. 8 t + 7 of rows g and
-// g + 8 (16 bytes each) and of column g of op(B).
+// A chunk is 32 k of a tile's 16 rows and of C's columns: lane 4 g + t loads k 8 t .. 8 t + 7
+// of rows g and g + 8 (16 bytes each) and of columns g, g + 8, ... of op(B).
 constexpr int chunk_k = 32;
 // The chunks of a tile a warp loads before it multiplies (divided among the tiles of a block of
-// two): 8 KB of op(A) in flight a warp, 64 KB a block, what keeps memory busy when each SM
-// holds one or two blocks.
-constexpr int chunks_in_flight = 8;
+// two), for C of 8 COLS columns: 8 KB of op(A) in flight a warp with 8 columns, 4 with 16, 2
+// with 32, as many as keep a thread within 128 registers, so that an SM holds two blocks (on
+// the H100 more chunks and one block an SM were slower with 16 and 32 columns, NOTES.md).
+template <int COLS>
+constexpr int chunks_in_flight = COLS == 1 ? 8 : COLS == 2 ? 4 : 2;
 
 struct skinny_params {
     const void *a, *b;
@@ -104,10 +106,10 @@ __device__ inline uint4 load_16(const void *p, bool load) {
 
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 
-// Block (x, y): rows 16 TILES x .. of C, over matrices y, y + gridDim.y, ... Each warp
-// multiplies its range of k's whole chunks (the last warp also the part chunk at the end of
-// k), loading CHUNKS / TILES chunks of every tile before it multiplies them.
-template <class T, class TC, int TILES, int WARPS = warps, int CHUNKS = chunks_in_flight>
+// Block (x, y): rows 16 TILES x .. of C and its 8 COLS columns, over matrices y, y + gridDim.y,
+// ... Each warp multiplies its range of k's whole chunks (the last warp also the part chunk at
+// the end of k), loading CHUNKS / TILES chunks of every tile before it multiplies them.
+template <class T, class TC, int TILES, int COLS, int WARPS = warps, int CHUNKS = chunks_in_flight<COLS>>
 __global__ void __launch_bounds__(32 * WARPS) skinny_kernel(skinny_params p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     // Launched as the programmatic dependent of the stream's previous kernel (launch_typed): the
@@ -116,7 +118,7 @@ __global__ void __launch_bounds__(32 * WARPS) skinny_kernel(skinny_params p) {
     asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
     asm volatile("griddepcontrol.wait;" ::: "memory");
     constexpr int in_flight = CHUNKS / TILES;
-    __shared__ float sums[WARPS][TILES][4][32];
+    __shared__ float sums[WARPS][TILES][COLS][4][32];
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, g = lane / 4, t = lane % 4;
     const int full = p.k / chunk_k;
     const int begin = int(int64_t(full) * warp / WARPS), end = int(int64_t(full) * (warp + 1) / WARPS);
@@ -134,10 +136,12 @@ __global__ void __launch_bounds__(32 * WARPS) skinny_kernel(skinny_params p) {
                 const int r = blockIdx.x * 16 * TILES + 16 * i + 8 * h + g;
                 rows[i][h] = r < p.m ? a + int64_t(r) * p.lda + 8 * t : nullptr;
             }
-        const T *column = g < p.n ? b + int64_t(g) * p.ldb + 8 * t : nullptr;
-        float d[TILES][4] = {};
+        const T *columns[COLS];
+#pragma unroll
+        for (int j = 0; j < COLS; ++j) columns[j] = 8 * j + g < p.n ? b + int64_t(8 * j + g) * p.ldb + 8 * t : nullptr;
+        float d[TILES][COLS][4] = {};
         for (int c0 = begin; c0 < end; c0 += in_flight) {
-            uint4 va[in_flight][TILES][2], vx[in_flight];
+            uint4 va[in_flight][TILES][2], vx[in_flight][COLS];
 #pragma unroll
             for (int u = 0; u < in_flight; ++u) {
                 const bool in = c0 + u < end;
@@ -147,7 +151,8 @@ __global__ void __launch_bounds__(32 * WARPS) skinny_kernel(skinny_params p) {
 #pragma unroll
                     for (int h = 0; h < 2; ++h)
                         va[u][i][h] = load_16<true>(rows[i][h] + kk, in && rows[i][h]);
-                vx[u] = load_16<false>(column + kk, in && column);
+#pragma unroll
+                for (int j = 0; j < COLS; ++j) vx[u][j] = load_16<false>(columns[j] + kk, in && columns[j]);
             }
             // ptxas keeps loads before a warp barrier: without it, it moved each chunk's loads
             // after the previous chunk's multiplications.
@@ -155,33 +160,46 @@ __global__ void __launch_bounds__(32 * WARPS) skinny_kernel(skinny_params p) {
 #pragma unroll
             for (int u = 0; u < in_flight; ++u)
 #pragma unroll
-                for (int i = 0; i < TILES; ++i) mma_chunk<T>(d[i], va[u][i][0], va[u][i][1], vx[u]);
+                for (int i = 0; i < TILES; ++i)
+#pragma unroll
+                    for (int j = 0; j < COLS; ++j) mma_chunk<T>(d[i][j], va[u][i][0], va[u][i][1], vx[u][j]);
         }
         if (part) {
             const int64_t kk = int64_t(full) * chunk_k, left = p.k - kk - 8 * t;  // this lane's k there
-            const uint4 x = column ? load_part(column + kk, left) : zero;
+            uint4 x[COLS];
 #pragma unroll
-            for (int i = 0; i < TILES; ++i)
-                mma_chunk<T>(d[i], rows[i][0] ? load_part(rows[i][0] + kk, left) : zero,
-                             rows[i][1] ? load_part(rows[i][1] + kk, left) : zero, x);
+            for (int j = 0; j < COLS; ++j) x[j] = columns[j] ? load_part(columns[j] + kk, left) : zero;
+#pragma unroll
+            for (int i = 0; i < TILES; ++i) {
+                const uint4 lo = rows[i][0] ? load_part(rows[i][0] + kk, left) : zero;
+                const uint4 hi = rows[i][1] ? load_part(rows[i][1] + kk, left) : zero;
+#pragma unroll
+                for (int j = 0; j < COLS; ++j) mma_chunk<T>(d[i][j], lo, hi, x[j]);
+            }
         }
 #pragma unroll
         for (int i = 0; i < TILES; ++i)
 #pragma unroll
-            for (int e = 0; e < 4; ++e) sums[warp][i][e][lane] = d[i][e];
+            for (int j = 0; j < COLS; ++j)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) sums[warp][i][j][e][lane] = d[i][j][e];
         __syncthreads();
-        // Warp i adds tile i's sums in warp order and stores it: element e of lane 4 g + t is
-        // row g + 8 (e / 2), column 2 t + e % 2 of the tile. beta = 0 never reads C.
-        if (warp < TILES) {
+        // Warp w adds the sums of piece w (tile w / COLS, columns 8 (w % COLS) ..) in warp order
+        // and stores them: element e of lane 4 g + t is row g + 8 (e / 2), column 2 t + e % 2
+        // of the piece. beta = 0 never reads C.
+        static_assert(TILES * COLS <= WARPS, "a warp for each 16x8 piece of the block's C");
+        if (warp < TILES * COLS) {
+            const int tile = warp / COLS, piece = warp % COLS;
             float s[4] = {};
 #pragma unroll
             for (int w = 0; w < WARPS; ++w)
 #pragma unroll
-                for (int e = 0; e < 4; ++e) s[e] += sums[w][warp][e][lane];
+                for (int e = 0; e < 4; ++e) s[e] += sums[w][tile][piece][e][lane];
             TC *c = static_cast<TC *>(p.c) + matrix * p.stride_c;
 #pragma unroll
             for (int e = 0; e < 4; ++e) {
-                const int r = blockIdx.x * 16 * TILES + 16 * warp + 8 * (e / 2) + g, col = 2 * t + e % 2;
+                const int r = blockIdx.x * 16 * TILES + 16 * tile + 8 * (e / 2) + g;
+                const int col = 8 * piece + 2 * t + e % 2;
                 if (r >= p.m || col >= p.n) continue;
                 TC *at = c + int64_t(col) * p.ldc + r;
                 float v = p.alpha * s[e];
@@ -194,7 +212,7 @@ __global__ void __launch_bounds__(32 * WARPS) skinny_kernel(skinny_params p) {
 #endif
 }
 
-template <class T, class TC, int TILES, int WARPS = warps, int CHUNKS = chunks_in_flight>
+template <class T, class TC, int TILES, int COLS>
 gemm_status_t launch_typed(const skinny_params &p, cudaStream_t stream) {
     // Every launch is the programmatic dependent of the stream's previous kernel (the kernel
     // waits for it before reading), so that in a loop of calls its launch overlaps the previous
@@ -204,32 +222,34 @@ gemm_status_t launch_typed(const skinny_params &p, cudaStream_t stream) {
     dependent.val.programmaticStreamSerializationAllowed = 1;
     cudaLaunchConfig_t config{};
     config.gridDim = dim3(unsigned((int64_t(p.m) + 16 * TILES - 1) / (16 * TILES)), unsigned(std::min(p.batch, 65535)));
-    config.blockDim = dim3(32 * WARPS);
+    config.blockDim = dim3(32 * warps);
     config.stream = stream;
     config.attrs = &dependent;
     config.numAttrs = 1;
-    return cuda::cuda_status(cudaLaunchKernelEx(&config, skinny_kernel<T, TC, TILES, WARPS, CHUNKS>, p),
+    return cuda::cuda_status(cudaLaunchKernelEx(&config, skinny_kernel<T, TC, TILES, COLS>, p),
                              "cuda_tiled: skinny kernel launch");
 }
 
-template <int TILES>
+template <int TILES, int COLS>
 gemm_status_t launch_types(const problem &dp, const skinny_params &p, cudaStream_t stream) {
     if (dp.ab_type == dtype::f16)
-        return dp.c_type == dtype::f32 ? launch_typed<__half, float, TILES>(p, stream)
-                                       : launch_typed<__half, __half, TILES>(p, stream);
-    return dp.c_type == dtype::f32 ? launch_typed<__nv_bfloat16, float, TILES>(p, stream)
-                                   : launch_typed<__nv_bfloat16, __nv_bfloat16, TILES>(p, stream);
+        return dp.c_type == dtype::f32 ? launch_typed<__half, float, TILES, COLS>(p, stream)
+                                       : launch_typed<__half, __half, TILES, COLS>(p, stream);
+    return dp.c_type == dtype::f32 ? launch_typed<__nv_bfloat16, float, TILES, COLS>(p, stream)
+                                   : launch_typed<__nv_bfloat16, __nv_bfloat16, TILES, COLS>(p, stream);
 }
 
 }  // namespace
 
-std::string skinny_id(dtype ab, int bm) { return std::string("skinny_") + dtype_name(ab) + "_" + std::to_string(bm) + "x8"; }
+std::string skinny_id(dtype ab, int bm, int bn) {
+    return std::string("skinny_") + dtype_name(ab) + "_" + std::to_string(bm) + "x" + std::to_string(bn);
+}
 
-std::string skinny_refusal(const problem &dp) {
+std::string skinny_refusal(const problem &dp, int bn) {
     const bool half = dp.ab_type == dtype::f16 || dp.ab_type == dtype::bf16;
     if (!half || (dp.c_type != dp.ab_type && dp.c_type != dtype::f32) || dp.compute_type != dtype::f32)
         return "types other than f16/bf16 inputs with C in their type or f32";
-    if (dp.n > 8) return "C of more than 8 columns (column-major n; row-major m)";
+    if (dp.n > bn) return "C of more than " + std::to_string(bn) + " columns (column-major n; row-major m)";
     if (dp.op_a == transpose::n || dp.op_b != transpose::n)
         return "an operand not stored along k (column-major: op(A) = T and op(B) = N; row-major: op(A) = N and "
                "op(B) = T)";
@@ -242,13 +262,15 @@ std::string skinny_refusal(const problem &dp) {
     return "";
 }
 
-gemm_status_t launch_skinny(const problem &dp, int bm, cudaStream_t stream) {
-    if (std::string why = skinny_refusal(dp); !why.empty())
-        return set_error(GEMM_STATUS_NOT_SUPPORTED, "cuda_tiled: " + skinny_id(dp.ab_type, bm) + " refuses " + why);
+gemm_status_t launch_skinny(const problem &dp, int bm, int bn, cudaStream_t stream) {
+    if (std::string why = skinny_refusal(dp, bn); !why.empty())
+        return set_error(GEMM_STATUS_NOT_SUPPORTED, "cuda_tiled: " + skinny_id(dp.ab_type, bm, bn) + " refuses " + why);
     if (dp.m == 0 || dp.n == 0 || dp.batch == 0) return GEMM_STATUS_SUCCESS;
     const skinny_params p{dp.a, dp.b, dp.c, dp.lda, dp.ldb, dp.ldc, dp.stride_a, dp.stride_b, dp.stride_c,
                           int(dp.m), int(dp.n), int(dp.k), int(dp.batch), float(dp.alpha), float(dp.beta)};
-    return bm == 32 ? launch_types<2>(dp, p, stream) : launch_types<1>(dp, p, stream);
+    if (bn == 16) return launch_types<1, 2>(dp, p, stream);
+    if (bn == 32) return launch_types<1, 4>(dp, p, stream);
+    return bm == 32 ? launch_types<2, 1>(dp, p, stream) : launch_types<1, 1>(dp, p, stream);
 }
 
 }  // namespace gemm::cuda_tiled

@@ -139,14 +139,15 @@ struct wgmma_config {
     }
 };
 
-// The kernel for C of at most 8 columns (skinny_kernel.cu) of one input type and blocks of BM
+// The kernel for C of at most BN columns (skinny_kernel.cu) of one input type and blocks of BM
 // rows, C in that type or f32, where the build has the Hopper kernels.
-template <dtype T, int BM>
+template <dtype T, int BM, int BN>
 struct skinny_config {
-    static gemm_status_t launch(const problem &dp, cudaStream_t stream) { return launch_skinny(dp, BM, stream); }
+    static gemm_status_t launch(const problem &dp, cudaStream_t stream) { return launch_skinny(dp, BM, BN, stream); }
+    static std::string refusal(const problem &dp) { return skinny_refusal(dp, BN); }
     static void append([[maybe_unused]] std::vector<variant_info> &table) {
 #if GEMM_CUDA_TILED_WGMMA
-        table.push_back({skinny_id(T, BM), T, BM, 8, false, false, false, "", launch, skinny_refusal});
+        table.push_back({skinny_id(T, BM, BN), T, BM, BN, false, false, false, "", launch, refusal});
 #endif
     }
 };
@@ -178,9 +179,10 @@ std::vector<variant_info> make_table() {
 //    tiles splitting k for C with few columns, 256x16 and 128x16 for C of at most 16),
 //    offered beside it to the tuner where A and B are 16-byte aligned. The first five for f32
 //    through TF32 (GEMM_ALLOW_TF32=1), an operand stored along m or n copied along k first.
-//  - f16 and bf16 on Hopper, C of at most 8 columns with both operands stored along k (decode:
-//    up to 8 rows of X W^T): the skinny kernel (skinny_kernel.cu), which reads op(A) straight
-//    into tensor-core registers without splitting k, in blocks of 16 or 32 rows of C.
+//  - f16 and bf16 on Hopper, C of at most 32 columns with both operands stored along k (decode:
+//    up to 32 rows of X W^T): the skinny kernel (skinny_kernel.cu), which reads op(A) straight
+//    into tensor-core registers without splitting k, in blocks of 16 or 32 rows of C and 8
+//    columns, or 16 rows and 16 or 32 columns.
 // DEFAULT marks what run("") may pick by size (cuda_tiled.cpp: the largest tile that still
 // fills the GPU).
 const std::vector<variant_info> &variant_table() {
@@ -208,8 +210,9 @@ const std::vector<variant_info> &variant_table() {
         wgmma_config<dtype::bf16, 128, 16, true>, wgmma_config<dtype::f32, 128, 128>,
         wgmma_config<dtype::f32, 256, 128>, wgmma_config<dtype::f32, 128, 128, true>,
         wgmma_config<dtype::f32, 256, 64, true>, wgmma_config<dtype::f32, 128, 64, true>,
-        skinny_config<dtype::f16, 16>, skinny_config<dtype::f16, 32>, skinny_config<dtype::bf16, 16>,
-        skinny_config<dtype::bf16, 32>>();
+        skinny_config<dtype::f16, 16, 8>, skinny_config<dtype::f16, 32, 8>, skinny_config<dtype::f16, 16, 16>,
+        skinny_config<dtype::f16, 16, 32>, skinny_config<dtype::bf16, 16, 8>, skinny_config<dtype::bf16, 32, 8>,
+        skinny_config<dtype::bf16, 16, 16>, skinny_config<dtype::bf16, 16, 32>>();
     return table;
 }
 

@@ -1716,7 +1716,7 @@ TEST_CASE("gpu: cuda_tiled wgmma kernels against cpu_ref, and what they refuse")
 namespace {
 
 struct skinny_shape {
-    int64_t m, n, k, batch;  // column-major C is m x n (n <= 8 columns)
+    int64_t m, n, k, batch;  // column-major C is m x n (n <= 32 columns)
     double alpha, beta;
 };
 
@@ -1747,13 +1747,14 @@ gemm_case skinny_case(type_pair t, gemm_layout_t layout, const skinny_shape &sh,
 
 }  // namespace
 
-// The kernels for C of at most 8 columns by id, where the device and the build have them: every
-// n from 1 to 8, m not a multiple of their 16 or 32 rows, k below one 8-element load, not a
-// multiple of the 32 k of a chunk (the last chunk read element by element) and with fewer whole
-// chunks than warps, strided batches (the weights shared, too), alpha and beta (beta = 0 with
-// NaN in C), C's leading dimension m + 3, C in the input type and in f32, both layouts, device
-// and host memory; and what they refuse (more than 8 columns, an operand not stored along k, A
-// or B not 16-byte aligned), C unchanged.
+// The kernels for C of at most 8, 16 and 32 columns by id, where the device and the build have
+// them: every n from 1 to 8 and n of 9, 16, 17, 25, 31 and 32 (a part of the last 8 columns, and
+// each id refusing C wider than its own), m not a multiple of their 16 or 32 rows, k below one
+// 8-element load, not a multiple of the 32 k of a chunk (the last chunk read element by element)
+// and with fewer whole chunks than warps, strided batches (the weights shared, too), alpha and
+// beta (beta = 0 with NaN in C), C's leading dimension m + 3, C in the input type and in f32,
+// both layouts, device and host memory; and what they refuse (more columns than theirs, an
+// operand not stored along k, A or B not 16-byte aligned), C unchanged.
 TEST_CASE("gpu: cuda_tiled skinny kernels against cpu_ref, and what they refuse") {
     if (!has_backend("cuda_tiled")) {
         MESSAGE("cuda_tiled not available or not selected: not tested");
@@ -1771,6 +1772,12 @@ TEST_CASE("gpu: cuda_tiled skinny kernels against cpu_ref, and what they refuse"
     CHECK(has(cuda_tiled_offers(&desc), "skinny_bf16_32x8") == hopper);
     desc.m = 9;
     CHECK_FALSE(has(cuda_tiled_offers(&desc), "skinny_bf16_16x8"));
+    CHECK(has(cuda_tiled_offers(&desc), "skinny_bf16_16x16") == hopper);
+    desc.m = 32;
+    CHECK_FALSE(has(cuda_tiled_offers(&desc), "skinny_bf16_16x16"));
+    CHECK(has(cuda_tiled_offers(&desc), "skinny_bf16_16x32") == hopper);
+    desc.m = 33;
+    CHECK_FALSE(has(cuda_tiled_offers(&desc), "skinny_bf16_16x32"));
     const skinny_shape shapes[] = {{1, 1, 1, 1, 2.0, 0.0},           // one element
                                    {17, 1, 7, 1, 1.0, 0.0},          // k below one load
                                    {100, 3, 33, 1, -0.5, 0.5},       // one chunk and one element
@@ -1780,9 +1787,18 @@ TEST_CASE("gpu: cuda_tiled skinny kernels against cpu_ref, and what they refuse"
                                    {50, 2, 520, 3, 1.0, 0.5},        // strided batch
                                    {31, 7, 4120, 2, 0.5, 0.0},       // batch, the weights shared
                                    {2048, 4, 14336, 1, 1.0, 0.0},    // long k
-                                   {130, 6, 24, 1, -1.0, 0.25}};     // fewer than 8 k a lane at the end
-    const char *const ids[] = {"_16x8", "_32x8"};
-    int64_t checked = 0, refused = 0;
+                                   {130, 6, 24, 1, -1.0, 0.25},      // fewer than 8 k a lane at the end
+                                   {77, 9, 300, 1, 1.0, 0.0},        // one column past 8
+                                   {4099, 16, 4104, 1, 0.75, -1.0},  // 16 columns, m past whole blocks
+                                   {130, 17, 1000, 1, -1.0, 0.25},   // one column past 16, a part chunk
+                                   {31, 25, 33, 1, 2.0, 0.0},        // one chunk and one element
+                                   {50, 31, 520, 3, 1.0, 0.5},       // strided batch
+                                   {16, 32, 14336, 1, 1.0, 1.0}};    // 32 columns, long k
+    const std::pair<const char *, int64_t> ids[] = {{"_16x8", 8}, {"_32x8", 8}, {"_16x16", 16}, {"_16x32", 32}};
+    int64_t checked = 0, refused = 0, expected_runs = 0;
+    for (const skinny_shape &sh : shapes)
+        for (const auto &[tile, columns] : ids)
+            if (sh.n <= columns) expected_runs += sh.batch == 1 && sh.k != 1000 ? 1 : 2;
     for (type_pair t : {type_pair{GEMM_BF16, GEMM_BF16}, type_pair{GEMM_BF16, GEMM_F32},
                         type_pair{GEMM_F16, GEMM_F16}, type_pair{GEMM_F16, GEMM_F32}}) {
         const std::string prefix = std::string("skinny_") + (t.ab == GEMM_F16 ? "f16" : "bf16");
@@ -1792,11 +1808,15 @@ TEST_CASE("gpu: cuda_tiled skinny kernels against cpu_ref, and what they refuse"
                 const operands o = make_operands(c);
                 const std::vector<double> expected = hopper ? cpu_ref_result(c, o) : std::vector<double>{};
                 const reference ref = compute_reference(c, o);
-                for (const char *tile : ids) {
+                for (const auto &[tile, columns] : ids) {
                     const std::string id = prefix + tile;
-                    if (!hopper) {
+                    if (!hopper || sh.n > columns) {
                         const run_result r = run_forced(id, c, o, 0);
                         CHECK_MESSAGE(r.status == GEMM_STATUS_NOT_SUPPORTED, id << " " << c.describe() << ": " << r.error);
+                        if (hopper)
+                            CHECK_MESSAGE(r.error.find("more than " + std::to_string(columns) + " columns") !=
+                                              std::string::npos,
+                                          id << ": " << r.error);
                         CHECK(r.c == o.c0);
                         ++refused;
                         continue;
@@ -1810,34 +1830,41 @@ TEST_CASE("gpu: cuda_tiled skinny kernels against cpu_ref, and what they refuse"
                     ++checked;
                 }
             }
-        // What they refuse: 9 columns, an operand stored along m or n, B's leading dimension or
-        // every base not 16-byte aligned.
-        gemm_case wide = base_case(t, GEMM_COL_MAJOR, GEMM_OP_T, GEMM_OP_N, 64, 9, 64);
+        // What they all refuse: 33 columns, an operand stored along m or n, B's leading
+        // dimension or every base not 16-byte aligned.
+        gemm_case wide = base_case(t, GEMM_COL_MAJOR, GEMM_OP_T, GEMM_OP_N, 64, 33, 64);
         wide.lda = wide.ldb = wide.ldc = 64;
         gemm_case along_m = wide, odd_ld = wide, narrow = wide;
         along_m.n = odd_ld.n = narrow.n = 8;
         along_m.transa = GEMM_OP_N;
         odd_ld.ldb = 66;
         const std::pair<gemm_case, int> refusals[] = {{wide, 0}, {along_m, 0}, {odd_ld, 0}, {narrow, 1}};
-        const char *const reasons[] = {"more than 8 columns", "not stored along k", "16-byte aligned", "16-byte aligned"};
+        const char *const reasons[] = {"", "not stored along k", "16-byte aligned", "16-byte aligned"};
         for (std::size_t i = 0; i < std::size(refusals); ++i)
-            for (const char *tile : ids) {
+            for (const auto &[tile, columns] : ids) {
                 const auto &[x, offset] = refusals[i];
                 const std::string id = prefix + tile, where = id + " " + x.describe() + " offset " + std::to_string(offset);
                 const operands o = make_operands(x);
+                const std::string reason = i == 0 ? "more than " + std::to_string(columns) + " columns" : reasons[i];
                 const run_result r = run_forced(id, x, o, offset);
                 CHECK_MESSAGE(r.status == GEMM_STATUS_NOT_SUPPORTED, where << ": " << r.error);
-                if (hopper) CHECK_MESSAGE(r.error.find(reasons[i]) != std::string::npos, where << ": " << r.error);
+                if (hopper) CHECK_MESSAGE(r.error.find(reason) != std::string::npos, where << ": " << r.error);
                 CHECK_MESSAGE(r.c == o.c0, where << ": C changed");
                 check_no_cuda_error(where);
                 ++refused;
             }
     }
     MESSAGE(checked << " skinny runs checked, " << refused << " refusals" << std::string(hopper ? "" : " (not a 9.0 device)"));
-    // Each shape in both layouts by both ids; on host memory too the batches and the 1000-k shape.
-    if (hopper) CHECK(checked == 4 * 2 * 2 * (int64_t(std::size(shapes)) + 3));
-    // Per type and id: the four refusals, and off a 9.0 device every case.
-    CHECK(refused == 4 * 2 * (4 + (hopper ? 0 : 2 * int64_t(std::size(shapes)))));
+    // Per type and layout, each shape by each id wide enough for it, on host memory too the
+    // batches and the 1000-k shapes; the rest refused.
+    const int64_t all_runs = int64_t(std::size(shapes) * std::size(ids));
+    int64_t wide_refusals = 0;
+    for (const skinny_shape &sh : shapes)
+        for (const auto &[tile, columns] : ids) wide_refusals += sh.n > columns;
+    if (hopper) CHECK(checked == 4 * 2 * expected_runs);
+    // Per type: the four refusals by each id, and in both layouts every case too wide for an id
+    // (off a 9.0 device every case).
+    CHECK(refused == 4 * (4 * int64_t(std::size(ids)) + 2 * (hopper ? wide_refusals : all_runs)));
 }
 
 // Split k's sum does not depend on the order the splits ran in: the reduction adds the

@@ -23,9 +23,10 @@ namespace {
 
 using cuda_tiled::variant_info;
 
-// The skinny kernel is cuda_tiled's default for C of at most 8 columns up to this many bytes of
-// op(A) (hopper_default says why).
+// The skinny kernels are cuda_tiled's default up to this many bytes of op(A): for C of at most 8
+// columns, and of 9 to 32 (hopper_default says why).
 constexpr double skinny_largest_a = 128.0 * 1024.0 * 1024.0;
+constexpr double wide_skinny_largest_a = 64.0 * 1024.0 * 1024.0;
 
 // The textbook kernels are offered to the tuner only up to this many multiply-adds per matrix:
 // beyond it they run several times slower than the register-tiled ones and only cost tuning
@@ -183,14 +184,15 @@ public:
 private:
     // run("") where the Hopper kernels compute dp (f16/bf16; f32 with TF32 allowed): for C of at
     // most 8 columns with both operands stored along k and op(A) of at most 128 MiB, the skinny
-    // kernel (blocks of 16 rows); for C of at most 16 columns, where op(B)^T is stored along k,
-    // the 128x16 tiles where they run unsplit in one wave over at least 3/4 of the SMs and k is
-    // at most 8192, else the 256x16 ones (both split k where that is faster); for C of at most 64
-    // columns (decode shapes) the tiles of 64 columns that split k, 128x64 where C has 32 columns
-    // or more, else 256x64; the 256x128 tiles where they make at least three waves over the SMs;
-    // else the 128x128 ones (their twin that splits k when fewer tiles than SMs would leave some
-    // idle). nullptr elsewhere (the wmma kernel computes
-    // every f16/bf16 problem, the register-tiled ones every f32 one). On the H200 (NOTES.md), bf16
+    // kernel (blocks of 16 rows), for C of 9 to 16 or 17 to 32 columns the one of 16 or 32
+    // columns where op(A) is at most 64 MiB; for C of at most 16 columns, where op(B)^T is stored
+    // along k, the 128x16 tiles where they run unsplit in one wave over at least 3/4 of the SMs
+    // and k is at most 8192, else the 256x16 ones (both split k where that is faster); for C of
+    // at most 64 columns (decode shapes) the tiles of 64 columns that split k, 128x64 where C has
+    // 32 columns or more, else 256x64; the 256x128 tiles where they make at least three waves
+    // over the SMs; else the 128x128 ones (their twin that splits k when fewer tiles than SMs
+    // would leave some idle). nullptr elsewhere (the wmma kernel computes every f16/bf16
+    // problem, the register-tiled ones every f32 one). On the H200 (NOTES.md), bf16
     // decode shapes (row-major X W^T): 256x64 beat the split 128x128 tiles on every shape with X of
     // up to 32 rows and lost with 128; 128x64 beat 256x64 with 32 rows and n = 14336 (no split:
     // 0.91 of cuBLAS against 0.79 at k = 4096, whose 256x64 split reads 3.7 MB of partial sums
@@ -204,7 +206,10 @@ private:
     // at k = 8192 (-0.8 to +1.4 us), lost two of three at 14336 (by 1.4 us), and lost by 5-12 us
     // with 224 tiles (two waves). On the H100 (NOTES.md), the skinny kernel beat both tiles of 16
     // columns with 1 to 8 rows of X and op(A) of up to 117 MB (by 2.8-3.3 us at 4096x4096, by
-    // 0.2-0.9 us at 14336x4096 and 4096x14336) and lost by 4-5 % at 14336x14336 (411 MB).
+    // 0.2-0.9 us at 14336x4096 and 4096x14336) and lost by 4-5 % at 14336x14336 (411 MB); those
+    // of 16 and 32 columns beat the default of 16 and 32 rows of X at 4096x4096 (32 MiB: 14.8
+    // against 18.6 us, 16.0 against 18.3) and lost with op(A) of 112 MiB or more, except 16 rows
+    // at 4096x14336 (45.7 against 46.5); the bound between is not timed.
     static const variant_info *hopper_default(const problem &dp, int sms) {
         // Every f32 call without TF32 asks: answered without building a refusal's text.
         if (dp.ab_type == dtype::f32 && !settings().allow_tf32) return nullptr;
@@ -215,10 +220,13 @@ private:
                 if (v.type == dp.ab_type && v.refusal && wanted(v) && v.refusal(dp).empty()) return &v;
             return nullptr;
         };
-        if (dp.n <= 8 &&
-            double(dp.m) * double(dp.k) * double(dp.batch) * double(dtype_size(dp.ab_type)) <= skinny_largest_a)
-            if (const variant_info *skinny = first([](const variant_info &v) { return v.bn == 8 && v.bm == 16; }))
-                return skinny;
+        if (dp.n <= 32) {
+            const double a_bytes = double(dp.m) * double(dp.k) * double(dp.batch) * double(dtype_size(dp.ab_type));
+            const int bn = dp.n <= 8 ? 8 : dp.n <= 16 ? 16 : 32;
+            if (a_bytes <= (bn == 8 ? skinny_largest_a : wide_skinny_largest_a))
+                if (const variant_info *skinny = first([&](const variant_info &v) { return v.bn == bn && v.bm == 16; }))
+                    return skinny;
+        }
         if (dp.n <= 16) {
             const int64_t narrow_tiles = blocks_for(dp, 128, 16);
             const bool use_128x16 = 4 * narrow_tiles >= 3 * int64_t(sms) && narrow_tiles <= sms && dp.k <= 8192;

@@ -2093,12 +2093,14 @@ TEST_SUITE("gpu_tf32" * doctest::skip()) {
         // (an operand it would read directly, its leading dimension odd); in bf16, for C of at
         // most 8 columns (row-major rows of X W^T) the skinny kernel where it computes the
         // problem (both operands stored along k) and op(A) is at most 128 MiB (14336 x 4680
-        // bf16; 8 more k take the tiles of 16 columns); for C of at most 16 the tiles of 16
-        // columns where they compute it (op(A) = N: X stored along k), 128x16 where its tiles
-        // run unsplit in one wave over 3/4 of the H200's 132 SMs and k is at most 8192 (112
-        // tiles), 256x16 where k is larger or the tiles make two waves, and the 256x64 tiles
-        // where neither computes it; for C of 32 to 64 columns the 128x64 tiles, split or not
-        // (32 tiles here, 102 above).
+        // bf16; 8 more k take the tiles of 16 columns), for C of 9 to 16 and 17 to 32 columns
+        // its 16- and 32-column forms where op(A) is at most 64 MiB (4096 x 8192; 8 more k take
+        // the tiles); beyond those, for C of at most 16 the tiles of 16 columns where they
+        // compute it (op(A) = N: X stored along k), 128x16 where its tiles run unsplit in one
+        // wave over 3/4 of the H200's 132 SMs and k is at most 8192 (112 tiles), 256x16 where k
+        // is larger or the tiles make two waves (or too few), and the 256x64 tiles where neither
+        // computes it; for C of 17 to 31 columns the 256x64 tiles, for 32 to 64 the 128x64
+        // ones, split or not (102 tiles here, 32 above).
         struct expectation {
             type_pair t;
             gemm_op_t ta, tb;
@@ -2118,13 +2120,18 @@ TEST_SUITE("gpu_tf32" * doctest::skip()) {
             {bf16, GEMM_OP_N, GEMM_OP_T, 8, 4096, 3000, 0, "variant=skinny_bf16_16x8 ", false},
             {bf16, GEMM_OP_N, GEMM_OP_T, 1, 14336, 4680, 0, "variant=skinny_bf16_16x8 ", false},
             {bf16, GEMM_OP_N, GEMM_OP_T, 1, 14336, 4688, 0, "variant=wgmma_bf16_128x16x64_s11_splitk ", false},
-            {bf16, GEMM_OP_N, GEMM_OP_T, 16, 1000, 4096, 0, "variant=wgmma_bf16_256x16x64_s6_splitk ", false},
+            {bf16, GEMM_OP_N, GEMM_OP_T, 16, 1000, 4096, 0, "variant=skinny_bf16_16x16 ", false},
+            {bf16, GEMM_OP_N, GEMM_OP_T, 9, 4096, 8192, 0, "variant=skinny_bf16_16x16 ", false},
+            {bf16, GEMM_OP_N, GEMM_OP_T, 16, 4096, 8200, 0, "variant=wgmma_bf16_256x16x64_s6_splitk ", false},
+            {bf16, GEMM_OP_N, GEMM_OP_T, 17, 4096, 8192, 0, "variant=skinny_bf16_16x32 ", false},
+            {bf16, GEMM_OP_N, GEMM_OP_T, 32, 4096, 3000, 0, "variant=skinny_bf16_16x32 ", false},
             {bf16, GEMM_OP_N, GEMM_OP_T, 16, 14336, 4096, 0, "variant=wgmma_bf16_128x16x64_s11_splitk ", false},
             {bf16, GEMM_OP_N, GEMM_OP_T, 12, 14336, 8256, 0, "variant=wgmma_bf16_256x16x64_s6_splitk ", false},
-            {bf16, GEMM_OP_N, GEMM_OP_T, 9, 28672, 1024, 0, "variant=wgmma_bf16_256x16x64_s6_splitk ", false},
+            {bf16, GEMM_OP_N, GEMM_OP_T, 9, 28672, 1280, 0, "variant=wgmma_bf16_256x16x64_s6_splitk ", false},
             {bf16, GEMM_OP_T, GEMM_OP_T, 8, 4096, 3000, 0, "variant=wgmma_bf16_256x64x64_s5_splitk ", false},
-            {bf16, GEMM_OP_N, GEMM_OP_T, 17, 4096, 3000, 0, "variant=wgmma_bf16_256x64x64_s5_splitk ", false},
-            {bf16, GEMM_OP_N, GEMM_OP_T, 32, 4096, 3000, 0, "variant=wgmma_bf16_128x64x64_s8_splitk ", false}};
+            {bf16, GEMM_OP_N, GEMM_OP_T, 24, 4096, 8200, 0, "variant=wgmma_bf16_256x64x64_s5_splitk ", false},
+            {bf16, GEMM_OP_N, GEMM_OP_T, 32, 13000, 3000, 0, "variant=wgmma_bf16_128x64x64_s8_splitk ", false},
+            {bf16, GEMM_OP_N, GEMM_OP_T, 33, 4096, 3000, 0, "variant=wgmma_bf16_128x64x64_s8_splitk ", false}};
         for (const expectation &x : defaults) {
             gemm_case d = base_case(x.t, GEMM_ROW_MAJOR, x.ta, x.tb, x.m, x.n, x.k);
             d.lda = d.a().cols + x.pad;

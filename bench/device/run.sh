@@ -315,8 +315,8 @@ fi
 if has_stage decode; then
     # Decode shapes (X W^T for a few rows of X, long k) in bf16, or DECODE_DTYPE: the Hopper
     # kernels that split k, 256x16, 128x16, 256x64, 128x64 and 128x128 tiles, and the skinny
-    # kernels (up to 8 and up to 32 rows of X), against cuBLAS; then the geometric mean of the ratios of
-    # cuda_tiled's default and of each id over the shapes it computes.
+    # kernels (up to 8 and up to 32 rows of X), against cuBLAS; then the geometric mean of the
+    # ratios of cuda_tiled's default and of each id over the shapes it computes.
     shapes=""
     for m in 1 8 32 128; do for n in 4096 14336; do for k in 4096 14336; do shapes+=" ${m}x${n}x${k}"; done; done; done
     dt=${DECODE_DTYPE:-bf16}

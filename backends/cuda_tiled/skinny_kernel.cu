@@ -18,6 +18,7 @@
 #include "backends/cuda_common/cuda_status.hpp"
 #include "backends/cuda_common/device_elements.cuh"
 #include "dispatch/error.hpp"
+#include "tiled_variants.hpp"
 #include "wgmma_gemm.hpp"
 
 namespace gemm::cuda_tiled {
@@ -108,21 +109,21 @@ __device__ inline uint4 load_16(const void *p, bool load) {
 
 // Block (x, y): rows 16 TILES x .. of C and its 8 COLS columns, over matrices y, y + gridDim.y,
 // ... Each warp multiplies its range of k's whole chunks (the last warp also the part chunk at
-// the end of k), loading CHUNKS / TILES chunks of every tile before it multiplies them.
-template <class T, class TC, int TILES, int COLS, int WARPS = warps, int CHUNKS = chunks_in_flight<COLS>>
-__global__ void __launch_bounds__(32 * WARPS) skinny_kernel(skinny_params p) {
+// the end of k), loading chunks_in_flight / TILES chunks of every tile before it multiplies them.
+template <class T, class TC, int TILES, int COLS>
+__global__ void __launch_bounds__(32 * warps) skinny_kernel(skinny_params p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     // Launched as the programmatic dependent of the stream's previous kernel (launch_typed): the
     // next kernel may launch now, and this one reads nothing before the previous grid has
     // completed and its writes are visible.
     asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
     asm volatile("griddepcontrol.wait;" ::: "memory");
-    constexpr int in_flight = CHUNKS / TILES;
-    __shared__ float sums[WARPS][TILES][COLS][4][32];
+    constexpr int in_flight = chunks_in_flight<COLS> / TILES;
+    __shared__ float sums[warps][TILES][COLS][4][32];
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, g = lane / 4, t = lane % 4;
     const int full = p.k / chunk_k;
-    const int begin = int(int64_t(full) * warp / WARPS), end = int(int64_t(full) * (warp + 1) / WARPS);
-    const bool part = warp == WARPS - 1 && int64_t(full) * chunk_k < p.k;
+    const int begin = int(int64_t(full) * warp / warps), end = int(int64_t(full) * (warp + 1) / warps);
+    const bool part = warp == warps - 1 && int64_t(full) * chunk_k < p.k;
     const uint4 zero = make_uint4(0, 0, 0, 0);
     for (int matrix = blockIdx.y; matrix < p.batch; matrix += gridDim.y) {
         const T *a = static_cast<const T *>(p.a) + matrix * p.stride_a;
@@ -187,12 +188,12 @@ __global__ void __launch_bounds__(32 * WARPS) skinny_kernel(skinny_params p) {
         // Warp w adds the sums of piece w (tile w / COLS, columns 8 (w % COLS) ..) in warp order
         // and stores them: element e of lane 4 g + t is row g + 8 (e / 2), column 2 t + e % 2
         // of the piece. beta = 0 never reads C.
-        static_assert(TILES * COLS <= WARPS, "a warp for each 16x8 piece of the block's C");
+        static_assert(TILES * COLS <= warps, "a warp for each 16x8 piece of the block's C");
         if (warp < TILES * COLS) {
             const int tile = warp / COLS, piece = warp % COLS;
             float s[4] = {};
 #pragma unroll
-            for (int w = 0; w < WARPS; ++w)
+            for (int w = 0; w < warps; ++w)
 #pragma unroll
                 for (int e = 0; e < 4; ++e) s[e] += sums[w][tile][piece][e][lane];
             TC *c = static_cast<TC *>(p.c) + matrix * p.stride_c;

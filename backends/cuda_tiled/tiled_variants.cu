@@ -222,11 +222,16 @@ const variant_info *find_variant(std::string_view id) {
     return nullptr;
 }
 
+bool aligned_16_bytes(const void *ptr, int64_t ld, int64_t stride, int64_t batch, std::size_t element_bytes) {
+    const int64_t per_16 = int64_t(16 / element_bytes);
+    return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0 && ld % per_16 == 0 && (batch == 1 || stride % per_16 == 0);
+}
+
 bool vectors_aligned(const problem &dp) {
-    const int64_t elements = 16 / int64_t(dtype_size(dp.ab_type));
+    const std::size_t size = dtype_size(dp.ab_type);
+    const int64_t elements = 16 / int64_t(size);
     auto fits = [&](const void *ptr, int64_t ld, int64_t stride) {
-        return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0 && ld % elements == 0 &&
-               (dp.batch == 1 || stride % elements == 0);
+        return aligned_16_bytes(ptr, ld, stride, dp.batch, size);
     };
     // A straight operand's vectors run along m (A) or n (B): an extent that is not a multiple
     // of the vector would leave one straddling the edge.

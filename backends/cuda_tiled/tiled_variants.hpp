@@ -3,6 +3,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,6 +43,10 @@ struct variant_info {
 const std::vector<variant_info> &variant_table();
 
 const variant_info *find_variant(std::string_view id);
+
+// Whether an operand can be read in 16-byte pieces: its base, leading dimension and (for a
+// batch) batch stride multiples of 16 bytes. What TMA can describe, too.
+bool aligned_16_bytes(const void *ptr, int64_t ld, int64_t stride, int64_t batch, std::size_t element_bytes);
 
 // Whether the 16-byte accesses of a vector variant are legal for dp: C, and each operand that
 // is copied straight (A op N, B op T), has a 16-byte aligned base, and a leading dimension and

@@ -5,8 +5,6 @@
 
 #include <cuda_runtime_api.h>
 
-#include <cstddef>
-#include <cstdint>
 #include <string>
 
 #include "dispatch/problem.hpp"
@@ -39,10 +37,6 @@ std::string wgmma_narrow_refusal(const problem &dp);
 // Whether dp runs on a device of compute capability 9.0, where sm_90a code runs (host problems:
 // the calling thread's current device).
 bool runs_on_sm90(const problem &dp);
-
-// Whether an operand can be read in 16-byte pieces: its base, leading dimension and (for a
-// batch) batch stride multiples of 16 bytes. What TMA can describe, too.
-bool aligned_16_bytes(const void *ptr, int64_t ld, int64_t stride, int64_t batch, std::size_t element_bytes);
 
 // dp on device memory with k > 0 and alpha != 0, in bm x bn tiles: NOT_SUPPORTED with the
 // reason, nothing launched, when wgmma_refusal(dp) says why not. f32 operands stored along m or

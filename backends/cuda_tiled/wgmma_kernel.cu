@@ -22,6 +22,7 @@
 #include "backends/cuda_common/device_context.hpp"
 #include "dispatch/error.hpp"
 #include "dispatch/settings.hpp"
+#include "tiled_variants.hpp"
 #include "wgmma_instructions.cuh"
 
 namespace gemm::cuda_tiled {
@@ -860,11 +861,6 @@ bool runs_on_sm90(const problem &dp) {
         device = -1;
     }
     return device_is_sm90(device);
-}
-
-bool aligned_16_bytes(const void *ptr, int64_t ld, int64_t stride, int64_t batch, std::size_t element_bytes) {
-    const int64_t per_16 = int64_t(16 / element_bytes);
-    return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0 && ld % per_16 == 0 && (batch == 1 || stride % per_16 == 0);
 }
 
 std::string wgmma_id(dtype ab, int bm, int bn, bool split_k) {

@@ -1795,10 +1795,14 @@ TEST_CASE("gpu: cuda_tiled skinny kernels against cpu_ref, and what they refuse"
                                    {50, 31, 520, 3, 1.0, 0.5},       // strided batch
                                    {16, 32, 14336, 1, 1.0, 1.0}};    // 32 columns, long k
     const std::pair<const char *, int64_t> ids[] = {{"_16x8", 8}, {"_32x8", 8}, {"_16x16", 16}, {"_16x32", 32}};
-    int64_t checked = 0, refused = 0, expected_runs = 0;
+    // Per type and layout, each shape by each id wide enough for it, on host memory too the
+    // batches and the 1000-k shapes; the rest refused.
+    int64_t checked = 0, refused = 0, expected_runs = 0, wide_refusals = 0;
     for (const skinny_shape &sh : shapes)
-        for (const auto &[tile, columns] : ids)
-            if (sh.n <= columns) expected_runs += sh.batch == 1 && sh.k != 1000 ? 1 : 2;
+        for (const auto &[tile, columns] : ids) {
+            if (sh.n > columns) ++wide_refusals;
+            else expected_runs += sh.batch == 1 && sh.k != 1000 ? 1 : 2;
+        }
     for (type_pair t : {type_pair{GEMM_BF16, GEMM_BF16}, type_pair{GEMM_BF16, GEMM_F32},
                         type_pair{GEMM_F16, GEMM_F16}, type_pair{GEMM_F16, GEMM_F32}}) {
         const std::string prefix = std::string("skinny_") + (t.ab == GEMM_F16 ? "f16" : "bf16");
@@ -1855,15 +1859,10 @@ TEST_CASE("gpu: cuda_tiled skinny kernels against cpu_ref, and what they refuse"
             }
     }
     MESSAGE(checked << " skinny runs checked, " << refused << " refusals" << std::string(hopper ? "" : " (not a 9.0 device)"));
-    // Per type and layout, each shape by each id wide enough for it, on host memory too the
-    // batches and the 1000-k shapes; the rest refused.
-    const int64_t all_runs = int64_t(std::size(shapes) * std::size(ids));
-    int64_t wide_refusals = 0;
-    for (const skinny_shape &sh : shapes)
-        for (const auto &[tile, columns] : ids) wide_refusals += sh.n > columns;
     if (hopper) CHECK(checked == 4 * 2 * expected_runs);
     // Per type: the four refusals by each id, and in both layouts every case too wide for an id
     // (off a 9.0 device every case).
+    const int64_t all_runs = int64_t(std::size(shapes) * std::size(ids));
     CHECK(refused == 4 * (4 * int64_t(std::size(ids)) + 2 * (hopper ? wide_refusals : all_runs)));
 }
 

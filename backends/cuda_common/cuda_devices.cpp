@@ -177,10 +177,16 @@ void *driver_entry_point(const char *symbol, unsigned version) {
 }
 
 cudaError_t current_device(int &device) {
+    static const auto current_context =
+        reinterpret_cast<PFN_cuCtxGetCurrent_v4000>(driver_entry_point("cuCtxGetCurrent", 4000));
     static const auto context_device =
         reinterpret_cast<PFN_cuCtxGetDevice_v2000>(driver_entry_point("cuCtxGetDevice", 2000));
+    // cuCtxGetDevice is asked only where a context is current: without one it fails, and tools
+    // that watch API calls (compute-sanitizer) report that failure as an error of the program.
+    CUcontext context = nullptr;
     CUdevice d = 0;
-    if (context_device && context_device(&d) == CUDA_SUCCESS) {
+    if (current_context && context_device && current_context(&context) == CUDA_SUCCESS && context &&
+        context_device(&d) == CUDA_SUCCESS) {
         device = int(d);
         return cudaSuccess;
     }

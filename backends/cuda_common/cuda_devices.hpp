@@ -24,9 +24,10 @@ cudaError_t multiprocessor_count(int device, int &sms);
 cudaError_t l2_cache_bytes(int device, int &bytes);
 
 // The calling thread's current device, as cudaGetDevice gives it. Every device call asks once
-// (device_guard), so it asks the driver for the current context's device first: on the H200
-// host, right after a cuBLAS call, 24 ns against 110 for cudaGetDevice. Where no context is
-// current yet (a thread's first CUDA call), the runtime answers.
+// (device_guard), so it asks the driver for the current context and its device first: on the
+// H200 host, right after a cuBLAS call, cuCtxGetDevice took 24 ns against 110 for cudaGetDevice
+// (cuCtxGetCurrent, asked before it, was not timed). Where no context is current yet (a
+// thread's first CUDA call), the runtime answers.
 cudaError_t current_device(int &device);
 
 // The driver's function `symbol` of the given ABI version (e.g. 12000), found through the

@@ -794,9 +794,11 @@ int k_splits(const problem &dp, int64_t tiles, int bm, int bn, int sms, int k_st
 // aligned), and where it pays. Left dirty in L2, the partial sums go back to memory when
 // later copies evict them, taking bandwidth from the next GEMM's operands. On the H200
 // (NOTES.md), bf16 128x4096x14336 (8 MB of partial sums) took 1.0 us a call less with the
-// discard, the shapes of 1-2 MB and k = 14336 0.2-0.3 less; where the operands and the sums
-// fitted in L2 (the next call may rewrite the lines before they leave it) or the sums were
-// smaller than 1 MiB, the pass gained nothing or cost 0.2-0.4 us. Hence the rule.
+// discard, the shapes of 1-2 MB and k = 14336 0.2-0.3 less; where the sums were smaller than
+// 1 MiB, the pass gained nothing or cost 0.2-0.4 us; where the operands and the sums fit in L2,
+// the next call may rewrite the lines before they leave it. The bound is half of L2, not all of
+// it: 128x4096x4096 (41 MB with its sums; L2 50 MB) took 0.9-1.0 us a call less with the
+// discard on the H100, 0.0-0.2 us more on the H200. Hence the rule.
 bool discards_partials(const problem &dp, std::size_t bytes, const void *partial) {
     if (dp.m % 32 != 0 || reinterpret_cast<std::uintptr_t>(partial) % 128 != 0 || bytes < (std::size_t(1) << 20))
         return false;
@@ -808,7 +810,7 @@ bool discards_partials(const problem &dp, std::size_t bytes, const void *partial
         cudaGetLastError();
         return false;
     }
-    return operands + bytes > std::size_t(l2);
+    return operands + bytes > std::size_t(l2) / 2;
 }
 
 // The TF32 kernels read both operands along k (wgmma has no transpose for tf32): an f32

@@ -184,32 +184,38 @@ public:
 private:
     // run("") where the Hopper kernels compute dp (f16/bf16; f32 with TF32 allowed): for C of at
     // most 8 columns with both operands stored along k and op(A) of at most 128 MiB, the skinny
-    // kernel (blocks of 16 rows), for C of 9 to 16 or 17 to 32 columns the one of 16 or 32
-    // columns where op(A) is at most 64 MiB; for C of at most 16 columns, where op(B)^T is stored
-    // along k, the 128x16 tiles where they run unsplit in one wave over at least 3/4 of the SMs
-    // and k is at most 8192, else the 256x16 ones (both split k where that is faster); for C of
-    // at most 64 columns (decode shapes) the tiles of 64 columns that split k, 128x64 where C has
-    // 32 columns or more, else 256x64; the 256x128 tiles where they make at least three waves
-    // over the SMs; else the 128x128 ones (their twin that splits k when fewer tiles than SMs
-    // would leave some idle). nullptr elsewhere (the wmma kernel computes every f16/bf16
-    // problem, the register-tiled ones every f32 one). On the H200 (NOTES.md), bf16
-    // decode shapes (row-major X W^T): 256x64 beat the split 128x128 tiles on every shape with X of
-    // up to 32 rows and lost with 128; 128x64 beat 256x64 with 32 rows and n = 14336 (no split:
-    // 0.91 of cuBLAS against 0.79 at k = 4096, whose 256x64 split reads 3.7 MB of partial sums
-    // back) and with 32 to 64 rows and n = 4096, where both split (by 0.4-0.7 us with 32 rows, in
-    // bf16 and f16, 1.0-2.0 with 48 and 64), and lost with 1 row (0.84 against 0.89: the 256x64
-    // stages hold 160 KB of the streamed operand, 128x64's 128 KB); 256x128 beat 128x128 from
-    // 4096^3 (3.9 waves) in bf16, f16 and TF32, and lost at 2048^3 (under one wave); 256x16 beat
-    // 256x64 on 11 of 12 shapes with X of 1, 8 and 16 rows (by 0.1-1.9 us: its stages hold 192 KB
-    // of the streamed operand, 256x64's 160 KB); 128x16 (unsplit, 108-128 tiles) beat 256x16 (split
-    // in two) with n of 13824-16384 and k of 4096-5120 on all 9 shapes timed, by 1.2-2.8 us, tied
-    // at k = 8192 (-0.8 to +1.4 us), lost two of three at 14336 (by 1.4 us), and lost by 5-12 us
-    // with 224 tiles (two waves). On the H100 (NOTES.md), the skinny kernel beat both tiles of 16
-    // columns with 1 to 8 rows of X and op(A) of up to 117 MB (by 2.8-3.3 us at 4096x4096, by
-    // 0.2-0.9 us at 14336x4096 and 4096x14336) and lost by 4-5 % at 14336x14336 (411 MB); those
-    // of 16 and 32 columns beat the default of 16 and 32 rows of X at 4096x4096 (32 MiB: 14.8
-    // against 18.6 us, 16.0 against 18.3) and lost with op(A) of 112 MiB or more, except 16 rows
-    // at 4096x14336 (45.7 against 46.5); the bound between is not timed.
+    // kernel (blocks of 16 rows), for C of 9 to 16 or 17 to 32 columns the one of 16 or 32 columns
+    // where op(A) is at most 64 MiB; for C of at most 16 columns, where op(B)^T is stored along k,
+    // the 128x16 tiles where they run unsplit in one wave over at least 3/4 of the SMs and k is at
+    // most 8192, else the 256x16 ones (both split k where that is faster); for C of at most 64
+    // columns (decode shapes) the tiles of 64 columns that split k, 128x64 where C has 32 columns
+    // or more, else 256x64; for C of 128 columns (f16/bf16) the 64x128 tiles that split k where the
+    // 128x128 ones would cover at most half of the SMs; the 256x128 tiles where they make at least
+    // three waves over the SMs; else the 128x128 ones (their twin that splits k when fewer tiles
+    // than SMs would leave some idle). nullptr elsewhere (the wmma kernel computes every f16/bf16
+    // problem, the register-tiled ones every f32 one). On the H200 (NOTES.md), bf16 decode shapes
+    // (row-major X W^T): 256x64 beat the split 128x128 tiles on every shape with X of up to 32 rows
+    // and lost with 128; 128x64 beat 256x64 with 32 rows and n = 14336 (no split: 0.91 of cuBLAS
+    // against 0.79 at k = 4096, whose 256x64 split reads 3.7 MB of partial sums back) and with 32
+    // to 64 rows and n = 4096, where both split (by 0.4-0.7 us with 32 rows, in bf16 and f16,
+    // 1.0-2.0 with 48 and 64), and lost with 1 row (0.84 against 0.89: the 256x64 stages hold 160
+    // KB of the streamed operand, 128x64's 128 KB); 256x128 beat 128x128 from 4096^3 (3.9 waves) in
+    // bf16, f16 and TF32, and lost at 2048^3 (under one wave); 256x16 beat 256x64 on 11 of 12
+    // shapes with X of 1, 8 and 16 rows (by 0.1-1.9 us: its stages hold 192 KB of the streamed
+    // operand, 256x64's 160 KB); 128x16 (unsplit, 108-128 tiles) beat 256x16 (split in two) with n
+    // of 13824-16384 and k of 4096-5120 on all 9 shapes timed, by 1.2-2.8 us, tied at k = 8192
+    // (-0.8 to +1.4 us), lost two of three at 14336 (by 1.4 us), and lost by 5-12 us with 224 tiles
+    // (two waves). On the H100 (NOTES.md), the skinny kernel beat both tiles of 16 columns with 1
+    // to 8 rows of X and op(A) of up to 117 MB (by 2.8-3.3 us at 4096x4096, by 0.2-0.9 us at
+    // 14336x4096 and 4096x14336) and lost by 4-5 % at 14336x14336 (411 MB); those of 16 and 32
+    // columns beat the default of 16 and 32 rows of X at 4096x4096 (32 MiB: 14.8 against 18.6 us,
+    // 16.0 against 18.3) and lost with op(A) of 112 MiB or more, except 16 rows at 4096x14336 (45.7
+    // against 46.5); the bound between is not timed. There too, with 128 rows of X and n = 4096 (32
+    // tiles of 128x128, split in 4), the 64x128 tiles (64 tiles, split in 2: half the partial sums;
+    // both discarding them from L2) took 19.2 us against 20.5 at k = 4096 and 49.0 against 49.8 at
+    // 14336; with n = 14336 (112 tiles, unsplit) they lost, 48.5 against 46.3, and with 96 and 97
+    // rows of X at 4096x4096, by 0.3-0.7 us; from 33 to 66 tiles of 128x128, and from 98 to 127
+    // rows, not timed.
     static const variant_info *hopper_default(const problem &dp, int sms) {
         // Every f32 call without TF32 asks: answered without building a refusal's text.
         if (dp.ab_type == dtype::f32 && !settings().allow_tf32) return nullptr;
@@ -234,6 +240,9 @@ private:
                     first([&](const variant_info &v) { return v.bn == 16 && v.bm == (use_128x16 ? 128 : 256); }))
                 return narrow;
         }
+        if (dp.n == 128 && 2 * blocks_for(dp, 128, 128) <= sms)
+            if (const variant_info *tall = first([](const variant_info &v) { return v.bm == 64 && v.bn == 128; }))
+                return tall;
         return first([&](const variant_info &v) {
             if (dp.n <= 64) return v.bn == 64 && v.bm == (dp.n >= 32 ? 128 : 256);
             if (wide) return v.bm == 256 && v.bn == 128 && !v.split_k;

@@ -175,10 +175,12 @@ std::vector<variant_info> make_table() {
 //  - f16 and bf16: the tensor-core kernel (mma_kernel.cuh), whose launch also serves a batch
 //    of GEMMs of their own shapes (run_batch); on Hopper also the wgmma kernels
 //    (wgmma_kernel.cu: 128x128 tiles for most sizes, 256x128 for the largest, the 128x128
-//    kernel splitting k for shapes with too few tiles to fill the SMs, and 256x64 and 128x64
-//    tiles splitting k for C with few columns, 256x16 and 128x16 for C of at most 16),
-//    offered beside it to the tuner where A and B are 16-byte aligned. The first five for f32
-//    through TF32 (GEMM_ALLOW_TF32=1), an operand stored along m or n copied along k first.
+//    kernel splitting k for shapes with too few tiles to fill the SMs, 64x128 tiles splitting
+//    k for C of 128 columns with too few 128x128 tiles to fill half of them, 256x64
+//    and 128x64 tiles splitting k for C with few columns, 256x16 and 128x16 for C of at most
+//    16), offered beside it to the tuner where A and B are 16-byte aligned. All but the 64x128
+//    and 16-column ones also for f32 through TF32 (GEMM_ALLOW_TF32=1), an operand stored along
+//    m or n copied along k first.
 //  - f16 and bf16 on Hopper, C of at most 32 columns with both operands stored along k (decode:
 //    up to 32 rows of X W^T): the skinny kernel (skinny_kernel.cu), which reads op(A) straight
 //    into tensor-core registers without splitting k, in blocks of 16 or 32 rows of C and 8
@@ -205,7 +207,8 @@ const std::vector<variant_info> &variant_table() {
         wgmma_config<dtype::f16, 256, 64, true>, wgmma_config<dtype::f16, 128, 64, true>,
         wgmma_config<dtype::bf16, 128, 128>, wgmma_config<dtype::bf16, 256, 128>,
         wgmma_config<dtype::bf16, 128, 128, true>, wgmma_config<dtype::bf16, 256, 64, true>,
-        wgmma_config<dtype::bf16, 128, 64, true>, wgmma_config<dtype::f16, 256, 16, true>,
+        wgmma_config<dtype::bf16, 128, 64, true>, wgmma_config<dtype::f16, 64, 128, true>,
+        wgmma_config<dtype::bf16, 64, 128, true>, wgmma_config<dtype::f16, 256, 16, true>,
         wgmma_config<dtype::bf16, 256, 16, true>, wgmma_config<dtype::f16, 128, 16, true>,
         wgmma_config<dtype::bf16, 128, 16, true>, wgmma_config<dtype::f32, 128, 128>,
         wgmma_config<dtype::f32, 256, 128>, wgmma_config<dtype::f32, 128, 128, true>,

@@ -727,16 +727,16 @@ gemm_status_t launch_ops(const problem &dp, const CUtensorMap &map_a, const CUte
 }
 
 // f32 (TF32) operands are both stored along k (wgmma_refusal), C in f32; no TF32 kernel has
-// tiles of 16 columns.
+// tiles of 16 columns or of 64 rows (the 64 x 128 tiles were timed in bf16 only).
 template <int BM, int BN, int STAGES>
 gemm_status_t launch_types(const problem &dp, const CUtensorMap &map_a, const CUtensorMap &map_b,
                            const wgmma_params &p, cudaStream_t stream) {
     using half_tiling = wgmma_tiling<BM, BN, STAGES, 2>;
     if (dp.ab_type == dtype::f32) {
-        if constexpr (BN >= 64)
+        if constexpr (BN >= 64 && BM >= 128)
             return launch_typed<float, float, wgmma_tiling<BM, BN, STAGES, 4>, false, false>(map_a, map_b, p,
                                                                                              dp.device, stream);
-        return set_error(GEMM_STATUS_NOT_SUPPORTED, "cuda_tiled: no TF32 kernel with tiles of 16 columns");
+        return set_error(GEMM_STATUS_NOT_SUPPORTED, "cuda_tiled: no TF32 kernel with tiles of 16 columns or 64 rows");
     }
     if (dp.ab_type == dtype::f16)
         return dp.c_type == dtype::f32 ? launch_ops<__half, float, half_tiling>(dp, map_a, map_b, p, stream)
@@ -746,13 +746,13 @@ gemm_status_t launch_types(const problem &dp, const CUtensorMap &map_a, const CU
 }
 
 // The configurations: 128 x 128 tiles in 6 stages of 32 KB, 256 x 128 in 4 of 48 KB (each
-// consumer thread then holds 128 accumulators), 256 x 64 in 5 of 40 KB, 32 KB of which op(A),
-// 128 x 64 in 8 of 24 KB (16 KB op(A)), 256 x 16 in 6 of 34 KB (32 KB op(A)) and 128 x 16 in
-// 11 of 18 KB; the same bytes per stage for every input type.
+// consumer thread then holds 128 accumulators), 64 x 128 in 8 of 24 KB (8 KB op(A)), 256 x 64
+// in 5 of 40 KB, 32 KB of which op(A), 128 x 64 in 8 of 24 KB (16 KB op(A)), 256 x 16 in 6 of
+// 34 KB (32 KB op(A)) and 128 x 16 in 11 of 18 KB; the same bytes per stage for every input type.
 constexpr int stages_of(int bm, int bn) {
     if (bn == 16) return bm == 128 ? 11 : 6;
     if (bn == 64) return bm == 128 ? 8 : 5;
-    return bm == 128 ? 6 : 4;
+    return bm == 64 ? 8 : bm == 128 ? 6 : 4;
 }
 
 // The k of one stage: 128 bytes of the input type.
@@ -892,7 +892,8 @@ std::string wgmma_refusal(const problem &dp) {
                          (direct_b && dp.stride_b != 0 && dp.stride_b < dp.ldb * dp.b_cols())))
         return "batch matrices of A or B that overlap";
     if (dp.m > INT_MAX || dp.n > INT_MAX || dp.k > INT_MAX || dp.batch > INT_MAX ||
-        ((dp.m + 127) / 128) * ((dp.n + 63) / 64) > INT_MAX)
+        ((dp.m + 127) / 128) * ((dp.n + 63) / 64) > INT_MAX ||
+        ((dp.m + 63) / 64) * ((dp.n + 127) / 128) > INT_MAX)
         return "more than 2^31 - 1 tiles or elements along one dimension";
     if (!runs_on_sm90(dp))
         return "a device of compute capability other than 9.0 (the kernel is built for sm_90a)";
@@ -943,6 +944,7 @@ gemm_status_t launch_direct(const problem &dp, int bm, int bn, bool split_k, cud
         if (bn == 64)
             return bm == 128 ? launch_types<128, 64, stages_of(128, 64)>(dp, map_a, map_b, p, stream)
                              : launch_types<256, 64, stages_of(256, 64)>(dp, map_a, map_b, p, stream);
+        if (bm == 64) return launch_types<64, 128, stages_of(64, 128)>(dp, map_a, map_b, p, stream);
         return bm == 128 ? launch_types<128, 128, stages_of(128, 128)>(dp, map_a, map_b, p, stream)
                          : launch_types<256, 128, stages_of(256, 128)>(dp, map_a, map_b, p, stream);
     };

@@ -36,9 +36,9 @@
 #             or both along k first), and NT on decode shapes, against cuBLAS and cuBLASLt with
 #             TF32 allowed
 #   decode    bf16 decode shapes (m = 1..128 rows of X W^T, n and k 4096 and 14336): the Hopper
-#             kernels that split k (256x16, 128x16, 256x64, 128x64 and 128x128 tiles), the skinny
-#             kernels (16x8 and 32x8 for m up to 8, 16x32 up to 32) and cuda_tiled's default
-#             against cuBLAS and cuBLASLt;
+#             kernels that split k (256x16, 128x16, 256x64, 128x64, 64x128 and 128x128 tiles),
+#             the skinny kernels (16x8 and 32x8 for m up to 8, 16x32 up to 32) and cuda_tiled's
+#             default against cuBLAS and cuBLASLt;
 #             DECODE_DTYPE=f16 times f16
 #   kernels   where a call's device time goes: ncu (--clock-control none) times every kernel that
 #             cuBLAS and cuda_tiled's default launch for each of KERNEL_SHAPES (bf16 row-major NT,
@@ -314,14 +314,14 @@ if has_stage tf32; then
 fi
 if has_stage decode; then
     # Decode shapes (X W^T for a few rows of X, long k) in bf16, or DECODE_DTYPE: the Hopper
-    # kernels that split k, 256x16, 128x16, 256x64, 128x64 and 128x128 tiles, and the skinny
-    # kernels (up to 8 and up to 32 rows of X), against cuBLAS; then the geometric mean of the
-    # ratios of cuda_tiled's default and of each id over the shapes it computes.
+    # kernels that split k, 256x16, 128x16, 256x64, 128x64, 64x128 and 128x128 tiles, and the
+    # skinny kernels (up to 8 and up to 32 rows of X), against cuBLAS; then the geometric mean of
+    # the ratios of cuda_tiled's default and of each id over the shapes it computes.
     shapes=""
     for m in 1 8 32 128; do for n in 4096 14336; do for k in 4096 14336; do shapes+=" ${m}x${n}x${k}"; done; done; done
     dt=${DECODE_DTYPE:-bf16}
     tiles=""
-    for t in 256x16x64_s6 128x16x64_s11 256x64x64_s5 128x64x64_s8 128x128x64_s6; do tiles+=",cuda_tiled:wgmma_${dt}_${t}_splitk"; done
+    for t in 256x16x64_s6 128x16x64_s11 256x64x64_s5 128x64x64_s8 64x128x64_s8 128x128x64_s6; do tiles+=",cuda_tiled:wgmma_${dt}_${t}_splitk"; done
     tiles+=",cuda_tiled:skinny_${dt}_16x8,cuda_tiled:skinny_${dt}_32x8,cuda_tiled:skinny_${dt}_16x32"
     timeout 300 $gemm bench $shapes --device 0 --dtype $dt --layout row --ops NT --backends cublas,cublaslt,cuda_tiled$tiles \
         --baseline cublas --no-measure-peak --csv "$out/decode.csv" >"$out/decode_bench.txt" 2>&1

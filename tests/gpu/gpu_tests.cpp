@@ -1548,9 +1548,9 @@ const wgmma_shape wgmma_shapes[] = {{256, 128, 64, 1, 1.0, 0.0, false},     // w
                                     {999, 1, 4096, 1, 1.0, 0.0, false},     // decode: split k, one column, m odd
                                     {260, 70, 3170, 1, -1.0, 0.5, true},    // split k, a shorter last range
                                     {136, 40, 1500, 2, 0.5, 0.0, false}};   // split k over a batch
-const char *const wgmma_tiles[] = {"_128x128x64_s6",       "_256x128x64_s4",       "_128x128x64_s6_splitk",
-                                   "_256x64x64_s5_splitk", "_128x64x64_s8_splitk", "_256x16x64_s6_splitk",
-                                   "_128x16x64_s11_splitk"};
+const char *const wgmma_tiles[] = {"_128x128x64_s6",        "_256x128x64_s4",       "_128x128x64_s6_splitk",
+                                   "_64x128x64_s8_splitk",  "_256x64x64_s5_splitk", "_128x64x64_s8_splitk",
+                                   "_256x16x64_s6_splitk",  "_128x16x64_s11_splitk"};
 // The tiles of 16 columns copy 16 rows of op(B)^T a stage, which TMA can do only where op(B)^T
 // is stored along k: column-major op(B) = N.
 bool narrow_tile(const char *tile) { return std::string(tile).find("x16x") != std::string::npos; }
@@ -1887,8 +1887,9 @@ TEST_CASE("gpu: cuda_tiled split k gives the same bits on every run and in a CUD
     // most threads.
     const wgmma_shape many_columns{2048, 256, 1536, 1, 1.0, 0.5, false};
     const wgmma_shape many_ragged_columns{1541, 300, 1536, 1, -0.5, 0.25, true};
-    for (const char *id : {"wgmma_bf16_128x128x64_s6_splitk", "wgmma_bf16_256x64x64_s5_splitk",
-                           "wgmma_bf16_128x64x64_s8_splitk"})
+    const char *const split_ids[] = {"wgmma_bf16_128x128x64_s6_splitk", "wgmma_bf16_64x128x64_s8_splitk",
+                                     "wgmma_bf16_256x64x64_s5_splitk", "wgmma_bf16_128x64x64_s8_splitk"};
+    for (const char *id : split_ids)
         for (const wgmma_shape &sh :
              {wgmma_shapes[7], wgmma_shapes[8], wgmma_shapes[9], many_columns, many_ragged_columns}) {
             const gemm_case c = wgmma_case({GEMM_BF16, GEMM_F32}, GEMM_OP_N, GEMM_OP_T, sh);
@@ -1955,7 +1956,7 @@ TEST_CASE("gpu: cuda_tiled split k gives the same bits on every run and in a CUD
         }
     cudaStreamDestroy(stream);
     MESSAGE(compared << " split-k results compared bit for bit");
-    CHECK(compared == 3 * 5 * 6);
+    CHECK(compared == int64_t(std::size(split_ids)) * 5 * 6);
 }
 
 // cuda_tiled's Hopper kernels wait for the stream's previous kernel before touching memory
@@ -2099,7 +2100,9 @@ TEST_SUITE("gpu_tf32" * doctest::skip()) {
         // wave over 3/4 of the H200's 132 SMs and k is at most 8192 (112 tiles), 256x16 where k
         // is larger or the tiles make two waves (or too few), and the 256x64 tiles where neither
         // computes it; for C of 17 to 31 columns the 256x64 tiles, for 32 to 64 the 128x64
-        // ones, split or not (102 tiles here, 32 above).
+        // ones, split or not (102 tiles here, 32 above); for 128 the 64x128 tiles where the
+        // 128x128 ones would cover at most half of the SMs (32 tiles), else the 128x128 ones (71
+        // tiles, or C of 97 columns: their twin that splits k, fewer tiles than SMs).
         struct expectation {
             type_pair t;
             gemm_op_t ta, tb;
@@ -2130,7 +2133,10 @@ TEST_SUITE("gpu_tf32" * doctest::skip()) {
             {bf16, GEMM_OP_T, GEMM_OP_T, 8, 4096, 3000, 0, "variant=wgmma_bf16_256x64x64_s5_splitk ", false},
             {bf16, GEMM_OP_N, GEMM_OP_T, 24, 4096, 8200, 0, "variant=wgmma_bf16_256x64x64_s5_splitk ", false},
             {bf16, GEMM_OP_N, GEMM_OP_T, 32, 13000, 3000, 0, "variant=wgmma_bf16_128x64x64_s8_splitk ", false},
-            {bf16, GEMM_OP_N, GEMM_OP_T, 33, 4096, 3000, 0, "variant=wgmma_bf16_128x64x64_s8_splitk ", false}};
+            {bf16, GEMM_OP_N, GEMM_OP_T, 33, 4096, 3000, 0, "variant=wgmma_bf16_128x64x64_s8_splitk ", false},
+            {bf16, GEMM_OP_N, GEMM_OP_T, 97, 4096, 1000, 0, "variant=wgmma_bf16_128x128x64_s6_splitk ", false},
+            {bf16, GEMM_OP_N, GEMM_OP_T, 128, 4096, 2000, 0, "variant=wgmma_bf16_64x128x64_s8_splitk ", false},
+            {bf16, GEMM_OP_N, GEMM_OP_T, 128, 9000, 512, 0, "variant=wgmma_bf16_128x128x64_s6_splitk ", false}};
         for (const expectation &x : defaults) {
             gemm_case d = base_case(x.t, GEMM_ROW_MAJOR, x.ta, x.tb, x.m, x.n, x.k);
             d.lda = d.a().cols + x.pad;

@@ -13,8 +13,8 @@
 namespace gemm::cuda_tiled {
 
 // The id of the kernel for f16, bf16 or f32 (TF32) inputs and BM x BN tiles of C (128 x 128,
-// 256 x 128, 64 x 128 (f16/bf16) for C of at most 128 columns, or 256 x 64 and 128 x 64 for C
-// with few columns, 256 x 16 and 128 x 16 for C of at most 16):
+// 256 x 128, 64 x 128 (f16/bf16) for C of 128 columns, or 256 x 64 and 128 x 64 for C with
+// few columns, 256 x 16 and 128 x 16 for C of at most 16):
 // wgmma_<f16|bf16|tf32>_<BM>x<BN>x<BK>_s<stages> (k steps of BK = 128 bytes: 64 elements, 32
 // for tf32; that many stages of operands in shared memory), with the suffix _splitk for a
 // twin that splits k where too few tiles would leave SMs idle (decode shapes: n small, k long).

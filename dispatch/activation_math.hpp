@@ -24,11 +24,18 @@ template <class T> GEMM_HOST_DEVICE T gelu(T z) {
     return T(0.5) * z * (T(1) + std::tanh(u));
 }
 
-// d gelu / dz = (1 + t)/2 + z/2 (1 - t^2) du/dz, t = tanh(u).
+// d gelu / dz = (1 + t)/2 + z/2 (1 - t^2) du/dz, given t = tanh(u). Where tanh has saturated
+// (t^2 = 1) the second term is 0, and it is taken as 0 without being computed: for a large
+// finite z, z^3 overflows to infinity and 0 times it would be NaN, where the slope is 1 or 0.
+template <class T> GEMM_HOST_DEVICE T gelu_slope_at(T z, T t) {
+    const T s = T(0.7978845608028654), c = T(0.044715);
+    const T flat = T(1) - t * t;
+    const T rest = flat == T(0) ? T(0) : T(0.5) * z * flat * s * (T(1) + T(3) * c * z * z);
+    return T(0.5) * (T(1) + t) + rest;
+}
+
 template <class T> GEMM_HOST_DEVICE T gelu_derivative(T z) {
-    const T s = T(0.7978845608028654);
-    const T t = std::tanh(s * (z + T(0.044715) * z * z * z));
-    return T(0.5) * (T(1) + t) + T(0.5) * z * (T(1) - t * t) * s * (T(1) + T(3) * T(0.044715) * z * z);
+    return gelu_slope_at(z, std::tanh(T(0.7978845608028654) * (z + T(0.044715) * z * z * z)));
 }
 
 // The epilogue's value for Z (bias already added for forward activations) and, for backward
@@ -100,8 +107,8 @@ template <class T> void backward_column(epilogue_act a, T *x, const T *saved, in
         for (int64_t i = 0; i < n; ++i) x[i] = saved[i] > T(0) ? x[i] : T(0);
     else if (a == epilogue_act::gelu_backward)
         for (int64_t i = 0; i < n; ++i) {
-            const T z = saved[i], t = tanh_host(s * (z + c * z * z * z));
-            x[i] *= T(0.5) * (T(1) + t) + T(0.5) * z * (T(1) - t * t) * s * (T(1) + T(3) * c * z * z);
+            const T z = saved[i];
+            x[i] *= gelu_slope_at(z, tanh_host(s * (z + c * z * z * z)));
         }
 }
 #endif

@@ -162,8 +162,10 @@ inline epilogue_result run_epilogue_host(const epilogue_case &e, const epilogue_
 
 namespace detail {
 inline double gelu(double z) { return 0.5 * z * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (z + 0.044715 * z * z * z))); }
+// Where tanh has saturated the slope is (1 + t)/2, 1 or 0, also for a z whose cube overflows.
 inline double gelu_slope(double z) {
     const double s = std::sqrt(2.0 / M_PI), t = std::tanh(s * (z + 0.044715 * z * z * z));
+    if (t * t == 1.0) return 0.5 * (1.0 + t);
     return 0.5 * (1.0 + t) + 0.5 * z * (1.0 - t * t) * s * (1.0 + 3.0 * 0.044715 * z * z);
 }
 }  // namespace detail

@@ -101,47 +101,61 @@ TEST_CASE("epilogue: every activation, bias axis and aux on every backend, again
     MESSAGE(checked << " epilogue calls checked; " << skips.summary());
 }
 
-// A NaN in Z (GELU) or in aux (GELU's slope) gives NaN in that element and the definition's
-// value elsewhere, on every backend (the host's tanh takes the bits of its argument apart: a
-// NaN's must not make that arithmetic undefined; UBSan runs this in the sanitizer build).
-TEST_CASE("epilogue: a NaN through GELU and its slope comes out NaN, the other elements as defined") {
-    const float nan = std::nanf("");
-    const std::vector<float> values = {nan, 20.0f, -20.0f, 0.5f, -0.5f, 3.0f, -1.5f, nan};
+namespace {
+
+// Runs GELU and GELU backward over a column of values of type T (Z = values, or ones whose
+// slope is taken at aux = values) on every backend and compares each element with the
+// definition in double; returns how many (backend, activation) runs were checked.
+template <class T> int check_gelu_column(gemm_dtype_t type, const std::vector<T> &values) {
     const int64_t m = int64_t(values.size());
-    const std::vector<float> ones(values.size(), 1.0f);
-    const float one = 1.0f, zero = 0.0f;
+    const std::vector<T> ones(values.size(), T(1));
+    const T one = 1, zero = 0;
     int checked = 0;
     for (const std::string &name : available_backends()) {
         REQUIRE(gemm_set_backend(name.c_str()) == GEMM_STATUS_SUCCESS);
         for (gemm_activation_t act : {GEMM_ACTIVATION_GELU, GEMM_ACTIVATION_GELU_BACKWARD}) {
             const bool backward = act == GEMM_ACTIVATION_GELU_BACKWARD;
-            // Z = A * 1: the values, or ones whose slope is taken at aux = the values.
-            std::vector<float> a = backward ? ones : values, aux = values, out(values.size(), -7.0f);
+            std::vector<T> a = backward ? ones : values, aux = values, out(values.size(), T(-7));
             gemm_epilogue_t e;
             gemm_epilogue_init(&e);
             e.activation = act;
             e.aux = backward ? aux.data() : nullptr;
             e.ld_aux = backward ? m : 0;
             const gemm_status_t st = gemm_ex_epilogue(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, m, 1, 1, &one, a.data(),
-                                                      GEMM_F32, m, &one, GEMM_F32, 1, &zero, out.data(), GEMM_F32, m,
-                                                      GEMM_F32, &e);
-            const std::string where = name + (backward ? " GELU backward" : " GELU");
-            if (st == GEMM_STATUS_NOT_SUPPORTED) continue;  // a backend without epilogues or f32
+                                                      type, m, &one, type, 1, &zero, out.data(), type, m, type, &e);
+            const std::string where = name + " " + dtype_name(type) + (backward ? " GELU backward" : " GELU");
+            if (st == GEMM_STATUS_NOT_SUPPORTED) continue;  // a backend without epilogues or this type
             REQUIRE_MESSAGE(st == GEMM_STATUS_SUCCESS, where << ": " << gemm_last_error());
             for (std::size_t i = 0; i < values.size(); ++i) {
-                const double x = values[i];
+                const double x = double(values[i]);
                 const double want = std::isnan(x) ? x : backward ? detail::gelu_slope(x) : detail::gelu(x);
                 if (std::isnan(want))
                     CHECK_MESSAGE(std::isnan(out[i]), where << " of NaN: " << out[i]);
                 else
-                    CHECK_MESSAGE(std::fabs(out[i] - want) <= 1e-5 * std::max(1.0, std::fabs(want)),
+                    CHECK_MESSAGE(std::fabs(double(out[i]) - want) <= 1e-5 * std::max(1.0, std::fabs(want)),
                                   where << " of " << x << ": " << out[i] << ", want " << want);
             }
             ++checked;
         }
     }
     REQUIRE(gemm_set_backend(nullptr) == GEMM_STATUS_SUCCESS);
-    CHECK(checked >= 2);  // cpu_ref takes both
+    return checked;
+}
+
+}  // namespace
+
+// A NaN in Z (GELU) or in aux (GELU's slope) gives NaN in that element and the definition's
+// value elsewhere, on every backend (the host's tanh takes the bits of its argument apart: a
+// NaN's must not make that arithmetic undefined; UBSan runs this in the sanitizer build).
+// A large finite value whose cube overflows the type has the saturated slope, 1 or 0, never
+// NaN (0 times an infinite cube).
+TEST_CASE("epilogue: GELU and its slope of NaN are NaN, of large finite values as defined, every backend") {
+    const float nan = std::nanf("");
+    const std::vector<float> f32 = {nan, 20.0f, -20.0f, 0.5f, -0.5f, 3.0f, -1.5f, 1e13f, -1e13f,
+                                    1e30f, -1e30f, 3.0e38f, -3.0e38f, nan};
+    const std::vector<double> f64 = {std::nan(""), 20.0, -3.0, 1e110, -1e110, 1e200, -1e200, 1.7e308, -1.7e308};
+    CHECK(check_gelu_column(GEMM_F32, f32) >= 2);  // cpu_ref takes both
+    CHECK(check_gelu_column(GEMM_F64, f64) >= 2);
 }
 
 // A forward activation without aux takes any ld_aux (it is not the call's): a backend that

@@ -142,7 +142,9 @@ int tune_verify_command(const tune_options &o, const std::string &command) {
         std::fprintf(text, "# gemm tune --verify: %zu %s of %s\n# reproduce: %s\n", rows.size(),
                      rows.size() == 1 ? "entry" : "entries", gemm_tune_cache_path(), command.c_str());
         std::fprintf(text, "# time = the stored choice's median, head to head with the default (the built-in rule's\n"
-                           "#   choice now); speed = default time / time; holds = correct and at most 2%% slower\n");
+                           "#   choice now); speed = default time / time; holds = correct and at most 2%% slower\n"
+                           "# keys are column-major, the one form a row-major call and its transpose share: row-major\n"
+                           "#   m x n x k with ops XY is the key n m k with ops YX (1x4096x4096 row NT: TN 4096 1 4096)\n");
         std::fprintf(text, "%-*s  %-*s  %10s  %-10s  %10s  %7s  %s\n", kw, "key", cw, "choice", "time", "default",
                      "def_time", "speed", "verdict");
     }

@@ -100,9 +100,11 @@ gemm_status_t choose_and_run(const problem &p, const selection &sel, const call_
     return run_choice(p, c, call, ctx, traced);
 }
 
-// A measured run traces the canonical problem: column-major, ops N, T or C.
-call_shape canonical_shape(const problem &p) {
+// The call whose canonical form p is, in layout: a row-major call is the column-major one
+// with A and B (their ops and leading dimensions) and m and n swapped back.
+call_shape shape_in_layout(const problem &p, gemm_layout_t layout) {
     auto op = [](transpose t) { return t == transpose::n ? GEMM_OP_N : t == transpose::t ? GEMM_OP_T : GEMM_OP_C; };
+    if (layout == GEMM_ROW_MAJOR) return {layout, op(p.op_b), op(p.op_a), p.n, p.m, p.k, p.ldb, p.lda, p.ldc};
     return {GEMM_COL_MAJOR, op(p.op_a), op(p.op_b), p.m, p.n, p.k, p.lda, p.ldb, p.ldc};
 }
 
@@ -123,12 +125,13 @@ gemm_status_t run_choice(const problem &p, const choice &c, const call_shape &ca
     return s;
 }
 
-gemm_status_t run_selection(const problem &p, const selection &sel, run_report &ctx, bool traced) {
+gemm_status_t run_selection(const problem &p, const selection &sel, run_report &ctx, bool traced,
+                            gemm_layout_t layout) {
     ctx.variant_used = {};  // this run's report, not the last one's
     ctx.note.clear();
     ctx.epilogue = {};
     if (p.pointer_batch) return run_pointer_batch(p, sel, traced);
-    return choose_and_run(p, sel, canonical_shape(p), ctx, traced);
+    return choose_and_run(p, sel, shape_in_layout(p, layout), ctx, traced);
 }
 
 gemm_status_t dispatch(const problem &p, const call_shape &call) {
@@ -247,7 +250,7 @@ gemm_status_t dispatch_groups(const problem_groups &groups) {
 gemm_status_t run_pointer_batch(const problem &p, const selection &sel, bool traced) {
     problem_groups groups;
     groups.sizes = {p.batch};
-    groups.calls = {canonical_shape(p)};
+    groups.calls = {shape_in_layout(p, GEMM_COL_MAJOR)};
     groups.problem_at = [&p](std::size_t, int64_t i) {
         problem q = p;
         q.batch = 1;

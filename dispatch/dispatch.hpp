@@ -49,8 +49,10 @@ gemm_status_t run_choice(const problem &p, const choice &c, const call_shape &ca
 
 // p under an explicit selection, from the choice on, as a call would run it: what the
 // measurement engine times. traced: a GEMM_VERBOSE line for it (a caller's own measurement,
-// not the tuner's runs). p is a non-empty problem whose settings were checked.
-gemm_status_t run_selection(const problem &p, const selection &sel, run_report &ctx, bool traced);
+// not the tuner's runs), showing the call in the caller's layout (p is its canonical form).
+// p is a non-empty problem whose settings were checked.
+gemm_status_t run_selection(const problem &p, const selection &sel, run_report &ctx, bool traced,
+                            gemm_layout_t layout = GEMM_COL_MAJOR);
 
 // A pointer_batch problem of the measurement engine (its matrices at p's strides) run on sel
 // as a caller's pointer-array batch is: one group of p.batch matrices, as dispatch_groups runs

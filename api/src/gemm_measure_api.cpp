@@ -127,7 +127,8 @@ gemm_status_t measure(const api_desc *d, const char *const *names, int64_t count
     s.rounds = o.rounds;
     s.warmup_samples = o.warmup_samples;
     s.check = o.check != 0;
-    s.traced = true;  // the caller's own calls: GEMM_VERBOSE shows what each ran
+    s.traced = true;  // the caller's own calls: GEMM_VERBOSE shows what each ran, as written
+    s.layout = gemm_layout_t(d->layout);
     std::vector<measurement> found = measure_targets(sets, check, targets, s);
     for (std::size_t k = 0; k < found.size(); ++k) {
         gemm_measurement_t &r = reports[slot[k]];

@@ -53,13 +53,14 @@ struct runner {
     selection sel;
     run_report ctx;
     bool traced = false;
+    gemm_layout_t layout = GEMM_COL_MAJOR;  // the caller's, for the trace
     int count = 1;  // runs in the next sample
 };
 
 gemm_status_t run_count(void *state) {
     auto *r = static_cast<runner *>(state);
     for (int i = 0; i < r->count; ++i)
-        if (gemm_status_t s = run_selection(r->sets.next(), r->sel, r->ctx, r->traced); s != GEMM_STATUS_SUCCESS)
+        if (gemm_status_t s = run_selection(r->sets.next(), r->sel, r->ctx, r->traced, r->layout); s != GEMM_STATUS_SUCCESS)
             return s;
     return GEMM_STATUS_SUCCESS;
 }
@@ -206,7 +207,7 @@ std::vector<measurement> measure_targets(operand_sets &sets, const result_check 
                                          const std::vector<measure_target> &targets, const sample_settings &s) {
     std::vector<target_state> state(targets.size());
     for (std::size_t i = 0; i < targets.size(); ++i) {
-        state[i].run = std::make_unique<runner>(runner{sets, selection_of(targets[i]), {}, s.traced, 1});
+        state[i].run = std::make_unique<runner>(runner{sets, selection_of(targets[i]), {}, s.traced, s.layout, 1});
         state[i].m.target = targets[i];
         check_one(state[i], check, s.check);
         if (state[i].timing && state[i].estimate_us * 1e-3 > s.budget_ms) one_long_run(state[i], s.budget_ms);

@@ -36,6 +36,7 @@ struct sample_settings {
     int warmup_samples = 1;   // before each round's samples; host warm-ups also last 150 ms
     bool check = true;        // check every target's first run (else it is only timed)
     bool traced = false;      // a GEMM_VERBOSE line per run: a caller's measurement, not the tuner's
+    gemm_layout_t layout = GEMM_COL_MAJOR;  // the caller's, so that a trace shows the call as written
 };
 
 struct measurement {

@@ -16,7 +16,7 @@ auto_uses_cache)
     export GEMM_TUNE_CACHE=$work/tune-cache.txt
     run_expect 0 gemm tune 1024 --budget-ms 100
     run_expect 0 bash -c "$recipe"
-    expect_line out 'm=1024 n=1024 k=1024 .*why="auto: tune cache hit"'
+    expect_line out 'layout=row ops=NN m=1024 n=1024 k=1024 .*why="auto: tune cache hit"'
     ;;
 *)
     fail "unknown scenario $scenario"

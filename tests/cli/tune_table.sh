@@ -57,6 +57,11 @@ complex_ops)
     GEMM_VERBOSE=1 run_expect 0 "$gemm" bench 8x6x4 --dtype c64 --ops CT --layout col --backends cpu_ref \
         --reps 1 --rounds 1 --no-measure-peak
     expect_line err 'dtype=c64 layout=col ops=CT m=8 n=6 k=4 .*why="measured"'
+    # A row-major case is traced as written, not in its column-major form (6x8x4, ops TC).
+    GEMM_VERBOSE=1 run_expect 0 "$gemm" bench 8x6x4 --dtype c64 --ops CT --layout row --backends cpu_ref \
+        --reps 1 --rounds 1 --no-measure-peak
+    expect_line err 'dtype=c64 layout=row ops=CT m=8 n=6 k=4 lda=8 ldb=4 ldc=6 .*why="measured"'
+    if grep -q 'layout=col' "$work/err"; then fail "a row-major case traced in column-major form"; fi
     ;;
 epilogue_keys)
     # Recorded keys of calls with an epilogue are tuned as those keys (gemm_tune_key), their

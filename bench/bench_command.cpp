@@ -19,6 +19,7 @@
 #include "library_config.hpp"
 #include "peak_probe.hpp"
 #include "problem_args.hpp"
+#include "progress_line.hpp"
 #include "report.hpp"
 
 namespace gemm_cli {
@@ -129,6 +130,7 @@ struct bench_run {
     std::vector<bench_row> rows;
     bool any_wrong = false;
     bool any_above_roofline = false;
+    progress_line *progress = nullptr;  // while the cases run: rows are printed with the bar cleared
 };
 
 double roofline_for(const roofline_peaks &peaks, const gemm_case &c) {
@@ -143,8 +145,12 @@ void emit_row(bench_run &run, bench_row row, const bench_row &baseline_row) {
     row.roofline_gflops = roofline_for(run.peaks, row.problem);
     if (row.check.verdict == check_verdict::wrong) run.any_wrong = true;
     if (row.timed && row.roofline_gflops > 0 && row.gflops() > row.roofline_gflops) run.any_above_roofline = true;
-    if (run.text) report_table_row(run.text, row);
-    if (run.csv) report_csv_row(run.csv.get(), row, run.baseline);
+    auto print = [&] {
+        if (run.text) report_table_row(run.text, row);
+        if (run.csv) report_csv_row(run.csv.get(), row, run.baseline);
+    };
+    if (run.progress) run.progress->print_between(print);
+    else print();
     run.rows.push_back(std::move(row));
 }
 
@@ -218,13 +224,29 @@ void bench_case(bench_run &run, const gemm_case &c) {
     }
 }
 
+// "f32 row NT 1x4096x4096 (batch 8)".
+std::string case_text(const gemm_case &c) {
+    std::string text = dtype_pair_name(c.dtype) + " " + layout_name(c.layout) + " " + ops_name(c) + " " +
+                       std::to_string(c.shape.m) + "x" + std::to_string(c.shape.n) + "x" + std::to_string(c.shape.k);
+    return c.batch > 1 ? text + " (batch " + std::to_string(c.batch) + ")" : text;
+}
+
+// Each case in turn, with progress on stderr: a case of several backends takes seconds.
 void bench_all_cases(bench_run &run) {
     const bench_options &o = run.options;
+    std::vector<gemm_case> cases;
     for (dtype_pair dtype : o.dtypes)
         for (gemm_layout_t layout : o.layouts)
             for (const auto &ops : o.ops)
                 for (const gemm_shape &shape : o.shapes)
-                    bench_case(run, gemm_case{dtype, layout, ops.first, ops.second, shape, o.batch, o.alpha, o.beta});
+                    cases.push_back(gemm_case{dtype, layout, ops.first, ops.second, shape, o.batch, o.alpha, o.beta});
+    progress_line progress("gemm bench", cases.size());
+    run.progress = &progress;
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+        progress.begin(i, case_text(cases[i]));
+        bench_case(run, cases[i]);
+    }
+    run.progress = nullptr;
 }
 
 void print_preamble(std::FILE *out, const bench_run &run, const std::string &command) {
@@ -361,6 +383,9 @@ int bench_measure_all(bench_run &run, int argc, char **argv) {
     run.backends = choose_backends(options, &run.baseline);
     if (!configuration_usable() || !named_backends_usable(options)) return exit_failure;
     const std::string command = command_echo(argc, argv);
+    if (options.measure_peak && options.device < 0 && !(options.peak_gflops > 0 && options.peak_gbs > 0))
+        std::fprintf(stderr, "gemm bench: measuring this machine's peak compute and bandwidth for the roofline "
+                             "(--no-measure-peak skips it)\n");
     run.peaks = establish_peaks(options, run.cpu);
     if (run.text) print_preamble(run.text, run, command);
     if (run.csv) report_csv_header(run.csv.get());

@@ -5,15 +5,11 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cmath>
-#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "cli_args.hpp"
@@ -24,6 +20,7 @@
 #include "host_rates.hpp"
 #include "library_config.hpp"
 #include "problem_args.hpp"
+#include "progress_line.hpp"
 #include "timer.hpp"
 #include "tune_options.hpp"
 #include "tune_problems.hpp"
@@ -37,99 +34,6 @@ namespace {
 std::string count_text(std::size_t n, const char *noun) {
     return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
 }
-
-std::string clock_text(double seconds) {
-    long s = std::lround(seconds);
-    char text[32];
-    std::snprintf(text, sizeof text, "%ld:%02ld", s / 60, s % 60);
-    return text;
-}
-
-// Progress on stderr: on a terminal a bar redrawn twice a second (problem i of N, the
-// problem, elapsed time, time left); otherwise one line as each problem starts. The time left
-// is the mean time of the problems done times the problems left: not weighted by size, as a
-// problem's time is its budget for small shapes and grows with the shape only past that.
-class tune_progress {
-public:
-    explicit tune_progress(std::size_t total) : total_(total), tty_(isatty(fileno(stderr)) != 0) {
-        if (tty_) ticker_ = std::thread([this] { tick(); });
-    }
-    ~tune_progress() {
-        {
-            std::lock_guard<std::mutex> lock(mutex_);
-            stop_ = true;
-            clear_locked();
-        }
-        wake_.notify_all();
-        if (ticker_.joinable()) ticker_.join();
-    }
-    tune_progress(const tune_progress &) = delete;
-    tune_progress &operator=(const tune_progress &) = delete;
-
-    void begin(std::size_t index, const std::string &what) {
-        std::lock_guard<std::mutex> lock(mutex_);
-        index_ = index;
-        what_ = what;
-        begun_s_ = clock_.seconds();
-        left_at_begin_s_ = index > 0 ? begun_s_ / double(index) * double(total_ - index) : -1;
-        if (tty_) draw_locked();
-        else std::fprintf(stderr, "gemm tune: [%zu/%zu] %s (%s)\n", index + 1, total_, what.c_str(),
-                          times_text_locked().c_str());
-    }
-
-    // Runs print (which writes to stdout) with the bar cleared, then redraws the bar.
-    template <class F>
-    void print_between(F print) {
-        std::lock_guard<std::mutex> lock(mutex_);
-        clear_locked();
-        print();
-        if (tty_ && !stop_) draw_locked();
-    }
-
-    double elapsed() const { return clock_.seconds(); }
-
-private:
-    void draw_locked() {
-        constexpr std::size_t width = 24;
-        std::size_t done = total_ ? index_ * width / total_ : 0;
-        std::string bar = std::string(done, '#') + std::string(width - done, '.');
-        std::fprintf(stderr, "\r\033[K[%s] %zu/%zu  %s  %s", bar.c_str(), index_ + 1, total_, what_.c_str(),
-                     times_text_locked().c_str());
-        std::fflush(stderr);
-        visible_ = true;
-    }
-    // "elapsed 0:42, about 2:10 left"; the estimate counts down while the problem runs.
-    std::string times_text_locked() const {
-        double now = clock_.seconds();
-        std::string text = "elapsed " + clock_text(now);
-        if (left_at_begin_s_ < 0) return text;
-        return text + ", about " + clock_text(std::max(0.0, left_at_begin_s_ - (now - begun_s_))) + " left";
-    }
-    void clear_locked() {
-        if (!visible_) return;
-        std::fputs("\r\033[K", stderr);
-        std::fflush(stderr);
-        visible_ = false;
-    }
-    void tick() {
-        std::unique_lock<std::mutex> lock(mutex_);
-        while (!stop_) {
-            wake_.wait_for(lock, std::chrono::milliseconds(500));
-            if (!stop_ && visible_) draw_locked();
-        }
-    }
-
-    std::size_t total_, index_ = 0;
-    double begun_s_ = 0;           // when the current problem began
-    double left_at_begin_s_ = -1;  // the estimate then; < 0 before a problem is done
-    bool tty_;
-    std::string what_;
-    stopwatch clock_;
-    std::mutex mutex_;
-    std::condition_variable wake_;
-    bool stop_ = false, visible_ = false;
-    std::thread ticker_;
-};
 
 // Whether some backend other than the reference serves dtype t on host pointers.
 bool host_dtype_served(gemm_dtype_t t, const backend_names &names) {
@@ -329,7 +233,7 @@ bool device_usable(int ordinal) {
 std::vector<tune_row> tune_all(const std::vector<tune_problem> &problems, const tune_options &o, std::FILE *text,
                                const tune_table_widths &widths, double *seconds) {
     std::vector<tune_row> rows;
-    tune_progress progress(problems.size());
+    progress_line progress("gemm tune", problems.size());
     for (std::size_t i = 0; i < problems.size(); ++i) {
         const tune_problem &p = problems[i];
         progress.begin(i, tune_problem_dtype_text(p) + " " + tune_problem_class_text(p) + " " +

@@ -176,8 +176,8 @@ void print_devices(std::FILE *out, const device_facts &d) {
 }
 
 void print_text(std::FILE *out, const info_facts &f) {
-    std::fprintf(out, "gemm %s (header %d.%d.%d)\n", gemm_version(), GEMM_VERSION_MAJOR, GEMM_VERSION_MINOR,
-                 GEMM_VERSION_PATCH);
+    std::fprintf(out, "gemm %s (header %d.%d.%d; gemm command built from commit %s)\n", gemm_version(),
+                 GEMM_VERSION_MAJOR, GEMM_VERSION_MINOR, GEMM_VERSION_PATCH, gemm_cli_build_commit);
     print_backends(out, f.backends);
     print_selection(out, f);
     print_environment(out, f);
@@ -280,6 +280,7 @@ void write_json(std::FILE *out, const info_facts &f, const variant_listing *vari
     w.key("version").string(gemm_version());
     w.key("header_version").string(std::to_string(GEMM_VERSION_MAJOR) + "." + std::to_string(GEMM_VERSION_MINOR) +
                                    "." + std::to_string(GEMM_VERSION_PATCH));
+    w.key("commit").string(gemm_cli_build_commit);
     json_backends(w, f.backends);
     json_selection(w, f);
     json_environment(w, f);

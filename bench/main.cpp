@@ -52,7 +52,7 @@ int main(int argc, char **argv) {
         return gemm_cli::exit_ok;
     }
     if (command == "--version" && argc == 2) {
-        std::printf("gemm %s\n", gemm_version());
+        std::printf("gemm %s (commit %s)\n", gemm_version(), gemm_cli_build_commit);
         return gemm_cli::exit_ok;
     }
     // `gemm --help bench` is `gemm bench --help`, run as that command line; anything else after

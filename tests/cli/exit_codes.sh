@@ -79,6 +79,9 @@ help_arguments)
     expect_line err "--help takes at most a command name \(info, bench, tune\), not 'extra'"
     run_expect 2 "$gemm" --version extra
     expect_line err "--version takes no argument, not 'extra'"
+    # The version names the commit of the build: a hash, or "unknown" outside a checkout.
+    run_expect 0 "$gemm" --version
+    expect_line out "^gemm [0-9]+\.[0-9]+\.[0-9]+ \(commit ([0-9a-f]{7,}|v?[0-9.]+-[0-9]+-g[0-9a-f]{7,}|unknown)(-dirty)?\)$"
     ;;
 output_lost)
     # A report cut short (a full disk: /dev/full) must not end in exit code 0.

@@ -50,22 +50,36 @@ reference_library)
     ;;
 default_handler)
     # No handler in the program: reference CBLAS's cblas_xerbla prints the parameter (mapped
-    # back to the caller's numbering for row-major calls) and stops the program; the preloaded
-    # shim must make it print the same, and linked alone must print the same itself.
+    # back to the caller's numbering for row-major calls) and stops the program. Preloaded in
+    # front of it, and linked alone, gemm prints the same itself and returns (as OpenBLAS's
+    # GEMM does): a library's handler is never called, since it may stop the program. In a
+    # program linked with OpenBLAS, whose exported cblas_xerbla exits, the same.
     cases=$(sed -n 's/^ *{"\([a-z_]*\)",.*/\1/p' "$(dirname "$0")/bad_cblas_calls.h")
     count=0
     for case in $cases; do
         for t in s d c z; do
             reference_run "$bin/cblas_default_handler" $t "$case" 2>"$work/ref" || true
-            preload_run "$bin/cblas_default_handler" $t "$case" 2>"$work/preload" || true
-            "$bin/cblas_default_handler_linked" $t "$case" 2>"$work/linked" || true
+            preload_run "$bin/cblas_default_handler" $t "$case" 2>"$work/preload" ||
+                { echo "preloaded, $t $case stopped the program (exit $?)"; exit 1; }
+            "$bin/cblas_default_handler_linked" $t "$case" 2>"$work/linked" ||
+                { echo "linked, $t $case stopped the program (exit $?)"; exit 1; }
             diff -u "$work/ref" "$work/preload"
             diff -u "$work/ref" "$work/linked"
+            if [ -x "$bin/cblas_default_handler_openblas" ]; then
+                LD_PRELOAD="$gemm_blas" "$bin/cblas_default_handler_openblas" $t "$case" 2>"$work/openblas" ||
+                    { echo "preloaded over OpenBLAS, $t $case stopped the program (exit $?)"; exit 1; }
+                diff -u "$work/ref" "$work/openblas"
+            fi
             count=$((count + 1))
         done
     done
     [ "$count" -ge 116 ] || { echo "expected the cases of bad_cblas_calls.h, ran $count"; exit 1; }
-    echo "$count reports through the default handler identical to reference CBLAS"
+    echo "$count reports through the default handler identical to reference CBLAS, each call returning"
+    if [ -x "$bin/cblas_default_handler_openblas" ]; then
+        echo "and the same preloaded into a program linked with OpenBLAS"
+    else
+        echo "SKIP: OpenBLAS (libopenblas.so) not found: the program linked with it was not built"
+    fi
     ;;
 errors)
     for program in blas_caller cblas_errors cblas_errors_xerbla; do

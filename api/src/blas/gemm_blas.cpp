@@ -14,10 +14,11 @@ namespace {
 
 // ---- error reporting, as reference BLAS does it --------------------------------------------
 
-// The program's own error handlers if it has them (test suites define them), else the system
-// BLAS's: weak references resolved by the dynamic linker, so gemm_blas never replaces either
-// and a program linked to it still exports its own to us. With none, print the reference
-// message. Reference BLAS then stops the program; like OpenBLAS, we return instead.
+// The program's own error handlers if it has them (test suites define them): weak references
+// resolved by the dynamic linker, so gemm_blas never replaces either and a program linked to it
+// still exports its own to us. A BLAS library's handlers are never called: reference BLAS's
+// stop the program and OpenBLAS's cblas_xerbla exits, where OpenBLAS's own GEMM reports and
+// returns. Without the program's, the reference message is printed here and the call returns.
 extern "C" void xerbla_(const char *name, const int *info, std::size_t name_length) __attribute__((weak));
 extern "C" void cblas_xerbla(int position, const char *routine, const char *form, ...) __attribute__((weak));
 // Reference CBLAS's flag "the current call is row-major": its cblas_xerbla (and the handler of
@@ -25,31 +26,41 @@ extern "C" void cblas_xerbla(int position, const char *routine, const char *form
 // Fortran (m and n, lda and ldb swapped) back to the caller's.
 extern "C" int RowMajorStrg __attribute__((weak));
 
+// Whether handler is the program's own rather than a BLAS library's (one whose object also
+// defines sgemm_ or cblas_sgemm: reference BLAS, OpenBLAS, loaded with the system BLAS). For
+// the main program dladdr names argv[0], which dlopen does not find as a loaded object.
+bool program_handler(void *handler) {
+    if (!handler) return false;
+    Dl_info where{};
+    if (!dladdr(handler, &where) || !where.dli_fname) return true;
+    void *object = dlopen(where.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+    if (!object) return true;
+    bool same_object = false;
+    for (const char *routine : {"sgemm_", "cblas_sgemm"}) {
+        void *gemm = dlsym(object, routine);
+        Dl_info blas{};
+        same_object = same_object || (gemm && dladdr(gemm, &blas) && blas.dli_fbase == where.dli_fbase);
+    }
+    dlclose(object);
+    return !same_object;
+}
+
+bool program_xerbla() {
+    static const bool own = program_handler(reinterpret_cast<void *>(xerbla_));
+    return own;
+}
+
+bool program_cblas_xerbla() {
+    static const bool own = program_handler(reinterpret_cast<void *>(cblas_xerbla));
+    return own;
+}
+
 void report_fortran(const char *name, int info) {
-    if (xerbla_) {
+    if (program_xerbla()) {
         xerbla_(name, &info, 6);
         return;
     }
     std::fprintf(stderr, " ** On entry to %.6s parameter number %2d had an illegal value\n", name, info);
-}
-
-// Whether xerbla_ is the program's own handler rather than a BLAS library's (one whose object
-// also defines sgemm_: reference BLAS's, OpenBLAS's, loaded with the system BLAS). For the main
-// program dladdr names argv[0], which dlopen does not find as a loaded object.
-bool program_xerbla() {
-    static const bool own = [] {
-        if (!xerbla_) return false;
-        Dl_info handler{};
-        if (!dladdr(reinterpret_cast<void *>(xerbla_), &handler) || !handler.dli_fname) return true;
-        void *object = dlopen(handler.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
-        if (!object) return true;
-        void *gemm = dlsym(object, "sgemm_");
-        Dl_info blas{};
-        const bool same_object = gemm && dladdr(gemm, &blas) && blas.dli_fbase == handler.dli_fbase;
-        dlclose(object);
-        return !same_object;
-    }();
-    return own;
 }
 
 // The position reference CBLAS's handler prints for a row-major call: the swaps it undoes.
@@ -73,7 +84,7 @@ int row_major_position(int position) {
 void report_cblas(int position, bool row_major, bool from_fortran, const char *routine, const char *fortran_name,
                   const char *form, int value) {
     const bool to_xerbla = from_fortran && program_xerbla();
-    if (cblas_xerbla || to_xerbla) {
+    if (program_cblas_xerbla() || to_xerbla) {
         // A process-wide flag, so threads reporting at once race on it; reference CBLAS writes
         // its own RowMajorStrg in every call and has the same race.
         if (&RowMajorStrg) RowMajorStrg = row_major ? 1 : 0;

@@ -163,5 +163,16 @@ if [ "$alternative_built" = 1 ]; then
 else
     echo "== alternative_blas: not built (no OpenBLAS at configure time), not checked"
 fi
+
+# The uninstall target takes back every file the install put there, and the gemm folders.
+uninstalled() {
+    "$cmake" --build "$build" --target uninstall >"$tmp/uninstall.log" 2>&1 ||
+        { cat "$tmp/uninstall.log"; fail "the uninstall target failed"; }
+    local left
+    left=$(find "$prefix" -mindepth 1 \( -type f -o -type l -o -name gemm \) -print)
+    [ -z "$left" ] || fail "left after uninstall: $left"
+    echo "  $(grep -c '^-- Removed: ' "$tmp/uninstall.log") files removed, none left"
+}
+check uninstalled
 echo "$failures failed"
 [ $failures -eq 0 ]

@@ -1,16 +1,58 @@
 #!/usr/bin/env bash
 # test.sh: sets up, builds and runs the test suites: the full build (CUDA too when nvcc is
 # present; GPU tests skip visibly without a device), then the CPU tests again under
-# AddressSanitizer and UBSan.
+# AddressSanitizer and UBSan. Each build's output goes to a log (printed when the build
+# fails); each stage ends with one summary line, and the script with one verdict over both,
+# exit 0 only when no test failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup_debian.sh
 . scripts/env.sh
 
-cmake -S . -B build-test -DCMAKE_BUILD_TYPE=Release
-cmake --build build-test -j "$jobs"
-ctest --test-dir build-test --output-on-failure -j "$jobs"
+summaries=()
+passed=0 failed=0 skipped=0
 
-cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGEMM_SANITIZE=ON -DGEMM_WITH_CUDA=OFF
-cmake --build build-sanitize -j "$jobs"
-ctest --test-dir build-sanitize --output-on-failure -L cpu -j "$jobs"
+# build DIR CMAKE_ARGS...: configures and builds into DIR, its output in DIR/build.log.
+build() {
+    local dir=$1
+    shift
+    mkdir -p "$dir"
+    echo "== build $dir: cmake $* (log: $dir/build.log)"
+    if ! { cmake -S . -B "$dir" "$@" && cmake --build "$dir" -j "$jobs"; } >"$dir/build.log" 2>&1; then
+        tail -n 60 "$dir/build.log"
+        echo "test.sh: the build in $dir failed (the whole log: $dir/build.log)"
+        exit 1
+    fi
+}
+
+# run_stage NAME DIR CTEST_ARGS...: runs ctest in DIR and adds its counts to the totals.
+run_stage() {
+    local name=$1 dir=$2 log
+    shift 2
+    log="$dir/ctest.log"
+    echo "== test $name"
+    local rc=0
+    ctest --test-dir "$dir" --output-on-failure -j "$jobs" "$@" 2>&1 | tee "$log" || rc=$?
+    local p f s
+    p=$(grep -cE '^ *[0-9]+/[0-9]+ Test +#[0-9]+: .* Passed ' "$log" || true)
+    f=$(grep -cE '^ *[0-9]+/[0-9]+ Test +#[0-9]+: .*\*\*\*(Failed|Exception|Timeout|Not Run)' "$log" || true)
+    s=$(grep -cE '^ *[0-9]+/[0-9]+ Test +#[0-9]+: .*\*\*\*Skipped' "$log" || true)
+    # A ctest that failed without a failed test line (no tests found, a crash) still fails.
+    [ "$rc" -eq 0 ] || [ "$f" -gt 0 ] || f=1
+    passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+    summaries+=("$name: $p passed, $f failed, $s skipped")
+}
+
+build build-test -DCMAKE_BUILD_TYPE=Release
+run_stage "stage 1 (Release build, every test)" build-test
+
+build build-sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGEMM_SANITIZE=ON -DGEMM_WITH_CUDA=OFF
+run_stage "stage 2 (ASan + UBSan build, CPU tests)" build-sanitize -L cpu
+
+echo
+for line in "${summaries[@]}"; do echo "$line"; done
+verdict=PASSED
+[ "$failed" -eq 0 ] || verdict=FAILED
+echo "test.sh: $verdict"
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]

@@ -1269,6 +1269,51 @@ TEST_CASE("gpu: epilogues on device and host memory, every GPU backend, against 
     report(tl);
 }
 
+// GELU and its slope of a large finite value whose cube overflows f32 are the saturated values
+// (the slope 1 or 0), never NaN from 0 times an infinite cube, on device and host memory,
+// every GPU backend: the device pass (epilogue_pass.cu) and cuBLASLt's fused epilogue alike.
+TEST_CASE("gpu: GELU and its slope of large finite f32 values, device and host memory, every GPU backend") {
+    const std::vector<float> values = {1e13f, -1e13f, 1e30f, -1e30f, 3.0e38f, -3.0e38f, 2.0f, -0.5f};
+    const int64_t m = int64_t(values.size());
+    const std::vector<float> ones(values.size(), 1.0f), poison(values.size(), -7.0f);
+    const float one = 1.0f, zero = 0.0f;
+    int checked = 0;
+    for (const std::string &name : gpu_backends()) {
+        selection_guard sel(name);
+        for (memory kind : {memory::device, memory::host}) {
+            for (gemm_activation_t act : {GEMM_ACTIVATION_GELU, GEMM_ACTIVATION_GELU_BACKWARD}) {
+                const bool backward = act == GEMM_ACTIVATION_GELU_BACKWARD;
+                // Z = A * 1: the values, or ones whose slope is taken at aux = the values.
+                buffer a(kind, bytes_of(backward ? ones : values)), b(kind, bytes_of(std::vector<float>{1.0f})),
+                    aux(kind, bytes_of(values)), c(kind, bytes_of(poison));
+                gemm_epilogue_t e;
+                gemm_epilogue_init(&e);
+                e.activation = act;
+                e.aux = backward ? aux.get() : nullptr;
+                e.ld_aux = backward ? m : 0;
+                const gemm_status_t st = gemm_ex_epilogue(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, m, 1, 1, &one, a.get(),
+                                                          GEMM_F32, m, b.get(), GEMM_F32, 1, &zero, c.get(), GEMM_F32,
+                                                          m, GEMM_F32, &e);
+                const std::string where =
+                    name + " " + memory_name(kind) + (backward ? " GELU backward" : " GELU");
+                CUDA_REQUIRE(cudaDeviceSynchronize());
+                if (st == GEMM_STATUS_NOT_SUPPORTED) continue;  // not this backend's memory or epilogue
+                REQUIRE_MESSAGE(st == GEMM_STATUS_SUCCESS, where << ": " << gemm_last_error());
+                const bytes out_bytes = c.read();
+                std::vector<float> out(values.size());
+                std::memcpy(out.data(), out_bytes.data(), out_bytes.size());
+                for (std::size_t i = 0; i < values.size(); ++i) {
+                    const double x = values[i], want = backward ? detail::gelu_slope(x) : detail::gelu(x);
+                    CHECK_MESSAGE(std::fabs(double(out[i]) - want) <= 1e-5 * std::max(1.0, std::fabs(want)),
+                                  where << " of " << x << ": " << out[i] << ", want " << want);
+                }
+                ++checked;
+            }
+        }
+    }
+    CHECK(checked >= 4);  // cublas and cublaslt take both activations on both memories
+}
+
 // One process with GEMM_VERBOSE=1: cuBLASLt fuses on device memory what it has an epilogue
 // for, and the library's pass serves the rest and every other backend.
 TEST_SUITE("gpu_epilogue_trace" * doctest::skip()) {

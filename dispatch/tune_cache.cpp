@@ -58,6 +58,30 @@ std::string trim(std::string s) {
     return s.substr(first, last - first + 1);
 }
 
+// Why text is not a tune cache, if it is not. A cache is blank, or starts with the header
+// write_file puts first, or the first of its lines that is neither blank nor a comment opens
+// a [machine] section. Anything else (someone's notes, a file named by mistake) is neither
+// used nor replaced by a store: the file is not ours to overwrite.
+std::optional<std::string> not_a_cache(const std::string &text) {
+    std::istringstream in(text);
+    std::string line;
+    bool comments = false;
+    for (int number = 1; std::getline(in, line); ++number) {
+        if (number == 1 && line == header_lines[0]) return std::nullopt;
+        std::string t = trim(line);
+        if (t.empty()) continue;
+        if (t[0] == '#') {
+            comments = true;
+            continue;
+        }
+        if (t.rfind(section_marker, 0) == 0) return std::nullopt;
+        return fmt::format("line {}, its first that is not blank or a comment, opens no [machine] section: {}",
+                           number, quoted(t));
+    }
+    if (!comments) return std::nullopt;
+    return std::string("only comments: no [machine] section, and not the header `gemm tune` writes");
+}
+
 std::vector<std::string> split(const std::string &s, char sep) {
     std::vector<std::string> parts;
     std::string part;
@@ -88,22 +112,22 @@ std::optional<tune_entry> parse_entry(const std::string &line, std::string &why)
     if (fields.size() != 4) return why = "expected 4 fields separated by '|'", std::nullopt;
     tune_entry e;
     auto key = tune_key::parse(fields[0]);
-    if (!key) return why = "bad problem key '" + fields[0] + "'", std::nullopt;
+    if (!key) return why = "bad problem key '" + quoted(fields[0]) + "'", std::nullopt;
     e.key = *key;
     std::istringstream choice(fields[1]);
     std::string extra;
     if (!(choice >> e.backend >> e.variant) || (choice >> extra))
-        return why = "bad choice '" + fields[1] + "' (want: backend variant)", std::nullopt;
+        return why = "bad choice '" + quoted(fields[1]) + "' (want: backend variant)", std::nullopt;
     if (e.variant == "-") e.variant.clear();
     auto us = parse_microseconds(fields[2]);
-    if (!us) return why = "bad time '" + fields[2] + "'", std::nullopt;
+    if (!us) return why = "bad time '" + quoted(fields[2]) + "'", std::nullopt;
     e.microseconds = *us;
     std::istringstream def(fields[3]);
     std::string word, default_time, unit;
     if (!(def >> word >> e.default_backend >> default_time >> unit) || word != "default")
-        return why = "bad default '" + fields[3] + "'", std::nullopt;
+        return why = "bad default '" + quoted(fields[3]) + "'", std::nullopt;
     auto dus = parse_microseconds(default_time + " " + unit);
-    if (!dus) return why = "bad default time '" + fields[3] + "'", std::nullopt;
+    if (!dus) return why = "bad default time '" + quoted(fields[3]) + "'", std::nullopt;
     e.default_microseconds = *dus;
     return e;
 }
@@ -111,8 +135,8 @@ std::optional<tune_entry> parse_entry(const std::string &line, std::string &why)
 // An entry is used only if this build can run exactly what it names.
 std::optional<std::string> entry_problem(const tune_entry &e) {
     backend *b = find_backend(e.backend);
-    if (!b) return "backend '" + e.backend + "' is not in this build";
-    if (!b->knows_variant(e.variant)) return "backend '" + e.backend + "' has no variant '" + e.variant + "'";
+    if (!b) return "backend '" + quoted(e.backend) + "' is not in this build";
+    if (!b->knows_variant(e.variant)) return "backend '" + e.backend + "' has no variant '" + quoted(e.variant) + "'";
     return std::nullopt;
 }
 
@@ -215,6 +239,12 @@ tune_cache::file_contents tune_cache::read_file(std::vector<std::string> &warnin
         warnings.push_back(contents.problem + "; its entries are not used and it will not be overwritten");
         return contents;
     }
+    if (std::optional<std::string> why = not_a_cache(file.text)) {
+        contents.usable = false;
+        contents.problem = "tune cache " + path_ + ": not a tune cache (" + *why + ")";
+        warnings.push_back(contents.problem + "; it is not used and will not be overwritten");
+        return contents;
+    }
     std::istringstream in(file.text);
     std::string line;
     bool in_section = false, in_mine = false, saw_other_machine = false;
@@ -290,11 +320,32 @@ tune_cache::file_contents tune_cache::read_file(std::vector<std::string> &warnin
     return contents;
 }
 
-gemm_status_t tune_cache::write_file(const file_contents &contents) const {
+gemm_status_t tune_cache::write_file(const file_contents &contents, const std::string &file) const {
     std::string text;
     for (const char *h : header_lines) text += std::string(h) + '\n';
     for (const file_line &l : contents.lines) text += l.text + '\n';
-    return replace_cache_file(path_, text);
+    return replace_cache_file(file, text);
+}
+
+gemm_status_t tune_cache::store_target(cache_store_target &target, const char *undone) const {
+    std::string why;
+    if (!cache_store_target_find(path_, target, why))
+        return set_error(GEMM_STATUS_EXECUTION_FAILED, "tune cache " + path_ + ": " + why + "; " + undone);
+    // Read again under the lock; this read spares a lock file beside a file that is no cache.
+    std::vector<std::string> ignored;
+    file_contents contents = read_file(ignored);
+    if (!contents.usable)
+        return set_error(GEMM_STATUS_EXECUTION_FAILED, contents.problem + ": not replaced, " + undone);
+    return GEMM_STATUS_SUCCESS;
+}
+
+gemm_status_t tune_cache::check_store() const {
+    cache_store_target target;
+    if (gemm_status_t s = store_target(target, "nothing would be stored"); s != GEMM_STATUS_SUCCESS) return s;
+    std::string why;
+    if (!cache_folder_writable(target, why))
+        return set_error(GEMM_STATUS_EXECUTION_FAILED, "tune cache " + path_ + ": " + why + "; nothing would be stored");
+    return GEMM_STATUS_SUCCESS;
 }
 
 // Each fresh entry replaces the lines holding an entry of its key in this machine's section,
@@ -339,8 +390,11 @@ bool tune_cache::drop(file_contents &contents, const tune_key &key) const {
 
 template <class Edit>
 gemm_status_t tune_cache::rewrite_file(const char *undone, Edit edit) {
-    if (gemm_status_t s = make_parent_dirs(path_); s != GEMM_STATUS_SUCCESS) return s;
-    cache_file_lock file(path_);
+    cache_store_target target;
+    if (gemm_status_t s = store_target(target, undone); s != GEMM_STATUS_SUCCESS) return s;
+    if (!target.exists)
+        if (gemm_status_t s = make_parent_dirs(target.file); s != GEMM_STATUS_SUCCESS) return s;
+    cache_file_lock file(target.file);
     if (!file.held()) return set_error(GEMM_STATUS_EXECUTION_FAILED, "tune cache: " + file.error());
     std::vector<std::string> ignored;  // reported when this process loaded the file
     file_contents contents = read_file(ignored);
@@ -369,7 +423,7 @@ gemm_status_t tune_cache::rewrite_file(const char *undone, Edit edit) {
             has_rates_.store(true, std::memory_order_release);
         }
     }
-    return changed ? write_file(contents) : GEMM_STATUS_SUCCESS;
+    return changed ? write_file(contents, target.file) : GEMM_STATUS_SUCCESS;
 }
 
 gemm_status_t tune_cache::store(const std::vector<tune_entry> &fresh) {

@@ -13,6 +13,7 @@
 
 #include "gemm/gemm.h"
 #include "machine_rates.hpp"
+#include "tune_cache_file.hpp"
 #include "tune_key.hpp"
 
 namespace gemm {
@@ -48,8 +49,11 @@ std::string tune_cache_path();
 // parse, entries naming a backend this build lacks or a variant the backend does not know
 // are skipped with a warning, never used. A store changes nothing but the entries it stores:
 // every other line (comments, other machines, entries this build cannot use) is written back
-// as it was. A file that cannot be read (no permission, not a regular file, too large) is
-// not used and never replaced; a store that would make the file too large to read fails.
+// as it was. A file that cannot be read (no permission, not a regular file, too large) or is
+// not a tune cache (not blank, and neither the header write_file puts first nor a [machine]
+// line as its first line that is not blank or a comment) is not used and never replaced;
+// nor is a file the caller may not write. A store that would make the file too large to read
+// fails. A store through a symbolic link replaces the link's target (cache_store_target).
 class tune_cache {
 public:
     explicit tune_cache(std::string path);
@@ -75,6 +79,12 @@ public:
     // key in neither changes nothing (GEMM_STATUS_SUCCESS). Auto then decides for its calls as
     // for any untuned shape.
     gemm_status_t remove(const tune_key &key);
+
+    // Whether a store would be accepted: the checks store() makes before it creates anything
+    // (cache_store_target_find; the file must be a tune cache), and a temporary file or folder
+    // created and removed where the store would create its own (cache_folder_writable).
+    // GEMM_STATUS_SUCCESS, or an error naming the path and why.
+    gemm_status_t check_store() const;
 
     // This machine's usable entries, ordered by their key's text.
     std::vector<tune_entry_ptr> entries() const;
@@ -108,7 +118,10 @@ private:
         bool has_mine = false;
     };
     file_contents read_file(std::vector<std::string> &warnings) const;
-    gemm_status_t write_file(const file_contents &contents) const;
+    // The file a store replaces, once it passed the checks made before anything is created;
+    // else the error, which ends with undone.
+    gemm_status_t store_target(cache_store_target &target, const char *undone) const;
+    gemm_status_t write_file(const file_contents &contents, const std::string &file) const;
     void merge(file_contents &contents, const std::vector<tune_entry> &fresh) const;
     // Adds line at the end of this machine's section, which is created at the end of the file
     // if absent.

@@ -102,6 +102,89 @@ mode_t mode_to_keep(const std::string &path) {
     return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) ? (st.st_mode & 07777) : (0666 & ~process_umask());
 }
 
+// What sits at a path that is not a regular file, in words.
+std::string kind_text(mode_t mode) {
+    if (S_ISDIR(mode)) return "a folder";
+    if (S_ISFIFO(mode)) return "a FIFO";
+    if (S_ISCHR(mode)) return "a character device";
+    if (S_ISBLK(mode)) return "a block device";
+    if (S_ISSOCK(mode)) return "a socket";
+    return "something else";
+}
+
+std::string mode_text(mode_t mode) {
+    char text[8];
+    std::snprintf(text, sizeof text, "%04o", unsigned(mode & 07777));
+    return text;
+}
+
+// The folder holding path ("." for a bare name).
+std::string folder_of(const std::string &path) {
+    const std::size_t slash = path.find_last_of('/');
+    if (slash == std::string::npos) return ".";
+    return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+// Where the link at path points, as a path usable from here (a relative target is relative to
+// the link's folder); empty with why when it cannot be read.
+std::string link_target(const std::string &path, std::string &why) {
+    std::vector<char> buffer(4096);
+    const ssize_t got = readlink(path.c_str(), buffer.data(), buffer.size());
+    if (got < 0 || std::size_t(got) >= buffer.size()) {
+        why = "cannot read the link " + path + ": " + errno_text(got < 0 ? errno : ENAMETOOLONG);
+        return "";
+    }
+    std::string target(buffer.data(), std::size_t(got));
+    if (target.empty() || target[0] == '/' || path.find('/') == std::string::npos) return target;
+    return folder_of(path) + "/" + target;
+}
+
+// Whether the caller may write the file st describes at path. Root passes access() for any
+// file, so for root a file without any write bit in its mode counts as read-only: its owner
+// made it so on purpose, and a rename would replace it all the same.
+bool may_write(const std::string &path, const struct stat &st, std::string &why) {
+    if (geteuid() == 0) {
+        if ((st.st_mode & 0222) != 0) return true;
+        why = "read-only (mode " + mode_text(st.st_mode) + ")";
+        return false;
+    }
+    if (faccessat(AT_FDCWD, path.c_str(), W_OK, AT_EACCESS) == 0) return true;
+    why = "not writable by this user (mode " + mode_text(st.st_mode) + ": " + errno_text(errno) + ")";
+    return false;
+}
+
+// Follows the links at path to what sits at the end of them (file, with its lstat in st), or
+// to the name nothing sits at yet (exists = false); false with why where they loop or cannot
+// be read.
+bool follow_links(const std::string &path, std::string &file, struct stat &st, bool &exists, std::string &why) {
+    constexpr int most_links = 40;  // the kernel's own limit before ELOOP
+    file = path;
+    for (int links = 0;; ++links) {
+        if (lstat(file.c_str(), &st) != 0) {
+            if (errno != ENOENT) return why = "cannot look at " + file + ": " + errno_text(errno), false;
+            exists = false;
+            return true;
+        }
+        if (!S_ISLNK(st.st_mode)) {
+            exists = true;
+            return true;
+        }
+        if (links == most_links) return why = "more than 40 symbolic links in a row (a loop?)", false;
+        file = link_target(file, why);
+        if (file.empty()) return false;
+    }
+}
+
+// Creates and removes a temporary file beside path: what a store does first.
+bool try_temporary_file(const std::string &path, std::string &why) {
+    std::string probe = path + ".tmp.XXXXXX";
+    const int fd = mkostemp(probe.data(), O_CLOEXEC);
+    if (fd < 0) return why = "cannot create a file in " + folder_of(path) + ": " + errno_text(errno), false;
+    close(fd);
+    unlink(probe.c_str());
+    return true;
+}
+
 }  // namespace
 
 cache_file_text read_cache_file(const std::string &path, std::size_t limit) {
@@ -132,6 +215,47 @@ cache_file_text read_cache_file(const std::string &path, std::size_t limit) {
     }
     close(fd);
     return file;
+}
+
+bool cache_store_target_find(const std::string &path, cache_store_target &target, std::string &why) {
+    if (path.empty()) return why = "the path is empty", false;
+    // A store would create the folder and then fail on the name: nothing is created for it.
+    if (path.back() == '/') return why = "the path ends in '/', so it names a folder, not a file", false;
+    struct stat st;
+    if (!follow_links(path, target.file, st, target.exists, why)) return false;
+    const bool linked = target.file != path;
+    const std::string through = linked ? "a link to " + target.file + ", " : "";
+    if (!target.exists) {
+        // Folders are created only for the path as given, never for a link's target.
+        if (!linked) return true;
+        struct stat folder;
+        if (stat(folder_of(target.file).c_str(), &folder) == 0 && S_ISDIR(folder.st_mode)) return true;
+        return why = through + "whose folder " + folder_of(target.file) + " does not exist", false;
+    }
+    if (!S_ISREG(st.st_mode)) return why = through + kind_text(st.st_mode) + ", not a regular file", false;
+    std::string unwritable;
+    if (!may_write(target.file, st, unwritable)) return why = through + unwritable, false;
+    return true;
+}
+
+bool cache_folder_writable(const cache_store_target &target, std::string &why) {
+    const std::string folder = folder_of(target.file);
+    // The nearest folder that exists, and the first missing one below it, which the store
+    // would create.
+    std::string existing = folder, missing;
+    struct stat st;
+    while (stat(existing.c_str(), &st) != 0) {
+        if (errno != ENOENT || existing == "/" || existing == ".")
+            return why = "cannot look at " + existing + ": " + errno_text(errno), false;
+        missing = existing;
+        existing = folder_of(existing);
+    }
+    if (!S_ISDIR(st.st_mode)) return why = existing + " is not a folder", false;
+    if (missing.empty()) return try_temporary_file(target.file, why);
+    std::string probe = missing + ".tmp.XXXXXX";
+    if (!mkdtemp(probe.data())) return why = "cannot create a folder in " + existing + ": " + errno_text(errno), false;
+    rmdir(probe.c_str());
+    return true;
 }
 
 cache_file_lock::cache_file_lock(const std::string &path) {

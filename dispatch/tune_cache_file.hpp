@@ -25,6 +25,28 @@ struct cache_file_text {
 // or device, never reads more than limit + 1 bytes.
 cache_file_text read_cache_file(const std::string &path, std::size_t limit = tune_cache_file_limit);
 
+// The file a store replaces: the cache path itself, or the file a symbolic link there leads to.
+// A store through a link replaces the link's target and keeps the link; its lock goes beside
+// the target, so that a process naming the link and one naming the target exclude each other.
+struct cache_store_target {
+    std::string file;     // where the temporary, the rename and "<file>.lock" go
+    bool exists = false;  // false: the store creates it
+};
+
+// Where a store to path would write, checked before anything is created (folder, lock file,
+// temporary), so that a refused store leaves no trace. Refused, with why: a path ending in
+// '/'; a loop of links; a link whose target's folder does not exist (a dangling link into an
+// existing folder is followed, its target created, as a shell's `>` would); a folder, FIFO,
+// device or socket; a file the caller may not write (access(W_OK); for root, which passes
+// that, a mode without any write bit).
+bool cache_store_target_find(const std::string &path, cache_store_target &target, std::string &why);
+
+// Whether a store could create its files for target: a temporary file beside an existing
+// target, else a folder in the nearest existing folder above it, created and removed at once.
+// Trying is the only answer that holds for root, which access() lets write where the file
+// system will not (/proc, a read-only mount).
+bool cache_folder_writable(const cache_store_target &target, std::string &why);
+
 // An exclusive advisory lock on "<path>.lock", released when destroyed. The lock file is
 // opened without following a symbolic link.
 class cache_file_lock {

@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -956,14 +957,15 @@ TEST_CASE("tuner duplicate_entries: the later of two entries of one problem is u
     CHECK(clean.steps[0].traced_backend() == "cpu_ref");
 }
 
-// A file damaged before any "[machine]" line (garbage, binary bytes, no section at all) is
-// as corrupt as one damaged inside this machine's section.
 // Lines before the first "[machine]" line belong to no machine: they are warned about on load,
 // not filed silently with the other machines' sections (where a store would carry them along).
+// A file that starts with such lines is no tune cache at all (tuner not_a_cache); one that
+// starts with the header has them only by damage.
 TEST_CASE("tuner corrupt_file_no_section: garbage before any section is warned about") {
     scratch_dir dir;
     std::string cache = dir.file("tune-cache.txt");
-    write_text(cache, "garbage line\n" + std::string("\x01\x02\xff binary\n"));
+    write_text(cache, "# gemm tune cache: `gemm tune` writes it; one [machine] section per fingerprint.\n"
+                      "garbage line\n" + std::string("\x01\x02\xff binary\n"));
     child_result r = run_child(dir, "garbage", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1"}, "call 64x64x64");
     INFO(r.report());
     REQUIRE(r.ok());
@@ -971,7 +973,49 @@ TEST_CASE("tuner corrupt_file_no_section: garbage before any section is warned a
     CHECK(r.steps[0].status() == GEMM_STATUS_SUCCESS);
     CHECK(r.steps[0].correct());
     check_builtin_untuned(r.steps[0]);
-    CHECK(r.steps[0].warned(cache + ":1:"));
+    CHECK(r.steps[0].warned(cache + ":2:"));
+    CHECK(r.steps[0].warned(cache + ":3:"));
+}
+
+// A file that is not a tune cache (someone's notes, a script, a file named by mistake) is not
+// the library's to overwrite: auto warns once and uses the built-in rule, a store is refused
+// naming the path and why, and nothing is created beside it. An empty file is a cache.
+TEST_CASE("tuner not_a_cache: a file that is not a tune cache is warned about once and never overwritten") {
+    scratch_dir dir;
+    for (const std::string text : {"my notes\n", "#!/bin/sh\necho hello\n", "# only a comment\n\n"}) {
+        INFO("file: " << text);
+        std::string cache = dir.file("notes.txt");
+        write_text(cache, text);
+        child_result r = run_child(dir, "notes", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1"},
+                                   "call 64x64x64; tune 32x32x32 budget=20; call 48x48x48");
+        INFO(r.report());
+        REQUIRE(r.ok());
+        REQUIRE(r.steps.size() == 3);
+        CHECK(r.steps[0].correct());
+        check_builtin_untuned(r.steps[0]);
+        CHECK(r.steps[0].warned(cache + ": not a tune cache ("));
+        CHECK(r.steps[0].warned("will not be overwritten"));
+        CHECK(r.steps[0].warnings().size() == 1);
+        const step_seen &t = r.steps[1];
+        CHECK(t.status() == GEMM_STATUS_EXECUTION_FAILED);
+        CHECK(t.get("stored") == "0");
+        CHECK(contains(t.error, cache + ": not a tune cache ("));
+        CHECK(contains(t.error, "nothing stored"));
+        CHECK(r.steps[2].correct());
+        CHECK(r.steps[2].warnings().empty());  // warned once
+        CHECK(read_text(cache) == text);
+        CHECK_FALSE(file_exists(cache + ".lock"));
+    }
+    std::string empty = dir.file("empty.txt");
+    write_text(empty, "");
+    child_result r = run_child(dir, "empty", {"GEMM_TUNE_CACHE=" + empty, "GEMM_VERBOSE=1"},
+                               "call 64x64x64; tune 32x32x32 budget=20");
+    INFO(r.report());
+    REQUIRE(r.ok());
+    REQUIRE(r.steps.size() == 2);
+    CHECK(r.steps[0].warnings().empty());
+    CHECK(r.steps[1].get("stored") == "1");
+    CHECK(entry_lines_for(read_lines(empty), key_text(32, 32, 32)).size() == 1);
 }
 
 // A number with trailing junk is a bad number.
@@ -1380,6 +1424,164 @@ TEST_CASE("tuner temp_symlink: the temporary file is created, never opened throu
     CHECK(contains(locked.steps[0].error, ".lock"));
     CHECK_FALSE(file_exists(absent));
     CHECK_FALSE(file_exists(other_cache));
+}
+
+// A store through a symbolic link replaces the link's target and keeps the link; the lock is
+// the target's, so that a process naming the link and one naming the target exclude each other.
+TEST_CASE("tuner symlink: a store through a link replaces its target, keeps the link and locks beside the target") {
+    scratch_dir dir;
+    REQUIRE(mkdir(dir.file("real").c_str(), 0755) == 0);
+    std::string target = dir.file("real/tune-cache.txt"), link = dir.file("link.txt");
+    REQUIRE(symlink("real/tune-cache.txt", link.c_str()) == 0);
+    child_result first = run_child(dir, "first", {"GEMM_TUNE_CACHE=" + target}, "tune 16x16x16 budget=20");
+    INFO(first.report());
+    REQUIRE(first.ok());
+    REQUIRE(first.steps.size() == 1);
+    REQUIRE(first.steps[0].get("stored") == "1");
+
+    // The target's lock held here: a store through the link must wait for it.
+    int lock = open((target + ".lock").c_str(), O_RDWR | O_CLOEXEC);
+    REQUIRE(lock >= 0);
+    REQUIRE(flock(lock, LOCK_EX) == 0);
+    child_process child(dir, "through_link", {"GEMM_TUNE_CACHE=" + link, "GEMM_VERBOSE=1"},
+                        "tune 32x32x32 budget=20; call 16x16x16");
+    bool waited = false;  // /proc/locks shows a blocked flock as "-> FLOCK ... <pid> ..."
+    for (int i = 0; i < 3000 && !waited; ++i) {
+        std::ifstream locks("/proc/locks");
+        for (std::string line; std::getline(locks, line);)
+            waited |= contains(line, "-> FLOCK") && contains(line, " " + std::to_string(child.pid()) + " ");
+        if (!waited) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    CHECK(waited);
+    close(lock);
+    child_result r = child.wait();
+    INFO(r.report());
+    REQUIRE(r.ok());
+    REQUIRE(r.steps.size() == 2);
+    CHECK(r.steps[0].get("stored") == "1");
+    CHECK(r.steps[1].why() == "auto: tune cache hit");  // the target's entries, read through the link
+    struct stat st;
+    REQUIRE(lstat(link.c_str(), &st) == 0);
+    CHECK(S_ISLNK(st.st_mode));
+    std::vector<std::string> lines = read_lines(target);
+    CHECK(entry_lines_for(lines, key_text(16, 16, 16)).size() == 1);
+    CHECK(entry_lines_for(lines, key_text(32, 32, 32)).size() == 1);
+    CHECK_FALSE(file_exists(link + ".lock"));
+
+    // A dangling link into an existing folder: the store creates the target, as `>` would.
+    std::string dangling = dir.file("dangling.txt"), created = dir.file("real/created.txt");
+    REQUIRE(symlink(created.c_str(), dangling.c_str()) == 0);
+    child_result d = run_child(dir, "dangling", {"GEMM_TUNE_CACHE=" + dangling}, "tune 32x32x32 budget=20");
+    INFO(d.report());
+    REQUIRE(d.ok());
+    REQUIRE(d.steps.size() == 1);
+    CHECK(d.steps[0].get("stored") == "1");
+    REQUIRE(lstat(dangling.c_str(), &st) == 0);
+    CHECK(S_ISLNK(st.st_mode));
+    CHECK(entry_lines_for(read_lines(created), key_text(32, 32, 32)).size() == 1);
+
+    // A link whose target's folder does not exist: refused, and no folder made for it.
+    std::string nowhere = dir.file("nowhere.txt"), missing = dir.file("missing/cache.txt");
+    REQUIRE(symlink(missing.c_str(), nowhere.c_str()) == 0);
+    child_result n = run_child(dir, "nowhere", {"GEMM_TUNE_CACHE=" + nowhere}, "tune 32x32x32 budget=20");
+    INFO(n.report());
+    REQUIRE(n.ok());
+    REQUIRE(n.steps.size() == 1);
+    CHECK(n.steps[0].status() == GEMM_STATUS_EXECUTION_FAILED);
+    CHECK(contains(n.steps[0].error, nowhere + ": a link to " + missing + ", whose folder"));
+    CHECK_FALSE(file_exists(dir.file("missing")));
+    CHECK_FALSE(file_exists(nowhere + ".lock"));
+}
+
+// A cache its owner made read-only is not rewritten (a rename would replace it all the same,
+// the folder being writable); auto still reads it.
+TEST_CASE("tuner read_only: a read-only cache is used but never rewritten") {
+    scratch_dir dir;
+    std::string cache = dir.file("tune-cache.txt");
+    child_result first = run_child(dir, "first", {"GEMM_TUNE_CACHE=" + cache}, "tune 16x16x16 budget=20");
+    INFO(first.report());
+    REQUIRE(first.ok());
+    REQUIRE(first.steps.size() == 1);
+    REQUIRE(first.steps[0].get("stored") == "1");
+    REQUIRE(chmod(cache.c_str(), 0444) == 0);
+    const std::string before = read_text(cache);
+    child_result r = run_child(dir, "read_only", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1"},
+                               "call 16x16x16; tune 32x32x32 budget=20");
+    INFO(r.report());
+    REQUIRE(r.ok());
+    REQUIRE(r.steps.size() == 2);
+    CHECK(r.steps[0].why() == "auto: tune cache hit");
+    CHECK(r.steps[0].warnings().empty());
+    CHECK(r.steps[1].status() == GEMM_STATUS_EXECUTION_FAILED);
+    CHECK(r.steps[1].get("stored") == "0");
+    CHECK(contains(r.steps[1].error, cache + ": "));
+    CHECK(contains(r.steps[1].error, "(mode 0444"));
+    CHECK(contains(r.steps[1].error, "nothing stored"));
+    CHECK(read_text(cache) == before);
+    struct stat st;
+    REQUIRE(stat(cache.c_str(), &st) == 0);
+    CHECK((st.st_mode & 0777) == 0444);
+}
+
+// Every byte a warning takes from the file is escaped, in its reason too: a damaged key,
+// backend or variant cannot send a control sequence to the terminal.
+TEST_CASE("tuner control_bytes: bytes from the file are escaped in every warning's reason") {
+    scratch_dir dir;
+    std::string cache = dir.file("tune-cache.txt");
+    std::string mine = this_machine_line(dir);
+    const std::string esc = "\x1b[31m";
+    std::string k64 = key_text(64, 64, 64);
+    write_text(cache, mine + "\n" +
+                          "f32 f32 NN 64 " + esc + " 64 batch=1 ld=tight align=16 space=host beta=0 | cpu_ref - | "
+                          "1.000 us | default cblas 1.000 us\n" +
+                          k64 + " | cpu_ref " + esc + " | 1.000 us | default cblas 1.000 us\n" +
+                          k64 + " | no" + esc + "such - | 1.000 us | default cblas 1.000 us\n" +
+                          k64 + " | cpu_ref - extra" + esc + " | 1.000 us | default cblas 1.000 us\n" +
+                          k64 + " | cpu_ref - | 1" + esc + " us | default cblas 1.000 us\n" +
+                          k64 + " | cpu_ref - | 1.000 us | default" + esc + " cblas 1.000 us\n");
+    child_result r = run_child(dir, "escape", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1"}, "call 64x64x64");
+    INFO(r.report());
+    REQUIRE(r.ok());
+    REQUIRE(r.steps.size() == 1);
+    CHECK(r.steps[0].correct());
+    CHECK(r.steps[0].warnings().size() == 6);
+    for (const std::string &w : r.steps[0].warnings()) {
+        INFO("warning: " << w);
+        CHECK(std::all_of(w.begin(), w.end(), [](char c) { return c >= 0x20 && c < 0x7f; }));
+        // The reason, before the quoted line, shows the byte escaped too.
+        const std::string reason = w.substr(0, w.rfind("): "));
+        CHECK(contains(reason, "\\x1b[31m"));
+    }
+    CHECK_FALSE(contains(r.out + r.err, "\x1b"));
+}
+
+// What a store refuses is refused before it creates anything: no lock file beside a FIFO, a
+// folder or a device, and no folder for a path ending in '/'.
+TEST_CASE("tuner nothing_created: a refused store creates no lock file and no folder") {
+    scratch_dir dir;
+    std::string fifo = dir.file("fifo"), folder = dir.file("folder"), slash = dir.file("new/");
+    REQUIRE(mkfifo(fifo.c_str(), 0644) == 0);
+    REQUIRE(mkdir(folder.c_str(), 0755) == 0);
+    const bool full_lock_before = file_exists("/dev/full.lock");
+    struct refused {
+        std::string path, why;
+    };
+    for (const refused &c : {refused{fifo, "a FIFO, not a regular file"}, refused{folder, "a folder, not a regular file"},
+                             refused{slash, "ends in '/'"}, refused{"/dev/full", "a character device"}}) {
+        INFO("cache: " << c.path);
+        child_result r = run_child(dir, "refused", {"GEMM_TUNE_CACHE=" + c.path}, "tune 32x32x32 budget=20");
+        INFO(r.report());
+        REQUIRE(r.ok());
+        REQUIRE(r.steps.size() == 1);
+        CHECK(r.steps[0].status() == GEMM_STATUS_EXECUTION_FAILED);
+        CHECK(contains(r.steps[0].error, c.path + ": "));
+        CHECK(contains(r.steps[0].error, c.why));
+    }
+    for (const std::string &made : {fifo + ".lock", folder + ".lock", dir.file("new")}) CHECK_FALSE(file_exists(made));
+    if (!full_lock_before) {
+        CHECK_FALSE(file_exists("/dev/full.lock"));
+        unlink("/dev/full.lock");
+    }
 }
 
 TEST_CASE("tuner huge_key: an entry with m = INT64_MAX loads and the nearest-shape search survives it") {

@@ -1,14 +1,11 @@
 // tune_command.cpp: `gemm tune`: tunes each problem through gemm_tune, shows progress on
 // stderr and the table on stdout, and stores the winners in the tune cache.
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -153,29 +150,17 @@ std::vector<std::string> untried_backends(const std::vector<tune_row> &rows, con
     return untried;
 }
 
-// The nearest of path's parents that exists ("." for a bare file name).
-std::string nearest_existing_parent(std::string path) {
-    for (;;) {
-        const std::size_t slash = path.find_last_of('/');
-        if (slash == std::string::npos) return ".";
-        path = slash == 0 ? "/" : path.substr(0, slash);
-        if (path == "/" || access(path.c_str(), F_OK) == 0) return path;
-    }
-}
-
-// Whether the tune cache can take the winners, said on stderr when not: its file is replaced
-// through a temporary file in its directory, so that directory (or the nearest one that
-// exists, where the library will create the rest) must be writable. Checked before any
-// tuning, which would otherwise run to the end and then fail every store.
+// Whether the tune cache can take the winners, said on stderr when not. Checked before any
+// tuning, which would otherwise run to the end and then fail every store; the library makes
+// the store's own checks and tries to create a file where the store would (the only test
+// that holds for root, which access() lets write into /proc or onto a read-only mount).
 bool cache_writable() {
-    const std::string path = gemm_tune_cache_path();
-    const std::string dir = nearest_existing_parent(path);
-    struct stat st {};
-    if (stat(dir.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) errno = ENOTDIR;
-    else if (access(dir.c_str(), W_OK | X_OK) == 0) return true;
-    std::fprintf(stderr,
-                 "gemm tune: ERROR: the tune cache %s cannot be written: %s: %s (use --cache PATH, or --no-store)\n",
-                 path.c_str(), dir.c_str(), std::strerror(errno));
+    if (gemm_tune_cache_check() == GEMM_STATUS_SUCCESS) return true;
+    std::string why = gemm_last_error();
+    const std::string prefix = std::string("tune cache ") + gemm_tune_cache_path() + ": ";
+    if (why.rfind(prefix, 0) == 0) why = why.substr(prefix.size());
+    std::fprintf(stderr, "gemm tune: ERROR: the tune cache %s cannot be written: %s (use --cache PATH, or --no-store)\n",
+                 gemm_tune_cache_path(), why.c_str());
     return false;
 }
 

@@ -273,6 +273,11 @@ gemm_status_t api_tune(const api_tune_request *request, int store, gemm_tune_rep
     return guarded([&] { return tune_request(request, store, report); });
 }
 
+gemm_status_t gemm_tune_cache_check(void) {
+    clear_error();
+    return guarded([] { return process_tune_cache().check_store(); });
+}
+
 const char *gemm_tune_cache_path(void) {
     return guarded_value<const char *>("", [] {
         static const std::string path = tune_cache_path();

@@ -38,3 +38,30 @@ skip() {
 expect_line() {
     grep -Eq -- "$2" "$work/$1" || fail "std$1 has no line matching /$2/"
 }
+
+# copy_for_nobody PROGRAM: a path user nobody (65534) can run PROGRAM from, on stdout: PROGRAM
+# itself where nobody reaches it, else a copy in $work (made searchable), beside copies of the
+# libraries it loads that nobody cannot read, found through a wrapper setting LD_LIBRARY_PATH.
+# A checkout under /root or in a 0700 folder hides the build from nobody. Skips when even the
+# copy cannot run.
+copy_for_nobody() {
+    local program=$1 as_nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+    if "${as_nobody[@]}" "$program" --version >/dev/null 2>&1; then
+        echo "$program"
+        return
+    fi
+    local copies=$work/for-nobody lib
+    mkdir -p "$copies/lib"
+    chmod 755 "$work" "$copies" "$copies/lib"
+    cp "$program" "$copies/"
+    for lib in $(ldd "$program" | awk '$2 == "=>" && $3 ~ /^\// { print $3 }'); do
+        "${as_nobody[@]}" test -r "$lib" || cp "$lib" "$copies/lib/"
+    done
+    chmod -R a+rX "$copies"
+    printf '#!/bin/sh\nLD_LIBRARY_PATH=%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} exec %s "$@"\n' \
+        "$copies/lib" "$copies/$(basename "$program")" >"$copies/run"
+    chmod 755 "$copies/run"
+    "${as_nobody[@]}" "$copies/run" --version >/dev/null 2>&1 ||
+        skip "user 65534 can run neither $program nor a copy of it in $copies"
+    echo "$copies/run"
+}

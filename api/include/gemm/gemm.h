@@ -615,6 +615,14 @@ GEMM_API gemm_status_t gemm_tune_key(const char *key, int device, double budget_
 /* Path of the tune cache file: GEMM_TUNE_CACHE, else under $XDG_CACHE_HOME or ~/.cache. */
 GEMM_API const char *gemm_tune_cache_path(void);
 
+/* Whether a store to the tune cache would be accepted, checked without tuning first:
+ * GEMM_STATUS_SUCCESS, or GEMM_STATUS_EXECUTION_FAILED with gemm_last_error() naming the path
+ * and why (not a tune cache, read-only, a folder or FIFO or device, a folder that cannot be
+ * created or written). It makes the checks a store makes before writing, and creates and at
+ * once removes a temporary file (or folder) where the store would create its own, since that
+ * is the only test that holds for root. The cache is left as it was. */
+GEMM_API gemm_status_t gemm_tune_cache_check(void);
+
 /* One entry of the tune cache. */
 typedef struct gemm_tune_entry {
     const char *key;              /* the class of calls, as GEMM_RECORD writes it: canonical

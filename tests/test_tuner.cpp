@@ -372,12 +372,17 @@ int run_child() {
 
 // ---- the parent side: scratch directories, children, their observations -------------------
 
+// Where scratch directories are made: TMPDIR, else /tmp.
+std::string scratch_base() {
+    const char *tmp = std::getenv("TMPDIR");
+    return tmp && *tmp ? tmp : "/tmp";
+}
+
 // A fresh directory for one scenario's files, removed with everything in it afterwards.
 class scratch_dir {
 public:
     scratch_dir() {
-        const char *tmp = std::getenv("TMPDIR");
-        std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/gemm_test_tuner_XXXXXX";
+        std::string pattern = scratch_base() + "/gemm_test_tuner_XXXXXX";
         std::vector<char> buf(pattern.begin(), pattern.end());
         buf.push_back('\0');
         if (mkdtemp(buf.data())) path_ = buf.data();
@@ -545,16 +550,152 @@ struct child_options {
     bool unprivileged = false;                // as user nobody when the parent is root
 };
 
+// ---- children as user nobody ----------------------------------------------------------------
+// Root gets past permissions, so a scenario about them runs its children as user nobody. nobody
+// must then reach the test binary and its libraries, which a checkout under /root or in a 0700
+// folder hides from it: those are copied to a folder nobody can reach and run from there. Where
+// even that fails, the scenario is skipped with the reason, never failed.
+
+constexpr uid_t nobody_uid = 65534;
+
+// After fork: only async-signal-safe calls.
+void become_nobody() {
+    if (setgroups(0, nullptr) != 0 || setgid(nobody_uid) != 0 || setuid(nobody_uid) != 0) _exit(124);
+}
+
+// For each (path, access mode), whether user nobody has that access, asked of a child that
+// became nobody (access() answers for the real user).
+std::vector<bool> nobody_may(const std::vector<std::pair<std::string, int>> &checks) {
+    std::vector<bool> may(checks.size(), false);
+    int fds[2];
+    if (pipe(fds) != 0) return may;
+    std::fflush(nullptr);
+    const pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        become_nobody();
+        for (const auto &[path, mode] : checks) {
+            const char answer = access(path.c_str(), mode) == 0 ? '1' : '0';
+            if (write(fds[1], &answer, 1) != 1) _exit(1);
+        }
+        _exit(0);
+    }
+    close(fds[1]);
+    char answer;
+    for (std::size_t i = 0; pid > 0 && i < may.size() && read(fds[0], &answer, 1) == 1; ++i) may[i] = answer == '1';
+    close(fds[0]);
+    if (pid > 0) waitpid(pid, nullptr, 0);
+    return may;
+}
+
+// The shared libraries this process has mapped, by path.
+std::vector<std::string> mapped_libraries() {
+    std::set<std::string> found;
+    std::ifstream maps("/proc/self/maps");
+    for (std::string line; std::getline(maps, line);) {
+        const std::size_t slash = line.find('/');
+        if (slash == std::string::npos) continue;
+        std::string path = line.substr(slash);
+        if (path.find(".so") != std::string::npos && path.find(" (deleted)") == std::string::npos) found.insert(path);
+    }
+    return {found.begin(), found.end()};
+}
+
+// The test binary as user nobody can run it: itself where nobody reaches it, else a copy (with
+// the libraries nobody cannot read) in a folder under TMPDIR, /tmp or /var/tmp that nobody can
+// search; removed when the process ends.
+class nobody_executable {
+public:
+    nobody_executable() {
+        const std::string self = self_path();
+        std::vector<std::string> libraries = mapped_libraries();
+        std::vector<std::pair<std::string, int>> checks = {{self, R_OK | X_OK}};
+        for (const std::string &l : libraries) checks.push_back({l, R_OK});
+        std::vector<bool> may = nobody_may(checks);
+        if (may[0] && std::all_of(may.begin(), may.end(), [](bool b) { return b; })) {
+            exe_ = self;
+            return;
+        }
+        if (!make_folder()) return;
+        std::error_code error;
+        for (std::size_t i = 0; i < checks.size(); ++i) {
+            if (may[i]) continue;
+            const std::string copy = folder_ + "/" + std::filesystem::path(checks[i].first).filename().string();
+            if (!std::filesystem::copy_file(checks[i].first, copy, error) || chmod(copy.c_str(), 0755) != 0) {
+                problem_ = "cannot copy " + checks[i].first + " to " + folder_ + ": " + error.message();
+                return;
+            }
+        }
+        const std::string copy = folder_ + "/" + std::filesystem::path(self).filename().string();
+        if (!nobody_may({{copy, R_OK | X_OK}})[0]) {
+            problem_ = "user nobody cannot run " + copy + " (a copy of this test)";
+            return;
+        }
+        exe_ = copy;
+        library_path_ = folder_;
+    }
+    ~nobody_executable() {
+        std::error_code ignored;
+        if (!folder_.empty()) std::filesystem::remove_all(folder_, ignored);
+    }
+    nobody_executable(const nobody_executable &) = delete;
+    nobody_executable &operator=(const nobody_executable &) = delete;
+
+    const std::string &exe() const { return exe_; }                    // "" where none
+    const std::string &library_path() const { return library_path_; }  // "" where no copy was needed
+    const std::string &problem() const { return problem_; }            // why there is none
+
+private:
+    bool make_folder() {
+        std::vector<std::string> bases = {"/tmp", "/var/tmp"};
+        if (const char *tmp = std::getenv("TMPDIR"); tmp && *tmp) bases.insert(bases.begin(), tmp);
+        for (const std::string &base : bases) {
+            std::string pattern = base + "/gemm_test_tuner_nobody_XXXXXX";
+            if (!mkdtemp(pattern.data())) continue;
+            if (chmod(pattern.c_str(), 0755) == 0 && nobody_may({{pattern, X_OK}})[0]) {
+                folder_ = pattern;
+                return true;
+            }
+            rmdir(pattern.c_str());
+        }
+        problem_ = "user nobody cannot reach this test binary, and no folder it can reach takes a copy "
+                   "(TMPDIR, /tmp, /var/tmp)";
+        return false;
+    }
+
+    std::string exe_, library_path_, problem_, folder_;
+};
+
+const nobody_executable &executable_for_nobody() {
+    static const nobody_executable made;
+    return made;
+}
+
+// Ends this test process as skipped: exit 77 (the tuner tests' SKIP_RETURN_CODE), the reason on
+// stdout and in the file GEMM_TEST_SKIP_REASON_FILE names, which ctest prints after its
+// summary (tests/CMakeLists.txt). Called before a scenario makes anything.
+[[noreturn]] void skip_scenario(const std::string &reason) {
+    std::printf("SKIPPED: %s\n", reason.c_str());
+    if (const char *file = std::getenv("GEMM_TEST_SKIP_REASON_FILE"); file && *file) std::ofstream(file) << reason << "\n";
+    std::fflush(nullptr);
+    std::_Exit(77);
+}
+
+// For a scenario whose children run as nobody: skipped where nobody could not run them, or
+// could not reach the scratch folders (under TMPDIR or /tmp).
+void require_nobody_can_run(const std::string &scratch_base) {
+    if (geteuid() != 0) return;  // the children run as this user
+    if (!executable_for_nobody().problem().empty()) skip_scenario(executable_for_nobody().problem());
+    if (!nobody_may({{scratch_base, X_OK}})[0]) skip_scenario("user nobody cannot reach " + scratch_base);
+}
+
 // After fork, before exec: only async-signal-safe calls.
 void apply_child_options(const child_options &o) {
     if (o.file_size_limit != RLIM_INFINITY) {
         struct rlimit limit = {o.file_size_limit, o.file_size_limit};
         if (setrlimit(RLIMIT_FSIZE, &limit) != 0) _exit(125);
     }
-    if (o.unprivileged && geteuid() == 0) {
-        const uid_t nobody = 65534;
-        if (setgroups(0, nullptr) != 0 || setgid(nobody) != 0 || setuid(nobody) != 0) _exit(124);
-    }
+    if (o.unprivileged && geteuid() == 0) become_nobody();
 }
 
 // A child running TUNER_STEPS, its environment the parent's without any GEMM_* or TUNER_*
@@ -566,11 +707,16 @@ public:
         result_.label = std::move(label);
         out_path_ = dir.file(result_.label + ".stdout");
         err_path_ = dir.file(result_.label + ".stderr");
-        std::string exe = self_path();
-        REQUIRE(!exe.empty());
+        const bool as_nobody = options.unprivileged && geteuid() == 0;
+        std::string exe = as_nobody ? executable_for_nobody().exe() : self_path();
+        REQUIRE_MESSAGE(!exe.empty(), executable_for_nobody().problem());
+        std::string library_path = as_nobody ? executable_for_nobody().library_path() : "";
         std::vector<std::string> env_strings;
-        for (char **e = environ; *e; ++e)
-            if (!starts_with(*e, "GEMM_") && !starts_with(*e, "TUNER_")) env_strings.push_back(*e);
+        for (char **e = environ; *e; ++e) {
+            if (!library_path.empty() && starts_with(*e, "LD_LIBRARY_PATH=")) library_path += ":" + std::string(*e + 16);
+            else if (!starts_with(*e, "GEMM_") && !starts_with(*e, "TUNER_")) env_strings.push_back(*e);
+        }
+        if (!library_path.empty()) env_strings.push_back("LD_LIBRARY_PATH=" + library_path);
         env_strings.insert(env_strings.end(), env.begin(), env.end());
         env_strings.push_back("TUNER_STEPS=" + steps);
         std::vector<char *> envp, argv;
@@ -1333,6 +1479,7 @@ TEST_CASE("tuner store_keeps_lines: a store changes only the entries it stores")
 }
 
 TEST_CASE("tuner unreadable: a cache that cannot be read is warned about and never overwritten") {
+    require_nobody_can_run(scratch_base());
     scratch_dir dir;
     // nobody (the child, when this runs as root) creates the lock file beside the cache.
     REQUIRE(chmod(dir.path().c_str(), 0777) == 0);

@@ -3,8 +3,9 @@
 // rates lines, comments, binary garbage, overlong lines). It checks that every usable entry is
 // found, that the nearest-shape search answers within its rule, that a type has rates exactly
 // when a rates line of it loaded without a warning, that a store keeps every line but the
-// entries it replaces and the garbage the load said it would drop, and that stored rates are
-// read back. Built from the library's objects: these are internal types.
+// entries it replaces and the garbage the load said it would drop, that stored rates are read
+// back, and that a file which is no tune cache by the documented rule is neither used nor
+// changed by a store. Built from the library's objects: these are internal types.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -165,6 +166,18 @@ bool load_refused(const gemm::tune_cache &cache) {
                        [](const std::string &w) { return w.find(": not a tune cache (") != std::string::npos; });
 }
 
+// The documented rule: a tune cache is blank, or starts with the header, or the first of its
+// lines that is neither blank nor a comment opens a [machine] section.
+bool is_cache_text(const std::string &text) {
+    const std::vector<std::string> lines = lines_of(text);
+    if (!lines.empty() && lines[0] == header_lines[0]) return true;
+    for (const std::string &l : lines) {
+        const std::string t = trimmed(l);
+        if (!t.empty() && t[0] != '#') return t.rfind("[machine] ", 0) == 0;
+    }
+    return std::all_of(lines.begin(), lines.end(), [](const std::string &l) { return trimmed(l).empty(); });
+}
+
 void check_store(const std::string &path, const std::string &text, gemm::tune_cache &cache, byte_source &in) {
     std::vector<gemm::tune_entry> fresh;
     for (int i = 0, count = 1 + in.byte() % 3; i < count; ++i) {
@@ -283,17 +296,25 @@ void fuzz_one(const uint8_t *data, std::size_t size) {
     // Decided first (bytes past the input's end read as 0), and rarely: a store syncs the file
     // to disk, tens of milliseconds.
     const bool store = in.one_in(32);
-    std::string text;
+    // Half the files start as `gemm tune` writes them; the others as the pieces fall, most of
+    // them no tune cache.
+    std::string text = in.one_in(2) ? std::string(header_lines[0]) + "\n" : "";
     for (int pieces = 1 + in.byte() % 24; pieces > 0 && !in.empty(); --pieces)
         text += piece(in) + (in.one_in(16) ? "" : "\n");
     std::string path = std::string(std::getenv("GEMM_FUZZ_DIR")) + "/cache.txt";
     std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
     gemm::tune_cache cache(path);
     ++counters().cache_files;
-    check_lookups(cache, text, in);
-    check_rates(cache, text);
+    const bool refused = load_refused(cache);
+    if (refused == is_cache_text(text))
+        fail(refused ? "a tune cache was taken for no cache" : "a file that is no cache was used", text);
+    if (refused && (cache.size() != 0 || cache.rates())) fail("a file that is no cache gave entries", text);
+    if (!refused) {
+        check_lookups(cache, text, in);
+        check_rates(cache, text);
+    }
     if (store) check_store(path, text, cache, in);
-    if (store && in.one_in(2) && !load_refused(cache)) check_store_rates(path, cache, in);
+    if (store && in.one_in(2) && !refused) check_store_rates(path, cache, in);
 }
 
 // Every input loads a file and one in 32 also stores into it (about 290 stores in 10^4

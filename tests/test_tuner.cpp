@@ -617,15 +617,8 @@ public:
             return;
         }
         if (!make_folder()) return;
-        std::error_code error;
-        for (std::size_t i = 0; i < checks.size(); ++i) {
-            if (may[i]) continue;
-            const std::string copy = folder_ + "/" + std::filesystem::path(checks[i].first).filename().string();
-            if (!std::filesystem::copy_file(checks[i].first, copy, error) || chmod(copy.c_str(), 0755) != 0) {
-                problem_ = "cannot copy " + checks[i].first + " to " + folder_ + ": " + error.message();
-                return;
-            }
-        }
+        for (std::size_t i = 0; i < checks.size(); ++i)
+            if (!may[i] && !copy_in(checks[i].first)) return;
         const std::string copy = folder_ + "/" + std::filesystem::path(self).filename().string();
         if (!nobody_may({{copy, R_OK | X_OK}})[0]) {
             problem_ = "user nobody cannot run " + copy + " (a copy of this test)";
@@ -646,6 +639,26 @@ public:
     const std::string &problem() const { return problem_; }            // why there is none
 
 private:
+    // Copies file into the folder, with the links beside it that lead to it under their names
+    // too: the loader looks a library up by its soname (libgemm.so.0), a link to the file
+    // mapped (libgemm.so.0.1.0).
+    bool copy_in(const std::string &file) {
+        namespace fs = std::filesystem;
+        std::error_code error;
+        const fs::path from(file);
+        const std::string copy = folder_ + "/" + from.filename().string();
+        if (!fs::copy_file(from, copy, error) || chmod(copy.c_str(), 0755) != 0) {
+            problem_ = "cannot copy " + file + " to " + folder_ + ": " + error.message();
+            return false;
+        }
+        for (const fs::directory_entry &e : fs::directory_iterator(from.parent_path(), error)) {
+            std::error_code ignored;
+            if (e.is_symlink(ignored) && fs::equivalent(e.path(), from, ignored))
+                fs::create_symlink(from.filename(), folder_ + "/" + e.path().filename().string(), ignored);
+        }
+        return true;
+    }
+
     bool make_folder() {
         std::vector<std::string> bases = {"/tmp", "/var/tmp"};
         if (const char *tmp = std::getenv("TMPDIR"); tmp && *tmp) bases.insert(bases.begin(), tmp);

@@ -159,7 +159,8 @@ bool cache_writable() {
     std::string why = gemm_last_error();
     const std::string prefix = std::string("tune cache ") + gemm_tune_cache_path() + ": ";
     if (why.rfind(prefix, 0) == 0) why = why.substr(prefix.size());
-    std::fprintf(stderr, "gemm tune: ERROR: the tune cache %s cannot be written: %s (use --cache PATH, or --no-store)\n",
+    std::fprintf(stderr,
+                 "gemm tune: ERROR: the tune cache %s cannot be written: %s (use --cache PATH, or --no-store)\n",
                  gemm_tune_cache_path(), why.c_str());
     return false;
 }

@@ -344,7 +344,8 @@ gemm_status_t tune_cache::check_store() const {
     if (gemm_status_t s = store_target(target, "nothing would be stored"); s != GEMM_STATUS_SUCCESS) return s;
     std::string why;
     if (!cache_folder_writable(target, why))
-        return set_error(GEMM_STATUS_EXECUTION_FAILED, "tune cache " + path_ + ": " + why + "; nothing would be stored");
+        return set_error(GEMM_STATUS_EXECUTION_FAILED,
+                         "tune cache " + path_ + ": " + why + "; nothing would be stored");
     return GEMM_STATUS_SUCCESS;
 }
 

@@ -689,7 +689,8 @@ const nobody_executable &executable_for_nobody() {
 // summary (tests/CMakeLists.txt). Called before a scenario makes anything.
 [[noreturn]] void skip_scenario(const std::string &reason) {
     std::printf("SKIPPED: %s\n", reason.c_str());
-    if (const char *file = std::getenv("GEMM_TEST_SKIP_REASON_FILE"); file && *file) std::ofstream(file) << reason << "\n";
+    if (const char *file = std::getenv("GEMM_TEST_SKIP_REASON_FILE"); file && *file)
+        std::ofstream(file) << reason << "\n";
     std::fflush(nullptr);
     std::_Exit(77);
 }
@@ -726,7 +727,8 @@ public:
         std::string library_path = as_nobody ? executable_for_nobody().library_path() : "";
         std::vector<std::string> env_strings;
         for (char **e = environ; *e; ++e) {
-            if (!library_path.empty() && starts_with(*e, "LD_LIBRARY_PATH=")) library_path += ":" + std::string(*e + 16);
+            if (!library_path.empty() && starts_with(*e, "LD_LIBRARY_PATH="))
+                library_path += ":" + std::string(*e + 16);
             else if (!starts_with(*e, "GEMM_") && !starts_with(*e, "TUNER_")) env_strings.push_back(*e);
         }
         if (!library_path.empty()) env_strings.push_back("LD_LIBRARY_PATH=" + library_path);
@@ -1726,8 +1728,9 @@ TEST_CASE("tuner nothing_created: a refused store creates no lock file and no fo
     struct refused {
         std::string path, why;
     };
-    for (const refused &c : {refused{fifo, "a FIFO, not a regular file"}, refused{folder, "a folder, not a regular file"},
-                             refused{slash, "ends in '/'"}, refused{"/dev/full", "a character device"}}) {
+    for (const refused &c : {refused{fifo, "a FIFO, not a regular file"},
+                             refused{folder, "a folder, not a regular file"}, refused{slash, "ends in '/'"},
+                             refused{"/dev/full", "a character device"}}) {
         INFO("cache: " << c.path);
         child_result r = run_child(dir, "refused", {"GEMM_TUNE_CACHE=" + c.path}, "tune 32x32x32 budget=20");
         INFO(r.report());

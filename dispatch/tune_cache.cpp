@@ -27,7 +27,8 @@ constexpr const char *section_marker = "[machine] ";
 constexpr const char *header_lines[] = {
     "# gemm tune cache: `gemm tune` writes it; one [machine] section per fingerprint.",
     "# <dtype A/B> <dtype C> <ops> <m> <n> <k> batch= ld= align= space= beta= | backend variant"
-    " | median time | built-in default and its time"};
+    " | median time | built-in default and its time",
+    "# keys are column-major: a row-major call m x n x k with ops XY is the key n m k with ops YX"};
 
 // Lines longer than this are not entries (an entry is about 150 characters).
 constexpr std::size_t max_entry_length = 1024;

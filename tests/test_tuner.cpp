@@ -51,6 +51,12 @@ bool contains(const std::string &text, const std::string &part) { return text.fi
 
 bool starts_with(const std::string &text, const std::string &prefix) { return text.rfind(prefix, 0) == 0; }
 
+// One of the comment lines a store writes at the top of the file.
+bool header_line(const std::string &l) {
+    return starts_with(l, "# gemm tune cache:") || starts_with(l, "# <dtype A/B>") ||
+           starts_with(l, "# keys are column-major");
+}
+
 std::vector<std::string> split(const std::string &text, char sep) {
     std::vector<std::string> parts;
     std::string part;
@@ -1481,8 +1487,7 @@ TEST_CASE("tuner store_keeps_lines: a store changes only the entries it stores")
     // Every line but the replaced entry, in its order, then the new entry in this section.
     std::vector<std::string> kept;
     for (const std::string &l : after)
-        if (!starts_with(l, key_text(8, 8, 8)) && !starts_with(l, key_text(32, 32, 32)) &&
-            !starts_with(l, "# gemm tune cache:") && !starts_with(l, "# <dtype A/B>"))
+        if (!starts_with(l, key_text(8, 8, 8)) && !starts_with(l, key_text(32, 32, 32)) && !header_line(l))
             kept.push_back(l);
     std::vector<std::string> expected = before;
     expected.erase(expected.begin() + 7);
@@ -2353,7 +2358,7 @@ TEST_CASE("tuner verify: a stored choice slower than the default does not hold a
         if (l != e96) expected.push_back(l);
     std::vector<std::string> body;  // without the header comments a store writes first
     for (const std::string &l : after)
-        if (!(starts_with(l, "# gemm tune cache") || starts_with(l, "# <dtype"))) body.push_back(l);
+        if (!header_line(l)) body.push_back(l);
     CHECK(body == expected);
     CHECK(std::count(after.begin(), after.end(), other_entry) == 1);  // another machine's stays
 }

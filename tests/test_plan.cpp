@@ -188,6 +188,32 @@ TEST_CASE("plan: a run refuses what it cannot serve, C untouched, naming gemm_pl
     gemm_plan_destroy(nullptr);  // allowed, does nothing
 }
 
+// A destroyed plan's memory is freed: its handle is judged without reading through it
+// (AddressSanitizer reports a read of the freed plan), and refused every time.
+TEST_CASE("plan: a destroyed plan is refused, never read") {
+    gemm_plan_t p = make_plan(desc_of(3, 2, 4));
+    gemm_plan_destroy(p);
+    f32_operands x(3, 2, 4);
+    const std::vector<float> c0 = x.c;
+    float alpha = 1, beta = 0;
+    const char *stale = "parameter 1: plan is not a live gemm_plan_t (destroyed?)";
+    for (int attempt = 0; attempt < 2; ++attempt) {
+        CHECK(gemm_plan_run(p, &alpha, x.a.data(), x.b.data(), &beta, x.c.data()) == GEMM_STATUS_INVALID_VALUE);
+        CHECK(gemm_last_error_parameter() == 1);
+        CHECK(std::string(gemm_last_error()) == stale);
+        gemm_epilogue_t e;
+        gemm_epilogue_init(&e);
+        CHECK(gemm_plan_run_epilogue(p, &alpha, x.a.data(), x.b.data(), &beta, x.c.data(), &e) ==
+              GEMM_STATUS_INVALID_VALUE);
+        const char *backend = nullptr;
+        CHECK(gemm_plan_get_backend(p, &backend, nullptr, nullptr) == GEMM_STATUS_INVALID_VALUE);
+        CHECK(backend == nullptr);
+        gemm_plan_destroy(p);  // a second destroy does nothing, not even to the last error
+        CHECK(std::string(gemm_last_error()) == stale);
+    }
+    CHECK(x.c == c0);
+}
+
 TEST_CASE("plan: beta = 0 writes C without reading it") {
     gemm_desc_t d = desc_of(6, 4, 5);
     d.beta_zero = 1;

@@ -1,7 +1,10 @@
 // gemm_plan_api.cpp: gemm_plan_t, a gemm_desc_t with its backend decided once (dispatch/plan).
 #include <cstdint>
 #include <memory>
+#include <mutex>
+#include <shared_mutex>
 #include <string>
+#include <unordered_set>
 
 #include <spdlog/fmt/fmt.h>
 
@@ -17,10 +20,6 @@ using namespace gemm;
 // What a gemm_plan_t points to. The texts gemm_plan_get_backend hands out are copies owned
 // here, so that they live exactly as long as the plan.
 struct gemm_plan {
-    // Set while the plan lives, cleared when it is destroyed: a run of a destroyed plan is
-    // refused when its memory has not been reused yet (a best effort, not a promise).
-    static constexpr uint64_t alive = 0x67656d6d706c616eull;  // "gemmplan"
-    uint64_t magic = alive;
     std::unique_ptr<plan> decided;
     std::string backend, variant, why;
     // What the desc promised that a run's arguments must keep.
@@ -37,10 +36,43 @@ struct gemm_plan {
 
 namespace {
 
+// The plans made and not yet destroyed. A handle is judged by looking it up here, never by
+// reading through it: a destroyed plan's memory is freed, and may hold anything. Runs look up
+// under a shared lock, so runs on many threads do not serialize. An address gemm_plan_destroy
+// freed may come back from a later gemm_plan_create; the old handle then names the new plan
+// (gemm.h says so).
+class live_plans {
+public:
+    void add(const gemm_plan *p) {
+        std::unique_lock lock(mutex_);
+        plans_.insert(p);
+    }
+    // Whether p was live (and is no longer).
+    bool remove(const gemm_plan *p) {
+        std::unique_lock lock(mutex_);
+        return plans_.erase(p) != 0;
+    }
+    bool contains(const gemm_plan *p) const {
+        std::shared_lock lock(mutex_);
+        return plans_.count(p) != 0;
+    }
+
+private:
+    mutable std::shared_mutex mutex_;
+    std::unordered_set<const gemm_plan *> plans_;
+};
+
+// Never destroyed: a plan may be destroyed by another static object's destructor at exit.
+live_plans &plans_alive() {
+    static live_plans *const plans = new live_plans;
+    return *plans;
+}
+
+constexpr const char *stale_plan = "parameter 1: plan is not a live gemm_plan_t (destroyed?)";
+
 gemm_status_t check_handle(const gemm_plan *p) {
     if (!p) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 1: plan is NULL", 1);
-    if (p->magic != gemm_plan::alive)
-        return set_error(GEMM_STATUS_INVALID_VALUE, "parameter 1: plan is not a live gemm_plan_t (destroyed?)", 1);
+    if (!plans_alive().contains(p)) return set_error(GEMM_STATUS_INVALID_VALUE, stale_plan, 1);
     return GEMM_STATUS_SUCCESS;
 }
 
@@ -65,6 +97,7 @@ gemm_status_t create(const api_desc *d, gemm_plan_t *out) {
         made->variant = std::string(c.variant);
         made->why = c.reason();
     }
+    plans_alive().add(made.get());
     *out = made.release();
     return GEMM_STATUS_SUCCESS;
 }
@@ -187,10 +220,14 @@ gemm_status_t gemm_plan_get_backend(gemm_plan_t plan, const char **backend, cons
     });
 }
 
+// As free() does, this leaves the thread's last error alone: a caller may destroy a plan
+// between a failed run and reading why it failed. A handle that is not a live plan is ignored.
 void gemm_plan_destroy(gemm_plan_t plan) {
-    if (!plan || plan->magic != gemm_plan::alive) return;
-    plan->magic = 0;
-    delete plan;
+    if (!plan) return;
+    try {
+        if (plans_alive().remove(plan)) delete plan;
+    } catch (...) {  // a lock that cannot be taken: the plan stays, as nothing may throw past here
+    }
 }
 
 }  // extern "C"

@@ -499,7 +499,11 @@ GEMM_API gemm_status_t gemm_measure(const gemm_desc_t *desc, const char *const *
  * selection in force (gemm_set_backend, GEMM_BACKEND or auto, the tune cache included)
  * chooses for desc when the plan is made. Later changes of the selection or the cache do not
  * change a plan. A run checks only what depends on its operands, then runs the decided
- * backend: no lookup, no allocation. Any number of threads may run one plan at once. */
+ * backend: no lookup, no allocation. Any number of threads may run one plan at once.
+ * Every function taking a plan checks that it is live (made by gemm_plan_create, not yet
+ * destroyed) without reading through it: a destroyed plan is GEMM_STATUS_INVALID_VALUE
+ * ("parameter 1: plan is not a live gemm_plan_t (destroyed?)"), unless a later
+ * gemm_plan_create returned the same address, which the handle then names. */
 typedef struct gemm_plan *gemm_plan_t;
 
 /* Decides and stores the plan for desc in *plan; desc is checked as gemm_backend_supports
@@ -536,8 +540,10 @@ GEMM_API gemm_status_t gemm_plan_run_epilogue(gemm_plan_t plan, const void *alph
 GEMM_API gemm_status_t gemm_plan_get_backend(gemm_plan_t plan, const char **backend, const char **variant,
                                              const char **why);
 
-/* Frees the plan; NULL is allowed and does nothing. No run of it may be in flight on a host
- * thread (device work it enqueued may be: it holds nothing the plan owns). */
+/* Frees the plan; NULL is allowed and does nothing, and so does a plan that is not live. It
+ * leaves gemm_last_error() as it was (a failed run's reason may be read after it). No run of
+ * it may be in flight on a host thread (device work it enqueued may be: it holds nothing the
+ * plan owns). */
 GEMM_API void gemm_plan_destroy(gemm_plan_t plan);
 
 /* ---- Tuning ---------------------------------------------------------------------------- */

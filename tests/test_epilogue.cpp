@@ -401,6 +401,28 @@ TEST_CASE("epilogue plans: the desc's epilogue, and runs that do not match it re
     CHECK(std::string(gemm_last_error()).rfind("gemm_desc_t: ld_aux = 3 must be >= max(1, m = 6)", 0) == 0);
 }
 
+// A desc has no operands: its epilogue's pointers are the library's placeholders, whose
+// places say nothing, so a desc of any size with an epilogue is judged on its spans alone.
+TEST_CASE("epilogue plans: a desc too large for placeholders apart is accepted") {
+    gemm_desc_t d;
+    gemm_desc_init(&d, GEMM_F32, GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, int64_t(1) << 20, int64_t(1) << 20, 64);
+    struct epilogue_kind { gemm_activation_t act; gemm_bias_t axis; int aux; };
+    for (const epilogue_kind &kind : {epilogue_kind{GEMM_ACTIVATION_RELU, GEMM_BIAS_ROWS, 0},
+                                      epilogue_kind{GEMM_ACTIVATION_GELU, GEMM_BIAS_COLUMNS, 1},
+                                      epilogue_kind{GEMM_ACTIVATION_RELU_BACKWARD, GEMM_BIAS_ROWS, 0}}) {
+        d.activation = kind.act;
+        d.bias_axis = kind.axis;
+        d.aux = kind.aux;
+        INFO("activation " << kind.act << ", bias_axis " << kind.axis << ", aux " << kind.aux);
+        CHECK_MESSAGE(gemm_backend_supports("cpu_ref", &d) == GEMM_STATUS_SUCCESS, gemm_last_error());
+        REQUIRE(gemm_set_backend("cpu_ref") == GEMM_STATUS_SUCCESS);
+        gemm_plan_t plan = nullptr;
+        CHECK_MESSAGE(gemm_plan_create(&d, &plan) == GEMM_STATUS_SUCCESS, gemm_last_error());
+        REQUIRE(gemm_set_backend(nullptr) == GEMM_STATUS_SUCCESS);
+        gemm_plan_destroy(plan);
+    }
+}
+
 // ---- the trace says where the epilogue ran: one process with GEMM_VERBOSE=1 ----------------
 
 TEST_SUITE("env_verbose1" * doctest::skip()) {

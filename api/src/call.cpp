@@ -296,6 +296,8 @@ bool overlap(const byte_range &x, const byte_range &y) {
 
 // aux spans what C spans, with its own leading dimension; no two of C, aux, bias and bias_grad
 // may share a byte (the pass and cuBLASLt's fused epilogue read one while writing another).
+// A desc's pointers are placeholders that stand for its alignment, so only its spans are
+// judged: where the operands lie is a run's question (gemm_plan_run_epilogue checks it).
 gemm_status_t check_epilogue_spans(const user_call &c, int64_t c_span) {
     if (!c.epilogue || !writes_c(c)) return GEMM_STATUS_SUCCESS;
     const api_epilogue &e = *c.epilogue;
@@ -307,6 +309,7 @@ gemm_status_t check_epilogue_spans(const user_call &c, int64_t c_span) {
         if (gemm_status_t s = check_span(c, as, &aux_span); s != GEMM_STATUS_SUCCESS) return s;
         ranges.push_back({"epilogue->aux", reinterpret_cast<std::uintptr_t>(e.aux), aux_span * size});
     }
+    if (c.entry == api_entry_desc) return GEMM_STATUS_SUCCESS;
     const int64_t length = e.bias_axis == GEMM_BIAS_ROWS ? c.m : c.n;
     if (e.bias) ranges.push_back({"epilogue->bias", reinterpret_cast<std::uintptr_t>(e.bias), length * size});
     if (e.bias_grad) ranges.push_back({"epilogue->bias_grad", reinterpret_cast<std::uintptr_t>(e.bias_grad), length * size});

@@ -41,14 +41,8 @@ struct described_call {
     api_epilogue epilogue{};
 };
 
-// Placeholders for the epilogue's vectors and aux, far from A, B and C (and from each other)
-// so that the overlap checks pass, aligned as the desc says.
-const void *epilogue_placeholder(int which, int alignment) {
-    return reinterpret_cast<const void *>((std::uintptr_t(which + 1) << 40) +
-                                          std::uintptr_t(alignment > 0 && alignment < (1 << 30) ? alignment : 0));
-}
-
-// The desc's epilogue as a call's, its pointers placeholders where a run needs them.
+// The desc's epilogue as a call's, its pointers placeholders where a run needs them (all at
+// one address: check_call judges no overlap between a desc's placeholders).
 void fill_epilogue(const api_desc &d, described_call &out) {
     if (d.activation == GEMM_ACTIVATION_NONE && d.bias_axis == GEMM_BIAS_NONE && !d.aux) return;
     api_epilogue &e = out.epilogue;
@@ -56,9 +50,10 @@ void fill_epilogue(const api_desc &d, described_call &out) {
     const bool axis = d.bias_axis != GEMM_BIAS_NONE;
     e.activation = d.activation;
     e.bias_axis = d.bias_axis;
-    e.bias = axis && !backward ? epilogue_placeholder(1, d.alignment) : nullptr;
-    e.bias_grad = axis && backward ? const_cast<void *>(epilogue_placeholder(2, d.alignment)) : nullptr;
-    e.aux = d.aux || backward ? const_cast<void *>(epilogue_placeholder(3, d.alignment)) : nullptr;
+    void *placeholder = const_cast<void *>(pointer_aligned_to(d.alignment));
+    e.bias = axis && !backward ? placeholder : nullptr;
+    e.bias_grad = axis && backward ? placeholder : nullptr;
+    e.aux = d.aux || backward ? placeholder : nullptr;
     e.ld_aux = d.ld_aux ? d.ld_aux : least_ld(d.layout, d.m, d.n);
     out.call.epilogue = &e;
 }

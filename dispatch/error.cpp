@@ -25,6 +25,11 @@ gemm_status_t set_fixed_error(gemm_status_t status, const char *message) noexcep
     return status;
 }
 
+gemm_status_t set_error_parameter(gemm_status_t status, int parameter) noexcept {
+    tls_error.parameter = parameter;
+    return status;
+}
+
 void clear_error() noexcept {
     tls_error.message.clear();
     tls_error.fixed = nullptr;

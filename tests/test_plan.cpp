@@ -149,6 +149,49 @@ TEST_CASE("plan: gemm_plan_create refuses what a call or gemm_backend_supports w
     CHECK(p == sentinel);
 }
 
+// A desc is checked as the strided call of its class: a negative stride (other than
+// GEMM_DESC_TIGHT) is refused whatever the batch count, as gemm_sgemm_strided_batched refuses
+// it. A refused desc names the desc's own position, as every refused argument names its.
+TEST_CASE("plan: a refused desc names its position; a negative stride is refused at any batch count") {
+    gemm_plan_t sentinel = reinterpret_cast<gemm_plan_t>(uintptr_t(0x1234));
+    gemm_plan_t p = sentinel;
+    float x = 0;
+    for (int64_t batch : {int64_t(0), int64_t(1), int64_t(2)}) {
+        INFO("batch_count " << batch);
+        gemm_desc_t d = desc_of(4, 4, 4);
+        d.batch_count = batch;
+        d.stride_b = -5;
+        CHECK(gemm_plan_create(&d, &p) == GEMM_STATUS_INVALID_STRIDE);
+        CHECK(gemm_last_error_parameter() == 1);
+        CHECK(std::string(gemm_last_error()) == "gemm_desc_t: stride_b = -5 must be >= 0 (or GEMM_DESC_TIGHT)");
+        CHECK(gemm_sgemm_strided_batched(GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_T, 4, 4, 4, 1, &x, 4, 16, &x, 4, -5, 0, &x,
+                                         4, 16, batch) == GEMM_STATUS_INVALID_STRIDE);
+    }
+    CHECK(p == sentinel);
+    // The desc's position: 1 in gemm_plan_create and gemm_measure, 2 in gemm_backend_supports
+    // and gemm_backend_variants; the struct_size rule and the desc's own fields alike.
+    gemm_desc_t bad = desc_of(4, 4, 4);
+    bad.k = -1;
+    gemm_desc_t unsized = desc_of(4, 4, 4);
+    unsized.struct_size = 8;
+    gemm_desc_t unaligned = desc_of(4, 4, 4);
+    unaligned.alignment = 12;
+    const char *const *ids = nullptr;
+    int64_t count = 0;
+    for (const gemm_desc_t *d : {&bad, &unsized, &unaligned}) {
+        INFO("desc with k " << d->k << ", struct_size " << d->struct_size << ", alignment " << d->alignment);
+        CHECK(gemm_plan_create(d, &p) != GEMM_STATUS_SUCCESS);
+        CHECK(gemm_last_error_parameter() == 1);
+        CHECK(gemm_measure(d, nullptr, 0, nullptr, nullptr) != GEMM_STATUS_SUCCESS);
+        CHECK(gemm_last_error_parameter() == 1);
+        CHECK(gemm_backend_supports("cpu_ref", d) != GEMM_STATUS_SUCCESS);
+        CHECK(gemm_last_error_parameter() == 2);
+        CHECK(gemm_backend_variants("cpu_ref", d, &ids, &count) != GEMM_STATUS_SUCCESS);
+        CHECK(gemm_last_error_parameter() == 2);
+    }
+    CHECK(p == sentinel);
+}
+
 TEST_CASE("plan: a run refuses what it cannot serve, C untouched, naming gemm_plan_run's parameter") {
     gemm_desc_t d = desc_of(5, 7, 3);
     d.beta_zero = 1;

@@ -99,12 +99,14 @@ gemm_status_t check_batch(const user_call &c) {
     const char *count_name = c.entry == api_entry_grouped ? "group_size" : "batch_count";
     if (c.batch < 0)
         return fail(c, GEMM_STATUS_INVALID_SIZE, positions(c).batch, fmt::format("{} = {} must be >= 0", count_name, c.batch));
-    if (c.stride_a < 0)
-        return fail(c, GEMM_STATUS_INVALID_STRIDE, positions(c).stride_a, fmt::format("stride_a = {} must be >= 0", c.stride_a));
-    if (c.stride_b < 0)
-        return fail(c, GEMM_STATUS_INVALID_STRIDE, positions(c).stride_b, fmt::format("stride_b = {} must be >= 0", c.stride_b));
-    if (c.stride_c < 0)
-        return fail(c, GEMM_STATUS_INVALID_STRIDE, positions(c).stride_c, fmt::format("stride_c = {} must be >= 0", c.stride_c));
+    // A desc's GEMM_DESC_TIGHT became a span before these checks: a negative stride is not it.
+    const char *tight = c.entry == api_entry_desc ? " (or GEMM_DESC_TIGHT)" : "";
+    const struct { int64_t stride; int position; const char *name; } strides[] = {
+        {c.stride_a, positions(c).stride_a, "stride_a"}, {c.stride_b, positions(c).stride_b, "stride_b"},
+        {c.stride_c, positions(c).stride_c, "stride_c"}};
+    for (const auto &x : strides)
+        if (x.stride < 0)
+            return fail(c, GEMM_STATUS_INVALID_STRIDE, x.position, fmt::format("{} = {} must be >= 0{}", x.name, x.stride, tight));
     return GEMM_STATUS_SUCCESS;
 }
 

@@ -26,6 +26,14 @@ int64_t span(int layout, int64_t rows, int64_t cols, int64_t ld) {
     return s ? *s : 0;
 }
 
+// A desc's stride as a strided call takes it: GEMM_DESC_TIGHT is one matrix's span; a stride
+// matters only between matrices, except that a negative one is refused whatever the batch
+// count, as the strided calls refuse it.
+int64_t call_stride(int64_t given, bool batched, int64_t tight) {
+    if (given == GEMM_DESC_TIGHT) return batched ? tight : 0;
+    return batched || given < 0 ? given : 0;
+}
+
 // Pointers that say nothing but their alignment (no call reads through them).
 const void *pointer_aligned_to(int alignment) {
     uintptr_t base = uintptr_t(1) << 30;
@@ -77,9 +85,9 @@ void fill_call(const api_desc &d, described_call &out) {
     c.ldc = d.ldc ? d.ldc : least_ld(d.layout, d.m, d.n);
     c.batch = d.batch;
     bool batched = d.batch > 1;
-    c.stride_a = !batched ? 0 : d.stride_a == GEMM_DESC_TIGHT ? span(d.layout, a_rows, a_cols, c.lda) : d.stride_a;
-    c.stride_b = !batched ? 0 : d.stride_b == GEMM_DESC_TIGHT ? span(d.layout, b_rows, b_cols, c.ldb) : d.stride_b;
-    c.stride_c = !batched ? 0 : d.stride_c == GEMM_DESC_TIGHT ? span(d.layout, d.m, d.n, c.ldc) : d.stride_c;
+    c.stride_a = call_stride(d.stride_a, batched, span(d.layout, a_rows, a_cols, c.lda));
+    c.stride_b = call_stride(d.stride_b, batched, span(d.layout, b_rows, b_cols, c.ldb));
+    c.stride_c = call_stride(d.stride_c, batched, span(d.layout, d.m, d.n, c.ldc));
     bool doubles = d.compute == GEMM_F64 || d.compute == GEMM_C64;
     out.beta_f[0] = d.beta_zero ? 0.0f : 1.0f;
     out.beta_d[0] = d.beta_zero ? 0.0 : 1.0;
@@ -93,21 +101,23 @@ void fill_call(const api_desc &d, described_call &out) {
 
 }  // namespace
 
-gemm_status_t problem_of(const api_desc &d, problem &p, call_shape *call, user_call *described) {
+gemm_status_t problem_of(const api_desc &d, int position, problem &p, call_shape *call, user_call *described) {
     if (d.alignment <= 0 || (d.alignment & (d.alignment - 1)) != 0)
         return set_error(GEMM_STATUS_INVALID_VALUE,
-                         "gemm_desc_t: alignment = " + std::to_string(d.alignment) + " must be a power of 2");
+                         "gemm_desc_t: alignment = " + std::to_string(d.alignment) + " must be a power of 2", position);
     if (d.device < -1)
         return set_error(GEMM_STATUS_INVALID_VALUE,
-                         "gemm_desc_t: device = " + std::to_string(d.device) + " must be -1 (host) or an ordinal");
+                         "gemm_desc_t: device = " + std::to_string(d.device) + " must be -1 (host) or an ordinal",
+                         position);
     // A flag is 0 or 1: anything else there (a count, garbage) is a mistake, not "true".
     for (const auto &[name, value] : {std::pair{"beta_zero", d.beta_zero}, std::pair{"aux", d.aux}})
         if (value != 0 && value != 1)
             return set_error(GEMM_STATUS_INVALID_VALUE,
-                             std::string("gemm_desc_t: ") + name + " = " + std::to_string(value) + " must be 0 or 1");
+                             std::string("gemm_desc_t: ") + name + " = " + std::to_string(value) + " must be 0 or 1",
+                             position);
     described_call dc;
     fill_call(d, dc);
-    if (gemm_status_t s = check_call(dc.call); s != GEMM_STATUS_SUCCESS) return s;
+    if (gemm_status_t s = check_call(dc.call); s != GEMM_STATUS_SUCCESS) return set_error_parameter(s, position);
     p = canonicalize(dc.call);
     p.space = d.device < 0 ? memory_space::host : memory_space::device;
     p.device = d.device;

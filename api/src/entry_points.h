@@ -112,8 +112,9 @@ gemm_status_t api_backend_get_traits(const char *backend, gemm_backend_traits_t 
 gemm_status_t api_measure(const api_desc *desc, const char *const *backends, int64_t count,
                           const gemm_measure_options_t *options, gemm_measurement_t *reports);
 /* For a desc whose struct_size is not this library's sizeof(gemm_desc_t): GEMM_STATUS_SUCCESS
- * when the rule in gemm.h accepts it, else GEMM_STATUS_INVALID_VALUE with the reason set. */
-gemm_status_t api_check_desc_size(const gemm_desc_t *desc);
+ * when the rule in gemm.h accepts it, else GEMM_STATUS_INVALID_VALUE with the reason set,
+ * naming parameter `position` (the desc's in its entry point). */
+gemm_status_t api_check_desc_size(const gemm_desc_t *desc, int position);
 /* The same for a gemm_epilogue_t, parameter `position` of its entry point. */
 gemm_status_t api_check_epilogue_size(const gemm_epilogue_t *epilogue, int position);
 const char *api_status_text(int status);

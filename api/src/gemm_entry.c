@@ -261,11 +261,11 @@ void gemm_desc_init(gemm_desc_t *desc, gemm_dtype_t type, gemm_layout_t layout, 
 
 /* Reads the fields as ints (a C caller may have put any int in an enum field), once the
  * struct_size rule accepts the caller's struct. 1: read; 0: desc NULL; -1: refused, *status
- * says why. */
-static int read_desc(const gemm_desc_t *d, api_desc *out, gemm_status_t *status) {
+ * says why (naming parameter `position`, the desc's). */
+static int read_desc(const gemm_desc_t *d, int position, api_desc *out, gemm_status_t *status) {
     if (!d) return 0;
     if (d->struct_size != (int64_t)sizeof *d) {
-        *status = api_check_desc_size(d);
+        *status = api_check_desc_size(d, position);
         if (*status != GEMM_STATUS_SUCCESS) return -1;
     }
     out->layout = (int)d->layout;
@@ -298,7 +298,7 @@ static int read_desc(const gemm_desc_t *d, api_desc *out, gemm_status_t *status)
 gemm_status_t gemm_backend_supports(const char *backend, const gemm_desc_t *desc) {
     api_desc d;
     gemm_status_t s = GEMM_STATUS_SUCCESS;
-    int read = read_desc(desc, &d, &s);
+    int read = read_desc(desc, 2, &d, &s);
     if (read < 0) return s;
     return api_backend_supports(backend, read ? &d : NULL);
 }
@@ -306,7 +306,7 @@ gemm_status_t gemm_backend_supports(const char *backend, const gemm_desc_t *desc
 gemm_status_t gemm_plan_create(const gemm_desc_t *desc, gemm_plan_t *plan) {
     api_desc d;
     gemm_status_t s = GEMM_STATUS_SUCCESS;
-    int read = read_desc(desc, &d, &s);
+    int read = read_desc(desc, 1, &d, &s);
     if (read < 0) return s;
     return api_plan_create(read ? &d : NULL, plan);
 }
@@ -329,7 +329,7 @@ gemm_status_t gemm_backend_variants(const char *backend, const gemm_desc_t *desc
                                     int64_t *count) {
     api_desc d;
     gemm_status_t s = GEMM_STATUS_SUCCESS;
-    int read = read_desc(desc, &d, &s);
+    int read = read_desc(desc, 2, &d, &s);
     if (read < 0) return s;
     return api_backend_variants(backend, read ? &d : NULL, ids, count);
 }
@@ -342,7 +342,7 @@ gemm_status_t gemm_measure(const gemm_desc_t *desc, const char *const *backends,
                            const gemm_measure_options_t *options, gemm_measurement_t *reports) {
     api_desc d;
     gemm_status_t s = GEMM_STATUS_SUCCESS;
-    int read = read_desc(desc, &d, &s);
+    int read = read_desc(desc, 1, &d, &s);
     if (read < 0) return s;
     return api_measure(read ? &d : NULL, backends, count, options, reports);
 }

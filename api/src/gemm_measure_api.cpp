@@ -37,7 +37,7 @@ gemm_status_t check_options(const gemm_measure_options_t &o) {
 // The class of the desc's calls: its canonical problem's shape and leading dimensions.
 gemm_status_t class_of(const api_desc &d, const gemm_measure_options_t &o, problem_class &c) {
     problem p;
-    if (gemm_status_t s = problem_of(d, p); s != GEMM_STATUS_SUCCESS) return s;
+    if (gemm_status_t s = problem_of(d, 1, p); s != GEMM_STATUS_SUCCESS) return s;
     if (p.epilogue.any() && d.batch > 1)
         return set_error(GEMM_STATUS_NOT_SUPPORTED, "gemm_measure: an epilogue is measured on one matrix, not a batch");
     if (d.batch > 1 && (d.stride_a != GEMM_DESC_TIGHT || d.stride_b != GEMM_DESC_TIGHT || d.stride_c != GEMM_DESC_TIGHT))

@@ -82,7 +82,7 @@ gemm_status_t create(const api_desc *d, gemm_plan_t *out) {
     problem shape;
     call_shape call;
     auto made = std::make_unique<gemm_plan>();
-    if (gemm_status_t s = problem_of(*d, shape, &call, &made->described); s != GEMM_STATUS_SUCCESS) return s;
+    if (gemm_status_t s = problem_of(*d, 1, shape, &call, &made->described); s != GEMM_STATUS_SUCCESS) return s;
     made->has_epilogue = shape.epilogue.any();
     made->epilogue = {d->activation, d->bias_axis, nullptr, nullptr, nullptr,
                       shape.epilogue.aux ? shape.epilogue.ld_aux : 0};

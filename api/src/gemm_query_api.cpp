@@ -38,7 +38,7 @@ gemm_status_t supports(const char *spec, const api_desc *d, backend *&b, problem
         if (gemm_status_t s = backend_named(spec, b, variant); s != GEMM_STATUS_SUCCESS) return s;
     }
     if (!d) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 2: desc is NULL", 2);
-    if (gemm_status_t s = problem_of(*d, p); s != GEMM_STATUS_SUCCESS) return s;
+    if (gemm_status_t s = problem_of(*d, 2, p); s != GEMM_STATUS_SUCCESS) return s;
     if (const env_settings &env = settings(); env.error != GEMM_STATUS_SUCCESS) return set_error(env.error, env.error_message);
     if (!spec) return selection_serves(p);
     if (verdict v = b->supports(p); !v.ok)
@@ -126,11 +126,11 @@ gemm_status_t api_backend_get_traits(const char *spec, gemm_backend_traits_t *tr
     });
 }
 
-gemm_status_t api_check_desc_size(const gemm_desc_t *desc) {
+gemm_status_t api_check_desc_size(const gemm_desc_t *desc, int position) {
     clear_error();
     return guarded([&] {
         return check_struct_size(desc, desc->struct_size, sizeof *desc, "gemm_desc_t: struct_size", "gemm_desc_t",
-                                 "initialize it with gemm_desc_init");
+                                 "initialize it with gemm_desc_init", position);
     });
 }
 

@@ -77,7 +77,10 @@ GEMM_API const char *gemm_status_string(gemm_status_t status);
 GEMM_API const char *gemm_last_error(void);
 
 /* Position (cblas_sgemm numbering, 1 = layout) of the parameter that made the last call on
- * this thread fail, or 0 when it did not fail on a parameter. */
+ * this thread fail, or 0 when it did not fail on a parameter. Functions of other signatures
+ * count their own parameters from 1; a refused gemm_desc_t is named by the desc's position
+ * (gemm_plan_create and gemm_measure: 1; gemm_backend_supports and gemm_backend_variants: 2),
+ * its message naming the field ("gemm_desc_t: k = -1 must be >= 0"). */
 GEMM_API int gemm_last_error_parameter(void);
 
 /* C = alpha * op(A) * op(B) + beta * C. op(A) is m x k, op(B) is k x n, C is m x n.
@@ -360,8 +363,9 @@ typedef struct gemm_desc {
     int64_t lda, ldb, ldc;     /* 0: the least valid leading dimension */
     int64_t batch_count;       /* 1: a plain GEMM */
     int64_t stride_a;          /* elements between batch matrices, as the strided-batched */
-    int64_t stride_b;          /* calls take them (0 shares one A or B), or GEMM_DESC_TIGHT: */
-    int64_t stride_c;          /* one matrix's span, the matrices back to back */
+    int64_t stride_b;          /* calls take them (0 shares one A or B; negative is refused */
+    int64_t stride_c;          /* whatever batch_count is), or GEMM_DESC_TIGHT: one matrix's
+                                  span, the matrices back to back */
     int device;                /* -1: host memory; >= 0: memory of that CUDA device */
     int alignment;             /* bytes every operand pointer is a multiple of */
     int beta_zero;             /* 1: beta is 0 (C is written, never read) */

@@ -321,6 +321,12 @@ TEST_CASE("epilogue errors: each names the field, and nothing is computed") {
     p.g.k = p.g.ldb = INT64_MAX / 4;
     p.expect(&e, GEMM_STATUS_INVALID_SIZE, "parameter 6: k = 2305843009213693951 makes A span more than 2^63 - 1");
     p.g.k = p.g.ldb = 4;
+    // aux's span is aux's own: a huge ld_aux is named, not the size that counts aux's lines.
+    e = p.valid();
+    e.ld_aux = INT64_MAX;
+    p.expect(&e, GEMM_STATUS_INVALID_SIZE,
+             "parameter 19: epilogue->ld_aux = 9223372036854775807 makes epilogue->aux span more than 2^63 - 1");
+    CHECK(gemm_last_error_parameter() == 19);
 
     // Complex types take no epilogue; a forward activation needs no aux; m = 0 needs no bias.
     const float one[2] = {1, 0};

@@ -472,7 +472,9 @@ TEST_CASE("errors param=batch_count,stride_a,stride_b,stride_c") {
 TEST_CASE("errors sizes whose operands would span more than 2^63 bytes") {
     // Each operand's span ((lines - 1) * ld + line length, then (batch - 1) * stride + that,
     // in bytes) is computed without wrapping; a call whose operands cannot exist is refused
-    // before a backend indexes them, with C untouched. The sizes are valid one by one.
+    // before a backend indexes them, with C untouched. The sizes are valid one by one. The
+    // leading dimension (stride) is named when the matrix (batch) would fit packed tight, else
+    // the size that counts its lines (matrices).
     constexpr int64_t big = int64_t(1) << 61;
     for (entry_point e : all_entries) {
         args base = for_entry(e, args{});
@@ -489,14 +491,17 @@ TEST_CASE("errors sizes whose operands would span more than 2^63 bytes") {
         x = base;
         x.k = x.ldb = int64_t(1) << 62;
         expect_error(e, x, GEMM_STATUS_INVALID_SIZE, param::k, "k = " + std::to_string(x.k) + " makes A span");
-        // B transposed is stored n x k: k = 3 columns 2^61 apart.
+        // B transposed is stored n x k: k = 3 columns 2^61 apart, 21 elements packed.
         x = base;
         x.transb = GEMM_OP_T, x.k = 3, x.ldb = big, x.n = 7;
-        expect_error(e, x, GEMM_STATUS_INVALID_SIZE, param::k, "k = 3 makes B span");
-        // In bytes, not elements: 2^60 + 5 elements fit, 8 (or 4) times as many bytes do not.
+        expect_error(e, x, GEMM_STATUS_INVALID_SIZE, param::ldb, "ldb = " + std::to_string(big) + " makes B span");
+        // In bytes, not elements: 2^62 + 5 elements fit, 4 (or more) times as many bytes do
+        // not; 9 packed columns would, so ldc is named.
         x = base;
-        x.n = 9, x.ldc = int64_t(1) << 60;
-        expect_error(e, x, GEMM_STATUS_INVALID_SIZE, param::n, "n = 9 makes C span");
+        x.n = 9, x.ldc = int64_t(1) << 59;
+        expect_error(e, x, GEMM_STATUS_INVALID_SIZE, param::ldc, "ldc = " + std::to_string(x.ldc) + " makes C span");
+        x.ldc = INT64_MAX;
+        expect_error(e, x, GEMM_STATUS_INVALID_SIZE, param::ldc, "ldc = " + std::to_string(x.ldc) + " makes C span");
         if (!is_batched(e)) continue;
         // The batch: each matrix fits, all of them do not.
         x = base;
@@ -504,7 +509,8 @@ TEST_CASE("errors sizes whose operands would span more than 2^63 bytes") {
         expect_error(e, x, GEMM_STATUS_INVALID_SIZE, param::batch, "batch_count = " + std::to_string(x.batch));
         x = base;
         x.batch = 3, x.stride_a = INT64_MAX / 2;
-        expect_error(e, x, GEMM_STATUS_INVALID_SIZE, param::batch, "batch_count = 3 makes the A matrices span");
+        expect_error(e, x, GEMM_STATUS_INVALID_SIZE, param::stride_a,
+                     "stride_a = " + std::to_string(x.stride_a) + " makes the 3 A matrices span");
     }
 }
 
@@ -749,6 +755,8 @@ TEST_CASE("status strings are non-empty, distinct and start with the code's name
         CHECK(std::string(text).rfind(std::string(s.name) + ":", 0) == 0);
         CHECK(seen.insert(text).second);
     }
+    // INVALID_SIZE stands for a negative size and for an operand too large to address.
+    CHECK(std::string(gemm_status_string(GEMM_STATUS_INVALID_SIZE)).find("too large") != std::string::npos);
     // A value no status has (in gaps, and beyond): still a non-empty text, never NULL.
     for (int unknown : {10, 24, 77}) {
         const char *text = raw_status_string(unknown);

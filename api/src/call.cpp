@@ -136,40 +136,65 @@ gemm_status_t check_types(const user_call &c) {
     return GEMM_STATUS_SUCCESS;
 }
 
+// A parameter of the call with its value, named as the messages that blame it name it.
+struct named_parameter {
+    const char *name;
+    int position;
+    int64_t value;
+};
+
 // One operand as the call stores it: `lines` lines (columns in column-major, rows in row-major)
 // of `length` elements, `ld` apart; batch matrices `stride` apart.
 struct stored_operand {
     const char *name;        // "A" (operand_name adds a batch matrix's index, for messages)
     const char *lines_name;  // the size parameter that counts the lines
     int lines_position;
-    int64_t lines, length, ld, stride;
+    named_parameter ld, stride;
+    int64_t lines, length;
     std::size_t element_size;
 };
 
 stored_operand stored(const user_call &c, const char *name, int64_t rows, int64_t cols,
-                      const char *rows_name, const char *cols_name, int64_t ld, int64_t stride,
+                      const char *rows_name, const char *cols_name, named_parameter ld, named_parameter stride,
                       std::size_t element_size) {
     bool col = c.layout == GEMM_COL_MAJOR;
     auto position_of = [](const char *dim) { return dim[0] == 'm' ? 4 : dim[0] == 'n' ? 5 : 6; };
     const char *lines_name = col ? cols_name : rows_name;
-    return {name, lines_name, position_of(lines_name), col ? cols : rows, col ? rows : cols, ld, stride, element_size};
+    return {name, lines_name, position_of(lines_name), ld, stride, col ? cols : rows, col ? rows : cols, element_size};
+}
+
+// Whether `count` lines of `length` elements, `step` apart, fit in 2^63 - 1 bytes.
+bool addressable(int64_t count, int64_t step, int64_t length, std::size_t element_size) {
+    std::optional<int64_t> span = span_elements(count, step, length);
+    return span && checked_mul(*span, int64_t(element_size));
 }
 
 // Every byte a call touches must be addressable as an int64_t offset from its operand, or the
-// backends' index arithmetic (and the overlap check below) would wrap.
+// backends' index arithmetic (and the overlap check below) would wrap. The parameter blamed is
+// the leading dimension (or stride) when the matrix (or batch) would fit packed tight, else
+// the size that counts its lines (or matrices): no leading dimension could make it fit.
 gemm_status_t check_span(const user_call &c, const stored_operand &o, int64_t *one_matrix) {
-    std::optional<int64_t> span = span_elements(o.lines, o.ld, o.length);
-    if (!span || !checked_mul(*span, int64_t(o.element_size)))
+    const std::string name = operand_name(c, o.name);
+    if (!addressable(o.lines, o.ld.value, o.length, o.element_size)) {
+        if (addressable(o.lines, o.length, o.length, o.element_size))
+            return fail(c, GEMM_STATUS_INVALID_SIZE, o.ld.position,
+                        fmt::format("{} = {} makes {} span more than 2^63 - 1 bytes ({} lines of {} elements)",
+                                    o.ld.name, o.ld.value, name, o.lines, o.length));
         return fail(c, GEMM_STATUS_INVALID_SIZE, o.lines_position,
                     fmt::format("{} = {} makes {} span more than 2^63 - 1 bytes ({} lines {} elements apart)",
-                                o.lines_name, o.lines, operand_name(c, o.name), o.lines, o.ld));
-    *one_matrix = *span;
+                                o.lines_name, o.lines, name, o.lines, o.ld.value));
+    }
+    *one_matrix = *span_elements(o.lines, o.ld.value, o.length);
     if (c.batch <= 1) return GEMM_STATUS_SUCCESS;
-    std::optional<int64_t> all = span_elements(c.batch, o.stride, *span);
-    if (!all || !checked_mul(*all, int64_t(o.element_size)))
+    if (!addressable(c.batch, o.stride.value, *one_matrix, o.element_size)) {
+        if (addressable(c.batch, *one_matrix, *one_matrix, o.element_size))
+            return fail(c, GEMM_STATUS_INVALID_SIZE, o.stride.position,
+                        fmt::format("{} = {} makes the {} {} matrices span more than 2^63 - 1 bytes",
+                                    o.stride.name, o.stride.value, c.batch, name));
         return fail(c, GEMM_STATUS_INVALID_SIZE, positions(c).batch,
                     fmt::format("batch_count = {} makes the {} matrices span more than 2^63 - 1 bytes "
-                                "(stride {} elements)", c.batch, operand_name(c, o.name), o.stride));
+                                "(stride {} elements)", c.batch, name, o.stride.value));
+    }
     return GEMM_STATUS_SUCCESS;
 }
 
@@ -184,7 +209,8 @@ gemm_status_t check_spans(const user_call &c) {
     if (!writes_c) return GEMM_STATUS_SUCCESS;
     std::size_t ab_size = dtype_size(dtype(c.a_type)), c_size = dtype_size(dtype(c.c_type));
     int64_t c_span = 0, other = 0;
-    stored_operand cs = stored(c, "C", c.m, c.n, "m", "n", c.ldc, c.stride_c, c_size);
+    stored_operand cs = stored(c, "C", c.m, c.n, "m", "n", {"ldc", positions(c).ldc, c.ldc},
+                               {"stride_c", positions(c).stride_c, c.stride_c}, c_size);
     if (gemm_status_t s = check_span(c, cs, &c_span); s != GEMM_STATUS_SUCCESS) return s;
     // The last stored row or column of one C must end before the next C begins.
     if (c.batch > 1 && c.stride_c < c_span)
@@ -195,10 +221,10 @@ gemm_status_t check_spans(const user_call &c) {
     if (reads_ab) {
         bool an = c.transa == GEMM_OP_N, bn = c.transb == GEMM_OP_N;
         stored_operand as = stored(c, "A", an ? c.m : c.k, an ? c.k : c.m, an ? "m" : "k", an ? "k" : "m",
-                                   c.lda, c.stride_a, ab_size);
+                                   {"lda", positions(c).lda, c.lda}, {"stride_a", positions(c).stride_a, c.stride_a}, ab_size);
         if (gemm_status_t s = check_span(c, as, &other); s != GEMM_STATUS_SUCCESS) return s;
         stored_operand bs = stored(c, "B", bn ? c.k : c.n, bn ? c.n : c.k, bn ? "k" : "n", bn ? "n" : "k",
-                                   c.ldb, c.stride_b, ab_size);
+                                   {"ldb", positions(c).ldb, c.ldb}, {"stride_b", positions(c).stride_b, c.stride_b}, ab_size);
         if (gemm_status_t s = check_span(c, bs, &other); s != GEMM_STATUS_SUCCESS) return s;
     }
     return check_epilogue_spans(c, c_span);
@@ -306,7 +332,9 @@ gemm_status_t check_epilogue_spans(const user_call &c, int64_t c_span) {
     const int64_t size = int64_t(dtype_size(dtype(c.c_type)));
     std::vector<byte_range> ranges = {{"C", reinterpret_cast<std::uintptr_t>(c.c), c_span * size}};
     if (e.aux) {
-        stored_operand as = stored(c, "epilogue->aux", c.m, c.n, "m", "n", e.ld_aux, 0, std::size_t(size));
+        const named_parameter ld_aux = {c.entry == api_entry_desc ? "ld_aux" : "epilogue->ld_aux", epilogue_position(c),
+                                        e.ld_aux};
+        stored_operand as = stored(c, "epilogue->aux", c.m, c.n, "m", "n", ld_aux, {"", 0, 0}, std::size_t(size));
         int64_t aux_span = 0;
         if (gemm_status_t s = check_span(c, as, &aux_span); s != GEMM_STATUS_SUCCESS) return s;
         ranges.push_back({"epilogue->aux", reinterpret_cast<std::uintptr_t>(e.aux), aux_span * size});

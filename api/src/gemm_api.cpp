@@ -21,7 +21,7 @@ const char *api_status_text(int status) {
     case GEMM_STATUS_SUCCESS: return "GEMM_STATUS_SUCCESS: success";
     case GEMM_STATUS_INVALID_LAYOUT: return "GEMM_STATUS_INVALID_LAYOUT: layout is not row- or column-major";
     case GEMM_STATUS_INVALID_OP: return "GEMM_STATUS_INVALID_OP: transpose is not N, T or C";
-    case GEMM_STATUS_INVALID_SIZE: return "GEMM_STATUS_INVALID_SIZE: a size or batch count is negative";
+    case GEMM_STATUS_INVALID_SIZE: return "GEMM_STATUS_INVALID_SIZE: a size or batch count is negative, or a matrix too large to address";
     case GEMM_STATUS_INVALID_LEADING_DIM: return "GEMM_STATUS_INVALID_LEADING_DIM: a leading dimension is too small";
     case GEMM_STATUS_INVALID_STRIDE: return "GEMM_STATUS_INVALID_STRIDE: a batch stride is negative or C matrices overlap";
     case GEMM_STATUS_INVALID_POINTER: return "GEMM_STATUS_INVALID_POINTER: a needed pointer is NULL";

@@ -48,7 +48,10 @@ typedef enum gemm_status {
     GEMM_STATUS_SUCCESS = 0,
     GEMM_STATUS_INVALID_LAYOUT = 1,
     GEMM_STATUS_INVALID_OP = 2,
-    GEMM_STATUS_INVALID_SIZE = 3,          /* m, n, k or batch count < 0 */
+    GEMM_STATUS_INVALID_SIZE = 3,          /* m, n, k or batch count < 0, or an operand that
+                                              would span more than 2^63 - 1 bytes (the message
+                                              names the size, leading dimension or stride that
+                                              makes it so) */
     GEMM_STATUS_INVALID_LEADING_DIM = 4,   /* lda, ldb or ldc too small */
     GEMM_STATUS_INVALID_STRIDE = 5,        /* batch stride negative or C batches overlap */
     GEMM_STATUS_INVALID_POINTER = 6,       /* NULL where data or a scalar is needed */

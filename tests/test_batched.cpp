@@ -330,6 +330,37 @@ TEST_CASE("batched grouped errors: the group is named, every group checked befor
         CHECK(std::string(gemm_last_error()).rfind("parameter 2: transa is NULL", 0) == 0);
         CHECK(grouped(0) == GEMM_STATUS_SUCCESS);
     }
+    // The arguments no group owns are checked however many groups there are, none included,
+    // as a call of no matrix (m = 0) is checked for all of its arguments.
+    SUBCASE("an invalid layout or type, with groups and without") {
+        for (int64_t count : {2, 0}) {
+            INFO("group_count " << count);
+            CHECK(gemm_ex_grouped(gemm_layout_t(7), ta, tb, m, n, k, alpha, p.a.data(), GEMM_F64, lda, p.b.data(),
+                                  GEMM_F64, ldb, beta, p.c.data(), GEMM_F64, ldc, count, size, GEMM_F64) ==
+                  GEMM_STATUS_INVALID_LAYOUT);
+            CHECK(std::string(gemm_last_error()).rfind("parameter 1: layout = 7", 0) == 0);
+            CHECK(gemm_last_error_parameter() == 1);
+            CHECK(gemm_ex_grouped(GEMM_COL_MAJOR, ta, tb, m, n, k, alpha, p.a.data(), gemm_dtype_t(7), lda, p.b.data(),
+                                  GEMM_F64, ldb, beta, p.c.data(), GEMM_F64, ldc, count, size, GEMM_F64) ==
+                  GEMM_STATUS_INVALID_DTYPE);
+            CHECK(gemm_last_error_parameter() == 9);
+            CHECK(gemm_ex_grouped(GEMM_COL_MAJOR, ta, tb, m, n, k, alpha, p.a.data(), GEMM_F64, lda, p.b.data(),
+                                  GEMM_F64, ldb, beta, p.c.data(), GEMM_F64, ldc, count, size, gemm_dtype_t(7)) ==
+                  GEMM_STATUS_INVALID_DTYPE);
+            CHECK(gemm_last_error_parameter() == 20);
+            // A type pair no backend computes: what gemm_ex refuses at m = 0 too.
+            CHECK(gemm_ex_grouped(GEMM_COL_MAJOR, ta, tb, m, n, k, alpha, p.a.data(), GEMM_F64, lda, p.b.data(),
+                                  GEMM_F32, ldb, beta, p.c.data(), GEMM_F64, ldc, count, size, GEMM_F64) ==
+                  GEMM_STATUS_NOT_SUPPORTED);
+            CHECK(gemm_last_error_parameter() == 12);
+        }
+        // No groups, so no group arrays to read: NULL arrays stay valid.
+        CHECK(gemm_ex_grouped(GEMM_ROW_MAJOR, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, GEMM_F32,
+                              nullptr, nullptr, GEMM_F32, nullptr, nullptr, nullptr, GEMM_F32, nullptr, 0, nullptr,
+                              GEMM_F32) == GEMM_STATUS_SUCCESS);
+        CHECK(g0.untouched());
+        CHECK(g1.untouched());
+    }
     SUBCASE("a C of group 1 overlapping one of group 0") {
         p.c[3] = p.c[0];
         expect_refused(grouped(2), GEMM_STATUS_INVALID_VALUE, "parameter 15: C[0] and C[3] overlap", 15, {&g0, &g1});

@@ -73,10 +73,15 @@ gemm_status_t check_ld(const user_call &c, const char *name, int position, int64
                             op_text));
 }
 
-gemm_status_t check_shape(const user_call &c) {
+gemm_status_t check_layout(const user_call &c) {
     if (c.layout != GEMM_ROW_MAJOR && c.layout != GEMM_COL_MAJOR)
         return fail(c, GEMM_STATUS_INVALID_LAYOUT, 1,
                     fmt::format("layout = {} must be GEMM_ROW_MAJOR (101) or GEMM_COL_MAJOR (102)", c.layout));
+    return GEMM_STATUS_SUCCESS;
+}
+
+gemm_status_t check_shape(const user_call &c) {
+    if (gemm_status_t s = check_layout(c); s != GEMM_STATUS_SUCCESS) return s;
     if (!valid_op(c.transa))
         return fail(c, GEMM_STATUS_INVALID_OP, 2, fmt::format("transa = {} must be GEMM_OP_N (111), GEMM_OP_T (112) or GEMM_OP_C (113)", c.transa));
     if (!valid_op(c.transb))
@@ -380,6 +385,12 @@ gemm_status_t check_arguments(const user_call &c) {
     if (s == GEMM_STATUS_SUCCESS) s = check_types(c);
     if (s == GEMM_STATUS_SUCCESS) s = check_scalars(c);
     if (s == GEMM_STATUS_SUCCESS) s = check_epilogue(c);
+    return s;
+}
+
+gemm_status_t check_shared_arguments(const user_call &c) {
+    gemm_status_t s = check_layout(c);
+    if (s == GEMM_STATUS_SUCCESS) s = check_types(c);
     return s;
 }
 

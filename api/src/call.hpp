@@ -47,6 +47,11 @@ gemm_status_t check_call(const user_call &call);
 gemm_status_t check_arguments(const user_call &call);
 gemm_status_t check_operands(const user_call &call);
 
+// The arguments of a grouped call that belong to no group, layout and the types, checked as
+// check_arguments checks them: a call of no group is checked for them too, as a call of no
+// matrix is for all of its arguments.
+gemm_status_t check_shared_arguments(const user_call &call);
+
 // Where the call's entry point has each parameter, and its error for one of them ("group 2:
 // parameter 8: ..."), as the checks report theirs.
 const param_positions &positions_of(const user_call &call);

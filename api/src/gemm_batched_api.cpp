@@ -222,6 +222,7 @@ gemm_status_t run_grouped(int layout, const int *transa, const int *transb, cons
     base.c_type = c_type;
     base.compute = compute;
     base.entry = api_entry_grouped;
+    if (gemm_status_t s = check_shared_arguments(base); s != GEMM_STATUS_SUCCESS) return s;
     if (group_count < 0)
         return call_error(base, GEMM_STATUS_INVALID_SIZE, 18, fmt::format("group_count = {} must be >= 0", group_count));
     if (group_count == 0) return GEMM_STATUS_SUCCESS;

@@ -194,8 +194,19 @@ selection parse_selection(std::string spec, std::string source) {
         name = spec.substr(0, colon);
         variant = spec.substr(colon + 1);
     }
-    backend *b = find_backend(name);
     std::string where = sel.source + "='" + spec + "'";
+    // auto chooses the variant with the backend; "auto:" is auto, as "name:" is "name".
+    if (name == "auto") {
+        if (variant.empty()) {
+            sel.spec = "auto";
+            return sel;
+        }
+        sel.error = sel.source == "GEMM_BACKEND" ? GEMM_STATUS_INVALID_CONFIG : GEMM_STATUS_INVALID_VALUE;
+        sel.error_message = where + ": auto takes no variant (it chooses the backend and its variant); write "
+                                    "'auto', or 'name:variant' to force both";
+        return sel;
+    }
+    backend *b = find_backend(name);
     if (!b) {
         std::string known;
         for (backend *r : registered_backends()) known += (known.empty() ? "" : ", ") + std::string(r->name());

@@ -158,6 +158,17 @@ TEST_SUITE("code") {
         CHECK(contains(gemm_last_error(), "no_such_variant"));
         CHECK(std::string(gemm_get_backend()) == "cpu_ref");
 
+        // auto chooses the variant itself: a variant after it is refused as such, not as an
+        // unknown backend (auto is a valid name).
+        CHECK(gemm_set_backend("auto:x") == GEMM_STATUS_INVALID_VALUE);
+        CHECK(contains(gemm_last_error(), "auto takes no variant"));
+        CHECK_FALSE(contains(gemm_last_error(), "no backend named"));
+        CHECK(gemm_last_error_parameter() == 1);
+        CHECK(std::string(gemm_get_backend()) == "cpu_ref");
+        REQUIRE(gemm_set_backend("auto:") == GEMM_STATUS_SUCCESS);  // as "name:" is "name"
+        CHECK(std::string(gemm_get_backend()) == "auto");
+        REQUIRE(gemm_set_backend("cpu_ref") == GEMM_STATUS_SUCCESS);
+
         // "name:" + id for every id a backend lists, the default "" among them, is a valid choice.
         REQUIRE(gemm_set_backend("cpu_omp:") == GEMM_STATUS_SUCCESS);
         CHECK(std::string(gemm_get_backend()) == "cpu_omp:");

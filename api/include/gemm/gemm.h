@@ -255,7 +255,8 @@ GEMM_API gemm_status_t gemm_option_get_info(int64_t index, gemm_option_info_t *i
 /* Forces a backend for every later call of this process, like GEMM_BACKEND and taking
  * precedence over it: "auto" (or ""), a backend name, or "name:variant" to pin a variant too
  * ("name:" is the default variant, as "name" is, so that "name:" + id serves every id that
- * gemm_backend_variants lists, "" among them). NULL returns to what GEMM_BACKEND says. An
+ * gemm_backend_variants lists, "" among them). auto takes no variant ("auto:" is "auto";
+ * "auto:x" is GEMM_STATUS_INVALID_VALUE). NULL returns to what GEMM_BACKEND says. An
  * unknown or unavailable backend is refused here and leaves the previous choice in place. */
 GEMM_API gemm_status_t gemm_set_backend(const char *name);
 

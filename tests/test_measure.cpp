@@ -168,6 +168,12 @@ TEST_CASE("measure: argument errors") {
     CHECK(gemm_measure(&d, nullptr, 1, &o, r) == GEMM_STATUS_INVALID_POINTER);
     CHECK(gemm_measure(&d, names, -1, &o, r) == GEMM_STATUS_INVALID_SIZE);
     CHECK(gemm_measure(&d, names, 1, &o, nullptr) == GEMM_STATUS_INVALID_POINTER);
+    // A NULL name names no backend: refused, not measured as "" (gemm.h gives NULL no meaning).
+    const char *with_null[] = {"cpu_ref", nullptr};
+    gemm_measurement_t two[2];
+    CHECK(gemm_measure(&d, with_null, 2, &o, two) == GEMM_STATUS_INVALID_POINTER);
+    CHECK(contains(gemm_last_error(), "parameter 2: backends[1] is NULL"));
+    CHECK(gemm_last_error_parameter() == 2);
     gemm_measure_options_t bad = o;
     bad.struct_size = 8;
     CHECK(gemm_measure(&d, names, 1, &bad, r) == GEMM_STATUS_INVALID_VALUE);

@@ -83,6 +83,11 @@ gemm_status_t measure(const api_desc *d, const char *const *names, int64_t count
     if (!d) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 1: desc is NULL", 1);
     if (count < 0) return set_error(GEMM_STATUS_INVALID_SIZE, "parameter 3: count = " + std::to_string(count) + " must be >= 0", 3);
     if (count > 0 && !names) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 2: backends is NULL", 2);
+    for (int64_t i = 0; i < count; ++i)
+        if (!names[i])
+            return set_error(GEMM_STATUS_INVALID_POINTER,
+                             "parameter 2: backends[" + std::to_string(i) + "] is NULL (a name, \"name:variant\" or "
+                             "\"auto\")", 2);
     if (count > 0 && !reports) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 5: reports is NULL", 5);
     gemm_measure_options_t o;
     gemm_measure_options_init(&o);
@@ -107,11 +112,11 @@ gemm_status_t measure(const api_desc *d, const char *const *names, int64_t count
     std::vector<measure_target> targets;
     std::vector<int64_t> slot;  // the report each target fills
     for (int64_t i = 0; i < count; ++i) {
-        std::string name = names[i] ? names[i] : "";
+        std::string name = names[i];
         measure_target t;
         std::string variant;
         gemm_status_t s = GEMM_STATUS_SUCCESS;
-        if (name != "auto") s = backend_named(names[i] ? names[i] : "", t.b, variant);
+        if (name != "auto") s = backend_named(names[i], t.b, variant);
         t.variant = variant;
         fill(reports[i], name, s, s == GEMM_STATUS_SUCCESS ? "" : last_error_message());
         tls_measure.notes.emplace_back();

@@ -91,6 +91,22 @@ bool tune_key::operator==(const tune_key &o) const {
     return same_class(o) && m == o.m && n == o.n && k == o.k;
 }
 
+// Unsigned products wrap modulo 2^64, which 16 divides, so huge keys stay exact.
+bool tune_key::tight_layout_aligned() const {
+    auto multiple = [](uint64_t elements, std::size_t size) { return elements * uint64_t(size) % 16 == 0; };
+    const std::size_t ab = dtype_size(ab_type), cs = dtype_size(c_type);
+    const int64_t a_rows = std::max<int64_t>(1, op_a == transpose::n ? m : k);
+    const int64_t a_cols = std::max<int64_t>(1, op_a == transpose::n ? k : m);
+    const int64_t b_rows = std::max<int64_t>(1, op_b == transpose::n ? k : n);
+    const int64_t b_cols = std::max<int64_t>(1, op_b == transpose::n ? n : k);
+    const int64_t c_rows = std::max<int64_t>(1, m), c_cols = std::max<int64_t>(1, n);
+    auto times = [](int64_t x, int64_t y) { return uint64_t(x) * uint64_t(y); };
+    bool lds = multiple(uint64_t(a_rows), ab) && multiple(uint64_t(b_rows), ab) && multiple(uint64_t(c_rows), cs);
+    bool strides = batch <= 1 || (multiple(times(a_rows, a_cols), ab) && multiple(times(b_rows, b_cols), ab) &&
+                                  multiple(times(c_rows, c_cols), cs));
+    return lds && strides;
+}
+
 std::size_t tune_key_hash::operator()(const tune_key &k) const {
     std::size_t h = std::hash<int64_t>()(k.m);
     auto mix = [&h](uint64_t v) { h ^= std::hash<uint64_t>()(v) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2); };

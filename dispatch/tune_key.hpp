@@ -44,6 +44,10 @@ struct tune_key {
     // Everything but m, n, k: choices for one class may stand in for a nearby shape.
     bool same_class(const tune_key &o) const;
 
+    // Whether every leading dimension and batch stride of the key's tight layout (ld=tight) is
+    // a multiple of 16 bytes. Where not, no call is ld=tight align=16: such calls are align=elem.
+    bool tight_layout_aligned() const;
+
     // "f32 f32 NN 1024 1024 1024 batch=1 ld=tight align=16 space=host beta=0", then for an
     // epilogue " epilogue=gelu+bias(rows)+aux" (epilogue_name's words), for a pointer-array
     // batch " form=pointers", and last, for a TF32 class, " math=tf32".

@@ -70,23 +70,6 @@ void confirm(operand_sets &sets, const result_check &check, const measure_target
     cr.spread = std::max(cr.spread, again[1].spread);
 }
 
-// Whether every leading dimension and batch stride of the key's tight layout is a multiple of
-// 16 bytes. Unsigned products wrap modulo 2^64, which 16 divides, so huge keys stay exact.
-bool tight_layout_aligned(const tune_key &key) {
-    auto multiple = [](uint64_t elements, std::size_t size) { return elements * uint64_t(size) % 16 == 0; };
-    const std::size_t ab = dtype_size(key.ab_type), cs = dtype_size(key.c_type);
-    const int64_t a_rows = std::max<int64_t>(1, key.op_a == transpose::n ? key.m : key.k);
-    const int64_t a_cols = std::max<int64_t>(1, key.op_a == transpose::n ? key.k : key.m);
-    const int64_t b_rows = std::max<int64_t>(1, key.op_b == transpose::n ? key.k : key.n);
-    const int64_t b_cols = std::max<int64_t>(1, key.op_b == transpose::n ? key.n : key.k);
-    const int64_t c_rows = std::max<int64_t>(1, key.m), c_cols = std::max<int64_t>(1, key.n);
-    auto times = [](int64_t x, int64_t y) { return uint64_t(x) * uint64_t(y); };
-    bool lds = multiple(uint64_t(a_rows), ab) && multiple(uint64_t(b_rows), ab) && multiple(uint64_t(c_rows), cs);
-    bool strides = key.batch <= 1 || (multiple(times(a_rows, a_cols), ab) && multiple(times(b_rows, b_cols), ab) &&
-                                      multiple(times(c_rows, c_cols), cs));
-    return lds && strides;
-}
-
 // The class's operands, and the built-in rule's choice for them (every measurement's default).
 gemm_status_t prepare(operand_sets &sets, const char *who, choice &builtin) {
     if (gemm_status_t s = sets.allocate(); s != GEMM_STATUS_SUCCESS)
@@ -115,7 +98,7 @@ problem_class class_of(const tune_key &key) {
     // those calls run (bf16 1500^3 on the H200: cuBLAS took 62 us there and 90 us on pointers
     // one element off, where another winner was picked). Only a key whose tight layout is
     // aligned owes its align=elem to its pointers, which are then placed one element off.
-    c.aligned = key.aligned_16 || (!key.padded_ld && !tight_layout_aligned(key));
+    c.aligned = key.aligned_16 || (!key.padded_ld && !key.tight_layout_aligned());
     c.beta = key.beta_zero ? 0.0 : 0.5;
     c.space = key.space;
     c.act = key.act;

@@ -2379,6 +2379,33 @@ TEST_CASE("tuner errors: gemm_tune refuses bad requests with the right status an
     CHECK(contains(gemm_last_error(), "report"));
     CHECK(gemm_last_error_parameter() == 3);
 
+    // A flag argument is 0 or 1, as a flag field is: another value is a mistake, not "true".
+    const char *key = "f32 f32 NN 8 8 8 batch=1 ld=tight align=16 space=host beta=0";
+    CHECK(gemm_tune(&ok, -3, &report) == GEMM_STATUS_INVALID_VALUE);
+    CHECK(std::string(gemm_last_error()) == "parameter 2: store = -3 must be 0 or 1");
+    CHECK(gemm_last_error_parameter() == 2);
+    CHECK(gemm_tune_key(key, -1, 20, "cpu_ref", 7, &report) == GEMM_STATUS_INVALID_VALUE);
+    CHECK(std::string(gemm_last_error()) == "parameter 5: store = 7 must be 0 or 1");
+    CHECK(gemm_last_error_parameter() == 5);
+    gemm_tune_verdict_t verdict;
+    CHECK(gemm_tune_verify(key, -1, 20, 9, &verdict) == GEMM_STATUS_INVALID_VALUE);
+    CHECK(std::string(gemm_last_error()) == "parameter 4: remove = 9 must be 0 or 1");
+    CHECK(gemm_last_error_parameter() == 4);
+
+    // A key is stored exactly as written, so that gemm_tune_verify finds it by that text. 5 f32
+    // are 20 bytes: tight leading dimensions of 5 x 5 are not 16-byte multiples, so its calls
+    // are align=elem, and a key saying align=16 is refused, with the form to write.
+    const char *unaligned = "f32 f32 NN 5 5 5 batch=1 ld=tight align=16 space=host beta=0";
+    CHECK(gemm_tune_key(unaligned, -1, 20, "cpu_ref", 0, &report) == GEMM_STATUS_INVALID_VALUE);
+    CHECK(contains(gemm_last_error(), "write align=elem"));
+    CHECK(gemm_last_error_parameter() == 1);
+    CHECK(gemm_tune_verify(unaligned, -1, 20, 0, &verdict) == GEMM_STATUS_INVALID_VALUE);
+    CHECK(contains(gemm_last_error(), "write align=elem"));
+    CHECK(gemm_tune_key("f32 f32 NN 5 5 5 batch=1 ld=tight align=elem space=host beta=0", -1, 20, "cpu_ref", 0,
+                        &report) == GEMM_STATUS_SUCCESS);
+    CHECK(gemm_tune_key("f32 f32 NN 5 5 5 batch=1 ld=padded align=16 space=host beta=0", -1, 20, "cpu_ref", 0,
+                        &report) == GEMM_STATUS_SUCCESS);
+
     using R = gemm_tune_request_t;
     expect_tune_error("m = -1", [](R &r) { r.m = -1; }, GEMM_STATUS_INVALID_SIZE, "m, n, k");
     expect_tune_error("n = -1", [](R &r) { r.n = -1; }, GEMM_STATUS_INVALID_SIZE, "m, n, k");

@@ -28,6 +28,15 @@ thread_local report_storage tls_report;
 
 gemm_status_t fail(gemm_status_t s, const std::string &what) { return set_error(s, "gemm_tune: " + what); }
 
+// A flag argument is 0 or 1: anything else there (a count, garbage) is a mistake, not "true".
+gemm_status_t check_flag(const char *name, int value, int position) {
+    if (value == 0 || value == 1) return GEMM_STATUS_SUCCESS;
+    return set_error(GEMM_STATUS_INVALID_VALUE,
+                     "parameter " + std::to_string(position) + ": " + name + " = " + std::to_string(value) +
+                         " must be 0 or 1",
+                     position);
+}
+
 gemm_status_t check_request(const api_tune_request &r) {
     if (r.layout != GEMM_ROW_MAJOR && r.layout != GEMM_COL_MAJOR) return fail(GEMM_STATUS_INVALID_LAYOUT, "layout is not row- or column-major");
     if (!valid_op(r.transa) || !valid_op(r.transb)) return fail(GEMM_STATUS_INVALID_OP, "transa/transb must be N, T or C");
@@ -93,9 +102,10 @@ void fill_report(gemm_tune_report_t &report, bool stored) {
 }
 
 // Tunes class c with the budget and backends a request or a key call gives, storing the winner
-// when asked; the report points into this thread's storage.
+// when asked; the report points into this thread's storage. key: the key a key call named,
+// which the winner must be stored under, or the caller could not look it up by that key.
 gemm_status_t tune_class(const problem_class &c, double budget_ms, const char *backends, int store,
-                         gemm_tune_report_t *report) {
+                         gemm_tune_report_t *report, const tune_key *key = nullptr) {
     tune_options options;
     if (budget_ms > 0) options.budget_ms = budget_ms;
     options.backends = split_names(backends);
@@ -108,6 +118,10 @@ gemm_status_t tune_class(const problem_class &c, double budget_ms, const char *b
     // backends measures nothing else).
     if (store && options.backends.empty()) ensure_rates(c);
     if (gemm_status_t s = tune_problem(c, options, tls_report.outcome); s != GEMM_STATUS_SUCCESS) return s;
+    if (key && tls_report.outcome.entry.key != *key)
+        return set_error(GEMM_STATUS_INVALID_VALUE, "parameter 1: key '" + key->to_text() + "' was measured as '" +
+                                                        tls_report.outcome.entry.key.to_text() +
+                                                        "', which is the key to tune; nothing stored", 1);
     bool stored = false;
     if (store) {
         gemm_status_t s = process_tune_cache().store({tls_report.outcome.entry});
@@ -123,6 +137,7 @@ gemm_status_t tune_class(const problem_class &c, double budget_ms, const char *b
 
 gemm_status_t tune_request(const api_tune_request *request, int store, gemm_tune_report_t *report) {
     if (!request) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 1: request is NULL", 1);
+    if (gemm_status_t s = check_flag("store", store, 2); s != GEMM_STATUS_SUCCESS) return s;
     if (!report) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 3: report is NULL", 3);
     if (const env_settings &env = settings(); env.error != GEMM_STATUS_SUCCESS)
         return set_error(env.error, env.error_message);
@@ -136,6 +151,15 @@ gemm_status_t read_key(const char *key_text, int device, double budget_ms, tune_
     std::optional<tune_key> key = tune_key::parse(key_text);
     if (!key) return set_error(GEMM_STATUS_INVALID_VALUE, std::string("parameter 1: key '") + key_text +
                                                               "' is not a tune-cache key", 1);
+    // The key is looked up and stored as written, and no call is of such a class: its calls'
+    // key, the one an entry would be stored under, says align=elem.
+    if (key->aligned_16 && !key->padded_ld && !key->tight_layout_aligned())
+        return set_error(GEMM_STATUS_INVALID_VALUE,
+                         std::string("parameter 1: key '") + key_text +
+                             "' says align=16, but with ld=tight its leading dimensions or batch strides are not "
+                             "multiples of 16 bytes, so its calls are align=elem: write align=elem, or ld=padded "
+                             "align=16 for leading dimensions padded to 16 bytes",
+                         1);
     if (!std::isfinite(budget_ms))
         return set_error(GEMM_STATUS_INVALID_VALUE, "parameter 3: budget_ms must be a finite number of milliseconds "
                                                     "(<= 0: the default)", 3);
@@ -156,6 +180,7 @@ gemm_status_t read_key(const char *key_text, int device, double budget_ms, tune_
 gemm_status_t tune_key_text(const char *key_text, int device, double budget_ms, const char *backends, int store,
                             gemm_tune_report_t *report) {
     if (!key_text) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 1: key is NULL", 1);
+    if (gemm_status_t s = check_flag("store", store, 5); s != GEMM_STATUS_SUCCESS) return s;
     if (!report) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 6: report is NULL", 6);
     if (const env_settings &env = settings(); env.error != GEMM_STATUS_SUCCESS)
         return set_error(env.error, env.error_message);
@@ -165,7 +190,7 @@ gemm_status_t tune_key_text(const char *key_text, int device, double budget_ms, 
         return set_error(GEMM_STATUS_NOT_SUPPORTED, "parameter 1: space=managed is not tuned (host or device memory)", 1);
     problem_class c = class_of(key);
     c.device = device < 0 ? 0 : device;
-    return tune_class(c, budget_ms, backends, store, report);
+    return tune_class(c, budget_ms, backends, store, report, &key);
 }
 
 // What the last listing and the last verdict on this thread point into.
@@ -220,6 +245,7 @@ gemm_status_t list_rates(const gemm_host_rates_t **rates, int64_t *count) {
 
 gemm_status_t verify(const char *key_text, int device, double budget_ms, int remove, gemm_tune_verdict_t *out) {
     if (!key_text) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 1: key is NULL", 1);
+    if (gemm_status_t s = check_flag("remove", remove, 4); s != GEMM_STATUS_SUCCESS) return s;
     if (!out) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 5: verdict is NULL", 5);
     if (const env_settings &env = settings(); env.error != GEMM_STATUS_SUCCESS)
         return set_error(env.error, env.error_message);

@@ -604,7 +604,8 @@ typedef struct gemm_tune_report {
 /* Times every (backend, variant) that can serve the request, checks each result against a
  * reference (a wrong one is rejected), and reports the winner: the fastest correct
  * candidate, or the built-in default unless that is beaten by more than 2%. With store = 1
- * the winner is added to the tune cache (atomically; several processes may tune at once).
+ * the winner is added to the tune cache (atomically; several processes may tune at once);
+ * store is 0 or 1 (another value is GEMM_STATUS_INVALID_VALUE, as for every flag argument).
  * The report's strings live until the next gemm_tune call on this thread. */
 GEMM_API gemm_status_t gemm_tune(const gemm_tune_request_t *request, int store,
                                  gemm_tune_report_t *report);
@@ -622,7 +623,10 @@ GEMM_API gemm_status_t gemm_tune(const gemm_tune_request_t *request, int store,
  *   it (cublas's variants one_call and streams are its two ways of serving one).
  * device: the CUDA device for a key of device memory
  * (space=device); ignored for others. budget_ms, backends, store and the report as gemm_tune
- * takes them. A key that does not parse: GEMM_STATUS_INVALID_VALUE. */
+ * takes them. The winner is stored under key exactly as written (gemm_tune_verify finds it
+ * by that text). GEMM_STATUS_INVALID_VALUE: a key that does not parse, and one that no call
+ * has: "align=16" with "ld=tight" where the tight leading dimensions or batch strides are not
+ * multiples of 16 bytes (such calls are "align=elem"). */
 GEMM_API gemm_status_t gemm_tune_key(const char *key, int device, double budget_ms, const char *backends, int store,
                                      gemm_tune_report_t *report);
 
@@ -694,8 +698,9 @@ typedef struct gemm_tune_verdict {
  * as gemm_measure times them. device: the CUDA device for a key of device memory
  * (space=device); ignored for others. With remove = 1 an entry that does not hold is removed
  * from the tune cache, in this process and in the file: auto then treats its class as any
- * untuned shape (a nearby entry, else the built-in rule). A key that does not parse, or that
- * has no entry: GEMM_STATUS_INVALID_VALUE. */
+ * untuned shape (a nearby entry, else the built-in rule); remove is 0 or 1. A key that does
+ * not parse, that no call has (as gemm_tune_key refuses it), or that has no entry:
+ * GEMM_STATUS_INVALID_VALUE. */
 GEMM_API gemm_status_t gemm_tune_verify(const char *key, int device, double budget_ms, int remove,
                                         gemm_tune_verdict_t *verdict);
 

@@ -6,11 +6,13 @@
 #include <atomic>
 #include <climits>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "dispatch/backend.hpp"
 #include "dispatch/epilogue_pass.hpp"
 #include "dispatch/problem.hpp"
+#include "gemm/gemm.hpp"
 #include "microkernel.hpp"
 #include "pack.hpp"
 #include "pack_buffers.hpp"
@@ -28,15 +30,17 @@ struct blocking {
     int64_t nc;
 };
 
-// One matrix of the batch, with alpha and beta in the element type.
-template <class T> struct operands {
-    const T *a;
+// One matrix of the batch, with alpha and beta in the compute type T. A and B are stored as In
+// and C as Out: T itself, or for T = float 16-bit types (gemm::half, gemm::bfloat16) for A and
+// B, widened while packing, and for C, rounded once from the f32 sums (run_rounded).
+template <class T, class In = T, class Out = T> struct operands {
+    const In *a;
     int64_t lda;
     transpose op_a;
-    const T *b;
+    const In *b;
     int64_t ldb;
     transpose op_b;
-    T *c;
+    Out *c;
     int64_t ldc;
     int64_t k;
     T alpha;
@@ -68,14 +72,15 @@ inline range split(int64_t total, int64_t unit, int64_t parts, int64_t index) {
     return {std::min(begin * unit, total), std::min(end * unit, total)};
 }
 
-// C = beta * C on a rectangle, writing (not multiplying) when beta == 0 so NaN cannot leak.
-template <class T> void scale_rectangle(const operands<T> &o, range rows, range cols) {
+// C = beta * C on a rectangle, writing (not multiplying) when beta == 0 so NaN cannot leak;
+// computed in T, rounded once to C's type.
+template <class T, class In, class Out> void scale_rectangle(const operands<T, In, Out> &o, range rows, range cols) {
     for (int64_t j = cols.begin; j < cols.end; ++j) {
-        T *cj = o.c + j * o.ldc;
+        Out *cj = o.c + j * o.ldc;
         if (o.beta == T(0))
-            for (int64_t i = rows.begin; i < rows.end; ++i) cj[i] = T(0);
+            for (int64_t i = rows.begin; i < rows.end; ++i) cj[i] = Out(T(0));
         else if (o.beta != T(1))
-            for (int64_t i = rows.begin; i < rows.end; ++i) cj[i] *= o.beta;
+            for (int64_t i = rows.begin; i < rows.end; ++i) cj[i] = Out(o.beta * T(cj[i]));
     }
 }
 
@@ -87,12 +92,12 @@ template <class T> T scalar(double real, double imag) {
         return T(real_t<T>(real), real_t<T>(imag));
 }
 
-template <class T> operands<T> batch_operands(const problem &p, int64_t index) {
-    operands<T> o;
+template <class T, class In = T, class Out = T> operands<T, In, Out> batch_operands(const problem &p, int64_t index) {
+    operands<T, In, Out> o;
     // A and B may be NULL when not referenced (alpha = 0 or k = 0).
-    o.a = p.a ? static_cast<const T *>(p.a) + index * p.stride_a : nullptr;
-    o.b = p.b ? static_cast<const T *>(p.b) + index * p.stride_b : nullptr;
-    o.c = static_cast<T *>(p.c) + index * p.stride_c;
+    o.a = p.a ? static_cast<const In *>(p.a) + index * p.stride_a : nullptr;
+    o.b = p.b ? static_cast<const In *>(p.b) + index * p.stride_b : nullptr;
+    o.c = static_cast<Out *>(p.c) + index * p.stride_c;
     o.lda = p.lda;
     o.ldb = p.ldb;
     o.ldc = p.ldc;
@@ -145,8 +150,8 @@ inline void finish_item(std::atomic<int64_t> &counter, spin_then_block &progress
 
 // C[ic:ic+mc, jc+jr0 : jc+jr1] += the packed block of A times packed B columns [jr0, jr1)
 // (alpha and beta applied as the kernel does), loops jr (NR) > ir (MR).
-template <class T, int MR, int NR>
-void multiply_block(const operands<T> &o, microkernel<T> kernel, const real_t<T> *abuf,
+template <class T, int MR, int NR, class In>
+void multiply_block(const operands<T, In, T> &o, microkernel<T> kernel, const real_t<T> *abuf,
                     const real_t<T> *bbuf, int64_t ic, int64_t mc, int64_t jc, int64_t jr0,
                     int64_t jr1, int64_t kc, T beta) {
     for (int64_t jr = jr0; jr < jr1; jr += NR) {
@@ -210,22 +215,32 @@ inline team_steps plan_steps(const problem &p, const blocking &bk, int threads, 
     return st;
 }
 
+// What the loop nest does with a block of C once its last block of k is in: the epilogue, where
+// the call has one.
+struct finish_with_epilogue {
+    const epilogue_spec &epilogue;
+    template <class O> void operator()(const O &o, range rows, range cols) const {
+        if (epilogue.any()) apply_epilogue(epilogue, o.c, o.ldc, rows, cols);
+    }
+};
+
 // One thread's part of C = alpha * op(A) * op(B) + beta * C for every matrix of the batch,
 // in a team planned for `threads` threads, of which any number may come, at any time (the
 // items are cut for `threads`; whoever comes takes them). The loops jc (nc) > pc (kc) form
 // phases; a phase's items are first the packing of its kc x nc panel of B, cut into groups
 // of micro-panels, then (row block, column chunk) multiplies, each packing the mc x kc block
-// of A it needs. Every thread walks all phases and takes what is left.
-template <class T, int MR, int NR>
+// of A it needs, and finish(o, rows, cols) on each block of C after its last block of k.
+// Every thread walks all phases and takes what is left.
+template <class T, int MR, int NR, class In, class Finish>
 void multiply_team(const problem &p, const blocking &bk, microkernel<T> kernel, int threads,
-                   real_t<T> *abuf, team_state<T> &team) {
+                   real_t<T> *abuf, team_state<T> &team, const Finish &finish) {
     const team_steps st = plan_steps(p, bk, threads, MR, NR);
     int64_t base = 0;  // first item number of the current phase
     int64_t phase = 0;
     // Items of each kind, per panel parity, in all phases so far (what the counters reach).
     int64_t packed_total[2] = {0, 0}, multiplied_total[2] = {0, 0};
     for (int64_t b = 0; b < p.batch; ++b) {
-        const operands<T> o = batch_operands<T>(p, b);
+        const operands<T, In, T> o = batch_operands<T, In, T>(p, b);
         for (int64_t jc = 0; jc < p.n; jc += st.nc_step) {
             const int64_t nc = std::min(st.nc_step, p.n - jc);
             const int64_t panels = ceil_div(nc, NR);
@@ -270,10 +285,10 @@ void multiply_team(const problem &p, const blocking &bk, microkernel<T> kernel, 
                                  team.progress);
                     const int64_t jr0 = jb * chunk_panels * NR;
                     const int64_t jr1 = std::min(nc, (jb + 1) * chunk_panels * NR);
-                    multiply_block<T, MR, NR>(o, kernel, abuf, bbuf, ic, mc, jc, jr0, jr1, kc,
-                                              beta);
-                    if (pc + kc == o.k && p.epilogue.any())  // the last block of k: C is final
-                        apply_epilogue(p.epilogue, o.c, o.ldc, range{ic, ic + mc}, range{jc + jr0, jc + jr1});
+                    multiply_block<T, MR, NR, In>(o, kernel, abuf, bbuf, ic, mc, jc, jr0, jr1, kc,
+                                                  beta);
+                    if (pc + kc == o.k)  // the last block of k: C is final
+                        finish(o, range{ic, ic + mc}, range{jc + jr0, jc + jr1});
                     finish_item(team.multiplied[parity], team.progress);
                 }
                 base += multiplies;
@@ -321,18 +336,18 @@ inline thread_plan plan_threads(const problem &p, int max_threads) {
 }
 
 // C = beta * C for columns [cols) of every matrix.
-template <class T> void scale_columns(const problem &p, range cols) {
+template <class T, class In, class Out> void scale_columns(const problem &p, range cols) {
     for (int64_t b = 0; b < p.batch; ++b)
-        scale_rectangle(batch_operands<T>(p, b), range{0, p.m}, cols);
+        scale_rectangle(batch_operands<T, In, Out>(p, b), range{0, p.m}, cols);
 }
 
 // C = beta * C (alpha == 0 or k == 0), in parts of the columns that the threads take in turn.
-template <class T> void scale_all(const problem &p, int threads) {
+template <class T, class In = T, class Out = T> void scale_all(const problem &p, int threads) {
     const int64_t parts = std::min<int64_t>(p.n, 4 * int64_t(threads));
     std::atomic<int64_t> next_part{0};
     auto work = [&]() noexcept {
         for (int64_t i; (i = claim_item(next_part, parts)) >= 0;)
-            scale_columns<T>(p, split(p.n, 1, parts, i));
+            scale_columns<T, In, Out>(p, split(p.n, 1, parts, i));
     };
     run_on_threads(threads, work);
 }
@@ -487,6 +502,11 @@ constexpr int64_t dot_over_small_max_side = 16;
 constexpr int64_t axpy_over_small_max_columns = 4;
 constexpr int64_t axpy_over_small_min_bytes = 16 * 1024;
 
+// Whether the kernels that read A and B where they lie (dot, axpy, small) may serve a call:
+// real types stored as they are computed. 16-bit operands always take the packed path, whose
+// packing widens them to f32.
+template <class T, class In> constexpr bool reads_in_place = parts_v<T> == 1 && std::is_same_v<In, T>;
+
 // Which kernel multiplies p without packing B, on `threads` threads; none: the packed loop
 // nest.
 enum class direct_path { none, dot, axpy, small };
@@ -527,14 +547,14 @@ void multiply_direct(const problem &p, dot_kernel<T> kernel, Part part, Ready re
 }
 
 // One matrix (batch 1) on this thread alone, with its own panels of B in `alone`.
-template <class T, int MR, int NR>
+template <class T, int MR, int NR, class In>
 void multiply_alone(const problem &one, const blocking &bk, microkernel<T> kernel, direct_kernels<T> direct,
                     real_t<T> *abuf, team_state<T> &alone) {
     if (one.scales_only()) {
-        scale_rectangle(batch_operands<T>(one, 0), range{0, one.m}, range{0, one.n});
+        scale_rectangle(batch_operands<T, In, T>(one, 0), range{0, one.m}, range{0, one.n});
         return;
     }
-    if constexpr (parts_v<T> == 1) {
+    if constexpr (reads_in_place<T, In>) {
         const operands<T> o = batch_operands<T>(one, 0);
         const int64_t abuf_elems = round_up(bk.mc, MR) * bk.kc;
         switch (choose_direct(one, direct, 1)) {
@@ -549,12 +569,12 @@ void multiply_alone(const problem &one, const blocking &bk, microkernel<T> kerne
     alone.next_item.store(0, std::memory_order_relaxed);
     for (auto &c : alone.packed) c.store(0, std::memory_order_relaxed);
     for (auto &c : alone.multiplied) c.store(0, std::memory_order_relaxed);
-    multiply_team<T, MR, NR>(one, bk, kernel, 1, abuf, alone);
+    multiply_team<T, MR, NR, In>(one, bk, kernel, 1, abuf, alone, finish_with_epilogue{one.epilogue});
 }
 
 // A split batch: the thread takes whole matrices in turn and multiplies each alone, with its
 // own panels of B. matrix(i) is matrix i as a problem of batch 1.
-template <class T, int MR, int NR, class Matrix>
+template <class T, int MR, int NR, class In, class Matrix>
 void multiply_matrices_alone(int64_t count, const Matrix &matrix, const blocking &bk, microkernel<T> kernel,
                              direct_kernels<T> direct, real_t<T> *abuf, real_t<T> *bbuf, std::size_t panel,
                              std::atomic<int64_t> &next_matrix) {
@@ -562,21 +582,111 @@ void multiply_matrices_alone(int64_t count, const Matrix &matrix, const blocking
     alone.b_panels[0] = bbuf;
     alone.b_panels[1] = bbuf + panel;
     for (int64_t i; (i = claim_item(next_matrix, count)) >= 0;)
-        multiply_alone<T, MR, NR>(matrix(i), bk, kernel, direct, abuf, alone);
+        multiply_alone<T, MR, NR, In>(matrix(i), bk, kernel, direct, abuf, alone);
+}
+
+// The f32 sums of a 16-bit C are kept for a strip of C of at most this many values (4 MiB), so
+// that the workspace stays the size of a cache blocking whatever C's size: 512^2 and 1024^2
+// are one strip.
+constexpr int64_t rounded_strip_values = int64_t(1) << 20;
+
+// Finishes a block of a strip: its f32 sums (strip coordinates, leading dimension ld) plus
+// beta * C, in f32, rounded once into C's type at the strip's place (row0, col0) in C.
+template <class T, class Out> struct round_into_c {
+    const T *sums;
+    int64_t ld;
+    Out *c;
+    int64_t ldc;
+    int64_t row0, col0;
+    T beta;
+    template <class O> void operator()(const O &, range rows, range cols) const {
+        for (int64_t j = cols.begin; j < cols.end; ++j) {
+            const T *sj = sums + j * ld;
+            Out *cj = c + row0 + (col0 + j) * ldc;
+            if (beta == T(0))  // C written, never read: NaN in C cannot leak
+                for (int64_t i = rows.begin; i < rows.end; ++i) cj[i] = Out(sj[i]);
+            else
+                for (int64_t i = rows.begin; i < rows.end; ++i) cj[i] = Out(sj[i] + beta * T(cj[i]));
+        }
+    }
+};
+
+// Rows [rows) and columns [cols) of matrix o as a problem of batch 1 whose C is `sums` (f32,
+// leading dimension its rows, beta 0: written, never read).
+template <class T, class In, class Out>
+problem strip_problem(const problem &p, const operands<T, In, Out> &o, range rows, range cols, T *sums) {
+    problem s = p;
+    s.batch = 1;
+    s.stride_a = s.stride_b = s.stride_c = 0;
+    s.m = rows.end - rows.begin;
+    s.n = cols.end - cols.begin;
+    s.a = o.a + rows.begin * (o.op_a == transpose::n ? 1 : o.lda);
+    s.b = o.b + cols.begin * (o.op_b == transpose::n ? o.ldb : 1);
+    s.c = sums;
+    s.ldc = s.m;
+    s.c_type = p.compute_type;
+    s.beta = s.beta_imag = 0;
+    s.epilogue = {};
+    return s;
+}
+
+// A 16-bit C (T = float): each matrix in strips of C, each strip's product summed in f32 in
+// the calling thread's `sums` by the team (A and B widened while packing, as for an f32 C),
+// and each block rounded into C by the thread that finished it, while it is in its cache.
+// Rounding once, from the f32 sums, is the result of f32 arithmetic; storing the sums of each
+// block of k in C would round them again for every block. The epilogue is not fused (cpu_omp's
+// fuses_epilogue): the dispatcher's pass applies it to the rounded C, as it would for a
+// backend computing in C's type. Returns false, C untouched, without the calling thread's buffers.
+template <class T, int MR, int NR, class In, class Out>
+bool run_rounded(const problem &p, const blocking &bk, microkernel<T> kernel) {
+    if (p.scales_only()) {
+        scale_all<T, In, Out>(p, plan_threads(p, call_threads()).threads);
+        return true;
+    }
+    const int64_t strip_cols = std::min(p.n, std::max<int64_t>(NR, rounded_strip_values / p.m / NR * NR));
+    const int64_t strip_rows = std::min(p.m, std::max<int64_t>(MR, rounded_strip_values / strip_cols));
+    const std::size_t a_bytes = std::size_t(round_up(bk.mc, MR) * bk.kc) * sizeof(T);
+    const std::size_t panel = std::size_t(round_up(bk.nc, NR) * bk.kc);
+    const std::size_t b_bytes = 2 * panel * sizeof(T);
+    pack_buffers &own = thread_pack_buffers();
+    if (!own.reserve(a_bytes, b_bytes, std::size_t(strip_rows * strip_cols) * sizeof(T))) return false;
+    T *sums = static_cast<T *>(own.sums());
+    for (int64_t b = 0; b < p.batch; ++b) {
+        const operands<T, In, Out> o = batch_operands<T, In, Out>(p, b);
+        for (int64_t r0 = 0; r0 < p.m; r0 += strip_rows)
+            for (int64_t c0 = 0; c0 < p.n; c0 += strip_cols) {
+                const problem strip = strip_problem(p, o, range{r0, std::min(p.m, r0 + strip_rows)},
+                                                    range{c0, std::min(p.n, c0 + strip_cols)}, sums);
+                const round_into_c<T, Out> finish{sums, strip.ldc, o.c, o.ldc, r0, c0, o.beta};
+                const int threads = plan_threads(strip, call_threads()).threads;
+                team_state<T> team;
+                team.b_panels[0] = static_cast<T *>(own.b());
+                team.b_panels[1] = team.b_panels[0] + panel;
+                auto work = [&]() noexcept {
+                    pack_buffers &buffers = thread_pack_buffers();
+                    if (!buffers.reserve(a_bytes, 0)) return;
+                    multiply_team<T, MR, NR, In>(strip, bk, kernel, threads, static_cast<T *>(buffers.a()), team,
+                                                 finish);
+                };
+                run_on_threads(threads, work);
+            }
+    }
+    return true;
 }
 
 // The whole call, on the calling thread and the pool threads that join it. Returns false
 // only when the calling thread's packing memory could not be allocated, in which case C has
-// not been touched.
-template <class T, int MR, int NR>
+// not been touched. A and B stored as In (widened while packing), C as T (run_rounded serves
+// a 16-bit C).
+template <class T, int MR, int NR, class In = T>
 bool run_blocked(const problem &p, const blocking &bk, microkernel<T> kernel, direct_kernels<T> direct) {
     const thread_plan plan = plan_threads(p, call_threads());
     if (p.scales_only()) {
-        scale_all<T>(p, plan.threads);
+        scale_all<T, In>(p, plan.threads);
         return true;
     }
     const std::size_t a_bytes = std::size_t(round_up(bk.mc, MR) * bk.kc) * sizeof(T);
-    if constexpr (parts_v<T> == 1) {
+    if constexpr (reads_in_place<T, In>) {
         switch (choose_direct(p, direct, plan.threads)) {
         case direct_path::dot: {
             // The scratch for A's copy: the calling thread's first, so that a call that cannot
@@ -630,16 +740,16 @@ bool run_blocked(const problem &p, const blocking &bk, microkernel<T> kernel, di
         auto matrix = [&p](int64_t i) {
             problem one = p;
             one.batch = 1;
-            one.a = p.a ? static_cast<const T *>(p.a) + i * p.stride_a : nullptr;
-            one.b = p.b ? static_cast<const T *>(p.b) + i * p.stride_b : nullptr;
+            one.a = p.a ? static_cast<const In *>(p.a) + i * p.stride_a : nullptr;
+            one.b = p.b ? static_cast<const In *>(p.b) + i * p.stride_b : nullptr;
             one.c = static_cast<T *>(p.c) + i * p.stride_c;
             return one;
         };
         if (plan.split_batch)
-            multiply_matrices_alone<T, MR, NR>(p.batch, matrix, bk, kernel, direct, abuf,
-                                               static_cast<real_t<T> *>(buffers.b()), panel, next_matrix);
+            multiply_matrices_alone<T, MR, NR, In>(p.batch, matrix, bk, kernel, direct, abuf,
+                                                   static_cast<real_t<T> *>(buffers.b()), panel, next_matrix);
         else
-            multiply_team<T, MR, NR>(p, bk, kernel, plan.threads, abuf, team);
+            multiply_team<T, MR, NR, In>(p, bk, kernel, plan.threads, abuf, team, finish_with_epilogue{p.epilogue});
     };
     run_on_threads(plan.threads, work);
     return true;
@@ -653,7 +763,8 @@ enum class batch_outcome { done, declined, no_memory };
 // with nothing touched, where a team per matrix serves better: a matrix above
 // max_flops_per_batch_matrix, fewer matrices than threads, or too little work for two.
 // no_memory: the calling thread's packing buffers could not be allocated (nothing touched).
-template <class T, int MR, int NR>
+// A and B stored as In, C as T (run_stored_batch declines a 16-bit C).
+template <class T, int MR, int NR, class In = T>
 batch_outcome run_blocked_batch(const problem_batch &batch, const blocking &bk, microkernel<T> kernel,
                                 direct_kernels<T> direct) {
     const int64_t count = int64_t(batch.c.size());
@@ -684,11 +795,50 @@ batch_outcome run_blocked_batch(const problem_batch &batch, const blocking &bk, 
     auto work_fn = [&]() noexcept {
         pack_buffers &buffers = thread_pack_buffers();
         if (!buffers.reserve(a_bytes, b_bytes)) return;
-        multiply_matrices_alone<T, MR, NR>(count, matrix, bk, kernel, direct, static_cast<real_t<T> *>(buffers.a()),
+        multiply_matrices_alone<T, MR, NR, In>(count, matrix, bk, kernel, direct, static_cast<real_t<T> *>(buffers.a()),
                                            static_cast<real_t<T> *>(buffers.b()), panel, next_matrix);
     };
     run_on_threads(threads, work_fn);
     return batch_outcome::done;
+}
+
+}  // namespace gemm::cpu_omp_detail
+
+namespace gemm::cpu_omp_detail {
+
+// The f32 table's loop nest for MR x NR as p's types need it: f32 itself, or A and B of a
+// 16-bit type with C of that type (run_rounded) or f32 (supports() in cpu_omp.cpp admits no
+// other mix). The kernels that read A and B in place are f32's only.
+template <int MR, int NR>
+bool run_f32_table(const problem &p, const blocking &bk, microkernel<float> kernel, direct_kernels<float> direct) {
+    const bool c_own = p.c_type == p.ab_type;
+    switch (p.ab_type) {
+    case dtype::f16:
+        return c_own ? run_rounded<float, MR, NR, half, half>(p, bk, kernel)
+                     : run_blocked<float, MR, NR, half>(p, bk, kernel, direct_kernels<float>{});
+    case dtype::bf16:
+        return c_own ? run_rounded<float, MR, NR, bfloat16, bfloat16>(p, bk, kernel)
+                     : run_blocked<float, MR, NR, bfloat16>(p, bk, kernel, direct_kernels<float>{});
+    default: return run_blocked<float, MR, NR>(p, bk, kernel, direct);
+    }
+}
+
+// The same for a pointer-array batch. A 16-bit C is declined: its matrices run one by one,
+// each through run_rounded.
+template <int MR, int NR>
+batch_outcome run_f32_table_batch(const problem_batch &batch, const blocking &bk, microkernel<float> kernel,
+                                  direct_kernels<float> direct) {
+    const problem &p = batch.shapes.front();
+    const bool c_own = p.c_type == p.ab_type;
+    switch (p.ab_type) {
+    case dtype::f16:
+        return c_own ? batch_outcome::declined
+                     : run_blocked_batch<float, MR, NR, half>(batch, bk, kernel, direct_kernels<float>{});
+    case dtype::bf16:
+        return c_own ? batch_outcome::declined
+                     : run_blocked_batch<float, MR, NR, bfloat16>(batch, bk, kernel, direct_kernels<float>{});
+    default: return run_blocked_batch<float, MR, NR>(batch, bk, kernel, direct);
+    }
 }
 
 }  // namespace gemm::cpu_omp_detail

@@ -6,6 +6,8 @@
 
 #include <new>
 #include <string>
+#include <type_traits>
+#include <vector>
 
 #include <spdlog/fmt/fmt.h>
 
@@ -74,14 +76,14 @@ template <class T> struct kernel_config {
 const kernel_config<float> f32_kernels[] = {
 #if GEMM_CPU_OMP_AVX512
     {"avx512f_f32_32x12", isa::avx512f, {256, 384, 3072}, microkernel_avx512_f32_32x12,
-     &direct_avx512_f32, run_blocked<float, 32, 12>, run_blocked_batch<float, 32, 12>},
+     &direct_avx512_f32, run_f32_table<32, 12>, run_f32_table_batch<32, 12>},
 #endif
 #if GEMM_CPU_OMP_AVX2
     {"avx2_f32_16x6", isa::avx2_fma, {144, 384, 3072}, microkernel_avx2_f32_16x6,
-     &direct_avx2_f32, run_blocked<float, 16, 6>, run_blocked_batch<float, 16, 6>},
+     &direct_avx2_f32, run_f32_table<16, 6>, run_f32_table_batch<16, 6>},
 #endif
     {"generic_f32_8x4", isa::generic, {128, 256, 2048}, microkernel_generic_f32_8x4, nullptr,
-     run_blocked<float, 8, 4>, run_blocked_batch<float, 8, 4>},
+     run_f32_table<8, 4>, run_f32_table_batch<8, 4>},
 };
 
 const kernel_config<double> f64_kernels[] = {
@@ -131,6 +133,34 @@ const kernel_config<c64> c64_kernels[] = {
      run_blocked<c64, 2, 4>, run_blocked_batch<c64, 2, 4>},
 };
 
+// f16 and bf16 run the f32 kernels, with the f32 blocking, on A and B widened to f32 while
+// packing (blocked_gemm.hpp: run_f32_table), under ids that name their own type:
+// avx512f_f32_32x12 serves bf16 as avx512f_bf16_32x12. The f32 table is their one source; the
+// ids are made from it once, and live as long as the process (run_report views them).
+bool widened(dtype t) { return t == dtype::f16 || t == dtype::bf16; }
+
+const std::vector<std::string> &widened_ids(dtype t) {
+    auto make = [](dtype type) {
+        std::vector<std::string> ids;
+        for (const kernel_config<float> &k : f32_kernels) {
+            std::string id = k.id;
+            id.replace(id.find("_f32_"), 5, std::string("_") + dtype_name(type) + "_");
+            ids.push_back(std::move(id));
+        }
+        return ids;
+    };
+    static const std::vector<std::string> f16 = make(dtype::f16), bf16 = make(dtype::bf16);
+    return t == dtype::f16 ? f16 : bf16;
+}
+
+// Entry k of table under the id it has for A and B of type t.
+template <class T, std::size_t N>
+std::string_view config_id(const kernel_config<T> (&table)[N], const kernel_config<T> &k, dtype t) {
+    if constexpr (std::is_same_v<T, float>)
+        if (widened(t)) return widened_ids(t)[std::size_t(&k - table)];
+    return k.id;
+}
+
 // The variant's unpacked kernels, all null where it has none.
 template <class T> direct_kernels<T> direct_of(const kernel_config<T> &k) {
     return k.direct ? *k.direct : direct_kernels<T>{};
@@ -142,13 +172,11 @@ template <class F> auto with_table(dtype t, F &&f) {
     case dtype::f64: return f(f64_kernels);
     case dtype::c32: return f(c32_kernels);
     case dtype::c64: return f(c64_kernels);
-    default: return f(f32_kernels);
+    default: return f(f32_kernels);  // f32, f16, bf16
     }
 }
 
-bool served(dtype t) {
-    return t == dtype::f32 || t == dtype::f64 || t == dtype::c32 || t == dtype::c64;
-}
+constexpr dtype served_types[] = {dtype::f32, dtype::f64, dtype::f16, dtype::bf16, dtype::c32, dtype::c64};
 
 // The table's blocking, with mc cut (in steps of 32 rows, a multiple of every MR) so that
 // the mc x kc block of A is no larger than this CPU's L2 where that is smaller than the table
@@ -164,9 +192,9 @@ blocking fit_to_l2(blocking b, std::size_t element) {
 }
 
 template <class T, std::size_t N>
-const kernel_config<T> *find_config(const kernel_config<T> (&table)[N], std::string_view id) {
+const kernel_config<T> *find_config(const kernel_config<T> (&table)[N], std::string_view id, dtype t) {
     for (const kernel_config<T> &k : table)
-        if (id == k.id) return &k;
+        if (id == config_id(table, k, t)) return &k;
     return nullptr;
 }
 
@@ -182,7 +210,7 @@ const kernel_config<T> &best_config(const kernel_config<T> (&table)[N]) {
 template <class T, std::size_t N>
 gemm_status_t config_for(const kernel_config<T> (&table)[N], dtype ab, std::string_view variant,
                          const kernel_config<T> *&out) {
-    out = variant.empty() ? &best_config(table) : find_config(table, variant);
+    out = variant.empty() ? &best_config(table) : find_config(table, variant, ab);
     if (!out)
         return set_error(GEMM_STATUS_NOT_SUPPORTED,
                          "cpu_omp: variant '" + std::string(variant) + "' does not compute " + dtype_name(ab));
@@ -198,7 +226,7 @@ gemm_status_t run_with(const kernel_config<T> (&table)[N], const problem &p,
                        std::string_view variant, run_report &ctx) {
     const kernel_config<T> *k = nullptr;
     if (gemm_status_t s = config_for(table, p.ab_type, variant, k); s != GEMM_STATUS_SUCCESS) return s;
-    ctx.variant_used = k->id;
+    ctx.variant_used = config_id(table, *k, p.ab_type);
     if (!k->run(p, fit_to_l2(k->sizes, sizeof(T)), k->kernel, direct_of(*k)))
         return set_error(GEMM_STATUS_ALLOC_FAILED,
                          "cpu_omp: cannot allocate the per-thread packing buffers");
@@ -218,7 +246,7 @@ gemm_status_t run_batch_with(const kernel_config<T> (&table)[N], const problem_b
         return set_error(GEMM_STATUS_ALLOC_FAILED, "cpu_omp: cannot allocate the per-thread packing buffers");
     case batch_outcome::done: break;
     }
-    ctx.variant_used = k->id;
+    ctx.variant_used = config_id(table, *k, b.shapes.front().ab_type);
     ctx.note = fmt::format("{} matrices in one parallel region, each on one thread", b.c.size());
     return GEMM_STATUS_SUCCESS;
 }
@@ -241,19 +269,22 @@ public:
 
     verdict supports(const problem &p) const override {
         if (p.space != memory_space::host) return verdict::no("needs host pointers");
-        if (!served(p.ab_type))
-            return verdict::no(std::string(dtype_name(p.ab_type)) +
-                               " not supported (f32, f64, c32, c64 only)");
-        if (p.c_type != p.ab_type || p.compute_type != p.ab_type)
-            return verdict::no("mixed types not supported (A, B, C and compute all of one type)");
+        // f16 and bf16 are computed in f32, into C of their type or f32.
+        const dtype compute = widened(p.ab_type) ? dtype::f32 : p.ab_type;
+        const bool c_ok = p.c_type == p.ab_type || (widened(p.ab_type) && p.c_type == dtype::f32);
+        if (!c_ok || p.compute_type != compute)
+            return verdict::no(std::string("mixed types not supported: A and B ") + dtype_name(p.ab_type) + ", C " +
+                               dtype_name(p.c_type) + ", compute " + dtype_name(p.compute_type));
         return verdict::yes();
     }
 
     // Each thread applies the epilogue to the blocks of C it finishes (blocked_gemm.hpp), but
     // not the bias gradient, a sum over every block of a row or column, nor on a call that
-    // only scales C.
+    // only scales C, nor for a 16-bit C, rounded from f32 sums as its blocks finish
+    // (run_rounded): the dispatcher's pass applies it to the rounded C.
     bool fuses_epilogue(const problem &p) const override {
-        return !p.scales_only() && !(p.epilogue.backward() && p.epilogue.axis != epilogue_axis::none);
+        return !p.scales_only() && !widened(p.c_type) &&
+               !(p.epilogue.backward() && p.epilogue.axis != epilogue_axis::none);
     }
 
     // The kernels of the best ISA this CPU has: the only ones worth timing here.
@@ -261,22 +292,24 @@ public:
         std::vector<std::string> ids;
         with_table(p.ab_type, [&](const auto &table) {
             for (const auto &k : table)
-                if (k.needs == best_config(table).needs) ids.emplace_back(k.id);
+                if (k.needs == best_config(table).needs) ids.emplace_back(config_id(table, k, p.ab_type));
         });
         return ids;
     }
 
     // Every id of this build, including ISAs this CPU lacks (run() then says so).
     bool knows_variant(std::string_view v) const override {
-        return v.empty() || find_config(f32_kernels, v) || find_config(f64_kernels, v) ||
-               find_config(c32_kernels, v) || find_config(c64_kernels, v);
+        if (v.empty()) return true;
+        for (dtype t : served_types)
+            if (with_table(t, [&](const auto &table) { return find_config(table, v, t) != nullptr; })) return true;
+        return false;
     }
 
     std::vector<std::string> variant_ids() const override {
         std::vector<std::string> ids;
-        for (dtype t : {dtype::f32, dtype::f64, dtype::c32, dtype::c64})
+        for (dtype t : served_types)
             with_table(t, [&](const auto &table) {
-                for (const auto &k : table) ids.emplace_back(k.id);
+                for (const auto &k : table) ids.emplace_back(config_id(table, k, t));
             });
         return ids;
     }

@@ -30,9 +30,11 @@ template <class T> real_t<T> imag_sign(transpose op) {
 
 // Rows [i0, i0+mc) and columns [l0, l0+kc) of op(A) become ceil(mc/MR) micro-panels; panel p
 // holds kc steps of MR values (rows past mc are zero), at dst + p * MR * kc * parts_v<T>.
-// A(i, l) is a[i + l*lda] for op n and a[l + i*lda] for op t or c.
-template <class T, int MR>
-void pack_a(const T *a, int64_t lda, transpose op, int64_t i0, int64_t mc, int64_t l0,
+// A(i, l) is a[i + l*lda] for op n and a[l + i*lda] for op t or c. A is stored as S: T itself,
+// or for T = float a 16-bit type (gemm::half, gemm::bfloat16) widened here, exactly, so that
+// the f32 kernels multiply it.
+template <class T, int MR, class S>
+void pack_a(const S *a, int64_t lda, transpose op, int64_t i0, int64_t mc, int64_t l0,
             int64_t kc, real_t<T> *__restrict dst) {
     constexpr int step = MR * parts_v<T>;
     const real_t<T> sign = imag_sign<T>(op);
@@ -43,27 +45,27 @@ void pack_a(const T *a, int64_t lda, transpose op, int64_t i0, int64_t mc, int64
             // Columns of A are contiguous: each step of l copies MR neighbours.
             // Each step's column found by l * lda: a pointer stepped past the last one could leave
             // the address range (lda may be near 2^63 / the element size).
-            const T *s = a + (i0 + ir) + l0 * lda;
+            const S *s = a + (i0 + ir) + l0 * lda;
             if (mr == MR) {
                 for (int64_t l = 0; l < kc; ++l, d += step)
-                    for (int r = 0; r < MR; ++r) put(d, r, MR, s[l * lda + r], sign);
+                    for (int r = 0; r < MR; ++r) put(d, r, MR, T(s[l * lda + r]), sign);
             } else {
                 for (int64_t l = 0; l < kc; ++l, d += step) {
-                    for (int r = 0; r < mr; ++r) put(d, r, MR, s[l * lda + r], sign);
+                    for (int r = 0; r < mr; ++r) put(d, r, MR, T(s[l * lda + r]), sign);
                     for (int r = mr; r < MR; ++r) put(d, r, MR, T(0), sign);
                 }
             }
         } else {
             // Rows of op(A) are contiguous: read MR rows side by side, one value of each.
-            const T *s = a + l0 + (i0 + ir) * lda;
-            const T *row[MR];
+            const S *s = a + l0 + (i0 + ir) * lda;
+            const S *row[MR];
             for (int r = 0; r < MR; ++r) row[r] = s + std::min(r, mr - 1) * lda;
             if (mr == MR) {
                 for (int64_t l = 0; l < kc; ++l, d += step)
-                    for (int r = 0; r < MR; ++r) put(d, r, MR, row[r][l], sign);
+                    for (int r = 0; r < MR; ++r) put(d, r, MR, T(row[r][l]), sign);
             } else {
                 for (int64_t l = 0; l < kc; ++l, d += step) {
-                    for (int r = 0; r < mr; ++r) put(d, r, MR, row[r][l], sign);
+                    for (int r = 0; r < mr; ++r) put(d, r, MR, T(row[r][l]), sign);
                     for (int r = mr; r < MR; ++r) put(d, r, MR, T(0), sign);
                 }
             }
@@ -73,9 +75,9 @@ void pack_a(const T *a, int64_t lda, transpose op, int64_t i0, int64_t mc, int64
 
 // Rows [l0, l0+kc) and columns [j0, j0+nc) of op(B) become ceil(nc/NR) micro-panels; panel q
 // holds kc steps of NR values (columns past nc are zero), at dst + q * NR * kc * parts_v<T>.
-// B(l, j) is b[l + j*ldb] for op n and b[j + l*ldb] for op t or c.
-template <class T, int NR>
-void pack_b(const T *b, int64_t ldb, transpose op, int64_t l0, int64_t kc, int64_t j0,
+// B(l, j) is b[l + j*ldb] for op n and b[j + l*ldb] for op t or c; stored as S, as in pack_a.
+template <class T, int NR, class S>
+void pack_b(const S *b, int64_t ldb, transpose op, int64_t l0, int64_t kc, int64_t j0,
             int64_t nc, real_t<T> *__restrict dst) {
     constexpr int step = NR * parts_v<T>;
     const real_t<T> sign = imag_sign<T>(op);
@@ -84,28 +86,28 @@ void pack_b(const T *b, int64_t ldb, transpose op, int64_t l0, int64_t kc, int64
         real_t<T> *__restrict d = dst + jr * kc * parts_v<T>;
         if (op == transpose::n) {
             // Columns of B are contiguous: read NR columns side by side, one value of each.
-            const T *s = b + l0 + (j0 + jr) * ldb;
-            const T *col[NR];
+            const S *s = b + l0 + (j0 + jr) * ldb;
+            const S *col[NR];
             for (int q = 0; q < NR; ++q) col[q] = s + std::min(q, nr - 1) * ldb;
             if (nr == NR) {
                 for (int64_t l = 0; l < kc; ++l, d += step)
-                    for (int q = 0; q < NR; ++q) put(d, q, NR, col[q][l], sign);
+                    for (int q = 0; q < NR; ++q) put(d, q, NR, T(col[q][l]), sign);
             } else {
                 for (int64_t l = 0; l < kc; ++l, d += step) {
-                    for (int q = 0; q < nr; ++q) put(d, q, NR, col[q][l], sign);
+                    for (int q = 0; q < nr; ++q) put(d, q, NR, T(col[q][l]), sign);
                     for (int q = nr; q < NR; ++q) put(d, q, NR, T(0), sign);
                 }
             }
         } else {
             // Rows of op(B) are contiguous: each step of l copies NR neighbours.
             // Each step's row found by l * ldb, as in pack_a.
-            const T *s = b + (j0 + jr) + l0 * ldb;
+            const S *s = b + (j0 + jr) + l0 * ldb;
             if (nr == NR) {
                 for (int64_t l = 0; l < kc; ++l, d += step)
-                    for (int q = 0; q < NR; ++q) put(d, q, NR, s[l * ldb + q], sign);
+                    for (int q = 0; q < NR; ++q) put(d, q, NR, T(s[l * ldb + q]), sign);
             } else {
                 for (int64_t l = 0; l < kc; ++l, d += step) {
-                    for (int q = 0; q < nr; ++q) put(d, q, NR, s[l * ldb + q], sign);
+                    for (int q = 0; q < nr; ++q) put(d, q, NR, T(s[l * ldb + q]), sign);
                     for (int q = nr; q < NR; ++q) put(d, q, NR, T(0), sign);
                 }
             }

@@ -25,10 +25,11 @@ bool grow(void *&block, std::size_t &capacity, std::size_t bytes) {
 pack_buffers::~pack_buffers() {
     std::free(a_);
     std::free(b_);
+    std::free(sums_);
 }
 
-bool pack_buffers::reserve(std::size_t a_bytes, std::size_t b_bytes) {
-    return grow(a_, a_bytes_, a_bytes) && grow(b_, b_bytes_, b_bytes);
+bool pack_buffers::reserve(std::size_t a_bytes, std::size_t b_bytes, std::size_t sums_bytes) {
+    return grow(a_, a_bytes_, a_bytes) && grow(b_, b_bytes_, b_bytes) && grow(sums_, sums_bytes_, sums_bytes);
 }
 
 pack_buffers &thread_pack_buffers() {

@@ -764,6 +764,13 @@ public:
         ++counts_[key];
     }
     bool empty() const { return counts_.empty(); }
+    // Cases `backend` (a name as run, "cpu_omp" or "cpu_omp:id") declined, of any dtype.
+    int64_t of(const std::string &backend) const {
+        int64_t n = 0;
+        for (const auto &[key, count] : counts_)
+            if (key.rfind(backend + " dtype=", 0) == 0) n += count;
+        return n;
+    }
     std::string summary() const {
         std::string s;
         for (const auto &[key, count] : counts_)

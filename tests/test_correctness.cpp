@@ -418,6 +418,43 @@ TEST_CASE("correctness small_in_place: a partial tile of A read in place reads n
     MESSAGE(checked << " products read up to a guard page");
 }
 
+TEST_CASE("correctness cpu_omp=half: f16 and bf16 served by cpu_omp and each of its variants") {
+    // cpu_omp widens f16 and bf16 to f32 while packing and rounds a 16-bit C once from f32
+    // sums kept for strips of at most 2^20 values of C (backends/cpu_omp/blocked_gemm.hpp):
+    // forced, it must serve every case (never NOT_SUPPORTED) and match cpu_ref. Odd sizes,
+    // transposes, padded leading dimensions; beta = 0 over C full of NaN and beta != 0; k across
+    // blocks of k (kc = 256 or 384); C of more than one strip by columns and by rows; batches.
+    struct shape { gemm_layout_t layout; gemm_op_t ta, tb; int64_t m, n, k, pad, batch; double beta; };
+    constexpr gemm_layout_t row = GEMM_ROW_MAJOR, col = GEMM_COL_MAJOR;
+    constexpr gemm_op_t N = GEMM_OP_N, T = GEMM_OP_T;
+    constexpr shape shapes[] = {{col, N, N, 1, 1, 1, 0, 1, 0.0},       {row, N, T, 33, 17, 65, 3, 1, 0.5},
+                                {col, T, N, 97, 31, 130, 1, 1, 0.0},   {row, T, T, 67, 45, 385, 2, 1, 1.0},
+                                {col, N, T, 130, 17, 513, 5, 1, 0.0},  {row, N, N, 16, 300, 800, 0, 1, -2.0},
+                                {col, N, N, 1100, 1000, 3, 1, 1, 0.0}, {row, T, N, 1100, 1000, 2, 0, 1, 0.5},
+                                {col, N, T, 90000, 13, 2, 2, 1, 1.0},  {col, T, N, 90000, 13, 3, 0, 1, 0.0},
+                                {row, N, T, 7, 5, 3, 1, 3, 0.0},       {col, T, T, 17, 16, 33, 2, 4, 0.5}};
+    for (const dtype_config &d : dtype_configs) {
+        if ((d.ab != GEMM_F16 && d.ab != GEMM_BF16) || d.api != entry::ex) continue;
+        SUBCASE(d.name) {
+            const std::vector<std::string> pinned = cpu_omp_variants(d.ab);
+            CHECK(pinned.size() >= 1);  // at least the generic kernel, under its own id
+            suite_counts counts;
+            uint64_t i = 0;
+            for (const shape &s : shapes) {
+                gemm_case c = make_case(d, s.layout, s.ta, s.tb, s.m, s.n, s.k, s.pad, i % 2 ? -1.5 : 1.0, s.beta);
+                if (s.batch > 1) set_batch(c, s.batch, false, false, 2);
+                check_case(c, counts, pinned);
+                ++i;
+            }
+            report(counts);
+            CHECK(counts.cases == int64_t(std::size(shapes)));
+            CHECK(counts.skips.of("cpu_omp") == 0);
+            for (const std::string &id : pinned)
+                if (id.find("generic_") != std::string::npos) CHECK(counts.skips.of(id) == 0);
+        }
+    }
+}
+
 TEST_CASE("correctness strided_batch") {
     // Packed and gapped strides, stride 0 for A or B (one matrix shared by the batch), and
     // batch 1 through the strided entry point.

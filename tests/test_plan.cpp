@@ -140,10 +140,10 @@ TEST_CASE("plan: gemm_plan_create refuses what a call or gemm_backend_supports w
     CHECK(gemm_plan_create(&d, &p) == GEMM_STATUS_INVALID_VALUE);
     CHECK(contains(gemm_last_error(), "gemm_desc_t: aux = -1 must be 0 or 1"));
     // A forced backend that cannot serve the class: the status a call forced onto it gets.
-    gemm_desc_t f16;
-    gemm_desc_init(&f16, GEMM_F16, GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 8, 8, 8);
+    gemm_desc_t on_device = desc_of(8, 8, 8);
+    on_device.device = 0;
     REQUIRE(gemm_set_backend("cpu_omp") == GEMM_STATUS_SUCCESS);
-    CHECK(gemm_plan_create(&f16, &p) == GEMM_STATUS_NOT_SUPPORTED);
+    CHECK(gemm_plan_create(&on_device, &p) == GEMM_STATUS_NOT_SUPPORTED);
     CHECK(contains(gemm_last_error(), "cpu_omp"));
     REQUIRE(gemm_set_backend(nullptr) == GEMM_STATUS_SUCCESS);
     CHECK(p == sentinel);

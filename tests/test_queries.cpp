@@ -151,7 +151,12 @@ TEST_CASE("supports: what each backend serves, and why not") {
     CHECK(gemm_backend_supports("cpu_ref", &f16) == GEMM_STATUS_SUCCESS);  // the oracle serves every type
     CHECK(std::string(gemm_last_error()).empty());
     CHECK(gemm_backend_supports("cpu_omp", &f32) == GEMM_STATUS_SUCCESS);
-    expect_refused("cpu_omp", f16, GEMM_STATUS_NOT_SUPPORTED, "f16 not supported");
+    // f16 and bf16 computed in f32, into C of their type or f32.
+    CHECK(gemm_backend_supports("cpu_omp", &f16) == GEMM_STATUS_SUCCESS);
+    gemm_desc_t bf16_f32 = plain(GEMM_BF16);
+    bf16_f32.c_type = GEMM_F32;
+    CHECK(gemm_backend_supports("cpu_omp", &bf16_f32) == GEMM_STATUS_SUCCESS);
+    CHECK(gemm_backend_supports("cpu_omp:generic_bf16_8x4", &bf16_f32) == GEMM_STATUS_SUCCESS);
     gemm_desc_t on_device = f32;
     on_device.device = 0;
     expect_refused("cpu_omp", on_device, GEMM_STATUS_NOT_SUPPORTED, "needs host pointers");
@@ -235,11 +240,25 @@ TEST_CASE("variants: those worth timing for a problem, and every id a backend kn
     for (const std::string &id : for_f64) CHECK(std::find(all.begin(), all.end(), id) != all.end());
     CHECK(variants_of("cpu_ref", &f32) == std::vector<std::string>{""});  // only its default
     CHECK(variants_of("cpu_ref", nullptr).empty());  // its default only
+    // f16 and bf16 run the f32 kernels under ids of their own, which round-trip.
+    for (gemm_dtype_t t : {GEMM_F16, GEMM_BF16}) {
+        gemm_desc_t half = plain(t);
+        const std::vector<std::string> for_half = variants_of("cpu_omp", &half);
+        CHECK(for_half.size() == variants_of("cpu_omp", &f32).size());
+        for (const std::string &id : for_half) {
+            INFO(id);
+            CHECK(contains(id, std::string("_") + dtype_name(t) + "_"));
+            CHECK(std::find(all.begin(), all.end(), id) != all.end());
+            CHECK(gemm_set_backend(("cpu_omp:" + id).c_str()) == GEMM_STATUS_SUCCESS);
+        }
+    }
+    CHECK(gemm_set_backend(nullptr) == GEMM_STATUS_SUCCESS);
     // A problem the backend does not serve is refused as gemm_backend_supports refuses it.
-    gemm_desc_t f16 = plain(GEMM_F16);
+    gemm_desc_t on_device = f32;
+    on_device.device = 0;
     const char *const *ids = nullptr;
     int64_t count = 0;
-    CHECK(gemm_backend_variants("cpu_omp", &f16, &ids, &count) == GEMM_STATUS_NOT_SUPPORTED);
+    CHECK(gemm_backend_variants("cpu_omp", &on_device, &ids, &count) == GEMM_STATUS_NOT_SUPPORTED);
     CHECK(gemm_backend_variants("cpu_omp", &f32, nullptr, &count) == GEMM_STATUS_INVALID_POINTER);
     CHECK(gemm_backend_variants("cpu_omp", &f32, &ids, nullptr) == GEMM_STATUS_INVALID_POINTER);
     // No backend: refused (the selection in force has no variants to list), with a desc or not.
@@ -291,7 +310,10 @@ TEST_CASE("supports without a backend: what the selection in force would do with
     CHECK(gemm_backend_supports(nullptr, &f16) == GEMM_STATUS_SUCCESS);  // auto finds cpu_ref
     REQUIRE(gemm_set_backend("cpu_omp") == GEMM_STATUS_SUCCESS);
     CHECK(gemm_backend_supports(nullptr, &f32) == GEMM_STATUS_SUCCESS);
-    expect_refused(nullptr, f16, GEMM_STATUS_NOT_SUPPORTED, "f16 not supported");
+    CHECK(gemm_backend_supports(nullptr, &f16) == GEMM_STATUS_SUCCESS);
+    gemm_desc_t on_device = f32;
+    on_device.device = 0;
+    expect_refused(nullptr, on_device, GEMM_STATUS_NOT_SUPPORTED, "needs host pointers");
     REQUIRE(gemm_set_backend(nullptr) == GEMM_STATUS_SUCCESS);
 }
 

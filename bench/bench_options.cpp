@@ -66,7 +66,7 @@ const char *const bench_help =
     "Exit code: 0; 1 when a result is WRONG, a backend named by --backends or --baseline\n"
     "cannot run here (unavailable, or no such variant: nothing is timed) or failed on a\n"
     "problem, a backend of the default set failed for another reason than not serving the\n"
-    "problem (cpu_omp does not serve f16: no error), no row was both checked and timed, the\n"
+    "problem (cblas does not serve f16: no error), no row was both checked and timed, the\n"
     "GEMM_* configuration is invalid or the device cannot be used; 2 for a bad command line\n"
     "(a backend not in this build too).\n"
     "The reason for a 1 is on stderr.\n";

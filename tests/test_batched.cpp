@@ -450,6 +450,17 @@ TEST_SUITE("env_tuned" * doctest::skip()) {
                             -1, 20, nullptr, 0, &report) == GEMM_STATUS_INVALID_VALUE);
         CHECK(gemm_tune_key("f32 f32 NN 8 8 8 batch=2 ld=tight align=16 space=host beta=0 form=strided", -1, 20,
                             nullptr, 0, &report) == GEMM_STATUS_INVALID_VALUE);
+        // Types no call has (C of f32 for f64 A and B, of f64 for f32 ones) are no class: refused
+        // before anything is timed or stored.
+        for (const char *mistyped : {"f64 f32 NN 3 3 2 batch=1 ld=tight align=elem space=host beta=0",
+                                     "f32 f64 TT 3 3 2 batch=1 ld=tight align=elem space=host beta=0",
+                                     "c32 f32 NN 3 3 2 batch=1 ld=tight align=elem space=host beta=0"}) {
+            INFO(mistyped);
+            CHECK(gemm_tune_key(mistyped, -1, 1, "cpu_ref", 1, &report) == GEMM_STATUS_INVALID_VALUE);
+            CHECK(std::string(gemm_last_error()).find("parameter 1") != std::string::npos);
+            gemm_tune_verdict_t verdict;
+            CHECK(gemm_tune_verify(mistyped, -1, 1, 0, &verdict) == GEMM_STATUS_INVALID_VALUE);
+        }
         std::remove(cache);
         std::remove(record);
     }

@@ -625,8 +625,9 @@ GEMM_API gemm_status_t gemm_tune(const gemm_tune_request_t *request, int store,
  * (space=device); ignored for others. budget_ms, backends, store and the report as gemm_tune
  * takes them. The winner is stored under key exactly as written (gemm_tune_verify finds it
  * by that text). GEMM_STATUS_INVALID_VALUE: a key that does not parse, and one that no call
- * has: "align=16" with "ld=tight" where the tight leading dimensions or batch strides are not
- * multiples of 16 bytes (such calls are "align=elem"). */
+ * has: types no call has (C of A's type, or f32 for f16 and bf16), or "align=16" with
+ * "ld=tight" where the tight leading dimensions or batch strides are not multiples of 16
+ * bytes (such calls are "align=elem"). */
 GEMM_API gemm_status_t gemm_tune_key(const char *key, int device, double budget_ms, const char *backends, int store,
                                      gemm_tune_report_t *report);
 

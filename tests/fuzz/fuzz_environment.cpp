@@ -15,6 +15,13 @@ fuzz_counters &counters() {
     return c;
 }
 
+namespace {
+std::atomic<bool> threads_on{false};
+}
+
+bool several_threads() { return threads_on.load(std::memory_order_relaxed); }
+void set_several_threads(bool on) { threads_on.store(on, std::memory_order_relaxed); }
+
 void prepare_environment() {
     // Every GEMM_* variable of the caller's shell goes, whatever it is (the library's, a
     // backend's, one added later): none may change what a run checks.

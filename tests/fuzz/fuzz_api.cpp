@@ -1041,7 +1041,8 @@ struct epilogue_outputs {
 // compute what the call computes; with the differences plan_twin allows (leading dimensions
 // of 0 mean the least in a desc; a plan is made for alpha != 0). An ld_aux the call ignores
 // (no aux) is part of the desc's class, so the twin is made only with an ld_aux that a desc
-// takes. Now and then the run's epilogue differs from the desc's, or gemm_plan_run runs a plan
+// takes; and a backward run needs its aux even for an empty class, which a call may leave
+// out. Now and then the run's epilogue differs from the desc's, or gemm_plan_run runs a plan
 // with an epilogue: both must be refused.
 void plan_epilogue_twin(const api_call &c, const epilogue_draw &e, const epilogue_draw &as_made, verdict kind,
                         const buffer &a, const buffer &b, const buffer &bias, const buffer &c0, const buffer &aux0,
@@ -1083,7 +1084,10 @@ void plan_epilogue_twin(const api_call &c, const epilogue_draw &e, const epilogu
         gemm_plan_destroy(plan);
     }
     require(a.unchanged() && b.unchanged() && bias.unchanged(), "A, B or the bias changed by a plan");
-    const bool differs = (mutation >= 1 && mutation <= 3) || plain_run || (mutation == 4 && !backward(e));
+    // A backward run reads aux whatever the class's size: a plan's run needs it even where an
+    // empty call (m or n 0) may leave it out.
+    const bool differs = (mutation >= 1 && mutation <= 3) || plain_run || (mutation == 4 && !backward(e)) ||
+                         (backward(e) && !run.aux);
     const bool unchanged = o.c.unchanged() && o.aux.unchanged() && o.grad.unchanged();
     if (created && differs) {
         require(s != GEMM_STATUS_SUCCESS, "a plan ran an epilogue other than its desc's");

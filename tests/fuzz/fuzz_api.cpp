@@ -619,10 +619,6 @@ pointer_call draw_pointer_call(byte_source &in) {
     const api_call &first = p.groups[0];
     p.group_count = count;
     if (p.form == 'g' && in.one_in(16)) p.group_count = in.one_in(2) ? 0 : -1 - int64_t(in.byte() % 3);
-    // KNOWN DEFECT, not drawn until fixed: gemm_ex_grouped with group_count = 0 returns
-    // GEMM_STATUS_SUCCESS for an invalid layout or types. The oracle expects the refusal
-    // (judge_pointer_call); delete this line once the library refuses them.
-    if (p.group_count == 0 && !layout_and_types_valid(first)) p.group_count = count;
     if (p.form == 'g' && in.one_in(32)) p.null_array = in.byte() % 11;
     p.null_a = in.one_in(32);
     p.null_b = in.one_in(32);
@@ -1377,15 +1373,30 @@ bool draw_timed(byte_source &in) { return in.byte() % 64 == 0; }
 
 thread_local std::vector<std::string> stored_keys;  // keys this thread stored with gemm_tune_key
 
-// A valid key of a tiny host class. Never align=16: KNOWN DEFECT, gemm_tune_key stores such a
-// key under align=elem; draw it once that is fixed (the oracle expects the key as given).
+// A valid key of a tiny host class: align=16 only with ld=padded, whose leading dimensions
+// are padded to 16 bytes (a tight key's depend on its sizes; misaligned_key draws those).
 std::string tiny_key(byte_source &in, int64_t least_m = 1) {
     static const char *type_words[] = {"f32 f32", "f64 f64", "f16 f32", "bf16 bf16", "c32 c32"};
     static const char *op_words[] = {"NN", "NT", "TN", "TT"};
+    const bool padded = in.one_in(2);
+    const bool aligned = padded && in.one_in(2);
     return std::string(type_words[in.byte() % 5]) + " " + op_words[in.byte() % 4] + " " +
            std::to_string(least_m + in.byte() % 4) + " " + std::to_string(1 + in.byte() % 4) + " " +
-           std::to_string(1 + in.byte() % 4) + " batch=1 ld=" + (in.one_in(2) ? "tight" : "padded") +
-           " align=elem space=host beta=" + (in.one_in(2) ? "0" : "any");
+           std::to_string(1 + in.byte() % 4) + " batch=1 ld=" + (padded ? "padded" : "tight") +
+           (aligned ? " align=16" : " align=elem") + " space=host beta=" + (in.one_in(2) ? "0" : "any");
+}
+
+// A key no call has: align=16 with ld=tight where A's tight leading dimension (m f32 values,
+// m of 1 to 3) is not a multiple of 16 bytes. gemm_tune_key and gemm_tune_verify refuse it.
+std::string misaligned_key(byte_source &in) {
+    return "f32 f32 NN " + std::to_string(1 + in.byte() % 3) + " " + std::to_string(1 + in.byte() % 4) + " " +
+           std::to_string(1 + in.byte() % 4) + " batch=1 ld=tight align=16 space=host beta=0";
+}
+
+// A flag argument other than 0 or 1, which every flag parameter refuses.
+int bad_flag(byte_source &in) {
+    static const int flags[] = {-3, -1, 2, 7, 9, 255};
+    return flags[in.byte() % 6];
 }
 
 // A key that breaks the grammar gemm_tune_cache_entries writes: one word replaced, a word
@@ -1419,13 +1430,12 @@ const gemm_tune_entry_t *entry_of(const std::string &key) {
 
 void fuzz_tune_key(byte_source &in) {
     const bool timed = draw_timed(in);
-    const unsigned fault = timed ? 0 : 1 + in.byte() % 5;
-    std::string key = fault == 1 ? broken_key(in) : tiny_key(in);
+    const unsigned fault = timed ? 0 : 1 + in.byte() % 7;
+    std::string key = fault == 1 ? broken_key(in) : fault == 7 ? misaligned_key(in) : tiny_key(in);
     if (fault == 2) key.replace(key.find("space=host"), 10, "space=device");  // with device -1
     const double budget = fault == 3 ? std::nan("") : 1.0;
     const char *backends = fault == 4 ? "nosuch" : "cpu_ref";
-    // KNOWN DEFECT: a store flag other than 0 or 1 is accepted; not drawn until refused.
-    const int store = in.byte() % 2;
+    const int store = fault == 6 ? bad_flag(in) : in.byte() % 2;
     gemm_tune_report_t report;
     std::memset(&report, 0, sizeof report);
     call_text = "gemm_tune_key '" + key + "' budget=" + std::to_string(budget) + " backends=" + backends +
@@ -1451,13 +1461,14 @@ void fuzz_tune_key(byte_source &in) {
 void fuzz_tune_verify(byte_source &in) {
     const bool timed = draw_timed(in) && !stored_keys.empty();
     // Keys with m of 1000 or more are never stored: they have no entry.
-    const unsigned fault = timed ? 0 : 1 + in.byte() % 3;
-    std::string key = timed ? stored_keys[in.byte() % stored_keys.size()]
-                            : fault == 1 ? broken_key(in) : tiny_key(in, 1000);
+    const unsigned fault = timed ? 0 : 1 + in.byte() % 5;
+    std::string key = timed        ? stored_keys[in.byte() % stored_keys.size()]
+                      : fault == 1 ? broken_key(in)
+                      : fault == 5 ? misaligned_key(in)
+                                   : tiny_key(in, 1000);
     const double budget = fault == 3 ? std::nan("") : 1.0;
     // Entries are removed only with one thread: another's check of its own store would fail.
-    // KNOWN DEFECT: a remove flag other than 0 or 1 is accepted; not drawn until refused.
-    const int remove = several_threads() ? 0 : in.byte() % 2;
+    const int remove = fault == 4 ? bad_flag(in) : several_threads() ? 0 : in.byte() % 2;
     gemm_tune_verdict_t verdict;
     std::memset(&verdict, 0, sizeof verdict);
     call_text = "gemm_tune_verify '" + key + "' budget=" + std::to_string(budget) + " remove=" + std::to_string(remove);
@@ -1482,7 +1493,7 @@ void fuzz_tune_verify(byte_source &in) {
 
 void fuzz_measure(byte_source &in) {
     const bool timed = draw_timed(in);
-    const unsigned fault = timed ? 0 : in.byte() % 18;  // 0: valid, timing nothing or no backend that runs
+    const unsigned fault = timed ? 0 : in.byte() % 19;  // 0: valid, timing nothing or no backend that runs
     const bool f64 = in.one_in(2);
     raw_desc d{GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 1 + in.byte() % 4, 1 + in.byte() % 4, 1 + in.byte() % 4,
                f64 ? GEMM_F64 : GEMM_F32, f64 ? GEMM_F64 : GEMM_F32, f64 ? GEMM_F64 : GEMM_F32,
@@ -1495,8 +1506,8 @@ void fuzz_measure(byte_source &in) {
     o.max_samples = 2;
     o.rounds = 1;
     o.warmup_samples = 0;
-    // KNOWN DEFECT: a NULL name among the backends is accepted; not drawn until refused.
     const char *names[] = {"cpu_ref", "cpu_omp", "nosuch"};
+    const char *with_null[] = {"cpu_ref", nullptr};
     const char *const *backends = names;
     int64_t count = timed ? 1 + in.byte() % 2 : fault == 0 ? (in.one_in(2) ? 0 : 1) : 2;
     if (fault == 0 && count == 1) backends = names + 2;  // only "nosuch": nothing runs
@@ -1521,6 +1532,7 @@ void fuzz_measure(byte_source &in) {
     case 15: desc = nullptr; break;
     case 16: d.beta_zero = 1, o.beta = 0.5; break;
     case 17: d.batch_count = 2, d.stride_c = 0; break;
+    case 18: backends = with_null; break;  // count 2: a NULL name is refused
     default: break;
     }
     call_text = "gemm_measure fault=" + std::to_string(fault) + " timed=" + std::to_string(timed) + " m,n,k=" +

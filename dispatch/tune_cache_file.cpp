@@ -156,11 +156,23 @@ bool may_write(const std::string &path, const struct stat &st, std::string &why)
 // Follows the links at path to what sits at the end of them (file, with its lstat in st), or
 // to the name nothing sits at yet (exists = false); false with why where they loop or cannot
 // be read.
+// Why lstat of path said ENOTDIR, naming the folder of the path that is none: "/a/notes:
+// Not a directory" says more than the whole path does.
+std::string not_a_folder_text(const std::string &path) {
+    for (std::size_t slash = path.find('/', 1); slash != std::string::npos; slash = path.find('/', slash + 1)) {
+        const std::string prefix = path.substr(0, slash);
+        struct stat st;
+        if (stat(prefix.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) return prefix + ": " + errno_text(ENOTDIR);
+    }
+    return "cannot look at " + path + ": " + errno_text(ENOTDIR);
+}
+
 bool follow_links(const std::string &path, std::string &file, struct stat &st, bool &exists, std::string &why) {
     constexpr int most_links = 40;  // the kernel's own limit before ELOOP
     file = path;
     for (int links = 0;; ++links) {
         if (lstat(file.c_str(), &st) != 0) {
+            if (errno == ENOTDIR) return why = not_a_folder_text(file), false;
             if (errno != ENOENT) return why = "cannot look at " + file + ": " + errno_text(errno), false;
             exists = false;
             return true;

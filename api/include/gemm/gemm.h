@@ -476,7 +476,8 @@ typedef struct gemm_measurement {
 } gemm_measurement_t;
 
 /* Measures each of count backends ("name", "name:variant" or "auto", the selection a call
- * makes without gemm_set_backend; a NULL name is GEMM_STATUS_INVALID_POINTER) on operands the library makes for desc: random values in
+ * makes without gemm_set_backend; a NULL name is GEMM_STATUS_INVALID_POINTER) on operands
+ * the library makes for desc: random values in
  * [-1, 1], in as many sets as it takes to exceed twice the cache of what computes, each
  * timed call taking the next. The operands have the desc's leading dimensions (0: the least);
  * desc->alignment places them: 16 or more, each starts on a 64-byte boundary; less, one

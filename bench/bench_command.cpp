@@ -83,6 +83,10 @@ std::string describe_triad(const bandwidth_peak &p) {
 roofline_peaks establish_peaks(const bench_options &o, const cpu_info &cpu) {
     roofline_peaks peaks;
     bool measure = o.measure_peak && o.device < 0;
+    // The probes take seconds before the first case: say so on stderr, where the progress goes.
+    if (measure && !(o.peak_gflops > 0 && o.peak_gbs > 0))
+        std::fprintf(stderr, "gemm bench: measuring this machine's peak compute and bandwidth for the roofline "
+                             "(--no-measure-peak skips it)\n");
     if (o.peak_gflops > 0) {
         peaks.f32_gflops = peaks.f64_gflops = o.peak_gflops;
         peaks.compute_source = "given";
@@ -383,9 +387,6 @@ int bench_measure_all(bench_run &run, int argc, char **argv) {
     run.backends = choose_backends(options, &run.baseline);
     if (!configuration_usable() || !named_backends_usable(options)) return exit_failure;
     const std::string command = command_echo(argc, argv);
-    if (options.measure_peak && options.device < 0 && !(options.peak_gflops > 0 && options.peak_gbs > 0))
-        std::fprintf(stderr, "gemm bench: measuring this machine's peak compute and bandwidth for the roofline "
-                             "(--no-measure-peak skips it)\n");
     run.peaks = establish_peaks(options, run.cpu);
     if (run.text) print_preamble(run.text, run, command);
     if (run.csv) report_csv_header(run.csv.get());

@@ -1,7 +1,5 @@
 // tune_command.cpp: `gemm tune`: tunes each problem through gemm_tune, shows progress on
 // stderr and the table on stdout, and stores the winners in the tune cache.
-#include <unistd.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>

@@ -20,7 +20,6 @@
 namespace gemm {
 namespace {
 
-constexpr std::size_t max_sets = 256;
 // Room for the misaligning offset and the allocator's rounding.
 constexpr std::size_t slack = 64;
 
@@ -181,7 +180,7 @@ gemm_status_t operand_sets::allocate() {
     std::size_t per_set = 0;
     for (std::size_t b : bytes_) per_set += b;
     std::size_t cache = on_device() ? dev->cache_bytes(class_.device) : last_level_cache_bytes();
-    std::size_t count = std::clamp<std::size_t>(2 * cache / std::max<std::size_t>(per_set, 1) + 1, 1, max_sets);
+    std::size_t count = std::clamp<std::size_t>(2 * cache / std::max<std::size_t>(per_set, 1) + 1, 1, std::max<std::size_t>(most_sets_, 1));
     initial_c_.reset(static_cast<char *>(allocate_host(bytes_[c_index])));
     if (on_device()) {
         check_c_.reset(static_cast<char *>(allocate_host(bytes_[c_index])));

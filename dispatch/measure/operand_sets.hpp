@@ -30,6 +30,10 @@ public:
     // allocating what would push it into the OOM killer), NOT_SUPPORTED for managed memory.
     gemm_status_t allocate();
 
+    // At most `most` sets (before allocate()): for a brief measurement that times each target
+    // warm in cache rather than spend longer making the sets than timing them.
+    void limit_sets(std::size_t most) { most_sets_ = most; }
+
     bool on_device() const { return class_.space == memory_space::device; }
 
     // The problem on the next set in turn: each timed run takes one.
@@ -96,6 +100,7 @@ private:
     std::size_t bytes_[operand_count] = {};  // each operand, for the whole batch
     std::vector<void *> pinned_;
     void *stream_ = nullptr;
+    std::size_t most_sets_ = 256;  // bounds the memory the sets take
 };
 
 }  // namespace gemm

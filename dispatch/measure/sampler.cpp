@@ -25,11 +25,12 @@ using clock_type = std::chrono::steady_clock;
 constexpr double min_host_sample_us = 200, min_device_sample_us = 1000;
 constexpr int max_runs_per_sample = 4096;
 
-// Warm-up lasts at least this long after switching targets on the host: the previous
-// target's threads (OpenBLAS's pool, which spins and yields for up to about 0.1 s after its
-// last call; cpu_omp's spin 50 us at most) keep the cores busy for a while and slow the first
-// calls of the next one by up to 30 times on a 2-core machine. Device work has no such tail.
-constexpr double host_warmup_ms = 150, device_warmup_ms = 5;
+// Host warm-up lasts at least sample_settings::host_warmup_ms (150 by default) after switching
+// targets: the previous target's threads (OpenBLAS's pool, which spins and yields for up to
+// about 0.1 s after its last call; cpu_omp's spin 50 us at most) keep the cores busy for a
+// while and slow the first calls of the next one by up to 30 times on a 2-core machine.
+// Device work has no such tail.
+constexpr double device_warmup_ms = 5;
 
 double median(std::vector<double> v) {
     std::sort(v.begin(), v.end());
@@ -124,7 +125,7 @@ void check_one(target_state &t, const result_check &check, bool checking) {
 
 // Samples, not counted, for at least `samples` and the warm-up time; the fastest lowers the
 // estimate of one run.
-bool warm_up(target_state &t, int samples, int count) {
+bool warm_up(target_state &t, int samples, int count, double host_warmup_ms) {
     double us = 0;
     double ms = t.run->sets.on_device() ? device_warmup_ms : host_warmup_ms;
     auto until = clock_type::now() + std::chrono::duration<double, std::milli>(ms);
@@ -145,9 +146,9 @@ void time_round(target_state &t, const sample_settings &s, int round, int rounds
     const auto start = clock_type::now();
     const bool device = t.run->sets.on_device();
     if (round == 0) t.times.clear();  // the checked run is not a sample
-    if (!warm_up(t, s.warmup_samples, runs_per_sample(t.estimate_us, device))) return;
+    if (!warm_up(t, s.warmup_samples, runs_per_sample(t.estimate_us, device), s.host_warmup_ms)) return;
     // The samples keep at least three quarters of the round's budget, however long the
-    // warm-up (150 ms on the host) took: a round lasts up to its warm-up and that, or as long
+    // warm-up (150 ms on the host by default) took: a round lasts up to its warm-up and that, or as long
     // as its least samples take.
     using ms = std::chrono::duration<double, std::milli>;
     const auto deadline = std::max(start + ms(round_budget_ms), clock_type::now() + ms(0.75 * round_budget_ms));

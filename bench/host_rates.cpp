@@ -2,6 +2,7 @@
 #include "host_rates.hpp"
 
 #include <cstdio>
+#include <string>
 
 namespace gemm_cli {
 
@@ -18,9 +19,23 @@ std::vector<gemm_host_rates_t> host_rates_read(std::string &error) {
 const char *host_rates_type(const gemm_host_rates_t &r) { return r.type == GEMM_F64 ? "f64" : "f32"; }
 
 std::string host_rates_text(const gemm_host_rates_t &r) {
-    char text[512];
-    std::snprintf(text, sizeof text, "host %s %.5g GFLOP/s; gpu %s %.5g GFLOP/s, %.4g GB/s, %.4g us a call",
-                  r.host_backend, r.host_gflops, r.gpu_backend, r.gpu_gflops, r.link_gbs, r.gpu_fixed_us);
+    std::string text = "host";
+    char part[256];
+    for (int64_t i = 0; i < r.host_count; ++i) {
+        const gemm_host_backend_rate_t &h = r.hosts[i];
+        std::snprintf(part, sizeof part, "%s %s %.5g GFLOP/s + %.3g us a call", i ? "," : "", h.backend, h.gflops,
+                      h.fixed_us);
+        text += part;
+    }
+    if (*r.gpu_backend) {
+        std::snprintf(part, sizeof part, "; gpu %s %.5g GFLOP/s, %.4g GB/s, %.4g us a call", r.gpu_backend, r.gpu_gflops,
+                      r.link_gbs, r.gpu_fixed_us);
+        text += part;
+    }
+    if (r.measured_ms > 0) {
+        std::snprintf(part, sizeof part, "; measured in %.0f ms", r.measured_ms);
+        text += part;
+    }
     return text;
 }
 
@@ -31,7 +46,13 @@ void host_rates_json(json_writer &w, const std::vector<gemm_host_rates_t> &rates
         w.key("type").string(host_rates_type(r)).key("host_backend").string(r.host_backend);
         w.key("host_gflops").number(r.host_gflops).key("gpu_backend").string(r.gpu_backend);
         w.key("gpu_gflops").number(r.gpu_gflops).key("link_gbs").number(r.link_gbs);
-        w.key("gpu_fixed_us").number(r.gpu_fixed_us);
+        w.key("gpu_fixed_us").number(r.gpu_fixed_us).key("hosts").begin_array();
+        for (int64_t i = 0; i < r.host_count; ++i) {
+            w.begin_object(json_writer::layout::line);
+            w.key("backend").string(r.hosts[i].backend).key("gflops").number(r.hosts[i].gflops);
+            w.key("fixed_us").number(r.hosts[i].fixed_us).end_object();
+        }
+        w.end_array().key("measured_ms").number(r.measured_ms);
         w.end_object();
     }
     w.end_array();

@@ -139,6 +139,12 @@ void print_selection(std::FILE *out, const info_facts &f) {
     std::fprintf(out, "         %s\n", f.probe.message.c_str());
 }
 
+bool tune_off(const info_facts &f) {
+    for (const auto &[name, value] : f.environment)
+        if (name == "GEMM_TUNE") return value && std::string(value) == "off";
+    return false;
+}
+
 void print_environment(std::FILE *out, const info_facts &f) {
     std::fprintf(out, "\nenvironment:\n");
     for (const auto &[name, value] : f.environment)
@@ -146,7 +152,10 @@ void print_environment(std::FILE *out, const info_facts &f) {
     std::fprintf(out, "\ntune cache: %s\n", f.tune_cache.c_str());
     if (!f.rates_error.empty()) std::fprintf(out, "  host-memory rates: ERROR: %s\n", f.rates_error.c_str());
     else if (f.rates.empty())
-        std::fprintf(out, "  host-memory rates: none (gemm tune measures them where a GPU backend is available)\n");
+        std::fprintf(out, "  host-memory rates: none yet (%s)\n",
+                     tune_off(f) ? "GEMM_TUNE=off: never measured; auto takes cpu_omp first for host memory"
+                                         : "the first host-memory call that needs them measures them, within 0.5 s, "
+                                           "and stores them here");
     for (const gemm_host_rates_t &r : f.rates)
         std::fprintf(out, "  host-memory rates %s: %s\n", host_rates_type(r), host_rates_text(r).c_str());
 }

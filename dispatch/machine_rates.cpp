@@ -36,38 +36,60 @@ bool read_value(std::istringstream &in, const char *unit, double &value) {
 
 }  // namespace
 
+const host_rate *dtype_rates::host_of(const std::string &backend) const {
+    for (const host_rate &h : host)
+        if (h.backend == backend) return &h;
+    return nullptr;
+}
+
+dtype rates_type(dtype t) { return t == dtype::f64 || t == dtype::c64 ? dtype::f64 : dtype::f32; }
+
 const dtype_rates *machine_rates::for_type(dtype t) const {
-    const std::optional<dtype_rates> &r = t == dtype::f64 || t == dtype::c64 ? f64 : f32;
+    const std::optional<dtype_rates> &r = rates_type(t) == dtype::f64 ? f64 : f32;
     return r ? &*r : nullptr;
 }
 
-std::optional<dtype_rates> fit_rates(dtype t, const rate_anchors &a, const std::string &host_backend,
-                                     const std::string &gpu_backend) {
-    if (!positive(a.host_us) || !positive(a.device_us) || !positive(a.small_us) || !positive(a.large_us))
-        return std::nullopt;
-    if (a.host_n <= 0 || a.device_n <= 0 || a.small_n <= 0 || a.large_n <= a.small_n) return std::nullopt;
+std::optional<host_rate> fit_host_rate(const std::string &backend, int64_t small_n, double small_us, int64_t large_n,
+                                       double large_us) {
+    if (!positive(small_us) || !positive(large_us) || small_n <= 0 || large_n <= small_n) return std::nullopt;
+    const double small_flops = square_flops(small_n), large_flops = square_flops(large_n);
+    host_rate h;
+    h.backend = backend;
+    if (large_us > small_us) {
+        h.gflops = (large_flops - small_flops) / (large_us - small_us) / 1e3;
+        h.fixed_us = std::max(0.0, small_us - small_flops / h.gflops / 1e3);
+    } else {
+        h.gflops = large_flops / large_us / 1e3;
+    }
+    if (!positive(h.gflops)) return std::nullopt;
+    return h;
+}
+
+bool fit_gpu_rates(dtype t, const gpu_anchors &a, const std::string &gpu_backend, dtype_rates &r) {
+    if (!positive(a.device_us) || !positive(a.small_us) || !positive(a.large_us)) return false;
+    if (a.device_n <= 0 || a.small_n <= 0 || a.large_n <= a.small_n) return false;
     const std::size_t element = dtype_size(t);
-    dtype_rates r;
-    r.host_backend = host_backend;
-    r.gpu_backend = gpu_backend;
-    r.host_gflops = square_flops(a.host_n) / a.host_us / 1e3;
-    r.gpu_gflops = square_flops(a.device_n) / a.device_us / 1e3;
+    const double gflops = square_flops(a.device_n) / a.device_us / 1e3;
     // What each host-memory time leaves after the device's multiply-adds: traffic and the
     // fixed cost.
-    const double small_rest = a.small_us - square_flops(a.small_n) / r.gpu_gflops / 1e3;
-    const double large_rest = a.large_us - square_flops(a.large_n) / r.gpu_gflops / 1e3;
+    const double small_rest = a.small_us - square_flops(a.small_n) / gflops / 1e3;
+    const double large_rest = a.large_us - square_flops(a.large_n) / gflops / 1e3;
     const double small_bytes = square_bytes(a.small_n, element), large_bytes = square_bytes(a.large_n, element);
+    double link = 0, fixed = 0;
     if (large_rest > small_rest && small_rest > 0) {
-        r.link_gbs = (large_bytes - small_bytes) / (large_rest - small_rest) / 1e3;
-        r.gpu_fixed_us = std::max(0.0, small_rest - small_bytes / r.link_gbs / 1e3);
+        link = (large_bytes - small_bytes) / (large_rest - small_rest) / 1e3;
+        fixed = std::max(0.0, small_rest - small_bytes / link / 1e3);
     } else {
         // The small call was all fixed cost and noise: charge the large one's remainder (or,
         // with none left, its whole time) to the link.
-        r.link_gbs = large_bytes / (large_rest > 0 ? large_rest : a.large_us) / 1e3;
-        r.gpu_fixed_us = 0;
+        link = large_bytes / (large_rest > 0 ? large_rest : a.large_us) / 1e3;
     }
-    if (!positive(r.host_gflops) || !positive(r.gpu_gflops) || !positive(r.link_gbs)) return std::nullopt;
-    return r;
+    if (!positive(gflops) || !positive(link)) return false;
+    r.gpu_backend = gpu_backend;
+    r.gpu_gflops = gflops;
+    r.link_gbs = link;
+    r.gpu_fixed_us = fixed;
+    return true;
 }
 
 double host_traffic_bytes(const problem &p) {
@@ -77,41 +99,91 @@ double host_traffic_bytes(const problem &p) {
                               c_trips * double(p.m) * double(p.n) * c);
 }
 
-offload_estimate estimate(const dtype_rates &r, const problem &p) {
-    const double flops = p.flops();
-    offload_estimate e;
-    e.host_us = flops / r.host_gflops / 1e3;
-    e.gpu_us = r.gpu_fixed_us + host_traffic_bytes(p) / r.link_gbs / 1e3 + flops / r.gpu_gflops / 1e3;
-    return e;
+double host_estimate_us(const host_rate &h, const problem &p) { return h.fixed_us + p.flops() / h.gflops / 1e3; }
+
+double gpu_estimate_us(const dtype_rates &r, const problem &p) {
+    return r.gpu_fixed_us + host_traffic_bytes(p) / r.link_gbs / 1e3 + p.flops() / r.gpu_gflops / 1e3;
 }
 
 std::string rates_line(dtype t, const dtype_rates &r) {
-    return fmt::format("rates {} | host {} {:.6g} GFLOP/s | gpu {} {:.6g} GFLOP/s {:.6g} GB/s {:.6g} us", dtype_name(t),
-                       r.host_backend, r.host_gflops, r.gpu_backend, r.gpu_gflops, r.link_gbs, r.gpu_fixed_us);
+    std::string line = fmt::format("rates {}", dtype_name(t));
+    for (const host_rate &h : r.host)
+        line += fmt::format(" | host {} {:.6g} GFLOP/s {:.6g} us", h.backend, h.gflops, h.fixed_us);
+    if (r.has_gpu())
+        line += fmt::format(" | gpu {} {:.6g} GFLOP/s {:.6g} GB/s {:.6g} us", r.gpu_backend, r.gpu_gflops, r.link_gbs,
+                            r.gpu_fixed_us);
+    if (r.measured_ms > 0) line += fmt::format(" | measured {:.6g} ms", r.measured_ms);
+    return line;
 }
+
+namespace {
+
+// One " host <backend> <x> GFLOP/s [<x> us]" part.
+bool parse_host_part(std::istringstream &in, host_rate &h) {
+    std::string word, extra;
+    if (!(in >> word >> h.backend) || word != "host" || !read_value(in, "GFLOP/s", h.gflops)) return false;
+    if (in >> std::ws; !in.eof() && !read_value(in, "us", h.fixed_us)) return false;
+    return !(in >> extra) && backend_name(h.backend);
+}
+
+// One " gpu <backend> <x> GFLOP/s <x> GB/s <x> us" part.
+bool parse_gpu_part(std::istringstream &in, dtype_rates &r) {
+    std::string word, extra;
+    return (in >> word >> r.gpu_backend) && word == "gpu" && read_value(in, "GFLOP/s", r.gpu_gflops) &&
+           read_value(in, "GB/s", r.link_gbs) && read_value(in, "us", r.gpu_fixed_us) && !(in >> extra) &&
+           backend_name(r.gpu_backend);
+}
+
+bool first_word_is(const std::string &part, const char *word) {
+    std::istringstream in(part);
+    std::string w;
+    return (in >> w) && w == word;
+}
+
+}  // namespace
 
 std::optional<std::pair<dtype, dtype_rates>> parse_rates_line(const std::string &line, std::string &why) {
     std::vector<std::string> parts;
     std::stringstream whole(line);
     for (std::string part; std::getline(whole, part, '|');) parts.push_back(part);
-    why = "not a rates line: rates <f32|f64> | host <backend> <x> GFLOP/s | gpu <backend> <x> GFLOP/s <x> GB/s <x> us";
-    if (parts.size() != 3) return std::nullopt;
-    std::istringstream head(parts[0]), host(parts[1]), gpu(parts[2]);
+    why = "not a rates line: rates <f32|f64> | host <backend> <x> GFLOP/s <x> us [| host ...] "
+          "[| gpu <backend> <x> GFLOP/s <x> GB/s <x> us] [| measured <x> ms]";
+    if (parts.size() < 2) return std::nullopt;
+    std::istringstream head(parts[0]);
     std::string word, type, extra;
     if (!(head >> word >> type) || word != "rates" || (head >> extra)) return std::nullopt;
     if (type != "f32" && type != "f64") return std::nullopt;
     dtype_rates r;
-    if (!(host >> word >> r.host_backend) || word != "host" || !read_value(host, "GFLOP/s", r.host_gflops) ||
-        (host >> extra))
-        return std::nullopt;
-    if (!(gpu >> word >> r.gpu_backend) || word != "gpu" || !read_value(gpu, "GFLOP/s", r.gpu_gflops) ||
-        !read_value(gpu, "GB/s", r.link_gbs) || !read_value(gpu, "us", r.gpu_fixed_us) || (gpu >> extra))
-        return std::nullopt;
-    if (!backend_name(r.host_backend) || !backend_name(r.gpu_backend)) return std::nullopt;
-    if (!positive(r.host_gflops) || !positive(r.gpu_gflops) || !positive(r.link_gbs) || r.gpu_fixed_us < 0) {
-        why = "rates must be positive numbers (the fixed cost at least 0)";
+    std::size_t i = 1;
+    for (; i < parts.size() && first_word_is(parts[i], "host"); ++i) {
+        std::istringstream in(parts[i]);
+        host_rate h;
+        if (!parse_host_part(in, h)) return std::nullopt;
+        if (r.host_of(h.backend)) {
+            why = "host backend " + h.backend + " named twice";
+            return std::nullopt;
+        }
+        r.host.push_back(std::move(h));
+    }
+    if (r.host.empty()) return std::nullopt;
+    if (i < parts.size() && first_word_is(parts[i], "gpu")) {
+        std::istringstream in(parts[i++]);
+        if (!parse_gpu_part(in, r)) return std::nullopt;
+    }
+    if (i < parts.size()) {
+        std::istringstream in(parts[i++]);
+        if (!(in >> word) || word != "measured" || !read_value(in, "ms", r.measured_ms) || (in >> extra))
+            return std::nullopt;
+    }
+    if (i != parts.size()) return std::nullopt;
+    bool valid = r.measured_ms >= 0;
+    for (const host_rate &h : r.host) valid &= positive(h.gflops) && h.fixed_us >= 0;
+    if (r.has_gpu()) valid &= positive(r.gpu_gflops) && positive(r.link_gbs) && r.gpu_fixed_us >= 0;
+    if (!valid) {
+        why = "rates must be positive numbers (costs and times at least 0)";
         return std::nullopt;
     }
+    std::stable_sort(r.host.begin(), r.host.end(), [](const host_rate &a, const host_rate &b) { return a.gflops > b.gflops; });
     return std::pair{type == "f32" ? dtype::f32 : dtype::f64, r};
 }
 

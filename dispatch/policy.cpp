@@ -11,6 +11,7 @@
 
 #include "error.hpp"
 #include "log.hpp"
+#include "rates_probe.hpp"
 #include "registry.hpp"
 #include "settings.hpp"
 #include "tune_cache.hpp"
@@ -37,11 +38,14 @@ constexpr std::string_view builtin_untuned_why =
 constexpr std::string_view builtin_offload_why =
     "auto: built-in rule, the GPU for host memory where this machine's rates say it is faster";
 constexpr std::string_view builtin_host_rates_why =
-    "auto: built-in rule, the host backend this machine's rates found fastest";
+    "auto: built-in rule, the host backend this machine's rates estimate fastest";
+constexpr std::string_view builtin_host_rates_untuned_why =
+    "auto: built-in rule, the host backend this machine's rates estimate fastest (shape not tuned)";
 
 // The built-in rule's reason for c, said of a shape not tuned.
 std::string_view untuned_why(const choice &c) {
-    if (c.why == builtin_offload_why || c.why == builtin_host_rates_why) return c.why;
+    if (c.why == builtin_offload_why) return c.why;  // its detail says more
+    if (c.why == builtin_host_rates_why) return builtin_host_rates_untuned_why;
     if (c.why == builtin_epilogue_why) return builtin_epilogue_untuned_why;
     if (c.why == builtin_batch_why) return builtin_batch_untuned_why;
     return builtin_untuned_why;
@@ -180,7 +184,6 @@ tune_entry_ptr tune_now(const tune_key &key, int device, std::string &why_not) {
     tune_outcome outcome;
     problem_class c = class_of(key);
     c.device = device < 0 ? 0 : device;
-    ensure_rates(c);
     if (tune_problem(c, options, outcome) != GEMM_STATUS_SUCCESS) {
         std::string message = last_error_message();
         clear_error();
@@ -276,42 +279,78 @@ void keep_alive(choice &c) {
 namespace {
 
 // What this machine's rates name for the host-memory problem p: the GPU backend they were
-// measured on where their estimate is shorter there than on the host (never under
-// offload_min_flops), else the host backend they found fastest. false without rates, with
-// GEMM_TUNE=off (the rates are kept in the tune cache), or when the backend named cannot
-// serve p: the preference order then chooses.
-bool rates_choice(const problem &p, choice &c) {
+// measured on where its estimate is the shortest (never under offload_min_flops), else the
+// host backend with the shortest estimate. The first call that needs rates the cache lacks
+// measures them (rates_probe.hpp; its trace says so). false without rates, with GEMM_TUNE=off
+// (the rates are kept in the tune cache), when the rates cannot change the choice, or when no
+// backend they name serves p: the preference order then chooses.
+// GEMM_VERBOSE=2: why each other host backend was passed over.
+void skipped_by_rates(const problem &p, const dtype_rates &r, const backend *chosen, double chosen_us,
+                      std::vector<std::string> &skipped) {
+    for (backend *b : registered_backends()) {
+        if (b == chosen || b->kind() != backend_kind::host) continue;
+        const std::string name(b->name());
+        const verdict &available = b->available();
+        verdict v = available.ok ? b->supports(p) : available;
+        if (!v.ok) skipped.push_back(name + ": " + v.reason);
+        else if (b->reference()) skipped.push_back(name + ": the reference, never chosen where another backend serves");
+        else if (const host_rate *h = r.host_of(name))
+            skipped.push_back(fmt::format("{}: the rates estimate it slower ({:.4g} ms against {:.4g} ms)", name,
+                                          host_estimate_us(*h, p) / 1e3, chosen_us / 1e3));
+        else skipped.push_back(name + ": not in this machine's rates");
+    }
+}
+
+bool rates_choice(const problem &p, rates_use use, bool collect_skipped, choice &c) {
     if (settings().tune == tune_mode::off) return false;
-    const std::shared_ptr<const machine_rates> rates = process_tune_cache().rates();
+    std::shared_ptr<const machine_rates> rates = process_tune_cache().rates();
     const dtype_rates *r = rates ? rates->for_type(p.ab_type) : nullptr;
+    double measured_ms = 0;
+    if (!r && use == rates_use::measure && rates_matter(p)) {
+        ensure_rates(p.ab_type, &measured_ms);
+        rates = process_tune_cache().rates();
+        r = rates ? rates->for_type(p.ab_type) : nullptr;
+    }
     if (!r) return false;
     auto serves = [&p](backend *b) { return b && b->available().ok && b->supports(p).ok; };
-    if (p.flops() >= offload_min_flops) {
+    backend *host = nullptr;
+    double host_us = 0;
+    for (const host_rate &h : r->host) {
+        backend *b = find_backend(h.backend);
+        if (!serves(b) || b->kind() != backend_kind::host || b->reference()) continue;
+        if (double us = host_estimate_us(h, p); !host || us < host_us) {
+            host = b;
+            host_us = us;
+        }
+    }
+    const std::string measured = measured_ms > 0 ? fmt::format("; rates measured now, in {:.0f} ms", measured_ms) : "";
+    if (!host) return false;  // nothing to weigh the GPU against
+    if (r->has_gpu() && p.flops() >= offload_min_flops) {
         backend *gpu = find_backend(r->gpu_backend);
-        const offload_estimate e = estimate(*r, p);
-        if (serves(gpu) && e.gpu_us < e.host_us) {
+        const double gpu_us = gpu_estimate_us(*r, p);
+        if (serves(gpu) && gpu_us < host_us) {
             c.chosen = gpu;
             c.why = builtin_offload_why;
-            c.why_detail = fmt::format(" (estimated {:.4g} ms against {:.4g} ms on {})", e.gpu_us / 1e3,
-                                       e.host_us / 1e3, r->host_backend);
+            c.why_detail = fmt::format(" (estimated {:.4g} ms against {:.4g} ms on {}{})", gpu_us / 1e3, host_us / 1e3,
+                                       host->name(), measured);
             return true;
         }
     }
-    backend *host = find_backend(r->host_backend);
-    if (!serves(host) || host->kind() != backend_kind::host) return false;
     c.chosen = host;
     c.why = builtin_host_rates_why;
+    if (collect_skipped) skipped_by_rates(p, *r, host, host_us, c.skipped);
+    if (!measured.empty()) c.why_detail = " (" + measured.substr(2) + ")";  // after "(shape not tuned)" if untuned
     return true;
 }
 
 }  // namespace
 
-choice choose_builtin(const problem &p, bool collect_skipped) {
+choice choose_builtin(const problem &p, bool collect_skipped, rates_use use) {
     static const std::vector<backend *> host = of_kind(backend_kind::host);
     static const std::vector<backend *> device = of_kind(backend_kind::device);
     const std::vector<backend *> &order = p.space == memory_space::host ? host : device;
     if (!p.epilogue.any() && !p.pointer_batch) {
-        if (choice c; p.space == memory_space::host && rates_choice(p, c)) return c;
+        if (choice c; p.space == memory_space::host && rates_choice(p, use, collect_skipped, c)) return c;
         return choose_in_order(p, order, collect_skipped);
     }
     // A fused epilogue saves a pass over C, a batch served in one launch the host cost of a

@@ -44,8 +44,15 @@ choice choose_backend(const problem &p, const selection &sel, bool collect_skipp
 // call (a plan). Call it on this thread before its next decision.
 void keep_alive(choice &c);
 
-// The built-in rule alone: the first available backend, in a preference order for p's
-// memory space, that supports p. Also the tuner's default candidate.
-choice choose_builtin(const problem &p, bool collect_skipped);
+// Whether the built-in rule may measure the machine's rates it lacks (rates_probe.hpp): a
+// call or a plan may; a query, which only asks whether some backend serves, takes what the
+// cache holds.
+enum class rates_use { measure, stored_only };
+
+// The built-in rule alone: for host memory, the host backend or GPU this machine's rates
+// estimate fastest (calls with an epilogue or a pointer-array batch aside); otherwise the
+// first available backend, in a preference order for p's memory space, that supports p. Also
+// the tuner's default candidate.
+choice choose_builtin(const problem &p, bool collect_skipped, rates_use use = rates_use::measure);
 
 }  // namespace gemm

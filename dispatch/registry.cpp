@@ -16,12 +16,14 @@
 namespace gemm {
 namespace {
 
-// Within each kind the order is the built-in rule's preference: libraries first (each is at
-// least as fast as our own backends on most shapes), the reference last.
+// Within each kind the order is the built-in rule's preference where no measured rates decide
+// (policy.cpp): on the host our own cpu_omp first, whose build we know (a system BLAS may be a
+// reference build, or misdetect the CPU: Debian's OpenBLAS took a 2-core Xeon for a Prescott
+// and ran 4-6 times below cpu_omp); on the device cuBLAS first; the reference last.
 std::vector<backend_ptr> build_registry() {
     std::vector<backend_ptr> all;
-    all.push_back(make_cblas_backend());
     all.push_back(make_cpu_omp_backend());
+    all.push_back(make_cblas_backend());
     all.push_back(make_cpu_ref_backend());  // always built: the oracle
 #if GEMM_WITH_CUDA
     cuda::install_runtime();  // pointer classes and device services, for every CUDA backend

@@ -71,10 +71,10 @@ void confirm(operand_sets &sets, const result_check &check, const measure_target
 }
 
 // The class's operands, and the built-in rule's choice for them (every measurement's default).
-gemm_status_t prepare(operand_sets &sets, const char *who, choice &builtin) {
+gemm_status_t prepare(operand_sets &sets, const char *who, rates_use rates, choice &builtin) {
     if (gemm_status_t s = sets.allocate(); s != GEMM_STATUS_SUCCESS)
         return set_error(s, std::string(who) + ": " + last_error_message());
-    builtin = choose_builtin(sets.first(), false);
+    builtin = choose_builtin(sets.first(), false, rates);
     return builtin.chosen ? GEMM_STATUS_SUCCESS : set_error(builtin.status, builtin.message);
 }
 
@@ -110,7 +110,7 @@ problem_class class_of(const tune_key &key) {
 gemm_status_t tune_problem(const problem_class &c, const tune_options &options, tune_outcome &out) {
     operand_sets sets(c);
     choice builtin;
-    if (gemm_status_t s = prepare(sets, "gemm_tune", builtin); s != GEMM_STATUS_SUCCESS) return s;
+    if (gemm_status_t s = prepare(sets, "gemm_tune", options.rates, builtin); s != GEMM_STATUS_SUCCESS) return s;
     const problem &p = sets.first();
     result_check check;
     check.prepare(sets, settings().allow_tf32);
@@ -157,127 +157,13 @@ gemm_status_t tune_problem(const problem_class &c, const tune_options &options, 
     return GEMM_STATUS_SUCCESS;
 }
 
-namespace {
-
-problem_class square_class(dtype t, int64_t n, memory_space space) {
-    problem_class c;
-    c.ab_type = c.c_type = t;
-    c.m = c.n = c.k = n;
-    c.space = space;
-    return c;
-}
-
-// The first available backend of the kind, in the preference order, that serves p.
-backend *first_serving(backend_kind kind, const problem &p) {
-    for (backend *b : registered_backends())
-        if (b->kind() == kind && !b->reference() && b->available().ok && b->supports(p).ok) return b;
-    return nullptr;
-}
-
-// The median time of b (when null, of the first backend of the kind that serves c, which b
-// then names) on class c, in about budget_ms; timed only: the tuner checks results.
-gemm_status_t time_square(const problem_class &c, backend_kind kind, double budget_ms, backend *&b, double &us) {
-    operand_sets sets(c);
-    if (gemm_status_t s = sets.allocate(); s != GEMM_STATUS_SUCCESS)
-        return set_error(s, std::string("gemm rates: ") + last_error_message());
-    if (!b) b = first_serving(kind, sets.first());
-    if (!b) return set_error(GEMM_STATUS_NOT_SUPPORTED, "gemm rates: no backend serves " + key_of(sets.first()).to_text());
-    const result_check unprepared;  // not judged: check is false
-    sample_settings s;
-    s.budget_ms = budget_ms;
-    s.check = false;
-    const measurement m = measure_targets(sets, unprepared, {{b, ""}}, s).front();
-    if (!m.timed)
-        return set_error(m.status != GEMM_STATUS_SUCCESS ? m.status : GEMM_STATUS_EXECUTION_FAILED,
-                         "gemm rates: " + m.target.label() + ": " + m.error);
-    us = m.median_us;
-    return GEMM_STATUS_SUCCESS;
-}
-
-// The fastest of the host backends that serve class c (the reference aside), timed one after
-// another, each in about budget_ms: which one depends on the machine (on the H200's 16-core
-// host cpu_omp ran 1024^3 f32 at 5x Debian's OpenBLAS, on a 2-core VM at 0.7-1.3x).
-gemm_status_t time_fastest_host(const problem_class &c, double budget_ms, backend *&fastest, double &us) {
-    fastest = nullptr;
-    gemm_status_t first_failure = GEMM_STATUS_SUCCESS;
-    for (backend *b : registered_backends()) {
-        if (b->kind() != backend_kind::host || b->reference() || !b->available().ok) continue;
-        backend *timed = b;
-        double t = 0;
-        if (gemm_status_t s = time_square(c, backend_kind::host, budget_ms, timed, t); s != GEMM_STATUS_SUCCESS) {
-            if (first_failure == GEMM_STATUS_SUCCESS) first_failure = s;
-            clear_error();
-            continue;
-        }
-        if (!fastest || t < us) {
-            fastest = b;
-            us = t;
-        }
-    }
-    if (fastest) return GEMM_STATUS_SUCCESS;
-    return set_error(first_failure != GEMM_STATUS_SUCCESS ? first_failure : GEMM_STATUS_NOT_SUPPORTED,
-                     "gemm rates: no host backend could be timed on " + std::to_string(c.m) + "^3");
-}
-
-}  // namespace
-
-gemm_status_t measure_rates(dtype t, double budget_ms, dtype_rates &out) {
-    bool device_backend = false;
-    for (backend *b : registered_backends()) device_backend |= b->kind() == backend_kind::device && b->available().ok;
-    if (!device_backend) return set_error(GEMM_STATUS_NOT_SUPPORTED, "gemm rates: no device backend available");
-    rate_anchors a;
-    a.host_n = a.small_n = 1024;
-    a.device_n = a.large_n = 4096;
-    backend *host = nullptr, *gpu = nullptr;
-    gemm_status_t s = time_fastest_host(square_class(t, a.host_n, memory_space::host), budget_ms, host, a.host_us);
-    if (s == GEMM_STATUS_SUCCESS)
-        s = time_square(square_class(t, a.small_n, memory_space::host), backend_kind::device, budget_ms, gpu,
-                        a.small_us);
-    if (s == GEMM_STATUS_SUCCESS)
-        s = time_square(square_class(t, a.large_n, memory_space::host), backend_kind::device, budget_ms, gpu,
-                        a.large_us);
-    if (s == GEMM_STATUS_SUCCESS)
-        s = time_square(square_class(t, a.device_n, memory_space::device), backend_kind::device, budget_ms, gpu,
-                        a.device_us);
-    if (s != GEMM_STATUS_SUCCESS) return s;
-    std::optional<dtype_rates> r = fit_rates(t, a, std::string(host->name()), std::string(gpu->name()));
-    if (!r) return set_error(GEMM_STATUS_EXECUTION_FAILED, "gemm rates: the timings give no rates");
-    out = *r;
-    return GEMM_STATUS_SUCCESS;
-}
-
-void ensure_rates(const problem_class &c) {
-    problem shape;  // for its operation count
-    shape.ab_type = c.ab_type;
-    shape.m = c.m, shape.n = c.n, shape.k = c.k, shape.batch = c.batch;
-    if (c.space != memory_space::host || shape.flops() < offload_min_flops) return;
-    const dtype real = c.ab_type == dtype::f64 || c.ab_type == dtype::c64 ? dtype::f64 : dtype::f32;
-    static std::mutex one_at_a_time;  // also guards tried
-    static bool tried[2] = {false, false};  // per real type: a failed measurement is not repeated
-    std::lock_guard<std::mutex> lock(one_at_a_time);
-    tune_cache &cache = process_tune_cache();
-    if (std::shared_ptr<const machine_rates> r = cache.rates(); r && r->for_type(real)) return;
-    if (tried[real == dtype::f64]) return;
-    tried[real == dtype::f64] = true;
-    dtype_rates rates;
-    if (measure_rates(real, 300, rates) != GEMM_STATUS_SUCCESS) {
-        logger().debug("{}", last_error_message());
-        clear_error();
-        return;
-    }
-    logger().info("{}", rates_line(real, rates));
-    if (cache.store_rates(real, rates) != GEMM_STATUS_SUCCESS)
-        logger().warn("gemm rates: not stored: {}", last_error_message());
-    clear_error();
-}
-
 gemm_status_t verify_entry(const tune_entry &e, int device, const tune_options &options, verify_outcome &out) {
     out = {};
     problem_class c = class_of(e.key);
     if (c.space == memory_space::device) c.device = device;
     operand_sets sets(c);
     choice builtin;
-    if (gemm_status_t s = prepare(sets, "gemm_tune_verify", builtin); s != GEMM_STATUS_SUCCESS) return s;
+    if (gemm_status_t s = prepare(sets, "gemm_tune_verify", rates_use::measure, builtin); s != GEMM_STATUS_SUCCESS) return s;
     const problem &p = sets.first();
     out.default_backend = std::string(builtin.chosen->name());
     backend *b = find_backend(e.backend);

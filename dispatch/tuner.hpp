@@ -6,6 +6,7 @@
 
 #include "gemm/gemm.h"
 #include "measure/problem_class.hpp"
+#include "policy.hpp"
 #include "tune_cache.hpp"
 
 namespace gemm {
@@ -21,6 +22,9 @@ struct tune_options {
     int max_reps = 100;
     double margin = 0.02;     // the default is replaced only when beaten by more than this
     std::vector<std::string> backends;  // only these (empty: every available one)
+    // Whether the default (the built-in rule's choice) may measure the machine's rates it
+    // lacks, which stores them: not for a tune that stores nothing.
+    rates_use rates = rates_use::measure;
 };
 
 struct candidate_result {
@@ -72,20 +76,5 @@ struct verify_outcome {
 // (device keys on CUDA device `device`) within options.budget_ms. Fails only when the
 // operands cannot be made or no backend serves the class by the built-in rule.
 gemm_status_t verify_entry(const tune_entry &e, int device, const tune_options &options, verify_outcome &out);
-
-// The rates of host-memory GEMMs of real type t (f32 or f64) on this machine, fitted
-// (fit_rates) from four timings of square NN problems: the first host backend of the
-// preference order at 1024, and the first device backend that serves host memory on device
-// memory at 4096 and on host memory at 1024 and 4096 (each about budget_ms). NOT_SUPPORTED
-// without such a device backend.
-gemm_status_t measure_rates(dtype t, double budget_ms, dtype_rates &out);
-
-// Before c is tuned, so that its default is the built-in rule's choice with the rates: for a
-// host-memory class of at least offload_min_flops (the rule consults no rates below it),
-// measures and stores the rates that stand for its type (machine_rates::for_type) when this
-// machine's section of the process's cache has none and a device backend is available; a
-// failure is logged (at debug level: no device backend is the usual one), never an error of
-// the tuning, and not tried again by this process.
-void ensure_rates(const problem_class &c);
 
 }  // namespace gemm

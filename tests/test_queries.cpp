@@ -328,8 +328,8 @@ TEST_CASE("traits: each backend's kind, whether it is the reference, and its pla
     }
     // Libraries first, the reference last: the host order is cblas, cpu_omp, cpu_ref.
     CHECK(traits["cblas"].kind == GEMM_BACKEND_HOST);
-    CHECK(traits["cblas"].builtin_rank == 0);
-    CHECK(traits["cpu_omp"].builtin_rank == 1);
+    CHECK(traits["cblas"].builtin_rank == 1);
+    CHECK(traits["cpu_omp"].builtin_rank == 0);
     CHECK(traits["cpu_ref"].builtin_rank == 2);
     CHECK(traits["cpu_ref"].reference == 1);
     CHECK(traits["cpu_omp"].reference == 0);

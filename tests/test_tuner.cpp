@@ -152,18 +152,41 @@ bool is_entry_line(const std::string &line) {
            name_text(def[1]) && time_text(def[2]);
 }
 
-// A rates line of the cache file, as the library writes it:
-// "rates <f32|f64> | host <backend> <x> GFLOP/s | gpu <backend> <x> GFLOP/s <x> GB/s <x> us".
+// A rates line of the cache file, as the library writes it: "rates <f32|f64>", then parts
+// after "|": one or more "host <backend> <x> GFLOP/s <x> us", maybe "gpu <backend> <x> GFLOP/s
+// <x> GB/s <x> us", maybe "measured <x> ms".
 bool is_rates_line(const std::string &line) {
-    std::vector<std::string> w = words(line);
     auto number = [](const std::string &x) {
         char *end = nullptr;
         double v = std::strtod(x.c_str(), &end);
         return !x.empty() && *end == '\0' && std::isfinite(v) && v >= 0;
     };
-    return w.size() == 16 && w[0] == "rates" && one_of(w[1], {"f32", "f64"}) && w[2] == "|" && w[3] == "host" &&
-           name_text(w[4]) && number(w[5]) && w[6] == "GFLOP/s" && w[7] == "|" && w[8] == "gpu" && name_text(w[9]) &&
-           number(w[10]) && w[11] == "GFLOP/s" && number(w[12]) && w[13] == "GB/s" && number(w[14]) && w[15] == "us";
+    std::vector<std::string> parts = split(line, '|');
+    if (parts.size() < 2) return false;
+    std::vector<std::string> head = words(parts[0]);
+    if (head.size() != 2 || head[0] != "rates" || !one_of(head[1], {"f32", "f64"})) return false;
+    std::size_t i = 1, hosts = 0;
+    for (; i < parts.size(); ++i, ++hosts) {
+        std::vector<std::string> w = words(parts[i]);
+        if (w.empty() || w[0] != "host") break;
+        if (!(w.size() == 6 && name_text(w[1]) && number(w[2]) && w[3] == "GFLOP/s" && number(w[4]) && w[5] == "us"))
+            return false;
+    }
+    if (i < parts.size()) {
+        std::vector<std::string> w = words(parts[i]);
+        if (!w.empty() && w[0] == "gpu") {
+            if (!(w.size() == 8 && name_text(w[1]) && number(w[2]) && w[3] == "GFLOP/s" && number(w[4]) &&
+                  w[5] == "GB/s" && number(w[6]) && w[7] == "us"))
+                return false;
+            ++i;
+        }
+    }
+    if (i < parts.size()) {
+        std::vector<std::string> w = words(parts[i]);
+        if (!(w.size() == 3 && w[0] == "measured" && number(w[1]) && w[2] == "ms")) return false;
+        ++i;
+    }
+    return hosts >= 1 && i == parts.size();
 }
 
 // ---- the child side ------------------------------------------------------------------------
@@ -310,17 +333,22 @@ void child_entries() {
     std::printf("  error %s\n", status == GEMM_STATUS_SUCCESS ? "" : gemm_last_error());
 }
 
-// rates: gemm_tune_cache_rates, each type's rates on a line of its own; then its NULL arguments.
+// rates: gemm_tune_cache_rates, each type's rates on a line of its own (the host backends as
+// name:gflops:fixed_us); then its NULL arguments.
 void child_rates() {
     const gemm_host_rates_t *rates = nullptr;
     int64_t count = -1;
     gemm_status_t status = gemm_tune_cache_rates(&rates, &count);
     std::printf("rates - status=%d count=%lld null_rates=%d null_count=%d\n", int(status), (long long)count,
                 int(gemm_tune_cache_rates(nullptr, &count)), int(gemm_tune_cache_rates(&rates, nullptr)));
-    for (int64_t i = 0; status == GEMM_STATUS_SUCCESS && i < count; ++i)
-        std::printf("  entry %s %s %g %s %g %g %g\n", rates[i].type == GEMM_F64 ? "f64" : "f32", rates[i].host_backend,
+    for (int64_t i = 0; status == GEMM_STATUS_SUCCESS && i < count; ++i) {
+        std::printf("  entry %s %s %g %s %g %g %g hosts", rates[i].type == GEMM_F64 ? "f64" : "f32", rates[i].host_backend,
                     rates[i].host_gflops, rates[i].gpu_backend, rates[i].gpu_gflops, rates[i].link_gbs,
                     rates[i].gpu_fixed_us);
+        for (int64_t h = 0; h < rates[i].host_count; ++h)
+            std::printf(" %s:%g:%g", rates[i].hosts[h].backend, rates[i].hosts[h].gflops, rates[i].hosts[h].fixed_us);
+        std::printf(" measured %g\n", rates[i].measured_ms);
+    }
     std::printf("  error %s\n", status == GEMM_STATUS_SUCCESS ? "" : gemm_last_error());
 }
 
@@ -804,14 +832,25 @@ child_result run_child(const scratch_dir &dir, const std::string &label, const s
     return child.wait();
 }
 
-// What the built-in rule picks for a host f32 problem: the first available of its
-// preference order (libraries first).
-std::string builtin_backend() {
-    for (const char *name : {"cblas", "cpu_omp", "cpu_ref"})
-        for (const backend_entry &b : all_backends())
-            if (b.name == name && b.available) return name;
+bool available_backend(const std::string &name) {
+    for (const backend_entry &b : all_backends())
+        if (b.name == name && b.available) return true;
+    return false;
+}
+
+// What the built-in rule picks for a host f32 problem without rates (GEMM_TUNE=off): the
+// first available of its preference order (our own cpu_omp first).
+std::string preferred_host_backend() {
+    for (const char *name : {"cpu_omp", "cblas", "cpu_ref"})
+        if (available_backend(name)) return name;
     return "";
 }
+
+// Whether the built-in rule may pick name for an untuned host f32 problem: any available
+// host backend but the reference. Which one a child takes depends on the rates it measured
+// on its first such call; tuner rates checks the rule's choice with rates written into the
+// cache.
+bool builtin_host(const std::string &name) { return (name == "cpu_omp" || name == "cblas") && available_backend(name); }
 
 std::string numbered(const std::vector<std::string> &lines) {
     std::ostringstream s;
@@ -874,7 +913,7 @@ std::vector<std::string> malformed_entries(const std::vector<std::string> &lines
 // A trace line that says the built-in rule chose, because the shape is not in the cache.
 void check_builtin_untuned(const step_seen &s) {
     INFO("trace: " << s.trace());
-    CHECK(s.traced_backend() == builtin_backend());
+    CHECK(builtin_host(s.traced_backend()));
     CHECK(contains(s.why(), "built-in rule"));
     CHECK(contains(s.why(), "(shape not tuned)"));
 }
@@ -928,7 +967,7 @@ TEST_CASE("tuner store_and_hit: gemm_tune stores one entry; later calls and proc
     scratch_dir dir;
     std::string cache = dir.file("tune-cache.txt");
     std::string key = key_text(64, 64, 64);
-    REQUIRE(!builtin_backend().empty());
+    REQUIRE(!preferred_host_backend().empty());
 
     child_result tuning = run_child(dir, "tune", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1"},
                                     "path; tune 64x64x64 budget=200; call 64x64x64");
@@ -941,7 +980,7 @@ TEST_CASE("tuner store_and_hit: gemm_tune stores one entry; later calls and proc
     REQUIRE(t.status() == GEMM_STATUS_SUCCESS);
     CHECK(t.error.empty());
     CHECK(t.get("stored") == "1");
-    CHECK(t.get("default") == builtin_backend());
+    CHECK(builtin_host(t.get("default")));
     CHECK(std::atoll(t.get("candidates").c_str()) == int64_t(t.candidates.size()));
     CHECK(t.candidates.size() >= 2);  // the built-in choice and at least one other
     bool winner_listed = false, default_listed = false;
@@ -975,9 +1014,9 @@ TEST_CASE("tuner store_and_hit: gemm_tune stores one entry; later calls and proc
     REQUIRE(entries.size() == 1);
     CHECK(is_entry_line(entries[0]));
     CHECK(starts_with(entries[0], key + " | " + t.get("backend") + " " + t.get("variant") + " | "));
-    CHECK(contains(entries[0], "| default " + builtin_backend() + " "));
-    for (const std::string &l : lines)  // nothing but comments, the section and the entry
-        CHECK((l.empty() || l[0] == '#' || starts_with(l, "[machine] ") || l == entries[0]));
+    CHECK(contains(entries[0], "| default " + t.get("default") + " "));
+    for (const std::string &l : lines)  // nothing but comments, the section, the rates the tune measured and the entry
+        CHECK((l.empty() || l[0] == '#' || starts_with(l, "[machine] ") || is_rates_line(l) || l == entries[0]));
 
     // A new process loads the file: a hit with the cached backend, and correct results.
     child_result later = run_child(dir, "later", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1"},
@@ -1238,29 +1277,30 @@ void check_rates_host(const step_seen &s, const std::string &backend) {
     INFO("trace: " << s.trace());
     CHECK(s.correct());
     CHECK(s.traced_backend() == backend);
-    CHECK(s.why() == "auto: built-in rule, the host backend this machine's rates found fastest");
+    CHECK(s.why() == "auto: built-in rule, the host backend this machine's rates estimate fastest (shape not tuned)");
 }
 
 // Rates in this machine's section steer the built-in rule for untuned host-memory calls: the
 // backend the rates name for the GPU (here cpu_ref, which any build has, standing in for
-// cublas) where its estimate is shorter than the host's (never under 2^21 operations), else
-// the host backend they name, whichever the preference order puts first; with GEMM_TUNE=off,
-// or when the rates' host backend is not one of this build's host backends, the preference
-// order. The tuner's default follows the rule. A rates line that does not parse is warned
-// about, not used, and dropped by a store; a store keeps the good ones.
+// cublas) where its estimate is shorter than every host backend's (never under 2^21
+// operations), else the host backend of the shortest estimate, whichever the preference order
+// puts first; with GEMM_TUNE=off, or when no host backend the rates name is one of this
+// build's (the reference aside), the preference order. The tuner's default follows the rule.
+// A rates line that does not parse is warned about, not used, and dropped by a store; a store
+// keeps the good ones.
 TEST_CASE("tuner rates: a cache's rates send untuned host calls to the faster side; bad lines are skipped") {
     scratch_dir dir;
-    const std::string mine = this_machine_line(dir), host = builtin_backend();
+    const std::string mine = this_machine_line(dir), host = preferred_host_backend();
     REQUIRE(!host.empty());
     auto rates = [&](const char *type, const char *host_gflops, const std::string &named = "") {
         return std::string("rates ") + type + " | host " + (named.empty() ? host : named) + " " + host_gflops +
-               " GFLOP/s | gpu cpu_ref 1000 GFLOP/s 1000 GB/s 1 us";
+               " GFLOP/s 0 us | gpu cpu_ref 1000 GFLOP/s 1000 GB/s 1 us";
     };
     const std::string slow_host = dir.file("slow-host.txt"), fast_host = dir.file("fast-host.txt");
-    const std::string other_host = dir.file("other-host.txt"), device_as_host = dir.file("device-as-host.txt");
+    const std::string ref_host = dir.file("ref-host.txt"), device_as_host = dir.file("device-as-host.txt");
     write_text(slow_host, mine + "\n" + rates("f32", "0.001") + "\n");
     write_text(fast_host, mine + "\n" + rates("f32", "1e+09") + "\n");
-    write_text(other_host, mine + "\n" + rates("f32", "1e+09", "cpu_ref") + "\n");
+    write_text(ref_host, mine + "\n" + rates("f32", "1e+09", "cpu_ref") + "\n");
     write_text(device_as_host, mine + "\n" + rates("f32", "1e+09", "cuda_naive") + "\n");
     const std::string offload_why = "auto: built-in rule, the GPU for host memory where this machine's rates say it is faster";
 
@@ -1275,7 +1315,7 @@ TEST_CASE("tuner rates: a cache's rates send untuned host calls to the faster si
     CHECK(r.steps[3].get("null_rates") == std::to_string(GEMM_STATUS_INVALID_POINTER));
     CHECK(r.steps[3].get("null_count") == std::to_string(GEMM_STATUS_INVALID_POINTER));
     REQUIRE(r.steps[3].entries.size() == 1);
-    CHECK(r.steps[3].entries[0] == "f32 " + host + " 0.001 cpu_ref 1000 1000 1");
+    CHECK(r.steps[3].entries[0] == "f32 " + host + " 0.001 cpu_ref 1000 1000 1 hosts " + host + ":0.001:0 measured 0");
     CHECK(r.steps[0].correct());
     CHECK(r.steps[0].traced_backend() == "cpu_ref");
     CHECK(starts_with(r.steps[0].why(), offload_why + " (estimated "));
@@ -1291,23 +1331,32 @@ TEST_CASE("tuner rates: a cache's rates send untuned host calls to the faster si
     REQUIRE(r.steps.size() == 1);
     check_rates_host(r.steps[0], host);
 
-    // A host backend the preference order does not put first (the reference, standing in for
-    // cpu_omp where cblas comes first), for calls of every size.
-    r = run_child(dir, "other_host", {"GEMM_TUNE_CACHE=" + other_host, "GEMM_VERBOSE=1"},
-                  "call 256x256x256; call 8x8x8; tune 64x64x64 budget=5 store=0");
-    INFO(r.report());
-    REQUIRE(r.ok());
-    REQUIRE(r.steps.size() == 3);
-    check_rates_host(r.steps[0], "cpu_ref");
-    check_rates_host(r.steps[1], "cpu_ref");
-    CHECK(r.steps[2].get("default") == "cpu_ref");
+    // Of two host backends, the one of the shorter estimate, whichever the order puts first:
+    // cblas with a rate far above cpu_omp's, and at a small size, where cpu_omp's fixed cost
+    // decides.
+    if (available_backend("cblas") && available_backend("cpu_omp")) {
+        const std::string two = dir.file("two-hosts.txt");
+        write_text(two, mine + "\nrates f32 | host cpu_omp 100 GFLOP/s 1000 us | host cblas 1e+09 GFLOP/s 0 us\n");
+        r = run_child(dir, "two_hosts", {"GEMM_TUNE_CACHE=" + two, "GEMM_VERBOSE=1"},
+                      "call 8x8x8; call 256x256x256; tune 64x64x64 budget=5 store=0");
+        INFO(r.report());
+        REQUIRE(r.ok());
+        REQUIRE(r.steps.size() == 3);
+        check_rates_host(r.steps[0], "cblas");
+        check_rates_host(r.steps[1], "cblas");
+        CHECK(r.steps[2].get("default") == "cblas");
+    }
 
-    r = run_child(dir, "device_as_host", {"GEMM_TUNE_CACHE=" + device_as_host, "GEMM_VERBOSE=1"}, "call 256x256x256");
-    INFO(r.report());
-    REQUIRE(r.ok());
-    REQUIRE(r.steps.size() == 1);
-    CHECK(r.steps[0].correct());
-    check_builtin_untuned(r.steps[0]);
+    // The reference and a device backend are never the rates' host backend: the preference order.
+    for (const std::string &file : {ref_host, device_as_host}) {
+        r = run_child(dir, "not_a_host", {"GEMM_TUNE_CACHE=" + file, "GEMM_VERBOSE=1"}, "call 256x256x256");
+        INFO(r.report());
+        REQUIRE(r.ok());
+        REQUIRE(r.steps.size() == 1);
+        CHECK(r.steps[0].correct());
+        CHECK(r.steps[0].traced_backend() == host);
+        CHECK(r.steps[0].why() == "auto: built-in rule, first of the preference order that serves it (shape not tuned)");
+    }
 
     r = run_child(dir, "off", {"GEMM_TUNE_CACHE=" + slow_host, "GEMM_TUNE=off", "GEMM_VERBOSE=1"}, "call 256x256x256");
     INFO(r.report());
@@ -1333,6 +1382,66 @@ TEST_CASE("tuner rates: a cache's rates send untuned host calls to the faster si
     CHECK(std::find(after.begin(), after.end(), bad) == after.end());
     CHECK(std::find(after.begin(), after.end(), rates("f64", "0.001")) != after.end());
     CHECK(malformed_entries(after, mine).empty());
+}
+
+// Without rates in the cache, the first untuned host call that needs them measures them, once,
+// within the probe's budget, says so in its trace and stores them; the next call and the next
+// process use them without measuring. With GEMM_TUNE=off nothing is measured and the
+// preference order (cpu_omp first) serves.
+TEST_CASE("tuner rates_first_need: a fresh cache's first untuned host call measures the rates once and stores them") {
+    if (!(available_backend("cpu_omp") && available_backend("cblas")))
+        skip_scenario("tuner rates_first_need: needs cpu_omp and cblas (with one host backend besides the reference, "
+                      "no call needs rates)");
+    scratch_dir dir;
+    const std::string cache = dir.file("tune-cache.txt");
+    child_result off = run_child(dir, "off", {"GEMM_TUNE_CACHE=" + cache, "GEMM_TUNE=off", "GEMM_VERBOSE=1"},
+                                 "call 96x96x96");
+    INFO(off.report());
+    REQUIRE(off.ok());
+    REQUIRE(off.steps.size() == 1);
+    CHECK(off.steps[0].traced_backend() == "cpu_omp");
+    CHECK(!contains(off.steps[0].why(), "measured"));
+    CHECK_FALSE(file_exists(cache));
+
+    child_result r = run_child(dir, "first", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1"},
+                               "call 96x96x96; call 80x80x80; rates");
+    INFO(r.report());
+    REQUIRE(r.ok());
+    REQUIRE(r.steps.size() == 3);
+    for (int i : {0, 1}) {
+        const step_seen &s = r.steps[std::size_t(i)];
+        INFO("trace: " << s.trace());
+        CHECK(s.correct());
+        CHECK(builtin_host(s.traced_backend()));
+        CHECK(starts_with(s.why(), "auto: built-in rule, the host backend this machine's rates estimate fastest "
+                                   "(shape not tuned)"));
+    }
+    CHECK(contains(r.steps[0].why(), "(rates measured now, in "));
+    CHECK(!contains(r.steps[1].why(), "measured"));  // once
+    // The probe's budget is 0.5 s on an idle machine; a 2-core CI machine running sanitized
+    // tests beside this one gets three times that.
+    const std::string measured = r.steps[0].why().substr(r.steps[0].why().find("measured now, in ") + 17);
+    CHECK(std::atof(measured.c_str()) > 0);
+    CHECK(std::atof(measured.c_str()) < 1500);
+    REQUIRE(r.steps[2].entries.size() == 1);  // f32's only: no f64 call needed them
+    const std::string &listed = r.steps[2].entries[0];
+    CHECK(starts_with(listed, "f32 " + r.steps[0].traced_backend() + " "));
+    CHECK(contains(listed, " cpu_omp:"));
+    CHECK(contains(listed, " cblas:"));
+    CHECK(!contains(listed, " cpu_ref:"));  // the reference is never timed
+    std::vector<std::string> lines = read_lines(cache);
+    INFO("cache file:\n" << numbered(lines));
+    CHECK(count_prefix(lines, "rates f32 | host ") == 1);
+    for (const std::string &l : lines)
+        if (starts_with(l, "rates ")) CHECK(is_rates_line(l));
+
+    child_result later = run_child(dir, "later", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1"}, "call 96x96x96");
+    INFO(later.report());
+    REQUIRE(later.ok());
+    REQUIRE(later.steps.size() == 1);
+    CHECK(later.steps[0].traced_backend() == r.steps[0].traced_backend());
+    CHECK(!contains(later.steps[0].why(), "measured"));
+    CHECK(read_lines(cache) == lines);
 }
 
 // ---- 3. a stale file -----------------------------------------------------------------------
@@ -1443,7 +1552,7 @@ TEST_CASE("tuner unwritable: a store that cannot write fails naming the path; ca
     CHECK(t.status() >= 20);  // not an argument error
     CHECK(contains(t.error, cache));
     CHECK(t.get("stored") == "0");
-    CHECK(t.get("default") == builtin_backend());
+    CHECK(builtin_host(t.get("default")));
     bool winner_listed = false;
     for (const candidate_seen &c : t.candidates) winner_listed |= c.backend == t.get("backend") && c.variant == t.get("variant");
     CHECK(winner_listed);
@@ -1484,10 +1593,12 @@ TEST_CASE("tuner store_keeps_lines: a store changes only the entries it stores")
     for (const step_seen &t : r.steps) CHECK(t.get("stored") == "1");
     std::vector<std::string> after = read_lines(cache);
     INFO("cache file after the stores:\n" << numbered(after));
-    // Every line but the replaced entry, in its order, then the new entry in this section.
+    // Every line but the replaced entry, in its order, then the new entry and the rates the
+    // second tune measured in this section.
     std::vector<std::string> kept;
     for (const std::string &l : after)
-        if (!starts_with(l, key_text(8, 8, 8)) && !starts_with(l, key_text(32, 32, 32)) && !header_line(l))
+        if (!starts_with(l, key_text(8, 8, 8)) && !starts_with(l, key_text(32, 32, 32)) && !header_line(l) &&
+            !starts_with(l, "rates f32 | "))
             kept.push_back(l);
     std::vector<std::string> expected = before;
     expected.erase(expected.begin() + 7);
@@ -1972,14 +2083,14 @@ TEST_CASE("tuner env_tune_off: GEMM_TUNE=off ignores a cache hit and uses the bu
     REQUIRE(tuning.steps[0].status() == GEMM_STATUS_SUCCESS);
     // Make the hit unmistakable: the entry names cpu_ref, which the built-in rule never picks
     // while cblas or cpu_omp is available.
-    REQUIRE(builtin_backend() != "cpu_ref");
+    REQUIRE(preferred_host_backend() != "cpu_ref");
     std::vector<std::string> lines = read_lines(cache);
     std::string text;
     int replaced = 0;
     for (const std::string &l : lines) {
         bool entry = starts_with(l, key + " | ");
         replaced += entry ? 1 : 0;
-        text += (entry ? key + " | cpu_ref - | 1.000 us | default " + builtin_backend() + " 2.000 us" : l) + "\n";
+        text += (entry ? key + " | cpu_ref - | 1.000 us | default " + preferred_host_backend() + " 2.000 us" : l) + "\n";
     }
     REQUIRE(replaced == 1);
     write_text(cache, text);
@@ -2003,7 +2114,7 @@ TEST_CASE("tuner env_tune_off: GEMM_TUNE=off ignores a cache hit and uses the bu
         CHECK(s.correct());
         CHECK(contains(s.why(), "built-in rule"));
         CHECK(contains(s.why(), "(GEMM_TUNE=off)"));
-        CHECK(s.traced_backend() == builtin_backend());
+        CHECK(s.traced_backend() == preferred_host_backend());
     }
 }
 
@@ -2051,7 +2162,7 @@ TEST_CASE("tuner env_tune_online: GEMM_TUNE=online tunes an untuned shape on fir
         CHECK(s.correct());
         CHECK(s.error.empty());
         // Step 2 is tuned now, and runs whichever backend measured fastest on this machine.
-        if (i != 2) CHECK(s.traced_backend() == builtin_backend());
+        if (i != 2) CHECK(builtin_host(s.traced_backend()));
     }
     const std::string tried = "online tuning failed: ", remembered = "online tuning failed earlier in this process";
     CHECK(contains(failing.steps[0].why(), "built-in rule"));
@@ -2282,16 +2393,19 @@ template <class Change> void expect_tune_error(const char *what, Change change, 
 TEST_CASE("tuner verify: a stored choice slower than the default does not hold and can be removed; the rest stays") {
     scratch_dir dir;
     std::string cache = dir.file("tune-cache.txt");
-    std::string builtin = builtin_backend();
+    // The rates make the built-in rule's choice this machine's preferred host backend whatever
+    // it would measure.
+    std::string builtin = preferred_host_backend();
     REQUIRE(!builtin.empty());
     REQUIRE(builtin != "cpu_ref");
+    const std::string rates = "rates f32 | host " + builtin + " 1e+09 GFLOP/s 0 us";
     std::string k64 = key_text(64, 64, 64), k96 = key_text(96, 96, 96);
     std::string e64 = k64 + " | " + builtin + " - | 5.000 us | default " + builtin + " 5.000 us";
     std::string e96 = k96 + " | cpu_ref - | 10.000 us | default " + builtin + " 30.000 us";
     std::string other = "[machine] gemm 0.0.0; cpu another machine";
     std::string other_entry = k96 + " | cpu_ref - | 1.000 us | default cblas 2.000 us";
-    write_text(cache, "# kept comment\n" + this_machine_line(dir) + "\n" + e96 + "\n" + e64 + "\n" + other + "\n" +
-                          other_entry + "\n");
+    write_text(cache, "# kept comment\n" + this_machine_line(dir) + "\n" + rates + "\n" + e96 + "\n" + e64 + "\n" +
+                          other + "\n" + other_entry + "\n");
     std::vector<std::string> before = read_lines(cache);
 
     // One OpenBLAS thread: with two, a test running beside this one on a 2-core machine can

@@ -24,7 +24,7 @@ namespace {
 gemm_status_t selection_serves(const problem &p) {
     const selection &sel = current_selection();
     if (sel.error != GEMM_STATUS_SUCCESS) return set_error(sel.error, sel.error_message);
-    choice c = sel.forced ? choose_backend(p, sel, false) : choose_builtin(p, false);
+    choice c = sel.forced ? choose_backend(p, sel, false) : choose_builtin(p, false, rates_use::stored_only);
     return c.chosen ? GEMM_STATUS_SUCCESS : set_error(c.status, c.message);
 }
 

@@ -114,9 +114,10 @@ gemm_status_t tune_class(const problem_class &c, double budget_ms, const char *b
             return fail(GEMM_STATUS_UNKNOWN_BACKEND, "backends names '" + name + "', which is not in this build");
     tls_report.outcome = {};
     // A stored host-memory entry's default is the built-in rule's choice with this machine's
-    // rates, which are measured first where they are missing (a tune restricted to some
-    // backends measures nothing else).
-    if (store && options.backends.empty()) ensure_rates(c);
+    // rates, which it measures first where they are missing. A tune restricted to some
+    // backends measures nothing else, and one that stores nothing writes no rates either: its
+    // default is then the rule's choice with the rates the cache has.
+    if (!store || !options.backends.empty()) options.rates = rates_use::stored_only;
     if (gemm_status_t s = tune_problem(c, options, tls_report.outcome); s != GEMM_STATUS_SUCCESS) return s;
     if (key && tls_report.outcome.entry.key != *key)
         return set_error(GEMM_STATUS_INVALID_VALUE, "parameter 1: key '" + key->to_text() + "' was measured as '" +
@@ -232,6 +233,7 @@ gemm_status_t list_entries(const gemm_tune_entry_t **entries, int64_t *count) {
 struct rates_storage {
     std::shared_ptr<const machine_rates> rates;  // holds the backends' names
     std::vector<gemm_host_rates_t> listed;
+    std::vector<gemm_host_backend_rate_t> hosts[2];  // each listed type's host backends
 };
 thread_local rates_storage tls_rates;
 
@@ -242,9 +244,13 @@ gemm_status_t list_rates(const gemm_host_rates_t **rates, int64_t *count) {
     fresh.rates = process_tune_cache().rates();
     for (dtype t : {dtype::f32, dtype::f64}) {
         const dtype_rates *r = fresh.rates ? fresh.rates->for_type(t) : nullptr;
-        if (r)
-            fresh.listed.push_back({t == dtype::f32 ? GEMM_F32 : GEMM_F64, r->host_backend.c_str(), r->host_gflops,
-                                    r->gpu_backend.c_str(), r->gpu_gflops, r->link_gbs, r->gpu_fixed_us});
+        if (!r || r->host.empty()) continue;
+        std::vector<gemm_host_backend_rate_t> &hosts = fresh.hosts[fresh.listed.size()];
+        for (const host_rate &h : r->host) hosts.push_back({h.backend.c_str(), h.gflops, h.fixed_us});
+        const host_rate &fastest = r->host.front();
+        fresh.listed.push_back({t == dtype::f32 ? GEMM_F32 : GEMM_F64, fastest.backend.c_str(), fastest.gflops,
+                                r->gpu_backend.c_str(), r->gpu_gflops, r->link_gbs, r->gpu_fixed_us, hosts.data(),
+                                int64_t(hosts.size()), r->measured_ms});
     }
     tls_rates = std::move(fresh);
     *rates = tls_rates.listed.data();

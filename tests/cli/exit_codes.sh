@@ -29,9 +29,9 @@ bench_rows_not_run)
 not_in_build)
     # A name this build has no backend for is a mistake in the command line: exit 2.
     run_expect 2 "$gemm" bench 64 --backends no_such_backend "${quick_bench[@]}"
-    expect_line err "no backend named 'no_such_backend' in this build \(auto, cblas, cpu_omp, cpu_ref"
+    expect_line err "no backend named 'no_such_backend' in this build \(auto, cpu_omp, cblas, cpu_ref"
     run_expect 2 "$gemm" tune 64 --backends no_such_backend --no-store
-    expect_line err "no backend named 'no_such_backend' in this build \(cblas, cpu_omp, cpu_ref"
+    expect_line err "no backend named 'no_such_backend' in this build \(cpu_omp, cblas, cpu_ref"
     ;;
 tune_unavailable_backend)
     GEMM_CBLAS_LIB=/nonexistent run_expect 1 "$gemm" tune 64 --backends cblas --no-store

@@ -27,13 +27,13 @@ info)
     expect_line out "^selection: auto \(from default\)"
     json_check "$work/info.json" \
         'd["version"] == d["header_version"]' \
-        '[b["name"] for b in d["backends"]][:3] == ["cblas", "cpu_omp", "cpu_ref"]' \
+        '[b["name"] for b in d["backends"]][:3] == ["cpu_omp", "cblas", "cpu_ref"]' \
         'd["backends"][2]["available"] is True and d["backends"][2]["error"] is None' \
-        'd["backends"][0]["available"] is False and "no\"such\\dir\t\ufffd" in d["backends"][0]["reason"]' \
+        'd["backends"][1]["available"] is False and "no\"such\\dir\t\ufffd" in d["backends"][1]["reason"]' \
         'd["environment"]["GEMM_CBLAS_LIB"] == "/no\"such\\dir\t\ufffd/libcblas.so"' \
         'd["environment"]["GEMM_BACKEND"] is None' \
         'd["selection"] == {"backend": "auto", "source": "default", "valid": True, "status": "GEMM_STATUS_SUCCESS", "message": ""}' \
-        'd["tune_cache"].endswith("no_such_tune_cache.txt")' \
+        'd["tune_cache"].endswith("tune-caches/cli.json_output.info.txt")' \
         'd["cpu"]["logical_cpus"] >= 1 and isinstance(d["cpu"]["isa"], list)' \
         'isinstance(d["cuda_devices"]["devices"], list)'
     # An invalid selection: exit 1, and the JSON says why.

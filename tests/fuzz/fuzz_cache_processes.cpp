@@ -109,8 +109,7 @@ child_keys child_work(const std::string &path, uint64_t p, const options &o, boo
             keys.kept.erase(keys.kept.begin());
         }
         gemm::dtype_rates r;
-        r.host_backend = "cpu_omp";
-        r.host_gflops = double(1 + rng() % 100);
+        r.host = {{"cpu_omp", double(1 + rng() % 100), 0}};
         r.gpu_backend = "cpu_ref";
         r.gpu_gflops = 1;
         r.link_gbs = 1;

@@ -255,21 +255,22 @@ void check_rates(const gemm::tune_cache &cache, const std::string &text) {
 void check_store_rates(const std::string &path, gemm::tune_cache &cache, byte_source &in) {
     const gemm::dtype t = in.one_in(2) ? gemm::dtype::f32 : gemm::dtype::f64;
     gemm::dtype_rates r;
-    r.host_backend = "cblas";
-    r.host_gflops = 1 + in.byte();
-    r.gpu_backend = "cpu_ref";
-    r.gpu_gflops = 1 + in.byte() * 100;
-    r.link_gbs = 1 + in.byte();
-    r.gpu_fixed_us = in.byte();
+    r.host = {{"cpu_omp", 2.0 + in.byte(), double(in.byte())}};
+    if (in.one_in(2)) r.host.push_back({"cblas", 1, 0.5 * in.byte()});  // slower: stays second
+    if (in.one_in(2)) {
+        r.gpu_backend = "cpu_ref";
+        r.gpu_gflops = 1 + in.byte() * 100;
+        r.link_gbs = 1 + in.byte();
+        r.gpu_fixed_us = in.byte();
+    }
+    r.measured_ms = in.one_in(2) ? 0.0 : 0.25 * in.byte();
     if (cache.store_rates(t, r) != GEMM_STATUS_SUCCESS)
         fail("storing rates failed: " + std::string(gemm_last_error()), read_all(path));
     gemm::tune_cache reloaded(path);
     ++counters().cache_files;
     const std::shared_ptr<const gemm::machine_rates> got = reloaded.rates();
     const gemm::dtype_rates *x = got ? got->for_type(t) : nullptr;
-    if (!x || x->host_backend != r.host_backend || x->host_gflops != r.host_gflops || x->gpu_backend != r.gpu_backend ||
-        x->gpu_gflops != r.gpu_gflops || x->link_gbs != r.link_gbs || x->gpu_fixed_us != r.gpu_fixed_us)
-        fail("stored rates are not read back", read_all(path));
+    if (!x || rates_line(t, *x) != rates_line(t, r)) fail("stored rates are not read back", read_all(path));
 }
 
 // Every usable entry is found (equal keys: one of them), and nearest() keeps to its rule.

@@ -28,7 +28,8 @@ has out '^one_line:reversed_k +f32 .* ok '
 run "$gemm" tune 24 --backends one_line --no-store --verbose --budget-ms 50
 has out '^    one_line:forward_k '
 has out '^    one_line:reversed_k '
-# First of the host kind in the registry: the built-in rule's choice for an untuned call.
-run env GEMM_VERBOSE=1 "$gemm" bench 40 --backends auto --baseline cpu_ref --no-measure-peak --budget-ms 20 --reps 1 --rounds 1 --warmup 0
+# First of the host kind in the registry: the built-in rule's choice for an untuned call where
+# no measured rates decide (with them, the rates rank it with the others).
+run env GEMM_VERBOSE=1 GEMM_TUNE=off "$gemm" bench 40 --backends auto --baseline cpu_ref --no-measure-peak --budget-ms 20 --reps 1 --rounds 1 --warmup 0
 has err 'backend=one_line .* m=40 n=40 k=40 .*why="auto: built-in rule'
 echo "one_line: registered in one line, found by gemm info, info --variants, bench, tune and auto"

@@ -659,24 +659,38 @@ typedef struct gemm_tune_entry {
  * of this function on this thread. */
 GEMM_API gemm_status_t gemm_tune_cache_entries(const gemm_tune_entry_t **entries, int64_t *count);
 
+/* One host backend's time model in a gemm_host_rates_t: fixed_us + operations / gflops. */
+typedef struct gemm_host_backend_rate {
+    const char *backend;
+    double gflops;
+    double fixed_us;           /* per call, beyond the arithmetic */
+} gemm_host_backend_rate_t;
+
 /* This machine's rates for GEMMs on host memory, from which auto's built-in rule sends a
- * host-memory call that no entry covers to a host backend or to the GPU (docs/TUNING.md). */
+ * host-memory call that no entry covers to the host backend, or the GPU, whose estimate is
+ * shortest (docs/TUNING.md). */
 typedef struct gemm_host_rates {
     gemm_dtype_t type;         /* GEMM_F32 (standing for f32, f16, bf16 and c32) or GEMM_F64
                                   (f64 and c64) */
-    const char *host_backend;  /* the fastest host backend timed, and its rate; auto runs
-                                  untuned host calls there where the GPU is not faster */
+    const char *host_backend;  /* the host backend of the highest rate, and that rate (the
+                                  first of hosts) */
     double host_gflops;
-    const char *gpu_backend;   /* the device backend timed, staging host operands */
+    const char *gpu_backend;   /* the device backend timed, staging host operands; "" where
+                                  the rates have no GPU part (the fields below are then 0) */
     double gpu_gflops;         /* its rate on device memory */
     double link_gbs;           /* operand bytes between host and device memory, GB/s (1e9) */
     double gpu_fixed_us;       /* per call, beyond the traffic and the arithmetic */
+    const gemm_host_backend_rate_t *hosts;  /* every host backend timed, highest rate first */
+    int64_t host_count;
+    double measured_ms;        /* how long measuring these rates took; 0 when not recorded */
 } gemm_host_rates_t;
 
 /* The rates of this machine's section of the tune cache, f32's first: *count is 0, 1 or 2.
- * They are measured by the first gemm_tune with store = 1 of a host-memory problem of that
- * type (2^21 operations or more, no backends named) where a GPU backend is available. *rates
- * points to entries that live until the next call of this function on this thread. */
+ * Auto measures a type's rates (within 0.5 s) the first time a host-memory call needs them:
+ * where more than one host backend (the reference aside) could serve it, or a GPU backend
+ * could (2^21 operations or more); unless GEMM_TUNE=off. gemm_tune with store = 1 of a
+ * host-memory problem measures them too. *rates points to entries that live until the next
+ * call of this function on this thread. */
 GEMM_API gemm_status_t gemm_tune_cache_rates(const gemm_host_rates_t **rates, int64_t *count);
 
 /* What gemm_tune_verify found. Strings live until the next gemm_tune_verify on this thread. */

@@ -1,0 +1,197 @@
+// rates_probe.cpp: timing the anchors of this machine's host-memory rates, once, briefly.
+#include "rates_probe.hpp"
+
+#include <chrono>
+#include <mutex>
+
+#include "error.hpp"
+#include "log.hpp"
+#include "measure/operand_sets.hpp"
+#include "measure/result_check.hpp"
+#include "measure/sampler.hpp"
+#include "registry.hpp"
+#include "settings.hpp"
+#include "tune_cache.hpp"
+
+namespace gemm {
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+// The host anchors: 64^3 shows a backend's cost per call (threads woken, packing set up), 384^3
+// its rate; at 384 Debian's OpenBLAS in f64 on the 2-core VM takes 7 ms a run.
+constexpr int64_t host_small_n = 64, host_large_n = 384;
+// The GPU anchors: 2048^3 keeps the device busy long enough for its rate, and 512 and 2048 on
+// host memory move 3 and 48 MB (f32): the link's fixed cost and its rate.
+constexpr int64_t gpu_small_n = 512, gpu_large_n = 2048;
+// Each anchor's timing: at least 2 samples after a warm-up sample, at most this long.
+constexpr double anchor_budget_ms = 12;
+// A run predicted longer than this (from the small anchor, at the small anchor's rate) is not
+// timed at the large anchor: such a backend is far slower than any other, and its small
+// anchor's rate says so.
+constexpr double longest_large_run_ms = 60;
+
+problem_class square_class(dtype t, int64_t n, memory_space space) {
+    problem_class c;
+    c.ab_type = c.c_type = t;
+    c.m = c.n = c.k = n;
+    c.space = space;
+    return c;
+}
+
+// The fastest sample of b on class c (timed only: backends' results are checked by the tests
+// and the tuner, and the rates only rank them), warm in cache, without the 150 ms host
+// warm-up the tuner waits between targets: the probe times each library after cpu_omp.
+gemm_status_t time_square(const problem_class &c, backend *b, double &us) {
+    operand_sets sets(c);
+    sets.limit_sets(2);
+    if (gemm_status_t s = sets.allocate(); s != GEMM_STATUS_SUCCESS)
+        return set_error(s, std::string("gemm rates: ") + last_error_message());
+    if (verdict v = b->supports(sets.first()); !v.ok)
+        return set_error(GEMM_STATUS_NOT_SUPPORTED, "gemm rates: " + std::string(b->name()) + ": " + v.reason);
+    const result_check unprepared;  // not judged: check is false
+    sample_settings s;
+    s.budget_ms = anchor_budget_ms;
+    s.min_samples = 2;
+    s.max_samples = 50;
+    s.check = false;
+    s.host_warmup_ms = 0;
+    const measurement m = measure_targets(sets, unprepared, {{b, ""}}, s).front();
+    if (!m.timed)
+        return set_error(m.status != GEMM_STATUS_SUCCESS ? m.status : GEMM_STATUS_EXECUTION_FAILED,
+                         "gemm rates: " + m.target.label() + ": " + m.error);
+    us = m.best_us;
+    return GEMM_STATUS_SUCCESS;
+}
+
+double square_flops(int64_t n) { return 2.0 * double(n) * double(n) * double(n); }
+
+// b's host_rate for type t from its two anchors (the large one skipped for a backend too slow
+// for it).
+gemm_status_t time_host(dtype t, backend *b, host_rate &out) {
+    double small_us = 0, large_us = 0;
+    if (gemm_status_t s = time_square(square_class(t, host_small_n, memory_space::host), b, small_us);
+        s != GEMM_STATUS_SUCCESS)
+        return s;
+    const double predicted_ms = small_us * square_flops(host_large_n) / square_flops(host_small_n) / 1e3;
+    std::optional<host_rate> h;
+    if (predicted_ms > longest_large_run_ms) {
+        h = host_rate{std::string(b->name()), square_flops(host_small_n) / small_us / 1e3, 0};
+    } else {
+        if (gemm_status_t s = time_square(square_class(t, host_large_n, memory_space::host), b, large_us);
+            s != GEMM_STATUS_SUCCESS)
+            return s;
+        h = fit_host_rate(std::string(b->name()), host_small_n, small_us, host_large_n, large_us);
+    }
+    if (!h) return set_error(GEMM_STATUS_EXECUTION_FAILED, "gemm rates: " + std::string(b->name()) + ": no rate from its timings");
+    out = *h;
+    return GEMM_STATUS_SUCCESS;
+}
+
+// The first available device backend, in the preference order, that serves a host-memory
+// square of type t: the one whose staging the GPU part describes.
+backend *gpu_for_host(dtype t) {
+    problem p;
+    p.ab_type = p.c_type = t;
+    p.m = p.n = p.k = gpu_large_n;
+    p.lda = p.ldb = p.ldc = gpu_large_n;
+    p.space = memory_space::host;
+    for (backend *b : registered_backends())
+        if (b->kind() == backend_kind::device && b->available().ok && b->supports(p).ok) return b;
+    return nullptr;
+}
+
+gemm_status_t time_gpu(dtype t, backend *gpu, dtype_rates &r) {
+    gpu_anchors a;
+    a.device_n = a.large_n = gpu_large_n;
+    a.small_n = gpu_small_n;
+    gemm_status_t s = time_square(square_class(t, a.device_n, memory_space::device), gpu, a.device_us);
+    if (s == GEMM_STATUS_SUCCESS) s = time_square(square_class(t, a.small_n, memory_space::host), gpu, a.small_us);
+    if (s == GEMM_STATUS_SUCCESS) s = time_square(square_class(t, a.large_n, memory_space::host), gpu, a.large_us);
+    if (s != GEMM_STATUS_SUCCESS) return s;
+    if (!fit_gpu_rates(t, a, std::string(gpu->name()), r))
+        return set_error(GEMM_STATUS_EXECUTION_FAILED, "gemm rates: the GPU's timings give no rates");
+    return GEMM_STATUS_SUCCESS;
+}
+
+bool device_backend_available() {
+    for (backend *b : registered_backends())
+        if (b->kind() == backend_kind::device && b->available().ok) return true;
+    return false;
+}
+
+}  // namespace
+
+gemm_status_t measure_rates(dtype t, dtype_rates &out) {
+    const auto start = clock_type::now();
+    dtype_rates r;
+    gemm_status_t first_failure = GEMM_STATUS_SUCCESS;
+    // Registry order puts cpu_omp, whose threads stop spinning within 50 us, before any library.
+    for (backend *b : registered_backends()) {
+        if (b->kind() != backend_kind::host || b->reference() || !b->available().ok) continue;
+        host_rate h;
+        if (gemm_status_t s = time_host(t, b, h); s != GEMM_STATUS_SUCCESS) {
+            if (first_failure == GEMM_STATUS_SUCCESS) first_failure = s;
+            logger().debug("{}", last_error_message());
+            clear_error();
+            continue;
+        }
+        r.host.push_back(h);
+    }
+    if (r.host.empty())
+        return set_error(first_failure != GEMM_STATUS_SUCCESS ? first_failure : GEMM_STATUS_NOT_SUPPORTED,
+                         "gemm rates: no host backend could be timed");
+    std::stable_sort(r.host.begin(), r.host.end(), [](const host_rate &a, const host_rate &b) { return a.gflops > b.gflops; });
+    if (backend *gpu = gpu_for_host(t))
+        if (time_gpu(t, gpu, r) != GEMM_STATUS_SUCCESS) {
+            logger().debug("{}; the rates have no GPU part", last_error_message());
+            clear_error();
+        }
+    r.measured_ms = std::chrono::duration<double, std::milli>(clock_type::now() - start).count();
+    out = std::move(r);
+    return GEMM_STATUS_SUCCESS;
+}
+
+bool rates_matter(const problem &p) {
+    static const bool device = device_backend_available();
+    int hosts = 0;
+    for (backend *b : registered_backends())
+        hosts += b->kind() == backend_kind::host && !b->reference() && b->available().ok && b->supports(p).ok;
+    return hosts > 1 || (hosts == 1 && device && p.flops() >= offload_min_flops);
+}
+
+void ensure_rates(dtype t, double *measured_ms) {
+    if (measured_ms) *measured_ms = 0;
+    const dtype real = rates_type(t);
+    static std::mutex one_at_a_time;  // also guards tried
+    static bool tried[2] = {false, false};  // per real type: a failed measurement is not repeated
+    tune_cache &cache = process_tune_cache();
+    auto has = [&] {
+        std::shared_ptr<const machine_rates> r = cache.rates();
+        return r && r->for_type(real);
+    };
+    if (has()) return;
+    std::lock_guard<std::mutex> lock(one_at_a_time);
+    if (has() || tried[real == dtype::f64]) return;
+    tried[real == dtype::f64] = true;
+    dtype_rates rates;
+    if (measure_rates(real, rates) != GEMM_STATUS_SUCCESS) {
+        logger().warn("{}; auto takes the preference order for host memory", last_error_message());
+        clear_error();
+        return;
+    }
+    if (measured_ms) *measured_ms = rates.measured_ms;
+    logger().info("gemm rates: measured this machine's {} rates in {:.0f} ms: {}", dtype_name(real), rates.measured_ms,
+                  rates_line(real, rates));
+    // A cache file the load warned about (one not used, or with lines skipped) is not warned
+    // about again: its store usually fails for the reason already said.
+    if (cache.store_rates(real, rates) != GEMM_STATUS_SUCCESS) {
+        if (cache.warnings().empty())
+            logger().warn("gemm rates: kept for this process only, not stored: {}", last_error_message());
+        else
+            logger().debug("gemm rates: kept for this process only, not stored: {}", last_error_message());
+    }
+    clear_error();
+}
+
+}  // namespace gemm

@@ -1,0 +1,33 @@
+// rates_probe.hpp: the one-time measurement of this machine's rates for GEMMs on host memory
+// (machine_rates.hpp), made the first time a choice needs them and kept in the tune cache.
+#pragma once
+
+#include "gemm/gemm.h"
+#include "machine_rates.hpp"
+
+namespace gemm {
+
+// The whole measurement of one real type stays within this (on the 2-core VM it takes about
+// 0.1 s, with a GPU 0.2-0.3 s of which CUDA's start is most).
+constexpr double rates_probe_budget_ms = 500;
+
+// The rates of host-memory GEMMs of real type t (f32 or f64) on this machine, from brief
+// timings of square NN problems: every available host backend but the reference at 64 and
+// 384 (cpu_omp before any library, whose thread pool would still be spinning), and, where a
+// device backend serves host memory, that backend on device memory at 2048 and on host memory
+// at 512 and 2048. Fails only when no host backend could be timed; a GPU that could not be
+// timed leaves the GPU part out (said at debug level).
+gemm_status_t measure_rates(dtype t, dtype_rates &out);
+
+// Whether measuring the rates of p's type could change auto's choice for p: more than one
+// available host backend but the reference serves p, or one does and a device backend is
+// available and p has at least offload_min_flops operations.
+bool rates_matter(const problem &p);
+
+// The rates for host-memory calls of type t (rates_type(t)) in the process's tune cache,
+// measured and stored first when it has none: once per process and type (a failure is not
+// tried again, and is logged). Callers that arrive while another thread measures wait for it.
+// measured_ms, when not null, is set to the time this call spent measuring (0: it did not).
+void ensure_rates(dtype t, double *measured_ms = nullptr);
+
+}  // namespace gemm

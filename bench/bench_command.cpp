@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "auto_against_best.hpp"
 #include "bench_options.hpp"
 #include "cli_args.hpp"
 #include "commands.hpp"
@@ -203,8 +204,8 @@ bench_row row_of(const gemm_case &c, const gemm_measurement_t &r) {
 }
 
 // Every backend of the case through the library's measurement engine (gemm_measure): each
-// checked, then timed in rounds, taking turns.
-void bench_case(bench_run &run, const gemm_case &c) {
+// checked, then timed in rounds, taking turns. The rows come in run.backends' order.
+std::vector<bench_row> measure_case(const bench_run &run, const gemm_case &c) {
     gemm_desc_t d = desc_of(c, run.on_device ? run.options.device : -1);
     gemm_measure_options_t options = measure_options(run.options, c);
     std::vector<const char *> names;
@@ -212,20 +213,28 @@ void bench_case(bench_run &run, const gemm_case &c) {
     std::vector<gemm_measurement_t> found(names.size());
     gemm_status_t s = gemm_measure(&d, names.data(), int64_t(names.size()), &options, found.data());
     std::string error = s == GEMM_STATUS_SUCCESS ? "" : gemm_last_error();
-    bench_row baseline_row;
+    std::vector<bench_row> rows;
     for (std::size_t i = 0; i < names.size(); ++i) {
-        bench_row row;
         if (s == GEMM_STATUS_SUCCESS) {
-            row = row_of(c, found[i]);
-        } else {  // no operands, or the case itself refused: every row says why
-            row.backend = names[i];
-            row.problem = c;
-            row.status = status_name(s);
-            row.note = row.status + ": " + error;
+            rows.push_back(row_of(c, found[i]));
+            continue;
         }
-        if (run.backends[i] == run.baseline) baseline_row = row;
-        emit_row(run, std::move(row), baseline_row);
+        bench_row row;  // no operands, or the case itself refused: every row says why
+        row.backend = names[i];
+        row.problem = c;
+        row.status = status_name(s);
+        row.note = row.status + ": " + error;
+        rows.push_back(std::move(row));
     }
+    return rows;
+}
+
+// A case's rows are emitted once all are measured: auto's row names the fastest of the others.
+void bench_case(bench_run &run, const gemm_case &c) {
+    std::vector<bench_row> rows = measure_case(run, c);
+    auto_against_best_fill(rows);
+    const bench_row baseline_row = rows.front();  // run.backends starts with the baseline
+    for (bench_row &row : rows) emit_row(run, std::move(row), baseline_row);
 }
 
 // "f32 row NT 1x4096x4096 (batch 8)".
@@ -338,13 +347,6 @@ bool row_failed(const bench_row &row, const bench_options &o) {
     return named || row.status != "GEMM_STATUS_NOT_SUPPORTED";
 }
 
-std::string row_problem_text(const bench_row &row) {
-    const gemm_case &c = row.problem;
-    std::string text = dtype_pair_name(c.dtype) + " " + layout_name(c.layout) + " " + ops_name(c) + " " +
-                       std::to_string(c.shape.m) + "x" + std::to_string(c.shape.n) + "x" + std::to_string(c.shape.k);
-    return c.batch > 1 ? text + " x" + std::to_string(c.batch) : text;
-}
-
 // Reports on stderr what kept the run from measuring what was asked; true when something did.
 bool report_unmeasured(const bench_run &run) {
     bool failed = false, any_measured = false;
@@ -352,7 +354,7 @@ bool report_unmeasured(const bench_run &run) {
         any_measured = any_measured || (row.timed && row.check.verdict == check_verdict::ok);
         if (!row_failed(row, run.options)) continue;
         std::fprintf(stderr, "gemm bench: ERROR: %s on %s did not run: %s\n", row.backend.c_str(),
-                     row_problem_text(row).c_str(), row.note.c_str());
+                     gemm_case_text(row.problem).c_str(), row.note.c_str());
         failed = true;
     }
     if (!any_measured)
@@ -391,6 +393,7 @@ int bench_measure_all(bench_run &run, int argc, char **argv) {
     if (run.text) print_preamble(run.text, run, command);
     if (run.csv) report_csv_header(run.csv.get());
     bench_all_cases(run);
+    if (run.text) auto_against_best_print(run.text, run.rows);
     run_summary summary = summarize(run, command);
     if (run.json) report_json(run.json.get(), summary, run.rows);
     if (run.text) print_epilogue(run.text, run, summary);

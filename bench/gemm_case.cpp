@@ -54,6 +54,12 @@ std::string ops_name(const gemm_case &c) {
     return std::string(op_letter(c.op_a)) + op_letter(c.op_b);
 }
 
+std::string gemm_case_text(const gemm_case &c) {
+    std::string text = dtype_pair_name(c.dtype) + " " + layout_name(c.layout) + " " + ops_name(c) + " " +
+                       std::to_string(c.shape.m) + "x" + std::to_string(c.shape.n) + "x" + std::to_string(c.shape.k);
+    return c.batch > 1 ? text + " x" + std::to_string(c.batch) : text;
+}
+
 // A complex multiply-add counts as 8 flops, as BLAS benchmarks count it.
 double gemm_case_flops(const gemm_case &c) {
     double per_product = c.dtype.ab == GEMM_C32 || c.dtype.ab == GEMM_C64 ? 8.0 : 2.0;

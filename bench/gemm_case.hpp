@@ -47,6 +47,8 @@ const char *layout_name(gemm_layout_t l);  // "row" / "col"
 // "N", "T" or "C".
 const char *op_letter(gemm_op_t o);
 std::string ops_name(const gemm_case &c);  // "NT": op(A) then op(B)
+// "f32 row NT 1x4096x4096", with " x8" after it for a batch of 8.
+std::string gemm_case_text(const gemm_case &c);
 
 double gemm_case_flops(const gemm_case &c);
 // Least traffic: A and B read once, C written (and read too when beta != 0).

@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "auto_against_best.hpp"
 #include "json_writer.hpp"
 
 namespace gemm_cli {
@@ -63,13 +64,14 @@ void report_table_row(std::FILE *out, const bench_row &r) {
 void report_csv_header(std::FILE *out) {
     std::fprintf(out, "backend,dtype,layout,ops,m,n,k,batch,alpha,beta,check,check_method,check_worst_ratio,"
                       "reps,calls_per_rep,median_ms,best_ms,gflops,gflops_best,baseline,ratio,"
-                      "arithmetic_intensity,roofline_gflops,roofline_percent,status,note,round_spread_percent\n");
+                      "arithmetic_intensity,roofline_gflops,roofline_percent,status,note,round_spread_percent,"
+                      "best_forced,best_over_auto\n");
 }
 
 void report_csv_row(std::FILE *out, const bench_row &r, const std::string &baseline) {
     const gemm_case &c = r.problem;
     bool roof = r.roofline_gflops > 0;
-    std::fprintf(out, "%s,%s,%s,%s,%lld,%lld,%lld,%lld,%g,%g,%s,%s,%s,%lld,%lld,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n",
+    std::fprintf(out, "%s,%s,%s,%s,%lld,%lld,%lld,%lld,%g,%g,%s,%s,%s,%lld,%lld,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n",
                  csv_field(r.backend).c_str(), dtype_pair_name(c.dtype).c_str(), layout_name(c.layout), ops_name(c).c_str(),
                  static_cast<long long>(c.shape.m), static_cast<long long>(c.shape.n),
                  static_cast<long long>(c.shape.k), static_cast<long long>(c.batch), c.alpha, c.beta,
@@ -82,7 +84,8 @@ void report_csv_row(std::FILE *out, const bench_row &r, const std::string &basel
                  number(r.roofline_gflops, "%.6g", roof).c_str(),
                  number(roofline_percent(r), "%.4g", roof && r.timed).c_str(), r.status.c_str(),
                  csv_field(r.note).c_str(),
-                 number(100 * r.round_spread, "%.4g", r.round_spread >= 0).c_str());
+                 number(100 * r.round_spread, "%.4g", r.round_spread >= 0).c_str(), csv_field(r.best_forced).c_str(),
+                 number(r.best_over_auto, "%.4g", r.best_over_auto > 0).c_str());
     std::fflush(out);
 }
 
@@ -106,6 +109,28 @@ void json_row(json_writer &w, const bench_row &r) {
     w.key("roofline_percent").number(roofline_percent(r), roof && r.timed);
     w.key("round_spread_percent").number(100 * r.round_spread, r.round_spread >= 0);
     w.key("status").string(r.status).key("note").string(r.note);
+    w.key("best_forced");
+    if (r.best_forced.empty()) w.null();
+    else w.string(r.best_forced);
+    w.key("best_over_auto").number(r.best_over_auto, r.best_over_auto > 0);
+    w.end_object();
+}
+
+// The auto row with the lowest best / auto, or null.
+void json_auto_worst(json_writer &w, const std::vector<bench_row> &rows) {
+    const bench_row *worst = auto_against_best_worst(rows);
+    if (!worst) {
+        w.null();
+        return;
+    }
+    const gemm_case &c = worst->problem;
+    w.begin_object(json_writer::layout::line);
+    w.key("dtype").string(dtype_pair_name(c.dtype)).key("layout").string(layout_name(c.layout));
+    w.key("ops").string(ops_name(c)).key("m").integer(c.shape.m).key("n").integer(c.shape.n);
+    w.key("k").integer(c.shape.k).key("batch").integer(c.batch);
+    w.key("auto_median_ms").number(worst->median_s * 1e3).key("best_forced").string(worst->best_forced);
+    w.key("best_forced_median_ms").number(worst->best_forced_median_s * 1e3);
+    w.key("best_over_auto").number(worst->best_over_auto);
     w.end_object();
 }
 
@@ -130,6 +155,8 @@ void report_json(std::FILE *out, const run_summary &s, const std::vector<bench_r
     w.key("rows").begin_array();
     for (const bench_row &r : rows) json_row(w, r);
     w.end_array();
+    w.key("auto_worst");
+    json_auto_worst(w, rows);
     w.end_object();
 }
 

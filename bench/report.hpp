@@ -36,6 +36,12 @@ struct bench_row {
     double round_spread = -1;
     std::string status = "GEMM_STATUS_SUCCESS";
     std::string note;  // the library's message on failure, or a remark on the timing
+    // On auto's row, when auto and a backend forced were both timed on the problem: the
+    // forced backend with the lowest median, its median, and that median over auto's (1:
+    // auto as fast; < 1: auto slower). Empty and 0 on other rows and when not known.
+    std::string best_forced;
+    double best_forced_median_s = 0;
+    double best_over_auto = 0;
 
     double gflops() const { return timed ? gemm_case_flops(problem) / median_s * 1e-9 : 0; }
     double gflops_best() const { return timed ? gemm_case_flops(problem) / best_s * 1e-9 : 0; }

@@ -11,6 +11,8 @@
 #   BENCH_ARGS     more `gemm bench` options for every run (e.g. "--budget-ms 300")
 #   BENCH_TIMEOUT  seconds one `gemm bench` run may take (default: no limit); a run stopped
 #                  keeps its rows and has no worst line
+# exit code: 0; 1 when a gemm bench run failed (its exit code is in the closing table); 2 when
+# GEMM is not an executable
 #
 # Runs, f32 and f64 each:
 #   host     host memory: squares 64..2048 and skinny and odd shapes

@@ -46,6 +46,12 @@
 #             128x14336x14336; KERNEL_BACKENDS), with its grid (ncu_kernels.awk)
 #   host_rule untuned auto on host memory (f32 squares 64..8192) against cpu_omp, cblas and
 #             cublas staged, after a gemm tune that stores the machine's rates
+#   untuned_auto  scripts/bench_untuned_auto.sh: untuned auto on a fresh tune cache against
+#             every backend forced, f32 and f64, on pageable and page-locked host memory and on
+#             device pointers; each (memory, dtype)'s worst ratio (best forced / auto) joins the
+#             summary. UNTUNED_AUTO_ARGS (default "--budget-ms 300 --rounds 2", so that the
+#             stage and the build fit one 10-minute call) and UNTUNED_AUTO_TIMEOUT (seconds per
+#             gemm bench run, default 150) trade time for steadier figures
 #   wgmma_tune  gemm tune on the default suite's bf16 device problems (the Hopper kernels among
 #             the candidates), then auto against cuBLAS, cuBLASLt and cuda_tiled on that cache
 #   tune      gemm tune --suite default (host and device; the machine's host-memory rates, in
@@ -359,6 +365,16 @@ if has_stage host_rule; then
     GEMM_TUNE_CACHE="$cache" GEMM_VERBOSE=1 timeout 60 $gemm bench 64 128 256 512 1024 2048 4096 8192 --dtype f32 \
         --layout col --backends auto --baseline auto --warmup 0 --reps 1 --rounds 1 --no-measure-peak \
         2>&1 >/dev/null | grep 'backend=' | sed 's/ time=.*//' | uniq >"$out/host_rule_trace.txt"
+    save_logs
+fi
+if has_stage untuned_auto; then
+    # The script makes its own fresh cache (GEMM_TUNE_CACHE above is not used) and prints its
+    # table of worst ratios last, after the "== untuned auto" line.
+    LOG_DIR="$out/untuned_auto" BENCH_ARGS=${UNTUNED_AUTO_ARGS:---budget-ms 300 --rounds 2} \
+        BENCH_TIMEOUT=${UNTUNED_AUTO_TIMEOUT:-150} bash scripts/bench_untuned_auto.sh $gemm \
+        >"$out/untuned_auto.txt" 2>"$out/untuned_auto_progress.txt"
+    summary+=("scripts/bench_untuned_auto.sh (untuned auto against the best backend forced): rc=$?")
+    while read -r line; do summary+=("  $line"); done < <(sed -n '/^== untuned auto/,$p' "$out/untuned_auto.txt")
     save_logs
 fi
 if has_stage wgmma_tune; then

@@ -23,10 +23,11 @@
 # out: it is never the fastest, and forced on 2048^3 it takes seconds a call.
 #
 # One fresh cache for the whole script, shared by its runs: it is what a new user has, and
-# the machine's rates, measured once at auto's first need and stored in the cache, then serve
-# the later runs as they would serve that user's later programs. GEMM_TUNE and GEMM_BACKEND
-# are unset, so that auto is the library's untuned choice. A run's first auto call may carry
-# that measurement: it is the call gemm bench checks, never a timed one.
+# what auto measures and stores there at its first need (the machine's rates) then serves the
+# later runs, as it would serve that user's later programs; a cache per run would measure
+# again in each. GEMM_TUNE and GEMM_BACKEND are unset, so that auto is the library's untuned
+# choice. A run's first auto call may carry that measurement: it is the call gemm bench
+# checks, never a timed one.
 set -uo pipefail
 gemm=${1:-build/bench/gemm}
 if [ ! -x "$gemm" ]; then

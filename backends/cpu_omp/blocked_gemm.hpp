@@ -599,15 +599,12 @@ template <class T, class Out> struct round_into_c {
     int64_t ldc;
     int64_t row0, col0;
     T beta;
+    // A column of the block at a time, by the conversions of this CPU's vectors (beta == 0:
+    // C written, never read, so NaN in C cannot leak).
     template <class O> void operator()(const O &, range rows, range cols) const {
-        for (int64_t j = cols.begin; j < cols.end; ++j) {
-            const T *sj = sums + j * ld;
-            Out *cj = c + row0 + (col0 + j) * ldc;
-            if (beta == T(0))  // C written, never read: NaN in C cannot leak
-                for (int64_t i = rows.begin; i < rows.end; ++i) cj[i] = Out(sj[i]);
-            else
-                for (int64_t i = rows.begin; i < rows.end; ++i) cj[i] = Out(sj[i] + beta * T(cj[i]));
-        }
+        const round_fn<Out> round = conversions<Out>().round;
+        for (int64_t j = cols.begin; j < cols.end; ++j)
+            round(sums + rows.begin + j * ld, beta, c + row0 + rows.begin + (col0 + j) * ldc, rows.end - rows.begin);
     }
 };
 

@@ -51,6 +51,30 @@ isa cpu_isa() {
     return detected;
 }
 
+// The 16-bit conversions' instruction set: AVX2 ones need F16C as well (every AVX2 CPU we
+// know has it, but the flags are separate).
+isa conversion_isa() {
+#if defined(__x86_64__) || defined(__i386__)
+#if GEMM_CPU_OMP_AVX512
+    if (cpu_isa() == isa::avx512f) return isa::avx512f;
+#endif
+#if GEMM_CPU_OMP_F16C
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c")) return isa::avx2_fma;
+#endif
+#endif
+    return isa::generic;
+}
+
+// The set of conversions for conversion_isa(), from those this build has (null where not built).
+template <class S>
+const conversion_kernels<S> &choose_conversions(const conversion_kernels<S> *avx512, const conversion_kernels<S> *avx2,
+                                                const conversion_kernels<S> &generic) {
+    const isa chosen = conversion_isa();
+    if (chosen == isa::avx512f && avx512) return *avx512;
+    if (chosen == isa::avx2_fma && avx2) return *avx2;
+    return generic;
+}
+
 // One variant: a microkernel, the cache blocking it runs with, and the loop nest
 // instantiated for its MR x NR. The id says ISA, dtype, method (4m: complex on split real
 // and imaginary planes) and MR x NR (in complex values for complex types).
@@ -340,6 +364,37 @@ public:
 };
 
 }  // namespace
+
+namespace cpu_omp_detail {
+
+#if GEMM_CPU_OMP_AVX512
+constexpr const conversion_kernels<half> *built_avx512_f16 = &conversions_avx512_f16;
+constexpr const conversion_kernels<bfloat16> *built_avx512_bf16 = &conversions_avx512_bf16;
+#else
+constexpr const conversion_kernels<half> *built_avx512_f16 = nullptr;
+constexpr const conversion_kernels<bfloat16> *built_avx512_bf16 = nullptr;
+#endif
+#if GEMM_CPU_OMP_F16C
+constexpr const conversion_kernels<half> *built_avx2_f16 = &conversions_avx2_f16;
+constexpr const conversion_kernels<bfloat16> *built_avx2_bf16 = &conversions_avx2_bf16;
+#else
+constexpr const conversion_kernels<half> *built_avx2_f16 = nullptr;
+constexpr const conversion_kernels<bfloat16> *built_avx2_bf16 = nullptr;
+#endif
+
+const conversion_kernels<half> &f16_conversions() {
+    static const conversion_kernels<half> &chosen =
+        choose_conversions(built_avx512_f16, built_avx2_f16, conversions_generic_f16);
+    return chosen;
+}
+
+const conversion_kernels<bfloat16> &bf16_conversions() {
+    static const conversion_kernels<bfloat16> &chosen =
+        choose_conversions(built_avx512_bf16, built_avx2_bf16, conversions_generic_bf16);
+    return chosen;
+}
+
+}  // namespace cpu_omp_detail
 
 backend_ptr make_cpu_omp_backend() { return std::make_unique<cpu_omp>(); }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "conversions.hpp"
 #include "dispatch/problem.hpp"
 #include "microkernel.hpp"
 
@@ -30,11 +31,11 @@ template <class T> real_t<T> imag_sign(transpose op) {
 
 // Rows [i0, i0+mc) and columns [l0, l0+kc) of op(A) become ceil(mc/MR) micro-panels; panel p
 // holds kc steps of MR values (rows past mc are zero), at dst + p * MR * kc * parts_v<T>.
-// A(i, l) is a[i + l*lda] for op n and a[l + i*lda] for op t or c. A is stored as S: T itself,
-// or for T = float a 16-bit type (gemm::half, gemm::bfloat16) widened here, exactly, so that
-// the f32 kernels multiply it.
+// A(i, l) is a[i + l*lda] for op n and a[l + i*lda] for op t or c. A is stored as S, converted
+// to T value by value (pack_a widens 16-bit values instead a run at a time, after copy_a has
+// copied them as they are, T = S).
 template <class T, int MR, class S>
-void pack_a(const S *a, int64_t lda, transpose op, int64_t i0, int64_t mc, int64_t l0,
+void copy_a(const S *a, int64_t lda, transpose op, int64_t i0, int64_t mc, int64_t l0,
             int64_t kc, real_t<T> *__restrict dst) {
     constexpr int step = MR * parts_v<T>;
     const real_t<T> sign = imag_sign<T>(op);
@@ -75,9 +76,9 @@ void pack_a(const S *a, int64_t lda, transpose op, int64_t i0, int64_t mc, int64
 
 // Rows [l0, l0+kc) and columns [j0, j0+nc) of op(B) become ceil(nc/NR) micro-panels; panel q
 // holds kc steps of NR values (columns past nc are zero), at dst + q * NR * kc * parts_v<T>.
-// B(l, j) is b[l + j*ldb] for op n and b[j + l*ldb] for op t or c; stored as S, as in pack_a.
+// B(l, j) is b[l + j*ldb] for op n and b[j + l*ldb] for op t or c; stored as S, as in copy_a.
 template <class T, int NR, class S>
-void pack_b(const S *b, int64_t ldb, transpose op, int64_t l0, int64_t kc, int64_t j0,
+void copy_b(const S *b, int64_t ldb, transpose op, int64_t l0, int64_t kc, int64_t j0,
             int64_t nc, real_t<T> *__restrict dst) {
     constexpr int step = NR * parts_v<T>;
     const real_t<T> sign = imag_sign<T>(op);
@@ -112,6 +113,61 @@ void pack_b(const S *b, int64_t ldb, transpose op, int64_t l0, int64_t kc, int64
                 }
             }
         }
+    }
+}
+
+// 16-bit values (gemm::half, gemm::bfloat16) stored as A or B: widened to f32 while packing.
+template <class S> constexpr bool is_16bit = std::is_same_v<S, half> || std::is_same_v<S, bfloat16>;
+
+// Values of a micro-panel staged in 16 bits before they are widened: 8 KiB, in L1 beside the
+// panel they are widened into.
+constexpr int64_t stage_values = 4096;
+
+// One micro-panel of `width` values a step of k, for steps [0, kc): copy(l0, steps, stage)
+// puts steps of it in 16 bits, as stored, into the stage (the f32 layout, so that the copy
+// moves 16-bit values where the f32 packing moves f32 ones), and the conversions widen them a
+// run at a time, a vector of values an instruction; widening each value as it is copied, one
+// at a time through gemm::half, cost f16 0.16-0.68 of f32's speed (docs/PERFORMANCE.md).
+template <class S, int Width, class Copy> void widen_panel(int64_t kc, float *__restrict d, const Copy &copy) {
+    constexpr int64_t steps = stage_values / Width;
+    alignas(64) S stage[steps * Width];
+    const widen_fn<S> widen = conversions<S>().widen;
+    for (int64_t l = 0; l < kc; l += steps) {
+        const int64_t n = std::min(steps, kc - l);
+        copy(l, n, stage);
+        widen(stage, d + l * Width, n * Width);
+    }
+}
+
+// pack_a and pack_b: copy_a and copy_b, for A and B stored as 16-bit values through a stage a
+// micro-panel at a time (widen_panel).
+template <class T, int MR, class S>
+void pack_a(const S *a, int64_t lda, transpose op, int64_t i0, int64_t mc, int64_t l0, int64_t kc,
+            real_t<T> *__restrict dst) {
+    if constexpr (is_16bit<S>) {
+        for (int64_t ir = 0; ir < mc; ir += MR) {
+            const int64_t mr = std::min<int64_t>(MR, mc - ir);
+            widen_panel<S, MR>(kc, dst + ir * kc, [&](int64_t l, int64_t steps, S *stage) {
+                copy_a<S, MR>(a, lda, op, i0 + ir, mr, l0 + l, steps, stage);
+            });
+        }
+    } else {
+        copy_a<T, MR>(a, lda, op, i0, mc, l0, kc, dst);
+    }
+}
+
+template <class T, int NR, class S>
+void pack_b(const S *b, int64_t ldb, transpose op, int64_t l0, int64_t kc, int64_t j0, int64_t nc,
+            real_t<T> *__restrict dst) {
+    if constexpr (is_16bit<S>) {
+        for (int64_t jr = 0; jr < nc; jr += NR) {
+            const int64_t nr = std::min<int64_t>(NR, nc - jr);
+            widen_panel<S, NR>(kc, dst + jr * kc, [&](int64_t l, int64_t steps, S *stage) {
+                copy_b<S, NR>(b, ldb, op, l0 + l, steps, j0 + jr, nr, stage);
+            });
+        }
+    } else {
+        copy_b<T, NR>(b, ldb, op, l0, kc, j0, nc, dst);
     }
 }
 

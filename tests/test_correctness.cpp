@@ -423,7 +423,8 @@ TEST_CASE("correctness cpu_omp=half: f16 and bf16 served by cpu_omp and each of 
     // sums kept for strips of at most 2^20 values of C (backends/cpu_omp/blocked_gemm.hpp):
     // forced, it must serve every case (never NOT_SUPPORTED) and match cpu_ref. Odd sizes,
     // transposes, padded leading dimensions; beta = 0 over C full of NaN and beta != 0; k across
-    // blocks of k (kc = 256 or 384); C of more than one strip by columns and by rows; batches.
+    // blocks of k (kc = 256 or 384); C of more than one strip by columns and by rows; batches;
+    // products small enough to be widened whole (run_widened_direct).
     struct shape { gemm_layout_t layout; gemm_op_t ta, tb; int64_t m, n, k, pad, batch; double beta; };
     constexpr gemm_layout_t row = GEMM_ROW_MAJOR, col = GEMM_COL_MAJOR;
     constexpr gemm_op_t N = GEMM_OP_N, T = GEMM_OP_T;
@@ -432,7 +433,12 @@ TEST_CASE("correctness cpu_omp=half: f16 and bf16 served by cpu_omp and each of 
                                 {col, N, T, 130, 17, 513, 5, 1, 0.0},  {row, N, N, 16, 300, 800, 0, 1, -2.0},
                                 {col, N, N, 1100, 1000, 3, 1, 1, 0.0}, {row, T, N, 1100, 1000, 2, 0, 1, 0.5},
                                 {col, N, T, 90000, 13, 2, 2, 1, 1.0},  {col, T, N, 90000, 13, 3, 0, 1, 0.0},
-                                {row, N, T, 7, 5, 3, 1, 3, 0.0},       {col, T, T, 17, 16, 33, 2, 4, 0.5}};
+                                {row, N, T, 7, 5, 3, 1, 3, 0.0},       {col, T, T, 17, 16, 33, 2, 4, 0.5},
+                                // One-thread products the f32 kernels reading in place take, on
+                                // A and B widened whole: dot products (k odd, past a vector),
+                                // sums of columns, the small kernel with A gathered along k.
+                                {row, N, T, 4, 64, 301, 3, 1, 0.5},    {row, N, N, 2, 24, 259, 1, 1, 0.0},
+                                {col, T, N, 45, 37, 29, 4, 2, 1.0}};
     for (const dtype_config &d : dtype_configs) {
         if ((d.ab != GEMM_F16 && d.ab != GEMM_BF16) || d.api != entry::ex) continue;
         SUBCASE(d.name) {

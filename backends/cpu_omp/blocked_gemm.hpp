@@ -803,12 +803,109 @@ batch_outcome run_blocked_batch(const problem_batch &batch, const blocking &bk, 
 
 namespace gemm::cpu_omp_detail {
 
+// A stored matrix of `rows` x `cols` 16-bit values (leading dimension ld) as f32 in dst,
+// leading dimension rows: a column at a time by this CPU's conversions.
+template <class S> void widen_matrix(const S *src, int64_t ld, int64_t rows, int64_t cols, float *dst) {
+    const widen_fn<S> widen = conversions<S>().widen;
+    for (int64_t j = 0; j < cols; ++j) widen(src + j * ld, dst + j * rows, rows);
+}
+
+// The stored rows and columns of op(X), an m_op x k_op matrix.
+inline int64_t stored_rows(transpose op, int64_t m_op, int64_t k_op) { return op == transpose::n ? m_op : k_op; }
+inline int64_t stored_cols(transpose op, int64_t m_op, int64_t k_op) { return op == transpose::n ? k_op : m_op; }
+
+// Matrix 0 of p with A and B widened into wa and wb (leading dimensions their stored rows),
+// as an f32 problem of batch 1; C stays p's.
+inline problem widened_problem(const problem &p, float *wa, float *wb) {
+    problem q = p;
+    q.batch = 1;
+    q.stride_a = q.stride_b = q.stride_c = 0;
+    q.ab_type = dtype::f32;
+    q.a = wa;
+    q.b = wb;
+    q.lda = std::max<int64_t>(1, stored_rows(p.op_a, p.m, p.k));
+    q.ldb = std::max<int64_t>(1, stored_rows(p.op_b, p.k, p.n));
+    return q;
+}
+
+// Which f32 kernel reading its operands in place would serve p's 16-bit product once A and B
+// are widened whole (none: the packed loop nest). Taken only where one thread serves the
+// call (plan_threads), so that widening both operands costs little beside the product, and
+// where the widened operands fit the B panels' buffer of the blocking bk (f32 B panels of
+// `panel` values each): the buffers never grow past what the packed path would use. The
+// packed path is otherwise what a one-thread 16-bit product ran: f32 64^3 is 0.59 of
+// OpenBLAS's speed packed, and the small kernel was made because packing cost as much as the
+// product (takes_small).
+inline direct_path widened_direct_path(const problem &p, const direct_kernels<float> &direct, std::size_t panel) {
+    if (p.scales_only() || plan_threads(p, call_threads()).threads != 1) return direct_path::none;
+    const int64_t a_values = round_up(p.m * p.k, 16), b_values = p.k * p.n;
+    if (std::size_t(a_values + b_values) > 2 * panel) return direct_path::none;
+    float none = 0;
+    return choose_direct(widened_problem(p, &none, &none), direct, 1);
+}
+
+// p (16-bit A and B stored as In, C as Out: In or f32) by the kernel widened_direct_path
+// chose, on the calling thread: each matrix's A and B widened into its B buffer, the product
+// summed into C (f32) or into its sums buffer, rounded once into C (16-bit; the epilogue is
+// then the dispatcher's, as in run_rounded). Returns false, C untouched, without the
+// buffers.
+template <class In, class Out>
+bool run_widened_direct(const problem &p, direct_kernels<float> direct, direct_path path, std::size_t a_bytes,
+                        std::size_t panel) {
+    constexpr bool rounded = !std::is_same_v<Out, float>;
+    pack_buffers &own = thread_pack_buffers();
+    const std::size_t sums_bytes = rounded ? std::size_t(p.m * p.n) * sizeof(float) : 0;
+    if (!own.reserve(a_bytes, 2 * panel * sizeof(float), sums_bytes)) return false;
+    float *const wa = static_cast<float *>(own.b());
+    float *const wb = wa + round_up(p.m * p.k, 16);
+    float *const scratch = static_cast<float *>(own.a());
+    const int64_t scratch_values = int64_t(a_bytes / sizeof(float));
+    for (int64_t b = 0; b < p.batch; ++b) {
+        const operands<float, In, Out> o = batch_operands<float, In, Out>(p, b);
+        widen_matrix(o.a, o.lda, stored_rows(o.op_a, p.m, p.k), stored_cols(o.op_a, p.m, p.k), wa);
+        widen_matrix(o.b, o.ldb, stored_rows(o.op_b, p.k, p.n), stored_cols(o.op_b, p.k, p.n), wb);
+        problem q = widened_problem(p, wa, wb);
+        if constexpr (rounded) {
+            q.c = own.sums();
+            q.ldc = std::max<int64_t>(1, p.m);
+            q.c_type = dtype::f32;
+            q.beta = 0;
+            q.epilogue = {};
+        } else {
+            q.c = o.c;
+        }
+        const operands<float> f = batch_operands<float>(q, 0);
+        switch (path) {
+        case direct_path::dot: dot_part<float>(q, f, direct.dot, range{0, std::max(q.m, q.n)}, scratch, scratch_values); break;
+        case direct_path::axpy: axpy_part<float>(q, f, direct.axpy, range{0, q.m}); break;
+        case direct_path::small: small_part<float>(q, f, direct.small, scratch, scratch_values); break;
+        case direct_path::none: break;
+        }
+        if constexpr (rounded) {
+            const round_into_c<float, Out> finish{f.c, q.ldc, o.c, o.ldc, 0, 0, o.beta};
+            finish(f, range{0, p.m}, range{0, p.n});
+        }
+    }
+    return true;
+}
+
 // The f32 table's loop nest for MR x NR as p's types need it: f32 itself, or A and B of a
 // 16-bit type with C of that type (run_rounded) or f32 (supports() in cpu_omp.cpp admits no
 // other mix). The kernels that read A and B in place are f32's only.
 template <int MR, int NR>
 bool run_f32_table(const problem &p, const blocking &bk, microkernel<float> kernel, direct_kernels<float> direct) {
     const bool c_own = p.c_type == p.ab_type;
+    const std::size_t a_bytes = std::size_t(round_up(bk.mc, MR) * bk.kc) * sizeof(float);
+    const std::size_t panel = std::size_t(round_up(bk.nc, NR) * bk.kc);
+    const direct_path widened =
+        p.ab_type == dtype::f32 ? direct_path::none : widened_direct_path(p, direct, panel);
+    if (widened != direct_path::none) {
+        if (p.ab_type == dtype::f16)
+            return c_own ? run_widened_direct<half, half>(p, direct, widened, a_bytes, panel)
+                         : run_widened_direct<half, float>(p, direct, widened, a_bytes, panel);
+        return c_own ? run_widened_direct<bfloat16, bfloat16>(p, direct, widened, a_bytes, panel)
+                     : run_widened_direct<bfloat16, float>(p, direct, widened, a_bytes, panel);
+    }
     switch (p.ab_type) {
     case dtype::f16:
         return c_own ? run_rounded<float, MR, NR, half, half>(p, bk, kernel)

@@ -21,9 +21,12 @@ using clock_type = std::chrono::steady_clock;
 // The host anchors: 64^3 shows a backend's cost per call (threads woken, packing set up), 384^3
 // its rate; at 384 Debian's OpenBLAS in f64 on the 2-core VM takes 7 ms a run.
 constexpr int64_t host_small_n = 64, host_large_n = 384;
-// The GPU anchors: 2048^3 keeps the device busy long enough for its rate, and 512 and 2048 on
-// host memory move 3 and 48 MB (f32): the link's fixed cost and its rate.
-constexpr int64_t gpu_small_n = 512, gpu_large_n = 2048;
+// The GPU anchors: 1024^3 on device memory for its rate, and 256 and 1024 on host memory,
+// which move 0.8 and 12 MB (f32), for the link's fixed cost and its rate. Larger anchors fit
+// large calls better but cost more to make than to time (on an H100 host, 2048 took the
+// whole measurement to 0.8 s); the rate at 1024 is below the rate at 8192, which errs
+// towards the host only where the GPU's margin is small.
+constexpr int64_t gpu_small_n = 256, gpu_large_n = 1024;
 // Each anchor's timing: at least 2 samples after a warm-up sample, at most this long.
 constexpr double anchor_budget_ms = 12;
 // A run predicted longer than this (from the small anchor, at the small anchor's rate) is not
@@ -44,7 +47,7 @@ problem_class square_class(dtype t, int64_t n, memory_space space) {
 // warm-up the tuner waits between targets: the probe times each library after cpu_omp.
 gemm_status_t time_square(const problem_class &c, backend *b, double &us) {
     operand_sets sets(c);
-    sets.limit_sets(2);
+    sets.limit_sets(1);
     if (gemm_status_t s = sets.allocate(); s != GEMM_STATUS_SUCCESS)
         return set_error(s, std::string("gemm rates: ") + last_error_message());
     if (verdict v = b->supports(sets.first()); !v.ok)
@@ -142,11 +145,15 @@ gemm_status_t measure_rates(dtype t, dtype_rates &out) {
         return set_error(first_failure != GEMM_STATUS_SUCCESS ? first_failure : GEMM_STATUS_NOT_SUPPORTED,
                          "gemm rates: no host backend could be timed");
     std::stable_sort(r.host.begin(), r.host.end(), [](const host_rate &a, const host_rate &b) { return a.gflops > b.gflops; });
-    if (backend *gpu = gpu_for_host(t))
+    const double host_ms = std::chrono::duration<double, std::milli>(clock_type::now() - start).count();
+    if (backend *gpu = gpu_for_host(t)) {
         if (time_gpu(t, gpu, r) != GEMM_STATUS_SUCCESS) {
             logger().debug("{}; the rates have no GPU part", last_error_message());
             clear_error();
         }
+        logger().debug("gemm rates: the host backends took {:.0f} ms, {} {:.0f} ms", host_ms, gpu->name(),
+                       std::chrono::duration<double, std::milli>(clock_type::now() - start).count() - host_ms);
+    }
     r.measured_ms = std::chrono::duration<double, std::milli>(clock_type::now() - start).count();
     out = std::move(r);
     return GEMM_STATUS_SUCCESS;

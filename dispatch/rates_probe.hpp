@@ -14,8 +14,8 @@ constexpr double rates_probe_budget_ms = 500;
 // The rates of host-memory GEMMs of real type t (f32 or f64) on this machine, from brief
 // timings of square NN problems: every available host backend but the reference at 64 and
 // 384 (cpu_omp before any library, whose thread pool would still be spinning), and, where a
-// device backend serves host memory, that backend on device memory at 2048 and on host memory
-// at 512 and 2048. Fails only when no host backend could be timed; a GPU that could not be
+// device backend serves host memory, that backend on device memory at 1024 and on host memory
+// at 256 and 1024. Fails only when no host backend could be timed; a GPU that could not be
 // timed leaves the GPU part out (said at debug level).
 gemm_status_t measure_rates(dtype t, dtype_rates &out);
 

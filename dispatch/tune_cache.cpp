@@ -22,13 +22,15 @@ namespace gemm {
 namespace {
 
 constexpr const char *section_marker = "[machine] ";
+constexpr const char *identity_marker = "backend ";
 
 // The comment write_file puts first; a read drops these lines, so they are not repeated.
 constexpr const char *header_lines[] = {
     "# gemm tune cache: `gemm tune` writes it; one [machine] section per fingerprint.",
     "# <dtype A/B> <dtype C> <ops> <m> <n> <k> batch= ld= align= space= beta= | backend variant"
     " | median time | built-in default and its time",
-    "# keys are column-major: a row-major call m x n x k with ops XY is the key n m k with ops YX"};
+    "# keys are column-major: a row-major call m x n x k with ops XY is the key n m k with ops YX",
+    "# backend <name> | <identity>: the lines below it in its section hold while that backend is so"};
 
 // Lines longer than this are not entries (an entry is about 150 characters).
 constexpr std::size_t max_entry_length = 1024;
@@ -147,6 +149,17 @@ std::string entry_line(const tune_entry &e) {
                        e.default_microseconds);
 }
 
+// "backend <name> | <identity>" -> name and identity; name "" when it has none.
+std::pair<std::string, std::string> parse_identity_line(const std::string &line) {
+    const std::size_t bar = line.find('|');
+    return {trim(line.substr(std::strlen(identity_marker), bar - std::strlen(identity_marker))),
+            trim(line.substr(bar + 1))};
+}
+
+std::string identity_line(const std::string &name, const std::string &identity) {
+    return identity_marker + name + " | " + identity;
+}
+
 // In double from the start: a size of INT64_MAX (a valid key) must not overflow.
 double log_distance(const tune_key &a, const tune_key &b) {
     auto d = [](int64_t x, int64_t y) { return std::fabs(std::log2((double(x) + 1.0) / (double(y) + 1.0))); };
@@ -155,13 +168,40 @@ double log_distance(const tune_key &a, const tune_key &b) {
 
 }  // namespace
 
+namespace {
+
+// Text from a backend or the system as one line of the file: no line break, no '|'.
+std::string one_line(std::string text) {
+    for (char &c : text)
+        if (c == '\n' || c == '\r' || c == '|') c = ' ';
+    return trim(std::move(text));
+}
+
+}  // namespace
+
 std::string machine_fingerprint() {
-    std::string fp = fmt::format("gemm {}; cpu {}; hardware threads {}", GEMM_VERSION_STRING, cpu_model(),
-                                 std::thread::hardware_concurrency());
-    for (backend *b : registered_backends()) fp += fmt::format("; {} {}", b->name(), b->identity());
-    for (char &c : fp)
-        if (c == '\n' || c == '|') c = ' ';
-    return fp;
+    return one_line(fmt::format("gemm {}; cpu {}; hardware threads {}", GEMM_VERSION_STRING, cpu_model(),
+                                std::thread::hardware_concurrency()));
+}
+
+backend_identities current_backend_identities() {
+    backend_identities now;
+    for (backend *b : registered_backends()) now[std::string(b->name())] = one_line(b->identity());
+    return now;
+}
+
+std::optional<std::string> identity_change(const backend_identities &recorded, const backend_identities &now,
+                                           const std::string &name) {
+    auto was = recorded.find(name);
+    auto is = now.find(name);
+    if (was == recorded.end() || is == now.end() || was->second == is->second) return std::nullopt;
+    return fmt::format("{}'s identity changed from '{}' to '{}'", name, quoted(was->second), quoted(is->second));
+}
+
+std::optional<std::string> rates_change(const backend_identities &recorded, const backend_identities &now) {
+    for (const auto &[name, identity] : now)
+        if (auto change = identity_change(recorded, now, name)) return change;
+    return std::nullopt;
 }
 
 std::string tune_cache_path() {
@@ -189,7 +229,8 @@ std::shared_ptr<const machine_rates> rates_of(const Lines &lines) {
 
 }  // namespace
 
-tune_cache::tune_cache(std::string path) : path_(std::move(path)), fingerprint_(machine_fingerprint()) {
+tune_cache::tune_cache(std::string path)
+    : path_(std::move(path)), fingerprint_(machine_fingerprint()), identities_(current_backend_identities()) {
     file_contents contents = read_file(warnings_);
     for (file_line &l : contents.lines)
         if (l.entry) entries_[l.entry->key] = std::make_shared<const tune_entry>(std::move(*l.entry));
@@ -214,14 +255,16 @@ gemm_status_t tune_cache::store_rates(dtype t, const dtype_rates &r) {
         has_rates_.store(true, std::memory_order_release);
     }
     return rewrite_file("nothing stored", [&](file_contents &contents) {
-        file_line line{rates_line(t, r), std::nullopt, std::pair{t, r}};
-        bool replaced = false;
-        for (file_line &l : contents.lines)
-            if (l.rates && l.rates->first == t) {
-                l = line;
-                replaced = true;
+        // The usable line of t leaves; the new one goes where every identity now is recorded.
+        for (std::size_t i = 0; i < contents.lines.size();) {
+            if (contents.lines[i].rates && contents.lines[i].rates->first == t) {
+                contents.lines.erase(contents.lines.begin() + std::ptrdiff_t(i));
+                if (i < contents.mine_end) --contents.mine_end;
+            } else {
+                ++i;
             }
-        if (!replaced) add_to_mine(contents, std::move(line));
+        }
+        add_to_mine(contents, {rates_line(t, r), std::nullopt, std::pair{t, r}});
         return true;
     });
 }
@@ -251,6 +294,7 @@ tune_cache::file_contents tune_cache::read_file(std::vector<std::string> &warnin
     bool in_section = false, in_mine = false, saw_other_machine = false;
     std::size_t usable_entries = 0;
     std::unordered_map<tune_key, int, tune_key_hash> entry_lines;  // the line number of each key's entry
+    stale_entries stale;
     for (int number = 1; std::getline(in, line); ++number) {
         if (is_header(line)) continue;
         std::string t = trim(line);
@@ -262,7 +306,10 @@ tune_cache::file_contents tune_cache::read_file(std::vector<std::string> &warnin
             in_mine = t.substr(std::strlen(section_marker)) == fingerprint_;
             saw_other_machine |= !in_mine;
             contents.has_mine |= in_mine;
-            if (in_mine) contents.mine_end = contents.lines.size();
+            if (in_mine) {
+                contents.mine_end = contents.lines.size();
+                contents.recorded_at_end.clear();  // identities are recorded per section
+            }
             continue;
         }
         if (!in_section) {
@@ -271,54 +318,81 @@ tune_cache::file_contents tune_cache::read_file(std::vector<std::string> &warnin
             continue;
         }
         if (!in_mine) continue;
-        if (t.rfind("rates ", 0) == 0) {
-            std::string why;
+        std::string why;
+        if (t.rfind(identity_marker, 0) == 0 && t.find('|') != std::string::npos) {
+            if (auto [name, identity] = parse_identity_line(t); !name.empty()) {
+                contents.recorded_at_end[name] = identity;
+            } else {
+                contents.lines.pop_back();
+                warnings.push_back(fmt::format("tune cache {}:{}: skipped (a backend line without a backend name; a "
+                                               "store drops it): {}", path_, number, quoted(t)));
+            }
+        } else if (t.rfind("rates ", 0) == 0) {
             if (auto r = parse_rates_line(t, why)) {
-                contents.lines.back().rates = std::move(r);
+                if (auto change = rates_change(contents.recorded_at_end, identities_))
+                    warnings.push_back(fmt::format("tune cache {}:{}: rates not used ({} since they were measured; "
+                                                   "kept for it, and measured again when needed): {}",
+                                                   path_, number, *change, quoted(t)));
+                else
+                    contents.lines.back().rates = std::move(r);
             } else {
                 contents.lines.pop_back();
                 warnings.push_back(fmt::format("tune cache {}:{}: skipped ({}; a store drops it): {}", path_, number,
                                                why, quoted(t)));
             }
-            contents.mine_end = contents.lines.size();
-            continue;
-        }
-        std::string why = "longer than any entry";
-        std::optional<tune_entry> e = t.size() <= max_entry_length ? parse_entry(t, why) : std::nullopt;
-        const bool well_formed = e.has_value();
-        if (e)
-            if (auto problem = entry_problem(*e)) {
-                why = *problem;
-                e.reset();
-            }
-        if (e) {
-            // Of two entries of one key the later is used, and said; the earlier leaves contents,
-            // so that a store drops it.
-            auto [earlier, fresh] = entry_lines.try_emplace(e->key, number);
-            if (!fresh) {
-                warnings.push_back(fmt::format("tune cache {}:{}: supersedes line {}, an entry of the same problem "
-                                               "(a store drops that line): {}",
-                                               path_, number, earlier->second, quoted(t)));
-                earlier->second = number;
-                auto same_key = [&](const file_line &l) { return l.entry && l.entry->key == e->key; };
-                contents.lines.erase(std::find_if(contents.lines.begin(), contents.lines.end(), same_key));
-            }
-            contents.lines.back().entry = std::move(e);
+        } else if (read_entry(t, number, contents, entry_lines, stale, warnings)) {
             ++usable_entries;
-        } else {
-            // A line that is no entry at all is garbage a store drops; an entry this build
-            // cannot use stays, for the build that can.
-            if (!well_formed) contents.lines.pop_back();
-            warnings.push_back(fmt::format("tune cache {}:{}: skipped ({}{}): {}", path_, number, why,
-                                           well_formed ? "" : "; a store drops it", quoted(t)));
         }
         contents.mine_end = contents.lines.size();
     }
-    if (saw_other_machine && usable_entries == 0)
+    for (const auto &[change, count] : stale)
+        warnings.push_back(fmt::format("tune cache {}: {}, so {} {} of {} {} stale (kept for that identity, not "
+                                       "used); run `gemm tune` again", path_, change.second, count,
+                                       count == 1 ? "entry" : "entries", change.first, count == 1 ? "is" : "are"));
+    if (saw_other_machine && usable_entries == 0 && stale.empty())
         warnings.push_back("tune cache " + path_ +
                            ": no section for this machine (stale: tuned on another machine or build); "
                            "run `gemm tune` here");
     return contents;
+}
+
+bool tune_cache::read_entry(const std::string &t, int number, file_contents &contents,
+                            std::unordered_map<tune_key, int, tune_key_hash> &entry_lines, stale_entries &stale,
+                            std::vector<std::string> &warnings) const {
+    std::string why = "longer than any entry";
+    std::optional<tune_entry> e = t.size() <= max_entry_length ? parse_entry(t, why) : std::nullopt;
+    const bool well_formed = e.has_value();
+    if (e)
+        if (auto problem = entry_problem(*e)) {
+            why = *problem;
+            e.reset();
+        }
+    if (!e) {
+        // A line that is no entry at all is garbage a store drops; an entry this build
+        // cannot use stays, for the build that can.
+        if (!well_formed) contents.lines.pop_back();
+        warnings.push_back(fmt::format("tune cache {}:{}: skipped ({}{}): {}", path_, number, why,
+                                       well_formed ? "" : "; a store drops it", quoted(t)));
+        return false;
+    }
+    // Stored under another identity of its backend: kept for it, counted for one warning.
+    if (auto change = identity_change(contents.recorded_at_end, identities_, e->backend)) {
+        ++stale[{e->backend, *change}];
+        return false;
+    }
+    // Of two entries of one key the later is used, and said; the earlier leaves contents,
+    // so that a store drops it.
+    auto [earlier, fresh] = entry_lines.try_emplace(e->key, number);
+    if (!fresh) {
+        warnings.push_back(fmt::format("tune cache {}:{}: supersedes line {}, an entry of the same problem "
+                                       "(a store drops that line): {}",
+                                       path_, number, earlier->second, quoted(t)));
+        earlier->second = number;
+        auto same_key = [&](const file_line &l) { return l.entry && l.entry->key == e->key; };
+        contents.lines.erase(std::find_if(contents.lines.begin(), contents.lines.end(), same_key));
+    }
+    contents.lines.back().entry = std::move(e);
+    return true;
 }
 
 gemm_status_t tune_cache::write_file(const file_contents &contents, const std::string &file) const {
@@ -350,17 +424,13 @@ gemm_status_t tune_cache::check_store() const {
     return GEMM_STATUS_SUCCESS;
 }
 
-// Each fresh entry replaces the lines holding an entry of its key in this machine's section,
-// or is added at the end of that section (which is created at the end of the file if absent).
+// Each fresh entry replaces the usable lines of its key: they leave, and it goes at the end of
+// this machine's section, under the identities now (in place it could fall under another
+// backend's older identity, when the winner changed backend).
 void tune_cache::merge(file_contents &contents, const std::vector<tune_entry> &fresh) const {
     for (const tune_entry &e : fresh) {
-        bool replaced = false;
-        for (file_line &l : contents.lines)
-            if (l.entry && l.entry->key == e.key) {
-                l = {entry_line(e), e, std::nullopt};
-                replaced = true;
-            }
-        if (!replaced) add_to_mine(contents, {entry_line(e), e, std::nullopt});
+        drop(contents, e.key);
+        add_to_mine(contents, {entry_line(e), e, std::nullopt});
     }
 }
 
@@ -370,8 +440,18 @@ void tune_cache::add_to_mine(file_contents &contents, file_line line) const {
         contents.mine_end = contents.lines.size();
         contents.has_mine = true;
     }
-    contents.lines.insert(contents.lines.begin() + std::ptrdiff_t(contents.mine_end), std::move(line));
-    ++contents.mine_end;
+    auto insert = [&contents](file_line l) {
+        contents.lines.insert(contents.lines.begin() + std::ptrdiff_t(contents.mine_end), std::move(l));
+        ++contents.mine_end;
+    };
+    // The line holds under the identities now: record those the section's end does not have.
+    for (const auto &[name, identity] : identities_) {
+        auto recorded = contents.recorded_at_end.find(name);
+        if (recorded != contents.recorded_at_end.end() && recorded->second == identity) continue;
+        insert({identity_line(name, identity), std::nullopt, std::nullopt});
+        contents.recorded_at_end[name] = identity;
+    }
+    insert(std::move(line));
 }
 
 // Removes the lines holding an entry of key from this machine's section; whether there were any.

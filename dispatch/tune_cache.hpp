@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -31,25 +32,52 @@ struct tune_entry {
 // caller may keep using it while another thread stores.
 using tune_entry_ptr = std::shared_ptr<const tune_entry>;
 
-// The machine a cache section belongs to: library version, CPU model and threads, and each
-// available backend's detail (ISA, BLAS library and version, GPU, driver, runtime, cuBLAS).
+// The machine and build a cache section belongs to: library version, CPU model and hardware
+// threads, what no entry outlives. What else an entry depends on, a backend's identity
+// (backend::identity: cpu_omp's ISA and thread count, cblas's library, a GPU backend's
+// device, driver, runtime and cuBLAS), is recorded per backend inside the section.
 std::string machine_fingerprint();
+
+// Backend name -> its identity as the file records it (one line, no '|').
+using backend_identities = std::map<std::string, std::string>;
+
+// Every registered backend's identity in this process.
+backend_identities current_backend_identities();
+
+// Why lines of backend name that were stored under recorded do not hold now, if they do not:
+// its recorded identity differs from its identity now. A backend the section records nothing
+// of (a section written by hand), or that this build lacks, has no change to report.
+std::optional<std::string> identity_change(const backend_identities &recorded, const backend_identities &now,
+                                           const std::string &name);
+
+// Why a rates line stored under recorded does not hold now, if it does not. The rates compare
+// host backends with device ones and time both, so they hold only while every backend is as
+// recorded: the first change found.
+std::optional<std::string> rates_change(const backend_identities &recorded, const backend_identities &now);
 
 // $GEMM_TUNE_CACHE, else $XDG_CACHE_HOME/gemm/tune-cache.txt, else ~/.cache/gemm/tune-cache.txt.
 std::string tune_cache_path();
 
 // File format, one line each:
 //   # comment
-//   [machine] <fingerprint>              starts the section of one machine
+//   [machine] <fingerprint>              starts the section of one machine and build
+//   backend <name> | <identity>          the backend's identity when the lines below it, up to
+//                                        the next such line of that backend, were stored
 //   <tune_key text> | <backend> <variant or -> | <time> us | default <backend> <time> us
 //   rates <f32|f64> | host <backend> <x> GFLOP/s | gpu <backend> <x> GFLOP/s <x> GB/s <x> us
 //                                        the machine's rates for host memory (machine_rates.hpp)
 // Only the section whose fingerprint equals this machine's is used; other sections are kept
-// when the file is rewritten (several machines may share a home directory). Lines that do not
-// parse, entries naming a backend this build lacks or a variant the backend does not know
-// are skipped with a warning, never used. A store changes nothing but the entries it stores:
-// every other line (comments, other machines, entries this build cannot use) is written back
-// as it was. A file that cannot be read (no permission, not a regular file, too large) or is
+// when the file is rewritten (several machines may share a home directory). In it, an entry
+// is used only while its backend's identity recorded above it equals the backend's identity
+// now (identity_change), a rates line only while every backend's does (rates_change): a
+// change of thread count or BLAS library stales that backend's entries, not the others'. Stale
+// lines are skipped with one warning per backend and recorded identity naming the change, and
+// kept: they hold again when the identity comes back. A store appends "backend" lines for the
+// identities that changed before the lines it adds. Lines that do not parse, entries naming a
+// backend this build lacks or a variant the backend does not know are skipped with a warning,
+// never used. A store changes nothing but the entries it stores: every other line (comments,
+// other machines, stale entries, entries this build cannot use) is written back as it was. A
+// file that cannot be read (no permission, not a regular file, too large) or is
 // not a tune cache (not blank, and neither the header write_file puts first nor a [machine]
 // line as its first line that is not blank or a comment) is not used and never replaced;
 // nor is a file the caller may not write. A store that would make the file too large to read
@@ -116,15 +144,24 @@ private:
         std::vector<file_line> lines;  // all but the header comments write_file adds
         std::size_t mine_end = 0;      // where new entries go: after this machine's last section
         bool has_mine = false;
+        backend_identities recorded_at_end;  // the identities in force at mine_end
     };
     file_contents read_file(std::vector<std::string> &warnings) const;
+    // (backend, its identity_change) -> how many entries of this machine's section it stales.
+    using stale_entries = std::map<std::pair<std::string, std::string>, int>;
+    // Takes in line t (number), the last of contents.lines, as an entry of this machine's
+    // section: whether it is a usable one; else it is warned about, counted as stale, or
+    // dropped from contents when it is no entry at all.
+    bool read_entry(const std::string &t, int number, file_contents &contents,
+                    std::unordered_map<tune_key, int, tune_key_hash> &entry_lines, stale_entries &stale,
+                    std::vector<std::string> &warnings) const;
     // The file a store replaces, once it passed the checks made before anything is created;
     // else the error, which ends with undone.
     gemm_status_t store_target(cache_store_target &target, const char *undone) const;
     gemm_status_t write_file(const file_contents &contents, const std::string &file) const;
     void merge(file_contents &contents, const std::vector<tune_entry> &fresh) const;
     // Adds line at the end of this machine's section, which is created at the end of the file
-    // if absent.
+    // if absent, after a "backend" line for each identity now that the section's end lacks.
     void add_to_mine(file_contents &contents, file_line line) const;
     bool drop(file_contents &contents, const tune_key &key) const;
     // Under the file's lock: re-read, change by edit (merge or drop; it returns whether it
@@ -135,6 +172,7 @@ private:
 
     std::string path_;
     std::string fingerprint_;
+    backend_identities identities_;  // every backend's identity now
     std::vector<std::string> warnings_;
     std::mutex store_mutex_;           // one store at a time: file lock, re-read, merge, write
     mutable std::shared_mutex mutex_;  // entries_, nearest_memo_, and writes of version_

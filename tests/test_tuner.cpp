@@ -54,7 +54,7 @@ bool starts_with(const std::string &text, const std::string &prefix) { return te
 // One of the comment lines a store writes at the top of the file.
 bool header_line(const std::string &l) {
     return starts_with(l, "# gemm tune cache:") || starts_with(l, "# <dtype A/B>") ||
-           starts_with(l, "# keys are column-major");
+           starts_with(l, "# keys are column-major") || starts_with(l, "# backend <name> | <identity>:");
 }
 
 std::vector<std::string> split(const std::string &text, char sep) {
@@ -760,10 +760,16 @@ public:
         REQUIRE_MESSAGE(!exe.empty(), executable_for_nobody().problem());
         std::string library_path = as_nobody ? executable_for_nobody().library_path() : "";
         std::vector<std::string> env_strings;
+        // A variable env sets replaces the parent's (OMP_NUM_THREADS): the first of a name wins.
+        auto set_by_env = [&env](const char *var) {
+            const std::string name = std::string(var).substr(0, std::string(var).find('=') + 1);
+            return std::any_of(env.begin(), env.end(), [&](const std::string &e) { return starts_with(e, name); });
+        };
         for (char **e = environ; *e; ++e) {
             if (!library_path.empty() && starts_with(*e, "LD_LIBRARY_PATH="))
                 library_path += ":" + std::string(*e + 16);
-            else if (!starts_with(*e, "GEMM_") && !starts_with(*e, "TUNER_")) env_strings.push_back(*e);
+            else if (!starts_with(*e, "GEMM_") && !starts_with(*e, "TUNER_") && !set_by_env(*e))
+                env_strings.push_back(*e);
         }
         if (!library_path.empty()) env_strings.push_back("LD_LIBRARY_PATH=" + library_path);
         env_strings.insert(env_strings.end(), env.begin(), env.end());
@@ -875,6 +881,38 @@ std::string this_machine_line(const scratch_dir &dir) {
     return found;
 }
 
+// The head of this machine's section as a child with env writes it: its "[machine]" line and
+// the "backend <name> | <identity>" lines a store records before its entries.
+std::vector<std::string> section_head(const scratch_dir &dir, const std::vector<std::string> &env) {
+    std::string cache = dir.file("head-cache.txt");
+    std::vector<std::string> child_env = env;
+    child_env.push_back("GEMM_TUNE_CACHE=" + cache);
+    child_result r = run_child(dir, "head", child_env, "tune 8x8x8 budget=5");
+    INFO(r.report());
+    REQUIRE(r.ok());
+    REQUIRE(r.steps.size() == 1);
+    REQUIRE(r.steps[0].status() == GEMM_STATUS_SUCCESS);
+    std::vector<std::string> head;
+    for (const std::string &l : read_lines(cache))
+        if (starts_with(l, "[machine] ") || starts_with(l, "backend ")) head.push_back(l);
+    std::remove(cache.c_str());
+    REQUIRE_MESSAGE(head.size() >= 2, "no [machine] and backend lines in the file");
+    return head;
+}
+
+// The recorded identity of backend in a section head, "" when it records none.
+std::string recorded_identity(const std::vector<std::string> &head, const std::string &backend) {
+    for (const std::string &l : head)
+        if (starts_with(l, "backend " + backend + " | ")) return l.substr(std::string("backend " + backend + " | ").size());
+    return "";
+}
+
+std::string joined_lines(const std::vector<std::string> &lines) {
+    std::string text;
+    for (const std::string &l : lines) text += l + "\n";
+    return text;
+}
+
 std::vector<std::string> entry_lines_for(const std::vector<std::string> &lines, const std::string &key) {
     std::vector<std::string> out;
     for (const std::string &l : lines)
@@ -905,7 +943,8 @@ std::vector<std::string> malformed_entries(const std::vector<std::string> &lines
             mine = l == machine;
             continue;
         }
-        if (mine && !l.empty() && l[0] != '#' && !is_entry_line(l) && !is_rates_line(l)) bad.push_back(l);
+        if (mine && !l.empty() && l[0] != '#' && !is_entry_line(l) && !is_rates_line(l) && !starts_with(l, "backend "))
+            bad.push_back(l);
     }
     return bad;
 }
@@ -1015,8 +1054,9 @@ TEST_CASE("tuner store_and_hit: gemm_tune stores one entry; later calls and proc
     CHECK(is_entry_line(entries[0]));
     CHECK(starts_with(entries[0], key + " | " + t.get("backend") + " " + t.get("variant") + " | "));
     CHECK(contains(entries[0], "| default " + t.get("default") + " "));
-    for (const std::string &l : lines)  // nothing but comments, the section, the rates the tune measured and the entry
-        CHECK((l.empty() || l[0] == '#' || starts_with(l, "[machine] ") || is_rates_line(l) || l == entries[0]));
+    for (const std::string &l : lines)  // nothing but comments, the section, identities, the rates the tune measured and the entry
+        CHECK((l.empty() || l[0] == '#' || starts_with(l, "[machine] ") || starts_with(l, "backend ") ||
+               is_rates_line(l) || l == entries[0]));
 
     // A new process loads the file: a hit with the cached backend, and correct results.
     child_result later = run_child(dir, "later", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1"},
@@ -1482,6 +1522,88 @@ TEST_CASE("tuner stale_section: another machine's entries are not used and survi
     CHECK(entry_lines_for(after, key_text(64, 64, 64)).size() == 1);  // only the other machine's
 }
 
+TEST_CASE("tuner stale_threads: a thread-count change stales only cpu_omp's entries, said once, and keeps them") {
+    scratch_dir dir;
+    std::string cache = dir.file("tune-cache.txt");
+    const std::vector<std::string> head = section_head(dir, {"OMP_NUM_THREADS=2"});
+    const std::string two_threads = recorded_identity(head, "cpu_omp");
+    REQUIRE(contains(two_threads, "2 threads"));
+    const std::string omp = key_text(256, 256, 256) + " | cpu_omp - | 1.000 us | default cpu_ref 9.000 us";
+    const std::string blas = key_text(64, 64, 64) + " | cblas - | 1.000 us | default cpu_ref 9.000 us";
+    const std::string ref = key_text(16, 16, 16) + " | cpu_ref - | 1.000 us | default cpu_ref 9.000 us";
+    write_text(cache, joined_lines(head) + omp + "\n" + blas + "\n" + ref + "\n");
+
+    child_result r = run_child(dir, "one_thread", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1", "OMP_NUM_THREADS=1"},
+                               "call 256x256x256; call 64x64x64; call 16x16x16; tune 8x8x8 budget=5");
+    INFO(r.report());
+    REQUIRE(r.ok());
+    REQUIRE(r.steps.size() == 4);
+    INFO("warnings: " << numbered(r.steps[0].warnings()));
+    CHECK(r.steps[0].warnings().size() == 1);
+    CHECK(r.steps[0].warned("tune cache " + cache + ": cpu_omp's identity changed from '" + two_threads +
+                            "' to '"));
+    CHECK(r.steps[0].warned("1 thread (the caller's)', so 1 entry of cpu_omp is stale"));
+    check_builtin_untuned(r.steps[0]);
+    const bool has_cblas = std::any_of(all_backends().begin(), all_backends().end(),
+                                       [](const backend_entry &b) { return b.name == "cblas" && b.available; });
+    if (has_cblas) {
+        CHECK(r.steps[1].why() == "auto: tune cache hit");
+        CHECK(r.steps[1].traced_backend() == "cblas");
+    }
+    CHECK(r.steps[2].why() == "auto: tune cache hit");
+    CHECK(r.steps[2].traced_backend() == "cpu_ref");
+    for (std::size_t i = 0; i < 3; ++i) CHECK(r.steps[i].correct());
+    REQUIRE(r.steps[3].get("stored") == "1");
+
+    // The store kept the stale line and recorded the identity now before its entry.
+    const std::vector<std::string> after = read_lines(cache);
+    INFO("cache file after the store:\n" << numbered(after));
+    auto at = [&after](const std::string &line) { return std::find(after.begin(), after.end(), line) - after.begin(); };
+    const std::ptrdiff_t one_thread_line = std::find_if(after.begin(), after.end(), [](const std::string &l) {
+        return starts_with(l, "backend cpu_omp | ") && contains(l, "1 thread (the caller's)");
+    }) - after.begin();
+    CHECK(at(omp) < std::ptrdiff_t(after.size()));
+    CHECK(at(omp) < one_thread_line);
+    CHECK(one_thread_line < at(entry_lines_for(after, key_text(8, 8, 8)).at(0)));
+
+    // Back at 2 threads the cpu_omp entry holds again.
+    child_result back = run_child(dir, "two_threads", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1",
+                                  "OMP_NUM_THREADS=2"}, "call 256x256x256");
+    INFO(back.report());
+    REQUIRE(back.steps.size() == 1);
+    CHECK(back.steps[0].why() == "auto: tune cache hit");
+    CHECK(back.steps[0].traced_backend() == "cpu_omp");
+}
+
+TEST_CASE("tuner stale_blas: another BLAS library stales only cblas's entries and the rates") {
+    scratch_dir dir;
+    std::string cache = dir.file("tune-cache.txt");
+    std::vector<std::string> head = section_head(dir, {});
+    // The section as a process with another GEMM_CBLAS_LIB wrote it.
+    const std::string other_blas = "/opt/other/libblas.so.3 (sgemm_/dgemm_)";
+    for (std::string &l : head)
+        if (starts_with(l, "backend cblas | ")) l = "backend cblas | " + other_blas;
+    const std::string blas = key_text(64, 64, 64) + " | cblas - | 1.000 us | default cpu_ref 9.000 us";
+    const std::string omp = key_text(256, 256, 256) + " | cpu_omp - | 1.000 us | default cpu_ref 9.000 us";
+    const std::string rates = "rates f32 | host cpu_omp 1e+09 GFLOP/s | gpu cpu_ref 1 GFLOP/s 1 GB/s 1 us";
+    write_text(cache, joined_lines(head) + blas + "\n" + omp + "\n" + rates + "\n");
+
+    child_result r = run_child(dir, "blas", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1"},
+                               "call 64x64x64; call 256x256x256; rates");
+    INFO(r.report());
+    REQUIRE(r.ok());
+    REQUIRE(r.steps.size() == 3);
+    INFO("warnings: " << numbered(r.steps[0].warnings()));
+    CHECK(r.steps[0].warnings().size() == 2);
+    CHECK(r.steps[0].warned("cblas's identity changed from '" + other_blas + "' to '"));
+    CHECK(r.steps[0].warned("so 1 entry of cblas is stale"));
+    CHECK(r.steps[0].warned(": rates not used (cblas's identity changed from '" + other_blas));
+    check_builtin_untuned(r.steps[0]);
+    CHECK(r.steps[1].why() == "auto: tune cache hit");
+    CHECK(r.steps[1].traced_backend() == "cpu_omp");
+    CHECK(r.steps[2].get("count") == "0");
+}
+
 // ---- 4. entries this build cannot run ------------------------------------------------------
 
 TEST_CASE("tuner unknown_backend_variant: entries naming an unknown backend or variant are skipped") {
@@ -1598,7 +1720,7 @@ TEST_CASE("tuner store_keeps_lines: a store changes only the entries it stores")
     std::vector<std::string> kept;
     for (const std::string &l : after)
         if (!starts_with(l, key_text(8, 8, 8)) && !starts_with(l, key_text(32, 32, 32)) && !header_line(l) &&
-            !starts_with(l, "rates f32 | "))
+            !starts_with(l, "rates f32 | ") && !starts_with(l, "backend "))  // the identities a store recorded
             kept.push_back(l);
     std::vector<std::string> expected = before;
     expected.erase(expected.begin() + 7);

@@ -1,12 +1,14 @@
 // fuzz_tune_cache.cpp: the tune-cache parser and its stores, on files assembled from valid
 // and damaged pieces (sections, entries with sizes across the int64 range, unknown backends,
-// rates lines, comments, binary garbage, overlong lines). It checks that every usable entry is
-// found, that the nearest-shape search answers within its rule, that a type has rates exactly
+// rates lines, backend identity lines as they are now and as they were under another
+// identity, comments, binary garbage, overlong lines). It checks that every usable entry is
+// found (an entry is usable only under its backend's identity now), that the nearest-shape search answers within its rule, that a type has rates exactly
 // when a rates line of it loaded without a warning, that a store keeps every line but the
 // entries it replaces and the garbage the load said it would drop, that stored rates are read
 // back, and that a file which is no tune cache by the documented rule is neither used nor
 // changed by a store. Built from the library's objects: these are internal types.
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -38,7 +40,23 @@ const char *const header_lines[] = {
     "# gemm tune cache: `gemm tune` writes it; one [machine] section per fingerprint.",
     "# <dtype A/B> <dtype C> <ops> <m> <n> <k> batch= ld= align= space= beta= | backend variant"
     " | median time | built-in default and its time",
-    "# keys are column-major: a row-major call m x n x k with ops XY is the key n m k with ops YX"};
+    "# keys are column-major: a row-major call m x n x k with ops XY is the key n m k with ops YX",
+    "# backend <name> | <identity>: the lines below it in its section hold while that backend is so"};
+
+bool is_header(const std::string &l) {
+    return std::find(std::begin(header_lines), std::end(header_lines), l) != std::end(header_lines);
+}
+
+// A backend's identity line: as it is now, or as it was under another identity (a thread
+// count, another BLAS library), which stales the entries and rates below it.
+std::string identity_text(byte_source &in) {
+    static const gemm::backend_identities now = gemm::current_backend_identities();
+    static const char *names[] = {"cpu_ref", "cpu_omp", "cblas"};
+    const std::string name = names[in.byte() % 3];
+    auto it = now.find(name);
+    const std::string identity = in.one_in(2) && it != now.end() ? it->second : "another identity " + std::to_string(in.byte() % 4);
+    return "backend " + name + " | " + identity;
+}
 
 gemm::tune_key draw_key(byte_source &in) {
     static const gemm::dtype types[] = {gemm::dtype::f32, gemm::dtype::f64, gemm::dtype::f16, gemm::dtype::bf16};
@@ -78,7 +96,7 @@ std::string rates_text(byte_source &in) {
 }
 
 std::string piece(byte_source &in) {
-    switch (in.byte() % 14) {
+    switch (in.byte() % 16) {
     case 0: return fingerprint_line();
     case 1: return "[machine] another box " + std::to_string(in.byte());
     case 2:
@@ -97,12 +115,18 @@ std::string piece(byte_source &in) {
         return e;
     }
     case 9: return std::string(1000 + in.byte() * 20, char('a' + in.byte() % 26));
-    case 10: return header_lines[in.byte() % 3];
+    case 10: return header_lines[in.byte() % 4];
     case 11: return rates_text(in);
     case 12: {  // one character of a rates line changed
         std::string r = rates_text(in);
         r[in.byte() % r.size()] = char(in.byte());
         return r;
+    }
+    case 14: return identity_text(in);
+    case 15: {  // one character of an identity line changed
+        std::string l = identity_text(in);
+        l[in.byte() % l.size()] = char(in.byte());
+        return l;
     }
     default: return entry_text(draw_key(in), choice_text(in)) + (in.one_in(2) ? " extra" : " |");
     }
@@ -127,7 +151,7 @@ std::map<int, bool> warned_lines(const gemm::tune_cache &cache) {
     std::map<int, bool> warned;
     for (const std::string &w : cache.warnings()) {
         std::size_t colon = w.find(".txt:");
-        if (colon != std::string::npos)
+        if (colon != std::string::npos && std::isdigit(static_cast<unsigned char>(w[colon + 5])))
             warned[std::atoi(w.c_str() + colon + 5)] = w.find("a store drops it") != std::string::npos;
     }
     return warned;
@@ -145,18 +169,48 @@ std::string trimmed(const std::string &l) {
     return l.substr(first, l.find_last_not_of(" \t\r\n") - first + 1);
 }
 
-// For each line: the key of a usable entry of this machine's section (parsed, not warned).
+// "backend <name> | <identity>" as the cache reads it: name and identity trimmed, name "" when
+// the line is none.
+std::pair<std::string, std::string> identity_of_line(const std::string &t) {
+    const std::size_t bar = t.find('|');
+    if (t.rfind("backend ", 0) != 0 || bar == std::string::npos) return {};
+    return {trimmed(t.substr(8, bar - 8)), trimmed(t.substr(bar + 1))};
+}
+
+// The backend an entry line names (its second field's first word).
+std::string backend_of_line(const std::string &line) {
+    std::size_t bar = line.find('|');
+    std::istringstream choice(bar == std::string::npos ? "" : line.substr(bar + 1));
+    std::string backend;
+    choice >> backend;
+    return backend;
+}
+
+// For each line: the key of a usable entry of this machine's section (parsed, not warned, and
+// its backend's identity recorded above it in its section, if any, the identity now).
 std::vector<std::optional<gemm::tune_key>> usable_keys(const std::vector<std::string> &lines,
                                                        const std::map<int, bool> &warned) {
+    static const gemm::backend_identities now = gemm::current_backend_identities();
     std::vector<std::optional<gemm::tune_key>> keys(lines.size());
     bool in_mine = false;
+    gemm::backend_identities recorded;
     for (std::size_t i = 0; i < lines.size(); ++i) {
         std::string t = trimmed(lines[i]);
         if (t.rfind("[machine] ", 0) == 0) {
             in_mine = t == fingerprint_line();
+            recorded.clear();
             continue;
         }
-        if (in_mine && !warned.count(int(i) + 1) && !t.empty() && t[0] != '#') keys[i] = key_of_line(lines[i]);
+        if (!in_mine || warned.count(int(i) + 1) || t.empty() || t[0] == '#') continue;
+        auto [name, identity] = identity_of_line(t);
+        if (!name.empty()) {
+            recorded[name] = identity;
+            continue;
+        }
+        const std::string backend = backend_of_line(t);
+        auto was = recorded.find(backend);
+        auto is = now.find(backend);
+        if (was == recorded.end() || is == now.end() || was->second == is->second) keys[i] = key_of_line(lines[i]);
     }
     return keys;
 }
@@ -208,7 +262,7 @@ void check_store(const std::string &path, const std::string &text, gemm::tune_ca
     for (std::size_t i = 0; i < before.size(); ++i) {
         const std::string &l = before[i];
         auto w = warned.find(int(i) + 1);
-        const bool header = l == header_lines[0] || l == header_lines[1] || l == header_lines[2];
+        const bool header = is_header(l);
         if (header || (w != warned.end() && w->second)) continue;
         bool replaced = false;
         for (const gemm::tune_entry &e : fresh) replaced |= keys[i] && *keys[i] == e.key;

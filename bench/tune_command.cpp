@@ -105,7 +105,8 @@ void print_summary(std::FILE *out, const std::vector<tune_row> &rows, const tune
                      count_text(s.compared, "problem").c_str());
     if (s.disturbed > 0)
         std::fprintf(out, "# warning: %s timed while something else had the machine (timings disagreeing by more "
-                          "than 25 %%): their choice may be wrong; tune them again on a quiet machine\n",
+                          "than 25 %%, also when taken again): their choice may be wrong, so it is not stored; tune "
+                          "them again on a quiet machine\n",
                      count_text(s.disturbed, "problem").c_str());
     // The rates untuned host-memory calls are routed by (measured by the first such tune).
     std::string unread;

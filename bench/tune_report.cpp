@@ -123,7 +123,8 @@ void tune_report_row(std::FILE *out, const tune_row &row, const tune_table_width
                                backend_variant_text(row.winner, row.winner_variant)});
         if (row.disturbed)
             std::fprintf(out, "    disturbed: the winner's or the default's timings disagreed by more than 25 %% "
-                              "(something else had the machine); tune this problem again on a quiet one\n");
+                              "each time they were taken (something else had the machine), so the winner is not "
+                              "stored; tune this problem again on a quiet one\n");
         if (verbose) {
             candidate_lines(out, row);
             std::fprintf(out, "    (tuned in %s%s)\n", duration_text(row.seconds * 1e6).c_str(),

@@ -4,7 +4,10 @@
 #include "tuner.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdlib>
 #include <mutex>
+#include <thread>
 
 #include <spdlog/fmt/fmt.h>
 
@@ -78,36 +81,8 @@ gemm_status_t prepare(operand_sets &sets, const char *who, rates_use rates, choi
     return builtin.chosen ? GEMM_STATUS_SUCCESS : set_error(builtin.status, builtin.message);
 }
 
-}  // namespace
-
-problem_class class_of(const tune_key &key) {
-    problem_class c;
-    c.ab_type = key.ab_type;
-    c.c_type = key.c_type;
-    c.op_a = key.op_a;
-    c.op_b = key.op_b;
-    c.m = key.m;
-    c.n = key.n;
-    c.k = key.k;
-    c.batch = key.batch;
-    c.pointers = key.pointers;
-    c.ld_padding = key.padded_ld ? -1 : 0;
-    // A tight key whose own leading dimensions or strides are not 16-byte multiples is
-    // align=elem whatever its pointers, and the calls it was recorded from most likely had
-    // aligned ones (cudaMalloc and malloc give them): it is measured on aligned pointers, as
-    // those calls run (bf16 1500^3 on the H200: cuBLAS took 62 us there and 90 us on pointers
-    // one element off, where another winner was picked). Only a key whose tight layout is
-    // aligned owes its align=elem to its pointers, which are then placed one element off.
-    c.aligned = key.aligned_16 || (!key.padded_ld && !key.tight_layout_aligned());
-    c.beta = key.beta_zero ? 0.0 : 0.5;
-    c.space = key.space;
-    c.act = key.act;
-    c.axis = key.axis;
-    c.saves_aux = key.saves_aux;
-    return c;
-}
-
-gemm_status_t tune_problem(const problem_class &c, const tune_options &options, tune_outcome &out) {
+// One timing of every candidate of c, and the choice it gives.
+gemm_status_t time_candidates(const problem_class &c, const tune_options &options, tune_outcome &out) {
     operand_sets sets(c);
     choice builtin;
     if (gemm_status_t s = prepare(sets, "gemm_tune", options.rates, builtin); s != GEMM_STATUS_SUCCESS) return s;
@@ -155,6 +130,54 @@ gemm_status_t tune_problem(const problem_class &c, const tune_options &options, 
         logger().info("tuner: {} timed while the machine was busy (spread {:.0f} % for the winner, {:.0f} % for the "
                       "default)", out.entry.key.to_text(), 100 * winner->spread, 100 * fallback.spread);
     return GEMM_STATUS_SUCCESS;
+}
+
+}  // namespace
+
+problem_class class_of(const tune_key &key) {
+    problem_class c;
+    c.ab_type = key.ab_type;
+    c.c_type = key.c_type;
+    c.op_a = key.op_a;
+    c.op_b = key.op_b;
+    c.m = key.m;
+    c.n = key.n;
+    c.k = key.k;
+    c.batch = key.batch;
+    c.pointers = key.pointers;
+    c.ld_padding = key.padded_ld ? -1 : 0;
+    // A tight key whose own leading dimensions or strides are not 16-byte multiples is
+    // align=elem whatever its pointers, and the calls it was recorded from most likely had
+    // aligned ones (cudaMalloc and malloc give them): it is measured on aligned pointers, as
+    // those calls run (bf16 1500^3 on the H200: cuBLAS took 62 us there and 90 us on pointers
+    // one element off, where another winner was picked). Only a key whose tight layout is
+    // aligned owes its align=elem to its pointers, which are then placed one element off.
+    c.aligned = key.aligned_16 || (!key.padded_ld && !key.tight_layout_aligned());
+    c.beta = key.beta_zero ? 0.0 : 0.5;
+    c.space = key.space;
+    c.act = key.act;
+    c.axis = key.axis;
+    c.saves_aux = key.saves_aux;
+    return c;
+}
+
+int forced_disturbed_timings() {
+    const char *v = std::getenv("GEMM_TEST_TUNE_DISTURBED");
+    if (v && std::string(v) == "never") return -1;
+    return v && *v >= '0' && *v <= '9' && v[1] == '\0' ? *v - '0' : 0;
+}
+
+gemm_status_t tune_problem(const problem_class &c, const tune_options &options, tune_outcome &out) {
+    for (int timing = 1;; ++timing) {
+        if (gemm_status_t s = time_candidates(c, options, out); s != GEMM_STATUS_SUCCESS) return s;
+        out.timings = timing;
+        const int forced = forced_disturbed_timings();
+        out.disturbed = forced >= 0 && (out.disturbed || timing <= forced);
+        if (!out.disturbed || timing > options.disturbed_retimes) return GEMM_STATUS_SUCCESS;
+        logger().info("tuner: {} timed again in {:.0f} ms: its timings disagreed", out.entry.key.to_text(),
+                      options.retime_pause_ms);
+        std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(options.retime_pause_ms));
+    }
 }
 
 gemm_status_t verify_entry(const tune_entry &e, int device, const tune_options &options, verify_outcome &out) {

@@ -25,6 +25,10 @@ struct tune_options {
     // Whether the default (the built-in rule's choice) may measure the machine's rates it
     // lacks, which stores them: not for a tune that stores nothing.
     rates_use rates = rates_use::measure;
+    // A problem whose timings came out disturbed is timed again this many times at most,
+    // each after retime_pause_ms, until they agree: a disturbed winner may be the wrong one.
+    int disturbed_retimes = 0;
+    double retime_pause_ms = 500;
 };
 
 struct candidate_result {
@@ -43,6 +47,7 @@ struct tune_outcome {
     tune_entry entry;  // the choice, ready to store
     std::vector<candidate_result> candidates;
     bool disturbed = false;  // the winner's or the default's spread exceeds disturbed_spread
+    int timings = 0;         // how many times the candidates were timed (1 + re-timings)
 };
 
 // Timings of one candidate that disagree more than this (median over fastest, minus 1) were
@@ -50,14 +55,20 @@ struct tune_outcome {
 // a CPU backend's samples land on multiples of the 4 ms scheduler tick.
 constexpr double disturbed_spread = 0.25;
 
+// GEMM_TEST_TUNE_DISTURBED=N, a hook for tests only: the first N timings of every problem a
+// process tunes count as disturbed whatever their spread, so that tests see the re-timing
+// and the refusal to store that a busy machine causes; 0 when unset or not a digit. "never"
+// (-1): no timing counts as disturbed, for tests that must store on a shared, busy machine.
+int forced_disturbed_timings();
+
 // The class a tune-cache key stands for (for `gemm tune --shapes`, GEMM_RECORD files and
 // GEMM_TUNE=online): beta 0, or 0.5 for a key whose calls read C (neither 0 nor 1, so that a
 // backend that skips reading or scaling C fails the check); the least leading dimensions,
 // rounded up to 16 bytes for a padded key; device 0 for a device key (the caller sets another).
 problem_class class_of(const tune_key &key);
 
-// Times the candidates of c (dispatch/measure) and fills out. Fails only when nothing could
-// run correctly.
+// Times the candidates of c (dispatch/measure) and fills out, again (options.
+// disturbed_retimes) while out.disturbed. Fails only when nothing could run correctly.
 gemm_status_t tune_problem(const problem_class &c, const tune_options &options, tune_outcome &out);
 
 // A stored choice measured again against the built-in rule's choice now, which is what auto

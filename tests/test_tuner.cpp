@@ -240,9 +240,9 @@ void child_tune(const std::vector<std::string> &w) {
     std::string error = gemm_last_error();
     std::vector<std::string> err = capture.lines();
     auto text = [](const char *p) { return std::string(!p ? "(null)" : *p ? p : "-"); };
-    std::printf("tune %s status=%d stored=%d backend=%s variant=%s default=%s median_us=%.6g "
+    std::printf("tune %s status=%d stored=%d disturbed=%d backend=%s variant=%s default=%s median_us=%.6g "
                 "default_median_us=%.6g candidates=%lld\n",
-                w[1].c_str(), int(status), report.stored, text(report.backend).c_str(),
+                w[1].c_str(), int(status), report.stored, report.disturbed, text(report.backend).c_str(),
                 text(report.variant).c_str(), text(report.default_backend).c_str(), report.median_us,
                 report.default_median_us, (long long)report.candidate_count);
     for (int64_t i = 0; report.candidates && i < report.candidate_count; ++i) {
@@ -773,6 +773,9 @@ public:
         }
         if (!library_path.empty()) env_strings.push_back("LD_LIBRARY_PATH=" + library_path);
         env_strings.insert(env_strings.end(), env.begin(), env.end());
+        // Scenarios that store must store on a busy machine too: only the one about
+        // disturbed timings lets them count.
+        if (!set_by_env("GEMM_TEST_TUNE_DISTURBED=")) env_strings.push_back("GEMM_TEST_TUNE_DISTURBED=never");
         env_strings.push_back("TUNER_STEPS=" + steps);
         std::vector<char *> envp, argv;
         for (std::string &s : env_strings) envp.push_back(s.data());
@@ -1602,6 +1605,35 @@ TEST_CASE("tuner stale_blas: another BLAS library stales only cblas's entries an
     CHECK(r.steps[1].why() == "auto: tune cache hit");
     CHECK(r.steps[1].traced_backend() == "cpu_omp");
     CHECK(r.steps[2].get("count") == "0");
+}
+
+// GEMM_TEST_TUNE_DISTURBED=N makes the first N timings of each problem count as disturbed.
+TEST_CASE("tuner disturbed: a disturbed winner is timed again; one that stays disturbed is not stored") {
+    scratch_dir dir;
+    std::string cache = dir.file("tune-cache.txt");
+    auto retimes = [](const step_seen &s) {
+        return std::count_if(s.err.begin(), s.err.end(), [](const std::string &l) { return contains(l, "timed again"); });
+    };
+    child_result stays = run_child(dir, "stays", {"GEMM_TUNE_CACHE=" + cache, "GEMM_LOG_LEVEL=info",
+                                   "GEMM_TEST_TUNE_DISTURBED=9"}, "tune 8x8x8 budget=5; entries");
+    INFO(stays.report());
+    REQUIRE(stays.ok());
+    REQUIRE(stays.steps.size() == 2);
+    CHECK(stays.steps[0].status() == GEMM_STATUS_SUCCESS);
+    CHECK(stays.steps[0].get("disturbed") == "1");
+    CHECK(stays.steps[0].get("stored") == "0");
+    CHECK(retimes(stays.steps[0]) == 2);
+    CHECK(stays.steps[1].get("count") == "0");
+    CHECK(entry_lines_for(read_lines(cache), key_text(8, 8, 8)).empty());
+
+    child_result settles = run_child(dir, "settles", {"GEMM_TUNE_CACHE=" + cache, "GEMM_LOG_LEVEL=info",
+                                     "GEMM_TEST_TUNE_DISTURBED=1"}, "tune 8x8x8 budget=5");
+    INFO(settles.report());
+    REQUIRE(settles.steps.size() == 1);
+    CHECK(settles.steps[0].get("disturbed") == "0");
+    CHECK(settles.steps[0].get("stored") == "1");
+    CHECK(retimes(settles.steps[0]) == 1);
+    CHECK(entry_lines_for(read_lines(cache), key_text(8, 8, 8)).size() == 1);
 }
 
 // ---- 4. entries this build cannot run ------------------------------------------------------

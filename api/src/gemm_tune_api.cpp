@@ -109,6 +109,7 @@ gemm_status_t tune_class(const problem_class &c, double budget_ms, const char *b
     tune_options options;
     if (budget_ms > 0) options.budget_ms = budget_ms;
     options.backends = split_names(backends);
+    options.disturbed_retimes = 2;
     for (const std::string &name : options.backends)
         if (!find_backend(name))
             return fail(GEMM_STATUS_UNKNOWN_BACKEND, "backends names '" + name + "', which is not in this build");
@@ -124,7 +125,8 @@ gemm_status_t tune_class(const problem_class &c, double budget_ms, const char *b
                                                         tls_report.outcome.entry.key.to_text() +
                                                         "', which is the key to tune; nothing stored", 1);
     bool stored = false;
-    if (store) {
+    // A winner whose timings stayed disturbed may be the wrong one: reported, never stored.
+    if (store && !tls_report.outcome.disturbed) {
         gemm_status_t s = process_tune_cache().store({tls_report.outcome.entry});
         if (s != GEMM_STATUS_SUCCESS) {
             fill_report(*report, false);

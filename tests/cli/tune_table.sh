@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tune_table.sh: the gemm tune table keeps its columns aligned whatever the widths of the
 # problems' texts (a class like "col NN ld+pad misaligned beta!=0", a batched shape); a
-# recorded key is tuned, and stored, as that same key; a complex conjugate transpose stays one.
+# recorded key is tuned, and stored, as that same key; a complex conjugate transpose stays one;
+# a problem whose timings stay disturbed is reported and not stored.
 # usage: tune_table.sh SCENARIO GEMM
 . "$(dirname "$0")/cli_lib.sh"
 scenario=$1 gemm=$2
@@ -21,6 +22,19 @@ expect_aligned() {
 }
 
 case $scenario in
+disturbed)
+    # Timings that stay disturbed (forced by the test hook) are timed again and not stored;
+    # the row and the last lines say so.
+    cache=$work/cache.txt
+    GEMM_TEST_TUNE_DISTURBED=9 run_expect 0 "$gemm" tune 32x32x32 --budget-ms 5 --cache "$cache"
+    expect_line out "^    disturbed: .* each time they were taken .* so the winner is not stored; "
+    expect_line out "^# cache .*: 0 entries stored$"
+    expect_line out "^# warning: 1 problem timed while something else had the machine .* so it is not stored; "
+    ! grep -q '^f32 f32 NN 32 32 32 ' "$cache" 2>/dev/null || fail "a disturbed winner was stored: $(cat "$cache")"
+    GEMM_TEST_TUNE_DISTURBED=1 run_expect 0 "$gemm" tune 32x32x32 --budget-ms 5 --cache "$cache"
+    expect_line out "^# cache .*: 1 entry stored$"
+    ! grep -q "disturbed:" "$work/out" || fail "a problem that settled is reported disturbed"
+    ;;
 columns)
     cat >"$work/shapes.txt" <<'SHAPES'
 f32 f32 NN 16 16 16 batch=1 ld=padded align=elem space=host beta=any

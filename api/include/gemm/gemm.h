@@ -598,14 +598,18 @@ typedef struct gemm_tune_report {
     const gemm_tune_candidate_t *candidates;
     int stored;                     /* 1 when written to the tune cache */
     int disturbed;                  /* 1 when the winner's or the default's spread exceeds
-                                       0.25: something else had the CPU or GPU, and the
-                                       choice may be wrong; tune again on a quiet machine */
+                                       0.25 in each of the 3 timings gemm_tune made:
+                                       something else had the CPU or GPU, and the choice
+                                       may be wrong, so it is not stored; tune again on a
+                                       quiet machine */
 } gemm_tune_report_t;
 
 /* Times every (backend, variant) that can serve the request, checks each result against a
  * reference (a wrong one is rejected), and reports the winner: the fastest correct
- * candidate, or the built-in default unless that is beaten by more than 2%. With store = 1
- * the winner is added to the tune cache (atomically; several processes may tune at once);
+ * candidate, or the built-in default unless that is beaten by more than 2%. Timings that
+ * disagree (disturbed) are taken again, twice at most, half a second apart. With store = 1
+ * the winner is added to the tune cache (atomically; several processes may tune at once),
+ * unless its timings stayed disturbed (report.stored 0, the call still succeeds);
  * store is 0 or 1 (another value is GEMM_STATUS_INVALID_VALUE, as for every flag argument).
  * The report's strings live until the next gemm_tune call on this thread. */
 GEMM_API gemm_status_t gemm_tune(const gemm_tune_request_t *request, int store,

@@ -1,15 +1,13 @@
 // rates_probe.hpp: the one-time measurement of this machine's rates for GEMMs on host memory
 // (machine_rates.hpp), made the first time a choice needs them and kept in the tune cache.
+// Its budget is 0.5 s: about 0.1 s on the 2-core VM, 0.38-0.50 s on an H100 host, where
+// CUDA's start is most of it (docs/TUNING.md).
 #pragma once
 
 #include "gemm/gemm.h"
 #include "machine_rates.hpp"
 
 namespace gemm {
-
-// The whole measurement of one real type stays within this (on the 2-core VM it takes about
-// 0.1 s, with a GPU 0.2-0.3 s of which CUDA's start is most).
-constexpr double rates_probe_budget_ms = 500;
 
 // The rates of host-memory GEMMs of real type t (f32 or f64) on this machine, from brief
 // timings of square NN problems: every available host backend but the reference at 64 and

@@ -19,13 +19,12 @@ namespace {
 using clock_type = std::chrono::steady_clock;
 
 // The host anchors: 64^3 shows a backend's cost per call (threads woken, packing set up), 384^3
-// its rate; at 384 Debian's OpenBLAS in f64 on the 2-core VM takes 7 ms a run.
+// its rate, in a few milliseconds a run even for a BLAS that misdetects the CPU.
 constexpr int64_t host_small_n = 64, host_large_n = 384;
-// The GPU anchors: 1024^3 on device memory for its rate, and 256 and 1024 on host memory,
-// which move 0.8 and 12 MB (f32), for the link's fixed cost and its rate. Larger anchors fit
-// large calls better but cost more to make than to time (on an H100 host, 2048 took the
-// whole measurement to 0.8 s); the rate at 1024 is below the rate at 8192, which errs
-// towards the host only where the GPU's margin is small.
+// The GPU anchors: 1024^3 on device memory for its rate, and 256 and 1024 on host memory for
+// the link's fixed cost and its rate. Larger anchors fit large calls better but cost more to
+// make than to time, past the probe's budget; the rate at 1024 is below the rate at 8192,
+// which errs towards the host only where the GPU's margin is small.
 constexpr int64_t gpu_small_n = 256, gpu_large_n = 1024;
 // Each anchor's timing: at least 2 samples after a warm-up sample, at most this long.
 constexpr double anchor_budget_ms = 12;

@@ -1,7 +1,6 @@
 // rates_probe.hpp: the one-time measurement of this machine's rates for GEMMs on host memory
 // (machine_rates.hpp), made the first time a choice needs them and kept in the tune cache.
-// Its budget is 0.5 s: about 0.1 s on the 2-core VM, 0.38-0.50 s on an H100 host, where
-// CUDA's start is most of it (docs/TUNING.md).
+// It must stay within 0.5 s, CUDA's start included (docs/TUNING.md has what it takes).
 #pragma once
 
 #include "gemm/gemm.h"

@@ -18,8 +18,8 @@ namespace {
 
 // Within each kind the order is the built-in rule's preference where no measured rates decide
 // (policy.cpp): on the host our own cpu_omp first, whose build we know (a system BLAS may be a
-// reference build, or misdetect the CPU: Debian's OpenBLAS took a 2-core Xeon for a Prescott
-// and ran 4-6 times below cpu_omp); on the device cuBLAS first; the reference last.
+// reference build, or misdetect the CPU: docs/TUNING.md); on the device cuBLAS first; the
+// reference last.
 std::vector<backend_ptr> build_registry() {
     std::vector<backend_ptr> all;
     all.push_back(make_cpu_omp_backend());

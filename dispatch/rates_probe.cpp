@@ -28,10 +28,11 @@ constexpr int64_t host_small_n = 64, host_large_n = 384;
 constexpr int64_t gpu_small_n = 256, gpu_large_n = 1024;
 // Each anchor's timing: at least 2 samples after a warm-up sample, at most this long.
 constexpr double anchor_budget_ms = 12;
-// A run predicted longer than this (from the small anchor, at the small anchor's rate) is not
-// timed at the large anchor: such a backend is far slower than any other, and its small
-// anchor's rate says so.
+// A backend whose large-anchor run is predicted longer than this (from the small anchor, at
+// the small anchor's rate) is timed at host_medium_n instead: a reference BLAS would take the
+// probe's whole budget at 384, and a library waking many threads for 64^3 looks that slow.
 constexpr double longest_large_run_ms = 60;
+constexpr int64_t host_medium_n = 192;
 
 problem_class square_class(dtype t, int64_t n, memory_space space) {
     problem_class c;
@@ -68,7 +69,7 @@ gemm_status_t time_square(const problem_class &c, backend *b, double &us) {
 
 double square_flops(int64_t n) { return 2.0 * double(n) * double(n) * double(n); }
 
-// b's host_rate for type t from its two anchors (the large one skipped for a backend too slow
+// b's host_rate for type t from its two anchors (the large one smaller for a backend too slow
 // for it).
 gemm_status_t time_host(dtype t, backend *b, host_rate &out) {
     double small_us = 0, large_us = 0;
@@ -76,44 +77,38 @@ gemm_status_t time_host(dtype t, backend *b, host_rate &out) {
         s != GEMM_STATUS_SUCCESS)
         return s;
     const double predicted_ms = small_us * square_flops(host_large_n) / square_flops(host_small_n) / 1e3;
-    std::optional<host_rate> h;
-    if (predicted_ms > longest_large_run_ms) {
-        h = host_rate{std::string(b->name()), square_flops(host_small_n) / small_us / 1e3, 0};
-    } else {
-        if (gemm_status_t s = time_square(square_class(t, host_large_n, memory_space::host), b, large_us);
-            s != GEMM_STATUS_SUCCESS)
-            return s;
-        h = fit_host_rate(std::string(b->name()), host_small_n, small_us, host_large_n, large_us);
-    }
+    const int64_t large_n = predicted_ms > longest_large_run_ms ? host_medium_n : host_large_n;
+    if (gemm_status_t s = time_square(square_class(t, large_n, memory_space::host), b, large_us); s != GEMM_STATUS_SUCCESS)
+        return s;
+    std::optional<host_rate> h = fit_host_rate(std::string(b->name()), host_small_n, small_us, large_n, large_us);
     if (!h) return set_error(GEMM_STATUS_EXECUTION_FAILED, "gemm rates: " + std::string(b->name()) + ": no rate from its timings");
     out = *h;
     return GEMM_STATUS_SUCCESS;
 }
 
-// The first available device backend, in the preference order, that serves a host-memory
-// square of type t: the one whose staging the GPU part describes.
-backend *gpu_for_host(dtype t) {
-    problem p;
-    p.ab_type = p.c_type = t;
-    p.m = p.n = p.k = gpu_large_n;
-    p.lda = p.ldb = p.ldc = gpu_large_n;
-    p.space = memory_space::host;
-    for (backend *b : registered_backends())
-        if (b->kind() == backend_kind::device && b->available().ok && b->supports(p).ok) return b;
-    return nullptr;
-}
-
-gemm_status_t time_gpu(dtype t, backend *gpu, dtype_rates &r) {
+// The GPU part from the first available device backend, in the preference order, that serves
+// the anchors (asked on the anchors' own operands: a backend's answer depends on the problem's
+// every field, its compute type included).
+gemm_status_t time_gpu(dtype t, dtype_rates &r) {
     gpu_anchors a;
     a.device_n = a.large_n = gpu_large_n;
     a.small_n = gpu_small_n;
-    gemm_status_t s = time_square(square_class(t, a.device_n, memory_space::device), gpu, a.device_us);
-    if (s == GEMM_STATUS_SUCCESS) s = time_square(square_class(t, a.small_n, memory_space::host), gpu, a.small_us);
-    if (s == GEMM_STATUS_SUCCESS) s = time_square(square_class(t, a.large_n, memory_space::host), gpu, a.large_us);
-    if (s != GEMM_STATUS_SUCCESS) return s;
-    if (!fit_gpu_rates(t, a, std::string(gpu->name()), r))
-        return set_error(GEMM_STATUS_EXECUTION_FAILED, "gemm rates: the GPU's timings give no rates");
-    return GEMM_STATUS_SUCCESS;
+    for (backend *gpu : registered_backends()) {
+        if (gpu->kind() != backend_kind::device || !gpu->available().ok) continue;
+        gemm_status_t s = time_square(square_class(t, a.device_n, memory_space::device), gpu, a.device_us);
+        if (s == GEMM_STATUS_NOT_SUPPORTED) {
+            clear_error();
+            continue;
+        }
+        if (s == GEMM_STATUS_SUCCESS) s = time_square(square_class(t, a.small_n, memory_space::host), gpu, a.small_us);
+        if (s == GEMM_STATUS_SUCCESS) s = time_square(square_class(t, a.large_n, memory_space::host), gpu, a.large_us);
+        if (s != GEMM_STATUS_SUCCESS) return s;
+        if (!fit_gpu_rates(t, a, std::string(gpu->name()), r))
+            return set_error(GEMM_STATUS_EXECUTION_FAILED, "gemm rates: the GPU's timings give no rates");
+        return GEMM_STATUS_SUCCESS;
+    }
+    return set_error(GEMM_STATUS_NOT_SUPPORTED, "gemm rates: no device backend serves " + std::string(dtype_name(t)) +
+                                                    " on host memory");
 }
 
 bool device_backend_available() {
@@ -145,12 +140,12 @@ gemm_status_t measure_rates(dtype t, dtype_rates &out) {
                          "gemm rates: no host backend could be timed");
     std::stable_sort(r.host.begin(), r.host.end(), [](const host_rate &a, const host_rate &b) { return a.gflops > b.gflops; });
     const double host_ms = std::chrono::duration<double, std::milli>(clock_type::now() - start).count();
-    if (backend *gpu = gpu_for_host(t)) {
-        if (time_gpu(t, gpu, r) != GEMM_STATUS_SUCCESS) {
+    if (device_backend_available()) {
+        if (time_gpu(t, r) != GEMM_STATUS_SUCCESS) {
             logger().debug("{}; the rates have no GPU part", last_error_message());
             clear_error();
         }
-        logger().debug("gemm rates: the host backends took {:.0f} ms, {} {:.0f} ms", host_ms, gpu->name(),
+        logger().debug("gemm rates: the host backends took {:.0f} ms, the GPU {:.0f} ms", host_ms,
                        std::chrono::duration<double, std::milli>(clock_type::now() - start).count() - host_ms);
     }
     r.measured_ms = std::chrono::duration<double, std::milli>(clock_type::now() - start).count();

@@ -193,6 +193,14 @@ tune_entry_ptr tune_now(const tune_key &key, int device, std::string &why_not) {
         why_not = "online tuning failed: " + message;
         return nullptr;
     }
+    // A winner timed while the machine was busy may be the wrong one: not stored, and not
+    // timed again within the caller's call (gemm tune times such a problem again).
+    if (outcome.disturbed) {
+        logger().debug("GEMM_TUNE=online: {} timed while the machine was busy; not stored", key.to_text());
+        failed.insert(key);
+        why_not = "online tuning was disturbed (the machine was busy); not stored";
+        return nullptr;
+    }
     if (cache.store({outcome.entry}) != GEMM_STATUS_SUCCESS) warn_once_not_stored(last_error_message());
     clear_error();
     return cache.find(key);

@@ -1636,6 +1636,21 @@ TEST_CASE("tuner disturbed: a disturbed winner is timed again; one that stays di
     CHECK(settles.steps[0].get("stored") == "1");
     CHECK(retimes(settles.steps[0]) == 1);
     CHECK(entry_lines_for(read_lines(cache), key_text(8, 8, 8)).size() == 1);
+
+    // GEMM_TUNE=online does not time again within the caller's call: a disturbed shape is not
+    // stored, its call goes on to the built-in rule, and it is not tuned again in the process.
+    child_result online = run_child(dir, "online", {"GEMM_TUNE_CACHE=" + cache, "GEMM_TUNE=online", "GEMM_VERBOSE=1",
+                                    "GEMM_TEST_TUNE_DISTURBED=9"}, "call 48x48x48; call 48x48x48");
+    INFO(online.report());
+    REQUIRE(online.ok());
+    REQUIRE(online.steps.size() == 2);
+    for (const step_seen &s : online.steps) {
+        CHECK(s.correct());
+        CHECK(contains(s.why(), "built-in rule"));
+    }
+    CHECK(contains(online.steps[0].why(), "online tuning was disturbed (the machine was busy); not stored"));
+    CHECK(contains(online.steps[1].why(), "online tuning failed earlier in this process"));
+    CHECK(entry_lines_for(read_lines(cache), key_text(48, 48, 48)).empty());
 }
 
 // ---- 4. entries this build cannot run ------------------------------------------------------

@@ -286,12 +286,6 @@ void keep_alive(choice &c) {
 
 namespace {
 
-// What this machine's rates name for the host-memory problem p: the GPU backend they were
-// measured on where its estimate is the shortest (never under offload_min_flops), else the
-// host backend with the shortest estimate. The first call that needs rates the cache lacks
-// measures them (rates_probe.hpp; its trace says so). false without rates, with GEMM_TUNE=off
-// (the rates are kept in the tune cache), when the rates cannot change the choice, or when no
-// backend they name serves p: the preference order then chooses.
 // GEMM_VERBOSE=2: why each other host backend was passed over.
 void skipped_by_rates(const problem &p, const dtype_rates &r, const backend *chosen, double chosen_us,
                       std::vector<std::string> &skipped) {
@@ -309,6 +303,12 @@ void skipped_by_rates(const problem &p, const dtype_rates &r, const backend *cho
     }
 }
 
+// What this machine's rates name for the host-memory problem p: the GPU backend they were
+// measured on where its estimate is the shortest (never under offload_min_flops), else the
+// host backend with the shortest estimate. The first call that needs rates the cache lacks
+// measures them (rates_probe.hpp; its trace says so). false without rates, with GEMM_TUNE=off
+// (the rates are kept in the tune cache), when the rates cannot change the choice, or when no
+// backend they name serves p: the preference order then chooses.
 bool rates_choice(const problem &p, rates_use use, bool collect_skipped, choice &c) {
     if (settings().tune == tune_mode::off) return false;
     std::shared_ptr<const machine_rates> rates = process_tune_cache().rates();

@@ -326,7 +326,7 @@ TEST_CASE("traits: each backend's kind, whether it is the reference, and its pla
         REQUIRE(gemm_backend_get_traits(b.name.c_str(), &t) == GEMM_STATUS_SUCCESS);  // available or not
         traits[b.name] = t;
     }
-    // Libraries first, the reference last: the host order is cblas, cpu_omp, cpu_ref.
+    // Our own cpu_omp first, the reference last: the host order is cpu_omp, cblas, cpu_ref.
     CHECK(traits["cblas"].kind == GEMM_BACKEND_HOST);
     CHECK(traits["cblas"].builtin_rank == 1);
     CHECK(traits["cpu_omp"].builtin_rank == 0);

@@ -314,8 +314,8 @@ bool rates_choice(const problem &p, rates_use use, bool collect_skipped, choice 
     std::shared_ptr<const machine_rates> rates = process_tune_cache().rates();
     const dtype_rates *r = rates ? rates->for_type(p.ab_type) : nullptr;
     double measured_ms = 0;
-    if (!r && use == rates_use::measure && rates_matter(p)) {
-        ensure_rates(p.ab_type, &measured_ms);
+    if (use == rates_use::measure && ((!r && rates_matter(p)) || (r && !r->has_gpu() && gpu_rates_matter(p)))) {
+        ensure_rates(p.ab_type, gpu_rates_matter(p), &measured_ms);
         rates = process_tune_cache().rates();
         r = rates ? rates->for_type(p.ab_type) : nullptr;
     }

@@ -2,6 +2,7 @@
 #include "rates_probe.hpp"
 
 #include <chrono>
+#include <atomic>
 #include <mutex>
 
 #include "error.hpp"
@@ -117,9 +118,13 @@ bool device_backend_available() {
     return false;
 }
 
+double ms_since(clock_type::time_point start) {
+    return std::chrono::duration<double, std::milli>(clock_type::now() - start).count();
+}
+
 }  // namespace
 
-gemm_status_t measure_rates(dtype t, dtype_rates &out) {
+gemm_status_t measure_host_rates(dtype t, dtype_rates &out) {
     const auto start = clock_type::now();
     dtype_rates r;
     gemm_status_t first_failure = GEMM_STATUS_SUCCESS;
@@ -139,51 +144,74 @@ gemm_status_t measure_rates(dtype t, dtype_rates &out) {
         return set_error(first_failure != GEMM_STATUS_SUCCESS ? first_failure : GEMM_STATUS_NOT_SUPPORTED,
                          "gemm rates: no host backend could be timed");
     std::stable_sort(r.host.begin(), r.host.end(), [](const host_rate &a, const host_rate &b) { return a.gflops > b.gflops; });
-    const double host_ms = std::chrono::duration<double, std::milli>(clock_type::now() - start).count();
-    if (device_backend_available()) {
-        if (time_gpu(t, r) != GEMM_STATUS_SUCCESS) {
-            logger().debug("{}; the rates have no GPU part", last_error_message());
-            clear_error();
-        }
-        logger().debug("gemm rates: the host backends took {:.0f} ms, the GPU {:.0f} ms", host_ms,
-                       std::chrono::duration<double, std::milli>(clock_type::now() - start).count() - host_ms);
-    }
-    r.measured_ms = std::chrono::duration<double, std::milli>(clock_type::now() - start).count();
+    r.measured_ms = ms_since(start);
     out = std::move(r);
     return GEMM_STATUS_SUCCESS;
 }
 
+gemm_status_t measure_gpu_rates(dtype t, dtype_rates &r) {
+    const auto start = clock_type::now();
+    dtype_rates with_gpu = r;
+    if (gemm_status_t s = time_gpu(t, with_gpu); s != GEMM_STATUS_SUCCESS) return s;
+    with_gpu.measured_ms += ms_since(start);
+    r = std::move(with_gpu);
+    return GEMM_STATUS_SUCCESS;
+}
+
 bool rates_matter(const problem &p) {
-    static const bool device = device_backend_available();
     int hosts = 0;
     for (backend *b : registered_backends())
         hosts += b->kind() == backend_kind::host && !b->reference() && b->available().ok && b->supports(p).ok;
-    return hosts > 1 || (hosts == 1 && device && p.flops() >= offload_min_flops);
+    return hosts > 1 || (hosts == 1 && gpu_rates_matter(p));
 }
 
-void ensure_rates(dtype t, double *measured_ms) {
+bool gpu_rates_matter(const problem &p) {
+    if (p.flops() < offload_min_flops) return false;  // before asking: that probes the CUDA backends
+    static const bool device = device_backend_available();
+    return device;
+}
+
+void ensure_rates(dtype t, bool with_gpu, double *measured_ms) {
     if (measured_ms) *measured_ms = 0;
     const dtype real = rates_type(t);
-    static std::mutex one_at_a_time;  // also guards tried
-    static bool tried[2] = {false, false};  // per real type: a failed measurement is not repeated
+    const int i = real == dtype::f64;
+    static std::mutex one_at_a_time;
+    // Per real type, a part whose measurement failed is not tried again by this process; read
+    // without the lock by every call that finds rates without a GPU part.
+    static std::atomic<bool> host_tried[2] = {false, false}, gpu_tried[2] = {false, false};
     tune_cache &cache = process_tune_cache();
-    auto has = [&] {
-        std::shared_ptr<const machine_rates> r = cache.rates();
-        return r && r->for_type(real);
+    auto wanted = [&] {  // what is missing, if it may still be measured
+        std::shared_ptr<const machine_rates> m = cache.rates();
+        const dtype_rates *r = m ? m->for_type(real) : nullptr;
+        if (!r) return !host_tried[i].load();
+        return with_gpu && !r->has_gpu() && !gpu_tried[i].load();
     };
-    if (has()) return;
+    if (!wanted()) return;
     std::lock_guard<std::mutex> lock(one_at_a_time);
-    if (has() || tried[real == dtype::f64]) return;
-    tried[real == dtype::f64] = true;
+    if (!wanted()) return;
+    std::shared_ptr<const machine_rates> m = cache.rates();
     dtype_rates rates;
-    if (measure_rates(real, rates) != GEMM_STATUS_SUCCESS) {
-        logger().warn("{}; auto takes the preference order for host memory", last_error_message());
-        clear_error();
-        return;
+    if (const dtype_rates *r = m ? m->for_type(real) : nullptr) {
+        rates = *r;
+    } else {
+        host_tried[i] = true;
+        if (measure_host_rates(real, rates) != GEMM_STATUS_SUCCESS) {
+            logger().warn("{}; auto takes the preference order for host memory", last_error_message());
+            clear_error();
+            return;
+        }
     }
-    if (measured_ms) *measured_ms = rates.measured_ms;
-    logger().info("gemm rates: measured this machine's {} rates in {:.0f} ms: {}", dtype_name(real), rates.measured_ms,
-                  rates_line(real, rates));
+    const double before_ms = m && m->for_type(real) ? rates.measured_ms : 0;
+    if (with_gpu && !rates.has_gpu()) {
+        gpu_tried[i] = true;
+        if (measure_gpu_rates(real, rates) != GEMM_STATUS_SUCCESS) {
+            logger().debug("{}; the rates have no GPU part", last_error_message());
+            clear_error();
+        }
+    }
+    if (measured_ms) *measured_ms = rates.measured_ms - before_ms;
+    logger().info("gemm rates: measured this machine's {} rates in {:.0f} ms: {}", dtype_name(real),
+                  rates.measured_ms - before_ms, rates_line(real, rates));
     // A cache file the load warned about (one not used, or with lines skipped) is not warned
     // about again: its store usually fails for the reason already said.
     if (cache.store_rates(real, rates) != GEMM_STATUS_SUCCESS) {

@@ -2541,9 +2541,19 @@ TEST_SUITE("gpu_rates" * doctest::skip()) {
             MESSAGE("cublas not available or not selected: not tested");
             return;
         }
-        // An untuned host call (2048 x 2048 x 1024): the first needs the f32 rates and measures
-        // them, within 0.5 s, and goes to the side the rates' estimate, worked out here again,
-        // says is faster.
+        // A small host call (under 2^21 operations) measures at most the host part, and never
+        // starts the GPU for it: the rates line has no GPU part yet.
+        {
+            std::vector<float> x(64, 1.0f), y(64, 0.0f);
+            stderr_capture capture;
+            REQUIRE(gemm_sgemm(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 8, 8, 8, 1.0f, x.data(), 8, x.data(), 8, 0.0f,
+                               y.data(), 8) == GEMM_STATUS_SUCCESS);
+            CHECK(y[0] == 8.0f);
+        }
+        CHECK(rates_in(path, "f32").gpu_backend.empty());
+        // An untuned host call (2048 x 2048 x 1024): the first needs the GPU part of the f32
+        // rates and measures it, within 0.5 s, and goes to the side the rates' estimate, worked
+        // out here again, says is faster.
         const int64_t m = 2048, n = 2048, k = 1024;
         std::vector<float> a(std::size_t(m * k)), b(std::size_t(k * n)), c(std::size_t(m * n), NAN);
         for (std::size_t i = 0; i < a.size(); ++i) a[i] = float(double(i * 37 % 101) / 50.0 - 1.0);

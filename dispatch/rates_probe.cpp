@@ -1,8 +1,8 @@
 // rates_probe.cpp: timing the anchors of this machine's host-memory rates, once, briefly.
 #include "rates_probe.hpp"
 
-#include <chrono>
 #include <atomic>
+#include <chrono>
 #include <mutex>
 
 #include "error.hpp"
@@ -11,7 +11,6 @@
 #include "measure/result_check.hpp"
 #include "measure/sampler.hpp"
 #include "registry.hpp"
-#include "settings.hpp"
 #include "tune_cache.hpp"
 
 namespace gemm {

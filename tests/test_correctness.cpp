@@ -424,7 +424,8 @@ TEST_CASE("correctness cpu_omp=half: f16 and bf16 served by cpu_omp and each of 
     // forced, it must serve every case (never NOT_SUPPORTED) and match cpu_ref. Odd sizes,
     // transposes, padded leading dimensions; beta = 0 over C full of NaN and beta != 0; k across
     // blocks of k (kc = 256 or 384); C of more than one strip by columns and by rows; batches;
-    // products small enough to be widened whole (run_widened_direct).
+    // products small enough to be widened whole (run_widened_direct); products read in place
+    // by the widening dot products and sums of columns (run_widening_direct).
     struct shape { gemm_layout_t layout; gemm_op_t ta, tb; int64_t m, n, k, pad, batch; double beta; };
     constexpr gemm_layout_t row = GEMM_ROW_MAJOR, col = GEMM_COL_MAJOR;
     constexpr gemm_op_t N = GEMM_OP_N, T = GEMM_OP_T;
@@ -438,7 +439,18 @@ TEST_CASE("correctness cpu_omp=half: f16 and bf16 served by cpu_omp and each of 
                                 // A and B widened whole: dot products (k odd, past a vector),
                                 // sums of columns, the small kernel with A gathered along k.
                                 {row, N, T, 4, 64, 301, 3, 1, 0.5},    {row, N, N, 2, 24, 259, 1, 1, 0.0},
-                                {col, T, N, 45, 37, 29, 4, 2, 1.0}};
+                                {col, T, N, 45, 37, 29, 4, 2, 1.0},
+                                // Products on any thread count that f32 runs in place, by the
+                                // kernels widening 16-bit operands in registers
+                                // (run_widening_direct): dot products (odd k, past the vectors;
+                                // A copied along k for column-major NN), sums of columns, m = 1
+                                // and n = 1, a batch; wide sides past one slice of a 16-bit C's
+                                // sums (32768 values), so that it is rounded in several.
+                                {row, N, T, 64, 1100, 301, 3, 1, 0.5}, {col, T, N, 700, 50, 257, 1, 1, 0.0},
+                                {col, N, N, 16, 2100, 300, 2, 1, 1.0}, {col, N, N, 31, 90, 333, 0, 2, 0.0},
+                                {row, N, N, 12, 3000, 70, 1, 1, -2.0}, {row, N, N, 1, 40000, 9, 0, 1, 0.0},
+                                {col, N, N, 5000, 1, 300, 2, 1, 0.5},  {row, T, N, 1, 1024, 1024, 1, 1, 0.0},
+                                {row, N, T, 3, 130, 2049, 0, 3, 0.5}};
     for (const dtype_config &d : dtype_configs) {
         if ((d.ab != GEMM_F16 && d.ab != GEMM_BF16) || d.api != entry::ex) continue;
         SUBCASE(d.name) {

@@ -404,24 +404,25 @@ constexpr int64_t dot_part_unit = 48;
 
 // Lines [wide) of matrix o's wide side (rows of C when m >= n, else columns) by all of its
 // narrow side, then the epilogue on them. scratch (scratch_elems values) holds A's copy where
-// dot_copies_a.
-template <class T>
-void dot_part(const problem &p, const operands<T> &o, dot_kernel<T> dot, range wide, T *scratch,
+// dot_copies_a. A and B stored as In: T, or for T = float a 16-bit type that the kernel widens
+// (copied as it is stored).
+template <class T, class In = T, class Kernel = dot_kernel<T>>
+void dot_part(const problem &p, const operands<T, In, T> &o, Kernel dot, range wide, In *scratch,
               int64_t scratch_elems) {
     const bool tall = p.m >= p.n, copy = dot_copies_a<T>(p);
     const range rows = tall ? wide : range{0, p.m}, cols = tall ? range{0, p.n} : wide;
     const int64_t nrows = rows.end - rows.begin;
-    int64_t kb = dot_k_bytes / int64_t(sizeof(T));
-    if (copy) kb = std::max<int64_t>(1, std::min(kb, scratch_elems / nrows - dot_copy_pad<T>));
+    int64_t kb = dot_k_bytes / int64_t(sizeof(In));
+    if (copy) kb = std::max<int64_t>(1, std::min(kb, scratch_elems / nrows - dot_copy_pad<In>));
     for (int64_t l = 0; l < o.k; l += kb) {
         const int64_t kc = std::min(kb, o.k - l);
         // (The pointer to A's lines is formed only for the layout it walks: with A along m,
         // rows.begin * lda need not lie inside A.)
-        const T *a = scratch;
-        int64_t lda = kc + dot_copy_pad<T>;
+        const In *a = scratch;
+        int64_t lda = kc + dot_copy_pad<In>;
         if (copy) {
             for (int64_t q = 0; q < kc; ++q) {
-                const T *column = o.a + rows.begin + (l + q) * o.lda;
+                const In *column = o.a + rows.begin + (l + q) * o.lda;
                 for (int64_t i = 0; i < nrows; ++i) scratch[i * lda + q] = column[i];
             }
         } else {
@@ -451,8 +452,10 @@ template <class T> bool takes_axpy(const problem &p, axpy_kernel<T> axpy) {
     return axpy != nullptr && p.op_a == transpose::n && b_along_k(p) && p.n <= axpy_max_columns;
 }
 
-// Rows [rows) of matrix o's C, all of its columns, then the epilogue on them.
-template <class T> void axpy_part(const problem &p, const operands<T> &o, axpy_kernel<T> axpy, range rows) {
+// Rows [rows) of matrix o's C, all of its columns, then the epilogue on them. A and B stored
+// as In, as for dot_part.
+template <class T, class In = T, class Kernel = axpy_kernel<T>>
+void axpy_part(const problem &p, const operands<T, In, T> &o, Kernel axpy, range rows) {
     axpy(rows.end - rows.begin, p.n, o.k, o.a + rows.begin, o.lda, o.b, o.ldb, o.c + rows.begin, o.ldc, o.alpha,
          o.beta);
     if (p.epilogue.any()) apply_epilogue(p.epilogue, o.c, o.ldc, rows, range{0, p.n});
@@ -530,9 +533,10 @@ template <class T> direct_path choose_direct(const problem &p, const direct_kern
 // Every matrix of p by part(p, matrix, kernel, lines), in parts of `wide` lines (C's wide
 // side) that the threads take in turn: parts of about `unit` lines, at least one a thread
 // where `granule` allows, at most four a thread; cut at multiples of `granule`. A thread for
-// which ready() is false (its scratch could not be allocated) takes no part.
-template <class T, class Part, class Ready>
-void multiply_direct(const problem &p, dot_kernel<T> kernel, Part part, Ready ready, int64_t wide, int64_t unit,
+// which ready() is false (its scratch could not be allocated) takes no part. A and B stored
+// as In, C as Out (operands).
+template <class T, class In = T, class Out = T, class Kernel, class Part, class Ready>
+void multiply_direct(const problem &p, Kernel kernel, Part part, Ready ready, int64_t wide, int64_t unit,
                      int64_t granule, int threads) {
     const int64_t fewest = std::min<int64_t>(threads, ceil_div(wide, granule));
     const int64_t parts =
@@ -541,7 +545,7 @@ void multiply_direct(const problem &p, dot_kernel<T> kernel, Part part, Ready re
     auto work = [&]() noexcept {
         if (!ready()) return;
         for (int64_t i; (i = claim_item(next_part, p.batch * parts)) >= 0;)
-            part(p, batch_operands<T>(p, i / parts), kernel, split(wide, granule, parts, i % parts));
+            part(p, batch_operands<T, In, Out>(p, i / parts), kernel, split(wide, granule, parts, i % parts));
     };
     run_on_threads(threads, work);
 }
@@ -889,30 +893,117 @@ bool run_widened_direct(const problem &p, direct_kernels<float> direct, direct_p
     return true;
 }
 
-// The f32 table's loop nest for MR x NR as p's types need it: f32 itself, or A and B of a
-// 16-bit type with C of that type (run_rounded) or f32 (supports() in cpu_omp.cpp admits no
-// other mix). The kernels that read A and B in place are f32's only.
-template <int MR, int NR>
-bool run_f32_table(const problem &p, const blocking &bk, microkernel<float> kernel, direct_kernels<float> direct) {
+// The kernels reading 16-bit operands of type S in place, from the f32 set of one ISA.
+template <class S> widening_kernels<S> widening_of(const direct_kernels<float> &direct) {
+    if constexpr (std::is_same_v<S, half>) return direct.f16;
+    else return direct.bf16;
+}
+
+// The path a 16-bit product takes in place, on the threads f32 would use: the dot products or
+// sums of columns where f32 takes them for the same shape (choose_direct), the widening
+// kernels reading the 16-bit values where they lie, half the bytes of f32's. Packing instead
+// widened the wide operand into panels read once (1x1024x1024 took 0.11-0.50 of f32's time,
+// docs/PERFORMANCE.md). none: the small kernel on operands widened whole
+// (widened_direct_path), or the packed loop nest.
+template <class S> direct_path widening_path(const problem &p, const direct_kernels<float> &direct) {
+    if (p.scales_only()) return direct_path::none;
+    const widening_kernels<S> kernels = widening_of<S>(direct);
+    switch (choose_direct(p, direct, plan_threads(p, call_threads()).threads)) {
+    case direct_path::dot: return kernels.dot ? direct_path::dot : direct_path::none;
+    case direct_path::axpy: return kernels.axpy ? direct_path::axpy : direct_path::none;
+    default: return direct_path::none;
+    }
+}
+
+// A 16-bit C's f32 sums are kept a slice of at most this many values (128 KB, in L2) of a
+// part's lines at a time, in the thread's sums buffer, then rounded into C by that thread.
+constexpr int64_t widening_slice_values = 32 * 1024;
+
+// Lines [lines) of matrix o's wide side (rows where wide_rows, else columns) by `part_of`
+// (dot_part or axpy_part, on an f32 C), into a 16-bit C: a slice of at most
+// widening_slice_values sums at a time, cut at multiples of granule lines, each rounded once
+// into C (round_into_c).
+template <class In, class Out, class PartOf>
+void round_part(const problem &p, const operands<float, In, Out> &o, range lines, bool wide_rows, int64_t granule,
+                float *sums, const PartOf &part_of) {
+    const bool tall = wide_rows;
+    const int64_t narrow = std::max<int64_t>(1, tall ? p.n : p.m);
+    const int64_t slice = std::max(granule, widening_slice_values / narrow / granule * granule);
+    for (int64_t l0 = lines.begin; l0 < lines.end; l0 += slice) {
+        const range part{l0, std::min(lines.end, l0 + slice)};
+        const range rows = tall ? part : range{0, p.m}, cols = tall ? range{0, p.n} : part;
+        const problem q = strip_problem(p, o, rows, cols, sums);
+        const operands<float, In, float> f = batch_operands<float, In, float>(q, 0);
+        part_of(q, f, range{0, std::max(q.m, q.n)});
+        const round_into_c<float, Out> finish{sums, q.ldc, o.c, o.ldc, rows.begin, cols.begin, o.beta};
+        finish(f, range{0, q.m}, range{0, q.n});
+    }
+}
+
+// p (16-bit A and B stored as In, C as Out: In or f32) by the widening kernels on the path
+// widening_path chose, its wide side in parts the threads take in turn (multiply_direct). An
+// f32 C is summed into where it lies, with the epilogue; a 16-bit C through round_part (the
+// epilogue is then the dispatcher's, as in run_rounded). Returns false, C untouched, without
+// the calling thread's scratch.
+template <class In, class Out>
+bool run_widening_direct(const problem &p, widening_kernels<In> kernels, direct_path path) {
+    constexpr bool rounded = !std::is_same_v<Out, float>;
+    const int threads = plan_threads(p, call_threads()).threads;
+    const bool dot = path == direct_path::dot;
+    const int64_t granule = dot ? dot_part_unit : axpy_part_granule;
+    const std::size_t scratch_bytes = dot && dot_copies_a<float>(p) ? dot_copy_bytes : 0;
+    const std::size_t sums_bytes = rounded ? std::size_t(widening_slice_values) * sizeof(float) : 0;
+    auto ready = [=] { return thread_pack_buffers().reserve(scratch_bytes, 0, sums_bytes); };
+    if (!ready()) return false;
+    // The product of lines [lines) of q into its f32 C.
+    auto product = [dot, kernels](const problem &q, const operands<float, In, float> &f, range lines) {
+        if (!dot) return axpy_part<float>(q, f, kernels.axpy, lines);
+        In *scratch = static_cast<In *>(thread_pack_buffers().a());
+        dot_part<float>(q, f, kernels.dot, lines, scratch, int64_t(dot_copy_bytes / sizeof(In)));
+    };
+    auto part = [&](const problem &q, const operands<float, In, Out> &o, widening_kernel<In>, range lines) {
+        if constexpr (rounded)
+            round_part(q, o, lines, !dot || q.m >= q.n, granule, static_cast<float *>(thread_pack_buffers().sums()),
+                       product);
+        else
+            product(q, o, lines);
+    };
+    const widening_kernel<In> kernel = dot ? kernels.dot : kernels.axpy;
+    if (dot)
+        multiply_direct<float, In, Out>(p, kernel, part, ready, std::max(p.m, p.n), dot_part_unit, granule, threads);
+    else
+        multiply_direct<float, In, Out>(p, kernel, part, ready, p.m, axpy_part_unit<float>, granule, threads);
+    return true;
+}
+
+// A and B of the 16-bit type S, C of S (Out) or f32: read in place (run_widening_direct), or
+// widened whole for one thread (run_widened_direct), or widened while packing (run_rounded,
+// run_blocked).
+template <int MR, int NR, class S>
+bool run_16bit(const problem &p, const blocking &bk, microkernel<float> kernel, direct_kernels<float> direct) {
     const bool c_own = p.c_type == p.ab_type;
+    const direct_path in_place = widening_path<S>(p, direct);
+    if (in_place != direct_path::none)
+        return c_own ? run_widening_direct<S, S>(p, widening_of<S>(direct), in_place)
+                     : run_widening_direct<S, float>(p, widening_of<S>(direct), in_place);
     const std::size_t a_bytes = std::size_t(round_up(bk.mc, MR) * bk.kc) * sizeof(float);
     const std::size_t panel = std::size_t(round_up(bk.nc, NR) * bk.kc);
-    const direct_path widened =
-        p.ab_type == dtype::f32 ? direct_path::none : widened_direct_path(p, direct, panel);
-    if (widened != direct_path::none) {
-        if (p.ab_type == dtype::f16)
-            return c_own ? run_widened_direct<half, half>(p, direct, widened, a_bytes, panel)
-                         : run_widened_direct<half, float>(p, direct, widened, a_bytes, panel);
-        return c_own ? run_widened_direct<bfloat16, bfloat16>(p, direct, widened, a_bytes, panel)
-                     : run_widened_direct<bfloat16, float>(p, direct, widened, a_bytes, panel);
-    }
+    const direct_path widened = widened_direct_path(p, direct, panel);
+    if (widened != direct_path::none)
+        return c_own ? run_widened_direct<S, S>(p, direct, widened, a_bytes, panel)
+                     : run_widened_direct<S, float>(p, direct, widened, a_bytes, panel);
+    return c_own ? run_rounded<float, MR, NR, S, S>(p, bk, kernel)
+                 : run_blocked<float, MR, NR, S>(p, bk, kernel, direct_kernels<float>{});
+}
+
+// The f32 table's kernels for MR x NR as p's types need them: f32 itself, or A and B of a
+// 16-bit type with C of that type or f32 (run_16bit; supports() in cpu_omp.cpp admits no other
+// mix).
+template <int MR, int NR>
+bool run_f32_table(const problem &p, const blocking &bk, microkernel<float> kernel, direct_kernels<float> direct) {
     switch (p.ab_type) {
-    case dtype::f16:
-        return c_own ? run_rounded<float, MR, NR, half, half>(p, bk, kernel)
-                     : run_blocked<float, MR, NR, half>(p, bk, kernel, direct_kernels<float>{});
-    case dtype::bf16:
-        return c_own ? run_rounded<float, MR, NR, bfloat16, bfloat16>(p, bk, kernel)
-                     : run_blocked<float, MR, NR, bfloat16>(p, bk, kernel, direct_kernels<float>{});
+    case dtype::f16: return run_16bit<MR, NR, half>(p, bk, kernel, direct);
+    case dtype::bf16: return run_16bit<MR, NR, bfloat16>(p, bk, kernel, direct);
     default: return run_blocked<float, MR, NR>(p, bk, kernel, direct);
     }
 }

@@ -4,6 +4,8 @@
 #include <complex>
 #include <cstdint>
 
+#include "gemm/gemm.hpp"
+
 namespace gemm::cpu_omp_detail {
 
 // What a packed panel of T holds: T itself for real types; for complex ones two planes of
@@ -52,11 +54,25 @@ using small_kernel = void (*)(int64_t rows, int64_t cols, int64_t k, const T *a,
 // The most rows of any small kernel's tile: its panel's rows.
 constexpr int64_t small_panel_rows = 32;
 
-// The kernels of one ISA that read the operands where they lie; null where it has none.
+// The dot products and sums of columns (dot_kernel, axpy_kernel) for A and B stored as the
+// 16-bit type S, widened to f32 in registers, summed in f32 into an f32 C.
+template <class S>
+using widening_kernel = void (*)(int64_t rows, int64_t cols, int64_t k, const S *a, int64_t lda, const S *b,
+                                 int64_t ldb, float *c, int64_t ldc, float alpha, float beta);
+
+template <class S> struct widening_kernels {
+    widening_kernel<S> dot;
+    widening_kernel<S> axpy;
+};
+
+// The kernels of one ISA that read the operands where they lie; null where it has none. f16
+// and bf16 are f32's only (T = float).
 template <class T> struct direct_kernels {
     dot_kernel<T> dot;
     axpy_kernel<T> axpy;
     small_kernel<T> small;
+    widening_kernels<half> f16;
+    widening_kernels<bfloat16> bf16;
 };
 
 using c32 = std::complex<float>;

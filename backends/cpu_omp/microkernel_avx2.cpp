@@ -174,9 +174,9 @@ void microkernel_avx2_f64_8x6(int64_t kc, const double *ap, const double *bp, do
 // Dot products in 3 x 3 tiles (9 accumulators and 4 operands in the 16 registers); small
 // products in the packed kernels' 16 x 6 (f32) and 8 x 6 (f64) tiles.
 const direct_kernels<float> direct_avx2_f32 = {dot_block<ymm<float>, 3, 3>, axpy_block<ymm<float>>,
-                                               small_block<ymm<float>, 6>};
+                                               small_block<ymm<float>, 6>, {}, {}};
 const direct_kernels<double> direct_avx2_f64 = {dot_block<ymm<double>, 3, 3>, axpy_block<ymm<double>>,
-                                                small_block<ymm<double>, 6>};
+                                                small_block<ymm<double>, 6>, {}, {}};
 
 // Complex sizes are in complex values: one ymm of each plane of A per step of k and 6 values of
 // B, 12 accumulators and 4 operands in the 16 registers.

@@ -26,6 +26,19 @@ template <> struct zmm<float> {
     static type loadu(const float *p) { return _mm512_loadu_ps(p); }
     static void storeu(float *p, type v) { _mm512_storeu_ps(p, v); }
     static type broadcast(const float *p) { return _mm512_set1_ps(*p); }
+    // 16-bit operands widened on loading (microkernel_dot.hpp); exact. A bf16 value is the
+    // high half of the f32 with the same bits. The zero-masked forms with every lane kept: GCC
+    // 12 warns of an uninitialized value inside the unmasked ones once inlined here.
+    static type loadu(const half *p) {
+        return _mm512_maskz_cvtph_ps(__mmask16(0xffff), _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p)));
+    }
+    static type loadu(const bfloat16 *p) {
+        const __m256i narrow = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p));
+        const __m512i wide = _mm512_maskz_cvtepu16_epi32(__mmask16(0xffff), narrow);
+        return _mm512_castsi512_ps(_mm512_maskz_slli_epi32(__mmask16(0xffff), wide, 16));
+    }
+    static type broadcast(const half *p) { return _mm512_set1_ps(float(*p)); }
+    static type broadcast(const bfloat16 *p) { return _mm512_set1_ps(float(*p)); }
     static type fmadd(type a, type b, type c) { return _mm512_fmadd_ps(a, b, c); }
     static type fnmadd(type a, type b, type c) { return _mm512_fnmadd_ps(a, b, c); }
     static type fmsub(type a, type b, type c) { return _mm512_fmsub_ps(a, b, c); }
@@ -171,11 +184,16 @@ void microkernel_avx512_f64_16x12(int64_t kc, const double *ap, const double *bp
 }
 
 // Dot products in 4 x 4 tiles (16 accumulators, 8 loads for 16 FMAs a step); small products in
-// the packed kernels' 32 x 12 (f32) and 16 x 12 (f64) tiles.
-const direct_kernels<float> direct_avx512_f32 = {dot_block<zmm<float>, 4, 4>, axpy_block<zmm<float>>,
-                                                small_block<zmm<float>, 12>};
+// the packed kernels' 32 x 12 (f32) and 16 x 12 (f64) tiles. f16 and bf16 operands take the
+// f32 dot products and sums of columns, widened as they are loaded.
+const direct_kernels<float> direct_avx512_f32 = {
+    dot_block<zmm<float>, 4, 4>,
+    axpy_block<zmm<float>>,
+    small_block<zmm<float>, 12>,
+    {dot_block<zmm<float>, 4, 4, half>, axpy_block<zmm<float>, half>},
+    {dot_block<zmm<float>, 4, 4, bfloat16>, axpy_block<zmm<float>, bfloat16>}};
 const direct_kernels<double> direct_avx512_f64 = {dot_block<zmm<double>, 4, 4>, axpy_block<zmm<double>>,
-                                                 small_block<zmm<double>, 12>};
+                                                 small_block<zmm<double>, 12>, {}, {}};
 
 // Complex sizes are in complex values: c32 16x12 is one zmm of each plane of A per step of k
 // and 12 values of B, 24 accumulators and 4 operands in 28 of the 32 registers.

@@ -10,16 +10,18 @@
 namespace gemm::cpu_omp_detail {
 
 // V is one ISA's vector of the real type: width, zero, load, loadu, storeu, broadcast, fmadd
-// and sum (of the lanes).
+// and sum (of the lanes). The operands A and B are stored as E: the real type itself, or for
+// f32 a 16-bit type (gemm::half, gemm::bfloat16) that V's loadu and broadcast widen in
+// registers, so that a 16-bit product reads its operands where they lie as f32 does, at half
+// the bytes, and sums in f32 (C is f32).
 //
 // Each element of C is a dot product of a row of op(A) and a column of op(B), both contiguous
 // along k, so nothing is packed: the operands are read where they lie, the wide one once.
 // An R x S tile keeps R x S vector accumulators over k, W values of k at a time (R + S loads
 // for R x S FMAs), then adds each one's lanes; the last k % W values are added one by one.
-template <class V, int R, int S>
-void dot_tile(int64_t k, const typename V::real *__restrict a, int64_t lda, const typename V::real *__restrict b,
-              int64_t ldb, typename V::real *__restrict c, int64_t ldc, typename V::real alpha,
-              typename V::real beta) {
+template <class V, int R, int S, class E = typename V::real>
+void dot_tile(int64_t k, const E *__restrict a, int64_t lda, const E *__restrict b, int64_t ldb,
+              typename V::real *__restrict c, int64_t ldc, typename V::real alpha, typename V::real beta) {
     using T = typename V::real;
     using vec = typename V::type;
     constexpr int W = V::width;
@@ -43,7 +45,7 @@ void dot_tile(int64_t k, const typename V::real *__restrict a, int64_t lda, cons
     for (int i = 0; i < R; ++i)
         for (int j = 0; j < S; ++j) {
             T s = V::sum(acc[i][j]);
-            for (int64_t l = whole; l < k; ++l) s += a[i * lda + l] * b[j * ldb + l];
+            for (int64_t l = whole; l < k; ++l) s += T(a[i * lda + l]) * T(b[j * ldb + l]);
             T &cij = c[i + j * ldc];
             cij = beta == T(0) ? alpha * s : alpha * s + beta * cij;
         }
@@ -53,18 +55,17 @@ void dot_tile(int64_t k, const typename V::real *__restrict a, int64_t lda, cons
 // of op(B) at b + j * ldb, C column-major (ldc); beta == 0 writes C without reading it. The
 // wide side is walked outside: each R (or S) of its lines is read once while the narrow
 // side's lines, reused for every one of them, stay in cache.
-template <class V, int R, int S>
-void dot_block(int64_t rows, int64_t cols, int64_t k, const typename V::real *a, int64_t lda,
-               const typename V::real *b, int64_t ldb, typename V::real *c, int64_t ldc, typename V::real alpha,
-               typename V::real beta) {
+template <class V, int R, int S, class E = typename V::real>
+void dot_block(int64_t rows, int64_t cols, int64_t k, const E *a, int64_t lda, const E *b, int64_t ldb,
+               typename V::real *c, int64_t ldc, typename V::real alpha, typename V::real beta) {
     auto tile = [&](int64_t i, int64_t j, bool full_rows, bool full_cols) {
         const auto *ai = a + i * lda;
         const auto *bj = b + j * ldb;
         auto *cij = c + i + j * ldc;
-        if (full_rows && full_cols) dot_tile<V, R, S>(k, ai, lda, bj, ldb, cij, ldc, alpha, beta);
-        else if (full_rows) dot_tile<V, R, 1>(k, ai, lda, bj, ldb, cij, ldc, alpha, beta);
-        else if (full_cols) dot_tile<V, 1, S>(k, ai, lda, bj, ldb, cij, ldc, alpha, beta);
-        else dot_tile<V, 1, 1>(k, ai, lda, bj, ldb, cij, ldc, alpha, beta);
+        if (full_rows && full_cols) dot_tile<V, R, S, E>(k, ai, lda, bj, ldb, cij, ldc, alpha, beta);
+        else if (full_rows) dot_tile<V, R, 1, E>(k, ai, lda, bj, ldb, cij, ldc, alpha, beta);
+        else if (full_cols) dot_tile<V, 1, S, E>(k, ai, lda, bj, ldb, cij, ldc, alpha, beta);
+        else dot_tile<V, 1, 1, E>(k, ai, lda, bj, ldb, cij, ldc, alpha, beta);
     };
     // Lines of the narrow side: in steps of S (R) while whole, then one at a time.
     auto sweep = [&](int64_t count, int step, auto &&at) {
@@ -88,9 +89,9 @@ void dot_block(int64_t rows, int64_t cols, int64_t k, const typename V::real *a,
 // the chunk of U columns of op(A), read where they lie in runs of 4 KB, times the columns'
 // values of op(B). (With the sums in registers, at most 1 KB of a column a step, the reads
 // ran at half the memory's speed: each step lies lda values further on.)
-template <class V, int S>
-void axpy_columns(int64_t rows, int64_t k, const typename V::real *a, int64_t lda, const typename V::real *b,
-                  int64_t ldb, typename V::real *c, int64_t ldc, typename V::real alpha, typename V::real beta) {
+template <class V, int S, class E = typename V::real>
+void axpy_columns(int64_t rows, int64_t k, const E *a, int64_t lda, const E *b, int64_t ldb, typename V::real *c,
+                  int64_t ldc, typename V::real alpha, typename V::real beta) {
     using T = typename V::real;
     using vec = typename V::type;
     constexpr int W = V::width, U = 4;
@@ -107,7 +108,7 @@ void axpy_columns(int64_t rows, int64_t k, const typename V::real *a, int64_t ld
             for (int j = 0; j < S; ++j)
 #pragma GCC unroll 4
                 for (int u = 0; u < U; ++u) bv[j][u] = V::broadcast(b + j * ldb + l + u);
-            const T *al = a + i0 + l * lda;
+            const E *al = a + i0 + l * lda;
             for (int64_t i = 0; i < whole; i += W) {
                 vec av[U];
 #pragma GCC unroll 4
@@ -122,11 +123,11 @@ void axpy_columns(int64_t rows, int64_t k, const typename V::real *a, int64_t ld
             }
             for (int64_t i = whole; i < n; ++i)
                 for (int j = 0; j < S; ++j)
-                    for (int u = 0; u < U; ++u) sums[j][i] += al[u * lda + i] * b[j * ldb + l + u];
+                    for (int u = 0; u < U; ++u) sums[j][i] += T(al[u * lda + i]) * T(b[j * ldb + l + u]);
         }
         for (; l < k; ++l)
             for (int j = 0; j < S; ++j)
-                for (int64_t i = 0; i < n; ++i) sums[j][i] += a[i0 + i + l * lda] * b[j * ldb + l];
+                for (int64_t i = 0; i < n; ++i) sums[j][i] += T(a[i0 + i + l * lda]) * T(b[j * ldb + l]);
         for (int j = 0; j < S; ++j)
             for (int64_t i = 0; i < n; ++i) {
                 T &cij = c[i0 + i + j * ldc];
@@ -136,18 +137,17 @@ void axpy_columns(int64_t rows, int64_t k, const typename V::real *a, int64_t ld
 }
 
 // C[0:rows, 0:cols] for axpy_columns's operands: a sweep of op(A) for every 4 columns.
-template <class V>
-void axpy_block(int64_t rows, int64_t cols, int64_t k, const typename V::real *a, int64_t lda,
-                const typename V::real *b, int64_t ldb, typename V::real *c, int64_t ldc, typename V::real alpha,
-                typename V::real beta) {
+template <class V, class E = typename V::real>
+void axpy_block(int64_t rows, int64_t cols, int64_t k, const E *a, int64_t lda, const E *b, int64_t ldb,
+                typename V::real *c, int64_t ldc, typename V::real alpha, typename V::real beta) {
     for (int64_t j = 0; j < cols; j += 4) {
         const auto *bj = b + j * ldb;
         auto *cj = c + j * ldc;
         switch (std::min<int64_t>(cols - j, 4)) {
-        case 1: axpy_columns<V, 1>(rows, k, a, lda, bj, ldb, cj, ldc, alpha, beta); break;
-        case 2: axpy_columns<V, 2>(rows, k, a, lda, bj, ldb, cj, ldc, alpha, beta); break;
-        case 3: axpy_columns<V, 3>(rows, k, a, lda, bj, ldb, cj, ldc, alpha, beta); break;
-        default: axpy_columns<V, 4>(rows, k, a, lda, bj, ldb, cj, ldc, alpha, beta); break;
+        case 1: axpy_columns<V, 1, E>(rows, k, a, lda, bj, ldb, cj, ldc, alpha, beta); break;
+        case 2: axpy_columns<V, 2, E>(rows, k, a, lda, bj, ldb, cj, ldc, alpha, beta); break;
+        case 3: axpy_columns<V, 3, E>(rows, k, a, lda, bj, ldb, cj, ldc, alpha, beta); break;
+        default: axpy_columns<V, 4, E>(rows, k, a, lda, bj, ldb, cj, ldc, alpha, beta); break;
         }
     }
 }

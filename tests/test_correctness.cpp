@@ -444,11 +444,13 @@ TEST_CASE("correctness cpu_omp=half: f16 and bf16 served by cpu_omp and each of 
                                 // kernels widening 16-bit operands in registers
                                 // (run_widening_direct): dot products (odd k, past the vectors;
                                 // A copied along k for column-major NN), sums of columns, m = 1
-                                // and n = 1, a batch; wide sides past one slice of a 16-bit C's
-                                // sums (32768 values), so that it is rounded in several.
-                                {row, N, T, 64, 1100, 301, 3, 1, 0.5}, {col, T, N, 700, 50, 257, 1, 1, 0.0},
+                                // and n = 1, a batch; parts of the wide side (at most 4 a
+                                // thread) past one slice of a 16-bit C's sums (32768 values:
+                                // 480 lines by 64, 2688 by 12), so that a part is rounded in
+                                // several.
+                                {row, N, T, 64, 3900, 257, 3, 1, 0.5}, {col, T, N, 700, 50, 257, 1, 1, 0.0},
                                 {col, N, N, 16, 2100, 300, 2, 1, 1.0}, {col, N, N, 31, 90, 333, 0, 2, 0.0},
-                                {row, N, N, 12, 3000, 70, 1, 1, -2.0}, {row, N, N, 1, 40000, 9, 0, 1, 0.0},
+                                {row, N, N, 12, 30000, 8, 1, 1, -2.0}, {row, N, N, 1, 40000, 9, 0, 1, 0.0},
                                 {col, N, N, 5000, 1, 300, 2, 1, 0.5},  {row, T, N, 1, 1024, 1024, 1, 1, 0.0},
                                 {row, N, T, 3, 130, 2049, 0, 3, 0.5}};
     for (const dtype_config &d : dtype_configs) {

@@ -160,6 +160,28 @@ template <class S> void check_round(const named_set<S> &set) {
         for (int64_t i = 0; i < len; ++i) CHECK(same_16(part[std::size_t(i)], S(sums[std::size_t(i)])));
         CHECK(part[std::size_t(len)].bits == S(-7.0f).bits);
     }
+    // Blocks (round_block: a microkernel's tile into C), each length of column across the
+    // pairs of vectors stored at once, beta = 0 over NaN and beta != 0: every value rounded as
+    // round does, nothing written between the columns (ldc > rows).
+    const int64_t cols = 3, lds = 41, ldc = 43;
+    for (float beta : {0.0f, -0.5f})
+        for (int64_t rows = 0; rows <= 40; ++rows) {
+            std::vector<S> block(std::size_t(ldc * cols));
+            for (std::size_t i = 0; i < block.size(); ++i)
+                block[i] = beta == 0.0f ? S(NAN) : c0[(i * 7) % c0.size()];
+            const std::vector<S> before = block;
+            set.kernels->round_block(sums.data(), lds, beta, block.data(), ldc, rows, cols);
+            wrong = 0;
+            for (int64_t j = 0; j < cols; ++j)
+                for (int64_t i = 0; i < ldc; ++i) {
+                    const std::size_t at = std::size_t(i + j * ldc);
+                    const float sum = sums[std::size_t(i + j * lds)];
+                    const S want = i >= rows ? before[at] : beta == 0.0f ? S(sum) : S(sum + beta * float(before[at]));
+                    if (!same_16(block[at], want)) ++wrong;
+                }
+            CHECK_MESSAGE(wrong == 0, std::string(set.name) << " round_block rows=" << rows << " beta=" << beta << ": "
+                                                            << wrong << " values wrong");
+        }
 }
 
 template <class S> void check_sets(const std::vector<named_set<S>> &sets) {

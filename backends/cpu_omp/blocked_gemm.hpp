@@ -149,9 +149,9 @@ inline void finish_item(std::atomic<int64_t> &counter, spin_then_block &progress
 }
 
 // C[ic:ic+mc, jc+jr0 : jc+jr1] += the packed block of A times packed B columns [jr0, jr1)
-// (alpha and beta applied as the kernel does), loops jr (NR) > ir (MR).
+// (alpha and beta applied as the kernel does), loops jr (NR) > ir (MR), on a C of type T.
 template <class T, int MR, int NR, class In>
-void multiply_block(const operands<T, In, T> &o, microkernel<T> kernel, const real_t<T> *abuf,
+void multiply_block_in_place(const operands<T, In, T> &o, microkernel<T> kernel, const real_t<T> *abuf,
                     const real_t<T> *bbuf, int64_t ic, int64_t mc, int64_t jc, int64_t jr0,
                     int64_t jr1, int64_t kc, T beta) {
     for (int64_t jr = jr0; jr < jr1; jr += NR) {
@@ -174,6 +174,30 @@ void multiply_block(const operands<T, In, T> &o, microkernel<T> kernel, const re
                     T &cij = c[i + j * o.ldc];
                     cij = beta == T(0) ? tile[i + j * MR] : tile[i + j * MR] + beta * cij;
                 }
+        }
+    }
+}
+
+// C[ic:ic+mc, jc+jr0 : jc+jr1] += the packed block of A times packed B columns [jr0, jr1)
+// (alpha and beta applied as the kernel does), loops jr (NR) > ir (MR). A 16-bit C (Out, for
+// T = float) is final after this one block of k (rounded_in_tiles): each tile is summed on the
+// stack and rounded once into C with beta (conversions.hpp).
+template <class T, int MR, int NR, class In, class Out = T>
+void multiply_block(const operands<T, In, Out> &o, microkernel<T> kernel, const real_t<T> *abuf,
+                    const real_t<T> *bbuf, int64_t ic, int64_t mc, int64_t jc, int64_t jr0,
+                    int64_t jr1, int64_t kc, T beta) {
+    if constexpr (std::is_same_v<Out, T>) {
+        multiply_block_in_place<T, MR, NR, In>(o, kernel, abuf, bbuf, ic, mc, jc, jr0, jr1, kc, beta);
+    } else {
+        const round_block_fn<Out> round = conversions<Out>().round_block;
+        for (int64_t jr = jr0; jr < jr1; jr += NR) {
+            const int64_t nr = std::min<int64_t>(NR, jr1 - jr);
+            for (int64_t ir = 0; ir < mc; ir += MR) {
+                const int64_t mr = std::min<int64_t>(MR, mc - ir);
+                alignas(64) T tile[MR * NR];
+                kernel(kc, abuf + ir * kc, bbuf + jr * kc, tile, MR, o.alpha, T(0));
+                round(tile, MR, beta, o.c + (ic + ir) + (jc + jr) * o.ldc, o.ldc, mr, nr);
+            }
         }
     }
 }
@@ -230,8 +254,9 @@ struct finish_with_epilogue {
 // phases; a phase's items are first the packing of its kc x nc panel of B, cut into groups
 // of micro-panels, then (row block, column chunk) multiplies, each packing the mc x kc block
 // of A it needs, and finish(o, rows, cols) on each block of C after its last block of k.
-// Every thread walks all phases and takes what is left.
-template <class T, int MR, int NR, class In, class Finish>
+// Every thread walks all phases and takes what is left. C is stored as Out: T, or a 16-bit
+// type only where k is one block (rounded_in_tiles).
+template <class T, int MR, int NR, class In, class Out = T, class Finish>
 void multiply_team(const problem &p, const blocking &bk, microkernel<T> kernel, int threads,
                    real_t<T> *abuf, team_state<T> &team, const Finish &finish) {
     const team_steps st = plan_steps(p, bk, threads, MR, NR);
@@ -240,7 +265,7 @@ void multiply_team(const problem &p, const blocking &bk, microkernel<T> kernel, 
     // Items of each kind, per panel parity, in all phases so far (what the counters reach).
     int64_t packed_total[2] = {0, 0}, multiplied_total[2] = {0, 0};
     for (int64_t b = 0; b < p.batch; ++b) {
-        const operands<T, In, T> o = batch_operands<T, In, T>(p, b);
+        const operands<T, In, Out> o = batch_operands<T, In, Out>(p, b);
         for (int64_t jc = 0; jc < p.n; jc += st.nc_step) {
             const int64_t nc = std::min(st.nc_step, p.n - jc);
             const int64_t panels = ceil_div(nc, NR);
@@ -285,7 +310,7 @@ void multiply_team(const problem &p, const blocking &bk, microkernel<T> kernel, 
                                  team.progress);
                     const int64_t jr0 = jb * chunk_panels * NR;
                     const int64_t jr1 = std::min(nc, (jb + 1) * chunk_panels * NR);
-                    multiply_block<T, MR, NR, In>(o, kernel, abuf, bbuf, ic, mc, jc, jr0, jr1, kc,
+                    multiply_block<T, MR, NR, In, Out>(o, kernel, abuf, bbuf, ic, mc, jc, jr0, jr1, kc,
                                                   beta);
                     if (pc + kc == o.k)  // the last block of k: C is final
                         finish(o, range{ic, ic + mc}, range{jc + jr0, jc + jr1});
@@ -631,7 +656,43 @@ problem strip_problem(const problem &p, const operands<T, In, Out> &o, range row
     return s;
 }
 
-// A 16-bit C (T = float): each matrix in strips of C, each strip's product summed in f32 in
+// Nothing left to do with a block of C: a 16-bit C's tiles are final once rounded
+// (multiply_block), and its epilogue is the dispatcher's (run_rounded).
+struct finish_nothing {
+    template <class O> void operator()(const O &, range, range) const {}
+};
+
+// Where k is one block of k, each tile of C is final after one call of the microkernel, so a
+// 16-bit C is rounded from the tile the kernel leaves on the stack, without the strip of f32
+// sums: that strip (4 MiB, above L2) was written and read once more for every value of C,
+// which at 4096x4096x16 (16 flops a value of C) took 16-bit C to 0.41-0.84 of f32's speed
+// (docs/PERFORMANCE.md).
+inline bool rounded_in_tiles(const problem &p, const blocking &bk) { return p.k <= bk.kc; }
+
+// p with a 16-bit C (Out) rounded tile by tile (rounded_in_tiles), by the team of run_blocked.
+// Returns false, C untouched, without the calling thread's buffers.
+template <class T, int MR, int NR, class In, class Out>
+bool run_rounded_tiles(const problem &p, const blocking &bk, microkernel<T> kernel) {
+    const int threads = plan_threads(p, call_threads()).threads;
+    const std::size_t a_bytes = std::size_t(round_up(bk.mc, MR) * bk.kc) * sizeof(T);
+    const std::size_t panel = std::size_t(round_up(bk.nc, NR) * bk.kc);
+    pack_buffers &own = thread_pack_buffers();
+    if (!own.reserve(a_bytes, 2 * panel * sizeof(T))) return false;
+    team_state<T> team;
+    team.b_panels[0] = static_cast<T *>(own.b());
+    team.b_panels[1] = team.b_panels[0] + panel;
+    auto work = [&]() noexcept {
+        pack_buffers &buffers = thread_pack_buffers();
+        if (!buffers.reserve(a_bytes, 0)) return;
+        multiply_team<T, MR, NR, In, Out>(p, bk, kernel, threads, static_cast<T *>(buffers.a()), team,
+                                          finish_nothing{});
+    };
+    run_on_threads(threads, work);
+    return true;
+}
+
+// A 16-bit C (T = float) where k is one block, tile by tile (run_rounded_tiles); otherwise
+// each matrix in strips of C, each strip's product summed in f32 in
 // the calling thread's `sums` by the team (A and B widened while packing, as for an f32 C),
 // and each block rounded into C by the thread that finished it, while it is in its cache.
 // Rounding once, from the f32 sums, is the result of f32 arithmetic; storing the sums of each
@@ -644,6 +705,7 @@ bool run_rounded(const problem &p, const blocking &bk, microkernel<T> kernel) {
         scale_all<T, In, Out>(p, plan_threads(p, call_threads()).threads);
         return true;
     }
+    if (rounded_in_tiles(p, bk)) return run_rounded_tiles<T, MR, NR, In, Out>(p, bk, kernel);
     const int64_t strip_cols = std::min(p.n, std::max<int64_t>(NR, rounded_strip_values / p.m / NR * NR));
     const int64_t strip_rows = std::min(p.m, std::max<int64_t>(MR, rounded_strip_values / strip_cols));
     const std::size_t a_bytes = std::size_t(round_up(bk.mc, MR) * bk.kc) * sizeof(T);

@@ -16,9 +16,17 @@ template <class S> using widen_fn = void (*)(const S *src, float *dst, int64_t n
 // once to nearest even; beta == 0 writes c without reading it, so NaN in c cannot leak.
 template <class S> using round_fn = void (*)(const float *sums, float beta, S *c, int64_t n);
 
+// round_fn on each of `cols` columns of `rows` values: sums' column j at sums + j * lds, C's at
+// c + j * ldc. One call for a microkernel's tile, where a call a column cost as much as the
+// tile's product at k = 16 (run_rounded_tiles in blocked_gemm.hpp).
+template <class S>
+using round_block_fn = void (*)(const float *sums, int64_t lds, float beta, S *c, int64_t ldc, int64_t rows,
+                                int64_t cols);
+
 template <class S> struct conversion_kernels {
     widen_fn<S> widen;
     round_fn<S> round;
+    round_block_fn<S> round_block;
 };
 
 // Portable C++ through gemm::half and gemm::bfloat16 (conversions_generic.cpp).

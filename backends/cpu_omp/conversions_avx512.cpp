@@ -20,20 +20,18 @@ __m512 widen_bf16_vector(const bfloat16 *p) {
     return _mm512_castsi512_ps(_mm512_slli_epi32(wide, 16));
 }
 
-void store_f16_vector(half *p, __m512 v) {
-    _mm256_storeu_si256(reinterpret_cast<__m256i *>(p), _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-}
+__m256i narrow_f16_vector(__m512 v) { return _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
 
 // Round to nearest even by adding 0x7fff plus the lowest kept bit, then keep the high half; a
 // NaN keeps its high half with the quiet bit set instead (the carry could turn it into inf).
-void store_bf16_vector(bfloat16 *p, __m512 v) {
+__m256i narrow_bf16_vector(__m512 v) {
     const __m512i bits = _mm512_castps_si512(v);
     const __m512i odd = _mm512_and_si512(_mm512_srli_epi32(bits, 16), _mm512_set1_epi32(1));
     const __m512i rounded = _mm512_srli_epi32(_mm512_add_epi32(bits, _mm512_add_epi32(odd, _mm512_set1_epi32(0x7fff))), 16);
     const __m512i quiet = _mm512_or_si512(_mm512_srli_epi32(bits, 16), _mm512_set1_epi32(0x40));
     const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
     const __m512i result = _mm512_mask_blend_epi32(nan, rounded, quiet);
-    _mm256_storeu_si256(reinterpret_cast<__m256i *>(p), _mm512_cvtepi32_epi16(result));
+    return _mm512_cvtepi32_epi16(result);
 }
 
 template <class S, __m512 (*load)(const S *)> void widen(const S *src, float *dst, int64_t n) {
@@ -42,28 +40,47 @@ template <class S, __m512 (*load)(const S *)> void widen(const S *src, float *ds
     for (; i < n; ++i) dst[i] = float(src[i]);
 }
 
-template <class S, __m512 (*load)(const S *), void (*store)(S *, __m512)>
+// Two vectors of 16-bit values in one 64-byte store, so that a column of a 32-row tile of a
+// 16-bit C (blocked_gemm.hpp: multiply_block) is one store, as in the f32 kernel's C.
+template <class S, __m256i (*narrow)(__m512)> void store_pair(S *p, __m512 lo, __m512 hi) {
+    const __m512i both = _mm512_inserti64x4(_mm512_castsi256_si512(narrow(lo)), narrow(hi), 1);
+    _mm512_storeu_si512(p, both);
+}
+
+template <class S, __m512 (*load)(const S *), __m256i (*narrow)(__m512)>
 void round_into(const float *sums, float beta, S *c, int64_t n) {
     int64_t i = 0;
     if (beta == 0.0f) {
-        for (; i + width <= n; i += width) store(c + i, _mm512_loadu_ps(sums + i));
+        for (; i + 2 * width <= n; i += 2 * width)
+            store_pair<S, narrow>(c + i, _mm512_loadu_ps(sums + i), _mm512_loadu_ps(sums + i + width));
+        for (; i + width <= n; i += width)
+            _mm256_storeu_si256(reinterpret_cast<__m256i *>(c + i), narrow(_mm512_loadu_ps(sums + i)));
         for (; i < n; ++i) c[i] = S(sums[i]);
         return;
     }
     const __m512 vb = _mm512_set1_ps(beta);
-    for (; i + width <= n; i += width)
-        store(c + i, _mm512_add_ps(_mm512_loadu_ps(sums + i), _mm512_mul_ps(vb, load(c + i))));
+    auto with_beta = [&](int64_t at) { return _mm512_add_ps(_mm512_loadu_ps(sums + at), _mm512_mul_ps(vb, load(c + at))); };
+    for (; i + 2 * width <= n; i += 2 * width) store_pair<S, narrow>(c + i, with_beta(i), with_beta(i + width));
+    for (; i + width <= n; i += width) _mm256_storeu_si256(reinterpret_cast<__m256i *>(c + i), narrow(with_beta(i)));
     for (; i < n; ++i) {
         const float scaled = beta * float(c[i]);
         c[i] = S(sums[i] + scaled);
     }
 }
 
+// round_fn's column function `column` on each column of a block.
+template <class S, void (*column)(const float *, float, S *, int64_t)>
+void round_block(const float *sums, int64_t lds, float beta, S *c, int64_t ldc, int64_t rows, int64_t cols) {
+    for (int64_t j = 0; j < cols; ++j) column(sums + j * lds, beta, c + j * ldc, rows);
+}
+
 }  // namespace
 
 const conversion_kernels<half> conversions_avx512_f16 = {
-    widen<half, widen_f16_vector>, round_into<half, widen_f16_vector, store_f16_vector>};
+    widen<half, widen_f16_vector>, round_into<half, widen_f16_vector, narrow_f16_vector>,
+    round_block<half, round_into<half, widen_f16_vector, narrow_f16_vector>>};
 const conversion_kernels<bfloat16> conversions_avx512_bf16 = {
-    widen<bfloat16, widen_bf16_vector>, round_into<bfloat16, widen_bf16_vector, store_bf16_vector>};
+    widen<bfloat16, widen_bf16_vector>, round_into<bfloat16, widen_bf16_vector, narrow_bf16_vector>,
+    round_block<bfloat16, round_into<bfloat16, widen_bf16_vector, narrow_bf16_vector>>};
 
 }  // namespace gemm::cpu_omp_detail

@@ -194,9 +194,17 @@ void multiply_block(const operands<T, In, Out> &o, microkernel<T> kernel, const 
             const int64_t nr = std::min<int64_t>(NR, jr1 - jr);
             for (int64_t ir = 0; ir < mc; ir += MR) {
                 const int64_t mr = std::min<int64_t>(MR, mc - ir);
+                Out *c = o.c + (ic + ir) + (jc + jr) * o.ldc;
+                // C's lines asked for before the product, as the kernels do for their own C:
+                // without it the rounding's stores waited for them (4096x4096x16: 0.5 of
+                // f32's speed, the stores half the time).
+                for (int64_t j = 0; j < nr; ++j) {
+                    __builtin_prefetch(c + j * o.ldc, 1);
+                    __builtin_prefetch(c + j * o.ldc + mr - 1, 1);
+                }
                 alignas(64) T tile[MR * NR];
                 kernel(kc, abuf + ir * kc, bbuf + jr * kc, tile, MR, o.alpha, T(0));
-                round(tile, MR, beta, o.c + (ic + ir) + (jc + jr) * o.ldc, o.ldc, mr, nr);
+                round(tile, MR, beta, c, o.ldc, mr, nr);
             }
         }
     }

@@ -27,6 +27,14 @@ template <> struct ymm<float> {
     static type loadu(const float *p) { return _mm256_loadu_ps(p); }
     static void storeu(float *p, type v) { _mm256_storeu_ps(p, v); }
     static type broadcast(const float *p) { return _mm256_broadcast_ss(p); }
+    // bf16 operands widened on loading (microkernel_dot.hpp), exactly: a bf16 value is the
+    // high half of the f32 with the same bits. (f16 would need F16C, which this file's
+    // kernels do not require.)
+    static type loadu(const bfloat16 *p) {
+        const __m256i wide = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p)));
+        return _mm256_castsi256_ps(_mm256_slli_epi32(wide, 16));
+    }
+    static type broadcast(const bfloat16 *p) { return _mm256_set1_ps(float(*p)); }
     static type fmadd(type a, type b, type c) { return _mm256_fmadd_ps(a, b, c); }
     static type fnmadd(type a, type b, type c) { return _mm256_fnmadd_ps(a, b, c); }
     static type fmsub(type a, type b, type c) { return _mm256_fmsub_ps(a, b, c); }
@@ -172,9 +180,13 @@ void microkernel_avx2_f64_8x6(int64_t kc, const double *ap, const double *bp, do
 }
 
 // Dot products in 3 x 3 tiles (9 accumulators and 4 operands in the 16 registers); small
-// products in the packed kernels' 16 x 6 (f32) and 8 x 6 (f64) tiles.
-const direct_kernels<float> direct_avx2_f32 = {dot_block<ymm<float>, 3, 3>, axpy_block<ymm<float>>,
-                                               small_block<ymm<float>, 6>, {}, {}};
+// products in the packed kernels' 16 x 6 (f32) and 8 x 6 (f64) tiles. bf16 operands take the
+// f32 dot products and sums of columns, widened as they are loaded.
+const direct_kernels<float> direct_avx2_f32 = {dot_block<ymm<float>, 3, 3>,
+                                               axpy_block<ymm<float>>,
+                                               small_block<ymm<float>, 6>,
+                                               {},
+                                               {dot_block<ymm<float>, 3, 3, bfloat16>, axpy_block<ymm<float>, bfloat16>}};
 const direct_kernels<double> direct_avx2_f64 = {dot_block<ymm<double>, 3, 3>, axpy_block<ymm<double>>,
                                                 small_block<ymm<double>, 6>, {}, {}};
 

@@ -690,10 +690,11 @@ typedef struct gemm_host_rates {
 } gemm_host_rates_t;
 
 /* The rates of this machine's section of the tune cache, f32's first: *count is 0, 1 or 2.
- * Auto measures a type's rates (within 0.5 s) the first time a host-memory call needs them:
- * where more than one host backend (the reference aside) could serve it, or a GPU backend
- * could (2^21 operations or more); unless GEMM_TUNE=off. gemm_tune with store = 1 of a
- * host-memory problem measures them too. *rates points to entries that live until the next
+ * Auto measures a type's rates, briefly (docs/TUNING.md gives the times), the first time a
+ * host-memory call needs them: the host part where more than one host backend (the reference
+ * aside) could serve it, the GPU part where a GPU backend could (2^21 operations or more);
+ * never with GEMM_TUNE=off. gemm_tune with store = 1 of a host-memory problem measures them
+ * too. *rates points to entries that live until the next
  * call of this function on this thread. */
 GEMM_API gemm_status_t gemm_tune_cache_rates(const gemm_host_rates_t **rates, int64_t *count);
 

@@ -42,6 +42,10 @@ const host_rate *dtype_rates::host_of(const std::string &backend) const {
     return nullptr;
 }
 
+void order_fastest_first(std::vector<host_rate> &host) {
+    std::stable_sort(host.begin(), host.end(), [](const host_rate &a, const host_rate &b) { return a.gflops > b.gflops; });
+}
+
 dtype rates_type(dtype t) { return t == dtype::f64 || t == dtype::c64 ? dtype::f64 : dtype::f32; }
 
 const dtype_rates *machine_rates::for_type(dtype t) const {
@@ -183,7 +187,7 @@ std::optional<std::pair<dtype, dtype_rates>> parse_rates_line(const std::string 
         why = "rates must be positive numbers (costs and times at least 0)";
         return std::nullopt;
     }
-    std::stable_sort(r.host.begin(), r.host.end(), [](const host_rate &a, const host_rate &b) { return a.gflops > b.gflops; });
+    order_fastest_first(r.host);
     return std::pair{type == "f32" ? dtype::f32 : dtype::f64, r};
 }
 

@@ -26,6 +26,9 @@ struct host_rate {
     double fixed_us = 0;  // per call, beyond the arithmetic (threads woken, packing set up)
 };
 
+// Puts host rates in the order dtype_rates::host keeps: the highest rate first.
+void order_fastest_first(std::vector<host_rate> &host);
+
 // One real type's rates (f32 stands for f16, bf16 and c32 as well, f64 for c64).
 struct dtype_rates {
     std::vector<host_rate> host;  // every host backend timed (the reference aside), fastest first

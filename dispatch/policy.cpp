@@ -51,6 +51,12 @@ std::string_view untuned_why(const choice &c) {
     return builtin_untuned_why;
 }
 
+// Whether b can run p here: its availability's verdict, else its verdict on p.
+verdict can_serve(backend &b, const problem &p) {
+    const verdict &available = b.available();
+    return available.ok ? b.supports(p) : available;
+}
+
 choice choose_forced(const problem &p, const selection &sel, bool collect_skipped) {
     choice c;
     c.why = sel.why;
@@ -81,8 +87,7 @@ choice choose_in_order(const problem &p, const std::vector<backend *> &order, bo
     std::string reasons;
     for (backend *b : order) {
         std::string_view name = b->name();
-        const verdict &available = b->available();
-        verdict v = available.ok ? b->supports(p) : available;
+        verdict v = can_serve(*b, p);
         if (v.ok && !c.chosen) {
             c.chosen = b;
             c.why = builtin_why;
@@ -106,8 +111,7 @@ bool usable(const tune_entry_ptr &e, const problem &p, backend *&b, std::string 
     if (!e) return false;
     b = find_backend(e->backend);
     if (!b) return false;
-    const verdict &available = b->available();
-    verdict v = available.ok ? b->supports(p) : available;
+    verdict v = can_serve(*b, p);
     if (!v.ok) why_not = "cached " + e->backend + " not usable: " + v.reason;
     return v.ok;
 }
@@ -292,9 +296,7 @@ void skipped_by_rates(const problem &p, const dtype_rates &r, const backend *cho
     for (backend *b : registered_backends()) {
         if (b == chosen || b->kind() != backend_kind::host) continue;
         const std::string name(b->name());
-        const verdict &available = b->available();
-        verdict v = available.ok ? b->supports(p) : available;
-        if (!v.ok) skipped.push_back(name + ": " + v.reason);
+        if (verdict v = can_serve(*b, p); !v.ok) skipped.push_back(name + ": " + v.reason);
         else if (b->reference()) skipped.push_back(name + ": the reference, never chosen where another backend serves");
         else if (const host_rate *h = r.host_of(name))
             skipped.push_back(fmt::format("{}: the rates estimate it slower ({:.4g} ms against {:.4g} ms)", name,
@@ -320,7 +322,7 @@ bool rates_choice(const problem &p, rates_use use, bool collect_skipped, choice 
         r = rates ? rates->for_type(p.ab_type) : nullptr;
     }
     if (!r) return false;
-    auto serves = [&p](backend *b) { return b && b->available().ok && b->supports(p).ok; };
+    auto serves = [&p](backend *b) { return b && can_serve(*b, p).ok; };
     backend *host = nullptr;
     double host_us = 0;
     for (const host_rate &h : r->host) {

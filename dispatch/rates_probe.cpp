@@ -142,7 +142,7 @@ gemm_status_t measure_host_rates(dtype t, dtype_rates &out) {
     if (r.host.empty())
         return set_error(first_failure != GEMM_STATUS_SUCCESS ? first_failure : GEMM_STATUS_NOT_SUPPORTED,
                          "gemm rates: no host backend could be timed");
-    std::stable_sort(r.host.begin(), r.host.end(), [](const host_rate &a, const host_rate &b) { return a.gflops > b.gflops; });
+    order_fastest_first(r.host);
     r.measured_ms = ms_since(start);
     out = std::move(r);
     return GEMM_STATUS_SUCCESS;

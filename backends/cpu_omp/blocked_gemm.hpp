@@ -677,6 +677,24 @@ struct finish_nothing {
 // (docs/PERFORMANCE.md).
 inline bool rounded_in_tiles(const problem &p, const blocking &bk) { return p.k <= bk.kc; }
 
+
+// p multiplied by a team of `threads` (multiply_team, each block finished by `finish`): B's
+// two panels of `panel` values at b, in the calling thread's buffer; each thread's A in its
+// own buffer of a_bytes (a thread that cannot have it takes no part).
+template <class T, int MR, int NR, class In, class Out, class Finish>
+void run_team(const problem &p, const blocking &bk, microkernel<T> kernel, int threads, std::size_t a_bytes, T *b,
+              std::size_t panel, const Finish &finish) {
+    team_state<T> team;
+    team.b_panels[0] = b;
+    team.b_panels[1] = b + panel;
+    auto work = [&]() noexcept {
+        pack_buffers &buffers = thread_pack_buffers();
+        if (!buffers.reserve(a_bytes, 0)) return;
+        multiply_team<T, MR, NR, In, Out>(p, bk, kernel, threads, static_cast<T *>(buffers.a()), team, finish);
+    };
+    run_on_threads(threads, work);
+}
+
 // p with a 16-bit C (Out) rounded tile by tile (rounded_in_tiles), by the team of run_blocked.
 // Returns false, C untouched, without the calling thread's buffers.
 template <class T, int MR, int NR, class In, class Out>
@@ -686,16 +704,7 @@ bool run_rounded_tiles(const problem &p, const blocking &bk, microkernel<T> kern
     const std::size_t panel = std::size_t(round_up(bk.nc, NR) * bk.kc);
     pack_buffers &own = thread_pack_buffers();
     if (!own.reserve(a_bytes, 2 * panel * sizeof(T))) return false;
-    team_state<T> team;
-    team.b_panels[0] = static_cast<T *>(own.b());
-    team.b_panels[1] = team.b_panels[0] + panel;
-    auto work = [&]() noexcept {
-        pack_buffers &buffers = thread_pack_buffers();
-        if (!buffers.reserve(a_bytes, 0)) return;
-        multiply_team<T, MR, NR, In, Out>(p, bk, kernel, threads, static_cast<T *>(buffers.a()), team,
-                                          finish_nothing{});
-    };
-    run_on_threads(threads, work);
+    run_team<T, MR, NR, In, Out>(p, bk, kernel, threads, a_bytes, static_cast<T *>(own.b()), panel, finish_nothing{});
     return true;
 }
 
@@ -730,16 +739,8 @@ bool run_rounded(const problem &p, const blocking &bk, microkernel<T> kernel) {
                                                     range{c0, std::min(p.n, c0 + strip_cols)}, sums);
                 const round_into_c<T, Out> finish{sums, strip.ldc, o.c, o.ldc, r0, c0, o.beta};
                 const int threads = plan_threads(strip, call_threads()).threads;
-                team_state<T> team;
-                team.b_panels[0] = static_cast<T *>(own.b());
-                team.b_panels[1] = team.b_panels[0] + panel;
-                auto work = [&]() noexcept {
-                    pack_buffers &buffers = thread_pack_buffers();
-                    if (!buffers.reserve(a_bytes, 0)) return;
-                    multiply_team<T, MR, NR, In>(strip, bk, kernel, threads, static_cast<T *>(buffers.a()), team,
-                                                 finish);
-                };
-                run_on_threads(threads, work);
+                run_team<T, MR, NR, In, T>(strip, bk, kernel, threads, a_bytes, static_cast<T *>(own.b()), panel,
+                                           finish);
             }
     }
     return true;

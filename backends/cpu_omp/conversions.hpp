@@ -23,6 +23,14 @@ template <class S>
 using round_block_fn = void (*)(const float *sums, int64_t lds, float beta, S *c, int64_t ldc, int64_t rows,
                                 int64_t cols);
 
+// The round_block_fn of a round_fn `column`: column on each column of the block. Each
+// conversions_*.cpp passes its own column function, whose internal linkage keeps every
+// instantiation in its file (built for its instruction set).
+template <class S, void (*column)(const float *, float, S *, int64_t)>
+void round_each_column(const float *sums, int64_t lds, float beta, S *c, int64_t ldc, int64_t rows, int64_t cols) {
+    for (int64_t j = 0; j < cols; ++j) column(sums + j * lds, beta, c + j * ldc, rows);
+}
+
 template <class S> struct conversion_kernels {
     widen_fn<S> widen;
     round_fn<S> round;

@@ -68,19 +68,13 @@ void round_into(const float *sums, float beta, S *c, int64_t n) {
     }
 }
 
-// round_fn's column function `column` on each column of a block.
-template <class S, void (*column)(const float *, float, S *, int64_t)>
-void round_block(const float *sums, int64_t lds, float beta, S *c, int64_t ldc, int64_t rows, int64_t cols) {
-    for (int64_t j = 0; j < cols; ++j) column(sums + j * lds, beta, c + j * ldc, rows);
-}
-
 }  // namespace
 
 const conversion_kernels<half> conversions_avx512_f16 = {
     widen<half, widen_f16_vector>, round_into<half, widen_f16_vector, narrow_f16_vector>,
-    round_block<half, round_into<half, widen_f16_vector, narrow_f16_vector>>};
+    round_each_column<half, round_into<half, widen_f16_vector, narrow_f16_vector>>};
 const conversion_kernels<bfloat16> conversions_avx512_bf16 = {
     widen<bfloat16, widen_bf16_vector>, round_into<bfloat16, widen_bf16_vector, narrow_bf16_vector>,
-    round_block<bfloat16, round_into<bfloat16, widen_bf16_vector, narrow_bf16_vector>>};
+    round_each_column<bfloat16, round_into<bfloat16, widen_bf16_vector, narrow_bf16_vector>>};
 
 }  // namespace gemm::cpu_omp_detail

@@ -18,18 +18,11 @@ template <class S> void round_generic(const float *sums, float beta, S *c, int64
         }
 }
 
-
-// round_fn's column function `column` on each column of a block.
-template <class S, void (*column)(const float *, float, S *, int64_t)>
-void round_block(const float *sums, int64_t lds, float beta, S *c, int64_t ldc, int64_t rows, int64_t cols) {
-    for (int64_t j = 0; j < cols; ++j) column(sums + j * lds, beta, c + j * ldc, rows);
-}
-
 }  // namespace
 
 const conversion_kernels<half> conversions_generic_f16 = {widen_generic<half>, round_generic<half>,
-                                                          round_block<half, round_generic<half>>};
+                                                          round_each_column<half, round_generic<half>>};
 const conversion_kernels<bfloat16> conversions_generic_bf16 = {widen_generic<bfloat16>, round_generic<bfloat16>,
-                                                              round_block<bfloat16, round_generic<bfloat16>>};
+                                                              round_each_column<bfloat16, round_generic<bfloat16>>};
 
 }  // namespace gemm::cpu_omp_detail

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include <spdlog/fmt/fmt.h>
@@ -161,18 +162,18 @@ problem_class class_of(const tune_key &key) {
     return c;
 }
 
-int forced_disturbed_timings() {
+std::optional<int> forced_disturbed_timings() {
     const char *v = std::getenv("GEMM_TEST_TUNE_DISTURBED");
-    if (v && std::string(v) == "never") return -1;
-    return v && *v >= '0' && *v <= '9' && v[1] == '\0' ? *v - '0' : 0;
+    if (v && std::string(v) == "never") return 0;
+    if (v && *v >= '0' && *v <= '9' && v[1] == '\0') return *v - '0';
+    return std::nullopt;
 }
 
 gemm_status_t tune_problem(const problem_class &c, const tune_options &options, tune_outcome &out) {
     for (int timing = 1;; ++timing) {
         if (gemm_status_t s = time_candidates(c, options, out); s != GEMM_STATUS_SUCCESS) return s;
         out.timings = timing;
-        const int forced = forced_disturbed_timings();
-        out.disturbed = forced >= 0 && (out.disturbed || timing <= forced);
+        if (const std::optional<int> forced = forced_disturbed_timings()) out.disturbed = timing <= *forced;
         if (!out.disturbed || timing > options.disturbed_retimes) return GEMM_STATUS_SUCCESS;
         logger().info("tuner: {} timed again in {:.0f} ms: its timings disagreed", out.entry.key.to_text(),
                       options.retime_pause_ms);

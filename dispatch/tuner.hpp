@@ -1,6 +1,7 @@
 // tuner.hpp: times every (backend, variant) that can serve a problem class and picks the winner.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,10 +57,11 @@ struct tune_outcome {
 constexpr double disturbed_spread = 0.25;
 
 // GEMM_TEST_TUNE_DISTURBED=N, a hook for tests only: the first N timings of every problem a
-// process tunes count as disturbed whatever their spread, so that tests see the re-timing
-// and the refusal to store that a busy machine causes; 0 when unset or not a digit. "never"
-// (-1): no timing counts as disturbed, for tests that must store on a shared, busy machine.
-int forced_disturbed_timings();
+// process tunes count as disturbed and the later ones as not, whatever their spread, so that
+// tests see the re-timing and the refusal to store that a busy machine causes, the same on a
+// busy test machine; "never" (0): no timing counts as disturbed, for tests that must store.
+// Nothing when unset or not a digit: the spreads decide.
+std::optional<int> forced_disturbed_timings();
 
 // The class a tune-cache key stands for (for `gemm tune --shapes`, GEMM_RECORD files and
 // GEMM_TUNE=online): beta 0, or 0.5 for a key whose calls read C (neither 0 nor 1, so that a

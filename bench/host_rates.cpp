@@ -26,10 +26,18 @@ std::string host_rates_text(const gemm_host_rates_t &r) {
         std::snprintf(part, sizeof part, "%s %s %.5g GFLOP/s + %.3g us a call", i ? "," : "", h.backend, h.gflops,
                       h.fixed_us);
         text += part;
+        if (h.gbs > 0) {
+            std::snprintf(part, sizeof part, ", at most %.4g GB/s", h.gbs);
+            text += part;
+        }
     }
     if (*r.gpu_backend) {
         std::snprintf(part, sizeof part, "; gpu %s %.5g GFLOP/s, %.4g GB/s, %.4g us a call", r.gpu_backend, r.gpu_gflops,
                       r.link_gbs, r.gpu_fixed_us);
+        text += part;
+    }
+    if (r.locked_link_gbs > 0) {
+        std::snprintf(part, sizeof part, "; page-locked %.4g GB/s, %.4g us a call", r.locked_link_gbs, r.locked_fixed_us);
         text += part;
     }
     if (r.measured_ms > 0) {
@@ -46,11 +54,12 @@ void host_rates_json(json_writer &w, const std::vector<gemm_host_rates_t> &rates
         w.key("type").string(host_rates_type(r)).key("host_backend").string(r.host_backend);
         w.key("host_gflops").number(r.host_gflops).key("gpu_backend").string(r.gpu_backend);
         w.key("gpu_gflops").number(r.gpu_gflops).key("link_gbs").number(r.link_gbs);
-        w.key("gpu_fixed_us").number(r.gpu_fixed_us).key("hosts").begin_array();
+        w.key("gpu_fixed_us").number(r.gpu_fixed_us).key("locked_link_gbs").number(r.locked_link_gbs);
+        w.key("locked_fixed_us").number(r.locked_fixed_us).key("hosts").begin_array();
         for (int64_t i = 0; i < r.host_count; ++i) {
             w.begin_object(json_writer::layout::line);
             w.key("backend").string(r.hosts[i].backend).key("gflops").number(r.hosts[i].gflops);
-            w.key("fixed_us").number(r.hosts[i].fixed_us).end_object();
+            w.key("fixed_us").number(r.hosts[i].fixed_us).key("gbs").number(r.hosts[i].gbs).end_object();
         }
         w.end_array().key("measured_ms").number(r.measured_ms);
         w.end_object();

@@ -69,30 +69,55 @@ std::optional<host_rate> fit_host_rate(const std::string &backend, int64_t small
     return h;
 }
 
-bool fit_gpu_rates(dtype t, const gpu_anchors &a, const std::string &gpu_backend, dtype_rates &r) {
-    if (!positive(a.device_us) || !positive(a.small_us) || !positive(a.large_us)) return false;
-    if (a.device_n <= 0 || a.small_n <= 0 || a.large_n <= a.small_n) return false;
-    const std::size_t element = dtype_size(t);
-    const double gflops = square_flops(a.device_n) / a.device_us / 1e3;
-    // What each host-memory time leaves after the device's multiply-adds: traffic and the
-    // fixed cost.
+namespace {
+
+// The link and fixed cost from a GPU backend's times on host memory at two square sizes, once
+// the device's multiply-adds at `gflops` are taken off: the link from their difference, the
+// fixed cost from the rest; where the larger leaves no more than the smaller (the small call
+// all fixed cost and noise), all of the larger's remainder, or with none left its whole time,
+// is charged to the link.
+bool fit_link(std::size_t element, double gflops, const gpu_anchors &a, double &link, double &fixed) {
+    if (!positive(gflops) || !positive(a.small_us) || !positive(a.large_us)) return false;
+    if (a.small_n <= 0 || a.large_n <= a.small_n) return false;
     const double small_rest = a.small_us - square_flops(a.small_n) / gflops / 1e3;
     const double large_rest = a.large_us - square_flops(a.large_n) / gflops / 1e3;
     const double small_bytes = square_bytes(a.small_n, element), large_bytes = square_bytes(a.large_n, element);
-    double link = 0, fixed = 0;
+    fixed = 0;
     if (large_rest > small_rest && small_rest > 0) {
         link = (large_bytes - small_bytes) / (large_rest - small_rest) / 1e3;
         fixed = std::max(0.0, small_rest - small_bytes / link / 1e3);
     } else {
-        // The small call was all fixed cost and noise: charge the large one's remainder (or,
-        // with none left, its whole time) to the link.
         link = large_bytes / (large_rest > 0 ? large_rest : a.large_us) / 1e3;
     }
-    if (!positive(gflops) || !positive(link)) return false;
+    return positive(link);
+}
+
+}  // namespace
+
+bool fit_host_bandwidth(host_rate &h, const problem &p, double us) {
+    if (!positive(us) || !positive(h.gflops)) return false;
+    const double streaming_us = us - h.fixed_us;
+    h.gbs = streaming_us > p.flops() / h.gflops / 1e3 ? host_traffic_bytes(p) / streaming_us / 1e3 : 0;
+    return true;
+}
+
+bool fit_gpu_rates(dtype t, const gpu_anchors &a, const std::string &gpu_backend, dtype_rates &r) {
+    if (!positive(a.device_us) || a.device_n <= 0) return false;
+    const double gflops = square_flops(a.device_n) / a.device_us / 1e3;
+    double link = 0, fixed = 0;
+    if (!fit_link(dtype_size(t), gflops, a, link, fixed)) return false;
     r.gpu_backend = gpu_backend;
     r.gpu_gflops = gflops;
     r.link_gbs = link;
     r.gpu_fixed_us = fixed;
+    return true;
+}
+
+bool fit_locked_link(dtype t, const gpu_anchors &a, dtype_rates &r) {
+    double link = 0, fixed = 0;
+    if (!r.has_gpu() || !fit_link(dtype_size(t), r.gpu_gflops, a, link, fixed)) return false;
+    r.locked_link_gbs = link;
+    r.locked_fixed_us = fixed;
     return true;
 }
 
@@ -103,31 +128,47 @@ double host_traffic_bytes(const problem &p) {
                               c_trips * double(p.m) * double(p.n) * c);
 }
 
-double host_estimate_us(const host_rate &h, const problem &p) { return h.fixed_us + p.flops() / h.gflops / 1e3; }
+double host_estimate_us(const host_rate &h, const problem &p) {
+    const double arithmetic_us = p.flops() / h.gflops / 1e3;
+    const double streaming_us = h.gbs > 0 ? host_traffic_bytes(p) / h.gbs / 1e3 : 0;
+    return h.fixed_us + std::max(arithmetic_us, streaming_us);
+}
 
 double gpu_estimate_us(const dtype_rates &r, const problem &p) {
-    return r.gpu_fixed_us + host_traffic_bytes(p) / r.link_gbs / 1e3 + p.flops() / r.gpu_gflops / 1e3;
+    const bool locked = p.page_locked && r.has_locked_link();
+    const double link = locked ? r.locked_link_gbs : r.link_gbs, fixed = locked ? r.locked_fixed_us : r.gpu_fixed_us;
+    return fixed + host_traffic_bytes(p) / link / 1e3 + p.flops() / r.gpu_gflops / 1e3;
 }
 
 std::string rates_line(dtype t, const dtype_rates &r) {
     std::string line = fmt::format("rates {}", dtype_name(t));
     for (const host_rate &h : r.host)
-        line += fmt::format(" | host {} {:.6g} GFLOP/s {:.6g} us", h.backend, h.gflops, h.fixed_us);
+        line += fmt::format(" | host {} {:.6g} GFLOP/s {:.6g} us {:.6g} GB/s", h.backend, h.gflops, h.fixed_us, h.gbs);
     if (r.has_gpu())
         line += fmt::format(" | gpu {} {:.6g} GFLOP/s {:.6g} GB/s {:.6g} us", r.gpu_backend, r.gpu_gflops, r.link_gbs,
                             r.gpu_fixed_us);
+    if (r.has_locked_link())
+        line += fmt::format(" | page-locked {:.6g} GB/s {:.6g} us", r.locked_link_gbs, r.locked_fixed_us);
     if (r.measured_ms > 0) line += fmt::format(" | measured {:.6g} ms", r.measured_ms);
     return line;
 }
 
 namespace {
 
-// One " host <backend> <x> GFLOP/s [<x> us]" part.
+// One " host <backend> <x> GFLOP/s [<x> us [<x> GB/s]]" part.
 bool parse_host_part(std::istringstream &in, host_rate &h) {
     std::string word, extra;
     if (!(in >> word >> h.backend) || word != "host" || !read_value(in, "GFLOP/s", h.gflops)) return false;
     if (in >> std::ws; !in.eof() && !read_value(in, "us", h.fixed_us)) return false;
+    if (in >> std::ws; !in.eof() && !read_value(in, "GB/s", h.gbs)) return false;
     return !(in >> extra) && backend_name(h.backend);
+}
+
+// One " page-locked <x> GB/s <x> us" part.
+bool parse_locked_part(std::istringstream &in, dtype_rates &r) {
+    std::string word, extra;
+    return (in >> word) && word == "page-locked" && read_value(in, "GB/s", r.locked_link_gbs) &&
+           read_value(in, "us", r.locked_fixed_us) && !(in >> extra);
 }
 
 // One " gpu <backend> <x> GFLOP/s <x> GB/s <x> us" part.
@@ -150,14 +191,15 @@ std::optional<std::pair<dtype, dtype_rates>> parse_rates_line(const std::string 
     std::vector<std::string> parts;
     std::stringstream whole(line);
     for (std::string part; std::getline(whole, part, '|');) parts.push_back(part);
-    why = "not a rates line: rates <f32|f64> | host <backend> <x> GFLOP/s <x> us [| host ...] "
-          "[| gpu <backend> <x> GFLOP/s <x> GB/s <x> us] [| measured <x> ms]";
+    why = "not a rates line: rates <f32|f64> | host <backend> <x> GFLOP/s <x> us <x> GB/s [| host ...] "
+          "[| gpu <backend> <x> GFLOP/s <x> GB/s <x> us [| page-locked <x> GB/s <x> us]] [| measured <x> ms]";
     if (parts.size() < 2) return std::nullopt;
     std::istringstream head(parts[0]);
     std::string word, type, extra;
     if (!(head >> word >> type) || word != "rates" || (head >> extra)) return std::nullopt;
     if (type != "f32" && type != "f64") return std::nullopt;
     dtype_rates r;
+    bool locked_given = false;
     std::size_t i = 1;
     for (; i < parts.size() && first_word_is(parts[i], "host"); ++i) {
         std::istringstream in(parts[i]);
@@ -173,6 +215,11 @@ std::optional<std::pair<dtype, dtype_rates>> parse_rates_line(const std::string 
     if (i < parts.size() && first_word_is(parts[i], "gpu")) {
         std::istringstream in(parts[i++]);
         if (!parse_gpu_part(in, r)) return std::nullopt;
+        if (i < parts.size() && first_word_is(parts[i], "page-locked")) {
+            std::istringstream locked(parts[i++]);
+            if (!parse_locked_part(locked, r)) return std::nullopt;
+            locked_given = true;
+        }
     }
     if (i < parts.size()) {
         std::istringstream in(parts[i++]);
@@ -181,8 +228,9 @@ std::optional<std::pair<dtype, dtype_rates>> parse_rates_line(const std::string 
     }
     if (i != parts.size()) return std::nullopt;
     bool valid = r.measured_ms >= 0;
-    for (const host_rate &h : r.host) valid &= positive(h.gflops) && h.fixed_us >= 0;
+    for (const host_rate &h : r.host) valid &= positive(h.gflops) && h.fixed_us >= 0 && h.gbs >= 0;
     if (r.has_gpu()) valid &= positive(r.gpu_gflops) && positive(r.link_gbs) && r.gpu_fixed_us >= 0;
+    if (locked_given) valid &= positive(r.locked_link_gbs) && r.locked_fixed_us >= 0;
     if (!valid) {
         why = "rates must be positive numbers (costs and times at least 0)";
         return std::nullopt;

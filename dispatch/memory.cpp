@@ -26,21 +26,20 @@ void *thread_stream() { return tls_stream; }
 
 void set_pointer_classifier(pointer_classifier classify) { classifier.store(classify); }
 
-bool allocation_memo::find(const void *ptr, memory_space &space, int &device) const {
+bool allocation_memo::find(const void *ptr, pointer_place &place) const {
     const std::uintptr_t at = reinterpret_cast<std::uintptr_t>(ptr);
     for (int i = 0; i < count_; ++i)
-        if (at - seen_[i].begin < seen_[i].bytes) {  // unsigned: also false below begin
-            space = seen_[i].space;
-            device = seen_[i].device;
+        if (at - seen_[i].range_begin < seen_[i].range_bytes) {  // unsigned: also false below begin
+            place = seen_[i];
             return true;
         }
     return false;
 }
 
-void allocation_memo::add(std::uintptr_t begin, std::size_t bytes, memory_space space, int device) {
-    if (bytes == 0) return;
+void allocation_memo::add(const pointer_place &place) {
+    if (place.range_bytes == 0) return;
     for (int i = std::min(count_, capacity - 1); i > 0; --i) seen_[i] = seen_[i - 1];
-    seen_[0] = {begin, bytes, space, device};
+    seen_[0] = place;
     count_ = std::min(count_ + 1, capacity);
 }
 
@@ -56,10 +55,11 @@ gemm_status_t host_readable_arrays(pointer_array *arrays, int count, std::size_t
     for (int i = 0; i < count; ++i) {
         pointer_array &x = arrays[i];
         if (!x.array) continue;
-        int device = -1;
-        std::uintptr_t begin = 0;
-        std::size_t bytes = 0;
-        const memory_space space = classify(x.array, &device, &begin, &bytes);
+        const pointer_place place = classify(x.array);
+        const memory_space space = place.space;
+        const int device = place.device;
+        const std::uintptr_t begin = place.range_begin;
+        const std::size_t bytes = place.range_bytes;
         if (space == memory_space::host) continue;
         const std::string where = std::string("lies in ") + memory_space_name(space) + " memory of device " +
                                   std::to_string(device);
@@ -98,6 +98,7 @@ gemm_status_t classify_memory(problem &p, allocation_memo *memo) {
     pointer_classifier classify = classifier.load();
     p.space = memory_space::host;
     p.device = -1;
+    p.page_locked = false;
     p.stream = tls_stream;
     if (!classify) return GEMM_STATUS_SUCCESS;
     allocation_memo own;
@@ -116,20 +117,21 @@ gemm_status_t classify_memory(problem &p, allocation_memo *memo) {
     const operand *first = nullptr;
     for (const operand &o : ops) {
         if (!o.ptr) continue;
-        int device = -1;
-        memory_space s = memory_space::host;
-        if (!memo->find(o.ptr, s, device)) {
-            std::uintptr_t begin = 0;
-            std::size_t bytes = 0;
-            s = classify(o.ptr, &device, &begin, &bytes);
-            memo->add(begin, bytes, s, device);
+        pointer_place place;
+        if (!memo->find(o.ptr, place)) {
+            place = classify(o.ptr);
+            memo->add(place);
         }
+        const memory_space s = place.space;
+        const int device = place.device;
         if (!first) {
             first = &o;
             p.space = s;
             p.device = device;
+            p.page_locked = place.page_locked;
             continue;
         }
+        p.page_locked &= place.page_locked;
         bool same = (s == memory_space::host) == (p.space == memory_space::host) &&
                     (s == memory_space::host || device == p.device);
         if (!same)

@@ -11,11 +11,16 @@
 
 namespace gemm {
 
-// Where one pointer lives; device is the CUDA ordinal for device and managed memory. When the
-// driver knows the allocation the pointer lies in, *range_begin and *range_bytes give it
-// (else 0 and 0).
-using pointer_classifier = memory_space (*)(const void *ptr, int *device, std::uintptr_t *range_begin,
-                                            std::size_t *range_bytes);
+// Where one pointer lives, as the CUDA driver says.
+struct pointer_place {
+    memory_space space = memory_space::host;
+    int device = -1;           // the CUDA ordinal of device and managed memory
+    bool page_locked = false;  // host memory page-locked (cudaMallocHost, cudaHostRegister)
+    // The allocation ptr lies in, where the driver knows it (else 0 and 0).
+    std::uintptr_t range_begin = 0;
+    std::size_t range_bytes = 0;
+};
+using pointer_classifier = pointer_place (*)(const void *ptr);
 
 // Installed by a GPU backend when it registers; without one every pointer is host memory.
 void set_pointer_classifier(pointer_classifier classify);
@@ -71,18 +76,12 @@ const device_services *installed_device_services();  // nullptr without a GPU bu
 class allocation_memo {
 public:
     // The space of ptr if it lies in a remembered allocation.
-    bool find(const void *ptr, memory_space &space, int &device) const;
-    void add(std::uintptr_t begin, std::size_t bytes, memory_space space, int device);
+    bool find(const void *ptr, pointer_place &place) const;
+    void add(const pointer_place &place);  // nothing where the driver gave no range
 
 private:
-    struct allocation {
-        std::uintptr_t begin = 0;
-        std::size_t bytes = 0;
-        memory_space space = memory_space::host;
-        int device = -1;
-    };
     static constexpr int capacity = 8;
-    allocation seen_[capacity];
+    pointer_place seen_[capacity];
     int count_ = 0;
 };
 
@@ -102,8 +101,8 @@ struct pointer_array {
 gemm_status_t host_readable_arrays(pointer_array *arrays, int count, std::size_t matrices, int &failed,
                                    std::string &why);
 
-// Sets p.space and p.device from the operands the call reads or writes (A and B only where it
-// multiplies, none where C is empty). Mixed spaces, or two devices, are an error.
+// Sets p.space, p.device and p.page_locked from the operands the call reads or writes (A and B
+// only where it multiplies, none where C is empty). Mixed spaces, or two devices, are an error.
 // memo: the batch call's allocations, consulted and extended (nullptr: the call's own, so
 // that operands in one allocation cost one question to the driver).
 gemm_status_t classify_memory(problem &p, allocation_memo *memo = nullptr);

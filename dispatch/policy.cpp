@@ -341,8 +341,9 @@ bool rates_choice(const problem &p, rates_use use, bool collect_skipped, choice 
         if (serves(gpu) && gpu_us < host_us) {
             c.chosen = gpu;
             c.why = builtin_offload_why;
-            c.why_detail = fmt::format(" (estimated {:.4g} ms against {:.4g} ms on {}{})", gpu_us / 1e3, host_us / 1e3,
-                                       host->name(), measured);
+            const char *link = p.page_locked && r->has_locked_link() ? " from page-locked memory" : "";
+            c.why_detail = fmt::format(" (estimated {:.4g} ms{} against {:.4g} ms on {}{})", gpu_us / 1e3, link,
+                                       host_us / 1e3, host->name(), measured);
             return true;
         }
     }

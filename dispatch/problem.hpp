@@ -78,6 +78,9 @@ struct problem {
 
     memory_space space = memory_space::host;
     int device = -1;           // CUDA ordinal when space != host
+    // Host problems: every operand the call touches is page-locked (registered with or
+    // allocated by CUDA), so a GPU backend copies it by DMA without staging.
+    bool page_locked = false;
     void *stream = nullptr;    // cudaStream_t of the caller, device problems only
 
     epilogue_spec epilogue;    // none for every call but gemm_ex_epilogue's (batch 1, real types)

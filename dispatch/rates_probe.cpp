@@ -19,8 +19,11 @@ namespace {
 using clock_type = std::chrono::steady_clock;
 
 // The host anchors: 64^3 shows a backend's cost per call (threads woken, packing set up), 384^3
-// its rate, in a few milliseconds a run even for a BLAS that misdetects the CPU.
-constexpr int64_t host_small_n = 64, host_large_n = 384;
+// its rate, in a few milliseconds a run even for a BLAS that misdetects the CPU; a 1024 x 1024
+// matrix times a vector (column-major, as a row-major 1 x 1024 x 1024 is) the speed it streams
+// operands at, where arithmetic is not what bounds it (4 MiB in f32, in cache on most hosts,
+// as a call repeated on the same operands finds them).
+constexpr int64_t host_small_n = 64, host_large_n = 384, host_vector_n = 1024;
 // The GPU anchors: 1024^3 on device memory for its rate, and 256 and 1024 on host memory for
 // the link's fixed cost and its rate. Larger anchors fit large calls better but cost more to
 // make than to time, past the probe's budget; the rate at 1024 is below the rate at 8192,
@@ -34,18 +37,39 @@ constexpr double anchor_budget_ms = 12;
 constexpr double longest_large_run_ms = 60;
 constexpr int64_t host_medium_n = 192;
 
-problem_class square_class(dtype t, int64_t n, memory_space space) {
+problem_class shape_class(dtype t, int64_t m, int64_t n, int64_t k, memory_space space) {
     problem_class c;
     c.ab_type = c.c_type = t;
-    c.m = c.n = c.k = n;
+    c.m = m;
+    c.n = n;
+    c.k = k;
     c.space = space;
     return c;
+}
+
+problem_class square_class(dtype t, int64_t n, memory_space space) { return shape_class(t, n, n, n, space); }
+
+problem_class locked_square_class(dtype t, int64_t n) {
+    problem_class c = square_class(t, n, memory_space::host);
+    c.pinned = true;
+    return c;
+}
+
+// The problem the class's operands make, for the fits' operation and byte counts.
+problem shape_of(const problem_class &c) {
+    problem p;
+    p.ab_type = c.ab_type;
+    p.c_type = c.c_type;
+    p.m = c.m;
+    p.n = c.n;
+    p.k = c.k;
+    return p;
 }
 
 // The fastest sample of b on class c (timed only: backends' results are checked by the tests
 // and the tuner, and the rates only rank them), warm in cache, without the 150 ms host
 // warm-up the tuner waits between targets: the probe times each library after cpu_omp.
-gemm_status_t time_square(const problem_class &c, backend *b, double &us) {
+gemm_status_t time_class(const problem_class &c, backend *b, double &us) {
     operand_sets sets(c);
     sets.limit_sets(1);
     if (gemm_status_t s = sets.allocate(); s != GEMM_STATUS_SUCCESS)
@@ -69,21 +93,42 @@ gemm_status_t time_square(const problem_class &c, backend *b, double &us) {
 
 double square_flops(int64_t n) { return 2.0 * double(n) * double(n) * double(n); }
 
-// b's host_rate for type t from its two anchors (the large one smaller for a backend too slow
-// for it).
+// b's host_rate for type t from its anchors: the two squares (the large one smaller for a
+// backend too slow for it), then the matrix times a vector.
 gemm_status_t time_host(dtype t, backend *b, host_rate &out) {
     double small_us = 0, large_us = 0;
-    if (gemm_status_t s = time_square(square_class(t, host_small_n, memory_space::host), b, small_us);
+    if (gemm_status_t s = time_class(square_class(t, host_small_n, memory_space::host), b, small_us);
         s != GEMM_STATUS_SUCCESS)
         return s;
     const double predicted_ms = small_us * square_flops(host_large_n) / square_flops(host_small_n) / 1e3;
     const int64_t large_n = predicted_ms > longest_large_run_ms ? host_medium_n : host_large_n;
-    if (gemm_status_t s = time_square(square_class(t, large_n, memory_space::host), b, large_us); s != GEMM_STATUS_SUCCESS)
+    if (gemm_status_t s = time_class(square_class(t, large_n, memory_space::host), b, large_us); s != GEMM_STATUS_SUCCESS)
         return s;
     std::optional<host_rate> h = fit_host_rate(std::string(b->name()), host_small_n, small_us, large_n, large_us);
     if (!h) return set_error(GEMM_STATUS_EXECUTION_FAILED, "gemm rates: " + std::string(b->name()) + ": no rate from its timings");
+    const problem_class vector = shape_class(t, host_vector_n, 1, host_vector_n, memory_space::host);
+    double vector_us = 0;
+    if (gemm_status_t s = time_class(vector, b, vector_us); s != GEMM_STATUS_SUCCESS) return s;
+    if (!fit_host_bandwidth(*h, shape_of(vector), vector_us))
+        return set_error(GEMM_STATUS_EXECUTION_FAILED, "gemm rates: " + std::string(b->name()) + ": no bandwidth from its timing");
     out = *h;
     return GEMM_STATUS_SUCCESS;
+}
+
+// The page-locked link of r's GPU backend gpu, timed on the host anchors' sizes; where that
+// fails (page-locking refused), the rates go without it and estimates take the pageable link.
+void time_locked_link(dtype t, backend *gpu, dtype_rates &r) {
+    gpu_anchors a;
+    a.small_n = gpu_small_n;
+    a.large_n = gpu_large_n;
+    gemm_status_t s = time_class(locked_square_class(t, a.small_n), gpu, a.small_us);
+    if (s == GEMM_STATUS_SUCCESS) s = time_class(locked_square_class(t, a.large_n), gpu, a.large_us);
+    if (s == GEMM_STATUS_SUCCESS && !fit_locked_link(t, a, r))
+        s = set_error(GEMM_STATUS_EXECUTION_FAILED, "gemm rates: the page-locked timings give no link");
+    if (s != GEMM_STATUS_SUCCESS) {
+        logger().debug("{}; the rates have no page-locked link", last_error_message());
+        clear_error();
+    }
 }
 
 // The GPU part from the first available device backend, in the preference order, that serves
@@ -95,16 +140,17 @@ gemm_status_t time_gpu(dtype t, dtype_rates &r) {
     a.small_n = gpu_small_n;
     for (backend *gpu : registered_backends()) {
         if (gpu->kind() != backend_kind::device || !gpu->available().ok) continue;
-        gemm_status_t s = time_square(square_class(t, a.device_n, memory_space::device), gpu, a.device_us);
+        gemm_status_t s = time_class(square_class(t, a.device_n, memory_space::device), gpu, a.device_us);
         if (s == GEMM_STATUS_NOT_SUPPORTED) {
             clear_error();
             continue;
         }
-        if (s == GEMM_STATUS_SUCCESS) s = time_square(square_class(t, a.small_n, memory_space::host), gpu, a.small_us);
-        if (s == GEMM_STATUS_SUCCESS) s = time_square(square_class(t, a.large_n, memory_space::host), gpu, a.large_us);
+        if (s == GEMM_STATUS_SUCCESS) s = time_class(square_class(t, a.small_n, memory_space::host), gpu, a.small_us);
+        if (s == GEMM_STATUS_SUCCESS) s = time_class(square_class(t, a.large_n, memory_space::host), gpu, a.large_us);
         if (s != GEMM_STATUS_SUCCESS) return s;
         if (!fit_gpu_rates(t, a, std::string(gpu->name()), r))
             return set_error(GEMM_STATUS_EXECUTION_FAILED, "gemm rates: the GPU's timings give no rates");
+        time_locked_link(t, gpu, r);
         return GEMM_STATUS_SUCCESS;
     }
     return set_error(GEMM_STATUS_NOT_SUPPORTED, "gemm rates: no device backend serves " + std::string(dtype_name(t)) +

@@ -60,6 +60,25 @@ TEST_CASE("machine_rates fit_host_rate: times that are not positive, or sizes ou
     CHECK_FALSE(fit_host_rate("cpu_omp", 0, 10.0, 64, 100.0));
 }
 
+TEST_CASE("machine_rates fit_host_bandwidth: a matrix-vector time slower than the rate gives the bandwidth") {
+    host_rate h{"cblas", 200, 5};
+    const problem vector = square(dtype::f32, 1024, 1, 1024);
+    const double bytes = (1024.0 * 1024 + 1024 + 1024) * 4;
+    // 8.4 MB at 20 GB/s: 419 us after the fixed cost, where the rate alone needs 10.5 us.
+    REQUIRE(fit_host_bandwidth(h, vector, 5 + bytes / 20 / 1e3));
+    CHECK(h.gbs == doctest::Approx(20).epsilon(1e-9));
+    CHECK(h.gflops == 200);
+    CHECK(h.fixed_us == 5);
+    // As fast as the rate allows: arithmetic bounds it, no bandwidth bound is kept.
+    REQUIRE(fit_host_bandwidth(h, vector, 5 + vector.flops() / 200 / 1e3));
+    CHECK(h.gbs == 0);
+    for (double bad : {0.0, -1.0, std::nan(""), double(INFINITY)}) {
+        host_rate untouched{"cblas", 200, 5, 7};
+        CHECK_FALSE(fit_host_bandwidth(untouched, vector, bad));
+        CHECK(untouched.gbs == 7);
+    }
+}
+
 TEST_CASE("machine_rates fit_gpu_rates: timings made from rates give those rates back") {
     dtype_rates truth;
     truth.gpu_gflops = 45000;
@@ -117,6 +136,69 @@ TEST_CASE("machine_rates fit_gpu_rates: timings that are not positive, or anchor
     CHECK_FALSE(fit_gpu_rates(dtype::f32, swapped, "cublas", r));
 }
 
+TEST_CASE("machine_rates fit_locked_link: page-locked timings give the page-locked link, the GPU's rate kept") {
+    dtype_rates r;
+    r.gpu_backend = "cublas";
+    r.gpu_gflops = 45000;
+    r.link_gbs = 7.5;
+    r.gpu_fixed_us = 90;
+    dtype_rates locked = r;
+    locked.link_gbs = 24;
+    locked.gpu_fixed_us = 30;
+    gpu_anchors a;
+    a.small_n = 256;
+    a.large_n = 1024;
+    a.small_us = gpu_time(locked, 256, 4);
+    a.large_us = gpu_time(locked, 1024, 4);
+    REQUIRE(fit_locked_link(dtype::f32, a, r));
+    CHECK(r.has_locked_link());
+    CHECK(r.locked_link_gbs == doctest::Approx(24).epsilon(1e-9));
+    CHECK(r.locked_fixed_us == doctest::Approx(30).epsilon(1e-6));
+    CHECK(r.link_gbs == 7.5);
+    CHECK(r.gpu_fixed_us == 90);
+    // Without a GPU part, or from times that are not positive: nothing.
+    dtype_rates host_only;
+    CHECK_FALSE(fit_locked_link(dtype::f32, a, host_only));
+    CHECK_FALSE(host_only.has_locked_link());
+    for (double bad : {0.0, -1.0, std::nan("")}) {
+        gpu_anchors b = a;
+        b.large_us = bad;
+        dtype_rates untouched = locked;
+        CHECK_FALSE(fit_locked_link(dtype::f32, b, untouched));
+        CHECK_FALSE(untouched.has_locked_link());
+    }
+}
+
+TEST_CASE("machine_rates estimate: a thin product by its bytes where they take longer than its arithmetic") {
+    const host_rate h{"cpu_omp", 100, 4, 10};
+    problem vector = square(dtype::f64, 4096, 1, 4096);
+    const double bytes = (4096.0 * 4096 + 4096 + 4096) * 8;
+    CHECK(host_estimate_us(h, vector) == doctest::Approx(4 + bytes / 10 / 1e3));
+    // A square reuses its operands: its arithmetic bounds it.
+    problem cube = square(dtype::f64, 512, 512, 512);
+    CHECK(host_estimate_us(h, cube) == doctest::Approx(4 + 2.0 * 512 * 512 * 512 / 100 / 1e3));
+    // No bandwidth (0): arithmetic alone, as before it was measured.
+    const host_rate unbounded{"cpu_omp", 100, 4, 0};
+    CHECK(host_estimate_us(unbounded, vector) == doctest::Approx(4 + vector.flops() / 100 / 1e3));
+}
+
+TEST_CASE("machine_rates estimate: page-locked operands go by the page-locked link where the rates have it") {
+    dtype_rates r;
+    r.gpu_backend = "cublas";
+    r.gpu_gflops = 10000;
+    r.link_gbs = 10;
+    r.gpu_fixed_us = 50;
+    problem p = square(dtype::f32, 1000, 1000, 1000);
+    const double bytes = 3.0 * 1000 * 1000 * 4, flops_us = 2e9 / 10000 / 1e3;
+    p.page_locked = true;
+    CHECK(gpu_estimate_us(r, p) == doctest::Approx(50 + bytes / 10 / 1e3 + flops_us));  // not measured: pageable's
+    r.locked_link_gbs = 40;
+    r.locked_fixed_us = 20;
+    CHECK(gpu_estimate_us(r, p) == doctest::Approx(20 + bytes / 40 / 1e3 + flops_us));
+    p.page_locked = false;
+    CHECK(gpu_estimate_us(r, p) == doctest::Approx(50 + bytes / 10 / 1e3 + flops_us));
+}
+
 TEST_CASE("machine_rates estimate: a host backend by fixed cost and rate, the GPU by fixed cost, traffic and rate") {
     dtype_rates r;
     r.gpu_backend = "cublas";
@@ -165,15 +247,17 @@ TEST_CASE("machine_rates for_type: f64's rates for f64 and c64, f32's for every 
 
 TEST_CASE("machine_rates line: written and read back; anything else is not a rates line") {
     dtype_rates r;
-    r.host = {{"cpu_omp", 251.5, 6.25}, {"cblas", 95.25, 11}};
+    r.host = {{"cpu_omp", 251.5, 6.25, 41.5}, {"cblas", 95.25, 11, 0}};
     r.gpu_backend = "cublas";
     r.gpu_gflops = 41234;
     r.link_gbs = 6.912;
     r.gpu_fixed_us = 120.5;
+    r.locked_link_gbs = 24.25;
+    r.locked_fixed_us = 35.5;
     r.measured_ms = 212.5;
     const std::string line = rates_line(dtype::f64, r);
-    CHECK(line == "rates f64 | host cpu_omp 251.5 GFLOP/s 6.25 us | host cblas 95.25 GFLOP/s 11 us | gpu cublas 41234 "
-                  "GFLOP/s 6.912 GB/s 120.5 us | measured 212.5 ms");
+    CHECK(line == "rates f64 | host cpu_omp 251.5 GFLOP/s 6.25 us 41.5 GB/s | host cblas 95.25 GFLOP/s 11 us 0 GB/s | "
+                  "gpu cublas 41234 GFLOP/s 6.912 GB/s 120.5 us | page-locked 24.25 GB/s 35.5 us | measured 212.5 ms");
     std::string why;
     auto back = parse_rates_line(line, why);
     REQUIRE(back);
@@ -182,17 +266,21 @@ TEST_CASE("machine_rates line: written and read back; anything else is not a rat
     CHECK(back->second.host[0].backend == "cpu_omp");
     CHECK(back->second.host[0].gflops == 251.5);
     CHECK(back->second.host[0].fixed_us == 6.25);
+    CHECK(back->second.host[0].gbs == 41.5);
+    CHECK(back->second.host[1].gbs == 0);
     CHECK(back->second.host[1].backend == "cblas");
     CHECK(back->second.host[1].fixed_us == 11);
     CHECK(back->second.gpu_backend == "cublas");
     CHECK(back->second.gpu_gflops == 41234);
     CHECK(back->second.link_gbs == 6.912);
     CHECK(back->second.gpu_fixed_us == 120.5);
+    CHECK(back->second.locked_link_gbs == 24.25);
+    CHECK(back->second.locked_fixed_us == 35.5);
     CHECK(back->second.measured_ms == 212.5);
     // Without a GPU: no gpu part; the GPU and measured parts are optional when read.
     dtype_rates host_only;
     host_only.host = {{"cpu_omp", 100, 2}};
-    CHECK(rates_line(dtype::f32, host_only) == "rates f32 | host cpu_omp 100 GFLOP/s 2 us");
+    CHECK(rates_line(dtype::f32, host_only) == "rates f32 | host cpu_omp 100 GFLOP/s 2 us 0 GB/s");
     auto plain = parse_rates_line("rates f32 | host cpu_omp 100 GFLOP/s 2 us", why);
     REQUIRE(plain);
     CHECK_FALSE(plain->second.has_gpu());
@@ -204,6 +292,8 @@ TEST_CASE("machine_rates line: written and read back; anything else is not a rat
     REQUIRE(older);
     CHECK(older->second.fastest_host()->backend == "cpu_omp");
     CHECK(older->second.host_of("cblas")->fixed_us == 0);
+    CHECK(older->second.host_of("cblas")->gbs == 0);
+    CHECK_FALSE(older->second.has_locked_link());
     for (const char *bad : {
              "rates f16 | host cblas 1 GFLOP/s 1 us",                                    // not a real type it keeps
              "rates f32",                                                                // no host part
@@ -224,7 +314,15 @@ TEST_CASE("machine_rates line: written and read back; anything else is not a rat
              "rates f32 f64 | host cblas 1 GFLOP/s | gpu cublas 1 GFLOP/s 1 GB/s 1 us",   // two types
              "rates f32 | host cblas 1 GFLOP/s 2 | gpu cublas 1 GFLOP/s 1 GB/s 1 us",     // a unit missing
              "rates f32 | host cblas 1 GFLOP/s 2 us 3 | gpu cublas 1 GFLOP/s 1 GB/s 1 us",  // a word too many
-             "rate f32 | host cblas 1 GFLOP/s | gpu cublas 1 GFLOP/s 1 GB/s 1 us"}) {
+             "rate f32 | host cblas 1 GFLOP/s | gpu cublas 1 GFLOP/s 1 GB/s 1 us",
+             "rates f32 | host cblas 1 GFLOP/s 1 us -1 GB/s",                            // a negative bandwidth
+             "rates f32 | host cblas 1 GFLOP/s 1 us 1 MB/s",                             // a wrong unit
+             "rates f32 | host cblas 1 GFLOP/s 1 us 1 GB/s 1",                           // a word too many
+             "rates f32 | host cblas 1 GFLOP/s 1 us | page-locked 1 GB/s 1 us",           // page-locked, no gpu
+             "rates f32 | host cblas 1 GFLOP/s 1 us | gpu cublas 1 GFLOP/s 1 GB/s 1 us | page-locked 0 GB/s 1 us",
+             "rates f32 | host cblas 1 GFLOP/s 1 us | gpu cublas 1 GFLOP/s 1 GB/s 1 us | page-locked 1 GB/s -1 us",
+             "rates f32 | host cblas 1 GFLOP/s 1 us | gpu cublas 1 GFLOP/s 1 GB/s 1 us | page-locked 1 GB/s",
+             "rates f32 | host cblas 1 GFLOP/s 1 us | page-locked 1 GB/s 1 us | gpu cublas 1 GFLOP/s 1 GB/s 1 us"}) {
         INFO(bad);
         CHECK_FALSE(parse_rates_line(bad, why));
         CHECK_FALSE(why.empty());

@@ -169,7 +169,10 @@ bool is_rates_line(const std::string &line) {
     for (; i < parts.size(); ++i, ++hosts) {
         std::vector<std::string> w = words(parts[i]);
         if (w.empty() || w[0] != "host") break;
-        if (!(w.size() == 6 && name_text(w[1]) && number(w[2]) && w[3] == "GFLOP/s" && number(w[4]) && w[5] == "us"))
+        // The bandwidth is optional: a line of the older form is kept as it was written.
+        const bool bandwidth = w.size() == 8 && number(w[6]) && w[7] == "GB/s";
+        if (!((w.size() == 6 || bandwidth) && name_text(w[1]) && number(w[2]) && w[3] == "GFLOP/s" && number(w[4]) &&
+              w[5] == "us"))
             return false;
     }
     if (i < parts.size()) {
@@ -179,6 +182,11 @@ bool is_rates_line(const std::string &line) {
                   w[5] == "GB/s" && number(w[6]) && w[7] == "us"))
                 return false;
             ++i;
+            if (i < parts.size() && words(parts[i])[0] == "page-locked") {
+                w = words(parts[i]);
+                if (!(w.size() == 5 && number(w[1]) && w[2] == "GB/s" && number(w[3]) && w[4] == "us")) return false;
+                ++i;
+            }
         }
     }
     if (i < parts.size()) {
@@ -1475,8 +1483,13 @@ TEST_CASE("tuner rates_first_need: a fresh cache's first untuned host call measu
     std::vector<std::string> lines = read_lines(cache);
     INFO("cache file:\n" << numbered(lines));
     CHECK(count_prefix(lines, "rates f32 | host ") == 1);
-    for (const std::string &l : lines)
-        if (starts_with(l, "rates ")) CHECK(is_rates_line(l));
+    for (const std::string &l : lines) {
+        if (!starts_with(l, "rates ")) continue;
+        CHECK(is_rates_line(l));
+        // Every backend measured has its matrix-vector bandwidth (0 where arithmetic bounds it).
+        for (const std::string &part : split(l, '|'))
+            if (words(part)[0] == "host") CHECK(words(part).back() == "GB/s");
+    }
 
     child_result later = run_child(dir, "later", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1"}, "call 96x96x96");
     INFO(later.report());

@@ -120,6 +120,7 @@ struct canonical_groups {
         p.c = pc.c ? pc.c[item] : nullptr;
         p.space = space.space;
         p.device = space.device;
+        p.page_locked = space.page_locked;
         p.stream = space.stream;
         return p;
     }
@@ -142,6 +143,7 @@ gemm_status_t check_matrices(const api_pointer_call &pc, canonical_groups &canon
                 return set_error(s, fmt::format("matrix {}: {}", item, last_error_message()));
             if (first) space = p;
             first = false;
+            space.page_locked &= p.page_locked;
             if (p.space != space.space || p.device != space.device)
                 return set_error(GEMM_STATUS_MIXED_MEMORY_SPACES,
                                  fmt::format("matrix {} is in {}, matrix 0 in {}: every matrix of a batch must be in "

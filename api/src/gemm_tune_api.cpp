@@ -248,11 +248,11 @@ gemm_status_t list_rates(const gemm_host_rates_t **rates, int64_t *count) {
         const dtype_rates *r = fresh.rates ? fresh.rates->for_type(t) : nullptr;
         if (!r || r->host.empty()) continue;
         std::vector<gemm_host_backend_rate_t> &hosts = fresh.hosts[fresh.listed.size()];
-        for (const host_rate &h : r->host) hosts.push_back({h.backend.c_str(), h.gflops, h.fixed_us});
+        for (const host_rate &h : r->host) hosts.push_back({h.backend.c_str(), h.gflops, h.fixed_us, h.gbs});
         const host_rate &fastest = r->host.front();
         fresh.listed.push_back({t == dtype::f32 ? GEMM_F32 : GEMM_F64, fastest.backend.c_str(), fastest.gflops,
                                 r->gpu_backend.c_str(), r->gpu_gflops, r->link_gbs, r->gpu_fixed_us, hosts.data(),
-                                int64_t(hosts.size()), r->measured_ms});
+                                int64_t(hosts.size()), r->measured_ms, r->locked_link_gbs, r->locked_fixed_us});
     }
     tls_rates = std::move(fresh);
     *rates = tls_rates.listed.data();

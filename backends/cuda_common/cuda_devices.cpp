@@ -105,11 +105,9 @@ PFN_cuPointerGetAttributes_v7000 driver_pointer_query() {
     return query;
 }
 
-memory_space classify_pointer(const void *ptr, int *device, std::uintptr_t *range_begin, std::size_t *range_bytes) {
-    *device = -1;
-    *range_begin = 0;
-    *range_bytes = 0;
-    if (device_count() == 0) return memory_space::host;
+pointer_place classify_pointer(const void *ptr) {
+    pointer_place place;
+    if (device_count() == 0) return place;
     if (PFN_cuPointerGetAttributes_v7000 query = driver_pointer_query()) {
         // Memory the driver does not know (plain host memory) gets the zero values: success.
         unsigned int type = 0, managed = 0;
@@ -121,27 +119,32 @@ memory_space classify_pointer(const void *ptr, int *device, std::uintptr_t *rang
                                         CU_POINTER_ATTRIBUTE_RANGE_SIZE};
         void *answers[5] = {&type, &ordinal, &managed, &begin, &bytes};
         if (query(5, asked, answers, CUdeviceptr(reinterpret_cast<uintptr_t>(ptr))) == CUDA_SUCCESS) {
-            *range_begin = std::uintptr_t(begin);
-            *range_bytes = bytes;
+            place.range_begin = std::uintptr_t(begin);
+            place.range_bytes = bytes;
             if (managed) {
-                *device = ordinal;
-                return memory_space::managed;
+                place.space = memory_space::managed;
+                place.device = ordinal;
+            } else if (type == CU_MEMORYTYPE_DEVICE) {
+                place.space = memory_space::device;
+                place.device = ordinal;
+            } else {
+                place.page_locked = type == CU_MEMORYTYPE_HOST;  // either way offloaded
             }
-            if (type != CU_MEMORYTYPE_DEVICE) return memory_space::host;  // unregistered or page-locked: offloaded
-            *device = ordinal;
-            return memory_space::device;
+            return place;
         }
     }
     cudaPointerAttributes attr{};
     if (cudaPointerGetAttributes(&attr, ptr) != cudaSuccess) {
         cudaGetLastError();  // older drivers report plain host memory as an invalid value
-        return memory_space::host;
+        return place;
     }
     switch (attr.type) {
-    case cudaMemoryTypeDevice: *device = attr.device; return memory_space::device;
-    case cudaMemoryTypeManaged: *device = attr.device; return memory_space::managed;
-    default: return memory_space::host;  // unregistered or pinned host memory: offloaded
+    case cudaMemoryTypeDevice: place.space = memory_space::device; place.device = attr.device; break;
+    case cudaMemoryTypeManaged: place.space = memory_space::managed; place.device = attr.device; break;
+    case cudaMemoryTypeHost: place.page_locked = true; break;
+    default: break;  // unregistered host memory: offloaded
     }
+    return place;
 }
 
 // attr of `device`, asked once per attribute and device ordinal below 64.

@@ -2498,12 +2498,30 @@ TEST_SUITE("gpu_offload_spread" * doctest::skip()) {
 namespace {
 
 // The rates line of type `type` in the cache file at path, as numbers: the fastest host
-// backend's rate (GFLOP/s) and fixed cost (us), the device's rate (GFLOP/s), the link (GB/s),
-// the GPU's fixed cost (us), the measurement's time (ms); the backends' names. Empty names
-// when there is none.
+// backend's rate (GFLOP/s), fixed cost (us) and bandwidth (GB/s), the device's rate (GFLOP/s),
+// the link (GB/s) and the GPU's fixed cost (us), pageable and page-locked, the measurement's
+// time (ms); the backends' names. Empty names when there is none.
 struct rates_seen {
+    struct host_part {
+        double gflops = 0, fixed = 0, gbs = 0;
+    };
     std::string host_backend, gpu_backend;
-    double host = 0, host_fixed = 0, device = 0, link = 0, fixed = 0, measured_ms = 0;
+    double host = 0, host_fixed = 0, host_gbs = 0, device = 0, link = 0, fixed = 0, locked_link = 0, locked_fixed = 0,
+           measured_ms = 0;
+    std::vector<host_part> hosts;  // every host backend's
+
+    // The estimates of the rule the rates follow, for a product of `flops` operations moving
+    // `bytes` (the host's: its shortest).
+    double host_us(double flops, double bytes) const {
+        double best = INFINITY;
+        for (const host_part &h : hosts)
+            best = std::min(best, h.fixed + std::max(flops / h.gflops / 1e3, h.gbs > 0 ? bytes / h.gbs / 1e3 : 0.0));
+        return best;
+    }
+    double gpu_us(double flops, double bytes, bool page_locked) const {
+        return page_locked ? locked_fixed + bytes / locked_link / 1e3 + flops / device / 1e3
+                           : fixed + bytes / link / 1e3 + flops / device / 1e3;
+    }
 };
 rates_seen rates_in(const std::string &path, const std::string &type) {
     rates_seen r;
@@ -2515,12 +2533,23 @@ rates_seen rates_in(const std::string &path, const std::string &type) {
             std::istringstream w(part);
             std::string word, name, u1, u2, u3;
             w >> word;
-            if (word == "host" && r.host_backend.empty()) {  // the first is the fastest
-                w >> r.host_backend >> r.host >> u1 >> r.host_fixed >> u2;
-                CHECK_MESSAGE((u1 == "GFLOP/s" && u2 == "us"), line);
+            if (word == "host") {
+                rates_seen::host_part h;
+                w >> name >> h.gflops >> u1 >> h.fixed >> u2 >> h.gbs >> u3;
+                CHECK_MESSAGE((u1 == "GFLOP/s" && u2 == "us" && u3 == "GB/s"), line);
+                r.hosts.push_back(h);
+                if (r.host_backend.empty()) {  // the first is the fastest
+                    r.host_backend = name;
+                    r.host = h.gflops;
+                    r.host_fixed = h.fixed;
+                    r.host_gbs = h.gbs;
+                }
             } else if (word == "gpu") {
                 w >> r.gpu_backend >> r.device >> u1 >> r.link >> u2 >> r.fixed >> u3;
                 CHECK_MESSAGE((u1 == "GFLOP/s" && u2 == "GB/s" && u3 == "us"), line);
+            } else if (word == "page-locked") {
+                w >> r.locked_link >> u1 >> r.locked_fixed >> u2;
+                CHECK_MESSAGE((u1 == "GB/s" && u2 == "us"), line);
             } else if (word == "measured") {
                 w >> r.measured_ms >> u1;
                 CHECK_MESSAGE(u1 == "ms", line);
@@ -2528,6 +2557,41 @@ rates_seen rates_in(const std::string &path, const std::string &type) {
         }
     }
     return r;
+}
+
+// The trace line of one untuned f32 NN product with beta 0 on host memory (page-locked with
+// cudaMallocHost, or pageable), and its result's largest error.
+struct traced_call {
+    std::string trace;
+    double error = 0;
+};
+traced_call call_traced(int64_t m, int64_t n, int64_t k, bool page_locked) {
+    const memory kind = page_locked ? memory::pinned : memory::host;
+    std::vector<float> a(std::size_t(m * k)), b(std::size_t(k * n)), zeros(std::size_t(m * n), 0.0f);
+    for (std::size_t i = 0; i < a.size(); ++i) a[i] = float(double(i * 37 % 101) / 50.0 - 1.0);
+    for (std::size_t i = 0; i < b.size(); ++i) b[i] = float(double(i * 53 % 97) / 48.0 - 1.0);
+    auto as_bytes = [](const std::vector<float> &v) {
+        return bytes(reinterpret_cast<const unsigned char *>(v.data()),
+                     reinterpret_cast<const unsigned char *>(v.data() + v.size()));
+    };
+    buffer ba(kind, as_bytes(a)), bb(kind, as_bytes(b)), bc(kind, bytes(zeros.size() * sizeof(float), 0xff));
+    traced_call t;
+    gemm_status_t s;
+    std::vector<std::string> lines;
+    {
+        stderr_capture capture;
+        s = gemm_sgemm(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, m, n, k, 1.0f, static_cast<const float *>(ba.get()), m,
+                       static_cast<const float *>(bb.get()), k, 0.0f, static_cast<float *>(bc.get()), m);
+        lines = capture.lines();
+    }
+    REQUIRE_MESSAGE(s == GEMM_STATUS_SUCCESS, gemm_last_error());
+    REQUIRE(lines.size() == 1);
+    t.trace = lines[0];
+    const bytes out = bc.read();
+    std::vector<float> c(zeros.size());
+    std::memcpy(c.data(), out.data(), out.size());
+    t.error = sampled_error(m, n, k, a.data(), b.data(), zeros.data(), c.data(), 1.0, 0.0);
+    return t;
 }
 
 }  // namespace
@@ -2575,22 +2639,25 @@ TEST_SUITE("gpu_rates" * doctest::skip()) {
         std::vector<float> zeros(c.size(), 0.0f);
         CHECK(sampled_error(m, n, k, a.data(), b.data(), zeros.data(), c.data(), 1.0, 0.0) < 1e-5);
         const rates_seen r = rates_in(path, "f32");
-        INFO("rates: host " << r.host_backend << " " << r.host << " GFLOP/s " << r.host_fixed << " us, gpu "
-                            << r.gpu_backend << " " << r.device << " GFLOP/s " << r.link << " GB/s " << r.fixed
+        INFO("rates: host " << r.host_backend << " " << r.host << " GFLOP/s " << r.host_fixed << " us " << r.host_gbs
+                            << " GB/s, gpu " << r.gpu_backend << " " << r.device << " GFLOP/s " << r.link << " GB/s "
+                            << r.fixed << " us, page-locked " << r.locked_link << " GB/s " << r.locked_fixed
                             << " us; measured in " << r.measured_ms << " ms");
         REQUIRE(r.gpu_backend == "cublas");
         CHECK(r.host > 0);
         CHECK(r.device > r.host);
         CHECK(r.link > 0);
         CHECK(r.fixed >= 0);
+        // DMA straight from page-locked memory outruns staging pageable memory.
+        CHECK(r.locked_link > r.link);
+        CHECK(r.locked_fixed >= 0);
         CHECK(r.measured_ms > 0);
         // The budget is 0.5 s, CUDA's start included, which a test process beside others may
         // find slower: twice the budget fails.
         CHECK(r.measured_ms <= 1000);
         CHECK(rates_in(path, "f64").host_backend.empty());  // measured per type, when one needs them
         const double flops = 2.0 * m * n * k, bytes = 4.0 * (m * k + k * n + m * n);
-        const double host_us = r.host_fixed + flops / r.host / 1e3;
-        const double gpu_us = r.fixed + bytes / r.link / 1e3 + flops / r.device / 1e3;
+        const double host_us = r.host_us(flops, bytes), gpu_us = r.gpu_us(flops, bytes, false);
         REQUIRE(first.size() == 1);
         REQUIRE(second.size() == 1);
         INFO("first trace: " << first[0] << "; estimated gpu " << gpu_us << " us, host " << host_us << " us");
@@ -2605,6 +2672,30 @@ TEST_SUITE("gpu_rates" * doctest::skip()) {
                 CHECK(line.find(" backend=" + r.host_backend + " ") != std::string::npos);
                 CHECK(line.find("the host backend this machine's rates estimate fastest") != std::string::npos);
             }
+        }
+        // A square the rates send to the GPU from page-locked memory and keep on the host from
+        // pageable memory, where one exists: the call's operands decide which link counts.
+        int64_t between = 0;
+        for (int64_t side = 64; side <= 4096 && !between; side += 32) {
+            const double x = double(side), f = 2.0 * x * x * x, bs = 12.0 * x * x;
+            // With a margin: the process keeps the rates unrounded, the file to 6 digits.
+            if (1.05 * r.gpu_us(f, bs, true) < r.host_us(f, bs) && 1.05 * r.host_us(f, bs) < r.gpu_us(f, bs, false) &&
+                f >= double(1 << 21))
+                between = side;
+        }
+        if (!between) {
+            MESSAGE("no square between the page-locked and the pageable crossover: that choice not tested");
+        } else {
+            INFO("square " << between);
+            const traced_call locked = call_traced(between, between, between, true);
+            const traced_call pageable = call_traced(between, between, between, false);
+            CHECK(locked.error < 1e-5);
+            CHECK(pageable.error < 1e-5);
+            CHECK_MESSAGE(locked.trace.find(" backend=cublas ") != std::string::npos, locked.trace);
+            CHECK_MESSAGE(locked.trace.find("from page-locked memory") != std::string::npos, locked.trace);
+            CHECK_MESSAGE(pageable.trace.find("the host backend this machine's rates estimate fastest") !=
+                              std::string::npos,
+                          pageable.trace);
         }
     }
 }

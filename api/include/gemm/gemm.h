@@ -663,11 +663,14 @@ typedef struct gemm_tune_entry {
  * of this function on this thread. */
 GEMM_API gemm_status_t gemm_tune_cache_entries(const gemm_tune_entry_t **entries, int64_t *count);
 
-/* One host backend's time model in a gemm_host_rates_t: fixed_us + operations / gflops. */
+/* One host backend's time model in a gemm_host_rates_t: fixed_us + the longer of
+ * operations / gflops and operand bytes / gbs. */
 typedef struct gemm_host_backend_rate {
     const char *backend;
     double gflops;
     double fixed_us;           /* per call, beyond the arithmetic */
+    double gbs;                /* operand bytes per second (1e9) on a matrix times a vector;
+                                  0 where arithmetic bounds that too */
 } gemm_host_backend_rate_t;
 
 /* This machine's rates for GEMMs on host memory, from which auto's built-in rule sends a
@@ -687,6 +690,10 @@ typedef struct gemm_host_rates {
     const gemm_host_backend_rate_t *hosts;  /* every host backend timed, highest rate first */
     int64_t host_count;
     double measured_ms;        /* how long measuring these rates took; 0 when not recorded */
+    double locked_link_gbs;    /* the link and the fixed cost where every operand is page-locked
+                                  (cudaMallocHost, cudaHostRegister); 0 where not measured, and
+                                  link_gbs and gpu_fixed_us stand for them */
+    double locked_fixed_us;
 } gemm_host_rates_t;
 
 /* The rates of this machine's section of the tune cache, f32's first: *count is 0, 1 or 2.

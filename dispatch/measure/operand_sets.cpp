@@ -118,6 +118,8 @@ gemm_status_t operand_sets::plan() {
     base_.beta = c.beta;
     base_.space = c.space;
     base_.device = c.space == memory_space::host ? -1 : c.device;
+    // As a call's classification would find them once pinned: auto weighs the page-locked link.
+    base_.page_locked = c.pinned && c.space == memory_space::host;
     std::size_t ab = dtype_size(c.ab_type), cs = dtype_size(c.c_type);
     const int64_t given[3] = {c.lda, c.ldb, c.ldc}, rows[3] = {base_.a_rows(), base_.b_rows(), c.m};
     for (int i = 0; i < 3; ++i)

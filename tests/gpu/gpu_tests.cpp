@@ -2696,6 +2696,34 @@ TEST_SUITE("gpu_rates" * doctest::skip()) {
             CHECK_MESSAGE(pageable.trace.find("the host backend this machine's rates estimate fastest") !=
                               std::string::npos,
                           pageable.trace);
+            // gemm_measure's operands, page-locked or not, are weighed as a call's would be.
+            for (int pinned : {1, 0}) {
+                gemm_desc_t d;
+                gemm_desc_init(&d, GEMM_F32, GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, between, between, between);
+                gemm_measure_options_t o;
+                gemm_measure_options_init(&o);
+                o.budget_ms = 5;
+                o.min_samples = 1;
+                o.rounds = 1;
+                o.pinned = pinned;
+                const char *names[] = {"auto"};
+                gemm_measurement_t result;
+                std::vector<std::string> lines;
+                {
+                    stderr_capture capture;
+                    REQUIRE_MESSAGE(gemm_measure(&d, names, 1, &o, &result) == GEMM_STATUS_SUCCESS, gemm_last_error());
+                    lines = capture.lines();
+                }
+                INFO("page-locked " << pinned);
+                CHECK(result.correct == 1);
+                REQUIRE_FALSE(lines.empty());
+                for (const std::string &line : lines) {
+                    if (line.find("backend=") == std::string::npos) continue;
+                    INFO(line);
+                    CHECK((line.find(" backend=cublas ") != std::string::npos) == bool(pinned));
+                    CHECK((line.find("from page-locked memory") != std::string::npos) == bool(pinned));
+                }
+            }
         }
     }
 }

@@ -18,13 +18,14 @@ object=$(tr ':' '\n' <<<"$objects" | grep '/microkernel_avx512\.cpp\.o' || true)
 [ -n "$object" ] || fail "no microkernel_avx512 object among: $objects"
 listing=$("$objdump" -d --no-show-raw-insn -C "$object") || fail "$objdump could not read $object"
 
-# The functions that hold the two kernels' loops: the exported entry points and whatever
-# instantiation of multiply_tile they call (or nothing, where it is inlined into them); and the
+# The functions that hold the two kernels' loops: the exported entry points (with the f32
+# kernel's into a 16-bit C) and whatever instantiation of multiply_tile they call (or nothing,
+# where it is inlined into them), whatever C's type; and the
 # small kernel's full tiles (microkernel_small.hpp), the same 24 accumulators.
 report=$(awk '
     /^[0-9a-f]+ <.*>:$/ {
         name = $0
-        kernel = name ~ /microkernel_avx512_f32_32x12|microkernel_avx512_f64_16x12|multiply_tile<(float|double), 2, 12>|small_tile<.*zmm<(float|double)>, 2, 12>/
+        kernel = name ~ /microkernel_avx512_f32_32x12|microkernel_avx512_f64_16x12|multiply_tile<(float|double), 2, 12[,>]|small_tile<.*zmm<(float|double)>, 2, 12>/
         if (kernel) found++
         next
     }

@@ -178,33 +178,58 @@ void multiply_block_in_place(const operands<T, In, T> &o, microkernel<T> kernel,
     }
 }
 
+// The rounding microkernel (microkernel<float, S>) of an f32 kernel that has none of its own:
+// the f32 tile summed on the stack, then rounded once into C with beta by this CPU's
+// conversions (conversions.hpp). C's lines are asked for before the product, as the kernels do
+// for their own C: without it the rounding's stores waited for them (4096x4096x16: 0.5 of
+// f32's speed, the stores half the time).
+template <int MR, int NR, microkernel<float> kernel, class S>
+void rounded_from_stack(int64_t kc, const float *ap, const float *bp, S *c, int64_t ldc, float alpha, float beta) {
+    for (int64_t j = 0; j < NR; ++j) {
+        __builtin_prefetch(c + j * ldc, 1);
+        __builtin_prefetch(c + j * ldc + MR - 1, 1);
+    }
+    alignas(64) float tile[MR * NR];
+    kernel(kc, ap, bp, tile, MR, alpha, 0.0f);
+    conversions<S>().round_block(tile, MR, beta, c, ldc, MR, NR);
+}
+
+// An edge tile of a 16-bit C, its mr x nr part inside C, by the rounding kernel on a full tile
+// on the stack: C's part is copied in first where beta != 0 (beta == 0 never reads C), and only
+// the part is copied back. Each value is rounded once, as in a full tile.
+template <int MR, int NR, class Out>
+void round_edge_tile(microkernel<float, Out> kernel, int64_t kc, const float *ap, const float *bp, Out *c,
+                     int64_t ldc, int64_t mr, int64_t nr, float alpha, float beta) {
+    alignas(64) Out tile[MR * NR] = {};
+    if (beta != 0.0f)
+        for (int64_t j = 0; j < nr; ++j)
+            for (int64_t i = 0; i < mr; ++i) tile[i + j * MR] = c[i + j * ldc];
+    kernel(kc, ap, bp, tile, MR, alpha, beta);
+    for (int64_t j = 0; j < nr; ++j)
+        for (int64_t i = 0; i < mr; ++i) c[i + j * ldc] = tile[i + j * MR];
+}
+
 // C[ic:ic+mc, jc+jr0 : jc+jr1] += the packed block of A times packed B columns [jr0, jr1)
 // (alpha and beta applied as the kernel does), loops jr (NR) > ir (MR). A 16-bit C (Out, for
-// T = float) is final after this one block of k (rounded_in_tiles): each tile is summed on the
-// stack and rounded once into C with beta (conversions.hpp).
+// T = float) is final after this one block of k (rounded_in_tiles): the rounding kernel
+// (microkernel<T, Out>) rounds each tile into C with beta.
 template <class T, int MR, int NR, class In, class Out = T>
-void multiply_block(const operands<T, In, Out> &o, microkernel<T> kernel, const real_t<T> *abuf,
+void multiply_block(const operands<T, In, Out> &o, microkernel<T, Out> kernel, const real_t<T> *abuf,
                     const real_t<T> *bbuf, int64_t ic, int64_t mc, int64_t jc, int64_t jr0,
                     int64_t jr1, int64_t kc, T beta) {
     if constexpr (std::is_same_v<Out, T>) {
         multiply_block_in_place<T, MR, NR, In>(o, kernel, abuf, bbuf, ic, mc, jc, jr0, jr1, kc, beta);
     } else {
-        const round_block_fn<Out> round = conversions<Out>().round_block;
         for (int64_t jr = jr0; jr < jr1; jr += NR) {
             const int64_t nr = std::min<int64_t>(NR, jr1 - jr);
             for (int64_t ir = 0; ir < mc; ir += MR) {
                 const int64_t mr = std::min<int64_t>(MR, mc - ir);
                 Out *c = o.c + (ic + ir) + (jc + jr) * o.ldc;
-                // C's lines asked for before the product, as the kernels do for their own C:
-                // without it the rounding's stores waited for them (4096x4096x16: 0.5 of
-                // f32's speed, the stores half the time).
-                for (int64_t j = 0; j < nr; ++j) {
-                    __builtin_prefetch(c + j * o.ldc, 1);
-                    __builtin_prefetch(c + j * o.ldc + mr - 1, 1);
-                }
-                alignas(64) T tile[MR * NR];
-                kernel(kc, abuf + ir * kc, bbuf + jr * kc, tile, MR, o.alpha, T(0));
-                round(tile, MR, beta, c, o.ldc, mr, nr);
+                const float *ap = abuf + ir * kc, *bp = bbuf + jr * kc;
+                if (mr == MR && nr == NR)
+                    kernel(kc, ap, bp, c, o.ldc, o.alpha, beta);
+                else
+                    round_edge_tile<MR, NR>(kernel, kc, ap, bp, c, o.ldc, mr, nr, o.alpha, beta);
             }
         }
     }
@@ -265,7 +290,7 @@ struct finish_with_epilogue {
 // Every thread walks all phases and takes what is left. C is stored as Out: T, or a 16-bit
 // type only where k is one block (rounded_in_tiles).
 template <class T, int MR, int NR, class In, class Out = T, class Finish>
-void multiply_team(const problem &p, const blocking &bk, microkernel<T> kernel, int threads,
+void multiply_team(const problem &p, const blocking &bk, microkernel<T, Out> kernel, int threads,
                    real_t<T> *abuf, team_state<T> &team, const Finish &finish) {
     const team_steps st = plan_steps(p, bk, threads, MR, NR);
     int64_t base = 0;  // first item number of the current phase
@@ -682,7 +707,7 @@ inline bool rounded_in_tiles(const problem &p, const blocking &bk) { return p.k 
 // two panels of `panel` values at b, in the calling thread's buffer; each thread's A in its
 // own buffer of a_bytes (a thread that cannot have it takes no part).
 template <class T, int MR, int NR, class In, class Out, class Finish>
-void run_team(const problem &p, const blocking &bk, microkernel<T> kernel, int threads, std::size_t a_bytes, T *b,
+void run_team(const problem &p, const blocking &bk, microkernel<T, Out> kernel, int threads, std::size_t a_bytes, T *b,
               std::size_t panel, const Finish &finish) {
     team_state<T> team;
     team.b_panels[0] = b;
@@ -695,20 +720,21 @@ void run_team(const problem &p, const blocking &bk, microkernel<T> kernel, int t
     run_on_threads(threads, work);
 }
 
-// p with a 16-bit C (Out) rounded tile by tile (rounded_in_tiles), by the team of run_blocked.
-// Returns false, C untouched, without the calling thread's buffers.
+// p with a 16-bit C (Out) rounded tile by tile by the rounding kernel (rounded_in_tiles), by the
+// team of run_blocked. Returns false, C untouched, without the calling thread's buffers.
 template <class T, int MR, int NR, class In, class Out>
-bool run_rounded_tiles(const problem &p, const blocking &bk, microkernel<T> kernel) {
+bool run_rounded_tiles(const problem &p, const blocking &bk, microkernel<T, Out> rounding) {
     const int threads = plan_threads(p, call_threads()).threads;
     const std::size_t a_bytes = std::size_t(round_up(bk.mc, MR) * bk.kc) * sizeof(T);
     const std::size_t panel = std::size_t(round_up(bk.nc, NR) * bk.kc);
     pack_buffers &own = thread_pack_buffers();
     if (!own.reserve(a_bytes, 2 * panel * sizeof(T))) return false;
-    run_team<T, MR, NR, In, Out>(p, bk, kernel, threads, a_bytes, static_cast<T *>(own.b()), panel, finish_nothing{});
+    run_team<T, MR, NR, In, Out>(p, bk, rounding, threads, a_bytes, static_cast<T *>(own.b()), panel,
+                                 finish_nothing{});
     return true;
 }
 
-// A 16-bit C (T = float) where k is one block, tile by tile (run_rounded_tiles); otherwise
+// A 16-bit C (T = float) where k is one block, tile by tile by `rounding` (run_rounded_tiles); otherwise
 // each matrix in strips of C, each strip's product summed in f32 in
 // the calling thread's `sums` by the team (A and B widened while packing, as for an f32 C),
 // and each block rounded into C by the thread that finished it, while it is in its cache.
@@ -717,12 +743,12 @@ bool run_rounded_tiles(const problem &p, const blocking &bk, microkernel<T> kern
 // fuses_epilogue): the dispatcher's pass applies it to the rounded C, as it would for a
 // backend computing in C's type. Returns false, C untouched, without the calling thread's buffers.
 template <class T, int MR, int NR, class In, class Out>
-bool run_rounded(const problem &p, const blocking &bk, microkernel<T> kernel) {
+bool run_rounded(const problem &p, const blocking &bk, microkernel<T> kernel, microkernel<T, Out> rounding) {
     if (p.scales_only()) {
         scale_all<T, In, Out>(p, plan_threads(p, call_threads()).threads);
         return true;
     }
-    if (rounded_in_tiles(p, bk)) return run_rounded_tiles<T, MR, NR, In, Out>(p, bk, kernel);
+    if (rounded_in_tiles(p, bk)) return run_rounded_tiles<T, MR, NR, In, Out>(p, bk, rounding);
     const int64_t strip_cols = std::min(p.n, std::max<int64_t>(NR, rounded_strip_values / p.m / NR * NR));
     const int64_t strip_rows = std::min(p.m, std::max<int64_t>(MR, rounded_strip_values / strip_cols));
     const std::size_t a_bytes = std::size_t(round_up(bk.mc, MR) * bk.kc) * sizeof(T);
@@ -1049,9 +1075,10 @@ bool run_widening_direct(const problem &p, widening_kernels<In> kernels, direct_
 
 // A and B of the 16-bit type S, C of S (Out) or f32: read in place (run_widening_direct), or
 // widened whole for one thread (run_widened_direct), or widened while packing (run_rounded,
-// run_blocked).
+// with `rounding` for a C of S, run_blocked).
 template <int MR, int NR, class S>
-bool run_16bit(const problem &p, const blocking &bk, microkernel<float> kernel, direct_kernels<float> direct) {
+bool run_16bit(const problem &p, const blocking &bk, microkernel<float> kernel, direct_kernels<float> direct,
+               microkernel<float, S> rounding) {
     const bool c_own = p.c_type == p.ab_type;
     const direct_path in_place = widening_path<S>(p, direct);
     if (in_place != direct_path::none)
@@ -1063,18 +1090,20 @@ bool run_16bit(const problem &p, const blocking &bk, microkernel<float> kernel, 
     if (widened != direct_path::none)
         return c_own ? run_widened_direct<S, S>(p, direct, widened, a_bytes, panel)
                      : run_widened_direct<S, float>(p, direct, widened, a_bytes, panel);
-    return c_own ? run_rounded<float, MR, NR, S, S>(p, bk, kernel)
+    return c_own ? run_rounded<float, MR, NR, S, S>(p, bk, kernel, rounding)
                  : run_blocked<float, MR, NR, S>(p, bk, kernel, direct_kernels<float>{});
 }
 
 // The f32 table's kernels for MR x NR as p's types need them: f32 itself, or A and B of a
 // 16-bit type with C of that type or f32 (run_16bit; supports() in cpu_omp.cpp admits no other
-// mix).
-template <int MR, int NR>
+// mix). F32 is the table's kernel (`kernel`); F16 and BF16 its rounding kernels, by default
+// rounded_from_stack.
+template <int MR, int NR, microkernel<float> F32, microkernel<float, half> F16 = rounded_from_stack<MR, NR, F32, half>,
+          microkernel<float, bfloat16> BF16 = rounded_from_stack<MR, NR, F32, bfloat16>>
 bool run_f32_table(const problem &p, const blocking &bk, microkernel<float> kernel, direct_kernels<float> direct) {
     switch (p.ab_type) {
-    case dtype::f16: return run_16bit<MR, NR, half>(p, bk, kernel, direct);
-    case dtype::bf16: return run_16bit<MR, NR, bfloat16>(p, bk, kernel, direct);
+    case dtype::f16: return run_16bit<MR, NR, half>(p, bk, kernel, direct, F16);
+    case dtype::bf16: return run_16bit<MR, NR, bfloat16>(p, bk, kernel, direct, BF16);
     default: return run_blocked<float, MR, NR>(p, bk, kernel, direct);
     }
 }

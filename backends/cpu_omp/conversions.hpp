@@ -18,7 +18,8 @@ template <class S> using round_fn = void (*)(const float *sums, float beta, S *c
 
 // round_fn on each of `cols` columns of `rows` values: sums' column j at sums + j * lds, C's at
 // c + j * ldc. One call for a microkernel's tile, where a call a column cost as much as the
-// tile's product at k = 16 (run_rounded_tiles in blocked_gemm.hpp).
+// tile's product at k = 16 (rounded_from_stack in blocked_gemm.hpp, for the kernels that do
+// not round their tile themselves).
 template <class S>
 using round_block_fn = void (*)(const float *sums, int64_t lds, float beta, S *c, int64_t ldc, int64_t rows,
                                 int64_t cols);

@@ -100,14 +100,17 @@ template <class T> struct kernel_config {
 const kernel_config<float> f32_kernels[] = {
 #if GEMM_CPU_OMP_AVX512
     {"avx512f_f32_32x12", isa::avx512f, {256, 384, 3072}, microkernel_avx512_f32_32x12,
-     &direct_avx512_f32, run_f32_table<32, 12>, run_f32_table_batch<32, 12>},
+     &direct_avx512_f32,
+     run_f32_table<32, 12, microkernel_avx512_f32_32x12, microkernel_avx512_f32_32x12_into_f16,
+                   microkernel_avx512_f32_32x12_into_bf16>,
+     run_f32_table_batch<32, 12>},
 #endif
 #if GEMM_CPU_OMP_AVX2
     {"avx2_f32_16x6", isa::avx2_fma, {144, 384, 3072}, microkernel_avx2_f32_16x6,
-     &direct_avx2_f32, run_f32_table<16, 6>, run_f32_table_batch<16, 6>},
+     &direct_avx2_f32, run_f32_table<16, 6, microkernel_avx2_f32_16x6>, run_f32_table_batch<16, 6>},
 #endif
     {"generic_f32_8x4", isa::generic, {128, 256, 2048}, microkernel_generic_f32_8x4, nullptr,
-     run_f32_table<8, 4>, run_f32_table_batch<8, 4>},
+     run_f32_table<8, 4, microkernel_generic_f32_8x4>, run_f32_table_batch<8, 4>},
 };
 
 const kernel_config<double> f64_kernels[] = {

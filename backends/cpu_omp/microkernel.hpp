@@ -26,8 +26,12 @@ template <class T> constexpr int parts_v = element_traits<T>::parts;
 // dimension ldc (in elements). Ap holds kc columns of MR contiguous values, Bp kc rows of NR
 // contiguous values (the packed panels); for complex T each of those is MR (NR) real parts
 // followed by MR (NR) imaginary parts. beta == 0 means C is written and never read.
-template <class T>
-using microkernel = void (*)(int64_t kc, const real_t<T> *ap, const real_t<T> *bp, T *c,
+// C is stored as Out: T, or for T = float a 16-bit type (a rounding microkernel): alpha times
+// the f32 sums, plus beta times C widened (the product, then the sum, never fused), rounded
+// once to nearest even as conversions.hpp's round_fn rounds, so that a 16-bit C whose k is one
+// block of k is final when the kernel returns.
+template <class T, class Out = T>
+using microkernel = void (*)(int64_t kc, const real_t<T> *ap, const real_t<T> *bp, Out *c,
                              int64_t ldc, T alpha, T beta);
 
 // C[0:rows, 0:cols] = alpha * op(A) * op(B) + beta * C, C column-major with leading dimension
@@ -104,6 +108,11 @@ void microkernel_avx2_c64_4m_4x6(int64_t kc, const double *ap, const double *bp,
 // AVX-512F (microkernel_avx512.cpp); call only when the CPU and OS enable it.
 void microkernel_avx512_f32_32x12(int64_t kc, const float *ap, const float *bp, float *c,
                                   int64_t ldc, float alpha, float beta);
+// The same kernel rounding its tile into a 16-bit C.
+void microkernel_avx512_f32_32x12_into_f16(int64_t kc, const float *ap, const float *bp, half *c,
+                                           int64_t ldc, float alpha, float beta);
+void microkernel_avx512_f32_32x12_into_bf16(int64_t kc, const float *ap, const float *bp, bfloat16 *c,
+                                            int64_t ldc, float alpha, float beta);
 void microkernel_avx512_f64_16x12(int64_t kc, const double *ap, const double *bp, double *c,
                                   int64_t ldc, double alpha, double beta);
 // The unpacked kernels built for AVX-512.

@@ -3,6 +3,9 @@
 // first).
 #include <immintrin.h>
 
+#include <type_traits>
+
+#include "conversions_avx512.hpp"
 #include "microkernel.hpp"
 #include "microkernel_complex.hpp"
 #include "microkernel_dot.hpp"
@@ -26,17 +29,9 @@ template <> struct zmm<float> {
     static type loadu(const float *p) { return _mm512_loadu_ps(p); }
     static void storeu(float *p, type v) { _mm512_storeu_ps(p, v); }
     static type broadcast(const float *p) { return _mm512_set1_ps(*p); }
-    // 16-bit operands widened on loading (microkernel_dot.hpp); exact. A bf16 value is the
-    // high half of the f32 with the same bits. The zero-masked forms with every lane kept: GCC
-    // 12 warns of an uninitialized value inside the unmasked ones once inlined here.
-    static type loadu(const half *p) {
-        return _mm512_maskz_cvtph_ps(__mmask16(0xffff), _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p)));
-    }
-    static type loadu(const bfloat16 *p) {
-        const __m256i narrow = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p));
-        const __m512i wide = _mm512_maskz_cvtepu16_epi32(__mmask16(0xffff), narrow);
-        return _mm512_castsi512_ps(_mm512_maskz_slli_epi32(__mmask16(0xffff), wide, 16));
-    }
+    // 16-bit operands widened on loading (microkernel_dot.hpp); exact.
+    static type loadu(const half *p) { return avx512::widen_vector(p); }
+    static type loadu(const bfloat16 *p) { return avx512::widen_vector(p); }
     static type broadcast(const half *p) { return _mm512_set1_ps(float(*p)); }
     static type broadcast(const bfloat16 *p) { return _mm512_set1_ps(float(*p)); }
     static type fmadd(type a, type b, type c) { return _mm512_fmadd_ps(a, b, c); }
@@ -120,8 +115,39 @@ template <> struct zmm<double> {
     }
 };
 
-template <class T, int MV, int NR>
-void multiply_tile(int64_t kc, const T *__restrict ap, const T *__restrict bp, T *__restrict c,
+// The f32 tile alpha * acc, plus beta * C where beta != 0, rounded once into a 16-bit C, a
+// column (two vectors, one 64-byte store) at a time: what rounding the tile the f32 kernel
+// leaves would give (conversions_avx512.cpp's round_into, the same vector functions), without
+// the tile's trip through memory and a call a column. At 4096x4096x16 that trip and the calls
+// took a 16-bit C to 0.8 of f32's speed (docs/PERFORMANCE.md).
+template <int MV, int NR, class S>
+void round_tile(const __m512 (&acc)[NR][MV], S *__restrict c, int64_t ldc, float alpha, float beta) {
+    static_assert(MV % 2 == 0, "a column is stored two vectors at a time");
+    constexpr int W = 16;
+    const __m512 va = _mm512_set1_ps(alpha);
+    if (beta == 0.0f) {
+#pragma GCC unroll 16
+        for (int j = 0; j < NR; ++j)
+#pragma GCC unroll 4
+            for (int i = 0; i < MV; i += 2)
+                avx512::store_pair(c + j * ldc + i * W, _mm512_mul_ps(acc[j][i], va), _mm512_mul_ps(acc[j][i + 1], va));
+        return;
+    }
+    const __m512 vb = _mm512_set1_ps(beta);
+#pragma GCC unroll 16
+    for (int j = 0; j < NR; ++j)
+#pragma GCC unroll 4
+        for (int i = 0; i < MV; i += 2) {
+            S *cij = c + j * ldc + i * W;
+            const __m512 lo = avx512::add_scaled(_mm512_mul_ps(acc[j][i], va), vb, cij);
+            const __m512 hi = avx512::add_scaled(_mm512_mul_ps(acc[j][i + 1], va), vb, cij + W);
+            avx512::store_pair(cij, lo, hi);
+        }
+}
+
+// C stored as T, or for T = float a 16-bit type rounded from the tile (round_tile).
+template <class T, int MV, int NR, class C = T>
+void multiply_tile(int64_t kc, const T *__restrict ap, const T *__restrict bp, C *__restrict c,
                    int64_t ldc, T alpha, T beta) {
     using V = zmm<T>;
     constexpr int W = V::width;
@@ -153,21 +179,25 @@ void multiply_tile(int64_t kc, const T *__restrict ap, const T *__restrict bp, T
         bp += NR;
     }
 
-    const typename V::type va = V::set(alpha);
-    if (beta == T(0)) {
-#pragma GCC unroll 16
-        for (int j = 0; j < NR; ++j)
-#pragma GCC unroll 4
-            for (int i = 0; i < MV; ++i) V::storeu(c + j * ldc + i * W, V::mul(acc[j][i], va));
+    if constexpr (!std::is_same_v<C, T>) {
+        round_tile<MV, NR>(acc, c, ldc, alpha, beta);
     } else {
-        const typename V::type vb = V::set(beta);
+        const typename V::type va = V::set(alpha);
+        if (beta == T(0)) {
 #pragma GCC unroll 16
-        for (int j = 0; j < NR; ++j)
+            for (int j = 0; j < NR; ++j)
 #pragma GCC unroll 4
-            for (int i = 0; i < MV; ++i) {
-                T *cij = c + j * ldc + i * W;
-                V::storeu(cij, V::fmadd(V::loadu(cij), vb, V::mul(acc[j][i], va)));
-            }
+                for (int i = 0; i < MV; ++i) V::storeu(c + j * ldc + i * W, V::mul(acc[j][i], va));
+        } else {
+            const typename V::type vb = V::set(beta);
+#pragma GCC unroll 16
+            for (int j = 0; j < NR; ++j)
+#pragma GCC unroll 4
+                for (int i = 0; i < MV; ++i) {
+                    T *cij = c + j * ldc + i * W;
+                    V::storeu(cij, V::fmadd(V::loadu(cij), vb, V::mul(acc[j][i], va)));
+                }
+        }
     }
 }
 
@@ -175,6 +205,16 @@ void multiply_tile(int64_t kc, const T *__restrict ap, const T *__restrict bp, T
 
 void microkernel_avx512_f32_32x12(int64_t kc, const float *ap, const float *bp, float *c,
                                   int64_t ldc, float alpha, float beta) {
+    multiply_tile<float, 2, 12>(kc, ap, bp, c, ldc, alpha, beta);
+}
+
+void microkernel_avx512_f32_32x12_into_f16(int64_t kc, const float *ap, const float *bp, half *c,
+                                           int64_t ldc, float alpha, float beta) {
+    multiply_tile<float, 2, 12>(kc, ap, bp, c, ldc, alpha, beta);
+}
+
+void microkernel_avx512_f32_32x12_into_bf16(int64_t kc, const float *ap, const float *bp, bfloat16 *c,
+                                            int64_t ldc, float alpha, float beta) {
     multiply_tile<float, 2, 12>(kc, ap, bp, c, ldc, alpha, beta);
 }
 

@@ -16,7 +16,10 @@ fail() { echo "FAIL: $*"; exit 1; }
 command -v "$objdump" >/dev/null 2>&1 || skip "no objdump to disassemble the kernels with"
 object=$(tr ':' '\n' <<<"$objects" | grep '/microkernel_avx512\.cpp\.o' || true)
 [ -n "$object" ] || fail "no microkernel_avx512 object among: $objects"
-listing=$("$objdump" -d --no-show-raw-insn -C "$object") || fail "$objdump could not read $object"
+# The kernel rounding into bf16 by AVX512-BF16, where the compiler builds it.
+bf16_object=$(tr ':' '\n' <<<"$objects" | grep '/microkernel_avx512_bf16\.cpp\.o' || true)
+listing=$("$objdump" -d --no-show-raw-insn -C "$object" ${bf16_object:+"$bf16_object"}) ||
+    fail "$objdump could not read $object $bf16_object"
 
 # The functions that hold the two kernels' loops: the exported entry points (with the f32
 # kernel's into a 16-bit C) and whatever instantiation of multiply_tile they call (or nothing,
@@ -25,7 +28,7 @@ listing=$("$objdump" -d --no-show-raw-insn -C "$object") || fail "$objdump could
 report=$(awk '
     /^[0-9a-f]+ <.*>:$/ {
         name = $0
-        kernel = name ~ /microkernel_avx512_f32_32x12|microkernel_avx512_f64_16x12|multiply_tile<(float|double), 2, 12[,>]|small_tile<.*zmm<(float|double)>, 2, 12>/
+        kernel = name ~ /microkernel_avx512(bf16)?_f32_32x12|microkernel_avx512_f64_16x12|multiply_tile<(float|double), 2, 12[,>]|small_tile<.*zmm<(float|double)>, 2, 12>/
         if (kernel) found++
         next
     }

@@ -1,7 +1,8 @@
 // test_cpu_omp_conversions.cpp: cpu_omp's vector conversions of f16 and bf16 (widening packed
 // operands, rounding a 16-bit C) give the bits gemm::half and gemm::bfloat16 give, value by
-// value, for every 16-bit pattern and for f32 values at each rounding boundary; each set this
-// CPU runs is checked, the others are skipped.
+// value, for every 16-bit pattern and for f32 values at each rounding boundary; so do the
+// microkernels that round their tile into a 16-bit C. Each set this CPU runs is checked, the
+// others are skipped.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "backends/cpu_omp/conversions.hpp"
+#include "backends/cpu_omp/microkernel.hpp"
 
 using namespace gemm;
 using namespace gemm::cpu_omp_detail;
@@ -40,6 +42,8 @@ bool cpu_has(const char *feature) {
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_cpu_init();
     if (std::strcmp(feature, "avx512f") == 0) return __builtin_cpu_supports("avx512f");
+    if (std::strcmp(feature, "avx512bf16") == 0)
+        return __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512dq");
     if (std::strcmp(feature, "avx2_f16c") == 0) return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
 #endif
     (void)feature;
@@ -198,8 +202,72 @@ template <class S> void check_sets(const std::vector<named_set<S>> &sets) {
     CHECK(checked >= 1);
 }
 
+// A 32x12 rounding microkernel (microkernel<float, S>) against the rounding of the f32 tile:
+// with kc = 1 the tile's sums are a[i] * b[j] (one FMA onto zero), a[i] running over the
+// rounding boundaries and b[j] powers of two, so that ties, subnormals, overflow and NaN reach
+// the rounding; each value alpha * sum (+ beta * C, the product then the sum) rounded once as
+// gemm::half and gemm::bfloat16 round. beta = 0 over C full of NaN: written, never read. C's
+// leading dimension is odd and past the tile: nothing written between its columns.
+template <class S> void check_rounding_kernel(const char *name, microkernel<float, S> kernel) {
+    constexpr int64_t mr = 32, nr = 12, ldc = 37;
+    constexpr float b[nr] = {1.0f, -1.0f, 0.5f, 2.0f, 0.25f, -4.0f, 1.0f, 1.0f, -0.5f, 8.0f, -1.0f, 1.0f};
+    const std::vector<float> values = boundary_values();
+    const int64_t count = int64_t(values.size());
+    int64_t wrong = 0, calls = 0;
+    for (float alpha : {1.0f, -1.5f})
+        for (float beta : {0.0f, -0.5f, 3.0f})
+            for (int64_t at = 0; at < count; at += mr, ++calls) {
+                alignas(64) float a[mr];  // a packed panel: aligned as the kernel loads it
+                for (int64_t i = 0; i < mr; ++i) a[i] = values[std::size_t((at + i) % count)];
+                std::vector<S> c(std::size_t(ldc * nr));
+                for (std::size_t i = 0; i < c.size(); ++i) c[i].bits = uint16_t((i + uint64_t(at)) * 2654435761u >> 16);
+                if (beta == 0.0f)
+                    for (int64_t j = 0; j < nr; ++j)
+                        for (int64_t i = 0; i < mr; ++i) c[std::size_t(i + j * ldc)] = S(NAN);
+                const std::vector<S> before = c;
+                kernel(1, a, b, c.data(), ldc, alpha, beta);
+                for (int64_t j = 0; j < nr; ++j)
+                    for (int64_t i = 0; i < ldc; ++i) {
+                        const std::size_t where = std::size_t(i + j * ldc);
+                        S want = before[where];
+                        if (i < mr) {
+                            const float product = alpha * std::fma(a[i], b[j], 0.0f);
+                            const float scaled = beta * float(before[where]);
+                            want = beta == 0.0f ? S(product) : S(product + scaled);
+                        }
+                        if (!same_16(c[where], want)) {
+                            if (wrong == 0)
+                                MESSAGE(std::string(name) << " first wrong: a bits " << (i < mr ? bits_of(a[i]) : 0) << " b " << b[j]
+                                             << " alpha " << alpha << " beta " << beta << " c bits " << before[where].bits
+                                             << " got " << c[where].bits << " want " << want.bits);
+                            ++wrong;
+                        }
+                    }
+            }
+    CHECK_MESSAGE(wrong == 0, std::string(name) << ": " << wrong << " values wrong in " << calls << " tiles");
+}
+
 }  // namespace
 
 TEST_CASE("cpu_omp conversions: f16 widened and rounded as gemm::half does") { check_sets(f16_sets()); }
 
 TEST_CASE("cpu_omp conversions: bf16 widened and rounded as gemm::bfloat16 does") { check_sets(bf16_sets()); }
+
+TEST_CASE("cpu_omp conversions: the AVX-512 kernels round their tile into a 16-bit C as round does") {
+#if GEMM_TEST_CONVERSIONS_AVX512
+    if (!cpu_has("avx512f")) {
+        MESSAGE("avx512f: this CPU lacks it, skipped");
+        return;
+    }
+    check_rounding_kernel<half>("avx512f f16", microkernel_avx512_f32_32x12_into_f16);
+    check_rounding_kernel<bfloat16>("avx512f bf16", microkernel_avx512_f32_32x12_into_bf16);
+#if GEMM_TEST_ROUNDING_AVX512BF16
+    if (cpu_has("avx512bf16"))
+        check_rounding_kernel<bfloat16>("avx512bf16 bf16", microkernel_avx512bf16_f32_32x12_into_bf16);
+    else
+        MESSAGE("avx512bf16: this CPU lacks it, skipped");
+#endif
+#else
+    MESSAGE("this build has no AVX-512 kernels, skipped");
+#endif
+}

@@ -1094,16 +1094,22 @@ bool run_16bit(const problem &p, const blocking &bk, microkernel<float> kernel, 
                  : run_blocked<float, MR, NR, S>(p, bk, kernel, direct_kernels<float>{});
 }
 
+// The rounding kernels (microkernel<float, S>) of an f32 kernel F32 that has none of its own:
+// its tile rounded from the stack. A Rounding of run_f32_table.
+template <int MR, int NR, microkernel<float> F32> struct rounding_from_stack {
+    static microkernel<float, half> f16() { return rounded_from_stack<MR, NR, F32, half>; }
+    static microkernel<float, bfloat16> bf16() { return rounded_from_stack<MR, NR, F32, bfloat16>; }
+};
+
 // The f32 table's kernels for MR x NR as p's types need them: f32 itself, or A and B of a
 // 16-bit type with C of that type or f32 (run_16bit; supports() in cpu_omp.cpp admits no other
-// mix). F32 is the table's kernel (`kernel`); F16 and BF16 its rounding kernels, by default
-// rounded_from_stack.
-template <int MR, int NR, microkernel<float> F32, microkernel<float, half> F16 = rounded_from_stack<MR, NR, F32, half>,
-          microkernel<float, bfloat16> BF16 = rounded_from_stack<MR, NR, F32, bfloat16>>
+// mix). Rounding::f16() and Rounding::bf16() give the table kernel's rounding kernels for this
+// CPU (rounding_from_stack, or the kernel's own).
+template <int MR, int NR, class Rounding>
 bool run_f32_table(const problem &p, const blocking &bk, microkernel<float> kernel, direct_kernels<float> direct) {
     switch (p.ab_type) {
-    case dtype::f16: return run_16bit<MR, NR, half>(p, bk, kernel, direct, F16);
-    case dtype::bf16: return run_16bit<MR, NR, bfloat16>(p, bk, kernel, direct, BF16);
+    case dtype::f16: return run_16bit<MR, NR, half>(p, bk, kernel, direct, Rounding::f16());
+    case dtype::bf16: return run_16bit<MR, NR, bfloat16>(p, bk, kernel, direct, Rounding::bf16());
     default: return run_blocked<float, MR, NR>(p, bk, kernel, direct);
     }
 }

@@ -1,6 +1,7 @@
 // conversions_avx512.hpp: f16 and bf16 vectors of 16 values widened to f32 and rounded from it
 // with AVX-512F, for the files built with -mavx512f only: conversions_avx512.cpp and the
-// kernels that round their tile straight into a 16-bit C (microkernel_avx512.cpp).
+// kernels that round their tile straight into a 16-bit C (microkernel_avx512.hpp). In an
+// anonymous namespace, so that each file keeps its own copies, built with its own flags.
 #pragma once
 
 #include <immintrin.h>
@@ -8,6 +9,7 @@
 #include "gemm/gemm.hpp"
 
 namespace gemm::cpu_omp_detail::avx512 {
+namespace {
 
 // Where an intrinsic has a zero-masked form it is used with every lane kept: GCC 12 warns of an
 // uninitialized value inside the unmasked ones once inlined into a kernel.
@@ -68,4 +70,5 @@ template <class S> void store_one(S *p, __m512 v) {
     _mm256_storeu_si256(reinterpret_cast<__m256i *>(p), narrow_vector(v, p));
 }
 
+}  // namespace
 }  // namespace gemm::cpu_omp_detail::avx512

@@ -75,6 +75,29 @@ const conversion_kernels<S> &choose_conversions(const conversion_kernels<S> *avx
     return generic;
 }
 
+#if GEMM_CPU_OMP_AVX512BF16
+// Whether this CPU has AVX512-BF16's conversions, and AVX512-DQ's classes that find the
+// subnormals they read as zero (microkernel_avx512_bf16.cpp).
+bool has_avx512_bf16() {
+    static const bool has = __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512dq");
+    return has;
+}
+#endif
+
+#if GEMM_CPU_OMP_AVX512
+// The AVX-512 f32 kernel's rounding kernels (a Rounding of run_f32_table): bf16 by AVX512-BF16's
+// conversion where the CPU has it, which rounds every value to the same bits.
+struct avx512_rounding {
+    static microkernel<float, half> f16() { return microkernel_avx512_f32_32x12_into_f16; }
+    static microkernel<float, bfloat16> bf16() {
+#if GEMM_CPU_OMP_AVX512BF16
+        if (has_avx512_bf16()) return microkernel_avx512bf16_f32_32x12_into_bf16;
+#endif
+        return microkernel_avx512_f32_32x12_into_bf16;
+    }
+};
+#endif
+
 // One variant: a microkernel, the cache blocking it runs with, and the loop nest
 // instantiated for its MR x NR. The id says ISA, dtype, method (4m: complex on split real
 // and imaginary planes) and MR x NR (in complex values for complex types).
@@ -101,16 +124,14 @@ const kernel_config<float> f32_kernels[] = {
 #if GEMM_CPU_OMP_AVX512
     {"avx512f_f32_32x12", isa::avx512f, {256, 384, 3072}, microkernel_avx512_f32_32x12,
      &direct_avx512_f32,
-     run_f32_table<32, 12, microkernel_avx512_f32_32x12, microkernel_avx512_f32_32x12_into_f16,
-                   microkernel_avx512_f32_32x12_into_bf16>,
-     run_f32_table_batch<32, 12>},
+     run_f32_table<32, 12, avx512_rounding>, run_f32_table_batch<32, 12>},
 #endif
 #if GEMM_CPU_OMP_AVX2
     {"avx2_f32_16x6", isa::avx2_fma, {144, 384, 3072}, microkernel_avx2_f32_16x6,
-     &direct_avx2_f32, run_f32_table<16, 6, microkernel_avx2_f32_16x6>, run_f32_table_batch<16, 6>},
+     &direct_avx2_f32, run_f32_table<16, 6, rounding_from_stack<16, 6, microkernel_avx2_f32_16x6>>, run_f32_table_batch<16, 6>},
 #endif
     {"generic_f32_8x4", isa::generic, {128, 256, 2048}, microkernel_generic_f32_8x4, nullptr,
-     run_f32_table<8, 4, microkernel_generic_f32_8x4>, run_f32_table_batch<8, 4>},
+     run_f32_table<8, 4, rounding_from_stack<8, 4, microkernel_generic_f32_8x4>>, run_f32_table_batch<8, 4>},
 };
 
 const kernel_config<double> f64_kernels[] = {

@@ -113,6 +113,10 @@ void microkernel_avx512_f32_32x12_into_f16(int64_t kc, const float *ap, const fl
                                            int64_t ldc, float alpha, float beta);
 void microkernel_avx512_f32_32x12_into_bf16(int64_t kc, const float *ap, const float *bp, bfloat16 *c,
                                             int64_t ldc, float alpha, float beta);
+// The same by AVX512-BF16's rounding (microkernel_avx512_bf16.cpp); call only when the CPU has
+// AVX512-BF16 and AVX512-DQ as well.
+void microkernel_avx512bf16_f32_32x12_into_bf16(int64_t kc, const float *ap, const float *bp, bfloat16 *c,
+                                                int64_t ldc, float alpha, float beta);
 void microkernel_avx512_f64_16x12(int64_t kc, const double *ap, const double *bp, double *c,
                                   int64_t ldc, double alpha, double beta);
 // The unpacked kernels built for AVX-512.

@@ -70,6 +70,7 @@ problem shape_of(const problem_class &c) {
 // and the tuner, and the rates only rank them), warm in cache, without the 150 ms host
 // warm-up the tuner waits between targets: the probe times each library after cpu_omp.
 gemm_status_t time_class(const problem_class &c, backend *b, double &us) {
+    const auto start = clock_type::now();
     operand_sets sets(c);
     sets.limit_sets(1);
     if (gemm_status_t s = sets.allocate(); s != GEMM_STATUS_SUCCESS)
@@ -88,6 +89,11 @@ gemm_status_t time_class(const problem_class &c, backend *b, double &us) {
         return set_error(m.status != GEMM_STATUS_SUCCESS ? m.status : GEMM_STATUS_EXECUTION_FAILED,
                          "gemm rates: " + m.target.label() + ": " + m.error);
     us = m.best_us;
+    // What the probe's time goes to, anchor by anchor (GEMM_LOG_LEVEL=debug): making the
+    // operands, the warm-up and the samples.
+    logger().debug("gemm rates: {} {}x{}x{} {}{} memory: {:.4g} us, timed in {:.1f} ms", b->name(), c.m, c.n, c.k,
+                   c.pinned ? "page-locked " : "", memory_space_name(c.space), us,
+                   std::chrono::duration<double, std::milli>(clock_type::now() - start).count());
     return GEMM_STATUS_SUCCESS;
 }
 

@@ -24,8 +24,8 @@ using clock_type = std::chrono::steady_clock;
 // operands at, where arithmetic is not what bounds it (4 MiB in f32, in cache on most hosts,
 // as a call repeated on the same operands finds them).
 constexpr int64_t host_small_n = 64, host_large_n = 384, host_vector_n = 1024;
-// The GPU anchors: 1024^3 on device memory for its rate, and 256 and 1024 on host memory for
-// the link's fixed cost and its rate. Larger anchors fit large calls better but cost more to
+// The GPU anchors: 1024^3 on device memory for its rate, and 256 and 1024 on pageable and on
+// page-locked host memory for each link's fixed cost and its rate. Larger anchors fit large calls better but cost more to
 // make than to time, past the probe's budget; the rate at 1024 is below the rate at 8192,
 // which errs towards the host only where the GPU's margin is small.
 constexpr int64_t gpu_small_n = 256, gpu_large_n = 1024;

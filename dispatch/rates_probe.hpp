@@ -9,14 +9,15 @@
 namespace gemm {
 
 // The host part of the rates of host-memory GEMMs of real type t (f32 or f64) on this
-// machine, from brief timings of square NN problems: every available host backend but the
-// reference at 64 and 384 (cpu_omp before any library, whose thread pool would still be
-// spinning). Fails only when no host backend could be timed.
+// machine, from brief timings of NN problems: every available host backend but the reference
+// at 64^3 and 384^3 and on a 1024 x 1024 matrix times a vector (cpu_omp before any library,
+// whose thread pool would still be spinning). Fails only when no host backend could be timed.
 gemm_status_t measure_host_rates(dtype t, dtype_rates &out);
 
 // Adds to r the GPU part: the first device backend that serves host memory, timed on device
-// memory at 1024 and on host memory at 256 and 1024; r's measured_ms grows by the time taken.
-// r unchanged where no GPU could be timed.
+// memory at 1024^3 and on pageable and page-locked host memory at 256^3 and 1024^3 (the
+// page-locked link left out where page-locking fails); r's measured_ms grows by the time
+// taken. r unchanged where no GPU could be timed.
 gemm_status_t measure_gpu_rates(dtype t, dtype_rates &r);
 
 // Whether measuring the rates of p's type could change auto's choice for p: more than one

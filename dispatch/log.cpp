@@ -2,8 +2,11 @@
 // application's own spdlog setup.
 #include "log.hpp"
 
+#include <string>
+
 #include <spdlog/sinks/stdout_sinks.h>
 
+#include "launcher.hpp"
 #include "settings.hpp"
 
 namespace gemm {
@@ -28,11 +31,17 @@ std::shared_ptr<spdlog::logger> make_logger(const char *name, const char *patter
     return l;
 }
 
+// Under a launcher the ranks share one stderr: each line names its rank.
+std::string rank_tag(const char *before, const char *after) {
+    const int rank = this_launch_rank().rank;
+    return rank < 0 ? std::string() : before + std::to_string(rank) + after;
+}
+
 }  // namespace
 
 spdlog::logger &logger() {
     static std::shared_ptr<spdlog::logger> l = [] {
-        auto made = make_logger("gemm", "[gemm] [%l] %v");
+        auto made = make_logger("gemm", ("[gemm] [%l] " + rank_tag("rank ", ": ") + "%v").c_str());
         made->set_level(to_spdlog(settings().level));
         return made;
     }();
@@ -40,7 +49,7 @@ spdlog::logger &logger() {
 }
 
 void trace_line(const std::string &line) {
-    static std::shared_ptr<spdlog::logger> l = make_logger("gemm.trace", "[gemm] %v");
+    static std::shared_ptr<spdlog::logger> l = make_logger("gemm.trace", ("[gemm] " + rank_tag("rank=", " ") + "%v").c_str());
     l->info(line);
 }
 

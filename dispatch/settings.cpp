@@ -133,7 +133,7 @@ const library_option library_options[] = {
                      "2048x2048 for a C of 8192^2 or more, else 1024x1024; no larger than C, smaller where memory is "
                      "short",
                      "rows and columns of C per tile of a host-memory GEMM on a GPU", invalid_tile_size}},
-    {"GPU offload", {"GEMM_OFFLOAD_DEVICES", "all, or ordinals 0,1", "all",
+    {"GPU offload", {"GEMM_OFFLOAD_DEVICES", "all, or ordinals 0,1", "all; under an MPI or Slurm launcher, the rank's own: local rank modulo the GPUs",
                      "the GPUs a host-memory GEMM large enough is spread over, a share each (one named twice takes "
                      "two); smaller ones run on the caller's current device when listed, else the first listed",
                      invalid_device_list}},

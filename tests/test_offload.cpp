@@ -860,3 +860,12 @@ TEST_CASE("offload spread: device speeds start equal and move halfway to each me
     speeds.record(-1, 1e12, 1.0);
     CHECK(speeds.of({0, 1}) == std::vector<double>{2e12, 2e12});
 }
+
+TEST_CASE("offload spread: without GEMM_OFFLOAD_DEVICES, every GPU, or a launched rank's own by its local rank") {
+    CHECK(default_offload_devices(1, -1) == std::vector<int>{0});
+    CHECK(default_offload_devices(4, -1) == std::vector<int>{0, 1, 2, 3});
+    // Four ranks on a node of two GPUs: two ranks a GPU, none spread over both.
+    for (int local = 0; local < 4; ++local) CHECK(default_offload_devices(2, local) == std::vector<int>{local % 2});
+    CHECK(default_offload_devices(8, 3) == std::vector<int>{3});
+    CHECK(default_offload_devices(1, 5) == std::vector<int>{0});
+}

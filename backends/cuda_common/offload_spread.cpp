@@ -247,6 +247,13 @@ std::vector<double> device_speeds::of(const std::vector<int> &ordinals) const {
     return out;
 }
 
+std::vector<int> default_offload_devices(int count, int local_rank) {
+    if (local_rank >= 0) return {local_rank % count};
+    std::vector<int> all;
+    for (int d = 0; d < count; ++d) all.push_back(d);
+    return all;
+}
+
 void device_speeds::record(int ordinal, double flops, double seconds) {
     if (ordinal < 0 || !(flops > 0) || !(seconds > 0)) return;
     std::lock_guard<std::mutex> lock(mutex_);

@@ -52,6 +52,12 @@ std::vector<offload_share> split_offload(const problem &p, const std::vector<dou
 // "columns", "rows", "batch matrices": for traces.
 const char *spread_axis_name(spread_axis a);
 
+// The devices a host call uses where GEMM_OFFLOAD_DEVICES names none, of `count` (> 0): all
+// of them, or, for a process a launcher gave a local rank (>= 0, dispatch/launcher.hpp), the
+// one of its local rank modulo count, so that the ranks of a node share its GPUs out instead
+// of each spreading over all of them.
+std::vector<int> default_offload_devices(int count, int local_rank);
+
 // What each device of a process computed lately, in FLOP/s, for the next split: every device
 // starts at the same speed, and each spread call moves a device's estimate halfway towards
 // the rate its share ran at (its FLOPs over the seconds its engine took). Thread-safe.

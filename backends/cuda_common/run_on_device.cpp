@@ -17,6 +17,7 @@
 #include "cuda_status.hpp"
 #include "device_context.hpp"
 #include "dispatch/error.hpp"
+#include "dispatch/launcher.hpp"
 #include "dispatch/settings.hpp"
 #include "offload_engine.hpp"
 #include "offload_spread.hpp"
@@ -244,16 +245,16 @@ const std::vector<int> &listed_devices() {
     return list;
 }
 
-// The devices a host call may use: the listed ones (every device when none is), the caller's
-// current device first when it is among them. A device listed twice takes two shares, each
-// on its own thread: how spreading is tested on a machine of one GPU.
+// The devices a host call may use: the listed ones (when none is, every device, or a rank's
+// own: default_offload_devices), the caller's current device first when it is among them. A
+// device listed twice takes two shares, each on its own thread: how spreading is tested on a
+// machine of one GPU.
 gemm_status_t call_devices(std::vector<int> &out) {
     const int count = device_count();
     int current = 0;
     if (gemm_status_t s = cuda_status(cudaGetDevice(&current), "cudaGetDevice"); s != GEMM_STATUS_SUCCESS) return s;
     out = listed_devices();
-    if (out.empty())
-        for (int d = 0; d < count; ++d) out.push_back(d);
+    if (out.empty() && count > 0) out = default_offload_devices(count, this_launch_rank().local_rank);
     for (int d : out)
         if (d >= count)
             return set_error(GEMM_STATUS_INVALID_CONFIG, "GEMM_OFFLOAD_DEVICES names device " + std::to_string(d) +

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# pdgemm_check.sh: examples/distributed/pdgemm_check (ScaLAPACK's PDGEMM and PZGEMM) on 4 MPI
+# ranks, with gemm's drop-in BLAS preloaded in each rank: the products must be right, and
+# every rank's local GEMMs must be gemm's, traced with the rank's number.
+# usage: pdgemm_check.sh SCENARIO PROGRAM LIBGEMM_BLAS MPIEXEC SANITIZE
+#   auto     untuned auto; each rank's trace lines carry rank=0..3 and cover f64 and c64
+#   forced   GEMM_BACKEND=cpu_omp, then cpu_ref: every local GEMM on that backend
+# PROGRAM is empty where the example is not built, SANITIZE the build's GEMM_SANITIZE.
+set -euo pipefail
+scenario=$1 program=$2 gemm_blas=$3 mpiexec=$4 sanitize=$5
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+skip() {
+    echo "SKIPPED: $1"
+    [ -z "${GEMM_TEST_SKIP_REASON_FILE:-}" ] || echo "$1" >"$GEMM_TEST_SKIP_REASON_FILE"
+    exit 77
+}
+fail() {
+    echo "FAIL: $*"
+    for stream in out err; do [ -f "$work/$stream" ] && { echo "--- std$stream:"; cat "$work/$stream"; }; done
+    exit 1
+}
+
+[ -n "$program" ] || skip "examples/distributed is not built: MPI or ScaLAPACK was not found when configured (Debian: libopenmpi-dev, libscalapack-openmpi-dev, openmpi-bin)"
+case "$sanitize" in
+ON | on | TRUE | true | 1) skip "not run under the sanitizers: the ranks load Open MPI and ScaLAPACK, not built with them (the Release stage runs it)" ;;
+esac
+[ -n "$mpiexec" ] && [ -x "$mpiexec" ] || skip "no mpiexec found when configured (Debian: openmpi-bin)"
+# Open MPI refuses to run as root unless told; oversubscribed, 4 ranks run on fewer cores.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+launch=("$mpiexec" --oversubscribe -np 4)
+if ! "${launch[@]}" true >"$work/probe" 2>&1; then
+    skip "MPI cannot start 4 processes here: $(tr '\n' ' ' <"$work/probe" | cut -c1-300)"
+fi
+
+# run_ranks VAR=VALUE...: the example on 4 ranks, the drop-in preloaded in each, traced.
+run_ranks() {
+    echo "+ ${launch[*]} env LD_PRELOAD=$gemm_blas GEMM_VERBOSE=1 $* $program"
+    local rc=0
+    "${launch[@]}" env LD_PRELOAD="$gemm_blas" GEMM_VERBOSE=1 OMP_NUM_THREADS=1 "$@" "$program" 301 32 \
+        >"$work/out" 2>"$work/err" || rc=$?
+    [ "$rc" -eq 0 ] || fail "exit code $rc"
+    for product in "pdgemm T N" "pzgemm N C"; do
+        grep -Eq "^$product 301x311x294, blocks of 32, on a 2x2 grid: .*: ok$" "$work/out" ||
+            fail "no line saying $product was right"
+    done
+}
+
+# traced_ranks BACKEND_REGEX: every rank traced f64 and c64 GEMMs on a backend matching it, and
+# no trace line lacks its rank.
+traced_ranks() {
+    for rank in 0 1 2 3; do
+        for type in f64 c64; do
+            grep -Eq "^\[gemm\] rank=$rank backend=$1 .* dtype=$type " "$work/err" ||
+                fail "rank $rank traced no $type GEMM on $1"
+        done
+    done
+    ! grep -Eq '^\[gemm\] backend=' "$work/err" || fail "a trace line names no rank"
+}
+
+case $scenario in
+auto)
+    run_ranks
+    traced_ranks '(cpu_omp|cblas)'
+    ;;
+forced)
+    for backend in cpu_omp cpu_ref; do
+        run_ranks GEMM_BACKEND=$backend
+        traced_ranks "$backend"
+        if grep -E '^\[gemm\] rank=[0-9]+ backend=' "$work/err" | grep -vq " backend=$backend "; then
+            fail "a local GEMM ran elsewhere than on $backend"
+        fi
+    done
+    ;;
+*)
+    fail "unknown scenario $scenario"
+    ;;
+esac
+echo "pdgemm_check.sh $scenario: passed"

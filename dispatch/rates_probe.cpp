@@ -240,32 +240,45 @@ void ensure_rates(dtype t, bool with_gpu, double *measured_ms) {
     if (!wanted()) return;
     std::lock_guard<std::mutex> lock(one_at_a_time);
     if (!wanted()) return;
-    std::shared_ptr<const machine_rates> m = cache.rates();
-    dtype_rates rates;
-    if (const dtype_rates *r = m ? m->for_type(real) : nullptr) {
-        rates = *r;
-    } else {
-        host_tried[i] = true;
-        if (measure_host_rates(real, rates) != GEMM_STATUS_SUCCESS) {
-            logger().warn("{}; auto takes the preference order for host memory", last_error_message());
-            clear_error();
-            return;
+    // Another process (a rank beside this one) may have stored them meanwhile: the cache
+    // measures under the file's lock, only what the file still lacks.
+    double before_ms = 0;
+    auto enough = [&](const dtype_rates &r) { return !with_gpu || r.has_gpu() || gpu_tried[i].load(); };
+    auto complete = [&](dtype_rates &r) {
+        before_ms = r.measured_ms;
+        if (r.host.empty()) {
+            host_tried[i] = true;
+            if (gemm_status_t s = measure_host_rates(real, r); s != GEMM_STATUS_SUCCESS) return s;
         }
+        if (with_gpu && !r.has_gpu()) {
+            gpu_tried[i] = true;
+            if (measure_gpu_rates(real, r) != GEMM_STATUS_SUCCESS) {
+                logger().debug("{}; the rates have no GPU part", last_error_message());
+                clear_error();
+            }
+        }
+        return GEMM_STATUS_SUCCESS;
+    };
+    tune_cache::rates_source source = tune_cache::rates_source::none;
+    const gemm_status_t stored = cache.share_rates(real, enough, complete, source);
+    if (source == tune_cache::rates_source::none) {
+        logger().warn("{}; auto takes the preference order for host memory", last_error_message());
+        clear_error();
+        return;
     }
-    const double before_ms = m && m->for_type(real) ? rates.measured_ms : 0;
-    if (with_gpu && !rates.has_gpu()) {
-        gpu_tried[i] = true;
-        if (measure_gpu_rates(real, rates) != GEMM_STATUS_SUCCESS) {
-            logger().debug("{}; the rates have no GPU part", last_error_message());
-            clear_error();
-        }
+    std::shared_ptr<const machine_rates> m = cache.rates();
+    const dtype_rates &rates = *m->for_type(real);
+    if (source == tune_cache::rates_source::file) {
+        logger().info("gemm rates: this machine's {} rates, as another process stored them: {}", dtype_name(real),
+                      rates_line(real, rates));
+        return;
     }
     if (measured_ms) *measured_ms = rates.measured_ms - before_ms;
     logger().info("gemm rates: measured this machine's {} rates in {:.0f} ms: {}", dtype_name(real),
                   rates.measured_ms - before_ms, rates_line(real, rates));
     // A cache file the load warned about (one not used, or with lines skipped) is not warned
     // about again: its store usually fails for the reason already said.
-    if (cache.store_rates(real, rates) != GEMM_STATUS_SUCCESS) {
+    if (stored != GEMM_STATUS_SUCCESS) {
         if (cache.warnings().empty())
             logger().warn("gemm rates: kept for this process only, not stored: {}", last_error_message());
         else

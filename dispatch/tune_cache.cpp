@@ -245,28 +245,76 @@ std::shared_ptr<const machine_rates> tune_cache::rates() const {
     return rates_;
 }
 
+void tune_cache::keep_rates(dtype t, const dtype_rates &r) {
+    std::unique_lock<std::shared_mutex> lock(mutex_);
+    machine_rates m = rates_ ? *rates_ : machine_rates{};
+    (t == dtype::f64 ? m.f64 : m.f32) = r;
+    rates_ = std::make_shared<const machine_rates>(std::move(m));
+    has_rates_.store(true, std::memory_order_release);
+}
+
+// The usable line of t leaves; the new one goes where every identity now is recorded.
+void tune_cache::replace_rates_line(file_contents &contents, dtype t, const dtype_rates &r) const {
+    for (std::size_t i = 0; i < contents.lines.size();) {
+        if (contents.lines[i].rates && contents.lines[i].rates->first == t) {
+            contents.lines.erase(contents.lines.begin() + std::ptrdiff_t(i));
+            if (i < contents.mine_end) --contents.mine_end;
+        } else {
+            ++i;
+        }
+    }
+    add_to_mine(contents, {rates_line(t, r), std::nullopt, std::pair{t, r}});
+}
+
 gemm_status_t tune_cache::store_rates(dtype t, const dtype_rates &r) {
     std::lock_guard<std::mutex> one_store(store_mutex_);
-    {
-        std::unique_lock<std::shared_mutex> lock(mutex_);
-        machine_rates m = rates_ ? *rates_ : machine_rates{};
-        (t == dtype::f64 ? m.f64 : m.f32) = r;
-        rates_ = std::make_shared<const machine_rates>(std::move(m));
-        has_rates_.store(true, std::memory_order_release);
-    }
+    keep_rates(t, r);
     return rewrite_file("nothing stored", [&](file_contents &contents) {
-        // The usable line of t leaves; the new one goes where every identity now is recorded.
-        for (std::size_t i = 0; i < contents.lines.size();) {
-            if (contents.lines[i].rates && contents.lines[i].rates->first == t) {
-                contents.lines.erase(contents.lines.begin() + std::ptrdiff_t(i));
-                if (i < contents.mine_end) --contents.mine_end;
-            } else {
-                ++i;
-            }
-        }
-        add_to_mine(contents, {rates_line(t, r), std::nullopt, std::pair{t, r}});
+        replace_rates_line(contents, t, r);
         return true;
     });
+}
+
+gemm_status_t tune_cache::share_rates(dtype t, const std::function<bool(const dtype_rates &)> &enough,
+                                      const std::function<gemm_status_t(dtype_rates &)> &complete,
+                                      rates_source &source) {
+    std::lock_guard<std::mutex> one_store(store_mutex_);
+    source = rates_source::none;
+    auto mine = [&] {
+        std::shared_lock<std::shared_mutex> lock(mutex_);
+        const dtype_rates *r = rates_ ? rates_->for_type(t) : nullptr;
+        return r ? *r : dtype_rates{};
+    };
+    bool ran = false;
+    gemm_status_t status = with_file_locked(
+        "nothing stored",
+        [&](file_contents &contents, const std::string &file) {
+            std::shared_ptr<const machine_rates> in_file = rates_of(contents.lines);
+            const dtype_rates *shared = in_file ? in_file->for_type(t) : nullptr;
+            if (shared && enough(*shared)) {  // stored by another process since this one loaded
+                keep_rates(t, *shared);
+                take_in(contents);
+                source = rates_source::file;
+                return GEMM_STATUS_SUCCESS;
+            }
+            dtype_rates r = shared ? *shared : mine();
+            if (gemm_status_t s = complete(r); s != GEMM_STATUS_SUCCESS) return s;
+            keep_rates(t, r);
+            source = rates_source::measured;
+            replace_rates_line(contents, t, r);
+            take_in(contents);
+            return write_file(contents, file);
+        },
+        ran);
+    if (ran) return status;
+    // No file to share them through: measured for this process alone, the status says why.
+    const std::string why = last_error_message();
+    clear_error();
+    dtype_rates r = mine();
+    if (gemm_status_t s = complete(r); s != GEMM_STATUS_SUCCESS) return s;
+    keep_rates(t, r);
+    source = rates_source::measured;
+    return set_error(status, why);
 }
 
 std::size_t tune_cache::size() const {
@@ -470,8 +518,9 @@ bool tune_cache::drop(file_contents &contents, const tune_key &key) const {
     return dropped;
 }
 
-template <class Edit>
-gemm_status_t tune_cache::rewrite_file(const char *undone, Edit edit) {
+template <class Locked>
+gemm_status_t tune_cache::with_file_locked(const char *undone, Locked run, bool &ran) {
+    ran = false;
     cache_store_target target;
     if (gemm_status_t s = store_target(target, undone); s != GEMM_STATUS_SUCCESS) return s;
     if (!target.exists)
@@ -482,30 +531,44 @@ gemm_status_t tune_cache::rewrite_file(const char *undone, Edit edit) {
     file_contents contents = read_file(ignored);
     if (!contents.usable)
         return set_error(GEMM_STATUS_EXECUTION_FAILED, contents.problem + ": not replaced, " + undone);
-    const bool changed = edit(contents);
-    {
-        // Entries other processes stored since we loaded become visible here too.
-        std::unique_lock<std::shared_mutex> lock(mutex_);
-        bool added = false;
-        for (const file_line &l : contents.lines)
-            if (l.entry && !entries_.count(l.entry->key)) {
-                entries_.emplace(l.entry->key, std::make_shared<const tune_entry>(*l.entry));
-                added = true;
-            }
-        if (added) {
-            nearest_memo_.clear();
-            version_.fetch_add(1, std::memory_order_release);
+    ran = true;
+    return run(contents, target.file);
+}
+
+void tune_cache::take_in(const file_contents &contents) {
+    // Entries other processes stored since we loaded become visible here too.
+    std::unique_lock<std::shared_mutex> lock(mutex_);
+    bool added = false;
+    for (const file_line &l : contents.lines)
+        if (l.entry && !entries_.count(l.entry->key)) {
+            entries_.emplace(l.entry->key, std::make_shared<const tune_entry>(*l.entry));
+            added = true;
         }
-        // Rates another process stored since we loaded, for the types this one has none of.
-        if (std::shared_ptr<const machine_rates> in_file = rates_of(contents.lines)) {
-            machine_rates m = rates_ ? *rates_ : machine_rates{};
-            if (!m.f32) m.f32 = in_file->f32;
-            if (!m.f64) m.f64 = in_file->f64;
-            rates_ = std::make_shared<const machine_rates>(std::move(m));
-            has_rates_.store(true, std::memory_order_release);
-        }
+    if (added) {
+        nearest_memo_.clear();
+        version_.fetch_add(1, std::memory_order_release);
     }
-    return changed ? write_file(contents, target.file) : GEMM_STATUS_SUCCESS;
+    // Rates another process stored since we loaded, for the types this one has none of.
+    if (std::shared_ptr<const machine_rates> in_file = rates_of(contents.lines)) {
+        machine_rates m = rates_ ? *rates_ : machine_rates{};
+        if (!m.f32) m.f32 = in_file->f32;
+        if (!m.f64) m.f64 = in_file->f64;
+        rates_ = std::make_shared<const machine_rates>(std::move(m));
+        has_rates_.store(true, std::memory_order_release);
+    }
+}
+
+template <class Edit>
+gemm_status_t tune_cache::rewrite_file(const char *undone, Edit edit) {
+    bool ran = false;
+    return with_file_locked(
+        undone,
+        [&](file_contents &contents, const std::string &file) {
+            const bool changed = edit(contents);
+            take_in(contents);
+            return changed ? write_file(contents, file) : GEMM_STATUS_SUCCESS;
+        },
+        ran);
 }
 
 gemm_status_t tune_cache::store(const std::vector<tune_entry> &fresh) {

@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -122,6 +123,21 @@ public:
     std::shared_ptr<const machine_rates> rates() const;
     gemm_status_t store_rates(dtype t, const dtype_rates &r);
 
+    // Where share_rates found the rates: nowhere (complete failed), in the file (another
+    // process stored them), or measured here.
+    enum class rates_source { none, file, measured };
+
+    // The rates of t, once for the processes that start together on a machine (the ranks of a
+    // node): under the file's exclusive lock, the file is read again; where its rates of t are
+    // enough, this process takes them and measures nothing; else complete(r) completes what
+    // there is (r: the file's rates of t, else this process's, else none) and they are stored
+    // before the lock is released, so that a process waiting for it reads them instead of
+    // measuring too. Where the file cannot be locked or read, complete runs all the same, its
+    // rates kept for this process only, and the error says why they were not stored.
+    // complete's failure (its status) leaves everything as it was.
+    gemm_status_t share_rates(dtype t, const std::function<bool(const dtype_rates &)> &enough,
+                              const std::function<gemm_status_t(dtype_rates &)> &complete, rates_source &source);
+
     // Changes whenever the entries do (a store, or entries of other processes that a store
     // found in the file): what a caller remembers about the entries is stale once it moves.
     // Lock-free.
@@ -169,6 +185,15 @@ private:
     // undone ends the error of a file that cannot be read ("nothing stored").
     template <class Edit>
     gemm_status_t rewrite_file(const char *undone, Edit edit);
+    // Takes the file's lock (creating its folder first where the store target is absent),
+    // re-reads the file and returns run(contents, file)'s status, ran set; or, ran false, why
+    // the file could not be locked or read (ending with undone).
+    template <class Locked>
+    gemm_status_t with_file_locked(const char *undone, Locked run, bool &ran);
+    // Other processes' entries, and rates of the types this one lacks, from contents.
+    void take_in(const file_contents &contents);
+    void keep_rates(dtype t, const dtype_rates &r);  // in this process
+    void replace_rates_line(file_contents &contents, dtype t, const dtype_rates &r) const;
 
     std::string path_;
     std::string fingerprint_;

@@ -1500,6 +1500,38 @@ TEST_CASE("tuner rates_first_need: a fresh cache's first untuned host call measu
     CHECK(read_lines(cache) == lines);
 }
 
+TEST_CASE("tuner rates_shared: processes started together on a fresh cache measure the rates once") {
+    if (!(available_backend("cpu_omp") && available_backend("cblas")))
+        skip_scenario("tuner rates_shared: needs cpu_omp and cblas (with one host backend besides the reference, "
+                      "no call needs rates)");
+    // The ranks of an MPI job on one node: each one's first untuned call needs the rates. One
+    // measures them under the cache file's lock; the others wait for it and read what it stored
+    // (or, started later, find them when they load the file).
+    scratch_dir dir;
+    const std::string cache = dir.file("tune-cache.txt");
+    const std::vector<std::string> env = {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1", "GEMM_LOG_LEVEL=info"};
+    std::vector<child_result> ranks;
+    {
+        std::vector<std::unique_ptr<child_process>> started;
+        for (int r = 0; r < 4; ++r)
+            started.push_back(std::make_unique<child_process>(dir, "rank" + std::to_string(r), env, "call 96x96x96"));
+        for (auto &c : started) ranks.push_back(c->wait());
+    }
+    int measured = 0;
+    for (const child_result &r : ranks) {
+        INFO(r.report());
+        REQUIRE(r.ok());
+        REQUIRE(r.steps.size() == 1);
+        CHECK(r.steps[0].correct());
+        CHECK(r.steps[0].traced_backend() == ranks[0].steps[0].traced_backend());
+        measured += contains(r.steps[0].why(), "(rates measured now, in ");
+    }
+    CHECK(measured == 1);
+    std::vector<std::string> lines = read_lines(cache);
+    INFO("cache file:\n" << numbered(lines));
+    CHECK(count_prefix(lines, "rates f32 | host ") == 1);
+}
+
 // ---- 3. a stale file -----------------------------------------------------------------------
 
 TEST_CASE("tuner stale_section: another machine's entries are not used and survive a store verbatim") {

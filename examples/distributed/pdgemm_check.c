@@ -7,12 +7,15 @@
  * On a P x Q process grid (the squarest that uses every rank), C = alpha * op(A) * op(B) +
  * beta * C in block-cyclic layout with NB x NB blocks, by PDGEMM (A transposed) and PZGEMM
  * (B conjugate-transposed). The matrices' entries are functions of their global indices, so
- * each rank checks its own part of C against the sums it computes directly. Prints one line
- * per product on rank 0; exits 1 when any rank's C is wrong. */
+ * each rank checks its own part of C against the sums it computes directly (every element, or
+ * for large N an even sample of about 2^27 / K of them). Prints one line per product on rank 0,
+ * with its time (the slowest rank's, after one untimed run) and rate; exits 1 when any rank's
+ * C is wrong. */
 #include <math.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct { double re, im; } dcomplex;
 
@@ -57,6 +60,36 @@ static int global_of(int l, int nb, int proc, int nprocs) { return (l / nb * npr
 
 static int lld_of(const local_part *p) { return p->lrows > 1 ? p->lrows : 1; }
 
+typedef struct {
+    const char *ta, *tb;
+    const int *m, *n, *k, *one, *da, *db, *dc;
+    const void *alpha, *a, *b, *beta;
+    void *c;
+} gemm_args;
+
+/* Every stride-th local element of C is checked, at O(k) each: all of them unless that would
+ * take more than about 2^27 multiply-adds. */
+static long check_stride(const local_part *c, int k) {
+    const double work = (double)c->lrows * (double)c->lcols * (double)k;
+    return work > 134217728.0 ? (long)(work / 134217728.0) + 1 : 1;
+}
+
+/* The seconds the slowest rank spent in product(), all ranks starting together, after one
+ * untimed run of it on warmup_c, a copy of C (a process's first BLAS calls set up threads and,
+ * under gemm's drop-in, measure the machine's rates once). */
+static double timed(void (*product)(void *), gemm_args *args, void *warmup_c) {
+    void *c = args->c;
+    args->c = warmup_c;
+    product(args);
+    args->c = c;
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double start = MPI_Wtime();
+    product(args);
+    double mine = MPI_Wtime() - start, slowest = 0;
+    MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return slowest;
+}
+
 static void describe(int *desc, const local_part *p, int context) {
     const int zero = 0, lld = lld_of(p);
     int info = 0;
@@ -69,7 +102,20 @@ static void describe(int *desc, const local_part *p, int context) {
 
 /* PDGEMM: C (m x n) = alpha * A^T * B + beta * C, A stored k x m, B k x n. Returns the largest
  * error over this rank's part of C, relative to the sum of the products' magnitudes. */
-static double check_pdgemm(int context, int m, int n, int k, int nb, int prow, int pcol, int nprow, int npcol) {
+static void run_pdgemm(void *p) {
+    const gemm_args *g = p;
+    pdgemm_(g->ta, g->tb, g->m, g->n, g->k, g->alpha, g->a, g->one, g->one, g->da, g->b, g->one, g->one, g->db,
+            g->beta, g->c, g->one, g->one, g->dc);
+}
+
+static void run_pzgemm(void *p) {
+    const gemm_args *g = p;
+    pzgemm_(g->ta, g->tb, g->m, g->n, g->k, g->alpha, g->a, g->one, g->one, g->da, g->b, g->one, g->one, g->db,
+            g->beta, g->c, g->one, g->one, g->dc);
+}
+
+static double check_pdgemm(int context, int m, int n, int k, int nb, int prow, int pcol, int nprow, int npcol,
+                           double *seconds) {
     const local_part pa = part_of(k, m, nb, prow, pcol, nprow, npcol);
     const local_part pb = part_of(k, n, nb, prow, pcol, nprow, npcol);
     const local_part pc = part_of(m, n, nb, prow, pcol, nprow, npcol);
@@ -89,10 +135,16 @@ static double check_pdgemm(int context, int m, int n, int k, int nb, int prow, i
     describe(dc, &pc, context);
     const int one = 1;
     const double alpha = 0.75, beta = -0.5;
-    pdgemm_("T", "N", &m, &n, &k, &alpha, a, &one, &one, da, b, &one, &one, db, &beta, c, &one, &one, dc);
+    gemm_args args = {"T", "N", &m, &n, &k, &one, da, db, dc, &alpha, a, b, &beta, c};
+    const size_t c_bytes = sizeof(double) * (size_t)lld_of(&pc) * (size_t)(pc.lcols + 1);
+    double *scratch = memcpy(malloc(c_bytes), c, c_bytes);
+    *seconds = timed(run_pdgemm, &args, scratch);
+    free(scratch);
     double worst = 0;
+    const long stride = check_stride(&pc, k);
     for (int lj = 0; lj < pc.lcols; ++lj)
         for (int li = 0; li < pc.lrows; ++li) {
+            if (((long)lj * pc.lrows + li) % stride != 0) continue;
             const int i = global_of(li, nb, prow, nprow), j = global_of(lj, nb, pcol, npcol);
             double sum = 0, size = 0;
             for (int l = 0; l < k; ++l) {
@@ -110,7 +162,8 @@ static double check_pdgemm(int context, int m, int n, int k, int nb, int prow, i
 }
 
 /* PZGEMM: C (m x n) = alpha * A * B^H + beta * C, A stored m x k, B n x k. */
-static double check_pzgemm(int context, int m, int n, int k, int nb, int prow, int pcol, int nprow, int npcol) {
+static double check_pzgemm(int context, int m, int n, int k, int nb, int prow, int pcol, int nprow, int npcol,
+                           double *seconds) {
     const local_part pa = part_of(m, k, nb, prow, pcol, nprow, npcol);
     const local_part pb = part_of(n, k, nb, prow, pcol, nprow, npcol);
     const local_part pc = part_of(m, n, nb, prow, pcol, nprow, npcol);
@@ -130,10 +183,16 @@ static double check_pzgemm(int context, int m, int n, int k, int nb, int prow, i
     describe(dc, &pc, context);
     const int one = 1;
     const dcomplex alpha = {0.5, -0.25}, beta = {0.25, 1.0};
-    pzgemm_("N", "C", &m, &n, &k, &alpha, a, &one, &one, da, b, &one, &one, db, &beta, c, &one, &one, dc);
+    gemm_args args = {"N", "C", &m, &n, &k, &one, da, db, dc, &alpha, a, b, &beta, c};
+    const size_t c_bytes = sizeof(dcomplex) * (size_t)lld_of(&pc) * (size_t)(pc.lcols + 1);
+    dcomplex *scratch = memcpy(malloc(c_bytes), c, c_bytes);
+    *seconds = timed(run_pzgemm, &args, scratch);
+    free(scratch);
     double worst = 0;
+    const long stride = check_stride(&pc, k);
     for (int lj = 0; lj < pc.lcols; ++lj)
         for (int li = 0; li < pc.lrows; ++li) {
+            if (((long)lj * pc.lrows + li) % stride != 0) continue;
             const int i = global_of(li, nb, prow, nprow), j = global_of(lj, nb, pcol, npcol);
             double re = 0, im = 0, size = 0;
             for (int l = 0; l < k; ++l) {
@@ -176,8 +235,9 @@ int main(int argc, char **argv) {
     /* m, n and k differ, none a multiple of the block size, so that every rank holds ragged
      * blocks. */
     const int m = n, cols = n + 10, k = n - 7 > 1 ? n - 7 : 1;
-    const double errors[2] = {check_pdgemm(context, m, cols, k, nb, prow, pcol, nprow, npcol),
-                              check_pzgemm(context, m, cols, k, nb, prow, pcol, nprow, npcol)};
+    double seconds[2];
+    const double errors[2] = {check_pdgemm(context, m, cols, k, nb, prow, pcol, nprow, npcol, &seconds[0]),
+                              check_pzgemm(context, m, cols, k, nb, prow, pcol, nprow, npcol, &seconds[1])};
     double worst[2];
     MPI_Allreduce(errors, worst, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     const double tolerance = 64 * 2.2e-16 * sqrt((double)k);
@@ -186,9 +246,10 @@ int main(int argc, char **argv) {
         const int ok = worst[x] <= tolerance;
         wrong |= !ok;
         if (rank == 0)
-            printf("%s %dx%dx%d, blocks of %d, on a %dx%d grid: largest relative error %.3g (tolerance %.3g): %s\n",
-                   x == 0 ? "pdgemm T N" : "pzgemm N C", m, cols, k, nb, nprow, npcol, worst[x], tolerance,
-                   ok ? "ok" : "WRONG");
+            printf("%s %dx%dx%d, blocks of %d, on a %dx%d grid: %.4g s, %.4g GFLOP/s; largest relative error "
+                   "%.3g (tolerance %.3g): %s\n",
+                   x == 0 ? "pdgemm T N" : "pzgemm N C", m, cols, k, nb, nprow, npcol, seconds[x],
+                   (x == 0 ? 2.0 : 8.0) * m * cols * k / seconds[x] / 1e9, worst[x], tolerance, ok ? "ok" : "WRONG");
     }
     Cblacs_gridexit(context);
     MPI_Finalize();

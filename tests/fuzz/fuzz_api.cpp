@@ -616,7 +616,6 @@ pointer_call draw_pointer_call(byte_source &in) {
 
         p.groups.push_back(c);
     }
-    const api_call &first = p.groups[0];
     p.group_count = count;
     if (p.form == 'g' && in.one_in(16)) p.group_count = in.one_in(2) ? 0 : -1 - int64_t(in.byte() % 3);
     if (p.form == 'g' && in.one_in(32)) p.null_array = in.byte() % 11;

@@ -49,7 +49,8 @@ spdlog::logger &logger() {
 }
 
 void trace_line(const std::string &line) {
-    static std::shared_ptr<spdlog::logger> l = make_logger("gemm.trace", ("[gemm] " + rank_tag("rank=", " ") + "%v").c_str());
+    static std::shared_ptr<spdlog::logger> l =
+        make_logger("gemm.trace", ("[gemm] " + rank_tag("rank=", " ") + "%v").c_str());
     l->info(line);
 }
 

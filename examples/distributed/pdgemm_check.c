@@ -45,155 +45,132 @@ static dcomplex centry(int which, int i, int j) {
     return z;
 }
 
-/* One process's part of a rows x cols matrix in blocks of nb: its local size and the global
- * index of local row (or column) l. */
-typedef struct { int rows, cols, nb, prow, pcol, nprow, npcol, lrows, lcols; } local_part;
+/* The process grid and this rank's place in it; matrices in blocks of nb x nb. */
+typedef struct { int context, nb, prow, pcol, nprow, npcol; } grid;
 
-static local_part part_of(int rows, int cols, int nb, int prow, int pcol, int nprow, int npcol) {
-    const int zero = 0;
-    local_part p = {rows, cols, nb, prow, pcol, nprow, npcol, 0, 0};
-    p.lrows = numroc_(&rows, &nb, &prow, &zero, &nprow);
-    p.lcols = numroc_(&cols, &nb, &pcol, &zero, &npcol);
-    return p;
-}
-static int global_of(int l, int nb, int proc, int nprocs) { return (l / nb * nprocs + proc) * nb + l % nb; }
-
-static int lld_of(const local_part *p) { return p->lrows > 1 ? p->lrows : 1; }
-
+/* One matrix: this rank's part of it (lrows x lcols, column-major, leading dimension lld),
+ * and its ScaLAPACK descriptor. */
 typedef struct {
-    const char *ta, *tb;
-    const int *m, *n, *k, *one, *da, *db, *dc;
-    const void *alpha, *a, *b, *beta;
-    void *c;
-} gemm_args;
+    int rows, cols, lrows, lcols, lld, desc[9];
+    size_t element;
+    void *data;
+} local_matrix;
 
-/* Every stride-th local element of C is checked, at O(k) each: all of them unless that would
- * take more than about 2^27 multiply-adds. */
-static long check_stride(const local_part *c, int k) {
-    const double work = (double)c->lrows * (double)c->lcols * (double)k;
-    return work > 134217728.0 ? (long)(work / 134217728.0) + 1 : 1;
+/* The global (0-based) index of local row or column l, on process proc of nprocs. */
+static int global_of(int l, int nb, int proc, int nprocs) { return (l / nb * nprocs + proc) * nb + l % nb; }
+static int global_row(const grid *g, int li) { return global_of(li, g->nb, g->prow, g->nprow); }
+static int global_col(const grid *g, int lj) { return global_of(lj, g->nb, g->pcol, g->npcol); }
+
+/* Matrix `which` (0: A, 1: B, 2: C), rows x cols of real (element 8) or complex (16) entries. */
+static local_matrix make_matrix(const grid *g, int which, int rows, int cols, size_t element) {
+    const int zero = 0;
+    local_matrix x = {rows, cols, 0, 0, 1, {0}, element, NULL};
+    x.lrows = numroc_(&rows, &g->nb, &g->prow, &zero, &g->nprow);
+    x.lcols = numroc_(&cols, &g->nb, &g->pcol, &zero, &g->npcol);
+    x.lld = x.lrows > 1 ? x.lrows : 1;
+    x.data = malloc(element * (size_t)x.lld * (size_t)(x.lcols + 1));
+    for (int lj = 0; lj < x.lcols; ++lj)
+        for (int li = 0; li < x.lrows; ++li) {
+            const size_t at = (size_t)li + (size_t)lj * (size_t)x.lld;
+            const int i = global_row(g, li), j = global_col(g, lj);
+            if (element == sizeof(double)) ((double *)x.data)[at] = entry(which, i, j);
+            else ((dcomplex *)x.data)[at] = centry(which, i, j);
+        }
+    int info = 0;
+    descinit_(x.desc, &rows, &cols, &g->nb, &g->nb, &zero, &zero, &g->context, &x.lld, &info);
+    if (info != 0) {
+        fprintf(stderr, "descinit_ failed: info %d\n", info);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    return x;
 }
 
-/* The seconds the slowest rank spent in product(), all ranks starting together, after one
- * untimed run of it on warmup_c, a copy of C (a process's first BLAS calls set up threads and,
- * under gemm's drop-in, measure the machine's rates once). */
-static double timed(void (*product)(void *), gemm_args *args, void *warmup_c) {
-    void *c = args->c;
-    args->c = warmup_c;
-    product(args);
-    args->c = c;
+static size_t bytes_of(const local_matrix *x) { return x->element * (size_t)x->lld * (size_t)(x->lcols + 1); }
+
+/* One product: C = alpha * op(A) * op(B) + beta * C by pdgemm_ or pzgemm_. */
+typedef struct {
+    int complex_type;
+    const char *ta, *tb;
+    int m, n, k;
+    const void *alpha, *beta;
+    const local_matrix *a, *b;
+    local_matrix *c;
+} product;
+
+static void run(const product *p, void *c) {
+    const int one = 1;
+    if (p->complex_type)
+        pzgemm_(p->ta, p->tb, &p->m, &p->n, &p->k, p->alpha, p->a->data, &one, &one, p->a->desc, p->b->data, &one,
+                &one, p->b->desc, p->beta, c, &one, &one, p->c->desc);
+    else
+        pdgemm_(p->ta, p->tb, &p->m, &p->n, &p->k, p->alpha, p->a->data, &one, &one, p->a->desc, p->b->data, &one,
+                &one, p->b->desc, p->beta, c, &one, &one, p->c->desc);
+}
+
+/* The seconds the slowest rank spent in the product, all ranks starting together, after one
+ * untimed run of it on a copy of C (a process's first BLAS calls set up threads and, under
+ * gemm's drop-in, measure the machine's rates once). */
+static double timed(const product *p) {
+    void *scratch = memcpy(malloc(bytes_of(p->c)), p->c->data, bytes_of(p->c));
+    run(p, scratch);
+    free(scratch);
     MPI_Barrier(MPI_COMM_WORLD);
     const double start = MPI_Wtime();
-    product(args);
+    run(p, p->c->data);
     double mine = MPI_Wtime() - start, slowest = 0;
     MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     return slowest;
 }
 
-static void describe(int *desc, const local_part *p, int context) {
-    const int zero = 0, lld = lld_of(p);
-    int info = 0;
-    descinit_(desc, &p->rows, &p->cols, &p->nb, &p->nb, &zero, &zero, &context, &lld, &info);
-    if (info != 0) {
-        fprintf(stderr, "descinit_ failed: info %d\n", info);
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
+/* Whether local element (li, lj) of C is checked, at O(k) each: every one unless that would
+ * take more than about 2^27 multiply-adds, else an even sample of them. */
+static int checked(const local_matrix *c, int k, int li, int lj) {
+    const double work = (double)c->lrows * (double)c->lcols * (double)k;
+    const long stride = work > 134217728.0 ? (long)(work / 134217728.0) + 1 : 1;
+    return ((long)lj * c->lrows + li) % stride == 0;
 }
 
 /* PDGEMM: C (m x n) = alpha * A^T * B + beta * C, A stored k x m, B k x n. Returns the largest
  * error over this rank's part of C, relative to the sum of the products' magnitudes. */
-static void run_pdgemm(void *p) {
-    const gemm_args *g = p;
-    pdgemm_(g->ta, g->tb, g->m, g->n, g->k, g->alpha, g->a, g->one, g->one, g->da, g->b, g->one, g->one, g->db,
-            g->beta, g->c, g->one, g->one, g->dc);
-}
-
-static void run_pzgemm(void *p) {
-    const gemm_args *g = p;
-    pzgemm_(g->ta, g->tb, g->m, g->n, g->k, g->alpha, g->a, g->one, g->one, g->da, g->b, g->one, g->one, g->db,
-            g->beta, g->c, g->one, g->one, g->dc);
-}
-
-static double check_pdgemm(int context, int m, int n, int k, int nb, int prow, int pcol, int nprow, int npcol,
-                           double *seconds) {
-    const local_part pa = part_of(k, m, nb, prow, pcol, nprow, npcol);
-    const local_part pb = part_of(k, n, nb, prow, pcol, nprow, npcol);
-    const local_part pc = part_of(m, n, nb, prow, pcol, nprow, npcol);
-    double *a = malloc(sizeof(double) * (size_t)lld_of(&pa) * (size_t)(pa.lcols + 1));
-    double *b = malloc(sizeof(double) * (size_t)lld_of(&pb) * (size_t)(pb.lcols + 1));
-    double *c = malloc(sizeof(double) * (size_t)lld_of(&pc) * (size_t)(pc.lcols + 1));
-    const local_part *parts[3] = {&pa, &pb, &pc};
-    double *data[3] = {a, b, c};
-    for (int x = 0; x < 3; ++x)
-        for (int lj = 0; lj < parts[x]->lcols; ++lj)
-            for (int li = 0; li < parts[x]->lrows; ++li)
-                data[x][li + (size_t)lj * (size_t)lld_of(parts[x])] =
-                    entry(x, global_of(li, nb, prow, nprow), global_of(lj, nb, pcol, npcol));
-    int da[9], db[9], dc[9];
-    describe(da, &pa, context);
-    describe(db, &pb, context);
-    describe(dc, &pc, context);
-    const int one = 1;
+static double check_pdgemm(const grid *g, int m, int n, int k, double *seconds) {
+    local_matrix a = make_matrix(g, 0, k, m, sizeof(double)), b = make_matrix(g, 1, k, n, sizeof(double)),
+                 c = make_matrix(g, 2, m, n, sizeof(double));
     const double alpha = 0.75, beta = -0.5;
-    gemm_args args = {"T", "N", &m, &n, &k, &one, da, db, dc, &alpha, a, b, &beta, c};
-    const size_t c_bytes = sizeof(double) * (size_t)lld_of(&pc) * (size_t)(pc.lcols + 1);
-    double *scratch = memcpy(malloc(c_bytes), c, c_bytes);
-    *seconds = timed(run_pdgemm, &args, scratch);
-    free(scratch);
+    const product p = {0, "T", "N", m, n, k, &alpha, &beta, &a, &b, &c};
+    *seconds = timed(&p);
     double worst = 0;
-    const long stride = check_stride(&pc, k);
-    for (int lj = 0; lj < pc.lcols; ++lj)
-        for (int li = 0; li < pc.lrows; ++li) {
-            if (((long)lj * pc.lrows + li) % stride != 0) continue;
-            const int i = global_of(li, nb, prow, nprow), j = global_of(lj, nb, pcol, npcol);
+    for (int lj = 0; lj < c.lcols; ++lj)
+        for (int li = 0; li < c.lrows; ++li) {
+            if (!checked(&c, k, li, lj)) continue;
+            const int i = global_row(g, li), j = global_col(g, lj);
             double sum = 0, size = 0;
             for (int l = 0; l < k; ++l) {
                 sum += entry(0, l, i) * entry(1, l, j);
                 size += fabs(entry(0, l, i) * entry(1, l, j));
             }
             const double want = alpha * sum + beta * entry(2, i, j);
-            const double err = fabs(c[li + (size_t)lj * (size_t)lld_of(&pc)] - want) / (fabs(alpha) * size + fabs(beta) + 1e-300);
+            const double got = ((const double *)c.data)[(size_t)li + (size_t)lj * (size_t)c.lld];
+            const double err = fabs(got - want) / (fabs(alpha) * size + fabs(beta) + 1e-300);
             if (!(err <= worst)) worst = err; /* a NaN counts as the worst */
         }
-    free(a);
-    free(b);
-    free(c);
+    free(a.data);
+    free(b.data);
+    free(c.data);
     return worst;
 }
 
 /* PZGEMM: C (m x n) = alpha * A * B^H + beta * C, A stored m x k, B n x k. */
-static double check_pzgemm(int context, int m, int n, int k, int nb, int prow, int pcol, int nprow, int npcol,
-                           double *seconds) {
-    const local_part pa = part_of(m, k, nb, prow, pcol, nprow, npcol);
-    const local_part pb = part_of(n, k, nb, prow, pcol, nprow, npcol);
-    const local_part pc = part_of(m, n, nb, prow, pcol, nprow, npcol);
-    dcomplex *a = malloc(sizeof(dcomplex) * (size_t)lld_of(&pa) * (size_t)(pa.lcols + 1));
-    dcomplex *b = malloc(sizeof(dcomplex) * (size_t)lld_of(&pb) * (size_t)(pb.lcols + 1));
-    dcomplex *c = malloc(sizeof(dcomplex) * (size_t)lld_of(&pc) * (size_t)(pc.lcols + 1));
-    const local_part *parts[3] = {&pa, &pb, &pc};
-    dcomplex *data[3] = {a, b, c};
-    for (int x = 0; x < 3; ++x)
-        for (int lj = 0; lj < parts[x]->lcols; ++lj)
-            for (int li = 0; li < parts[x]->lrows; ++li)
-                data[x][li + (size_t)lj * (size_t)lld_of(parts[x])] =
-                    centry(x, global_of(li, nb, prow, nprow), global_of(lj, nb, pcol, npcol));
-    int da[9], db[9], dc[9];
-    describe(da, &pa, context);
-    describe(db, &pb, context);
-    describe(dc, &pc, context);
-    const int one = 1;
+static double check_pzgemm(const grid *g, int m, int n, int k, double *seconds) {
+    local_matrix a = make_matrix(g, 0, m, k, sizeof(dcomplex)), b = make_matrix(g, 1, n, k, sizeof(dcomplex)),
+                 c = make_matrix(g, 2, m, n, sizeof(dcomplex));
     const dcomplex alpha = {0.5, -0.25}, beta = {0.25, 1.0};
-    gemm_args args = {"N", "C", &m, &n, &k, &one, da, db, dc, &alpha, a, b, &beta, c};
-    const size_t c_bytes = sizeof(dcomplex) * (size_t)lld_of(&pc) * (size_t)(pc.lcols + 1);
-    dcomplex *scratch = memcpy(malloc(c_bytes), c, c_bytes);
-    *seconds = timed(run_pzgemm, &args, scratch);
-    free(scratch);
+    const product p = {1, "N", "C", m, n, k, &alpha, &beta, &a, &b, &c};
+    *seconds = timed(&p);
     double worst = 0;
-    const long stride = check_stride(&pc, k);
-    for (int lj = 0; lj < pc.lcols; ++lj)
-        for (int li = 0; li < pc.lrows; ++li) {
-            if (((long)lj * pc.lrows + li) % stride != 0) continue;
-            const int i = global_of(li, nb, prow, nprow), j = global_of(lj, nb, pcol, npcol);
+    for (int lj = 0; lj < c.lcols; ++lj)
+        for (int li = 0; li < c.lrows; ++li) {
+            if (!checked(&c, k, li, lj)) continue;
+            const int i = global_row(g, li), j = global_col(g, lj);
             double re = 0, im = 0, size = 0;
             for (int l = 0; l < k; ++l) {
                 const dcomplex x = centry(0, i, l), y = centry(1, j, l); /* x * conj(y) */
@@ -204,14 +181,14 @@ static double check_pzgemm(int context, int m, int n, int k, int nb, int prow, i
             const dcomplex c0 = centry(2, i, j);
             const double want_re = alpha.re * re - alpha.im * im + beta.re * c0.re - beta.im * c0.im;
             const double want_im = alpha.re * im + alpha.im * re + beta.re * c0.im + beta.im * c0.re;
-            const dcomplex got = c[li + (size_t)lj * (size_t)lld_of(&pc)];
+            const dcomplex got = ((const dcomplex *)c.data)[(size_t)li + (size_t)lj * (size_t)c.lld];
             const double err = hypot(got.re - want_re, got.im - want_im) /
                                (hypot(alpha.re, alpha.im) * size + hypot(beta.re, beta.im) * hypot(c0.re, c0.im) + 1e-300);
             if (!(err <= worst)) worst = err;
         }
-    free(a);
-    free(b);
-    free(c);
+    free(a.data);
+    free(b.data);
+    free(c.data);
     return worst;
 }
 
@@ -228,16 +205,15 @@ int main(int argc, char **argv) {
     int nprow = 1;
     for (int p = 1; p * p <= size; ++p)
         if (size % p == 0) nprow = p;
-    int npcol = size / nprow, context = 0, prow = 0, pcol = 0;
-    Cblacs_get(-1, 0, &context);
-    Cblacs_gridinit(&context, "Row", nprow, npcol);
-    Cblacs_gridinfo(context, &nprow, &npcol, &prow, &pcol);
+    grid g = {0, nb, 0, 0, nprow, size / nprow};
+    Cblacs_get(-1, 0, &g.context);
+    Cblacs_gridinit(&g.context, "Row", g.nprow, g.npcol);
+    Cblacs_gridinfo(g.context, &g.nprow, &g.npcol, &g.prow, &g.pcol);
     /* m, n and k differ, none a multiple of the block size, so that every rank holds ragged
      * blocks. */
     const int m = n, cols = n + 10, k = n - 7 > 1 ? n - 7 : 1;
     double seconds[2];
-    const double errors[2] = {check_pdgemm(context, m, cols, k, nb, prow, pcol, nprow, npcol, &seconds[0]),
-                              check_pzgemm(context, m, cols, k, nb, prow, pcol, nprow, npcol, &seconds[1])};
+    const double errors[2] = {check_pdgemm(&g, m, cols, k, &seconds[0]), check_pzgemm(&g, m, cols, k, &seconds[1])};
     double worst[2];
     MPI_Allreduce(errors, worst, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     const double tolerance = 64 * 2.2e-16 * sqrt((double)k);
@@ -248,10 +224,10 @@ int main(int argc, char **argv) {
         if (rank == 0)
             printf("%s %dx%dx%d, blocks of %d, on a %dx%d grid: %.4g s, %.4g GFLOP/s; largest relative error "
                    "%.3g (tolerance %.3g): %s\n",
-                   x == 0 ? "pdgemm T N" : "pzgemm N C", m, cols, k, nb, nprow, npcol, seconds[x],
+                   x == 0 ? "pdgemm T N" : "pzgemm N C", m, cols, k, nb, g.nprow, g.npcol, seconds[x],
                    (x == 0 ? 2.0 : 8.0) * m * cols * k / seconds[x] / 1e9, worst[x], tolerance, ok ? "ok" : "WRONG");
     }
-    Cblacs_gridexit(context);
+    Cblacs_gridexit(g.context);
     MPI_Finalize();
     return wrong ? 1 : 0;
 }

@@ -7,7 +7,8 @@
 # threads cpu_omp and OpenBLAS take in it. Builds nothing.
 #
 # usage: bash scripts/bench_distributed.sh [BUILD]     (BUILD: the build folder, default build)
-# environment: SIZES (default "2048"), RANKS (default "1 2 4"), NB (block size, default 256)
+# environment: SIZES (default "2048"), RANKS (default "1 2 4"), NB (block size, default 256),
+# OPS (PDGEMM's op(A) op(B): default "NN TN")
 set -uo pipefail
 build=${1:-build}
 program=$build/examples/pdgemm_check
@@ -23,28 +24,32 @@ trap 'rm -rf "$cache_dir"' EXIT
 export GEMM_TUNE_CACHE=$cache_dir/cache.txt  # fresh: untuned auto, as a new user's job runs
 unset GEMM_BACKEND GEMM_TUNE OMP_NUM_THREADS OPENBLAS_NUM_THREADS
 
-# run RANKS N BLAS: the example's two lines' seconds, "pdgemm_s pzgemm_s", or "failed".
+# run RANKS N BLAS OPS: the example's two lines' seconds, "pdgemm_s pzgemm_s", or "failed".
 run() {
-    local ranks=$1 n=$2 blas=$3 per=$((cores / $1)) bind preload=()
+    local ranks=$1 n=$2 blas=$3 ops=$4 per=$((cores / $1)) bind preload=()
     if [ "$per" -ge 1 ]; then bind=(--map-by "slot:PE=$per" --bind-to core); else per=1 bind=(--bind-to none); fi
     [ "$blas" = gemm ] && preload=(LD_PRELOAD="$(readlink -f "$gemm_blas")")
     mpirun --oversubscribe -np "$ranks" "${bind[@]}" env "${preload[@]}" OPENBLAS_NUM_THREADS=$per \
-        "$program" "$n" "${NB:-256}" >"$cache_dir/out" 2>"$cache_dir/err" || { echo failed; return; }
+        "$program" "$n" "${NB:-256}" "$ops" >"$cache_dir/out" 2>"$cache_dir/err" || { echo failed; return; }
     awk '/: ok$/ { for (i = 1; i <= NF; ++i) if ($i == "s,") printf "%s ", $(i - 1) } END { print "" }' "$cache_dir/out"
 }
 
-printf '%-6s %-6s %-8s %12s %12s %12s %12s\n' N ranks blas "pdgemm s" "GFLOP/s" "pzgemm s" "GFLOP/s"
+printf '%-6s %-4s %-6s %-8s %12s %12s %12s %12s\n' N ops ranks blas "pdgemm s" "GFLOP/s" "pzgemm s" "GFLOP/s"
 for n in ${SIZES:-2048}; do
-    for ranks in ${RANKS:-1 2 4}; do
-        for blas in gemm system; do
-            read -r d z <<<"$(run "$ranks" "$n" "$blas")"
-            if [ "$d" = failed ] || [ -z "${z:-}" ]; then
-                printf '%-6s %-6s %-8s %12s\n' "$n" "$ranks" "$blas" "failed: $(head -c 200 "$cache_dir/err" | tr '\n' ' ')"
-                continue
-            fi
-            awk -v n="$n" -v r="$ranks" -v b="$blas" -v d="$d" -v z="$z" 'BEGIN {
-                m = n; c = n + 10; k = n - 7
-                printf "%-6s %-6s %-8s %12.4g %12.1f %12.4g %12.1f\n", n, r, b, d, 2 * m * c * k / d / 1e9, z, 8 * m * c * k / z / 1e9 }'
+    for ops in ${OPS:-NN TN}; do
+        for ranks in ${RANKS:-1 2 4}; do
+            for blas in gemm system; do
+                read -r d z <<<"$(run "$ranks" "$n" "$blas" "$ops")"
+                if [ "$d" = failed ] || [ -z "${z:-}" ]; then
+                    printf '%-6s %-4s %-6s %-8s %s\n' "$n" "$ops" "$ranks" "$blas" \
+                        "failed: $(head -c 200 "$cache_dir/err" | tr '\n' ' ')"
+                    continue
+                fi
+                awk -v n="$n" -v o="$ops" -v r="$ranks" -v b="$blas" -v d="$d" -v z="$z" 'BEGIN {
+                    m = n; c = n + 10; k = n - 7
+                    printf "%-6s %-4s %-6s %-8s %12.4g %12.1f %12.4g %12.1f\n", n, o, r, b, d, 2 * m * c * k / d / 1e9,
+                        z, 8 * m * c * k / z / 1e9 }'
+            done
         done
     done
     "$gemm" bench "$n" --dtype f64 --layout col --backends cpu_omp --baseline cpu_omp --no-measure-peak --rounds 1 \

@@ -2,11 +2,11 @@
  * makes is a BLAS dgemm_/zgemm_ call, so under gemm's drop-in BLAS
  * (LD_PRELOAD=libgemm_blas.so) gemm serves each rank's share:
  *
- *   mpirun -np 4 env LD_PRELOAD=/path/to/libgemm_blas.so ./pdgemm_check [N [NB]]
+ *   mpirun -np 4 env LD_PRELOAD=/path/to/libgemm_blas.so ./pdgemm_check [N [NB [TN|NN]]]
  *
  * On a P x Q process grid (the squarest that uses every rank), C = alpha * op(A) * op(B) +
- * beta * C in block-cyclic layout with NB x NB blocks, by PDGEMM (A transposed) and PZGEMM
- * (B conjugate-transposed). The matrices' entries are functions of their global indices, so
+ * beta * C in block-cyclic layout with NB x NB blocks, by PDGEMM (A transposed, or with NN
+ * not) and PZGEMM (B conjugate-transposed). The matrices' entries are functions of their global indices, so
  * each rank checks its own part of C against the sums it computes directly (every element, or
  * for large N an even sample of about 2^27 / K of them). Prints one line per product on rank 0,
  * with its time (the slowest rank's, after one untimed run) and rate; exits 1 when any rank's
@@ -130,13 +130,17 @@ static int checked(const local_matrix *c, int k, int li, int lj) {
     return ((long)lj * c->lrows + li) % stride == 0;
 }
 
-/* PDGEMM: C (m x n) = alpha * A^T * B + beta * C, A stored k x m, B k x n. Returns the largest
- * error over this rank's part of C, relative to the sum of the products' magnitudes. */
-static double check_pdgemm(const grid *g, int m, int n, int k, double *seconds) {
-    local_matrix a = make_matrix(g, 0, k, m, sizeof(double)), b = make_matrix(g, 1, k, n, sizeof(double)),
-                 c = make_matrix(g, 2, m, n, sizeof(double));
+/* A's entry (i, l) of op(A): A stored k x m when transposed, else m x k. */
+static double a_entry(int transposed, int i, int l) { return transposed ? entry(0, l, i) : entry(0, i, l); }
+
+/* PDGEMM: C (m x n) = alpha * op(A) * B + beta * C, op(A) = A^T (A stored k x m) or A (m x k),
+ * B k x n. Returns the largest error over this rank's part of C, relative to the sum of the
+ * products' magnitudes. */
+static double check_pdgemm(const grid *g, int transposed, int m, int n, int k, double *seconds) {
+    local_matrix a = transposed ? make_matrix(g, 0, k, m, sizeof(double)) : make_matrix(g, 0, m, k, sizeof(double));
+    local_matrix b = make_matrix(g, 1, k, n, sizeof(double)), c = make_matrix(g, 2, m, n, sizeof(double));
     const double alpha = 0.75, beta = -0.5;
-    const product p = {0, "T", "N", m, n, k, &alpha, &beta, &a, &b, &c};
+    const product p = {0, transposed ? "T" : "N", "N", m, n, k, &alpha, &beta, &a, &b, &c};
     *seconds = timed(&p);
     double worst = 0;
     for (int lj = 0; lj < c.lcols; ++lj)
@@ -145,8 +149,8 @@ static double check_pdgemm(const grid *g, int m, int n, int k, double *seconds) 
             const int i = global_row(g, li), j = global_col(g, lj);
             double sum = 0, size = 0;
             for (int l = 0; l < k; ++l) {
-                sum += entry(0, l, i) * entry(1, l, j);
-                size += fabs(entry(0, l, i) * entry(1, l, j));
+                sum += a_entry(transposed, i, l) * entry(1, l, j);
+                size += fabs(a_entry(transposed, i, l) * entry(1, l, j));
             }
             const double want = alpha * sum + beta * entry(2, i, j);
             const double got = ((const double *)c.data)[(size_t)li + (size_t)lj * (size_t)c.lld];
@@ -195,10 +199,12 @@ static double check_pzgemm(const grid *g, int m, int n, int k, double *seconds) 
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     const int n = argc > 1 ? atoi(argv[1]) : 301, nb = argc > 2 ? atoi(argv[2]) : 32;
+    const char *ops = argc > 3 ? argv[3] : "TN";
+    const int transposed = strcmp(ops, "TN") == 0;
     int rank = 0, size = 1;
     Cblacs_pinfo(&rank, &size);
-    if (n < 1 || nb < 1) {
-        if (rank == 0) fprintf(stderr, "usage: pdgemm_check [N [NB]] (N, NB >= 1)\n");
+    if (n < 1 || nb < 1 || (!transposed && strcmp(ops, "NN") != 0)) {
+        if (rank == 0) fprintf(stderr, "usage: pdgemm_check [N [NB [TN|NN]]] (N, NB >= 1; PDGEMM's op(A) op(B), TN by default)\n");
         MPI_Finalize();
         return 2;
     }
@@ -213,7 +219,7 @@ int main(int argc, char **argv) {
      * blocks. */
     const int m = n, cols = n + 10, k = n - 7 > 1 ? n - 7 : 1;
     double seconds[2];
-    const double errors[2] = {check_pdgemm(&g, m, cols, k, &seconds[0]), check_pzgemm(&g, m, cols, k, &seconds[1])};
+    const double errors[2] = {check_pdgemm(&g, transposed, m, cols, k, &seconds[0]), check_pzgemm(&g, m, cols, k, &seconds[1])};
     double worst[2];
     MPI_Allreduce(errors, worst, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     const double tolerance = 64 * 2.2e-16 * sqrt((double)k);
@@ -224,7 +230,7 @@ int main(int argc, char **argv) {
         if (rank == 0)
             printf("%s %dx%dx%d, blocks of %d, on a %dx%d grid: %.4g s, %.4g GFLOP/s; largest relative error "
                    "%.3g (tolerance %.3g): %s\n",
-                   x == 0 ? "pdgemm T N" : "pzgemm N C", m, cols, k, nb, g.nprow, g.npcol, seconds[x],
+                   x == 1 ? "pzgemm N C" : transposed ? "pdgemm T N" : "pdgemm N N", m, cols, k, nb, g.nprow, g.npcol, seconds[x],
                    (x == 0 ? 2.0 : 8.0) * m * cols * k / seconds[x] / 1e9, worst[x], tolerance, ok ? "ok" : "WRONG");
     }
     Cblacs_gridexit(g.context);

@@ -3,7 +3,8 @@
 # ranks, with gemm's drop-in BLAS preloaded in each rank: the products must be right, and
 # every rank's local GEMMs must be gemm's, traced with the rank's number.
 # usage: pdgemm_check.sh SCENARIO PROGRAM LIBGEMM_BLAS MPIEXEC SANITIZE
-#   auto     untuned auto; each rank's trace lines carry rank=0..3 and cover f64 and c64
+#   auto     untuned auto, PDGEMM TN then NN; each rank's trace lines carry rank=0..3 and cover
+#            f64 and c64
 #   forced   GEMM_BACKEND=cpu_omp, then cpu_ref: every local GEMM on that backend
 # PROGRAM is empty where the example is not built, SANITIZE the build's GEMM_SANITIZE.
 set -euo pipefail
@@ -34,14 +35,16 @@ if ! "${launch[@]}" true >"$work/probe" 2>&1; then
     skip "MPI cannot start 4 processes here: $(tr '\n' ' ' <"$work/probe" | cut -c1-300)"
 fi
 
-# run_ranks VAR=VALUE...: the example on 4 ranks, the drop-in preloaded in each, traced.
+# run_ranks OPS VAR=VALUE...: the example on 4 ranks (PDGEMM's ops TN or NN), the drop-in
+# preloaded in each, traced.
 run_ranks() {
-    echo "+ ${launch[*]} env LD_PRELOAD=$gemm_blas GEMM_VERBOSE=1 $* $program"
-    local rc=0
-    "${launch[@]}" env LD_PRELOAD="$gemm_blas" GEMM_VERBOSE=1 OMP_NUM_THREADS=1 "$@" "$program" 301 32 \
+    local ops=$1 rc=0
+    shift
+    echo "+ ${launch[*]} env LD_PRELOAD=$gemm_blas GEMM_VERBOSE=1 $* $program 301 32 $ops"
+    "${launch[@]}" env LD_PRELOAD="$gemm_blas" GEMM_VERBOSE=1 OMP_NUM_THREADS=1 "$@" "$program" 301 32 "$ops" \
         >"$work/out" 2>"$work/err" || rc=$?
     [ "$rc" -eq 0 ] || fail "exit code $rc"
-    for product in "pdgemm T N" "pzgemm N C"; do
+    for product in "pdgemm ${ops:0:1} ${ops:1:1}" "pzgemm N C"; do
         grep -Eq "^$product 301x311x294, blocks of 32, on a 2x2 grid: .*: ok$" "$work/out" ||
             fail "no line saying $product was right"
     done
@@ -61,12 +64,14 @@ traced_ranks() {
 
 case $scenario in
 auto)
-    run_ranks
-    traced_ranks '(cpu_omp|cblas)'
+    for ops in TN NN; do
+        run_ranks $ops
+        traced_ranks '(cpu_omp|cblas)'
+    done
     ;;
 forced)
     for backend in cpu_omp cpu_ref; do
-        run_ranks GEMM_BACKEND=$backend
+        run_ranks TN GEMM_BACKEND=$backend
         traced_ranks "$backend"
         if grep -E '^\[gemm\] rank=[0-9]+ backend=' "$work/err" | grep -vq " backend=$backend "; then
             fail "a local GEMM ran elsewhere than on $backend"

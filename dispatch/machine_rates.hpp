@@ -104,10 +104,10 @@ double host_estimate_us(const host_rate &h, const problem &p);
 // Through the page-locked link where p's operands are all page-locked and r has it.
 double gpu_estimate_us(const dtype_rates &r, const problem &p);
 
-// The tune cache's line for t's rates, e.g.
-//   rates f32 | host cpu_omp 251 GFLOP/s 6.2 us 41.5 GB/s | host cblas 48.3 GFLOP/s 11 us 12 GB/s
-//             | gpu cublas 41000 GFLOP/s 6.91 GB/s 120 us | page-locked 24.1 GB/s 35 us
-//             | measured 212 ms
+// The tune cache's line for t's rates:
+//   rates f32 | host <backend> <rate> GFLOP/s <fixed> us <bandwidth> GB/s | host ...
+//             | gpu <backend> <rate> GFLOP/s <link> GB/s <fixed> us | page-locked <link> GB/s <fixed> us
+//             | measured <time> ms
 // (one line; the gpu, page-locked and measured parts only where known), and its parse
 // (nothing, with why, for a line that is not one). A host part without its " us" reads as a
 // fixed cost of 0, without its " GB/s" as no bandwidth bound.

@@ -7,8 +7,8 @@ namespace gemm::cpu_omp_detail {
 namespace {
 
 // vcvtne2ps2bf16 rounds two vectors to nearest even in one instruction, and keeps a NaN's high
-// half with the quiet bit set, as narrow_bf16_vector does with about ten operations a vector;
-// that difference took a bf16 C at 4096x4096x16 from f32's speed to 0.8 of it. But it reads an
+// half with the quiet bit set, as narrow_bf16_vector does with about ten integer operations a
+// vector, on the ports the FMAs need (docs/PERFORMANCE.md has what it costs). But it reads an
 // f32 subnormal as zero (whatever MXCSR says), where gemm::bfloat16 rounds it to a bf16
 // subnormal: a column holding one takes narrow_bf16_vector instead.
 struct pair_by_avx512bf16 {

@@ -64,7 +64,7 @@ TEST_CASE("machine_rates fit_host_bandwidth: a matrix-vector time slower than th
     host_rate h{"cblas", 200, 5};
     const problem vector = square(dtype::f32, 1024, 1, 1024);
     const double bytes = (1024.0 * 1024 + 1024 + 1024) * 4;
-    // A time that streaming the operand bytes at 20 GB/s explains, far above the rate's share.
+    // A time the operand bytes streamed at the checked bandwidth explain, far above the rate's share.
     REQUIRE(fit_host_bandwidth(h, vector, 5 + bytes / 20 / 1e3));
     CHECK(h.gbs == doctest::Approx(20).epsilon(1e-9));
     CHECK(h.gflops == 200);

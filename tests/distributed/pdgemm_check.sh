@@ -7,21 +7,9 @@
 #            f64 and c64
 #   forced   GEMM_BACKEND=cpu_omp, then cpu_ref: every local GEMM on that backend
 # PROGRAM is empty where the example is not built, SANITIZE the build's GEMM_SANITIZE.
-set -euo pipefail
+# The scratch directory, skip and fail of the command line's tests.
+. "$(dirname "$0")/../cli/cli_lib.sh"
 scenario=$1 program=$2 gemm_blas=$3 mpiexec=$4 sanitize=$5
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-
-skip() {
-    echo "SKIPPED: $1"
-    [ -z "${GEMM_TEST_SKIP_REASON_FILE:-}" ] || echo "$1" >"$GEMM_TEST_SKIP_REASON_FILE"
-    exit 77
-}
-fail() {
-    echo "FAIL: $*"
-    for stream in out err; do [ -f "$work/$stream" ] && { echo "--- std$stream:"; cat "$work/$stream"; }; done
-    exit 1
-}
 
 [ -n "$program" ] || skip "examples/distributed is not built: MPI or ScaLAPACK was not found when configured (Debian: libopenmpi-dev, libscalapack-openmpi-dev, openmpi-bin)"
 case "$sanitize" in

@@ -58,8 +58,7 @@ template <class T> GEMM_HOST_DEVICE T apply(epilogue_act a, T z, T aux) {
 // [-5, 5]), which is what GELU and its slope need (they use 1 + tanh and 1 - tanh^2):
 // sign(x) (1 - e) / (1 + e) with e = exp(-2|x|), exp as 2^n times a degree-7 polynomial of the
 // remainder (|r| <= ln2/2, error below 1e-8). A GELU column takes about half the time it
-// takes with std::tanh (10-14 against 17-31 ns an element in three runs on a 2-core Sapphire
-// Rapids, -O3).
+// takes with std::tanh (backends/cpu_omp/NOTES.md, "GELU's tanh").
 inline float tanh_float(float x) {
     const float a = std::min(std::fabs(x), 9.0f);  // tanh(9) is 1 to float's precision
     const float y = -2.0f * a;

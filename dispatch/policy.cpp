@@ -213,9 +213,9 @@ tune_entry_ptr tune_now(const tune_key &key, int device, std::string &why_not) {
 // This thread's last decision from the cache: an exact hit, or (GEMM_TUNE=use) for an untuned
 // key its nearest tuned shape or, none near, the built-in rule. Calls of one shape in a loop
 // find it here without the cache's lock, the hash lookups or the entry's reference count:
-// all shared by every thread, so threads calling at once made each other wait on them (2
-// threads on 2 cores: a hit took 280-340 ns a call instead of 75, bench/dispatch_cost.c), and
-// without formatting the nearest shape's text on every call.
+// all shared by every thread, so threads calling at once made each other wait on them
+// (docs/PERFORMANCE.md, "Routing cost", from bench/dispatch_cost.c), and without formatting
+// the nearest shape's text on every call.
 struct last_decision {
     const tune_cache *cache = nullptr;
     std::uint64_t version = 0;  // the cache's version when it was made

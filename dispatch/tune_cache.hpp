@@ -95,7 +95,8 @@ public:
     // The entry of the same class (tune_key::same_class) whose m, n, k are nearest on a log
     // scale, if any lies within a factor of 2 in each. Remembered per key until the entries
     // change: an untuned shape is usually called again and again, and the search reads every
-    // entry (7 us per call with 257 entries on the 2-core VM, where a hit costs 0.1 us).
+    // entry, which with a few hundred entries costs many times a hit (docs/PERFORMANCE.md,
+    // "Routing cost").
     tune_entry_ptr nearest(const tune_key &key) const;
 
     // Adds or replaces entries in memory and in the file: under an exclusive lock on

@@ -150,9 +150,10 @@ problem_class class_of(const tune_key &key) {
     // A tight key whose own leading dimensions or strides are not 16-byte multiples is
     // align=elem whatever its pointers, and the calls it was recorded from most likely had
     // aligned ones (cudaMalloc and malloc give them): it is measured on aligned pointers, as
-    // those calls run (bf16 1500^3 on the H200: cuBLAS took 62 us there and 90 us on pointers
-    // one element off, where another winner was picked). Only a key whose tight layout is
-    // aligned owes its align=elem to its pointers, which are then placed one element off.
+    // those calls run, since cuBLAS runs such shapes far slower on pointers one element off and
+    // a winner picked there loses on the real call (docs/PERFORMANCE.md, "auto after record →
+    // tune"). Only a key whose tight layout is aligned owes its align=elem to its pointers,
+    // which are then placed one element off.
     c.aligned = key.aligned_16 || (!key.padded_ld && !key.tight_layout_aligned());
     c.beta = key.beta_zero ? 0.0 : 0.5;
     c.space = key.space;

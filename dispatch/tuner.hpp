@@ -52,8 +52,8 @@ struct tune_outcome {
 };
 
 // Timings of one candidate that disagree more than this (median over fastest, minus 1) were
-// taken while something else had the machine: on a 2-core VM with another process running,
-// a CPU backend's samples land on multiples of the 4 ms scheduler tick.
+// taken while something else had the machine: where another process competes for the cores
+// a CPU backend's threads use, its samples land on multiples of the scheduler's tick.
 constexpr double disturbed_spread = 0.25;
 
 // GEMM_TEST_TUNE_DISTURBED=N, a hook for tests only: the first N timings of every problem a

@@ -181,8 +181,8 @@ void multiply_block_in_place(const operands<T, In, T> &o, microkernel<T> kernel,
 // The rounding microkernel (microkernel<float, S>) of an f32 kernel that has none of its own:
 // the f32 tile summed on the stack, then rounded once into C with beta by this CPU's
 // conversions (conversions.hpp). C's lines are asked for before the product, as the kernels do
-// for their own C: without it the rounding's stores waited for them (4096x4096x16: 0.5 of
-// f32's speed, the stores half the time).
+// for their own C: without it the rounding's stores waited for them (backends/cpu_omp/NOTES.md,
+// "16-bit operands and C").
 template <int MR, int NR, microkernel<float> kernel, class S>
 void rounded_from_stack(int64_t kc, const float *ap, const float *bp, S *c, int64_t ldc, float alpha, float beta) {
     for (int64_t j = 0; j < NR; ++j) {
@@ -367,9 +367,8 @@ inline double product_flops(const problem &p) {
 }
 
 // Its work for the thread rules, in f32 flops: a vector holds half as many doubles, so a flop
-// of f64 or c64 counts twice. On the 2-core AVX-512 VM (docs/PERFORMANCE.md), counted once,
-// f64 96^3 ran on one thread in 0.048-0.057 ms, on two in 0.023-0.030; f32 80^3 on two took
-// 0.012-0.014 against 0.0085 on one, so f32 keeps the threshold.
+// of f64 or c64 counts twice and such products take a second thread from half f32's flops
+// (backends/cpu_omp/NOTES.md, "Threads counted in f32 flops").
 inline double thread_work(const problem &p) {
     const bool doubles = p.ab_type == dtype::f64 || p.ab_type == dtype::c64;
     return product_flops(p) * (doubles ? 2.0 : 1.0);
@@ -413,12 +412,9 @@ template <class T, class In = T, class Out = T> void scale_all(const problem &p,
 // Operands both stored along k (op(A) = t, op(B) = n: a row-major X·Wᵀ) and C at most
 // dot_max_side lines wide on one side: each element of C is a dot product of the two operands
 // where they lie (dot_kernel). Packing would copy the wide operand (W) once more than it is
-// read, for a few FMAs per value: at 16x4096x4096 (row-major NT, f32, 2 threads) packing W
-// takes 64 % of cpu_omp's time (perf), which is then 0.73 of OpenBLAS's. Dot products against
-// packing on the 2-core AVX-512 VM, row-major NT with n = k = 4096 (docs/PERFORMANCE.md):
-// faster up to 64 rows of X in f32 (10.5 ms against 14.1 at 64) and 32 in f64 (12.4 against
-// 14.0; 18.6 against 15.6 at 48), and the AVX2 kernels tie with packing there: 256 bytes of
-// a line.
+// read, for a few FMAs per value, and takes most of the time there. 256 bytes of a line is
+// where the dot products stop beating packing, in f32 and f64, with AVX-512 and AVX2
+// (backends/cpu_omp/NOTES.md, "Dot products in place: 256 bytes of C").
 template <class T> constexpr int64_t dot_max_side = 256 / int64_t(sizeof(T));
 
 // A single row of op(A) (column of op(B)) stored with leading dimension 1 is contiguous along
@@ -428,15 +424,15 @@ inline bool b_along_k(const problem &p) { return p.op_b == transpose::n || (p.n 
 
 // A stored along m with at most dot_copy_max_rows rows (column-major NN with few rows of A):
 // its rows are copied along k into the thread's scratch, a block of k at a time, and the dot
-// products read the copy; B, the wide operand, is still read where it lies. Packed, f32
-// 16x4096x4096 column-major NN ran at 0.86-0.88 of OpenBLAS (docs/PERFORMANCE.md); with the
-// copy at 1.49, and at 64 rows 14.2 ms against packing's 11.0.
+// products read the copy; B, the wide operand, is still read where it lies. Beyond 32 rows,
+// packing is faster than the copy (backends/cpu_omp/NOTES.md, "Dot products over a copy of A:
+// 32 rows").
 constexpr int64_t dot_copy_max_rows = 32;
 
 template <class T> bool dot_copies_a(const problem &p) { return !a_along_k(p) && p.m <= dot_copy_max_rows; }
 
-// Below this k a dot product is too short for the sums of its lanes: f32 64x64x64 took 12.7
-// us by dot products against 7.3 packed (row-major NT).
+// Below this k a dot product is too short for the sums of its lanes, and packing is faster
+// (backends/cpu_omp/NOTES.md, "Dot products: k of 256 or more").
 constexpr int64_t dot_min_k = 256;
 
 template <class T> bool takes_dot(const problem &p, dot_kernel<T> dot) {
@@ -449,8 +445,8 @@ template <class T> bool takes_dot(const problem &p, dot_kernel<T> dot) {
 constexpr std::size_t dot_copy_bytes = 128 * 1024;
 
 // The copy's rows are one cache line longer than its block of k: rows a power of two of KB
-// apart fell into the same few sets of L1 as they were written, a column of A at a time (f32
-// row-major NN 32x16x1024, rows 4 KB apart: 0.079 ms, padded 0.037).
+// apart fell into the same few sets of L1 as they were written, a column of A at a time
+// (backends/cpu_omp/NOTES.md, "Dot products over a copy of A: 32 rows").
 template <class T> constexpr int64_t dot_copy_pad = 64 / int64_t(sizeof(T));
 
 // k in blocks of this many bytes of each line, so that the narrow side's lines (at most
@@ -495,14 +491,13 @@ void dot_part(const problem &p, const operands<T, In, T> &o, Kernel dot, range w
 // Operand A stored along m (op(A) = n), B along k (as for takes_dot) and C of at most
 // axpy_max_columns columns: a row-major x·W for a few rows of x. Each step of k adds columns
 // of op(A), read where they lie, times the columns' values of op(B) to C's rows, summed in
-// L1 (axpy_kernel): op(A) read once for every 4 columns of C, nothing packed. At 1 to 4 rows
-// of x by 4096 x 4096 (2 threads) packing ran at 1.06-1.41 of OpenBLAS in f32 and 0.56-0.66
-// in f64, this at 3.0-3.5 and 1.8-1.9; with 12 rows 6.6 ms against packing's 6.8 in f32,
-// 13.5 against 14.4 in f64, with 16 8.2 against 8.4 and 16.7 against 16.2 (docs/PERFORMANCE.md).
+// L1 (axpy_kernel): op(A) read once for every 4 columns of C, nothing packed. Up to 12
+// columns this beats packing in f32 and f64; at 16 the two tie
+// (backends/cpu_omp/NOTES.md, "Sums of columns in L1: 12 rows").
 constexpr int64_t axpy_max_columns = 12;
 // C's rows are cut into parts of the kernel's chunks of 4 KB of a column of op(A) (1024 f32
-// values: 2.3-2.4 ms at 1x4096x4096 f32 against 2.7 with parts of 512 rows, two runs), or
-// of multiples of 64 rows where that leaves a thread without a part.
+// values; smaller parts were slower, backends/cpu_omp/NOTES.md, "Sums of columns in L1: 12
+// rows"), or of multiples of 64 rows where that leaves a thread without a part.
 template <class T> constexpr int64_t axpy_part_unit = 4096 / int64_t(sizeof(T));
 constexpr int64_t axpy_part_granule = 64;
 
@@ -522,13 +517,10 @@ void axpy_part(const problem &p, const operands<T, In, T> &o, Kernel axpy, range
 // A product that plan_threads leaves to one thread (thread_work under twice min_flops_per_thread:
 // 2e6 flops in f32, 1e6 in f64) is multiplied by the small kernel, nothing packed but the rows of
 // an A stored along k (microkernel_small.hpp), unless C is narrow enough for the dot products in
-// place or the sums of columns (choose_direct). Packing cost as much as the product: 27 % of
-// cpu_omp's time at 64^3 f32, then 0.59 of OpenBLAS. On one thread, operands rotated through memory
-// (gemm bench), row-major, packed against small, ms: f32 NN 16^3 0.00063 / 0.00017, 64^3 0.0062 /
-// 0.0044, 96^3 0.022-0.029 / 0.014-0.020; f64 NN 64^3 0.013-0.016 / 0.0093-0.0098, 96^3 0.052-0.056
-// / 0.052-0.053, NT 96^3 0.058-0.060 / 0.058-0.063. Where the dot products would copy A, these
-// products come here instead: f32 NN 32x16x1024 0.037 ms copied against 0.022, f64 0.10 against
-// 0.048.
+// place or the sums of columns (choose_direct). Packing A and B for so few uses costs a large
+// share of such a product, and the small kernel is faster than packing, and than the dot
+// products' copy of A, at every such shape measured (backends/cpu_omp/NOTES.md, "Small
+// products on one thread").
 template <class T> bool takes_small(const problem &p, small_kernel<T> small) {
     // Rows along k are gathered with 32-bit offsets: small_panel_rows rows of lda values.
     const bool offsets_fit = p.op_a == transpose::n || p.lda <= INT32_MAX / small_panel_rows;
@@ -698,8 +690,8 @@ struct finish_nothing {
 // Where k is one block of k, each tile of C is final after one call of the microkernel, so a
 // 16-bit C is rounded from the tile the kernel leaves on the stack, without the strip of f32
 // sums: that strip (4 MiB, above L2) was written and read once more for every value of C,
-// which at 4096x4096x16 (16 flops a value of C) took 16-bit C to 0.41-0.84 of f32's speed
-// (docs/PERFORMANCE.md).
+// a large share of the work where k is short (backends/cpu_omp/NOTES.md, "16-bit operands
+// and C").
 inline bool rounded_in_tiles(const problem &p, const blocking &bk) { return p.k <= bk.kc; }
 
 
@@ -934,9 +926,9 @@ inline problem widened_problem(const problem &p, float *wa, float *wb) {
 // call (plan_threads), so that widening both operands costs little beside the product, and
 // where the widened operands fit the B panels' buffer of the blocking bk (f32 B panels of
 // `panel` values each): the buffers never grow past what the packed path would use. The
-// packed path is otherwise what a one-thread 16-bit product ran: f32 64^3 is 0.59 of
-// OpenBLAS's speed packed, and the small kernel was made because packing cost as much as the
-// product (takes_small).
+// packed path is otherwise what a one-thread 16-bit product would run, where packing costs as
+// much as the product (takes_small; backends/cpu_omp/NOTES.md, "Small products on one
+// thread").
 inline direct_path widened_direct_path(const problem &p, const direct_kernels<float> &direct, std::size_t panel) {
     if (p.scales_only() || plan_threads(p, call_threads()).threads != 1) return direct_path::none;
     const int64_t a_values = round_up(p.m * p.k, 16), b_values = p.k * p.n;
@@ -999,9 +991,9 @@ template <class S> widening_kernels<S> widening_of(const direct_kernels<float> &
 // The path a 16-bit product takes in place, on the threads f32 would use: the dot products or
 // sums of columns where f32 takes them for the same shape (choose_direct), the widening
 // kernels reading the 16-bit values where they lie, half the bytes of f32's. Packing instead
-// widened the wide operand into panels read once (1x1024x1024 took 0.11-0.50 of f32's time,
-// docs/PERFORMANCE.md). none: the small kernel on operands widened whole
-// (widened_direct_path), or the packed loop nest.
+// widened the wide operand into panels read once, several times slower than f32
+// (backends/cpu_omp/NOTES.md, "16-bit operands and C"). none: the small kernel on operands
+// widened whole (widened_direct_path), or the packed loop nest.
 template <class S> direct_path widening_path(const problem &p, const direct_kernels<float> &direct) {
     if (p.scales_only()) return direct_path::none;
     const widening_kernels<S> kernels = widening_of<S>(direct);

@@ -115,11 +115,10 @@ template <class T> struct kernel_config {
 // 512 KiB L2): a kc x NR panel of B uses about a third of L1, an mc x kc block of A 40% of L2
 // (f32) or 94% (f64), and a kc x nc panel of B a few MB of L3. AVX-512 parts have 1-2 MiB of
 // L2, so their A block is larger. fit_to_l2 shrinks mc on CPUs with a smaller L2.
-// Why f64 AVX2 fills L2: with mc = 96 (38%), cpu_omp on the 2-core Zen 3 VM spent 10 of 36
-// half-second windows at f64 1024^3 about 30% slower than OpenBLAS beside it, in phases of
-// seconds; with mc = 240 none of 36 (docs/PERFORMANCE.md). Our explanation, not measured
-// (the VM has no cache counters): each row block re-reads the packed B panel from the L3
-// that other tenants share, and fewer, larger blocks re-read it less often.
+// f64 AVX2 fills L2: with a block of A of 38 % of L2, cpu_omp fell into phases of seconds
+// well behind OpenBLAS beside it, which the larger block removed (backends/cpu_omp/NOTES.md,
+// "f64 AVX2 A block fills L2", with our explanation: each row block re-reads the packed B
+// panel from the L3 that other tenants share, and fewer, larger blocks re-read it less often).
 const kernel_config<float> f32_kernels[] = {
 #if GEMM_CPU_OMP_AVX512
     {"avx512f_f32_32x12", isa::avx512f, {256, 384, 3072}, microkernel_avx512_f32_32x12,
@@ -150,7 +149,8 @@ const kernel_config<double> f64_kernels[] = {
 // Complex values are 8 (c32) or 16 (c64) bytes and a step of k of a packed panel holds both
 // planes, so the blocks hold fewer values than f32's: kc x NR of B is 12 KiB for the 32x6 and
 // 16x6 kernels (kc = 256 for c32, 128 for c64). The kernels with more columns (NR = 12) are
-// for the tuner to time: the taller ones were faster on the 2-core Sapphire Rapids VM.
+// for the tuner to time: the taller ones were faster (backends/cpu_omp/NOTES.md, "Complex
+// kernels: 6 columns by default").
 const kernel_config<c32> c32_kernels[] = {
 #if GEMM_CPU_OMP_AVX512
     {"avx512f_c32_4m_32x6", isa::avx512f, {192, 256, 2040}, microkernel_avx512_c32_4m_32x6, nullptr,
@@ -230,7 +230,8 @@ constexpr dtype served_types[] = {dtype::f32, dtype::f64, dtype::f16, dtype::bf1
 // the mc x kc block of A is no larger than this CPU's L2 where that is smaller than the table
 // assumes; otherwise the block would be re-read from L3 for every micro-panel of B. Called on
 // every call: where the block fits, as on every CPU the table was written for, it divides
-// nothing (its two divisions took 8x8x8 f32 from 0.161 to 0.164 us a call).
+// nothing (its two divisions showed on the smallest calls; backends/cpu_omp/NOTES.md, "f64
+// AVX2 A block fills L2").
 blocking fit_to_l2(blocking b, std::size_t element) {
     static const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
     if (l2 <= 0 || b.mc * b.kc * int64_t(element) <= l2) return b;

@@ -125,8 +125,8 @@ struct pair_by_avx512f {
 // The f32 tile alpha * acc, plus beta * C where beta != 0, rounded once into a 16-bit C, a
 // column (two vectors, one 64-byte store by Pair) at a time: what rounding the tile the f32
 // kernel leaves would give (conversions_avx512.cpp's round_into, the same vector functions),
-// without the tile's trip through memory and a call a column. At 4096x4096x16 that trip and
-// the calls took a 16-bit C to 0.8 of f32's speed (docs/PERFORMANCE.md).
+// without the tile's trip through memory and a call a column, which cost a 16-bit C much of
+// f32's speed where k is short (backends/cpu_omp/NOTES.md, "16-bit operands and C").
 template <int MV, int NR, class Pair, class S>
 void round_tile(const __m512 (&acc)[NR][MV], S *__restrict c, int64_t ldc, float alpha, float beta) {
     static_assert(MV % 2 == 0, "a column is stored two vectors at a time");

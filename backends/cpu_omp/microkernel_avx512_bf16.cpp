@@ -8,9 +8,10 @@ namespace {
 
 // vcvtne2ps2bf16 rounds two vectors to nearest even in one instruction, and keeps a NaN's high
 // half with the quiet bit set, as narrow_bf16_vector does with about ten integer operations a
-// vector, on the ports the FMAs need (docs/PERFORMANCE.md has what it costs). But it reads an
-// f32 subnormal as zero (whatever MXCSR says), where gemm::bfloat16 rounds it to a bf16
-// subnormal: a column holding one takes narrow_bf16_vector instead.
+// vector, on the ports the FMAs need (backends/cpu_omp/NOTES.md, "16-bit operands and C",
+// has what it costs). But it reads an f32 subnormal as zero (whatever MXCSR says), where
+// gemm::bfloat16 rounds it to a bf16 subnormal: a column holding one takes narrow_bf16_vector
+// instead.
 struct pair_by_avx512bf16 {
     static void store(bfloat16 *p, __m512 lo, __m512 hi) {
         constexpr int subnormal = 0x20;  // vfpclassps: denormal

@@ -23,9 +23,8 @@ namespace gemm::cpu_omp_detail {
 // column tile) and B's value (l, j) at b + l * b_k + j * b_j, broadcast, whatever its op.
 
 // A read in place is fetched this many steps of k ahead: its columns lie lda apart, a stride
-// the hardware's prefetchers follow too late when A comes from memory (gemm bench, one
-// thread: f64 row-major NN 16x64x256 0.046 ms without, 0.026 with; 64^3 0.0124 and 0.0093;
-// 8 steps ahead 0.030 and 0.0095).
+// the hardware's prefetchers follow too late when A comes from memory; 8 steps ahead were
+// slower (backends/cpu_omp/NOTES.md, "Small kernel: prefetch distance").
 constexpr int64_t prefetch_steps = 16;
 
 // C[0:rows, 0:NR] = alpha * A_tile * B_tile + beta * C, rows <= MV * W: MV vectors of A and

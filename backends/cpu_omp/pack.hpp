@@ -127,7 +127,8 @@ constexpr int64_t stage_values = 4096;
 // puts steps of it in 16 bits, as stored, into the stage (the f32 layout, so that the copy
 // moves 16-bit values where the f32 packing moves f32 ones), and the conversions widen them a
 // run at a time, a vector of values an instruction; widening each value as it is copied, one
-// at a time through gemm::half, cost f16 0.16-0.68 of f32's speed (docs/PERFORMANCE.md).
+// at a time through gemm::half, made f16 several times slower than f32
+// (backends/cpu_omp/NOTES.md, "16-bit operands and C").
 template <class S, int Width, class Copy> void widen_panel(int64_t kc, float *__restrict d, const Copy &copy) {
     constexpr int64_t steps = stage_values / Width;
     alignas(64) S stage[steps * Width];

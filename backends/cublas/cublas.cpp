@@ -139,8 +139,9 @@ void append_scalar(std::vector<unsigned char> &out, dtype ab, double re, double 
 
 // The pointer arrays of batched calls, in a ring of page-locked host buffers mapped into the
 // device's address space, which cuBLAS's kernels read directly: no copy enters the stream (a
-// copy of the arrays adds about 10 us to every batch, and one from pageable memory also waits
-// for the stream: 64 bf16 GEMMs of 256^3, 7.8 us in cuBLAS, take 46 us a batch that way). A
+// copy of the arrays would add more to every batch than a batch of small GEMMs takes on the
+// GPU, and one from pageable memory also waits for the stream; docs/PERFORMANCE.md,
+// "Pointer-array and grouped batches"). A
 // slot is written again only once the call that read it has finished (its event); the host
 // waits only when `slots` batches are still in flight.
 struct pointer_uploads final : cuda::context_attachment {
@@ -251,12 +252,10 @@ public:
     }
 
 private:
-    // cuBLAS's grouped call is slower than a loop for f16/bf16: 64 groups of one bf16 GEMM
-    // (64..512) took 914-936 us on the H200 (1218-1408 us through the library) against
-    // 589-865 us as a loop of cublasGemmEx and 620-907 us on the side streams, 2-18 % less
-    // than a loop through the dispatcher in each run (bench/device/grouped_batch.cpp). In
-    // f32 it took 174-181 us against 728-1270. Such loops are bound by cuBLAS's host cost per
-    // call (7-17 us there), which side streams do not share out: they can only help where
+    // cuBLAS's grouped call is slower than a loop for f16/bf16 and far faster in f32, and the
+    // side streams beat a loop through the dispatcher (docs/PERFORMANCE.md, "Pointer-array and
+    // grouped batches", from bench/device/grouped_batch.cpp). Such loops are bound by cuBLAS's
+    // host cost per call, which side streams do not share out: they can only help where
     // kernels, not calls, are the bottleneck. (Untuned, auto gives small f16/bf16 groups to
     // cuda_tiled, which serves them in one launch.)
     std::string_view builtin_way() const {
@@ -267,8 +266,8 @@ private:
 
     // cuBLAS's batched and grouped calls read the matrices' pointers from the arrays on the
     // device, so unlike a plain call they cannot pick a kernel by the pointers' alignment. A
-    // batch whose matrices are not all 16-byte aligned goes to plain calls instead. On the
-    // H200 (CUDA 13.1), cublasGemmBatchedEx called directly on batches of two f16 products, C in
+    // batch whose matrices are not all 16-byte aligned goes to plain calls instead. With CUDA
+    // 13.1, cublasGemmBatchedEx called directly on batches of two f16 products, C in
     // f32, column-major T T with leading dimensions the matrices' own, every matrix 2 bytes
     // (4 for C) past 16 after bytes of NaN, gave NaN in nearly all of C: 8,183 of 8,192
     // elements at 64x64x64, 327,427 of 327,680 at 640x256x384, 1,047,750 of 1,048,576 at

@@ -116,11 +116,11 @@ uint32_t alignment(const void *ptr, int64_t stride, dtype t, int64_t batch) {
 // of the canonical C); it saves GELU's input in C's type with a leading dimension that is a
 // multiple of 8, but ReLU's as a bit mask, so ReLU with aux, ReLU's backward form and an
 // activation-free aux have no equal; neither has a bias gradient without GELU's backward form.
-// Its GELU evaluates tanh to about 2^-11 (measured on the H200: f32 results 6e-5 off, f64
-// results 2e-10 off), within an f16 or bf16 result's rounding but not an f32 or f64 one's:
+// Its GELU evaluates tanh to about 2^-11 (in the GPU suite its f32 results were 6e-5 off, its
+// f64 results 2e-10 off), within an f16 or bf16 result's rounding but not an f32 or f64 one's:
 // GELU is fused only for 16-bit C. Its bias gradient (DGELU_BGRAD) was slower than cuBLAS's
-// GEMM followed by the library's pass (bf16 4096 x 14336 x 4096 on the H200: 991 against 843
-// us), so GELU's backward form is fused only without one.
+// GEMM followed by the library's pass (docs/PERFORMANCE.md, "Fused epilogues"), so GELU's
+// backward form is fused only without one.
 bool lt_epilogue_of(const problem &p, cublasLtEpilogue_t &out) {
     const epilogue_spec &e = p.epilogue;
     if (e.axis == epilogue_axis::columns || (e.aux && e.ld_aux % 8 != 0)) return false;

@@ -3,13 +3,14 @@
 // per GPU streams the blocks of A and B it needs from host memory. So a problem may be far
 // larger than one GPU's memory, and several GPUs share it. The call blocks until C is back.
 //
-// Variants: "b<block_dim>". "" is b4096: on the H200, f32 8192^3 ran 3.3 times faster with it
-// than with cuBLASXt's own default of 1024 (docs/PERFORMANCE.md). cuBLASXt sizes its buffers
-// by the block dimension, not the problem: a small problem forced onto "" still takes 10
-// blocks of 4096^2 elements per GPU for the call; the tuner offers b1024 for those.
+// Variants: "b<block_dim>". "" is b4096: large problems run several times faster with it than
+// with cuBLASXt's own default of 1024 (docs/PERFORMANCE.md, "Host memory on the GPU:
+// cublasxt"). cuBLASXt sizes its buffers by the block dimension, not the problem: a small
+// problem forced onto "" still takes 10 blocks of 4096^2 elements per GPU for the call; the
+// tuner offers b1024 for those.
 //
 // Pinned memory: cuBLASXt's pinning mode (page-lock the caller's operands for each call) stays
-// off. On the H200 (CUDA 13.1) one of our test calls failed with it on, with
+// off. With CUDA 13.1 one of our test calls failed with it on, with
 // CUBLAS_STATUS_MAPPING_ERROR (f64, pageable operands, after f32 calls in the same process had
 // passed), and locking gigabytes on every call costs what it saves. Memory the caller
 // page-locked itself (cudaMallocHost, cudaHostRegister) is copied at full speed; pageable
@@ -62,8 +63,9 @@ std::string_view block_id(int block_dim) {
     return {};
 }
 
-// Device memory cuBLASXt holds on each GPU while working with blocks of block_dim. Measured on
-// the H200 (CUDA 13.1) with bench/device/xt_footprint.cpp and the out-of-core test: 10 blocks
+// Device memory cuBLASXt holds on each GPU while working with blocks of block_dim. Measured
+// (CUDA 13.1) with bench/device/xt_footprint.cpp and the out-of-core test (docs/PERFORMANCE.md,
+// "Host memory on the GPU: cublasxt"): 10 blocks
 // during a call (A, B and C blocks of its pipeline, allocated per call), for every block
 // dimension and dtype, plus 72 MiB kept from the first call on (the GPU's cuBLAS handle and
 // workspace); the fixed part is given some room here.

@@ -1,4 +1,4 @@
-// epilogue.cpp: fused against unfused epilogues on the H200, bf16 in and out (f32 compute),
+// epilogue.cpp: fused against unfused epilogues on a GPU, bf16 in and out (f32 compute),
 // row-major as a framework's fully connected layer calls it: Y[M,N] = act(X[M,K] W[N,K]^T + b),
 // b per column. Each case four ways through gemm_ex_epilogue / gemm_ex on one stream:
 //   gemm     the product alone on cublas (gemm_ex, no epilogue): the floor

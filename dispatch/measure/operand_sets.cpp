@@ -58,8 +58,9 @@ gemm_status_t check_host_memory(double bytes) {
 
 // Values uniform in [-1, 1), reproducible from a seed: splitmix64's sequence, whose 53 high
 // bits make each double. A call's speed does not depend on the values, so they need no more;
-// at about 1 ns a value it fills the rates probe's 1024^3 operands in a few milliseconds,
-// where std::mt19937_64 through std::uniform_real_distribution took ten times that.
+// it fills the rates probe's 1024^3 operands in a small part of the probe's time, where
+// std::mt19937_64 through std::uniform_real_distribution took ten times as long
+// (docs/PERFORMANCE.md, "Untuned auto against every backend forced").
 class uniform_values {
 public:
     explicit uniform_values(uint64_t seed) : state_(seed) {}

@@ -28,7 +28,8 @@ constexpr int max_runs_per_sample = 4096;
 // Host warm-up lasts at least sample_settings::host_warmup_ms (150 by default) after switching
 // targets: the previous target's threads (OpenBLAS's pool, which spins and yields for up to
 // about 0.1 s after its last call; cpu_omp's spin 50 us at most) keep the cores busy for a
-// while and slow the first calls of the next one by up to 30 times on a 2-core machine.
+// while and slow the first calls of the next one many times over where cores are few
+// (docs/PERFORMANCE.md, "On the 2-core VM").
 // Device work has no such tail.
 constexpr double device_warmup_ms = 5;
 

@@ -1,6 +1,6 @@
 // test_host_copies.cpp: the host copy threads that staging packs pageable operands with
-// (backends/cuda_common/host_copies.cpp, plain C++, so built and run without CUDA too): every
-// task of a call runs exactly once and before the call returns, with several application
+// (backends/cuda_common/offload/host_copies.cpp, plain C++, so built and run without CUDA too):
+// every task of a call runs exactly once and before the call returns, with several application
 // threads calling at once (sharing the pool's threads) and with calls of 0 and 1 tasks.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "backends/cuda_common/host_copies.hpp"
+#include "backends/cuda_common/offload/host_copies.hpp"
 
 namespace {
 

@@ -1,8 +1,8 @@
-// test_loading.cpp: what loading libgemm costs a process. cuBLAS and cuBLASLt are loaded only
-// when a backend built on them is probed on a machine with a CUDA device
-// (backends/cuda_common/cublas_library.hpp): linked, they cost every process that loads libgemm,
-// GPU or not, about 0.1 s and 210 MB resident. One process per run: nothing may have probed a
-// backend before the test does.
+// test_loading.cpp: what loading libgemm costs a process. cuBLAS and cuBLASLt are loaded only when
+// a backend built on them is probed on a machine with a CUDA device
+// (backends/cuda_common/cublas_loader/cublas_library.hpp): linked, they cost every process that
+// loads libgemm, GPU or not, about 0.1 s and 210 MB resident. One process per run: nothing may have
+// probed a backend before the test does.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 

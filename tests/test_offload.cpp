@@ -1,5 +1,5 @@
 // test_offload.cpp: the offload engine of host-memory GEMMs on the GPU (backends/cuda_common/
-// offload_plan.cpp, offload_engine.cpp, offload_spread.cpp; plain C++, so built and run
+// offload/: offload_plan.cpp, offload_engine.cpp, offload_spread.cpp; plain C++, so built and run
 // without CUDA too), against a simulated GPU whose three streams run their work in a random
 // interleaving that respects only the events: a missing wait (a GEMM before its blocks arrive,
 // a slot overwritten while a GEMM still reads it, a page-locked wave packed again before its
@@ -21,9 +21,9 @@
 #include <thread>
 #include <vector>
 
-#include "backends/cuda_common/offload_engine.hpp"
-#include "backends/cuda_common/offload_plan.hpp"
-#include "backends/cuda_common/offload_spread.hpp"
+#include "backends/cuda_common/offload/offload_engine.hpp"
+#include "backends/cuda_common/offload/offload_plan.hpp"
+#include "backends/cuda_common/offload/offload_spread.hpp"
 #include "dispatch/error.hpp"
 
 using namespace gemm;

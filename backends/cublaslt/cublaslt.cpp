@@ -9,13 +9,14 @@
 
 #include <spdlog/fmt/fmt.h>
 
-#include "backends/cuda_common/cublas_library.hpp"
-#include "backends/cuda_common/cuda_devices.hpp"
-#include "backends/cuda_common/cuda_status.hpp"
-#include "backends/cuda_common/cuda_types.hpp"
-#include "backends/cuda_common/device_context.hpp"
+#include "backends/cuda_common/cublas_loader/cublas_library.hpp"
+#include "backends/cuda_common/kernels/scale_c.hpp"
 #include "backends/cuda_common/run_on_device.hpp"
-#include "backends/cuda_common/scale_c.hpp"
+#include "backends/cuda_common/runtime/cublas_verdict.hpp"
+#include "backends/cuda_common/runtime/cuda_devices.hpp"
+#include "backends/cuda_common/runtime/cuda_status.hpp"
+#include "backends/cuda_common/runtime/cuda_types.hpp"
+#include "backends/cuda_common/runtime/device_context.hpp"
 #include "dispatch/error.hpp"
 
 namespace gemm {

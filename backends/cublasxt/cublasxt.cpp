@@ -24,10 +24,11 @@
 #include <string>
 #include <vector>
 
-#include "backends/cuda_common/cublas_library.hpp"
-#include "backends/cuda_common/cuda_devices.hpp"
-#include "backends/cuda_common/cuda_status.hpp"
-#include "backends/cuda_common/cuda_types.hpp"
+#include "backends/cuda_common/cublas_loader/cublas_library.hpp"
+#include "backends/cuda_common/runtime/cublas_verdict.hpp"
+#include "backends/cuda_common/runtime/cuda_devices.hpp"
+#include "backends/cuda_common/runtime/cuda_status.hpp"
+#include "backends/cuda_common/runtime/cuda_types.hpp"
 #include "dispatch/error.hpp"
 #include "dispatch/host_scale.hpp"
 #include "dispatch/settings.hpp"

@@ -7,8 +7,7 @@ namespace gemm::cuda {
 
 // Installs the pointer classifier (unregistered and pinned host memory are host, device
 // memory is device with its ordinal, managed memory is managed) and the device services
-// (operand buffers, copies, events, page-locking). Defined in cuda_devices.cpp, beside the
-// classifier.
+// (operand buffers, copies, events, page-locking). Defined in device_services.cpp.
 void install_runtime();
 
 }  // namespace gemm::cuda

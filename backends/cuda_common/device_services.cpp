@@ -1,15 +1,16 @@
 // device_services.cpp: the CUDA implementation of dispatch's device_services (for the
 // measurement engine).
-#include "device_services.hpp"
+#include "cuda_runtime.hpp"
 
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
 #include <vector>
 
-#include "cuda_status.hpp"
-#include "device_context.hpp"
-#include "epilogue_pass.hpp"
+#include "backends/cuda_common/kernels/epilogue_pass.hpp"
+#include "backends/cuda_common/runtime/cuda_devices.hpp"
+#include "backends/cuda_common/runtime/cuda_status.hpp"
+#include "backends/cuda_common/runtime/device_context.hpp"
 #include "dispatch/error.hpp"
 #include "dispatch/memory.hpp"
 
@@ -127,6 +128,9 @@ constexpr device_services cuda_services = {allocate,       release,     copy, cr
 
 }  // namespace
 
-void install_device_services() { set_device_services(&cuda_services); }
+void install_runtime() {
+    set_pointer_classifier(classify_pointer);
+    set_device_services(&cuda_services);
+}
 
 }  // namespace gemm::cuda

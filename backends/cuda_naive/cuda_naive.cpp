@@ -1,8 +1,8 @@
 // cuda_naive.cpp: the one-thread-per-element CUDA backend (f32, f64), the GPU's reference.
 #include "cuda_naive.hpp"
 
-#include "backends/cuda_common/cuda_devices.hpp"
 #include "backends/cuda_common/run_on_device.hpp"
+#include "backends/cuda_common/runtime/cuda_devices.hpp"
 #include "naive_kernel.hpp"
 
 namespace gemm {

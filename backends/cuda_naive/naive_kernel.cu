@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "backends/cuda_common/cuda_status.hpp"
+#include "backends/cuda_common/runtime/cuda_status.hpp"
 
 namespace gemm::cuda {
 namespace {

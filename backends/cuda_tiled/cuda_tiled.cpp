@@ -7,11 +7,11 @@
 
 #include <spdlog/fmt/fmt.h>
 
-#include "backends/cuda_common/cuda_devices.hpp"
-#include "backends/cuda_common/cuda_status.hpp"
-#include "backends/cuda_common/device_context.hpp"
+#include "backends/cuda_common/runtime/cuda_devices.hpp"
+#include "backends/cuda_common/runtime/cuda_status.hpp"
+#include "backends/cuda_common/runtime/device_context.hpp"
 #include "backends/cuda_common/run_on_device.hpp"
-#include "backends/cuda_common/scale_c.hpp"
+#include "backends/cuda_common/kernels/scale_c.hpp"
 #include "dispatch/error.hpp"
 #include "dispatch/settings.hpp"
 #include "mma_batch.hpp"

@@ -6,8 +6,8 @@
 #include <climits>
 #include <cstdint>
 
-#include "backends/cuda_common/cuda_status.hpp"
-#include "backends/cuda_common/scale_c.hpp"
+#include "backends/cuda_common/runtime/cuda_status.hpp"
+#include "backends/cuda_common/kernels/scale_c.hpp"
 #include "dispatch/error.hpp"
 #include "mma_kernel.cuh"
 

@@ -15,7 +15,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "backends/cuda_common/device_elements.cuh"
+#include "backends/cuda_common/kernels/device_elements.cuh"
 #include "mma_items.hpp"
 
 namespace gemm::cuda_tiled {

@@ -15,8 +15,8 @@
 #include <string>
 #include <type_traits>
 
-#include "backends/cuda_common/cuda_status.hpp"
-#include "backends/cuda_common/device_elements.cuh"
+#include "backends/cuda_common/runtime/cuda_status.hpp"
+#include "backends/cuda_common/kernels/device_elements.cuh"
 #include "dispatch/error.hpp"
 #include "tiled_variants.hpp"
 #include "wgmma_gemm.hpp"

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "backends/cuda_common/cuda_status.hpp"
+#include "backends/cuda_common/runtime/cuda_status.hpp"
 #include "backends/cuda_common/run_on_device.hpp"
 #include "mma_batch.hpp"
 #include "skinny_gemm.hpp"

@@ -17,9 +17,9 @@
 #include <string>
 #include <type_traits>
 
-#include "backends/cuda_common/cuda_devices.hpp"
-#include "backends/cuda_common/cuda_status.hpp"
-#include "backends/cuda_common/device_context.hpp"
+#include "backends/cuda_common/runtime/cuda_devices.hpp"
+#include "backends/cuda_common/runtime/cuda_status.hpp"
+#include "backends/cuda_common/runtime/device_context.hpp"
 #include "dispatch/error.hpp"
 #include "dispatch/settings.hpp"
 #include "tiled_variants.hpp"

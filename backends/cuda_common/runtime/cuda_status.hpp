@@ -1,7 +1,6 @@
-// cuda_status.hpp: CUDA and cuBLAS statuses as the library's, with the message recorded.
+// cuda_status.hpp: CUDA runtime statuses as the library's, with the message recorded.
 #pragma once
 
-#include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
 #include "gemm/gemm.h"
@@ -13,11 +12,6 @@ namespace gemm::cuda {
 // GEMM_STATUS_EXECUTION_FAILED. Clears the runtime's last (non-sticky) error, so the caller
 // never finds one left behind by this library.
 gemm_status_t cuda_status(cudaError_t e, const char *what);
-
-// Same for cuBLAS and cuBLASLt: CUBLAS_STATUS_ALLOC_FAILED -> GEMM_STATUS_ALLOC_FAILED,
-// CUBLAS_STATUS_NOT_SUPPORTED / ARCH_MISMATCH -> GEMM_STATUS_NOT_SUPPORTED, others
-// GEMM_STATUS_EXECUTION_FAILED.
-gemm_status_t cublas_status(cublasStatus_t s, const char *what);
 
 // cuda_status of e, the call that made `handle` (a stream or event created on first use): on
 // failure the handle is left null, so that the next use makes it again.

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "cuda_status.hpp"
+#include "backends/cuda_common/runtime/cuda_status.hpp"
 #include "device_elements.cuh"
 
 namespace gemm::cuda {

@@ -1,11 +1,11 @@
-// cublas_library.cpp: cuBLAS and cuBLASLt loaded on first use (cublas_library.hpp).
+// cublas_library.cpp: cuBLAS and cuBLASLt loaded on first use, and their statuses as the library's.
 #include "cublas_library.hpp"
 
+#include <cuda_runtime_api.h>
 #include <dlfcn.h>
 
 #include <string>
 
-#include "cuda_devices.hpp"
 #include "dispatch/error.hpp"
 
 namespace gemm::cuda {
@@ -79,18 +79,9 @@ const loaded_library &library() {
 
 const verdict &cublas_loaded() { return library().result; }
 
-verdict cublas_verdict() {
-    verdict device = device_verdict();
-    if (!device.ok) return device;
-    const verdict &loaded = cublas_loaded();
-    return loaded.ok ? verdict::yes(device.detail + ", " + loaded.detail) : loaded;
-}
-
-std::string cublas_identity() {
-    verdict device = device_verdict();
-    if (!device.ok) return "unavailable";
-    return device.detail + ", cuBLAS " + std::to_string(CUBLAS_VER_MAJOR) + "." + std::to_string(CUBLAS_VER_MINOR) +
-           "." + std::to_string(CUBLAS_VER_PATCH);
+std::string cublas_built_version() {
+    return "cuBLAS " + std::to_string(CUBLAS_VER_MAJOR) + "." + std::to_string(CUBLAS_VER_MINOR) + "." +
+           std::to_string(CUBLAS_VER_PATCH);
 }
 
 gemm_status_t require_cublas() {
@@ -99,5 +90,16 @@ gemm_status_t require_cublas() {
 }
 
 const cublas_functions &cublas() { return library().functions; }
+
+gemm_status_t cublas_status(cublasStatus_t st, const char *what) {
+    if (st == CUBLAS_STATUS_SUCCESS) return GEMM_STATUS_SUCCESS;
+    cudaGetLastError();
+    gemm_status_t s = st == CUBLAS_STATUS_ALLOC_FAILED ? GEMM_STATUS_ALLOC_FAILED
+                      : st == CUBLAS_STATUS_NOT_SUPPORTED || st == CUBLAS_STATUS_ARCH_MISMATCH
+                          ? GEMM_STATUS_NOT_SUPPORTED
+                          : GEMM_STATUS_EXECUTION_FAILED;
+    return set_error(s, std::string(what) + ": " + cublas().cublasGetStatusName(st) + " (" +
+                            cublas().cublasGetStatusString(st) + ")");
+}
 
 }  // namespace gemm::cuda

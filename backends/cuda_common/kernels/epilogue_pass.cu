@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
-#include "cuda_status.hpp"
-#include "device_context.hpp"
+#include "backends/cuda_common/runtime/cuda_status.hpp"
+#include "backends/cuda_common/runtime/device_context.hpp"
 #include "device_elements.cuh"
 #include "dispatch/activation_math.hpp"
 #include "dispatch/error.hpp"

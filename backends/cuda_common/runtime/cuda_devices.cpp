@@ -1,5 +1,5 @@
-// cuda_devices.cpp: the device count and verdict, pointer classification, and the hooks the
-// registry installs (install_runtime).
+// cuda_devices.cpp: the device count and verdict, the devices' attributes, and pointer
+// classification.
 #include "cuda_devices.hpp"
 
 #include <cuda.h>  // the driver's types only: its functions are looked up at run time
@@ -13,9 +13,6 @@
 #include <cstdlib>
 #include <string>
 
-#include "cuda_runtime.hpp"
-#include "device_services.hpp"
-#include "dispatch/memory.hpp"
 
 namespace gemm::cuda {
 namespace {
@@ -95,58 +92,6 @@ verdict make_device_verdict() {
     return verdict::yes(detail);
 }
 
-// The driver's cuPointerGetAttributes, or null. Asked for the three attributes a call needs,
-// it costs less than cudaPointerGetAttributes, which fills in more, and every device call pays
-// it three times: measured on the H200 host, 40-56 ns against 84-108 ns for a device pointer,
-// 115-126 ns against 153-178 ns for a host pointer.
-PFN_cuPointerGetAttributes_v7000 driver_pointer_query() {
-    static const auto query =
-        reinterpret_cast<PFN_cuPointerGetAttributes_v7000>(driver_entry_point("cuPointerGetAttributes", 7000));
-    return query;
-}
-
-pointer_place classify_pointer(const void *ptr) {
-    pointer_place place;
-    if (device_count() == 0) return place;
-    if (PFN_cuPointerGetAttributes_v7000 query = driver_pointer_query()) {
-        // Memory the driver does not know (plain host memory) gets the zero values: success.
-        unsigned int type = 0, managed = 0;
-        int ordinal = -1;
-        CUdeviceptr begin = 0;
-        std::size_t bytes = 0;
-        CUpointer_attribute asked[5] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
-                                        CU_POINTER_ATTRIBUTE_IS_MANAGED, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
-                                        CU_POINTER_ATTRIBUTE_RANGE_SIZE};
-        void *answers[5] = {&type, &ordinal, &managed, &begin, &bytes};
-        if (query(5, asked, answers, CUdeviceptr(reinterpret_cast<uintptr_t>(ptr))) == CUDA_SUCCESS) {
-            place.range_begin = std::uintptr_t(begin);
-            place.range_bytes = bytes;
-            if (managed) {
-                place.space = memory_space::managed;
-                place.device = ordinal;
-            } else if (type == CU_MEMORYTYPE_DEVICE) {
-                place.space = memory_space::device;
-                place.device = ordinal;
-            } else {
-                place.page_locked = type == CU_MEMORYTYPE_HOST;  // either way offloaded
-            }
-            return place;
-        }
-    }
-    cudaPointerAttributes attr{};
-    if (cudaPointerGetAttributes(&attr, ptr) != cudaSuccess) {
-        cudaGetLastError();  // older drivers report plain host memory as an invalid value
-        return place;
-    }
-    switch (attr.type) {
-    case cudaMemoryTypeDevice: place.space = memory_space::device; place.device = attr.device; break;
-    case cudaMemoryTypeManaged: place.space = memory_space::managed; place.device = attr.device; break;
-    case cudaMemoryTypeHost: place.page_locked = true; break;
-    default: break;  // unregistered host memory: offloaded
-    }
-    return place;
-}
-
 // attr of `device`, asked once per attribute and device ordinal below 64.
 template <cudaDeviceAttr attr>
 cudaError_t cached_attribute(int device, int &value) {
@@ -196,16 +141,67 @@ cudaError_t current_device(int &device) {
     return cudaGetDevice(&device);
 }
 
+namespace {
+
+// The driver's cuPointerGetAttributes, or null. Asked for the three attributes a call needs,
+// it costs less than cudaPointerGetAttributes, which fills in more, and every device call pays
+// it three times: measured on the H200 host, 40-56 ns against 84-108 ns for a device pointer,
+// 115-126 ns against 153-178 ns for a host pointer.
+PFN_cuPointerGetAttributes_v7000 driver_pointer_query() {
+    static const auto query =
+        reinterpret_cast<PFN_cuPointerGetAttributes_v7000>(driver_entry_point("cuPointerGetAttributes", 7000));
+    return query;
+}
+
+}  // namespace
+
+pointer_place classify_pointer(const void *ptr) {
+    pointer_place place;
+    if (device_count() == 0) return place;
+    if (PFN_cuPointerGetAttributes_v7000 query = driver_pointer_query()) {
+        // Memory the driver does not know (plain host memory) gets the zero values: success.
+        unsigned int type = 0, managed = 0;
+        int ordinal = -1;
+        CUdeviceptr begin = 0;
+        std::size_t bytes = 0;
+        CUpointer_attribute asked[5] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                                        CU_POINTER_ATTRIBUTE_IS_MANAGED, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+                                        CU_POINTER_ATTRIBUTE_RANGE_SIZE};
+        void *answers[5] = {&type, &ordinal, &managed, &begin, &bytes};
+        if (query(5, asked, answers, CUdeviceptr(reinterpret_cast<uintptr_t>(ptr))) == CUDA_SUCCESS) {
+            place.range_begin = std::uintptr_t(begin);
+            place.range_bytes = bytes;
+            if (managed) {
+                place.space = memory_space::managed;
+                place.device = ordinal;
+            } else if (type == CU_MEMORYTYPE_DEVICE) {
+                place.space = memory_space::device;
+                place.device = ordinal;
+            } else {
+                place.page_locked = type == CU_MEMORYTYPE_HOST;  // either way offloaded
+            }
+            return place;
+        }
+    }
+    cudaPointerAttributes attr{};
+    if (cudaPointerGetAttributes(&attr, ptr) != cudaSuccess) {
+        cudaGetLastError();  // older drivers report plain host memory as an invalid value
+        return place;
+    }
+    switch (attr.type) {
+    case cudaMemoryTypeDevice: place.space = memory_space::device; place.device = attr.device; break;
+    case cudaMemoryTypeManaged: place.space = memory_space::managed; place.device = attr.device; break;
+    case cudaMemoryTypeHost: place.page_locked = true; break;
+    default: break;  // unregistered host memory: offloaded
+    }
+    return place;
+}
+
 int device_count() { return probe_devices().count; }
 
 verdict device_verdict() {
     static const verdict v = make_device_verdict();
     return v;
-}
-
-void install_runtime() {
-    set_pointer_classifier(classify_pointer);
-    install_device_services();
 }
 
 }  // namespace gemm::cuda

@@ -1,7 +1,7 @@
 // side_streams.cpp: creating, forking and joining a thread's side streams.
 #include "side_streams.hpp"
 
-#include "cublas_library.hpp"
+#include "backends/cuda_common/cublas_loader/cublas_library.hpp"
 #include "cuda_status.hpp"
 
 namespace gemm::cuda {

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "cublas_library.hpp"
+#include "backends/cuda_common/cublas_loader/cublas_library.hpp"
 #include "cuda_devices.hpp"
 #include "cuda_status.hpp"
 #include "dispatch/error.hpp"

@@ -4,6 +4,7 @@
 #include <cuda_runtime_api.h>
 
 #include "dispatch/backend.hpp"
+#include "dispatch/memory.hpp"
 
 namespace gemm::cuda {
 
@@ -22,6 +23,11 @@ cudaError_t multiprocessor_count(int device, int &sms);
 
 // The size of `device`'s L2 cache in bytes into bytes, asked once per device ordinal below 64.
 cudaError_t l2_cache_bytes(int device, int &bytes);
+
+// Where ptr lives, as the driver says: unregistered and page-locked host memory are host
+// memory, device memory is device memory with its ordinal, managed memory is managed; the
+// allocation it lies in, where the driver knows it. Plain host memory without a device.
+pointer_place classify_pointer(const void *ptr);
 
 // The calling thread's current device, as cudaGetDevice gives it. Every device call asks once
 // (device_guard), so it asks the driver for the current context and its device first: on the

@@ -1,8 +1,8 @@
 // cublas_library.hpp: cuBLAS, cuBLASXt and cuBLASLt, loaded with dlopen the first time a
-// backend that calls them is probed. Linked to libgemm, they would cost every process that
-// loads it about 0.1 s and 210 MB resident at start (cuBLASLt's own loading), GPU or not, GEMM
-// or not; loaded here, only a process that asks for a cuBLAS backend on a machine with a CUDA
-// device pays it, once.
+// backend that calls them asks, and their statuses as the library's. Not linked to libgemm:
+// loading cuBLASLt costs a process time and resident memory at start, GPU or not, GEMM or
+// not (docs/BLAS.md has the figures), so only a process that asks for a cuBLAS backend on a
+// machine with a CUDA device pays it, once.
 #pragma once
 
 #include <cublasLt.h>
@@ -49,15 +49,8 @@ struct cublas_functions {
 // paths apply), then the file of the toolkit the build found.
 const verdict &cublas_loaded();
 
-// The probe of a backend built on them: device_verdict(), then cublas_loaded(), the details of
-// both ("device 0: ...; CUDA runtime 13.1, driver 13.1, cuBLAS 13.1.0"). Without a device the
-// libraries are not loaded.
-verdict cublas_verdict();
-
-// What the machine's fingerprint says of a backend built on cuBLAS (backend::identity): what
-// cublas_verdict() would say where the cuBLAS the build was made against is the one loaded,
-// without loading it ("unavailable" without a device).
-std::string cublas_identity();
+// "cuBLAS 13.1.0", the version the build was made against, without loading the libraries.
+std::string cublas_built_version();
 
 // Before a handle is made: success where the libraries are loaded (loading them if need be),
 // else GEMM_STATUS_NOT_SUPPORTED with cublas_loaded()'s reason recorded.
@@ -66,5 +59,11 @@ gemm_status_t require_cublas();
 // The functions. Only after require_cublas() succeeded: every handle is made after it
 // (device_context, side_streams, cublasxt), and every other call takes a handle.
 const cublas_functions &cublas();
+
+// A cuBLAS or cuBLASLt status as the library's, "what: CUBLAS_STATUS_X (text)" recorded with
+// set_error: CUBLAS_STATUS_ALLOC_FAILED -> GEMM_STATUS_ALLOC_FAILED, CUBLAS_STATUS_NOT_SUPPORTED
+// and ARCH_MISMATCH -> GEMM_STATUS_NOT_SUPPORTED, others GEMM_STATUS_EXECUTION_FAILED. Success
+// passes through. Clears the CUDA runtime's last error, as cuda_status does.
+gemm_status_t cublas_status(cublasStatus_t s, const char *what);
 
 }  // namespace gemm::cuda

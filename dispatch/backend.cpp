@@ -21,6 +21,8 @@ std::vector<backend_option> backend::options() const { return {}; }
 bool backend::fuses_epilogue(const problem &) const { return false; }
 bool backend::leads_batches(const problem &) const { return false; }
 
+const device_services *backend::runtime_services() const { return nullptr; }
+
 const verdict &backend::available() const {
     std::call_once(probed_, [this] { availability_ = probe(); });
     return availability_;

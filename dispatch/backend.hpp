@@ -47,6 +47,8 @@ struct problem_batch {
 // (cuBLASXt, host memory spread over GPUs) runs only where the tune cache or the caller puts it.
 enum class backend_kind : int { host = 1, device = 2, multi_device = 3 };
 
+struct device_services;  // memory.hpp
+
 // A GEMM_* variable a backend reads, declared next to its code. dispatch/settings.cpp reads and
 // checks every backend's with the library's own, once: an invalid value fails every call with
 // GEMM_STATUS_INVALID_CONFIG naming the variable, and `gemm info` lists each with its meaning.
@@ -101,6 +103,15 @@ struct backend_option {
 //                process's first auto call makes it. (available()'s detail, "available" when
 //                it has none, or "unavailable") The cuBLAS backends say it without loading
 //                cuBLAS (cublas_library.hpp).
+//   runtime_services() the table of the device runtime it computes with (memory.hpp's
+//                device_services: where pointers live, device memory and timing for the
+//                measurement engine, the epilogue pass on device memory, the options of the
+//                code the runtime's backends share), which dispatch, compiled without that
+//                runtime, reaches only through it. Every backend built on CUDA returns the same
+//                table (cuda::cuda_services()); dispatch takes the first the registry lists,
+//                the first time it needs it. A backend hands it over rather than installing
+//                it, so that no list outside the registry names the runtimes and a build
+//                without them has nothing to install. (nullptr: host memory only)
 class backend {
 public:
     virtual ~backend() = default;
@@ -118,6 +129,7 @@ public:
     virtual std::vector<backend_option> options() const;
     virtual bool fuses_epilogue(const problem &p) const;
     virtual bool leads_batches(const problem &p) const;
+    virtual const device_services *runtime_services() const;
     virtual gemm_status_t run(const problem &p, std::string_view variant, run_report &ctx) = 0;
     virtual gemm_status_t run_batch(const problem_batch &batch, std::string_view variant, run_report &ctx);
 

@@ -1,30 +1,39 @@
-// memory.cpp: pointer classification through the installed classifier.
+// memory.cpp: pointer classification through the device runtime's classifier, and the runtime's
+// table as the registered backends hand it over.
 #include "memory.hpp"
 
 #include <algorithm>
-#include <atomic>
 
 #include "error.hpp"
 #include "registry.hpp"
 
 namespace gemm {
 namespace {
-std::atomic<pointer_classifier> classifier{nullptr};
-std::atomic<const device_services *> services{nullptr};
+
 thread_local void *tls_stream = nullptr;
+
+// The table of the first registered backend that hands one over.
+const device_services *registered_services() {
+    for (const backend *b : registered_backends())
+        if (const device_services *services = b->runtime_services()) return services;
+    return nullptr;
+}
+
+// The classifier of the device runtime, or nullptr: every pointer is host memory.
+pointer_classifier installed_classifier() {
+    const device_services *services = installed_device_services();
+    return services ? services->classify : nullptr;
+}
+
 }  // namespace
 
-void set_device_services(const device_services *s) { services.store(s); }
-
 const device_services *installed_device_services() {
-    registered_backends();  // the registry installs them when the build has CUDA
-    return services.load();
+    static const device_services *const services = registered_services();
+    return services;
 }
 
 void set_thread_stream(void *stream) { tls_stream = stream; }
 void *thread_stream() { return tls_stream; }
-
-void set_pointer_classifier(pointer_classifier classify) { classifier.store(classify); }
 
 bool allocation_memo::find(const void *ptr, pointer_place &place) const {
     const std::uintptr_t at = reinterpret_cast<std::uintptr_t>(ptr);
@@ -45,9 +54,8 @@ void allocation_memo::add(const pointer_place &place) {
 
 gemm_status_t host_readable_arrays(pointer_array *arrays, int count, std::size_t matrices, int &failed,
                                    std::string &why) {
-    registered_backends();
     for (int i = 0; i < count; ++i) arrays[i].readable = arrays[i].array;
-    pointer_classifier classify = classifier.load();
+    const pointer_classifier classify = installed_classifier();
     if (!classify || matrices == 0) return GEMM_STATUS_SUCCESS;
     std::vector<stream_read> reads;
     std::vector<int> read_of;  // the array each read copies
@@ -73,7 +81,7 @@ gemm_status_t host_readable_arrays(pointer_array *arrays, int count, std::size_t
                   std::to_string(matrices) + " matrices";
             return GEMM_STATUS_INVALID_POINTER;
         }
-        if (!services.load()) {
+        if (!installed_device_services()->read_in_stream_order) {
             why = where + ", which this build cannot read";
             return GEMM_STATUS_NOT_SUPPORTED;
         }
@@ -83,7 +91,8 @@ gemm_status_t host_readable_arrays(pointer_array *arrays, int count, std::size_t
         if (first_where.empty()) first_where = where;
     }
     if (reads.empty()) return GEMM_STATUS_SUCCESS;
-    if (gemm_status_t st = services.load()->read_in_stream_order(tls_stream, reads.data(), int(reads.size()));
+    const device_services *services = installed_device_services();
+    if (gemm_status_t st = services->read_in_stream_order(tls_stream, reads.data(), int(reads.size()));
         st != GEMM_STATUS_SUCCESS) {
         failed = read_of.front();
         why = first_where + ": " + last_error_message();
@@ -94,8 +103,7 @@ gemm_status_t host_readable_arrays(pointer_array *arrays, int count, std::size_t
 }
 
 gemm_status_t classify_memory(problem &p, allocation_memo *memo) {
-    registered_backends();  // the registry installs the classifier when the build has CUDA
-    pointer_classifier classify = classifier.load();
+    const pointer_classifier classify = installed_classifier();
     p.space = memory_space::host;
     p.device = -1;
     p.page_locked = false;

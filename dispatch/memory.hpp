@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "backend.hpp"
 #include "gemm/gemm.h"
 #include "problem.hpp"
 
@@ -22,9 +23,6 @@ struct pointer_place {
 };
 using pointer_classifier = pointer_place (*)(const void *ptr);
 
-// Installed by a GPU backend when it registers; without one every pointer is host memory.
-void set_pointer_classifier(pointer_classifier classify);
-
 // The CUDA stream this thread's calls run on (gemm_set_stream); nullptr = default stream.
 void set_thread_stream(void *stream);
 void *thread_stream();
@@ -37,10 +35,19 @@ struct stream_read {
     int device;
 };
 
-// Device memory, streams and event timing, installed with the CUDA backends so that the
-// measurement engine can time device-pointer problems without depending on CUDA. Every call makes `device`
-// current for its duration and restores the caller's device. Copies are synchronous.
+// What a device runtime gives dispatch, which is compiled without it. CUDA's table is
+// backends/cuda_common/cuda_services.cpp; every backend built on CUDA hands it over through
+// backend::runtime_services() (backend.hpp), and dispatch takes the first the registry
+// lists, once, the first time it asks (installed_device_services()). A build without CUDA
+// has no such backend, so no table: every pointer is host memory, and a device-memory
+// problem can be neither measured nor given an epilogue pass (the build has no backend that
+// would compute one either), and no runtime's options are listed. Every member that touches a device makes `device` current for
+// its duration and restores the caller's device. Copies are synchronous.
 struct device_services {
+    // Where a pointer lives: host (pageable or page-locked), device or managed memory, and
+    // the allocation it lies in. Every call's operands are classified by it.
+    pointer_classifier classify;
+    // Device memory, streams and event timing, for the measurement engine.
     gemm_status_t (*allocate)(int device, std::size_t bytes, void **out);
     void (*release)(int device, void *ptr);
     gemm_status_t (*copy)(int device, void *dst, const void *src, std::size_t bytes);
@@ -63,10 +70,15 @@ struct device_services {
     // before one wait. NOT_SUPPORTED, with the reason, while the stream is being captured into
     // a CUDA graph, where the copies would only be recorded.
     gemm_status_t (*read_in_stream_order)(void *stream, const stream_read *reads, int count);
+    // The GEMM_* variables of the code the runtime's backends share (CUDA's offload engine),
+    // declared beside it; settings lists and checks them under options_owner, after the
+    // library's own.
+    std::vector<backend_option> (*options)();
+    const char *options_owner;
 };
 
-void set_device_services(const device_services *services);
-const device_services *installed_device_services();  // nullptr without a GPU build
+// The device runtime's table, nullptr in a build without one. Constant once asked.
+const device_services *installed_device_services();
 
 // The allocations the classifications of one call met, most recent first: a pointer inside
 // one of them is classified without asking the driver (a batch's matrices mostly lie in a few

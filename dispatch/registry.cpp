@@ -5,7 +5,6 @@
 #include "backends/cpu_omp/cpu_omp.hpp"
 #include "backends/cpu_ref/cpu_ref.hpp"
 #if GEMM_WITH_CUDA
-#include "backends/cuda_common/cuda_runtime.hpp"
 #include "backends/cublas/cublas.hpp"
 #include "backends/cublaslt/cublaslt.hpp"
 #include "backends/cublasxt/cublasxt.hpp"
@@ -26,7 +25,6 @@ std::vector<backend_ptr> build_registry() {
     all.push_back(make_cblas_backend());
     all.push_back(make_cpu_ref_backend());  // always built: the oracle
 #if GEMM_WITH_CUDA
-    cuda::install_runtime();  // pointer classes and device services, for every CUDA backend
     all.push_back(make_cublas_backend());
     all.push_back(make_cublaslt_backend());
     all.push_back(make_cuda_tiled_backend());

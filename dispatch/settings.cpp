@@ -8,7 +8,9 @@
 #include <memory>
 #include <mutex>
 
+#include "api/src/blas/blas_on_failure_option.hpp"
 #include "error.hpp"
+#include "memory.hpp"
 #include "registry.hpp"
 
 namespace gemm {
@@ -37,7 +39,6 @@ std::string invalid_level(const std::string &v) {
 }
 std::string invalid_tf32(const std::string &v) { return one_of(v, {"0", "1"}, "0 or 1"); }
 std::string invalid_tune(const std::string &v) { return one_of(v, {"off", "use", "online"}, "off, use or online"); }
-std::string invalid_blas_policy(const std::string &v) { return one_of(v, {"system", "stop"}, "system or stop"); }
 
 }  // namespace
 
@@ -58,23 +59,6 @@ std::optional<uint64_t> parse_byte_count(const std::string &v) {
 
 std::string invalid_byte_count(const std::string &v) {
     return parse_byte_count(v) ? "" : "must be a positive number of bytes, optionally with K, M or G";
-}
-
-std::pair<int64_t, int64_t> parse_tile_size(const std::string &v) {
-    const std::size_t x = v.find('x');
-    if (x == std::string::npos) return {0, 0};
-    auto side = [](const std::string &digits) -> int64_t {
-        if (digits.empty() || digits.size() > 7 || digits.find_first_not_of("0123456789") != std::string::npos) return 0;
-        const int64_t value = std::stoll(digits);
-        return value <= (int64_t(1) << 20) ? value : 0;
-    };
-    const int64_t m = side(v.substr(0, x)), n = side(v.substr(x + 1));
-    if (m == 0 || n == 0) return {0, 0};
-    return {m, n};
-}
-
-std::string invalid_tile_size(const std::string &v) {
-    return parse_tile_size(v).first ? "" : "must be MxN, rows and columns of C from 1 to 1048576 (2048x1024)";
 }
 
 std::optional<std::vector<int>> parse_devices(const std::string &v, bool repeats) {
@@ -98,54 +82,34 @@ std::string invalid_devices(const std::string &v) {
     return parse_devices(v) ? "" : "must be all or distinct device ordinals separated by commas (0,1)";
 }
 
-std::string invalid_device_list(const std::string &v) {
-    return parse_devices(v, true) ? "" : "must be all or device ordinals separated by commas (0,1)";
-}
-
 namespace {
 
 // The library's own variables. GEMM_BACKEND is judged by the selection (an unknown backend is
-// its own status); GEMM_BLAS_ON_FAILURE is the drop-in BLAS's, checked here with the others so
-// that a typo shows on the first call, not at the first failure it was meant for.
-struct library_option {
-    const char *owner;
-    backend_option option;
-};
-const library_option library_options[] = {
-    {"library", {"GEMM_BACKEND", "auto, a backend name, or name:variant", "auto",
-                 "the backend of every call (an unknown or unavailable one is an error, never a fallback)", nullptr}},
-    {"library", {"GEMM_VERBOSE", "0, 1, 2", "0", "1: a line per call on stderr; 2: also why each other backend was "
-                 "not used", invalid_verbose}},
-    {"library", {"GEMM_LOG_LEVEL", "off, error, warn, info, debug, trace", "warn", "library messages on stderr",
-                 invalid_level}},
-    {"library", {"GEMM_ALLOW_TF32", "0, 1", "0", "allow TF32 tensor-core math for f32 on the GPU", invalid_tf32}},
-    {"library", {"GEMM_TUNE", "use, off, online", "use", "read the tune cache; ignore it; also tune unseen shapes "
-                 "on first sight", invalid_tune}},
-    {"library", {"GEMM_TUNE_CACHE", "a path", "$XDG_CACHE_HOME/gemm/tune-cache.txt, else ~/.cache/gemm/tune-cache.txt",
-                 "the tune cache", nullptr}},
-    {"library", {"GEMM_RECORD", "a path", "(none)", "append each untuned shape auto meets, for gemm tune --shapes",
-                 nullptr}},
-#if GEMM_WITH_CUDA
-    {"GPU offload", {"GEMM_OFFLOAD_MAX_DEVICE_BYTES", "bytes, or with K, M, G", "half of the GPU's free memory",
-                     "the device memory one thread's host-memory GEMMs may hold on a GPU (larger problems still "
-                     "run, out of core)", invalid_byte_count}},
-    {"GPU offload", {"GEMM_OFFLOAD_TILE", "MxN",
-                     "2048x2048 for a C of 8192^2 or more, else 1024x1024; no larger than C, smaller where memory is "
-                     "short",
-                     "rows and columns of C per tile of a host-memory GEMM on a GPU", invalid_tile_size}},
-    {"GPU offload", {"GEMM_OFFLOAD_DEVICES", "all, or ordinals 0,1", "all; under an MPI or Slurm launcher, the rank's own: local rank modulo the GPUs",
-                     "the GPUs a host-memory GEMM large enough is spread over, a share each (one named twice takes "
-                     "two); smaller ones run on the caller's current device when listed, else the first listed",
-                     invalid_device_list}},
-#endif
-    {"drop-in BLAS", {"GEMM_BLAS_ON_FAILURE", "system, stop", "system", "what the drop-in BLAS does with a valid "
-                      "call gemm cannot compute: the system BLAS computes it, or the program stops",
-                      invalid_blas_policy}},
+// its own status).
+const backend_option library_options[] = {
+    {"GEMM_BACKEND", "auto, a backend name, or name:variant", "auto",
+     "the backend of every call (an unknown or unavailable one is an error, never a fallback)", nullptr},
+    {"GEMM_VERBOSE", "0, 1, 2", "0", "1: a line per call on stderr; 2: also why each other backend was not used",
+     invalid_verbose},
+    {"GEMM_LOG_LEVEL", "off, error, warn, info, debug, trace", "warn", "library messages on stderr", invalid_level},
+    {"GEMM_ALLOW_TF32", "0, 1", "0", "allow TF32 tensor-core math for f32 on the GPU", invalid_tf32},
+    {"GEMM_TUNE", "use, off, online", "use", "read the tune cache; ignore it; also tune unseen shapes on first sight",
+     invalid_tune},
+    {"GEMM_TUNE_CACHE", "a path", "$XDG_CACHE_HOME/gemm/tune-cache.txt, else ~/.cache/gemm/tune-cache.txt",
+     "the tune cache", nullptr},
+    {"GEMM_RECORD", "a path", "(none)", "append each untuned shape auto meets, for gemm tune --shapes", nullptr},
 };
 
+// Every variable, each declared once beside the code that reads it: the library's own (above),
+// those of the code a device runtime's backends share (the GPU offload engine's, through the
+// runtime's table: memory.hpp), the drop-in BLAS's (api/src/blas/), then each backend's in
+// registry order.
 std::vector<option_entry> every_option() {
     std::vector<option_entry> all;
-    for (const library_option &l : library_options) all.push_back({l.option, l.owner, std::nullopt});
+    for (const backend_option &o : library_options) all.push_back({o, "library", std::nullopt});
+    if (const device_services *runtime = installed_device_services(); runtime && runtime->options)
+        for (const backend_option &o : runtime->options()) all.push_back({o, runtime->options_owner, std::nullopt});
+    all.push_back({blas_on_failure_option(), "drop-in BLAS", std::nullopt});
     for (backend *b : registered_backends())
         for (const backend_option &o : b->options()) all.push_back({o, std::string(b->name()), std::nullopt});
     return all;

@@ -20,7 +20,7 @@ enum class tune_mode : int { off, use, online };
 // One GEMM_* variable: the library's own and every registered backend's.
 struct option_entry {
     backend_option option;
-    std::string owner;                 // "library", "drop-in BLAS", or the backend's name
+    std::string owner;                 // "library", "GPU offload", "drop-in BLAS", or the backend's name
     std::optional<std::string> value;  // as set in the environment
 };
 
@@ -46,17 +46,11 @@ struct env_settings {
 std::optional<uint64_t> parse_byte_count(const std::string &v);
 std::string invalid_byte_count(const std::string &v);
 
-// A variable's tile size "MxN" (each from 1 to 2^20); {0, 0} when unset or not valid, with
-// invalid_tile_size saying why.
-std::pair<int64_t, int64_t> parse_tile_size(const std::string &v);
-std::string invalid_tile_size(const std::string &v);
-
 // A variable's list of CUDA devices: unset or "all" for every device (an empty list), else
 // ordinals separated by commas ("0,1"), distinct unless `repeats`. Nothing when not valid,
-// with invalid_devices (distinct) or invalid_device_list (repeats allowed) saying why.
+// with invalid_devices (distinct) saying why.
 std::optional<std::vector<int>> parse_devices(const std::string &v, bool repeats = false);
 std::string invalid_devices(const std::string &v);
-std::string invalid_device_list(const std::string &v);
 
 // Read from the environment on first use; constant afterwards.
 const env_settings &settings();

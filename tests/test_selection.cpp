@@ -493,6 +493,23 @@ TEST_SUITE("env_offload_valid" * doctest::skip()) {
     }
 }
 
+// The GEMM_OFFLOAD_* variables are declared by the offload engine, which a build without CUDA
+// does not have: there they are neither listed nor read, so no value of theirs fails a call.
+TEST_SUITE("env_offload_tile_without_cuda" * doctest::skip()) {
+    TEST_CASE("selection GEMM_OFFLOAD_TILE=1024 without CUDA: not an option of the build, calls run") {
+        REQUIRE(env_value("GEMM_OFFLOAD_TILE") == "1024");
+        for (int64_t i = 0; i < gemm_option_count(); ++i) {
+            gemm_option_info_t o{};
+            REQUIRE(gemm_option_get_info(i, &o) == GEMM_STATUS_SUCCESS);
+            CHECK(std::string(o.name).rfind("GEMM_OFFLOAD_", 0) != 0);
+        }
+        float a = 2, b = 3, c = 0;
+        CHECK(gemm_sgemm(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 1, 1, 1, 1.0f, &a, 1, &b, 1, 0.0f, &c, 1) ==
+              GEMM_STATUS_SUCCESS);
+        CHECK(c == 6.0f);
+    }
+}
+
 TEST_SUITE("env_blas_on_failure_invalid" * doctest::skip()) {
     TEST_CASE("selection GEMM_BLAS_ON_FAILURE=sometimes: every call fails with INVALID_CONFIG") {
         REQUIRE(env_value("GEMM_BLAS_ON_FAILURE") == "sometimes");

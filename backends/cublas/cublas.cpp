@@ -11,6 +11,7 @@
 #include <spdlog/fmt/fmt.h>
 
 #include "backends/cuda_common/cublas_loader/cublas_library.hpp"
+#include "backends/cuda_common/cuda_services.hpp"
 #include "backends/cuda_common/kernels/scale_c.hpp"
 #include "backends/cuda_common/run_on_device.hpp"
 #include "backends/cuda_common/runtime/cublas_verdict.hpp"
@@ -353,6 +354,7 @@ public:
     std::string_view name() const override { return "cublas"; }
     backend_kind kind() const override { return backend_kind::device; }
     verdict probe() const override { return cuda::cublas_verdict(); }
+    const device_services *runtime_services() const override { return &cuda::cuda_services(); }
     std::string identity() const override { return cuda::cublas_identity(); }
 
     // Device and managed pointers run in place; host pointers are offloaded (run_on_device).

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "backends/cuda_common/cublas_loader/cublas_library.hpp"
+#include "backends/cuda_common/cuda_services.hpp"
 #include "backends/cuda_common/runtime/cublas_verdict.hpp"
 #include "backends/cuda_common/runtime/cuda_devices.hpp"
 #include "backends/cuda_common/runtime/cuda_status.hpp"
@@ -196,6 +197,7 @@ public:
         verdict v = cuda::cublas_verdict();
         return v.ok ? on_chosen_devices(v.detail) : v;
     }
+    const device_services *runtime_services() const override { return &cuda::cuda_services(); }
 
     std::string identity() const override {
         const std::string id = cuda::cublas_identity();

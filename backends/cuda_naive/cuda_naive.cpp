@@ -1,6 +1,7 @@
 // cuda_naive.cpp: the one-thread-per-element CUDA backend (f32, f64), the GPU's reference.
 #include "cuda_naive.hpp"
 
+#include "backends/cuda_common/cuda_services.hpp"
 #include "backends/cuda_common/run_on_device.hpp"
 #include "backends/cuda_common/runtime/cuda_devices.hpp"
 #include "naive_kernel.hpp"
@@ -15,6 +16,7 @@ public:
     std::string_view name() const override { return "cuda_naive"; }
     backend_kind kind() const override { return backend_kind::device; }
     verdict probe() const override { return cuda::device_verdict(); }
+    const device_services *runtime_services() const override { return &cuda::cuda_services(); }
 
     // Device and managed pointers run in place; host pointers are offloaded (run_on_device).
     verdict supports(const problem &p) const override {

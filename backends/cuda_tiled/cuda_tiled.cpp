@@ -7,6 +7,7 @@
 
 #include <spdlog/fmt/fmt.h>
 
+#include "backends/cuda_common/cuda_services.hpp"
 #include "backends/cuda_common/runtime/cuda_devices.hpp"
 #include "backends/cuda_common/runtime/cuda_status.hpp"
 #include "backends/cuda_common/runtime/device_context.hpp"
@@ -57,6 +58,7 @@ public:
     std::string_view name() const override { return "cuda_tiled"; }
     backend_kind kind() const override { return backend_kind::device; }
     verdict probe() const override { return cuda::device_verdict(); }
+    const device_services *runtime_services() const override { return &cuda::cuda_services(); }
 
     // Device and managed pointers run in place on p.stream; host pointers are offloaded (run_on_device).
     verdict supports(const problem &p) const override {

@@ -240,7 +240,7 @@ GEMM_API gemm_status_t gemm_backend_get_info(int64_t index, gemm_backend_info_t 
  * as long as the process. */
 typedef struct gemm_option_info {
     const char *name;      /* "GEMM_CBLAS_LIB" */
-    const char *owner;     /* "library", "drop-in BLAS", or the backend that reads it */
+    const char *owner;     /* "library", "GPU offload", "drop-in BLAS", or the backend that reads it */
     const char *value;     /* as set in the environment when first read; NULL when unset */
     const char *values;    /* what it takes ("a path or soname") */
     const char *fallback;  /* what holds when it is unset */

@@ -47,8 +47,8 @@ enum class policy { system, stop };
     stop_program();
 }
 
-// GEMM_BLAS_ON_FAILURE: system (default) or stop. Any other value stops the program at the
-// first failure, naming the variable, rather than guess.
+// GEMM_BLAS_ON_FAILURE (declared in blas_on_failure_option.hpp): system (default) or stop. Any
+// other value stops the program at the first failure, naming the variable, rather than guess.
 policy chosen_policy() noexcept {
     const char *v = std::getenv("GEMM_BLAS_ON_FAILURE");
     if (!v || !*v || !std::strcmp(v, "system")) return policy::system;

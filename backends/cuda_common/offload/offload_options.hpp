@@ -1,11 +1,19 @@
-// offload_options.hpp: the GEMM_OFFLOAD_* variables, which only the offload engine reads.
+// offload_options.hpp: the GEMM_OFFLOAD_* variables, declared and read here, beside the offload
+// engine, the only code that reads them.
 #pragma once
 
 #include <cstdint>
 #include <utility>
 #include <vector>
 
+#include "dispatch/backend.hpp"
+
 namespace gemm::cuda {
+
+// Their declarations. Settings lists them under "GPU offload", after the library's own, through
+// the CUDA services every CUDA backend hands dispatch (cuda_services.cpp), and checks them
+// before any call runs: a build without CUDA neither lists nor reads them.
+std::vector<backend_option> offload_options();
 
 // GEMM_OFFLOAD_MAX_DEVICE_BYTES: the device memory one thread's offload may hold; 0: the
 // engine's own rule (half of what is free).

@@ -1,6 +1,5 @@
-// device_services.cpp: the CUDA implementation of dispatch's device_services (for the
-// measurement engine).
-#include "cuda_runtime.hpp"
+// cuda_services.cpp: CUDA's table of the services dispatch uses (dispatch/memory.hpp).
+#include "cuda_services.hpp"
 
 #include <cuda_runtime_api.h>
 
@@ -8,6 +7,7 @@
 #include <vector>
 
 #include "backends/cuda_common/kernels/epilogue_pass.hpp"
+#include "backends/cuda_common/offload/offload_options.hpp"
 #include "backends/cuda_common/runtime/cuda_devices.hpp"
 #include "backends/cuda_common/runtime/cuda_status.hpp"
 #include "backends/cuda_common/runtime/device_context.hpp"
@@ -122,15 +122,13 @@ gemm_status_t read_in_stream_order(void *stream, const stream_read *reads, int c
     return GEMM_STATUS_SUCCESS;
 }
 
-constexpr device_services cuda_services = {allocate,       release,     copy, create_stream, destroy_stream,
-                                           time_on_stream, cache_bytes, pin,  unpin,         epilogue_pass,
-                                           read_in_stream_order};
+// In the order of device_services' members.
+constexpr device_services services = {classify_pointer, allocate,    release, copy,  create_stream,
+                                      destroy_stream,   time_on_stream, cache_bytes, pin, unpin,
+                                      epilogue_pass,    read_in_stream_order, offload_options, "GPU offload"};
 
 }  // namespace
 
-void install_runtime() {
-    set_pointer_classifier(classify_pointer);
-    set_device_services(&cuda_services);
-}
+const device_services &cuda_services() { return services; }
 
 }  // namespace gemm::cuda

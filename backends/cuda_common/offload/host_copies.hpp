@@ -1,7 +1,7 @@
 // host_copies.hpp: the process's pool of host threads for copies between pageable memory and
-// page-locked staging. One thread copies pageable memory at a fraction of what the link takes
-// (9 GB/s against 55 on the H200's host; 35 GB/s with 8 threads, 46 with 16), so the offload
-// engine packs and unpacks with several.
+// page-locked staging. One thread copies pageable memory at a fraction of what the link takes,
+// so the offload engine packs and unpacks with several (backends/cuda_common/NOTES.md,
+// "Pageable operands").
 #pragma once
 
 #include <cstdint>

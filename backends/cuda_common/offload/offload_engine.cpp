@@ -16,11 +16,10 @@
 namespace gemm::cuda {
 namespace {
 
-// Pageable operands move through waves of at most 8 MiB (about 0.25 ms of copying at 35
-// GB/s): the DMA of one runs while the copy threads pack the next, and the threads' wake-up
-// and each copy's setup stay small beside a wave. 8 waves in, 4 out: up to 96 MiB of
-// page-locked memory per thread, no more than the largest slot needs (allocating page-locked
-// memory takes milliseconds per 100 MiB), kept across calls.
+// Pageable operands move through waves of at most 8 MiB: the DMA of one runs while the copy
+// threads pack the next, and the threads' wake-up and each copy's setup stay small beside a
+// wave. 8 waves in, 4 out: up to 96 MiB of page-locked memory per thread, no more than the
+// largest slot needs (allocating page-locked memory is slow, so it is kept across calls).
 constexpr std::size_t wave_bytes = std::size_t(8) << 20;
 constexpr int in_waves = 8, out_waves = 4;
 // A block of page-locked memory goes by DMA straight between the caller's matrices and the
@@ -28,8 +27,8 @@ constexpr int in_waves = 8, out_waves = 4;
 // microseconds to enqueue, and packing many small matrices into one wave is cheaper.
 constexpr std::size_t direct_matrix_bytes = std::size_t(64) << 10;
 // Each host copy thread takes at least this much of a wave: an 8 MiB wave then keeps 16
-// threads busy. With 1 MiB parts only 8 joined, and packing ran at 20 GB/s instead of 31
-// (8192^3 f32 pageable on the H200 host: 41.9 ms a call against 30.8).
+// threads busy. Larger parts leave threads idle and pack slower
+// (backends/cuda_common/NOTES.md, "Pageable operands").
 constexpr std::size_t copy_part_bytes = std::size_t(256) << 10;
 
 // Adds the seconds from its making to its end to a total.

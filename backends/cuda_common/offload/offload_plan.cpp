@@ -12,9 +12,9 @@ constexpr std::size_t slot_alignment = 256;
 
 // Square tiles of C, about 16 of them, from 1024 to 2048 on a side: the first tile's blocks
 // are all the link carries before the first GEMM starts, so fewer, larger tiles wait longer
-// for it; smaller ones run less efficiently (a 1024 x 1024 tile is about 64 thread blocks of
-// 128 x 128 for 132 SMs). Measured on the H200, page-locked f32 and f64 (docs/PERFORMANCE.md):
-// 1024 at 4096^3 and 2048 at 8192^3 were the fastest of 1024, 2048 and their mixes.
+// for it; smaller ones give each GEMM too few thread blocks to fill the GPU. Among 1024, 2048
+// and their mixes, this rule's choice was the fastest at every size timed
+// (backends/cuda_common/NOTES.md, "Offload tiles").
 constexpr int64_t least_rule_tile = 1024, most_rule_tile = 2048;
 constexpr int64_t smallest_tile = 16;
 

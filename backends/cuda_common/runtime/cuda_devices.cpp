@@ -143,10 +143,9 @@ cudaError_t current_device(int &device) {
 
 namespace {
 
-// The driver's cuPointerGetAttributes, or null. Asked for the three attributes a call needs,
-// it costs less than cudaPointerGetAttributes, which fills in more, and every device call pays
-// it three times: measured on the H200 host, 40-56 ns against 84-108 ns for a device pointer,
-// 115-126 ns against 153-178 ns for a host pointer.
+// The driver's cuPointerGetAttributes, or null. Asked for the attributes a call needs, it
+// costs less than cudaPointerGetAttributes, which fills in more, and every device call pays it
+// up to three times (backends/cuda_common/NOTES.md, "Per-call queries").
 PFN_cuPointerGetAttributes_v7000 driver_pointer_query() {
     static const auto query =
         reinterpret_cast<PFN_cuPointerGetAttributes_v7000>(driver_entry_point("cuPointerGetAttributes", 7000));

@@ -12,7 +12,7 @@ namespace gemm::cuda {
 // Never leaves an error behind.
 int device_count();
 
-// yes("device 0: NVIDIA H200, sm_90, 132 SMs; CUDA runtime 13.1, driver 13.1") or no() with
+// yes("device 0: <name>, sm_90, <n> SMs, <g> GiB; CUDA runtime 13.1, driver 13.1") or no() with
 // why in the user's terms: "no CUDA device: no NVIDIA driver / no GPU (...)", "... the NVIDIA
 // driver (CUDA 12.2) is older than the CUDA runtime (13.1) ...". Computed once; thread-safe.
 verdict device_verdict();
@@ -30,10 +30,9 @@ cudaError_t l2_cache_bytes(int device, int &bytes);
 pointer_place classify_pointer(const void *ptr);
 
 // The calling thread's current device, as cudaGetDevice gives it. Every device call asks once
-// (device_guard), so it asks the driver for the current context and its device first: on the
-// H200 host, right after a cuBLAS call, cuCtxGetDevice took 24 ns against 110 for cudaGetDevice
-// (cuCtxGetCurrent, asked before it, was not timed). Where no context is current yet (a
-// thread's first CUDA call), the runtime answers.
+// (device_guard), so it asks the driver for the current context and its device first, which
+// costs less than cudaGetDevice (backends/cuda_common/NOTES.md, "Per-call queries"). Where no
+// context is current yet (a thread's first CUDA call), the runtime answers.
 cudaError_t current_device(int &device);
 
 // The driver's function `symbol` of the given ABI version (e.g. 12000), found through the

@@ -38,8 +38,8 @@ struct offload_share {
     int64_t first = 0, count = 0;
 };
 
-// Each share moves at least this many bytes across its link (about a millisecond): below
-// that, starting a second device's share costs more than the copies it saves.
+// Each share moves at least this many bytes across its link: below that, starting a second
+// device's share costs more than the copies it saves.
 constexpr double least_share_bytes = double(32 << 20);
 
 // The shares of p (a host problem) for devices of relative speeds `speeds` (each > 0), in

@@ -8,8 +8,6 @@
 #include <cuda.h>  // the driver's types only: its functions are found through the runtime
 #include <cuda_runtime_api.h>
 
-#include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -17,6 +15,8 @@
 #include <vector>
 
 #include <gemm/gemm.h>
+
+#include "sampling.hpp"
 
 namespace {
 
@@ -44,24 +44,8 @@ struct operands {
 
 // Median device time (ms) of `reps` batches of `inner` calls each, after a warm-up.
 template <class F> double median_ms(cudaStream_t s, F &&call, int reps, int inner) {
-    cudaEvent_t start, stop;
-    cudaEventCreate(&start);
-    cudaEventCreate(&stop);
-    for (int i = 0; i < 3; ++i) call();
-    std::vector<double> t;
-    for (int r = 0; r < reps; ++r) {
-        cudaEventRecord(start, s);
-        for (int i = 0; i < inner; ++i) call();
-        cudaEventRecord(stop, s);
-        cudaEventSynchronize(stop);
-        float ms = 0;
-        cudaEventElapsedTime(&ms, start, stop);
-        t.push_back(ms / inner);
-    }
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
-    std::sort(t.begin(), t.end());
-    return t[t.size() / 2];
+    bench_device::warm_up(call, 3);
+    return bench_device::median_ms_per_call(s, call, reps, inner, 0);
 }
 
 // One way of making the tiny call: directly (backend null) or through gemm with a backend set.
@@ -75,27 +59,17 @@ struct host_way {
 // further on, so that the GPU's clock state and the host's weather fall on all alike.
 std::vector<std::vector<double>> host_us_interleaved(cudaStream_t s, const std::vector<host_way> &ways, int count,
                                                      int rounds) {
-    std::vector<std::vector<double>> per(ways.size());
-    for (int round = 0; round < rounds; ++round)
-        for (std::size_t turn = 0; turn < ways.size(); ++turn) {
-            std::size_t w = (turn + std::size_t(round)) % ways.size();
-            if (ways[w].backend)
-                check(gemm_set_backend(ways[w].backend) == GEMM_STATUS_SUCCESS, "gemm_set_backend");
-            for (int i = 0; i < 100; ++i) ways[w].call();
-            cudaStreamSynchronize(s);
-            auto start = std::chrono::steady_clock::now();
-            for (int i = 0; i < count; ++i) ways[w].call();
-            auto end = std::chrono::steady_clock::now();
-            cudaStreamSynchronize(s);
-            per[w].push_back(std::chrono::duration<double, std::micro>(end - start).count() / count);
-        }
-    return per;
+    return bench_device::interleaved_samples(ways.size(), rounds, [&](std::size_t w) {
+        if (ways[w].backend) check(gemm_set_backend(ways[w].backend) == GEMM_STATUS_SUCCESS, "gemm_set_backend");
+        bench_device::warm_up(ways[w].call, 100);
+        cudaStreamSynchronize(s);
+        const double us = bench_device::host_us_per_call(ways[w].call, count);
+        cudaStreamSynchronize(s);
+        return us;
+    });
 }
 
-double median(std::vector<double> t) {
-    std::sort(t.begin(), t.end());
-    return t[t.size() / 2];
-}
+using bench_device::median;
 
 // Way w's cost over way base: the median over the rounds of their difference in each round (a
 // host's speed drifts between rounds by more than the differences measured).
@@ -233,20 +207,15 @@ int main() {
     // right after a cuBLAS call, as a program calling gemm meets them (cuBLAS's own host work
     // has taken the caches since the last call; the clock's own cost subtracted).
     auto warm_ns = [](auto &&call) {
-        for (int i = 0; i < 1000; ++i) call();
-        constexpr int count = 200000;
-        auto start = std::chrono::steady_clock::now();
-        for (int i = 0; i < count; ++i) call();
-        return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count() / count;
+        bench_device::warm_up(call, 1000);
+        return bench_device::host_us_per_call(call, 200000) * 1e3;
     };
     auto after_cublas_total_ns = [&](auto &&call) {
         constexpr int count = 5000;
         double total = 0;
         for (int i = 0; i < count; ++i) {
             cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, 8, 8, 8, &one, tiny.a, 8, tiny.b, 8, &zero, tiny.c, 8);
-            auto start = std::chrono::steady_clock::now();
-            call();
-            total += std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count();
+            total += bench_device::host_seconds(call) * 1e9;
         }
         cudaStreamSynchronize(s);
         return total / count;

@@ -9,7 +9,6 @@
 // call. Built and run by bench/device/run.sh (stage epilogue).
 #include <cuda_runtime_api.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -17,6 +16,8 @@
 #include <vector>
 
 #include <gemm/gemm.h>
+
+#include "sampling.hpp"
 
 namespace {
 
@@ -49,11 +50,6 @@ struct bench_case {
     bool aux;  // forward: save Z + b; backward: make the bias gradient too
 };
 
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-}
-
 }  // namespace
 
 int main() {
@@ -69,9 +65,7 @@ int main() {
     cudaStream_t stream = nullptr;
     check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) == cudaSuccess, "cudaStreamCreate");
     check(gemm_set_stream(stream) == GEMM_STATUS_SUCCESS, "gemm_set_stream");
-    cudaEvent_t start, stop;
-    cudaEventCreate(&start);
-    cudaEventCreate(&stop);
+    bench_device::event_timer timer(stream);
     std::printf("%-40s %10s %10s %10s %10s %14s %12s\n", "case (bf16, row-major)", "gemm us", "unfused us", "fused us",
                 "auto us", "unfused/fused", "auto/fused");
     for (const bench_case &c : cases) {
@@ -102,26 +96,17 @@ int main() {
         struct way {
             const char *backend;
             std::function<gemm_status_t()> call;
-            std::vector<double> us;
         };
-        way ways[] = {{"cublas", product, {}}, {"cublas", with_epilogue, {}}, {"cublaslt", with_epilogue, {}},
-                      {nullptr, with_epilogue, {}}};
+        const way ways[] = {{"cublas", product}, {"cublas", with_epilogue}, {"cublaslt", with_epilogue},
+                            {nullptr, with_epilogue}};
         constexpr int calls = 20, rounds = 7;
-        for (int r = 0; r < rounds; ++r)
-            for (int i = 0; i < 4; ++i) {
-                way &wy = ways[(i + r) % 4];
-                check(gemm_set_backend(wy.backend) == GEMM_STATUS_SUCCESS, "gemm_set_backend");
-                check(wy.call() == GEMM_STATUS_SUCCESS, "warm-up call");
-                cudaEventRecord(start, stream);
-                for (int j = 0; j < calls; ++j) check(wy.call() == GEMM_STATUS_SUCCESS, "call");
-                cudaEventRecord(stop, stream);
-                check(cudaEventSynchronize(stop) == cudaSuccess, "cudaEventSynchronize");
-                float ms = 0;
-                cudaEventElapsedTime(&ms, start, stop);
-                wy.us.push_back(ms * 1000.0 / calls);
-            }
-        const double gemm_us = median(ways[0].us), unfused = median(ways[1].us), fused = median(ways[2].us),
-                     automatic = median(ways[3].us);
+        auto sample_us = [&](std::size_t i) {
+            check(gemm_set_backend(ways[i].backend) == GEMM_STATUS_SUCCESS, "gemm_set_backend");
+            check(ways[i].call() == GEMM_STATUS_SUCCESS, "warm-up call");
+            return timer.ms_per_call([&] { check(ways[i].call() == GEMM_STATUS_SUCCESS, "call"); }, calls) * 1000.0;
+        };
+        const std::vector<double> us = bench_device::medians(bench_device::interleaved_samples(4, rounds, sample_us));
+        const double gemm_us = us[0], unfused = us[1], fused = us[2], automatic = us[3];
         std::printf("%-40s %10.1f %10.1f %10.1f %10.1f %14.3f %12.3f\n", c.name, gemm_us, unfused, fused, automatic,
                     unfused / fused, automatic / fused);
         for (void *p : {x, w, y, aux, bias}) cudaFree(p);

@@ -12,7 +12,6 @@
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -20,6 +19,8 @@
 #include <vector>
 
 #include <gemm/gemm.h>
+
+#include "sampling.hpp"
 
 namespace {
 
@@ -94,30 +95,9 @@ struct batch {
 // Median milliseconds per call of each way: rounds taking the ways in turn, each round a
 // warm-up call and then `calls` calls between two events.
 std::vector<double> interleaved_ms(cudaStream_t s, const std::vector<std::function<void()>> &ways, int rounds, int calls) {
-    std::vector<std::vector<double>> per(ways.size());
-    cudaEvent_t start, stop;
-    cudaEventCreate(&start);
-    cudaEventCreate(&stop);
-    for (int r = 0; r < rounds; ++r)
-        for (std::size_t turn = 0; turn < ways.size(); ++turn) {
-            std::size_t w = (turn + std::size_t(r)) % ways.size();
-            ways[w]();
-            cudaEventRecord(start, s);
-            for (int i = 0; i < calls; ++i) ways[w]();
-            cudaEventRecord(stop, s);
-            cudaEventSynchronize(stop);
-            float ms = 0;
-            cudaEventElapsedTime(&ms, start, stop);
-            per[w].push_back(double(ms) / calls);
-        }
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
-    std::vector<double> medians;
-    for (std::vector<double> &t : per) {
-        std::sort(t.begin(), t.end());
-        medians.push_back(t[t.size() / 2]);
-    }
-    return medians;
+    bench_device::event_timer timer(s);
+    return bench_device::medians(bench_device::interleaved_samples(
+        ways.size(), rounds, [&](std::size_t w) { return timer.ms_per_call(ways[w], calls, 1); }));
 }
 
 }  // namespace

@@ -134,7 +134,8 @@ echo "build ok ($(( $(date +%s) - start )) s)"
 gemm=$build/bench/gemm
 summary=()
 # program NAME [LIBS...]: builds bench/device/NAME.cpp against the library (and the CUDA
-# libraries named) into $build/NAME.
+# libraries named) into $build/NAME. The programs take their samples the same way, by
+# bench/device/sampling.hpp (a header beside them).
 program() {
     local name=$1
     shift

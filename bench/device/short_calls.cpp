@@ -13,6 +13,8 @@
 
 #include <gemm/gemm.h>
 
+#include "sampling.hpp"
+
 namespace {
 
 void check(bool ok, const char *what) {
@@ -58,26 +60,10 @@ struct operand_sets {
     }
 };
 
-// Device time per call (us): `runs` calls back to back between two events, median of 7 rounds.
+// Device time per call (us): `runs` calls back to back between two events, median of 7 rounds,
+// each after 20 calls of warm-up.
 template <class F> double per_call_us(cudaStream_t stream, F &&call, int runs) {
-    cudaEvent_t start, stop;
-    cudaEventCreate(&start);
-    cudaEventCreate(&stop);
-    std::vector<double> t;
-    for (int round = 0; round < 7; ++round) {
-        for (int i = 0; i < 20; ++i) call(i);
-        cudaEventRecord(start, stream);
-        for (int i = 0; i < runs; ++i) call(i);
-        cudaEventRecord(stop, stream);
-        cudaEventSynchronize(stop);
-        float ms = 0;
-        cudaEventElapsedTime(&ms, start, stop);
-        t.push_back(double(ms) * 1e3 / runs);
-    }
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
-    std::sort(t.begin(), t.end());
-    return t[3];
+    return bench_device::median_ms_per_call(stream, call, 7, runs, 20) * 1e3;
 }
 
 void run_shape(const shape &s, cudaStream_t stream, cublasHandle_t handle) {

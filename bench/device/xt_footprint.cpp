@@ -17,6 +17,8 @@
 
 #include <gemm/gemm.h>
 
+#include "sampling.hpp"
+
 namespace {
 
 struct device_watch {
@@ -70,9 +72,8 @@ template <class T> void table(int64_t n, int devices, const char *dtype) {
         }
         call<T>(n, a.data(), b.data(), c.data());  // warm: handle, threads, buffers
         device_watch watch(devices);
-        auto start = std::chrono::steady_clock::now();
-        gemm_status_t s = call<T>(n, a.data(), b.data(), c.data());
-        double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        gemm_status_t s = GEMM_STATUS_SUCCESS;
+        const double seconds = bench_device::host_seconds([&] { s = call<T>(n, a.data(), b.data(), c.data()); });
         std::printf("%-4s n=%-6lld %-6s %s %7.3f s %7.1f TFLOP/s  peak device MiB:", dtype, (long long)n,
                     variant, s == GEMM_STATUS_SUCCESS ? "ok  " : "FAIL", seconds,
                     2.0 * double(n) * double(n) * double(n) / seconds * 1e-12);

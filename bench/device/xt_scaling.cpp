@@ -6,7 +6,6 @@
 // Usage: xt_scaling N... [--backends spec,spec,...]
 #include <cuda_runtime_api.h>
 
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -15,6 +14,8 @@
 #include <vector>
 
 #include <gemm/gemm.h>
+
+#include "sampling.hpp"
 
 namespace {
 
@@ -78,10 +79,11 @@ int main(int argc, char **argv) {
             }
             std::vector<double> times;
             for (int rep = 0; rep < 3; ++rep) {  // call 1 warms up; calls 2 and 3 are averaged
-                auto t0 = std::chrono::steady_clock::now();
-                gemm_status_t s = gemm_sgemm(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, n, n, n, 1.0f, a.data, n, b.data,
-                                             n, 0.0f, c.data, n);
-                times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+                gemm_status_t s = GEMM_STATUS_SUCCESS;
+                times.push_back(bench_device::host_seconds([&] {
+                    s = gemm_sgemm(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, n, n, n, 1.0f, a.data, n, b.data, n, 0.0f,
+                                   c.data, n);
+                }));
                 if (s != GEMM_STATUS_SUCCESS) {
                     std::printf("%-16s %6lld FAILED: %s\n", spec.c_str(), (long long)n, gemm_last_error());
                     times.clear();

@@ -28,7 +28,7 @@ listing=$("$objdump" -d --no-show-raw-insn -C "$object" ${bf16_object:+"$bf16_ob
 report=$(awk '
     /^[0-9a-f]+ <.*>:$/ {
         name = $0
-        kernel = name ~ /microkernel_avx512(bf16)?_f32_32x12|microkernel_avx512_f64_16x12|multiply_tile<(float|double), 2, 12[,>]|small_tile<.*zmm<(float|double)>, 2, 12>/
+        kernel = name ~ /microkernel_avx512(bf16)?_f32_32x12|microkernel_avx512_f64_16x12|multiply_tile<.*zmm<(float|double)>, 2, 12[,>]|small_tile<.*zmm<(float|double)>, 2, 12>/
         if (kernel) found++
         next
     }

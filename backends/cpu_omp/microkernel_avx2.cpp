@@ -7,14 +7,14 @@
 #include "microkernel_complex.hpp"
 #include "microkernel_dot.hpp"
 #include "microkernel_small.hpp"
+#include "microkernel_tile.hpp"
 
 namespace gemm::cpu_omp_detail {
 namespace {
 
-// C is column-major, so a column of the C tile is MR contiguous values: two vectors of A
-// are loaded per step of k and each of the NR values of B is broadcast against them.
-// 2 x 6 = 12 accumulators, 2 A vectors and 1 broadcast fill 15 of the 16 ymm registers,
-// and 12 independent FMAs per step cover the FMA latency of both pipes.
+// The packed kernels' tile (microkernel_tile.hpp) is 2 x 6 vectors here: 12 accumulators, 2 A
+// vectors and 1 broadcast fill 15 of the 16 ymm registers, and 12 independent FMAs per step
+// cover the FMA latency of both pipes.
 template <class T> struct ymm;
 
 template <> struct ymm<float> {
@@ -114,69 +114,16 @@ template <> struct ymm<double> {
     }
 };
 
-// MV vectors of A (MR = MV * width) times NR broadcasts of B per step of k.
-template <class T, int MV, int NR>
-void multiply_tile(int64_t kc, const T *__restrict ap, const T *__restrict bp, T *__restrict c,
-                   int64_t ldc, T alpha, T beta) {
-    using V = ymm<T>;
-    constexpr int W = V::width;
-    constexpr int MR = MV * W;
-    typename V::type acc[NR][MV];
-#pragma GCC unroll 16
-    for (int j = 0; j < NR; ++j)
-#pragma GCC unroll 4
-        for (int i = 0; i < MV; ++i) acc[j][i] = V::zero();
-
-    // The C tile is needed at the end; ask for it now so the stores do not wait on memory.
-#pragma GCC unroll 16
-    for (int j = 0; j < NR; ++j) {
-        _mm_prefetch(reinterpret_cast<const char *>(c + j * ldc), _MM_HINT_T0);
-        _mm_prefetch(reinterpret_cast<const char *>(c + j * ldc + MR - 1), _MM_HINT_T0);
-    }
-
-#pragma GCC unroll 4
-    for (int64_t l = 0; l < kc; ++l) {
-        typename V::type a[MV];
-#pragma GCC unroll 4
-        for (int i = 0; i < MV; ++i) a[i] = V::load(ap + i * W);
-#pragma GCC unroll 16
-        for (int j = 0; j < NR; ++j) {
-            typename V::type b = V::broadcast(bp + j);
-#pragma GCC unroll 4
-            for (int i = 0; i < MV; ++i) acc[j][i] = V::fmadd(a[i], b, acc[j][i]);
-        }
-        ap += MR;
-        bp += NR;
-    }
-
-    const typename V::type va = V::set(alpha);
-    if (beta == T(0)) {
-#pragma GCC unroll 16
-        for (int j = 0; j < NR; ++j)
-#pragma GCC unroll 4
-            for (int i = 0; i < MV; ++i) V::storeu(c + j * ldc + i * W, V::mul(acc[j][i], va));
-    } else {
-        const typename V::type vb = V::set(beta);
-#pragma GCC unroll 16
-        for (int j = 0; j < NR; ++j)
-#pragma GCC unroll 4
-            for (int i = 0; i < MV; ++i) {
-                T *cij = c + j * ldc + i * W;
-                V::storeu(cij, V::fmadd(V::loadu(cij), vb, V::mul(acc[j][i], va)));
-            }
-    }
-}
-
 }  // namespace
 
 void microkernel_avx2_f32_16x6(int64_t kc, const float *ap, const float *bp, float *c,
                                int64_t ldc, float alpha, float beta) {
-    multiply_tile<float, 2, 6>(kc, ap, bp, c, ldc, alpha, beta);
+    multiply_tile<ymm<float>, 2, 6>(kc, ap, bp, c, ldc, alpha, beta);
 }
 
 void microkernel_avx2_f64_8x6(int64_t kc, const double *ap, const double *bp, double *c,
                               int64_t ldc, double alpha, double beta) {
-    multiply_tile<double, 2, 6>(kc, ap, bp, c, ldc, alpha, beta);
+    multiply_tile<ymm<double>, 2, 6>(kc, ap, bp, c, ldc, alpha, beta);
 }
 
 // Dot products in 3 x 3 tiles (9 accumulators and 4 operands in the 16 registers); small

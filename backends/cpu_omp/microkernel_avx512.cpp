@@ -10,22 +10,22 @@ namespace gemm::cpu_omp_detail {
 
 void microkernel_avx512_f32_32x12(int64_t kc, const float *ap, const float *bp, float *c,
                                   int64_t ldc, float alpha, float beta) {
-    multiply_tile<float, 2, 12>(kc, ap, bp, c, ldc, alpha, beta);
+    multiply_tile<zmm<float>, 2, 12>(kc, ap, bp, c, ldc, alpha, beta);
 }
 
 void microkernel_avx512_f32_32x12_into_f16(int64_t kc, const float *ap, const float *bp, half *c,
                                            int64_t ldc, float alpha, float beta) {
-    multiply_tile<float, 2, 12>(kc, ap, bp, c, ldc, alpha, beta);
+    multiply_tile<zmm<float>, 2, 12, half, rounded_store<pair_by_avx512f>>(kc, ap, bp, c, ldc, alpha, beta);
 }
 
 void microkernel_avx512_f32_32x12_into_bf16(int64_t kc, const float *ap, const float *bp, bfloat16 *c,
                                             int64_t ldc, float alpha, float beta) {
-    multiply_tile<float, 2, 12>(kc, ap, bp, c, ldc, alpha, beta);
+    multiply_tile<zmm<float>, 2, 12, bfloat16, rounded_store<pair_by_avx512f>>(kc, ap, bp, c, ldc, alpha, beta);
 }
 
 void microkernel_avx512_f64_16x12(int64_t kc, const double *ap, const double *bp, double *c,
                                   int64_t ldc, double alpha, double beta) {
-    multiply_tile<double, 2, 12>(kc, ap, bp, c, ldc, alpha, beta);
+    multiply_tile<zmm<double>, 2, 12>(kc, ap, bp, c, ldc, alpha, beta);
 }
 
 // Dot products in 4 x 4 tiles (16 accumulators, 8 loads for 16 FMAs a step); small products in

@@ -1,23 +1,23 @@
-// microkernel_avx512.hpp: the AVX-512 vector traits (zmm) and the packed kernels' tile
-// (multiply_tile), for the files built with -mavx512f only: microkernel_avx512.cpp and
-// microkernel_avx512_bf16.cpp, which adds AVX512-BF16's rounding. Everything here is in an
-// anonymous namespace, so that each file keeps its own copies, built with its own flags: a
-// shared inline copy built with AVX512-BF16 could otherwise be linked into the AVX-512F paths.
+// microkernel_avx512.hpp: the AVX-512 vector traits (zmm) and the rounding of the packed
+// kernels' tile into a 16-bit C (round_tile, rounded_store), for the files built with -mavx512f only:
+// microkernel_avx512.cpp and microkernel_avx512_bf16.cpp, which adds AVX512-BF16's rounding.
+// Everything here is in an anonymous namespace, so that each file keeps its own copies, built
+// with its own flags: a shared inline copy built with AVX512-BF16 could otherwise be linked
+// into the AVX-512F paths.
 #pragma once
 
 #include <immintrin.h>
 
-#include <type_traits>
-
 #include "conversions_avx512.hpp"
 #include "microkernel.hpp"
+#include "microkernel_tile.hpp"
 
 namespace gemm::cpu_omp_detail {
 namespace {
 
-// Same scheme as the AVX2 kernels with twice the vector width and twice the registers:
-// two zmm vectors of A per step of k, twelve broadcasts of B, 2 x 12 = 24 accumulators,
-// 27 of the 32 zmm registers in use.
+// The packed kernels' tile (microkernel_tile.hpp) is 2 x 12 vectors here, twice AVX2's width
+// and twice its registers: two zmm vectors of A per step of k, twelve broadcasts of B,
+// 2 x 12 = 24 accumulators, 27 of the 32 zmm registers in use.
 template <class T> struct zmm;
 
 template <> struct zmm<float> {
@@ -152,62 +152,13 @@ void round_tile(const __m512 (&acc)[NR][MV], S *__restrict c, int64_t ldc, float
         }
 }
 
-// C stored as T, or for T = float a 16-bit type rounded from the tile (round_tile, its columns
-// stored by Pair).
-template <class T, int MV, int NR, class C = T, class Pair = pair_by_avx512f>
-void multiply_tile(int64_t kc, const T *__restrict ap, const T *__restrict bp, C *__restrict c,
-                   int64_t ldc, T alpha, T beta) {
-    using V = zmm<T>;
-    constexpr int W = V::width;
-    constexpr int MR = MV * W;
-    typename V::type acc[NR][MV];
-#pragma GCC unroll 16
-    for (int j = 0; j < NR; ++j)
-#pragma GCC unroll 4
-        for (int i = 0; i < MV; ++i) acc[j][i] = V::zero();
-
-#pragma GCC unroll 16
-    for (int j = 0; j < NR; ++j) {
-        _mm_prefetch(reinterpret_cast<const char *>(c + j * ldc), _MM_HINT_T0);
-        _mm_prefetch(reinterpret_cast<const char *>(c + j * ldc + MR - 1), _MM_HINT_T0);
-    }
-
-#pragma GCC unroll 2
-    for (int64_t l = 0; l < kc; ++l) {
-        typename V::type a[MV];
-#pragma GCC unroll 4
-        for (int i = 0; i < MV; ++i) a[i] = V::load(ap + i * W);
-#pragma GCC unroll 16
-        for (int j = 0; j < NR; ++j) {
-            typename V::type b = V::broadcast(bp + j);
-#pragma GCC unroll 4
-            for (int i = 0; i < MV; ++i) acc[j][i] = V::fmadd(a[i], b, acc[j][i]);
-        }
-        ap += MR;
-        bp += NR;
-    }
-
-    if constexpr (!std::is_same_v<C, T>) {
+// multiply_tile's Store for a 16-bit C: round_tile, its columns stored by Pair.
+template <class Pair> struct rounded_store {
+    template <class V, int MV, int NR, class S>
+    static void store(const __m512 (&acc)[NR][MV], S *__restrict c, int64_t ldc, float alpha, float beta) {
         round_tile<MV, NR, Pair>(acc, c, ldc, alpha, beta);
-    } else {
-        const typename V::type va = V::set(alpha);
-        if (beta == T(0)) {
-#pragma GCC unroll 16
-            for (int j = 0; j < NR; ++j)
-#pragma GCC unroll 4
-                for (int i = 0; i < MV; ++i) V::storeu(c + j * ldc + i * W, V::mul(acc[j][i], va));
-        } else {
-            const typename V::type vb = V::set(beta);
-#pragma GCC unroll 16
-            for (int j = 0; j < NR; ++j)
-#pragma GCC unroll 4
-                for (int i = 0; i < MV; ++i) {
-                    T *cij = c + j * ldc + i * W;
-                    V::storeu(cij, V::fmadd(V::loadu(cij), vb, V::mul(acc[j][i], va)));
-                }
-        }
     }
-}
+};
 
 }  // namespace
 }  // namespace gemm::cpu_omp_detail

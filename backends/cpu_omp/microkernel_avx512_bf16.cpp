@@ -28,7 +28,7 @@ struct pair_by_avx512bf16 {
 
 void microkernel_avx512bf16_f32_32x12_into_bf16(int64_t kc, const float *ap, const float *bp, bfloat16 *c,
                                                 int64_t ldc, float alpha, float beta) {
-    multiply_tile<float, 2, 12, bfloat16, pair_by_avx512bf16>(kc, ap, bp, c, ldc, alpha, beta);
+    multiply_tile<zmm<float>, 2, 12, bfloat16, rounded_store<pair_by_avx512bf16>>(kc, ap, bp, c, ldc, alpha, beta);
 }
 
 }  // namespace gemm::cpu_omp_detail

@@ -268,10 +268,10 @@ if has_stage sweep; then
     save_logs
 fi
 if has_stage wgmma; then
-    obj=$(find $build -name wgmma_kernel.cu.o | head -1)
+    obj=$(find $build -name wgmma_launch.cu.o | head -1)
     cuobjdump -sass "$obj" >"$out/wgmma_sass.txt" 2>&1
     summary+=("wgmma SASS: $(grep -c HGMMA "$out/wgmma_sass.txt") HGMMA, $(grep -c UTMALDG "$out/wgmma_sass.txt") UTMALDG, $(grep -cE 'LDL|STL' "$out/wgmma_sass.txt") LDL/STL")
-    obj=$(find $build -name skinny_kernel.cu.o | head -1)
+    obj=$(find $build -name skinny_launch.cu.o | head -1)
     cuobjdump -sass "$obj" >"$out/skinny_sass.txt" 2>&1
     summary+=("skinny SASS: $(grep -c 'HMMA.16816' "$out/skinny_sass.txt") HMMA, $(grep -c 'LDG.E.128' "$out/skinny_sass.txt") LDG.128, $(grep -cE 'LDL|STL' "$out/skinny_sass.txt") LDL/STL")
     for tool in memcheck racecheck; do

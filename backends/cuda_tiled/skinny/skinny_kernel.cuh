@@ -1,28 +1,21 @@
-// skinny_kernel.cu: C = alpha op(A) op(B) + beta C for C of at most 32 columns with op(A) and
-// op(B) stored along k (a linear layer's X W^T for up to 32 rows of X, row-major: the decode
-// step of a language model). Such a call is a stream of op(A) from memory with almost no
-// arithmetic, so the kernel reads op(A) straight into the registers of tensor-core
-// instructions (mma.sync m16n8k16): no shared-memory stages, no tensor maps, no split of k
-// across blocks and so no second kernel to add partial sums. Compiled for sm_90a.
-#include "skinny_gemm.hpp"
+// skinny_kernel.cuh: the kernel for C of at most 32 columns with op(A) and op(B) stored along k
+// (a linear layer's X W^T for up to 32 rows of X, row-major: the decode step of a language
+// model). Such a call is a stream of op(A) from memory with almost no arithmetic, so the kernel
+// reads op(A) straight into the registers of tensor-core instructions (mma.sync m16n8k16): no
+// shared-memory stages, no tensor maps, no split of k across blocks and so no second kernel to
+// add partial sums. Compiled for sm_90a.
+#pragma once
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include <algorithm>
-#include <climits>
 #include <cstdint>
-#include <string>
 #include <type_traits>
 
-#include "backends/cuda_common/runtime/cuda_status.hpp"
 #include "backends/cuda_common/kernels/device_elements.cuh"
-#include "dispatch/error.hpp"
-#include "tiled_variants.hpp"
-#include "wgmma_gemm.hpp"
 
-namespace gemm::cuda_tiled {
-namespace {
+namespace gemm::cuda_tiled::skinny {
+
 
 // A block takes BM rows of C (one or two tiles of 16) over all of k, its `warps` warps each a
 // range of k; it adds their sums in warp order, so the result does not depend on timing.
@@ -32,8 +25,8 @@ constexpr int warps = 8;
 constexpr int chunk_k = 32;
 // The chunks of a tile a warp loads before it multiplies (divided among the tiles of a block of
 // two), for C of 8 COLS columns: 8 KB of op(A) in flight a warp with 8 columns, 4 with 16, 2
-// with 32, as many as keep a thread within 128 registers, so that an SM holds two blocks (on
-// the H100, with op(A) of 32 MiB, more chunks and one block an SM were slower, NOTES.md).
+// with 32, as many as keep a thread within 128 registers, so that an SM holds two blocks (more
+// chunks and one block an SM were slower: NOTES.md, skinny kernels).
 template <int COLS>
 constexpr int chunks_in_flight = COLS == 1 ? 8 : COLS == 2 ? 4 : 2;
 
@@ -44,6 +37,7 @@ struct skinny_params {
     int m, n, k, batch;
     float alpha, beta;
 };
+
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
@@ -213,65 +207,4 @@ __global__ void __launch_bounds__(32 * warps) skinny_kernel(skinny_params p) {
 #endif
 }
 
-template <class T, class TC, int TILES, int COLS>
-gemm_status_t launch_typed(const skinny_params &p, cudaStream_t stream) {
-    // Every launch is the programmatic dependent of the stream's previous kernel (the kernel
-    // waits for it before reading), so that in a loop of calls its launch overlaps the previous
-    // call's end.
-    cudaLaunchAttribute dependent{};
-    dependent.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    dependent.val.programmaticStreamSerializationAllowed = 1;
-    cudaLaunchConfig_t config{};
-    config.gridDim = dim3(unsigned((int64_t(p.m) + 16 * TILES - 1) / (16 * TILES)), unsigned(std::min(p.batch, 65535)));
-    config.blockDim = dim3(32 * warps);
-    config.stream = stream;
-    config.attrs = &dependent;
-    config.numAttrs = 1;
-    return cuda::cuda_status(cudaLaunchKernelEx(&config, skinny_kernel<T, TC, TILES, COLS>, p),
-                             "cuda_tiled: skinny kernel launch");
-}
-
-template <int TILES, int COLS>
-gemm_status_t launch_types(const problem &dp, const skinny_params &p, cudaStream_t stream) {
-    if (dp.ab_type == dtype::f16)
-        return dp.c_type == dtype::f32 ? launch_typed<__half, float, TILES, COLS>(p, stream)
-                                       : launch_typed<__half, __half, TILES, COLS>(p, stream);
-    return dp.c_type == dtype::f32 ? launch_typed<__nv_bfloat16, float, TILES, COLS>(p, stream)
-                                   : launch_typed<__nv_bfloat16, __nv_bfloat16, TILES, COLS>(p, stream);
-}
-
-}  // namespace
-
-std::string skinny_id(dtype ab, int bm, int bn) {
-    return std::string("skinny_") + dtype_name(ab) + "_" + std::to_string(bm) + "x" + std::to_string(bn);
-}
-
-std::string skinny_refusal(const problem &dp, int bn) {
-    const bool half = dp.ab_type == dtype::f16 || dp.ab_type == dtype::bf16;
-    if (!half || (dp.c_type != dp.ab_type && dp.c_type != dtype::f32) || dp.compute_type != dtype::f32)
-        return "types other than f16/bf16 inputs with C in their type or f32";
-    if (dp.n > bn) return "C of more than " + std::to_string(bn) + " columns (column-major n; row-major m)";
-    if (dp.op_a == transpose::n || dp.op_b != transpose::n)
-        return "an operand not stored along k (column-major: op(A) = T and op(B) = N; row-major: op(A) = N and "
-               "op(B) = T)";
-    const std::size_t size = dtype_size(dp.ab_type);
-    if (!aligned_16_bytes(dp.a, dp.lda, dp.stride_a, dp.batch, size) ||
-        !aligned_16_bytes(dp.b, dp.ldb, dp.stride_b, dp.batch, size))
-        return "A or B not 16-byte aligned (base, leading dimension, batch stride)";
-    if (dp.m > INT_MAX || dp.k > INT_MAX || dp.batch > INT_MAX) return "m, k or batch above 2^31 - 1";
-    if (!runs_on_sm90(dp)) return "a device of compute capability other than 9.0 (the kernel is built for sm_90a)";
-    return "";
-}
-
-gemm_status_t launch_skinny(const problem &dp, int bm, int bn, cudaStream_t stream) {
-    if (std::string why = skinny_refusal(dp, bn); !why.empty())
-        return set_error(GEMM_STATUS_NOT_SUPPORTED, "cuda_tiled: " + skinny_id(dp.ab_type, bm, bn) + " refuses " + why);
-    if (dp.m == 0 || dp.n == 0 || dp.batch == 0) return GEMM_STATUS_SUCCESS;
-    const skinny_params p{dp.a, dp.b, dp.c, dp.lda, dp.ldb, dp.ldc, dp.stride_a, dp.stride_b, dp.stride_c,
-                          int(dp.m), int(dp.n), int(dp.k), int(dp.batch), float(dp.alpha), float(dp.beta)};
-    if (bn == 16) return launch_types<1, 2>(dp, p, stream);
-    if (bn == 32) return launch_types<1, 4>(dp, p, stream);
-    return bm == 32 ? launch_types<2, 1>(dp, p, stream) : launch_types<1, 1>(dp, p, stream);
-}
-
-}  // namespace gemm::cuda_tiled
+}  // namespace gemm::cuda_tiled::skinny

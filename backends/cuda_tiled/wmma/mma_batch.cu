@@ -1,4 +1,4 @@
-// mma_batch.cu: the launches of the tensor-core kernel, its instantiations, and the items a
+// mma_batch.cu: the launches of the wmma tensor-core kernel, its instantiations, and the items a
 // problem or batch becomes.
 #include "mma_batch.hpp"
 
@@ -6,8 +6,9 @@
 #include <climits>
 #include <cstdint>
 
-#include "backends/cuda_common/runtime/cuda_status.hpp"
 #include "backends/cuda_common/kernels/scale_c.hpp"
+#include "backends/cuda_common/runtime/cuda_status.hpp"
+#include "backends/cuda_tiled/kernel_table.hpp"
 #include "dispatch/error.hpp"
 #include "mma_kernel.cuh"
 
@@ -16,6 +17,9 @@ namespace {
 
 using mma_tiling::bm;
 using mma_tiling::bn;
+
+// The kernel's tile is the one its kernel_table line names (mma_rules.cpp counts tiles by it).
+static_assert(wmma_config().bm == bm && wmma_config().bn == bn, "the wmma line of kernel_table is not the kernel's tile");
 
 int64_t tiles_of(const problem &p) { return ((p.m + bm - 1) / bm) * ((p.n + bn - 1) / bn); }
 
@@ -81,13 +85,6 @@ gemm_status_t check_device(int device) {
 }
 
 }  // namespace
-
-bool mma_types(const problem &p) {
-    const bool half = p.ab_type == dtype::f16 || p.ab_type == dtype::bf16;
-    return half && (p.c_type == p.ab_type || p.c_type == dtype::f32) && p.compute_type == dtype::f32;
-}
-
-bool mma_tiles_fit(const problem &p) { return tiles_of(p) <= INT_MAX; }
 
 gemm_status_t launch_mma(const problem &dp, cudaStream_t stream) {
     if (gemm_status_t s = check_device(dp.device); s != GEMM_STATUS_SUCCESS) return s;

@@ -151,7 +151,7 @@ struct operand_loader {
                 // vector straddles the matrix's edge (vectors_aligned), because a 16-byte copy
                 // with a shorter source size still names 16 bytes (compute-sanitizer counts
                 // them), and copying such a vector element by element here cost the main loop
-                // registers (spills in every 128x128x16 variant, 10 % at 8192^3).
+                // registers (it spilled in every 128x128x16 variant: NOTES.md, register tiling).
                 const bool valid = K_CONTIGUOUS ? (k_left > 0 && c * X_STEP < x_left)
                                                 : (c * K_STEP < k_left && x_left > 0);
                 copy_async<BYTES>(dst, valid ? src : anywhere, valid ? BYTES : 0);

@@ -1,0 +1,107 @@
+// default_choice.cpp: the rules by which cuda_tiled's run("") picks a variant from the problem's
+// shape and the device's SMs.
+#include "backends/cuda_tiled/default_choice.hpp"
+
+#include <cstdint>
+
+#include "backends/cuda_tiled/wmma/mma_batch.hpp"
+#include "dispatch/settings.hpp"
+
+namespace gemm::cuda_tiled {
+namespace {
+
+// The skinny kernels are the default up to this many bytes of op(A): for C of at most 8
+// columns, and of 9 to 32 (hopper_default says why).
+constexpr double skinny_largest_a = 128.0 * 1024.0 * 1024.0;
+constexpr double wide_skinny_largest_a = 64.0 * 1024.0 * 1024.0;
+
+int64_t blocks_for(const problem &dp, int64_t bm, int64_t bn) {
+    return ((dp.m + bm - 1) / bm) * ((dp.n + bn - 1) / bn) * dp.batch;
+}
+int64_t blocks_for(const problem &dp, const variant_info &v) { return blocks_for(dp, v.config->bm, v.config->bn); }
+int64_t area(const variant_info &v) { return int64_t(v.config->bm) * v.config->bn; }
+
+// The largest by_size tile whose blocks still cover at least 3/4 of the SMs (larger tiles need
+// the least bandwidth per FMA, and a tile count just under the SM count beats a smaller tile's
+// second wave: NOTES.md, default choice); when even the smallest tile covers fewer, the
+// smallest.
+const variant_info *size_rule(const problem &dp, bool vector, int sms) {
+    const variant_info *best = nullptr, *smallest = nullptr;
+    for (const variant_info &v : variant_table()) {
+        if (v.type != dp.ab_type || v.family() != kernel_family::register_tiled || !v.config->by_size ||
+            v.vector != vector)
+            continue;
+        if (!smallest || area(v) < area(*smallest)) smallest = &v;
+        if (4 * blocks_for(dp, v) >= 3 * int64_t(sms) && (!best || area(v) > area(*best))) best = &v;
+    }
+    return best ? best : smallest;
+}
+
+// Where the Hopper kernels compute dp (f16/bf16; f32 with TF32 allowed), the first of these that
+// computes it; each rule is the tile that measured fastest on such shapes (NOTES.md, default
+// choice):
+//  - C of at most 8 columns with both operands stored along k and op(A) of at most 128 MiB: the
+//    skinny kernel of blocks of 16 rows; C of 9 to 16 or 17 to 32 columns with op(A) of at most
+//    64 MiB: the skinny kernel of 16 or 32 columns. Beyond those sizes the tiles, which split k,
+//    stream op(A) faster.
+//  - C of at most 16 columns (op(B)^T stored along k): the 128x16 tiles where they run unsplit
+//    in one wave over at least 3/4 of the SMs and k is at most 8192, else the 256x16 ones, whose
+//    stages hold more of the streamed operand (both split k where that is faster).
+//  - C of at most 64 columns (decode shapes): the tiles of 64 columns that split k, 128x64 where
+//    C has 32 columns or more, else 256x64 (more of op(A) a stage).
+//  - C of 128 columns: the 64x128 tiles that split k where the 128x128 ones would cover at most
+//    half of the SMs (twice the tiles, half the partial sums).
+//  - The 256x128 tiles where they make at least three waves over the SMs.
+//  - Else the 128x128 ones, their twin that splits k where fewer tiles than SMs would leave
+//    some idle.
+// nullptr elsewhere (the wmma kernel computes every f16/bf16 problem, the register-tiled ones
+// every f32 one).
+const variant_info *hopper_default(const problem &dp, int sms) {
+    // Every f32 call without TF32 asks: answered without building a refusal's text.
+    if (dp.ab_type == dtype::f32 && !settings().allow_tf32) return nullptr;
+    const bool wide = blocks_for(dp, 256, 128) >= 3 * int64_t(sms);
+    // The first Hopper variant of dp's type whose line `wanted` names and that computes dp.
+    auto first = [&](auto wanted) -> const variant_info * {
+        for (const variant_info &v : variant_table())
+            if (v.type == dp.ab_type && v.may_refuse() && wanted(*v.config) && refusal(v, dp).empty()) return &v;
+        return nullptr;
+    };
+    if (dp.n <= 32) {
+        const double a_bytes = double(dp.m) * double(dp.k) * double(dp.batch) * double(dtype_size(dp.ab_type));
+        const int bn = dp.n <= 8 ? 8 : dp.n <= 16 ? 16 : 32;
+        if (a_bytes <= (bn == 8 ? skinny_largest_a : wide_skinny_largest_a))
+            if (const variant_info *skinny = first([&](const kernel_config &c) { return c.bn == bn && c.bm == 16; }))
+                return skinny;
+    }
+    if (dp.n <= 16) {
+        const int64_t narrow_tiles = blocks_for(dp, 128, 16);
+        const bool use_128x16 = 4 * narrow_tiles >= 3 * int64_t(sms) && narrow_tiles <= sms && dp.k <= 8192;
+        if (const variant_info *narrow =
+                first([&](const kernel_config &c) { return c.bn == 16 && c.bm == (use_128x16 ? 128 : 256); }))
+            return narrow;
+    }
+    if (dp.n == 128 && 2 * blocks_for(dp, 128, 128) <= sms)
+        if (const variant_info *tall = first([](const kernel_config &c) { return c.bm == 64 && c.bn == 128; }))
+            return tall;
+    return first([&](const kernel_config &c) {
+        if (dp.n <= 64) return c.bn == 64 && c.bm == (dp.n >= 32 ? 128 : 256);
+        if (wide) return c.bm == 256 && c.bn == 128 && !c.split_k;
+        return c.bm == 128 && c.bn == 128 && c.split_k == (blocks_for(dp, c.bm, c.bn) < sms);
+    });
+}
+
+}  // namespace
+
+const variant_info *wmma_variant(dtype ab) {
+    for (const variant_info &v : variant_table())
+        if (v.type == ab && v.family() == kernel_family::wmma) return &v;
+    return nullptr;  // not reached: the table has a wmma line for f16 and bf16
+}
+
+const variant_info *default_variant(const problem &dp, bool aligned, int sms) {
+    if (const variant_info *v = hopper_default(dp, sms)) return v;
+    if (mma_types(dp)) return wmma_variant(dp.ab_type);
+    return size_rule(dp, aligned, sms);
+}
+
+}  // namespace gemm::cuda_tiled

@@ -1,0 +1,84 @@
+// skinny_launch.cu: the skinny kernels of every skinny line of kernel_table, and their launch.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include "backends/cuda_common/runtime/cuda_status.hpp"
+#include "backends/cuda_tiled/kernel_variants.hpp"
+#include "backends/cuda_tiled/skinny/skinny_gemm.hpp"
+#include "backends/cuda_tiled/skinny/skinny_kernel.cuh"
+#include "dispatch/error.hpp"
+
+namespace gemm::cuda_tiled {
+namespace {
+
+using namespace skinny;
+
+template <class T, class TC, int TILES, int COLS>
+gemm_status_t launch_typed(const skinny_params &p, cudaStream_t stream) {
+    // Every launch is the programmatic dependent of the stream's previous kernel (the kernel
+    // waits for it before reading), so that in a loop of calls its launch overlaps the previous
+    // call's end.
+    cudaLaunchAttribute dependent{};
+    dependent.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    dependent.val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t config{};
+    config.gridDim = dim3(unsigned((int64_t(p.m) + 16 * TILES - 1) / (16 * TILES)), unsigned(std::min(p.batch, 65535)));
+    config.blockDim = dim3(32 * warps);
+    config.stream = stream;
+    config.attrs = &dependent;
+    config.numAttrs = 1;
+    return cuda::cuda_status(cudaLaunchKernelEx(&config, skinny_kernel<T, TC, TILES, COLS>, p),
+                             "cuda_tiled: skinny kernel launch");
+}
+
+template <int TILES, int COLS>
+gemm_status_t launch_types(const problem &dp, const skinny_params &p, cudaStream_t stream) {
+    if (dp.ab_type == dtype::f16)
+        return dp.c_type == dtype::f32 ? launch_typed<__half, float, TILES, COLS>(p, stream)
+                                       : launch_typed<__half, __half, TILES, COLS>(p, stream);
+    return dp.c_type == dtype::f32 ? launch_typed<__nv_bfloat16, float, TILES, COLS>(p, stream)
+                                   : launch_typed<__nv_bfloat16, __nv_bfloat16, TILES, COLS>(p, stream);
+}
+
+// Line LINE's kernel for dp's types: blocks of bm / 16 tiles of 16 rows by bn / 8 pieces of 8
+// columns.
+template <std::size_t LINE>
+gemm_status_t launch_line(const problem &dp, const skinny_params &p, cudaStream_t stream) {
+    constexpr kernel_config c = kernel_table[LINE];
+    return launch_types<c.bm / 16, c.bn / 8>(dp, p, stream);
+}
+
+using line_fn = gemm_status_t (*)(const problem &, const skinny_params &, cudaStream_t);
+
+template <std::size_t LINE>
+constexpr line_fn launcher_of() {
+    if constexpr (kernel_table[LINE].family == kernel_family::skinny) return launch_line<LINE>;
+    else return nullptr;
+}
+
+template <std::size_t... LINES>
+constexpr std::array<line_fn, kernel_count> all_launchers(std::index_sequence<LINES...>) {
+    return {launcher_of<LINES>()...};
+}
+
+// A launcher per kernel_table line, null for the lines of other families.
+constexpr std::array<line_fn, kernel_count> launchers = all_launchers(std::make_index_sequence<kernel_count>());
+
+}  // namespace
+
+gemm_status_t launch_skinny(const kernel_config &c, const problem &dp, cudaStream_t stream) {
+    if (std::string why = skinny_refusal(c, dp); !why.empty())
+        return set_error(GEMM_STATUS_NOT_SUPPORTED, "cuda_tiled: " + kernel_id(c, dp.ab_type, false) + " refuses " + why);
+    if (dp.m == 0 || dp.n == 0 || dp.batch == 0) return GEMM_STATUS_SUCCESS;
+    const skinny_params p{dp.a, dp.b, dp.c, dp.lda, dp.ldb, dp.ldc, dp.stride_a, dp.stride_b, dp.stride_c,
+                          int(dp.m), int(dp.n), int(dp.k), int(dp.batch), float(dp.alpha), float(dp.beta)};
+    return launchers[std::size_t(&c - kernel_table)](dp, p, stream);
+}
+
+}  // namespace gemm::cuda_tiled

@@ -116,9 +116,9 @@ inline constexpr kernel_config kernel_table[] = {
     line::wgmma(types::f16 | types::bf16 | types::f32, 128, 128, 6, whole_k),
     line::wgmma(types::f16 | types::bf16 | types::f32, 256, 128, 4, whole_k),
     line::wgmma(types::f16 | types::bf16 | types::f32, 128, 128, 6, split_k),
-    line::wgmma(types::f16 | types::bf16, 64, 128, 8, split_k),
     line::wgmma(types::f16 | types::bf16 | types::f32, 256, 64, 5, split_k),
     line::wgmma(types::f16 | types::bf16 | types::f32, 128, 64, 8, split_k),
+    line::wgmma(types::f16 | types::bf16, 64, 128, 8, split_k),
     line::wgmma(types::f16 | types::bf16, 256, 16, 6, split_k, operand_form::b_along_k),
     line::wgmma(types::f16 | types::bf16, 128, 16, 11, split_k, operand_form::b_along_k),
     //           types                 bm  bn

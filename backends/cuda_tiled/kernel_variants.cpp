@@ -25,34 +25,37 @@ const char *family_prefix(kernel_family f) {
     return "";
 }
 
-// The input types in id order, each with its bit in kernel_config::types.
+// The input types in the order their ids are listed within a family, each with its bit in
+// kernel_config::types.
 struct type_bit {
     dtype type;
     unsigned bit;
 };
-constexpr type_bit id_types[] = {{dtype::f32, types::f32}, {dtype::f64, types::f64}, {dtype::f16, types::f16},
-                                 {dtype::bf16, types::bf16}};
+constexpr type_bit id_types[] = {{dtype::f16, types::f16}, {dtype::bf16, types::bf16}, {dtype::f32, types::f32},
+                                 {dtype::f64, types::f64}};
+constexpr kernel_family families[] = {kernel_family::textbook, kernel_family::register_tiled, kernel_family::wmma,
+                                      kernel_family::wgmma, kernel_family::skinny};
 
 // Whether this build has line c's kernels: the Hopper families only with their sm_90a part.
 constexpr bool built(const kernel_config &c) {
     return GEMM_CUDA_TILED_WGMMA || (c.family != kernel_family::wgmma && c.family != kernel_family::skinny);
 }
 
+// The variants by family, then input type, then table line.
 std::vector<variant_info> expand_table() {
     std::vector<variant_info> table;
-    for (const kernel_config &c : kernel_table) {
-        if (!built(c)) continue;
-        for (const type_bit &t : id_types) {
-            if (!c.computes(t.bit)) continue;
-            if (c.family != kernel_family::register_tiled) {
-                table.push_back({kernel_id(c, t.type, false), t.type, &c, false, ""});
-                continue;
+    for (kernel_family f : families)
+        for (const type_bit &t : id_types)
+            for (const kernel_config &c : kernel_table) {
+                if (c.family != f || !c.computes(t.bit) || !built(c)) continue;
+                if (c.family != kernel_family::register_tiled) {
+                    table.push_back({kernel_id(c, t.type, false), t.type, &c, false, ""});
+                    continue;
+                }
+                const std::string scalar = kernel_id(c, t.type, false);
+                table.push_back({kernel_id(c, t.type, true), t.type, &c, true, scalar});
+                table.push_back({scalar, t.type, &c, false, ""});
             }
-            const std::string scalar = kernel_id(c, t.type, false);
-            table.push_back({kernel_id(c, t.type, true), t.type, &c, true, scalar});
-            table.push_back({scalar, t.type, &c, false, ""});
-        }
-    }
     return table;
 }
 

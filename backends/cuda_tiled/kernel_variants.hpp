@@ -38,8 +38,9 @@ struct variant_info {
 // The id of line c's kernel for input type t (vector: the 16-byte form of a register-tiled line).
 std::string kernel_id(const kernel_config &c, dtype t, bool vector);
 
-// Every variant of this build, f32, f64, f16 and bf16, in table order (built once). The
-// Hopper lines (wgmma, skinny) only where the build has their part (CUDA 12.0 and later).
+// Every variant of this build, f32, f64, f16 and bf16, by family, then input type (f16, bf16,
+// f32, f64), then table line (built once). The Hopper lines (wgmma, skinny) only where the
+// build has their part (CUDA 12.0 and later).
 const std::vector<variant_info> &variant_table();
 
 const variant_info *find_variant(std::string_view id);

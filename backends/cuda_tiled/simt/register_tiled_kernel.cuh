@@ -285,8 +285,8 @@ __global__ void __launch_bounds__(
             };
             // The main loop: every slice it refills lies inside the matrix, so it holds only the
             // predicate-free copies. Keeping the bounds code out of it keeps the bounds' registers
-            // out of it too; with both in one loop the compiler spilled inside it (up to 10 %
-            // slower at 8192^3).
+            // out of it too; with both in one loop the compiler spilled inside it (NOTES.md,
+            // register tiling).
             const int k_main = inside ? max(k_full - (STAGES - 1), 0) : 0;
             int kt = 0;
 #pragma unroll 1

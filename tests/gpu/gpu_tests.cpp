@@ -1496,6 +1496,29 @@ void check_variant_run(const std::string &where, const gemm_case &c, const opera
     check_no_cuda_error(where);
 }
 
+// The ids cuda_tiled offers: all of this build's (desc NULL), or those worth timing for desc.
+std::vector<std::string> cuda_tiled_offers(const gemm_desc_t *desc) {
+    const char *const *list = nullptr;
+    int64_t count = 0;
+    REQUIRE_MESSAGE(gemm_backend_variants("cuda_tiled", desc, &list, &count) == GEMM_STATUS_SUCCESS, gemm_last_error());
+    return std::vector<std::string>(list, list + count);
+}
+
+bool has(const std::vector<std::string> &v, const std::string &x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+// Every id of this build that begins with prefix, in the backend's order: the tests run what the
+// kernel table holds, so a line added there is tested without naming it here.
+std::vector<std::string> ids_with_prefix(const std::string &prefix) {
+    std::vector<std::string> ids;
+    for (const std::string &id : cuda_tiled_offers(nullptr))
+        if (id.compare(0, prefix.size(), prefix) == 0) ids.push_back(id);
+    return ids;
+}
+
+bool ends_with(const std::string &s, const std::string &tail) {
+    return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
 }  // namespace
 
 // Every kernel configuration by id (the correctness matrix runs only the default one): full
@@ -1507,9 +1530,6 @@ TEST_CASE("gpu: cuda_tiled every variant id, aligned and not, against cpu_ref") 
         MESSAGE("cuda_tiled not available or not selected: not tested");
         return;
     }
-    const char *f32_tiles[] = {"128x128x16_8x8_s3", "128x128x8_8x8_s3", "128x64x16_8x8_s3", "128x64x8_8x8_s3",
-                               "64x128x8_8x8_s3",   "64x64x16_8x4_s3",  "64x64x8_8x4_s3",   "64x64x16_4x4_s3"};
-    const char *f64_tiles[] = {"128x64x8_8x4_s3", "64x64x8_8x4_s3", "64x64x8_4x4_s3"};
     struct shape {
         int64_t m, n, k, pad;
         int offset;
@@ -1541,35 +1561,35 @@ TEST_CASE("gpu: cuda_tiled every variant id, aligned and not, against cpu_ref") 
                     }
                 }
     };
+    // The textbook and register-tiled ids of f32 and f64 (each vector id with its scalar twin), and
+    // the wmma ids of f16 and bf16 with C in their type and in f32.
+    int64_t ids_run = 0;
     for (type_pair t : {type_pair{GEMM_F32, GEMM_F32}, type_pair{GEMM_F64, GEMM_F64}}) {
-        const bool f32 = t.ab == GEMM_F32;
-        std::vector<std::string> ids = {std::string("textbook_") + (f32 ? "f32" : "f64") + "_t16",
-                                        std::string("textbook_") + (f32 ? "f32" : "f64") + "_t32"};
-        for (const char *tile : f32 ? std::vector<const char *>(std::begin(f32_tiles), std::end(f32_tiles))
-                                    : std::vector<const char *>(std::begin(f64_tiles), std::end(f64_tiles)))
-            for (const char *align : {f32 ? "_a4" : "_a2", "_a1"})
-                ids.push_back(std::string("tiled_") + (f32 ? "f32_" : "f64_") + tile + align);
+        const std::string type = t.ab == GEMM_F32 ? "f32_" : "f64_";
+        std::vector<std::string> ids = ids_with_prefix("textbook_" + type);
+        const std::vector<std::string> tiled = ids_with_prefix("tiled_" + type);
+        CHECK_MESSAGE(ids.size() >= 2, type);
+        CHECK_MESSAGE(std::count_if(tiled.begin(), tiled.end(), [](const std::string &id) { return ends_with(id, "_a1"); }) *
+                              2 == int64_t(tiled.size()),
+                      type << ": a scalar twin for each vector id");
+        ids.insert(ids.end(), tiled.begin(), tiled.end());
         check_ids(t, ids);
+        ids_run += int64_t(ids.size());
     }
     // The tensor-core kernel: f16 and bf16 inputs, C in their type or f32.
     for (type_pair t : {type_pair{GEMM_F16, GEMM_F16}, type_pair{GEMM_F16, GEMM_F32}, type_pair{GEMM_BF16, GEMM_BF16},
-                        type_pair{GEMM_BF16, GEMM_F32}})
-        check_ids(t, {std::string("mma_") + (t.ab == GEMM_F16 ? "f16" : "bf16") + "_64x64"});
+                        type_pair{GEMM_BF16, GEMM_F32}}) {
+        const std::vector<std::string> ids = ids_with_prefix(std::string("mma_") + (t.ab == GEMM_F16 ? "f16_" : "bf16_"));
+        CHECK(ids.size() == 1);
+        check_ids(t, ids);
+        ids_run += int64_t(ids.size());
+    }
     MESSAGE(checked << " cuda_tiled variant runs checked");
-    CHECK(checked == 4 * 4 * (2 + 2 * 8) + 4 * 4 * (2 + 2 * 3) + 4 * 4 * 4);
+    // Each id on every op pair and shape.
+    CHECK(checked == 4 * 4 * ids_run);
 }
 
 namespace {
-
-// The ids cuda_tiled offers: all of this build's (desc NULL), or those worth timing for desc.
-std::vector<std::string> cuda_tiled_offers(const gemm_desc_t *desc) {
-    const char *const *list = nullptr;
-    int64_t count = 0;
-    REQUIRE_MESSAGE(gemm_backend_variants("cuda_tiled", desc, &list, &count) == GEMM_STATUS_SUCCESS, gemm_last_error());
-    return std::vector<std::string>(list, list + count);
-}
-
-bool has(const std::vector<std::string> &v, const std::string &x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 
 bool device_0_is_sm90() {
     int major = 0, minor = 0;
@@ -1593,14 +1613,17 @@ const wgmma_shape wgmma_shapes[] = {{256, 128, 64, 1, 1.0, 0.0, false},     // w
                                     {999, 1, 4096, 1, 1.0, 0.0, false},     // decode: split k, one column, m odd
                                     {260, 70, 3170, 1, -1.0, 0.5, true},    // split k, a shorter last range
                                     {136, 40, 1500, 2, 0.5, 0.0, false}};   // split k over a batch
-const char *const wgmma_tiles[] = {"_128x128x64_s6",        "_256x128x64_s4",       "_128x128x64_s6_splitk",
-                                   "_64x128x64_s8_splitk",  "_256x64x64_s5_splitk", "_128x64x64_s8_splitk",
-                                   "_256x16x64_s6_splitk",  "_128x16x64_s11_splitk"};
+// The tiles of this build's wgmma ids of one type (f16, bf16 or tf32): each id less its
+// "wgmma_<type>" prefix.
+std::vector<std::string> wgmma_tiles(const std::string &type) {
+    const std::string prefix = "wgmma_" + type;
+    std::vector<std::string> tiles;
+    for (const std::string &id : ids_with_prefix(prefix + "_")) tiles.push_back(id.substr(prefix.size()));
+    return tiles;
+}
 // The tiles of 16 columns copy 16 rows of op(B)^T a stage, which TMA can do only where op(B)^T
 // is stored along k: column-major op(B) = N.
-bool narrow_tile(const char *tile) { return std::string(tile).find("x16x") != std::string::npos; }
-const char *const tf32_tiles[] = {"_128x128x32_s6", "_256x128x32_s4", "_128x128x32_s6_splitk", "_256x64x32_s5_splitk",
-                                  "_128x64x32_s8_splitk"};
+bool narrow_tile(const std::string &tile) { return tile.find("x16x") != std::string::npos; }
 
 // A column-major case of the shape whose A and B are 16-byte aligned (leading dimensions and
 // strides multiples of 8 elements, lda padded when m is odd), C's leading dimension and stride
@@ -1632,13 +1655,12 @@ run_result run_forced(const std::string &id, const gemm_case &c, const operands 
 // Each id `prefix + tile` on c against cpu_ref, and with host also on host memory (staged to
 // the current device, the same kernel); the runs checked. The tiles of 16 columns refuse c
 // where op(B) = T: NOT_SUPPORTED for that reason, C unchanged (counted in `refused`).
-template <std::size_t N>
-int64_t check_wgmma_ids(const std::string &prefix, const char *const (&tiles)[N], const gemm_case &c,
+int64_t check_wgmma_ids(const std::string &prefix, const std::vector<std::string> &tiles, const gemm_case &c,
                         const operands &o, bool host, int64_t &refused) {
     const reference ref = compute_reference(c, o);
     const std::vector<double> expected = cpu_ref_result(c, o);
     int64_t checked = 0;
-    for (const char *tile : tiles) {
+    for (const std::string &tile : tiles) {
         const std::string id = prefix + tile;
         if (narrow_tile(tile) && c.transb != GEMM_OP_N) {
             const run_result r = run_forced(id, c, o, 0);
@@ -1661,14 +1683,14 @@ int64_t check_wgmma_ids(const std::string &prefix, const char *const (&tiles)[N]
 // Each id `prefix + tile` refuses column-major TN 64^3 of type t with B's leading dimension
 // not a multiple of 16 bytes, and with every base 1 element off 16 bytes: NOT_SUPPORTED (on a
 // 9.0 device for that reason), C unchanged, no CUDA error left; the refusals.
-template <std::size_t N>
-int64_t check_wgmma_misaligned(const std::string &prefix, const char *const (&tiles)[N], type_pair t, bool hopper) {
+int64_t check_wgmma_misaligned(const std::string &prefix, const std::vector<std::string> &tiles, type_pair t,
+                               bool hopper) {
     gemm_case c = base_case(t, GEMM_COL_MAJOR, GEMM_OP_T, GEMM_OP_N, 64, 64, 64);
     c.lda = c.ldb = c.ldc = 64;
     gemm_case odd_ld = c;
     odd_ld.ldb = 66;
     int64_t refused = 0;
-    for (const char *tile : tiles)
+    for (const std::string &tile : tiles)
         for (auto [x, offset] : {std::pair{odd_ld, 0}, std::pair{c, 1}}) {
             const std::string id = prefix + tile;
             const operands o = make_operands(x);
@@ -1721,24 +1743,32 @@ TEST_CASE("gpu: cuda_tiled wgmma kernels against cpu_ref, and what they refuse")
     {
         const gemm_case c = wgmma_case({GEMM_F32, GEMM_F32}, GEMM_OP_T, GEMM_OP_N, wgmma_shapes[0]);
         const operands o = make_operands(c);
-        for (const char *tile : tf32_tiles) {
-            run_result r = run_forced(std::string("wgmma_tf32") + tile, c, o, 0);
+        const std::vector<std::string> tf32_tiles = wgmma_tiles("tf32");
+        CHECK_FALSE(tf32_tiles.empty());
+        for (const std::string &tile : tf32_tiles) {
+            run_result r = run_forced("wgmma_tf32" + tile, c, o, 0);
             CHECK_MESSAGE(r.status == GEMM_STATUS_NOT_SUPPORTED, tile << ": " << r.error);
             if (hopper) CHECK_MESSAGE(r.error.find("GEMM_ALLOW_TF32=1") != std::string::npos, r.error);
             CHECK(r.c == o.c0);
         }
     }
-    int64_t checked = 0, refused = 0;
+    int64_t checked = 0, refused = 0, expected_runs = 0;
     for (type_pair t : {type_pair{GEMM_BF16, GEMM_BF16}, type_pair{GEMM_BF16, GEMM_F32},
                         type_pair{GEMM_F16, GEMM_F16}, type_pair{GEMM_F16, GEMM_F32}}) {
         const std::string type = t.ab == GEMM_F16 ? "f16" : "bf16";
+        const std::vector<std::string> tiles = wgmma_tiles(type);
+        const int64_t narrow = std::count_if(tiles.begin(), tiles.end(), narrow_tile);
+        CHECK_MESSAGE(int64_t(tiles.size()) > narrow, type);
+        // Per op pair, each shape once and the batch of 3 on host memory too; the tiles of 16
+        // columns on the two op pairs with op(B) = N.
+        expected_runs += (int64_t(std::size(wgmma_shapes)) + 1) * (4 * (int64_t(tiles.size()) - narrow) + 2 * narrow);
         for (const wgmma_shape &sh : wgmma_shapes)
             for (gemm_op_t ta : {GEMM_OP_N, GEMM_OP_T})
                 for (gemm_op_t tb : {GEMM_OP_N, GEMM_OP_T}) {
                     const gemm_case c = wgmma_case(t, ta, tb, sh);
                     operands o = make_operands(c);
                     if (!hopper) {
-                        for (const char *tile : wgmma_tiles) {
+                        for (const std::string &tile : tiles) {
                             run_result r = run_forced("wgmma_" + type + tile, c, o, 0);
                             CHECK_MESSAGE(r.status == GEMM_STATUS_NOT_SUPPORTED, c.describe() << ": " << r.error);
                             CHECK(r.c == o.c0);
@@ -1746,16 +1776,13 @@ TEST_CASE("gpu: cuda_tiled wgmma kernels against cpu_ref, and what they refuse")
                         }
                         continue;
                     }
-                    checked += check_wgmma_ids("wgmma_" + type, wgmma_tiles, c, o, sh.batch == 3, refused);
+                    checked += check_wgmma_ids("wgmma_" + type, tiles, c, o, sh.batch == 3, refused);
                 }
-        refused += check_wgmma_misaligned("wgmma_" + type, wgmma_tiles, t, hopper);
+        refused += check_wgmma_misaligned("wgmma_" + type, tiles, t, hopper);
     }
     MESSAGE(checked << " wgmma runs checked, " << refused << " refusals" << std::string(hopper ? "" : " (not a 9.0 device)"));
     CHECK(checked + refused > 0);
-    // Per type and op pair, each shape once and the batch of 3 on host memory too; the two tiles
-    // of 16 columns on the two op pairs with op(B) = N.
-    constexpr int64_t runs_per_shape = 4 * (int64_t(std::size(wgmma_tiles)) - 2) + 2 * 2;
-    if (hopper) CHECK(checked == 4 * (int64_t(std::size(wgmma_shapes)) + 1) * runs_per_shape);
+    if (hopper) CHECK(checked == expected_runs);
 }
 
 namespace {
@@ -1839,7 +1866,13 @@ TEST_CASE("gpu: cuda_tiled skinny kernels against cpu_ref, and what they refuse"
                                    {31, 25, 33, 1, 2.0, 0.0},        // one chunk and one element
                                    {50, 31, 520, 3, 1.0, 0.5},       // strided batch
                                    {16, 32, 14336, 1, 1.0, 1.0}};    // 32 columns, long k
-    const std::pair<const char *, int64_t> ids[] = {{"_16x8", 8}, {"_32x8", 8}, {"_16x16", 16}, {"_16x32", 32}};
+    // Each skinny tile of this build (its id less "skinny_<type>") with its columns, <BM>x<BN>.
+    std::vector<std::pair<std::string, int64_t>> ids;
+    for (const std::string &id : ids_with_prefix("skinny_bf16_")) {
+        const std::string tile = id.substr(std::string("skinny_bf16").size());
+        ids.emplace_back(tile, std::stoll(tile.substr(tile.find('x') + 1)));
+    }
+    CHECK_FALSE(ids.empty());
     // Per type and layout, each shape by each id wide enough for it, on host memory too the
     // batches and the 1000-k shapes; the rest refused.
     int64_t checked = 0, refused = 0, expected_runs = 0, wide_refusals = 0;
@@ -1932,9 +1965,12 @@ TEST_CASE("gpu: cuda_tiled split k gives the same bits on every run and in a CUD
     // most threads.
     const wgmma_shape many_columns{2048, 256, 1536, 1, 1.0, 0.5, false};
     const wgmma_shape many_ragged_columns{1541, 300, 1536, 1, -0.5, 0.25, true};
-    const char *const split_ids[] = {"wgmma_bf16_128x128x64_s6_splitk", "wgmma_bf16_64x128x64_s8_splitk",
-                                     "wgmma_bf16_256x64x64_s5_splitk", "wgmma_bf16_128x64x64_s8_splitk"};
-    for (const char *id : split_ids)
+    // Every bf16 id that splits k, but those of 16 columns, which refuse op(B) = T.
+    std::vector<std::string> split_ids;
+    for (const std::string &tile : wgmma_tiles("bf16"))
+        if (ends_with(tile, "_splitk") && !narrow_tile(tile)) split_ids.push_back("wgmma_bf16" + tile);
+    CHECK_FALSE(split_ids.empty());
+    for (const std::string &id : split_ids)
         for (const wgmma_shape &sh :
              {wgmma_shapes[7], wgmma_shapes[8], wgmma_shapes[9], many_columns, many_ragged_columns}) {
             const gemm_case c = wgmma_case({GEMM_BF16, GEMM_F32}, GEMM_OP_N, GEMM_OP_T, sh);
@@ -2091,8 +2127,10 @@ TEST_SUITE("gpu_tf32" * doctest::skip()) {
         gemm_desc_t desc;
         gemm_desc_init(&desc, GEMM_F32, GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_T, 512, 512, 512);
         desc.device = 0;
-        for (const char *tile : tf32_tiles)
-            CHECK_MESSAGE(has(cuda_tiled_offers(&desc), std::string("wgmma_tf32") + tile) == hopper, tile);
+        const std::vector<std::string> tf32_tiles = wgmma_tiles("tf32");
+        CHECK_FALSE(tf32_tiles.empty());
+        for (const std::string &tile : tf32_tiles)
+            CHECK_MESSAGE(has(cuda_tiled_offers(&desc), "wgmma_tf32" + tile) == hopper, tile);
         desc.transb = GEMM_OP_N;  // B stored along n: copied
         CHECK(has(cuda_tiled_offers(&desc), "wgmma_tf32_128x128x32_s6") == hopper);
         int64_t checked = 0, refused = 0;
@@ -2103,8 +2141,8 @@ TEST_SUITE("gpu_tf32" * doctest::skip()) {
                     c.tf32 = true;
                     const operands o = make_operands(c);
                     if (!hopper) {
-                        for (const char *tile : tf32_tiles) {
-                            run_result r = run_forced(std::string("wgmma_tf32") + tile, c, o, 0);
+                        for (const std::string &tile : tf32_tiles) {
+                            run_result r = run_forced("wgmma_tf32" + tile, c, o, 0);
                             CHECK_MESSAGE(r.status == GEMM_STATUS_NOT_SUPPORTED, c.describe() << ": " << r.error);
                             CHECK(r.c == o.c0);
                             ++refused;
@@ -2128,8 +2166,8 @@ TEST_SUITE("gpu_tf32" * doctest::skip()) {
             const operands o = make_operands(c);
             const std::vector<double> expected = cpu_ref_result(c, o);
             const reference ref = compute_reference(c, o);
-            for (const char *tile : tf32_tiles) {
-                const std::string id = std::string("wgmma_tf32") + tile;
+            for (const std::string &tile : tf32_tiles) {
+                const std::string id = "wgmma_tf32" + tile;
                 check_variant_run(id + " offset 1 " + c.describe(), c, o, run_forced(id, c, o, 1), expected, ref);
             }
         }

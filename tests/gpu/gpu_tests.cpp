@@ -1621,9 +1621,10 @@ std::vector<std::string> wgmma_tiles(const std::string &type) {
     for (const std::string &id : ids_with_prefix(prefix + "_")) tiles.push_back(id.substr(prefix.size()));
     return tiles;
 }
-// The tiles of 16 columns copy 16 rows of op(B)^T a stage, which TMA can do only where op(B)^T
-// is stored along k: column-major op(B) = N.
-bool narrow_tile(const std::string &tile) { return tile.find("x16x") != std::string::npos; }
+// The tiles of fewer than 64 columns (_<BM>x<BN>x...) copy fewer rows of op(B)^T a stage than
+// TMA's 64-row boxes of an operand stored along its rows: they need op(B)^T stored along k,
+// column-major op(B) = N.
+bool narrow_tile(const std::string &tile) { return std::stoi(tile.substr(tile.find('x') + 1)) < 64; }
 
 // A column-major case of the shape whose A and B are 16-byte aligned (leading dimensions and
 // strides multiples of 8 elements, lda padded when m is odd), C's leading dimension and stride
@@ -1653,8 +1654,8 @@ run_result run_forced(const std::string &id, const gemm_case &c, const operands 
 }
 
 // Each id `prefix + tile` on c against cpu_ref, and with host also on host memory (staged to
-// the current device, the same kernel); the runs checked. The tiles of 16 columns refuse c
-// where op(B) = T: NOT_SUPPORTED for that reason, C unchanged (counted in `refused`).
+// the current device, the same kernel); the runs checked. The narrow tiles (narrow_tile) refuse
+// c where op(B) = T: NOT_SUPPORTED for that reason, C unchanged (counted in `refused`).
 int64_t check_wgmma_ids(const std::string &prefix, const std::vector<std::string> &tiles, const gemm_case &c,
                         const operands &o, bool host, int64_t &refused) {
     const reference ref = compute_reference(c, o);
@@ -1759,8 +1760,8 @@ TEST_CASE("gpu: cuda_tiled wgmma kernels against cpu_ref, and what they refuse")
         const std::vector<std::string> tiles = wgmma_tiles(type);
         const int64_t narrow = std::count_if(tiles.begin(), tiles.end(), narrow_tile);
         CHECK_MESSAGE(int64_t(tiles.size()) > narrow, type);
-        // Per op pair, each shape once and the batch of 3 on host memory too; the tiles of 16
-        // columns on the two op pairs with op(B) = N.
+        // Per op pair, each shape once and the batch of 3 on host memory too; the narrow tiles on
+        // the two op pairs with op(B) = N.
         expected_runs += (int64_t(std::size(wgmma_shapes)) + 1) * (4 * (int64_t(tiles.size()) - narrow) + 2 * narrow);
         for (const wgmma_shape &sh : wgmma_shapes)
             for (gemm_op_t ta : {GEMM_OP_N, GEMM_OP_T})
@@ -1965,7 +1966,7 @@ TEST_CASE("gpu: cuda_tiled split k gives the same bits on every run and in a CUD
     // most threads.
     const wgmma_shape many_columns{2048, 256, 1536, 1, 1.0, 0.5, false};
     const wgmma_shape many_ragged_columns{1541, 300, 1536, 1, -0.5, 0.25, true};
-    // Every bf16 id that splits k, but those of 16 columns, which refuse op(B) = T.
+    // Every bf16 id that splits k, but the narrow ones, which refuse op(B) = T.
     std::vector<std::string> split_ids;
     for (const std::string &tile : wgmma_tiles("bf16"))
         if (ends_with(tile, "_splitk") && !narrow_tile(tile)) split_ids.push_back("wgmma_bf16" + tile);

@@ -114,15 +114,17 @@ gemm_status_t launch_line(const problem &dp, const CUtensorMap &map_a, const CUt
     constexpr kernel_config c = kernel_table[LINE];
     using half_tiling = wgmma_tiling<c.bm, c.bn, c.stages, 2>;
     using tf32_tiling = wgmma_tiling<c.bm, c.bn, c.stages, 4>;
-    static_assert(half_tiling::smem_bytes <= max_block_shared_bytes && tf32_tiling::smem_bytes <= max_block_shared_bytes,
+    static_assert(half_tiling::smem_bytes <= max_block_shared_bytes &&
+                      tf32_tiling::smem_bytes <= max_block_shared_bytes,
                   "a wgmma line's stages exceed the shared memory of a block");
     if (dp.ab_type == dtype::f32) {
         if constexpr (c.computes(types::f32))
             return launch_typed<float, float, tf32_tiling, false, false>(map_a, map_b, p, dp.device, stream);
     } else if (dp.ab_type == dtype::f16) {
         if constexpr (c.computes(types::f16))
-            return dp.c_type == dtype::f32 ? launch_ops<__half, float, half_tiling, c.operands>(dp, map_a, map_b, p, stream)
-                                           : launch_ops<__half, __half, half_tiling, c.operands>(dp, map_a, map_b, p, stream);
+            return dp.c_type == dtype::f32
+                       ? launch_ops<__half, float, half_tiling, c.operands>(dp, map_a, map_b, p, stream)
+                       : launch_ops<__half, __half, half_tiling, c.operands>(dp, map_a, map_b, p, stream);
     } else if (dp.ab_type == dtype::bf16) {
         if constexpr (c.computes(types::bf16))
             return dp.c_type == dtype::f32
@@ -213,7 +215,8 @@ gemm_status_t launch_direct(const kernel_config &c, const problem &dp, cudaStrea
 
 gemm_status_t launch_wgmma(const kernel_config &c, const problem &dp, cudaStream_t stream) {
     if (std::string why = wgmma_refusal(c, dp); !why.empty())
-        return set_error(GEMM_STATUS_NOT_SUPPORTED, "cuda_tiled: " + kernel_id(c, dp.ab_type, false) + " refuses " + why);
+        return set_error(GEMM_STATUS_NOT_SUPPORTED,
+                         "cuda_tiled: " + kernel_id(c, dp.ab_type, false) + " refuses " + why);
     if (!copied_a(dp) && !copied_b(dp)) return launch_direct(c, dp, stream);
     // f32 with an operand stored along m or n: the kernel reads its copy along k, held in the
     // thread's scratch buffer from the copies' launch to the GEMM's.

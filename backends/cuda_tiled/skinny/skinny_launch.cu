@@ -74,7 +74,8 @@ constexpr std::array<line_fn, kernel_count> launchers = all_launchers(std::make_
 
 gemm_status_t launch_skinny(const kernel_config &c, const problem &dp, cudaStream_t stream) {
     if (std::string why = skinny_refusal(c, dp); !why.empty())
-        return set_error(GEMM_STATUS_NOT_SUPPORTED, "cuda_tiled: " + kernel_id(c, dp.ab_type, false) + " refuses " + why);
+        return set_error(GEMM_STATUS_NOT_SUPPORTED,
+                         "cuda_tiled: " + kernel_id(c, dp.ab_type, false) + " refuses " + why);
     if (dp.m == 0 || dp.n == 0 || dp.batch == 0) return GEMM_STATUS_SUCCESS;
     const skinny_params p{dp.a, dp.b, dp.c, dp.lda, dp.ldb, dp.ldc, dp.stride_a, dp.stride_b, dp.stride_c,
                           int(dp.m), int(dp.n), int(dp.k), int(dp.batch), float(dp.alpha), float(dp.beta)};

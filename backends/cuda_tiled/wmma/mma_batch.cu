@@ -19,7 +19,8 @@ using mma_tiling::bm;
 using mma_tiling::bn;
 
 // The kernel's tile is the one its kernel_table line names (mma_rules.cpp counts tiles by it).
-static_assert(wmma_config().bm == bm && wmma_config().bn == bn, "the wmma line of kernel_table is not the kernel's tile");
+static_assert(wmma_config().bm == bm && wmma_config().bn == bn,
+              "the wmma line of kernel_table is not the kernel's tile");
 
 int64_t tiles_of(const problem &p) { return ((p.m + bm - 1) / bm) * ((p.n + bn - 1) / bn); }
 

@@ -146,8 +146,10 @@ constexpr bool line_is_consistent(const kernel_config &c) {
     if (c.family == kernel_family::wgmma &&
         !(c.bn == 128 ? c.bm == 64 || c.bm == 128 || c.bm == 256 : c.bn <= 64 && (c.bm == 128 || c.bm == 256)))
         return false;
-    // The skinny kernel's block is tiles of 16 rows by pieces of 8 columns, a warp for each piece.
-    if (c.family == kernel_family::skinny && (c.bm % 16 != 0 || c.bn % 8 != 0 || (c.bm / 16) * (c.bn / 8) > 8))
+    // The skinny kernel's block is tiles of 16 rows by pieces of 8 columns, a warp for each piece;
+    // it reads both operands along k.
+    if (c.family == kernel_family::skinny &&
+        (c.bm % 16 != 0 || c.bn % 8 != 0 || (c.bm / 16) * (c.bn / 8) > 8 || c.operands != operand_form::along_k))
         return false;
     return true;
 }

@@ -13,7 +13,8 @@ std::string skinny_refusal(const kernel_config &c, const problem &dp) {
     if (!c.computes(bit) || (dp.c_type != dp.ab_type && dp.c_type != dtype::f32) || dp.compute_type != dtype::f32)
         return "types other than f16/bf16 inputs with C in their type or f32";
     if (dp.n > c.bn) return "C of more than " + std::to_string(c.bn) + " columns (column-major n; row-major m)";
-    if (dp.op_a == transpose::n || dp.op_b != transpose::n)
+    // The kernel reads rows of op(A) and columns of op(B) along k (skinny lines: along_k).
+    if (c.operands == operand_form::along_k && (dp.op_a == transpose::n || dp.op_b != transpose::n))
         return "an operand not stored along k (column-major: op(A) = T and op(B) = N; row-major: op(A) = N and "
                "op(B) = T)";
     const std::size_t size = dtype_size(dp.ab_type);

@@ -27,7 +27,7 @@ using cuda_tiled::variant_info;
 
 // The textbook kernels are offered to the tuner only up to this many multiply-adds per matrix:
 // beyond it they run several times slower than the register-tiled ones and only cost tuning
-// time. run() still takes them by id at any size.
+// time (NOTES.md, Textbook kernels in the tuner). run() still takes them by id at any size.
 constexpr double textbook_offer_limit = 1024.0 * 1024.0 * 1024.0;
 
 class cuda_tiled_backend final : public backend {
@@ -135,7 +135,7 @@ public:
     // serves all such groups in one launch where cuBLAS pays its host cost per matrix (its
     // grouped call being slower still for these types); many GEMMs of one shape are faster in
     // cuBLAS's batched call, so a group of many stays with the preference order, as do GEMMs
-    // above the sizes measured (NOTES.md, grouped batches; bench/device/grouped_batch.cpp).
+    // above the sizes measured (NOTES.md, Batches: the wmma kernel for groups of few).
     bool leads_batches(const problem &p) const override {
         constexpr double largest = 512.0 * 512.0 * 512.0;
         return p.pointer_batch && p.space == memory_space::device && cuda_tiled::mma_types(p) && p.batch <= 8 &&

@@ -23,8 +23,8 @@ int64_t area(const variant_info &v) { return int64_t(v.config->bm) * v.config->b
 
 // The largest by_size tile whose blocks still cover at least 3/4 of the SMs (larger tiles need
 // the least bandwidth per FMA, and a tile count just under the SM count beats a smaller tile's
-// second wave: NOTES.md, default choice); when even the smallest tile covers fewer, the
-// smallest.
+// second wave: NOTES.md, f32 and f64 default tile); when even the smallest tile covers fewer,
+// the smallest.
 const variant_info *size_rule(const problem &dp, bool vector, int sms) {
     const variant_info *best = nullptr, *smallest = nullptr;
     for (const variant_info &v : variant_table()) {
@@ -38,22 +38,22 @@ const variant_info *size_rule(const problem &dp, bool vector, int sms) {
 }
 
 // Where the Hopper kernels compute dp (f16/bf16; f32 with TF32 allowed), the first of these that
-// computes it; each rule is the tile that measured fastest on such shapes (NOTES.md, default
-// choice):
+// computes it; each rule is the tile that measured fastest on such shapes (NOTES.md, the
+// heading after each):
 //  - C of at most 8 columns with both operands stored along k and op(A) of at most 128 MiB: the
-//    skinny kernel of blocks of 16 rows; C of 9 to 16 or 17 to 32 columns with op(A) of at most
-//    64 MiB: the skinny kernel of 16 or 32 columns. Beyond those sizes the tiles, which split k,
-//    stream op(A) faster.
+//    skinny kernel of blocks of 16 rows (Skinny kernel); C of 9 to 16 or 17 to 32 columns with
+//    op(A) of at most 64 MiB: the skinny kernel of 16 or 32 columns (Skinny kernels of 16 and 32
+//    columns). Beyond those sizes the tiles, which split k, stream op(A) faster.
 //  - C of at most 16 columns (op(B)^T stored along k): the 128x16 tiles where they run unsplit
 //    in one wave over at least 3/4 of the SMs and k is at most 8192, else the 256x16 ones, whose
-//    stages hold more of the streamed operand (both split k where that is faster).
+//    stages hold more of the streamed operand (Decode: tiles of 16 columns).
 //  - C of at most 64 columns (decode shapes): the tiles of 64 columns that split k, 128x64 where
-//    C has 32 columns or more, else 256x64 (more of op(A) a stage).
+//    C has 32 columns or more, else 256x64 (more of op(A) a stage) (Decode: tiles of 64 columns).
 //  - C of 128 columns: the 64x128 tiles that split k where the 128x128 ones would cover at most
-//    half of the SMs (twice the tiles, half the partial sums).
-//  - The 256x128 tiles where they make at least three waves over the SMs.
-//  - Else the 128x128 ones, their twin that splits k where fewer tiles than SMs would leave
-//    some idle.
+//    half of the SMs (twice the tiles, half the partial sums) (Decode: 64x128 tiles).
+//  - The 256x128 tiles where they make at least three waves over the SMs; else the 128x128
+//    ones, their twin that splits k where fewer tiles than SMs would leave some idle (Hopper
+//    default: 128x128 and 256x128).
 // nullptr elsewhere (the wmma kernel computes every f16/bf16 problem, the register-tiled ones
 // every f32 one).
 const variant_info *hopper_default(const problem &dp, int sms) {

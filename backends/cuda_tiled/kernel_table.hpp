@@ -72,8 +72,10 @@ constexpr kernel_config skinny(unsigned types, int bm, int bn) {
 constexpr bool whole_k = false, split_k = true;
 constexpr bool by_size = true, by_id_only = false;
 
-// Why each line is here, with its evidence: NOTES.md (register tiling; tensor cores; the
-// Hopper kernels; decode shapes). In short:
+// Why each line is here, with its evidence in NOTES.md (Register-tiled configurations; Textbook
+// kernels in the tuner; Batches: the wmma kernel for groups of few; Hopper default: 128x128 and
+// 256x128; Decode: tiles of 64 columns; Decode: tiles of 16 columns; Decode: 64x128 tiles;
+// Skinny kernel; Skinny kernels of 16 and 32 columns; Stages; TF32). In short:
 //  - textbook: the baseline the register tiling is measured against; offered to the tuner only
 //    for small problems (cuda_tiled.cpp).
 //  - register_tiled: 128x128 with 8x8 per thread reaches the FP32 pipes' limit on big problems;

@@ -44,7 +44,7 @@ __device__ void discard_read_lines(const float *part, const wgmma_params &p) {
 // the SMs, not memory, were the limit). A thread issues its loads of every split (of 8 splits
 // at a time for Q = 2) before adding them, so that its reads are in flight at once; with one
 // quad a thread, three blocks an SM keep enough of them in flight, two do not (NOTES.md,
-// split-k reduction).
+// Split-k reduction).
 // launch_typed takes Q = 2 where one quad a thread would make more blocks than run at once.
 template <class TC, int Q>
 __global__ void __launch_bounds__(reduce_threads, Q == 1 ? 3 : 2) split_k_reduce(wgmma_params p) {

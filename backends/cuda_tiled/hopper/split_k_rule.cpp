@@ -18,7 +18,7 @@ constexpr int64_t item_overhead_steps = 4;
 // A split's own cost beyond its items, in k steps: the reduction kernel's launch and its wait
 // for the GEMM (k_splits adds the partial sums written and read back, as the k steps whose
 // operand bytes they equal on each SM). Without it, shapes whose tiles nearly fill the SMs
-// split when the unsplit kernel is faster (NOTES.md, split k).
+// split when the unsplit kernel is faster (NOTES.md, Split k).
 constexpr int64_t split_overhead_steps = 8;
 
 }  // namespace
@@ -44,7 +44,8 @@ int k_splits(const problem &dp, int64_t tiles, int bm, int bn, int sms, int k_st
 // Left dirty in L2, the partial sums go back to memory when later copies evict them, taking
 // bandwidth from the next GEMM's operands. Under 1 MiB of sums the discard pass gains nothing;
 // where the operands and the sums fit in L2, the next call may rewrite the lines before they
-// leave it, so the bound is half of L2, not all of it (NOTES.md, L2 discard of partial sums).
+// leave it, so the bound is half of L2, not all of it (NOTES.md, L2: discarding partial
+// sums).
 bool discards_partials(const problem &dp, std::size_t bytes, const void *partial) {
     if (dp.m % 32 != 0 || reinterpret_cast<std::uintptr_t>(partial) % 128 != 0 || bytes < (std::size_t(1) << 20))
         return false;

@@ -57,7 +57,7 @@ gemm_status_t launch_typed(const CUtensorMap &map_a, const CUtensorMap &map_b, c
     //  - A smaller grid that does not split k is launched as a dependent but lets the next kernel
     //    launch only at its completion; a smaller grid that splits is launched plainly. Next
     //    kernels launched early onto the SMs a smaller grid leaves idle slowed it down
-    //    (NOTES.md, programmatic dependent launches).
+    //    (NOTES.md, Programmatic dependent launch).
     const bool fills = 32 * blocks >= 31 * int64_t(sms);
     wgmma_params gemm = params;
     gemm.early_dependents = fills || params.splits > 1;
@@ -76,7 +76,7 @@ gemm_status_t launch_typed(const CUtensorMap &map_a, const CUtensorMap &map_b, c
         return cuda::cuda_status(e, "cuda_tiled: wgmma kernel launch");
     // The reduction's blocks: two quads a thread where one would make more blocks than run at
     // once (three an SM); where one quad's blocks all run at once, one quad is faster, and four
-    // quads never were (NOTES.md, split-k reduction).
+    // quads never were (NOTES.md, Split-k reduction).
     const int64_t columns = std::min(params.n, 65535), matrices = std::min(params.batch, 65535);
     auto grid_x = [&](int q) { return (int64_t(params.m) + 4 * reduce_threads * q - 1) / (4 * reduce_threads * q); };
     const bool two_quads = grid_x(1) * columns * matrices > 3 * int64_t(sms);

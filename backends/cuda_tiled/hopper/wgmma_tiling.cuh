@@ -62,7 +62,7 @@ struct wgmma_params {
     float *partial;  // with splits > 1: splits x batch column-major m x n f32 matrices (ld m)
     // m * n * batch: floats from one split's partial sums to the next's. Passed, not recomputed
     // in the reduction: that form keeps the reduction within three blocks an SM, the forms that
-    // derived it did not (NOTES.md, split-k reduction).
+    // derived it did not (NOTES.md, Split-k reduction).
     int64_t split_stride;
     int m, n, k, batch;
     int splits, split_steps;    // k in `splits` ranges of split_steps k steps (the last shorter)

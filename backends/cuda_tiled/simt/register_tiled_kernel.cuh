@@ -151,7 +151,7 @@ struct operand_loader {
                 // vector straddles the matrix's edge (vectors_aligned), because a 16-byte copy
                 // with a shorter source size still names 16 bytes (compute-sanitizer counts
                 // them), and copying such a vector element by element here cost the main loop
-                // registers (it spilled in every 128x128x16 variant: NOTES.md, register tiling).
+                // registers (it spilled in every 128x128x16 variant: NOTES.md, Vector ids and edges).
                 const bool valid = K_CONTIGUOUS ? (k_left > 0 && c * X_STEP < x_left)
                                                 : (c * K_STEP < k_left && x_left > 0);
                 copy_async<BYTES>(dst, valid ? src : anywhere, valid ? BYTES : 0);
@@ -286,7 +286,7 @@ __global__ void __launch_bounds__(
             // The main loop: every slice it refills lies inside the matrix, so it holds only the
             // predicate-free copies. Keeping the bounds code out of it keeps the bounds' registers
             // out of it too; with both in one loop the compiler spilled inside it (NOTES.md,
-            // register tiling).
+            // Register-tiled k-loop).
             const int k_main = inside ? max(k_full - (STAGES - 1), 0) : 0;
             int kt = 0;
 #pragma unroll 1

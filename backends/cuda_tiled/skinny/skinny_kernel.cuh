@@ -26,7 +26,7 @@ constexpr int chunk_k = 32;
 // The chunks of a tile a warp loads before it multiplies (divided among the tiles of a block of
 // two), for C of 8 COLS columns: 8 KB of op(A) in flight a warp with 8 columns, 4 with 16, 2
 // with 32, as many as keep a thread within 128 registers, so that an SM holds two blocks (more
-// chunks and one block an SM were slower: NOTES.md, skinny kernels).
+// chunks and one block an SM were slower: NOTES.md, Skinny kernel).
 template <int COLS>
 constexpr int chunks_in_flight = COLS == 1 ? 8 : COLS == 2 ? 4 : 2;
 

@@ -1,4 +1,4 @@
-// tiled_args.cuh: the arguments every cuda_tiled kernel takes, and the grid walk they share.
+// tiled_args.cuh: the arguments the textbook and register-tiled kernels take.
 #pragma once
 
 #include <cstdint>

@@ -1825,6 +1825,45 @@ TEST_CASE("tuner store_keeps_lines: a store changes only the entries it stores")
     CHECK(count_prefix(after, "# gemm tune cache:") == 1);           // the header is not repeated
 }
 
+// The key format is the file format: every field of a key, read from a file and listed, is the
+// text it was read from, and a store writes the lines it did not replace back unchanged.
+TEST_CASE("tuner round_trip_keys: keys of every field read back as written and survive a store") {
+    scratch_dir dir;
+    std::string cache = dir.file("tune-cache.txt");
+    const std::vector<std::string> keys = {
+        "f32 f32 NN 8 8 8 batch=1 ld=tight align=16 space=host beta=0",
+        "f64 f64 TN 100 3 7 batch=4 ld=padded align=elem space=host beta=any",
+        "f16 f32 NT 64 32 16 batch=1 ld=tight align=16 space=device beta=0",
+        "bf16 bf16 TT 5 6 7 batch=1 ld=tight align=elem space=managed beta=any",
+        "f32 f32 NN 9 9 9 batch=1 ld=tight align=16 space=host beta=0 epilogue=gelu+bias(rows)+aux",
+        "f64 f64 TT 9 9 9 batch=1 ld=padded align=16 space=host beta=any epilogue=relu_backward+bias_grad(columns)",
+        "c32 c32 CN 4 4 4 batch=3 ld=tight align=16 space=host beta=any form=pointers",
+        "c64 c64 NC 2 3 4 batch=2 ld=padded align=elem space=host beta=0",
+        "f32 f32 NT 12 12 12 batch=1 ld=tight align=16 space=host beta=0 math=tf32",
+        "f32 f32 TN 12 12 12 batch=5 ld=tight align=16 space=host beta=0 form=pointers math=tf32",
+    };
+    std::vector<std::string> lines = {this_machine_line(dir)};
+    for (const std::string &k : keys) lines.push_back(k + " | cpu_ref - | 1.000 us | default cpu_ref 1.000 us");
+    std::string text;
+    for (const std::string &l : lines) text += l + "\n";
+    write_text(cache, text);
+    child_result r = run_child(dir, "round_trip", {"GEMM_TUNE_CACHE=" + cache}, "entries; tune 16x16x16 budget=20");
+    INFO(r.report());
+    REQUIRE(r.ok());
+    REQUIRE(r.steps.size() == 2);
+    std::vector<std::string> listed;
+    for (const std::string &e : r.steps[0].entries) listed.push_back(e.substr(0, e.find(" | ")));
+    std::sort(listed.begin(), listed.end());
+    std::vector<std::string> expected = keys;
+    std::sort(expected.begin(), expected.end());
+    CHECK(listed == expected);
+    CHECK(r.steps[1].get("stored") == "1");
+    const std::vector<std::string> after = read_lines(cache);
+    INFO("cache file after the store:\n" << numbered(after));
+    for (const std::string &l : lines) CHECK_MESSAGE(std::count(after.begin(), after.end(), l) == 1, l);
+    CHECK(entry_lines_for(after, key_text(16, 16, 16)).size() == 1);
+}
+
 TEST_CASE("tuner unreadable: a cache that cannot be read is warned about and never overwritten") {
     require_nobody_can_run(scratch_base());
     scratch_dir dir;

@@ -171,12 +171,12 @@ inline double gelu_slope(double z) {
 }  // namespace detail
 
 // "" when C, aux and bias_grad are right and nothing outside them changed; else the first
-// problem. Tolerances: the GEMM's (harness) on Z, widened for the activation (|slope| <= 1.13)
-// and for a C rounded to its type before an unfused pass reads it again.
+// problem. Tolerances: the measurement engine's rule for an epilogue (tolerance.hpp:
+// epilogue_input for aux, epilogue_output for C, bias_gradient for the sums of C as written).
 inline std::string check_epilogue_result(const epilogue_case &e, const epilogue_operands &o, const epilogue_result &r) {
     const gemm_case &g = e.gemm;
     const gemm_dtype_t t = g.c_type;
-    const double uc = unit_roundoff(t), floor = 4.0 * smallest_subnormal(t);
+    const gemm::tolerance_rule rule = tolerance_of(g);
     const reference ref = compute_reference(g, o.gemm);
     const stored_matrix cm = g.c(), am = e.aux_matrix();
     std::ostringstream first;
@@ -187,22 +187,21 @@ inline std::string check_epilogue_result(const epilogue_case &e, const epilogue_
         if (wrong++ == 0) first << what << " = " << got << ", expected " << want << " (tolerance " << bound << ")";
     };
     const int64_t length = e.axis_length();
-    std::vector<double> sums(std::size_t(length), 0.0), sum_bounds(std::size_t(length), 0.0),
-        sum_magnitude(std::size_t(length), 0.0);
+    std::vector<double> sums(std::size_t(length), 0.0), size_sums(std::size_t(length), 0.0);
     for (int64_t j = 0; j < g.n; ++j)
         for (int64_t i = 0; i < g.m; ++i) {
             const std::size_t w = std::size_t(window_index(g, 0, i, j));
-            double z = ref.value[w], mag = ref.magnitude[w], slope = 1.0, want = 0.0;
+            const double c0 = g.beta_zero() ? 0.0 : std::fabs(load(o.gemm.c0.data(), cm.index(i, j), t));
+            double z = ref.value[w], size = std::fabs(z), slope = 1.0, want = 0.0;
             const int64_t along = e.axis == GEMM_BIAS_ROWS ? i : j;
             if (!e.backward()) {
                 if (e.axis != GEMM_BIAS_NONE) {
                     const double b = load(o.bias.data(), along, t);
                     z += b;
-                    mag += std::fabs(b);
+                    size += std::fabs(b);
                 }
-                const double zb_bound = tolerance(g, mag) + floor;
                 if (e.aux) report("aux(" + std::to_string(i) + "," + std::to_string(j) + ")",
-                                  load(r.aux.data(), am.index(i, j), t), z, zb_bound);
+                                  load(r.aux.data(), am.index(i, j), t), z, rule.epilogue_input(size, c0));
                 want = e.activation == GEMM_ACTIVATION_RELU ? std::max(z, 0.0)
                        : e.activation == GEMM_ACTIVATION_GELU ? detail::gelu(z) : z;
                 slope = e.activation == GEMM_ACTIVATION_GELU ? 1.13 : 1.0;
@@ -211,26 +210,21 @@ inline std::string check_epilogue_result(const epilogue_case &e, const epilogue_
                 slope = e.activation == GEMM_ACTIVATION_RELU_BACKWARD ? (a > 0 ? 1.0 : 0.0) : detail::gelu_slope(a);
                 want = z * slope;
             }
-            // The slope is computed in the compute type and may cancel to near 0 (gelu' crosses 0
-            // near -0.75): its absolute error, some units of roundoff, scales |Z|.
-            const double slope_error = 16.0 * unit_roundoff(g.compute_type()) * std::fabs(z);
-            const double bound = std::fabs(slope) * (tolerance(g, mag) + 2.0 * uc * mag) + slope_error +
-                                 2.0 * uc * std::fabs(want) + floor;
-            report("C(" + std::to_string(i) + "," + std::to_string(j) + ")", load(r.c.data(), cm.index(i, j), t), want,
-                   bound);
+            const double got = load(r.c.data(), cm.index(i, j), t);
+            report("C(" + std::to_string(i) + "," + std::to_string(j) + ")", got, want,
+                   rule.epilogue_output(size, c0, slope, std::fabs(want)));
             if (e.backward() && length > 0) {
-                sums[std::size_t(along)] += want;
-                sum_bounds[std::size_t(along)] += bound;
-                sum_magnitude[std::size_t(along)] += std::fabs(want) + bound;
+                sums[std::size_t(along)] += got;
+                size_sums[std::size_t(along)] += std::fabs(got);
             }
         }
+    // The bias gradient against the sums of C as written (C itself is checked above).
     if (e.backward() && length > 0 && g.m > 0 && g.n > 0) {
         const int64_t terms = e.axis == GEMM_BIAS_ROWS ? g.n : g.m;
         for (int64_t v = 0; v < length; ++v) {
-            const double bound = sum_bounds[std::size_t(v)] +
-                                 2.0 * double(terms + 2) * unit_roundoff(g.compute_type()) * sum_magnitude[std::size_t(v)] +
-                                 3.0 * uc * std::fabs(sums[std::size_t(v)]) + floor;
-            report("bias_grad[" + std::to_string(v) + "]", load(r.bias_grad.data(), v, t), sums[std::size_t(v)], bound);
+            const double sum = sums[std::size_t(v)];
+            report("bias_grad[" + std::to_string(v) + "]", load(r.bias_grad.data(), v, t), sum,
+                   rule.bias_gradient(terms, size_sums[std::size_t(v)], std::fabs(sum)));
         }
     }
     // Bytes outside what the call may write keep their values: C's padding and guard, aux's

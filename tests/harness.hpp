@@ -1,5 +1,5 @@
 // harness.hpp: the cross-backend test harness: a GEMM case and its name, random operands with
-// poisoned padding, a double-precision reference, the tolerance derived from dtype and k, and
+// poisoned padding, a double-precision reference, the measurement engine's tolerance rule, and
 // the comparison that also checks C outside its m x n windows. Doctest-free and independent
 // of gemm.hpp, so any suite (host now, device later: copy the operands over, call, copy C
 // back) can use it.
@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "dispatch/measure/tolerance.hpp"
 #include "gemm/gemm.h"
 
 namespace gemm_test {
@@ -53,31 +54,10 @@ inline const char *layout_name(gemm_layout_t l) { return l == GEMM_ROW_MAJOR ? "
 
 inline char op_letter(gemm_op_t o) { return o == GEMM_OP_N ? 'N' : o == GEMM_OP_T ? 'T' : 'C'; }
 
-// Unit roundoff u: the largest relative error of one rounding to nearest.
-inline double unit_roundoff(gemm_dtype_t t) {
-    switch (part_type(t)) {
-    case GEMM_F64: return 0x1p-53;
-    case GEMM_F32: return 0x1p-24;
-    case GEMM_F16: return 0x1p-11;
-    case GEMM_BF16: return 0x1p-8;
-    case GEMM_C32:
-    case GEMM_C64: break;  // part_type is real
-    }
-    return 1.0;
-}
-
-// Smallest positive subnormal: the absolute error floor near zero.
-inline double smallest_subnormal(gemm_dtype_t t) {
-    switch (part_type(t)) {
-    case GEMM_F64: return 0x1p-1074;
-    case GEMM_F32: return 0x1p-149;
-    case GEMM_F16: return 0x1p-24;
-    case GEMM_BF16: return 0x1p-133;
-    case GEMM_C32:
-    case GEMM_C64: break;  // part_type is real
-    }
-    return 0.0;
-}
+// The tolerance is the measurement engine's rule, one function for both (a result the tuner
+// accepts is one the tests accept).
+using gemm::smallest_subnormal;
+using gemm::unit_roundoff;
 
 // 16-bit conversions written here rather than taken from gemm.hpp, so the oracle side of a
 // comparison never shares code with the library under test.
@@ -438,7 +418,8 @@ inline int64_t window_index(const gemm_case &c, int64_t b, int64_t i, int64_t j)
 inline int64_t c_element(const gemm_case &c, int64_t b, int64_t i, int64_t j) { return b * c.stride_c + c.c().index(i, j); }
 
 // Values are numbered part by part: part p of window element w is value w * parts + p, parts
-// being 2 for complex C (real, imaginary) and 1 otherwise; magnitudes are per element.
+// being 2 for complex C (real, imaginary) and 1 otherwise; magnitudes are per element (the
+// tolerance does not use them: tests that bound an error by them say why).
 struct reference {
     std::vector<double> value;      // alpha * op(A) op(B) + beta * C0, accumulated in double
     std::vector<double> magnitude;  // |alpha| * (|op(A)| |op(B)|) + |beta| * |C0|
@@ -550,19 +531,16 @@ inline reference compute_reference(const gemm_case &c, const operands &o) {
     return is_complex(c.ab_type) ? detail::complex_reference(c, o) : detail::real_reference(c, o);
 }
 
-// Largest |C - Cref| allowed for an element whose magnitude |alpha||A||B| + |beta||C0| is
-// given: gamma * magnitude with gamma = 2 (k + 3) u_compute (the standard dot-product bound,
-// k products plus the scalings and the add, taken twice since both sides round) plus 3 u_out
-// for rounding C to its own type on both sides, plus a subnormal-sized floor.
-// A part of a complex dot product is a real dot product of 2k terms, bounded by the complex
-// magnitudes (|x_re y_re| + |x_im y_im| <= |x| |y|). With TF32 each input may lose all but
-// 10 bits of its mantissa (cut, not rounded), each product up to 2 * 2^-10 of itself: 2^-9
-// of the magnitude in all.
-inline double tolerance(const gemm_case &c, double magnitude) {
-    double terms = double(c.k * parts(c.ab_type) + 3);
-    double gamma = 2.0 * terms * unit_roundoff(c.compute_type()) + 3.0 * unit_roundoff(c.c_type) +
-                   (c.tf32 ? std::ldexp(1.0, -9) : 0.0);
-    return gamma * magnitude + 2.0 * smallest_subnormal(c.c_type);
+// The tolerance rule (dispatch/measure/tolerance.hpp) for the case's class and scalars.
+inline gemm::tolerance_rule tolerance_of(const gemm_case &c) {
+    gemm::tolerance_rule r;
+    r.ab_type = c.ab_type;
+    r.c_type = c.c_type;
+    r.k = c.k;
+    r.tf32 = c.tf32;
+    r.alpha_size = std::hypot(c.alpha, c.alpha_imag);
+    r.beta_size = std::hypot(c.beta, c.beta_imag);
+    return r;
 }
 
 // The m x n windows of a C buffer, in window order, part by part (as reference::value).
@@ -584,32 +562,53 @@ struct comparison {
     std::string first;    // the first problem found, in words
 };
 
-// Checks C's windows against expected (within tolerance, no NaN) and that every byte of the
-// buffer outside the windows (ldc padding, gaps, guard) is as it was in o.c0.
+namespace detail {
+// An element of C, both parts (the imaginary one 0 for real types).
+struct element_value {
+    double re = 0, im = 0;
+    double size() const { return std::hypot(re, im); }
+};
+
+inline element_value element_at(const bytes &buf, int64_t e, gemm_dtype_t t) {
+    return {load_part(buf.data(), e, 0, t), is_complex(t) ? load_part(buf.data(), e, 1, t) : 0.0};
+}
+
+inline std::string wrong_element_text(const gemm_case &c, int64_t b, int64_t i, int64_t j, element_value got,
+                                      element_value want, double diff, double bound) {
+    std::ostringstream s;
+    s.precision(17);
+    s << "C(i=" << i << ", j=" << j << ", batch " << b << ") = " << got.re;
+    if (is_complex(c.c_type)) s << (got.im < 0 ? "" : "+") << got.im << "i";
+    s << ", expected " << want.re;
+    if (is_complex(c.c_type)) s << (want.im < 0 ? "" : "+") << want.im << "i";
+    s << ", |diff| = " << diff << " > tolerance " << bound;
+    return s.str();
+}
+}  // namespace detail
+
+// Checks C's windows against expected (within the tolerance rule, no NaN; a complex element by
+// |got - expected|, as the measurement engine judges it) and that every byte of the buffer
+// outside the windows (ldc padding, gaps, guard) is as it was in o.c0.
 inline comparison compare_result(const gemm_case &c, const operands &o, const bytes &got,
-                                 const std::vector<double> &expected, const std::vector<double> &magnitude) {
+                                 const std::vector<double> &expected) {
     comparison r;
     std::size_t es = dtype_size(c.c_type);
     int64_t elements = int64_t(o.c0.size() / es);
     std::vector<char> in_window(std::size_t(elements), 0);
+    const gemm::tolerance_rule rule = tolerance_of(c);
+    const std::size_t np = std::size_t(parts(c.c_type));
     for (int64_t b = 0; b < c.batch; ++b)
         for (int64_t j = 0; j < c.n; ++j)
             for (int64_t i = 0; i < c.m; ++i) {
                 int64_t e = c_element(c, b, i, j);
                 in_window[std::size_t(e)] = 1;
-                std::size_t w = std::size_t(window_index(c, b, i, j));
-                double bound = tolerance(c, magnitude[w]);
-                for (int64_t p = 0; p < parts(c.c_type); ++p) {
-                    double g = load_part(got.data(), e, p, c.c_type), x = expected[w * std::size_t(parts(c.c_type)) + std::size_t(p)];
-                    if (std::fabs(g - x) <= bound) continue;  // false for NaN
-                    if (r.wrong++ == 0) {
-                        std::ostringstream s;
-                        s.precision(17);
-                        s << "C(i=" << i << ", j=" << j << ", batch " << b << ")" << (p ? ".im" : is_complex(c.c_type) ? ".re" : "")
-                          << " = " << g << ", expected " << x << ", |diff| = " << std::fabs(g - x) << " > tolerance " << bound;
-                        r.first = s.str();
-                    }
-                }
+                const std::size_t v = std::size_t(window_index(c, b, i, j)) * np;
+                const detail::element_value want{expected[v], np == 2 ? expected[v + 1] : 0.0};
+                const detail::element_value g = detail::element_at(got, e, c.c_type);
+                const double c0_size = c.beta_zero() ? 0.0 : detail::element_at(o.c0, e, c.c_type).size();
+                const double bound = rule.element(want.size(), c0_size), diff = std::hypot(g.re - want.re, g.im - want.im);
+                if (diff <= bound) continue;  // false for NaN
+                if (r.wrong++ == 0) r.first = detail::wrong_element_text(c, b, i, j, g, want, diff, bound);
             }
     for (int64_t e = 0; e < elements; ++e) {
         if (in_window[std::size_t(e)]) continue;

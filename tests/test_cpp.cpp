@@ -58,21 +58,20 @@ template <class T, class TC>
 void check_row_major_nn(const std::vector<T> &a, const std::vector<T> &b, const std::vector<TC> &c0,
                         const std::vector<TC> &c, int64_t m, int64_t n, int64_t k, double alpha, double beta,
                         gemm_dtype_t ab_type, gemm_dtype_t c_type) {
-    gemm_case desc;  // for the tolerance only
-    desc.k = k;
-    desc.ab_type = ab_type;
-    desc.c_type = c_type;
+    gemm::tolerance_rule rule;
+    rule.ab_type = ab_type;
+    rule.c_type = c_type;
+    rule.k = k;
+    rule.alpha_size = std::fabs(alpha);
+    rule.beta_size = std::fabs(beta);
     for (int64_t i = 0; i < m; ++i)
         for (int64_t j = 0; j < n; ++j) {
-            double sum = 0, mag = 0;
-            for (int64_t l = 0; l < k; ++l) {
-                double p = as_double(a[std::size_t(i * k + l)]) * as_double(b[std::size_t(l * n + j)]);
-                sum += p;
-                mag += std::fabs(p);
-            }
+            double sum = 0;
+            for (int64_t l = 0; l < k; ++l)
+                sum += as_double(a[std::size_t(i * k + l)]) * as_double(b[std::size_t(l * n + j)]);
             double c0v = as_double(c0[std::size_t(i * n + j)]);
             double want = alpha * sum + beta * c0v;
-            double bound = tolerance(desc, std::fabs(alpha) * mag + std::fabs(beta) * std::fabs(c0v));
+            double bound = rule.element(std::fabs(want), std::fabs(c0v));
             double got = as_double(c[std::size_t(i * n + j)]);
             INFO("C(" << i << ", " << j << ") = " << got << ", expected " << want);
             REQUIRE(std::fabs(got - want) <= bound);

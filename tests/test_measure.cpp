@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <tuple>
@@ -58,6 +59,24 @@ private:
     char *base_ = nullptr;
     char *bytes_ = nullptr;
 };
+
+// The next value of real type t above v, a value of t.
+double next_up(double v, gemm_dtype_t t) {
+    if (t == GEMM_F64) return std::nextafter(v, HUGE_VAL);
+    if (t == GEMM_F32) return double(std::nextafter(float(v), HUGE_VALF));
+    uint16_t bits = 0;
+    store(&bits, 0, t, v);
+    bits = v == 0.0 ? uint16_t(1) : std::signbit(v) ? uint16_t(bits - 1) : uint16_t(bits + 1);
+    return load(&bits, 0, t);
+}
+
+double next_down(double v, gemm_dtype_t t) { return -next_up(-v, t); }
+
+// |got - want| for an element whose imaginary parts (0 for real types) are fixed, as
+// compare_result measures it.
+double element_error(double got_re, double want_re, double imaginary_error) {
+    return std::hypot(got_re - want_re, imaginary_error);
+}
 
 }  // namespace
 
@@ -264,4 +283,51 @@ TEST_CASE("measure: options NULL takes gemm_measure_options_init's defaults") {
     CHECK(r[0].checked == 1);  // check defaults to 1
     CHECK(r[0].correct == 1);
     CHECK(r[0].samples >= 3);  // min_samples defaults to 3
+}
+
+// The tests judge results by the measurement engine's rule (dispatch/measure/tolerance.hpp):
+// for each dtype, the value of C's type nearest the bound on the inside passes the harness's
+// comparison, the next one out fails it.
+TEST_CASE("measure: the tolerance rule, just inside passes and just outside fails, every dtype") {
+    const gemm_dtype_t types[][2] = {{GEMM_F32, GEMM_F32}, {GEMM_F64, GEMM_F64}, {GEMM_F16, GEMM_F16},
+                                     {GEMM_BF16, GEMM_BF16}, {GEMM_F16, GEMM_F32}, {GEMM_BF16, GEMM_F32},
+                                     {GEMM_C32, GEMM_C32}, {GEMM_C64, GEMM_C64}};
+    for (const auto &type : types) {
+        const gemm_case c = make_case(type[0], type[1], entry::ex, GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 3, 2, 37, 0,
+                                      1.5, 0.5);
+        INFO(c.describe());
+        const operands o = make_operands(c);
+        const reference ref = compute_reference(c, o);
+        const int64_t np = parts(c.c_type);
+        const gemm_dtype_t part = part_type(c.c_type);
+        bytes got = o.c0;
+        for (int64_t j = 0; j < c.n; ++j)
+            for (int64_t i = 0; i < c.m; ++i)
+                for (int64_t p = 0; p < np; ++p)
+                    store_part(got.data(), c_element(c, 0, i, j), p, c.c_type,
+                               ref.value[std::size_t(window_index(c, 0, i, j) * np + p)]);
+        REQUIRE(compare_result(c, o, got, ref.value).ok);  // C rounded once to its type
+
+        // Element (0, 0): its real part moved out to the bound, its imaginary part as stored.
+        const int64_t e = c_element(c, 0, 0, 0);
+        const double want_re = ref.value[0], want_im = np == 2 ? ref.value[1] : 0.0;
+        const double imaginary_error = np == 2 ? load_part(got.data(), e, 1, c.c_type) - want_im : 0.0;
+        const double c0_size = std::hypot(load_part(o.c0.data(), e, 0, c.c_type),
+                                          np == 2 ? load_part(o.c0.data(), e, 1, c.c_type) : 0.0);
+        const double bound = tolerance_of(c).element(std::hypot(want_re, want_im), c0_size);
+        REQUIRE(bound > std::fabs(imaginary_error));
+        double inside = load_part(got.data(), e, 0, c.c_type);
+        while (element_error(next_up(inside, part), want_re, imaginary_error) <= bound) inside = next_up(inside, part);
+        while (element_error(inside, want_re, imaginary_error) > bound) inside = next_down(inside, part);
+        const double outside = next_up(inside, part);
+        CHECK(inside > want_re);
+
+        store_part(got.data(), e, 0, c.c_type, inside);
+        const comparison in = compare_result(c, o, got, ref.value);
+        CHECK_MESSAGE(in.ok, in.first);
+        store_part(got.data(), e, 0, c.c_type, outside);
+        const comparison out = compare_result(c, o, got, ref.value);
+        CHECK_FALSE(out.ok);
+        CHECK(out.wrong == 1);
+    }
 }

@@ -52,12 +52,17 @@ struct f32_operands {
     }
 };
 
-void check_close(const std::vector<float> &got, const std::vector<double> &want, int64_t k) {
+// C of an f32 product against want, by the tolerance rule; C0 of f32_operands lies in [-1, 1],
+// so 1 bounds every element's |C0|.
+void check_close(const std::vector<float> &got, const std::vector<double> &want, int64_t k, double alpha, double beta) {
     REQUIRE(got.size() == want.size());
-    double tolerance = 4.0 * double(k + 3) * 0x1p-24 * double(k);
+    gemm::tolerance_rule rule;
+    rule.k = k;
+    rule.alpha_size = std::fabs(alpha);
+    rule.beta_size = std::fabs(beta);
     for (std::size_t i = 0; i < got.size(); ++i) {
         INFO("element " << i);
-        CHECK(std::fabs(double(got[i]) - want[i]) <= tolerance);
+        CHECK(std::fabs(double(got[i]) - want[i]) <= rule.element(std::fabs(want[i]), 1.0));
     }
 }
 
@@ -94,7 +99,7 @@ TEST_CASE("plan: made under the selection in force, it keeps its backend when th
     float alpha = -1.5f, beta = 0.5f;
     REQUIRE(gemm_plan_run(p, &alpha, x.a.data(), x.b.data(), &beta, x.c.data()) == GEMM_STATUS_SUCCESS);
     CHECK(std::string(gemm_last_error()).empty());
-    check_close(x.c, x.expected(alpha, beta, c0), x.k);
+    check_close(x.c, x.expected(alpha, beta, c0), x.k, alpha, beta);
     gemm_plan_destroy(p);
 }
 
@@ -265,7 +270,7 @@ TEST_CASE("plan: beta = 0 writes C without reading it") {
     std::vector<float> nan_c(x.c.size(), std::nanf(""));
     float alpha = 2, beta = 0;
     REQUIRE(gemm_plan_run(p, &alpha, x.a.data(), x.b.data(), &beta, nan_c.data()) == GEMM_STATUS_SUCCESS);
-    check_close(nan_c, x.expected(alpha, 0, x.c), x.k);
+    check_close(nan_c, x.expected(alpha, 0, x.c), x.k, alpha, 0);
     gemm_plan_destroy(p);
 }
 
@@ -362,5 +367,5 @@ TEST_CASE("plan: the C++ gemm::plan owns its plan, moves it, and checks the scal
     CHECK(moved.run(1.0, x.a.data(), x.b.data(), 0.0, x.c.data()).code == GEMM_STATUS_INVALID_VALUE);
     CHECK(x.c == c0);
     REQUIRE(moved.run(1.0f, x.a.data(), x.b.data(), 1.0f, x.c.data()).ok());
-    check_close(x.c, x.expected(1.0, 1.0, c0), x.k);
+    check_close(x.c, x.expected(1.0, 1.0, c0), x.k, 1.0, 1.0);
 }

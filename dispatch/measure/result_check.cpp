@@ -10,6 +10,7 @@
 
 #include "dispatch/activation_math.hpp"
 #include "dispatch/element.hpp"
+#include "tolerance.hpp"
 
 namespace gemm {
 namespace {
@@ -21,18 +22,6 @@ namespace {
 // size (sqrt(k)/3, 21 there), and a wrong block by that in many elements: both show, unless
 // t_j of a single wrong element happens to be nearly 0.
 constexpr double vector_check_margin = 4.0;
-
-double unit_roundoff(dtype t) {
-    switch (t) {
-    case dtype::f64: return std::ldexp(1.0, -53);
-    case dtype::f32: return std::ldexp(1.0, -24);
-    case dtype::f16: return std::ldexp(1.0, -11);
-    case dtype::bf16: return std::ldexp(1.0, -8);
-    case dtype::c32: return std::ldexp(1.0, -24);
-    case dtype::c64: return std::ldexp(1.0, -53);
-    }
-    return 1;
-}
 
 // Keeps the worst error / tolerance ratio and where it happened; NaN counts as worst.
 struct worst_tracker {
@@ -61,19 +50,17 @@ const char *verdict_name(check_outcome::verdict v) {
     return "?";
 }
 
-// The one rule. Operands lie in [-1, 1]; a sum of k products then drifts by about 0.1·u·k
-// (measured: the largest difference over 10^5 elements of an f64 product reached 1.4·u·k),
-// so 4·u·k leaves a margin yet stays far below the error of a wrong block (order 0.1).
-// A complex product adds two real ones: 2k of them. Independent input roundings (TF32) add
-// up like a random walk: sqrt(k). The rounding of the result to C's type may differ between
-// two correct computations: 2·u_out·|value|. Sizes are magnitudes (|z| for complex values).
-double result_check::element_tolerance(double value_size, double c0_size) const {
-    double u = unit_roundoff(part_type(compute_type_for(p_.ab_type)));
-    double k = double(p_.k) * double(parts_per_element(p_.ab_type)) + 16.0;
-    double products = u * k + (tf32_ ? std::ldexp(1.0, -11) * std::sqrt(k) : 0.0);
-    double alpha = std::abs(value(p_.alpha, p_.alpha_imag)), beta = std::abs(value(p_.beta, p_.beta_imag));
-    return 4.0 * alpha * products + 2.0 * unit_roundoff(part_type(p_.c_type)) * value_size +
-           4.0 * u * beta * c0_size + 1e-300;
+// The rule (tolerance.hpp) for the problem's class and scalars. Sizes are magnitudes (|z| for
+// complex values).
+tolerance_rule result_check::rule() const {
+    tolerance_rule r;
+    r.ab_type = gemm_dtype_t(p_.ab_type);
+    r.c_type = gemm_dtype_t(p_.c_type);
+    r.k = p_.k;
+    r.tf32 = tf32_;
+    r.alpha_size = std::abs(value(p_.alpha, p_.alpha_imag));
+    r.beta_size = std::abs(value(p_.beta, p_.beta_imag));
+    return r;
 }
 
 namespace {
@@ -188,40 +175,36 @@ void result_check::epilogue_reference() {
     }
 }
 
-// The epilogue's tolerance on top of the product's: the bias added in the compute type, C
-// rounded to its type before a pass reads it again, the activation's slope (at most 1.13) and
-// its evaluation in the compute type (its absolute error, some units of roundoff, scales |Z|).
+// An epilogue's elements by the rule's epilogue_input, epilogue_output and bias_gradient.
 check_outcome result_check::judge_epilogue(const problem &r) const {
     const epilogue_spec &e = p_.epilogue;
     const bool backward = e.backward(), per_row = e.axis == epilogue_axis::rows;
-    const double u = unit_roundoff(part_type(compute_type_for(p_.ab_type))), u_out = unit_roundoff(p_.c_type);
+    const tolerance_rule limits = rule();
     worst_tracker worst;
     for (std::size_t s = 0; s < checked_at_.size(); ++s) {
         const auto [i, j] = checked_at_[s];
         const int64_t ci = i + j * p_.ldc, ai = i + j * e.ld_aux;
         const double c0 = !p_.beta_zero() ? std::abs(c0_at<double>(0, i, j)) : 0.0;
         double z = z_[s], slope = 1.0, want = 0.0;
-        // The product may be rounded to C's type before the bias is added (a pass): its size,
-        // not the sum's, which may cancel, bounds that rounding.
         double size = std::abs(z);
         if (!backward && e.axis != epilogue_axis::none) {
             const double b = load_element(bias_, per_row ? i : j, p_.c_type);
             z += b;
             size += std::abs(b);
         }
-        const double z_tolerance = element_tolerance(size, c0) + 2.0 * (u + u_out) * size;
         if (backward) {
             const double saved = load_element(saved_aux_, ai, p_.c_type);
             slope = e.act == epilogue_act::relu_backward ? (saved > 0 ? 1.0 : 0.0)
                                                          : activation_math::gelu_derivative(saved);
             want = z * slope;
         } else {
-            if (saves_aux_) worst.add(std::abs(load_element(r.epilogue.aux, ai, p_.c_type) - z), z_tolerance, 0, i, j);
+            if (saves_aux_) worst.add(std::abs(load_element(r.epilogue.aux, ai, p_.c_type) - z),
+                                     limits.epilogue_input(size, c0), 0, i, j);
             want = activation_math::apply(e.act, z, 0.0);
             slope = e.act == epilogue_act::gelu ? 1.13 : 1.0;
         }
-        const double tolerance = std::abs(slope) * z_tolerance + 16.0 * u * size + 2.0 * u_out * std::abs(want);
-        worst.add(std::abs(load_element(r.c, ci, p_.c_type) - want), tolerance + 1e-300, 0, i, j);
+        worst.add(std::abs(load_element(r.c, ci, p_.c_type) - want),
+                  limits.epilogue_output(size, c0, slope, std::abs(want)), 0, i, j);
     }
     if (backward && e.axis != epilogue_axis::none) {
         // The bias gradient: the sums of C as written along the axis, in the compute type.
@@ -233,8 +216,8 @@ check_outcome result_check::judge_epilogue(const problem &r) const {
                 sum += c;
                 size += std::abs(c);
             }
-            const double tolerance = 2.0 * double(terms + 2) * u * size + 2.0 * u_out * std::abs(sum) + 1e-300;
-            worst.add(std::abs(load_element(r.epilogue.bias_grad, v, p_.c_type) - sum), tolerance, 0,
+            worst.add(std::abs(load_element(r.epilogue.bias_grad, v, p_.c_type) - sum),
+                      limits.bias_gradient(terms, size, std::abs(sum)), 0,
                       per_row ? v : -1, per_row ? -1 : v);
         }
     }
@@ -256,6 +239,7 @@ template <class V> check_outcome result_check::judge_as(const problem &r) const 
     // widening its own tolerance.
     const double alpha = std::abs(value(p_.alpha, p_.alpha_imag)), beta = std::abs(value(p_.beta, p_.beta_imag));
     const double largest_product = alpha * double(p_.k) * double(parts_per_element(p_.ab_type));
+    const tolerance_rule limits = rule();
     for (int64_t batch = 0; batch < p_.batch; ++batch) {
         const char *c = static_cast<const char *>(r.c) + std::size_t(batch * p_.stride_c) * dtype_size(p_.c_type);
         if (full_) {
@@ -264,7 +248,7 @@ template <class V> check_outcome result_check::judge_as(const problem &r) const 
                     V want = as_value<V>(expected_[index++]);
                     double c0 = !p_.beta_zero() ? std::abs(c0_at<V>(batch, i, j)) : 0.0;
                     V got = load_as<V>(c, i + j * p_.ldc, p_.c_type);
-                    worst.add(std::abs(got - want), element_tolerance(std::abs(want), c0), batch, i, j);
+                    worst.add(std::abs(got - want), limits.element(std::abs(want), c0), batch, i, j);
                 }
             continue;
         }
@@ -277,7 +261,7 @@ template <class V> check_outcome result_check::judge_as(const problem &r) const 
                 double c0 = !p_.beta_zero() ? std::abs(c0_at<V>(batch, i, j)) : 0.0;
                 ct[std::size_t(i)] += cij * tj;
                 double size = std::fmin(std::abs(cij), largest_product + beta * c0);
-                double tol = element_tolerance(size, c0) * tj;
+                double tol = limits.element(size, c0) * tj;
                 tol_squares[std::size_t(i)] += tol * tol;
             }
         for (int64_t i = 0; i < p_.m; ++i) {

@@ -1,8 +1,9 @@
-// result_check.hpp: whether a measured run computed the right C, by one tolerance rule: the
-// whole C against a double-precision loop when that is cheap (m·n·k·batch ≤ 2^27), else the
-// O(n²) check of BLIS, C·t against α·A·(B·t) + β·C₀·t for a random vector t. An epilogue is
-// not linear, so a large problem with one is checked on 512 random elements instead (C, and a
-// forward aux), and a bias gradient against the sums of the C the run wrote.
+// result_check.hpp: whether a measured run computed the right C, by the one tolerance rule
+// (tolerance.hpp): the whole C against a double-precision loop when that is cheap
+// (m·n·k·batch ≤ 2^27), else the O(n²) check of BLIS, C·t against α·A·(B·t) + β·C₀·t for a
+// random vector t. An epilogue is not linear, so a large problem with one is checked on 512
+// random elements instead (C, and a forward aux), and a bias gradient against the sums of the
+// C the run wrote.
 #pragma once
 
 #include <complex>
@@ -12,6 +13,7 @@
 #include "dispatch/problem.hpp"
 #include "gemm/gemm.h"
 #include "operand_sets.hpp"
+#include "tolerance.hpp"
 
 namespace gemm {
 
@@ -40,7 +42,7 @@ public:
 private:
     using value = std::complex<double>;  // real types use its real part
 
-    double element_tolerance(double value_size, double c0_size) const;
+    tolerance_rule rule() const;  // tolerance.hpp's rule for this problem
     // Elements of op(A), op(B) and C0 as V: double for real types, value for complex ones.
     template <class V> V a_at(int64_t batch, int64_t i, int64_t l) const;
     template <class V> V b_at(int64_t batch, int64_t l, int64_t j) const;

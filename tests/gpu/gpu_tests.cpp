@@ -226,7 +226,7 @@ void check_case(const gemm_case &given, tally &t, const std::vector<memory> &kin
                 continue;
             }
             REQUIRE_MESSAGE(r.status == GEMM_STATUS_SUCCESS, where << ": status " << int(r.status) << ": " << r.error);
-            comparison cmp = compare_result(c, o, r.c, expected, ref.magnitude);
+            comparison cmp = compare_result(c, o, r.c, expected);
             CHECK_MESSAGE(cmp.ok, where << ": " << cmp.first << "\n  rerun: GEMM_TEST_FILTER='" << c.describe() << "'");
             ++t.checked;
         }
@@ -386,7 +386,7 @@ TEST_CASE("gpu: gemm_set_stream: calls are enqueued on the caller's stream") {
         CUDA_REQUIRE(cudaMemcpy(early.data(), cbuf.get(), early.size(), cudaMemcpyDeviceToHost));
         CHECK_MESSAGE(early == o.c0, name << ": C changed before the caller's stream was released");
         CUDA_REQUIRE(cudaStreamSynchronize(stream));
-        comparison cmp = compare_result(c, o, cbuf.read(), expected, ref.magnitude);
+        comparison cmp = compare_result(c, o, cbuf.read(), expected);
         CHECK_MESSAGE(cmp.ok, name << " on a user stream: " << cmp.first);
         check_no_cuda_error(name);
     }
@@ -466,7 +466,7 @@ TEST_CASE("gpu: 8 threads at once, each with its own stream, on device, pageable
                     if (s != GEMM_STATUS_SUCCESS) failures[std::size_t(i)] = "status " + std::to_string(int(s)) + ": " + error;
                     else if (e != cudaSuccess) failures[std::size_t(i)] = cudaGetErrorString(e);
                     else {
-                        comparison cmp = compare_result(c, o, got, expected[std::size_t(i)], refs[std::size_t(i)].magnitude);
+                        comparison cmp = compare_result(c, o, got, expected[std::size_t(i)]);
                         if (!cmp.ok)
                             failures[std::size_t(i)] = (pinned ? "page-locked: " : staged ? "host: " : "device: ") + cmp.first;
                     }
@@ -549,7 +549,7 @@ TEST_CASE("gpu: 10^4 calls per GPU backend hold no more memory than the first 10
         // Still right after all that.
         bytes got = o.c0;
         REQUIRE_MESSAGE(call_gemm(c, o.a.data(), o.b.data(), got.data()) == GEMM_STATUS_SUCCESS, gemm_last_error());
-        comparison cmp = compare_result(c, o, got, expected, ref.magnitude);
+        comparison cmp = compare_result(c, o, got, expected);
         CHECK_MESSAGE(cmp.ok, name << ": " << cmp.first);
     }
     for (int i = 0; i < 3; ++i) {
@@ -707,7 +707,7 @@ TEST_CASE("gpu: operands a call does not read do not decide its memory space") {
                     CUDA_REQUIRE(cudaDeviceSynchronize());
                     check_no_cuda_error(where);
                     REQUIRE_MESSAGE(s == GEMM_STATUS_SUCCESS, where << ": status " << int(s) << ": " << gemm_last_error());
-                    const comparison cmp = compare_result(c, o, cbuf.read(), expected, ref.magnitude);
+                    const comparison cmp = compare_result(c, o, cbuf.read(), expected);
                     CHECK_MESSAGE(cmp.ok, where << ": " << cmp.first);
                     ++checked;
                 }
@@ -766,7 +766,7 @@ TEST_CASE("gpu: operands carved from one allocation") {
                 REQUIRE_MESSAGE(s == GEMM_STATUS_SUCCESS, where << ": status " << int(s) << ": " << gemm_last_error());
                 bytes got(o.c0.size());
                 CUDA_REQUIRE(cudaMemcpy(got.data(), base + at_c, got.size(), cudaMemcpyDefault));
-                comparison cmp = compare_result(c, o, got, expected, ref.magnitude);
+                comparison cmp = compare_result(c, o, got, expected);
                 CHECK_MESSAGE(cmp.ok, where << ": " << cmp.first);
                 ++checked;
                 s = call_gemm(c, base, base + at_b, elsewhere.get(), device);
@@ -818,7 +818,7 @@ TEST_CASE("gpu: a device call runs on its operands' device and leaves the thread
         }
         REQUIRE_MESSAGE(s == GEMM_STATUS_SUCCESS, where << ": " << error);
         CHECK_MESSAGE(after == (current < 0 ? 0 : current), where << ": current device " << after << " after the call");
-        comparison cmp = compare_result(c, o, cbuf.read(), expected, ref.magnitude);
+        comparison cmp = compare_result(c, o, cbuf.read(), expected);
         CHECK_MESSAGE(cmp.ok, where << ": " << cmp.first);
         check_no_cuda_error(where);
     };
@@ -894,7 +894,7 @@ TEST_CASE("gpu: pointer-array batches on device and host memory, matrices one el
                 REQUIRE_MESSAGE(s == GEMM_STATUS_SUCCESS, where << ": " << gemm_last_error());
                 for (int i = 0; i < count; ++i) {
                     comparison cmp = compare_result(c, ops[std::size_t(i)], cb[std::size_t(i)]->read(),
-                                                    expected[std::size_t(i)], refs[std::size_t(i)].magnitude);
+                                                    expected[std::size_t(i)]);
                     CHECK_MESSAGE(cmp.ok, where << " matrix " << i << ": " << cmp.first);
                 }
                 ++tl.checked;
@@ -991,7 +991,7 @@ TEST_CASE("gpu: pointer arrays in device and managed memory are read in the stre
                 check_no_cuda_error(where);
                 REQUIRE_MESSAGE(s == GEMM_STATUS_SUCCESS, where << ": " << error);
                 for (std::size_t i = 0; i < ops.size(); ++i) {
-                    comparison cmp = compare_result(c, ops[i], bufs.c[i]->read(), expected[i], refs[i].magnitude);
+                    comparison cmp = compare_result(c, ops[i], bufs.c[i]->read(), expected[i]);
                     CHECK_MESSAGE(cmp.ok, where << " matrix " << i << ": " << cmp.first);
                 }
                 ++tl.checked;
@@ -1107,7 +1107,7 @@ TEST_CASE("gpu: grouped batches on device memory, every GPU backend, against cpu
                 }
                 REQUIRE_MESSAGE(s == GEMM_STATUS_SUCCESS, where << ": " << gemm_last_error());
                 for (std::size_t i = 0; i < ops.size(); ++i) {
-                    comparison cmp = compare_result(cases[i], ops[i], cb[i]->read(), expected[i], refs[i].magnitude);
+                    comparison cmp = compare_result(cases[i], ops[i], cb[i]->read(), expected[i]);
                     CHECK_MESSAGE(cmp.ok, where << " matrix " << i << " " << cases[i].describe() << ": " << cmp.first);
                 }
                 ++tl.checked;
@@ -1160,8 +1160,7 @@ TEST_CASE("gpu: a batch spread over side streams is one step of the caller's str
                           name << ": C[" << i << "] changed before the caller's stream was released");
         CUDA_REQUIRE(cudaStreamSynchronize(stream));
         for (int i = 0; i < count; ++i) {
-            comparison cmp = compare_result(c, ops[std::size_t(i)], cb[std::size_t(i)]->read(), expected[std::size_t(i)],
-                                            refs[std::size_t(i)].magnitude);
+            comparison cmp = compare_result(c, ops[std::size_t(i)], cb[std::size_t(i)]->read(), expected[std::size_t(i)]);
             CHECK_MESSAGE(cmp.ok, name << " matrix " << i << " after synchronizing the caller's stream: " << cmp.first);
         }
         check_no_cuda_error(name);
@@ -1434,7 +1433,7 @@ TEST_CASE("gpu: plan runs and calls captured into a CUDA graph give the same C w
             CUDA_REQUIRE(cudaGraphInstantiate(&exec, graph, 0));
             CUDA_REQUIRE(cudaGraphLaunch(exec, stream));
             CUDA_REQUIRE(cudaStreamSynchronize(stream));
-            comparison cmp = compare_result(c, o, cbuf.read(), expected, ref.magnitude);
+            comparison cmp = compare_result(c, o, cbuf.read(), expected);
             CHECK_MESSAGE(cmp.ok, where << " replayed: " << cmp.first);
             cudaGraphExecDestroy(exec);
             cudaGraphDestroy(graph);
@@ -1491,7 +1490,7 @@ run_result run_device_offset(const gemm_case &c, const operands &o, int offset) 
 void check_variant_run(const std::string &where, const gemm_case &c, const operands &o, const run_result &r,
                        const std::vector<double> &expected, const reference &ref) {
     REQUIRE_MESSAGE(r.status == GEMM_STATUS_SUCCESS, where << ": " << r.error);
-    comparison cmp = compare_result(c, o, r.c, expected, ref.magnitude);
+    comparison cmp = compare_result(c, o, r.c, expected);
     CHECK_MESSAGE(cmp.ok, where << ": " << cmp.first);
     check_no_cuda_error(where);
 }
@@ -1979,7 +1978,6 @@ TEST_CASE("gpu: cuda_tiled split k gives the same bits on every run and in a CUD
             const std::string where = std::string(id) + " " + c.describe();
             // Before the selection: cpu_ref_result selects cpu_ref, then auto.
             const std::vector<double> expected = cpu_ref_result(c, o);
-            const std::vector<double> magnitude = compute_reference(c, o).magnitude;
             selection_guard sel(std::string("cuda_tiled:") + id);
             buffer a(memory::device, o.a), b(memory::device, o.b), cbuf(memory::device, o.c0);
             auto reset_c = [&] { CUDA_REQUIRE(upload(cbuf.get(), o.c0.data(), o.c0.size())); };
@@ -1995,13 +1993,13 @@ TEST_CASE("gpu: cuda_tiled split k gives the same bits on every run and in a CUD
             };
             call_to_end();
             const bytes first = cbuf.read();
-            const comparison cmp = compare_result(c, o, first, expected, magnitude);
+            const comparison cmp = compare_result(c, o, first, expected);
             CHECK_MESSAGE(cmp.ok, where << ": " << cmp.first);
             // C after another run, against cpu_ref and bit for bit against the first.
             const std::size_t element = dtype_size(c.c_type);
             auto check_same = [&](const std::string &run) {
                 const bytes got = cbuf.read();
-                const comparison again = compare_result(c, o, got, expected, magnitude);
+                const comparison again = compare_result(c, o, got, expected);
                 CHECK_MESSAGE(again.ok, where << ", " << run << ": " << again.first);
                 int64_t differ = 0;
                 for (std::size_t e = 0; e + element <= got.size(); e += element)
@@ -2237,7 +2235,7 @@ TEST_SUITE("gpu_tf32" * doctest::skip()) {
                 lines = capture.lines();
             }
             REQUIRE_MESSAGE(r.status == GEMM_STATUS_SUCCESS, r.error);
-            CHECK_MESSAGE(compare_result(d, o, r.c, cpu_ref_result(d, o), compute_reference(d, o).magnitude).ok,
+            CHECK_MESSAGE(compare_result(d, o, r.c, cpu_ref_result(d, o)).ok,
                           d.describe());
             REQUIRE_MESSAGE(lines.size() == 1, "one trace line per call: run with GEMM_VERBOSE=1, as ctest does");
             INFO("trace: " << lines[0]);
@@ -2282,8 +2280,7 @@ std::vector<std::string> traced_grouped(const std::vector<gemm_case> &cases, con
     }
     for (std::size_t i = 0; i < ops.size(); ++i) {
         const gemm_case &x = *of_matrix[i];
-        comparison cmp = compare_result(x, ops[i], bufs.c[i]->read(), cpu_ref_result(x, ops[i]),
-                                        compute_reference(x, ops[i]).magnitude);
+        comparison cmp = compare_result(x, ops[i], bufs.c[i]->read(), cpu_ref_result(x, ops[i]));
         CHECK_MESSAGE(cmp.ok, "matrix " << i << " " << x.describe() << ": " << cmp.first);
     }
     return lines;

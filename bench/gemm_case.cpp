@@ -30,20 +30,8 @@ std::size_t dtype_size(gemm_dtype_t t) {
     return 1;
 }
 
-const char *dtype_name(gemm_dtype_t t) {
-    switch (t) {
-    case GEMM_F32: return "f32";
-    case GEMM_F64: return "f64";
-    case GEMM_F16: return "f16";
-    case GEMM_BF16: return "bf16";
-    case GEMM_C32: return "c32";
-    case GEMM_C64: return "c64";
-    }
-    return "?";
-}
-
 std::string dtype_pair_name(dtype_pair t) {
-    return t.c == t.ab ? dtype_name(t.ab) : std::string(dtype_name(t.ab)) + ">" + dtype_name(t.c);
+    return t.c == t.ab ? gemm_dtype_name(t.ab) : std::string(gemm_dtype_name(t.ab)) + ">" + gemm_dtype_name(t.c);
 }
 
 const char *layout_name(gemm_layout_t l) { return l == GEMM_ROW_MAJOR ? "row" : "col"; }

@@ -39,7 +39,6 @@ stored_matrix gemm_case_stored_c(const gemm_case &c);
 int64_t gemm_case_ld(const gemm_case &c, const stored_matrix &x);
 
 std::size_t dtype_size(gemm_dtype_t t);
-const char *dtype_name(gemm_dtype_t t);
 // "bf16", or "bf16>f32" when C's type differs.
 std::string dtype_pair_name(dtype_pair t);
 

@@ -338,7 +338,7 @@ std::optional<gemm_desc_t> described_problem(const info_options &o, std::string 
     gemm_desc_t d;
     gemm_desc_init(&d, o.dtype, o.layout, o.ops.first, o.ops.second, o.shape->m, o.shape->n, o.shape->k);
     d.device = o.device;
-    text = std::string(dtype_name(o.dtype)) + " " + layout_name(o.layout) + " " +
+    text = std::string(gemm_dtype_name(o.dtype)) + " " + layout_name(o.layout) + " " +
            (o.ops.first == GEMM_OP_N ? "N" : "T") + (o.ops.second == GEMM_OP_N ? "N" : "T") + " " +
            std::to_string(o.shape->m) + "x" + std::to_string(o.shape->n) + "x" + std::to_string(o.shape->k) +
            (o.device < 0 ? " host" : " device " + std::to_string(o.device));

@@ -58,7 +58,7 @@ std::vector<tune_problem> collect_problems(const tune_options &o, const backend_
         std::string device_note;
         suite_scope scope = suite_scope_probe(o, names, &device_note);
         std::string dtypes;
-        for (gemm_dtype_t t : scope.host_dtypes) dtypes += (dtypes.empty() ? "" : ", ") + std::string(dtype_name(t));
+        for (gemm_dtype_t t : scope.host_dtypes) dtypes += (dtypes.empty() ? "" : ", ") + std::string(gemm_dtype_name(t));
         *suite_note = "suite " + o.suite + ": host problems in " + (dtypes.empty() ? "no dtype" : dtypes) +
                       (scope.device >= 0 ? "; device " + std::to_string(scope.device) + " problems in f32, bf16"
                                          : "; no device problems (" + device_note + ")");

@@ -246,8 +246,8 @@ std::string tune_problem_class_text(const tune_problem &p) {
 }
 
 std::string tune_problem_dtype_text(const tune_problem &p) {
-    std::string text = dtype_name(p.ab_type);
-    if (p.c_type != p.ab_type) text += std::string(">") + dtype_name(p.c_type);
+    std::string text = gemm_dtype_name(p.ab_type);
+    if (p.c_type != p.ab_type) text += std::string(">") + gemm_dtype_name(p.c_type);
     return text;
 }
 

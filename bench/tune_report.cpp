@@ -155,7 +155,7 @@ tune_summary tune_summary_of(const std::vector<tune_row> &rows, double seconds) 
 namespace {
 
 void json_problem(json_writer &w, const tune_problem &p) {
-    w.key("dtype").string(dtype_name(p.ab_type)).key("c_dtype").string(dtype_name(p.c_type));
+    w.key("dtype").string(gemm_dtype_name(p.ab_type)).key("c_dtype").string(gemm_dtype_name(p.c_type));
     w.key("layout").string(layout_name(p.layout));
     w.key("ops").string(std::string(op_letter(p.op_a)) + op_letter(p.op_b));
     w.key("m").integer(p.shape.m).key("n").integer(p.shape.n).key("k").integer(p.shape.k);

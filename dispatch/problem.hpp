@@ -101,7 +101,7 @@ struct problem {
     double flops() const;
 };
 
-const char *dtype_name(dtype t);      // "f32"
+const char *dtype_name(dtype t);      // "f32": the one table of names, gemm_dtype_name's
 std::size_t dtype_size(dtype t);      // bytes per element
 bool is_complex(dtype t);
 

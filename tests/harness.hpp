@@ -38,18 +38,6 @@ inline std::size_t dtype_size(gemm_dtype_t t) {
     return std::size_t(parts(t)) * (r == GEMM_F64 ? 8 : r == GEMM_F32 ? 4 : 2);
 }
 
-inline const char *dtype_name(gemm_dtype_t t) {
-    switch (t) {
-    case GEMM_F32: return "f32";
-    case GEMM_F64: return "f64";
-    case GEMM_F16: return "f16";
-    case GEMM_BF16: return "bf16";
-    case GEMM_C32: return "c32";
-    case GEMM_C64: return "c64";
-    }
-    return "?";
-}
-
 inline const char *layout_name(gemm_layout_t l) { return l == GEMM_ROW_MAJOR ? "row" : "col"; }
 
 inline char op_letter(gemm_op_t o) { return o == GEMM_OP_N ? 'N' : o == GEMM_OP_T ? 'T' : 'C'; }
@@ -293,8 +281,8 @@ struct gemm_case {
     // Everything needed to reproduce the call, as "key=value" words (filterable text).
     std::string describe() const {
         std::ostringstream s;
-        s << "dtype=" << dtype_name(ab_type);
-        if (c_type != ab_type) s << "->" << dtype_name(c_type);
+        s << "dtype=" << gemm_dtype_name(ab_type);
+        if (c_type != ab_type) s << "->" << gemm_dtype_name(c_type);
         s << " api=" << (api == entry::typed ? "typed" : api == entry::ex ? "ex" : "plan") << (strided_entry ? "_strided" : "")
           << " layout=" << layout_name(layout) << " ops=" << op_letter(transa) << op_letter(transb)
           << " m=" << m << " n=" << n << " k=" << k << " lda=" << lda << " ldb=" << ldb
@@ -758,8 +746,8 @@ inline bool case_selected(const std::string &description) {
 class skip_tally {
 public:
     void add(const std::string &backend, const gemm_case &c) {
-        std::string key = backend + " dtype=" + dtype_name(c.ab_type);
-        if (c.c_type != c.ab_type) key += std::string("->") + dtype_name(c.c_type);
+        std::string key = backend + " dtype=" + gemm_dtype_name(c.ab_type);
+        if (c.c_type != c.ab_type) key += std::string("->") + gemm_dtype_name(c.c_type);
         ++counts_[key];
     }
     bool empty() const { return counts_.empty(); }

@@ -35,6 +35,8 @@ gemm_status_t raw_gemm_ex_strided_batched(int layout, int transa, int transb, in
 
 const char *raw_status_string(int status) { return gemm_status_string((gemm_status_t)status); }
 
+const char *raw_dtype_name(int type) { return gemm_dtype_name((gemm_dtype_t)type); }
+
 gemm_status_t raw_plan_create(int layout, int transa, int transb, int64_t m, int64_t n, int64_t k, int a_type,
                               int b_type, int c_type, int compute_type, int64_t lda, int64_t ldb, int64_t ldc,
                               int64_t batch_count, int64_t stride_a, int64_t stride_b, int64_t stride_c, int device,

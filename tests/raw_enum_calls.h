@@ -48,6 +48,7 @@ typedef struct raw_tune_request {
 gemm_status_t raw_tune(const raw_tune_request *request, int store, gemm_tune_report_t *report);
 
 const char *raw_status_string(int status);
+const char *raw_dtype_name(int type);
 
 /* gemm_ex_epilogue with an epilogue whose enum fields are given as ints, in a buffer of
  * struct_size bytes (zero past the struct); with_epilogue 0 passes NULL. */

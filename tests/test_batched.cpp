@@ -202,7 +202,7 @@ TEST_CASE("batched grouped: groups of their own shapes, ops and scalars, empty g
                 CHECK(std::string(gemm_last_error()).rfind("group ", 0) == 0);  // names the group it refused
                 return;
             }
-            REQUIRE_MESSAGE(s == GEMM_STATUS_SUCCESS, name << " " << dtype_name(t.ab) << ": " << gemm_last_error());
+            REQUIRE_MESSAGE(s == GEMM_STATUS_SUCCESS, name << " " << gemm_dtype_name(t.ab) << ": " << gemm_last_error());
             for (std::size_t gi = 0; gi < groups.size(); ++gi)
                 check_group(groups[gi], "backend=" + name + " group " + std::to_string(gi));
         });
@@ -221,7 +221,7 @@ TEST_CASE("batched grouped: enough small matrices for one parallel region (cpu_o
         on_every_backend([&](const std::string &name) {
             for (group_data &g : groups) g.reset();
             gemm_status_t s = call_grouped(groups);
-            REQUIRE_MESSAGE(s == GEMM_STATUS_SUCCESS, name << " " << dtype_name(t.ab) << ": " << gemm_last_error());
+            REQUIRE_MESSAGE(s == GEMM_STATUS_SUCCESS, name << " " << gemm_dtype_name(t.ab) << ": " << gemm_last_error());
             for (std::size_t gi = 0; gi < groups.size(); ++gi)
                 check_group(groups[gi], "backend=" + name + " group " + std::to_string(gi));
         });

@@ -9,6 +9,7 @@
 /* The exact types the documentation gives; assigning the functions checks the prototypes. */
 typedef const char *(*version_fn)(void);
 typedef const char *(*status_string_fn)(gemm_status_t);
+typedef const char *(*dtype_name_fn)(gemm_dtype_t);
 typedef const char *(*last_error_fn)(void);
 typedef int (*last_error_parameter_fn)(void);
 typedef gemm_status_t (*sgemm_fn)(gemm_layout_t, gemm_op_t, gemm_op_t, int64_t, int64_t, int64_t, float,
@@ -49,6 +50,7 @@ static void expect(int ok, const char *what) {
 int main(void) {
     version_fn version = gemm_version;
     status_string_fn status_string = gemm_status_string;
+    dtype_name_fn dtype_name = gemm_dtype_name;
     last_error_fn last_error = gemm_last_error;
     last_error_parameter_fn last_error_parameter = gemm_last_error_parameter;
     sgemm_fn sgemm = gemm_sgemm;
@@ -84,6 +86,8 @@ int main(void) {
         size_t i;
         for (i = 0; i < sizeof statuses / sizeof statuses[0]; ++i)
             expect(status_string(statuses[i]) != NULL && status_string(statuses[i])[0] != '\0', "status string");
+        expect(strcmp(dtype_name(GEMM_F32), "f32") == 0 && strcmp(dtype_name(GEMM_BF16), "bf16") == 0 &&
+                   strcmp(dtype_name(GEMM_C64), "c64") == 0, "dtype names");
     }
 
     {

@@ -135,7 +135,7 @@ std::vector<std::string> cpu_omp_variants(gemm_dtype_t ab) {
     const std::vector<std::string> available = available_backends();
     if (std::find(available.begin(), available.end(), "cpu_omp") == available.end()) return pinned;
     REQUIRE(gemm_backend_variants("cpu_omp", nullptr, &ids, &count) == GEMM_STATUS_SUCCESS);
-    const std::string type = std::string("_") + dtype_name(ab) + "_";
+    const std::string type = std::string("_") + gemm_dtype_name(ab) + "_";
     for (int64_t i = 0; i < count; ++i)
         if (std::string(ids[i]).find(type) != std::string::npos) pinned.push_back(std::string("cpu_omp:") + ids[i]);
     return pinned;
@@ -506,7 +506,7 @@ TEST_CASE("correctness complex_scalars") {
     // must read C. And one product small enough to work out by hand, on every backend that
     // serves complex: conj(1 + 2i) * (3 - i) = 1 - 7i, times alpha = i gives 7 + i.
     for (gemm_dtype_t t : {GEMM_C32, GEMM_C64}) {
-        SUBCASE(dtype_name(t)) {
+        SUBCASE(gemm_dtype_name(t)) {
             suite_counts counts;
             dtype_config d{"", t, t, entry::ex};
             for (gemm_op_t ta : ops) {
@@ -528,7 +528,7 @@ TEST_CASE("correctness complex_scalars") {
                 gemm_status_t s = z ? gemm_zgemm(GEMM_ROW_MAJOR, GEMM_OP_C, GEMM_OP_N, 1, 1, 1, alpha, a, 1, b, 1, beta, cd, 1)
                                     : gemm_cgemm(GEMM_ROW_MAJOR, GEMM_OP_C, GEMM_OP_N, 1, 1, 1, alphaf, af, 1, bf, 1, betaf, cf, 1);
                 if (s == GEMM_STATUS_NOT_SUPPORTED) continue;
-                INFO("backend=" << name << " " << dtype_name(t));
+                INFO("backend=" << name << " " << gemm_dtype_name(t));
                 REQUIRE(s == GEMM_STATUS_SUCCESS);
                 CHECK((z ? cd[0] : double(cf[0])) == 7.0);
                 CHECK((z ? cd[1] : double(cf[1])) == 1.0);

@@ -123,7 +123,7 @@ template <class T> int check_gelu_column(gemm_dtype_t type, const std::vector<T>
             e.ld_aux = backward ? m : 0;
             const gemm_status_t st = gemm_ex_epilogue(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, m, 1, 1, &one, a.data(),
                                                       type, m, &one, type, 1, &zero, out.data(), type, m, type, &e);
-            const std::string where = name + " " + dtype_name(type) + (backward ? " GELU backward" : " GELU");
+            const std::string where = name + " " + gemm_dtype_name(type) + (backward ? " GELU backward" : " GELU");
             if (st == GEMM_STATUS_NOT_SUPPORTED) continue;  // a backend without epilogues or this type
             REQUIRE_MESSAGE(st == GEMM_STATUS_SUCCESS, where << ": " << gemm_last_error());
             for (std::size_t i = 0; i < values.size(); ++i) {

@@ -349,7 +349,9 @@ TEST_CASE("errors param=A,B,C,alpha,beta NULL") {
 // CTest runs these cases as their own test, errors.enum_value, so that a regression caught
 // by UBSan (a sanitizer build aborts on it) does not hide the rest.
 TEST_CASE("errors enum_value param=a_type,b_type,c_type,compute_type invalid values") {
-    // Values no gemm_dtype_t has, as a C caller may pass them.
+    // Values no gemm_dtype_t has, as a C caller may pass them: no name, and an error naming the
+    // parameter.
+    for (int bad : {6, 7, 99}) CHECK(raw_dtype_name(bad) == nullptr);
     for (entry_point e : {entry_point::ex, entry_point::ex_batched})
         for (int bad : {6, 7, 99}) {
             args a;
@@ -391,6 +393,7 @@ TEST_CASE("errors enum_value outside the enums' range") {
         const char *text = raw_status_string(bad);
         REQUIRE(text != nullptr);
         CHECK(std::strlen(text) > 0);
+        CHECK(raw_dtype_name(bad) == nullptr);
     }
     CHECK(buf.c == before);
 }

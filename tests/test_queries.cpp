@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -119,6 +120,23 @@ self_run run_self(const std::vector<std::string> &args, const std::string &env) 
 }
 
 }  // namespace
+
+// Names callers print and parse (tune-cache keys, variant ids, traces) come from one table.
+TEST_CASE("dtype names: gemm_dtype_name gives each dtype the name the library prints") {
+    const std::pair<gemm_dtype_t, const char *> names[] = {{GEMM_F32, "f32"}, {GEMM_F64, "f64"}, {GEMM_F16, "f16"},
+                                                           {GEMM_BF16, "bf16"}, {GEMM_C32, "c32"}, {GEMM_C64, "c64"}};
+    for (const auto &[type, name] : names) {
+        const char *got = gemm_dtype_name(type);
+        REQUIRE(got != nullptr);
+        CHECK(std::string(got) == name);
+    }
+    // The names in a tune-cache key are these: the key parses back to its dtypes.
+    gemm_tune_report_t report;
+    CHECK(gemm_tune_key("bf16 f32 NN 4 4 4 batch=1 ld=tight align=16 space=host beta=0", -1, 1, "cpu_ref", 0,
+                        &report) == GEMM_STATUS_SUCCESS);
+    CHECK(gemm_tune_key("f32 bf16 NN 4 4 4 batch=1 ld=tight align=16 space=host beta=0", -1, 1, "cpu_ref", 0,
+                        &report) != GEMM_STATUS_SUCCESS);
+}
 
 TEST_CASE("desc: gemm_desc_init fills every field with its documented default") {
     gemm_desc_t d = plain(GEMM_BF16, 5, 6, 7);
@@ -247,7 +265,7 @@ TEST_CASE("variants: those worth timing for a problem, and every id a backend kn
         CHECK(for_half.size() == variants_of("cpu_omp", &f32).size());
         for (const std::string &id : for_half) {
             INFO(id);
-            CHECK(contains(id, std::string("_") + dtype_name(t) + "_"));
+            CHECK(contains(id, std::string("_") + gemm_dtype_name(t) + "_"));
             CHECK(std::find(all.begin(), all.end(), id) != all.end());
             CHECK(gemm_set_backend(("cpu_omp:" + id).c_str()) == GEMM_STATUS_SUCCESS);
         }

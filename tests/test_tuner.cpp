@@ -2819,7 +2819,7 @@ TEST_CASE("tuner errors: gemm_tune refuses bad requests with the right status an
         r.layout = GEMM_ROW_MAJOR;
         r.transb = GEMM_OP_T;
         gemm_status_t s = gemm_tune(&r, 0, &report);
-        INFO(dtype_name(types.first) << " -> " << dtype_name(types.second) << ": " << gemm_status_string(s) << " \""
+        INFO(gemm_dtype_name(types.first) << " -> " << gemm_dtype_name(types.second) << ": " << gemm_status_string(s) << " \""
                                      << gemm_last_error() << "\"");
         CHECK(s == GEMM_STATUS_SUCCESS);
         CHECK(std::string(gemm_last_error()).empty());

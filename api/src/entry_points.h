@@ -118,6 +118,8 @@ gemm_status_t api_check_desc_size(const gemm_desc_t *desc, int position);
 /* The same for a gemm_epilogue_t, parameter `position` of its entry point. */
 gemm_status_t api_check_epilogue_size(const gemm_epilogue_t *epilogue, int position);
 const char *api_status_text(int status);
+/* gemm_dtype_name's answer for a dtype passed as int: NULL when no gemm_dtype_t has it. */
+const char *api_dtype_name(int type);
 gemm_status_t api_tune(const api_tune_request *request, int store, gemm_tune_report_t *report);
 
 #ifdef __cplusplus

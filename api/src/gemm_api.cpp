@@ -1,5 +1,5 @@
 // gemm_api.cpp: the exported C entry points that take no enum arguments (gemm_entry.c has
-// those), and the status texts.
+// those), the status texts and the dtype names.
 #include <string>
 
 #include "call.hpp"
@@ -38,6 +38,8 @@ const char *api_status_text(int status) {
     }
     return "unknown gemm_status_t value";
 }
+
+const char *api_dtype_name(int type) { return valid_dtype(type) ? dtype_name(static_cast<dtype>(type)) : nullptr; }
 
 const char *gemm_last_error(void) { return last_error_message(); }
 

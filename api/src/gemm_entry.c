@@ -219,6 +219,8 @@ gemm_status_t gemm_ex_strided_batched(gemm_layout_t layout, gemm_op_t transa, ge
 
 const char *gemm_status_string(gemm_status_t status) { return api_status_text((int)status); }
 
+const char *gemm_dtype_name(gemm_dtype_t type) { return api_dtype_name((int)type); }
+
 gemm_status_t gemm_tune(const gemm_tune_request_t *request, int store, gemm_tune_report_t *report) {
     api_tune_request r;
     if (!request) return api_tune(NULL, store, report);

@@ -1098,7 +1098,7 @@ TEST_CASE("gpu: grouped batches on device memory, every GPU backend, against cpu
                                                   beta, pc.data(), t.c, ldc.data(), int64_t(size.size()), size.data(),
                                                   compute);
                 CUDA_REQUIRE(cudaDeviceSynchronize());
-                std::string where = name + " grouped " + dtype_name(t.ab) + (with_k0 ? " with k = 0" : "");
+                std::string where = name + " grouped " + gemm_dtype_name(t.ab) + (with_k0 ? " with k = 0" : "");
                 check_no_cuda_error(where);
                 if (s == GEMM_STATUS_NOT_SUPPORTED && !must_support(backend_of(name), cases.front(), memory::device)) {
                     for (std::size_t i = 0; i < ops.size(); ++i) CHECK(cb[i]->read() == ops[i].c0);

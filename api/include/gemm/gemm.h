@@ -75,6 +75,11 @@ GEMM_API const char *gemm_version(void);
 /* Constant text naming a status ("GEMM_STATUS_INVALID_LEADING_DIM: ..."). Never NULL. */
 GEMM_API const char *gemm_status_string(gemm_status_t status);
 
+/* Short constant name of a dtype, as the library prints it in traces, messages, variant ids
+ * and tune-cache keys: "f32", "f64", "f16", "bf16", "c32", "c64". NULL for a value that is
+ * not a gemm_dtype_t. */
+GEMM_API const char *gemm_dtype_name(gemm_dtype_t type);
+
 /* Message of the last call made on this thread: why it failed, or "" after a success.
  * Argument errors name the parameter by its position, counting as cblas_sgemm does. */
 GEMM_API const char *gemm_last_error(void);

@@ -207,7 +207,6 @@ void check_case(const gemm_case &given, tally &t, const std::vector<memory> &kin
     if ((c.m + 2 * c.n + c.k + c.batch) % 3 == 0) c.api = entry::plan;
     if (!case_selected(c.describe())) return;
     operands o = make_operands(c);
-    reference ref = compute_reference(c, o);
     std::vector<double> expected = cpu_ref_result(c, o);
     for (const std::string &name : gpu_backends()) {
         // cublasxt loops over batches on the host, one blocking call each: thousands of
@@ -365,7 +364,6 @@ TEST_CASE("gpu: gemm_set_stream: calls are enqueued on the caller's stream") {
     gemm_case c = base_case({GEMM_F32, GEMM_F32}, GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 256, 192, 160);
     set_leading_dims(c, 1);
     operands o = make_operands(c);
-    reference ref = compute_reference(c, o);
     std::vector<double> expected = cpu_ref_result(c, o);
     cudaStream_t stream = nullptr;
     CUDA_REQUIRE(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
@@ -398,7 +396,6 @@ TEST_CASE("gpu: 8 threads at once, each with its own stream, on device, pageable
     constexpr int rounds = 6;
     std::vector<gemm_case> cases;
     std::vector<operands> ops;
-    std::vector<reference> refs;
     std::vector<std::vector<double>> expected;
     for (int i = 0; i < threads; ++i) {
         type_pair t = i % 3 == 0 ? type_pair{GEMM_F64, GEMM_F64} : type_pair{GEMM_F32, GEMM_F32};
@@ -408,7 +405,6 @@ TEST_CASE("gpu: 8 threads at once, each with its own stream, on device, pageable
         c.beta = i % 2 ? 0.5 : 0.0;
         cases.push_back(c);
         ops.push_back(make_operands(c));
-        refs.push_back(compute_reference(c, ops.back()));
         expected.push_back(cpu_ref_result(c, ops.back()));
     }
     for (const std::string &name : gpu_backends()) {
@@ -511,7 +507,6 @@ TEST_CASE("gpu: 10^4 calls per GPU backend hold no more memory than the first 10
     c.beta = 0.5;
     const operands o = make_operands(c);
     const std::vector<double> expected = cpu_ref_result(c, o);
-    const reference ref = compute_reference(c, o);
     void *pinned[3] = {nullptr, nullptr, nullptr};
     void *device[3] = {nullptr, nullptr, nullptr};
     const bytes *init[3] = {&o.a, &o.b, &o.c0};
@@ -692,7 +687,6 @@ TEST_CASE("gpu: operands a call does not read do not decide its memory space") {
         c.beta = 0.5;
         const operands o = make_operands(c);
         const std::vector<double> expected = cpu_ref_result(c, o);
-        const reference ref = compute_reference(c, o);
         for (const std::string &spec : gpu_backends()) {
             if (spec == "cublasxt") continue;  // host memory only
             selection_guard sel(spec);
@@ -739,7 +733,6 @@ TEST_CASE("gpu: operands carved from one allocation") {
     c.beta = 1.0;
     const operands o = make_operands(c);
     const std::vector<double> expected = cpu_ref_result(c, o);
-    const reference ref = compute_reference(c, o);
     auto rounded = [](std::size_t n) { return (n + 255) / 256 * 256; };
     const std::size_t at_b = rounded(o.a.size()), at_c = at_b + rounded(o.b.size());
     bytes init(at_c + o.c0.size());
@@ -788,7 +781,6 @@ TEST_CASE("gpu: a device call runs on its operands' device and leaves the thread
     set_leading_dims(c, 0);
     const operands o = make_operands(c);
     const std::vector<double> expected = cpu_ref_result(c, o);
-    const reference ref = compute_reference(c, o);
     int devices = 0;
     CUDA_REQUIRE(cudaGetDeviceCount(&devices));
     // On device 0's memory, from a thread whose current device is `current` (-1: a new thread
@@ -860,11 +852,9 @@ TEST_CASE("gpu: pointer-array batches on device and host memory, matrices one el
         constexpr int count = 5;
         std::vector<operands> ops;
         std::vector<std::vector<double>> expected;
-        std::vector<reference> refs;
         for (int i = 0; i < count; ++i) {
             ops.push_back(make_operands(c, 40 + uint64_t(i)));
             expected.push_back(cpu_ref_result(c, ops.back()));
-            refs.push_back(compute_reference(c, ops.back()));
         }
         const float alpha_f[2] = {float(c.alpha), float(c.alpha_imag)}, beta_f[2] = {float(c.beta), float(c.beta_imag)};
         const double alpha_d[2] = {c.alpha, c.alpha_imag}, beta_d[2] = {c.beta, c.beta_imag};
@@ -943,11 +933,9 @@ TEST_CASE("gpu: pointer arrays in device and managed memory are read in the stre
     const float group_alpha[2] = {alpha, alpha}, group_beta[2] = {beta, beta};
     std::vector<operands> ops;
     std::vector<std::vector<double>> expected;
-    std::vector<reference> refs;
     for (int i = 0; i < count; ++i) {
         ops.push_back(make_operands(c, 90 + uint64_t(i)));
         expected.push_back(cpu_ref_result(c, ops.back()));
-        refs.push_back(compute_reference(c, ops.back()));
     }
     cudaStream_t stream = nullptr;
     CUDA_REQUIRE(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
@@ -1058,7 +1046,6 @@ TEST_CASE("gpu: grouped batches on device memory, every GPU backend, against cpu
             std::vector<gemm_case> cases;
             std::vector<operands> ops;
             std::vector<std::vector<double>> expected;
-            std::vector<reference> refs;
             std::vector<gemm_op_t> ta, tb;
             std::vector<int64_t> m, n, k, lda, ldb, ldc, size;
             std::vector<double> alpha_d, beta_d;
@@ -1072,7 +1059,6 @@ TEST_CASE("gpu: grouped batches on device memory, every GPU backend, against cpu
                     cases.push_back(c);
                     ops.push_back(make_operands(c, 77 + ops.size()));
                     expected.push_back(cpu_ref_result(c, ops.back()));
-                    refs.push_back(compute_reference(c, ops.back()));
                 }
                 ta.push_back(c.transa), tb.push_back(c.transb), m.push_back(c.m), n.push_back(c.n), k.push_back(c.k);
                 lda.push_back(c.lda), ldb.push_back(c.ldb), ldc.push_back(c.ldc), size.push_back(g.count);
@@ -1125,11 +1111,9 @@ TEST_CASE("gpu: a batch spread over side streams is one step of the caller's str
     constexpr int count = 16;
     std::vector<operands> ops;
     std::vector<std::vector<double>> expected;
-    std::vector<reference> refs;
     for (int i = 0; i < count; ++i) {
         ops.push_back(make_operands(c, 500 + uint64_t(i)));
         expected.push_back(cpu_ref_result(c, ops.back()));
-        refs.push_back(compute_reference(c, ops.back()));
     }
     cudaStream_t stream = nullptr;
     CUDA_REQUIRE(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
@@ -1380,7 +1364,6 @@ TEST_CASE("gpu: plan runs and calls captured into a CUDA graph give the same C w
     c.alpha = 0.5;
     c.beta = -1.0;
     operands o = make_operands(c);
-    reference ref = compute_reference(c, o);
     std::vector<double> expected = cpu_ref_result(c, o);
     cudaStream_t stream = nullptr;
     CUDA_REQUIRE(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
@@ -1488,7 +1471,7 @@ run_result run_device_offset(const gemm_case &c, const operands &o, int offset) 
 // The verdict on one variant's run: it succeeded, its C matches cpu_ref's, and it left no
 // CUDA error behind. `where` names the variant, memory and case in every message.
 void check_variant_run(const std::string &where, const gemm_case &c, const operands &o, const run_result &r,
-                       const std::vector<double> &expected, const reference &ref) {
+                       const std::vector<double> &expected) {
     REQUIRE_MESSAGE(r.status == GEMM_STATUS_SUCCESS, where << ": " << r.error);
     comparison cmp = compare_result(c, o, r.c, expected);
     CHECK_MESSAGE(cmp.ok, where << ": " << cmp.first);
@@ -1549,13 +1532,12 @@ TEST_CASE("gpu: cuda_tiled every variant id, aligned and not, against cpu_ref") 
                     c.alpha = sh.alpha;
                     c.beta = sh.beta;
                     operands o = make_operands(c);
-                    reference ref = compute_reference(c, o);
                     std::vector<double> expected = cpu_ref_result(c, o);
                     for (const std::string &id : ids) {
                         selection_guard sel("cuda_tiled:" + id);
                         run_result r = run_device_offset(c, o, sh.offset);
                         check_variant_run(id + " offset " + std::to_string(sh.offset) + " " + c.describe(), c, o,
-                                          r, expected, ref);
+                                          r, expected);
                         ++checked;
                     }
                 }
@@ -1657,7 +1639,6 @@ run_result run_forced(const std::string &id, const gemm_case &c, const operands 
 // c where op(B) = T: NOT_SUPPORTED for that reason, C unchanged (counted in `refused`).
 int64_t check_wgmma_ids(const std::string &prefix, const std::vector<std::string> &tiles, const gemm_case &c,
                         const operands &o, bool host, int64_t &refused) {
-    const reference ref = compute_reference(c, o);
     const std::vector<double> expected = cpu_ref_result(c, o);
     int64_t checked = 0;
     for (const std::string &tile : tiles) {
@@ -1670,11 +1651,11 @@ int64_t check_wgmma_ids(const std::string &prefix, const std::vector<std::string
             ++refused;
             continue;
         }
-        check_variant_run(id + " " + c.describe(), c, o, run_forced(id, c, o, 0), expected, ref);
+        check_variant_run(id + " " + c.describe(), c, o, run_forced(id, c, o, 0), expected);
         ++checked;
         if (!host) continue;
         selection_guard sel("cuda_tiled:" + id);
-        check_variant_run(id + " host " + c.describe(), c, o, run_in(memory::host, c, o, nullptr), expected, ref);
+        check_variant_run(id + " host " + c.describe(), c, o, run_in(memory::host, c, o, nullptr), expected);
         ++checked;
     }
     return checked;
@@ -1889,7 +1870,6 @@ TEST_CASE("gpu: cuda_tiled skinny kernels against cpu_ref, and what they refuse"
                 const gemm_case c = skinny_case(t, layout, sh, &sh == &shapes[7]);
                 const operands o = make_operands(c);
                 const std::vector<double> expected = hopper ? cpu_ref_result(c, o) : std::vector<double>{};
-                const reference ref = compute_reference(c, o);
                 for (const auto &[tile, columns] : ids) {
                     const std::string id = prefix + tile;
                     if (!hopper || sh.n > columns) {
@@ -1903,12 +1883,11 @@ TEST_CASE("gpu: cuda_tiled skinny kernels against cpu_ref, and what they refuse"
                         ++refused;
                         continue;
                     }
-                    check_variant_run(id + " " + c.describe(), c, o, run_forced(id, c, o, 0), expected, ref);
+                    check_variant_run(id + " " + c.describe(), c, o, run_forced(id, c, o, 0), expected);
                     ++checked;
                     if (sh.batch == 1 && sh.k != 1000) continue;
                     selection_guard sel("cuda_tiled:" + id);
-                    check_variant_run(id + " host " + c.describe(), c, o, run_in(memory::host, c, o, nullptr), expected,
-                                      ref);
+                    check_variant_run(id + " host " + c.describe(), c, o, run_in(memory::host, c, o, nullptr), expected);
                     ++checked;
                 }
             }
@@ -2164,10 +2143,9 @@ TEST_SUITE("gpu_tf32" * doctest::skip()) {
             if (sh.batch > 1) c.stride_a = c.a().footprint() + 1, c.stride_b = c.b().footprint() + 3;
             const operands o = make_operands(c);
             const std::vector<double> expected = cpu_ref_result(c, o);
-            const reference ref = compute_reference(c, o);
             for (const std::string &tile : tf32_tiles) {
                 const std::string id = "wgmma_tf32" + tile;
-                check_variant_run(id + " offset 1 " + c.describe(), c, o, run_forced(id, c, o, 1), expected, ref);
+                check_variant_run(id + " offset 1 " + c.describe(), c, o, run_forced(id, c, o, 1), expected);
             }
         }
         // cuda_tiled's default: the TF32 kernel the rule names wherever it computes the problem
@@ -2827,14 +2805,13 @@ TEST_CASE("gpu: cublasxt every block dimension, pageable and page-locked memory,
             c.alpha = -0.75;
             c.beta = l == GEMM_ROW_MAJOR ? 0.0 : 1.5;
             operands o = make_operands(c);
-            reference ref = compute_reference(c, o);
             std::vector<double> expected = cpu_ref_result(c, o);
             for (const char *v : variants)
                 for (memory kind : {memory::host, memory::pinned}) {
                     std::string spec = std::string("cublasxt:") + v;
                     selection_guard sel(spec);
                     run_result r = run_in(kind, c, o, nullptr);
-                    check_variant_run(spec + " " + memory_name(kind) + " " + c.describe(), c, o, r, expected, ref);
+                    check_variant_run(spec + " " + memory_name(kind) + " " + c.describe(), c, o, r, expected);
                     ++checked;
                 }
         }

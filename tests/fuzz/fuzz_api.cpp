@@ -260,6 +260,10 @@ int64_t at(const api_call &c, int64_t r, int64_t q, int64_t ld, int64_t stride, 
     return bi * stride + (c.layout == GEMM_COL_MAJOR ? r + q * ld : r * ld + q);
 }
 
+// The fuzzer's bound is its own, not the measurement engine's rule (dispatch/measure/
+// tolerance.hpp): that rule assumes operands in [-1, 1], while the fuzzer draws quarters in
+// [-2, 2] (and scalars up to 8), so it bounds each entry by the worst case of its magnitudes,
+// |alpha|·sum |a||b| + |beta·c0|, which holds for any values.
 double unit_roundoff(int t) {
     t = part_type(t);
     return t == GEMM_F64 ? std::ldexp(1.0, -53) : t == GEMM_F32 ? std::ldexp(1.0, -24)

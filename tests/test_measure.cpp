@@ -64,10 +64,13 @@ private:
 double next_up(double v, gemm_dtype_t t) {
     if (t == GEMM_F64) return std::nextafter(v, HUGE_VAL);
     if (t == GEMM_F32) return double(std::nextafter(float(v), HUGE_VALF));
+    unsigned char stored[sizeof(double)] = {};  // as large as any type load and store take
     uint16_t bits = 0;
-    store(&bits, 0, t, v);
+    store(stored, 0, t, v);
+    std::memcpy(&bits, stored, sizeof bits);
     bits = v == 0.0 ? uint16_t(1) : std::signbit(v) ? uint16_t(bits - 1) : uint16_t(bits + 1);
-    return load(&bits, 0, t);
+    std::memcpy(stored, &bits, sizeof bits);
+    return load(stored, 0, t);
 }
 
 double next_down(double v, gemm_dtype_t t) { return -next_up(-v, t); }

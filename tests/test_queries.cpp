@@ -132,9 +132,9 @@ TEST_CASE("dtype names: gemm_dtype_name gives each dtype the name the library pr
     }
     // The names in a tune-cache key are these: the key parses back to its dtypes.
     gemm_tune_report_t report;
-    CHECK(gemm_tune_key("bf16 f32 NN 4 4 4 batch=1 ld=tight align=16 space=host beta=0", -1, 1, "cpu_ref", 0,
+    CHECK(gemm_tune_key("bf16 f32 NN 8 8 8 batch=1 ld=tight align=16 space=host beta=0", -1, 1, "cpu_ref", 0,
                         &report) == GEMM_STATUS_SUCCESS);
-    CHECK(gemm_tune_key("f32 bf16 NN 4 4 4 batch=1 ld=tight align=16 space=host beta=0", -1, 1, "cpu_ref", 0,
+    CHECK(gemm_tune_key("f32 bf16 NN 8 8 8 batch=1 ld=tight align=16 space=host beta=0", -1, 1, "cpu_ref", 0,
                         &report) != GEMM_STATUS_SUCCESS);
 }
 

@@ -130,9 +130,9 @@ choice from_entry(backend *b, tune_entry_ptr e, std::string_view why, std::strin
 // GEMM_RECORD: each untuned shape once in the file, for `gemm tune --shapes FILE`: a shape
 // this process has not recorded is looked for in the file (under a lock, so processes
 // recording at once do not both add it) and appended when it is not there.
-void record_miss(const tune_key &key, const std::string &path) {
+void record_miss(const problem_class &key, const std::string &path) {
     static std::mutex mutex;
-    static std::unordered_set<tune_key, tune_key_hash> seen;
+    static std::unordered_set<problem_class, problem_class_hash> seen;
     std::lock_guard<std::mutex> lock(mutex);
     if (!seen.insert(key).second) return;
     if (gemm_status_t s = append_line_once(path, key.to_text()); s != GEMM_STATUS_SUCCESS) {
@@ -143,7 +143,7 @@ void record_miss(const tune_key &key, const std::string &path) {
 
 // The first time online tuning of a shape fails in this process, say why: otherwise calls
 // would run untuned, silently.
-void warn_once_not_tuned(const tune_key &key, const std::string &message) {
+void warn_once_not_tuned(const problem_class &key, const std::string &message) {
     static std::once_flag once;
     std::call_once(once, [&] {
         logger().warn("GEMM_TUNE=online: cannot tune {}: {}; such a shape takes the nearest tuned shape or the "
@@ -167,9 +167,9 @@ void warn_once_not_stored(const std::string &message) {
 // seconds) until the cache's entries change, or the set of such keys reaches its limit (a
 // program may call with ever new shapes); why_not says so. Leaves the thread's error clear:
 // the caller's call has not failed.
-tune_entry_ptr tune_now(const tune_key &key, int device, std::string &why_not) {
+tune_entry_ptr tune_now(const problem_class &key, int device, std::string &why_not) {
     static std::mutex one_at_a_time;  // also guards failed and failed_version
-    static std::unordered_set<tune_key, tune_key_hash> failed;
+    static std::unordered_set<problem_class, problem_class_hash> failed;
     static std::uint64_t failed_version = 0;  // the cache's version when failed was last valid
     constexpr std::size_t failed_limit = 4096;
     std::lock_guard<std::mutex> lock(one_at_a_time);
@@ -186,9 +186,9 @@ tune_entry_ptr tune_now(const tune_key &key, int device, std::string &why_not) {
     tune_options options;
     options.budget_ms = 300;
     tune_outcome outcome;
-    problem_class c = class_of(key);
-    c.device = device < 0 ? 0 : device;
-    if (tune_problem(c, options, outcome) != GEMM_STATUS_SUCCESS) {
+    operand_layout layout = layout_for(key);
+    layout.device = device < 0 ? 0 : device;
+    if (tune_problem(key, layout, options, outcome) != GEMM_STATUS_SUCCESS) {
         std::string message = last_error_message();
         clear_error();
         warn_once_not_tuned(key, message);
@@ -219,7 +219,7 @@ tune_entry_ptr tune_now(const tune_key &key, int device, std::string &why_not) {
 struct last_decision {
     const tune_cache *cache = nullptr;
     std::uint64_t version = 0;  // the cache's version when it was made
-    tune_key key;
+    problem_class key;
     tune_entry_ptr entry;       // the key's own entry, or its nearest tuned shape's; null: the built-in rule
     backend *b = nullptr;
     std::string_view why;       // a literal
@@ -229,7 +229,7 @@ thread_local last_decision tls_last;
 
 choice choose_tuned(const problem &p, const env_settings &env, bool collect_skipped) {
     tune_cache &cache = process_tune_cache();
-    tune_key key = key_of(p);
+    problem_class key = class_of(p);
     last_decision &last = tls_last;
     if (last.cache == &cache && last.version == cache.version() && last.key == key) {
         if (!last.entry) {  // a plain miss again: the built-in rule, which still asks each backend about p

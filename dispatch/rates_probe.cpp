@@ -49,10 +49,11 @@ problem_class shape_class(dtype t, int64_t m, int64_t n, int64_t k, memory_space
 
 problem_class square_class(dtype t, int64_t n, memory_space space) { return shape_class(t, n, n, n, space); }
 
-problem_class locked_square_class(dtype t, int64_t n) {
-    problem_class c = square_class(t, n, memory_space::host);
-    c.pinned = true;
-    return c;
+// The anchors' operands: operand_layout's defaults, host operands pageable or page-locked.
+operand_layout operands(bool page_locked) {
+    operand_layout l;
+    l.pinned = page_locked;
+    return l;
 }
 
 // The problem the class's operands make, for the fits' operation and byte counts.
@@ -69,9 +70,9 @@ problem shape_of(const problem_class &c) {
 // The fastest sample of b on class c (timed only: backends' results are checked by the tests
 // and the tuner, and the rates only rank them), warm in cache, without the 150 ms host
 // warm-up the tuner waits between targets: the probe times each library after cpu_omp.
-gemm_status_t time_class(const problem_class &c, backend *b, double &us) {
+gemm_status_t time_class(const problem_class &c, const operand_layout &layout, backend *b, double &us) {
     const auto start = clock_type::now();
-    operand_sets sets(c);
+    operand_sets sets(c, layout);
     sets.limit_sets(1);
     if (gemm_status_t s = sets.allocate(); s != GEMM_STATUS_SUCCESS)
         return set_error(s, std::string("gemm rates: ") + last_error_message());
@@ -92,7 +93,7 @@ gemm_status_t time_class(const problem_class &c, backend *b, double &us) {
     // What the probe's time goes to, anchor by anchor (GEMM_LOG_LEVEL=debug): making the
     // operands, the warm-up and the samples.
     logger().debug("gemm rates: {} {}x{}x{} {}{} memory: {:.4g} us, timed in {:.1f} ms", b->name(), c.m, c.n, c.k,
-                   c.pinned ? "page-locked " : "", memory_space_name(c.space), us,
+                   layout.pinned ? "page-locked " : "", memory_space_name(c.space), us,
                    std::chrono::duration<double, std::milli>(clock_type::now() - start).count());
     return GEMM_STATUS_SUCCESS;
 }
@@ -103,18 +104,18 @@ double square_flops(int64_t n) { return 2.0 * double(n) * double(n) * double(n);
 // backend too slow for it), then the matrix times a vector.
 gemm_status_t time_host(dtype t, backend *b, host_rate &out) {
     double small_us = 0, large_us = 0;
-    if (gemm_status_t s = time_class(square_class(t, host_small_n, memory_space::host), b, small_us);
+    if (gemm_status_t s = time_class(square_class(t, host_small_n, memory_space::host), operands(false), b, small_us);
         s != GEMM_STATUS_SUCCESS)
         return s;
     const double predicted_ms = small_us * square_flops(host_large_n) / square_flops(host_small_n) / 1e3;
     const int64_t large_n = predicted_ms > longest_large_run_ms ? host_medium_n : host_large_n;
-    if (gemm_status_t s = time_class(square_class(t, large_n, memory_space::host), b, large_us); s != GEMM_STATUS_SUCCESS)
+    if (gemm_status_t s = time_class(square_class(t, large_n, memory_space::host), operands(false), b, large_us); s != GEMM_STATUS_SUCCESS)
         return s;
     std::optional<host_rate> h = fit_host_rate(std::string(b->name()), host_small_n, small_us, large_n, large_us);
     if (!h) return set_error(GEMM_STATUS_EXECUTION_FAILED, "gemm rates: " + std::string(b->name()) + ": no rate from its timings");
     const problem_class vector = shape_class(t, host_vector_n, 1, host_vector_n, memory_space::host);
     double vector_us = 0;
-    if (gemm_status_t s = time_class(vector, b, vector_us); s != GEMM_STATUS_SUCCESS) return s;
+    if (gemm_status_t s = time_class(vector, operands(false), b, vector_us); s != GEMM_STATUS_SUCCESS) return s;
     if (!fit_host_bandwidth(*h, shape_of(vector), vector_us))
         return set_error(GEMM_STATUS_EXECUTION_FAILED, "gemm rates: " + std::string(b->name()) + ": no bandwidth from its timing");
     out = *h;
@@ -127,8 +128,8 @@ void time_locked_link(dtype t, backend *gpu, dtype_rates &r) {
     gpu_anchors a;
     a.small_n = gpu_small_n;
     a.large_n = gpu_large_n;
-    gemm_status_t s = time_class(locked_square_class(t, a.small_n), gpu, a.small_us);
-    if (s == GEMM_STATUS_SUCCESS) s = time_class(locked_square_class(t, a.large_n), gpu, a.large_us);
+    gemm_status_t s = time_class(square_class(t, a.small_n, memory_space::host), operands(true), gpu, a.small_us);
+    if (s == GEMM_STATUS_SUCCESS) s = time_class(square_class(t, a.large_n, memory_space::host), operands(true), gpu, a.large_us);
     if (s == GEMM_STATUS_SUCCESS && !fit_locked_link(t, a, r))
         s = set_error(GEMM_STATUS_EXECUTION_FAILED, "gemm rates: the page-locked timings give no link");
     if (s != GEMM_STATUS_SUCCESS) {
@@ -146,13 +147,13 @@ gemm_status_t time_gpu(dtype t, dtype_rates &r) {
     a.small_n = gpu_small_n;
     for (backend *gpu : registered_backends()) {
         if (gpu->kind() != backend_kind::device || !gpu->available().ok) continue;
-        gemm_status_t s = time_class(square_class(t, a.device_n, memory_space::device), gpu, a.device_us);
+        gemm_status_t s = time_class(square_class(t, a.device_n, memory_space::device), operands(false), gpu, a.device_us);
         if (s == GEMM_STATUS_NOT_SUPPORTED) {
             clear_error();
             continue;
         }
-        if (s == GEMM_STATUS_SUCCESS) s = time_class(square_class(t, a.small_n, memory_space::host), gpu, a.small_us);
-        if (s == GEMM_STATUS_SUCCESS) s = time_class(square_class(t, a.large_n, memory_space::host), gpu, a.large_us);
+        if (s == GEMM_STATUS_SUCCESS) s = time_class(square_class(t, a.small_n, memory_space::host), operands(false), gpu, a.small_us);
+        if (s == GEMM_STATUS_SUCCESS) s = time_class(square_class(t, a.large_n, memory_space::host), operands(false), gpu, a.large_us);
         if (s != GEMM_STATUS_SUCCESS) return s;
         if (!fit_gpu_rates(t, a, std::string(gpu->name()), r))
             return set_error(GEMM_STATUS_EXECUTION_FAILED, "gemm rates: the GPU's timings give no rates");

@@ -114,7 +114,7 @@ std::optional<tune_entry> parse_entry(const std::string &line, std::string &why)
     std::vector<std::string> fields = split(line, '|');
     if (fields.size() != 4) return why = "expected 4 fields separated by '|'", std::nullopt;
     tune_entry e;
-    auto key = tune_key::parse(fields[0]);
+    auto key = problem_class::parse(fields[0]);
     if (!key) return why = "bad problem key '" + quoted(fields[0]) + "'", std::nullopt;
     e.key = *key;
     std::istringstream choice(fields[1]);
@@ -161,7 +161,7 @@ std::string identity_line(const std::string &name, const std::string &identity) 
 }
 
 // In double from the start: a size of INT64_MAX (a valid key) must not overflow.
-double log_distance(const tune_key &a, const tune_key &b) {
+double log_distance(const problem_class &a, const problem_class &b) {
     auto d = [](int64_t x, int64_t y) { return std::fabs(std::log2((double(x) + 1.0) / (double(y) + 1.0))); };
     return std::max({d(a.m, b.m), d(a.n, b.n), d(a.k, b.k)});
 }
@@ -341,7 +341,7 @@ tune_cache::file_contents tune_cache::read_file(std::vector<std::string> &warnin
     std::string line;
     bool in_section = false, in_mine = false, saw_other_machine = false;
     std::size_t usable_entries = 0;
-    std::unordered_map<tune_key, int, tune_key_hash> entry_lines;  // the line number of each key's entry
+    std::unordered_map<problem_class, int, problem_class_hash> entry_lines;  // the line number of each key's entry
     stale_entries stale;
     for (int number = 1; std::getline(in, line); ++number) {
         if (is_header(line)) continue;
@@ -405,7 +405,7 @@ tune_cache::file_contents tune_cache::read_file(std::vector<std::string> &warnin
 }
 
 bool tune_cache::read_entry(const std::string &t, int number, file_contents &contents,
-                            std::unordered_map<tune_key, int, tune_key_hash> &entry_lines, stale_entries &stale,
+                            std::unordered_map<problem_class, int, problem_class_hash> &entry_lines, stale_entries &stale,
                             std::vector<std::string> &warnings) const {
     std::string why = "longer than any entry";
     std::optional<tune_entry> e = t.size() <= max_entry_length ? parse_entry(t, why) : std::nullopt;
@@ -503,7 +503,7 @@ void tune_cache::add_to_mine(file_contents &contents, file_line line) const {
 }
 
 // Removes the lines holding an entry of key from this machine's section; whether there were any.
-bool tune_cache::drop(file_contents &contents, const tune_key &key) const {
+bool tune_cache::drop(file_contents &contents, const problem_class &key) const {
     bool dropped = false;
     for (std::size_t i = 0; i < contents.lines.size();) {
         const file_line &l = contents.lines[i];
@@ -587,7 +587,7 @@ gemm_status_t tune_cache::store(const std::vector<tune_entry> &fresh) {
     });
 }
 
-gemm_status_t tune_cache::remove(const tune_key &key) {
+gemm_status_t tune_cache::remove(const problem_class &key) {
     std::lock_guard<std::mutex> one_store(store_mutex_);
     {
         std::unique_lock<std::shared_mutex> lock(mutex_);
@@ -612,13 +612,13 @@ std::vector<tune_entry_ptr> tune_cache::entries() const {
     return list;
 }
 
-tune_entry_ptr tune_cache::find(const tune_key &key) const {
+tune_entry_ptr tune_cache::find(const problem_class &key) const {
     std::shared_lock<std::shared_mutex> lock(mutex_);
     auto it = entries_.find(key);
     return it == entries_.end() ? nullptr : it->second;
 }
 
-tune_entry_ptr tune_cache::nearest(const tune_key &key) const {
+tune_entry_ptr tune_cache::nearest(const problem_class &key) const {
     {
         std::shared_lock<std::shared_mutex> lock(mutex_);
         if (auto it = nearest_memo_.find(key); it != nearest_memo_.end()) return it->second;
@@ -630,11 +630,11 @@ tune_entry_ptr tune_cache::nearest(const tune_key &key) const {
     return nearest_memo_[key] = search_nearest(key);
 }
 
-tune_entry_ptr tune_cache::search_nearest(const tune_key &key) const {
+tune_entry_ptr tune_cache::search_nearest(const problem_class &key) const {
     const tune_entry_ptr *best = nullptr;
     double best_distance = 1.0;  // within a factor of 2 in each dimension
     for (const auto &[k, e] : entries_) {
-        if (!k.same_class(key)) continue;
+        if (!k.same_but_shape(key)) continue;
         double d = log_distance(k, key);
         // Ties go to the smaller shape, so the answer never depends on hash order.
         bool tie_won = best && d == best_distance &&

@@ -16,12 +16,12 @@
 #include "gemm/gemm.h"
 #include "machine_rates.hpp"
 #include "tune_cache_file.hpp"
-#include "tune_key.hpp"
+#include "problem_class.hpp"
 
 namespace gemm {
 
 struct tune_entry {
-    tune_key key;
+    problem_class key;
     std::string backend;
     std::string variant;          // "" = the backend's default
     double microseconds = 0;      // median time of the winner
@@ -64,7 +64,7 @@ std::string tune_cache_path();
 //   [machine] <fingerprint>              starts the section of one machine and build
 //   backend <name> | <identity>          the backend's identity when the lines below it, up to
 //                                        the next such line of that backend, were stored
-//   <tune_key text> | <backend> <variant or -> | <time> us | default <backend> <time> us
+//   <problem_class text> | <backend> <variant or -> | <time> us | default <backend> <time> us
 //   rates <f32|f64> | host <backend> <x> GFLOP/s | gpu <backend> <x> GFLOP/s <x> GB/s <x> us
 //                                        the machine's rates for host memory (machine_rates.hpp)
 // Only the section whose fingerprint equals this machine's is used; other sections are kept
@@ -90,14 +90,14 @@ public:
     const std::string &path() const { return path_; }
     std::size_t size() const;
 
-    tune_entry_ptr find(const tune_key &key) const;
+    tune_entry_ptr find(const problem_class &key) const;
 
-    // The entry of the same class (tune_key::same_class) whose m, n, k are nearest on a log
+    // The entry equal to key but for m, n, k (same_but_shape) whose m, n, k are nearest on a log
     // scale, if any lies within a factor of 2 in each. Remembered per key until the entries
     // change: an untuned shape is usually called again and again, and the search reads every
     // entry, which with a few hundred entries costs many times a hit (docs/PERFORMANCE.md,
     // "Routing cost").
-    tune_entry_ptr nearest(const tune_key &key) const;
+    tune_entry_ptr nearest(const problem_class &key) const;
 
     // Adds or replaces entries in memory and in the file: under an exclusive lock on
     // "<path>.lock", re-reads the file, merges, writes a temporary file and renames it over
@@ -108,7 +108,7 @@ public:
     // Removes the entry of key, in memory and in the file, the way store() changes them; a
     // key in neither changes nothing (GEMM_STATUS_SUCCESS). Auto then decides for its calls as
     // for any untuned shape.
-    gemm_status_t remove(const tune_key &key);
+    gemm_status_t remove(const problem_class &key);
 
     // Whether a store would be accepted: the checks store() makes before it creates anything
     // (cache_store_target_find; the file must be a tune cache), and a temporary file or folder
@@ -170,7 +170,7 @@ private:
     // section: whether it is a usable one; else it is warned about, counted as stale, or
     // dropped from contents when it is no entry at all.
     bool read_entry(const std::string &t, int number, file_contents &contents,
-                    std::unordered_map<tune_key, int, tune_key_hash> &entry_lines, stale_entries &stale,
+                    std::unordered_map<problem_class, int, problem_class_hash> &entry_lines, stale_entries &stale,
                     std::vector<std::string> &warnings) const;
     // The file a store replaces, once it passed the checks made before anything is created;
     // else the error, which ends with undone.
@@ -180,7 +180,7 @@ private:
     // Adds line at the end of this machine's section, which is created at the end of the file
     // if absent, after a "backend" line for each identity now that the section's end lacks.
     void add_to_mine(file_contents &contents, file_line line) const;
-    bool drop(file_contents &contents, const tune_key &key) const;
+    bool drop(file_contents &contents, const problem_class &key) const;
     // Under the file's lock: re-read, change by edit (merge or drop; it returns whether it
     // changed anything), take in other processes' entries, write if edit changed the file.
     // undone ends the error of a file that cannot be read ("nothing stored").
@@ -202,7 +202,7 @@ private:
     std::vector<std::string> warnings_;
     std::mutex store_mutex_;           // one store at a time: file lock, re-read, merge, write
     mutable std::shared_mutex mutex_;  // entries_, nearest_memo_, and writes of version_
-    std::unordered_map<tune_key, tune_entry_ptr, tune_key_hash> entries_;
+    std::unordered_map<problem_class, tune_entry_ptr, problem_class_hash> entries_;
     std::atomic<std::uint64_t> version_{0};  // read without the lock: every auto call reads it
     std::shared_ptr<const machine_rates> rates_;  // replaced whole, under mutex_
     // Whether rates_ is set (never unset after): every untuned host-memory call asks for the
@@ -210,8 +210,8 @@ private:
     std::atomic<bool> has_rates_{false};
     // nearest()'s answers, null where none was near; cleared by store(), and when full, since
     // a program may call with ever new shapes.
-    mutable std::unordered_map<tune_key, tune_entry_ptr, tune_key_hash> nearest_memo_;
-    tune_entry_ptr search_nearest(const tune_key &key) const;  // caller holds mutex_
+    mutable std::unordered_map<problem_class, tune_entry_ptr, problem_class_hash> nearest_memo_;
+    tune_entry_ptr search_nearest(const problem_class &key) const;  // caller holds mutex_
 };
 
 // The process's cache at tune_cache_path(), loaded on first use.

@@ -83,8 +83,9 @@ gemm_status_t prepare(operand_sets &sets, const char *who, rates_use rates, choi
 }
 
 // One timing of every candidate of c, and the choice it gives.
-gemm_status_t time_candidates(const problem_class &c, const tune_options &options, tune_outcome &out) {
-    operand_sets sets(c);
+gemm_status_t time_candidates(const problem_class &c, const operand_layout &layout, const tune_options &options,
+                              tune_outcome &out) {
+    operand_sets sets(c, layout);
     choice builtin;
     if (gemm_status_t s = prepare(sets, "gemm_tune", options.rates, builtin); s != GEMM_STATUS_SUCCESS) return s;
     const problem &p = sets.first();
@@ -120,7 +121,7 @@ gemm_status_t time_candidates(const problem_class &c, const tune_options &option
     if (fallback.correct && winner && !(winner->median_us * (1.0 + options.margin) < fallback.median_us))
         winner = &fallback;
     if (!winner) return set_error(GEMM_STATUS_EXECUTION_FAILED, "tuner: no candidate computed a correct result");
-    out.entry.key = key_of(p);
+    out.entry.key = class_of(p);
     out.entry.backend = winner->backend;
     out.entry.variant = winner->variant;
     out.entry.microseconds = winner->median_us;
@@ -135,18 +136,9 @@ gemm_status_t time_candidates(const problem_class &c, const tune_options &option
 
 }  // namespace
 
-problem_class class_of(const tune_key &key) {
-    problem_class c;
-    c.ab_type = key.ab_type;
-    c.c_type = key.c_type;
-    c.op_a = key.op_a;
-    c.op_b = key.op_b;
-    c.m = key.m;
-    c.n = key.n;
-    c.k = key.k;
-    c.batch = key.batch;
-    c.pointers = key.pointers;
-    c.ld_padding = key.padded_ld ? -1 : 0;
+operand_layout layout_for(const problem_class &key) {
+    operand_layout l;
+    l.ld_padding = key.padded_ld ? -1 : 0;
     // A tight key whose own leading dimensions or strides are not 16-byte multiples is
     // align=elem whatever its pointers, and the calls it was recorded from most likely had
     // aligned ones (cudaMalloc and malloc give them): it is measured on aligned pointers, as
@@ -154,13 +146,9 @@ problem_class class_of(const tune_key &key) {
     // a winner picked there loses on the real call (docs/PERFORMANCE.md, "auto after record →
     // tune"). Only a key whose tight layout is aligned owes its align=elem to its pointers,
     // which are then placed one element off.
-    c.aligned = key.aligned_16 || (!key.padded_ld && !key.tight_layout_aligned());
-    c.beta = key.beta_zero ? 0.0 : 0.5;
-    c.space = key.space;
-    c.act = key.act;
-    c.axis = key.axis;
-    c.saves_aux = key.saves_aux;
-    return c;
+    l.aligned = key.aligned_16 || (!key.padded_ld && !key.tight_layout_aligned());
+    l.beta = key.beta_zero ? 0.0 : 0.5;
+    return l;
 }
 
 std::optional<int> forced_disturbed_timings() {
@@ -170,9 +158,10 @@ std::optional<int> forced_disturbed_timings() {
     return std::nullopt;
 }
 
-gemm_status_t tune_problem(const problem_class &c, const tune_options &options, tune_outcome &out) {
+gemm_status_t tune_problem(const problem_class &c, const operand_layout &layout, const tune_options &options,
+                           tune_outcome &out) {
     for (int timing = 1;; ++timing) {
-        if (gemm_status_t s = time_candidates(c, options, out); s != GEMM_STATUS_SUCCESS) return s;
+        if (gemm_status_t s = time_candidates(c, layout, options, out); s != GEMM_STATUS_SUCCESS) return s;
         out.timings = timing;
         if (const std::optional<int> forced = forced_disturbed_timings()) out.disturbed = timing <= *forced;
         if (!out.disturbed || timing > options.disturbed_retimes) return GEMM_STATUS_SUCCESS;
@@ -184,9 +173,9 @@ gemm_status_t tune_problem(const problem_class &c, const tune_options &options, 
 
 gemm_status_t verify_entry(const tune_entry &e, int device, const tune_options &options, verify_outcome &out) {
     out = {};
-    problem_class c = class_of(e.key);
-    if (c.space == memory_space::device) c.device = device;
-    operand_sets sets(c);
+    operand_layout layout = layout_for(e.key);
+    if (e.key.space == memory_space::device) layout.device = device;
+    operand_sets sets(e.key, layout);
     choice builtin;
     if (gemm_status_t s = prepare(sets, "gemm_tune_verify", rates_use::measure, builtin); s != GEMM_STATUS_SUCCESS) return s;
     const problem &p = sets.first();

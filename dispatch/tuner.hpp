@@ -6,7 +6,8 @@
 #include <vector>
 
 #include "gemm/gemm.h"
-#include "measure/problem_class.hpp"
+#include "measure/operand_sets.hpp"
+#include "problem_class.hpp"
 #include "policy.hpp"
 #include "tune_cache.hpp"
 
@@ -63,15 +64,18 @@ constexpr double disturbed_spread = 0.25;
 // Nothing when unset or not a digit: the spreads decide.
 std::optional<int> forced_disturbed_timings();
 
-// The class a tune-cache key stands for (for `gemm tune --shapes`, GEMM_RECORD files and
-// GEMM_TUNE=online): beta 0, or 0.5 for a key whose calls read C (neither 0 nor 1, so that a
-// backend that skips reading or scaling C fails the check); the least leading dimensions,
-// rounded up to 16 bytes for a padded key; device 0 for a device key (the caller sets another).
-problem_class class_of(const tune_key &key);
+// The operands that stand for a class's calls (for `gemm tune --shapes`, GEMM_RECORD files
+// and GEMM_TUNE=online): beta 0, or 0.5 for a class whose calls read C (neither 0 nor 1, so
+// that a backend that skips reading or scaling C fails the check); the least leading
+// dimensions, rounded up to 16 bytes for a padded class; device 0 for a device class (the
+// caller sets another).
+operand_layout layout_for(const problem_class &c);
 
-// Times the candidates of c (dispatch/measure) and fills out, again (options.
-// disturbed_retimes) while out.disturbed. Fails only when nothing could run correctly.
-gemm_status_t tune_problem(const problem_class &c, const tune_options &options, tune_outcome &out);
+// Times the candidates of c on operands laid out as `layout` says (dispatch/measure) and fills
+// out, again (options.disturbed_retimes) while out.disturbed. Fails only when nothing could
+// run correctly.
+gemm_status_t tune_problem(const problem_class &c, const operand_layout &layout, const tune_options &options,
+                           tune_outcome &out);
 
 // A stored choice measured again against the built-in rule's choice now, which is what auto
 // would run for its calls without the entry.

@@ -120,7 +120,7 @@ bool name_text(const std::string &text, const char *also = "") {
     return !text.empty() && text.find_first_not_of(allowed) == std::string::npos;
 }
 
-// What tune_key::to_text writes, and so what GEMM_RECORD writes and `gemm tune --shapes` reads:
+// What problem_class::to_text writes, and so what GEMM_RECORD writes and `gemm tune --shapes` reads:
 // "f32 f32 NN 64 64 64 batch=1 ld=tight align=16 space=host beta=0", single spaces.
 bool is_key_text(const std::string &text) {
     std::vector<std::string> w = words(text);

@@ -34,8 +34,9 @@ gemm_status_t check_options(const gemm_measure_options_t &o) {
     return GEMM_STATUS_SUCCESS;
 }
 
-// The class of the desc's calls: its canonical problem's shape and leading dimensions.
-gemm_status_t class_of(const api_desc &d, const gemm_measure_options_t &o, problem_class &c) {
+// The class of the desc's calls, and their operands: the canonical problem's leading
+// dimensions and alignment, the options' scalars, device and page-locking.
+gemm_status_t class_of(const api_desc &d, const gemm_measure_options_t &o, problem_class &c, operand_layout &l) {
     problem p;
     if (gemm_status_t s = problem_of(d, 1, p); s != GEMM_STATUS_SUCCESS) return s;
     if (p.epilogue.any() && d.batch > 1)
@@ -45,27 +46,18 @@ gemm_status_t class_of(const api_desc &d, const gemm_measure_options_t &o, probl
     if (d.beta_zero && o.beta != 0.0)
         return set_error(GEMM_STATUS_INVALID_VALUE, "gemm_measure: the desc says beta = 0, the options say beta = " +
                                                         std::to_string(o.beta));
-    c.ab_type = p.ab_type;
-    c.c_type = p.c_type;
-    c.op_a = p.op_a;
-    c.op_b = p.op_b;
-    c.m = p.m;
-    c.n = p.n;
-    c.k = p.k;
-    c.batch = p.batch;
-    c.lda = p.lda;
-    c.ldb = p.ldb;
-    c.ldc = p.ldc;
-    c.aligned = d.alignment >= 16;  // below: one element past a 64-byte boundary
-    c.alpha = o.alpha;
-    c.beta = o.beta;
-    c.space = d.device < 0 ? memory_space::host : memory_space::device;
-    c.device = d.device < 0 ? 0 : d.device;
-    c.pinned = o.pinned != 0;
-    c.act = p.epilogue.act;
-    c.axis = p.epilogue.axis;
-    c.saves_aux = !p.epilogue.backward() && p.epilogue.aux;  // a placeholder stands for the desc's aux
-    c.ld_aux = p.epilogue.aux ? p.epilogue.ld_aux : 0;
+    p.space = d.device < 0 ? memory_space::host : memory_space::device;
+    p.beta = o.beta;
+    c = class_of(p);  // a placeholder aux stands for the desc's: saves_aux as the desc says
+    l.lda = p.lda;
+    l.ldb = p.ldb;
+    l.ldc = p.ldc;
+    l.aligned = d.alignment >= 16;  // below: one element past a 64-byte boundary
+    l.alpha = o.alpha;
+    l.beta = o.beta;
+    l.device = d.device < 0 ? 0 : d.device;
+    l.pinned = o.pinned != 0;
+    l.ld_aux = p.epilogue.aux ? p.epilogue.ld_aux : 0;
     return GEMM_STATUS_SUCCESS;
 }
 
@@ -101,8 +93,9 @@ gemm_status_t measure(const api_desc *d, const char *const *names, int64_t count
     if (gemm_status_t s = check_options(o); s != GEMM_STATUS_SUCCESS) return s;
     if (const env_settings &env = settings(); env.error != GEMM_STATUS_SUCCESS) return set_error(env.error, env.error_message);
     problem_class c;
-    if (gemm_status_t s = class_of(*d, o, c); s != GEMM_STATUS_SUCCESS) return s;
-    operand_sets sets(c);
+    operand_layout layout;
+    if (gemm_status_t s = class_of(*d, o, c, layout); s != GEMM_STATUS_SUCCESS) return s;
+    operand_sets sets(c, layout);
     if (gemm_status_t s = sets.allocate(); s != GEMM_STATUS_SUCCESS)
         return set_error(s, std::string("gemm_measure: ") + last_error_message());
     result_check check;

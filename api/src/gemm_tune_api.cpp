@@ -65,12 +65,21 @@ problem_class class_of(const api_tune_request &r) {
     c.n = row ? r.m : r.n;
     c.k = r.k;
     c.batch = r.batch_count;
-    c.ld_padding = r.ld_padding;
-    c.aligned = !r.misaligned;
-    c.beta = r.beta_zero ? 0.0 : 0.5;  // neither 0 nor 1: a backend that skips reading or scaling C fails the check
+    c.padded_ld = r.ld_padding != 0;
+    c.aligned_16 = !r.misaligned;
     c.space = r.device < 0 ? memory_space::host : memory_space::device;
-    c.device = r.device < 0 ? 0 : r.device;
+    c.beta_zero = r.beta_zero != 0;
     return c;
+}
+
+// The request's operands: its padding and alignment, on its device.
+operand_layout layout_of(const api_tune_request &r) {
+    operand_layout l;
+    l.ld_padding = r.ld_padding;
+    l.aligned = !r.misaligned;
+    l.beta = r.beta_zero ? 0.0 : 0.5;  // neither 0 nor 1: a backend that skips reading or scaling C fails the check
+    l.device = r.device < 0 ? 0 : r.device;
+    return l;
 }
 
 std::vector<std::string> split_names(const char *list) {
@@ -101,11 +110,12 @@ void fill_report(gemm_tune_report_t &report, bool stored) {
     report.disturbed = st.outcome.disturbed ? 1 : 0;
 }
 
-// Tunes class c with the budget and backends a request or a key call gives, storing the winner
-// when asked; the report points into this thread's storage. key: the key a key call named,
-// which the winner must be stored under, or the caller could not look it up by that key.
-gemm_status_t tune_class(const problem_class &c, double budget_ms, const char *backends, int store,
-                         gemm_tune_report_t *report, const tune_key *key = nullptr) {
+// Tunes class c on operands laid out as `layout` says with the budget and backends a request or
+// a key call gives, storing the winner when asked; the report points into this thread's
+// storage. key: the key a key call named, which the winner must be stored under, or the
+// caller could not look it up by that key.
+gemm_status_t tune_class(const problem_class &c, const operand_layout &layout, double budget_ms, const char *backends,
+                         int store, gemm_tune_report_t *report, const problem_class *key = nullptr) {
     tune_options options;
     if (budget_ms > 0) options.budget_ms = budget_ms;
     options.backends = split_names(backends);
@@ -119,7 +129,7 @@ gemm_status_t tune_class(const problem_class &c, double budget_ms, const char *b
     // backends measures nothing else, and one that stores nothing writes no rates either: its
     // default is then the rule's choice with the rates the cache has.
     if (!store || !options.backends.empty()) options.rates = rates_use::stored_only;
-    if (gemm_status_t s = tune_problem(c, options, tls_report.outcome); s != GEMM_STATUS_SUCCESS) return s;
+    if (gemm_status_t s = tune_problem(c, layout, options, tls_report.outcome); s != GEMM_STATUS_SUCCESS) return s;
     if (key && tls_report.outcome.entry.key != *key)
         return set_error(GEMM_STATUS_INVALID_VALUE, "parameter 1: key '" + key->to_text() + "' was measured as '" +
                                                         tls_report.outcome.entry.key.to_text() +
@@ -145,13 +155,13 @@ gemm_status_t tune_request(const api_tune_request *request, int store, gemm_tune
     if (const env_settings &env = settings(); env.error != GEMM_STATUS_SUCCESS)
         return set_error(env.error, env.error_message);
     if (gemm_status_t s = check_request(*request); s != GEMM_STATUS_SUCCESS) return s;
-    return tune_class(class_of(*request), request->budget_ms, request->backends, store, report);
+    return tune_class(class_of(*request), layout_of(*request), request->budget_ms, request->backends, store, report);
 }
 
 // A key argument (parameter 1) as gemm_tune_key and gemm_tune_verify take it, with its device
 // (parameter 2) and budget (parameter 3).
-gemm_status_t read_key(const char *key_text, int device, double budget_ms, tune_key &out) {
-    std::optional<tune_key> key = tune_key::parse(key_text);
+gemm_status_t read_key(const char *key_text, int device, double budget_ms, problem_class &out) {
+    std::optional<problem_class> key = problem_class::parse(key_text);
     if (!key) return set_error(GEMM_STATUS_INVALID_VALUE, std::string("parameter 1: key '") + key_text +
                                                               "' is not a tune-cache key", 1);
     // A key parses whatever its two types, but only the pairs a call can have name a class:
@@ -196,13 +206,13 @@ gemm_status_t tune_key_text(const char *key_text, int device, double budget_ms, 
     if (!report) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 6: report is NULL", 6);
     if (const env_settings &env = settings(); env.error != GEMM_STATUS_SUCCESS)
         return set_error(env.error, env.error_message);
-    tune_key key;
+    problem_class key;
     if (gemm_status_t s = read_key(key_text, device, budget_ms, key); s != GEMM_STATUS_SUCCESS) return s;
     if (key.space == memory_space::managed)
         return set_error(GEMM_STATUS_NOT_SUPPORTED, "parameter 1: space=managed is not tuned (host or device memory)", 1);
-    problem_class c = class_of(key);
-    c.device = device < 0 ? 0 : device;
-    return tune_class(c, budget_ms, backends, store, report, &key);
+    operand_layout layout = layout_for(key);
+    layout.device = device < 0 ? 0 : device;
+    return tune_class(key, layout, budget_ms, backends, store, report, &key);
 }
 
 // What the last listing and the last verdict on this thread point into.
@@ -266,7 +276,7 @@ gemm_status_t verify(const char *key_text, int device, double budget_ms, int rem
     if (!out) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 5: verdict is NULL", 5);
     if (const env_settings &env = settings(); env.error != GEMM_STATUS_SUCCESS)
         return set_error(env.error, env.error_message);
-    tune_key key;
+    problem_class key;
     if (gemm_status_t s = read_key(key_text, device, budget_ms, key); s != GEMM_STATUS_SUCCESS) return s;
     tune_cache &cache = process_tune_cache();
     tune_entry_ptr entry = cache.find(key);

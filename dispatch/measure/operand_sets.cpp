@@ -93,7 +93,7 @@ void fill(void *base, std::size_t count, dtype t, uniform_values &values) {
 
 }  // namespace
 
-operand_sets::operand_sets(const problem_class &c) : class_(c) {}
+operand_sets::operand_sets(const problem_class &c, const operand_layout &layout) : class_(c), layout_(layout) {}
 
 operand_sets::~operand_sets() {
     const device_services *dev = installed_device_services();
@@ -101,17 +101,17 @@ operand_sets::~operand_sets() {
     for (void *p : pinned_) dev->unpin(p);
     for (set &s : sets_)
         for (void *p : s.device_allocation)
-            if (p) dev->release(class_.device, p);
-    if (stream_) dev->destroy_stream(class_.device, stream_);
+            if (p) dev->release(layout_.device, p);
+    if (stream_) dev->destroy_stream(layout_.device, stream_);
 }
 
-// rows plus the class's padding; padding -1 is the least padding that keeps the leading
-// dimension a multiple of 16 bytes when the class is aligned, so that a tuned `ld=padded
+// rows plus the layout's padding; padding -1 is the least padding that keeps the leading
+// dimension a multiple of 16 bytes when the layout is aligned, so that a tuned `ld=padded
 // align=16` class gets an entry of that same class. Empty on overflow.
 std::optional<int64_t> operand_sets::leading_dim(int64_t rows, std::size_t element) const {
     int64_t tight = std::max<int64_t>(1, rows);
-    if (class_.ld_padding >= 0) return checked_add(tight, class_.ld_padding);
-    int64_t unit = class_.aligned ? int64_t(16 / element) : 1;
+    if (layout_.ld_padding >= 0) return checked_add(tight, layout_.ld_padding);
+    int64_t unit = layout_.aligned ? int64_t(16 / element) : 1;
     std::optional<int64_t> padded = checked_add(tight, unit);
     return padded ? std::optional<int64_t>(*padded / unit * unit) : std::nullopt;
 }
@@ -132,6 +132,7 @@ bool operand_sets::operand(std::optional<int64_t> ld, int64_t cols, std::size_t 
 
 gemm_status_t operand_sets::plan() {
     const problem_class &c = class_;
+    const operand_layout &l = layout_;
     base_.op_a = c.op_a;
     base_.op_b = c.op_b;
     base_.m = c.m;
@@ -141,14 +142,14 @@ gemm_status_t operand_sets::plan() {
     base_.ab_type = c.ab_type;
     base_.c_type = c.c_type;
     base_.compute_type = compute_type_for(c.ab_type);
-    base_.alpha = c.alpha;
-    base_.beta = c.beta;
+    base_.alpha = l.alpha;
+    base_.beta = l.beta;
     base_.space = c.space;
-    base_.device = c.space == memory_space::host ? -1 : c.device;
+    base_.device = c.space == memory_space::host ? -1 : l.device;
     // As a call's classification would find them once pinned: auto weighs the page-locked link.
-    base_.page_locked = c.pinned && c.space == memory_space::host;
+    base_.page_locked = l.pinned && c.space == memory_space::host;
     std::size_t ab = dtype_size(c.ab_type), cs = dtype_size(c.c_type);
-    const int64_t given[3] = {c.lda, c.ldb, c.ldc}, rows[3] = {base_.a_rows(), base_.b_rows(), c.m};
+    const int64_t given[3] = {l.lda, l.ldb, l.ldc}, rows[3] = {base_.a_rows(), base_.b_rows(), c.m};
     for (int i = 0; i < 3; ++i)
         if (given[i] > 0 && given[i] < std::max<int64_t>(1, rows[i]))
             return set_error(GEMM_STATUS_INVALID_SIZE, fmt::format("ld{} = {} is less than the {} rows of {}",
@@ -156,19 +157,20 @@ gemm_status_t operand_sets::plan() {
     auto ld = [this](int64_t given_ld, int64_t rows_of, std::size_t element) {
         return given_ld > 0 ? std::optional<int64_t>(given_ld) : leading_dim(rows_of, element);
     };
-    bool ok = operand(ld(c.lda, base_.a_rows(), ab), base_.a_cols(), ab, base_.lda, base_.stride_a, bytes_[0]) &&
-              operand(ld(c.ldb, base_.b_rows(), ab), base_.b_cols(), ab, base_.ldb, base_.stride_b, bytes_[1]) &&
-              operand(ld(c.ldc, c.m, cs), c.n, cs, base_.ldc, base_.stride_c, bytes_[2]);
+    bool ok = operand(ld(l.lda, base_.a_rows(), ab), base_.a_cols(), ab, base_.lda, base_.stride_a, bytes_[0]) &&
+              operand(ld(l.ldb, base_.b_rows(), ab), base_.b_cols(), ab, base_.ldb, base_.stride_b, bytes_[1]) &&
+              operand(ld(l.ldc, c.m, cs), c.n, cs, base_.ldc, base_.stride_c, bytes_[2]);
     if (!ok)
         return set_error(GEMM_STATUS_INVALID_SIZE,
                          fmt::format("m = {}, n = {}, k = {}, batch_count = {}, ld_padding = {} make operands larger "
-                                     "than 2^63 - 1 bytes", c.m, c.n, c.k, c.batch, c.ld_padding));
+                                     "than 2^63 - 1 bytes", c.m, c.n, c.k, c.batch, l.ld_padding));
     return plan_epilogue();
 }
 
 // The epilogue's vector (m or n values) and aux (C's shape, ld_aux or C's leading dimension).
 gemm_status_t operand_sets::plan_epilogue() {
     const problem_class &c = class_;
+    const operand_layout &l = layout_;
     if (!c.has_epilogue()) return GEMM_STATUS_SUCCESS;
     if (c.batch > 1) return set_error(GEMM_STATUS_NOT_SUPPORTED, "epilogues are measured on one matrix, not a batch");
     const std::size_t cs = dtype_size(c.c_type);
@@ -176,9 +178,9 @@ gemm_status_t operand_sets::plan_epilogue() {
     base_.epilogue.axis = c.axis;
     if (c.axis != epilogue_axis::none) bytes_[vector_index] = std::size_t(c.axis == epilogue_axis::rows ? c.m : c.n) * cs;
     if (c.saves_aux || c.backward()) {
-        if (c.ld_aux > 0 && c.ld_aux < std::max<int64_t>(1, c.m))
-            return set_error(GEMM_STATUS_INVALID_SIZE, fmt::format("ld_aux = {} is less than the {} rows of C", c.ld_aux, c.m));
-        base_.epilogue.ld_aux = c.ld_aux > 0 ? c.ld_aux : base_.ldc;
+        if (l.ld_aux > 0 && l.ld_aux < std::max<int64_t>(1, c.m))
+            return set_error(GEMM_STATUS_INVALID_SIZE, fmt::format("ld_aux = {} is less than the {} rows of C", l.ld_aux, c.m));
+        base_.epilogue.ld_aux = l.ld_aux > 0 ? l.ld_aux : base_.ldc;
         int64_t stride = 0;
         if (!operand(base_.epilogue.ld_aux, c.n, cs, base_.epilogue.ld_aux, stride, bytes_[aux_index]))
             return set_error(GEMM_STATUS_INVALID_SIZE, "the epilogue's aux would span more than 2^63 - 1 bytes");
@@ -194,7 +196,7 @@ gemm_status_t operand_sets::allocate() {
                                                     "memory instead");
     if (gemm_status_t s = plan(); s != GEMM_STATUS_SUCCESS) return s;
     const device_services *dev = installed_device_services();
-    if ((on_device() || class_.pinned) && !dev)
+    if ((on_device() || layout_.pinned) && !dev)
         return set_error(GEMM_STATUS_NOT_SUPPORTED, on_device() ? "device problems need a build with CUDA"
                                                                 : "page-locked host memory needs a build with CUDA");
     // One set and the initial C at least, and for a device problem the C (and the epilogue's
@@ -205,10 +207,10 @@ gemm_status_t operand_sets::allocate() {
     double least = per_set_bytes + double(bytes_[c_index]) + (on_device() ? copied_back : 0.0);
     if (gemm_status_t s = check_host_memory(least); s != GEMM_STATUS_SUCCESS) return s;
     if (on_device())
-        if (gemm_status_t s = dev->create_stream(class_.device, &stream_); s != GEMM_STATUS_SUCCESS) return s;
+        if (gemm_status_t s = dev->create_stream(layout_.device, &stream_); s != GEMM_STATUS_SUCCESS) return s;
     std::size_t per_set = 0;
     for (std::size_t b : bytes_) per_set += b;
-    std::size_t cache = on_device() ? dev->cache_bytes(class_.device) : last_level_cache_bytes();
+    std::size_t cache = on_device() ? dev->cache_bytes(layout_.device) : last_level_cache_bytes();
     std::size_t count = std::clamp<std::size_t>(2 * cache / std::max<std::size_t>(per_set, 1) + 1, 1, std::max<std::size_t>(most_sets_, 1));
     initial_c_.reset(static_cast<char *>(allocate_host(bytes_[c_index])));
     if (on_device()) {
@@ -239,7 +241,7 @@ gemm_status_t operand_sets::make_set(set &s, bool first) {
         if (bytes_[i] == 0 && i >= vector_index) continue;  // not an operand of this class
         s.buffers[i].reset(static_cast<char *>(allocate_host(bytes_[i])));
         if (!s.buffers[i]) return set_error(GEMM_STATUS_ALLOC_FAILED, "cannot allocate the measured operands");
-        s.host[i] = s.buffers[i].get() + (class_.aligned ? 0 : element[i]);
+        s.host[i] = s.buffers[i].get() + (layout_.aligned ? 0 : element[i]);
     }
     const bool reads_vector = !class_.backward(), reads_aux = class_.backward();
     uniform_values values(7);
@@ -252,7 +254,7 @@ gemm_status_t operand_sets::make_set(set &s, bool first) {
     }
     std::memcpy(s.host[c_index], initial_c_.get(), bytes_[c_index]);
     const device_services *dev = installed_device_services();
-    if (class_.pinned && !on_device())
+    if (layout_.pinned && !on_device())
         for (int i = 0; i < operand_count; ++i) {
             if (!s.host[i]) continue;
             const std::size_t offset = std::size_t(static_cast<char *>(s.host[i]) - s.buffers[i].get());
@@ -267,12 +269,12 @@ gemm_status_t operand_sets::copy_to_device(set &s) {
     const device_services *dev = installed_device_services();
     for (int i = 0; i < operand_count; ++i) {
         if (!s.host[i]) continue;
-        if (gemm_status_t st = dev->allocate(class_.device, bytes_[i] + slack, &s.device_allocation[i]);
+        if (gemm_status_t st = dev->allocate(layout_.device, bytes_[i] + slack, &s.device_allocation[i]);
             st != GEMM_STATUS_SUCCESS)
             return st;
         const std::size_t offset = std::size_t(static_cast<char *>(s.host[i]) - s.buffers[i].get());
         s.device[i] = static_cast<char *>(s.device_allocation[i]) + offset;
-        if (gemm_status_t st = dev->copy(class_.device, s.device[i], s.host[i], bytes_[i]); st != GEMM_STATUS_SUCCESS)
+        if (gemm_status_t st = dev->copy(layout_.device, s.device[i], s.host[i], bytes_[i]); st != GEMM_STATUS_SUCCESS)
             return st;
     }
     return GEMM_STATUS_SUCCESS;
@@ -303,7 +305,7 @@ const problem &operand_sets::next() {
 gemm_status_t operand_sets::prepare_check() {
     next_ = 0;
     set &s = sets_.front();
-    if (class_.beta == 0.0) {
+    if (layout_.beta == 0.0) {
         const dtype part = part_type(class_.c_type);
         std::size_t count = bytes_[c_index] / dtype_size(part);
         for (std::size_t i = 0; i < count; ++i)
@@ -312,7 +314,7 @@ gemm_status_t operand_sets::prepare_check() {
         std::memcpy(s.host[c_index], initial_c_.get(), bytes_[c_index]);
     }
     if (!on_device()) return GEMM_STATUS_SUCCESS;
-    return installed_device_services()->copy(class_.device, s.device[c_index], s.host[c_index], bytes_[c_index]);
+    return installed_device_services()->copy(layout_.device, s.device[c_index], s.host[c_index], bytes_[c_index]);
 }
 
 gemm_status_t operand_sets::checked_result(problem &view) {
@@ -330,7 +332,7 @@ gemm_status_t operand_sets::checked_result(problem &view) {
         if (on_device() && written) {
             host_buffer &back = i == c_index ? check_c_ : i == vector_index ? check_vector_ : check_aux_;
             host = back.get() + (static_cast<char *>(s.host[i]) - s.buffers[i].get());
-            if (gemm_status_t st = installed_device_services()->copy(class_.device, host, s.device[i], bytes_[i]);
+            if (gemm_status_t st = installed_device_services()->copy(layout_.device, host, s.device[i], bytes_[i]);
                 st != GEMM_STATUS_SUCCESS)
                 return st;
         }

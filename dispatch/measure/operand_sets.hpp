@@ -12,14 +12,31 @@
 #include <vector>
 
 #include "dispatch/problem.hpp"
+#include "dispatch/problem_class.hpp"
 #include "gemm/gemm.h"
-#include "problem_class.hpp"
 
 namespace gemm {
 
+// How the engine lays out and scales a class's operands: what the class leaves open. The
+// tuner takes the layout that stands for the class's calls (layout_for, tuner.hpp);
+// gemm_measure and gemm_tune take the caller's.
+struct operand_layout {
+    int64_t ld_padding = 0;  // elements added to every leading dimension; -1: the least
+                             // padding that keeps them 16-byte aligned (a padded class)
+    int64_t lda = 0, ldb = 0, ldc = 0;  // given leading dimensions (0: rows plus ld_padding)
+    bool aligned = true;     // false: operands start one element past a 64-byte boundary
+    double alpha = 1.0;
+    double beta = 0.0;
+    int device = 0;          // CUDA ordinal of device problems
+    bool pinned = false;     // host operands page-locked (host problems, CUDA builds only)
+    int64_t ld_aux = 0;      // an epilogue's aux (0: C's leading dimension)
+};
+
 class operand_sets {
 public:
-    explicit operand_sets(const problem_class &c);
+    // The class's dtypes, ops, shape, batch and its form, memory space and epilogue's kind,
+    // laid out as `layout` says; its other fields (ld, align, beta) are what the layout gives.
+    operand_sets(const problem_class &c, const operand_layout &layout);
     ~operand_sets();
     operand_sets(const operand_sets &) = delete;
     operand_sets &operator=(const operand_sets &) = delete;
@@ -58,7 +75,7 @@ public:
     const void *host_bias() const;
     const void *host_saved_aux() const;
 
-    int device() const { return class_.device; }
+    int device() const { return layout_.device; }
     void *stream() const { return stream_; }
 
 private:
@@ -90,6 +107,7 @@ private:
     problem problem_on(const set &s) const;
 
     problem_class class_;
+    operand_layout layout_;
     problem base_;
     std::vector<set> sets_;
     std::vector<problem> problems_;  // the problem on each set

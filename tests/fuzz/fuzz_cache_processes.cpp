@@ -84,7 +84,7 @@ gemm::tune_entry entry_of(uint64_t p, uint64_t i, uint64_t j, std::mt19937_64 &r
 
 // The keys a child leaves in the file, and those it removed: what the parent expects.
 struct child_keys {
-    std::vector<gemm::tune_key> kept, removed;
+    std::vector<gemm::problem_class> kept, removed;
 };
 
 // Runs one child's stores and checks; returns what it kept and removed (the parent draws the
@@ -118,9 +118,9 @@ child_keys child_work(const std::string &path, uint64_t p, const options &o, boo
         if (!check) continue;
         gemm::tune_cache reloaded(path);
         if (!reloaded.warnings().empty()) fail(who, "the file loads with a warning: " + reloaded.warnings().front());
-        for (const gemm::tune_key &k : keys.kept)
+        for (const gemm::problem_class &k : keys.kept)
             if (!reloaded.find(k)) fail(who, "an entry it stored is not in the file: " + k.to_text());
-        for (const gemm::tune_key &k : keys.removed)
+        for (const gemm::problem_class &k : keys.removed)
             if (reloaded.find(k)) fail(who, "an entry it removed is in the file: " + k.to_text());
     }
     return keys;
@@ -172,9 +172,9 @@ int main(int argc, char **argv) {
     std::size_t kept = 0;
     for (uint64_t p = 0; p < o.processes; ++p) {
         const child_keys keys = child_work(path, p, o, false);
-        for (const gemm::tune_key &k : keys.kept)
+        for (const gemm::problem_class &k : keys.kept)
             if (!final_cache.find(k)) fail("parent", "process " + std::to_string(p) + "'s entry is lost: " + k.to_text());
-        for (const gemm::tune_key &k : keys.removed)
+        for (const gemm::problem_class &k : keys.removed)
             if (final_cache.find(k)) fail("parent", "process " + std::to_string(p) + "'s removed entry is back: " + k.to_text());
         kept += keys.kept.size();
     }

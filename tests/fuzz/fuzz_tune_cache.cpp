@@ -58,9 +58,9 @@ std::string identity_text(byte_source &in) {
     return "backend " + name + " | " + identity;
 }
 
-gemm::tune_key draw_key(byte_source &in) {
+gemm::problem_class draw_key(byte_source &in) {
     static const gemm::dtype types[] = {gemm::dtype::f32, gemm::dtype::f64, gemm::dtype::f16, gemm::dtype::bf16};
-    gemm::tune_key k;
+    gemm::problem_class k;
     k.ab_type = types[in.byte() % 4];
     k.c_type = in.one_in(4) ? gemm::dtype::f32 : k.ab_type;
     k.op_a = in.one_in(2) ? gemm::transpose::n : gemm::transpose::t;
@@ -84,7 +84,7 @@ std::string choice_text(byte_source &in) {
     return choices[in.byte() % (sizeof choices / sizeof choices[0])];
 }
 
-std::string entry_text(const gemm::tune_key &k, const std::string &choice) {
+std::string entry_text(const gemm::problem_class &k, const std::string &choice) {
     return k.to_text() + " | " + choice + " | 1.500 us | default cpu_ref 2.000 us";
 }
 
@@ -158,9 +158,9 @@ std::map<int, bool> warned_lines(const gemm::tune_cache &cache) {
 }
 
 // The key of an entry line, if its first field parses as one.
-std::optional<gemm::tune_key> key_of_line(const std::string &line) {
+std::optional<gemm::problem_class> key_of_line(const std::string &line) {
     std::size_t bar = line.find('|');
-    return bar == std::string::npos ? std::nullopt : gemm::tune_key::parse(line.substr(0, bar));
+    return bar == std::string::npos ? std::nullopt : gemm::problem_class::parse(line.substr(0, bar));
 }
 
 std::string trimmed(const std::string &l) {
@@ -188,10 +188,10 @@ std::string backend_of_line(const std::string &line) {
 
 // For each line: the key of a usable entry of this machine's section (parsed, not warned, and
 // its backend's identity recorded above it in its section, if any, the identity now).
-std::vector<std::optional<gemm::tune_key>> usable_keys(const std::vector<std::string> &lines,
+std::vector<std::optional<gemm::problem_class>> usable_keys(const std::vector<std::string> &lines,
                                                        const std::map<int, bool> &warned) {
     static const gemm::backend_identities now = gemm::current_backend_identities();
-    std::vector<std::optional<gemm::tune_key>> keys(lines.size());
+    std::vector<std::optional<gemm::problem_class>> keys(lines.size());
     bool in_mine = false;
     gemm::backend_identities recorded;
     for (std::size_t i = 0; i < lines.size(); ++i) {
@@ -258,7 +258,7 @@ void check_store(const std::string &path, const std::string &text, gemm::tune_ca
     // Every line but headers, dropped garbage, and usable entries of this machine whose key was
     // stored, in the same order.
     std::vector<std::string> before = lines_of(text), expected;
-    std::vector<std::optional<gemm::tune_key>> keys = usable_keys(before, warned);
+    std::vector<std::optional<gemm::problem_class>> keys = usable_keys(before, warned);
     for (std::size_t i = 0; i < before.size(); ++i) {
         const std::string &l = before[i];
         auto w = warned.find(int(i) + 1);
@@ -330,13 +330,13 @@ void check_store_rates(const std::string &path, gemm::tune_cache &cache, byte_so
 // Every usable entry is found (equal keys: one of them), and nearest() keeps to its rule.
 void check_lookups(const gemm::tune_cache &cache, const std::string &text, byte_source &in) {
     std::vector<std::string> lines = lines_of(text);
-    for (const std::optional<gemm::tune_key> &k : usable_keys(lines, warned_lines(cache)))
+    for (const std::optional<gemm::problem_class> &k : usable_keys(lines, warned_lines(cache)))
         if (k && !cache.find(*k)) fail("a usable entry is not found: " + k->to_text(), text);
     for (int i = 0, count = 1 + in.byte() % 4; i < count; ++i) {
-        gemm::tune_key k = draw_key(in);
+        gemm::problem_class k = draw_key(in);
         gemm::tune_entry_ptr near = cache.nearest(k);
         if (!near) continue;
-        if (!near->key.same_class(k)) fail("nearest() answered an entry of another class", text);
+        if (!near->key.same_but_shape(k)) fail("nearest() answered an entry of another class", text);
         auto within = [](int64_t a, int64_t b) {
             double x = double(a) + 1.0, y = double(b) + 1.0;
             return x <= 2.0 * y && y <= 2.0 * x;

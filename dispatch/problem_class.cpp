@@ -1,5 +1,5 @@
-// tune_key.cpp: building, comparing, printing and parsing tune keys.
-#include "tune_key.hpp"
+// problem_class.cpp: building, comparing, printing and parsing problem classes.
+#include "problem_class.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -42,7 +42,7 @@ bool parse_flag(std::istream &in, const char *name, const char *when_true, const
 }
 
 // The key's epilogue as epilogue_name words it.
-std::string to_epilogue_name(const tune_key &key) {
+std::string to_epilogue_name(const problem_class &key) {
     epilogue_spec spec;
     spec.act = key.act;
     spec.axis = key.axis;
@@ -53,7 +53,7 @@ std::string to_epilogue_name(const tune_key &key) {
 
 // "gelu+bias(rows)+aux", "relu_backward+bias_grad(columns)", "none+bias(rows)": what
 // epilogue_name prints, read back. Nothing is accepted that it would not print.
-bool parse_epilogue(const std::string &text, tune_key &key) {
+bool parse_epilogue(const std::string &text, problem_class &key) {
     std::vector<std::string> parts;
     std::size_t start = 0;
     for (std::size_t plus; (plus = text.find('+', start)) != std::string::npos; start = plus + 1)
@@ -78,21 +78,21 @@ bool parse_epilogue(const std::string &text, tune_key &key) {
 
 }  // namespace
 
-bool tune_key::has_epilogue() const { return act != epilogue_act::none || axis != epilogue_axis::none || saves_aux; }
+bool problem_class::has_epilogue() const { return act != epilogue_act::none || axis != epilogue_axis::none || saves_aux; }
 
-bool tune_key::same_class(const tune_key &o) const {
+bool problem_class::same_but_shape(const problem_class &o) const {
     return ab_type == o.ab_type && c_type == o.c_type && op_a == o.op_a && op_b == o.op_b &&
            batch == o.batch && padded_ld == o.padded_ld && aligned_16 == o.aligned_16 &&
            space == o.space && beta_zero == o.beta_zero && act == o.act && axis == o.axis && saves_aux == o.saves_aux &&
            pointers == o.pointers && tf32 == o.tf32;
 }
 
-bool tune_key::operator==(const tune_key &o) const {
-    return same_class(o) && m == o.m && n == o.n && k == o.k;
+bool problem_class::operator==(const problem_class &o) const {
+    return same_but_shape(o) && m == o.m && n == o.n && k == o.k;
 }
 
 // Unsigned products wrap modulo 2^64, which 16 divides, so huge keys stay exact.
-bool tune_key::tight_layout_aligned() const {
+bool problem_class::tight_layout_aligned() const {
     auto multiple = [](uint64_t elements, std::size_t size) { return elements * uint64_t(size) % 16 == 0; };
     const std::size_t ab = dtype_size(ab_type), cs = dtype_size(c_type);
     const int64_t a_rows = std::max<int64_t>(1, op_a == transpose::n ? m : k);
@@ -107,7 +107,7 @@ bool tune_key::tight_layout_aligned() const {
     return lds && strides;
 }
 
-std::size_t tune_key_hash::operator()(const tune_key &k) const {
+std::size_t problem_class_hash::operator()(const problem_class &k) const {
     std::size_t h = std::hash<int64_t>()(k.m);
     auto mix = [&h](uint64_t v) { h ^= std::hash<uint64_t>()(v) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2); };
     mix(uint64_t(k.n));
@@ -120,7 +120,7 @@ std::size_t tune_key_hash::operator()(const tune_key &k) const {
     return h;
 }
 
-std::string tune_key::to_text() const {
+std::string problem_class::to_text() const {
     std::ostringstream out;
     out << dtype_name(ab_type) << ' ' << dtype_name(c_type) << ' ' << op_name(op_a) << op_name(op_b)
         << ' ' << m << ' ' << n << ' ' << k << " batch=" << batch
@@ -132,10 +132,10 @@ std::string tune_key::to_text() const {
     return out.str();
 }
 
-std::optional<tune_key> tune_key::parse(std::string_view text) {
+std::optional<problem_class> problem_class::parse(std::string_view text) {
     std::istringstream in{std::string(text)};
     std::string ab, c, ops, batch_word, space_word;
-    tune_key key;
+    problem_class key;
     if (!(in >> ab >> c >> ops >> key.m >> key.n >> key.k >> batch_word)) return std::nullopt;
     auto ab_type = parse_dtype(ab), c_type = parse_dtype(c);
     if (!ab_type || !c_type || ops.size() != 2 || batch_word.rfind("batch=", 0) != 0) return std::nullopt;
@@ -174,8 +174,8 @@ std::optional<tune_key> tune_key::parse(std::string_view text) {
     return key;
 }
 
-tune_key key_of(const problem &p) {
-    tune_key key;
+problem_class class_of(const problem &p) {
+    problem_class key;
     key.ab_type = p.ab_type;
     key.c_type = p.c_type;
     key.op_a = p.op_a;

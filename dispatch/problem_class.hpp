@@ -1,4 +1,6 @@
-// tune_key.hpp: the class of problems one tune-cache entry stands for.
+// problem_class.hpp: a class of calls without their data: what a tuned choice depends on, so
+// the key of a tune-cache entry (its text form is the cache file's), what auto looks up for a
+// call, and what the measurement engine makes operands for (dispatch/measure/operand_sets.hpp).
 #pragma once
 
 #include <cstddef>
@@ -11,9 +13,9 @@
 
 namespace gemm {
 
-// What a tuned choice depends on, taken from the canonical problem. Zero-initialized and
-// plain, so keys compare and hash reproducibly (STYLE item 6).
-struct tune_key {
+// Taken from the canonical problem (class_of). Zero-initialized and plain, so classes compare
+// and hash reproducibly (STYLE item 6).
+struct problem_class {
     dtype ab_type = dtype::f32;
     dtype c_type = dtype::f32;
     transpose op_a = transpose::n;
@@ -38,11 +40,12 @@ struct tune_key {
     bool tf32 = false;
 
     bool has_epilogue() const;
-    bool operator==(const tune_key &o) const;
-    bool operator!=(const tune_key &o) const { return !(*this == o); }
+    bool backward() const { return act == epilogue_act::relu_backward || act == epilogue_act::gelu_backward; }
+    bool operator==(const problem_class &o) const;
+    bool operator!=(const problem_class &o) const { return !(*this == o); }
 
-    // Everything but m, n, k: choices for one class may stand in for a nearby shape.
-    bool same_class(const tune_key &o) const;
+    // Equal but for m, n, k: the choice for one may stand in for the other's nearby shape.
+    bool same_but_shape(const problem_class &o) const;
 
     // Whether every leading dimension and batch stride of the key's tight layout (ld=tight) is
     // a multiple of 16 bytes. Where not, no call is ld=tight align=16: such calls are align=elem.
@@ -52,14 +55,14 @@ struct tune_key {
     // epilogue " epilogue=gelu+bias(rows)+aux" (epilogue_name's words), for a pointer-array
     // batch " form=pointers", and last, for a TF32 class, " math=tf32".
     std::string to_text() const;
-    static std::optional<tune_key> parse(std::string_view text);
+    static std::optional<problem_class> parse(std::string_view text);
 };
 
-struct tune_key_hash {
-    std::size_t operator()(const tune_key &k) const;
+struct problem_class_hash {
+    std::size_t operator()(const problem_class &k) const;
 };
 
-// p's key, TF32 when p is f32 and this process allows TF32.
-tune_key key_of(const problem &p);
+// p's class, TF32 when p is f32 and this process allows TF32.
+problem_class class_of(const problem &p);
 
 }  // namespace gemm

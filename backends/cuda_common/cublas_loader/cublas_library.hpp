@@ -16,7 +16,9 @@ namespace gemm::cuda {
 
 // Every function of the three the library calls. cublas_v2.h renames some to versioned
 // symbols (cublasCreate is cublasCreate_v2): the members and the symbols looked up take the
-// renamed names, so callers write the documented ones.
+// renamed names, so callers write the documented ones. (clang-format would re-wrap these lists
+// as nested calls, differently on each pass.)
+// clang-format off
 #define GEMM_CUBLAS_FUNCTIONS(X)                                                                  \
     X(cublasCreate) X(cublasDestroy) X(cublasSetStream) X(cublasSetPointerMode) X(cublasSetMathMode) \
     X(cublasGetStatusName) X(cublasGetStatusString)                                                \
@@ -35,6 +37,7 @@ namespace gemm::cuda {
     X(cublasLtMatmulPreferenceSetAttribute) X(cublasLtMatmulAlgoGetHeuristic)                      \
     X(cublasLtMatmulAlgoInit) X(cublasLtMatmulAlgoCheck) X(cublasLtMatmulAlgoCapGetAttribute)      \
     X(cublasLtMatmulAlgoConfigGetAttribute) X(cublasLtMatmulAlgoConfigSetAttribute)
+// clang-format on
 
 struct cublas_functions {
 #define GEMM_CUBLAS_MEMBER(name) decltype(&::name) name = nullptr;

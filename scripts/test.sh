@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # test.sh: sets up, builds and runs the test suites: the full build (CUDA too when nvcc is
 # present; GPU tests skip visibly without a device), then the CPU tests again under
-# AddressSanitizer and UBSan. Each build's output goes to a log (printed when the build
-# fails); each stage ends with one summary line, and the script with one verdict over both,
-# exit 0 only when no test failed.
+# AddressSanitizer and UBSan; both builds treat warnings as errors (GEMM_WERROR). Each
+# build's output goes to a log (printed when the build fails); each stage ends with one
+# summary line, and the script with one verdict over both, exit 0 only when no test failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup_debian.sh
@@ -43,10 +43,10 @@ run_stage() {
     summaries+=("$name: $p passed, $f failed, $s skipped")
 }
 
-build build-test -DCMAKE_BUILD_TYPE=Release
+build build-test -DCMAKE_BUILD_TYPE=Release -DGEMM_WERROR=ON
 run_stage "stage 1 (Release build, every test)" build-test
 
-build build-sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGEMM_SANITIZE=ON -DGEMM_WITH_CUDA=OFF
+build build-sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGEMM_SANITIZE=ON -DGEMM_WITH_CUDA=OFF -DGEMM_WERROR=ON
 run_stage "stage 2 (ASan + UBSan build, CPU tests)" build-sanitize -L cpu
 
 echo

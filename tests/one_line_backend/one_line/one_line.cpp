@@ -1,7 +1,7 @@
-// one_line_backend.cpp: `one_line`, a host backend for f32 and f64 (a loop in the element
+// one_line.cpp: `one_line`, a host backend for f32 and f64 (a loop in the element
 // type, with two variants that order it differently), written only against the backend
 // contract: nothing else in the library knows its name.
-#include "one_line_backend.hpp"
+#include "one_line.hpp"
 
 #include <string>
 

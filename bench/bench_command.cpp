@@ -192,8 +192,7 @@ bench_row row_of(const gemm_case &c, const gemm_measurement_t &r) {
     row.check.verdict = !r.checked ? check_verdict::skipped : r.correct ? check_verdict::ok : check_verdict::wrong;
     row.check.method = r.check_method;
     row.check.worst_ratio = r.check_ratio;
-    if (row.check.verdict == check_verdict::wrong) row.note = r.note;
-    else if (*r.note) row.note = r.note;
+    if (row.check.verdict == check_verdict::wrong || *r.note) row.note = r.note;
     row.timed = r.timed != 0;
     row.reps = r.samples;
     row.calls_per_rep = r.runs_per_sample;

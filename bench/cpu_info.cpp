@@ -36,8 +36,8 @@ int64_t parse_cache_size(const std::string &text) {
         return 0;
     }
     std::string unit = text.substr(used);
-    if (unit.rfind("K", 0) == 0) return int64_t(value) << 10;
-    if (unit.rfind("M", 0) == 0) return int64_t(value) << 20;
+    if (unit.rfind('K', 0) == 0) return int64_t(value) << 10;
+    if (unit.rfind('M', 0) == 0) return int64_t(value) << 20;
     return int64_t(value);
 }
 

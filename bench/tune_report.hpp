@@ -45,7 +45,7 @@ tune_row tune_row_from_report(const tune_problem &p, const gemm_tune_report_t &r
 std::string backend_variant_text(const std::string &backend, const std::string &variant);
 
 // "812 us", "4.56 ms", "1.23 s"; "-" for 0.
-std::string duration_text(double microseconds);
+std::string duration_text(double us);
 
 // The run's outcome as the last lines of the table (and the JSON) give it.
 struct tune_summary {

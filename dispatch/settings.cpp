@@ -144,7 +144,7 @@ std::string variant_list(const backend &b) {
     return list.empty() ? "none but its default" : list;
 }
 
-selection parse_selection(std::string spec, std::string source) {
+selection parse_selection(const std::string &spec, std::string source) {
     selection sel;
     sel.spec = spec;
     sel.source = std::move(source);

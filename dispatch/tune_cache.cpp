@@ -54,7 +54,7 @@ bool is_header(const std::string &line) {
     return false;
 }
 
-std::string trim(std::string s) {
+std::string trim(const std::string &s) {
     auto first = s.find_first_not_of(" \t\r\n");
     if (first == std::string::npos) return "";
     auto last = s.find_last_not_of(" \t\r\n");
@@ -174,7 +174,7 @@ namespace {
 std::string one_line(std::string text) {
     for (char &c : text)
         if (c == '\n' || c == '\r' || c == '|') c = ' ';
-    return trim(std::move(text));
+    return trim(text);
 }
 
 }  // namespace
@@ -608,6 +608,7 @@ std::vector<tune_entry_ptr> tune_cache::entries() const {
     }
     std::sort(keyed.begin(), keyed.end(), [](const auto &x, const auto &y) { return x.first < y.first; });
     std::vector<tune_entry_ptr> list;
+    list.reserve(keyed.size());
     for (auto &[text, e] : keyed) list.push_back(std::move(e));
     return list;
 }

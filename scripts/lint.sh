@@ -27,16 +27,25 @@ check_format() {
     echo "lint --format: every file formatted"
 }
 
-# tidy_sources BUILD_DIR: the library's and the CLI's sources in BUILD_DIR's compile
-# commands (api/, dispatch/, backends/, bench/; not tests/ or examples/).
-tidy_sources() {
-    python3 - "$1/compile_commands.json" "$PWD" <<'PY'
-import json, os, sys
-root = sys.argv[2]
-for entry in json.load(open(sys.argv[1])):
+# tidy_database BUILD_DIR: writes BUILD_DIR/tidy/compile_commands.json, the build's compile
+# commands for the library's and the CLI's sources (api/, dispatch/, backends/, bench/; not
+# tests/ or examples/) less GCC's options clang does not know (cpu_omp's -fira-algorithm),
+# and prints those sources.
+tidy_database() {
+    python3 - "$1" "$PWD" <<'PY'
+import json, os, re, sys
+build, root = sys.argv[1], sys.argv[2]
+gcc_only = re.compile(r"\s-fira-algorithm=\S+")
+kept, seen = [], set()
+for entry in json.load(open(os.path.join(build, "compile_commands.json"))):
     path = os.path.relpath(os.path.join(entry["directory"], entry["file"]), root)
-    if path.split(os.sep)[0] in ("api", "dispatch", "backends", "bench"):
+    if path.split(os.sep)[0] in ("api", "dispatch", "backends", "bench") and path not in seen:
+        seen.add(path)
+        entry["command"] = gcc_only.sub("", entry["command"])
+        kept.append(entry)
         print(path)
+os.makedirs(os.path.join(build, "tidy"), exist_ok=True)
+json.dump(kept, open(os.path.join(build, "tidy", "compile_commands.json"), "w"), indent=1)
 PY
 }
 
@@ -52,16 +61,17 @@ check_tidy() {
         return 1
     fi
     log="$dir/tidy.log"
-    # GCC's -fira-algorithm (one microkernel's flag) is unknown to clang: dropped for tidy.
+    mkdir -p "$dir/tidy"
+    tidy_database "$dir" >"$dir/tidy/sources.txt"
     local status=0
-    tidy_sources "$dir" | xargs -r -d '\n' -P "$jobs" -n 4 "$clang_tidy" -p "$dir" --quiet \
-        --extra-arg=-Wno-unknown-warning-option --extra-arg=-Wno-ignored-optimization-argument \
-        >"$log" 2>&1 || status=$?
-    grep -E '(warning|error):' "$log" || true
-    local findings files
-    findings=$(grep -cE '(warning|error):' "$log" || true)
-    files=$(tidy_sources "$dir" | wc -l)
-    echo "lint --tidy: $files files, $findings findings, $(($(date +%s) - start)) s (the whole output: $log)"
+    xargs -r -d '\n' -P "$jobs" -n 4 "$clang_tidy" -p "$dir/tidy" --quiet <"$dir/tidy/sources.txt" >"$log" 2>&1 ||
+        status=$?
+    # One line per finding (clang-tidy prints each with its code and a caret under it).
+    grep -E '^[^ ].*: (warning|error): ' "$log" | sort -u || true
+    local findings
+    findings=$(grep -E '^[^ ].*: (warning|error): ' "$log" | sort -u | wc -l)
+    echo "lint --tidy: $(wc -l <"$dir/tidy/sources.txt") files, $findings findings," \
+        "$(($(date +%s) - start)) s (the whole output: $log)"
     [ "$status" -eq 0 ] && [ "$findings" -eq 0 ]
 }
 

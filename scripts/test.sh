@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # test.sh: sets up, builds and runs the test suites: the full build (CUDA too when nvcc is
 # present; GPU tests skip visibly without a device), then the CPU tests again under
-# AddressSanitizer and UBSan; both builds treat warnings as errors (GEMM_WERROR). Each
-# build's output goes to a log (printed when the build fails); each stage ends with one
-# summary line, and the script with one verdict over both, exit 0 only when no test failed.
+# AddressSanitizer and UBSan, then clang-tidy's checks (scripts/lint.sh --tidy). Both builds
+# treat warnings as errors (GEMM_WERROR). Each build's output goes to a log (printed when the
+# build fails); each stage ends with one summary line, and the script with one verdict over
+# all, exit 0 only when no test or check failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup_debian.sh
@@ -43,11 +44,27 @@ run_stage() {
     summaries+=("$name: $p passed, $f failed, $s skipped")
 }
 
+# run_check NAME COMMAND...: runs a check that is not a CTest suite, one test passed or failed.
+run_check() {
+    local name=$1
+    shift
+    echo "== check $name"
+    if "$@"; then
+        passed=$((passed + 1))
+        summaries+=("$name: 1 passed, 0 failed, 0 skipped")
+    else
+        failed=$((failed + 1))
+        summaries+=("$name: 0 passed, 1 failed, 0 skipped")
+    fi
+}
+
 build build-test -DCMAKE_BUILD_TYPE=Release -DGEMM_WERROR=ON
 run_stage "stage 1 (Release build, every test)" build-test
 
 build build-sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGEMM_SANITIZE=ON -DGEMM_WITH_CUDA=OFF -DGEMM_WERROR=ON
 run_stage "stage 2 (ASan + UBSan build, CPU tests)" build-sanitize -L cpu
+
+run_check "stage 3 (clang-tidy, scripts/lint.sh --tidy)" bash scripts/lint.sh --tidy build-tidy
 
 echo
 for line in "${summaries[@]}"; do echo "$line"; done

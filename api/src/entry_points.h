@@ -108,7 +108,7 @@ gemm_status_t api_plan_run(gemm_plan_t plan, const void *alpha, const void *A, c
                            void *C, int epilogue_entry, const api_epilogue *epilogue);
 gemm_status_t api_backend_variants(const char *backend, const api_desc *desc, const char *const **ids,
                                    int64_t *count);
-gemm_status_t api_backend_get_traits(const char *backend, gemm_backend_traits_t *traits);
+gemm_status_t api_backend_get_traits(const char *spec, gemm_backend_traits_t *traits);
 gemm_status_t api_measure(const api_desc *desc, const char *const *backends, int64_t count,
                           const gemm_measure_options_t *options, gemm_measurement_t *reports);
 /* For a desc whose struct_size is not this library's sizeof(gemm_desc_t): GEMM_STATUS_SUCCESS

@@ -3,6 +3,9 @@
 #include "cpu_omp.hpp"
 
 #include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 
 #include <new>
 #include <string>
@@ -51,6 +54,15 @@ isa cpu_isa() {
     return detected;
 }
 
+#if GEMM_CPU_OMP_F16C
+// F16C as CPUID reports it (leaf 1, ECX): clang does not know __builtin_cpu_supports("f16c").
+// The OS's saving of the registers it uses is what the AVX2 check beside it asks.
+bool cpu_has_f16c() {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    return __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & bit_F16C) != 0;
+}
+#endif
+
 // The 16-bit conversions' instruction set: AVX2 ones need F16C as well (every AVX2 CPU we
 // know has it, but the flags are separate).
 isa conversion_isa() {
@@ -59,7 +71,7 @@ isa conversion_isa() {
     if (cpu_isa() == isa::avx512f) return isa::avx512f;
 #endif
 #if GEMM_CPU_OMP_F16C
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c")) return isa::avx2_fma;
+    if (__builtin_cpu_supports("avx2") && cpu_has_f16c()) return isa::avx2_fma;
 #endif
 #endif
     return isa::generic;

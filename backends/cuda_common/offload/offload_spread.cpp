@@ -243,6 +243,7 @@ std::vector<double> device_speeds::of(const std::vector<int> &ordinals) const {
         if (rate(o) > 0) sum += rate(o), ++measured;
     const double unknown = measured ? sum / measured : 1.0;
     std::vector<double> out;
+    out.reserve(ordinals.size());
     for (int o : ordinals) out.push_back(rate(o) > 0 ? rate(o) : unknown);
     return out;
 }
@@ -250,6 +251,7 @@ std::vector<double> device_speeds::of(const std::vector<int> &ordinals) const {
 std::vector<int> default_offload_devices(int count, int local_rank) {
     if (local_rank >= 0) return {local_rank % count};
     std::vector<int> all;
+    all.reserve(std::size_t(count));
     for (int d = 0; d < count; ++d) all.push_back(d);
     return all;
 }

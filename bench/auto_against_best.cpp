@@ -77,8 +77,7 @@ void auto_against_best_print(std::FILE *out, const std::vector<bench_row> &rows)
         std::fprintf(out, "worst: %.2f (%s: auto %s, %s %s)\n", worst->best_over_auto,
                      gemm_case_text(worst->problem).c_str(), milliseconds(worst->median_s).c_str(),
                      worst->best_forced.c_str(), milliseconds(worst->best_forced_median_s).c_str());
-    else
-        std::fprintf(out, "worst: - (auto and a backend forced were not both timed on any problem)\n");
+    else std::fprintf(out, "worst: - (auto and a backend forced were not both timed on any problem)\n");
     std::fflush(out);
 }
 

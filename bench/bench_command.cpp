@@ -269,7 +269,8 @@ void print_preamble(std::FILE *out, const bench_run &run, const std::string &com
     std::fprintf(out, "# reproduce: %s\n", command.c_str());
     if (run.on_device) {
         const device_properties &d = run.device;
-        std::fprintf(out, "# device %d: %s, compute capability %d.%d, %d SMs, L2 %lld KiB, %.1f GiB; device pointers,\n"
+        std::fprintf(out,
+                     "# device %d: %s, compute capability %d.%d, %d SMs, L2 %lld KiB, %.1f GiB; device pointers,\n"
                      "#   calls enqueued on a stream of the library's measurement and timed with CUDA events\n",
                      d.ordinal, d.name.c_str(), d.major, d.minor, d.sm_count, static_cast<long long>(d.l2_bytes >> 10),
                      double(d.memory_bytes) / double(int64_t(1) << 30));
@@ -280,14 +281,16 @@ void print_preamble(std::FILE *out, const bench_run &run, const std::string &com
     if (p.f32_gflops > 0)
         std::fprintf(out, "# peak compute: f32/f16/bf16 %.1f GFLOP/s, f64 %.1f GFLOP/s (%s)\n", p.f32_gflops,
                      p.f64_gflops, p.compute_source.c_str());
-    else std::fprintf(out, "# peak compute: unknown (not measured%s, no --peak-gflops)\n",
-                      run.on_device ? ": the probes measure the host" : "");
+    else
+        std::fprintf(out, "# peak compute: unknown (not measured%s, no --peak-gflops)\n",
+                     run.on_device ? ": the probes measure the host" : "");
     if (p.gbs > 0) std::fprintf(out, "# peak bandwidth: %.1f GB/s (%s)\n", p.gbs, p.bandwidth_source.c_str());
     else std::fprintf(out, "# peak bandwidth: unknown (not measured, no --peak-gbs)\n");
     std::fprintf(out, "# baseline: %s (ratio = median time of %s / median time of the row's backend)\n",
                  run.baseline.c_str(), run.baseline.c_str());
-    std::fprintf(out, "# check: every element against a double-precision loop when m*n*k*batch <= 2^27, else\n"
-                      "#   C·t vs alpha·A·(B·t) + beta·C0·t (gemm_measure)%s\n",
+    std::fprintf(out,
+                 "# check: every element against a double-precision loop when m*n*k*batch <= 2^27, else\n"
+                 "#   C·t vs alpha·A·(B·t) + beta·C0·t (gemm_measure)%s\n",
                  run.on_device ? "; on the host, of C copied back from the device" : "");
     std::fprintf(out, "# AI = flops / bytes of A and B read and C written%s; roof = min(peak, AI x bandwidth)\n",
                  run.options.beta != 0.0 ? " and read" : "");
@@ -299,8 +302,9 @@ void print_epilogue(std::FILE *out, const bench_run &run, const run_summary &sum
     std::fprintf(out, "# peak memory (ru_maxrss): %.1f MiB%s\n", summary.peak_rss_mib,
                  o.measure_peak && o.peak_gbs <= 0 && !run.on_device ? ", including the bandwidth probe's arrays" : "");
     if (run.any_above_roofline)
-        std::fprintf(out, "# note: some rows exceed 100%% of the roofline: the peaks are too low (measured on a busy\n"
-                          "#       machine, or with fewer threads than the backends use); give --peak-gflops/--peak-gbs\n");
+        std::fprintf(out,
+                     "# note: some rows exceed 100%% of the roofline: the peaks are too low (measured on a busy\n"
+                     "#       machine, or with fewer threads than the backends use); give --peak-gflops/--peak-gbs\n");
     if (run.any_wrong) std::fprintf(out, "# ERROR: some results are WRONG (see the check column)\n");
 }
 

@@ -77,9 +77,9 @@ const char *const bench_help =
 
 namespace {
 
-const std::vector<gemm_shape> default_shape_set = {
-    {256, 256, 256},      {512, 512, 512}, {1024, 1024, 1024}, {2048, 2048, 2048},
-    {16, 4096, 4096},     {4096, 4096, 16}, {127, 257, 509},   {1001, 999, 1003}};
+const std::vector<gemm_shape> default_shape_set = {{256, 256, 256},    {512, 512, 512},  {1024, 1024, 1024},
+                                                   {2048, 2048, 2048}, {16, 4096, 4096}, {4096, 4096, 16},
+                                                   {127, 257, 509},    {1001, 999, 1003}};
 
 std::string keep_name(const std::string &s, const std::string &) { return s; }
 

@@ -21,9 +21,9 @@ struct bench_options {
     double alpha = 1.0, beta = 0.0;
     std::vector<std::string> backends;  // empty: the available backends that serve the memory
                                         // space, except cpu_ref, then "auto"
-    std::string baseline;  // empty: cublas on the device; on the host cblas, else cpu_omp
-    int device = -1;       // >= 0: operands in that CUDA device's memory
-    bool pinned = false;   // host operands page-locked (--memory pinned)
+    std::string baseline;               // empty: cublas on the device; on the host cblas, else cpu_omp
+    int device = -1;                    // >= 0: operands in that CUDA device's memory
+    bool pinned = false;                // host operands page-locked (--memory pinned)
     int64_t warmup = 2;
     int64_t reps = 10;
     double budget_ms = 1000;  // per shape and backend: warm-up and timed calls stop past it

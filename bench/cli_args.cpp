@@ -58,8 +58,7 @@ int64_t parse_int(const std::string &text, const std::string &what, int64_t min_
     const bool starts_as_number = !text.empty() && (std::isdigit(static_cast<unsigned char>(text[0])) || text[0] == '-');
     if (!starts_as_number || *end != '\0') throw usage_error(what + ": '" + text + "' is not an integer");
     if (errno == ERANGE) throw usage_error(what + ": " + text + " is out of the range of a 64-bit integer");
-    if (v < min_value)
-        throw usage_error(what + ": " + text + " must be at least " + std::to_string(min_value));
+    if (v < min_value) throw usage_error(what + ": " + text + " must be at least " + std::to_string(min_value));
     return int64_t(v);
 }
 

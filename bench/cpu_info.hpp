@@ -7,9 +7,9 @@
 namespace gemm_cli {
 
 struct cpu_info {
-    std::string model;          // "model name" from /proc/cpuinfo, or "unknown"
-    int logical_cpus = 1;       // online logical CPUs
-    int openmp_threads = 1;     // what an OpenMP parallel region uses by default
+    std::string model;       // "model name" from /proc/cpuinfo, or "unknown"
+    int logical_cpus = 1;    // online logical CPUs
+    int openmp_threads = 1;  // what an OpenMP parallel region uses by default
     bool avx2 = false;
     bool fma = false;
     bool avx512f = false;

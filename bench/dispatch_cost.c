@@ -54,7 +54,7 @@ static double ns_per_call(const char *backend, int n) {
 
 struct thread_job {
     int n;
-    double ns;  /* per call, this thread */
+    double ns; /* per call, this thread */
 };
 
 static void *thread_calls(void *arg) {
@@ -133,7 +133,8 @@ static int add_entries(const char *cache) {
         if (strncmp(line, prefix, sizeof prefix - 1) == 0) snprintf(rest, sizeof rest, "%s", line + sizeof prefix - 1);
     fclose(f);
     if (!*rest || !(f = fopen(cache, "a"))) return 1;
-    for (int i = 0; i < extra_entries; ++i) fprintf(f, "f32 f32 NN %d %d %d %s", 64 + 4 * i, 64 + 4 * i, 64 + 4 * i, rest);
+    for (int i = 0; i < extra_entries; ++i)
+        fprintf(f, "f32 f32 NN %d %d %d %s", 64 + 4 * i, 64 + 4 * i, 64 + 4 * i, rest);
     return fclose(f) != 0;
 }
 
@@ -142,19 +143,25 @@ static int measure(const char *winner, const char *builtin) {
     double forced_near = ns_per_call(winner, 8), auto_near = ns_per_call("auto", 8);
     double forced_miss = ns_per_call(builtin, 16), auto_miss = ns_per_call("auto", 16);
     printf("host, tune cache of %d entries: 4x4x4 sgemm forced %s %.1f ns/call, auto (cache hit, same choice) "
-           "%.1f ns/call: auto decision %.1f ns\n", extra_entries + 1, winner, forced_hit, auto_hit, auto_hit - forced_hit);
+           "%.1f ns/call: auto decision %.1f ns\n",
+           extra_entries + 1, winner, forced_hit, auto_hit, auto_hit - forced_hit);
     printf("host, same cache: 8x8x8 sgemm forced %s %.1f ns/call, auto (not tuned, nearest tuned shape 4x4x4) "
-           "%.1f ns/call: auto decision %.1f ns\n", winner, forced_near, auto_near, auto_near - forced_near);
+           "%.1f ns/call: auto decision %.1f ns\n",
+           winner, forced_near, auto_near, auto_near - forced_near);
     printf("host, same cache: 16x16x16 sgemm forced %s %.1f ns/call, auto (not tuned, none near: built-in rule) "
-           "%.1f ns/call: auto decision %.1f ns\n", builtin, forced_miss, auto_miss, auto_miss - forced_miss);
+           "%.1f ns/call: auto decision %.1f ns\n",
+           builtin, forced_miss, auto_miss, auto_miss - forced_miss);
     double plan_run = ns_per_plan_run(4);
     printf("host, same cache: 4x4x4 sgemm through a plan made under auto (%s) %.1f ns/run: %+.1f ns against the "
-           "forced call\n", winner, plan_run, plan_run - forced_hit);
+           "forced call\n",
+           winner, plan_run, plan_run - forced_hit);
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     int threads = cores < 2 ? 2 : cores > 8 ? 8 : (int)cores;
-    double forced_threads = threaded_ns_per_call(winner, 4, threads), auto_threads = threaded_ns_per_call("auto", 4, threads);
+    double forced_threads = threaded_ns_per_call(winner, 4, threads),
+           auto_threads = threaded_ns_per_call("auto", 4, threads);
     printf("host, same cache, %d threads at once: 4x4x4 sgemm forced %s %.1f ns/call, auto (cache hit) %.1f ns/call: "
-           "auto decision %.1f ns\n", threads, winner, forced_threads, auto_threads, auto_threads - forced_threads);
+           "auto decision %.1f ns\n",
+           threads, winner, forced_threads, auto_threads, auto_threads - forced_threads);
     const char *cache = getenv("GEMM_TUNE_CACHE");
     char lock[4096];
     snprintf(lock, sizeof lock, "%s.lock", cache);

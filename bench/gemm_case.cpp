@@ -38,9 +38,7 @@ const char *layout_name(gemm_layout_t l) { return l == GEMM_ROW_MAJOR ? "row" : 
 
 const char *op_letter(gemm_op_t o) { return o == GEMM_OP_N ? "N" : o == GEMM_OP_T ? "T" : "C"; }
 
-std::string ops_name(const gemm_case &c) {
-    return std::string(op_letter(c.op_a)) + op_letter(c.op_b);
-}
+std::string ops_name(const gemm_case &c) { return std::string(op_letter(c.op_a)) + op_letter(c.op_b); }
 
 std::string gemm_case_text(const gemm_case &c) {
     std::string text = dtype_pair_name(c.dtype) + " " + layout_name(c.layout) + " " + ops_name(c) + " " +

@@ -32,12 +32,13 @@ std::string host_rates_text(const gemm_host_rates_t &r) {
         }
     }
     if (*r.gpu_backend) {
-        std::snprintf(part, sizeof part, "; gpu %s %.5g GFLOP/s, %.4g GB/s, %.4g us a call", r.gpu_backend, r.gpu_gflops,
-                      r.link_gbs, r.gpu_fixed_us);
+        std::snprintf(part, sizeof part, "; gpu %s %.5g GFLOP/s, %.4g GB/s, %.4g us a call", r.gpu_backend,
+                      r.gpu_gflops, r.link_gbs, r.gpu_fixed_us);
         text += part;
     }
     if (r.locked_link_gbs > 0) {
-        std::snprintf(part, sizeof part, "; page-locked %.4g GB/s, %.4g us a call", r.locked_link_gbs, r.locked_fixed_us);
+        std::snprintf(part, sizeof part, "; page-locked %.4g GB/s, %.4g us a call", r.locked_link_gbs,
+                      r.locked_fixed_us);
         text += part;
     }
     if (r.measured_ms > 0) {

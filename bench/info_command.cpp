@@ -12,8 +12,8 @@
 #include "device_info.hpp"
 #include "gemm/gemm.h"
 #include "host_rates.hpp"
-#include "json_writer.hpp"
 #include "info_variants.hpp"
+#include "json_writer.hpp"
 #include "library_config.hpp"
 #include "problem_args.hpp"
 
@@ -154,8 +154,8 @@ void print_environment(std::FILE *out, const info_facts &f) {
     else if (f.rates.empty())
         std::fprintf(out, "  host-memory rates: none yet (%s)\n",
                      tune_off(f) ? "GEMM_TUNE=off: never measured; auto takes cpu_omp first for host memory"
-                                         : "the first host-memory call that needs them measures them, within 0.5 s, "
-                                           "and stores them here");
+                                 : "the first host-memory call that needs them measures them, within 0.5 s, "
+                                   "and stores them here");
     for (const gemm_host_rates_t &r : f.rates)
         std::fprintf(out, "  host-memory rates %s: %s\n", host_rates_type(r), host_rates_text(r).c_str());
 }
@@ -287,8 +287,9 @@ void write_json(std::FILE *out, const info_facts &f, const variant_listing *vari
     json_writer w(out);
     w.begin_object();
     w.key("version").string(gemm_version());
-    w.key("header_version").string(std::to_string(GEMM_VERSION_MAJOR) + "." + std::to_string(GEMM_VERSION_MINOR) +
-                                   "." + std::to_string(GEMM_VERSION_PATCH));
+    w.key("header_version")
+        .string(std::to_string(GEMM_VERSION_MAJOR) + "." + std::to_string(GEMM_VERSION_MINOR) + "." +
+                std::to_string(GEMM_VERSION_PATCH));
     w.key("commit").string(gemm_cli_build_commit);
     json_backends(w, f.backends);
     json_selection(w, f);
@@ -298,7 +299,6 @@ void write_json(std::FILE *out, const info_facts &f, const variant_listing *vari
     if (variants) variants_json(w, *variants);
     w.end_object();
 }
-
 
 // What `gemm info` was asked besides its report: --variants and the problem it names.
 struct info_options {

@@ -29,7 +29,8 @@ variant_listing variants_read(const std::optional<gemm_desc_t> &problem, const s
     listing.problem_text = problem_text;
     for (int64_t i = 0; i < gemm_backend_count(); ++i) {
         gemm_backend_info_t info{};
-        if (gemm_backend_get_info(i, &info) == GEMM_STATUS_SUCCESS) listing.backends.push_back(read_one(info.name, problem));
+        if (gemm_backend_get_info(i, &info) == GEMM_STATUS_SUCCESS)
+            listing.backends.push_back(read_one(info.name, problem));
     }
     return listing;
 }
@@ -38,8 +39,7 @@ void variants_print(std::FILE *out, const variant_listing &listing) {
     if (listing.problem)
         std::fprintf(out, "\nvariants worth timing for %s (force one with GEMM_BACKEND=backend:variant):\n",
                      listing.problem_text.c_str());
-    else
-        std::fprintf(out, "\nvariants (every id of this build; give a SHAPE for those worth timing on a problem):\n");
+    else std::fprintf(out, "\nvariants (every id of this build; give a SHAPE for those worth timing on a problem):\n");
     for (const backend_variants &b : listing.backends) {
         if (!b.serves) {
             std::fprintf(out, "  %-12s %s\n", b.backend.c_str(), b.why_not.c_str());

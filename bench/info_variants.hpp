@@ -14,8 +14,8 @@ namespace gemm_cli {
 
 struct backend_variants {
     std::string backend;
-    bool serves = false;     // the backend can serve the problem (always, without one)
-    std::string why_not;     // the library's reason when it cannot
+    bool serves = false;           // the backend can serve the problem (always, without one)
+    std::string why_not;           // the library's reason when it cannot
     std::vector<std::string> ids;  // "" is the backend's default
 };
 

@@ -11,8 +11,10 @@ namespace {
 std::size_t utf8_sequence_length(const std::string &text, std::size_t i) {
     auto byte = [&](std::size_t j) { return j < text.size() ? static_cast<unsigned char>(text[j]) : 0u; };
     unsigned lead = byte(i);
-    std::size_t length = lead >= 0xC2 && lead <= 0xDF ? 2 : lead >= 0xE0 && lead <= 0xEF ? 3
-                         : lead >= 0xF0 && lead <= 0xF4 ? 4 : 0;
+    std::size_t length = lead >= 0xC2 && lead <= 0xDF   ? 2
+                         : lead >= 0xE0 && lead <= 0xEF ? 3
+                         : lead >= 0xF0 && lead <= 0xF4 ? 4
+                                                        : 0;
     if (length == 0) return 0;
     // The second byte's range is narrower after some leads: that rules out overlong forms,
     // surrogates and code points past U+10FFFF.

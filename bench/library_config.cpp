@@ -26,8 +26,7 @@ std::string status_name(gemm_status_t s) {
 }
 
 bool is_configuration_error(gemm_status_t s) {
-    return s == GEMM_STATUS_INVALID_CONFIG || s == GEMM_STATUS_UNKNOWN_BACKEND ||
-           s == GEMM_STATUS_BACKEND_UNAVAILABLE;
+    return s == GEMM_STATUS_INVALID_CONFIG || s == GEMM_STATUS_UNKNOWN_BACKEND || s == GEMM_STATUS_BACKEND_UNAVAILABLE;
 }
 
 config_probe_result library_config_probe() {

@@ -77,8 +77,7 @@ int main(int argc, char **argv) {
     } catch (const gemm_cli::usage_error &e) {
         bool has_command = is_command(command);
         std::fprintf(stderr, "gemm%s%s: error: %s\nTry 'gemm %s--help'.\n", has_command ? " " : "",
-                     has_command ? command.c_str() : "", e.what(),
-                     has_command ? (command + " ").c_str() : "");
+                     has_command ? command.c_str() : "", e.what(), has_command ? (command + " ").c_str() : "");
         return gemm_cli::exit_usage;
     } catch (const std::exception &e) {
         std::fprintf(stderr, "gemm: error: %s\n", e.what());

@@ -117,8 +117,7 @@ chain_kernels pick_kernels() {
         return {{fma_chains_avx512_f32, chains * 16 * 2}, {fma_chains_avx512_f64, chains * 8 * 2}, "avx512f"};
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
         return {{fma_chains_avx2_f32, chains * 8 * 2}, {fma_chains_avx2_f64, chains * 4 * 2}, "avx2+fma"};
-    return {{fma_chains_portable<float>, chains * 8 * 2}, {fma_chains_portable<double>, chains * 4 * 2},
-            "portable"};
+    return {{fma_chains_portable<float>, chains * 8 * 2}, {fma_chains_portable<double>, chains * 4 * 2}, "portable"};
 }
 
 // Written once so the compiler cannot drop the loops as dead code.

@@ -10,12 +10,12 @@ namespace gemm_cli {
 struct fma_peak {
     double f32_gflops = 0;  // also the ceiling for f16/bf16, which the CPU computes in f32
     double f64_gflops = 0;
-    std::string isa;        // the code path that ran: "avx512f", "avx2+fma" or "portable"
+    std::string isa;  // the code path that ran: "avx512f", "avx2+fma" or "portable"
     int threads = 0;
 };
 
 struct bandwidth_peak {
-    double gbs = 0;              // best STREAM-style triad, counting 24 bytes per element
+    double gbs = 0;  // best STREAM-style triad, counting 24 bytes per element
     int64_t bytes_per_array = 0;
     int threads = 0;
 };

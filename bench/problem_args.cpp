@@ -95,8 +95,7 @@ gemm_desc_t tiny_desc(gemm_dtype_t t, int device) {
     return d;
 }
 
-void backend_name_require(const std::string &name, const backend_names &names, const char *option,
-                          bool allow_auto) {
+void backend_name_require(const std::string &name, const backend_names &names, const char *option, bool allow_auto) {
     if (allow_auto && name == "auto") return;
     // "name:variant" names a variant; gemm_set_backend checks the variant when it is run.
     std::string backend = name.substr(0, name.find(':'));

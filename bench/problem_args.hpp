@@ -43,8 +43,8 @@ double positive_parse(const std::string &text, const std::string &option);
 // when named), with their kinds.
 struct backend_names {
     std::vector<std::string> all;
-    std::vector<std::string> timed;                 // available, not the reference
-    std::vector<gemm_backend_kind_t> timed_kinds;   // of each of timed
+    std::vector<std::string> timed;                // available, not the reference
+    std::vector<gemm_backend_kind_t> timed_kinds;  // of each of timed
 };
 backend_names backend_names_read();
 
@@ -52,7 +52,6 @@ backend_names backend_names_read();
 gemm_desc_t tiny_desc(gemm_dtype_t t, int device);
 
 // Refuses a name that is not a backend of this build (nor "auto" when allow_auto).
-void backend_name_require(const std::string &name, const backend_names &names, const char *option,
-                          bool allow_auto);
+void backend_name_require(const std::string &name, const backend_names &names, const char *option, bool allow_auto);
 
 }  // namespace gemm_cli

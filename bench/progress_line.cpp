@@ -40,8 +40,9 @@ void progress_line::begin(std::size_t index, const std::string &what) {
     begun_s_ = clock_.seconds();
     left_at_begin_s_ = index > 0 ? begun_s_ / double(index) * double(total_ - index) : -1;
     if (tty_) draw_locked();
-    else std::fprintf(stderr, "%s: [%zu/%zu] %s (%s)\n", command_.c_str(), index + 1, total_, what.c_str(),
-                      times_text_locked().c_str());
+    else
+        std::fprintf(stderr, "%s: [%zu/%zu] %s (%s)\n", command_.c_str(), index + 1, total_, what.c_str(),
+                     times_text_locked().c_str());
 }
 
 void progress_line::draw_locked() {

@@ -40,8 +40,8 @@ double roofline_percent(const bench_row &r) { return 100.0 * r.gflops() / r.roof
 
 void report_table_header(std::FILE *out) {
     std::fprintf(out, "%-10s %-4s %-3s %-2s %6s %6s %6s %5s %-7s %4s %10s %10s %9s %6s %6s %9s %6s %7s  %s\n",
-                 "backend", "type", "lay", "op", "m", "n", "k", "batch", "check", "reps", "median_ms",
-                 "best_ms", "GFLOP/s", "ratio", "AI", "roof_GF/s", "%roof", "spread%", "note");
+                 "backend", "type", "lay", "op", "m", "n", "k", "batch", "check", "reps", "median_ms", "best_ms",
+                 "GFLOP/s", "ratio", "AI", "roof_GF/s", "%roof", "spread%", "note");
 }
 
 void report_table_row(std::FILE *out, const bench_row &r) {
@@ -50,12 +50,11 @@ void report_table_row(std::FILE *out, const bench_row &r) {
     std::string check = r.status == "GEMM_STATUS_SUCCESS" ? check_verdict_name(r.check.verdict) : "-";
     std::fprintf(out, "%-10s %-4s %-3s %-2s %6lld %6lld %6lld %5lld %-7s %4s %10s %10s %9s %6s %6s %9s %6s %7s  %s\n",
                  r.backend.c_str(), dtype_pair_name(c.dtype).c_str(), layout_name(c.layout), ops_name(c).c_str(),
-                 static_cast<long long>(c.shape.m), static_cast<long long>(c.shape.n),
-                 static_cast<long long>(c.shape.k), static_cast<long long>(c.batch), check.c_str(),
-                 number(double(r.reps), "%.0f", r.timed).c_str(), number(r.median_s * 1e3, "%.4g", r.timed).c_str(),
-                 number(r.best_s * 1e3, "%.4g", r.timed).c_str(), number(r.gflops(), "%.1f", r.timed).c_str(),
-                 number(r.ratio, "%.2f", r.ratio > 0).c_str(), number(r.intensity(), "%.1f", true).c_str(),
-                 number(r.roofline_gflops, "%.1f", roof).c_str(),
+                 static_cast<long long>(c.shape.m), static_cast<long long>(c.shape.n), static_cast<long long>(c.shape.k),
+                 static_cast<long long>(c.batch), check.c_str(), number(double(r.reps), "%.0f", r.timed).c_str(),
+                 number(r.median_s * 1e3, "%.4g", r.timed).c_str(), number(r.best_s * 1e3, "%.4g", r.timed).c_str(),
+                 number(r.gflops(), "%.1f", r.timed).c_str(), number(r.ratio, "%.2f", r.ratio > 0).c_str(),
+                 number(r.intensity(), "%.1f", true).c_str(), number(r.roofline_gflops, "%.1f", roof).c_str(),
                  number(roofline_percent(r), "%.1f", roof && r.timed).c_str(),
                  number(100 * r.round_spread, "%.1f", r.round_spread >= 0).c_str(), r.note.c_str());
     std::fflush(out);
@@ -71,21 +70,19 @@ void report_csv_header(std::FILE *out) {
 void report_csv_row(std::FILE *out, const bench_row &r, const std::string &baseline) {
     const gemm_case &c = r.problem;
     bool roof = r.roofline_gflops > 0;
-    std::fprintf(out, "%s,%s,%s,%s,%lld,%lld,%lld,%lld,%g,%g,%s,%s,%s,%lld,%lld,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n",
-                 csv_field(r.backend).c_str(), dtype_pair_name(c.dtype).c_str(), layout_name(c.layout), ops_name(c).c_str(),
-                 static_cast<long long>(c.shape.m), static_cast<long long>(c.shape.n),
-                 static_cast<long long>(c.shape.k), static_cast<long long>(c.batch), c.alpha, c.beta,
-                 check_verdict_name(r.check.verdict), r.check.method.c_str(),
-                 number(r.check.worst_ratio, "%.3g", true).c_str(), static_cast<long long>(r.reps),
-                 static_cast<long long>(r.calls_per_rep), number(r.median_s * 1e3, "%.6g", r.timed).c_str(),
-                 number(r.best_s * 1e3, "%.6g", r.timed).c_str(), number(r.gflops(), "%.6g", r.timed).c_str(),
-                 number(r.gflops_best(), "%.6g", r.timed).c_str(), csv_field(baseline).c_str(),
-                 number(r.ratio, "%.4g", r.ratio > 0).c_str(), number(r.intensity(), "%.4g", true).c_str(),
-                 number(r.roofline_gflops, "%.6g", roof).c_str(),
-                 number(roofline_percent(r), "%.4g", roof && r.timed).c_str(), r.status.c_str(),
-                 csv_field(r.note).c_str(),
-                 number(100 * r.round_spread, "%.4g", r.round_spread >= 0).c_str(), csv_field(r.best_forced).c_str(),
-                 number(r.best_over_auto, "%.4g", r.best_over_auto > 0).c_str());
+    std::fprintf(
+        out, "%s,%s,%s,%s,%lld,%lld,%lld,%lld,%g,%g,%s,%s,%s,%lld,%lld,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n",
+        csv_field(r.backend).c_str(), dtype_pair_name(c.dtype).c_str(), layout_name(c.layout), ops_name(c).c_str(),
+        static_cast<long long>(c.shape.m), static_cast<long long>(c.shape.n), static_cast<long long>(c.shape.k),
+        static_cast<long long>(c.batch), c.alpha, c.beta, check_verdict_name(r.check.verdict), r.check.method.c_str(),
+        number(r.check.worst_ratio, "%.3g", true).c_str(), static_cast<long long>(r.reps),
+        static_cast<long long>(r.calls_per_rep), number(r.median_s * 1e3, "%.6g", r.timed).c_str(),
+        number(r.best_s * 1e3, "%.6g", r.timed).c_str(), number(r.gflops(), "%.6g", r.timed).c_str(),
+        number(r.gflops_best(), "%.6g", r.timed).c_str(), csv_field(baseline).c_str(),
+        number(r.ratio, "%.4g", r.ratio > 0).c_str(), number(r.intensity(), "%.4g", true).c_str(),
+        number(r.roofline_gflops, "%.6g", roof).c_str(), number(roofline_percent(r), "%.4g", roof && r.timed).c_str(),
+        r.status.c_str(), csv_field(r.note).c_str(), number(100 * r.round_spread, "%.4g", r.round_spread >= 0).c_str(),
+        csv_field(r.best_forced).c_str(), number(r.best_over_auto, "%.4g", r.best_over_auto > 0).c_str());
     std::fflush(out);
 }
 

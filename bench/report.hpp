@@ -15,8 +15,8 @@ enum class check_verdict { ok, wrong, skipped };
 // How a row's result was checked (by gemm_measure).
 struct check_result {
     check_verdict verdict = check_verdict::skipped;
-    std::string method;       // "reference" or "vector"
-    double worst_ratio = 0;   // largest |error| / tolerance seen (ok while <= 1)
+    std::string method;      // "reference" or "vector"
+    double worst_ratio = 0;  // largest |error| / tolerance seen (ok while <= 1)
 };
 
 const char *check_verdict_name(check_verdict v);  // "ok", "WRONG", "skipped"
@@ -26,8 +26,8 @@ struct bench_row {
     gemm_case problem;
     check_result check;
     bool timed = false;
-    int64_t reps = 0;           // timed repetitions
-    int64_t calls_per_rep = 0;  // calls inside one repetition (short calls are grouped)
+    int64_t reps = 0;                 // timed repetitions
+    int64_t calls_per_rep = 0;        // calls inside one repetition (short calls are grouped)
     double median_s = 0, best_s = 0;  // per call
     double ratio = 0;                 // time(baseline) / time(this); 0 when unknown
     double roofline_gflops = 0;       // min(peak, AI × bandwidth); 0 when unknown

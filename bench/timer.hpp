@@ -9,9 +9,7 @@ class stopwatch {
 public:
     stopwatch() : start_(std::chrono::steady_clock::now()) {}
     void restart() { start_ = std::chrono::steady_clock::now(); }
-    double seconds() const {
-        return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    }
+    double seconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
 
 private:
     std::chrono::steady_clock::time_point start_;

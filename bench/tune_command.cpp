@@ -26,9 +26,7 @@ namespace gemm_cli {
 namespace {
 
 // "1 problem", "6 problems".
-std::string count_text(std::size_t n, const char *noun) {
-    return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
-}
+std::string count_text(std::size_t n, const char *noun) { return std::to_string(n) + " " + noun + (n == 1 ? "" : "s"); }
 
 // Whether some backend other than the reference serves dtype t on host pointers.
 bool host_dtype_served(gemm_dtype_t t, const backend_names &names) {
@@ -49,16 +47,17 @@ suite_scope suite_scope_probe(const tune_options &o, const backend_names &names,
     return scope;
 }
 
-std::vector<tune_problem> collect_problems(const tune_options &o, const backend_names &names,
-                                           std::string *suite_note) {
+std::vector<tune_problem> collect_problems(const tune_options &o, const backend_names &names, std::string *suite_note) {
     std::vector<tune_problem> list;
     tune_problems_merge(list, tune_problems_from_arguments(o));
-    if (!o.shapes_file.empty()) tune_problems_merge(list, tune_problems_from_file(o.shapes_file, std::max(o.device, 0)));
+    if (!o.shapes_file.empty())
+        tune_problems_merge(list, tune_problems_from_file(o.shapes_file, std::max(o.device, 0)));
     if (!o.suite.empty()) {
         std::string device_note;
         suite_scope scope = suite_scope_probe(o, names, &device_note);
         std::string dtypes;
-        for (gemm_dtype_t t : scope.host_dtypes) dtypes += (dtypes.empty() ? "" : ", ") + std::string(gemm_dtype_name(t));
+        for (gemm_dtype_t t : scope.host_dtypes)
+            dtypes += (dtypes.empty() ? "" : ", ") + std::string(gemm_dtype_name(t));
         *suite_note = "suite " + o.suite + ": host problems in " + (dtypes.empty() ? "no dtype" : dtypes) +
                       (scope.device >= 0 ? "; device " + std::to_string(scope.device) + " problems in f32, bf16"
                                          : "; no device problems (" + device_note + ")");
@@ -104,9 +103,10 @@ void print_summary(std::FILE *out, const std::vector<tune_row> &rows, const tune
         std::fprintf(out, "# geometric-mean speed-up over the built-in default: %.3fx (%s)\n", s.geomean_speedup,
                      count_text(s.compared, "problem").c_str());
     if (s.disturbed > 0)
-        std::fprintf(out, "# warning: %s timed while something else had the machine (timings disagreeing by more "
-                          "than 25 %%, also when taken again): their choice may be wrong, so it is not stored; tune "
-                          "them again on a quiet machine\n",
+        std::fprintf(out,
+                     "# warning: %s timed while something else had the machine (timings disagreeing by more "
+                     "than 25 %%, also when taken again): their choice may be wrong, so it is not stored; tune "
+                     "them again on a quiet machine\n",
                      count_text(s.disturbed, "problem").c_str());
     // The rates untuned host-memory calls are routed by (measured by the first such tune).
     std::string unread;
@@ -158,8 +158,7 @@ bool cache_writable() {
     std::string why = gemm_last_error();
     const std::string prefix = std::string("tune cache ") + gemm_tune_cache_path() + ": ";
     if (why.rfind(prefix, 0) == 0) why = why.substr(prefix.size());
-    std::fprintf(stderr,
-                 "gemm tune: ERROR: the tune cache %s cannot be written: %s (use --cache PATH, or --no-store)\n",
+    std::fprintf(stderr, "gemm tune: ERROR: the tune cache %s cannot be written: %s (use --cache PATH, or --no-store)\n",
                  gemm_tune_cache_path(), why.c_str());
     return false;
 }

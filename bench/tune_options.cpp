@@ -142,7 +142,8 @@ tune_options tune_options_parse(int argc, char **argv, int first) {
     }
     if (o.drop && !o.verify) throw usage_error("--drop goes with --verify");
     if (o.verify && !o.shapes.empty()) throw usage_error("--verify checks the cache's entries: it takes no shapes");
-    if (o.verify && !tuning_option.empty()) throw usage_error("--verify checks the cache's entries: " + tuning_option + " is for tuning");
+    if (o.verify && !tuning_option.empty())
+        throw usage_error("--verify checks the cache's entries: " + tuning_option + " is for tuning");
     if (!o.show_help && !o.verify && o.shapes.empty() && o.shapes_file.empty() && o.suite.empty())
         throw usage_error("nothing to tune: give shapes, --shapes FILE or --suite NAME");
     return o;

@@ -18,7 +18,7 @@ struct tune_options {
     std::vector<gemm_layout_t> layouts{GEMM_ROW_MAJOR};
     std::vector<op_pair> ops{{GEMM_OP_N, GEMM_OP_N}};
     int64_t batch = 1;
-    bool beta_zero = true;   // --beta-nonzero tunes the class of calls with beta != 0
+    bool beta_zero = true;    // --beta-nonzero tunes the class of calls with beta != 0
     std::string shapes_file;  // --shapes FILE
     std::string suite;        // --suite default|quick
     double budget_ms = 0;     // per shape; <= 0: the library's default
@@ -27,9 +27,9 @@ struct tune_options {
     bool store = true;        // --no-store: report only
     std::string cache_path;   // --cache FILE: GEMM_TUNE_CACHE for this process
     bool verbose = false;
-    std::string json_path;    // --json FILE; "-": stdout, in place of the table
-    bool verify = false;      // --verify: check the cache's entries instead of tuning
-    bool drop = false;        // --drop: remove the entries that do not hold up
+    std::string json_path;  // --json FILE; "-": stdout, in place of the table
+    bool verify = false;    // --verify: check the cache's entries instead of tuning
+    bool drop = false;      // --drop: remove the entries that do not hold up
 };
 
 extern const char *const tune_help;

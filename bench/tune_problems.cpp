@@ -63,7 +63,8 @@ bool tight_layout_aligned(const tune_problem &p) {
     };
     auto [a_rows, a_cols] = rows_cols(p.op_a, p.shape.m, p.shape.k);
     auto [b_rows, b_cols] = rows_cols(p.op_b, p.shape.k, p.shape.n);
-    const uint64_t c_rows = uint64_t(std::max<int64_t>(1, p.shape.m)), c_cols = uint64_t(std::max<int64_t>(1, p.shape.n));
+    const uint64_t c_rows = uint64_t(std::max<int64_t>(1, p.shape.m)),
+                   c_cols = uint64_t(std::max<int64_t>(1, p.shape.n));
     bool lds = multiple(a_rows, ab) && multiple(b_rows, ab) && multiple(c_rows, cs);
     bool strides = p.batch <= 1 ||
                    (multiple(a_rows * a_cols, ab) && multiple(b_rows * b_cols, ab) && multiple(c_rows * c_cols, cs));
@@ -81,7 +82,8 @@ tune_problem parse_key_line(const std::vector<std::string> &words, int device) {
     const std::vector<std::string> w(words.begin(), words.end() - (tf32 ? 1 : 0));
     if (w.size() != 11 && w.size() != 12)
         throw usage_error("a tune-key line has 11 fields (12 with an epilogue or form=pointers, one more with "
-                          "math=tf32), this one " + std::to_string(words.size()));
+                          "math=tf32), this one " +
+                          std::to_string(words.size()));
     tune_problem p;
     p.ab_type = dtype_parse(w[0], "dtype of A and B");
     p.c_type = dtype_parse(w[1], "dtype of C");
@@ -184,7 +186,8 @@ std::vector<tune_problem> tune_problems_suite(const std::string &name, const sui
     bool has_f64 = std::find(scope.host_dtypes.begin(), scope.host_dtypes.end(), GEMM_F64) != scope.host_dtypes.end();
     if (name == "quick") {
         if (has_f32)
-            for (gemm_shape s : {gemm_shape{128, 128, 128}, {256, 256, 256}, {512, 512, 512}, {16, 1024, 1024}, {127, 257, 509}})
+            for (gemm_shape s :
+                 {gemm_shape{128, 128, 128}, {256, 256, 256}, {512, 512, 512}, {16, 1024, 1024}, {127, 257, 509}})
                 add(GEMM_F32, nn, s, -1);
         if (has_f64) add(GEMM_F64, nn, {256, 256, 256}, -1);
         if (scope.device >= 0)

@@ -23,7 +23,7 @@ struct tune_problem {
     int64_t ld_padding = 0;  // elements added to every leading dimension
     bool misaligned = false;
     bool beta_zero = true;
-    int device = -1;         // >= 0: device pointers on that CUDA device
+    int device = -1;  // >= 0: device pointers on that CUDA device
     // A tune-key line's twelfth word, an epilogue ("gelu+bias(rows)+aux") or a pointer-array
     // batch ("pointers", from form=pointers), then "tf32" for math=tf32: such a line is tuned
     // by its key (gemm_tune_key), which a gemm_tune_request_t cannot describe.

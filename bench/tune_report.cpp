@@ -30,8 +30,8 @@ tune_row tune_row_from_report(const tune_problem &p, const gemm_tune_report_t &r
     row.disturbed = report.disturbed != 0;
     for (int64_t i = 0; i < report.candidate_count; ++i) {
         const gemm_tune_candidate_t &c = report.candidates[i];
-        row.candidates.push_back({c.backend ? c.backend : "", c.variant ? c.variant : "", c.median_us,
-                                  c.correct != 0, c.note ? c.note : "", c.spread});
+        row.candidates.push_back({c.backend ? c.backend : "", c.variant ? c.variant : "", c.median_us, c.correct != 0,
+                                  c.note ? c.note : "", c.spread});
     }
     return row;
 }
@@ -68,11 +68,11 @@ void candidate_lines(std::FILE *out, const tune_row &row) {
         std::string name = backend_variant_text(c.backend, c.variant);
         // The tuner lists the built-in default first.
         std::string remark = i == 0 ? "default" : "";
-        if (c.backend == row.winner && c.variant == row.winner_variant) remark += remark.empty() ? "winner" : ", winner";
+        if (c.backend == row.winner && c.variant == row.winner_variant)
+            remark += remark.empty() ? "winner" : ", winner";
         if (c.correct)
             std::fprintf(out, "    %-*s %10s  spread %3.0f %%%s%s\n", width, name.c_str(),
-                         duration_text(c.median_us).c_str(), 100 * c.spread, remark.empty() ? "" : "  ",
-                         remark.c_str());
+                         duration_text(c.median_us).c_str(), 100 * c.spread, remark.empty() ? "" : "  ", remark.c_str());
         else
             std::fprintf(out, "    %-*s %10s  %s%s%s\n", width, name.c_str(), "rejected", c.note.c_str(),
                          remark.empty() ? "" : "; ", remark.c_str());
@@ -104,8 +104,8 @@ tune_table_widths tune_table_widths_for(const std::vector<tune_problem> &problem
 }
 
 void tune_report_header(std::FILE *out, const tune_table_widths &w) {
-    print_columns(out, w, {"shape", "dtype", "class", "win_time", "default", "def_time", "speedup", "tried", "rej",
-                           "winner"});
+    print_columns(out, w,
+                  {"shape", "dtype", "class", "win_time", "default", "def_time", "speedup", "tried", "rej", "winner"});
     std::fflush(out);
 }
 
@@ -117,10 +117,10 @@ void tune_report_row(std::FILE *out, const tune_row &row, const tune_table_width
         std::fprintf(out, "%-*s %-*s %-*s FAILED: %s\n", w.shape, shape.c_str(), w.dtype, dtype.c_str(), w.klass,
                      klass.c_str(), row.error.c_str());
     } else {
-        print_columns(out, w, {shape, dtype, klass, duration_text(row.winner_us), row.default_backend,
-                               duration_text(row.default_us), speedup_text(row.speedup()),
-                               std::to_string(row.candidates.size()), std::to_string(row.rejected()),
-                               backend_variant_text(row.winner, row.winner_variant)});
+        print_columns(out, w,
+                      {shape, dtype, klass, duration_text(row.winner_us), row.default_backend,
+                       duration_text(row.default_us), speedup_text(row.speedup()), std::to_string(row.candidates.size()),
+                       std::to_string(row.rejected()), backend_variant_text(row.winner, row.winner_variant)});
         if (row.disturbed)
             std::fprintf(out, "    disturbed: the winner's or the default's timings disagreed by more than 25 %% "
                               "each time they were taken (something else had the machine), so the winner is not "

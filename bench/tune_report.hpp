@@ -29,8 +29,8 @@ struct tune_row {
     std::string default_backend;
     double default_us = 0;  // 0 when the default failed or was rejected
     bool stored = false;
-    bool disturbed = false; // the winner's or the default's timings disagreed (a busy machine)
-    double seconds = 0;     // wall time spent on this problem
+    bool disturbed = false;  // the winner's or the default's timings disagreed (a busy machine)
+    double seconds = 0;      // wall time spent on this problem
     std::vector<tune_candidate_line> candidates;
 
     int64_t rejected() const;

@@ -84,7 +84,9 @@ void print_row(std::FILE *out, const verify_row &r, int kw, int cw) {
     std::fprintf(out, "%-*s  %-*s  %10s  %-10s  %10s  %7s  %s%s%s\n", kw, r.key.c_str(), cw, r.choice.c_str(),
                  duration_text(r.median_us).c_str(), r.default_backend.empty() ? "-" : r.default_backend.c_str(),
                  duration_text(r.default_us).c_str(), speed, r.verdict(), r.disturbed ? " (disturbed)" : "",
-                 !r.error.empty() ? (": " + r.error).c_str() : !r.note.empty() ? (": " + r.note).c_str() : "");
+                 !r.error.empty()  ? (": " + r.error).c_str()
+                 : !r.note.empty() ? (": " + r.note).c_str()
+                                   : "");
 }
 
 struct verify_counts {
@@ -109,8 +111,10 @@ void print_summary(std::FILE *out, const verify_counts &c, const tune_options &o
     if (c.fail > 0) std::fprintf(out, o.drop ? " (%zu dropped)" : " (kept: --drop removes them)", c.dropped);
     std::fprintf(out, ", %zu could not be measured\n", c.errors);
     if (c.disturbed > 0)
-        std::fprintf(out, "# warning: %zu measured while something else had the machine (timings disagreeing by "
-                          "more than 25 %%): verify them again on a quiet machine\n", c.disturbed);
+        std::fprintf(out,
+                     "# warning: %zu measured while something else had the machine (timings disagreeing by "
+                     "more than 25 %%): verify them again on a quiet machine\n",
+                     c.disturbed);
 }
 
 void write_json(std::FILE *out, const std::vector<verify_row> &rows, const verify_counts &c) {
@@ -141,10 +145,11 @@ int tune_verify_command(const tune_options &o, const std::string &command) {
     if (text) {
         std::fprintf(text, "# gemm tune --verify: %zu %s of %s\n# reproduce: %s\n", rows.size(),
                      rows.size() == 1 ? "entry" : "entries", gemm_tune_cache_path(), command.c_str());
-        std::fprintf(text, "# time = the stored choice's median, head to head with the default (the built-in rule's\n"
-                           "#   choice now); speed = default time / time; holds = correct and at most 2%% slower\n"
-                           "# keys are column-major, the one form a row-major call and its transpose share: row-major\n"
-                           "#   m x n x k with ops XY is the key n m k with ops YX (1x4096x4096 row NT: TN 4096 1 4096)\n");
+        std::fprintf(text,
+                     "# time = the stored choice's median, head to head with the default (the built-in rule's\n"
+                     "#   choice now); speed = default time / time; holds = correct and at most 2%% slower\n"
+                     "# keys are column-major, the one form a row-major call and its transpose share: row-major\n"
+                     "#   m x n x k with ops XY is the key n m k with ops YX (1x4096x4096 row NT: TN 4096 1 4096)\n");
         std::fprintf(text, "%-*s  %-*s  %10s  %-10s  %10s  %7s  %s\n", kw, "key", cw, "choice", "time", "default",
                      "def_time", "speed", "verdict");
     }

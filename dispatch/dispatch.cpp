@@ -21,23 +21,22 @@ const char *layout_name(gemm_layout_t l) { return l == GEMM_ROW_MAJOR ? "row" : 
 
 char op_letter(gemm_op_t o) { return o == GEMM_OP_N ? 'N' : o == GEMM_OP_T ? 'T' : 'C'; }
 
-void trace(const problem &p, const call_shape &call, const choice &c, const run_report &ctx,
-           gemm_status_t status, double seconds) {
+void trace(const problem &p, const call_shape &call, const choice &c, const run_report &ctx, gemm_status_t status,
+           double seconds) {
     std::string_view variant = !ctx.variant_used.empty() ? ctx.variant_used
-                               : c.variant.empty()        ? std::string_view("default")
-                                                          : c.variant;
-    std::string line = fmt::format(
-        "backend={} variant={} dtype={}{} layout={} ops={}{} m={} n={} k={} lda={} ldb={} "
-        "ldc={} batch={} space={} why=\"{}\"",
-        c.chosen ? std::string(c.chosen->name()) : "none", variant, dtype_name(p.ab_type),
-        p.c_type != p.ab_type ? std::string("->") + dtype_name(p.c_type) : "",
-        layout_name(call.layout), op_letter(call.transa), op_letter(call.transb), call.m,
-        call.n, call.k, call.lda, call.ldb, call.ldc, p.batch, memory_space_name(p.space), c.reason());
+                               : c.variant.empty()       ? std::string_view("default")
+                                                         : c.variant;
+    std::string line =
+        fmt::format("backend={} variant={} dtype={}{} layout={} ops={}{} m={} n={} k={} lda={} ldb={} "
+                    "ldc={} batch={} space={} why=\"{}\"",
+                    c.chosen ? std::string(c.chosen->name()) : "none", variant, dtype_name(p.ab_type),
+                    p.c_type != p.ab_type ? std::string("->") + dtype_name(p.c_type) : "", layout_name(call.layout),
+                    op_letter(call.transa), op_letter(call.transb), call.m, call.n, call.k, call.lda, call.ldb,
+                    call.ldc, p.batch, memory_space_name(p.space), c.reason());
     if (status == GEMM_STATUS_SUCCESS)
-        line += fmt::format(" time={:.2f}us gflops={:.2f}", seconds * 1e6,
-                            seconds > 0 ? p.flops() / seconds * 1e-9 : 0.0);
-    else
-        line += fmt::format(" status={} error=\"{}\"", int(status), last_error_message());
+        line +=
+            fmt::format(" time={:.2f}us gflops={:.2f}", seconds * 1e6, seconds > 0 ? p.flops() / seconds * 1e-9 : 0.0);
+    else line += fmt::format(" status={} error=\"{}\"", int(status), last_error_message());
     if (p.epilogue.any() && status == GEMM_STATUS_SUCCESS) {
         epilogue_spec as_called = p.epilogue;  // the bias axis of the caller's layout
         if (call.layout == GEMM_ROW_MAJOR && as_called.axis != epilogue_axis::none)
@@ -125,8 +124,7 @@ gemm_status_t run_choice(const problem &p, const choice &c, const call_shape &ca
     return s;
 }
 
-gemm_status_t run_selection(const problem &p, const selection &sel, run_report &ctx, bool traced,
-                            gemm_layout_t layout) {
+gemm_status_t run_selection(const problem &p, const selection &sel, run_report &ctx, bool traced, gemm_layout_t layout) {
     ctx.variant_used = {};  // this run's report, not the last one's
     ctx.note.clear();
     ctx.epilogue = {};

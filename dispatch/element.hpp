@@ -12,9 +12,7 @@ namespace gemm {
 
 // The real elements load_element and store_element handle: a complex element is two of its
 // part_type (real, then imaginary), element i of a complex array being parts 2i and 2i + 1.
-inline dtype part_type(dtype t) {
-    return t == dtype::c32 ? dtype::f32 : t == dtype::c64 ? dtype::f64 : t;
-}
+inline dtype part_type(dtype t) { return t == dtype::c32 ? dtype::f32 : t == dtype::c64 ? dtype::f64 : t; }
 inline int64_t parts_per_element(dtype t) { return is_complex(t) ? 2 : 1; }
 
 // A real dtype's element (t must not be complex: load_value reads those).

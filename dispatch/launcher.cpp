@@ -28,8 +28,8 @@ const char *environment(const char *name) { return std::getenv(name); }
 launch_rank read_launch_rank(const char *(*get)(const char *name)) {
     launch_rank r;
     r.rank = first_rank(get, {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "MV2_COMM_WORLD_RANK", "SLURM_PROCID"});
-    r.local_rank = first_rank(get, {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "MV2_COMM_WORLD_LOCAL_RANK",
-                                    "SLURM_LOCALID"});
+    r.local_rank =
+        first_rank(get, {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "MV2_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID"});
     return r;
 }
 

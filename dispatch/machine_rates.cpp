@@ -43,7 +43,8 @@ const host_rate *dtype_rates::host_of(const std::string &backend) const {
 }
 
 void order_fastest_first(std::vector<host_rate> &host) {
-    std::stable_sort(host.begin(), host.end(), [](const host_rate &a, const host_rate &b) { return a.gflops > b.gflops; });
+    std::stable_sort(host.begin(), host.end(),
+                     [](const host_rate &a, const host_rate &b) { return a.gflops > b.gflops; });
 }
 
 dtype rates_type(dtype t) { return t == dtype::f64 || t == dtype::c64 ? dtype::f64 : dtype::f32; }
@@ -124,8 +125,8 @@ bool fit_locked_link(dtype t, const gpu_anchors &a, dtype_rates &r) {
 double host_traffic_bytes(const problem &p) {
     const double ab = double(dtype_size(p.ab_type)), c = double(dtype_size(p.c_type));
     const double c_trips = p.beta_zero() ? 1.0 : 2.0;
-    return double(p.batch) * ((double(p.m) * double(p.k) + double(p.k) * double(p.n)) * ab +
-                              c_trips * double(p.m) * double(p.n) * c);
+    return double(p.batch) *
+           ((double(p.m) * double(p.k) + double(p.k) * double(p.n)) * ab + c_trips * double(p.m) * double(p.n) * c);
 }
 
 double host_estimate_us(const host_rate &h, const problem &p) {

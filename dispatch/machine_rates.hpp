@@ -44,7 +44,7 @@ struct dtype_rates {
     // the staging pageable memory needs); 0: not measured, the pageable figures stand for them.
     double locked_link_gbs = 0;
     double locked_fixed_us = 0;
-    double measured_ms = 0;       // how long measuring them took (0: not said)
+    double measured_ms = 0;  // how long measuring them took (0: not said)
 
     bool has_gpu() const { return !gpu_backend.empty(); }
     bool has_locked_link() const { return has_gpu() && locked_link_gbs > 0; }

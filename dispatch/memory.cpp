@@ -69,8 +69,8 @@ gemm_status_t host_readable_arrays(pointer_array *arrays, int count, std::size_t
         const std::uintptr_t begin = place.range_begin;
         const std::size_t bytes = place.range_bytes;
         if (space == memory_space::host) continue;
-        const std::string where = std::string("lies in ") + memory_space_name(space) + " memory of device " +
-                                  std::to_string(device);
+        const std::string where =
+            std::string("lies in ") + memory_space_name(space) + " memory of device " + std::to_string(device);
         failed = i;
         // The driver knows the allocation: an array that ends past it is refused before the
         // copy would read beyond it.
@@ -117,11 +117,15 @@ gemm_status_t classify_memory(problem &p, allocation_memo *memo) {
     // pointers may lie anywhere, one past the end of an allocation (an empty slice) included.
     const bool writes_c = p.m > 0 && p.n > 0 && p.batch > 0, reads_ab = writes_c && !p.scales_only();
     auto touched = [](bool used, const void *ptr) { return used ? ptr : nullptr; };
-    struct operand { const void *ptr; const char *name; } ops[] = {
-        {touched(reads_ab, p.a), "A"}, {touched(reads_ab, p.b), "B"}, {touched(writes_c, p.c), "C"},
-        {touched(writes_c, p.epilogue.bias), "epilogue->bias"},
-        {touched(writes_c, p.epilogue.bias_grad), "epilogue->bias_grad"},
-        {touched(writes_c, p.epilogue.aux), "epilogue->aux"}};
+    struct operand {
+        const void *ptr;
+        const char *name;
+    } ops[] = {{touched(reads_ab, p.a), "A"},
+               {touched(reads_ab, p.b), "B"},
+               {touched(writes_c, p.c), "C"},
+               {touched(writes_c, p.epilogue.bias), "epilogue->bias"},
+               {touched(writes_c, p.epilogue.bias_grad), "epilogue->bias_grad"},
+               {touched(writes_c, p.epilogue.aux), "epilogue->aux"}};
     const operand *first = nullptr;
     for (const operand &o : ops) {
         if (!o.ptr) continue;
@@ -144,9 +148,8 @@ gemm_status_t classify_memory(problem &p, allocation_memo *memo) {
                     (s == memory_space::host || device == p.device);
         if (!same)
             return set_error(GEMM_STATUS_MIXED_MEMORY_SPACES,
-                             std::string(first->name) + " is " + memory_space_name(p.space) +
-                                 " memory but " + o.name + " is " + memory_space_name(s) +
-                                 " memory (device " + std::to_string(device) +
+                             std::string(first->name) + " is " + memory_space_name(p.space) + " memory but " + o.name +
+                                 " is " + memory_space_name(s) + " memory (device " + std::to_string(device) +
                                  "): pass every operand in one space");
     }
     return GEMM_STATUS_SUCCESS;

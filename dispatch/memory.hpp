@@ -41,8 +41,8 @@ struct stream_read {
 // lists, once, the first time it asks (installed_device_services()). A build without CUDA
 // has no such backend, so no table: every pointer is host memory, and a device-memory
 // problem can be neither measured nor given an epilogue pass (the build has no backend that
-// would compute one either), and no runtime's options are listed. Every member that touches a device makes `device` current for
-// its duration and restores the caller's device. Copies are synchronous.
+// would compute one either), and no runtime's options are listed. Every member that touches a device makes `device`
+// current for its duration and restores the caller's device. Copies are synchronous.
 struct device_services {
     // Where a pointer lives: host (pageable or page-locked), device or managed memory, and
     // the allocation it lies in. Every call's operands are classified by it.
@@ -55,8 +55,8 @@ struct device_services {
     void (*destroy_stream)(int device, void *stream);
     // Device time, in milliseconds, of what work(state) enqueues on stream, between two
     // events; waits for it to finish.
-    gemm_status_t (*time_on_stream)(int device, void *stream, gemm_status_t (*work)(void *state),
-                                    void *state, double *milliseconds);
+    gemm_status_t (*time_on_stream)(int device, void *stream, gemm_status_t (*work)(void *state), void *state,
+                                    double *milliseconds);
     std::size_t (*cache_bytes)(int device);  // last-level (L2) cache
     // Page-locks host memory (cudaHostRegister), so that copies of it run at the link's
     // speed; unpin undoes it.

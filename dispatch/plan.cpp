@@ -46,9 +46,9 @@ gemm_status_t plan::run(problem &p) const {
     if (!choice_.chosen) return GEMM_STATUS_SUCCESS;  // an empty class: BLAS quick return
     if (gemm_status_t s = classify_memory(p); s != GEMM_STATUS_SUCCESS) return s;
     const bool host_plan = shape_.space == memory_space::host;
-    const bool served = host_plan ? p.space == memory_space::host
-                                  : p.space == memory_space::managed ||
-                                        (p.space == memory_space::device && p.device == shape_.device);
+    const bool served =
+        host_plan ? p.space == memory_space::host
+                  : p.space == memory_space::managed || (p.space == memory_space::device && p.device == shape_.device);
     if (!served)
         return set_error(GEMM_STATUS_MIXED_MEMORY_SPACES,
                          fmt::format("the operands are {}, but the plan was made for {} (desc->device = {})",

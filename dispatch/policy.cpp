@@ -65,8 +65,8 @@ choice choose_forced(const problem &p, const selection &sel, bool collect_skippe
             if (b != sel.forced) c.skipped.push_back(std::string(b->name()) + ": not selected, " + sel.why);
     if (verdict v = sel.forced->supports(p); !v.ok) {
         c.status = GEMM_STATUS_NOT_SUPPORTED;
-        c.message = "backend '" + std::string(sel.forced->name()) + "' (" + sel.why +
-                    ") cannot serve this call: " + v.reason;
+        c.message =
+            "backend '" + std::string(sel.forced->name()) + "' (" + sel.why + ") cannot serve this call: " + v.reason;
         return c;
     }
     c.chosen = sel.forced;
@@ -147,7 +147,8 @@ void warn_once_not_tuned(const problem_class &key, const std::string &message) {
     static std::once_flag once;
     std::call_once(once, [&] {
         logger().warn("GEMM_TUNE=online: cannot tune {}: {}; such a shape takes the nearest tuned shape or the "
-                      "built-in rule and is not tuned again until the tune cache changes", key.to_text(), message);
+                      "built-in rule and is not tuned again until the tune cache changes",
+                      key.to_text(), message);
     });
 }
 
@@ -157,7 +158,8 @@ void warn_once_not_stored(const std::string &message) {
     static std::once_flag once;
     std::call_once(once, [&] {
         logger().warn("GEMM_TUNE=online: cannot store in the tune cache: {}; shapes tuned now are kept for this "
-                      "process only", message);
+                      "process only",
+                      message);
     });
 }
 
@@ -220,10 +222,10 @@ struct last_decision {
     const tune_cache *cache = nullptr;
     std::uint64_t version = 0;  // the cache's version when it was made
     problem_class key;
-    tune_entry_ptr entry;       // the key's own entry, or its nearest tuned shape's; null: the built-in rule
+    tune_entry_ptr entry;  // the key's own entry, or its nearest tuned shape's; null: the built-in rule
     backend *b = nullptr;
-    std::string_view why;       // a literal
-    std::string detail;         // " 4x4x4" for a nearest shape
+    std::string_view why;  // a literal
+    std::string detail;    // " 4x4x4" for a nearest shape
 };
 thread_local last_decision tls_last;
 

@@ -35,9 +35,7 @@ double problem::flops() const {
     return (is_complex(ab_type) ? 8.0 : 2.0) * double(m) * double(n) * double(k) * double(batch);
 }
 
-dtype compute_type_for(dtype ab) {
-    return ab == dtype::f64 || is_complex(ab) ? ab : dtype::f32;
-}
+dtype compute_type_for(dtype ab) { return ab == dtype::f64 || is_complex(ab) ? ab : dtype::f32; }
 
 bool c_type_allowed(dtype ab, dtype c) {
     return c == ab || ((ab == dtype::f16 || ab == dtype::bf16) && c == dtype::f32);
@@ -58,7 +56,8 @@ std::string epilogue_name(const epilogue_spec &e) {
     static const char *const activations[] = {"none", "relu", "gelu", "relu_backward", "gelu_backward"};
     static const char *const axes[] = {"", "rows", "columns"};
     std::string name = activations[int(e.act)];
-    if (e.axis != epilogue_axis::none) name += std::string(e.backward() ? "+bias_grad(" : "+bias(") + axes[int(e.axis)] + ")";
+    if (e.axis != epilogue_axis::none)
+        name += std::string(e.backward() ? "+bias_grad(" : "+bias(") + axes[int(e.axis)] + ")";
     if (e.aux && !e.backward()) name += "+aux";
     return name;
 }

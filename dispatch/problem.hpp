@@ -46,7 +46,7 @@ struct problem {
     int64_t n = 0;
     int64_t k = 0;
 
-    dtype ab_type = dtype::f32;       // A and B share one type
+    dtype ab_type = dtype::f32;  // A and B share one type
     dtype c_type = dtype::f32;
     dtype compute_type = dtype::f32;  // also the type of alpha and beta
 
@@ -77,13 +77,13 @@ struct problem {
     double beta_imag = 0.0;
 
     memory_space space = memory_space::host;
-    int device = -1;           // CUDA ordinal when space != host
+    int device = -1;  // CUDA ordinal when space != host
     // Host problems: every operand the call touches is page-locked (registered with or
     // allocated by CUDA), so a GPU backend copies it by DMA without staging.
     bool page_locked = false;
-    void *stream = nullptr;    // cudaStream_t of the caller, device problems only
+    void *stream = nullptr;  // cudaStream_t of the caller, device problems only
 
-    epilogue_spec epilogue;    // none for every call but gemm_ex_epilogue's (batch 1, real types)
+    epilogue_spec epilogue;  // none for every call but gemm_ex_epilogue's (batch 1, real types)
 
     // Rows and columns of A and B as stored (before op).
     int64_t a_rows() const { return op_a == transpose::n ? m : k; }
@@ -101,8 +101,8 @@ struct problem {
     double flops() const;
 };
 
-const char *dtype_name(dtype t);      // "f32": the one table of names, gemm_dtype_name's
-std::size_t dtype_size(dtype t);      // bytes per element
+const char *dtype_name(dtype t);  // "f32": the one table of names, gemm_dtype_name's
+std::size_t dtype_size(dtype t);  // bytes per element
 bool is_complex(dtype t);
 
 // The library's type rules, one place for the API's checks and the backends' promises:
@@ -110,7 +110,7 @@ bool is_complex(dtype t);
 // (f16 and bf16 included), and C has the inputs' type, or f32 for f16/bf16 inputs.
 dtype compute_type_for(dtype ab);
 bool c_type_allowed(dtype ab, dtype c);
-const char *op_name(transpose o);            // "N" / "T" / "C"
+const char *op_name(transpose o);  // "N" / "T" / "C"
 const char *memory_space_name(memory_space s);
 // "relu", "gelu+bias(rows)+aux", "gelu_backward+bias_grad(columns)": for traces and tune keys.
 std::string epilogue_name(const epilogue_spec &e);

@@ -78,13 +78,14 @@ bool parse_epilogue(const std::string &text, problem_class &key) {
 
 }  // namespace
 
-bool problem_class::has_epilogue() const { return act != epilogue_act::none || axis != epilogue_axis::none || saves_aux; }
+bool problem_class::has_epilogue() const {
+    return act != epilogue_act::none || axis != epilogue_axis::none || saves_aux;
+}
 
 bool problem_class::same_but_shape(const problem_class &o) const {
-    return ab_type == o.ab_type && c_type == o.c_type && op_a == o.op_a && op_b == o.op_b &&
-           batch == o.batch && padded_ld == o.padded_ld && aligned_16 == o.aligned_16 &&
-           space == o.space && beta_zero == o.beta_zero && act == o.act && axis == o.axis && saves_aux == o.saves_aux &&
-           pointers == o.pointers && tf32 == o.tf32;
+    return ab_type == o.ab_type && c_type == o.c_type && op_a == o.op_a && op_b == o.op_b && batch == o.batch &&
+           padded_ld == o.padded_ld && aligned_16 == o.aligned_16 && space == o.space && beta_zero == o.beta_zero &&
+           act == o.act && axis == o.axis && saves_aux == o.saves_aux && pointers == o.pointers && tf32 == o.tf32;
 }
 
 bool problem_class::operator==(const problem_class &o) const {
@@ -122,10 +123,10 @@ std::size_t problem_class_hash::operator()(const problem_class &k) const {
 
 std::string problem_class::to_text() const {
     std::ostringstream out;
-    out << dtype_name(ab_type) << ' ' << dtype_name(c_type) << ' ' << op_name(op_a) << op_name(op_b)
-        << ' ' << m << ' ' << n << ' ' << k << " batch=" << batch
-        << " ld=" << (padded_ld ? "padded" : "tight") << " align=" << (aligned_16 ? "16" : "elem")
-        << " space=" << memory_space_name(space) << " beta=" << (beta_zero ? "0" : "any");
+    out << dtype_name(ab_type) << ' ' << dtype_name(c_type) << ' ' << op_name(op_a) << op_name(op_b) << ' ' << m << ' '
+        << n << ' ' << k << " batch=" << batch << " ld=" << (padded_ld ? "padded" : "tight")
+        << " align=" << (aligned_16 ? "16" : "elem") << " space=" << memory_space_name(space)
+        << " beta=" << (beta_zero ? "0" : "any");
     if (has_epilogue()) out << " epilogue=" << to_epilogue_name(*this);
     if (pointers) out << " form=pointers";
     if (tf32) out << " math=tf32";
@@ -187,8 +188,8 @@ problem_class class_of(const problem &p) {
     key.padded_ld = p.lda > std::max<int64_t>(1, p.a_rows()) || p.ldb > std::max<int64_t>(1, p.b_rows()) ||
                     p.ldc > std::max<int64_t>(1, p.m);
     std::size_t ab = dtype_size(p.ab_type), cs = dtype_size(p.c_type);
-    key.aligned_16 = aligned(p.a) && aligned(p.b) && aligned(p.c) && aligned(p.lda, ab) &&
-                     aligned(p.ldb, ab) && aligned(p.ldc, cs) &&
+    key.aligned_16 = aligned(p.a) && aligned(p.b) && aligned(p.c) && aligned(p.lda, ab) && aligned(p.ldb, ab) &&
+                     aligned(p.ldc, cs) &&
                      (p.batch == 1 || (aligned(p.stride_a, ab) && aligned(p.stride_b, ab) && aligned(p.stride_c, cs)));
     key.space = p.space;
     key.beta_zero = p.beta_zero();

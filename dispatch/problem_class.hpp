@@ -22,8 +22,8 @@ struct problem_class {
     transpose op_b = transpose::n;
     int64_t m = 0, n = 0, k = 0;
     int64_t batch = 1;
-    bool padded_ld = false;     // some leading dimension larger than its matrix needs
-    bool aligned_16 = true;     // every pointer, leading dimension and stride 16-byte aligned
+    bool padded_ld = false;  // some leading dimension larger than its matrix needs
+    bool aligned_16 = true;  // every pointer, leading dimension and stride 16-byte aligned
     memory_space space = memory_space::host;
     bool beta_zero = true;
     // The epilogue's kind (none for a plain GEMM): its activation, bias axis, and whether a

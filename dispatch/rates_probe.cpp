@@ -109,15 +109,19 @@ gemm_status_t time_host(dtype t, backend *b, host_rate &out) {
         return s;
     const double predicted_ms = small_us * square_flops(host_large_n) / square_flops(host_small_n) / 1e3;
     const int64_t large_n = predicted_ms > longest_large_run_ms ? host_medium_n : host_large_n;
-    if (gemm_status_t s = time_class(square_class(t, large_n, memory_space::host), operands(false), b, large_us); s != GEMM_STATUS_SUCCESS)
+    if (gemm_status_t s = time_class(square_class(t, large_n, memory_space::host), operands(false), b, large_us);
+        s != GEMM_STATUS_SUCCESS)
         return s;
     std::optional<host_rate> h = fit_host_rate(std::string(b->name()), host_small_n, small_us, large_n, large_us);
-    if (!h) return set_error(GEMM_STATUS_EXECUTION_FAILED, "gemm rates: " + std::string(b->name()) + ": no rate from its timings");
+    if (!h)
+        return set_error(GEMM_STATUS_EXECUTION_FAILED,
+                         "gemm rates: " + std::string(b->name()) + ": no rate from its timings");
     const problem_class vector = shape_class(t, host_vector_n, 1, host_vector_n, memory_space::host);
     double vector_us = 0;
     if (gemm_status_t s = time_class(vector, operands(false), b, vector_us); s != GEMM_STATUS_SUCCESS) return s;
     if (!fit_host_bandwidth(*h, shape_of(vector), vector_us))
-        return set_error(GEMM_STATUS_EXECUTION_FAILED, "gemm rates: " + std::string(b->name()) + ": no bandwidth from its timing");
+        return set_error(GEMM_STATUS_EXECUTION_FAILED,
+                         "gemm rates: " + std::string(b->name()) + ": no bandwidth from its timing");
     out = *h;
     return GEMM_STATUS_SUCCESS;
 }
@@ -129,7 +133,8 @@ void time_locked_link(dtype t, backend *gpu, dtype_rates &r) {
     a.small_n = gpu_small_n;
     a.large_n = gpu_large_n;
     gemm_status_t s = time_class(square_class(t, a.small_n, memory_space::host), operands(true), gpu, a.small_us);
-    if (s == GEMM_STATUS_SUCCESS) s = time_class(square_class(t, a.large_n, memory_space::host), operands(true), gpu, a.large_us);
+    if (s == GEMM_STATUS_SUCCESS)
+        s = time_class(square_class(t, a.large_n, memory_space::host), operands(true), gpu, a.large_us);
     if (s == GEMM_STATUS_SUCCESS && !fit_locked_link(t, a, r))
         s = set_error(GEMM_STATUS_EXECUTION_FAILED, "gemm rates: the page-locked timings give no link");
     if (s != GEMM_STATUS_SUCCESS) {
@@ -147,21 +152,24 @@ gemm_status_t time_gpu(dtype t, dtype_rates &r) {
     a.small_n = gpu_small_n;
     for (backend *gpu : registered_backends()) {
         if (gpu->kind() != backend_kind::device || !gpu->available().ok) continue;
-        gemm_status_t s = time_class(square_class(t, a.device_n, memory_space::device), operands(false), gpu, a.device_us);
+        gemm_status_t s =
+            time_class(square_class(t, a.device_n, memory_space::device), operands(false), gpu, a.device_us);
         if (s == GEMM_STATUS_NOT_SUPPORTED) {
             clear_error();
             continue;
         }
-        if (s == GEMM_STATUS_SUCCESS) s = time_class(square_class(t, a.small_n, memory_space::host), operands(false), gpu, a.small_us);
-        if (s == GEMM_STATUS_SUCCESS) s = time_class(square_class(t, a.large_n, memory_space::host), operands(false), gpu, a.large_us);
+        if (s == GEMM_STATUS_SUCCESS)
+            s = time_class(square_class(t, a.small_n, memory_space::host), operands(false), gpu, a.small_us);
+        if (s == GEMM_STATUS_SUCCESS)
+            s = time_class(square_class(t, a.large_n, memory_space::host), operands(false), gpu, a.large_us);
         if (s != GEMM_STATUS_SUCCESS) return s;
         if (!fit_gpu_rates(t, a, std::string(gpu->name()), r))
             return set_error(GEMM_STATUS_EXECUTION_FAILED, "gemm rates: the GPU's timings give no rates");
         time_locked_link(t, gpu, r);
         return GEMM_STATUS_SUCCESS;
     }
-    return set_error(GEMM_STATUS_NOT_SUPPORTED, "gemm rates: no device backend serves " + std::string(dtype_name(t)) +
-                                                    " on host memory");
+    return set_error(GEMM_STATUS_NOT_SUPPORTED,
+                     "gemm rates: no device backend serves " + std::string(dtype_name(t)) + " on host memory");
 }
 
 bool device_backend_available() {
@@ -282,8 +290,7 @@ void ensure_rates(dtype t, bool with_gpu, double *measured_ms) {
     if (stored != GEMM_STATUS_SUCCESS) {
         if (cache.warnings().empty())
             logger().warn("gemm rates: kept for this process only, not stored: {}", last_error_message());
-        else
-            logger().debug("gemm rates: kept for this process only, not stored: {}", last_error_message());
+        else logger().debug("gemm rates: kept for this process only, not stored: {}", last_error_message());
     }
     clear_error();
 }

@@ -68,7 +68,8 @@ std::optional<std::vector<int>> parse_devices(const std::string &v, bool repeats
     while (start <= v.size()) {
         const std::size_t end = std::min(v.find(',', start), v.size());
         const std::string item = v.substr(start, end - start);
-        const bool digits = !item.empty() && item.size() <= 4 && item.find_first_not_of("0123456789") == std::string::npos;
+        const bool digits =
+            !item.empty() && item.size() <= 4 && item.find_first_not_of("0123456789") == std::string::npos;
         if (!digits) return std::nullopt;
         const int ordinal = std::stoi(item);
         if (!repeats && std::find(list.begin(), list.end(), ordinal) != list.end()) return std::nullopt;
@@ -187,8 +188,9 @@ selection parse_selection(const std::string &spec, std::string source) {
         // From the environment it is a configuration error, as every invalid GEMM_* value is;
         // from code, an invalid argument.
         sel.error = sel.source == "GEMM_BACKEND" ? GEMM_STATUS_INVALID_CONFIG : GEMM_STATUS_INVALID_VALUE;
-        sel.error_message = where + ": backend '" + name + "' has no variant '" + variant + "' (its variants: " +
-                            variant_list(*b) + "; `gemm info --variants SHAPE` shows those worth timing)";
+        sel.error_message = where + ": backend '" + name + "' has no variant '" + variant +
+                            "' (its variants: " + variant_list(*b) +
+                            "; `gemm info --variants SHAPE` shows those worth timing)";
         return sel;
     }
     sel.forced = b;
@@ -211,8 +213,8 @@ const selection *intern(selection sel) {
 }
 
 const selection &from_env() {
-    static const selection *sel = intern(parse_selection(env("GEMM_BACKEND"),
-                                                         *env("GEMM_BACKEND") ? "GEMM_BACKEND" : "default"));
+    static const selection *sel =
+        intern(parse_selection(env("GEMM_BACKEND"), *env("GEMM_BACKEND") ? "GEMM_BACKEND" : "default"));
     return *sel;
 }
 

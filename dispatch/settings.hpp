@@ -25,7 +25,7 @@ struct option_entry {
 };
 
 struct env_settings {
-    int verbose = 0;  // GEMM_VERBOSE: 0, 1 (a line per call), 2 (also skipped backends)
+    int verbose = 0;                    // GEMM_VERBOSE: 0, 1 (a line per call), 2 (also skipped backends)
     log_level level = log_level::warn;  // GEMM_LOG_LEVEL
     bool allow_tf32 = false;            // GEMM_ALLOW_TF32
     tune_mode tune = tune_mode::use;    // GEMM_TUNE
@@ -58,10 +58,10 @@ const env_settings &settings();
 // A parsed backend choice: "auto", "name" or "name:variant".
 struct selection {
     std::string spec;
-    std::string source;         // "GEMM_BACKEND", "gemm_set_backend" or "default"
-    std::string why;            // "forced by " + source, for the trace
-    backend *forced = nullptr;  // nullptr means auto
-    std::string variant;        // "" = the backend's default
+    std::string source;                         // "GEMM_BACKEND", "gemm_set_backend" or "default"
+    std::string why;                            // "forced by " + source, for the trace
+    backend *forced = nullptr;                  // nullptr means auto
+    std::string variant;                        // "" = the backend's default
     gemm_status_t error = GEMM_STATUS_SUCCESS;  // unknown or unavailable backend
     std::string error_message;
 };

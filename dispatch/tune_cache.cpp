@@ -78,8 +78,8 @@ std::optional<std::string> not_a_cache(const std::string &text) {
             continue;
         }
         if (t.rfind(section_marker, 0) == 0) return std::nullopt;
-        return fmt::format("line {}, its first that is not blank or a comment, opens no [machine] section: {}",
-                           number, quoted(t));
+        return fmt::format("line {}, its first that is not blank or a comment, opens no [machine] section: {}", number,
+                           quoted(t));
     }
     if (!comments) return std::nullopt;
     return std::string("only comments: no [machine] section, and not the header `gemm tune` writes");
@@ -145,8 +145,7 @@ std::optional<std::string> entry_problem(const tune_entry &e) {
 
 std::string entry_line(const tune_entry &e) {
     return fmt::format("{} | {} {} | {:.3f} us | default {} {:.3f} us", e.key.to_text(), e.backend,
-                       e.variant.empty() ? "-" : e.variant, e.microseconds, e.default_backend,
-                       e.default_microseconds);
+                       e.variant.empty() ? "-" : e.variant, e.microseconds, e.default_backend, e.default_microseconds);
 }
 
 // "backend <name> | <identity>" -> name and identity; name "" when it has none.
@@ -215,8 +214,7 @@ std::string tune_cache_path() {
 namespace {
 
 // The rates lines of a file's contents (the last of a type wins), null without any.
-template <class Lines>
-std::shared_ptr<const machine_rates> rates_of(const Lines &lines) {
+template <class Lines> std::shared_ptr<const machine_rates> rates_of(const Lines &lines) {
     machine_rates r;
     bool any = false;
     for (const auto &l : lines)
@@ -362,7 +360,8 @@ tune_cache::file_contents tune_cache::read_file(std::vector<std::string> &warnin
         }
         if (!in_section) {
             warnings.push_back(fmt::format("tune cache {}:{}: skipped (outside any [machine] section; a store "
-                                           "drops it): {}", path_, number, quoted(t)));
+                                           "drops it): {}",
+                                           path_, number, quoted(t)));
             continue;
         }
         if (!in_mine) continue;
@@ -373,7 +372,8 @@ tune_cache::file_contents tune_cache::read_file(std::vector<std::string> &warnin
             } else {
                 contents.lines.pop_back();
                 warnings.push_back(fmt::format("tune cache {}:{}: skipped (a backend line without a backend name; a "
-                                               "store drops it): {}", path_, number, quoted(t)));
+                                               "store drops it): {}",
+                                               path_, number, quoted(t)));
             }
         } else if (t.rfind("rates ", 0) == 0) {
             if (auto r = parse_rates_line(t, why)) {
@@ -381,12 +381,11 @@ tune_cache::file_contents tune_cache::read_file(std::vector<std::string> &warnin
                     warnings.push_back(fmt::format("tune cache {}:{}: rates not used ({} since they were measured; "
                                                    "kept for it, and measured again when needed): {}",
                                                    path_, number, *change, quoted(t)));
-                else
-                    contents.lines.back().rates = std::move(r);
+                else contents.lines.back().rates = std::move(r);
             } else {
                 contents.lines.pop_back();
-                warnings.push_back(fmt::format("tune cache {}:{}: skipped ({}; a store drops it): {}", path_, number,
-                                               why, quoted(t)));
+                warnings.push_back(
+                    fmt::format("tune cache {}:{}: skipped ({}; a store drops it): {}", path_, number, why, quoted(t)));
             }
         } else if (read_entry(t, number, contents, entry_lines, stale, warnings)) {
             ++usable_entries;
@@ -395,8 +394,9 @@ tune_cache::file_contents tune_cache::read_file(std::vector<std::string> &warnin
     }
     for (const auto &[change, count] : stale)
         warnings.push_back(fmt::format("tune cache {}: {}, so {} {} of {} {} stale (kept for that identity, not "
-                                       "used); run `gemm tune` again", path_, change.second, count,
-                                       count == 1 ? "entry" : "entries", change.first, count == 1 ? "is" : "are"));
+                                       "used); run `gemm tune` again",
+                                       path_, change.second, count, count == 1 ? "entry" : "entries", change.first,
+                                       count == 1 ? "is" : "are"));
     if (saw_other_machine && usable_entries == 0 && stale.empty())
         warnings.push_back("tune cache " + path_ +
                            ": no section for this machine (stale: tuned on another machine or build); "
@@ -405,8 +405,8 @@ tune_cache::file_contents tune_cache::read_file(std::vector<std::string> &warnin
 }
 
 bool tune_cache::read_entry(const std::string &t, int number, file_contents &contents,
-                            std::unordered_map<problem_class, int, problem_class_hash> &entry_lines, stale_entries &stale,
-                            std::vector<std::string> &warnings) const {
+                            std::unordered_map<problem_class, int, problem_class_hash> &entry_lines,
+                            stale_entries &stale, std::vector<std::string> &warnings) const {
     std::string why = "longer than any entry";
     std::optional<tune_entry> e = t.size() <= max_entry_length ? parse_entry(t, why) : std::nullopt;
     const bool well_formed = e.has_value();
@@ -467,8 +467,7 @@ gemm_status_t tune_cache::check_store() const {
     if (gemm_status_t s = store_target(target, "nothing would be stored"); s != GEMM_STATUS_SUCCESS) return s;
     std::string why;
     if (!cache_folder_writable(target, why))
-        return set_error(GEMM_STATUS_EXECUTION_FAILED,
-                         "tune cache " + path_ + ": " + why + "; nothing would be stored");
+        return set_error(GEMM_STATUS_EXECUTION_FAILED, "tune cache " + path_ + ": " + why + "; nothing would be stored");
     return GEMM_STATUS_SUCCESS;
 }
 
@@ -518,8 +517,7 @@ bool tune_cache::drop(file_contents &contents, const problem_class &key) const {
     return dropped;
 }
 
-template <class Locked>
-gemm_status_t tune_cache::with_file_locked(const char *undone, Locked run, bool &ran) {
+template <class Locked> gemm_status_t tune_cache::with_file_locked(const char *undone, Locked run, bool &ran) {
     ran = false;
     cache_store_target target;
     if (gemm_status_t s = store_target(target, undone); s != GEMM_STATUS_SUCCESS) return s;
@@ -558,8 +556,7 @@ void tune_cache::take_in(const file_contents &contents) {
     }
 }
 
-template <class Edit>
-gemm_status_t tune_cache::rewrite_file(const char *undone, Edit edit) {
+template <class Edit> gemm_status_t tune_cache::rewrite_file(const char *undone, Edit edit) {
     bool ran = false;
     return with_file_locked(
         undone,

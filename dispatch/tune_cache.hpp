@@ -15,8 +15,8 @@
 
 #include "gemm/gemm.h"
 #include "machine_rates.hpp"
-#include "tune_cache_file.hpp"
 #include "problem_class.hpp"
+#include "tune_cache_file.hpp"
 
 namespace gemm {
 
@@ -156,8 +156,8 @@ private:
         std::optional<std::pair<dtype, dtype_rates>> rates;  // a rates line of this machine's section
     };
     struct file_contents {
-        bool usable = true;       // false: the file exists but cannot be read
-        std::string problem;      // why not
+        bool usable = true;            // false: the file exists but cannot be read
+        std::string problem;           // why not
         std::vector<file_line> lines;  // all but the header comments write_file adds
         std::size_t mine_end = 0;      // where new entries go: after this machine's last section
         bool has_mine = false;
@@ -184,13 +184,11 @@ private:
     // Under the file's lock: re-read, change by edit (merge or drop; it returns whether it
     // changed anything), take in other processes' entries, write if edit changed the file.
     // undone ends the error of a file that cannot be read ("nothing stored").
-    template <class Edit>
-    gemm_status_t rewrite_file(const char *undone, Edit edit);
+    template <class Edit> gemm_status_t rewrite_file(const char *undone, Edit edit);
     // Takes the file's lock (creating its folder first where the store target is absent),
     // re-reads the file and returns run(contents, file)'s status, ran set; or, ran false, why
     // the file could not be locked or read (ending with undone).
-    template <class Locked>
-    gemm_status_t with_file_locked(const char *undone, Locked run, bool &ran);
+    template <class Locked> gemm_status_t with_file_locked(const char *undone, Locked run, bool &ran);
     // Other processes' entries, and rates of the types this one lacks, from contents.
     void take_in(const file_contents &contents);
     void keep_rates(dtype t, const dtype_rates &r);  // in this process
@@ -203,7 +201,7 @@ private:
     std::mutex store_mutex_;           // one store at a time: file lock, re-read, merge, write
     mutable std::shared_mutex mutex_;  // entries_, nearest_memo_, and writes of version_
     std::unordered_map<problem_class, tune_entry_ptr, problem_class_hash> entries_;
-    std::atomic<std::uint64_t> version_{0};  // read without the lock: every auto call reads it
+    std::atomic<std::uint64_t> version_{0};       // read without the lock: every auto call reads it
     std::shared_ptr<const machine_rates> rates_;  // replaced whole, under mutex_
     // Whether rates_ is set (never unset after): every untuned host-memory call asks for the
     // rates, and a cache without them answers without taking the lock.

@@ -219,8 +219,8 @@ cache_file_text read_cache_file(const std::string &path, std::size_t limit) {
     } else if (std::size_t(st.st_size) > limit || !read_bounded(fd, limit, file.text, error) ||
                file.text.size() > limit) {
         file.status = cache_file_text::state::unusable;
-        file.problem = error ? "cannot read it: " + errno_text(error)
-                             : "larger than " + std::to_string(limit >> 20) + " MiB";
+        file.problem =
+            error ? "cannot read it: " + errno_text(error) : "larger than " + std::to_string(limit >> 20) + " MiB";
         file.text.clear();
     } else {
         file.status = cache_file_text::state::read;

@@ -27,7 +27,8 @@ namespace {
 // Every (backend, variant) that serves p, the built-in choice first. The reference is left
 // out unless it is the built-in choice or named: it never wins, and at large sizes one run
 // of it would take the whole budget.
-std::vector<measure_target> candidates_for(const problem &p, const tune_options &options, const measure_target &fallback) {
+std::vector<measure_target> candidates_for(const problem &p, const tune_options &options,
+                                           const measure_target &fallback) {
     std::vector<measure_target> list{fallback};
     for (backend *b : registered_backends()) {
         bool named = std::find(options.backends.begin(), options.backends.end(), b->name()) != options.backends.end();
@@ -130,7 +131,8 @@ gemm_status_t time_candidates(const problem_class &c, const operand_layout &layo
     out.disturbed = winner->spread > disturbed_spread || (fallback.correct && fallback.spread > disturbed_spread);
     if (out.disturbed)
         logger().info("tuner: {} timed while the machine was busy (spread {:.0f} % for the winner, {:.0f} % for the "
-                      "default)", out.entry.key.to_text(), 100 * winner->spread, 100 * fallback.spread);
+                      "default)",
+                      out.entry.key.to_text(), 100 * winner->spread, 100 * fallback.spread);
     return GEMM_STATUS_SUCCESS;
 }
 
@@ -177,7 +179,8 @@ gemm_status_t verify_entry(const tune_entry &e, int device, const tune_options &
     if (e.key.space == memory_space::device) layout.device = device;
     operand_sets sets(e.key, layout);
     choice builtin;
-    if (gemm_status_t s = prepare(sets, "gemm_tune_verify", rates_use::measure, builtin); s != GEMM_STATUS_SUCCESS) return s;
+    if (gemm_status_t s = prepare(sets, "gemm_tune_verify", rates_use::measure, builtin); s != GEMM_STATUS_SUCCESS)
+        return s;
     const problem &p = sets.first();
     out.default_backend = std::string(builtin.chosen->name());
     backend *b = find_backend(e.backend);
@@ -204,8 +207,8 @@ gemm_status_t verify_entry(const tune_entry &e, int device, const tune_options &
     out.measured = true;
     out.median_us = stored.median_us;
     out.default_median_us = fallback.median_us;
-    out.disturbed = (stored.timed && stored.spread > disturbed_spread) ||
-                    (fallback.timed && fallback.spread > disturbed_spread);
+    out.disturbed =
+        (stored.timed && stored.spread > disturbed_spread) || (fallback.timed && fallback.spread > disturbed_spread);
     if (!stored.timed) {
         out.holds = false;
         out.note = stored.status != GEMM_STATUS_SUCCESS

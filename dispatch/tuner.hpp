@@ -7,8 +7,8 @@
 
 #include "gemm/gemm.h"
 #include "measure/operand_sets.hpp"
-#include "problem_class.hpp"
 #include "policy.hpp"
+#include "problem_class.hpp"
 #include "tune_cache.hpp"
 
 namespace gemm {
@@ -22,7 +22,7 @@ struct tune_options {
     int warmup = 1;
     int min_reps = 3;
     int max_reps = 100;
-    double margin = 0.02;     // the default is replaced only when beaten by more than this
+    double margin = 0.02;               // the default is replaced only when beaten by more than this
     std::vector<std::string> backends;  // only these (empty: every available one)
     // Whether the default (the built-in rule's choice) may measure the machine's rates it
     // lacks, which stores them: not for a tune that stores nothing.
@@ -42,7 +42,7 @@ struct candidate_result {
     int runs_per_sample = 1;  // back-to-back runs in one sample (short runs are batched)
     double spread = 0;        // median / fastest sample - 1
     bool correct = false;
-    std::string note;         // why rejected or failed
+    std::string note;  // why rejected or failed
 };
 
 struct tune_outcome {
@@ -84,9 +84,9 @@ struct verify_outcome {
     bool measured = false;        // false: the entry is that choice, or cannot run here
     double median_us = 0;         // the stored choice, head to head with the default
     double default_median_us = 0;
-    bool holds = true;            // correct, and not slower than the default by more than the margin
-    bool disturbed = false;       // either spread exceeds disturbed_spread
-    std::string note;             // why it does not hold, or why it was not measured
+    bool holds = true;       // correct, and not slower than the default by more than the margin
+    bool disturbed = false;  // either spread exceeds disturbed_spread
+    std::string note;        // why it does not hold, or why it was not measured
 };
 
 // Checks and times e's choice and the default in alternating rounds on the class of e's key

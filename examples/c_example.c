@@ -17,11 +17,8 @@ static void print_matrix(const char *name, const float *x, int rows, int cols) {
 
 int main(void) {
     /* C (2 x 2) = 1.0 * A (2 x 3) * B (3 x 2) + 0.0 * C, all row-major as C arrays are. */
-    const float A[2 * 3] = {1, 2, 3,
-                            4, 5, 6};
-    const float B[3 * 2] = {7, 8,
-                            9, 10,
-                            11, 12};
+    const float A[2 * 3] = {1, 2, 3, 4, 5, 6};
+    const float B[3 * 2] = {7, 8, 9, 10, 11, 12};
     float C[2 * 2] = {0, 0, 0, 0};
     const float expected[2 * 2] = {58, 64, 139, 154};
     gemm_status_t status;
@@ -61,8 +58,8 @@ int main(void) {
         const float alpha = 1.0f, beta = 0.0f;
         int run;
         gemm_desc_init(&desc, GEMM_F32, GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_N, 2, 2, 3);
-        desc.alignment = (int)sizeof(float);  /* plain float arrays: 4-byte aligned, no more */
-        desc.beta_zero = 1;                   /* every run passes beta = 0 */
+        desc.alignment = (int)sizeof(float); /* plain float arrays: 4-byte aligned, no more */
+        desc.beta_zero = 1;                  /* every run passes beta = 0 */
         status = gemm_plan_create(&desc, &plan);
         if (status != GEMM_STATUS_SUCCESS) {
             fprintf(stderr, "gemm_plan_create failed: %s\n  %s\n", gemm_status_string(status), gemm_last_error());
@@ -87,8 +84,8 @@ int main(void) {
     for (i = 0; i < (int)gemm_backend_count(); ++i) {
         gemm_backend_info_t info;
         if (gemm_backend_get_info(i, &info) == GEMM_STATUS_SUCCESS)
-            printf("  %-10s %s%s\n", info.name, info.available ? "available " : "unavailable: ",
-                   info.available ? info.detail : info.reason);
+            printf("  %-10s %s%s\n", info.name,
+                   info.available ? "available " : "unavailable: ", info.available ? info.detail : info.reason);
     }
     return 0;
 }

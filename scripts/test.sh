@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # test.sh: sets up, builds and runs the test suites: the full build (CUDA too when nvcc is
 # present; GPU tests skip visibly without a device), then the CPU tests again under
-# AddressSanitizer and UBSan, then clang-tidy's checks (scripts/lint.sh --tidy). Both builds
-# treat warnings as errors (GEMM_WERROR). Each build's output goes to a log (printed when the
+# AddressSanitizer and UBSan, then clang-tidy's checks and clang-format's (scripts/lint.sh).
+# Both builds treat warnings as errors (GEMM_WERROR). Each build's output goes to a log (printed when the
 # build fails); each stage ends with one summary line, and the script with one verdict over
 # all, exit 0 only when no test or check failed.
 set -euo pipefail
@@ -65,6 +65,7 @@ build build-sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGEMM_SANITIZE=ON -DGEMM
 run_stage "stage 2 (ASan + UBSan build, CPU tests)" build-sanitize -L cpu
 
 run_check "stage 3 (clang-tidy, scripts/lint.sh --tidy)" bash scripts/lint.sh --tidy build-tidy
+run_check "stage 4 (clang-format, scripts/lint.sh --format)" bash scripts/lint.sh --format
 
 echo
 for line in "${summaries[@]}"; do echo "$line"; done

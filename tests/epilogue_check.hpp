@@ -46,9 +46,9 @@ inline epilogue_case make_epilogue_case(const gemm_case &g, gemm_activation_t ac
 
 struct epilogue_operands {
     operands gemm;
-    bytes bias;       // forward with an axis: the values, then a poisoned guard
-    bytes aux0;       // backward: saved values in the window; everywhere else (and forward) poison
-    bytes bias_grad0; // backward with an axis: poison, written by the call
+    bytes bias;        // forward with an axis: the values, then a poisoned guard
+    bytes aux0;        // backward: saved values in the window; everywhere else (and forward) poison
+    bytes bias_grad0;  // backward with an axis: poison, written by the call
     static constexpr int64_t guard = 4;
 };
 
@@ -106,15 +106,15 @@ inline gemm_status_t call_epilogue(const epilogue_case &e, const void *A, const 
     const bool doubles = g.compute_type() == GEMM_F64;
     const gemm_epilogue_t ep = epilogue_of(e, bias, bias_grad, aux);
     return gemm_ex_epilogue(g.layout, g.transa, g.transb, g.m, g.n, g.k,
-                            doubles ? static_cast<const void *>(&alpha_d) : &alpha_f, A, g.ab_type, g.lda, B,
-                            g.ab_type, g.ldb, doubles ? static_cast<const void *>(&beta_d) : &beta_f, C, g.c_type,
-                            g.ldc, g.compute_type(), &ep);
+                            doubles ? static_cast<const void *>(&alpha_d) : &alpha_f, A, g.ab_type, g.lda, B, g.ab_type,
+                            g.ldb, doubles ? static_cast<const void *>(&beta_d) : &beta_f, C, g.c_type, g.ldc,
+                            g.compute_type(), &ep);
 }
 
 // The same through a plan made for the case (its desc carries the epilogue), run once with
 // gemm_plan_run_epilogue. device: -1 for host memory.
-inline gemm_status_t call_epilogue_plan(const epilogue_case &e, const void *A, const void *B, void *C,
-                                        const void *bias, void *bias_grad, void *aux, int device = -1) {
+inline gemm_status_t call_epilogue_plan(const epilogue_case &e, const void *A, const void *B, void *C, const void *bias,
+                                        void *bias_grad, void *aux, int device = -1) {
     const gemm_case &g = e.gemm;
     gemm_desc_t d;
     gemm_desc_init(&d, g.ab_type, g.layout, g.transa, g.transb, g.m, g.n, g.k);
@@ -200,10 +200,12 @@ inline std::string check_epilogue_result(const epilogue_case &e, const epilogue_
                     z += b;
                     size += std::fabs(b);
                 }
-                if (e.aux) report("aux(" + std::to_string(i) + "," + std::to_string(j) + ")",
-                                  load(r.aux.data(), am.index(i, j), t), z, rule.epilogue_input(size, c0));
-                want = e.activation == GEMM_ACTIVATION_RELU ? std::max(z, 0.0)
-                       : e.activation == GEMM_ACTIVATION_GELU ? detail::gelu(z) : z;
+                if (e.aux)
+                    report("aux(" + std::to_string(i) + "," + std::to_string(j) + ")",
+                           load(r.aux.data(), am.index(i, j), t), z, rule.epilogue_input(size, c0));
+                want = e.activation == GEMM_ACTIVATION_RELU   ? std::max(z, 0.0)
+                       : e.activation == GEMM_ACTIVATION_GELU ? detail::gelu(z)
+                                                              : z;
                 slope = e.activation == GEMM_ACTIVATION_GELU ? 1.13 : 1.0;
             } else {
                 const double a = load(o.aux0.data(), am.index(i, j), t);
@@ -233,7 +235,8 @@ inline std::string check_epilogue_result(const epilogue_case &e, const epilogue_
         const std::size_t es = dtype_size(t);
         for (std::size_t e2 = 0; e2 * es < before.size(); ++e2)
             if (!written(int64_t(e2)) && std::memcmp(before.data() + e2 * es, after.data() + e2 * es, es) != 0) {
-                if (wrong++ == 0) first << "element " << e2 << " of " << name << ", outside what the call writes, changed";
+                if (wrong++ == 0)
+                    first << "element " << e2 << " of " << name << ", outside what the call writes, changed";
                 return;
             }
     };

@@ -283,9 +283,12 @@ struct gemm_case {
         std::ostringstream s;
         s << "dtype=" << gemm_dtype_name(ab_type);
         if (c_type != ab_type) s << "->" << gemm_dtype_name(c_type);
-        s << " api=" << (api == entry::typed ? "typed" : api == entry::ex ? "ex" : "plan") << (strided_entry ? "_strided" : "")
-          << " layout=" << layout_name(layout) << " ops=" << op_letter(transa) << op_letter(transb)
-          << " m=" << m << " n=" << n << " k=" << k << " lda=" << lda << " ldb=" << ldb
+        s << " api="
+          << (api == entry::typed ? "typed"
+              : api == entry::ex  ? "ex"
+                                  : "plan")
+          << (strided_entry ? "_strided" : "") << " layout=" << layout_name(layout) << " ops=" << op_letter(transa)
+          << op_letter(transb) << " m=" << m << " n=" << n << " k=" << k << " lda=" << lda << " ldb=" << ldb
           << " ldc=" << ldc << " alpha=" << alpha;
         if (is_complex(ab_type)) s << (alpha_imag < 0 ? "" : "+") << alpha_imag << "i";
         s << " beta=" << beta;
@@ -356,8 +359,8 @@ struct operands {
 };
 
 namespace detail {
-inline void fill_matrices(bytes &buf, const stored_matrix &s, int64_t stride, int64_t batch,
-                          gemm_dtype_t t, random_source &rng) {
+inline void fill_matrices(bytes &buf, const stored_matrix &s, int64_t stride, int64_t batch, gemm_dtype_t t,
+                          random_source &rng) {
     int64_t span = batch_span(s, stride, batch);
     buf.assign(std::size_t(span) * dtype_size(t), 0);
     for (int64_t e = 0; e < span; ++e) store_poison(buf.data(), e, t);
@@ -403,7 +406,9 @@ inline operands make_operands(const gemm_case &c) { return make_operands(c, hash
 inline int64_t window_index(const gemm_case &c, int64_t b, int64_t i, int64_t j) { return (b * c.n + j) * c.m + i; }
 
 // Element (i, j) of batch b's C in the C buffer.
-inline int64_t c_element(const gemm_case &c, int64_t b, int64_t i, int64_t j) { return b * c.stride_c + c.c().index(i, j); }
+inline int64_t c_element(const gemm_case &c, int64_t b, int64_t i, int64_t j) {
+    return b * c.stride_c + c.c().index(i, j);
+}
 
 // Values are numbered part by part: part p of window element w is value w * parts + p, parts
 // being 2 for complex C (real, imaginary) and 1 otherwise; magnitudes are per element (the
@@ -480,10 +485,12 @@ inline reference complex_reference(const gemm_case &c, const operands &o) {
         if (product) {
             for (int64_t i = 0; i < c.m; ++i)
                 for (int64_t l = 0; l < c.k; ++l)
-                    a[std::size_t(i * c.k + l)] = op_element(o.a, b * c.stride_a + c.op_a_index(i, l), c.transa, c.ab_type);
+                    a[std::size_t(i * c.k + l)] =
+                        op_element(o.a, b * c.stride_a + c.op_a_index(i, l), c.transa, c.ab_type);
             for (int64_t j = 0; j < c.n; ++j)
                 for (int64_t l = 0; l < c.k; ++l)
-                    bt[std::size_t(j * c.k + l)] = op_element(o.b, b * c.stride_b + c.op_b_index(l, j), c.transb, c.ab_type);
+                    bt[std::size_t(j * c.k + l)] =
+                        op_element(o.b, b * c.stride_b + c.op_b_index(l, j), c.transb, c.ab_type);
         }
         for (int64_t j = 0; j < c.n; ++j)
             for (int64_t i = 0; i < c.m; ++i) {
@@ -539,7 +546,8 @@ inline std::vector<double> window_values(const gemm_case &c, const bytes &cbuf) 
         for (int64_t j = 0; j < c.n; ++j)
             for (int64_t i = 0; i < c.m; ++i)
                 for (int64_t p = 0; p < np; ++p)
-                    v[std::size_t(window_index(c, b, i, j) * np + p)] = load_part(cbuf.data(), c_element(c, b, i, j), p, c.c_type);
+                    v[std::size_t(window_index(c, b, i, j) * np + p)] =
+                        load_part(cbuf.data(), c_element(c, b, i, j), p, c.c_type);
     return v;
 }
 
@@ -594,7 +602,8 @@ inline comparison compare_result(const gemm_case &c, const operands &o, const by
                 const detail::element_value want{expected[v], np == 2 ? expected[v + 1] : 0.0};
                 const detail::element_value g = detail::element_at(got, e, c.c_type);
                 const double c0_size = c.beta_zero() ? 0.0 : detail::element_at(o.c0, e, c.c_type).size();
-                const double bound = rule.element(want.size(), c0_size), diff = std::hypot(g.re - want.re, g.im - want.im);
+                const double bound = rule.element(want.size(), c0_size),
+                             diff = std::hypot(g.re - want.re, g.im - want.im);
                 if (diff <= bound) continue;  // false for NaN
                 if (r.wrong++ == 0) r.first = detail::wrong_element_text(c, b, i, j, g, want, diff, bound);
             }
@@ -623,8 +632,8 @@ inline int common_alignment(const void *A, const void *B, const void *C) {
 
 // The case through a plan made for it: its desc has the case's shape, leading dimensions and
 // strides, the pointers' alignment, device (-1: host) and beta_zero when beta is 0.
-inline gemm_status_t call_plan(const gemm_case &c, const void *alpha, const void *A, const void *B,
-                               const void *beta, void *C, int device) {
+inline gemm_status_t call_plan(const gemm_case &c, const void *alpha, const void *A, const void *B, const void *beta,
+                               void *C, int device) {
     gemm_desc_t d;
     gemm_desc_init(&d, c.ab_type, c.layout, c.transa, c.transb, c.m, c.n, c.k);
     d.c_type = c.c_type;
@@ -656,8 +665,8 @@ inline gemm_status_t call_gemm(const gemm_case &c, const void *A, const void *B,
         auto cc = static_cast<float *>(C);
         float alpha = float(c.alpha), beta = float(c.beta);
         if (c.strided_entry)
-            return gemm_sgemm_strided_batched(c.layout, c.transa, c.transb, c.m, c.n, c.k, alpha, a, c.lda,
-                                              c.stride_a, b, c.ldb, c.stride_b, beta, cc, c.ldc, c.stride_c, c.batch);
+            return gemm_sgemm_strided_batched(c.layout, c.transa, c.transb, c.m, c.n, c.k, alpha, a, c.lda, c.stride_a,
+                                              b, c.ldb, c.stride_b, beta, cc, c.ldc, c.stride_c, c.batch);
         return gemm_sgemm(c.layout, c.transa, c.transb, c.m, c.n, c.k, alpha, a, c.lda, b, c.ldb, beta, cc, c.ldc);
     }
     if (c.api == entry::typed && c.ab_type == GEMM_F64) {
@@ -665,8 +674,7 @@ inline gemm_status_t call_gemm(const gemm_case &c, const void *A, const void *B,
         auto cc = static_cast<double *>(C);
         if (c.strided_entry)
             return gemm_dgemm_strided_batched(c.layout, c.transa, c.transb, c.m, c.n, c.k, c.alpha, a, c.lda,
-                                              c.stride_a, b, c.ldb, c.stride_b, c.beta, cc, c.ldc, c.stride_c,
-                                              c.batch);
+                                              c.stride_a, b, c.ldb, c.stride_b, c.beta, cc, c.ldc, c.stride_c, c.batch);
         return gemm_dgemm(c.layout, c.transa, c.transb, c.m, c.n, c.k, c.alpha, a, c.lda, b, c.ldb, c.beta, cc, c.ldc);
     }
     // Other entry points: alpha and beta in the compute type, a complex one as a pair.
@@ -679,8 +687,8 @@ inline gemm_status_t call_gemm(const gemm_case &c, const void *A, const void *B,
         bool z = c.ab_type == GEMM_C64;
         if (c.strided_entry)
             return (z ? gemm_zgemm_strided_batched : gemm_cgemm_strided_batched)(
-                c.layout, c.transa, c.transb, c.m, c.n, c.k, alpha, A, c.lda, c.stride_a, B, c.ldb, c.stride_b, beta,
-                C, c.ldc, c.stride_c, c.batch);
+                c.layout, c.transa, c.transb, c.m, c.n, c.k, alpha, A, c.lda, c.stride_a, B, c.ldb, c.stride_b, beta, C,
+                c.ldc, c.stride_c, c.batch);
         return (z ? gemm_zgemm : gemm_cgemm)(c.layout, c.transa, c.transb, c.m, c.n, c.k, alpha, A, c.lda, B, c.ldb,
                                              beta, C, c.ldc);
     }
@@ -689,8 +697,8 @@ inline gemm_status_t call_gemm(const gemm_case &c, const void *A, const void *B,
         return gemm_ex_strided_batched(c.layout, c.transa, c.transb, c.m, c.n, c.k, alpha, A, c.ab_type, c.lda,
                                        c.stride_a, B, c.ab_type, c.ldb, c.stride_b, beta, C, c.c_type, c.ldc,
                                        c.stride_c, c.batch, c.compute_type());
-    return gemm_ex(c.layout, c.transa, c.transb, c.m, c.n, c.k, alpha, A, c.ab_type, c.lda, B, c.ab_type, c.ldb,
-                   beta, C, c.c_type, c.ldc, c.compute_type());
+    return gemm_ex(c.layout, c.transa, c.transb, c.m, c.n, c.k, alpha, A, c.ab_type, c.lda, B, c.ab_type, c.ldb, beta,
+                   C, c.c_type, c.ldc, c.compute_type());
 }
 
 struct run_result {

@@ -8,29 +8,26 @@
 #include <string.h>
 
 gemm_status_t raw_sgemm(int layout, int transa, int transb, int64_t m, int64_t n, int64_t k, float alpha,
-                        const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C,
-                        int64_t ldc) {
-    return gemm_sgemm((gemm_layout_t)layout, (gemm_op_t)transa, (gemm_op_t)transb, m, n, k, alpha, A, lda, B,
-                      ldb, beta, C, ldc);
+                        const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
+    return gemm_sgemm((gemm_layout_t)layout, (gemm_op_t)transa, (gemm_op_t)transb, m, n, k, alpha, A, lda, B, ldb, beta,
+                      C, ldc);
 }
 
-gemm_status_t raw_gemm_ex(int layout, int transa, int transb, int64_t m, int64_t n, int64_t k,
-                          const void *alpha, const void *A, int a_type, int64_t lda, const void *B, int b_type,
-                          int64_t ldb, const void *beta, void *C, int c_type, int64_t ldc, int compute_type) {
-    return gemm_ex((gemm_layout_t)layout, (gemm_op_t)transa, (gemm_op_t)transb, m, n, k, alpha, A,
-                   (gemm_dtype_t)a_type, lda, B, (gemm_dtype_t)b_type, ldb, beta, C, (gemm_dtype_t)c_type, ldc,
-                   (gemm_dtype_t)compute_type);
+gemm_status_t raw_gemm_ex(int layout, int transa, int transb, int64_t m, int64_t n, int64_t k, const void *alpha,
+                          const void *A, int a_type, int64_t lda, const void *B, int b_type, int64_t ldb,
+                          const void *beta, void *C, int c_type, int64_t ldc, int compute_type) {
+    return gemm_ex((gemm_layout_t)layout, (gemm_op_t)transa, (gemm_op_t)transb, m, n, k, alpha, A, (gemm_dtype_t)a_type,
+                   lda, B, (gemm_dtype_t)b_type, ldb, beta, C, (gemm_dtype_t)c_type, ldc, (gemm_dtype_t)compute_type);
 }
 
 gemm_status_t raw_gemm_ex_strided_batched(int layout, int transa, int transb, int64_t m, int64_t n, int64_t k,
-                                          const void *alpha, const void *A, int a_type, int64_t lda,
-                                          int64_t stride_a, const void *B, int b_type, int64_t ldb,
-                                          int64_t stride_b, const void *beta, void *C, int c_type, int64_t ldc,
-                                          int64_t stride_c, int64_t batch_count, int compute_type) {
-    return gemm_ex_strided_batched((gemm_layout_t)layout, (gemm_op_t)transa, (gemm_op_t)transb, m, n, k, alpha,
-                                   A, (gemm_dtype_t)a_type, lda, stride_a, B, (gemm_dtype_t)b_type, ldb,
-                                   stride_b, beta, C, (gemm_dtype_t)c_type, ldc, stride_c, batch_count,
-                                   (gemm_dtype_t)compute_type);
+                                          const void *alpha, const void *A, int a_type, int64_t lda, int64_t stride_a,
+                                          const void *B, int b_type, int64_t ldb, int64_t stride_b, const void *beta,
+                                          void *C, int c_type, int64_t ldc, int64_t stride_c, int64_t batch_count,
+                                          int compute_type) {
+    return gemm_ex_strided_batched((gemm_layout_t)layout, (gemm_op_t)transa, (gemm_op_t)transb, m, n, k, alpha, A,
+                                   (gemm_dtype_t)a_type, lda, stride_a, B, (gemm_dtype_t)b_type, ldb, stride_b, beta, C,
+                                   (gemm_dtype_t)c_type, ldc, stride_c, batch_count, (gemm_dtype_t)compute_type);
 }
 
 const char *raw_status_string(int status) { return gemm_status_string((gemm_status_t)status); }
@@ -66,24 +63,24 @@ gemm_status_t raw_plan_create(int layout, int transa, int transb, int64_t m, int
 gemm_status_t raw_dgemm(int layout, int transa, int transb, int64_t m, int64_t n, int64_t k, double alpha,
                         const double *A, int64_t lda, const double *B, int64_t ldb, double beta, double *C,
                         int64_t ldc) {
-    return gemm_dgemm((gemm_layout_t)layout, (gemm_op_t)transa, (gemm_op_t)transb, m, n, k, alpha, A, lda, B,
-                      ldb, beta, C, ldc);
+    return gemm_dgemm((gemm_layout_t)layout, (gemm_op_t)transa, (gemm_op_t)transb, m, n, k, alpha, A, lda, B, ldb, beta,
+                      C, ldc);
 }
 
 gemm_status_t raw_sgemm_strided_batched(int layout, int transa, int transb, int64_t m, int64_t n, int64_t k,
-                                        float alpha, const float *A, int64_t lda, int64_t stride_a,
-                                        const float *B, int64_t ldb, int64_t stride_b, float beta, float *C,
-                                        int64_t ldc, int64_t stride_c, int64_t batch_count) {
-    return gemm_sgemm_strided_batched((gemm_layout_t)layout, (gemm_op_t)transa, (gemm_op_t)transb, m, n, k, alpha,
-                                      A, lda, stride_a, B, ldb, stride_b, beta, C, ldc, stride_c, batch_count);
+                                        float alpha, const float *A, int64_t lda, int64_t stride_a, const float *B,
+                                        int64_t ldb, int64_t stride_b, float beta, float *C, int64_t ldc,
+                                        int64_t stride_c, int64_t batch_count) {
+    return gemm_sgemm_strided_batched((gemm_layout_t)layout, (gemm_op_t)transa, (gemm_op_t)transb, m, n, k, alpha, A,
+                                      lda, stride_a, B, ldb, stride_b, beta, C, ldc, stride_c, batch_count);
 }
 
 gemm_status_t raw_dgemm_strided_batched(int layout, int transa, int transb, int64_t m, int64_t n, int64_t k,
-                                        double alpha, const double *A, int64_t lda, int64_t stride_a,
-                                        const double *B, int64_t ldb, int64_t stride_b, double beta, double *C,
-                                        int64_t ldc, int64_t stride_c, int64_t batch_count) {
-    return gemm_dgemm_strided_batched((gemm_layout_t)layout, (gemm_op_t)transa, (gemm_op_t)transb, m, n, k, alpha,
-                                      A, lda, stride_a, B, ldb, stride_b, beta, C, ldc, stride_c, batch_count);
+                                        double alpha, const double *A, int64_t lda, int64_t stride_a, const double *B,
+                                        int64_t ldb, int64_t stride_b, double beta, double *C, int64_t ldc,
+                                        int64_t stride_c, int64_t batch_count) {
+    return gemm_dgemm_strided_batched((gemm_layout_t)layout, (gemm_op_t)transa, (gemm_op_t)transb, m, n, k, alpha, A,
+                                      lda, stride_a, B, ldb, stride_b, beta, C, ldc, stride_c, batch_count);
 }
 
 gemm_status_t raw_tune(const raw_tune_request *r, int store, gemm_tune_report_t *report) {
@@ -127,60 +124,57 @@ static void raw_epilogue_fill(raw_epilogue *u, int64_t struct_size, int activati
 }
 
 gemm_status_t raw_gemm_ex_epilogue(int layout, int transa, int transb, int64_t m, int64_t n, int64_t k,
-                                   const void *alpha, const void *A, int a_type, int64_t lda, const void *B,
-                                   int b_type, int64_t ldb, const void *beta, void *C, int c_type, int64_t ldc,
-                                   int compute_type, int with_epilogue, int64_t struct_size, int activation,
-                                   int bias_axis, const void *bias, void *bias_grad, void *aux, int64_t ld_aux) {
+                                   const void *alpha, const void *A, int a_type, int64_t lda, const void *B, int b_type,
+                                   int64_t ldb, const void *beta, void *C, int c_type, int64_t ldc, int compute_type,
+                                   int with_epilogue, int64_t struct_size, int activation, int bias_axis,
+                                   const void *bias, void *bias_grad, void *aux, int64_t ld_aux) {
     raw_epilogue u;
     raw_epilogue_fill(&u, struct_size, activation, bias_axis, bias, bias_grad, aux, ld_aux);
     return gemm_ex_epilogue((gemm_layout_t)layout, (gemm_op_t)transa, (gemm_op_t)transb, m, n, k, alpha, A,
-                            (gemm_dtype_t)a_type, lda, B, (gemm_dtype_t)b_type, ldb, beta, C, (gemm_dtype_t)c_type,
-                            ldc, (gemm_dtype_t)compute_type, with_epilogue ? &u.e : NULL);
+                            (gemm_dtype_t)a_type, lda, B, (gemm_dtype_t)b_type, ldb, beta, C, (gemm_dtype_t)c_type, ldc,
+                            (gemm_dtype_t)compute_type, with_epilogue ? &u.e : NULL);
 }
 
-gemm_status_t raw_plan_run_epilogue(gemm_plan_t plan, const void *alpha, const void *A, const void *B,
-                                    const void *beta, void *C, int with_epilogue, int64_t struct_size,
-                                    int activation, int bias_axis, const void *bias, void *bias_grad, void *aux,
-                                    int64_t ld_aux) {
+gemm_status_t raw_plan_run_epilogue(gemm_plan_t plan, const void *alpha, const void *A, const void *B, const void *beta,
+                                    void *C, int with_epilogue, int64_t struct_size, int activation, int bias_axis,
+                                    const void *bias, void *bias_grad, void *aux, int64_t ld_aux) {
     raw_epilogue u;
     raw_epilogue_fill(&u, struct_size, activation, bias_axis, bias, bias_grad, aux, ld_aux);
     return gemm_plan_run_epilogue(plan, alpha, A, B, beta, C, with_epilogue ? &u.e : NULL);
 }
 
 gemm_status_t raw_cgemm(int layout, int transa, int transb, int64_t m, int64_t n, int64_t k, const void *alpha,
-                        const void *A, int64_t lda, const void *B, int64_t ldb, const void *beta, void *C,
-                        int64_t ldc) {
-    return gemm_cgemm((gemm_layout_t)layout, (gemm_op_t)transa, (gemm_op_t)transb, m, n, k, alpha, A, lda, B,
-                      ldb, beta, C, ldc);
+                        const void *A, int64_t lda, const void *B, int64_t ldb, const void *beta, void *C, int64_t ldc) {
+    return gemm_cgemm((gemm_layout_t)layout, (gemm_op_t)transa, (gemm_op_t)transb, m, n, k, alpha, A, lda, B, ldb, beta,
+                      C, ldc);
 }
 
 gemm_status_t raw_zgemm(int layout, int transa, int transb, int64_t m, int64_t n, int64_t k, const void *alpha,
-                        const void *A, int64_t lda, const void *B, int64_t ldb, const void *beta, void *C,
-                        int64_t ldc) {
-    return gemm_zgemm((gemm_layout_t)layout, (gemm_op_t)transa, (gemm_op_t)transb, m, n, k, alpha, A, lda, B,
-                      ldb, beta, C, ldc);
+                        const void *A, int64_t lda, const void *B, int64_t ldb, const void *beta, void *C, int64_t ldc) {
+    return gemm_zgemm((gemm_layout_t)layout, (gemm_op_t)transa, (gemm_op_t)transb, m, n, k, alpha, A, lda, B, ldb, beta,
+                      C, ldc);
 }
 
 gemm_status_t raw_cgemm_strided_batched(int layout, int transa, int transb, int64_t m, int64_t n, int64_t k,
-                                        const void *alpha, const void *A, int64_t lda, int64_t stride_a,
-                                        const void *B, int64_t ldb, int64_t stride_b, const void *beta, void *C,
-                                        int64_t ldc, int64_t stride_c, int64_t batch_count) {
-    return gemm_cgemm_strided_batched((gemm_layout_t)layout, (gemm_op_t)transa, (gemm_op_t)transb, m, n, k, alpha,
-                                      A, lda, stride_a, B, ldb, stride_b, beta, C, ldc, stride_c, batch_count);
+                                        const void *alpha, const void *A, int64_t lda, int64_t stride_a, const void *B,
+                                        int64_t ldb, int64_t stride_b, const void *beta, void *C, int64_t ldc,
+                                        int64_t stride_c, int64_t batch_count) {
+    return gemm_cgemm_strided_batched((gemm_layout_t)layout, (gemm_op_t)transa, (gemm_op_t)transb, m, n, k, alpha, A,
+                                      lda, stride_a, B, ldb, stride_b, beta, C, ldc, stride_c, batch_count);
 }
 
 gemm_status_t raw_zgemm_strided_batched(int layout, int transa, int transb, int64_t m, int64_t n, int64_t k,
-                                        const void *alpha, const void *A, int64_t lda, int64_t stride_a,
-                                        const void *B, int64_t ldb, int64_t stride_b, const void *beta, void *C,
-                                        int64_t ldc, int64_t stride_c, int64_t batch_count) {
-    return gemm_zgemm_strided_batched((gemm_layout_t)layout, (gemm_op_t)transa, (gemm_op_t)transb, m, n, k, alpha,
-                                      A, lda, stride_a, B, ldb, stride_b, beta, C, ldc, stride_c, batch_count);
+                                        const void *alpha, const void *A, int64_t lda, int64_t stride_a, const void *B,
+                                        int64_t ldb, int64_t stride_b, const void *beta, void *C, int64_t ldc,
+                                        int64_t stride_c, int64_t batch_count) {
+    return gemm_zgemm_strided_batched((gemm_layout_t)layout, (gemm_op_t)transa, (gemm_op_t)transb, m, n, k, alpha, A,
+                                      lda, stride_a, B, ldb, stride_b, beta, C, ldc, stride_c, batch_count);
 }
 
 gemm_status_t raw_gemm_batched(char type_letter, int layout, int transa, int transb, int64_t m, int64_t n, int64_t k,
-                               const void *alpha, const void *const *A, int a_type, int64_t lda,
-                               const void *const *B, int b_type, int64_t ldb, const void *beta, void *const *C,
-                               int c_type, int64_t ldc, int64_t batch_count, int compute_type) {
+                               const void *alpha, const void *const *A, int a_type, int64_t lda, const void *const *B,
+                               int b_type, int64_t ldb, const void *beta, void *const *C, int c_type, int64_t ldc,
+                               int64_t batch_count, int compute_type) {
     gemm_layout_t l = (gemm_layout_t)layout;
     gemm_op_t ta = (gemm_op_t)transa, tb = (gemm_op_t)transb;
     switch (type_letter) {
@@ -211,12 +205,11 @@ static gemm_op_t *raw_ops(const int *ops, int64_t count) {
     return out;
 }
 
-gemm_status_t raw_gemm_ex_grouped(int layout, const int *transa, const int *transb, const int64_t *m,
-                                  const int64_t *n, const int64_t *k, const void *alpha, const void *const *A,
-                                  int a_type, const int64_t *lda, const void *const *B, int b_type,
-                                  const int64_t *ldb, const void *beta, void *const *C, int c_type,
-                                  const int64_t *ldc, int64_t group_count, const int64_t *group_size,
-                                  int compute_type) {
+gemm_status_t raw_gemm_ex_grouped(int layout, const int *transa, const int *transb, const int64_t *m, const int64_t *n,
+                                  const int64_t *k, const void *alpha, const void *const *A, int a_type,
+                                  const int64_t *lda, const void *const *B, int b_type, const int64_t *ldb,
+                                  const void *beta, void *const *C, int c_type, const int64_t *ldc, int64_t group_count,
+                                  const int64_t *group_size, int compute_type) {
     gemm_op_t *ta = raw_ops(transa, group_count), *tb = raw_ops(transb, group_count);
     gemm_status_t s = gemm_ex_grouped((gemm_layout_t)layout, ta, tb, m, n, k, alpha, A, (gemm_dtype_t)a_type, lda, B,
                                       (gemm_dtype_t)b_type, ldb, beta, C, (gemm_dtype_t)c_type, ldc, group_count,

@@ -84,9 +84,9 @@ gemm_status_t call_batched(const gemm_case &c, const pointer_arrays &p, int64_t 
                                   reinterpret_cast<const double *const *>(p.b.data()), c.ldb, c.beta,
                                   reinterpret_cast<double *const *>(p.c.data()), c.ldc, count);
     if (typed && is_complex(t))
-        return (t == GEMM_C32 ? gemm_cgemm_batched : gemm_zgemm_batched)(
-            c.layout, c.transa, c.transb, c.m, c.n, c.k, alpha.get(t), p.a.data(), c.lda, p.b.data(), c.ldb,
-            beta.get(t), p.c.data(), c.ldc, count);
+        return (t == GEMM_C32 ? gemm_cgemm_batched : gemm_zgemm_batched)(c.layout, c.transa, c.transb, c.m, c.n, c.k,
+                                                                         alpha.get(t), p.a.data(), c.lda, p.b.data(),
+                                                                         c.ldb, beta.get(t), p.c.data(), c.ldc, count);
     return gemm_ex_batched(c.layout, c.transa, c.transb, c.m, c.n, c.k, alpha.get(c.compute_type()), p.a.data(),
                            c.ab_type, c.lda, p.b.data(), c.ab_type, c.ldb, beta.get(c.compute_type()), p.c.data(),
                            c.c_type, c.ldc, count, c.compute_type());
@@ -99,7 +99,6 @@ void check_group(const group_data &g, const std::string &where) {
         CHECK_MESSAGE(cmp.ok, where << " matrix " << i << " " << g.shape.describe() << ": " << cmp.first);
     }
 }
-
 
 struct type_case {
     gemm_dtype_t ab, c;
@@ -119,7 +118,9 @@ template <class F> void on_every_backend(F body) {
 }  // namespace
 
 TEST_CASE("batched pointer arrays: every matrix against the reference, every backend") {
-    struct shape { int64_t m, n, k, pad, count; };
+    struct shape {
+        int64_t m, n, k, pad, count;
+    };
     constexpr shape shapes[] = {{5, 7, 3, 0, 3}, {17, 1, 33, 2, 4}, {1, 31, 9, 1, 2}, {16, 17, 64, 0, 5}};
     int64_t served = 0;
     for (const type_case &t : types)
@@ -129,7 +130,7 @@ TEST_CASE("batched pointer arrays: every matrix against the reference, every bac
             gemm_op_t ta = i % 3 == 0 ? GEMM_OP_N : i % 3 == 1 ? GEMM_OP_T : GEMM_OP_C;
             gemm_op_t tb = i % 4 < 2 ? GEMM_OP_N : GEMM_OP_C;
             gemm_case c = make_case(t.ab, t.c, entry::ex, layout, ta, tb, s.m, s.n, s.k, s.pad, i % 4 == 3 ? -1.5 : 1.0,
-                                     i % 3 == 0 ? 0.0 : 0.5);
+                                    i % 3 == 0 ? 0.0 : 0.5);
             group_data g(c, s.count, 100 + uint64_t(i));
             pointer_arrays p;
             p.add(g);
@@ -214,10 +215,14 @@ TEST_CASE("batched grouped: enough small matrices for one parallel region (cpu_o
     // matrix small enough to go whole to one thread; a group that only scales C among them.
     for (const type_case &t : {types[0], types[3]}) {
         std::vector<group_data> groups;
-        groups.emplace_back(make_case(t.ab, t.c, entry::ex, GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 64, 64, 64, 0, 1.0, 0.0), 4, 11);
-        groups.emplace_back(make_case(t.ab, t.c, entry::ex, GEMM_COL_MAJOR, GEMM_OP_T, GEMM_OP_C, 48, 80, 37, 3, -0.5, 1.0), 5, 12);
-        groups.emplace_back(make_case(t.ab, t.c, entry::ex, GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_T, 33, 20, 0, 1, 1.0, 0.5), 2, 13);
-        groups.emplace_back(make_case(t.ab, t.c, entry::ex, GEMM_COL_MAJOR, GEMM_OP_C, GEMM_OP_N, 17, 9, 130, 0, 2.0, 0.0), 3, 14);
+        groups.emplace_back(
+            make_case(t.ab, t.c, entry::ex, GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 64, 64, 64, 0, 1.0, 0.0), 4, 11);
+        groups.emplace_back(
+            make_case(t.ab, t.c, entry::ex, GEMM_COL_MAJOR, GEMM_OP_T, GEMM_OP_C, 48, 80, 37, 3, -0.5, 1.0), 5, 12);
+        groups.emplace_back(
+            make_case(t.ab, t.c, entry::ex, GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_T, 33, 20, 0, 1, 1.0, 0.5), 2, 13);
+        groups.emplace_back(
+            make_case(t.ab, t.c, entry::ex, GEMM_COL_MAJOR, GEMM_OP_C, GEMM_OP_N, 17, 9, 130, 0, 2.0, 0.0), 3, 14);
         on_every_backend([&](const std::string &name) {
             for (group_data &g : groups) g.reset();
             gemm_status_t s = call_grouped(groups);
@@ -255,7 +260,8 @@ TEST_CASE("batched errors: each names its matrix or group, and nothing is comput
         expect_refused(call_batched(c, q, 4, true), GEMM_STATUS_INVALID_POINTER, "parameter 8: A[2] is NULL", 8, {&g});
         q = p;
         q.c[3] = nullptr;
-        expect_refused(call_batched(c, q, 4, false), GEMM_STATUS_INVALID_POINTER, "parameter 15: C[3] is NULL", 15, {&g});
+        expect_refused(call_batched(c, q, 4, false), GEMM_STATUS_INVALID_POINTER, "parameter 15: C[3] is NULL", 15,
+                       {&g});
     }
     SUBCASE("overlapping C matrices") {
         pointer_arrays q = p;
@@ -264,8 +270,10 @@ TEST_CASE("batched errors: each names its matrix or group, and nothing is comput
                        13, {&g});
     }
     SUBCASE("batch_count and the arrays") {
-        expect_refused(call_batched(c, p, -1, true), GEMM_STATUS_INVALID_SIZE, "parameter 15: batch_count = -1", 15, {&g});
-        expect_refused(call_batched(c, p, -1, false), GEMM_STATUS_INVALID_SIZE, "parameter 18: batch_count = -1", 18, {&g});
+        expect_refused(call_batched(c, p, -1, true), GEMM_STATUS_INVALID_SIZE, "parameter 15: batch_count = -1", 15,
+                       {&g});
+        expect_refused(call_batched(c, p, -1, false), GEMM_STATUS_INVALID_SIZE, "parameter 18: batch_count = -1", 18,
+                       {&g});
         pointer_arrays none;
         none.a.assign(4, nullptr);
         CHECK(gemm_sgemm_batched(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 4, 3, 2, 1.0f, nullptr, 4, nullptr, 2, 0.0f,
@@ -281,7 +289,8 @@ TEST_CASE("batched errors: each names its matrix or group, and nothing is comput
     SUBCASE("a leading dimension") {
         gemm_case bad = c;
         bad.lda = 3;
-        expect_refused(call_batched(bad, p, 4, false), GEMM_STATUS_INVALID_LEADING_DIM, "parameter 10: lda = 3", 10, {&g});
+        expect_refused(call_batched(bad, p, 4, false), GEMM_STATUS_INVALID_LEADING_DIM, "parameter 10: lda = 3", 10,
+                       {&g});
     }
 }
 
@@ -325,8 +334,8 @@ TEST_CASE("batched grouped errors: the group is named, every group checked befor
     SUBCASE("group_count < 0, and a NULL array") {
         expect_refused(grouped(-1), GEMM_STATUS_INVALID_SIZE, "parameter 18: group_count = -1", 18, {&g0, &g1});
         CHECK(gemm_ex_grouped(GEMM_COL_MAJOR, nullptr, tb, m, n, k, alpha, p.a.data(), GEMM_F64, lda, p.b.data(),
-                              GEMM_F64, ldb, beta, p.c.data(), GEMM_F64, ldc, 2, size, GEMM_F64) ==
-              GEMM_STATUS_INVALID_POINTER);
+                              GEMM_F64, ldb, beta, p.c.data(), GEMM_F64, ldc, 2, size,
+                              GEMM_F64) == GEMM_STATUS_INVALID_POINTER);
         CHECK(std::string(gemm_last_error()).rfind("parameter 2: transa is NULL", 0) == 0);
         CHECK(grouped(0) == GEMM_STATUS_SUCCESS);
     }
@@ -336,22 +345,22 @@ TEST_CASE("batched grouped errors: the group is named, every group checked befor
         for (int64_t count : {2, 0}) {
             INFO("group_count " << count);
             CHECK(gemm_ex_grouped(gemm_layout_t(7), ta, tb, m, n, k, alpha, p.a.data(), GEMM_F64, lda, p.b.data(),
-                                  GEMM_F64, ldb, beta, p.c.data(), GEMM_F64, ldc, count, size, GEMM_F64) ==
-                  GEMM_STATUS_INVALID_LAYOUT);
+                                  GEMM_F64, ldb, beta, p.c.data(), GEMM_F64, ldc, count, size,
+                                  GEMM_F64) == GEMM_STATUS_INVALID_LAYOUT);
             CHECK(std::string(gemm_last_error()).rfind("parameter 1: layout = 7", 0) == 0);
             CHECK(gemm_last_error_parameter() == 1);
             CHECK(gemm_ex_grouped(GEMM_COL_MAJOR, ta, tb, m, n, k, alpha, p.a.data(), gemm_dtype_t(7), lda, p.b.data(),
-                                  GEMM_F64, ldb, beta, p.c.data(), GEMM_F64, ldc, count, size, GEMM_F64) ==
-                  GEMM_STATUS_INVALID_DTYPE);
+                                  GEMM_F64, ldb, beta, p.c.data(), GEMM_F64, ldc, count, size,
+                                  GEMM_F64) == GEMM_STATUS_INVALID_DTYPE);
             CHECK(gemm_last_error_parameter() == 9);
             CHECK(gemm_ex_grouped(GEMM_COL_MAJOR, ta, tb, m, n, k, alpha, p.a.data(), GEMM_F64, lda, p.b.data(),
-                                  GEMM_F64, ldb, beta, p.c.data(), GEMM_F64, ldc, count, size, gemm_dtype_t(7)) ==
-                  GEMM_STATUS_INVALID_DTYPE);
+                                  GEMM_F64, ldb, beta, p.c.data(), GEMM_F64, ldc, count, size,
+                                  gemm_dtype_t(7)) == GEMM_STATUS_INVALID_DTYPE);
             CHECK(gemm_last_error_parameter() == 20);
             // A type pair no backend computes: what gemm_ex refuses at m = 0 too.
             CHECK(gemm_ex_grouped(GEMM_COL_MAJOR, ta, tb, m, n, k, alpha, p.a.data(), GEMM_F64, lda, p.b.data(),
-                                  GEMM_F32, ldb, beta, p.c.data(), GEMM_F64, ldc, count, size, GEMM_F64) ==
-                  GEMM_STATUS_NOT_SUPPORTED);
+                                  GEMM_F32, ldb, beta, p.c.data(), GEMM_F64, ldc, count, size,
+                                  GEMM_F64) == GEMM_STATUS_NOT_SUPPORTED);
             CHECK(gemm_last_error_parameter() == 12);
         }
         // No groups, so no group arrays to read: NULL arrays stay valid.
@@ -389,7 +398,8 @@ TEST_SUITE("env_tuned" * doctest::skip()) {
         std::remove(cache);
         std::remove(record);
         // Row-major 20 x 24 (NN) is the canonical column-major 24 x 20 with A and B swapped.
-        gemm_case c = make_case(GEMM_F32, GEMM_F32, entry::ex, GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_N, 20, 24, 16, 0, 1.0, 0.0);
+        gemm_case c =
+            make_case(GEMM_F32, GEMM_F32, entry::ex, GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_N, 20, 24, 16, 0, 1.0, 0.0);
         const char *key = "f32 f32 NN 24 20 16 batch=5 ld=tight align=16 space=host beta=0 form=pointers";
         group_data g(c, 5, 900);
         pointer_arrays p;
@@ -438,8 +448,8 @@ TEST_SUITE("env_tuned" * doctest::skip()) {
             stderr_capture capture;
             std::vector<float> a(5 * 20 * 16, 0.5f), b(5 * 16 * 24, 0.25f), cs(5 * 20 * 24);
             REQUIRE(gemm_sgemm_strided_batched(GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_N, 20, 24, 16, 1.0f, a.data(), 16,
-                                               20 * 16, b.data(), 24, 16 * 24, 0.0f, cs.data(), 24, 20 * 24, 5) ==
-                    GEMM_STATUS_SUCCESS);
+                                               20 * 16, b.data(), 24, 16 * 24, 0.0f, cs.data(), 24, 20 * 24,
+                                               5) == GEMM_STATUS_SUCCESS);
             CHECK(cs[0] == doctest::Approx(16 * 0.125f));
             lines = capture.lines();
         }

@@ -12,23 +12,23 @@ typedef const char *(*status_string_fn)(gemm_status_t);
 typedef const char *(*dtype_name_fn)(gemm_dtype_t);
 typedef const char *(*last_error_fn)(void);
 typedef int (*last_error_parameter_fn)(void);
-typedef gemm_status_t (*sgemm_fn)(gemm_layout_t, gemm_op_t, gemm_op_t, int64_t, int64_t, int64_t, float,
-                                  const float *, int64_t, const float *, int64_t, float, float *, int64_t);
+typedef gemm_status_t (*sgemm_fn)(gemm_layout_t, gemm_op_t, gemm_op_t, int64_t, int64_t, int64_t, float, const float *,
+                                  int64_t, const float *, int64_t, float, float *, int64_t);
 typedef gemm_status_t (*dgemm_fn)(gemm_layout_t, gemm_op_t, gemm_op_t, int64_t, int64_t, int64_t, double,
                                   const double *, int64_t, const double *, int64_t, double, double *, int64_t);
 typedef gemm_status_t (*sgemm_batched_fn)(gemm_layout_t, gemm_op_t, gemm_op_t, int64_t, int64_t, int64_t, float,
                                           const float *, int64_t, int64_t, const float *, int64_t, int64_t, float,
                                           float *, int64_t, int64_t, int64_t);
 typedef gemm_status_t (*dgemm_batched_fn)(gemm_layout_t, gemm_op_t, gemm_op_t, int64_t, int64_t, int64_t, double,
-                                          const double *, int64_t, int64_t, const double *, int64_t, int64_t,
-                                          double, double *, int64_t, int64_t, int64_t);
+                                          const double *, int64_t, int64_t, const double *, int64_t, int64_t, double,
+                                          double *, int64_t, int64_t, int64_t);
 typedef gemm_status_t (*ex_fn)(gemm_layout_t, gemm_op_t, gemm_op_t, int64_t, int64_t, int64_t, const void *,
-                               const void *, gemm_dtype_t, int64_t, const void *, gemm_dtype_t, int64_t,
-                               const void *, void *, gemm_dtype_t, int64_t, gemm_dtype_t);
-typedef gemm_status_t (*ex_batched_fn)(gemm_layout_t, gemm_op_t, gemm_op_t, int64_t, int64_t, int64_t,
-                                       const void *, const void *, gemm_dtype_t, int64_t, int64_t, const void *,
-                                       gemm_dtype_t, int64_t, int64_t, const void *, void *, gemm_dtype_t, int64_t,
-                                       int64_t, int64_t, gemm_dtype_t);
+                               const void *, gemm_dtype_t, int64_t, const void *, gemm_dtype_t, int64_t, const void *,
+                               void *, gemm_dtype_t, int64_t, gemm_dtype_t);
+typedef gemm_status_t (*ex_batched_fn)(gemm_layout_t, gemm_op_t, gemm_op_t, int64_t, int64_t, int64_t, const void *,
+                                       const void *, gemm_dtype_t, int64_t, int64_t, const void *, gemm_dtype_t,
+                                       int64_t, int64_t, const void *, void *, gemm_dtype_t, int64_t, int64_t, int64_t,
+                                       gemm_dtype_t);
 typedef int64_t (*backend_count_fn)(void);
 typedef gemm_status_t (*backend_get_info_fn)(int64_t, gemm_backend_info_t *);
 typedef gemm_status_t (*set_backend_fn)(const char *);
@@ -71,13 +71,23 @@ int main(void) {
     const gemm_layout_t layouts[] = {GEMM_ROW_MAJOR, GEMM_COL_MAJOR};
     const gemm_op_t ops[] = {GEMM_OP_N, GEMM_OP_T, GEMM_OP_C};
     const gemm_dtype_t dtypes[] = {GEMM_F32, GEMM_F64, GEMM_F16, GEMM_BF16};
-    const gemm_status_t statuses[] = {
-        GEMM_STATUS_SUCCESS,         GEMM_STATUS_INVALID_LAYOUT,        GEMM_STATUS_INVALID_OP,
-        GEMM_STATUS_INVALID_SIZE,    GEMM_STATUS_INVALID_LEADING_DIM,   GEMM_STATUS_INVALID_STRIDE,
-        GEMM_STATUS_INVALID_POINTER, GEMM_STATUS_INVALID_DTYPE,         GEMM_STATUS_INVALID_VALUE,
-        GEMM_STATUS_MIXED_MEMORY_SPACES, GEMM_STATUS_NOT_SUPPORTED,     GEMM_STATUS_UNKNOWN_BACKEND,
-        GEMM_STATUS_BACKEND_UNAVAILABLE, GEMM_STATUS_INVALID_CONFIG,    GEMM_STATUS_ALLOC_FAILED,
-        GEMM_STATUS_EXECUTION_FAILED, GEMM_STATUS_INTERNAL_ERROR};
+    const gemm_status_t statuses[] = {GEMM_STATUS_SUCCESS,
+                                      GEMM_STATUS_INVALID_LAYOUT,
+                                      GEMM_STATUS_INVALID_OP,
+                                      GEMM_STATUS_INVALID_SIZE,
+                                      GEMM_STATUS_INVALID_LEADING_DIM,
+                                      GEMM_STATUS_INVALID_STRIDE,
+                                      GEMM_STATUS_INVALID_POINTER,
+                                      GEMM_STATUS_INVALID_DTYPE,
+                                      GEMM_STATUS_INVALID_VALUE,
+                                      GEMM_STATUS_MIXED_MEMORY_SPACES,
+                                      GEMM_STATUS_NOT_SUPPORTED,
+                                      GEMM_STATUS_UNKNOWN_BACKEND,
+                                      GEMM_STATUS_BACKEND_UNAVAILABLE,
+                                      GEMM_STATUS_INVALID_CONFIG,
+                                      GEMM_STATUS_ALLOC_FAILED,
+                                      GEMM_STATUS_EXECUTION_FAILED,
+                                      GEMM_STATUS_INTERNAL_ERROR};
     /* CBLAS's values, which callers may pass instead. */
     expect(layouts[0] == 101 && layouts[1] == 102, "layout values equal CBLAS's");
     expect(ops[0] == 111 && ops[1] == 112 && ops[2] == 113, "op values equal CBLAS's");
@@ -87,7 +97,8 @@ int main(void) {
         for (i = 0; i < sizeof statuses / sizeof statuses[0]; ++i)
             expect(status_string(statuses[i]) != NULL && status_string(statuses[i])[0] != '\0', "status string");
         expect(strcmp(dtype_name(GEMM_F32), "f32") == 0 && strcmp(dtype_name(GEMM_BF16), "bf16") == 0 &&
-                   strcmp(dtype_name(GEMM_C64), "c64") == 0, "dtype names");
+                   strcmp(dtype_name(GEMM_C64), "c64") == 0,
+               "dtype names");
     }
 
     {
@@ -101,20 +112,22 @@ int main(void) {
         float a[4] = {1, 2, 3, 4}, b[4] = {1, 0, 0, 1}, c[4] = {0, 0, 0, 0};
         double ad[4] = {1, 2, 3, 4}, bd[4] = {1, 0, 0, 1}, cd[4] = {0, 0, 0, 0};
         float one = 1.0f, zero = 0.0f;
-        expect(sgemm(GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_N, 2, 2, 2, 1.0f, a, 2, b, 2, 0.0f, c, 2) == GEMM_STATUS_SUCCESS &&
+        expect(sgemm(GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_N, 2, 2, 2, 1.0f, a, 2, b, 2, 0.0f, c, 2) ==
+                       GEMM_STATUS_SUCCESS &&
                    c[1] == 2.0f && c[2] == 3.0f,
                "gemm_sgemm");
-        expect(dgemm(GEMM_COL_MAJOR, GEMM_OP_T, GEMM_OP_N, 2, 2, 2, 1.0, ad, 2, bd, 2, 0.0, cd, 2) == GEMM_STATUS_SUCCESS &&
+        expect(dgemm(GEMM_COL_MAJOR, GEMM_OP_T, GEMM_OP_N, 2, 2, 2, 1.0, ad, 2, bd, 2, 0.0, cd, 2) ==
+                       GEMM_STATUS_SUCCESS &&
                    cd[1] == 3.0 && cd[2] == 2.0, /* col-major C = A^T */
                "gemm_dgemm");
         expect(sgemm_batched(GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_N, 2, 2, 2, 1.0f, a, 2, 0, b, 2, 0, 0.0f, c, 2, 4, 1) ==
                    GEMM_STATUS_SUCCESS,
                "gemm_sgemm_strided_batched");
-        expect(dgemm_batched(GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_N, 2, 2, 2, 1.0, ad, 2, 0, bd, 2, 0, 0.0, cd, 2, 4, 1) ==
-                   GEMM_STATUS_SUCCESS,
+        expect(dgemm_batched(GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_N, 2, 2, 2, 1.0, ad, 2, 0, bd, 2, 0, 0.0, cd, 2, 4,
+                             1) == GEMM_STATUS_SUCCESS,
                "gemm_dgemm_strided_batched");
-        expect(ex(GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_N, 2, 2, 2, &one, a, GEMM_F32, 2, b, GEMM_F32, 2, &zero, c, GEMM_F32,
-                  2, GEMM_F32) == GEMM_STATUS_SUCCESS,
+        expect(ex(GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_N, 2, 2, 2, &one, a, GEMM_F32, 2, b, GEMM_F32, 2, &zero, c,
+                  GEMM_F32, 2, GEMM_F32) == GEMM_STATUS_SUCCESS,
                "gemm_ex");
         expect(ex_batched(GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_N, 2, 2, 2, &one, a, GEMM_F32, 2, 0, b, GEMM_F32, 2, 0,
                           &zero, c, GEMM_F32, 2, 4, 1, GEMM_F32) == GEMM_STATUS_SUCCESS,

@@ -58,8 +58,8 @@ constexpr double betas[] = {0.0, 1.0, 0.5};
 // 0, 1, tiny, tile sizes and tile +- 1 for the usual 8/16/32/64 tiles, primes.
 constexpr int64_t awkward_sizes[] = {0, 1, 2, 3, 7, 16, 17, 31, 33, 64, 65, 97, 127, 131};
 
-gemm_case make_case(const dtype_config &d, gemm_layout_t layout, gemm_op_t ta, gemm_op_t tb,
-                    int64_t m, int64_t n, int64_t k, int64_t pad, double alpha, double beta) {
+gemm_case make_case(const dtype_config &d, gemm_layout_t layout, gemm_op_t ta, gemm_op_t tb, int64_t m, int64_t n,
+                    int64_t k, int64_t pad, double alpha, double beta) {
     return gemm_test::make_case(d.ab, d.c, d.api, layout, ta, tb, m, n, k, pad, alpha, beta);
 }
 
@@ -75,13 +75,11 @@ gemm_case rotated_case(const dtype_config &d, int64_t m, int64_t n, int64_t k, u
 
 struct suite_counts {
     skip_tally skips;
-    int64_t cases = 0;     // cases run
+    int64_t cases = 0;         // cases run
     int64_t backend_runs = 0;  // (case, backend) pairs compared
 };
 
-std::string rerun_hint(const gemm_case &c) {
-    return "rerun: GEMM_TEST_FILTER='" + c.describe() + "' test_correctness";
-}
+std::string rerun_hint(const gemm_case &c) { return "rerun: GEMM_TEST_FILTER='" + c.describe() + "' test_correctness"; }
 
 // One case on every available backend and on `pinned` ("name:variant" forms): cpu_ref
 // against the harness's double reference, then every other against cpu_ref's result.
@@ -96,18 +94,20 @@ void check_case(const gemm_case &c, suite_counts &counts, const std::vector<std:
     run_result oracle = run_host(c, o);
     CHECK_MESSAGE(oracle.status == GEMM_STATUS_SUCCESS,
                   "backend=cpu_ref " << c.describe() << ": " << std::string(gemm_status_string(oracle.status)) << " "
-                                     << oracle.error << "\n" << rerun_hint(c));
+                                     << oracle.error << "\n"
+                                     << rerun_hint(c));
     if (oracle.status != GEMM_STATUS_SUCCESS) return;
     comparison self = compare_result(c, o, oracle.c, ref.value);
     CHECK_MESSAGE(self.ok, "backend=cpu_ref vs double reference " << c.describe() << ": " << self.first << "\n"
-                                                                   << rerun_hint(c));
+                                                                  << rerun_hint(c));
     std::vector<double> expected = window_values(c, oracle.c);
 
     std::vector<std::string> names = available_backends();
     names.insert(names.end(), pinned.begin(), pinned.end());
     for (const std::string &name : names) {
         if (name == "cpu_ref") continue;
-        REQUIRE_MESSAGE(gemm_set_backend(name.c_str()) == GEMM_STATUS_SUCCESS, name << ": " << std::string(gemm_last_error()));
+        REQUIRE_MESSAGE(gemm_set_backend(name.c_str()) == GEMM_STATUS_SUCCESS,
+                        name << ": " << std::string(gemm_last_error()));
         run_result got = run_host(c, o);
         if (got.status == GEMM_STATUS_NOT_SUPPORTED) {
             counts.skips.add(name, c);
@@ -115,8 +115,9 @@ void check_case(const gemm_case &c, suite_counts &counts, const std::vector<std:
         }
         ++counts.backend_runs;
         CHECK_MESSAGE(got.status == GEMM_STATUS_SUCCESS, "backend=" << name << " " << c.describe() << ": "
-                                                                     << std::string(gemm_status_string(got.status)) << " "
-                                                                     << got.error << "\n" << rerun_hint(c));
+                                                                    << std::string(gemm_status_string(got.status))
+                                                                    << " " << got.error << "\n"
+                                                                    << rerun_hint(c));
         if (got.status != GEMM_STATUS_SUCCESS) continue;
         comparison cmp = compare_result(c, o, got.c, expected);
         CHECK_MESSAGE(cmp.ok, "backend=" << name << " vs cpu_ref " << c.describe() << ": " << cmp.first << "\n"
@@ -161,7 +162,9 @@ TEST_CASE("correctness backends listed: cpu_ref is registered and available") {
 
 TEST_CASE("correctness grid=layout_ops_alpha_beta") {
     // Every layout x op(A) x op(B) x alpha x beta on a few small shapes of distinct m, n, k.
-    struct shape { int64_t m, n, k, pad; };
+    struct shape {
+        int64_t m, n, k, pad;
+    };
     constexpr shape shapes[] = {{17, 33, 31, 3}, {2, 7, 3, 0}, {1, 1, 65, 1}, {64, 16, 17, 0}};
     for (const dtype_config &d : dtype_configs) {
         SUBCASE(d.name) {
@@ -197,7 +200,9 @@ TEST_CASE("correctness sweep=m_n") {
 
 TEST_CASE("correctness sweep=k") {
     // Every awkward k (and two longer ones, for accumulation error) on a few m x n.
-    struct mn { int64_t m, n; };
+    struct mn {
+        int64_t m, n;
+    };
     constexpr mn mns[] = {{1, 1}, {3, 17}, {33, 7}, {31, 65}};
     std::vector<int64_t> ks(std::begin(awkward_sizes), std::end(awkward_sizes));
     ks.push_back(200);
@@ -226,8 +231,10 @@ TEST_CASE("correctness sweep=cube") {
 
 TEST_CASE("correctness sweep=mixed") {
     // Non-square shapes mixing primes, tile +- 1 and degenerate dimensions.
-    struct shape { int64_t m, n, k; };
-    constexpr shape shapes[] = {{131, 2, 97}, {1, 127, 65}, {97, 33, 1},  {7, 131, 17}, {127, 64, 3},
+    struct shape {
+        int64_t m, n, k;
+    };
+    constexpr shape shapes[] = {{131, 2, 97}, {1, 127, 65}, {97, 33, 1},  {7, 131, 17},  {127, 64, 3},
                                 {2, 3, 131},  {65, 97, 7},  {33, 1, 127}, {16, 131, 64}, {131, 17, 2},
                                 {0, 17, 33},  {17, 0, 33},  {17, 33, 0},  {1, 1, 1}};
     for (const dtype_config &d : dtype_configs) {
@@ -247,8 +254,10 @@ TEST_CASE("correctness sweep=mixed") {
 TEST_CASE("correctness sweep=blocking") {
     // Longer k and larger m, n: cache-blocked backends split k (and m, n) into panels of a
     // few hundred, so the accumulation across panels and the partial last panel get checked.
-    struct shape { int64_t m, n, k; };
-    constexpr shape shapes[] = {{67, 45, 255}, {45, 67, 256}, {33, 31, 257}, {17, 130, 385},
+    struct shape {
+        int64_t m, n, k;
+    };
+    constexpr shape shapes[] = {{67, 45, 255},  {45, 67, 256},   {33, 31, 257}, {17, 130, 385},
                                 {130, 17, 513}, {161, 150, 300}, {260, 7, 129}, {5, 260, 64}};
     for (const dtype_config &d : dtype_configs) {
         SUBCASE(d.name) {
@@ -277,32 +286,31 @@ TEST_CASE("correctness sweep=direct") {
     // sides straddle the limits and the kernels' tiles; k crosses the blocks, with tails past
     // the last whole vector and step; rows cross the chunks; C is NaN where beta = 0. Every
     // kernel variant runs them.
-    struct shape { gemm_layout_t layout; gemm_op_t ta, tb; int64_t m, n, k, pad, batch; };
+    struct shape {
+        gemm_layout_t layout;
+        gemm_op_t ta, tb;
+        int64_t m, n, k, pad, batch;
+    };
     constexpr gemm_layout_t row = GEMM_ROW_MAJOR, col = GEMM_COL_MAJOR;
     constexpr gemm_op_t N = GEMM_OP_N, T = GEMM_OP_T;
-    constexpr shape shapes[] = {{row, N, T, 5, 130, 8193, 0, 1},  {col, T, N, 130, 1, 8201, 1, 1},
-                                {row, N, T, 33, 67, 4100, 2, 2},  {col, T, N, 31, 50, 4099, 0, 1},
-                                {row, N, T, 64, 67, 300, 1, 1},   {col, T, N, 65, 67, 77, 2, 1},
-                                {row, N, T, 97, 32, 17, 0, 3},    {col, T, N, 2, 3, 8192, 1, 1},
-                                {col, N, N, 1, 130, 4100, 0, 1},  {col, N, T, 1, 1, 8200, 0, 1},
-                                {row, N, N, 70, 1, 4099, 0, 1},   {col, N, N, 1, 9, 33, 1, 1},
-                                {row, N, N, 1, 1100, 37, 0, 1},   {row, N, N, 3, 2053, 66, 1, 2},
-                                {row, N, N, 4, 130, 5, 2, 1},     {row, N, N, 7, 130, 9, 0, 1},
-                                {col, N, N, 1030, 2, 9, 1, 1},    {col, N, T, 517, 1, 50, 0, 1},
-                                {col, N, N, 33, 4, 1, 0, 3},      {col, N, N, 200, 12, 12, 0, 1},
-                                {row, N, N, 13, 70, 8, 1, 1},     {col, N, N, 1100, 9, 6, 2, 2},
-                                {col, N, N, 17, 130, 300, 1, 1},  {col, N, N, 32, 50, 8200, 0, 1},
-                                {col, N, N, 33, 70, 260, 0, 1},   {row, N, T, 5, 130, 255, 0, 1},
-                                {row, N, N, 7, 1030, 150, 1, 1},  {row, N, N, 12, 600, 150, 0, 1},
-                                {row, N, N, 4, 64, 64, 0, 1},     {row, N, N, 4, 63, 64, 1, 1}};
+    constexpr shape shapes[] = {
+        {row, N, T, 5, 130, 8193, 0, 1}, {col, T, N, 130, 1, 8201, 1, 1}, {row, N, T, 33, 67, 4100, 2, 2},
+        {col, T, N, 31, 50, 4099, 0, 1}, {row, N, T, 64, 67, 300, 1, 1},  {col, T, N, 65, 67, 77, 2, 1},
+        {row, N, T, 97, 32, 17, 0, 3},   {col, T, N, 2, 3, 8192, 1, 1},   {col, N, N, 1, 130, 4100, 0, 1},
+        {col, N, T, 1, 1, 8200, 0, 1},   {row, N, N, 70, 1, 4099, 0, 1},  {col, N, N, 1, 9, 33, 1, 1},
+        {row, N, N, 1, 1100, 37, 0, 1},  {row, N, N, 3, 2053, 66, 1, 2},  {row, N, N, 4, 130, 5, 2, 1},
+        {row, N, N, 7, 130, 9, 0, 1},    {col, N, N, 1030, 2, 9, 1, 1},   {col, N, T, 517, 1, 50, 0, 1},
+        {col, N, N, 33, 4, 1, 0, 3},     {col, N, N, 200, 12, 12, 0, 1},  {row, N, N, 13, 70, 8, 1, 1},
+        {col, N, N, 1100, 9, 6, 2, 2},   {col, N, N, 17, 130, 300, 1, 1}, {col, N, N, 32, 50, 8200, 0, 1},
+        {col, N, N, 33, 70, 260, 0, 1},  {row, N, T, 5, 130, 255, 0, 1},  {row, N, N, 7, 1030, 150, 1, 1},
+        {row, N, N, 12, 600, 150, 0, 1}, {row, N, N, 4, 64, 64, 0, 1},    {row, N, N, 4, 63, 64, 1, 1}};
     for (const dtype_config &d : dtype_configs) {
         SUBCASE(d.name) {
             const std::vector<std::string> pinned = cpu_omp_variants(d.ab);
             suite_counts counts;
             uint64_t i = 0;
             for (const shape &s : shapes) {
-                gemm_case c = make_case(d, s.layout, s.ta, s.tb, s.m, s.n, s.k, s.pad, i % 2 ? -1.5 : 1.0,
-                                        betas[i % 3]);
+                gemm_case c = make_case(d, s.layout, s.ta, s.tb, s.m, s.n, s.k, s.pad, i % 2 ? -1.5 : 1.0, betas[i % 3]);
                 if (s.batch > 1) set_batch(c, s.batch, false, false, 2);
                 check_case(c, counts, pinned);
                 ++i;
@@ -314,22 +322,24 @@ TEST_CASE("correctness sweep=direct") {
 
 TEST_CASE("correctness sweep=small") {
     // Products of less than 2 x 10^6 flops (10^6 in f64: thread_work), which cpu_omp
-    // multiplies on one thread by its small kernel (backends/cpu_omp/blocked_gemm.hpp) unless C is narrow enough for the dot
-    // products or sums of columns, on every kernel variant: tiles of 32 (AVX-512 f32), 16 or
-    // 8 rows and 12 or 6 columns. Rows cross the tiles' vectors, with A read in place (along
-    // m: op n), copied for a partial tile, or gathered (along k); columns end at every count
-    // of a partial tile; B is read in place either way. k crosses the panel's blocks (3072
-    // f32, 1152 f64 values on AVX-512); batches run in a loop on one thread or split over
-    // threads, each matrix alone. C is NaN where beta = 0. The rows past the whole tiles, up
-    // to 3/8 of a vector of them (1 to 6 here, tiled past that), or 3/16 after a whole vector
-    // (17 to 19 rows here), go a row at a time: along B's rows, or as dot products with A's
-    // rows read in place or copied.
+    // multiplies on one thread by its small kernel (backends/cpu_omp/blocked_gemm.hpp) unless C is narrow enough for
+    // the dot products or sums of columns, on every kernel variant: tiles of 32 (AVX-512 f32), 16 or 8 rows and 12 or 6
+    // columns. Rows cross the tiles' vectors, with A read in place (along m: op n), copied for a partial tile, or
+    // gathered (along k); columns end at every count of a partial tile; B is read in place either way. k crosses the
+    // panel's blocks (3072 f32, 1152 f64 values on AVX-512); batches run in a loop on one thread or split over threads,
+    // each matrix alone. C is NaN where beta = 0. The rows past the whole tiles, up to 3/8 of a vector of them (1 to 6
+    // here, tiled past that), or 3/16 after a whole vector (17 to 19 rows here), go a row at a time: along B's rows, or
+    // as dot products with A's rows read in place or copied.
     constexpr int64_t ms[] = {1, 7, 8, 9, 16, 17, 19, 20, 31, 32, 33, 34, 36, 40, 48, 65};
     constexpr int64_t ns[] = {1, 5, 6, 7, 11, 12, 13, 25};
     constexpr int64_t ks[] = {1, 3, 19, 64};
     constexpr gemm_op_t N = GEMM_OP_N, T = GEMM_OP_T;
     constexpr gemm_op_t op_pairs[][2] = {{N, N}, {N, T}, {T, N}, {T, T}};
-    struct shape { gemm_layout_t layout; gemm_op_t ta, tb; int64_t m, n, k, batch; };
+    struct shape {
+        gemm_layout_t layout;
+        gemm_op_t ta, tb;
+        int64_t m, n, k, batch;
+    };
     constexpr gemm_layout_t col = GEMM_COL_MAJOR, row = GEMM_ROW_MAJOR;
     constexpr shape long_k[] = {{col, N, T, 8, 9, 5000, 1}, {col, T, T, 5, 7, 4000, 1}, {row, T, N, 3, 40, 2500, 1},
                                 {col, N, N, 20, 21, 22, 3}, {row, T, N, 33, 13, 30, 2}, {col, T, T, 40, 40, 40, 16}};
@@ -426,19 +436,31 @@ TEST_CASE("correctness cpu_omp=half: f16 and bf16 served by cpu_omp and each of 
     // blocks of k (kc = 256 or 384); C of more than one strip by columns and by rows; batches;
     // products small enough to be widened whole (run_widened_direct); products read in place
     // by the widening dot products and sums of columns (run_widening_direct).
-    struct shape { gemm_layout_t layout; gemm_op_t ta, tb; int64_t m, n, k, pad, batch; double beta; };
+    struct shape {
+        gemm_layout_t layout;
+        gemm_op_t ta, tb;
+        int64_t m, n, k, pad, batch;
+        double beta;
+    };
     constexpr gemm_layout_t row = GEMM_ROW_MAJOR, col = GEMM_COL_MAJOR;
     constexpr gemm_op_t N = GEMM_OP_N, T = GEMM_OP_T;
-    constexpr shape shapes[] = {{col, N, N, 1, 1, 1, 0, 1, 0.0},       {row, N, T, 33, 17, 65, 3, 1, 0.5},
-                                {col, T, N, 97, 31, 130, 1, 1, 0.0},   {row, T, T, 67, 45, 385, 2, 1, 1.0},
-                                {col, N, T, 130, 17, 513, 5, 1, 0.0},  {row, N, N, 16, 300, 800, 0, 1, -2.0},
-                                {col, N, N, 1100, 1000, 3, 1, 1, 0.0}, {row, T, N, 1100, 1000, 2, 0, 1, 0.5},
-                                {col, N, T, 90000, 13, 2, 2, 1, 1.0},  {col, T, N, 90000, 13, 3, 0, 1, 0.0},
-                                {row, N, T, 7, 5, 3, 1, 3, 0.0},       {col, T, T, 17, 16, 33, 2, 4, 0.5},
+    constexpr shape shapes[] = {{col, N, N, 1, 1, 1, 0, 1, 0.0},
+                                {row, N, T, 33, 17, 65, 3, 1, 0.5},
+                                {col, T, N, 97, 31, 130, 1, 1, 0.0},
+                                {row, T, T, 67, 45, 385, 2, 1, 1.0},
+                                {col, N, T, 130, 17, 513, 5, 1, 0.0},
+                                {row, N, N, 16, 300, 800, 0, 1, -2.0},
+                                {col, N, N, 1100, 1000, 3, 1, 1, 0.0},
+                                {row, T, N, 1100, 1000, 2, 0, 1, 0.5},
+                                {col, N, T, 90000, 13, 2, 2, 1, 1.0},
+                                {col, T, N, 90000, 13, 3, 0, 1, 0.0},
+                                {row, N, T, 7, 5, 3, 1, 3, 0.0},
+                                {col, T, T, 17, 16, 33, 2, 4, 0.5},
                                 // One-thread products the f32 kernels reading in place take, on
                                 // A and B widened whole: dot products (k odd, past a vector),
                                 // sums of columns, the small kernel with A gathered along k.
-                                {row, N, T, 4, 64, 301, 3, 1, 0.5},    {row, N, N, 2, 24, 259, 1, 1, 0.0},
+                                {row, N, T, 4, 64, 301, 3, 1, 0.5},
+                                {row, N, N, 2, 24, 259, 1, 1, 0.0},
                                 {col, T, N, 45, 37, 29, 4, 2, 1.0},
                                 // Products on any thread count that f32 runs in place, by the
                                 // kernels widening 16-bit operands in registers
@@ -448,10 +470,14 @@ TEST_CASE("correctness cpu_omp=half: f16 and bf16 served by cpu_omp and each of 
                                 // thread) past one slice of a 16-bit C's sums (32768 values:
                                 // 480 lines by 64, 2688 by 12), so that a part is rounded in
                                 // several.
-                                {row, N, T, 64, 3900, 257, 3, 1, 0.5}, {col, T, N, 700, 50, 257, 1, 1, 0.0},
-                                {col, N, N, 16, 2100, 300, 2, 1, 1.0}, {col, N, N, 31, 90, 333, 0, 2, 0.0},
-                                {row, N, N, 12, 30000, 8, 1, 1, -2.0}, {row, N, N, 1, 40000, 9, 0, 1, 0.0},
-                                {col, N, N, 5000, 1, 300, 2, 1, 0.5},  {row, T, N, 1, 1024, 1024, 1, 1, 0.0},
+                                {row, N, T, 64, 3900, 257, 3, 1, 0.5},
+                                {col, T, N, 700, 50, 257, 1, 1, 0.0},
+                                {col, N, N, 16, 2100, 300, 2, 1, 1.0},
+                                {col, N, N, 31, 90, 333, 0, 2, 0.0},
+                                {row, N, N, 12, 30000, 8, 1, 1, -2.0},
+                                {row, N, N, 1, 40000, 9, 0, 1, 0.0},
+                                {col, N, N, 5000, 1, 300, 2, 1, 0.5},
+                                {row, T, N, 1, 1024, 1024, 1, 1, 0.0},
                                 {row, N, T, 3, 130, 2049, 0, 3, 0.5}};
     for (const dtype_config &d : dtype_configs) {
         if ((d.ab != GEMM_F16 && d.ab != GEMM_BF16) || d.api != entry::ex) continue;
@@ -478,10 +504,15 @@ TEST_CASE("correctness cpu_omp=half: f16 and bf16 served by cpu_omp and each of 
 TEST_CASE("correctness strided_batch") {
     // Packed and gapped strides, stride 0 for A or B (one matrix shared by the batch), and
     // batch 1 through the strided entry point.
-    struct stride_mode { bool share_a, share_b; int64_t gap; };
-    constexpr stride_mode modes[] = {{false, false, 0}, {false, false, 5}, {true, false, 0}, {false, true, 3},
-                                     {true, true, 1}};
-    struct shape { int64_t m, n, k, batch; };
+    struct stride_mode {
+        bool share_a, share_b;
+        int64_t gap;
+    };
+    constexpr stride_mode modes[] = {
+        {false, false, 0}, {false, false, 5}, {true, false, 0}, {false, true, 3}, {true, true, 1}};
+    struct shape {
+        int64_t m, n, k, batch;
+    };
     constexpr shape shapes[] = {{7, 5, 3, 3}, {17, 16, 33, 4}, {1, 31, 2, 2}, {5, 6, 7, 1}};
     for (const dtype_config &d : dtype_configs) {
         SUBCASE(d.name) {
@@ -525,8 +556,9 @@ TEST_CASE("correctness complex_scalars") {
                 REQUIRE(gemm_set_backend(name.c_str()) == GEMM_STATUS_SUCCESS);
                 double cd[2] = {std::nan(""), std::nan("")};
                 float cf[2] = {std::nanf(""), std::nanf("")};
-                gemm_status_t s = z ? gemm_zgemm(GEMM_ROW_MAJOR, GEMM_OP_C, GEMM_OP_N, 1, 1, 1, alpha, a, 1, b, 1, beta, cd, 1)
-                                    : gemm_cgemm(GEMM_ROW_MAJOR, GEMM_OP_C, GEMM_OP_N, 1, 1, 1, alphaf, af, 1, bf, 1, betaf, cf, 1);
+                gemm_status_t s =
+                    z ? gemm_zgemm(GEMM_ROW_MAJOR, GEMM_OP_C, GEMM_OP_N, 1, 1, 1, alpha, a, 1, b, 1, beta, cd, 1)
+                      : gemm_cgemm(GEMM_ROW_MAJOR, GEMM_OP_C, GEMM_OP_N, 1, 1, 1, alphaf, af, 1, bf, 1, betaf, cf, 1);
                 if (s == GEMM_STATUS_NOT_SUPPORTED) continue;
                 INFO("backend=" << name << " " << gemm_dtype_name(t));
                 REQUIRE(s == GEMM_STATUS_SUCCESS);
@@ -576,7 +608,12 @@ TEST_CASE("correctness cpu_ref=long_double") {
     int64_t checked = 0;
     for (const dtype_config &d : dtype_configs) {
         if (is_complex(d.ab)) continue;  // the harness's complex reference is written apart from cpu_ref's
-        struct shape { int64_t m, n, k; gemm_layout_t layout; gemm_op_t ta, tb; double alpha, beta; };
+        struct shape {
+            int64_t m, n, k;
+            gemm_layout_t layout;
+            gemm_op_t ta, tb;
+            double alpha, beta;
+        };
         const shape shapes[] = {{5, 7, 3, GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_T, 1.0, 0.0},
                                 {17, 4, 33, GEMM_COL_MAJOR, GEMM_OP_T, GEMM_OP_N, -1.5, 0.5},
                                 {3, 31, 65, GEMM_ROW_MAJOR, GEMM_OP_C, GEMM_OP_C, 1.0, 1.0},
@@ -600,8 +637,8 @@ TEST_CASE("correctness cpu_ref=long_double") {
                     double g = load(got.c.data(), row ? i * c.ldc + j : i + j * c.ldc, c.c_type);
                     long double x = exact[std::size_t(i + j * c.m)];
                     double mag = ref.magnitude[std::size_t(window_index(c, 0, i, j))];
-                    double bound = once * double(fabsl(x)) + double(c.k + 3) * 0x1p-52 * mag +
-                                   smallest_subnormal(c.c_type);
+                    double bound =
+                        once * double(fabsl(x)) + double(c.k + 3) * 0x1p-52 * mag + smallest_subnormal(c.c_type);
                     if (fabsl((long double)g - x) <= (long double)bound) continue;
                     if (wrong++ == 0)
                         first = "C(" + std::to_string(i) + ", " + std::to_string(j) + ") = " + std::to_string(g) +

@@ -84,8 +84,8 @@ template <class T, class TC> void check_overload(gemm_dtype_t ab_type, gemm_dtyp
     std::vector<T> a = random_values<T>(std::size_t(m * k), 1), b = random_values<T>(std::size_t(k * n), 2);
     std::vector<TC> c0 = random_values<TC>(std::size_t(m * n), 3), c = c0;
     using S = typename gemm::type_of<T>::scalar;
-    gemm::status s = gemm::gemm<T, TC>(gemm::layout::row_major, gemm::op::n, gemm::op::n, m, n, k, S(-1.5), a.data(),
-                                       k, b.data(), n, S(0.5), c.data(), n);
+    gemm::status s = gemm::gemm<T, TC>(gemm::layout::row_major, gemm::op::n, gemm::op::n, m, n, k, S(-1.5), a.data(), k,
+                                       b.data(), n, S(0.5), c.data(), n);
     INFO(s.message);
     REQUIRE(s.ok());
     CHECK(bool(s));
@@ -109,11 +109,12 @@ TEST_CASE("cpp gemm overloads float, double, half, bfloat16, half->float, bfloat
 
 TEST_CASE("cpp gemm_strided_batched with a shared B") {
     const int64_t m = 4, n = 3, k = 5, batch = 3;
-    std::vector<double> a = random_values<double>(std::size_t(batch * m * k), 4), b = random_values<double>(std::size_t(k * n), 5);
+    std::vector<double> a = random_values<double>(std::size_t(batch * m * k), 4),
+                        b = random_values<double>(std::size_t(k * n), 5);
     std::vector<double> c(std::size_t(batch * m * n), 0.0);
-    gemm::status s = gemm::gemm_strided_batched<double, double>(gemm::layout::row_major, gemm::op::n, gemm::op::n, m, n,
-                                                                k, 1.0, a.data(), k, m * k, b.data(), n, 0, 0.0,
-                                                                c.data(), n, m * n, batch);
+    gemm::status s =
+        gemm::gemm_strided_batched<double, double>(gemm::layout::row_major, gemm::op::n, gemm::op::n, m, n, k, 1.0,
+                                                   a.data(), k, m * k, b.data(), n, 0, 0.0, c.data(), n, m * n, batch);
     REQUIRE_MESSAGE(s.ok(), s.message);
     for (int64_t p = 0; p < batch; ++p) {
         std::vector<double> ap(a.begin() + p * m * k, a.begin() + (p + 1) * m * k);
@@ -136,8 +137,8 @@ TEST_CASE("cpp gemm overloads std::complex<float> and std::complex<double>, and 
                 for (int l = 0; l < 2; ++l) sum += std::conj(a[l * 2 + i]) * b[l * 2 + j];
                 want[i * 2 + j] = alpha * sum + beta * c[i * 2 + j];
             }
-        gemm::status s = gemm::gemm<Z, Z>(gemm::layout::row_major, gemm::op::c, gemm::op::n, 2, 2, 2, alpha, a, 2, b,
-                                          2, beta, c, 2);
+        gemm::status s =
+            gemm::gemm<Z, Z>(gemm::layout::row_major, gemm::op::c, gemm::op::n, 2, 2, 2, alpha, a, 2, b, 2, beta, c, 2);
         REQUIRE(s.ok());
         for (int e = 0; e < 4; ++e) {
             CHECK(c[e].real() == doctest::Approx(want[e].real()));
@@ -269,7 +270,8 @@ TEST_CASE("cpp half every 16-bit pattern: exact decode and round trip through fl
             continue;
         }
         if (double(f) != want) FAIL_CHECK("half " << hex(p) << " decodes to " << f << ", not " << want);
-        if (gemm::half::from_float(f) != h) FAIL_CHECK("half " << hex(p) << " does not round-trip: " << hex(gemm::half::from_float(f)));
+        if (gemm::half::from_float(f) != h)
+            FAIL_CHECK("half " << hex(p) << " does not round-trip: " << hex(gemm::half::from_float(f)));
         CHECK(std::signbit(f) == bool(h & 0x8000));
     }
     CHECK(nans == 2 * 1023);
@@ -294,9 +296,9 @@ TEST_CASE("cpp half rounds to nearest even at every midpoint") {
 
 TEST_CASE("cpp half specials: overflow, infinity, NaN, zeros, subnormals") {
     using gemm::half;
-    CHECK(half::from_float(65504.0f) == 0x7bff);                           // largest finite
-    CHECK(half::from_float(std::nextafter(65520.0f, 0.0f)) == 0x7bff);     // below the midpoint to 2^16
-    CHECK(half::from_float(65520.0f) == 0x7c00);                           // midpoint: ties to even = inf
+    CHECK(half::from_float(65504.0f) == 0x7bff);                        // largest finite
+    CHECK(half::from_float(std::nextafter(65520.0f, 0.0f)) == 0x7bff);  // below the midpoint to 2^16
+    CHECK(half::from_float(65520.0f) == 0x7c00);                        // midpoint: ties to even = inf
     CHECK(half::from_float(1e10f) == 0x7c00);
     CHECK(half::from_float(-1e10f) == 0xfc00);
     CHECK(half::from_float(HUGE_VALF) == 0x7c00);
@@ -307,20 +309,20 @@ TEST_CASE("cpp half specials: overflow, infinity, NaN, zeros, subnormals") {
     CHECK(half_is_nan(half::from_float(bits_to_float(0xffc00000u))));
     CHECK(half::from_float(0.0f) == 0x0000);
     CHECK(half::from_float(-0.0f) == 0x8000);
-    CHECK(half::from_float(0x1p-14f) == 0x0400);                         // smallest normal
-    CHECK(half::from_float(0x1p-24f) == 0x0001);                         // smallest subnormal
-    CHECK(half::from_float(0x1p-25f) == 0x0000);                         // half of it: ties to even = 0
+    CHECK(half::from_float(0x1p-14f) == 0x0400);  // smallest normal
+    CHECK(half::from_float(0x1p-24f) == 0x0001);  // smallest subnormal
+    CHECK(half::from_float(0x1p-25f) == 0x0000);  // half of it: ties to even = 0
     CHECK(half::from_float(std::nextafter(0x1p-25f, 1.0f)) == 0x0001);
-    CHECK(half::from_float(0x1.8p-24f) == 0x0002);                       // 1.5 ulp: ties to even = 2
+    CHECK(half::from_float(0x1.8p-24f) == 0x0002);  // 1.5 ulp: ties to even = 2
     CHECK(half::from_float(-0x1p-24f) == 0x8001);
     CHECK(half::from_float(0x1p-30f) == 0x0000);
     CHECK(half::from_float(FLT_MIN) == 0x0000);
-    CHECK(half::from_float(bits_to_float(1u)) == 0x0000);                // float subnormal
-    CHECK(half::from_float(1.0f + 0x1p-11f) == 0x3c00);                  // tie: to even (1.0)
-    CHECK(half::from_float(1.0f + 0x1.8p-10f) == 0x3c02);                // tie: to even (1 + 2^-9)
+    CHECK(half::from_float(bits_to_float(1u)) == 0x0000);  // float subnormal
+    CHECK(half::from_float(1.0f + 0x1p-11f) == 0x3c00);    // tie: to even (1.0)
+    CHECK(half::from_float(1.0f + 0x1.8p-10f) == 0x3c02);  // tie: to even (1 + 2^-9)
     CHECK(std::isinf(half::to_float(0x7c00)));
     CHECK(half::to_float(0x0001) == 0x1p-24f);
-    CHECK(half::to_float(0x03ff) == 0x1.ff8p-15f);                       // largest subnormal
+    CHECK(half::to_float(0x03ff) == 0x1.ff8p-15f);  // largest subnormal
     CHECK(float(half(3.0f)) == 3.0f);
 }
 
@@ -339,10 +341,12 @@ TEST_CASE("cpp half matches the compiler's _Float16 conversion on random floats"
         uint16_t want;
         std::memcpy(&want, &ref, sizeof want);
         if (gemm::half::from_float(f) != want && mismatches++ < 5)
-            FAIL_CHECK("float " << hex(bits) << " (" << f << "): " << hex(gemm::half::from_float(f)) << ", _Float16 gives " << hex(want));
+            FAIL_CHECK("float " << hex(bits) << " (" << f << "): " << hex(gemm::half::from_float(f))
+                                << ", _Float16 gives " << hex(want));
         // The harness's own conversion (the tests' oracle side) must agree too.
         if (half_from_double(f) != want && harness_mismatches++ < 5)
-            FAIL_CHECK("harness: float " << hex(bits) << ": " << hex(half_from_double(f)) << ", _Float16 gives " << hex(want));
+            FAIL_CHECK("harness: float " << hex(bits) << ": " << hex(half_from_double(f)) << ", _Float16 gives "
+                                         << hex(want));
     }
     CHECK(mismatches == 0);
     CHECK(harness_mismatches == 0);
@@ -372,14 +376,16 @@ TEST_CASE("cpp bfloat16 rounds to nearest even at every midpoint") {
         float mid = bits_to_float((lo << 16) | 0x8000u);  // exactly halfway to lo + 1
         uint16_t even = lo & 1 ? uint16_t(lo + 1) : uint16_t(lo);
         if (gemm::bfloat16::from_float(mid) != even) FAIL_CHECK("midpoint above " << hex(lo));
-        if (gemm::bfloat16::from_float(bits_to_float((lo << 16) | 0x7fffu)) != lo) FAIL_CHECK("below midpoint above " << hex(lo));
-        if (gemm::bfloat16::from_float(bits_to_float((lo << 16) | 0x8001u)) != lo + 1) FAIL_CHECK("above midpoint above " << hex(lo));
+        if (gemm::bfloat16::from_float(bits_to_float((lo << 16) | 0x7fffu)) != lo)
+            FAIL_CHECK("below midpoint above " << hex(lo));
+        if (gemm::bfloat16::from_float(bits_to_float((lo << 16) | 0x8001u)) != lo + 1)
+            FAIL_CHECK("above midpoint above " << hex(lo));
     }
 }
 
 TEST_CASE("cpp bfloat16 specials: overflow, infinity, NaN, zeros, subnormals") {
     using gemm::bfloat16;
-    CHECK(bfloat16::from_float(FLT_MAX) == 0x7f80);               // above the last midpoint: inf
+    CHECK(bfloat16::from_float(FLT_MAX) == 0x7f80);  // above the last midpoint: inf
     CHECK(bfloat16::from_float(bits_to_float(0x7f7f7fffu)) == 0x7f7f);
     CHECK(bfloat16::from_float(bits_to_float(0x7f7f8000u)) == 0x7f80);  // tie to even: inf
     CHECK(bfloat16::from_float(HUGE_VALF) == 0x7f80);

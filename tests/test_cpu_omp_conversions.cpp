@@ -50,8 +50,9 @@ bool cpu_has(const char *feature) {
     return false;
 }
 
-template <class S> std::vector<named_set<S>> sets_of(const conversion_kernels<S> &generic, const conversion_kernels<S> *avx2,
-                                                      const conversion_kernels<S> *avx512) {
+template <class S>
+std::vector<named_set<S>> sets_of(const conversion_kernels<S> &generic, const conversion_kernels<S> *avx2,
+                                  const conversion_kernels<S> *avx512) {
     std::vector<named_set<S>> sets{{"generic", &generic, true}};
     if (avx2) sets.push_back({"avx2_f16c", avx2, cpu_has("avx2_f16c")});
     if (avx512) sets.push_back({"avx512f", avx512, cpu_has("avx512f")});
@@ -89,9 +90,7 @@ std::vector<named_set<bfloat16>> bf16_sets() {
 // Two results agree: the same bits, or both NaN (a vector conversion may keep a NaN's payload
 // where the scalar one sets a fixed one).
 bool same_float(float a, float b) { return (std::isnan(a) && std::isnan(b)) || bits_of(a) == bits_of(b); }
-template <class S> bool same_16(S a, S b) {
-    return (std::isnan(float(a)) && std::isnan(float(b))) || a.bits == b.bits;
-}
+template <class S> bool same_16(S a, S b) { return (std::isnan(float(a)) && std::isnan(float(b))) || a.bits == b.bits; }
 
 // f32 values around every rounding boundary of both types: each 16-bit value's neighbours,
 // halfway points and the f32 values next to them, subnormals, overflow, infinities and NaNs.
@@ -102,7 +101,8 @@ std::vector<float> boundary_values() {
         for (float x : {f16, bf}) {
             if (std::isnan(x)) continue;
             const uint32_t b = bits_of(x);
-            for (int64_t d : {-1, 0, 1, 0xfff, 0x1000, 0x1001, 0x7fff, 0x8000, 0x8001}) v.push_back(float_of(uint32_t(b + d)));
+            for (int64_t d : {-1, 0, 1, 0xfff, 0x1000, 0x1001, 0x7fff, 0x8000, 0x8001})
+                v.push_back(float_of(uint32_t(b + d)));
         }
     }
     for (float x : {0.0f, -0.0f, 65504.0f, 65519.0f, 65520.0f, 1e30f, -1e30f, 5.9604645e-8f, 2.9802322e-8f,
@@ -150,8 +150,9 @@ template <class S> void check_round(const named_set<S> &set) {
             const float scaled = beta * float(c0[i]);
             if (!same_16(got[i], S(sums[i] + scaled))) {
                 if (wrong == 0)
-                    MESSAGE(std::string(set.name) << " first wrong: sum bits " << bits_of(sums[i]) << " c bits " << c0[i].bits
-                                                  << " got " << got[i].bits << " want " << S(sums[i] + scaled).bits);
+                    MESSAGE(std::string(set.name)
+                            << " first wrong: sum bits " << bits_of(sums[i]) << " c bits " << c0[i].bits << " got "
+                            << got[i].bits << " want " << S(sums[i] + scaled).bits);
                 ++wrong;
             }
         }
@@ -171,8 +172,7 @@ template <class S> void check_round(const named_set<S> &set) {
     for (float beta : {0.0f, -0.5f})
         for (int64_t rows = 0; rows <= 40; ++rows) {
             std::vector<S> block(std::size_t(ldc * cols));
-            for (std::size_t i = 0; i < block.size(); ++i)
-                block[i] = beta == 0.0f ? S(NAN) : c0[(i * 7) % c0.size()];
+            for (std::size_t i = 0; i < block.size(); ++i) block[i] = beta == 0.0f ? S(NAN) : c0[(i * 7) % c0.size()];
             const std::vector<S> before = block;
             set.kernels->round_block(sums.data(), lds, beta, block.data(), ldc, rows, cols);
             wrong = 0;
@@ -237,9 +237,10 @@ template <class S> void check_rounding_kernel(const char *name, microkernel<floa
                         }
                         if (!same_16(c[where], want)) {
                             if (wrong == 0)
-                                MESSAGE(std::string(name) << " first wrong: a bits " << (i < mr ? bits_of(a[i]) : 0) << " b " << b[j]
-                                             << " alpha " << alpha << " beta " << beta << " c bits " << before[where].bits
-                                             << " got " << c[where].bits << " want " << want.bits);
+                                MESSAGE(std::string(name)
+                                        << " first wrong: a bits " << (i < mr ? bits_of(a[i]) : 0) << " b " << b[j]
+                                        << " alpha " << alpha << " beta " << beta << " c bits " << before[where].bits
+                                        << " got " << c[where].bits << " want " << want.bits);
                             ++wrong;
                         }
                     }
@@ -264,8 +265,7 @@ TEST_CASE("cpu_omp conversions: the AVX-512 kernels round their tile into a 16-b
 #if GEMM_TEST_ROUNDING_AVX512BF16
     if (cpu_has("avx512bf16"))
         check_rounding_kernel<bfloat16>("avx512bf16 bf16", microkernel_avx512bf16_f32_32x12_into_bf16);
-    else
-        MESSAGE("avx512bf16: this CPU lacks it, skipped");
+    else MESSAGE("avx512bf16: this CPU lacks it, skipped");
 #endif
 #else
     MESSAGE("this build has no AVX-512 kernels, skipped");

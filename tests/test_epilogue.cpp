@@ -22,8 +22,8 @@ namespace {
 struct type_pair {
     gemm_dtype_t ab, c;
 };
-constexpr type_pair types[] = {{GEMM_F32, GEMM_F32}, {GEMM_F64, GEMM_F64}, {GEMM_F16, GEMM_F16},
-                               {GEMM_BF16, GEMM_BF16}, {GEMM_BF16, GEMM_F32}};
+constexpr type_pair types[] = {
+    {GEMM_F32, GEMM_F32}, {GEMM_F64, GEMM_F64}, {GEMM_F16, GEMM_F16}, {GEMM_BF16, GEMM_BF16}, {GEMM_BF16, GEMM_F32}};
 
 struct size3 {
     int64_t m, n, k;
@@ -129,8 +129,7 @@ template <class T> int check_gelu_column(gemm_dtype_t type, const std::vector<T>
             for (std::size_t i = 0; i < values.size(); ++i) {
                 const double x = double(values[i]);
                 const double want = std::isnan(x) ? x : backward ? detail::gelu_slope(x) : detail::gelu(x);
-                if (std::isnan(want))
-                    CHECK_MESSAGE(std::isnan(out[i]), where << " of NaN: " << out[i]);
+                if (std::isnan(want)) CHECK_MESSAGE(std::isnan(out[i]), where << " of NaN: " << out[i]);
                 else
                     CHECK_MESSAGE(std::fabs(double(out[i]) - want) <= 1e-5 * std::max(1.0, std::fabs(want)),
                                   where << " of " << x << ": " << out[i] << ", want " << want);
@@ -151,8 +150,8 @@ template <class T> int check_gelu_column(gemm_dtype_t type, const std::vector<T>
 // NaN (0 times an infinite cube).
 TEST_CASE("epilogue: GELU and its slope of NaN are NaN, of large finite values as defined, every backend") {
     const float nan = std::nanf("");
-    const std::vector<float> f32 = {nan, 20.0f, -20.0f, 0.5f, -0.5f, 3.0f, -1.5f, 1e13f, -1e13f,
-                                    1e30f, -1e30f, 3.0e38f, -3.0e38f, nan};
+    const std::vector<float> f32 = {nan,   20.0f,  -20.0f, 0.5f,   -0.5f,   3.0f,     -1.5f,
+                                    1e13f, -1e13f, 1e30f,  -1e30f, 3.0e38f, -3.0e38f, nan};
     const std::vector<double> f64 = {std::nan(""), 20.0, -3.0, 1e110, -1e110, 1e200, -1e200, 1.7e308, -1.7e308};
     CHECK(check_gelu_column(GEMM_F32, f32) >= 2);  // cpu_ref takes both
     CHECK(check_gelu_column(GEMM_F64, f64) >= 2);
@@ -177,9 +176,9 @@ TEST_CASE("epilogue: without aux, ld_aux may be anything, every backend") {
         e.bias = bias.data();
         e.ld_aux = int64_t(3) << 60;
         std::vector<float> c(static_cast<std::size_t>(m * n), std::nanf(""));
-        const gemm_status_t st = gemm_ex_epilogue(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, m, n, k, &one, a.data(),
-                                                  GEMM_F32, m, b.data(), GEMM_F32, k, &zero, c.data(), GEMM_F32, m,
-                                                  GEMM_F32, &e);
+        const gemm_status_t st =
+            gemm_ex_epilogue(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, m, n, k, &one, a.data(), GEMM_F32, m, b.data(),
+                             GEMM_F32, k, &zero, c.data(), GEMM_F32, m, GEMM_F32, &e);
         if (st == GEMM_STATUS_NOT_SUPPORTED) continue;
         REQUIRE_MESSAGE(st == GEMM_STATUS_SUCCESS, name << ": " << gemm_last_error());
         for (int64_t j = 0; j < n; ++j)
@@ -253,12 +252,13 @@ struct error_probe {
     void expect(const gemm_epilogue_t *e, gemm_status_t want, const std::string &prefix, void *C = nullptr) {
         const bytes c0 = c, aux0 = aux, grad0 = grad;
         const float alpha = 1, beta = 0.5f;
-        gemm_status_t got = gemm_ex_epilogue(g.layout, g.transa, g.transb, g.m, g.n, g.k, &alpha, a.data(), GEMM_F32,
-                                             g.lda, b.data(), GEMM_F32, g.ldb, &beta, C ? C : c.data(), GEMM_F32,
-                                             g.ldc, GEMM_F32, e);
+        gemm_status_t got =
+            gemm_ex_epilogue(g.layout, g.transa, g.transb, g.m, g.n, g.k, &alpha, a.data(), GEMM_F32, g.lda, b.data(),
+                             GEMM_F32, g.ldb, &beta, C ? C : c.data(), GEMM_F32, g.ldc, GEMM_F32, e);
         const std::string message = gemm_last_error();
         CHECK_MESSAGE(got == want, "status " << int(got) << ", expected " << int(want) << ": " << message);
-        CHECK_MESSAGE(message.rfind(prefix, 0) == 0, "message \"" << message << "\" should start with \"" << prefix << "\"");
+        CHECK_MESSAGE(message.rfind(prefix, 0) == 0,
+                      "message \"" << message << "\" should start with \"" << prefix << "\"");
         CHECK(c == c0);
         CHECK(aux == aux0);
         CHECK(grad == grad0);
@@ -305,7 +305,8 @@ TEST_CASE("epilogue errors: each names the field, and nothing is computed") {
     p.expect(&e, GEMM_STATUS_INVALID_POINTER, "parameter 19: epilogue->aux is NULL");
     e.aux = p.aux.data();
     e.bias_grad = nullptr;
-    p.expect(&e, GEMM_STATUS_INVALID_POINTER, "parameter 19: epilogue->bias_grad is NULL but bias_axis is GEMM_BIAS_ROWS");
+    p.expect(&e, GEMM_STATUS_INVALID_POINTER,
+             "parameter 19: epilogue->bias_grad is NULL but bias_axis is GEMM_BIAS_ROWS");
     e = p.valid();
     e.ld_aux = 5;
     p.expect(&e, GEMM_STATUS_INVALID_LEADING_DIM, "parameter 19: epilogue->ld_aux = 5 must be >= max(1, m = 6)");
@@ -363,7 +364,8 @@ TEST_CASE("epilogue plans: the desc's epilogue, and runs that do not match it re
     auto refused = [&](gemm_status_t got, gemm_status_t want, const std::string &prefix) {
         const std::string message = gemm_last_error();
         CHECK(got == want);
-        CHECK_MESSAGE(message.rfind(prefix, 0) == 0, "message \"" << message << "\" should start with \"" << prefix << "\"");
+        CHECK_MESSAGE(message.rfind(prefix, 0) == 0,
+                      "message \"" << message << "\" should start with \"" << prefix << "\"");
         CHECK(p.c == c0);
         CHECK(p.aux == aux0);
     };
@@ -412,7 +414,11 @@ TEST_CASE("epilogue plans: the desc's epilogue, and runs that do not match it re
 TEST_CASE("epilogue plans: a desc too large for placeholders apart is accepted") {
     gemm_desc_t d;
     gemm_desc_init(&d, GEMM_F32, GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, int64_t(1) << 20, int64_t(1) << 20, 64);
-    struct epilogue_kind { gemm_activation_t act; gemm_bias_t axis; int aux; };
+    struct epilogue_kind {
+        gemm_activation_t act;
+        gemm_bias_t axis;
+        int aux;
+    };
     for (const epilogue_kind &kind : {epilogue_kind{GEMM_ACTIVATION_RELU, GEMM_BIAS_ROWS, 0},
                                       epilogue_kind{GEMM_ACTIVATION_GELU, GEMM_BIAS_COLUMNS, 1},
                                       epilogue_kind{GEMM_ACTIVATION_RELU_BACKWARD, GEMM_BIAS_ROWS, 0}}) {
@@ -432,19 +438,21 @@ TEST_CASE("epilogue plans: a desc too large for placeholders apart is accepted")
 // ---- the trace says where the epilogue ran: one process with GEMM_VERBOSE=1 ----------------
 
 TEST_SUITE("env_verbose1" * doctest::skip()) {
-    TEST_CASE("epilogue trace: fused on cpu_ref and cpu_omp, the library's pass after cblas and for cpu_omp's bias gradient") {
-        gemm_case g = make_case(GEMM_F32, GEMM_F32, entry::ex, GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_T, 5, 6, 7, 0, 1.0, 0.0);
+    TEST_CASE("epilogue trace: fused on cpu_ref and cpu_omp, the library's pass after cblas and for cpu_omp's bias "
+              "gradient") {
+        gemm_case g =
+            make_case(GEMM_F32, GEMM_F32, entry::ex, GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_T, 5, 6, 7, 0, 1.0, 0.0);
         struct expectation {
             const char *backend;
             gemm_activation_t act;
             const char *trace;
         };
         // The axis as the row-major caller named it (the canonical problem's rows).
-        const expectation cases[] = {{"cpu_ref", GEMM_ACTIVATION_GELU, " epilogue=gelu+bias(columns)+aux:fused"},
-                                     {"cpu_omp", GEMM_ACTIVATION_GELU, " epilogue=gelu+bias(columns)+aux:fused"},
-                                     {"cblas", GEMM_ACTIVATION_GELU, " epilogue=gelu+bias(columns)+aux:pass"},
-                                     {"cpu_omp", GEMM_ACTIVATION_GELU_BACKWARD,
-                                      " epilogue=gelu_backward+bias_grad(columns):pass"}};
+        const expectation cases[] = {
+            {"cpu_ref", GEMM_ACTIVATION_GELU, " epilogue=gelu+bias(columns)+aux:fused"},
+            {"cpu_omp", GEMM_ACTIVATION_GELU, " epilogue=gelu+bias(columns)+aux:fused"},
+            {"cblas", GEMM_ACTIVATION_GELU, " epilogue=gelu+bias(columns)+aux:pass"},
+            {"cpu_omp", GEMM_ACTIVATION_GELU_BACKWARD, " epilogue=gelu_backward+bias_grad(columns):pass"}};
         for (const expectation &x : cases) {
             if (gemm_set_backend(x.backend) != GEMM_STATUS_SUCCESS) continue;  // cblas may be missing
             const epilogue_case e = make_epilogue_case(g, x.act, GEMM_BIAS_COLUMNS, x.act == GEMM_ACTIVATION_GELU, 0);
@@ -471,10 +479,12 @@ TEST_SUITE("env_tuned" * doctest::skip()) {
         const char *path = std::getenv("GEMM_TUNE_CACHE");
         REQUIRE(path);
         std::remove(path);
-        gemm_case g = make_case(GEMM_F32, GEMM_F32, entry::ex, GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_T, 24, 32, 16, 0, 1.0, 0.0);
+        gemm_case g =
+            make_case(GEMM_F32, GEMM_F32, entry::ex, GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_T, 24, 32, 16, 0, 1.0, 0.0);
         const epilogue_case e = make_epilogue_case(g, GEMM_ACTIVATION_RELU, GEMM_BIAS_COLUMNS, true, 0);
         // The canonical class: row-major m x n is column-major n x m, the bias along its rows.
-        const char *key = "f32 f32 TN 32 24 16 batch=1 ld=tight align=16 space=host beta=0 epilogue=relu+bias(rows)+aux";
+        const char *key =
+            "f32 f32 TN 32 24 16 batch=1 ld=tight align=16 space=host beta=0 epilogue=relu+bias(rows)+aux";
         gemm_tune_report_t report;
         const std::string tuned = tune_key_as_only_entry(key, "cpu_omp,cblas", report);
         REQUIRE_MESSAGE(tuned.empty(), tuned);
@@ -493,8 +503,9 @@ TEST_SUITE("env_tuned" * doctest::skip()) {
         CHECK(lines[0].find("why=\"auto: tune cache hit\"") != std::string::npos);
         CHECK(lines[0].find(std::string("backend=") + report.backend) != std::string::npos);
         // Keys that name no epilogue the library has are refused.
-        CHECK(gemm_tune_key("f32 f32 NN 8 8 8 batch=1 ld=tight align=16 space=host beta=0 epilogue=relu+bias_grad(rows)",
-                            -1, 20, nullptr, 0, &report) == GEMM_STATUS_INVALID_VALUE);
+        CHECK(
+            gemm_tune_key("f32 f32 NN 8 8 8 batch=1 ld=tight align=16 space=host beta=0 epilogue=relu+bias_grad(rows)",
+                          -1, 20, nullptr, 0, &report) == GEMM_STATUS_INVALID_VALUE);
         CHECK(gemm_tune_key("c32 c32 NN 8 8 8 batch=1 ld=tight align=16 space=host beta=0 epilogue=relu", -1, 20,
                             nullptr, 0, &report) == GEMM_STATUS_INVALID_VALUE);
         std::remove(path);

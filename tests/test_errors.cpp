@@ -21,12 +21,22 @@ namespace {
 
 // ---- one call through any entry point ------------------------------------------------------
 
-enum class entry_point { sgemm, dgemm, sgemm_batched, dgemm_batched, ex, ex_batched, cgemm, zgemm, cgemm_batched,
-                         zgemm_batched };
+enum class entry_point {
+    sgemm,
+    dgemm,
+    sgemm_batched,
+    dgemm_batched,
+    ex,
+    ex_batched,
+    cgemm,
+    zgemm,
+    cgemm_batched,
+    zgemm_batched
+};
 
-constexpr entry_point all_entries[] = {entry_point::sgemm,         entry_point::dgemm,        entry_point::sgemm_batched,
-                                       entry_point::dgemm_batched, entry_point::ex,           entry_point::ex_batched,
-                                       entry_point::cgemm,         entry_point::zgemm,        entry_point::cgemm_batched,
+constexpr entry_point all_entries[] = {entry_point::sgemm,         entry_point::dgemm, entry_point::sgemm_batched,
+                                       entry_point::dgemm_batched, entry_point::ex,    entry_point::ex_batched,
+                                       entry_point::cgemm,         entry_point::zgemm, entry_point::cgemm_batched,
                                        entry_point::zgemm_batched};
 
 const char *entry_name(entry_point e) {
@@ -57,31 +67,53 @@ bool is_complex_entry(entry_point e) {
 // Entry points that take alpha and beta by pointer (NULL is then an error).
 bool scalars_by_pointer(entry_point e) { return is_ex(e) || is_complex_entry(e); }
 
-enum class param { layout, transa, transb, m, n, k, alpha, a, a_type, lda, stride_a, b, b_type, ldb, stride_b,
-                   beta, c, c_type, ldc, stride_c, batch, compute };
+enum class param {
+    layout,
+    transa,
+    transb,
+    m,
+    n,
+    k,
+    alpha,
+    a,
+    a_type,
+    lda,
+    stride_a,
+    b,
+    b_type,
+    ldb,
+    stride_b,
+    beta,
+    c,
+    c_type,
+    ldc,
+    stride_c,
+    batch,
+    compute
+};
 
 // Position of p in e's signature as gemm.h declares it (1 = layout), written out here from
 // the header rather than taken from the library, so the test checks the library's table.
 int position(entry_point e, param p) {
     using P = param;
-    static const std::vector<P> typed = {P::layout, P::transa, P::transb, P::m, P::n, P::k, P::alpha,
-                                         P::a, P::lda, P::b, P::ldb, P::beta, P::c, P::ldc};
-    static const std::vector<P> typed_batched = {P::layout, P::transa, P::transb, P::m, P::n, P::k,
-                                                 P::alpha, P::a, P::lda, P::stride_a, P::b, P::ldb,
-                                                 P::stride_b, P::beta, P::c, P::ldc, P::stride_c, P::batch};
-    static const std::vector<P> ex = {P::layout, P::transa, P::transb, P::m, P::n, P::k, P::alpha, P::a,
-                                      P::a_type, P::lda, P::b, P::b_type, P::ldb, P::beta, P::c, P::c_type,
-                                      P::ldc, P::compute};
-    static const std::vector<P> ex_batched = {P::layout, P::transa, P::transb, P::m, P::n, P::k, P::alpha,
-                                              P::a, P::a_type, P::lda, P::stride_a, P::b, P::b_type, P::ldb,
-                                              P::stride_b, P::beta, P::c, P::c_type, P::ldc, P::stride_c,
-                                              P::batch, P::compute};
-    const bool plain_typed = e == entry_point::sgemm || e == entry_point::dgemm || e == entry_point::cgemm ||
-                             e == entry_point::zgemm;
-    const std::vector<P> &sig = plain_typed ? typed
-                                : e == entry_point::ex                              ? ex
-                                : e == entry_point::ex_batched                      ? ex_batched
-                                                                                    : typed_batched;
+    static const std::vector<P> typed = {P::layout, P::transa, P::transb, P::m,   P::n,    P::k, P::alpha,
+                                         P::a,      P::lda,    P::b,      P::ldb, P::beta, P::c, P::ldc};
+    static const std::vector<P> typed_batched = {P::layout,   P::transa, P::transb, P::m,        P::n,        P::k,
+                                                 P::alpha,    P::a,      P::lda,    P::stride_a, P::b,        P::ldb,
+                                                 P::stride_b, P::beta,   P::c,      P::ldc,      P::stride_c, P::batch};
+    static const std::vector<P> ex = {P::layout, P::transa, P::transb, P::m,      P::n,   P::k,
+                                      P::alpha,  P::a,      P::a_type, P::lda,    P::b,   P::b_type,
+                                      P::ldb,    P::beta,   P::c,      P::c_type, P::ldc, P::compute};
+    static const std::vector<P> ex_batched = {P::layout, P::transa,   P::transb,   P::m,      P::n,        P::k,
+                                              P::alpha,  P::a,        P::a_type,   P::lda,    P::stride_a, P::b,
+                                              P::b_type, P::ldb,      P::stride_b, P::beta,   P::c,        P::c_type,
+                                              P::ldc,    P::stride_c, P::batch,    P::compute};
+    const bool plain_typed =
+        e == entry_point::sgemm || e == entry_point::dgemm || e == entry_point::cgemm || e == entry_point::zgemm;
+    const std::vector<P> &sig = plain_typed                    ? typed
+                                : e == entry_point::ex         ? ex
+                                : e == entry_point::ex_batched ? ex_batched
+                                                               : typed_batched;
     for (std::size_t i = 0; i < sig.size(); ++i)
         if (sig[i] == p) return int(i) + 1;
     return 0;
@@ -105,10 +137,9 @@ struct args {
         return "layout=" + std::to_string(layout) + " transa=" + std::to_string(transa) +
                " transb=" + std::to_string(transb) + " m=" + std::to_string(m) + " n=" + std::to_string(n) +
                " k=" + std::to_string(k) + " lda=" + std::to_string(lda) + " ldb=" + std::to_string(ldb) +
-               " ldc=" + std::to_string(ldc) + " strides=" + std::to_string(stride_a) + "," +
-               std::to_string(stride_b) + "," + std::to_string(stride_c) + " batch=" + std::to_string(batch) +
-               " types=" + std::to_string(a_type) + "," + std::to_string(b_type) + "," + std::to_string(c_type) +
-               "," + std::to_string(compute);
+               " ldc=" + std::to_string(ldc) + " strides=" + std::to_string(stride_a) + "," + std::to_string(stride_b) +
+               "," + std::to_string(stride_c) + " batch=" + std::to_string(batch) + " types=" + std::to_string(a_type) +
+               "," + std::to_string(b_type) + "," + std::to_string(c_type) + "," + std::to_string(compute);
     }
 };
 
@@ -139,13 +170,13 @@ gemm_status_t invoke(entry_point e, const args &x, buffers &buf) {
         return gemm_dgemm(layout, ta, tb, x.m, x.n, x.k, x.alpha, static_cast<const double *>(a), x.lda,
                           static_cast<const double *>(b), x.ldb, x.beta, static_cast<double *>(c), x.ldc);
     case entry_point::sgemm_batched:
-        return gemm_sgemm_strided_batched(layout, ta, tb, x.m, x.n, x.k, alpha_f, static_cast<const float *>(a),
-                                          x.lda, x.stride_a, static_cast<const float *>(b), x.ldb, x.stride_b,
-                                          beta_f, static_cast<float *>(c), x.ldc, x.stride_c, x.batch);
+        return gemm_sgemm_strided_batched(layout, ta, tb, x.m, x.n, x.k, alpha_f, static_cast<const float *>(a), x.lda,
+                                          x.stride_a, static_cast<const float *>(b), x.ldb, x.stride_b, beta_f,
+                                          static_cast<float *>(c), x.ldc, x.stride_c, x.batch);
     case entry_point::dgemm_batched:
-        return gemm_dgemm_strided_batched(layout, ta, tb, x.m, x.n, x.k, x.alpha, static_cast<const double *>(a),
-                                          x.lda, x.stride_a, static_cast<const double *>(b), x.ldb, x.stride_b,
-                                          x.beta, static_cast<double *>(c), x.ldc, x.stride_c, x.batch);
+        return gemm_dgemm_strided_batched(layout, ta, tb, x.m, x.n, x.k, x.alpha, static_cast<const double *>(a), x.lda,
+                                          x.stride_a, static_cast<const double *>(b), x.ldb, x.stride_b, x.beta,
+                                          static_cast<double *>(c), x.ldc, x.stride_c, x.batch);
     case entry_point::cgemm:
     case entry_point::zgemm:
     case entry_point::cgemm_batched:
@@ -160,9 +191,9 @@ gemm_status_t invoke(entry_point e, const args &x, buffers &buf) {
         if (!is_batched(e))
             return (z ? gemm_zgemm : gemm_cgemm)(layout, ta, tb, x.m, x.n, x.k, alpha, a, x.lda, b, x.ldb, beta, c,
                                                  x.ldc);
-        return (z ? gemm_zgemm_strided_batched : gemm_cgemm_strided_batched)(
-            layout, ta, tb, x.m, x.n, x.k, alpha, a, x.lda, x.stride_a, b, x.ldb, x.stride_b, beta, c, x.ldc,
-            x.stride_c, x.batch);
+        return (z ? gemm_zgemm_strided_batched : gemm_cgemm_strided_batched)(layout, ta, tb, x.m, x.n, x.k, alpha, a,
+                                                                             x.lda, x.stride_a, b, x.ldb, x.stride_b,
+                                                                             beta, c, x.ldc, x.stride_c, x.batch);
     }
     case entry_point::ex:
     case entry_point::ex_batched: {
@@ -195,7 +226,8 @@ void expect_error(entry_point e, const args &x, gemm_status_t want, param p, con
     int pos = position(e, p);
     std::string msg = gemm_last_error();
     std::string prefix = "parameter " + std::to_string(pos) + ": " + text;
-    INFO(std::string(entry_name(e)) << " " << x.describe() << " -> " << std::string(gemm_status_string(s)) << " \"" << msg << "\"");
+    INFO(std::string(entry_name(e)) << " " << x.describe() << " -> " << std::string(gemm_status_string(s)) << " \""
+                                    << msg << "\"");
     REQUIRE(pos > 0);
     CHECK(s == want);
     CHECK_MESSAGE(msg.rfind(prefix, 0) == 0, "expected the message to start with \"" << prefix << "\"");
@@ -265,7 +297,9 @@ TEST_CASE("errors param=m,n,k negative") {
 TEST_CASE("errors param=lda,ldb,ldc every layout and op") {
     // BLAS: ld >= max(1, rows as stored) column-major, max(1, columns as stored) row-major.
     // One below the least is an error naming the dimension; the least itself is accepted.
-    struct dims { int64_t m, n, k; };
+    struct dims {
+        int64_t m, n, k;
+    };
     for (dims d : {dims{5, 7, 3}, dims{0, 4, 6}, dims{4, 6, 0}}) {
         for (int layout : {GEMM_ROW_MAJOR, GEMM_COL_MAJOR})
             for (int op : {GEMM_OP_N, GEMM_OP_T, GEMM_OP_C})
@@ -382,7 +416,8 @@ TEST_CASE("errors enum_value outside the enums' range") {
         INFO("value " << bad);
         CHECK(raw_sgemm(bad, GEMM_OP_N, GEMM_OP_N, 2, 2, 2, 1.0f, a, 2, b, 2, 0.0f, c, 2) == GEMM_STATUS_INVALID_LAYOUT);
         CHECK(gemm_last_error_parameter() == 1);
-        CHECK(raw_sgemm(GEMM_COL_MAJOR, bad, GEMM_OP_N, 2, 2, 2, 1.0f, a, 2, b, 2, 0.0f, c, 2) == GEMM_STATUS_INVALID_OP);
+        CHECK(raw_sgemm(GEMM_COL_MAJOR, bad, GEMM_OP_N, 2, 2, 2, 1.0f, a, 2, b, 2, 0.0f, c, 2) ==
+              GEMM_STATUS_INVALID_OP);
         CHECK(gemm_last_error_parameter() == 2);
         CHECK(raw_gemm_ex(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 2, 2, 2, &alpha, a, bad, 2, b, GEMM_F32, 2, &beta, c,
                           GEMM_F32, 2, GEMM_F32) == GEMM_STATUS_INVALID_DTYPE);
@@ -402,7 +437,11 @@ TEST_CASE("errors dtype combinations not supported") {
     // Valid dtype values in a combination gemm_ex does not serve: NOT_SUPPORTED naming the
     // parameter that breaks the rule (b must equal a; compute f64 for f64, else f32; C is
     // a's type, or f32 for f16/bf16).
-    struct combo { int a, b, c, compute; param p; const char *text; };
+    struct combo {
+        int a, b, c, compute;
+        param p;
+        const char *text;
+    };
     const combo combos[] = {
         {GEMM_F32, GEMM_F64, GEMM_F32, GEMM_F32, param::b_type, "b_type = f64"},
         {GEMM_F16, GEMM_BF16, GEMM_F32, GEMM_F32, param::b_type, "b_type = bf16"},
@@ -653,8 +692,10 @@ TEST_CASE("semantics alpha=0 does not read A or B, every backend") {
                 gemm_case c = small_case(d, layout, 5, 0.0, beta);
                 operands o = make_operands(c);
                 std::size_t es = dtype_size(c.ab_type);
-                for (std::size_t e = 0; e < o.a.size() / es; ++e) store(o.a.data(), int64_t(e), c.ab_type, std::nan(""));
-                for (std::size_t e = 0; e < o.b.size() / es; ++e) store(o.b.data(), int64_t(e), c.ab_type, std::nan(""));
+                for (std::size_t e = 0; e < o.a.size() / es; ++e)
+                    store(o.a.data(), int64_t(e), c.ab_type, std::nan(""));
+                for (std::size_t e = 0; e < o.b.size() / es; ++e)
+                    store(o.b.data(), int64_t(e), c.ab_type, std::nan(""));
                 check_on_every_backend(c, o, skips);
             }
     MESSAGE(skips.summary());
@@ -673,9 +714,9 @@ TEST_CASE("semantics strides of A and B that are not read may be any non-negativ
             std::vector<float> c(std::size_t(m * n * batch));
             for (std::size_t i = 0; i < c.size(); ++i) c[i] = float(i);
             const float alpha = k == 0 ? 1.0f : 0.0f, beta = 0.5f;
-            const gemm_status_t st = gemm_sgemm_strided_batched(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, m, n, k, alpha,
-                                                                a.data(), m, far, b.data(), std::max<int64_t>(k, 1),
-                                                                far, beta, c.data(), m, m * n, batch);
+            const gemm_status_t st =
+                gemm_sgemm_strided_batched(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, m, n, k, alpha, a.data(), m, far,
+                                           b.data(), std::max<int64_t>(k, 1), far, beta, c.data(), m, m * n, batch);
             const std::string where = name + " k=" + std::to_string(k);
             if (st == GEMM_STATUS_NOT_SUPPORTED) continue;
             REQUIRE_MESSAGE(st == GEMM_STATUS_SUCCESS, where << ": " << gemm_last_error());
@@ -729,7 +770,10 @@ TEST_CASE("semantics beta=0 does not read C (NaN in C must not leak), every back
 // ---- status strings, last error, version, backend info -----------------------------------
 
 TEST_CASE("status strings are non-empty, distinct and start with the code's name") {
-    struct named { gemm_status_t code; const char *name; };
+    struct named {
+        gemm_status_t code;
+        const char *name;
+    };
     const named all[] = {
         {GEMM_STATUS_SUCCESS, "GEMM_STATUS_SUCCESS"},
         {GEMM_STATUS_INVALID_LAYOUT, "GEMM_STATUS_INVALID_LAYOUT"},
@@ -771,12 +815,12 @@ TEST_CASE("status strings are non-empty, distinct and start with the code's name
 
 TEST_CASE("last error is empty after a success and names the parameter after a failure") {
     std::vector<float> a(16, 1.0f), b(16, 1.0f), c(16, 0.0f);
-    CHECK(gemm_sgemm(GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_N, 2, 2, 2, 1.0f, a.data(), 1, b.data(), 2, 0.0f, c.data(), 2) ==
-          GEMM_STATUS_INVALID_LEADING_DIM);
+    CHECK(gemm_sgemm(GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_N, 2, 2, 2, 1.0f, a.data(), 1, b.data(), 2, 0.0f, c.data(),
+                     2) == GEMM_STATUS_INVALID_LEADING_DIM);
     CHECK(std::string(gemm_last_error()).rfind("parameter 9: lda = 1", 0) == 0);
     CHECK(gemm_last_error_parameter() == 9);
-    CHECK(gemm_sgemm(GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_N, 2, 2, 2, 1.0f, a.data(), 2, b.data(), 2, 0.0f, c.data(), 2) ==
-          GEMM_STATUS_SUCCESS);
+    CHECK(gemm_sgemm(GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_N, 2, 2, 2, 1.0f, a.data(), 2, b.data(), 2, 0.0f, c.data(),
+                     2) == GEMM_STATUS_SUCCESS);
     CHECK(std::string(gemm_last_error()).empty());
     CHECK(gemm_last_error_parameter() == 0);
     CHECK(c[0] == 2.0f);
@@ -805,7 +849,8 @@ TEST_CASE("backend info: errors and contents") {
         REQUIRE(info.name != nullptr);
         REQUIRE(info.reason != nullptr);
         REQUIRE(info.detail != nullptr);
-        INFO(std::string(info.name) << ": available=" << info.available << " reason=\"" << std::string(info.reason) << "\"");
+        INFO(std::string(info.name) << ": available=" << info.available << " reason=\"" << std::string(info.reason)
+                                    << "\"");
         CHECK(names.insert(info.name).second);
         CHECK((info.available == 0 || info.available == 1));
         // An unavailable backend says why; an available one has nothing to explain.

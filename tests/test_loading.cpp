@@ -33,8 +33,8 @@ TEST_CASE("loading: cuBLAS is mapped only once a cuBLAS backend is probed where 
 
     // A host GEMM through auto (the built-in rule serves host memory with host backends).
     std::vector<float> a(7 * 5, 1.0f), b(5 * 3, 2.0f), c(7 * 3, 0.0f);
-    REQUIRE(gemm_sgemm(GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_N, 7, 3, 5, 1.0f, a.data(), 5, b.data(), 3, 0.0f,
-                       c.data(), 3) == GEMM_STATUS_SUCCESS);
+    REQUIRE(gemm_sgemm(GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_N, 7, 3, 5, 1.0f, a.data(), 5, b.data(), 3, 0.0f, c.data(),
+                       3) == GEMM_STATUS_SUCCESS);
     CHECK(c[0] == 10.0f);
     CHECK_FALSE(mapped("libcublas"));
 
@@ -43,7 +43,8 @@ TEST_CASE("loading: cuBLAS is mapped only once a cuBLAS backend is probed where 
     gemm_desc_t d;
     gemm_desc_init(&d, GEMM_F32, GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_N, 7, 3, 5);
     d.device = 0;
-    for (const char *name : {"cblas", "cpu_omp", "cpu_ref", "cuda_tiled", "cuda_naive"}) gemm_backend_supports(name, &d);
+    for (const char *name : {"cblas", "cpu_omp", "cpu_ref", "cuda_tiled", "cuda_naive"})
+        gemm_backend_supports(name, &d);
     CHECK_FALSE(mapped("libcublas"));
 
     // Then every backend: whether cuBLAS's probes loaded it depends on the device; without one

@@ -19,8 +19,12 @@ double gpu_time(const dtype_rates &r, int64_t n, std::size_t element) {
     const double flops = 2.0 * double(n) * double(n) * double(n), bytes = 3.0 * double(n) * double(n) * double(element);
     return r.gpu_fixed_us + bytes / r.link_gbs / 1e3 + flops / r.gpu_gflops / 1e3;
 }
-double device_time(const dtype_rates &r, int64_t n) { return 2.0 * double(n) * double(n) * double(n) / r.gpu_gflops / 1e3; }
-double host_time(const host_rate &h, int64_t n) { return h.fixed_us + 2.0 * double(n) * double(n) * double(n) / h.gflops / 1e3; }
+double device_time(const dtype_rates &r, int64_t n) {
+    return 2.0 * double(n) * double(n) * double(n) / r.gpu_gflops / 1e3;
+}
+double host_time(const host_rate &h, int64_t n) {
+    return h.fixed_us + 2.0 * double(n) * double(n) * double(n) / h.gflops / 1e3;
+}
 
 problem square(dtype t, int64_t m, int64_t n, int64_t k) {
     problem p;
@@ -101,7 +105,8 @@ TEST_CASE("machine_rates fit_gpu_rates: timings made from rates give those rates
     }
 }
 
-TEST_CASE("machine_rates fit_gpu_rates: a small call no faster than the large one's traffic charges it all to the link") {
+TEST_CASE(
+    "machine_rates fit_gpu_rates: a small call no faster than the large one's traffic charges it all to the link") {
     gpu_anchors a;
     a.small_n = 1024;
     a.device_n = a.large_n = 4096;
@@ -288,41 +293,42 @@ TEST_CASE("machine_rates line: written and read back; anything else is not a rat
     // Host parts are kept fastest first, whatever the order written; a host part without its
     // fixed cost (the older form) reads as 0.
     auto older = parse_rates_line("rates f32 | host cblas 95.3 GFLOP/s | host cpu_omp 120 GFLOP/s | gpu cublas 1 "
-                                  "GFLOP/s 1 GB/s 1 us", why);
+                                  "GFLOP/s 1 GB/s 1 us",
+                                  why);
     REQUIRE(older);
     CHECK(older->second.fastest_host()->backend == "cpu_omp");
     CHECK(older->second.host_of("cblas")->fixed_us == 0);
     CHECK(older->second.host_of("cblas")->gbs == 0);
     CHECK_FALSE(older->second.has_locked_link());
-    for (const char *bad : {
-             "rates f16 | host cblas 1 GFLOP/s 1 us",                                    // not a real type it keeps
-             "rates f32",                                                                // no host part
-             "rates f32 | gpu cublas 1 GFLOP/s 1 GB/s 1 us",                              // no host part
-             "rates f32 | host cblas 1 GFLOP/s 1 us | gpu cublas 1 GFLOP/s 1 GB/s 1 us | x",  // a part too many
-             "rates f32 | host cblas 1 GFLOP/s 1 us | measured 1 ms | measured 1 ms",     // measured twice
-             "rates f32 | gpu cublas 1 GFLOP/s 1 GB/s 1 us | host cblas 1 GFLOP/s 1 us",  // gpu before host
-             "rates f32 | host cblas 1 GFLOP/s 1 us | host cblas 2 GFLOP/s 1 us",         // a backend twice
-             "rates f32 | host cblas 1 MFLOP/s | gpu cublas 1 GFLOP/s 1 GB/s 1 us",       // a wrong unit
-             "rates f32 | host cblas 1 GFLOP/s 1 ms",                                    // a wrong unit
-             "rates f32 | host cblas 1 GFLOP/s | gpu cublas 1 GFLOP/s 1 GB/s us",         // a number missing
-             "rates f32 | host cblas 0 GFLOP/s | gpu cublas 1 GFLOP/s 1 GB/s 1 us",       // a rate of 0
-             "rates f32 | host cblas 1 GFLOP/s -1 us",                                   // a negative cost
-             "rates f32 | host cblas 1 GFLOP/s | gpu cublas 1 GFLOP/s 1 GB/s -1 us",      // a negative cost
-             "rates f32 | host cblas 1 GFLOP/s | measured -1 ms",                        // a negative time
-             "rates f32 | host cblas nan GFLOP/s | gpu cublas 1 GFLOP/s 1 GB/s 1 us",     // not a number
-             "rates f32 | host Cblas! 1 GFLOP/s | gpu cublas 1 GFLOP/s 1 GB/s 1 us",      // not a backend name
-             "rates f32 f64 | host cblas 1 GFLOP/s | gpu cublas 1 GFLOP/s 1 GB/s 1 us",   // two types
-             "rates f32 | host cblas 1 GFLOP/s 2 | gpu cublas 1 GFLOP/s 1 GB/s 1 us",     // a unit missing
-             "rates f32 | host cblas 1 GFLOP/s 2 us 3 | gpu cublas 1 GFLOP/s 1 GB/s 1 us",  // a word too many
-             "rate f32 | host cblas 1 GFLOP/s | gpu cublas 1 GFLOP/s 1 GB/s 1 us",
-             "rates f32 | host cblas 1 GFLOP/s 1 us -1 GB/s",                            // a negative bandwidth
-             "rates f32 | host cblas 1 GFLOP/s 1 us 1 MB/s",                             // a wrong unit
-             "rates f32 | host cblas 1 GFLOP/s 1 us 1 GB/s 1",                           // a word too many
-             "rates f32 | host cblas 1 GFLOP/s 1 us | page-locked 1 GB/s 1 us",           // page-locked, no gpu
-             "rates f32 | host cblas 1 GFLOP/s 1 us | gpu cublas 1 GFLOP/s 1 GB/s 1 us | page-locked 0 GB/s 1 us",
-             "rates f32 | host cblas 1 GFLOP/s 1 us | gpu cublas 1 GFLOP/s 1 GB/s 1 us | page-locked 1 GB/s -1 us",
-             "rates f32 | host cblas 1 GFLOP/s 1 us | gpu cublas 1 GFLOP/s 1 GB/s 1 us | page-locked 1 GB/s",
-             "rates f32 | host cblas 1 GFLOP/s 1 us | page-locked 1 GB/s 1 us | gpu cublas 1 GFLOP/s 1 GB/s 1 us"}) {
+    for (const char *bad :
+         {"rates f16 | host cblas 1 GFLOP/s 1 us",                                         // not a real type it keeps
+          "rates f32",                                                                     // no host part
+          "rates f32 | gpu cublas 1 GFLOP/s 1 GB/s 1 us",                                  // no host part
+          "rates f32 | host cblas 1 GFLOP/s 1 us | gpu cublas 1 GFLOP/s 1 GB/s 1 us | x",  // a part too many
+          "rates f32 | host cblas 1 GFLOP/s 1 us | measured 1 ms | measured 1 ms",         // measured twice
+          "rates f32 | gpu cublas 1 GFLOP/s 1 GB/s 1 us | host cblas 1 GFLOP/s 1 us",      // gpu before host
+          "rates f32 | host cblas 1 GFLOP/s 1 us | host cblas 2 GFLOP/s 1 us",             // a backend twice
+          "rates f32 | host cblas 1 MFLOP/s | gpu cublas 1 GFLOP/s 1 GB/s 1 us",           // a wrong unit
+          "rates f32 | host cblas 1 GFLOP/s 1 ms",                                         // a wrong unit
+          "rates f32 | host cblas 1 GFLOP/s | gpu cublas 1 GFLOP/s 1 GB/s us",             // a number missing
+          "rates f32 | host cblas 0 GFLOP/s | gpu cublas 1 GFLOP/s 1 GB/s 1 us",           // a rate of 0
+          "rates f32 | host cblas 1 GFLOP/s -1 us",                                        // a negative cost
+          "rates f32 | host cblas 1 GFLOP/s | gpu cublas 1 GFLOP/s 1 GB/s -1 us",          // a negative cost
+          "rates f32 | host cblas 1 GFLOP/s | measured -1 ms",                             // a negative time
+          "rates f32 | host cblas nan GFLOP/s | gpu cublas 1 GFLOP/s 1 GB/s 1 us",         // not a number
+          "rates f32 | host Cblas! 1 GFLOP/s | gpu cublas 1 GFLOP/s 1 GB/s 1 us",          // not a backend name
+          "rates f32 f64 | host cblas 1 GFLOP/s | gpu cublas 1 GFLOP/s 1 GB/s 1 us",       // two types
+          "rates f32 | host cblas 1 GFLOP/s 2 | gpu cublas 1 GFLOP/s 1 GB/s 1 us",         // a unit missing
+          "rates f32 | host cblas 1 GFLOP/s 2 us 3 | gpu cublas 1 GFLOP/s 1 GB/s 1 us",    // a word too many
+          "rate f32 | host cblas 1 GFLOP/s | gpu cublas 1 GFLOP/s 1 GB/s 1 us",
+          "rates f32 | host cblas 1 GFLOP/s 1 us -1 GB/s",                    // a negative bandwidth
+          "rates f32 | host cblas 1 GFLOP/s 1 us 1 MB/s",                     // a wrong unit
+          "rates f32 | host cblas 1 GFLOP/s 1 us 1 GB/s 1",                   // a word too many
+          "rates f32 | host cblas 1 GFLOP/s 1 us | page-locked 1 GB/s 1 us",  // page-locked, no gpu
+          "rates f32 | host cblas 1 GFLOP/s 1 us | gpu cublas 1 GFLOP/s 1 GB/s 1 us | page-locked 0 GB/s 1 us",
+          "rates f32 | host cblas 1 GFLOP/s 1 us | gpu cublas 1 GFLOP/s 1 GB/s 1 us | page-locked 1 GB/s -1 us",
+          "rates f32 | host cblas 1 GFLOP/s 1 us | gpu cublas 1 GFLOP/s 1 GB/s 1 us | page-locked 1 GB/s",
+          "rates f32 | host cblas 1 GFLOP/s 1 us | page-locked 1 GB/s 1 us | gpu cublas 1 GFLOP/s 1 GB/s 1 us"}) {
         INFO(bad);
         CHECK_FALSE(parse_rates_line(bad, why));
         CHECK_FALSE(why.empty());

@@ -153,10 +153,10 @@ TEST_CASE("measure: a desc with an epilogue: checked every element, or sampled w
     o.rounds = 1;
     o.min_samples = 1;
     const char *names[] = {"cpu_omp", "cpu_ref", "cblas"};
-    for (auto [act, axis, aux] : {std::tuple{GEMM_ACTIVATION_GELU, GEMM_BIAS_COLUMNS, 1},
-                                  std::tuple{GEMM_ACTIVATION_RELU, GEMM_BIAS_ROWS, 0},
-                                  std::tuple{GEMM_ACTIVATION_GELU_BACKWARD, GEMM_BIAS_COLUMNS, 0},
-                                  std::tuple{GEMM_ACTIVATION_RELU_BACKWARD, GEMM_BIAS_NONE, 0}}) {
+    for (auto [act, axis, aux] :
+         {std::tuple{GEMM_ACTIVATION_GELU, GEMM_BIAS_COLUMNS, 1}, std::tuple{GEMM_ACTIVATION_RELU, GEMM_BIAS_ROWS, 0},
+          std::tuple{GEMM_ACTIVATION_GELU_BACKWARD, GEMM_BIAS_COLUMNS, 0},
+          std::tuple{GEMM_ACTIVATION_RELU_BACKWARD, GEMM_BIAS_NONE, 0}}) {
         gemm_desc_t d = plain(GEMM_F32, 37, 29, 41);
         d.activation = act;
         d.bias_axis = axis;
@@ -267,7 +267,7 @@ TEST_CASE("measure: a newer gemm.h's larger options are used when the fields thi
     CHECK(r[0].status == GEMM_STATUS_SUCCESS);
     CHECK(r[0].timed == 1);
     CHECK(r[0].samples <= 3);  // the known fields were read
-    n.unknown[1] = 1;  // a field this library does not have, set: it cannot do what it asks
+    n.unknown[1] = 1;          // a field this library does not have, set: it cannot do what it asks
     r[0].backend = "untouched";
     CHECK(gemm_measure(&d, names, 1, &n.options, r) == GEMM_STATUS_INVALID_VALUE);
     std::string message = gemm_last_error();
@@ -292,12 +292,12 @@ TEST_CASE("measure: options NULL takes gemm_measure_options_init's defaults") {
 // for each dtype, the value of C's type nearest the bound on the inside passes the harness's
 // comparison, the next one out fails it.
 TEST_CASE("measure: the tolerance rule, just inside passes and just outside fails, every dtype") {
-    const gemm_dtype_t types[][2] = {{GEMM_F32, GEMM_F32}, {GEMM_F64, GEMM_F64}, {GEMM_F16, GEMM_F16},
+    const gemm_dtype_t types[][2] = {{GEMM_F32, GEMM_F32},   {GEMM_F64, GEMM_F64}, {GEMM_F16, GEMM_F16},
                                      {GEMM_BF16, GEMM_BF16}, {GEMM_F16, GEMM_F32}, {GEMM_BF16, GEMM_F32},
-                                     {GEMM_C32, GEMM_C32}, {GEMM_C64, GEMM_C64}};
+                                     {GEMM_C32, GEMM_C32},   {GEMM_C64, GEMM_C64}};
     for (const auto &type : types) {
-        const gemm_case c = make_case(type[0], type[1], entry::ex, GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 3, 2, 37, 0,
-                                      1.5, 0.5);
+        const gemm_case c =
+            make_case(type[0], type[1], entry::ex, GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 3, 2, 37, 0, 1.5, 0.5);
         INFO(c.describe());
         const operands o = make_operands(c);
         const reference ref = compute_reference(c, o);
@@ -315,8 +315,8 @@ TEST_CASE("measure: the tolerance rule, just inside passes and just outside fail
         const int64_t e = c_element(c, 0, 0, 0);
         const double want_re = ref.value[0], want_im = np == 2 ? ref.value[1] : 0.0;
         const double imaginary_error = np == 2 ? load_part(got.data(), e, 1, c.c_type) - want_im : 0.0;
-        const double c0_size = std::hypot(load_part(o.c0.data(), e, 0, c.c_type),
-                                          np == 2 ? load_part(o.c0.data(), e, 1, c.c_type) : 0.0);
+        const double c0_size =
+            std::hypot(load_part(o.c0.data(), e, 0, c.c_type), np == 2 ? load_part(o.c0.data(), e, 1, c.c_type) : 0.0);
         const double bound = tolerance_of(c).element(std::hypot(want_re, want_im), c0_size);
         REQUIRE(bound > std::fabs(imaginary_error));
         double inside = load_part(got.data(), e, 0, c.c_type);

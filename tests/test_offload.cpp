@@ -13,8 +13,8 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
-#include <memory>
 #include <limits>
+#include <memory>
 #include <random>
 #include <sstream>
 #include <string>
@@ -64,9 +64,7 @@ cplx load(dtype t, const char *at) {
         std::memcpy(d, at, 16);
         return {d[0], d[1]};
     }
-    default:
-        FAIL("type not simulated");
-        return 0;
+    default: FAIL("type not simulated"); return 0;
     }
 }
 
@@ -92,8 +90,7 @@ void store(dtype t, char *at, cplx v) {
         std::memcpy(at, d, 16);
         break;
     }
-    default:
-        FAIL("C type not simulated");
+    default: FAIL("C type not simulated");
     }
 }
 
@@ -127,12 +124,12 @@ class simulated_device final : public offload_device {
 public:
     std::size_t budget = std::numeric_limits<std::size_t>::max();
     std::vector<std::pair<const char *, std::size_t>> locked;  // page-locked host ranges
-    std::function<bool(const problem &)> refuses;               // check() says NOT_SUPPORTED
-    int fail_copy = -1;                                         // the copy that fails (0-based)
-    int throw_copy = -1;                                        // the copy that throws bad_alloc
+    std::function<bool(const problem &)> refuses;              // check() says NOT_SUPPORTED
+    int fail_copy = -1;                                        // the copy that fails (0-based)
+    int throw_copy = -1;                                       // the copy that throws bad_alloc
     int copies = 0, gemms = 0;
-    bool stuck = false;     // a host wait that nothing could satisfy
-    bool outside = false;   // a copy or GEMM outside the device memory
+    bool stuck = false;    // a host wait that nothing could satisfy
+    bool outside = false;  // a copy or GEMM outside the device memory
 
     // Each stream runs at a speed of its own, from 1 to 128, so that one may fall far behind.
     explicit simulated_device(unsigned seed) : rng_(seed) {
@@ -167,19 +164,23 @@ public:
         const char *dev = to_device ? dst : src;
         const std::size_t dev_pitch = to_device ? dst_pitch : src_pitch;
         if (!inside(dev, (height - 1) * dev_pitch + width)) outside = true;
-        push(s, [] { return true; }, [=] {
-            for (std::size_t r = 0; r < height; ++r) std::memcpy(dst + r * dst_pitch, src + r * src_pitch, width);
-        });
+        push(
+            s, [] { return true; },
+            [=] {
+                for (std::size_t r = 0; r < height; ++r) std::memcpy(dst + r * dst_pitch, src + r * src_pitch, width);
+            });
         return GEMM_STATUS_SUCCESS;
     }
     gemm_status_t record(int event, offload_stream s) override {
         const uint64_t id = ++ev(event).recorded;
-        push(s, [] { return true; }, [this, event, id] { ev(event).completed = std::max(ev(event).completed, id); });
+        push(
+            s, [] { return true; }, [this, event, id] { ev(event).completed = std::max(ev(event).completed, id); });
         return GEMM_STATUS_SUCCESS;
     }
     gemm_status_t wait(offload_stream s, int event) override {
         const uint64_t target = ev(event).recorded;
-        push(s, [this, event, target] { return ev(event).completed >= target; }, [] {});
+        push(
+            s, [this, event, target] { return ev(event).completed >= target; }, [] {});
         return GEMM_STATUS_SUCCESS;
     }
     gemm_status_t host_wait(int event) override {
@@ -209,10 +210,11 @@ public:
         if (!dp.scales_only() && (!spans(dp.a, dp.a_rows(), dp.a_cols(), dp.lda, dp.stride_a, ea) ||
                                   !spans(dp.b, dp.b_rows(), dp.b_cols(), dp.ldb, dp.stride_b, ea)))
             outside = true;
-        if (dp.lda < std::max<int64_t>(1, dp.a_rows()) || dp.ldb < std::max<int64_t>(1, dp.b_rows()) ||
-            dp.ldc < dp.m || (dp.lda * int64_t(ea)) % 16 || (dp.ldc * int64_t(ec)) % 16)
+        if (dp.lda < std::max<int64_t>(1, dp.a_rows()) || dp.ldb < std::max<int64_t>(1, dp.b_rows()) || dp.ldc < dp.m ||
+            (dp.lda * int64_t(ea)) % 16 || (dp.ldc * int64_t(ec)) % 16)
             outside = true;
-        push(offload_stream::compute, [] { return true; }, [dp] { reference_gemm(dp); });
+        push(
+            offload_stream::compute, [] { return true; }, [dp] { reference_gemm(dp); });
         return GEMM_STATUS_SUCCESS;
     }
     gemm_status_t finish() override {
@@ -509,8 +511,11 @@ TEST_CASE("offload plan: the rule's tiles; both operands stay when they fit, els
 TEST_CASE("offload engine: results bit for bit against the reference, every op, type, budget and memory kind") {
     std::mt19937 rng(11);
     const int64_t sizes[] = {1, 2, 3, 5, 16, 17, 31, 33, 64, 70};
-    const dtype types[][2] = {{dtype::f32, dtype::f32}, {dtype::f64, dtype::f64}, {dtype::bf16, dtype::f32},
-                              {dtype::c32, dtype::c32}, {dtype::c64, dtype::c64}};
+    const dtype types[][2] = {{dtype::f32, dtype::f32},
+                              {dtype::f64, dtype::f64},
+                              {dtype::bf16, dtype::f32},
+                              {dtype::c32, dtype::c32},
+                              {dtype::c64, dtype::c64}};
     for (int trial = 0; trial < 300; ++trial) {
         const auto &t = types[trial % std::size(types)];
         const bool complex = is_complex(t[0]);
@@ -641,7 +646,8 @@ TEST_CASE("offload engine: several threads at once, each on its own device, shar
                 simulated_device dev{unsigned(i)};
                 dev.budget = std::size_t(16) << 10;
                 offload_report report;
-                if (run_offload(hc.p, dev, report) != GEMM_STATUS_SUCCESS || hc.c != want || dev.stuck) ++wrong[std::size_t(t)];
+                if (run_offload(hc.p, dev, report) != GEMM_STATUS_SUCCESS || hc.c != want || dev.stuck)
+                    ++wrong[std::size_t(t)];
             }
         });
     for (std::thread &t : threads) t.join();
@@ -675,7 +681,8 @@ TEST_CASE("offload spread: shares cover C once, in proportion to the devices' sp
         p.k = sides[rng() % std::size(sides)];
         p.batch = trial % 3 == 0 ? 1 + int64_t(rng() % 6) : 1;
         p.ab_type = p.c_type = trial % 2 ? dtype::f32 : dtype::f64;
-        p.lda = p.a_rows() + int64_t(rng() % 3), p.ldb = p.b_rows() + int64_t(rng() % 3), p.ldc = p.m + int64_t(rng() % 3);
+        p.lda = p.a_rows() + int64_t(rng() % 3), p.ldb = p.b_rows() + int64_t(rng() % 3),
+        p.ldc = p.m + int64_t(rng() % 3);
         p.stride_a = rng() % 4 == 0 ? 0 : p.lda * p.a_cols() + 7;
         p.stride_b = rng() % 4 == 0 ? 0 : p.ldb * p.b_cols() + 3;
         p.stride_c = p.ldc * p.n + 5;
@@ -704,7 +711,8 @@ TEST_CASE("offload spread: shares cover C once, in proportion to the devices' sp
         double total = 0;
         for (std::size_t d = 0; d < shares.size(); ++d) total += speeds[d];
         double least_want = double(length);
-        for (std::size_t d = 0; d < shares.size(); ++d) least_want = std::min(least_want, double(length) * speeds[d] / total);
+        for (std::size_t d = 0; d < shares.size(); ++d)
+            least_want = std::min(least_want, double(length) * speeds[d] / total);
         int64_t next = 0;
         for (std::size_t d = 0; d < shares.size(); ++d) {
             const offload_share &sh = shares[d];
@@ -715,7 +723,8 @@ TEST_CASE("offload spread: shares cover C once, in proportion to the devices' sp
             // In proportion to the speeds, each cut within half a granule of where the speeds put
             // it, where no share is pushed up to its least of one granule.
             const double granule = axis == spread_axis::batch ? 1.0 : 256.0;
-            if (least_want >= 2 * granule) CHECK(std::abs(double(sh.count) - double(length) * speeds[d] / total) <= granule);
+            if (least_want >= 2 * granule)
+                CHECK(std::abs(double(sh.count) - double(length) * speeds[d] / total) <= granule);
             // The share's first and last elements of op(A), op(B) and C are the problem's.
             const problem &q = sh.p;
             const int64_t x0 = axis == spread_axis::batch ? sh.first : 0, i0 = axis == spread_axis::rows ? sh.first : 0,
@@ -811,8 +820,8 @@ TEST_CASE("offload spread: one share refused, or never started, leaves all of C 
             spread_run r;
             CHECK(spread_at_once(shares, workers, unsigned(bad), refused ? bad : 99, refused ? 99 : bad, r) == bad);
             CHECK(r.outcomes[bad].status == (refused ? GEMM_STATUS_NOT_SUPPORTED : GEMM_STATUS_ALLOC_FAILED));
-            CHECK(r.outcomes[bad].error ==
-                  (refused ? std::string("simulated refusal") : std::string("no thread could be started for its share")));
+            CHECK(r.outcomes[bad].error == (refused ? std::string("simulated refusal")
+                                                    : std::string("no thread could be started for its share")));
             for (std::size_t i = 0; i < 3; ++i) {
                 CHECK(r.copies[i] == 0);
                 if (i != bad) CHECK(r.outcomes[i].stopped);

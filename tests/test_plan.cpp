@@ -45,8 +45,10 @@ struct f32_operands {
         for (int64_t i = 0; i < m; ++i)
             for (int64_t j = 0; j < n; ++j) {
                 double sum = 0;
-                for (int64_t l = 0; l < k; ++l) sum += double(a[std::size_t(i * k + l)]) * double(b[std::size_t(j * k + l)]);
-                out[std::size_t(i * n + j)] = alpha * sum + (beta != 0 ? beta * double(c0[std::size_t(i * n + j)]) : 0.0);
+                for (int64_t l = 0; l < k; ++l)
+                    sum += double(a[std::size_t(i * k + l)]) * double(b[std::size_t(j * k + l)]);
+                out[std::size_t(i * n + j)] =
+                    alpha * sum + (beta != 0 ? beta * double(c0[std::size_t(i * n + j)]) : 0.0);
             }
         return out;
     }
@@ -329,7 +331,8 @@ TEST_CASE("plan: threads may run one plan at once") {
             float alpha = 1, beta = 0;
             for (int r = 0; r < runs; ++r) {
                 std::fill(c.begin(), c.end(), std::nanf(""));
-                if (gemm_plan_run(p, &alpha, x.a.data(), x.b.data(), &beta, c.data()) != GEMM_STATUS_SUCCESS) ++failed[t];
+                if (gemm_plan_run(p, &alpha, x.a.data(), x.b.data(), &beta, c.data()) != GEMM_STATUS_SUCCESS)
+                    ++failed[t];
                 for (std::size_t i = 0; i < c.size(); ++i)
                     if (!(std::fabs(double(c[i]) - want[i]) <= 1e-3)) {
                         ++wrong[t];

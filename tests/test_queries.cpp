@@ -14,8 +14,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "harness.hpp"
@@ -123,7 +123,7 @@ self_run run_self(const std::vector<std::string> &args, const std::string &env) 
 
 // Names callers print and parse (tune-cache keys, variant ids, traces) come from one table.
 TEST_CASE("dtype names: gemm_dtype_name gives each dtype the name the library prints") {
-    const std::pair<gemm_dtype_t, const char *> names[] = {{GEMM_F32, "f32"}, {GEMM_F64, "f64"}, {GEMM_F16, "f16"},
+    const std::pair<gemm_dtype_t, const char *> names[] = {{GEMM_F32, "f32"},   {GEMM_F64, "f64"}, {GEMM_F16, "f16"},
                                                            {GEMM_BF16, "bf16"}, {GEMM_C32, "c32"}, {GEMM_C64, "c64"}};
     for (const auto &[type, name] : names) {
         const char *got = gemm_dtype_name(type);
@@ -226,7 +226,8 @@ TEST_CASE("desc: a newer gemm.h's larger desc is served when the fields this lib
     n.unknown[1] = 5;  // a field this library does not have, set: it cannot do what it asks
     const std::size_t byte = sizeof(gemm_desc_t) + sizeof(int64_t);
     expect_refused("cpu_ref", n.desc, GEMM_STATUS_INVALID_VALUE,
-                   "gemm_desc_t: struct_size = " + std::to_string(sizeof n) + " is larger than this library's gemm_desc_t");
+                   "gemm_desc_t: struct_size = " + std::to_string(sizeof n) +
+                       " is larger than this library's gemm_desc_t");
     expect_refused("cpu_ref", n.desc, GEMM_STATUS_INVALID_VALUE, "byte " + std::to_string(byte) + " is not 0");
     expect_refused(nullptr, n.desc, GEMM_STATUS_INVALID_VALUE, "gemm_desc_t");
     const char *const *ids = nullptr;
@@ -257,7 +258,7 @@ TEST_CASE("variants: those worth timing for a problem, and every id a backend kn
     }
     for (const std::string &id : for_f64) CHECK(std::find(all.begin(), all.end(), id) != all.end());
     CHECK(variants_of("cpu_ref", &f32) == std::vector<std::string>{""});  // only its default
-    CHECK(variants_of("cpu_ref", nullptr).empty());  // its default only
+    CHECK(variants_of("cpu_ref", nullptr).empty());                       // its default only
     // f16 and bf16 run the f32 kernels under ids of their own, which round-trip.
     for (gemm_dtype_t t : {GEMM_F16, GEMM_BF16}) {
         gemm_desc_t half = plain(t);

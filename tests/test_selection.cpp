@@ -40,8 +40,8 @@ gemm_status_t small_sgemm(bool check_result = true) {
     std::vector<float> a(15), b(20), c(12, -7.0f);
     for (int i = 0; i < 15; ++i) a[std::size_t(i)] = float(i % 4 - 1);
     for (int i = 0; i < 20; ++i) b[std::size_t(i)] = float(i % 3 - 1);
-    gemm_status_t s = gemm_sgemm(GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_T, 3, 4, 5, 1.0f, a.data(), 5, b.data(), 5, 0.0f,
-                                 c.data(), 4);
+    gemm_status_t s =
+        gemm_sgemm(GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_T, 3, 4, 5, 1.0f, a.data(), 5, b.data(), 5, 0.0f, c.data(), 4);
     if (s == GEMM_STATUS_SUCCESS && check_result)
         for (int i = 0; i < 3; ++i)
             for (int j = 0; j < 4; ++j) {
@@ -96,7 +96,8 @@ std::vector<call_result> every_kind_of_call() {
 void expect_every_call_fails(gemm_status_t want, const std::string &text) {
     for (int round = 0; round < 2; ++round)
         for (const call_result &r : every_kind_of_call()) {
-            INFO("round " << round << ", " << r.what << ": " << std::string(gemm_status_string(r.status)) << " \"" << r.error << "\"");
+            INFO("round " << round << ", " << r.what << ": " << std::string(gemm_status_string(r.status)) << " \""
+                          << r.error << "\"");
             CHECK(r.status == want);
             CHECK(contains(r.error, text));
             CHECK(r.c_unchanged);
@@ -109,7 +110,6 @@ void expect_every_call_succeeds() {
         CHECK(r.status == GEMM_STATUS_SUCCESS);
     }
 }
-
 
 std::string first_unavailable_backend() {
     for (const backend_entry &b : all_backends())
@@ -391,7 +391,8 @@ TEST_SUITE("env_cblas_lib_unusable" * doctest::skip()) {
 }
 
 TEST_SUITE("env_backend_bad_variant" * doctest::skip()) {
-    TEST_CASE("selection GEMM_BACKEND=cpu_omp:no_such_variant: every call fails with INVALID_CONFIG, listing the variants") {
+    TEST_CASE(
+        "selection GEMM_BACKEND=cpu_omp:no_such_variant: every call fails with INVALID_CONFIG, listing the variants") {
         REQUIRE(env_value("GEMM_BACKEND") == "cpu_omp:no_such_variant");
         expect_every_call_fails(GEMM_STATUS_INVALID_CONFIG, "no_such_variant");
         float a = 1, b = 1, c = 0;
@@ -483,7 +484,8 @@ TEST_SUITE("env_offload_devices_invalid" * doctest::skip()) {
 // A listed device the machine lacks is judged at the call that would use it
 // (gpu.offload_missing_device): a host call on the CPU runs.
 TEST_SUITE("env_offload_valid" * doctest::skip()) {
-    TEST_CASE("selection GEMM_OFFLOAD_MAX_DEVICE_BYTES=64M GEMM_OFFLOAD_TILE=512x256 GEMM_OFFLOAD_DEVICES=0,1,1: accepted") {
+    TEST_CASE(
+        "selection GEMM_OFFLOAD_MAX_DEVICE_BYTES=64M GEMM_OFFLOAD_TILE=512x256 GEMM_OFFLOAD_DEVICES=0,1,1: accepted") {
         REQUIRE(env_value("GEMM_OFFLOAD_TILE") == "512x256");
         REQUIRE(env_value("GEMM_OFFLOAD_DEVICES") == "0,1,1");
         float a = 2, b = 3, c = 0;

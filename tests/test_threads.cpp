@@ -23,7 +23,11 @@ constexpr int repetitions = 3;
 // Thread t's case: its own shape, layout, ops and dtype, so concurrent calls differ in
 // everything a backend might cache or share.
 gemm_case thread_case(int t) {
-    struct kind { gemm_dtype_t ab, c; entry api; bool batched; };
+    struct kind {
+        gemm_dtype_t ab, c;
+        entry api;
+        bool batched;
+    };
     constexpr kind kinds[] = {{GEMM_F32, GEMM_F32, entry::typed, false}, {GEMM_F64, GEMM_F64, entry::typed, false},
                               {GEMM_F32, GEMM_F32, entry::ex, true},     {GEMM_F16, GEMM_F32, entry::ex, false},
                               {GEMM_F64, GEMM_F64, entry::typed, true},  {GEMM_BF16, GEMM_BF16, entry::ex, false},
@@ -125,8 +129,9 @@ TEST_CASE("threads 8 concurrent callers, auto and each available backend") {
             declined += outcomes[t].not_supported ? 1 : 0;
         }
         if (sel == "auto") CHECK(declined == 0);  // auto always finds cpu_ref at least
-        if (declined) MESSAGE("backend=" << sel << ": " << declined << " of " << cases.size()
-                                         << " threads' dtypes skipped (GEMM_STATUS_NOT_SUPPORTED)");
+        if (declined)
+            MESSAGE("backend=" << sel << ": " << declined << " of " << cases.size()
+                               << " threads' dtypes skipped (GEMM_STATUS_NOT_SUPPORTED)");
     }
     REQUIRE(gemm_set_backend(nullptr) == GEMM_STATUS_SUCCESS);
 }

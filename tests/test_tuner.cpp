@@ -89,8 +89,8 @@ shape parse_shape(const std::string &text) {
 // aligned operands (every shape used here has m and k multiples of 4) and beta = 0 or not.
 std::string key_text(int64_t m, int64_t n, int64_t k, bool beta_zero = true) {
     std::ostringstream s;
-    s << "f32 f32 NN " << m << ' ' << n << ' ' << k << " batch=1 ld=tight align=16 space=host beta="
-      << (beta_zero ? "0" : "any");
+    s << "f32 f32 NN " << m << ' ' << n << ' ' << k
+      << " batch=1 ld=tight align=16 space=host beta=" << (beta_zero ? "0" : "any");
     return s.str();
 }
 
@@ -112,7 +112,8 @@ bool flag(const std::string &word, const std::string &name, std::initializer_lis
 // "<digits>.<3 digits>", as the cache writes times.
 bool time_text(const std::string &text) {
     auto dot = text.find('.');
-    return dot != std::string::npos && digits(text.substr(0, dot)) && text.size() == dot + 4 && digits(text.substr(dot + 1));
+    return dot != std::string::npos && digits(text.substr(0, dot)) && text.size() == dot + 4 &&
+           digits(text.substr(dot + 1));
 }
 
 bool name_text(const std::string &text, const char *also = "") {
@@ -147,9 +148,9 @@ bool is_entry_line(const std::string &line) {
     if (fields.size() != 4 || !is_key_text(fields[0])) return false;
     std::vector<std::string> choice = words(fields[1]), time = words(fields[2]), def = words(fields[3]);
     return fields[1] == (choice.size() == 2 ? choice[0] + " " + choice[1] : "") && name_text(choice[0]) &&
-           name_text(choice[1], "ABCDEFGHIJKLMNOPQRSTUVWXYZ-") && fields[2] == (time.size() == 2 ? time[0] + " us" : "") &&
-           time_text(time[0]) && def.size() == 4 && fields[3] == "default " + def[1] + " " + def[2] + " us" &&
-           name_text(def[1]) && time_text(def[2]);
+           name_text(choice[1], "ABCDEFGHIJKLMNOPQRSTUVWXYZ-") &&
+           fields[2] == (time.size() == 2 ? time[0] + " us" : "") && time_text(time[0]) && def.size() == 4 &&
+           fields[3] == "default " + def[1] + " " + def[2] + " us" && name_text(def[1]) && time_text(def[2]);
 }
 
 // A rates line of the cache file, as the library writes it: "rates <f32|f64>", then parts
@@ -198,7 +199,6 @@ bool is_rates_line(const std::string &line) {
 }
 
 // ---- the child side ------------------------------------------------------------------------
-
 
 void print_stderr(const std::vector<std::string> &lines) {
     for (const std::string &l : lines) std::printf("  stderr %s\n", l.c_str());
@@ -350,9 +350,9 @@ void child_rates() {
     std::printf("rates - status=%d count=%lld null_rates=%d null_count=%d\n", int(status), (long long)count,
                 int(gemm_tune_cache_rates(nullptr, &count)), int(gemm_tune_cache_rates(&rates, nullptr)));
     for (int64_t i = 0; status == GEMM_STATUS_SUCCESS && i < count; ++i) {
-        std::printf("  entry %s %s %g %s %g %g %g hosts", rates[i].type == GEMM_F64 ? "f64" : "f32", rates[i].host_backend,
-                    rates[i].host_gflops, rates[i].gpu_backend, rates[i].gpu_gflops, rates[i].link_gbs,
-                    rates[i].gpu_fixed_us);
+        std::printf("  entry %s %s %g %s %g %g %g hosts", rates[i].type == GEMM_F64 ? "f64" : "f32",
+                    rates[i].host_backend, rates[i].host_gflops, rates[i].gpu_backend, rates[i].gpu_gflops,
+                    rates[i].link_gbs, rates[i].gpu_fixed_us);
         for (int64_t h = 0; h < rates[i].host_count; ++h)
             std::printf(" %s:%g:%g", rates[i].hosts[h].backend, rates[i].hosts[h].gflops, rates[i].hosts[h].fixed_us);
         std::printf(" measured %g\n", rates[i].measured_ms);
@@ -482,7 +482,7 @@ struct step_seen {
     std::vector<candidate_seen> candidates;
     std::string error, mismatch, note;
     std::vector<std::string> entries;  // "key | backend variant | us | default us", of `entries`
-    std::vector<std::string> err;  // the library's stderr during the step
+    std::vector<std::string> err;      // the library's stderr during the step
 
     std::string get(const std::string &name) const {
         auto it = field.find(name);
@@ -589,7 +589,7 @@ std::string self_path() {
 // How a child runs besides its environment.
 struct child_options {
     rlim_t file_size_limit = RLIM_INFINITY;  // RLIMIT_FSIZE in bytes (ulimit -f)
-    bool unprivileged = false;                // as user nobody when the parent is root
+    bool unprivileged = false;               // as user nobody when the parent is root
 };
 
 // ---- children as user nobody ----------------------------------------------------------------
@@ -914,7 +914,8 @@ std::vector<std::string> section_head(const scratch_dir &dir, const std::vector<
 // The recorded identity of backend in a section head, "" when it records none.
 std::string recorded_identity(const std::vector<std::string> &head, const std::string &backend) {
     for (const std::string &l : head)
-        if (starts_with(l, "backend " + backend + " | ")) return l.substr(std::string("backend " + backend + " | ").size());
+        if (starts_with(l, "backend " + backend + " | "))
+            return l.substr(std::string("backend " + backend + " | ").size());
     return "";
 }
 
@@ -992,20 +993,23 @@ TEST_CASE("tuner format_checker: is_key_text and is_entry_line accept the cache 
     CHECK(is_key_text(key + " math=tf32"));
     for (const char *bad : {"bf16 f32 TN 1 2 3 batch=4 ld=padded align=elem space=device beta=any math=tf32",
                             "f32 f32 NN 64 64 64 batch=1 ld=tight align=16 space=host beta=0 math=f32",
-                            "f32 f32 NN 64 64 64 batch=1 ld=tight align=16 space=host", "f32 f32 NN 64 64 64 batch=1x "
-                            "ld=tight align=16 space=host beta=0", "f32 f32 NC 64 64 64 batch=1 ld=tight align=16 "
-                            "space=host beta=0", "f32  f32 NN 64 64 64 batch=1 ld=tight align=16 space=host beta=0",
+                            "f32 f32 NN 64 64 64 batch=1 ld=tight align=16 space=host",
+                            "f32 f32 NN 64 64 64 batch=1x "
+                            "ld=tight align=16 space=host beta=0",
+                            "f32 f32 NC 64 64 64 batch=1 ld=tight align=16 "
+                            "space=host beta=0",
+                            "f32  f32 NN 64 64 64 batch=1 ld=tight align=16 space=host beta=0",
                             "f32 f32 NN -1 64 64 batch=1 ld=tight align=16 space=host beta=0", ""}) {
         INFO(bad);
         CHECK_FALSE(is_key_text(bad));
     }
     CHECK(is_entry_line(key + " | cpu_omp avx2_f32_16x6 | 12.618 us | default cblas 16.002 us"));
     CHECK(is_entry_line(key + " | cblas - | 1.000 us | default cblas 1.000 us"));
-    for (const std::string &bad : {key + " | cpu_omp", key + " | cblas - | 1.0 us | default cblas 1.000 us",
-                                   key + " | cblas - | abc us | default cblas 1.000 us",
-                                   key + " | cblas - x | 1.000 us | default cblas 1.000 us",
-                                   key + " | cblas - | 1.000 us | cblas 1.000 us",
-                                   key + " | cblas - | 1.000 us | default cblas 1.000 us | extra"}) {
+    for (const std::string &bad :
+         {key + " | cpu_omp", key + " | cblas - | 1.0 us | default cblas 1.000 us",
+          key + " | cblas - | abc us | default cblas 1.000 us",
+          key + " | cblas - x | 1.000 us | default cblas 1.000 us", key + " | cblas - | 1.000 us | cblas 1.000 us",
+          key + " | cblas - | 1.000 us | default cblas 1.000 us | extra"}) {
         INFO(bad);
         CHECK_FALSE(is_entry_line(bad));
     }
@@ -1065,13 +1069,14 @@ TEST_CASE("tuner store_and_hit: gemm_tune stores one entry; later calls and proc
     CHECK(is_entry_line(entries[0]));
     CHECK(starts_with(entries[0], key + " | " + t.get("backend") + " " + t.get("variant") + " | "));
     CHECK(contains(entries[0], "| default " + t.get("default") + " "));
-    for (const std::string &l : lines)  // nothing but comments, the section, identities, the rates the tune measured and the entry
+    for (const std::string &l :
+         lines)  // nothing but comments, the section, identities, the rates the tune measured and the entry
         CHECK((l.empty() || l[0] == '#' || starts_with(l, "[machine] ") || starts_with(l, "backend ") ||
                is_rates_line(l) || l == entries[0]));
 
     // A new process loads the file: a hit with the cached backend, and correct results.
-    child_result later = run_child(dir, "later", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1"},
-                                   "call 64x64x64; call 64x64x64");
+    child_result later =
+        run_child(dir, "later", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1"}, "call 64x64x64; call 64x64x64");
     INFO(later.report());
     REQUIRE(later.ok());
     REQUIRE(later.steps.size() == 2);
@@ -1100,21 +1105,21 @@ TEST_CASE("tuner corrupt_file: bad lines are skipped with a warning naming file 
     const std::string valid = key_text(8, 8, 8) + " | cpu_ref - | 1.000 us | default cblas 2.000 us";
     // Every damaged line names cpu_ref for 64x64x64: if one were used, the trace would say so.
     std::vector<std::string> file = {
-        "# hand-edited, then damaged",                                                       // 1
-        other[0],                                                                            // 2
-        other[1],                                                                            // 3
-        "",                                                                                  // 4
-        mine,                                                                                // 5
-        "this line is not an entry",                                                         // 6
-        k64 + " | cpu_ref",                                                                  // 7 truncated
-        k64 + " | cpu_ref - | abc us | default cblas 1.000 us",                              // 8
-        k64 + " | cpu_ref - | -3.000 us | default cblas 1.000 us",                           // 9
+        "# hand-edited, then damaged",                              // 1
+        other[0],                                                   // 2
+        other[1],                                                   // 3
+        "",                                                         // 4
+        mine,                                                       // 5
+        "this line is not an entry",                                // 6
+        k64 + " | cpu_ref",                                         // 7 truncated
+        k64 + " | cpu_ref - | abc us | default cblas 1.000 us",     // 8
+        k64 + " | cpu_ref - | -3.000 us | default cblas 1.000 us",  // 9
         "f32 f32 NN 64 sixty-four 64 batch=1 ld=tight align=16 space=host beta=0 | cpu_ref - | 1.000 us | "
-        "default cblas 1.000 us",                                                            // 10
-        k64 + " | cpu_ref - | 1.000 us | default cblas 1e999 us",                            // 11
-        std::string("\x01\x02\x7f\xff\xfe binary \x80") + '\0' + "junk",                  // 12
-        valid,                                                                               // 13
-        "f32 f32 NN 64 64 64 batch=1 ld=tight align=16 space=ho",                             // 14, cut short
+        "default cblas 1.000 us",                                         // 10
+        k64 + " | cpu_ref - | 1.000 us | default cblas 1e999 us",         // 11
+        std::string("\x01\x02\x7f\xff\xfe binary \x80") + '\0' + "junk",  // 12
+        valid,                                                            // 13
+        "f32 f32 NN 64 64 64 batch=1 ld=tight align=16 space=ho",         // 14, cut short
     };
     std::string text;
     for (std::size_t i = 0; i < file.size(); ++i) text += file[i] + (i + 1 < file.size() ? "\n" : "");
@@ -1167,8 +1172,8 @@ TEST_CASE("tuner corrupt_file: bad lines are skipped with a warning naming file 
     CHECK(entry_lines_for(after, key_text(32, 32, 32)).size() == 1);
     CHECK(malformed_entries(after, mine).empty());
 
-    child_result clean = run_child(dir, "reload", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1"},
-                                   "call 8x8x8; call 32x32x32");
+    child_result clean =
+        run_child(dir, "reload", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1"}, "call 8x8x8; call 32x32x32");
     INFO(clean.report());
     REQUIRE(clean.ok());
     REQUIRE(clean.steps.size() == 2);
@@ -1182,7 +1187,8 @@ TEST_CASE("tuner corrupt_file: bad lines are skipped with a warning naming file 
 
 // Two entries of one problem: the later is used, with a warning naming both lines; a store
 // leaves one.
-TEST_CASE("tuner duplicate_entries: the later of two entries of one problem is used, said, and a store keeps it alone") {
+TEST_CASE(
+    "tuner duplicate_entries: the later of two entries of one problem is used, said, and a store keeps it alone") {
     scratch_dir dir;
     std::string cache = dir.file("tune-cache.txt");
     std::string mine = this_machine_line(dir);
@@ -1222,7 +1228,8 @@ TEST_CASE("tuner corrupt_file_no_section: garbage before any section is warned a
     scratch_dir dir;
     std::string cache = dir.file("tune-cache.txt");
     write_text(cache, "# gemm tune cache: `gemm tune` writes it; one [machine] section per fingerprint.\n"
-                      "garbage line\n" + std::string("\x01\x02\xff binary\n"));
+                      "garbage line\n" +
+                          std::string("\x01\x02\xff binary\n"));
     child_result r = run_child(dir, "garbage", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1"}, "call 64x64x64");
     INFO(r.report());
     REQUIRE(r.ok());
@@ -1295,7 +1302,8 @@ TEST_CASE("tuner corrupt_batch_number: an entry with batch=1x is skipped with a 
 
 // A thread remembers its last exact hit, so that calls of one shape in a loop skip the
 // cache's lock; a store that replaces the entry must still change the next call's choice.
-TEST_CASE("tuner hit_after_store: a store replacing a shape's entry changes the next call's choice in the same thread") {
+TEST_CASE(
+    "tuner hit_after_store: a store replacing a shape's entry changes the next call's choice in the same thread") {
     scratch_dir dir;
     std::string cache = dir.file("tune-cache.txt");
     std::string mine = this_machine_line(dir);
@@ -1353,7 +1361,8 @@ TEST_CASE("tuner rates: a cache's rates send untuned host calls to the faster si
     write_text(fast_host, mine + "\n" + rates("f32", "1e+09") + "\n");
     write_text(ref_host, mine + "\n" + rates("f32", "1e+09", "cpu_ref") + "\n");
     write_text(device_as_host, mine + "\n" + rates("f32", "1e+09", "cuda_naive") + "\n");
-    const std::string offload_why = "auto: built-in rule, the GPU for host memory where this machine's rates say it is faster";
+    const std::string offload_why =
+        "auto: built-in rule, the GPU for host memory where this machine's rates say it is faster";
 
     child_result r = run_child(dir, "slow_host", {"GEMM_TUNE_CACHE=" + slow_host, "GEMM_VERBOSE=1"},
                                "call 256x256x256; call 64x64x64; tune 256x256x256 budget=30 store=0; rates");
@@ -1406,7 +1415,8 @@ TEST_CASE("tuner rates: a cache's rates send untuned host calls to the faster si
         REQUIRE(r.steps.size() == 1);
         CHECK(r.steps[0].correct());
         CHECK(r.steps[0].traced_backend() == host);
-        CHECK(r.steps[0].why() == "auto: built-in rule, first of the preference order that serves it (shape not tuned)");
+        CHECK(r.steps[0].why() ==
+              "auto: built-in rule, first of the preference order that serves it (shape not tuned)");
     }
 
     r = run_child(dir, "off", {"GEMM_TUNE_CACHE=" + slow_host, "GEMM_TUNE=off", "GEMM_VERBOSE=1"}, "call 256x256x256");
@@ -1445,8 +1455,8 @@ TEST_CASE("tuner rates_first_need: a fresh cache's first untuned host call measu
                       "no call needs rates)");
     scratch_dir dir;
     const std::string cache = dir.file("tune-cache.txt");
-    child_result off = run_child(dir, "off", {"GEMM_TUNE_CACHE=" + cache, "GEMM_TUNE=off", "GEMM_VERBOSE=1"},
-                                 "call 96x96x96");
+    child_result off =
+        run_child(dir, "off", {"GEMM_TUNE_CACHE=" + cache, "GEMM_TUNE=off", "GEMM_VERBOSE=1"}, "call 96x96x96");
     INFO(off.report());
     REQUIRE(off.ok());
     REQUIRE(off.steps.size() == 1);
@@ -1454,8 +1464,8 @@ TEST_CASE("tuner rates_first_need: a fresh cache's first untuned host call measu
     CHECK(!contains(off.steps[0].why(), "measured"));
     CHECK_FALSE(file_exists(cache));
 
-    child_result r = run_child(dir, "first", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1"},
-                               "call 96x96x96; call 80x80x80; rates");
+    child_result r =
+        run_child(dir, "first", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1"}, "call 96x96x96; call 80x80x80; rates");
     INFO(r.report());
     REQUIRE(r.ok());
     REQUIRE(r.steps.size() == 3);
@@ -1588,8 +1598,7 @@ TEST_CASE("tuner stale_threads: a thread-count change stales only cpu_omp's entr
     REQUIRE(r.steps.size() == 4);
     INFO("warnings: " << numbered(r.steps[0].warnings()));
     CHECK(r.steps[0].warnings().size() == 1);
-    CHECK(r.steps[0].warned("tune cache " + cache + ": cpu_omp's identity changed from '" + two_threads +
-                            "' to '"));
+    CHECK(r.steps[0].warned("tune cache " + cache + ": cpu_omp's identity changed from '" + two_threads + "' to '"));
     CHECK(r.steps[0].warned("1 thread (the caller's)', so 1 entry of cpu_omp is stale"));
     check_builtin_untuned(r.steps[0]);
     const bool has_cblas = std::any_of(all_backends().begin(), all_backends().end(),
@@ -1607,16 +1616,19 @@ TEST_CASE("tuner stale_threads: a thread-count change stales only cpu_omp's entr
     const std::vector<std::string> after = read_lines(cache);
     INFO("cache file after the store:\n" << numbered(after));
     auto at = [&after](const std::string &line) { return std::find(after.begin(), after.end(), line) - after.begin(); };
-    const std::ptrdiff_t one_thread_line = std::find_if(after.begin(), after.end(), [](const std::string &l) {
-        return starts_with(l, "backend cpu_omp | ") && contains(l, "1 thread (the caller's)");
-    }) - after.begin();
+    const std::ptrdiff_t one_thread_line =
+        std::find_if(after.begin(), after.end(),
+                     [](const std::string &l) {
+                         return starts_with(l, "backend cpu_omp | ") && contains(l, "1 thread (the caller's)");
+                     }) -
+        after.begin();
     CHECK(at(omp) < std::ptrdiff_t(after.size()));
     CHECK(at(omp) < one_thread_line);
     CHECK(one_thread_line < at(entry_lines_for(after, key_text(8, 8, 8)).at(0)));
 
     // Back at 2 threads the cpu_omp entry holds again.
-    child_result back = run_child(dir, "two_threads", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1",
-                                  "OMP_NUM_THREADS=2"}, "call 256x256x256");
+    child_result back = run_child(
+        dir, "two_threads", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1", "OMP_NUM_THREADS=2"}, "call 256x256x256");
     INFO(back.report());
     REQUIRE(back.steps.size() == 1);
     CHECK(back.steps[0].why() == "auto: tune cache hit");
@@ -1659,10 +1671,12 @@ TEST_CASE("tuner disturbed: a disturbed winner is timed again; one that stays di
     scratch_dir dir;
     std::string cache = dir.file("tune-cache.txt");
     auto retimes = [](const step_seen &s) {
-        return std::count_if(s.err.begin(), s.err.end(), [](const std::string &l) { return contains(l, "timed again"); });
+        return std::count_if(s.err.begin(), s.err.end(),
+                             [](const std::string &l) { return contains(l, "timed again"); });
     };
-    child_result stays = run_child(dir, "stays", {"GEMM_TUNE_CACHE=" + cache, "GEMM_LOG_LEVEL=info",
-                                   "GEMM_TEST_TUNE_DISTURBED=9"}, "tune 8x8x8 budget=5; entries");
+    child_result stays =
+        run_child(dir, "stays", {"GEMM_TUNE_CACHE=" + cache, "GEMM_LOG_LEVEL=info", "GEMM_TEST_TUNE_DISTURBED=9"},
+                  "tune 8x8x8 budget=5; entries");
     INFO(stays.report());
     REQUIRE(stays.ok());
     REQUIRE(stays.steps.size() == 2);
@@ -1673,8 +1687,9 @@ TEST_CASE("tuner disturbed: a disturbed winner is timed again; one that stays di
     CHECK(stays.steps[1].get("count") == "0");
     CHECK(entry_lines_for(read_lines(cache), key_text(8, 8, 8)).empty());
 
-    child_result settles = run_child(dir, "settles", {"GEMM_TUNE_CACHE=" + cache, "GEMM_LOG_LEVEL=info",
-                                     "GEMM_TEST_TUNE_DISTURBED=1"}, "tune 8x8x8 budget=5");
+    child_result settles =
+        run_child(dir, "settles", {"GEMM_TUNE_CACHE=" + cache, "GEMM_LOG_LEVEL=info", "GEMM_TEST_TUNE_DISTURBED=1"},
+                  "tune 8x8x8 budget=5");
     INFO(settles.report());
     REQUIRE(settles.steps.size() == 1);
     CHECK(settles.steps[0].get("disturbed") == "0");
@@ -1684,8 +1699,9 @@ TEST_CASE("tuner disturbed: a disturbed winner is timed again; one that stays di
 
     // GEMM_TUNE=online does not time again within the caller's call: a disturbed shape is not
     // stored, its call goes on to the built-in rule, and it is not tuned again in the process.
-    child_result online = run_child(dir, "online", {"GEMM_TUNE_CACHE=" + cache, "GEMM_TUNE=online", "GEMM_VERBOSE=1",
-                                    "GEMM_TEST_TUNE_DISTURBED=9"}, "call 48x48x48; call 48x48x48");
+    child_result online = run_child(
+        dir, "online", {"GEMM_TUNE_CACHE=" + cache, "GEMM_TUNE=online", "GEMM_VERBOSE=1", "GEMM_TEST_TUNE_DISTURBED=9"},
+        "call 48x48x48; call 48x48x48");
     INFO(online.report());
     REQUIRE(online.ok());
     REQUIRE(online.steps.size() == 2);
@@ -1704,9 +1720,10 @@ TEST_CASE("tuner unknown_backend_variant: entries naming an unknown backend or v
     scratch_dir dir;
     std::string cache = dir.file("tune-cache.txt");
     std::string mine = this_machine_line(dir);
-    write_text(cache, mine + "\n" +                                                                        // 1
+    write_text(cache, mine + "\n" +                                                                             // 1
                           key_text(64, 64, 64) + " | nosuch_backend - | 1.000 us | default cblas 9.000 us\n" +  // 2
-                          key_text(48, 48, 48) + " | cpu_omp avx2_f32_99x99 | 1.000 us | default cblas 9.000 us\n" +  // 3
+                          key_text(48, 48, 48) +
+                          " | cpu_omp avx2_f32_99x99 | 1.000 us | default cblas 9.000 us\n" +         // 3
                           key_text(8, 8, 8) + " | cpu_ref - | 1.000 us | default cblas 2.000 us\n");  // 4
 
     child_result r = run_child(dir, "unknown", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1"},
@@ -1741,7 +1758,8 @@ TEST_CASE("tuner wrong_dtype_variant: a cached variant of the other dtype does n
     scratch_dir dir;
     std::string cache = dir.file("tune-cache.txt");
     std::string mine = this_machine_line(dir);
-    write_text(cache, mine + "\n" + key_text(64, 64, 64) + " | cpu_omp avx2_f64_8x6 | 1.000 us | default cblas 2.000 us\n");
+    write_text(cache,
+               mine + "\n" + key_text(64, 64, 64) + " | cpu_omp avx2_f64_8x6 | 1.000 us | default cblas 2.000 us\n");
     child_result r = run_child(dir, "wrong_dtype", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1"}, "call 64x64x64");
     INFO(r.report());
     REQUIRE(r.ok());
@@ -1758,8 +1776,9 @@ TEST_CASE("tuner unwritable: a store that cannot write fails naming the path; ca
     std::string blocker = dir.file("blocker");
     write_text(blocker, "a regular file\n");
     std::string cache = blocker + "/cache.txt";
-    child_result r = run_child(dir, "unwritable", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1"},
-                               "tune 64x64x64 budget=100; call 64x64x64; call 48x48x48; tune 32x32x32 store=0 budget=20");
+    child_result r =
+        run_child(dir, "unwritable", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1"},
+                  "tune 64x64x64 budget=100; call 64x64x64; call 48x48x48; tune 32x32x32 store=0 budget=20");
     INFO(r.report());
     REQUIRE(r.ok());
     REQUIRE(r.steps.size() == 4);
@@ -1770,7 +1789,8 @@ TEST_CASE("tuner unwritable: a store that cannot write fails naming the path; ca
     CHECK(t.get("stored") == "0");
     CHECK(builtin_host(t.get("default")));
     bool winner_listed = false;
-    for (const candidate_seen &c : t.candidates) winner_listed |= c.backend == t.get("backend") && c.variant == t.get("variant");
+    for (const candidate_seen &c : t.candidates)
+        winner_listed |= c.backend == t.get("backend") && c.variant == t.get("variant");
     CHECK(winner_listed);
     for (int i = 1; i < 3; ++i) {
         CHECK(r.steps[std::size_t(i)].status() == GEMM_STATUS_SUCCESS);
@@ -1822,7 +1842,7 @@ TEST_CASE("tuner store_keeps_lines: a store changes only the entries it stores")
     CHECK(entry_lines_for(after, key_text(8, 8, 8)).size() == 1);
     CHECK(entry_lines_for(after, key_text(32, 32, 32)).size() == 1);
     CHECK(std::count(after.begin(), after.end(), before[7]) == 0);  // replaced, not duplicated
-    CHECK(count_prefix(after, "# gemm tune cache:") == 1);           // the header is not repeated
+    CHECK(count_prefix(after, "# gemm tune cache:") == 1);          // the header is not repeated
 }
 
 // The key format is the file format: every field of a key, read from a file and listed, is the
@@ -1870,8 +1890,8 @@ TEST_CASE("tuner unreadable: a cache that cannot be read is warned about and nev
     // nobody (the child, when this runs as root) creates the lock file beside the cache.
     REQUIRE(chmod(dir.path().c_str(), 0777) == 0);
     std::string cache = dir.file("tune-cache.txt");
-    std::string text = "[machine] another box; cpu Imaginary 9000; hardware threads 512\n" +
-                       key_text(100, 100, 100) + " | cblas - | 5.000 us | default cblas 5.000 us\n";
+    std::string text = "[machine] another box; cpu Imaginary 9000; hardware threads 512\n" + key_text(100, 100, 100) +
+                       " | cblas - | 5.000 us | default cblas 5.000 us\n";
     write_text(cache, text);
     REQUIRE(chmod(cache.c_str(), 0) == 0);
     child_options unprivileged;
@@ -2064,14 +2084,14 @@ TEST_CASE("tuner control_bytes: bytes from the file are escaped in every warning
     std::string mine = this_machine_line(dir);
     const std::string esc = "\x1b[31m";
     std::string k64 = key_text(64, 64, 64);
-    write_text(cache, mine + "\n" +
-                          "f32 f32 NN 64 " + esc + " 64 batch=1 ld=tight align=16 space=host beta=0 | cpu_ref - | "
+    write_text(cache, mine + "\n" + "f32 f32 NN 64 " + esc +
+                          " 64 batch=1 ld=tight align=16 space=host beta=0 | cpu_ref - | "
                           "1.000 us | default cblas 1.000 us\n" +
-                          k64 + " | cpu_ref " + esc + " | 1.000 us | default cblas 1.000 us\n" +
-                          k64 + " | no" + esc + "such - | 1.000 us | default cblas 1.000 us\n" +
-                          k64 + " | cpu_ref - extra" + esc + " | 1.000 us | default cblas 1.000 us\n" +
-                          k64 + " | cpu_ref - | 1" + esc + " us | default cblas 1.000 us\n" +
-                          k64 + " | cpu_ref - | 1.000 us | default" + esc + " cblas 1.000 us\n");
+                          k64 + " | cpu_ref " + esc + " | 1.000 us | default cblas 1.000 us\n" + k64 + " | no" + esc +
+                          "such - | 1.000 us | default cblas 1.000 us\n" + k64 + " | cpu_ref - extra" + esc +
+                          " | 1.000 us | default cblas 1.000 us\n" + k64 + " | cpu_ref - | 1" + esc +
+                          " us | default cblas 1.000 us\n" + k64 + " | cpu_ref - | 1.000 us | default" + esc +
+                          " cblas 1.000 us\n");
     child_result r = run_child(dir, "escape", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1"}, "call 64x64x64");
     INFO(r.report());
     REQUIRE(r.ok());
@@ -2099,9 +2119,9 @@ TEST_CASE("tuner nothing_created: a refused store creates no lock file and no fo
     struct refused {
         std::string path, why;
     };
-    for (const refused &c : {refused{fifo, "a FIFO, not a regular file"},
-                             refused{folder, "a folder, not a regular file"}, refused{slash, "ends in '/'"},
-                             refused{"/dev/full", "a character device"}}) {
+    for (const refused &c :
+         {refused{fifo, "a FIFO, not a regular file"}, refused{folder, "a folder, not a regular file"},
+          refused{slash, "ends in '/'"}, refused{"/dev/full", "a character device"}}) {
         INFO("cache: " << c.path);
         child_result r = run_child(dir, "refused", {"GEMM_TUNE_CACHE=" + c.path}, "tune 32x32x32 budget=20");
         INFO(r.report());
@@ -2124,7 +2144,8 @@ TEST_CASE("tuner huge_key: an entry with m = INT64_MAX loads and the nearest-sha
     std::string mine = this_machine_line(dir);
     write_text(cache, mine + "\n" + key_text(INT64_MAX, 64, 64) + " | cpu_ref - | 1.000 us | default cblas 2.000 us\n" +
                           key_text(64, INT64_MAX, INT64_MAX) + " | cpu_ref - | 1.000 us | default cblas 2.000 us\n");
-    child_result r = run_child(dir, "huge", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1"}, "call 64x64x64; call 60x60x60");
+    child_result r =
+        run_child(dir, "huge", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1"}, "call 64x64x64; call 60x60x60");
     INFO(r.report());
     REQUIRE(r.ok());
     REQUIRE(r.steps.size() == 2);
@@ -2140,8 +2161,10 @@ TEST_CASE("tuner oversized: a long line is not echoed whole, a file over the lim
     scratch_dir dir;
     std::string cache = dir.file("tune-cache.txt");
     std::string mine = this_machine_line(dir);
-    std::string long_line = key_text(64, 64, 64) + " | cpu_ref " + std::string(2 << 20, 'x') + " | 1.000 us | default cblas 1.000 us";
-    write_text(cache, mine + "\n" + long_line + "\n" + key_text(8, 8, 8) + " | cpu_ref - | 1.000 us | default cblas 2.000 us\n");
+    std::string long_line =
+        key_text(64, 64, 64) + " | cpu_ref " + std::string(2 << 20, 'x') + " | 1.000 us | default cblas 1.000 us";
+    write_text(cache, mine + "\n" + long_line + "\n" + key_text(8, 8, 8) +
+                          " | cpu_ref - | 1.000 us | default cblas 2.000 us\n");
     child_result r = run_child(dir, "long", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1"}, "call 64x64x64; call 8x8x8");
     INFO(r.report().substr(0, 4000));
     REQUIRE(r.ok());
@@ -2218,7 +2241,8 @@ TEST_CASE("tuner not_regular: a FIFO or a device at the cache path neither hangs
     scratch_dir dir;
     std::string fifo = dir.file("fifo");
     REQUIRE(mkfifo(fifo.c_str(), 0644) == 0);
-    child_result r = run_child(dir, "fifo", {"GEMM_TUNE_CACHE=" + fifo, "GEMM_VERBOSE=1"}, "call 64x64x64; tune 32x32x32 budget=20");
+    child_result r =
+        run_child(dir, "fifo", {"GEMM_TUNE_CACHE=" + fifo, "GEMM_VERBOSE=1"}, "call 64x64x64; tune 32x32x32 budget=20");
     INFO(r.report());
     REQUIRE(r.ok());
     REQUIRE(r.steps.size() == 2);
@@ -2271,7 +2295,8 @@ TEST_CASE("tuner concurrent_store: two processes tuning into one file lose no en
     const std::vector<int> sizes_b = {20, 28, 36, 44, 52, 60, 68, 76};
     auto steps_for = [](const std::vector<int> &sizes) {
         std::string steps;
-        for (int s : sizes) steps += "tune " + std::to_string(s) + "x" + std::to_string(s) + "x" + std::to_string(s) + " budget=10;";
+        for (int s : sizes)
+            steps += "tune " + std::to_string(s) + "x" + std::to_string(s) + "x" + std::to_string(s) + " budget=10;";
         return steps;
     };
     std::vector<std::string> env = {"GEMM_TUNE_CACHE=" + cache};
@@ -2313,8 +2338,8 @@ TEST_CASE("tuner concurrent_store: two processes tuning into one file lose no en
         if (contains(e.path().filename().string(), ".tmp.")) leftovers.push_back(e.path().string());
     CHECK_MESSAGE(leftovers.empty(), "temporary files left: " << leftovers.size());
 
-    child_result reader = run_child(dir, "reader", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1"},
-                                    "call 16x16x16; call 76x76x76");
+    child_result reader =
+        run_child(dir, "reader", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1"}, "call 16x16x16; call 76x76x76");
     INFO(reader.report());
     REQUIRE(reader.ok());
     REQUIRE(reader.steps.size() == 2);
@@ -2350,8 +2375,8 @@ TEST_CASE("tuner env_tune_off: GEMM_TUNE=off ignores a cache hit and uses the bu
     REQUIRE(replaced == 1);
     write_text(cache, text);
 
-    child_result use = run_child(dir, "use", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1", "GEMM_TUNE=use"},
-                                 "call 64x64x64");
+    child_result use =
+        run_child(dir, "use", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1", "GEMM_TUNE=use"}, "call 64x64x64");
     INFO(use.report());
     REQUIRE(use.ok());
     REQUIRE(use.steps.size() == 1);
@@ -2405,9 +2430,10 @@ TEST_CASE("tuner env_tune_online: GEMM_TUNE=online tunes an untuned shape on fir
     // A shape the tuner cannot measure (its own operands would take 2^43 bytes) is tried once:
     // the call falls back to the built-in rule, the next call of it does not tune again (until
     // the cache changes: here the online tune of 40x40x40 stores, and it is tried once more).
-    child_result failing = run_child(dir, "online_fails", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1", "GEMM_TUNE=online"},
-                                     "broadcast 4194304x262144; broadcast 4194304x262144; call 40x40x40; "
-                                     "broadcast 4194304x262144; broadcast 4194304x262144");
+    child_result failing =
+        run_child(dir, "online_fails", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1", "GEMM_TUNE=online"},
+                  "broadcast 4194304x262144; broadcast 4194304x262144; call 40x40x40; "
+                  "broadcast 4194304x262144; broadcast 4194304x262144");
     INFO(failing.report());
     REQUIRE(failing.ok());
     REQUIRE(failing.steps.size() == 5);
@@ -2498,8 +2524,8 @@ TEST_CASE("tuner env_record: GEMM_RECORD appends each untuned key once, in the k
     // A record file that cannot be opened: a warning naming GEMM_RECORD and the file (not the
     // tune cache, which is fine), and the call runs.
     const std::string unopenable = dir.file("no_such_dir/record.txt");
-    child_result lost = run_child(dir, "lost", {"GEMM_TUNE_CACHE=" + cache, "GEMM_RECORD=" + unopenable},
-                                  "call 24x24x24");
+    child_result lost =
+        run_child(dir, "lost", {"GEMM_TUNE_CACHE=" + cache, "GEMM_RECORD=" + unopenable}, "call 24x24x24");
     INFO(lost.report());
     REQUIRE(lost.ok());
     REQUIRE(lost.steps.size() == 1);
@@ -2515,9 +2541,9 @@ TEST_CASE("tuner tf32_keys: TF32 classes are keyed apart, recorded, stored and m
     scratch_dir dir;
     const std::string cache = dir.file("tune-cache.txt"), record = dir.file("record.txt");
     const std::string tf32_key = key_text(64, 64, 64) + " math=tf32";
-    child_result r = run_child(dir, "tf32", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1", "GEMM_RECORD=" + record,
-                                             "GEMM_ALLOW_TF32=1"},
-                               "call 64x64x64; tune 64x64x64 budget=20; call 64x64x64; verify 64x64x64 budget=20");
+    child_result r = run_child(
+        dir, "tf32", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1", "GEMM_RECORD=" + record, "GEMM_ALLOW_TF32=1"},
+        "call 64x64x64; tune 64x64x64 budget=20; call 64x64x64; verify 64x64x64 budget=20");
     INFO(r.report());
     REQUIRE(r.ok());
     REQUIRE(r.steps.size() == 4);
@@ -2574,7 +2600,8 @@ TEST_CASE("tuner nearest: an untuned shape within a factor of 2 uses the nearest
 // must forget it, or a shape first met untuned would stay untuned after a near one is tuned.
 // Each repeated call also exercises what a thread remembers of its last decision (a plain miss,
 // then a nearest shape): a store must end it.
-TEST_CASE("tuner nearest_after_store: a tune in the same process changes the nearest-shape answer, and then the exact one") {
+TEST_CASE(
+    "tuner nearest_after_store: a tune in the same process changes the nearest-shape answer, and then the exact one") {
     scratch_dir dir;
     std::string cache = dir.file("tune-cache.txt");
     child_result r = run_child(dir, "nearest_after_store", {"GEMM_TUNE_CACHE=" + cache, "GEMM_VERBOSE=1"},
@@ -2776,51 +2803,87 @@ TEST_CASE("tuner errors: gemm_tune refuses bad requests with the right status an
                         &report) == GEMM_STATUS_SUCCESS);
 
     using R = gemm_tune_request_t;
-    expect_tune_error("m = -1", [](R &r) { r.m = -1; }, GEMM_STATUS_INVALID_SIZE, "m, n, k");
-    expect_tune_error("n = -1", [](R &r) { r.n = -1; }, GEMM_STATUS_INVALID_SIZE, "m, n, k");
-    expect_tune_error("k = -5", [](R &r) { r.k = -5; }, GEMM_STATUS_INVALID_SIZE, "m, n, k");
-    expect_tune_error("batch_count = 0", [](R &r) { r.batch_count = 0; }, GEMM_STATUS_INVALID_SIZE, "batch_count");
-    expect_tune_error("batch_count = -2", [](R &r) { r.batch_count = -2; }, GEMM_STATUS_INVALID_SIZE, "batch_count");
+    expect_tune_error(
+        "m = -1", [](R &r) { r.m = -1; }, GEMM_STATUS_INVALID_SIZE, "m, n, k");
+    expect_tune_error(
+        "n = -1", [](R &r) { r.n = -1; }, GEMM_STATUS_INVALID_SIZE, "m, n, k");
+    expect_tune_error(
+        "k = -5", [](R &r) { r.k = -5; }, GEMM_STATUS_INVALID_SIZE, "m, n, k");
+    expect_tune_error(
+        "batch_count = 0", [](R &r) { r.batch_count = 0; }, GEMM_STATUS_INVALID_SIZE, "batch_count");
+    expect_tune_error(
+        "batch_count = -2", [](R &r) { r.batch_count = -2; }, GEMM_STATUS_INVALID_SIZE, "batch_count");
     // -1 asks for the least padding that keeps 16-byte alignment; below that is an error.
-    expect_tune_error("ld_padding = -2", [](R &r) { r.ld_padding = -2; }, GEMM_STATUS_INVALID_SIZE, "ld_padding");
+    expect_tune_error(
+        "ld_padding = -2", [](R &r) { r.ld_padding = -2; }, GEMM_STATUS_INVALID_SIZE, "ld_padding");
     // Sizes whose operands cannot exist: refused before anything is allocated or multiplied
     // into a wrapped byte count; sizes that could exist but not on this machine: ALLOC_FAILED.
     constexpr int64_t max = INT64_MAX;
-    expect_tune_error("batch_count = INT64_MAX", [](R &r) { r.m = r.n = r.k = 1; r.batch_count = max; },
-                      GEMM_STATUS_INVALID_SIZE, "2^63");
-    expect_tune_error("k = 2^62", [](R &r) { r.k = int64_t(1) << 62; }, GEMM_STATUS_INVALID_SIZE, "2^63");
-    expect_tune_error("m = n = k = 2^32", [](R &r) { r.m = r.n = r.k = int64_t(1) << 32; }, GEMM_STATUS_INVALID_SIZE, "2^63");
-    expect_tune_error("ld_padding = INT64_MAX", [](R &r) { r.ld_padding = max; }, GEMM_STATUS_INVALID_SIZE, "2^63");
-    expect_tune_error("m = n = k = 2^20", [](R &r) { r.m = r.n = r.k = int64_t(1) << 20; }, GEMM_STATUS_ALLOC_FAILED,
-                      "GiB of host memory");
-    expect_tune_error("budget_ms = inf", [](R &r) { r.budget_ms = HUGE_VAL; }, GEMM_STATUS_INVALID_VALUE, "budget_ms");
+    expect_tune_error(
+        "batch_count = INT64_MAX",
+        [](R &r) {
+            r.m = r.n = r.k = 1;
+            r.batch_count = max;
+        },
+        GEMM_STATUS_INVALID_SIZE, "2^63");
+    expect_tune_error(
+        "k = 2^62", [](R &r) { r.k = int64_t(1) << 62; }, GEMM_STATUS_INVALID_SIZE, "2^63");
+    expect_tune_error(
+        "m = n = k = 2^32", [](R &r) { r.m = r.n = r.k = int64_t(1) << 32; }, GEMM_STATUS_INVALID_SIZE, "2^63");
+    expect_tune_error(
+        "ld_padding = INT64_MAX", [](R &r) { r.ld_padding = max; }, GEMM_STATUS_INVALID_SIZE, "2^63");
+    expect_tune_error(
+        "m = n = k = 2^20", [](R &r) { r.m = r.n = r.k = int64_t(1) << 20; }, GEMM_STATUS_ALLOC_FAILED,
+        "GiB of host memory");
+    expect_tune_error(
+        "budget_ms = inf", [](R &r) { r.budget_ms = HUGE_VAL; }, GEMM_STATUS_INVALID_VALUE, "budget_ms");
     // A flag is 0 or 1: 2 is a mistake, not "true".
-    expect_tune_error("misaligned = 2", [](R &r) { r.misaligned = 2; }, GEMM_STATUS_INVALID_VALUE, "misaligned");
-    expect_tune_error("beta_zero = -1", [](R &r) { r.beta_zero = -1; }, GEMM_STATUS_INVALID_VALUE, "beta_zero");
-    expect_tune_error("backends = nosuch", [](R &r) { r.backends = "cblas,nosuch"; }, GEMM_STATUS_UNKNOWN_BACKEND, "nosuch");
-    expect_tune_error("layout = GEMM_OP_N", [](R &r) { set_raw(r.layout, GEMM_OP_N); }, GEMM_STATUS_INVALID_LAYOUT, "layout");
-    expect_tune_error("layout = 0", [](R &r) { set_raw(r.layout, 0); }, GEMM_STATUS_INVALID_LAYOUT, "layout");
-    expect_tune_error("layout = -1", [](R &r) { set_raw(r.layout, -1); }, GEMM_STATUS_INVALID_LAYOUT, "layout");
-    expect_tune_error("transa = GEMM_ROW_MAJOR", [](R &r) { set_raw(r.transa, GEMM_ROW_MAJOR); }, GEMM_STATUS_INVALID_OP, "trans");
-    expect_tune_error("transb = 0", [](R &r) { set_raw(r.transb, 0); }, GEMM_STATUS_INVALID_OP, "trans");
-    expect_tune_error("ab_type = 6", [](R &r) { set_raw(r.ab_type, 6); }, GEMM_STATUS_INVALID_DTYPE, "ab_type");
-    expect_tune_error("ab_type = -1", [](R &r) { set_raw(r.ab_type, -1); }, GEMM_STATUS_INVALID_DTYPE, "ab_type");
-    expect_tune_error("c_type = GEMM_ROW_MAJOR", [](R &r) { set_raw(r.c_type, GEMM_ROW_MAJOR); }, GEMM_STATUS_INVALID_DTYPE, "c_type");
+    expect_tune_error(
+        "misaligned = 2", [](R &r) { r.misaligned = 2; }, GEMM_STATUS_INVALID_VALUE, "misaligned");
+    expect_tune_error(
+        "beta_zero = -1", [](R &r) { r.beta_zero = -1; }, GEMM_STATUS_INVALID_VALUE, "beta_zero");
+    expect_tune_error(
+        "backends = nosuch", [](R &r) { r.backends = "cblas,nosuch"; }, GEMM_STATUS_UNKNOWN_BACKEND, "nosuch");
+    expect_tune_error(
+        "layout = GEMM_OP_N", [](R &r) { set_raw(r.layout, GEMM_OP_N); }, GEMM_STATUS_INVALID_LAYOUT, "layout");
+    expect_tune_error(
+        "layout = 0", [](R &r) { set_raw(r.layout, 0); }, GEMM_STATUS_INVALID_LAYOUT, "layout");
+    expect_tune_error(
+        "layout = -1", [](R &r) { set_raw(r.layout, -1); }, GEMM_STATUS_INVALID_LAYOUT, "layout");
+    expect_tune_error(
+        "transa = GEMM_ROW_MAJOR", [](R &r) { set_raw(r.transa, GEMM_ROW_MAJOR); }, GEMM_STATUS_INVALID_OP, "trans");
+    expect_tune_error(
+        "transb = 0", [](R &r) { set_raw(r.transb, 0); }, GEMM_STATUS_INVALID_OP, "trans");
+    expect_tune_error(
+        "ab_type = 6", [](R &r) { set_raw(r.ab_type, 6); }, GEMM_STATUS_INVALID_DTYPE, "ab_type");
+    expect_tune_error(
+        "ab_type = -1", [](R &r) { set_raw(r.ab_type, -1); }, GEMM_STATUS_INVALID_DTYPE, "ab_type");
+    expect_tune_error(
+        "c_type = GEMM_ROW_MAJOR", [](R &r) { set_raw(r.c_type, GEMM_ROW_MAJOR); }, GEMM_STATUS_INVALID_DTYPE, "c_type");
     // Valid dtypes in a combination no backend serves: not supported, not invalid.
-    expect_tune_error("f32 -> f64", [](R &r) { r.c_type = GEMM_F64; }, GEMM_STATUS_NOT_SUPPORTED, "c_type");
-    expect_tune_error("f64 -> f32", [](R &r) { r.ab_type = GEMM_F64; }, GEMM_STATUS_NOT_SUPPORTED, "c_type");
-    expect_tune_error("f16 -> bf16", [](R &r) { r.ab_type = GEMM_F16; r.c_type = GEMM_BF16; }, GEMM_STATUS_NOT_SUPPORTED, "c_type");
+    expect_tune_error(
+        "f32 -> f64", [](R &r) { r.c_type = GEMM_F64; }, GEMM_STATUS_NOT_SUPPORTED, "c_type");
+    expect_tune_error(
+        "f64 -> f32", [](R &r) { r.ab_type = GEMM_F64; }, GEMM_STATUS_NOT_SUPPORTED, "c_type");
+    expect_tune_error(
+        "f16 -> bf16",
+        [](R &r) {
+            r.ab_type = GEMM_F16;
+            r.c_type = GEMM_BF16;
+        },
+        GEMM_STATUS_NOT_SUPPORTED, "c_type");
 
     // The supported mixed and 16-bit combinations tune, and store = 0 writes nothing.
-    for (auto types : {std::pair<gemm_dtype_t, gemm_dtype_t>{GEMM_F16, GEMM_F32}, {GEMM_BF16, GEMM_BF16}, {GEMM_F64, GEMM_F64}}) {
+    for (auto types :
+         {std::pair<gemm_dtype_t, gemm_dtype_t>{GEMM_F16, GEMM_F32}, {GEMM_BF16, GEMM_BF16}, {GEMM_F64, GEMM_F64}}) {
         gemm_tune_request_t r = valid_request();
         r.ab_type = types.first;
         r.c_type = types.second;
         r.layout = GEMM_ROW_MAJOR;
         r.transb = GEMM_OP_T;
         gemm_status_t s = gemm_tune(&r, 0, &report);
-        INFO(gemm_dtype_name(types.first) << " -> " << gemm_dtype_name(types.second) << ": " << gemm_status_string(s) << " \""
-                                     << gemm_last_error() << "\"");
+        INFO(gemm_dtype_name(types.first) << " -> " << gemm_dtype_name(types.second) << ": " << gemm_status_string(s)
+                                          << " \"" << gemm_last_error() << "\"");
         CHECK(s == GEMM_STATUS_SUCCESS);
         CHECK(std::string(gemm_last_error()).empty());
         CHECK(report.stored == 0);

@@ -19,16 +19,16 @@ namespace {
 
 // Indexed by api_entry.   alpha a a_t lda s_a b b_t ldb s_b beta c c_t ldc s_c batch comp
 constexpr param_positions entry_positions[] = {
-    {7, 8, 0, 9, 0, 10, 0, 11, 0, 12, 13, 0, 14, 0, 0, 0},             // gemm_sgemm, gemm_dgemm
-    {7, 8, 0, 9, 10, 11, 0, 12, 13, 14, 15, 0, 16, 17, 18, 0},         // their strided batches
-    {7, 8, 9, 10, 0, 11, 12, 13, 0, 14, 15, 16, 17, 0, 0, 18},         // gemm_ex
-    {7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22},    // gemm_ex_strided_batched
-    {7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22},    // a gemm_desc_t: its fields
-    {7, 8, 0, 9, 0, 10, 0, 11, 0, 12, 13, 0, 14, 0, 15, 0},           // gemm_sgemm_batched ...
-    {7, 8, 9, 10, 0, 11, 12, 13, 0, 14, 15, 16, 17, 0, 18, 19},       // gemm_ex_batched
-    {7, 8, 9, 10, 0, 11, 12, 13, 0, 14, 15, 16, 17, 0, 19, 20},       // gemm_ex_grouped (batch: group_size)
-    {7, 8, 9, 10, 0, 11, 12, 13, 0, 14, 15, 16, 17, 0, 0, 18},        // gemm_ex_epilogue (epilogue: 19)
-    {2, 3, 0, 0, 0, 4, 0, 0, 0, 5, 6, 0, 0, 0, 0, 0}};                // gemm_plan_run_epilogue (epilogue: 7)
+    {7, 8, 0, 9, 0, 10, 0, 11, 0, 12, 13, 0, 14, 0, 0, 0},          // gemm_sgemm, gemm_dgemm
+    {7, 8, 0, 9, 10, 11, 0, 12, 13, 14, 15, 0, 16, 17, 18, 0},      // their strided batches
+    {7, 8, 9, 10, 0, 11, 12, 13, 0, 14, 15, 16, 17, 0, 0, 18},      // gemm_ex
+    {7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22},  // gemm_ex_strided_batched
+    {7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22},  // a gemm_desc_t: its fields
+    {7, 8, 0, 9, 0, 10, 0, 11, 0, 12, 13, 0, 14, 0, 15, 0},         // gemm_sgemm_batched ...
+    {7, 8, 9, 10, 0, 11, 12, 13, 0, 14, 15, 16, 17, 0, 18, 19},     // gemm_ex_batched
+    {7, 8, 9, 10, 0, 11, 12, 13, 0, 14, 15, 16, 17, 0, 19, 20},     // gemm_ex_grouped (batch: group_size)
+    {7, 8, 9, 10, 0, 11, 12, 13, 0, 14, 15, 16, 17, 0, 0, 18},      // gemm_ex_epilogue (epilogue: 19)
+    {2, 3, 0, 0, 0, 4, 0, 0, 0, 5, 6, 0, 0, 0, 0, 0}};              // gemm_plan_run_epilogue (epilogue: 7)
 
 int epilogue_position(const user_call &c) { return c.entry == api_entry_plan_epilogue ? 7 : 19; }
 
@@ -58,9 +58,8 @@ int64_t min_ld(int layout, int64_t rows, int64_t cols) {
     return std::max<int64_t>(1, layout == GEMM_COL_MAJOR ? rows : cols);
 }
 
-gemm_status_t check_ld(const user_call &c, const char *name, int position, int64_t ld,
-                       int op, int64_t rows, int64_t cols, const char *rows_name,
-                       const char *cols_name) {
+gemm_status_t check_ld(const user_call &c, const char *name, int position, int64_t ld, int op, int64_t rows,
+                       int64_t cols, const char *rows_name, const char *cols_name) {
     int64_t need = min_ld(c.layout, rows, cols);
     if (ld >= need) return GEMM_STATUS_SUCCESS;
     bool by_rows = c.layout == GEMM_COL_MAJOR;
@@ -68,8 +67,11 @@ gemm_status_t check_ld(const user_call &c, const char *name, int position, int64
     int64_t dim = by_rows ? rows : cols;
     std::string op_text = op == GEMM_OP_N && std::string(name) == "ldc" ? "" : std::string(", ") + op_words(op);
     return fail(c, GEMM_STATUS_INVALID_LEADING_DIM, position,
-                fmt::format("{} = {} must be >= max(1, {} = {}) for {} {}{}", name, ld, dim_name,
-                            dim, layout_words(c.layout), name[2] == 'a' ? "A" : name[2] == 'b' ? "B" : "C",
+                fmt::format("{} = {} must be >= max(1, {} = {}) for {} {}{}", name, ld, dim_name, dim,
+                            layout_words(c.layout),
+                            name[2] == 'a'   ? "A"
+                            : name[2] == 'b' ? "B"
+                                             : "C",
                             op_text));
 }
 
@@ -83,9 +85,11 @@ gemm_status_t check_layout(const user_call &c) {
 gemm_status_t check_shape(const user_call &c) {
     if (gemm_status_t s = check_layout(c); s != GEMM_STATUS_SUCCESS) return s;
     if (!valid_op(c.transa))
-        return fail(c, GEMM_STATUS_INVALID_OP, 2, fmt::format("transa = {} must be GEMM_OP_N (111), GEMM_OP_T (112) or GEMM_OP_C (113)", c.transa));
+        return fail(c, GEMM_STATUS_INVALID_OP, 2,
+                    fmt::format("transa = {} must be GEMM_OP_N (111), GEMM_OP_T (112) or GEMM_OP_C (113)", c.transa));
     if (!valid_op(c.transb))
-        return fail(c, GEMM_STATUS_INVALID_OP, 3, fmt::format("transb = {} must be GEMM_OP_N (111), GEMM_OP_T (112) or GEMM_OP_C (113)", c.transb));
+        return fail(c, GEMM_STATUS_INVALID_OP, 3,
+                    fmt::format("transb = {} must be GEMM_OP_N (111), GEMM_OP_T (112) or GEMM_OP_C (113)", c.transb));
     if (c.m < 0) return fail(c, GEMM_STATUS_INVALID_SIZE, 4, fmt::format("m = {} must be >= 0", c.m));
     if (c.n < 0) return fail(c, GEMM_STATUS_INVALID_SIZE, 5, fmt::format("n = {} must be >= 0", c.n));
     if (c.k < 0) return fail(c, GEMM_STATUS_INVALID_SIZE, 6, fmt::format("k = {} must be >= 0", c.k));
@@ -93,8 +97,8 @@ gemm_status_t check_shape(const user_call &c) {
     gemm_status_t s = check_ld(c, "lda", positions(c).lda, c.lda, c.transa, an ? c.m : c.k, an ? c.k : c.m,
                                an ? "m" : "k", an ? "k" : "m");
     if (s != GEMM_STATUS_SUCCESS) return s;
-    s = check_ld(c, "ldb", positions(c).ldb, c.ldb, c.transb, bn ? c.k : c.n, bn ? c.n : c.k,
-                 bn ? "k" : "n", bn ? "n" : "k");
+    s = check_ld(c, "ldb", positions(c).ldb, c.ldb, c.transb, bn ? c.k : c.n, bn ? c.n : c.k, bn ? "k" : "n",
+                 bn ? "n" : "k");
     if (s != GEMM_STATUS_SUCCESS) return s;
     return check_ld(c, "ldc", positions(c).ldc, c.ldc, GEMM_OP_N, c.m, c.n, "m", "n");
 }
@@ -103,28 +107,40 @@ gemm_status_t check_batch(const user_call &c) {
     if (!positions(c).batch) return GEMM_STATUS_SUCCESS;
     const char *count_name = c.entry == api_entry_grouped ? "group_size" : "batch_count";
     if (c.batch < 0)
-        return fail(c, GEMM_STATUS_INVALID_SIZE, positions(c).batch, fmt::format("{} = {} must be >= 0", count_name, c.batch));
+        return fail(c, GEMM_STATUS_INVALID_SIZE, positions(c).batch,
+                    fmt::format("{} = {} must be >= 0", count_name, c.batch));
     // A desc's GEMM_DESC_TIGHT became a span before these checks: a negative stride is not it.
     const char *tight = c.entry == api_entry_desc ? " (or GEMM_DESC_TIGHT)" : "";
-    const struct { int64_t stride; int position; const char *name; } strides[] = {
-        {c.stride_a, positions(c).stride_a, "stride_a"}, {c.stride_b, positions(c).stride_b, "stride_b"},
-        {c.stride_c, positions(c).stride_c, "stride_c"}};
+    const struct {
+        int64_t stride;
+        int position;
+        const char *name;
+    } strides[] = {{c.stride_a, positions(c).stride_a, "stride_a"},
+                   {c.stride_b, positions(c).stride_b, "stride_b"},
+                   {c.stride_c, positions(c).stride_c, "stride_c"}};
     for (const auto &x : strides)
         if (x.stride < 0)
-            return fail(c, GEMM_STATUS_INVALID_STRIDE, x.position, fmt::format("{} = {} must be >= 0{}", x.name, x.stride, tight));
+            return fail(c, GEMM_STATUS_INVALID_STRIDE, x.position,
+                        fmt::format("{} = {} must be >= 0{}", x.name, x.stride, tight));
     return GEMM_STATUS_SUCCESS;
 }
 
 gemm_status_t check_types(const user_call &c) {
     if (!positions(c).a_type) return GEMM_STATUS_SUCCESS;  // typed entry points
-    struct { int t; int pos; const char *name; } types[] = {
-        {c.a_type, positions(c).a_type, "a_type"}, {c.b_type, positions(c).b_type, "b_type"},
-        {c.c_type, positions(c).c_type, "c_type"}, {c.compute, positions(c).compute, "compute_type"}};
+    struct {
+        int t;
+        int pos;
+        const char *name;
+    } types[] = {{c.a_type, positions(c).a_type, "a_type"},
+                 {c.b_type, positions(c).b_type, "b_type"},
+                 {c.c_type, positions(c).c_type, "c_type"},
+                 {c.compute, positions(c).compute, "compute_type"}};
     for (auto &t : types)
         if (!valid_dtype(t.t))
             return fail(c, GEMM_STATUS_INVALID_DTYPE, t.pos,
                         fmt::format("{} = {} is not a gemm_dtype_t (GEMM_F32 0, GEMM_F64 1, GEMM_F16 2, GEMM_BF16 3, "
-                                    "GEMM_C32 4, GEMM_C64 5)", t.name, t.t));
+                                    "GEMM_C32 4, GEMM_C64 5)",
+                                    t.name, t.t));
     if (c.b_type != c.a_type)
         return fail(c, GEMM_STATUS_NOT_SUPPORTED, positions(c).b_type,
                     fmt::format("b_type = {} must equal a_type = {}", type_name(c.b_type), type_name(c.a_type)));
@@ -132,8 +148,8 @@ gemm_status_t check_types(const user_call &c) {
     int want_compute = int(compute_type_for(dtype(c.a_type)));
     if (c.compute != want_compute)
         return fail(c, GEMM_STATUS_NOT_SUPPORTED, positions(c).compute,
-                    fmt::format("compute_type = {} is not supported for a_type = {} (use {})",
-                                type_name(c.compute), type_name(c.a_type), type_name(want_compute)));
+                    fmt::format("compute_type = {} is not supported for a_type = {} (use {})", type_name(c.compute),
+                                type_name(c.a_type), type_name(want_compute)));
     if (!c_type_allowed(dtype(c.a_type), dtype(c.c_type)))
         return fail(c, GEMM_STATUS_NOT_SUPPORTED, positions(c).c_type,
                     fmt::format("c_type = {} is not supported for a_type = {} (use {}{})", type_name(c.c_type),
@@ -159,9 +175,8 @@ struct stored_operand {
     std::size_t element_size;
 };
 
-stored_operand stored(const user_call &c, const char *name, int64_t rows, int64_t cols,
-                      const char *rows_name, const char *cols_name, named_parameter ld, named_parameter stride,
-                      std::size_t element_size) {
+stored_operand stored(const user_call &c, const char *name, int64_t rows, int64_t cols, const char *rows_name,
+                      const char *cols_name, named_parameter ld, named_parameter stride, std::size_t element_size) {
     bool col = c.layout == GEMM_COL_MAJOR;
     auto position_of = [](const char *dim) { return dim[0] == 'm' ? 4 : dim[0] == 'n' ? 5 : 6; };
     const char *lines_name = col ? cols_name : rows_name;
@@ -194,11 +209,12 @@ gemm_status_t check_span(const user_call &c, const stored_operand &o, int64_t *o
     if (!addressable(c.batch, o.stride.value, *one_matrix, o.element_size)) {
         if (addressable(c.batch, *one_matrix, *one_matrix, o.element_size))
             return fail(c, GEMM_STATUS_INVALID_SIZE, o.stride.position,
-                        fmt::format("{} = {} makes the {} {} matrices span more than 2^63 - 1 bytes",
-                                    o.stride.name, o.stride.value, c.batch, name));
+                        fmt::format("{} = {} makes the {} {} matrices span more than 2^63 - 1 bytes", o.stride.name,
+                                    o.stride.value, c.batch, name));
         return fail(c, GEMM_STATUS_INVALID_SIZE, positions(c).batch,
                     fmt::format("batch_count = {} makes the {} matrices span more than 2^63 - 1 bytes "
-                                "(stride {} elements)", c.batch, name, o.stride.value));
+                                "(stride {} elements)",
+                                c.batch, name, o.stride.value));
     }
     return GEMM_STATUS_SUCCESS;
 }
@@ -220,16 +236,18 @@ gemm_status_t check_spans(const user_call &c) {
     // The last stored row or column of one C must end before the next C begins.
     if (c.batch > 1 && c.stride_c < c_span)
         return fail(c, GEMM_STATUS_INVALID_STRIDE, positions(c).stride_c,
-                    fmt::format("stride_c = {} must be >= {} so that the {} C matrices do not overlap",
-                                c.stride_c, c_span, c.batch));
+                    fmt::format("stride_c = {} must be >= {} so that the {} C matrices do not overlap", c.stride_c,
+                                c_span, c.batch));
     bool reads_ab = c.k > 0 && !scalar_value(c.alpha, c.compute).zero();
     if (reads_ab) {
         bool an = c.transa == GEMM_OP_N, bn = c.transb == GEMM_OP_N;
-        stored_operand as = stored(c, "A", an ? c.m : c.k, an ? c.k : c.m, an ? "m" : "k", an ? "k" : "m",
-                                   {"lda", positions(c).lda, c.lda}, {"stride_a", positions(c).stride_a, c.stride_a}, ab_size);
+        stored_operand as =
+            stored(c, "A", an ? c.m : c.k, an ? c.k : c.m, an ? "m" : "k", an ? "k" : "m",
+                   {"lda", positions(c).lda, c.lda}, {"stride_a", positions(c).stride_a, c.stride_a}, ab_size);
         if (gemm_status_t s = check_span(c, as, &other); s != GEMM_STATUS_SUCCESS) return s;
-        stored_operand bs = stored(c, "B", bn ? c.k : c.n, bn ? c.n : c.k, bn ? "k" : "n", bn ? "n" : "k",
-                                   {"ldb", positions(c).ldb, c.ldb}, {"stride_b", positions(c).stride_b, c.stride_b}, ab_size);
+        stored_operand bs =
+            stored(c, "B", bn ? c.k : c.n, bn ? c.n : c.k, bn ? "k" : "n", bn ? "n" : "k",
+                   {"ldb", positions(c).ldb, c.ldb}, {"stride_b", positions(c).stride_b, c.stride_b}, ab_size);
         if (gemm_status_t s = check_span(c, bs, &other); s != GEMM_STATUS_SUCCESS) return s;
     }
     return check_epilogue_spans(c, c_span);
@@ -244,9 +262,12 @@ gemm_status_t check_scalars(const user_call &c) {
 gemm_status_t check_pointers(const user_call &c) {
     bool writes_c = c.m > 0 && c.n > 0 && c.batch > 0;
     bool reads_ab = writes_c && c.k > 0 && !scalar_value(c.alpha, c.compute).zero();
-    if (reads_ab && !c.a) return fail(c, GEMM_STATUS_INVALID_POINTER, positions(c).a, operand_name(c, "A") + " is NULL");
-    if (reads_ab && !c.b) return fail(c, GEMM_STATUS_INVALID_POINTER, positions(c).b, operand_name(c, "B") + " is NULL");
-    if (writes_c && !c.c) return fail(c, GEMM_STATUS_INVALID_POINTER, positions(c).c, operand_name(c, "C") + " is NULL");
+    if (reads_ab && !c.a)
+        return fail(c, GEMM_STATUS_INVALID_POINTER, positions(c).a, operand_name(c, "A") + " is NULL");
+    if (reads_ab && !c.b)
+        return fail(c, GEMM_STATUS_INVALID_POINTER, positions(c).b, operand_name(c, "B") + " is NULL");
+    if (writes_c && !c.c)
+        return fail(c, GEMM_STATUS_INVALID_POINTER, positions(c).c, operand_name(c, "C") + " is NULL");
     return GEMM_STATUS_SUCCESS;
 }
 
@@ -267,15 +288,20 @@ gemm_status_t check_epilogue_pointers(const user_call &c, const api_epilogue &e)
     const bool axis = e.bias_axis != GEMM_BIAS_NONE;
     const char *kind = backward ? "a backward activation" : "a forward activation";
     if (backward && e.bias)
-        return epilogue_fail(c, GEMM_STATUS_INVALID_VALUE, fmt::format("bias must be NULL for {} (bias_grad receives "
-                                                                       "the bias's gradient)", kind));
+        return epilogue_fail(c, GEMM_STATUS_INVALID_VALUE,
+                             fmt::format("bias must be NULL for {} (bias_grad receives "
+                                         "the bias's gradient)",
+                                         kind));
     if (!backward && e.bias_grad)
-        return epilogue_fail(c, GEMM_STATUS_INVALID_VALUE, fmt::format("bias_grad must be NULL for {} (only "
-                                                                       "*_BACKWARD activations write it)", kind));
+        return epilogue_fail(c, GEMM_STATUS_INVALID_VALUE,
+                             fmt::format("bias_grad must be NULL for {} (only "
+                                         "*_BACKWARD activations write it)",
+                                         kind));
     const void *vector = backward ? e.bias_grad : e.bias;
     const char *vector_name = backward ? "bias_grad" : "bias";
     if (!axis && vector)
-        return epilogue_fail(c, GEMM_STATUS_INVALID_VALUE, fmt::format("{} is set but bias_axis is GEMM_BIAS_NONE", vector_name));
+        return epilogue_fail(c, GEMM_STATUS_INVALID_VALUE,
+                             fmt::format("{} is set but bias_axis is GEMM_BIAS_NONE", vector_name));
     if (!writes_c(c)) return GEMM_STATUS_SUCCESS;
     if (axis && !vector)
         return epilogue_fail(c, GEMM_STATUS_INVALID_POINTER,
@@ -299,11 +325,13 @@ gemm_status_t check_epilogue(const user_call &c) {
     if (e.activation < GEMM_ACTIVATION_NONE || e.activation > GEMM_ACTIVATION_GELU_BACKWARD)
         return epilogue_fail(c, GEMM_STATUS_INVALID_VALUE,
                              fmt::format("activation = {} is not a gemm_activation_t (GEMM_ACTIVATION_NONE 0 ... "
-                                         "GEMM_ACTIVATION_GELU_BACKWARD 4)", e.activation));
+                                         "GEMM_ACTIVATION_GELU_BACKWARD 4)",
+                                         e.activation));
     if (e.bias_axis < GEMM_BIAS_NONE || e.bias_axis > GEMM_BIAS_COLUMNS)
         return epilogue_fail(c, GEMM_STATUS_INVALID_VALUE,
                              fmt::format("bias_axis = {} is not a gemm_bias_t (GEMM_BIAS_NONE 0, GEMM_BIAS_ROWS 1, "
-                                         "GEMM_BIAS_COLUMNS 2)", e.bias_axis));
+                                         "GEMM_BIAS_COLUMNS 2)",
+                                         e.bias_axis));
     if (is_complex(dtype(c.a_type)))
         return fail(c, GEMM_STATUS_NOT_SUPPORTED, positions(c).a_type,
                     fmt::format("a_type = {}: epilogues take real types (f32, f64, f16, bf16)", type_name(c.a_type)));
@@ -347,7 +375,8 @@ gemm_status_t check_epilogue_spans(const user_call &c, int64_t c_span) {
     if (c.entry == api_entry_desc) return GEMM_STATUS_SUCCESS;
     const int64_t length = e.bias_axis == GEMM_BIAS_ROWS ? c.m : c.n;
     if (e.bias) ranges.push_back({"epilogue->bias", reinterpret_cast<std::uintptr_t>(e.bias), length * size});
-    if (e.bias_grad) ranges.push_back({"epilogue->bias_grad", reinterpret_cast<std::uintptr_t>(e.bias_grad), length * size});
+    if (e.bias_grad)
+        ranges.push_back({"epilogue->bias_grad", reinterpret_cast<std::uintptr_t>(e.bias_grad), length * size});
     for (std::size_t i = 0; i < ranges.size(); ++i)
         for (std::size_t j = i + 1; j < ranges.size(); ++j)
             if (overlap(ranges[i], ranges[j]))
@@ -453,7 +482,8 @@ problem canonicalize(const user_call &c) {
         const api_epilogue &e = *c.epilogue;
         // Row-major C^T has C's rows as its columns: the bias axis turns with it.
         epilogue_axis axis = static_cast<epilogue_axis>(e.bias_axis);
-        if (row && axis != epilogue_axis::none) axis = axis == epilogue_axis::rows ? epilogue_axis::columns : epilogue_axis::rows;
+        if (row && axis != epilogue_axis::none)
+            axis = axis == epilogue_axis::rows ? epilogue_axis::columns : epilogue_axis::rows;
         // Without aux, ld_aux is neither checked nor meaningful: 0 then, so that no backend
         // indexes by it.
         p.epilogue = {static_cast<epilogue_act>(e.activation), axis, e.bias, e.bias_grad, e.aux, e.aux ? e.ld_aux : 0};
@@ -462,8 +492,15 @@ problem canonicalize(const user_call &c) {
 }
 
 call_shape shape_of(const user_call &c) {
-    return {static_cast<gemm_layout_t>(c.layout), static_cast<gemm_op_t>(c.transa),
-            static_cast<gemm_op_t>(c.transb), c.m, c.n, c.k, c.lda, c.ldb, c.ldc};
+    return {static_cast<gemm_layout_t>(c.layout),
+            static_cast<gemm_op_t>(c.transa),
+            static_cast<gemm_op_t>(c.transb),
+            c.m,
+            c.n,
+            c.k,
+            c.lda,
+            c.ldb,
+            c.ldc};
 }
 
 gemm_status_t run_call(const user_call &call) {

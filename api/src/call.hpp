@@ -13,8 +13,7 @@ namespace gemm {
 // Where each parameter sits in the entry point's signature (1 = layout), for messages.
 // 0 means the entry point has no such parameter.
 struct param_positions {
-    int alpha, a, a_type, lda, stride_a, b, b_type, ldb, stride_b, beta, c, c_type, ldc,
-        stride_c, batch, compute;
+    int alpha, a, a_type, lda, stride_a, b, b_type, ldb, stride_b, beta, c, c_type, ldc, stride_c, batch, compute;
 };
 
 // The call as an entry point received it (enum arguments as int, not yet validated).

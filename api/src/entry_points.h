@@ -16,7 +16,7 @@ enum api_entry {
     api_entry_typed_batched = 1,
     api_entry_ex = 2,
     api_entry_ex_batched = 3,
-    api_entry_desc = 4, /* a gemm_desc_t checked as a call: messages name its fields */
+    api_entry_desc = 4,           /* a gemm_desc_t checked as a call: messages name its fields */
     api_entry_typed_pointers = 5, /* gemm_sgemm_batched ...: arrays of pointers */
     api_entry_ex_pointers = 6,    /* gemm_ex_batched */
     api_entry_grouped = 7,        /* gemm_ex_grouped: one group's arguments */
@@ -104,10 +104,9 @@ gemm_status_t api_backend_supports(const char *backend, const api_desc *desc);
 gemm_status_t api_plan_create(const api_desc *desc, gemm_plan_t *plan);
 /* gemm_plan_run (epilogue_entry 0) and gemm_plan_run_epilogue (1; epilogue NULL when the
  * caller passed NULL). */
-gemm_status_t api_plan_run(gemm_plan_t plan, const void *alpha, const void *A, const void *B, const void *beta,
-                           void *C, int epilogue_entry, const api_epilogue *epilogue);
-gemm_status_t api_backend_variants(const char *backend, const api_desc *desc, const char *const **ids,
-                                   int64_t *count);
+gemm_status_t api_plan_run(gemm_plan_t plan, const void *alpha, const void *A, const void *B, const void *beta, void *C,
+                           int epilogue_entry, const api_epilogue *epilogue);
+gemm_status_t api_backend_variants(const char *backend, const api_desc *desc, const char *const **ids, int64_t *count);
 gemm_status_t api_backend_get_traits(const char *spec, gemm_backend_traits_t *traits);
 gemm_status_t api_measure(const api_desc *desc, const char *const *backends, int64_t count,
                           const gemm_measure_options_t *options, gemm_measurement_t *reports);

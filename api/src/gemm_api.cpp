@@ -7,8 +7,8 @@
 #include "dispatch/memory.hpp"
 #include "dispatch/registry.hpp"
 #include "dispatch/settings.hpp"
-#include "guard.hpp"
 #include "gemm/gemm.h"
+#include "guard.hpp"
 
 using namespace gemm;
 
@@ -21,16 +21,20 @@ const char *api_status_text(int status) {
     case GEMM_STATUS_SUCCESS: return "GEMM_STATUS_SUCCESS: success";
     case GEMM_STATUS_INVALID_LAYOUT: return "GEMM_STATUS_INVALID_LAYOUT: layout is not row- or column-major";
     case GEMM_STATUS_INVALID_OP: return "GEMM_STATUS_INVALID_OP: transpose is not N, T or C";
-    case GEMM_STATUS_INVALID_SIZE: return "GEMM_STATUS_INVALID_SIZE: a size or batch count is negative, or a matrix too large to address";
+    case GEMM_STATUS_INVALID_SIZE:
+        return "GEMM_STATUS_INVALID_SIZE: a size or batch count is negative, or a matrix too large to address";
     case GEMM_STATUS_INVALID_LEADING_DIM: return "GEMM_STATUS_INVALID_LEADING_DIM: a leading dimension is too small";
-    case GEMM_STATUS_INVALID_STRIDE: return "GEMM_STATUS_INVALID_STRIDE: a batch stride is negative or C matrices overlap";
+    case GEMM_STATUS_INVALID_STRIDE:
+        return "GEMM_STATUS_INVALID_STRIDE: a batch stride is negative or C matrices overlap";
     case GEMM_STATUS_INVALID_POINTER: return "GEMM_STATUS_INVALID_POINTER: a needed pointer is NULL";
     case GEMM_STATUS_INVALID_DTYPE: return "GEMM_STATUS_INVALID_DTYPE: not a gemm_dtype_t value";
     case GEMM_STATUS_INVALID_VALUE: return "GEMM_STATUS_INVALID_VALUE: an argument is invalid";
-    case GEMM_STATUS_MIXED_MEMORY_SPACES: return "GEMM_STATUS_MIXED_MEMORY_SPACES: A, B and C are not in one memory space";
+    case GEMM_STATUS_MIXED_MEMORY_SPACES:
+        return "GEMM_STATUS_MIXED_MEMORY_SPACES: A, B and C are not in one memory space";
     case GEMM_STATUS_NOT_SUPPORTED: return "GEMM_STATUS_NOT_SUPPORTED: the chosen backend cannot serve this call";
     case GEMM_STATUS_UNKNOWN_BACKEND: return "GEMM_STATUS_UNKNOWN_BACKEND: no backend of that name in this build";
-    case GEMM_STATUS_BACKEND_UNAVAILABLE: return "GEMM_STATUS_BACKEND_UNAVAILABLE: the backend cannot run on this machine";
+    case GEMM_STATUS_BACKEND_UNAVAILABLE:
+        return "GEMM_STATUS_BACKEND_UNAVAILABLE: the backend cannot run on this machine";
     case GEMM_STATUS_INVALID_CONFIG: return "GEMM_STATUS_INVALID_CONFIG: a GEMM_* environment variable is invalid";
     case GEMM_STATUS_ALLOC_FAILED: return "GEMM_STATUS_ALLOC_FAILED: memory allocation failed";
     case GEMM_STATUS_EXECUTION_FAILED: return "GEMM_STATUS_EXECUTION_FAILED: the backend failed while computing";
@@ -56,7 +60,8 @@ gemm_status_t gemm_backend_get_info(int64_t index, gemm_backend_info_t *info) {
         if (index < 0 || index >= int64_t(all.size()))
             return set_error(GEMM_STATUS_INVALID_VALUE,
                              "parameter 1: index = " + std::to_string(index) + " must be in [0, " +
-                                 std::to_string(all.size()) + ")", 1);
+                                 std::to_string(all.size()) + ")",
+                             1);
         if (!info) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 2: info is NULL", 2);
         backend *b = all[std::size_t(index)];
         const verdict &v = b->available();  // constant once probed: its reason outlives the call
@@ -79,7 +84,8 @@ gemm_status_t gemm_option_get_info(int64_t index, gemm_option_info_t *info) {
         if (index < 0 || index >= int64_t(all.size()))
             return set_error(GEMM_STATUS_INVALID_VALUE,
                              "parameter 1: index = " + std::to_string(index) + " must be in [0, " +
-                                 std::to_string(all.size()) + ")", 1);
+                                 std::to_string(all.size()) + ")",
+                             1);
         if (!info) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 2: info is NULL", 2);
         const option_entry &e = all[std::size_t(index)];
         // name, values, fallback and meaning are literals of the tables that declare the options;

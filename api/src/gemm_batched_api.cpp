@@ -61,9 +61,12 @@ gemm_status_t check_arrays(const api_pointer_call &pc) {
     first.has_group = 0;
     const param_positions &at = positions_of(first);
     const char *array = "the array of the matrices' pointers";
-    if (need_ab && !pc.a) return call_error(first, GEMM_STATUS_INVALID_POINTER, at.a, fmt::format("A is NULL ({})", array));
-    if (need_ab && !pc.b) return call_error(first, GEMM_STATUS_INVALID_POINTER, at.b, fmt::format("B is NULL ({})", array));
-    if (need_c && !pc.c) return call_error(first, GEMM_STATUS_INVALID_POINTER, at.c, fmt::format("C is NULL ({})", array));
+    if (need_ab && !pc.a)
+        return call_error(first, GEMM_STATUS_INVALID_POINTER, at.a, fmt::format("A is NULL ({})", array));
+    if (need_ab && !pc.b)
+        return call_error(first, GEMM_STATUS_INVALID_POINTER, at.b, fmt::format("B is NULL ({})", array));
+    if (need_c && !pc.c)
+        return call_error(first, GEMM_STATUS_INVALID_POINTER, at.c, fmt::format("C is NULL ({})", array));
     return GEMM_STATUS_SUCCESS;
 }
 
@@ -147,7 +150,8 @@ gemm_status_t check_matrices(const api_pointer_call &pc, canonical_groups &canon
             if (p.space != space.space || p.device != space.device)
                 return set_error(GEMM_STATUS_MIXED_MEMORY_SPACES,
                                  fmt::format("matrix {} is in {}, matrix 0 in {}: every matrix of a batch must be in "
-                                             "one memory space", item, space_text(p), space_text(space)));
+                                             "one memory space",
+                                             item, space_text(p), space_text(space)));
             uintptr_t begin = reinterpret_cast<uintptr_t>(c.c);
             extents.push_back({begin, begin + uintptr_t(c_elements(c)) * dtype_size(dtype(c.c_type)), item});
         }
@@ -228,9 +232,13 @@ gemm_status_t run_grouped(int layout, const int *transa, const int *transb, cons
     if (group_count < 0)
         return call_error(base, GEMM_STATUS_INVALID_SIZE, 18, fmt::format("group_count = {} must be >= 0", group_count));
     if (group_count == 0) return GEMM_STATUS_SUCCESS;
-    struct array { const void *ptr; int position; const char *name; } arrays[] = {
-        {transa, 2, "transa"}, {transb, 3, "transb"}, {m, 4, "m"},     {n, 5, "n"},     {k, 6, "k"},
-        {alpha, 7, "alpha"},   {lda, 10, "lda"},      {ldb, 13, "ldb"}, {beta, 14, "beta"}, {ldc, 17, "ldc"},
+    struct array {
+        const void *ptr;
+        int position;
+        const char *name;
+    } arrays[] = {
+        {transa, 2, "transa"},         {transb, 3, "transb"}, {m, 4, "m"},      {n, 5, "n"},        {k, 6, "k"},
+        {alpha, 7, "alpha"},           {lda, 10, "lda"},      {ldb, 13, "ldb"}, {beta, 14, "beta"}, {ldc, 17, "ldc"},
         {group_size, 19, "group_size"}};
     for (const array &x : arrays)
         if (!x.ptr)

@@ -7,87 +7,133 @@
 
 #include "entry_points.h"
 
-gemm_status_t gemm_sgemm(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m,
-                         int64_t n, int64_t k, float alpha, const float *A, int64_t lda,
-                         const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
-    api_call call = {(int)layout, (int)transa, (int)transb, m, n, k, &alpha, A, GEMM_F32, lda, 0,
-                     B, GEMM_F32, ldb, 0, &beta, C, GEMM_F32, ldc, 0, 1, GEMM_F32, api_entry_typed, 0, 0, 0, 0, NULL};
+gemm_status_t gemm_sgemm(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m, int64_t n, int64_t k,
+                         float alpha, const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C,
+                         int64_t ldc) {
+    api_call call = {(int)layout, (int)transa, (int)transb,     m,   n, k,     &alpha, A,        GEMM_F32, lda,
+                     0,           B,           GEMM_F32,        ldb, 0, &beta, C,      GEMM_F32, ldc,      0,
+                     1,           GEMM_F32,    api_entry_typed, 0,   0, 0,     0,      NULL};
     return api_run(&call);
 }
 
-gemm_status_t gemm_dgemm(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m,
-                         int64_t n, int64_t k, double alpha, const double *A, int64_t lda,
-                         const double *B, int64_t ldb, double beta, double *C, int64_t ldc) {
-    api_call call = {(int)layout, (int)transa, (int)transb, m, n, k, &alpha, A, GEMM_F64, lda, 0,
-                     B, GEMM_F64, ldb, 0, &beta, C, GEMM_F64, ldc, 0, 1, GEMM_F64, api_entry_typed, 0, 0, 0, 0, NULL};
+gemm_status_t gemm_dgemm(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m, int64_t n, int64_t k,
+                         double alpha, const double *A, int64_t lda, const double *B, int64_t ldb, double beta,
+                         double *C, int64_t ldc) {
+    api_call call = {(int)layout, (int)transa, (int)transb,     m,   n, k,     &alpha, A,        GEMM_F64, lda,
+                     0,           B,           GEMM_F64,        ldb, 0, &beta, C,      GEMM_F64, ldc,      0,
+                     1,           GEMM_F64,    api_entry_typed, 0,   0, 0,     0,      NULL};
     return api_run(&call);
 }
 
-gemm_status_t gemm_sgemm_strided_batched(gemm_layout_t layout, gemm_op_t transa,
-                                         gemm_op_t transb, int64_t m, int64_t n, int64_t k,
-                                         float alpha, const float *A, int64_t lda,
-                                         int64_t stride_a, const float *B, int64_t ldb,
-                                         int64_t stride_b, float beta, float *C, int64_t ldc,
-                                         int64_t stride_c, int64_t batch_count) {
-    api_call call = {(int)layout, (int)transa, (int)transb, m, n, k, &alpha, A, GEMM_F32, lda,
-                     stride_a, B, GEMM_F32, ldb, stride_b, &beta, C, GEMM_F32, ldc, stride_c,
-                     batch_count, GEMM_F32, api_entry_typed_batched, 0, 0, 0, 0, NULL};
+gemm_status_t gemm_sgemm_strided_batched(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m, int64_t n,
+                                         int64_t k, float alpha, const float *A, int64_t lda, int64_t stride_a,
+                                         const float *B, int64_t ldb, int64_t stride_b, float beta, float *C,
+                                         int64_t ldc, int64_t stride_c, int64_t batch_count) {
+    api_call call = {(int)layout,
+                     (int)transa,
+                     (int)transb,
+                     m,
+                     n,
+                     k,
+                     &alpha,
+                     A,
+                     GEMM_F32,
+                     lda,
+                     stride_a,
+                     B,
+                     GEMM_F32,
+                     ldb,
+                     stride_b,
+                     &beta,
+                     C,
+                     GEMM_F32,
+                     ldc,
+                     stride_c,
+                     batch_count,
+                     GEMM_F32,
+                     api_entry_typed_batched,
+                     0,
+                     0,
+                     0,
+                     0,
+                     NULL};
     return api_run(&call);
 }
 
-gemm_status_t gemm_dgemm_strided_batched(gemm_layout_t layout, gemm_op_t transa,
-                                         gemm_op_t transb, int64_t m, int64_t n, int64_t k,
-                                         double alpha, const double *A, int64_t lda,
-                                         int64_t stride_a, const double *B, int64_t ldb,
-                                         int64_t stride_b, double beta, double *C, int64_t ldc,
-                                         int64_t stride_c, int64_t batch_count) {
-    api_call call = {(int)layout, (int)transa, (int)transb, m, n, k, &alpha, A, GEMM_F64, lda,
-                     stride_a, B, GEMM_F64, ldb, stride_b, &beta, C, GEMM_F64, ldc, stride_c,
-                     batch_count, GEMM_F64, api_entry_typed_batched, 0, 0, 0, 0, NULL};
+gemm_status_t gemm_dgemm_strided_batched(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m, int64_t n,
+                                         int64_t k, double alpha, const double *A, int64_t lda, int64_t stride_a,
+                                         const double *B, int64_t ldb, int64_t stride_b, double beta, double *C,
+                                         int64_t ldc, int64_t stride_c, int64_t batch_count) {
+    api_call call = {(int)layout,
+                     (int)transa,
+                     (int)transb,
+                     m,
+                     n,
+                     k,
+                     &alpha,
+                     A,
+                     GEMM_F64,
+                     lda,
+                     stride_a,
+                     B,
+                     GEMM_F64,
+                     ldb,
+                     stride_b,
+                     &beta,
+                     C,
+                     GEMM_F64,
+                     ldc,
+                     stride_c,
+                     batch_count,
+                     GEMM_F64,
+                     api_entry_typed_batched,
+                     0,
+                     0,
+                     0,
+                     0,
+                     NULL};
     return api_run(&call);
 }
 
 /* The complex typed forms: gemm_sgemm's parameter positions, scalars by pointer. */
 static gemm_status_t complex_call(int type, gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m,
-                                  int64_t n, int64_t k, const void *alpha, const void *A, int64_t lda,
-                                  int64_t stride_a, const void *B, int64_t ldb, int64_t stride_b,
-                                  const void *beta, void *C, int64_t ldc, int64_t stride_c, int64_t batch_count,
-                                  int entry) {
-    api_call call = {(int)layout, (int)transa, (int)transb, m, n, k, alpha, A, type, lda, stride_a,
-                     B, type, ldb, stride_b, beta, C, type, ldc, stride_c, batch_count, type, entry, 0, 0, 0, 0, NULL};
+                                  int64_t n, int64_t k, const void *alpha, const void *A, int64_t lda, int64_t stride_a,
+                                  const void *B, int64_t ldb, int64_t stride_b, const void *beta, void *C, int64_t ldc,
+                                  int64_t stride_c, int64_t batch_count, int entry) {
+    api_call call = {(int)layout, (int)transa, (int)transb, m,   n,        k,    alpha, A,    type, lda,
+                     stride_a,    B,           type,        ldb, stride_b, beta, C,     type, ldc,  stride_c,
+                     batch_count, type,        entry,       0,   0,        0,    0,     NULL};
     return api_run(&call);
 }
 
-gemm_status_t gemm_cgemm(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m, int64_t n,
-                         int64_t k, const void *alpha, const void *A, int64_t lda, const void *B, int64_t ldb,
-                         const void *beta, void *C, int64_t ldc) {
-    return complex_call(GEMM_C32, layout, transa, transb, m, n, k, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0,
-                        1, api_entry_typed);
+gemm_status_t gemm_cgemm(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m, int64_t n, int64_t k,
+                         const void *alpha, const void *A, int64_t lda, const void *B, int64_t ldb, const void *beta,
+                         void *C, int64_t ldc) {
+    return complex_call(GEMM_C32, layout, transa, transb, m, n, k, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0, 1,
+                        api_entry_typed);
 }
 
-gemm_status_t gemm_zgemm(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m, int64_t n,
-                         int64_t k, const void *alpha, const void *A, int64_t lda, const void *B, int64_t ldb,
-                         const void *beta, void *C, int64_t ldc) {
-    return complex_call(GEMM_C64, layout, transa, transb, m, n, k, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0,
-                        1, api_entry_typed);
+gemm_status_t gemm_zgemm(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m, int64_t n, int64_t k,
+                         const void *alpha, const void *A, int64_t lda, const void *B, int64_t ldb, const void *beta,
+                         void *C, int64_t ldc) {
+    return complex_call(GEMM_C64, layout, transa, transb, m, n, k, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0, 1,
+                        api_entry_typed);
 }
 
-gemm_status_t gemm_cgemm_strided_batched(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m,
-                                         int64_t n, int64_t k, const void *alpha, const void *A, int64_t lda,
-                                         int64_t stride_a, const void *B, int64_t ldb, int64_t stride_b,
-                                         const void *beta, void *C, int64_t ldc, int64_t stride_c,
-                                         int64_t batch_count) {
-    return complex_call(GEMM_C32, layout, transa, transb, m, n, k, alpha, A, lda, stride_a, B, ldb, stride_b, beta,
-                        C, ldc, stride_c, batch_count, api_entry_typed_batched);
+gemm_status_t gemm_cgemm_strided_batched(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m, int64_t n,
+                                         int64_t k, const void *alpha, const void *A, int64_t lda, int64_t stride_a,
+                                         const void *B, int64_t ldb, int64_t stride_b, const void *beta, void *C,
+                                         int64_t ldc, int64_t stride_c, int64_t batch_count) {
+    return complex_call(GEMM_C32, layout, transa, transb, m, n, k, alpha, A, lda, stride_a, B, ldb, stride_b, beta, C,
+                        ldc, stride_c, batch_count, api_entry_typed_batched);
 }
 
-gemm_status_t gemm_zgemm_strided_batched(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m,
-                                         int64_t n, int64_t k, const void *alpha, const void *A, int64_t lda,
-                                         int64_t stride_a, const void *B, int64_t ldb, int64_t stride_b,
-                                         const void *beta, void *C, int64_t ldc, int64_t stride_c,
-                                         int64_t batch_count) {
-    return complex_call(GEMM_C64, layout, transa, transb, m, n, k, alpha, A, lda, stride_a, B, ldb, stride_b, beta,
-                        C, ldc, stride_c, batch_count, api_entry_typed_batched);
+gemm_status_t gemm_zgemm_strided_batched(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m, int64_t n,
+                                         int64_t k, const void *alpha, const void *A, int64_t lda, int64_t stride_a,
+                                         const void *B, int64_t ldb, int64_t stride_b, const void *beta, void *C,
+                                         int64_t ldc, int64_t stride_c, int64_t batch_count) {
+    return complex_call(GEMM_C64, layout, transa, transb, m, n, k, alpha, A, lda, stride_a, B, ldb, stride_b, beta, C,
+                        ldc, stride_c, batch_count, api_entry_typed_batched);
 }
 
 /* A pointer-array batch: one group of the call's arguments and the arrays as given. */
@@ -95,8 +141,8 @@ static gemm_status_t pointer_batch(int layout, int transa, int transb, int64_t m
                                    const void *alpha, const void *const *A, int a_type, int64_t lda,
                                    const void *const *B, int b_type, int64_t ldb, const void *beta, void *const *C,
                                    int c_type, int64_t ldc, int64_t batch_count, int compute, int entry) {
-    api_call group = {layout, transa, transb, m, n, k, alpha, NULL, a_type, lda, 0, NULL, b_type, ldb, 0,
-                      beta, NULL, c_type, ldc, 0, batch_count, compute, entry, 0, 0, 0, 0, NULL};
+    api_call group = {layout, transa, transb, m,      n,   k, alpha,       NULL,    a_type, lda, 0, NULL, b_type, ldb,
+                      0,      beta,   NULL,   c_type, ldc, 0, batch_count, compute, entry,  0,   0, 0,    0,      NULL};
     api_pointer_call call = {&group, 1, A, B, C};
     return api_run_pointers(&call);
 }
@@ -104,65 +150,85 @@ static gemm_status_t pointer_batch(int layout, int transa, int transb, int64_t m
 gemm_status_t gemm_sgemm_batched(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m, int64_t n,
                                  int64_t k, float alpha, const float *const *A, int64_t lda, const float *const *B,
                                  int64_t ldb, float beta, float *const *C, int64_t ldc, int64_t batch_count) {
-    return pointer_batch((int)layout, (int)transa, (int)transb, m, n, k, &alpha, (const void *const *)A, GEMM_F32,
-                         lda, (const void *const *)B, GEMM_F32, ldb, &beta, (void *const *)C, GEMM_F32, ldc,
-                         batch_count, GEMM_F32, api_entry_typed_pointers);
+    return pointer_batch((int)layout, (int)transa, (int)transb, m, n, k, &alpha, (const void *const *)A, GEMM_F32, lda,
+                         (const void *const *)B, GEMM_F32, ldb, &beta, (void *const *)C, GEMM_F32, ldc, batch_count,
+                         GEMM_F32, api_entry_typed_pointers);
 }
 
 gemm_status_t gemm_dgemm_batched(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m, int64_t n,
                                  int64_t k, double alpha, const double *const *A, int64_t lda, const double *const *B,
                                  int64_t ldb, double beta, double *const *C, int64_t ldc, int64_t batch_count) {
-    return pointer_batch((int)layout, (int)transa, (int)transb, m, n, k, &alpha, (const void *const *)A, GEMM_F64,
-                         lda, (const void *const *)B, GEMM_F64, ldb, &beta, (void *const *)C, GEMM_F64, ldc,
-                         batch_count, GEMM_F64, api_entry_typed_pointers);
+    return pointer_batch((int)layout, (int)transa, (int)transb, m, n, k, &alpha, (const void *const *)A, GEMM_F64, lda,
+                         (const void *const *)B, GEMM_F64, ldb, &beta, (void *const *)C, GEMM_F64, ldc, batch_count,
+                         GEMM_F64, api_entry_typed_pointers);
 }
 
 gemm_status_t gemm_cgemm_batched(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m, int64_t n,
-                                 int64_t k, const void *alpha, const void *const *A, int64_t lda,
-                                 const void *const *B, int64_t ldb, const void *beta, void *const *C, int64_t ldc,
-                                 int64_t batch_count) {
+                                 int64_t k, const void *alpha, const void *const *A, int64_t lda, const void *const *B,
+                                 int64_t ldb, const void *beta, void *const *C, int64_t ldc, int64_t batch_count) {
     return pointer_batch((int)layout, (int)transa, (int)transb, m, n, k, alpha, A, GEMM_C32, lda, B, GEMM_C32, ldb,
                          beta, C, GEMM_C32, ldc, batch_count, GEMM_C32, api_entry_typed_pointers);
 }
 
 gemm_status_t gemm_zgemm_batched(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m, int64_t n,
-                                 int64_t k, const void *alpha, const void *const *A, int64_t lda,
-                                 const void *const *B, int64_t ldb, const void *beta, void *const *C, int64_t ldc,
-                                 int64_t batch_count) {
+                                 int64_t k, const void *alpha, const void *const *A, int64_t lda, const void *const *B,
+                                 int64_t ldb, const void *beta, void *const *C, int64_t ldc, int64_t batch_count) {
     return pointer_batch((int)layout, (int)transa, (int)transb, m, n, k, alpha, A, GEMM_C64, lda, B, GEMM_C64, ldb,
                          beta, C, GEMM_C64, ldc, batch_count, GEMM_C64, api_entry_typed_pointers);
 }
 
-gemm_status_t gemm_ex_batched(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m, int64_t n,
-                              int64_t k, const void *alpha, const void *const *A, gemm_dtype_t a_type, int64_t lda,
-                              const void *const *B, gemm_dtype_t b_type, int64_t ldb, const void *beta,
-                              void *const *C, gemm_dtype_t c_type, int64_t ldc, int64_t batch_count,
-                              gemm_dtype_t compute_type) {
+gemm_status_t gemm_ex_batched(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m, int64_t n, int64_t k,
+                              const void *alpha, const void *const *A, gemm_dtype_t a_type, int64_t lda,
+                              const void *const *B, gemm_dtype_t b_type, int64_t ldb, const void *beta, void *const *C,
+                              gemm_dtype_t c_type, int64_t ldc, int64_t batch_count, gemm_dtype_t compute_type) {
     return pointer_batch((int)layout, (int)transa, (int)transb, m, n, k, alpha, A, (int)a_type, lda, B, (int)b_type,
                          ldb, beta, C, (int)c_type, ldc, batch_count, (int)compute_type, api_entry_ex_pointers);
 }
 
 /* The enum arrays are read as int arrays: a C enum whose values fit an int has an int's size
  * and representation (unsigned int for GCC's non-negative enums, which int may alias). */
-gemm_status_t gemm_ex_grouped(gemm_layout_t layout, const gemm_op_t *transa, const gemm_op_t *transb,
-                              const int64_t *m, const int64_t *n, const int64_t *k, const void *alpha,
-                              const void *const *A, gemm_dtype_t a_type, const int64_t *lda, const void *const *B,
-                              gemm_dtype_t b_type, const int64_t *ldb, const void *beta, void *const *C,
-                              gemm_dtype_t c_type, const int64_t *ldc, int64_t group_count,
-                              const int64_t *group_size, gemm_dtype_t compute_type) {
-    return api_run_grouped((int)layout, (const int *)transa, (const int *)transb, m, n, k, alpha, A, (int)a_type,
-                           lda, B, (int)b_type, ldb, beta, C, (int)c_type, ldc, group_count, group_size,
-                           (int)compute_type);
+gemm_status_t gemm_ex_grouped(gemm_layout_t layout, const gemm_op_t *transa, const gemm_op_t *transb, const int64_t *m,
+                              const int64_t *n, const int64_t *k, const void *alpha, const void *const *A,
+                              gemm_dtype_t a_type, const int64_t *lda, const void *const *B, gemm_dtype_t b_type,
+                              const int64_t *ldb, const void *beta, void *const *C, gemm_dtype_t c_type,
+                              const int64_t *ldc, int64_t group_count, const int64_t *group_size,
+                              gemm_dtype_t compute_type) {
+    return api_run_grouped((int)layout, (const int *)transa, (const int *)transb, m, n, k, alpha, A, (int)a_type, lda,
+                           B, (int)b_type, ldb, beta, C, (int)c_type, ldc, group_count, group_size, (int)compute_type);
 }
 
-gemm_status_t gemm_ex(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m,
-                      int64_t n, int64_t k, const void *alpha, const void *A,
-                      gemm_dtype_t a_type, int64_t lda, const void *B, gemm_dtype_t b_type,
-                      int64_t ldb, const void *beta, void *C, gemm_dtype_t c_type, int64_t ldc,
+gemm_status_t gemm_ex(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m, int64_t n, int64_t k,
+                      const void *alpha, const void *A, gemm_dtype_t a_type, int64_t lda, const void *B,
+                      gemm_dtype_t b_type, int64_t ldb, const void *beta, void *C, gemm_dtype_t c_type, int64_t ldc,
                       gemm_dtype_t compute_type) {
-    api_call call = {(int)layout, (int)transa, (int)transb, m, n, k, alpha, A, (int)a_type, lda,
-                     0, B, (int)b_type, ldb, 0, beta, C, (int)c_type, ldc, 0, 1,
-                     (int)compute_type, api_entry_ex, 0, 0, 0, 0, NULL};
+    api_call call = {(int)layout,
+                     (int)transa,
+                     (int)transb,
+                     m,
+                     n,
+                     k,
+                     alpha,
+                     A,
+                     (int)a_type,
+                     lda,
+                     0,
+                     B,
+                     (int)b_type,
+                     ldb,
+                     0,
+                     beta,
+                     C,
+                     (int)c_type,
+                     ldc,
+                     0,
+                     1,
+                     (int)compute_type,
+                     api_entry_ex,
+                     0,
+                     0,
+                     0,
+                     0,
+                     NULL};
     return api_run(&call);
 }
 
@@ -183,18 +249,42 @@ static int read_epilogue(const gemm_epilogue_t *e, int position, api_epilogue *o
     return 1;
 }
 
-gemm_status_t gemm_ex_epilogue(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m, int64_t n,
-                               int64_t k, const void *alpha, const void *A, gemm_dtype_t a_type, int64_t lda,
-                               const void *B, gemm_dtype_t b_type, int64_t ldb, const void *beta, void *C,
-                               gemm_dtype_t c_type, int64_t ldc, gemm_dtype_t compute_type,
-                               const gemm_epilogue_t *epilogue) {
+gemm_status_t gemm_ex_epilogue(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m, int64_t n, int64_t k,
+                               const void *alpha, const void *A, gemm_dtype_t a_type, int64_t lda, const void *B,
+                               gemm_dtype_t b_type, int64_t ldb, const void *beta, void *C, gemm_dtype_t c_type,
+                               int64_t ldc, gemm_dtype_t compute_type, const gemm_epilogue_t *epilogue) {
     api_epilogue e;
     gemm_status_t s = GEMM_STATUS_SUCCESS;
     int read = read_epilogue(epilogue, 19, &e, &s);
     if (read < 0) return s;
-    api_call call = {(int)layout, (int)transa, (int)transb, m, n, k, alpha, A, (int)a_type, lda,
-                     0, B, (int)b_type, ldb, 0, beta, C, (int)c_type, ldc, 0, 1,
-                     (int)compute_type, api_entry_ex_epilogue, 0, 0, 0, 0, read ? &e : NULL};
+    api_call call = {(int)layout,
+                     (int)transa,
+                     (int)transb,
+                     m,
+                     n,
+                     k,
+                     alpha,
+                     A,
+                     (int)a_type,
+                     lda,
+                     0,
+                     B,
+                     (int)b_type,
+                     ldb,
+                     0,
+                     beta,
+                     C,
+                     (int)c_type,
+                     ldc,
+                     0,
+                     1,
+                     (int)compute_type,
+                     api_entry_ex_epilogue,
+                     0,
+                     0,
+                     0,
+                     0,
+                     read ? &e : NULL};
     return api_run(&call);
 }
 
@@ -204,16 +294,39 @@ void gemm_epilogue_init(gemm_epilogue_t *epilogue) {
     epilogue->struct_size = (int64_t)sizeof *epilogue;
 }
 
-gemm_status_t gemm_ex_strided_batched(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb,
-                                      int64_t m, int64_t n, int64_t k, const void *alpha,
-                                      const void *A, gemm_dtype_t a_type, int64_t lda,
-                                      int64_t stride_a, const void *B, gemm_dtype_t b_type,
-                                      int64_t ldb, int64_t stride_b, const void *beta, void *C,
-                                      gemm_dtype_t c_type, int64_t ldc, int64_t stride_c,
-                                      int64_t batch_count, gemm_dtype_t compute_type) {
-    api_call call = {(int)layout, (int)transa, (int)transb, m, n, k, alpha, A, (int)a_type, lda,
-                     stride_a, B, (int)b_type, ldb, stride_b, beta, C, (int)c_type, ldc,
-                     stride_c, batch_count, (int)compute_type, api_entry_ex_batched, 0, 0, 0, 0, NULL};
+gemm_status_t gemm_ex_strided_batched(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m, int64_t n,
+                                      int64_t k, const void *alpha, const void *A, gemm_dtype_t a_type, int64_t lda,
+                                      int64_t stride_a, const void *B, gemm_dtype_t b_type, int64_t ldb,
+                                      int64_t stride_b, const void *beta, void *C, gemm_dtype_t c_type, int64_t ldc,
+                                      int64_t stride_c, int64_t batch_count, gemm_dtype_t compute_type) {
+    api_call call = {(int)layout,
+                     (int)transa,
+                     (int)transb,
+                     m,
+                     n,
+                     k,
+                     alpha,
+                     A,
+                     (int)a_type,
+                     lda,
+                     stride_a,
+                     B,
+                     (int)b_type,
+                     ldb,
+                     stride_b,
+                     beta,
+                     C,
+                     (int)c_type,
+                     ldc,
+                     stride_c,
+                     batch_count,
+                     (int)compute_type,
+                     api_entry_ex_batched,
+                     0,
+                     0,
+                     0,
+                     0,
+                     NULL};
     return api_run(&call);
 }
 
@@ -242,8 +355,8 @@ gemm_status_t gemm_tune(const gemm_tune_request_t *request, int store, gemm_tune
     return api_tune(&r, store, report);
 }
 
-void gemm_desc_init(gemm_desc_t *desc, gemm_dtype_t type, gemm_layout_t layout, gemm_op_t transa,
-                    gemm_op_t transb, int64_t m, int64_t n, int64_t k) {
+void gemm_desc_init(gemm_desc_t *desc, gemm_dtype_t type, gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb,
+                    int64_t m, int64_t n, int64_t k) {
     if (!desc) return;
     memset(desc, 0, sizeof *desc);
     desc->struct_size = (int64_t)sizeof *desc;

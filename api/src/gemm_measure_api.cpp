@@ -30,7 +30,8 @@ gemm_status_t check_options(const gemm_measure_options_t &o) {
     if (o.min_samples < 1 || o.max_samples < o.min_samples) return bad("need 1 <= min_samples <= max_samples");
     if (o.rounds < 1 || o.warmup_samples < 0) return bad("need rounds >= 1 and warmup_samples >= 0");
     if (!std::isfinite(o.alpha) || !std::isfinite(o.beta)) return bad("alpha and beta must be finite");
-    if ((o.check != 0 && o.check != 1) || (o.pinned != 0 && o.pinned != 1)) return bad("check and pinned must be 0 or 1");
+    if ((o.check != 0 && o.check != 1) || (o.pinned != 0 && o.pinned != 1))
+        return bad("check and pinned must be 0 or 1");
     return GEMM_STATUS_SUCCESS;
 }
 
@@ -44,8 +45,8 @@ gemm_status_t class_of(const api_desc &d, const gemm_measure_options_t &o, probl
     if (d.batch > 1 && (d.stride_a != GEMM_DESC_TIGHT || d.stride_b != GEMM_DESC_TIGHT || d.stride_c != GEMM_DESC_TIGHT))
         return set_error(GEMM_STATUS_NOT_SUPPORTED, "gemm_measure: batches are measured with GEMM_DESC_TIGHT strides");
     if (d.beta_zero && o.beta != 0.0)
-        return set_error(GEMM_STATUS_INVALID_VALUE, "gemm_measure: the desc says beta = 0, the options say beta = " +
-                                                        std::to_string(o.beta));
+        return set_error(GEMM_STATUS_INVALID_VALUE,
+                         "gemm_measure: the desc says beta = 0, the options say beta = " + std::to_string(o.beta));
     p.space = d.device < 0 ? memory_space::host : memory_space::device;
     p.beta = o.beta;
     c = class_of(p);  // a placeholder aux stands for the desc's: saves_aux as the desc says
@@ -73,25 +74,30 @@ void fill(gemm_measurement_t &r, const std::string &name, gemm_status_t status, 
 gemm_status_t measure(const api_desc *d, const char *const *names, int64_t count, const gemm_measure_options_t *given,
                       gemm_measurement_t *reports) {
     if (!d) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 1: desc is NULL", 1);
-    if (count < 0) return set_error(GEMM_STATUS_INVALID_SIZE, "parameter 3: count = " + std::to_string(count) + " must be >= 0", 3);
+    if (count < 0)
+        return set_error(GEMM_STATUS_INVALID_SIZE, "parameter 3: count = " + std::to_string(count) + " must be >= 0", 3);
     if (count > 0 && !names) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 2: backends is NULL", 2);
     for (int64_t i = 0; i < count; ++i)
         if (!names[i])
             return set_error(GEMM_STATUS_INVALID_POINTER,
-                             "parameter 2: backends[" + std::to_string(i) + "] is NULL (a name, \"name:variant\" or "
-                             "\"auto\")", 2);
+                             "parameter 2: backends[" + std::to_string(i) +
+                                 "] is NULL (a name, \"name:variant\" or "
+                                 "\"auto\")",
+                             2);
     if (count > 0 && !reports) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 5: reports is NULL", 5);
     gemm_measure_options_t o;
     gemm_measure_options_init(&o);
     if (given) {  // struct_size first: it says how many bytes of *given there are to copy
-        if (gemm_status_t s = check_struct_size(given, given->struct_size, sizeof *given, "parameter 4: options->struct_size",
-                                                "gemm_measure_options_t", "initialize it with gemm_measure_options_init", 4);
+        if (gemm_status_t s =
+                check_struct_size(given, given->struct_size, sizeof *given, "parameter 4: options->struct_size",
+                                  "gemm_measure_options_t", "initialize it with gemm_measure_options_init", 4);
             s != GEMM_STATUS_SUCCESS)
             return s;
         o = *given;
     }
     if (gemm_status_t s = check_options(o); s != GEMM_STATUS_SUCCESS) return s;
-    if (const env_settings &env = settings(); env.error != GEMM_STATUS_SUCCESS) return set_error(env.error, env.error_message);
+    if (const env_settings &env = settings(); env.error != GEMM_STATUS_SUCCESS)
+        return set_error(env.error, env.error_message);
     problem_class c;
     operand_layout layout;
     if (gemm_status_t s = class_of(*d, o, c, layout); s != GEMM_STATUS_SUCCESS) return s;

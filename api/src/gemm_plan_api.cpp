@@ -84,8 +84,8 @@ gemm_status_t create(const api_desc *d, gemm_plan_t *out) {
     auto made = std::make_unique<gemm_plan>();
     if (gemm_status_t s = problem_of(*d, 1, shape, &call, &made->described); s != GEMM_STATUS_SUCCESS) return s;
     made->has_epilogue = shape.epilogue.any();
-    made->epilogue = {d->activation, d->bias_axis, nullptr, nullptr, nullptr,
-                      shape.epilogue.aux ? shape.epilogue.ld_aux : 0};
+    made->epilogue = {d->activation, d->bias_axis, nullptr,
+                      nullptr,       nullptr,      shape.epilogue.aux ? shape.epilogue.ld_aux : 0};
     if (gemm_status_t s = plan::make(shape, call, made->decided); s != GEMM_STATUS_SUCCESS) return s;
     made->row_major = d->layout == GEMM_ROW_MAJOR;
     made->compute = d->compute;
@@ -122,8 +122,12 @@ gemm_status_t problem_of_run(const gemm_plan &pl, const void *alpha, const void 
                          5);
     const bool writes_c = p.m > 0 && p.n > 0 && p.batch > 0;
     const bool reads_ab = writes_c && !p.scales_only();
-    struct operand { const void *ptr; bool needed; const char *name; int at; } operands[] = {
-        {a, reads_ab, "A", 3}, {b, reads_ab, "B", 4}, {c, writes_c, "C", 6}};
+    struct operand {
+        const void *ptr;
+        bool needed;
+        const char *name;
+        int at;
+    } operands[] = {{a, reads_ab, "A", 3}, {b, reads_ab, "B", 4}, {c, writes_c, "C", 6}};
     for (const operand &x : operands) {
         if (x.needed && !x.ptr)
             return set_error(GEMM_STATUS_INVALID_POINTER, fmt::format("parameter {}: {} is NULL", x.at, x.name), x.at);
@@ -132,7 +136,8 @@ gemm_status_t problem_of_run(const gemm_plan &pl, const void *alpha, const void 
         if (x.ptr && reinterpret_cast<std::uintptr_t>(x.ptr) % std::uintptr_t(pl.alignment) != 0)
             return set_error(GEMM_STATUS_INVALID_VALUE,
                              fmt::format("parameter {}: {} = {} is not a multiple of the plan's alignment, {} bytes "
-                                         "(desc->alignment)", x.at, x.name, x.ptr, pl.alignment),
+                                         "(desc->alignment)",
+                                         x.at, x.name, x.ptr, pl.alignment),
                              x.at);
     }
     p.a = pl.row_major ? b : a;
@@ -142,7 +147,7 @@ gemm_status_t problem_of_run(const gemm_plan &pl, const void *alpha, const void 
 }
 
 const char *const activation_names[] = {"GEMM_ACTIVATION_NONE", "GEMM_ACTIVATION_RELU", "GEMM_ACTIVATION_GELU",
-                                         "GEMM_ACTIVATION_RELU_BACKWARD", "GEMM_ACTIVATION_GELU_BACKWARD"};
+                                        "GEMM_ACTIVATION_RELU_BACKWARD", "GEMM_ACTIVATION_GELU_BACKWARD"};
 const char *const axis_names[] = {"GEMM_BIAS_NONE", "GEMM_BIAS_ROWS", "GEMM_BIAS_COLUMNS"};
 
 // The run's epilogue has the plan's activation, axis, aux and ld_aux, and its pointers and
@@ -185,7 +190,8 @@ gemm_status_t run_plan(gemm_plan_t plan, const void *alpha, const void *A, const
     if (!epilogue_entry && plan->has_epilogue)
         return set_error(GEMM_STATUS_INVALID_VALUE,
                          "parameter 1: the plan was made with an epilogue (desc->activation, bias_axis or aux): run it "
-                         "with gemm_plan_run_epilogue", 1);
+                         "with gemm_plan_run_epilogue",
+                         1);
     problem p;
     if (gemm_status_t s = problem_of_run(*plan, alpha, A, B, beta, C, p); s != GEMM_STATUS_SUCCESS) return s;
     if (epilogue_entry)
@@ -203,8 +209,8 @@ gemm_status_t api_plan_create(const api_desc *desc, gemm_plan_t *plan) {
     return guarded([&] { return create(desc, plan); });
 }
 
-gemm_status_t api_plan_run(gemm_plan_t plan, const void *alpha, const void *A, const void *B, const void *beta,
-                           void *C, int epilogue_entry, const api_epilogue *epilogue) {
+gemm_status_t api_plan_run(gemm_plan_t plan, const void *alpha, const void *A, const void *B, const void *beta, void *C,
+                           int epilogue_entry, const api_epilogue *epilogue) {
     clear_error();
     return guarded([&] { return run_plan(plan, alpha, A, B, beta, C, epilogue_entry, epilogue); });
 }

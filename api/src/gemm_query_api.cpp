@@ -39,7 +39,8 @@ gemm_status_t supports(const char *spec, const api_desc *d, backend *&b, problem
     }
     if (!d) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 2: desc is NULL", 2);
     if (gemm_status_t s = problem_of(*d, 2, p); s != GEMM_STATUS_SUCCESS) return s;
-    if (const env_settings &env = settings(); env.error != GEMM_STATUS_SUCCESS) return set_error(env.error, env.error_message);
+    if (const env_settings &env = settings(); env.error != GEMM_STATUS_SUCCESS)
+        return set_error(env.error, env.error_message);
     if (!spec) return selection_serves(p);
     if (verdict v = b->supports(p); !v.ok)
         return set_error(GEMM_STATUS_NOT_SUPPORTED, "backend '" + std::string(b->name()) + "': " + v.reason);
@@ -55,7 +56,9 @@ thread_local variant_list tls_variants;
 
 gemm_status_t variants(const char *spec, const api_desc *d, const char *const **ids, int64_t *count) {
     if (!spec) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 1: backend is NULL", 1);
-    if (!ids || !count) return set_error(GEMM_STATUS_INVALID_POINTER, !ids ? "parameter 3: ids is NULL" : "parameter 4: count is NULL", !ids ? 3 : 4);
+    if (!ids || !count)
+        return set_error(GEMM_STATUS_INVALID_POINTER, !ids ? "parameter 3: ids is NULL" : "parameter 4: count is NULL",
+                         !ids ? 3 : 4);
     backend *b = nullptr;
     std::vector<std::string> found;
     if (d) {
@@ -103,8 +106,9 @@ gemm_status_t api_backend_get_traits(const char *spec, gemm_backend_traits_t *tr
     clear_error();
     return guarded([&] {
         if (!traits) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 2: traits is NULL", 2);
-        if (gemm_status_t s = check_struct_size(traits, traits->struct_size, sizeof *traits, "parameter 2: traits->struct_size",
-                                                "gemm_backend_traits_t", "set it to sizeof(gemm_backend_traits_t)", 2);
+        if (gemm_status_t s =
+                check_struct_size(traits, traits->struct_size, sizeof *traits, "parameter 2: traits->struct_size",
+                                  "gemm_backend_traits_t", "set it to sizeof(gemm_backend_traits_t)", 2);
             s != GEMM_STATUS_SUCCESS)
             return s;
         backend *b = nullptr;

@@ -8,10 +8,10 @@
 #include "call.hpp"
 #include "dispatch/error.hpp"
 #include "dispatch/registry.hpp"
-#include "entry_points.h"
 #include "dispatch/settings.hpp"
 #include "dispatch/tune_cache.hpp"
 #include "dispatch/tuner.hpp"
+#include "entry_points.h"
 #include "gemm/gemm.h"
 #include "guard.hpp"
 
@@ -38,11 +38,14 @@ gemm_status_t check_flag(const char *name, int value, int position) {
 }
 
 gemm_status_t check_request(const api_tune_request &r) {
-    if (r.layout != GEMM_ROW_MAJOR && r.layout != GEMM_COL_MAJOR) return fail(GEMM_STATUS_INVALID_LAYOUT, "layout is not row- or column-major");
-    if (!valid_op(r.transa) || !valid_op(r.transb)) return fail(GEMM_STATUS_INVALID_OP, "transa/transb must be N, T or C");
+    if (r.layout != GEMM_ROW_MAJOR && r.layout != GEMM_COL_MAJOR)
+        return fail(GEMM_STATUS_INVALID_LAYOUT, "layout is not row- or column-major");
+    if (!valid_op(r.transa) || !valid_op(r.transb))
+        return fail(GEMM_STATUS_INVALID_OP, "transa/transb must be N, T or C");
     if (r.m < 0 || r.n < 0 || r.k < 0 || r.batch_count < 1 || r.ld_padding < -1)
         return fail(GEMM_STATUS_INVALID_SIZE, "m, n, k must be >= 0, ld_padding >= -1 and batch_count >= 1");
-    if (!valid_dtype(r.ab_type) || !valid_dtype(r.c_type)) return fail(GEMM_STATUS_INVALID_DTYPE, "ab_type/c_type is not a gemm_dtype_t");
+    if (!valid_dtype(r.ab_type) || !valid_dtype(r.c_type))
+        return fail(GEMM_STATUS_INVALID_DTYPE, "ab_type/c_type is not a gemm_dtype_t");
     if ((r.misaligned != 0 && r.misaligned != 1) || (r.beta_zero != 0 && r.beta_zero != 1))
         return fail(GEMM_STATUS_INVALID_VALUE, "misaligned and beta_zero must be 0 or 1");
     if (!std::isfinite(r.budget_ms))
@@ -96,8 +99,8 @@ void fill_report(gemm_tune_report_t &report, bool stored) {
     report_storage &st = tls_report;
     st.candidates.clear();
     for (const candidate_result &c : st.outcome.candidates)
-        st.candidates.push_back({c.backend.c_str(), c.variant.c_str(), c.correct ? c.median_us : 0.0,
-                                 c.correct ? 1 : 0, c.note.c_str(), c.correct ? c.spread : 0.0});
+        st.candidates.push_back({c.backend.c_str(), c.variant.c_str(), c.correct ? c.median_us : 0.0, c.correct ? 1 : 0,
+                                 c.note.c_str(), c.correct ? c.spread : 0.0});
     const tune_entry &e = st.outcome.entry;
     report.backend = e.backend.c_str();
     report.variant = e.variant.c_str();
@@ -131,9 +134,10 @@ gemm_status_t tune_class(const problem_class &c, const operand_layout &layout, d
     if (!store || !options.backends.empty()) options.rates = rates_use::stored_only;
     if (gemm_status_t s = tune_problem(c, layout, options, tls_report.outcome); s != GEMM_STATUS_SUCCESS) return s;
     if (key && tls_report.outcome.entry.key != *key)
-        return set_error(GEMM_STATUS_INVALID_VALUE, "parameter 1: key '" + key->to_text() + "' was measured as '" +
-                                                        tls_report.outcome.entry.key.to_text() +
-                                                        "', which is the key to tune; nothing stored", 1);
+        return set_error(GEMM_STATUS_INVALID_VALUE,
+                         "parameter 1: key '" + key->to_text() + "' was measured as '" +
+                             tls_report.outcome.entry.key.to_text() + "', which is the key to tune; nothing stored",
+                         1);
     bool stored = false;
     // A winner whose timings stayed disturbed may be the wrong one: reported, never stored.
     if (store && !tls_report.outcome.disturbed) {
@@ -162,8 +166,9 @@ gemm_status_t tune_request(const api_tune_request *request, int store, gemm_tune
 // (parameter 2) and budget (parameter 3).
 gemm_status_t read_key(const char *key_text, int device, double budget_ms, problem_class &out) {
     std::optional<problem_class> key = problem_class::parse(key_text);
-    if (!key) return set_error(GEMM_STATUS_INVALID_VALUE, std::string("parameter 1: key '") + key_text +
-                                                              "' is not a tune-cache key", 1);
+    if (!key)
+        return set_error(GEMM_STATUS_INVALID_VALUE,
+                         std::string("parameter 1: key '") + key_text + "' is not a tune-cache key", 1);
     // A key parses whatever its two types, but only the pairs a call can have name a class:
     // another would be timed on operands no call passes and stored where no call looks.
     const bool half = key->ab_type == dtype::f16 || key->ab_type == dtype::bf16;
@@ -183,11 +188,15 @@ gemm_status_t read_key(const char *key_text, int device, double budget_ms, probl
                              "align=16 for leading dimensions padded to 16 bytes",
                          1);
     if (!std::isfinite(budget_ms))
-        return set_error(GEMM_STATUS_INVALID_VALUE, "parameter 3: budget_ms must be a finite number of milliseconds "
-                                                    "(<= 0: the default)", 3);
+        return set_error(GEMM_STATUS_INVALID_VALUE,
+                         "parameter 3: budget_ms must be a finite number of milliseconds "
+                         "(<= 0: the default)",
+                         3);
     if (key->space == memory_space::device && device < 0)
-        return set_error(GEMM_STATUS_INVALID_VALUE, "parameter 2: device must be a CUDA device ordinal (>= 0) for a "
-                                                    "key of device memory", 2);
+        return set_error(GEMM_STATUS_INVALID_VALUE,
+                         "parameter 2: device must be a CUDA device ordinal (>= 0) for a "
+                         "key of device memory",
+                         2);
     // This process times f32 in TF32 or not as GEMM_ALLOW_TF32 says, and stores under that key.
     if (key->ab_type == dtype::f32 && key->tf32 != settings().allow_tf32)
         return set_error(GEMM_STATUS_INVALID_VALUE,
@@ -209,7 +218,8 @@ gemm_status_t tune_key_text(const char *key_text, int device, double budget_ms, 
     problem_class key;
     if (gemm_status_t s = read_key(key_text, device, budget_ms, key); s != GEMM_STATUS_SUCCESS) return s;
     if (key.space == memory_space::managed)
-        return set_error(GEMM_STATUS_NOT_SUPPORTED, "parameter 1: space=managed is not tuned (host or device memory)", 1);
+        return set_error(GEMM_STATUS_NOT_SUPPORTED, "parameter 1: space=managed is not tuned (host or device memory)",
+                         1);
     operand_layout layout = layout_for(key);
     layout.device = device < 0 ? 0 : device;
     return tune_class(key, layout, budget_ms, backends, store, report, &key);
@@ -280,8 +290,10 @@ gemm_status_t verify(const char *key_text, int device, double budget_ms, int rem
     if (gemm_status_t s = read_key(key_text, device, budget_ms, key); s != GEMM_STATUS_SUCCESS) return s;
     tune_cache &cache = process_tune_cache();
     tune_entry_ptr entry = cache.find(key);
-    if (!entry) return set_error(GEMM_STATUS_INVALID_VALUE, std::string("parameter 1: the tune cache ") + cache.path() +
-                                                                " has no entry for '" + key_text + "'", 1);
+    if (!entry)
+        return set_error(
+            GEMM_STATUS_INVALID_VALUE,
+            std::string("parameter 1: the tune cache ") + cache.path() + " has no entry for '" + key_text + "'", 1);
     tune_options options;
     if (budget_ms > 0) options.budget_ms = budget_ms;
     verify_outcome &o = tls_verdict;
@@ -291,8 +303,8 @@ gemm_status_t verify(const char *key_text, int device, double budget_ms, int rem
         if (gemm_status_t s = cache.remove(key); s != GEMM_STATUS_SUCCESS) return s;
         removed = true;
     }
-    *out = {o.default_backend.c_str(), o.measured ? 1 : 0, o.median_us, o.default_median_us, o.holds ? 1 : 0,
-            o.disturbed ? 1 : 0, removed ? 1 : 0, o.note.c_str()};
+    *out = {o.default_backend.c_str(), o.measured ? 1 : 0,  o.median_us,     o.default_median_us,
+            o.holds ? 1 : 0,           o.disturbed ? 1 : 0, removed ? 1 : 0, o.note.c_str()};
     return GEMM_STATUS_SUCCESS;
 }
 

@@ -7,9 +7,9 @@
 #include <climits>
 #include <complex>
 #include <cstddef>
-#include <type_traits>
 #include <iterator>
 #include <string>
+#include <type_traits>
 
 #include "dispatch/error.hpp"
 #include "dispatch/host_scale.hpp"
@@ -22,22 +22,20 @@ namespace {
 // The Fortran ABI (LP64): everything by reference, then the hidden lengths of the two
 // character arguments.
 template <class T>
-using fortran_gemm_fn = void (*)(const char *, const char *, const int *, const int *, const int *,
-                                 const T *, const T *, const int *, const T *, const int *, const T *,
-                                 T *, const int *, std::size_t, std::size_t);
+using fortran_gemm_fn = void (*)(const char *, const char *, const int *, const int *, const int *, const T *,
+                                 const T *, const int *, const T *, const int *, const T *, T *, const int *,
+                                 std::size_t, std::size_t);
 // The CBLAS ABI: enums are ints with the values gemm.h shares, sizes are int.
 template <class T>
-using cblas_gemm_fn = void (*)(int, int, int, int, int, int, T, const T *, int, const T *, int, T,
-                               T *, int);
+using cblas_gemm_fn = void (*)(int, int, int, int, int, int, T, const T *, int, const T *, int, T, T *, int);
 // cblas_cgemm and cblas_zgemm take alpha and beta by pointer.
-using cblas_complex_gemm_fn = void (*)(int, int, int, int, int, int, const void *, const void *, int, const void *,
-                                       int, const void *, void *, int);
+using cblas_complex_gemm_fn = void (*)(int, int, int, int, int, int, const void *, const void *, int, const void *, int,
+                                       const void *, void *, int);
 using config_fn = char *(*)();
 
 // Tried in order when GEMM_CBLAS_LIB is unset: OpenBLAS first (the reference peer), then
 // whatever Debian's BLAS alternative points at.
-constexpr const char *default_libraries[] = {"libopenblas.so.0", "libopenblas.so",
-                                             "libcblas.so.3", "libblas.so.3"};
+constexpr const char *default_libraries[] = {"libopenblas.so.0", "libopenblas.so", "libcblas.so.3", "libblas.so.3"};
 
 // "libopenblas.so.0, then libopenblas.so, ...": the order, as GEMM_CBLAS_LIB's fallback.
 std::string default_libraries_text() {
@@ -68,9 +66,7 @@ struct cblas_library {
     std::string error;
 
     bool fortran() const { return fortran_sgemm && fortran_dgemm; }
-    bool has_complex() const {
-        return fortran() ? fortran_cgemm && fortran_zgemm : cblas_cgemm && cblas_zgemm;
-    }
+    bool has_complex() const { return fortran() ? fortran_cgemm && fortran_zgemm : cblas_cgemm && cblas_zgemm; }
 };
 
 template <class F> F symbol(void *handle, const char *name) { return reinterpret_cast<F>(dlsym(handle, name)); }
@@ -145,30 +141,26 @@ template <class T> T scalar_of(double re, double im) {
     else return T(typename T::value_type(re), typename T::value_type(im));
 }
 
-template <class T>
-void run_fortran(fortran_gemm_fn<T> gemm_fn, const problem &p) {
+template <class T> void run_fortran(fortran_gemm_fn<T> gemm_fn, const problem &p) {
     const char ta = *op_name(p.op_a), tb = *op_name(p.op_b);  // 'N', 'T' or 'C'
     const int m = int(p.m), n = int(p.n), k = int(p.k), lda = int(p.lda), ldb = int(p.ldb), ldc = int(p.ldc);
     const T alpha = scalar_of<T>(p.alpha, p.alpha_imag), beta = scalar_of<T>(p.beta, p.beta_imag);
     for (int64_t i = 0; i < p.batch; ++i)
-        gemm_fn(&ta, &tb, &m, &n, &k, &alpha, at<T>(p.a, i * p.stride_a), &lda, at<T>(p.b, i * p.stride_b),
-                &ldb, &beta, static_cast<T *>(p.c) + i * p.stride_c, &ldc, 1, 1);
+        gemm_fn(&ta, &tb, &m, &n, &k, &alpha, at<T>(p.a, i * p.stride_a), &lda, at<T>(p.b, i * p.stride_b), &ldb, &beta,
+                static_cast<T *>(p.c) + i * p.stride_c, &ldc, 1, 1);
 }
 
-template <class T>
-void run_cblas(cblas_gemm_fn<T> gemm_fn, const problem &p) {
+template <class T> void run_cblas(cblas_gemm_fn<T> gemm_fn, const problem &p) {
     const int ta = p.op_a == transpose::n ? GEMM_OP_N : GEMM_OP_T;
     const int tb = p.op_b == transpose::n ? GEMM_OP_N : GEMM_OP_T;
     for (int64_t i = 0; i < p.batch; ++i)
-        gemm_fn(GEMM_COL_MAJOR, ta, tb, int(p.m), int(p.n), int(p.k), T(p.alpha), at<T>(p.a, i * p.stride_a),
-                int(p.lda), at<T>(p.b, i * p.stride_b), int(p.ldb), T(p.beta),
-                static_cast<T *>(p.c) + i * p.stride_c, int(p.ldc));
+        gemm_fn(GEMM_COL_MAJOR, ta, tb, int(p.m), int(p.n), int(p.k), T(p.alpha), at<T>(p.a, i * p.stride_a), int(p.lda),
+                at<T>(p.b, i * p.stride_b), int(p.ldb), T(p.beta), static_cast<T *>(p.c) + i * p.stride_c, int(p.ldc));
 }
 
 int cblas_op(transpose o) { return o == transpose::n ? GEMM_OP_N : o == transpose::t ? GEMM_OP_T : GEMM_OP_C; }
 
-template <class R>
-void run_cblas_complex(cblas_complex_gemm_fn gemm_fn, const problem &p) {
+template <class R> void run_cblas_complex(cblas_complex_gemm_fn gemm_fn, const problem &p) {
     using Z = std::complex<R>;
     const Z alpha(R(p.alpha), R(p.alpha_imag)), beta(R(p.beta), R(p.beta_imag));
     for (int64_t i = 0; i < p.batch; ++i)

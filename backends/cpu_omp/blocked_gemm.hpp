@@ -86,10 +86,8 @@ template <class T, class In, class Out> void scale_rectangle(const operands<T, I
 
 // alpha or beta in the element type (the imaginary part is 0 for real types).
 template <class T> T scalar(double real, double imag) {
-    if constexpr (parts_v<T> == 1)
-        return T(real);
-    else
-        return T(real_t<T>(real), real_t<T>(imag));
+    if constexpr (parts_v<T> == 1) return T(real);
+    else return T(real_t<T>(real), real_t<T>(imag));
 }
 
 template <class T, class In = T, class Out = T> operands<T, In, Out> batch_operands(const problem &p, int64_t index) {
@@ -152,8 +150,8 @@ inline void finish_item(std::atomic<int64_t> &counter, spin_then_block &progress
 // (alpha and beta applied as the kernel does), loops jr (NR) > ir (MR), on a C of type T.
 template <class T, int MR, int NR, class In>
 void multiply_block_in_place(const operands<T, In, T> &o, microkernel<T> kernel, const real_t<T> *abuf,
-                    const real_t<T> *bbuf, int64_t ic, int64_t mc, int64_t jc, int64_t jr0,
-                    int64_t jr1, int64_t kc, T beta) {
+                             const real_t<T> *bbuf, int64_t ic, int64_t mc, int64_t jc, int64_t jr0, int64_t jr1,
+                             int64_t kc, T beta) {
     for (int64_t jr = jr0; jr < jr1; jr += NR) {
         const int64_t nr = std::min<int64_t>(NR, jr1 - jr);
         const real_t<T> *bp = bbuf + jr * kc * parts_v<T>;
@@ -198,8 +196,8 @@ void rounded_from_stack(int64_t kc, const float *ap, const float *bp, S *c, int6
 // on the stack: C's part is copied in first where beta != 0 (beta == 0 never reads C), and only
 // the part is copied back. Each value is rounded once, as in a full tile.
 template <int MR, int NR, class Out>
-void round_edge_tile(microkernel<float, Out> kernel, int64_t kc, const float *ap, const float *bp, Out *c,
-                     int64_t ldc, int64_t mr, int64_t nr, float alpha, float beta) {
+void round_edge_tile(microkernel<float, Out> kernel, int64_t kc, const float *ap, const float *bp, Out *c, int64_t ldc,
+                     int64_t mr, int64_t nr, float alpha, float beta) {
     alignas(64) Out tile[MR * NR] = {};
     if (beta != 0.0f)
         for (int64_t j = 0; j < nr; ++j)
@@ -215,8 +213,8 @@ void round_edge_tile(microkernel<float, Out> kernel, int64_t kc, const float *ap
 // (microkernel<T, Out>) rounds each tile into C with beta.
 template <class T, int MR, int NR, class In, class Out = T>
 void multiply_block(const operands<T, In, Out> &o, microkernel<T, Out> kernel, const real_t<T> *abuf,
-                    const real_t<T> *bbuf, int64_t ic, int64_t mc, int64_t jc, int64_t jr0,
-                    int64_t jr1, int64_t kc, T beta) {
+                    const real_t<T> *bbuf, int64_t ic, int64_t mc, int64_t jc, int64_t jr0, int64_t jr1, int64_t kc,
+                    T beta) {
     if constexpr (std::is_same_v<Out, T>) {
         multiply_block_in_place<T, MR, NR, In>(o, kernel, abuf, bbuf, ic, mc, jc, jr0, jr1, kc, beta);
     } else {
@@ -226,10 +224,8 @@ void multiply_block(const operands<T, In, Out> &o, microkernel<T, Out> kernel, c
                 const int64_t mr = std::min<int64_t>(MR, mc - ir);
                 Out *c = o.c + (ic + ir) + (jc + jr) * o.ldc;
                 const float *ap = abuf + ir * kc, *bp = bbuf + jr * kc;
-                if (mr == MR && nr == NR)
-                    kernel(kc, ap, bp, c, o.ldc, o.alpha, beta);
-                else
-                    round_edge_tile<MR, NR>(kernel, kc, ap, bp, c, o.ldc, mr, nr, o.alpha, beta);
+                if (mr == MR && nr == NR) kernel(kc, ap, bp, c, o.ldc, o.alpha, beta);
+                else round_edge_tile<MR, NR>(kernel, kc, ap, bp, c, o.ldc, mr, nr, o.alpha, beta);
             }
         }
     }
@@ -247,8 +243,8 @@ template <class T> void apply_epilogue(const epilogue_spec &e, T *c, int64_t ldc
 struct team_steps {
     int64_t nc_step;
     int64_t kc_step;
-    int64_t m_blocks;     // row blocks, split(m, MR, m_blocks, index), at most mc rows each
-    int64_t col_chunks;   // each row block is cut into this many column chunks per panel
+    int64_t m_blocks;    // row blocks, split(m, MR, m_blocks, index), at most mc rows each
+    int64_t col_chunks;  // each row block is cut into this many column chunks per panel
 };
 
 // Row blocks come in a multiple of the thread count, so that with all threads equally fast
@@ -290,8 +286,8 @@ struct finish_with_epilogue {
 // Every thread walks all phases and takes what is left. C is stored as Out: T, or a 16-bit
 // type only where k is one block (rounded_in_tiles).
 template <class T, int MR, int NR, class In, class Out = T, class Finish>
-void multiply_team(const problem &p, const blocking &bk, microkernel<T, Out> kernel, int threads,
-                   real_t<T> *abuf, team_state<T> &team, const Finish &finish) {
+void multiply_team(const problem &p, const blocking &bk, microkernel<T, Out> kernel, int threads, real_t<T> *abuf,
+                   team_state<T> &team, const Finish &finish) {
     const team_steps st = plan_steps(p, bk, threads, MR, NR);
     int64_t base = 0;  // first item number of the current phase
     int64_t phase = 0;
@@ -319,8 +315,7 @@ void multiply_team(const problem &p, const blocking &bk, microkernel<T, Out> ker
                     wait_for(team.multiplied[parity], buffer_free, team.progress);
                     const int64_t j0 = (it - base) * pack_panels * NR;
                     const int64_t j1 = std::min(nc, j0 + pack_panels * NR);
-                    pack_b<T, NR>(o.b, o.ldb, o.op_b, pc, kc, jc + j0, j1 - j0,
-                                  bbuf + j0 * kc * parts_v<T>);
+                    pack_b<T, NR>(o.b, o.ldb, o.op_b, pc, kc, jc + j0, j1 - j0, bbuf + j0 * kc * parts_v<T>);
                     finish_item(team.packed[parity], team.progress);
                 }
                 base += packs;
@@ -338,13 +333,10 @@ void multiply_team(const problem &p, const blocking &bk, microkernel<T, Out> ker
                     }
                     wait_for(team.packed[parity], packed_total[parity], team.progress);
                     // The previous block of k must be done with this part of C.
-                    if (pc > 0)
-                        wait_for(team.multiplied[parity ^ 1], multiplied_total[parity ^ 1],
-                                 team.progress);
+                    if (pc > 0) wait_for(team.multiplied[parity ^ 1], multiplied_total[parity ^ 1], team.progress);
                     const int64_t jr0 = jb * chunk_panels * NR;
                     const int64_t jr1 = std::min(nc, (jb + 1) * chunk_panels * NR);
-                    multiply_block<T, MR, NR, In, Out>(o, kernel, abuf, bbuf, ic, mc, jc, jr0, jr1, kc,
-                                                  beta);
+                    multiply_block<T, MR, NR, In, Out>(o, kernel, abuf, bbuf, ic, mc, jc, jr0, jr1, kc, beta);
                     if (pc + kc == o.k)  // the last block of k: C is final
                         finish(o, range{ic, ic + mc}, range{jc + jr0, jc + jr1});
                     finish_item(team.multiplied[parity], team.progress);
@@ -386,16 +378,14 @@ struct thread_plan {
 inline thread_plan plan_threads(const problem &p, int max_threads) {
     thread_plan plan;
     const double work = thread_work(p) * double(p.batch);
-    plan.threads = int(std::min<int64_t>(
-        max_threads, int64_t(std::max(1.0, work / min_flops_per_thread))));
+    plan.threads = int(std::min<int64_t>(max_threads, int64_t(std::max(1.0, work / min_flops_per_thread))));
     plan.split_batch = plan.threads > 1 && p.batch >= plan.threads && product_flops(p) <= max_flops_per_batch_matrix;
     return plan;
 }
 
 // C = beta * C for columns [cols) of every matrix.
 template <class T, class In, class Out> void scale_columns(const problem &p, range cols) {
-    for (int64_t b = 0; b < p.batch; ++b)
-        scale_rectangle(batch_operands<T, In, Out>(p, b), range{0, p.m}, cols);
+    for (int64_t b = 0; b < p.batch; ++b) scale_rectangle(batch_operands<T, In, Out>(p, b), range{0, p.m}, cols);
 }
 
 // C = beta * C (alpha == 0 or k == 0), in parts of the columns that the threads take in turn.
@@ -403,8 +393,7 @@ template <class T, class In = T, class Out = T> void scale_all(const problem &p,
     const int64_t parts = std::min<int64_t>(p.n, 4 * int64_t(threads));
     std::atomic<int64_t> next_part{0};
     auto work = [&]() noexcept {
-        for (int64_t i; (i = claim_item(next_part, parts)) >= 0;)
-            scale_columns<T, In, Out>(p, split(p.n, 1, parts, i));
+        for (int64_t i; (i = claim_item(next_part, parts)) >= 0;) scale_columns<T, In, Out>(p, split(p.n, 1, parts, i));
     };
     run_on_threads(threads, work);
 }
@@ -509,8 +498,7 @@ template <class T> bool takes_axpy(const problem &p, axpy_kernel<T> axpy) {
 // as In, as for dot_part.
 template <class T, class In = T, class Kernel = axpy_kernel<T>>
 void axpy_part(const problem &p, const operands<T, In, T> &o, Kernel axpy, range rows) {
-    axpy(rows.end - rows.begin, p.n, o.k, o.a + rows.begin, o.lda, o.b, o.ldb, o.c + rows.begin, o.ldc, o.alpha,
-         o.beta);
+    axpy(rows.end - rows.begin, p.n, o.k, o.a + rows.begin, o.lda, o.b, o.ldb, o.c + rows.begin, o.ldc, o.alpha, o.beta);
     if (p.epilogue.any()) apply_epilogue(p.epilogue, o.c, o.ldc, rows, range{0, p.n});
 }
 
@@ -534,9 +522,8 @@ void small_part(const problem &p, const operands<T> &o, small_kernel<T> small, T
     const int64_t step = panel_elems / small_panel_rows;
     for (int64_t l = 0; l < o.k; l += step) {
         const int64_t kc = std::min(step, o.k - l);
-        small(p.m, p.n, kc, o.a + l * (a_m ? o.lda : 1), a_m ? 1 : o.lda, a_m ? o.lda : 1,
-              o.b + l * (b_k ? 1 : o.ldb), b_k ? 1 : o.ldb, b_k ? o.ldb : 1, o.c, o.ldc, o.alpha,
-              l == 0 ? o.beta : T(1), panel);
+        small(p.m, p.n, kc, o.a + l * (a_m ? o.lda : 1), a_m ? 1 : o.lda, a_m ? o.lda : 1, o.b + l * (b_k ? 1 : o.ldb),
+              b_k ? 1 : o.ldb, b_k ? o.ldb : 1, o.c, o.ldc, o.alpha, l == 0 ? o.beta : T(1), panel);
     }
     if (p.epilogue.any()) apply_epilogue(p.epilogue, o.c, o.ldc, range{0, p.m}, range{0, p.n});
 }
@@ -570,9 +557,8 @@ template <class T> direct_path choose_direct(const problem &p, const direct_kern
         const bool dot = takes_dot(p, kernels.dot);
         if (dot && !dot_copies_a<T>(p) && (!small || std::min(p.m, p.n) <= dot_over_small_max_side))
             return direct_path::dot;
-        if (takes_axpy(p, kernels.axpy) &&
-            (!small || (p.n <= axpy_over_small_max_columns &&
-                        p.m * p.k * int64_t(sizeof(T)) >= axpy_over_small_min_bytes)))
+        if (takes_axpy(p, kernels.axpy) && (!small || (p.n <= axpy_over_small_max_columns &&
+                                                       p.m * p.k * int64_t(sizeof(T)) >= axpy_over_small_min_bytes)))
             return direct_path::axpy;
         if (small) return direct_path::small;
         if (dot) return direct_path::dot;
@@ -589,8 +575,7 @@ template <class T, class In = T, class Out = T, class Kernel, class Part, class 
 void multiply_direct(const problem &p, Kernel kernel, Part part, Ready ready, int64_t wide, int64_t unit,
                      int64_t granule, int threads) {
     const int64_t fewest = std::min<int64_t>(threads, ceil_div(wide, granule));
-    const int64_t parts =
-        std::clamp<int64_t>(ceil_div(wide, unit), std::max<int64_t>(fewest, 1), 4 * int64_t(threads));
+    const int64_t parts = std::clamp<int64_t>(ceil_div(wide, unit), std::max<int64_t>(fewest, 1), 4 * int64_t(threads));
     std::atomic<int64_t> next_part{0};
     auto work = [&]() noexcept {
         if (!ready()) return;
@@ -694,7 +679,6 @@ struct finish_nothing {
 // and C").
 inline bool rounded_in_tiles(const problem &p, const blocking &bk) { return p.k <= bk.kc; }
 
-
 // p multiplied by a team of `threads` (multiply_team, each block finished by `finish`): B's
 // two panels of `panel` values at b, in the calling thread's buffer; each thread's A in its
 // own buffer of a_bytes (a thread that cannot have it takes no part).
@@ -721,8 +705,7 @@ bool run_rounded_tiles(const problem &p, const blocking &bk, microkernel<T, Out>
     const std::size_t panel = std::size_t(round_up(bk.nc, NR) * bk.kc);
     pack_buffers &own = thread_pack_buffers();
     if (!own.reserve(a_bytes, 2 * panel * sizeof(T))) return false;
-    run_team<T, MR, NR, In, Out>(p, bk, rounding, threads, a_bytes, static_cast<T *>(own.b()), panel,
-                                 finish_nothing{});
+    run_team<T, MR, NR, In, Out>(p, bk, rounding, threads, a_bytes, static_cast<T *>(own.b()), panel, finish_nothing{});
     return true;
 }
 
@@ -793,8 +776,9 @@ bool run_blocked(const problem &p, const blocking &bk, microkernel<T> kernel, di
             return true;
         }
         case direct_path::axpy:
-            multiply_direct<T>(p, direct.axpy, axpy_part<T>, [] { return true; }, p.m, axpy_part_unit<T>,
-                               axpy_part_granule, plan.threads);
+            multiply_direct<T>(
+                p, direct.axpy, axpy_part<T>, [] { return true; }, p.m, axpy_part_unit<T>, axpy_part_granule,
+                plan.threads);
             return true;
         case direct_path::small: {
             // On the calling thread alone, its A buffer holding the panel.
@@ -838,8 +822,7 @@ bool run_blocked(const problem &p, const blocking &bk, microkernel<T> kernel, di
         if (plan.split_batch)
             multiply_matrices_alone<T, MR, NR, In>(p.batch, matrix, bk, kernel, direct, abuf,
                                                    static_cast<real_t<T> *>(buffers.b()), panel, next_matrix);
-        else
-            multiply_team<T, MR, NR, In>(p, bk, kernel, plan.threads, abuf, team, finish_with_epilogue{p.epilogue});
+        else multiply_team<T, MR, NR, In>(p, bk, kernel, plan.threads, abuf, team, finish_with_epilogue{p.epilogue});
     };
     run_on_threads(plan.threads, work);
     return true;
@@ -886,7 +869,7 @@ batch_outcome run_blocked_batch(const problem_batch &batch, const blocking &bk, 
         pack_buffers &buffers = thread_pack_buffers();
         if (!buffers.reserve(a_bytes, b_bytes)) return;
         multiply_matrices_alone<T, MR, NR, In>(count, matrix, bk, kernel, direct, static_cast<real_t<T> *>(buffers.a()),
-                                           static_cast<real_t<T> *>(buffers.b()), panel, next_matrix);
+                                               static_cast<real_t<T> *>(buffers.b()), panel, next_matrix);
     };
     run_on_threads(threads, work_fn);
     return batch_outcome::done;
@@ -969,7 +952,9 @@ bool run_widened_direct(const problem &p, direct_kernels<float> direct, direct_p
         }
         const operands<float> f = batch_operands<float>(q, 0);
         switch (path) {
-        case direct_path::dot: dot_part<float>(q, f, direct.dot, range{0, std::max(q.m, q.n)}, scratch, scratch_values); break;
+        case direct_path::dot:
+            dot_part<float>(q, f, direct.dot, range{0, std::max(q.m, q.n)}, scratch, scratch_values);
+            break;
         case direct_path::axpy: axpy_part<float>(q, f, direct.axpy, range{0, q.m}); break;
         case direct_path::small: small_part<float>(q, f, direct.small, scratch, scratch_values); break;
         case direct_path::none: break;
@@ -1054,14 +1039,12 @@ bool run_widening_direct(const problem &p, widening_kernels<In> kernels, direct_
         if constexpr (rounded)
             round_part(q, o, lines, !dot || q.m >= q.n, granule, static_cast<float *>(thread_pack_buffers().sums()),
                        product);
-        else
-            product(q, o, lines);
+        else product(q, o, lines);
     };
     const widening_kernel<In> kernel = dot ? kernels.dot : kernels.axpy;
     if (dot)
         multiply_direct<float, In, Out>(p, kernel, part, ready, std::max(p.m, p.n), dot_part_unit, granule, threads);
-    else
-        multiply_direct<float, In, Out>(p, kernel, part, ready, p.m, axpy_part_unit<float>, granule, threads);
+    else multiply_direct<float, In, Out>(p, kernel, part, ready, p.m, axpy_part_unit<float>, granule, threads);
     return true;
 }
 

@@ -42,6 +42,6 @@ template <class S> void round_into(const float *sums, float beta, S *c, int64_t 
 const conversion_kernels<half> conversions_avx512_f16 = {widen<half>, round_into<half>,
                                                          round_each_column<half, round_into<half>>};
 const conversion_kernels<bfloat16> conversions_avx512_bf16 = {widen<bfloat16>, round_into<bfloat16>,
-                                                             round_each_column<bfloat16, round_into<bfloat16>>};
+                                                              round_each_column<bfloat16, round_into<bfloat16>>};
 
 }  // namespace gemm::cpu_omp_detail

@@ -23,6 +23,6 @@ template <class S> void round_generic(const float *sums, float beta, S *c, int64
 const conversion_kernels<half> conversions_generic_f16 = {widen_generic<half>, round_generic<half>,
                                                           round_each_column<half, round_generic<half>>};
 const conversion_kernels<bfloat16> conversions_generic_bf16 = {widen_generic<bfloat16>, round_generic<bfloat16>,
-                                                              round_each_column<bfloat16, round_generic<bfloat16>>};
+                                                               round_each_column<bfloat16, round_generic<bfloat16>>};
 
 }  // namespace gemm::cpu_omp_detail

@@ -133,29 +133,58 @@ template <class T> struct kernel_config {
 // panel from the L3 that other tenants share, and fewer, larger blocks re-read it less often).
 const kernel_config<float> f32_kernels[] = {
 #if GEMM_CPU_OMP_AVX512
-    {"avx512f_f32_32x12", isa::avx512f, {256, 384, 3072}, microkernel_avx512_f32_32x12,
+    {"avx512f_f32_32x12",
+     isa::avx512f,
+     {256, 384, 3072},
+     microkernel_avx512_f32_32x12,
      &direct_avx512_f32,
-     run_f32_table<32, 12, avx512_rounding>, run_f32_table_batch<32, 12>},
+     run_f32_table<32, 12, avx512_rounding>,
+     run_f32_table_batch<32, 12>},
 #endif
 #if GEMM_CPU_OMP_AVX2
-    {"avx2_f32_16x6", isa::avx2_fma, {144, 384, 3072}, microkernel_avx2_f32_16x6,
-     &direct_avx2_f32, run_f32_table<16, 6, rounding_from_stack<16, 6, microkernel_avx2_f32_16x6>>, run_f32_table_batch<16, 6>},
+    {"avx2_f32_16x6",
+     isa::avx2_fma,
+     {144, 384, 3072},
+     microkernel_avx2_f32_16x6,
+     &direct_avx2_f32,
+     run_f32_table<16, 6, rounding_from_stack<16, 6, microkernel_avx2_f32_16x6>>,
+     run_f32_table_batch<16, 6>},
 #endif
-    {"generic_f32_8x4", isa::generic, {128, 256, 2048}, microkernel_generic_f32_8x4, nullptr,
-     run_f32_table<8, 4, rounding_from_stack<8, 4, microkernel_generic_f32_8x4>>, run_f32_table_batch<8, 4>},
+    {"generic_f32_8x4",
+     isa::generic,
+     {128, 256, 2048},
+     microkernel_generic_f32_8x4,
+     nullptr,
+     run_f32_table<8, 4, rounding_from_stack<8, 4, microkernel_generic_f32_8x4>>,
+     run_f32_table_batch<8, 4>},
 };
 
 const kernel_config<double> f64_kernels[] = {
 #if GEMM_CPU_OMP_AVX512
-    {"avx512f_f64_16x12", isa::avx512f, {144, 256, 2040}, microkernel_avx512_f64_16x12,
-     &direct_avx512_f64, run_blocked<double, 16, 12>, run_blocked_batch<double, 16, 12>},
+    {"avx512f_f64_16x12",
+     isa::avx512f,
+     {144, 256, 2040},
+     microkernel_avx512_f64_16x12,
+     &direct_avx512_f64,
+     run_blocked<double, 16, 12>,
+     run_blocked_batch<double, 16, 12>},
 #endif
 #if GEMM_CPU_OMP_AVX2
-    {"avx2_f64_8x6", isa::avx2_fma, {240, 256, 2046}, microkernel_avx2_f64_8x6,
-     &direct_avx2_f64, run_blocked<double, 8, 6>, run_blocked_batch<double, 8, 6>},
+    {"avx2_f64_8x6",
+     isa::avx2_fma,
+     {240, 256, 2046},
+     microkernel_avx2_f64_8x6,
+     &direct_avx2_f64,
+     run_blocked<double, 8, 6>,
+     run_blocked_batch<double, 8, 6>},
 #endif
-    {"generic_f64_4x4", isa::generic, {64, 256, 2048}, microkernel_generic_f64_4x4, nullptr,
-     run_blocked<double, 4, 4>, run_blocked_batch<double, 4, 4>},
+    {"generic_f64_4x4",
+     isa::generic,
+     {64, 256, 2048},
+     microkernel_generic_f64_4x4,
+     nullptr,
+     run_blocked<double, 4, 4>,
+     run_blocked_batch<double, 4, 4>},
 };
 
 // Complex values are 8 (c32) or 16 (c64) bytes and a step of k of a packed panel holds both
@@ -165,32 +194,72 @@ const kernel_config<double> f64_kernels[] = {
 // kernels: 6 columns by default").
 const kernel_config<c32> c32_kernels[] = {
 #if GEMM_CPU_OMP_AVX512
-    {"avx512f_c32_4m_32x6", isa::avx512f, {192, 256, 2040}, microkernel_avx512_c32_4m_32x6, nullptr,
-     run_blocked<c32, 32, 6>, run_blocked_batch<c32, 32, 6>},
-    {"avx512f_c32_4m_16x12", isa::avx512f, {192, 256, 2040}, microkernel_avx512_c32_4m_16x12, nullptr,
-     run_blocked<c32, 16, 12>, run_blocked_batch<c32, 16, 12>},
+    {"avx512f_c32_4m_32x6",
+     isa::avx512f,
+     {192, 256, 2040},
+     microkernel_avx512_c32_4m_32x6,
+     nullptr,
+     run_blocked<c32, 32, 6>,
+     run_blocked_batch<c32, 32, 6>},
+    {"avx512f_c32_4m_16x12",
+     isa::avx512f,
+     {192, 256, 2040},
+     microkernel_avx512_c32_4m_16x12,
+     nullptr,
+     run_blocked<c32, 16, 12>,
+     run_blocked_batch<c32, 16, 12>},
 #endif
 #if GEMM_CPU_OMP_AVX2
-    {"avx2_c32_4m_8x6", isa::avx2_fma, {120, 256, 3072}, microkernel_avx2_c32_4m_8x6, nullptr,
-     run_blocked<c32, 8, 6>, run_blocked_batch<c32, 8, 6>},
+    {"avx2_c32_4m_8x6",
+     isa::avx2_fma,
+     {120, 256, 3072},
+     microkernel_avx2_c32_4m_8x6,
+     nullptr,
+     run_blocked<c32, 8, 6>,
+     run_blocked_batch<c32, 8, 6>},
 #endif
-    {"generic_c32_4m_4x4", isa::generic, {64, 256, 2048}, microkernel_generic_c32_4m_4x4, nullptr,
-     run_blocked<c32, 4, 4>, run_blocked_batch<c32, 4, 4>},
+    {"generic_c32_4m_4x4",
+     isa::generic,
+     {64, 256, 2048},
+     microkernel_generic_c32_4m_4x4,
+     nullptr,
+     run_blocked<c32, 4, 4>,
+     run_blocked_batch<c32, 4, 4>},
 };
 
 const kernel_config<c64> c64_kernels[] = {
 #if GEMM_CPU_OMP_AVX512
-    {"avx512f_c64_4m_16x6", isa::avx512f, {192, 128, 2040}, microkernel_avx512_c64_4m_16x6, nullptr,
-     run_blocked<c64, 16, 6>, run_blocked_batch<c64, 16, 6>},
-    {"avx512f_c64_4m_8x12", isa::avx512f, {192, 128, 2040}, microkernel_avx512_c64_4m_8x12, nullptr,
-     run_blocked<c64, 8, 12>, run_blocked_batch<c64, 8, 12>},
+    {"avx512f_c64_4m_16x6",
+     isa::avx512f,
+     {192, 128, 2040},
+     microkernel_avx512_c64_4m_16x6,
+     nullptr,
+     run_blocked<c64, 16, 6>,
+     run_blocked_batch<c64, 16, 6>},
+    {"avx512f_c64_4m_8x12",
+     isa::avx512f,
+     {192, 128, 2040},
+     microkernel_avx512_c64_4m_8x12,
+     nullptr,
+     run_blocked<c64, 8, 12>,
+     run_blocked_batch<c64, 8, 12>},
 #endif
 #if GEMM_CPU_OMP_AVX2
-    {"avx2_c64_4m_4x6", isa::avx2_fma, {120, 128, 2046}, microkernel_avx2_c64_4m_4x6, nullptr,
-     run_blocked<c64, 4, 6>, run_blocked_batch<c64, 4, 6>},
+    {"avx2_c64_4m_4x6",
+     isa::avx2_fma,
+     {120, 128, 2046},
+     microkernel_avx2_c64_4m_4x6,
+     nullptr,
+     run_blocked<c64, 4, 6>,
+     run_blocked_batch<c64, 4, 6>},
 #endif
-    {"generic_c64_4m_2x4", isa::generic, {64, 128, 2048}, microkernel_generic_c64_4m_2x4, nullptr,
-     run_blocked<c64, 2, 4>, run_blocked_batch<c64, 2, 4>},
+    {"generic_c64_4m_2x4",
+     isa::generic,
+     {64, 128, 2048},
+     microkernel_generic_c64_4m_2x4,
+     nullptr,
+     run_blocked<c64, 2, 4>,
+     run_blocked_batch<c64, 2, 4>},
 };
 
 // f16 and bf16 run the f32 kernels, with the f32 blocking, on A and B widened to f32 while
@@ -260,8 +329,7 @@ const kernel_config<T> *find_config(const kernel_config<T> (&table)[N], std::str
 }
 
 // The first (best) kernel of the table this CPU can run; the generic one always can.
-template <class T, std::size_t N>
-const kernel_config<T> &best_config(const kernel_config<T> (&table)[N]) {
+template <class T, std::size_t N> const kernel_config<T> &best_config(const kernel_config<T> (&table)[N]) {
     for (const kernel_config<T> &k : table)
         if (k.needs <= cpu_isa()) return k;
     return table[N - 1];
@@ -276,29 +344,26 @@ gemm_status_t config_for(const kernel_config<T> (&table)[N], dtype ab, std::stri
         return set_error(GEMM_STATUS_NOT_SUPPORTED,
                          "cpu_omp: variant '" + std::string(variant) + "' does not compute " + dtype_name(ab));
     if (out->needs > cpu_isa())
-        return set_error(GEMM_STATUS_NOT_SUPPORTED,
-                         "cpu_omp: variant '" + std::string(variant) + "' needs " +
-                             isa_name(out->needs) + ", this CPU has " + isa_name(cpu_isa()));
+        return set_error(GEMM_STATUS_NOT_SUPPORTED, "cpu_omp: variant '" + std::string(variant) + "' needs " +
+                                                        isa_name(out->needs) + ", this CPU has " + isa_name(cpu_isa()));
     return GEMM_STATUS_SUCCESS;
 }
 
 template <class T, std::size_t N>
-gemm_status_t run_with(const kernel_config<T> (&table)[N], const problem &p,
-                       std::string_view variant, run_report &ctx) {
+gemm_status_t run_with(const kernel_config<T> (&table)[N], const problem &p, std::string_view variant, run_report &ctx) {
     const kernel_config<T> *k = nullptr;
     if (gemm_status_t s = config_for(table, p.ab_type, variant, k); s != GEMM_STATUS_SUCCESS) return s;
     ctx.variant_used = config_id(table, *k, p.ab_type);
     if (!k->run(p, fit_to_l2(k->sizes, sizeof(T)), k->kernel, direct_of(*k)))
-        return set_error(GEMM_STATUS_ALLOC_FAILED,
-                         "cpu_omp: cannot allocate the per-thread packing buffers");
+        return set_error(GEMM_STATUS_ALLOC_FAILED, "cpu_omp: cannot allocate the per-thread packing buffers");
     return GEMM_STATUS_SUCCESS;
 }
 
 // A batch's matrices in one parallel region, or NOT_SUPPORTED (nothing touched) where a team
 // per matrix serves better (run_blocked_batch).
 template <class T, std::size_t N>
-gemm_status_t run_batch_with(const kernel_config<T> (&table)[N], const problem_batch &b,
-                             std::string_view variant, run_report &ctx) {
+gemm_status_t run_batch_with(const kernel_config<T> (&table)[N], const problem_batch &b, std::string_view variant,
+                             run_report &ctx) {
     const kernel_config<T> *k = nullptr;
     if (gemm_status_t s = config_for(table, b.shapes.front().ab_type, variant, k); s != GEMM_STATUS_SUCCESS) return s;
     switch (k->run_batch(b, fit_to_l2(k->sizes, sizeof(T)), k->kernel, direct_of(*k))) {
@@ -377,9 +442,7 @@ public:
 
     gemm_status_t run(const problem &p, std::string_view variant, run_report &ctx) override {
         try {
-            return with_table(p.ab_type, [&](const auto &table) {
-                return run_with(table, p, variant, ctx);
-            });
+            return with_table(p.ab_type, [&](const auto &table) { return run_with(table, p, variant, ctx); });
         } catch (const std::bad_alloc &) {
             return set_error(GEMM_STATUS_ALLOC_FAILED, "cpu_omp: out of memory");
         } catch (...) {
@@ -389,9 +452,8 @@ public:
 
     gemm_status_t run_batch(const problem_batch &b, std::string_view variant, run_report &ctx) override {
         try {
-            return with_table(b.shapes.front().ab_type, [&](const auto &table) {
-                return run_batch_with(table, b, variant, ctx);
-            });
+            return with_table(b.shapes.front().ab_type,
+                              [&](const auto &table) { return run_batch_with(table, b, variant, ctx); });
         } catch (const std::bad_alloc &) {
             return set_error(GEMM_STATUS_ALLOC_FAILED, "cpu_omp: out of memory");
         } catch (...) {

@@ -116,36 +116,37 @@ template <> struct ymm<double> {
 
 }  // namespace
 
-void microkernel_avx2_f32_16x6(int64_t kc, const float *ap, const float *bp, float *c,
-                               int64_t ldc, float alpha, float beta) {
+void microkernel_avx2_f32_16x6(int64_t kc, const float *ap, const float *bp, float *c, int64_t ldc, float alpha,
+                               float beta) {
     multiply_tile<ymm<float>, 2, 6>(kc, ap, bp, c, ldc, alpha, beta);
 }
 
-void microkernel_avx2_f64_8x6(int64_t kc, const double *ap, const double *bp, double *c,
-                              int64_t ldc, double alpha, double beta) {
+void microkernel_avx2_f64_8x6(int64_t kc, const double *ap, const double *bp, double *c, int64_t ldc, double alpha,
+                              double beta) {
     multiply_tile<ymm<double>, 2, 6>(kc, ap, bp, c, ldc, alpha, beta);
 }
 
 // Dot products in 3 x 3 tiles (9 accumulators and 4 operands in the 16 registers); small
 // products in the packed kernels' 16 x 6 (f32) and 8 x 6 (f64) tiles. bf16 operands take the
 // f32 dot products and sums of columns, widened as they are loaded.
-const direct_kernels<float> direct_avx2_f32 = {dot_block<ymm<float>, 3, 3>,
-                                               axpy_block<ymm<float>>,
-                                               small_block<ymm<float>, 6>,
-                                               {},
-                                               {dot_block<ymm<float>, 3, 3, bfloat16>, axpy_block<ymm<float>, bfloat16>}};
-const direct_kernels<double> direct_avx2_f64 = {dot_block<ymm<double>, 3, 3>, axpy_block<ymm<double>>,
-                                                small_block<ymm<double>, 6>, {}, {}};
+const direct_kernels<float> direct_avx2_f32 = {
+    dot_block<ymm<float>, 3, 3>,
+    axpy_block<ymm<float>>,
+    small_block<ymm<float>, 6>,
+    {},
+    {dot_block<ymm<float>, 3, 3, bfloat16>, axpy_block<ymm<float>, bfloat16>}};
+const direct_kernels<double> direct_avx2_f64 = {
+    dot_block<ymm<double>, 3, 3>, axpy_block<ymm<double>>, small_block<ymm<double>, 6>, {}, {}};
 
 // Complex sizes are in complex values: one ymm of each plane of A per step of k and 6 values of
 // B, 12 accumulators and 4 operands in the 16 registers.
-void microkernel_avx2_c32_4m_8x6(int64_t kc, const float *ap, const float *bp, c32 *c,
-                                 int64_t ldc, c32 alpha, c32 beta) {
+void microkernel_avx2_c32_4m_8x6(int64_t kc, const float *ap, const float *bp, c32 *c, int64_t ldc, c32 alpha,
+                                 c32 beta) {
     multiply_complex_tile<ymm<float>, 1, 6>(kc, ap, bp, c, ldc, alpha, beta);
 }
 
-void microkernel_avx2_c64_4m_4x6(int64_t kc, const double *ap, const double *bp, c64 *c,
-                                 int64_t ldc, c64 alpha, c64 beta) {
+void microkernel_avx2_c64_4m_4x6(int64_t kc, const double *ap, const double *bp, c64 *c, int64_t ldc, c64 alpha,
+                                 c64 beta) {
     multiply_complex_tile<ymm<double>, 1, 6>(kc, ap, bp, c, ldc, alpha, beta);
 }
 

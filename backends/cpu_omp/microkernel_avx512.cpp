@@ -8,23 +8,23 @@
 
 namespace gemm::cpu_omp_detail {
 
-void microkernel_avx512_f32_32x12(int64_t kc, const float *ap, const float *bp, float *c,
-                                  int64_t ldc, float alpha, float beta) {
+void microkernel_avx512_f32_32x12(int64_t kc, const float *ap, const float *bp, float *c, int64_t ldc, float alpha,
+                                  float beta) {
     multiply_tile<zmm<float>, 2, 12>(kc, ap, bp, c, ldc, alpha, beta);
 }
 
-void microkernel_avx512_f32_32x12_into_f16(int64_t kc, const float *ap, const float *bp, half *c,
-                                           int64_t ldc, float alpha, float beta) {
+void microkernel_avx512_f32_32x12_into_f16(int64_t kc, const float *ap, const float *bp, half *c, int64_t ldc,
+                                           float alpha, float beta) {
     multiply_tile<zmm<float>, 2, 12, half, rounded_store<pair_by_avx512f>>(kc, ap, bp, c, ldc, alpha, beta);
 }
 
-void microkernel_avx512_f32_32x12_into_bf16(int64_t kc, const float *ap, const float *bp, bfloat16 *c,
-                                            int64_t ldc, float alpha, float beta) {
+void microkernel_avx512_f32_32x12_into_bf16(int64_t kc, const float *ap, const float *bp, bfloat16 *c, int64_t ldc,
+                                            float alpha, float beta) {
     multiply_tile<zmm<float>, 2, 12, bfloat16, rounded_store<pair_by_avx512f>>(kc, ap, bp, c, ldc, alpha, beta);
 }
 
-void microkernel_avx512_f64_16x12(int64_t kc, const double *ap, const double *bp, double *c,
-                                  int64_t ldc, double alpha, double beta) {
+void microkernel_avx512_f64_16x12(int64_t kc, const double *ap, const double *bp, double *c, int64_t ldc, double alpha,
+                                  double beta) {
     multiply_tile<zmm<double>, 2, 12>(kc, ap, bp, c, ldc, alpha, beta);
 }
 
@@ -37,28 +37,28 @@ const direct_kernels<float> direct_avx512_f32 = {
     small_block<zmm<float>, 12>,
     {dot_block<zmm<float>, 4, 4, half>, axpy_block<zmm<float>, half>},
     {dot_block<zmm<float>, 4, 4, bfloat16>, axpy_block<zmm<float>, bfloat16>}};
-const direct_kernels<double> direct_avx512_f64 = {dot_block<zmm<double>, 4, 4>, axpy_block<zmm<double>>,
-                                                 small_block<zmm<double>, 12>, {}, {}};
+const direct_kernels<double> direct_avx512_f64 = {
+    dot_block<zmm<double>, 4, 4>, axpy_block<zmm<double>>, small_block<zmm<double>, 12>, {}, {}};
 
 // Complex sizes are in complex values: c32 16x12 is one zmm of each plane of A per step of k
 // and 12 values of B, 24 accumulators and 4 operands in 28 of the 32 registers.
-void microkernel_avx512_c32_4m_16x12(int64_t kc, const float *ap, const float *bp, c32 *c,
-                                     int64_t ldc, c32 alpha, c32 beta) {
+void microkernel_avx512_c32_4m_16x12(int64_t kc, const float *ap, const float *bp, c32 *c, int64_t ldc, c32 alpha,
+                                     c32 beta) {
     multiply_complex_tile<zmm<float>, 1, 12>(kc, ap, bp, c, ldc, alpha, beta);
 }
 
-void microkernel_avx512_c32_4m_32x6(int64_t kc, const float *ap, const float *bp, c32 *c,
-                                    int64_t ldc, c32 alpha, c32 beta) {
+void microkernel_avx512_c32_4m_32x6(int64_t kc, const float *ap, const float *bp, c32 *c, int64_t ldc, c32 alpha,
+                                    c32 beta) {
     multiply_complex_tile<zmm<float>, 2, 6>(kc, ap, bp, c, ldc, alpha, beta);
 }
 
-void microkernel_avx512_c64_4m_8x12(int64_t kc, const double *ap, const double *bp, c64 *c,
-                                    int64_t ldc, c64 alpha, c64 beta) {
+void microkernel_avx512_c64_4m_8x12(int64_t kc, const double *ap, const double *bp, c64 *c, int64_t ldc, c64 alpha,
+                                    c64 beta) {
     multiply_complex_tile<zmm<double>, 1, 12>(kc, ap, bp, c, ldc, alpha, beta);
 }
 
-void microkernel_avx512_c64_4m_16x6(int64_t kc, const double *ap, const double *bp, c64 *c,
-                                    int64_t ldc, c64 alpha, c64 beta) {
+void microkernel_avx512_c64_4m_16x6(int64_t kc, const double *ap, const double *bp, c64 *c, int64_t ldc, c64 alpha,
+                                    c64 beta) {
     multiply_complex_tile<zmm<double>, 2, 6>(kc, ap, bp, c, ldc, alpha, beta);
 }
 

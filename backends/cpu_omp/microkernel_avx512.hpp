@@ -64,12 +64,15 @@ template <> struct zmm<float> {
     }
     // lo, hi: complex values 0-7 and 8-15 (real, imaginary, ...); re, im: their planes.
     static void deinterleave(type lo, type hi, type &re, type &im) {
-        re = _mm512_permutex2var_ps(lo, _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30), hi);
-        im = _mm512_permutex2var_ps(lo, _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31), hi);
+        re = _mm512_permutex2var_ps(lo, _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30),
+                                    hi);
+        im = _mm512_permutex2var_ps(lo, _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31),
+                                    hi);
     }
     static void interleave(type re, type im, type &lo, type &hi) {
         lo = _mm512_permutex2var_ps(re, _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23), im);
-        hi = _mm512_permutex2var_ps(re, _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31), im);
+        hi = _mm512_permutex2var_ps(re, _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31),
+                                    im);
     }
 };
 

@@ -26,8 +26,8 @@ struct pair_by_avx512bf16 {
 
 }  // namespace
 
-void microkernel_avx512bf16_f32_32x12_into_bf16(int64_t kc, const float *ap, const float *bp, bfloat16 *c,
-                                                int64_t ldc, float alpha, float beta) {
+void microkernel_avx512bf16_f32_32x12_into_bf16(int64_t kc, const float *ap, const float *bp, bfloat16 *c, int64_t ldc,
+                                                float alpha, float beta) {
     multiply_tile<zmm<float>, 2, 12, bfloat16, rounded_store<pair_by_avx512bf16>>(kc, ap, bp, c, ldc, alpha, beta);
 }
 

@@ -23,11 +23,9 @@ namespace gemm::cpu_omp_detail {
 // real parts of B come first and those with the imaginary parts second, so that the two
 // dependent updates of an accumulator are half a step apart instead of back to back.
 template <class V, int MV, int NR>
-void multiply_complex_tile(int64_t kc, const typename V::real *__restrict ap,
-                           const typename V::real *__restrict bp,
+void multiply_complex_tile(int64_t kc, const typename V::real *__restrict ap, const typename V::real *__restrict bp,
                            std::complex<typename V::real> *__restrict c, int64_t ldc,
-                           std::complex<typename V::real> alpha,
-                           std::complex<typename V::real> beta) {
+                           std::complex<typename V::real> alpha, std::complex<typename V::real> beta) {
     using R = typename V::real;
     using vec = typename V::type;
     constexpr int W = V::width;

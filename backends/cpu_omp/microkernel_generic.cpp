@@ -8,8 +8,8 @@ namespace {
 
 // MR x NR accumulators small enough to live in the 16 registers of SSE2 (8 vectors).
 template <class T, int MR, int NR>
-void multiply_tile(int64_t kc, const T *__restrict ap, const T *__restrict bp, T *__restrict c,
-                   int64_t ldc, T alpha, T beta) {
+void multiply_tile(int64_t kc, const T *__restrict ap, const T *__restrict bp, T *__restrict c, int64_t ldc, T alpha,
+                   T beta) {
     T acc[NR][MR] = {};
     for (int64_t l = 0; l < kc; ++l) {
         for (int j = 0; j < NR; ++j)
@@ -29,9 +29,8 @@ void multiply_tile(int64_t kc, const T *__restrict ap, const T *__restrict bp, T
 // The complex kernel on split planes (the 4M method, as in microkernel_complex.hpp): the four
 // real products of each step, 2 x MR x NR real accumulators (8 SSE2 registers here).
 template <class R, int MR, int NR>
-void multiply_complex_tile(int64_t kc, const R *__restrict ap, const R *__restrict bp,
-                           std::complex<R> *__restrict c, int64_t ldc, std::complex<R> alpha,
-                           std::complex<R> beta) {
+void multiply_complex_tile(int64_t kc, const R *__restrict ap, const R *__restrict bp, std::complex<R> *__restrict c,
+                           int64_t ldc, std::complex<R> alpha, std::complex<R> beta) {
     R re[NR][MR] = {}, im[NR][MR] = {};
     for (int64_t l = 0; l < kc; ++l) {
         for (int j = 0; j < NR; ++j)
@@ -61,23 +60,23 @@ void multiply_complex_tile(int64_t kc, const R *__restrict ap, const R *__restri
 
 }  // namespace
 
-void microkernel_generic_f32_8x4(int64_t kc, const float *ap, const float *bp, float *c,
-                                 int64_t ldc, float alpha, float beta) {
+void microkernel_generic_f32_8x4(int64_t kc, const float *ap, const float *bp, float *c, int64_t ldc, float alpha,
+                                 float beta) {
     multiply_tile<float, 8, 4>(kc, ap, bp, c, ldc, alpha, beta);
 }
 
-void microkernel_generic_f64_4x4(int64_t kc, const double *ap, const double *bp, double *c,
-                                 int64_t ldc, double alpha, double beta) {
+void microkernel_generic_f64_4x4(int64_t kc, const double *ap, const double *bp, double *c, int64_t ldc, double alpha,
+                                 double beta) {
     multiply_tile<double, 4, 4>(kc, ap, bp, c, ldc, alpha, beta);
 }
 
-void microkernel_generic_c32_4m_4x4(int64_t kc, const float *ap, const float *bp, c32 *c,
-                                    int64_t ldc, c32 alpha, c32 beta) {
+void microkernel_generic_c32_4m_4x4(int64_t kc, const float *ap, const float *bp, c32 *c, int64_t ldc, c32 alpha,
+                                    c32 beta) {
     multiply_complex_tile<float, 4, 4>(kc, ap, bp, c, ldc, alpha, beta);
 }
 
-void microkernel_generic_c64_4m_2x4(int64_t kc, const double *ap, const double *bp, c64 *c,
-                                    int64_t ldc, c64 alpha, c64 beta) {
+void microkernel_generic_c64_4m_2x4(int64_t kc, const double *ap, const double *bp, c64 *c, int64_t ldc, c64 alpha,
+                                    c64 beta) {
     multiply_complex_tile<double, 2, 4>(kc, ap, bp, c, ldc, alpha, beta);
 }
 

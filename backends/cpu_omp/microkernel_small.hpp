@@ -58,8 +58,7 @@ void small_tile(int64_t k, const typename V::real *__restrict a, int64_t a_k, bo
             const std::uintptr_t ahead =
                 reinterpret_cast<std::uintptr_t>(a + l * a_k) + prefetch_steps * a_k * sizeof(T);
 #pragma GCC unroll 4
-            for (int i = 0; i < MV; ++i)
-                __builtin_prefetch(reinterpret_cast<const void *>(ahead + i * W * sizeof(T)));
+            for (int i = 0; i < MV; ++i) __builtin_prefetch(reinterpret_cast<const void *>(ahead + i * W * sizeof(T)));
         }
         const T *bl = b + l * b_k;
 #pragma GCC unroll 16
@@ -117,8 +116,8 @@ template <class V> constexpr int tail_rows_max = V::width * 3 / 8;
 // row's elements lie ldc apart in C, so they are written one by one.
 template <class V, int R, int NV>
 void row_tile(int64_t k, const typename V::real *__restrict a, int64_t a_m, int64_t a_k,
-              const typename V::real *__restrict b, int64_t b_k, int cols, typename V::real *__restrict c,
-              int64_t ldc, typename V::real alpha, typename V::real beta) {
+              const typename V::real *__restrict b, int64_t b_k, int cols, typename V::real *__restrict c, int64_t ldc,
+              typename V::real alpha, typename V::real beta) {
     using T = typename V::real;
     using vec = typename V::type;
     constexpr int W = V::width;
@@ -154,9 +153,8 @@ void row_tile(int64_t k, const typename V::real *__restrict a, int64_t a_m, int6
 
 // row_tile over every column, 2 W at a time.
 template <class V, int R>
-void row_tiles(int64_t cols, int64_t k, const typename V::real *a, int64_t a_m, int64_t a_k,
-               const typename V::real *b, int64_t b_k, typename V::real *c, int64_t ldc, typename V::real alpha,
-               typename V::real beta) {
+void row_tiles(int64_t cols, int64_t k, const typename V::real *a, int64_t a_m, int64_t a_k, const typename V::real *b,
+               int64_t b_k, typename V::real *c, int64_t ldc, typename V::real alpha, typename V::real beta) {
     constexpr int W = V::width;
     int64_t j = 0;
     for (; j + 2 * W <= cols; j += 2 * W)
@@ -167,11 +165,11 @@ void row_tiles(int64_t cols, int64_t k, const typename V::real *a, int64_t a_m, 
 }
 
 // Whether the last r rows of a small product go a row at a time (tail_rows): at most
-// tail_rows_max of them (half as many after a whole vector of the tile, see small_block), along op(B)'s rows where those are contiguous, else as dot products
-// where its columns are, for at most W / 4 rows and k of at least 2 r W: each dot product ends
-// in a sum of a vector's lanes, which only a long enough k pays for (f32 NN, tiled against dot
-// products, ms: 32x33x32 0.00099 / 0.00082, 32x36x32 0.0010 / 0.0012, 32x36x256 0.0069 /
-// 0.0058, 32x40x32 0.0010 / 0.0017; f64 32x35x32 0.0018 / 0.0020).
+// tail_rows_max of them (half as many after a whole vector of the tile, see small_block), along op(B)'s rows where
+// those are contiguous, else as dot products where its columns are, for at most W / 4 rows and k of at least 2 r W:
+// each dot product ends in a sum of a vector's lanes, which only a long enough k pays for (f32 NN, tiled against dot
+// products, ms: 32x33x32 0.00099 / 0.00082, 32x36x32 0.0010 / 0.0012, 32x36x256 0.0069 / 0.0058, 32x40x32 0.0010 /
+// 0.0017; f64 32x35x32 0.0018 / 0.0020).
 template <class V> bool rows_at_a_time(int r, bool after_vector, int64_t k, int64_t b_k, int64_t b_j) {
     if (r > (after_vector ? tail_rows_max<V> / 2 : tail_rows_max<V>)) return false;
     return b_j == 1 || (b_k == 1 && 4 * r <= V::width && k >= 2 * r * V::width);
@@ -232,8 +230,8 @@ void small_block(int64_t rows, int64_t cols, int64_t k, const typename V::real *
         // 0.00074).
         const int whole = r < MR ? r / W * W : r;
         if (whole < r && rows_at_a_time<V>(r - whole, whole > 0, k, b_k, b_j)) {
-            tail_rows<V>(r - whole, cols, k, ai + whole * a_m, a_m, a_k, b, b_k, b_j, c + i + whole, ldc, alpha,
-                         beta, panel, std::make_integer_sequence<int, tail_rows_max<V>>{});
+            tail_rows<V>(r - whole, cols, k, ai + whole * a_m, a_m, a_k, b, b_k, b_j, c + i + whole, ldc, alpha, beta,
+                         panel, std::make_integer_sequence<int, tail_rows_max<V>>{});
             if ((r = whole) == 0) continue;
         }
         const bool in_place = a_m == 1 && (r % W == 0 || k >= partial_in_place_min_k);
@@ -245,7 +243,7 @@ void small_block(int64_t rows, int64_t cols, int64_t k, const typename V::real *
                 const T *src = ai + int64_t(v) * W * a_m;
                 for (int64_t l = 0; l < k; ++l)
                     V::storeu(panel + l * MR + v * W, a_m == 1 ? V::load_first(src + l * a_k, lanes)
-                                                                : V::gather(src + l * a_k, offsets, lanes));
+                                                               : V::gather(src + l * a_k, offsets, lanes));
             }
         }
         const T *tile = in_place ? ai : panel;

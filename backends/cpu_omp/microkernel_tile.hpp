@@ -72,7 +72,7 @@ void multiply_tile(int64_t kc, const typename V::real *__restrict ap, const type
 #pragma GCC unroll 4
         for (int i = 0; i < MV; ++i) acc[j][i] = V::zero();
 
-    // The C tile is needed at the end; ask for it now so the stores do not wait on memory.
+            // The C tile is needed at the end; ask for it now so the stores do not wait on memory.
 #pragma GCC unroll 16
     for (int j = 0; j < NR; ++j) {
         _mm_prefetch(reinterpret_cast<const char *>(c + j * ldc), _MM_HINT_T0);

@@ -14,8 +14,7 @@ namespace gemm::cpu_omp_detail {
 // One step of k of a packed micro-panel `width` values wide. A real value goes to slot r; a
 // complex one is split into the two planes (microkernel.hpp), its imaginary part times
 // `sign`: -1 conjugates it here, so conjugation costs the kernel nothing.
-template <class T>
-inline void put(real_t<T> *__restrict d, int r, int width, const T &v, real_t<T> sign) {
+template <class T> inline void put(real_t<T> *__restrict d, int r, int width, const T &v, real_t<T> sign) {
     if constexpr (parts_v<T> == 1) {
         d[r] = v;
     } else {
@@ -25,9 +24,7 @@ inline void put(real_t<T> *__restrict d, int r, int width, const T &v, real_t<T>
 }
 
 // -1 for an operand to conjugate (op c, complex types only), else 1.
-template <class T> real_t<T> imag_sign(transpose op) {
-    return op == transpose::c ? real_t<T>(-1) : real_t<T>(1);
-}
+template <class T> real_t<T> imag_sign(transpose op) { return op == transpose::c ? real_t<T>(-1) : real_t<T>(1); }
 
 // Rows [i0, i0+mc) and columns [l0, l0+kc) of op(A) become ceil(mc/MR) micro-panels; panel p
 // holds kc steps of MR values (rows past mc are zero), at dst + p * MR * kc * parts_v<T>.
@@ -35,8 +32,8 @@ template <class T> real_t<T> imag_sign(transpose op) {
 // to T value by value (pack_a widens 16-bit values instead a run at a time, after copy_a has
 // copied them as they are, T = S).
 template <class T, int MR, class S>
-void copy_a(const S *a, int64_t lda, transpose op, int64_t i0, int64_t mc, int64_t l0,
-            int64_t kc, real_t<T> *__restrict dst) {
+void copy_a(const S *a, int64_t lda, transpose op, int64_t i0, int64_t mc, int64_t l0, int64_t kc,
+            real_t<T> *__restrict dst) {
     constexpr int step = MR * parts_v<T>;
     const real_t<T> sign = imag_sign<T>(op);
     for (int64_t ir = 0; ir < mc; ir += MR) {
@@ -78,8 +75,8 @@ void copy_a(const S *a, int64_t lda, transpose op, int64_t i0, int64_t mc, int64
 // holds kc steps of NR values (columns past nc are zero), at dst + q * NR * kc * parts_v<T>.
 // B(l, j) is b[l + j*ldb] for op n and b[j + l*ldb] for op t or c; stored as S, as in copy_a.
 template <class T, int NR, class S>
-void copy_b(const S *b, int64_t ldb, transpose op, int64_t l0, int64_t kc, int64_t j0,
-            int64_t nc, real_t<T> *__restrict dst) {
+void copy_b(const S *b, int64_t ldb, transpose op, int64_t l0, int64_t kc, int64_t j0, int64_t nc,
+            real_t<T> *__restrict dst) {
     constexpr int step = NR * parts_v<T>;
     const real_t<T> sign = imag_sign<T>(op);
     for (int64_t jr = 0; jr < nc; jr += NR) {

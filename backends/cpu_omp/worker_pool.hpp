@@ -26,7 +26,8 @@ template <class Work> void run_on_threads(int threads, Work &work) {
         work();
         return;
     }
-    run_with_helpers(threads - 1, [](void *w) noexcept { (*static_cast<Work *>(w))(); }, &work);
+    run_with_helpers(
+        threads - 1, [](void *w) noexcept { (*static_cast<Work *>(w))(); }, &work);
 }
 
 }  // namespace gemm::cpu_omp_detail

@@ -31,8 +31,7 @@ using cuda::use_tf32;
 // GemmEx for the rest.
 // Batches use the strided-batched forms; a stride of 0 shares one matrix.
 // Cgemm and Zgemm (and their strided batches) for the complex types.
-template <class Z>
-gemm_status_t enqueue_complex(cublasHandle_t h, const problem &p, run_report &ctx, Z alpha, Z beta) {
+template <class Z> gemm_status_t enqueue_complex(cublasHandle_t h, const problem &p, run_report &ctx, Z alpha, Z beta) {
     cublasOperation_t ta = cuda::operation_of(p.op_a), tb = cuda::operation_of(p.op_b);
     auto a = static_cast<const Z *>(p.a);
     auto b = static_cast<const Z *>(p.b);
@@ -173,7 +172,8 @@ struct pointer_uploads final : cuda::context_attachment {
         if (s.in_flight) st = cuda::cuda_status(cudaEventSynchronize(s.done), "cudaEventSynchronize (pointer arrays)");
         s.in_flight = false;
         if (st == GEMM_STATUS_SUCCESS && !s.done)
-            st = cuda::cuda_status(cudaEventCreateWithFlags(&s.done, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+            st = cuda::cuda_status(cudaEventCreateWithFlags(&s.done, cudaEventDisableTiming),
+                                   "cudaEventCreateWithFlags");
         if (st == GEMM_STATUS_SUCCESS && s.bytes < bytes) st = grow(s, bytes);
         if (st != GEMM_STATUS_SUCCESS) return st;
         auto *host = static_cast<const void **>(s.host);
@@ -199,10 +199,11 @@ private:
         s.host = s.device = nullptr;
         s.bytes = 0;
         std::size_t rounded = (bytes + 4095) / 4096 * 4096;
-        gemm_status_t st = cuda::cuda_status(
-            cudaHostAlloc(&s.host, rounded, cudaHostAllocMapped), "cudaHostAlloc (pointer arrays)");
+        gemm_status_t st =
+            cuda::cuda_status(cudaHostAlloc(&s.host, rounded, cudaHostAllocMapped), "cudaHostAlloc (pointer arrays)");
         if (st == GEMM_STATUS_SUCCESS)
-            st = cuda::cuda_status(cudaHostGetDevicePointer(&s.device, s.host, 0), "cudaHostGetDevicePointer (pointer arrays)");
+            st = cuda::cuda_status(cudaHostGetDevicePointer(&s.device, s.host, 0),
+                                   "cudaHostGetDevicePointer (pointer arrays)");
         if (st == GEMM_STATUS_SUCCESS) s.bytes = rounded;
         return st;
     }
@@ -235,7 +236,8 @@ public:
         if (s != GEMM_STATUS_SUCCESS) return s;
         cudaStream_t stream = static_cast<cudaStream_t>(first.stream);
         cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-        if ((s = cuda::cuda_status(cudaStreamIsCapturing(stream, &capture), "cudaStreamIsCapturing")) != GEMM_STATUS_SUCCESS)
+        if ((s = cuda::cuda_status(cudaStreamIsCapturing(stream, &capture), "cudaStreamIsCapturing")) !=
+            GEMM_STATUS_SUCCESS)
             return s;
         if (capture != cudaStreamCaptureStatusNone) return GEMM_STATUS_NOT_SUPPORTED;
         if (variant.empty()) variant = builtin_way();
@@ -359,9 +361,7 @@ public:
 
     // Device and managed pointers run in place; host pointers are offloaded (run_on_device).
     // The _64 entry points take every size as int64_t, so there is no int range to refuse.
-    verdict supports(const problem &p) const override {
-        return cuda::library_supports_types(p);
-    }
+    verdict supports(const problem &p) const override { return cuda::library_supports_types(p); }
 
     // The ways of serving a pointer-array batch on device memory; a matrix run alone (a plain
     // call, or a batch's matrices one by one) has one way and takes no notice of them.
@@ -378,9 +378,8 @@ public:
     }
 
     gemm_status_t run(const problem &p, std::string_view, run_report &ctx) override {
-        return cuda::run_on_device(p, ctx, [&ctx](const problem &dp, cudaStream_t stream) {
-            return launch(dp, stream, ctx);
-        });
+        return cuda::run_on_device(p, ctx,
+                                   [&ctx](const problem &dp, cudaStream_t stream) { return launch(dp, stream, ctx); });
     }
 
     gemm_status_t run_batch(const problem_batch &b, std::string_view variant, run_report &ctx) override {
@@ -390,8 +389,6 @@ public:
 
 }  // namespace
 
-backend_ptr make_cublas_backend() {
-    return std::make_unique<cublas_backend>();
-}
+backend_ptr make_cublas_backend() { return std::make_unique<cublas_backend>(); }
 
 }  // namespace gemm

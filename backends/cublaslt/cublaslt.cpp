@@ -42,9 +42,8 @@ struct algo_config {
 
 std::string to_id(const algo_config &c) {
     char text[200];
-    std::snprintf(text, sizeof text, "algo%d_tile%u_stages%u_splitk%d_red%u_swz%u_cust%u_inner%u_cluster%u",
-                  c.algo, c.tile, c.stages, c.splitk, c.reduction, c.swizzle, c.custom, unsigned(c.inner),
-                  unsigned(c.cluster));
+    std::snprintf(text, sizeof text, "algo%d_tile%u_stages%u_splitk%d_red%u_swz%u_cust%u_inner%u_cluster%u", c.algo,
+                  c.tile, c.stages, c.splitk, c.reduction, c.swizzle, c.custom, unsigned(c.inner), unsigned(c.cluster));
     return text;
 }
 
@@ -54,9 +53,9 @@ bool parse_id(std::string_view id, algo_config &out) {
     unsigned inner = 0, cluster = 0;
     algo_config c;
     int consumed = -1;
-    int fields = std::sscanf(text.c_str(), "algo%d_tile%u_stages%u_splitk%d_red%u_swz%u_cust%u_inner%u_cluster%u%n",
-                             &c.algo, &c.tile, &c.stages, &c.splitk, &c.reduction, &c.swizzle, &c.custom, &inner,
-                             &cluster, &consumed);
+    int fields =
+        std::sscanf(text.c_str(), "algo%d_tile%u_stages%u_splitk%d_red%u_swz%u_cust%u_inner%u_cluster%u%n", &c.algo,
+                    &c.tile, &c.stages, &c.splitk, &c.reduction, &c.swizzle, &c.custom, &inner, &cluster, &consumed);
     if (fields != 9 || consumed != int(text.size()) || inner > 0xffff || cluster > 0xffff) return false;
     c.inner = uint16_t(inner);
     c.cluster = uint16_t(cluster);
@@ -65,7 +64,8 @@ bool parse_id(std::string_view id, algo_config &out) {
     return true;
 }
 
-template <class T> cublasStatus_t get_config(const cublasLtMatmulAlgo_t &a, cublasLtMatmulAlgoConfigAttributes_t attr, T &v) {
+template <class T>
+cublasStatus_t get_config(const cublasLtMatmulAlgo_t &a, cublasLtMatmulAlgoConfigAttributes_t attr, T &v) {
     std::size_t written = 0;
     return cublas().cublasLtMatmulAlgoConfigGetAttribute(&a, attr, &v, sizeof v, &written);
 }
@@ -161,12 +161,28 @@ plan_key plan_key_of(const problem &p) {
     bool batched = p.batch > 1;
     cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
     if (p.epilogue.any()) lt_epilogue_of(p, epilogue);
-    return {int64_t(p.ab_type), int64_t(p.c_type), int64_t(use_tf32(p)), int64_t(p.op_a), int64_t(p.op_b),
-            p.m, p.n, p.k, p.lda, p.ldb, p.ldc, p.batch,
-            batched ? p.stride_a : 0, batched ? p.stride_b : 0, batched ? p.stride_c : 0,
-            alignment(p.a, p.stride_a, p.ab_type, p.batch), alignment(p.b, p.stride_b, p.ab_type, p.batch),
-            alignment(p.c, p.stride_c, p.c_type, p.batch), int64_t(epilogue), p.epilogue.aux ? p.epilogue.ld_aux : 0,
-            alignment(p.epilogue.bias, 0, p.c_type, 1), alignment(p.epilogue.aux, 0, p.c_type, 1)};
+    return {int64_t(p.ab_type),
+            int64_t(p.c_type),
+            int64_t(use_tf32(p)),
+            int64_t(p.op_a),
+            int64_t(p.op_b),
+            p.m,
+            p.n,
+            p.k,
+            p.lda,
+            p.ldb,
+            p.ldc,
+            p.batch,
+            batched ? p.stride_a : 0,
+            batched ? p.stride_b : 0,
+            batched ? p.stride_c : 0,
+            alignment(p.a, p.stride_a, p.ab_type, p.batch),
+            alignment(p.b, p.stride_b, p.ab_type, p.batch),
+            alignment(p.c, p.stride_c, p.c_type, p.batch),
+            int64_t(epilogue),
+            p.epilogue.aux ? p.epilogue.ld_aux : 0,
+            alignment(p.epilogue.bias, 0, p.c_type, 1),
+            alignment(p.epilogue.aux, 0, p.c_type, 1)};
 }
 
 struct checked_algo {
@@ -179,7 +195,7 @@ struct lt_plan {
     cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
     bool heuristic_done = false;
     std::vector<std::pair<std::string, checked_algo>> candidates;  // heuristic order
-    std::map<std::string, checked_algo, std::less<>> parsed;        // ids not among them
+    std::map<std::string, checked_algo, std::less<>> parsed;       // ids not among them
 
     lt_plan() = default;
     lt_plan(const lt_plan &) = delete;
@@ -196,8 +212,8 @@ struct lt_cache final : cuda::context_attachment {
     std::map<plan_key, std::unique_ptr<lt_plan>> plans;
 };
 
-gemm_status_t make_layout(cublasLtMatrixLayout_t &out, dtype t, int64_t rows, int64_t cols, int64_t ld,
-                          int64_t stride, int64_t batch) {
+gemm_status_t make_layout(cublasLtMatrixLayout_t &out, dtype t, int64_t rows, int64_t cols, int64_t ld, int64_t stride,
+                          int64_t batch) {
     cublasStatus_t s =
         cublas().cublasLtMatrixLayoutCreate(&out, cuda::data_type_of(t), uint64_t(rows), uint64_t(cols), ld);
     if (s != CUBLAS_STATUS_SUCCESS) {
@@ -234,8 +250,10 @@ gemm_status_t build_plan(const problem &p, lt_plan &plan) {
                                                         sizeof ld_aux);
     }
     gemm_status_t g = cuda::cublas_status(s, "cublasLtMatmulDescSetAttribute");
-    if (g == GEMM_STATUS_SUCCESS) g = make_layout(plan.a, p.ab_type, p.a_rows(), p.a_cols(), p.lda, p.stride_a, p.batch);
-    if (g == GEMM_STATUS_SUCCESS) g = make_layout(plan.b, p.ab_type, p.b_rows(), p.b_cols(), p.ldb, p.stride_b, p.batch);
+    if (g == GEMM_STATUS_SUCCESS)
+        g = make_layout(plan.a, p.ab_type, p.a_rows(), p.a_cols(), p.lda, p.stride_a, p.batch);
+    if (g == GEMM_STATUS_SUCCESS)
+        g = make_layout(plan.b, p.ab_type, p.b_rows(), p.b_cols(), p.ldb, p.stride_b, p.batch);
     if (g == GEMM_STATUS_SUCCESS) g = make_layout(plan.c, p.c_type, p.m, p.n, p.ldc, p.stride_c, p.batch);
     return g;
 }
@@ -311,15 +329,13 @@ gemm_status_t run_heuristic(cublasLtHandle_t lt, const problem &p, lt_plan &plan
 
 // An id that is not among the heuristic's candidates: rebuilt from its configuration, then
 // checked against this plan's shape (and the pointers' alignment) before it may run.
-gemm_status_t parse_algo(cublasLtHandle_t lt, const problem &p, lt_plan &plan, std::string_view id,
-                         checked_algo &out) {
+gemm_status_t parse_algo(cublasLtHandle_t lt, const problem &p, lt_plan &plan, std::string_view id, checked_algo &out) {
     algo_config c;
     if (!parse_id(id, c))
         return set_error(GEMM_STATUS_NOT_SUPPORTED, "cublaslt: '" + std::string(id) + "' is not a variant id");
     checked_algo ca;
     cudaDataType_t ab = cuda::data_type_of(p.ab_type), ct = cuda::data_type_of(p.c_type);
-    cublasStatus_t s =
-        cublas().cublasLtMatmulAlgoInit(lt, compute_of(p), scale_of(p), ab, ab, ct, ct, c.algo, &ca.algo);
+    cublasStatus_t s = cublas().cublasLtMatmulAlgoInit(lt, compute_of(p), scale_of(p), ab, ab, ct, ct, c.algo, &ca.algo);
     if (s == CUBLAS_STATUS_SUCCESS) s = set_config(ca.algo, CUBLASLT_ALGO_CONFIG_TILE_ID, c.tile);
     if (s == CUBLAS_STATUS_SUCCESS) s = set_config(ca.algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, c.stages);
     if (s == CUBLAS_STATUS_SUCCESS) s = set_config(ca.algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, c.splitk);
@@ -334,8 +350,8 @@ gemm_status_t parse_algo(cublasLtHandle_t lt, const problem &p, lt_plan &plan, s
     if (s != CUBLAS_STATUS_SUCCESS) {
         cudaGetLastError();
         return set_error(GEMM_STATUS_NOT_SUPPORTED, "cublaslt: variant " + std::string(id) +
-                                                        " cannot run this problem (" +
-                                                        cublas().cublasGetStatusName(s) + ")");
+                                                        " cannot run this problem (" + cublas().cublasGetStatusName(s) +
+                                                        ")");
     }
     if (check.workspaceSize > cuda::device_context::workspace_bytes)
         return set_error(GEMM_STATUS_NOT_SUPPORTED, "cublaslt: variant " + std::string(id) + " needs " +
@@ -344,12 +360,14 @@ gemm_status_t parse_algo(cublasLtHandle_t lt, const problem &p, lt_plan &plan, s
     const cublasLtMatmulAlgoCapAttributes_t caps[3] = {CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_A_BYTES,
                                                        CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_B_BYTES,
                                                        CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_C_BYTES};
-    const uint32_t have[3] = {alignment(p.a, p.stride_a, p.ab_type, p.batch), alignment(p.b, p.stride_b, p.ab_type, p.batch),
+    const uint32_t have[3] = {alignment(p.a, p.stride_a, p.ab_type, p.batch),
+                              alignment(p.b, p.stride_b, p.ab_type, p.batch),
                               alignment(p.c, p.stride_c, p.c_type, p.batch)};
     for (int i = 0; i < 3; ++i) {
         uint32_t need = 0;
         std::size_t written = 0;
-        cublasStatus_t asked = cublas().cublasLtMatmulAlgoCapGetAttribute(&ca.algo, caps[i], &need, sizeof need, &written);
+        cublasStatus_t asked =
+            cublas().cublasLtMatmulAlgoCapGetAttribute(&ca.algo, caps[i], &need, sizeof need, &written);
         if (asked == CUBLAS_STATUS_SUCCESS && need > have[i])
             return set_error(GEMM_STATUS_NOT_SUPPORTED, "cublaslt: variant " + std::string(id) + " needs " +
                                                             std::to_string(need) + "-byte alignment of " + "ABC"[i] +
@@ -419,11 +437,11 @@ gemm_status_t launch(const problem &dp, cudaStream_t stream, std::string_view va
     const double alpha64[2] = {dp.alpha, dp.alpha_imag}, beta64[2] = {dp.beta, dp.beta_imag};
     const float alpha32[2] = {float(dp.alpha), float(dp.alpha_imag)}, beta32[2] = {float(dp.beta), float(dp.beta_imag)};
     const bool d = doubles(dp);
-    s = cuda::cublas_status(
-        cublas().cublasLtMatmul(lt, plan->desc, d ? static_cast<const void *>(alpha64) : alpha32, dp.a, plan->a, dp.b,
-                                plan->b, d ? static_cast<const void *>(beta64) : beta32, dp.c, plan->c, dp.c, plan->c,
-                                &algo.algo, workspace, algo.workspace, stream),
-        "cublasLtMatmul");
+    s = cuda::cublas_status(cublas().cublasLtMatmul(lt, plan->desc, d ? static_cast<const void *>(alpha64) : alpha32,
+                                                    dp.a, plan->a, dp.b, plan->b,
+                                                    d ? static_cast<const void *>(beta64) : beta32, dp.c, plan->c, dp.c,
+                                                    plan->c, &algo.algo, workspace, algo.workspace, stream),
+                            "cublasLtMatmul");
     if (!uses_workspace) return s;
     gemm_status_t r = dc->release_workspace(stream, workspace);
     return s != GEMM_STATUS_SUCCESS ? s : r;
@@ -530,8 +548,6 @@ public:
 
 }  // namespace
 
-backend_ptr make_cublaslt_backend() {
-    return std::make_unique<cublaslt_backend>();
-}
+backend_ptr make_cublaslt_backend() { return std::make_unique<cublaslt_backend>(); }
 
 }  // namespace gemm

@@ -169,9 +169,9 @@ template <class T, class F> gemm_status_t gemm_batches(cublasXtHandle_t h, const
         const T *a = static_cast<const T *>(p.a) + batch * p.stride_a;
         const T *b = static_cast<const T *>(p.b) + batch * p.stride_b;
         T *c = static_cast<T *>(p.c) + batch * p.stride_c;
-        cublasStatus_t st = xt_gemm(h, cuda::operation_of(p.op_a), cuda::operation_of(p.op_b), std::size_t(p.m), std::size_t(p.n),
-                                    std::size_t(p.k), &alpha, a, std::size_t(p.lda), b, std::size_t(p.ldb), &beta,
-                                    c, std::size_t(p.ldc));
+        cublasStatus_t st = xt_gemm(h, cuda::operation_of(p.op_a), cuda::operation_of(p.op_b), std::size_t(p.m),
+                                    std::size_t(p.n), std::size_t(p.k), &alpha, a, std::size_t(p.lda), b,
+                                    std::size_t(p.ldb), &beta, c, std::size_t(p.ldc));
         if (st != CUBLAS_STATUS_SUCCESS)
             return cuda::cublas_status(st, p.ab_type == dtype::f64 ? "cublasXtDgemm" : "cublasXtSgemm");
     }
@@ -281,8 +281,6 @@ public:
 
 }  // namespace
 
-backend_ptr make_cublasxt_backend() {
-    return std::make_unique<cublasxt_backend>();
-}
+backend_ptr make_cublasxt_backend() { return std::make_unique<cublasxt_backend>(); }
 
 }  // namespace gemm

@@ -39,7 +39,8 @@ gemm_status_t create_stream(int device, void **stream) {
     device_guard guard;
     if (gemm_status_t s = guard.enter(device); s != GEMM_STATUS_SUCCESS) return s;
     cudaStream_t made = nullptr;
-    gemm_status_t s = cuda_status(cudaStreamCreateWithFlags(&made, cudaStreamNonBlocking), "cudaStreamCreate (measurement)");
+    gemm_status_t s =
+        cuda_status(cudaStreamCreateWithFlags(&made, cudaStreamNonBlocking), "cudaStreamCreate (measurement)");
     *stream = made;
     return s;
 }
@@ -123,9 +124,9 @@ gemm_status_t read_in_stream_order(void *stream, const stream_read *reads, int c
 }
 
 // In the order of device_services' members.
-constexpr device_services services = {classify_pointer, allocate,    release, copy,  create_stream,
-                                      destroy_stream,   time_on_stream, cache_bytes, pin, unpin,
-                                      epilogue_pass,    read_in_stream_order, offload_options, "GPU offload"};
+constexpr device_services services = {
+    classify_pointer, allocate, release, copy,          create_stream,        destroy_stream,  time_on_stream,
+    cache_bytes,      pin,      unpin,   epilogue_pass, read_in_stream_order, offload_options, "GPU offload"};
 
 }  // namespace
 

@@ -36,16 +36,13 @@ public:
 
     gemm_status_t run(const problem &p, std::string_view, run_report &ctx) override {
         ctx.variant_used = naive_variant;
-        return cuda::run_on_device(p, ctx, [](const problem &dp, cudaStream_t stream) {
-            return cuda::launch_naive_gemm(dp, stream);
-        });
+        return cuda::run_on_device(
+            p, ctx, [](const problem &dp, cudaStream_t stream) { return cuda::launch_naive_gemm(dp, stream); });
     }
 };
 
 }  // namespace
 
-backend_ptr make_cuda_naive_backend() {
-    return std::make_unique<cuda_naive>();
-}
+backend_ptr make_cuda_naive_backend() { return std::make_unique<cuda_naive>(); }
 
 }  // namespace gemm

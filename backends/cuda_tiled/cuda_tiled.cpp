@@ -48,8 +48,8 @@ public:
         if (p.ab_type != dtype::f32 && p.ab_type != dtype::f64)
             return verdict::no(std::string(dtype_name(p.ab_type)) + " not supported (f32, f64, f16 and bf16 only)");
         if (p.c_type != p.ab_type || p.compute_type != p.ab_type)
-            return verdict::no(std::string("C or compute type other than the input type ") +
-                               dtype_name(p.ab_type) + " not supported");
+            return verdict::no(std::string("C or compute type other than the input type ") + dtype_name(p.ab_type) +
+                               " not supported");
         return verdict::yes();
     }
 
@@ -97,8 +97,7 @@ public:
                                  "cuda_tiled: unknown variant '" + std::string(variant) + "'");
             if (asked->type != p.ab_type)
                 return set_error(GEMM_STATUS_NOT_SUPPORTED,
-                                 "cuda_tiled: variant " + asked->id + " does not compute " +
-                                     dtype_name(p.ab_type));
+                                 "cuda_tiled: variant " + asked->id + " does not compute " + dtype_name(p.ab_type));
             // Refused before anything is copied (the launch would refuse it too); a problem
             // that only scales C runs scale_c whatever the variant.
             if (asked->may_refuse() && p.k != 0 && p.alpha != 0.0)
@@ -123,8 +122,8 @@ public:
             } else if (v->vector && !aligned) {
                 // Never an unaligned 16-byte access: the scalar twin computes the same tiles.
                 v = cuda_tiled::find_variant(v->scalar_twin);
-                ctx.note += std::string(ctx.note.empty() ? "" : "; ") + asked->id +
-                            " needs 16-byte alignment: ran " + v->id;
+                ctx.note +=
+                    std::string(ctx.note.empty() ? "" : "; ") + asked->id + " needs 16-byte alignment: ran " + v->id;
             }
             ctx.variant_used = v->id;
             return cuda_tiled::launch(*v, dp, stream);
@@ -160,8 +159,6 @@ public:
 
 }  // namespace
 
-backend_ptr make_cuda_tiled_backend() {
-    return std::make_unique<cuda_tiled_backend>();
-}
+backend_ptr make_cuda_tiled_backend() { return std::make_unique<cuda_tiled_backend>(); }
 
 }  // namespace gemm

@@ -99,7 +99,9 @@ lt_plan make_lt_plan(cublasLtHandle_t lt, int n) {
     cublasLtMatmulHeuristicResult_t result{};
     int found = 0;
     check(cublasLtMatmulAlgoGetHeuristic(lt, p.desc, p.layout, p.layout, p.layout, p.layout, pref, 1, &result,
-                                         &found) == CUBLAS_STATUS_SUCCESS && found > 0, "heuristic");
+                                         &found) == CUBLAS_STATUS_SUCCESS &&
+              found > 0,
+          "heuristic");
     p.algo = result.algo;
     cublasLtMatmulPreferenceDestroy(pref);
     return p;
@@ -121,7 +123,9 @@ int main() {
     for (int n : {8, 256, 1024, 4096, 8192}) {
         operands o(n);
         int inner = n <= 256 ? 200 : n <= 1024 ? 20 : 3;
-        auto direct = [&] { cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, o.a, n, o.b, n, &zero, o.c, n); };
+        auto direct = [&] {
+            cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, o.a, n, o.b, n, &zero, o.c, n);
+        };
         auto routed = [&] {
             gemm_sgemm(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, n, n, n, 1.0f, o.a, n, o.b, n, 0.0f, o.c, n);
         };
@@ -137,8 +141,8 @@ int main() {
 
         lt_plan p = make_lt_plan(lt, n);
         auto lt_direct = [&] {
-            cublasLtMatmul(lt, p.desc, &one, o.a, p.layout, o.b, p.layout, &zero, o.c, p.layout, o.c, p.layout,
-                           &p.algo, p.workspace, p.workspace_bytes, s);
+            cublasLtMatmul(lt, p.desc, &one, o.a, p.layout, o.b, p.layout, &zero, o.c, p.layout, o.c, p.layout, &p.algo,
+                           p.workspace, p.workspace_bytes, s);
         };
         check(gemm_set_backend("cublaslt") == GEMM_STATUS_SUCCESS, "gemm_set_backend(cublaslt)");
         d = median_ms(s, lt_direct, 11, inner);
@@ -153,16 +157,20 @@ int main() {
     // so that the decision is all that differs); an 8x8x8 call with leading dimensions of 16 is
     // then another class (ld=padded), untuned, with no tuned shape near it.
     operands tiny(16);
-    gemm_tune_request_t request = {GEMM_F32, GEMM_F32, GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 8, 8, 8, 1, 0, 0,
-                                   1, 0, 200, "cublas"};
+    gemm_tune_request_t request = {GEMM_F32, GEMM_F32, GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 8, 8, 8, 1, 0, 0, 1,
+                                   0,        200,      "cublas"};
     gemm_tune_report_t report;
     check(gemm_tune(&request, 1, &report) == GEMM_STATUS_SUCCESS, "gemm_tune");
     // The 8x8x8 call on operands a, b, c with leading dimension ld: directly, through gemm.
     auto direct_on = [&](const float *a, const float *b, float *c, int ld) {
-        return [&, a, b, c, ld] { cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, 8, 8, 8, &one, a, ld, b, ld, &zero, c, ld); };
+        return [&, a, b, c, ld] {
+            cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, 8, 8, 8, &one, a, ld, b, ld, &zero, c, ld);
+        };
     };
     auto routed_on = [](const float *a, const float *b, float *c, int ld) {
-        return [a, b, c, ld] { gemm_sgemm(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 8, 8, 8, 1.0f, a, ld, b, ld, 0.0f, c, ld); };
+        return [a, b, c, ld] {
+            gemm_sgemm(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 8, 8, 8, 1.0f, a, ld, b, ld, 0.0f, c, ld);
+        };
     };
     auto direct_ld = [&](int ld) { return direct_on(tiny.a, tiny.b, tiny.c, ld); };
     auto routed_ld = [&](int ld) { return routed_on(tiny.a, tiny.b, tiny.c, ld); };
@@ -181,15 +189,15 @@ int main() {
     check(cudaMalloc(reinterpret_cast<void **>(&whole), 3 * 256 * sizeof(float)) == cudaSuccess, "cudaMalloc");
     float *one_a = whole, *one_b = whole + 256, *one_c = whole + 512;
     auto plan_one = [&] { gemm_plan_run(plan, &one, one_a, one_b, &zero, one_c); };
-    std::vector<host_way> ways = {{nullptr, direct_ld(8)},      // 0: direct
-                                  {"cublas", routed_ld(8)},     // 1: forced
-                                  {"auto", routed_ld(8)},       // 2: auto, tune cache hit
-                                  {nullptr, direct_ld(16)},     // 3: direct, ld = 16
-                                  {"auto", routed_ld(16)},      // 4: auto, untuned
-                                  {nullptr, plan_run},          // 5: plan run
-                                  {nullptr, direct_on(one_a, one_b, one_c, 8)},  // 6: direct, one allocation
-                                  {"cublas", routed_on(one_a, one_b, one_c, 8)}, // 7: forced, one allocation
-                                  {nullptr, plan_one}};         // 8: plan run, one allocation
+    std::vector<host_way> ways = {{nullptr, direct_ld(8)},                        // 0: direct
+                                  {"cublas", routed_ld(8)},                       // 1: forced
+                                  {"auto", routed_ld(8)},                         // 2: auto, tune cache hit
+                                  {nullptr, direct_ld(16)},                       // 3: direct, ld = 16
+                                  {"auto", routed_ld(16)},                        // 4: auto, untuned
+                                  {nullptr, plan_run},                            // 5: plan run
+                                  {nullptr, direct_on(one_a, one_b, one_c, 8)},   // 6: direct, one allocation
+                                  {"cublas", routed_on(one_a, one_b, one_c, 8)},  // 7: forced, one allocation
+                                  {nullptr, plan_one}};                           // 8: plan run, one allocation
     const int rounds = 31;
     const std::vector<std::vector<double>> per = host_us_interleaved(s, ways, 1000, rounds);
     std::printf("host cost per call, 8x8x8 sgemm, the median over %d interleaved rounds of the difference to a "
@@ -199,7 +207,8 @@ int main() {
                 rounds, median(per[0]), median_over(per, 5, 0), median_over(per, 1, 0), report.backend,
                 median_over(per, 2, 0), median_over(per, 4, 3), median(per[3]));
     std::printf("the same with A, B and C in one allocation: direct %.3f us; plan run %+.3f us, forced cublas "
-                "%+.3f us\n", median(per[6]), median_over(per, 8, 6), median_over(per, 7, 6));
+                "%+.3f us\n",
+                median(per[6]), median_over(per, 8, 6), median_over(per, 7, 6));
     gemm_plan_destroy(plan);
     cudaFree(whole);
 
@@ -229,10 +238,12 @@ int main() {
     void *query_entry = nullptr, *context_entry = nullptr;
     cudaDriverEntryPointQueryResult found{};
     check(cudaGetDriverEntryPointByVersion("cuPointerGetAttributes", &query_entry, 7000, cudaEnableDefault, &found) ==
-                  cudaSuccess && query_entry,
+                  cudaSuccess &&
+              query_entry,
           "cuPointerGetAttributes");
     check(cudaGetDriverEntryPointByVersion("cuCtxGetDevice", &context_entry, 2000, cudaEnableDefault, &found) ==
-                  cudaSuccess && context_entry,
+                  cudaSuccess &&
+              context_entry,
           "cuCtxGetDevice");
     auto query = reinterpret_cast<query_fn>(query_entry);
     auto context_device = reinterpret_cast<context_device_fn>(context_entry);

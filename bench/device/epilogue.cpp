@@ -90,15 +90,15 @@ int main() {
                            &zero, y, GEMM_BF16, c.n, GEMM_F32);
         };
         auto with_epilogue = [&] {
-            return gemm_ex_epilogue(GEMM_ROW_MAJOR, GEMM_OP_N, c.tb, c.m, c.n, c.k, &one, x, GEMM_BF16, c.k, w, GEMM_BF16,
-                                    ldb, &zero, y, GEMM_BF16, c.n, GEMM_F32, &e);
+            return gemm_ex_epilogue(GEMM_ROW_MAJOR, GEMM_OP_N, c.tb, c.m, c.n, c.k, &one, x, GEMM_BF16, c.k, w,
+                                    GEMM_BF16, ldb, &zero, y, GEMM_BF16, c.n, GEMM_F32, &e);
         };
         struct way {
             const char *backend;
             std::function<gemm_status_t()> call;
         };
-        const way ways[] = {{"cublas", product}, {"cublas", with_epilogue}, {"cublaslt", with_epilogue},
-                            {nullptr, with_epilogue}};
+        const way ways[] = {
+            {"cublas", product}, {"cublas", with_epilogue}, {"cublaslt", with_epilogue}, {nullptr, with_epilogue}};
         constexpr int calls = 20, rounds = 7;
         auto sample_us = [&](std::size_t i) {
             check(gemm_set_backend(ways[i].backend) == GEMM_STATUS_SUCCESS, "gemm_set_backend");

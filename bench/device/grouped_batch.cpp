@@ -58,7 +58,8 @@ struct batch {
             m.push_back(dim(rng)), n.push_back(dim(rng)), k.push_back(dim(rng)), size.push_back(1);
             ops.push_back(GEMM_OP_N), cublas_ops.push_back(CUBLAS_OP_N);
             alpha.push_back(1.0f), beta.push_back(0.0f);
-            std::size_t bytes[3] = {std::size_t(m.back() * k.back()) * element, std::size_t(k.back() * n.back()) * element,
+            std::size_t bytes[3] = {std::size_t(m.back() * k.back()) * element,
+                                    std::size_t(k.back() * n.back()) * element,
                                     std::size_t(m.back() * n.back()) * element};
             for (int j = 0; j < 3; ++j) {
                 at[j].push_back(offsets[j]);
@@ -94,7 +95,8 @@ struct batch {
 
 // Median milliseconds per call of each way: rounds taking the ways in turn, each round a
 // warm-up call and then `calls` calls between two events.
-std::vector<double> interleaved_ms(cudaStream_t s, const std::vector<std::function<void()>> &ways, int rounds, int calls) {
+std::vector<double> interleaved_ms(cudaStream_t s, const std::vector<std::function<void()>> &ways, int rounds,
+                                   int calls) {
     bench_device::event_timer timer(s);
     return bench_device::medians(bench_device::interleaved_samples(
         ways.size(), rounds, [&](std::size_t w) { return timer.ms_per_call(ways[w], calls, 1); }));
@@ -115,63 +117,63 @@ int main() {
                 forced ? "gemm_bat" : "auto", "one_call", "streams", "tiled", "gemm_loop", "vs_loop", "vs_cublas",
                 "TFLOP/s(gemm)");
     for (bool same : {false, true})
-    for (gemm_dtype_t t : {GEMM_F32, GEMM_BF16}) {
-        batch x(t, same);
-        const float one = 1.0f, zero = 0.0f;
-        const cudaDataType_t ct = x.cuda_type();
-        auto loop = [&] {
-            for (int i = 0; i < count; ++i)
-                cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, int(x.m[i]), int(x.n[i]), int(x.k[i]), &one, x.a[i], ct,
-                             int(x.m[i]), x.b[i], ct, int(x.k[i]), &zero, x.c[i], ct, int(x.m[i]), CUBLAS_COMPUTE_32F,
-                             CUBLAS_GEMM_DEFAULT);
-        };
-        auto cublas_grouped = [&] {
-            if (x.one_shape) {
-                cublasGemmBatchedEx_64(h, CUBLAS_OP_N, CUBLAS_OP_N, x.m[0], x.n[0], x.k[0], &one, x.device_arrays, ct,
-                                       x.m[0], x.device_arrays + count, ct, x.k[0], &zero, x.device_arrays + 2 * count,
-                                       ct, x.m[0], count, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-                return;
-            }
-            cublasGemmGroupedBatchedEx_64(h, x.cublas_ops.data(), x.cublas_ops.data(), x.m.data(), x.n.data(),
-                                          x.k.data(), x.alpha.data(), x.device_arrays, ct, x.m.data(),
-                                          x.device_arrays + count, ct, x.k.data(), x.beta.data(),
-                                          x.device_arrays + 2 * count, ct, x.m.data(), count, x.size.data(),
-                                          CUBLAS_COMPUTE_32F);
-        };
-        auto gemm_grouped = [&] {
-            if (x.one_shape) {
-                gemm_status_t st = gemm_ex_batched(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, x.m[0], x.n[0], x.k[0], &one,
-                                                   x.a.data(), t, x.m[0], x.b.data(), t, x.k[0], &zero, x.c.data(), t,
-                                                   x.m[0], count, GEMM_F32);
-                check(st == GEMM_STATUS_SUCCESS, "gemm_ex_batched");
-                return;
-            }
-            gemm_status_t st = gemm_ex_grouped(GEMM_COL_MAJOR, x.ops.data(), x.ops.data(), x.m.data(), x.n.data(),
-                                               x.k.data(), x.alpha.data(), x.a.data(), t, x.m.data(), x.b.data(), t,
-                                               x.k.data(), x.beta.data(), x.c.data(), t, x.m.data(), count,
-                                               x.size.data(), GEMM_F32);
-            check(st == GEMM_STATUS_SUCCESS, "gemm_ex_grouped");
-        };
-        auto on = [&](const char *selection) {
-            return [&, selection] {
-                check(gemm_set_backend(selection) == GEMM_STATUS_SUCCESS, "gemm_set_backend");
-                gemm_grouped();
+        for (gemm_dtype_t t : {GEMM_F32, GEMM_BF16}) {
+            batch x(t, same);
+            const float one = 1.0f, zero = 0.0f;
+            const cudaDataType_t ct = x.cuda_type();
+            auto loop = [&] {
+                for (int i = 0; i < count; ++i)
+                    cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, int(x.m[i]), int(x.n[i]), int(x.k[i]), &one, x.a[i], ct,
+                                 int(x.m[i]), x.b[i], ct, int(x.k[i]), &zero, x.c[i], ct, int(x.m[i]),
+                                 CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
             };
-        };
-        auto gemm_loop = [&] {
-            check(gemm_set_backend(builtin) == GEMM_STATUS_SUCCESS, "gemm_set_backend");
-            for (int i = 0; i < count; ++i)
-                gemm_ex(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, x.m[i], x.n[i], x.k[i], &one, x.a[i], t, x.m[i], x.b[i],
-                        t, x.k[i], &zero, x.c[i], t, x.m[i], GEMM_F32);
-        };
-        std::vector<double> ms = interleaved_ms(
-            s,
-            {loop, cublas_grouped, on(builtin), on("cublas:one_call"), on("cublas:streams"),
-             on("cuda_tiled"), gemm_loop},
-            9, 20);
-        std::printf("%-5s %-7s %9.1f %11.1f %9.1f %9.1f %9.1f %9.1f %9.1f %9.3f %9.3f %.1f\n", t == GEMM_F32 ? "f32" : "bf16",
-                    same ? "256^3" : "64..512", ms[0] * 1e3, ms[1] * 1e3, ms[2] * 1e3, ms[3] * 1e3, ms[4] * 1e3,
-                    ms[5] * 1e3, ms[6] * 1e3, ms[0] / ms[2], ms[1] / ms[2], x.flops() / (ms[2] * 1e-3) * 1e-12);
-    }
+            auto cublas_grouped = [&] {
+                if (x.one_shape) {
+                    cublasGemmBatchedEx_64(h, CUBLAS_OP_N, CUBLAS_OP_N, x.m[0], x.n[0], x.k[0], &one, x.device_arrays,
+                                           ct, x.m[0], x.device_arrays + count, ct, x.k[0], &zero,
+                                           x.device_arrays + 2 * count, ct, x.m[0], count, CUBLAS_COMPUTE_32F,
+                                           CUBLAS_GEMM_DEFAULT);
+                    return;
+                }
+                cublasGemmGroupedBatchedEx_64(
+                    h, x.cublas_ops.data(), x.cublas_ops.data(), x.m.data(), x.n.data(), x.k.data(), x.alpha.data(),
+                    x.device_arrays, ct, x.m.data(), x.device_arrays + count, ct, x.k.data(), x.beta.data(),
+                    x.device_arrays + 2 * count, ct, x.m.data(), count, x.size.data(), CUBLAS_COMPUTE_32F);
+            };
+            auto gemm_grouped = [&] {
+                if (x.one_shape) {
+                    gemm_status_t st = gemm_ex_batched(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, x.m[0], x.n[0], x.k[0],
+                                                       &one, x.a.data(), t, x.m[0], x.b.data(), t, x.k[0], &zero,
+                                                       x.c.data(), t, x.m[0], count, GEMM_F32);
+                    check(st == GEMM_STATUS_SUCCESS, "gemm_ex_batched");
+                    return;
+                }
+                gemm_status_t st =
+                    gemm_ex_grouped(GEMM_COL_MAJOR, x.ops.data(), x.ops.data(), x.m.data(), x.n.data(), x.k.data(),
+                                    x.alpha.data(), x.a.data(), t, x.m.data(), x.b.data(), t, x.k.data(), x.beta.data(),
+                                    x.c.data(), t, x.m.data(), count, x.size.data(), GEMM_F32);
+                check(st == GEMM_STATUS_SUCCESS, "gemm_ex_grouped");
+            };
+            auto on = [&](const char *selection) {
+                return [&, selection] {
+                    check(gemm_set_backend(selection) == GEMM_STATUS_SUCCESS, "gemm_set_backend");
+                    gemm_grouped();
+                };
+            };
+            auto gemm_loop = [&] {
+                check(gemm_set_backend(builtin) == GEMM_STATUS_SUCCESS, "gemm_set_backend");
+                for (int i = 0; i < count; ++i)
+                    gemm_ex(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, x.m[i], x.n[i], x.k[i], &one, x.a[i], t, x.m[i],
+                            x.b[i], t, x.k[i], &zero, x.c[i], t, x.m[i], GEMM_F32);
+            };
+            std::vector<double> ms = interleaved_ms(s,
+                                                    {loop, cublas_grouped, on(builtin), on("cublas:one_call"),
+                                                     on("cublas:streams"), on("cuda_tiled"), gemm_loop},
+                                                    9, 20);
+            std::printf("%-5s %-7s %9.1f %11.1f %9.1f %9.1f %9.1f %9.1f %9.1f %9.3f %9.3f %.1f\n",
+                        t == GEMM_F32 ? "f32" : "bf16", same ? "256^3" : "64..512", ms[0] * 1e3, ms[1] * 1e3,
+                        ms[2] * 1e3, ms[3] * 1e3, ms[4] * 1e3, ms[5] * 1e3, ms[6] * 1e3, ms[0] / ms[2], ms[1] / ms[2],
+                        x.flops() / (ms[2] * 1e-3) * 1e-12);
+        }
     return 0;
 }

@@ -30,10 +30,8 @@ inline std::vector<double> medians(const std::vector<std::vector<double>> &sampl
 // Call i of a run: call(i) where the call takes the index (to rotate through operand sets),
 // call() where it takes nothing.
 template <class F> void invoke(F &call, int i) {
-    if constexpr (std::is_invocable_v<F &, int>)
-        call(i);
-    else
-        call();
+    if constexpr (std::is_invocable_v<F &, int>) call(i);
+    else call();
 }
 
 // `calls` calls of `call`, whose results nothing times.
@@ -45,7 +43,7 @@ template <class F> void warm_up(F &&call, int calls) {
 // recorded before the first and one after the last, so that no host work between the calls
 // counts.
 class event_timer {
-  public:
+public:
     explicit event_timer(cudaStream_t stream) : stream_(stream) {
         cudaEventCreate(&start_);
         cudaEventCreate(&stop_);
@@ -69,7 +67,7 @@ class event_timer {
         return double(ms) / calls;
     }
 
-  private:
+private:
     cudaStream_t stream_;
     cudaEvent_t start_ = nullptr, stop_ = nullptr;
 };

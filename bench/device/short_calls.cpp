@@ -1,8 +1,8 @@
 // short_calls.cpp: whether the measurement engine (what gemm tune and gemm bench time) sees a
 // short device call as a caller does. For each shape, on device memory: cuBLAS called directly
 // and through gemm (forced cublas, and a plan), back to back on one stream, rotating through
-// operand sets twice the L2 cache in all (as the engine's), timed with CUDA events; then gemm_measure of cublas and cublaslt, whose
-// medians should agree with those rates. Built and run by bench/device/run.sh (stage short).
+// operand sets twice the L2 cache in all (as the engine's), timed with CUDA events; then gemm_measure of cublas and
+// cublaslt, whose medians should agree with those rates. Built and run by bench/device/run.sh (stage short).
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
@@ -56,7 +56,8 @@ struct operand_sets {
         }
     }
     ~operand_sets() {
-        for (int i = 0; i < sets; ++i) cudaFree(a[std::size_t(i)]), cudaFree(b[std::size_t(i)]), cudaFree(c[std::size_t(i)]);
+        for (int i = 0; i < sets; ++i)
+            cudaFree(a[std::size_t(i)]), cudaFree(b[std::size_t(i)]), cudaFree(c[std::size_t(i)]);
     }
 };
 
@@ -94,7 +95,8 @@ void run_shape(const shape &s, cudaStream_t stream, cublasHandle_t handle) {
         gemm_plan_run(plan, &one, o.a[std::size_t(x)], o.b[std::size_t(x)], &zero, o.c[std::size_t(x)]);
     };
     const int runs = 200;
-    double d = per_call_us(stream, direct, runs), f = per_call_us(stream, forced, runs), p = per_call_us(stream, planned, runs);
+    double d = per_call_us(stream, direct, runs), f = per_call_us(stream, forced, runs),
+           p = per_call_us(stream, planned, runs);
     gemm_plan_destroy(plan);
     check(gemm_set_backend(nullptr) == GEMM_STATUS_SUCCESS, "gemm_set_backend(NULL)");
 
@@ -120,8 +122,9 @@ int main() {
     std::printf("us per call, back to back on one stream, rotating operand sets; measure: gemm_measure's median\n");
     std::printf("%-22s  %8s %8s %8s  %12s %12s  %10s\n", "shape", "direct", "forced", "plan", "measure:cublas",
                 "measure:lt", "measure/direct");
-    for (const shape &s : {shape{100, 100, 100, GEMM_BF16}, shape{8, 4096, 4096, GEMM_BF16}, shape{100, 100, 100, GEMM_F32},
-                           shape{32, 14336, 4096, GEMM_F32}, shape{1024, 1024, 1024, GEMM_BF16}})
+    for (const shape &s :
+         {shape{100, 100, 100, GEMM_BF16}, shape{8, 4096, 4096, GEMM_BF16}, shape{100, 100, 100, GEMM_F32},
+          shape{32, 14336, 4096, GEMM_F32}, shape{1024, 1024, 1024, GEMM_BF16}})
         run_shape(s, stream, handle);
     cublasDestroy(handle);
     cudaStreamDestroy(stream);

@@ -57,8 +57,7 @@ struct device_watch {
 template <class T> gemm_status_t call(int64_t n, const T *a, const T *b, T *c) {
     if constexpr (sizeof(T) == 4)
         return gemm_sgemm(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
-    else
-        return gemm_dgemm(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, n, n, n, 1.0, a, n, b, n, 0.0, c, n);
+    else return gemm_dgemm(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, n, n, n, 1.0, a, n, b, n, 0.0, c, n);
 }
 
 template <class T> void table(int64_t n, int devices, const char *dtype) {
@@ -74,8 +73,8 @@ template <class T> void table(int64_t n, int devices, const char *dtype) {
         device_watch watch(devices);
         gemm_status_t s = GEMM_STATUS_SUCCESS;
         const double seconds = bench_device::host_seconds([&] { s = call<T>(n, a.data(), b.data(), c.data()); });
-        std::printf("%-4s n=%-6lld %-6s %s %7.3f s %7.1f TFLOP/s  peak device MiB:", dtype, (long long)n,
-                    variant, s == GEMM_STATUS_SUCCESS ? "ok  " : "FAIL", seconds,
+        std::printf("%-4s n=%-6lld %-6s %s %7.3f s %7.1f TFLOP/s  peak device MiB:", dtype, (long long)n, variant,
+                    s == GEMM_STATUS_SUCCESS ? "ok  " : "FAIL", seconds,
                     2.0 * double(n) * double(n) * double(n) / seconds * 1e-12);
         for (int d = 0; d < devices; ++d) std::printf(" %8.1f", watch.peak_mib(d));
         std::printf("\n");

@@ -40,7 +40,8 @@ double available_host_bytes() {
         char line[256];
         unsigned long long kib = 0;
         bool found = false;
-        while (!found && std::fgets(line, sizeof line, f)) found = std::sscanf(line, "MemAvailable: %llu kB", &kib) == 1;
+        while (!found && std::fgets(line, sizeof line, f))
+            found = std::sscanf(line, "MemAvailable: %llu kB", &kib) == 1;
         std::fclose(f);
         if (found) return double(kib) * 1024.0;
     }
@@ -152,8 +153,8 @@ gemm_status_t operand_sets::plan() {
     const int64_t given[3] = {l.lda, l.ldb, l.ldc}, rows[3] = {base_.a_rows(), base_.b_rows(), c.m};
     for (int i = 0; i < 3; ++i)
         if (given[i] > 0 && given[i] < std::max<int64_t>(1, rows[i]))
-            return set_error(GEMM_STATUS_INVALID_SIZE, fmt::format("ld{} = {} is less than the {} rows of {}",
-                                                                   "abc"[i], given[i], rows[i], "ABC"[i]));
+            return set_error(GEMM_STATUS_INVALID_SIZE, fmt::format("ld{} = {} is less than the {} rows of {}", "abc"[i],
+                                                                   given[i], rows[i], "ABC"[i]));
     auto ld = [this](int64_t given_ld, int64_t rows_of, std::size_t element) {
         return given_ld > 0 ? std::optional<int64_t>(given_ld) : leading_dim(rows_of, element);
     };
@@ -163,7 +164,8 @@ gemm_status_t operand_sets::plan() {
     if (!ok)
         return set_error(GEMM_STATUS_INVALID_SIZE,
                          fmt::format("m = {}, n = {}, k = {}, batch_count = {}, ld_padding = {} make operands larger "
-                                     "than 2^63 - 1 bytes", c.m, c.n, c.k, c.batch, l.ld_padding));
+                                     "than 2^63 - 1 bytes",
+                                     c.m, c.n, c.k, c.batch, l.ld_padding));
     return plan_epilogue();
 }
 
@@ -176,10 +178,12 @@ gemm_status_t operand_sets::plan_epilogue() {
     const std::size_t cs = dtype_size(c.c_type);
     base_.epilogue.act = c.act;
     base_.epilogue.axis = c.axis;
-    if (c.axis != epilogue_axis::none) bytes_[vector_index] = std::size_t(c.axis == epilogue_axis::rows ? c.m : c.n) * cs;
+    if (c.axis != epilogue_axis::none)
+        bytes_[vector_index] = std::size_t(c.axis == epilogue_axis::rows ? c.m : c.n) * cs;
     if (c.saves_aux || c.backward()) {
         if (l.ld_aux > 0 && l.ld_aux < std::max<int64_t>(1, c.m))
-            return set_error(GEMM_STATUS_INVALID_SIZE, fmt::format("ld_aux = {} is less than the {} rows of C", l.ld_aux, c.m));
+            return set_error(GEMM_STATUS_INVALID_SIZE,
+                             fmt::format("ld_aux = {} is less than the {} rows of C", l.ld_aux, c.m));
         base_.epilogue.ld_aux = l.ld_aux > 0 ? l.ld_aux : base_.ldc;
         int64_t stride = 0;
         if (!operand(base_.epilogue.ld_aux, c.n, cs, base_.epilogue.ld_aux, stride, bytes_[aux_index]))
@@ -211,7 +215,8 @@ gemm_status_t operand_sets::allocate() {
     std::size_t per_set = 0;
     for (std::size_t b : bytes_) per_set += b;
     std::size_t cache = on_device() ? dev->cache_bytes(layout_.device) : last_level_cache_bytes();
-    std::size_t count = std::clamp<std::size_t>(2 * cache / std::max<std::size_t>(per_set, 1) + 1, 1, std::max<std::size_t>(most_sets_, 1));
+    std::size_t count = std::clamp<std::size_t>(2 * cache / std::max<std::size_t>(per_set, 1) + 1, 1,
+                                                std::max<std::size_t>(most_sets_, 1));
     initial_c_.reset(static_cast<char *>(allocate_host(bytes_[c_index])));
     if (on_device()) {
         check_c_.reset(static_cast<char *>(allocate_host(bytes_[c_index])));
@@ -258,7 +263,8 @@ gemm_status_t operand_sets::make_set(set &s, bool first) {
         for (int i = 0; i < operand_count; ++i) {
             if (!s.host[i]) continue;
             const std::size_t offset = std::size_t(static_cast<char *>(s.host[i]) - s.buffers[i].get());
-            if (gemm_status_t st = dev->pin(s.buffers[i].get(), bytes_[i] + offset); st != GEMM_STATUS_SUCCESS) return st;
+            if (gemm_status_t st = dev->pin(s.buffers[i].get(), bytes_[i] + offset); st != GEMM_STATUS_SUCCESS)
+                return st;
             pinned_.push_back(s.buffers[i].get());
         }
     return on_device() ? copy_to_device(s) : GEMM_STATUS_SUCCESS;
@@ -327,8 +333,8 @@ gemm_status_t operand_sets::checked_result(problem &view) {
         void *host = s.host[i];
         // What the call wrote lives on the device: C, and the epilogue's vector or aux when
         // the call writes them; a backward activation's aux and a bias are only read.
-        const bool written = i == c_index || (i == vector_index && class_.backward()) ||
-                             (i == aux_index && !class_.backward());
+        const bool written =
+            i == c_index || (i == vector_index && class_.backward()) || (i == aux_index && !class_.backward());
         if (on_device() && written) {
             host_buffer &back = i == c_index ? check_c_ : i == vector_index ? check_vector_ : check_aux_;
             host = back.get() + (static_cast<char *>(s.host[i]) - s.buffers[i].get());

@@ -21,15 +21,15 @@ namespace gemm {
 // tuner takes the layout that stands for the class's calls (layout_for, tuner.hpp);
 // gemm_measure and gemm_tune take the caller's.
 struct operand_layout {
-    int64_t ld_padding = 0;  // elements added to every leading dimension; -1: the least
-                             // padding that keeps them 16-byte aligned (a padded class)
+    int64_t ld_padding = 0;             // elements added to every leading dimension; -1: the least
+                                        // padding that keeps them 16-byte aligned (a padded class)
     int64_t lda = 0, ldb = 0, ldc = 0;  // given leading dimensions (0: rows plus ld_padding)
-    bool aligned = true;     // false: operands start one element past a 64-byte boundary
+    bool aligned = true;                // false: operands start one element past a 64-byte boundary
     double alpha = 1.0;
     double beta = 0.0;
-    int device = 0;          // CUDA ordinal of device problems
-    bool pinned = false;     // host operands page-locked (host problems, CUDA builds only)
-    int64_t ld_aux = 0;      // an epilogue's aux (0: C's leading dimension)
+    int device = 0;       // CUDA ordinal of device problems
+    bool pinned = false;  // host operands page-locked (host problems, CUDA builds only)
+    int64_t ld_aux = 0;   // an epilogue's aux (0: C's leading dimension)
 };
 
 class operand_sets {
@@ -100,8 +100,8 @@ private:
     gemm_status_t plan();
     gemm_status_t plan_epilogue();
     std::optional<int64_t> leading_dim(int64_t rows, std::size_t element) const;
-    bool operand(std::optional<int64_t> ld, int64_t cols, std::size_t element, int64_t &ld_out,
-                 int64_t &stride_out, std::size_t &bytes_out) const;
+    bool operand(std::optional<int64_t> ld, int64_t cols, std::size_t element, int64_t &ld_out, int64_t &stride_out,
+                 std::size_t &bytes_out) const;
     gemm_status_t make_set(set &s, bool first);
     gemm_status_t copy_to_device(set &s);
     problem problem_on(const set &s) const;
@@ -113,8 +113,8 @@ private:
     std::vector<problem> problems_;  // the problem on each set
     std::size_t next_ = 0;
     host_buffer initial_c_;
-    host_buffer check_c_;            // a device C copied back for the check (device sets only)
-    host_buffer check_vector_, check_aux_;  // likewise the epilogue's written vector and aux
+    host_buffer check_c_;                    // a device C copied back for the check (device sets only)
+    host_buffer check_vector_, check_aux_;   // likewise the epilogue's written vector and aux
     std::size_t bytes_[operand_count] = {};  // each operand, for the whole batch
     std::vector<void *> pinned_;
     void *stream_ = nullptr;

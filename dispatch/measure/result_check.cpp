@@ -198,8 +198,9 @@ check_outcome result_check::judge_epilogue(const problem &r) const {
                                                          : activation_math::gelu_derivative(saved);
             want = z * slope;
         } else {
-            if (saves_aux_) worst.add(std::abs(load_element(r.epilogue.aux, ai, p_.c_type) - z),
-                                     limits.epilogue_input(size, c0), 0, i, j);
+            if (saves_aux_)
+                worst.add(std::abs(load_element(r.epilogue.aux, ai, p_.c_type) - z), limits.epilogue_input(size, c0), 0,
+                          i, j);
             want = activation_math::apply(e.act, z, 0.0);
             slope = e.act == epilogue_act::gelu ? 1.13 : 1.0;
         }
@@ -217,8 +218,7 @@ check_outcome result_check::judge_epilogue(const problem &r) const {
                 size += std::abs(c);
             }
             worst.add(std::abs(load_element(r.epilogue.bias_grad, v, p_.c_type) - sum),
-                      limits.bias_gradient(terms, size, std::abs(sum)), 0,
-                      per_row ? v : -1, per_row ? -1 : v);
+                      limits.bias_gradient(terms, size, std::abs(sum)), 0, per_row ? v : -1, per_row ? -1 : v);
         }
     }
     check_outcome out;
@@ -227,7 +227,8 @@ check_outcome result_check::judge_epilogue(const problem &r) const {
     out.result = worst.ratio <= 1.0 ? check_outcome::verdict::ok : check_outcome::verdict::wrong;
     if (out.result == check_outcome::verdict::wrong)
         out.detail = fmt::format("element |error| {:.3g} > tolerance {:.3g} at ({}, {}) (the epilogue's C, aux or bias "
-                                 "gradient)", worst.error, worst.tolerance, worst.i, worst.j);
+                                 "gradient)",
+                                 worst.error, worst.tolerance, worst.i, worst.j);
     return out;
 }
 
@@ -275,9 +276,10 @@ template <class V> check_outcome result_check::judge_as(const problem &r) const 
     out.worst_ratio = worst.ratio;
     out.result = worst.ratio <= 1.0 ? check_outcome::verdict::ok : check_outcome::verdict::wrong;
     if (out.result == check_outcome::verdict::wrong)
-        out.detail = fmt::format("{} |error| {:.3g} > tolerance {:.3g} at batch {}, {}", full_ ? "element" : "C·t",
-                                 worst.error, worst.tolerance, worst.batch,
-                                 worst.j < 0 ? fmt::format("row {}", worst.i) : fmt::format("({}, {})", worst.i, worst.j));
+        out.detail =
+            fmt::format("{} |error| {:.3g} > tolerance {:.3g} at batch {}, {}", full_ ? "element" : "C·t", worst.error,
+                        worst.tolerance, worst.batch,
+                        worst.j < 0 ? fmt::format("row {}", worst.i) : fmt::format("({}, {})", worst.i, worst.j));
     return out;
 }
 

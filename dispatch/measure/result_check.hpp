@@ -57,8 +57,8 @@ private:
     problem p_;
     bool full_ = true, tf32_ = false;
     const void *a_ = nullptr, *b_ = nullptr, *c0_ = nullptr;
-    std::vector<double> t_;          // the random vector of the projected check
-    std::vector<value> expected_;    // per element (full) or per row of C·t (projected)
+    std::vector<double> t_;        // the random vector of the projected check
+    std::vector<value> expected_;  // per element (full) or per row of C·t (projected)
     // An epilogue's check: the elements (i, j) checked (every one, or a sample), Z at each,
     // and set 0's bias and the aux a backward activation reads.
     std::vector<std::pair<int64_t, int64_t>> checked_at_;

@@ -56,13 +56,14 @@ struct runner {
     run_report ctx;
     bool traced = false;
     gemm_layout_t layout = GEMM_COL_MAJOR;  // the caller's, for the trace
-    int count = 1;  // runs in the next sample
+    int count = 1;                          // runs in the next sample
 };
 
 gemm_status_t run_count(void *state) {
     auto *r = static_cast<runner *>(state);
     for (int i = 0; i < r->count; ++i)
-        if (gemm_status_t s = run_selection(r->sets.next(), r->sel, r->ctx, r->traced, r->layout); s != GEMM_STATUS_SUCCESS)
+        if (gemm_status_t s = run_selection(r->sets.next(), r->sel, r->ctx, r->traced, r->layout);
+            s != GEMM_STATUS_SUCCESS)
             return s;
     return GEMM_STATUS_SUCCESS;
 }
@@ -72,7 +73,8 @@ gemm_status_t sample(runner &r, int count, double &us) {
     r.count = count;
     if (r.sets.on_device()) {
         double ms = 0;
-        gemm_status_t s = installed_device_services()->time_on_stream(r.sets.device(), r.sets.stream(), run_count, &r, &ms);
+        gemm_status_t s =
+            installed_device_services()->time_on_stream(r.sets.device(), r.sets.stream(), run_count, &r, &ms);
         us = ms * 1e3 / count;
         return s;
     }

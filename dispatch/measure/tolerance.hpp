@@ -46,9 +46,9 @@ struct tolerance_rule {
     gemm_dtype_t ab_type = GEMM_F32;
     gemm_dtype_t c_type = GEMM_F32;
     int64_t k = 0;
-    bool tf32 = false;       // f32 products may be formed from inputs rounded to TF32
-    double alpha_size = 1;   // |alpha|
-    double beta_size = 0;    // |beta|
+    bool tf32 = false;      // f32 products may be formed from inputs rounded to TF32
+    double alpha_size = 1;  // |alpha|
+    double beta_size = 0;   // |beta|
 
     // u of the type products are accumulated in: f16 and bf16 accumulate in f32.
     double compute_roundoff() const {
@@ -66,7 +66,8 @@ struct tolerance_rule {
     double element(double value_size, double c0_size) const {
         const double u = compute_roundoff();
         const double terms = double(k) * (ab_type == GEMM_C32 || ab_type == GEMM_C64 ? 2.0 : 1.0) + 16.0;
-        const double products = u * terms + (tf32 && ab_type == GEMM_F32 ? std::ldexp(1.0, -11) * std::sqrt(terms) : 0.0);
+        const double products =
+            u * terms + (tf32 && ab_type == GEMM_F32 ? std::ldexp(1.0, -11) * std::sqrt(terms) : 0.0);
         return 4.0 * alpha_size * products + 2.0 * unit_roundoff(c_type) * value_size + 4.0 * u * beta_size * c0_size +
                2.0 * smallest_subnormal(c_type);
     }

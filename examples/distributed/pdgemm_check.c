@@ -17,7 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct { double re, im; } dcomplex;
+typedef struct {
+    double re, im;
+} dcomplex;
 
 /* ScaLAPACK's C BLACS interface and its Fortran routines (all arguments by reference). */
 void Cblacs_pinfo(int *rank, int *size);
@@ -26,27 +28,31 @@ void Cblacs_gridinit(int *context, const char *order, int rows, int cols);
 void Cblacs_gridinfo(int context, int *rows, int *cols, int *row, int *col);
 void Cblacs_gridexit(int context);
 int numroc_(const int *n, const int *nb, const int *iproc, const int *isrcproc, const int *nprocs);
-void descinit_(int *desc, const int *m, const int *n, const int *mb, const int *nb, const int *irsrc,
-               const int *icsrc, const int *context, const int *lld, int *info);
-void pdgemm_(const char *transa, const char *transb, const int *m, const int *n, const int *k,
-             const double *alpha, const double *a, const int *ia, const int *ja, const int *desca,
-             const double *b, const int *ib, const int *jb, const int *descb, const double *beta, double *c,
-             const int *ic, const int *jc, const int *descc);
-void pzgemm_(const char *transa, const char *transb, const int *m, const int *n, const int *k,
-             const dcomplex *alpha, const dcomplex *a, const int *ia, const int *ja, const int *desca,
-             const dcomplex *b, const int *ib, const int *jb, const int *descb, const dcomplex *beta,
-             dcomplex *c, const int *ic, const int *jc, const int *descc);
+void descinit_(int *desc, const int *m, const int *n, const int *mb, const int *nb, const int *irsrc, const int *icsrc,
+               const int *context, const int *lld, int *info);
+void pdgemm_(const char *transa, const char *transb, const int *m, const int *n, const int *k, const double *alpha,
+             const double *a, const int *ia, const int *ja, const int *desca, const double *b, const int *ib,
+             const int *jb, const int *descb, const double *beta, double *c, const int *ic, const int *jc,
+             const int *descc);
+void pzgemm_(const char *transa, const char *transb, const int *m, const int *n, const int *k, const dcomplex *alpha,
+             const dcomplex *a, const int *ia, const int *ja, const int *desca, const dcomplex *b, const int *ib,
+             const int *jb, const int *descb, const dcomplex *beta, dcomplex *c, const int *ic, const int *jc,
+             const int *descc);
 
 /* Entries in [-1, 1] from the global (0-based) row and column; `which` tells the matrices
  * apart, the imaginary part is a second such function. */
-static double entry(int which, int i, int j) { return (double)((i * (7 + which) + j * (13 + 2 * which)) % 23 - 11) / 11.0; }
+static double entry(int which, int i, int j) {
+    return (double)((i * (7 + which) + j * (13 + 2 * which)) % 23 - 11) / 11.0;
+}
 static dcomplex centry(int which, int i, int j) {
     dcomplex z = {entry(which, i, j), entry(which + 5, j, i)};
     return z;
 }
 
 /* The process grid and this rank's place in it; matrices in blocks of nb x nb. */
-typedef struct { int context, nb, prow, pcol, nprow, npcol; } grid;
+typedef struct {
+    int context, nb, prow, pcol, nprow, npcol;
+} grid;
 
 /* One matrix: this rank's part of it (lrows x lcols, column-major, leading dimension lld),
  * and its ScaLAPACK descriptor. */
@@ -100,11 +106,11 @@ typedef struct {
 static void run(const product *p, void *c) {
     const int one = 1;
     if (p->complex_type)
-        pzgemm_(p->ta, p->tb, &p->m, &p->n, &p->k, p->alpha, p->a->data, &one, &one, p->a->desc, p->b->data, &one,
-                &one, p->b->desc, p->beta, c, &one, &one, p->c->desc);
+        pzgemm_(p->ta, p->tb, &p->m, &p->n, &p->k, p->alpha, p->a->data, &one, &one, p->a->desc, p->b->data, &one, &one,
+                p->b->desc, p->beta, c, &one, &one, p->c->desc);
     else
-        pdgemm_(p->ta, p->tb, &p->m, &p->n, &p->k, p->alpha, p->a->data, &one, &one, p->a->desc, p->b->data, &one,
-                &one, p->b->desc, p->beta, c, &one, &one, p->c->desc);
+        pdgemm_(p->ta, p->tb, &p->m, &p->n, &p->k, p->alpha, p->a->data, &one, &one, p->a->desc, p->b->data, &one, &one,
+                p->b->desc, p->beta, c, &one, &one, p->c->desc);
 }
 
 /* The seconds the slowest rank spent in the product, all ranks starting together, after one
@@ -186,8 +192,9 @@ static double check_pzgemm(const grid *g, int m, int n, int k, double *seconds) 
             const double want_re = alpha.re * re - alpha.im * im + beta.re * c0.re - beta.im * c0.im;
             const double want_im = alpha.re * im + alpha.im * re + beta.re * c0.im + beta.im * c0.re;
             const dcomplex got = ((const dcomplex *)c.data)[(size_t)li + (size_t)lj * (size_t)c.lld];
-            const double err = hypot(got.re - want_re, got.im - want_im) /
-                               (hypot(alpha.re, alpha.im) * size + hypot(beta.re, beta.im) * hypot(c0.re, c0.im) + 1e-300);
+            const double err =
+                hypot(got.re - want_re, got.im - want_im) /
+                (hypot(alpha.re, alpha.im) * size + hypot(beta.re, beta.im) * hypot(c0.re, c0.im) + 1e-300);
             if (!(err <= worst)) worst = err;
         }
     free(a.data);
@@ -204,7 +211,8 @@ int main(int argc, char **argv) {
     int rank = 0, size = 1;
     Cblacs_pinfo(&rank, &size);
     if (n < 1 || nb < 1 || (!transposed && strcmp(ops, "NN") != 0)) {
-        if (rank == 0) fprintf(stderr, "usage: pdgemm_check [N [NB [TN|NN]]] (N, NB >= 1; PDGEMM's op(A) op(B), TN by default)\n");
+        if (rank == 0)
+            fprintf(stderr, "usage: pdgemm_check [N [NB [TN|NN]]] (N, NB >= 1; PDGEMM's op(A) op(B), TN by default)\n");
         MPI_Finalize();
         return 2;
     }
@@ -219,7 +227,8 @@ int main(int argc, char **argv) {
      * blocks. */
     const int m = n, cols = n + 10, k = n - 7 > 1 ? n - 7 : 1;
     double seconds[2];
-    const double errors[2] = {check_pdgemm(&g, transposed, m, cols, k, &seconds[0]), check_pzgemm(&g, m, cols, k, &seconds[1])};
+    const double errors[2] = {check_pdgemm(&g, transposed, m, cols, k, &seconds[0]),
+                              check_pzgemm(&g, m, cols, k, &seconds[1])};
     double worst[2];
     MPI_Allreduce(errors, worst, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     const double tolerance = 64 * 2.2e-16 * sqrt((double)k);
@@ -230,8 +239,11 @@ int main(int argc, char **argv) {
         if (rank == 0)
             printf("%s %dx%dx%d, blocks of %d, on a %dx%d grid: %.4g s, %.4g GFLOP/s; largest relative error "
                    "%.3g (tolerance %.3g): %s\n",
-                   x == 1 ? "pzgemm N C" : transposed ? "pdgemm T N" : "pdgemm N N", m, cols, k, nb, g.nprow, g.npcol, seconds[x],
-                   (x == 0 ? 2.0 : 8.0) * m * cols * k / seconds[x] / 1e9, worst[x], tolerance, ok ? "ok" : "WRONG");
+                   x == 1       ? "pzgemm N C"
+                   : transposed ? "pdgemm T N"
+                                : "pdgemm N N",
+                   m, cols, k, nb, g.nprow, g.npcol, seconds[x], (x == 0 ? 2.0 : 8.0) * m * cols * k / seconds[x] / 1e9,
+                   worst[x], tolerance, ok ? "ok" : "WRONG");
     }
     Cblacs_gridexit(g.context);
     MPI_Finalize();

@@ -225,12 +225,15 @@ bool allocate(mlp &net, const mlp_shape &s, gemm_dtype_t type, memory where) {
     net.type = type;
     const auto bytes = [&](int64_t rows, int64_t cols) { return std::size_t(rows * cols) * element_size(type); };
     const std::pair<buffer *, std::size_t> list[] = {
-        {&net.x, bytes(s.batch, s.d_in)},      {&net.w1, bytes(s.hidden, s.d_in)},  {&net.b1, bytes(s.hidden, 1)},
-        {&net.w2, bytes(s.d_out, s.hidden)},   {&net.b2, bytes(s.d_out, 1)},        {&net.target, bytes(s.batch, s.d_out)},
-        {&net.ones, bytes(s.batch, 1)},        {&net.z1, bytes(s.batch, s.hidden)}, {&net.h1, bytes(s.batch, s.hidden)},
-        {&net.y, bytes(s.batch, s.d_out)},     {&net.dy, bytes(s.batch, s.d_out)},  {&net.dz1, bytes(s.batch, s.hidden)},
-        {&net.dw1, bytes(s.hidden, s.d_in)},   {&net.db1, bytes(s.hidden, 1)},      {&net.dw2, bytes(s.d_out, s.hidden)},
-        {&net.db2, bytes(s.d_out, 1)},         {&net.dx, bytes(s.batch, s.d_in)}};
+        {&net.x, bytes(s.batch, s.d_in)},     {&net.w1, bytes(s.hidden, s.d_in)},
+        {&net.b1, bytes(s.hidden, 1)},        {&net.w2, bytes(s.d_out, s.hidden)},
+        {&net.b2, bytes(s.d_out, 1)},         {&net.target, bytes(s.batch, s.d_out)},
+        {&net.ones, bytes(s.batch, 1)},       {&net.z1, bytes(s.batch, s.hidden)},
+        {&net.h1, bytes(s.batch, s.hidden)},  {&net.y, bytes(s.batch, s.d_out)},
+        {&net.dy, bytes(s.batch, s.d_out)},   {&net.dz1, bytes(s.batch, s.hidden)},
+        {&net.dw1, bytes(s.hidden, s.d_in)},  {&net.db1, bytes(s.hidden, 1)},
+        {&net.dw2, bytes(s.d_out, s.hidden)}, {&net.db2, bytes(s.d_out, 1)},
+        {&net.dx, bytes(s.batch, s.d_in)}};
     for (const auto &[b, size] : list)
         if (!b->allocate(where, size)) return false;
     return true;
@@ -253,8 +256,10 @@ bool fill_random(const mlp &net, uint64_t seed, bool fan_in_scaled) {
     const double s1 = fan_in_scaled ? 1 / std::sqrt(double(net.shape.d_in)) : 1;
     const double s2 = fan_in_scaled ? 1 / std::sqrt(double(net.shape.hidden)) : 1;
     const gemm_dtype_t t = net.type;
-    return store(net.x, uniform(rng, count(net, net.x), 1), t) && store(net.w1, uniform(rng, count(net, net.w1), s1), t) &&
-           store(net.b1, uniform(rng, count(net, net.b1), s1), t) && store(net.w2, uniform(rng, count(net, net.w2), s2), t) &&
+    return store(net.x, uniform(rng, count(net, net.x), 1), t) &&
+           store(net.w1, uniform(rng, count(net, net.w1), s1), t) &&
+           store(net.b1, uniform(rng, count(net, net.b1), s1), t) &&
+           store(net.w2, uniform(rng, count(net, net.w2), s2), t) &&
            store(net.b2, uniform(rng, count(net, net.b2), s2), t) &&
            store(net.target, uniform(rng, count(net, net.target), 1), t) &&
            store(net.ones, std::vector<double>(count(net, net.ones), 1.0), t);
@@ -278,8 +283,8 @@ bool layer1_forward(const mlp &net, gemm_activation_t act, bool training) {
     const mlp_shape &s = net.shape;
     const gemm_dtype_t t = net.type, ct = compute_type(t);
     const gemm_epilogue_t e = epilogue(act, net.b1.get(), nullptr, training ? net.z1.get() : nullptr, s.hidden);
-    return ok(gemm_ex_epilogue(GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_T, s.batch, s.hidden, s.d_in, one.of(ct), net.x.get(), t,
-                               s.d_in, net.w1.get(), t, s.d_in, zero.of(ct), net.h1.get(), t, s.hidden, ct, &e),
+    return ok(gemm_ex_epilogue(GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_T, s.batch, s.hidden, s.d_in, one.of(ct), net.x.get(),
+                               t, s.d_in, net.w1.get(), t, s.d_in, zero.of(ct), net.h1.get(), t, s.hidden, ct, &e),
               "layer 1 forward (gemm_ex_epilogue)");
 }
 
@@ -291,9 +296,9 @@ bool layer2_forward(const mlp &net, bool training) {
     const buffer &c = training ? net.dy : net.y;
     if (training && !copy_bytes(net.dy.get(), net.target.get(), net.dy.bytes(), net.dy.where())) return false;
     const gemm_epilogue_t e = epilogue(GEMM_ACTIVATION_NONE, net.b2.get(), nullptr, nullptr, 0);
-    return ok(gemm_ex_epilogue(GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_T, s.batch, s.d_out, s.hidden, one.of(ct), net.h1.get(),
-                               t, s.hidden, net.w2.get(), t, s.hidden, (training ? minus_one : zero).of(ct), c.get(), t,
-                               s.d_out, ct, &e),
+    return ok(gemm_ex_epilogue(GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_T, s.batch, s.d_out, s.hidden, one.of(ct),
+                               net.h1.get(), t, s.hidden, net.w2.get(), t, s.hidden,
+                               (training ? minus_one : zero).of(ct), c.get(), t, s.d_out, ct, &e),
               "layer 2 forward (gemm_ex_epilogue)");
 }
 
@@ -353,9 +358,7 @@ const gradient gradients[] = {{"W1", &mlp::w1, &mlp::dw1},
                               {"b2", &mlp::b2, &mlp::db2},
                               {"X", &mlp::x, &mlp::dx}};
 
-double relative_error(double a, double b) {
-    return std::fabs(a - b) / std::max({std::fabs(a), std::fabs(b), 1e-3});
-}
+double relative_error(double a, double b) { return std::fabs(a - b) / std::max({std::fabs(a), std::fabs(b), 1e-3}); }
 
 // L for the current values of a host f64 network, through the library's forward pass.
 bool loss(const mlp &net, gemm_activation_t act, double &l) {
@@ -412,8 +415,8 @@ bool gradient_check(const mlp &net, gemm_activation_t act, bool &passed) {
         double worst = 0;
         if (!check_entries(net, act, g, worst)) return false;
         passed = passed && worst <= limit;
-        std::printf("gradient check %s %-2s: worst relative error %.2e (limit %.0e) %s\n", name(act), g.name, worst, limit,
-                    worst <= limit ? "ok" : "FAILED");
+        std::printf("gradient check %s %-2s: worst relative error %.2e (limit %.0e) %s\n", name(act), g.name, worst,
+                    limit, worst <= limit ? "ok" : "FAILED");
     }
     return true;
 }

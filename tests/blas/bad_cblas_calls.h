@@ -5,7 +5,10 @@
 
 #include <cblas.h>
 
-struct bad_call { const char *what; int order, ta, tb, m, n, k, lda, ldb, ldc; };
+struct bad_call {
+    const char *what;
+    int order, ta, tb, m, n, k, lda, ldb, ldc;
+};
 
 static const struct bad_call bad_calls[] = {
     {"order", 7, CblasNoTrans, CblasNoTrans, 2, 2, 2, 2, 2, 2},
@@ -46,10 +49,8 @@ enum { bad_call_count = sizeof bad_calls / sizeof bad_calls[0] };
 static void bad_call_run(char type, const struct bad_call *p, const void *a, const void *b, void *c) {
     static const float one_c[2] = {1, 0}, zero_c[2] = {0, 0};
     static const double one_z[2] = {1, 0}, zero_z[2] = {0, 0};
-    if (type == 's')
-        cblas_sgemm(p->order, p->ta, p->tb, p->m, p->n, p->k, 1.0f, a, p->lda, b, p->ldb, 0.0f, c, p->ldc);
-    if (type == 'd')
-        cblas_dgemm(p->order, p->ta, p->tb, p->m, p->n, p->k, 1.0, a, p->lda, b, p->ldb, 0.0, c, p->ldc);
+    if (type == 's') cblas_sgemm(p->order, p->ta, p->tb, p->m, p->n, p->k, 1.0f, a, p->lda, b, p->ldb, 0.0f, c, p->ldc);
+    if (type == 'd') cblas_dgemm(p->order, p->ta, p->tb, p->m, p->n, p->k, 1.0, a, p->lda, b, p->ldb, 0.0, c, p->ldc);
     if (type == 'c')
         cblas_cgemm(p->order, p->ta, p->tb, p->m, p->n, p->k, one_c, a, p->lda, b, p->ldb, zero_c, c, p->ldc);
     if (type == 'z')

@@ -17,19 +17,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-void sgemm_(const char *, const char *, const int *, const int *, const int *, const float *,
-            const float *, const int *, const float *, const int *, const float *, float *,
-            const int *, size_t, size_t);
-void dgemm_(const char *, const char *, const int *, const int *, const int *, const double *,
-            const double *, const int *, const double *, const int *, const double *, double *,
-            const int *, size_t, size_t);
+void sgemm_(const char *, const char *, const int *, const int *, const int *, const float *, const float *,
+            const int *, const float *, const int *, const float *, float *, const int *, size_t, size_t);
+void dgemm_(const char *, const char *, const int *, const int *, const int *, const double *, const double *,
+            const int *, const double *, const int *, const double *, double *, const int *, size_t, size_t);
 /* Complex arguments: interleaved real and imaginary parts. */
-void cgemm_(const char *, const char *, const int *, const int *, const int *, const void *,
-            const void *, const int *, const void *, const int *, const void *, void *,
-            const int *, size_t, size_t);
-void zgemm_(const char *, const char *, const int *, const int *, const int *, const void *,
-            const void *, const int *, const void *, const int *, const void *, void *,
-            const int *, size_t, size_t);
+void cgemm_(const char *, const char *, const int *, const int *, const int *, const void *, const void *, const int *,
+            const void *, const int *, const void *, void *, const int *, size_t, size_t);
+void zgemm_(const char *, const char *, const int *, const int *, const int *, const void *, const void *, const int *,
+            const void *, const int *, const void *, void *, const int *, size_t, size_t);
 
 float sdot_(const int *, const float *, const int *, const float *, const int *);
 
@@ -50,24 +46,39 @@ static double next_random(void) { /* [-1, 1), same sequence on every run */
 
 /* One product, computed by every routine: alpha and beta are complex, the real routines take
  * their real parts ('C' is 'T' to them). */
-struct shape { char ta, tb; int m, n, k, pad; double alpha[2], beta[2]; };
+struct shape {
+    char ta, tb;
+    int m, n, k, pad;
+    double alpha[2], beta[2];
+};
 
 static const struct shape shapes[] = {
-    {'N', 'N', 1, 1, 1, 0, {1, 0}, {0, 0}},         {'N', 'N', 7, 5, 3, 0, {1, 0}, {0, 0}},
-    {'T', 'N', 17, 31, 13, 2, {-1.5, 0}, {0.5, 0}}, {'N', 'T', 33, 16, 65, 1, {2, 0}, {1, 0}},
-    {'T', 'T', 64, 65, 31, 0, {1, 0}, {-1, 0}},     {'C', 'n', 97, 13, 131, 3, {0.5, 0}, {0, 0}},
-    {'n', 'c', 129, 127, 57, 0, {1, 0}, {2, 0}},    {'t', 't', 5, 9, 0, 0, {1, 0}, {0.5, 0}},
-    {'N', 'N', 19, 23, 29, 4, {0, 0}, {0.5, 0}},    {'N', 'N', 200, 150, 170, 0, {1, 0}, {0, 0}},
+    {'N', 'N', 1, 1, 1, 0, {1, 0}, {0, 0}},
+    {'N', 'N', 7, 5, 3, 0, {1, 0}, {0, 0}},
+    {'T', 'N', 17, 31, 13, 2, {-1.5, 0}, {0.5, 0}},
+    {'N', 'T', 33, 16, 65, 1, {2, 0}, {1, 0}},
+    {'T', 'T', 64, 65, 31, 0, {1, 0}, {-1, 0}},
+    {'C', 'n', 97, 13, 131, 3, {0.5, 0}, {0, 0}},
+    {'n', 'c', 129, 127, 57, 0, {1, 0}, {2, 0}},
+    {'t', 't', 5, 9, 0, 0, {1, 0}, {0.5, 0}},
+    {'N', 'N', 19, 23, 29, 4, {0, 0}, {0.5, 0}},
+    {'N', 'N', 200, 150, 170, 0, {1, 0}, {0, 0}},
     /* Complex scalars, a zero real part among them (zero to the real routines: C = 0 or C
      * scaled), and every pair of transposes with C in it. */
-    {'C', 'N', 11, 7, 9, 1, {0, 1}, {0, -1}},       {'N', 'C', 6, 13, 5, 2, {0.5, -2}, {1.5, 0.25}},
-    {'C', 'C', 9, 8, 10, 0, {-1, 1}, {0, 0}},       {'C', 'T', 13, 3, 17, 1, {0, -0.75}, {1, 0}},
-    {'T', 'C', 4, 15, 6, 3, {2, 0.5}, {0, 2}},      {'N', 'N', 10, 12, 11, 0, {1, 0}, {0, 1}},
+    {'C', 'N', 11, 7, 9, 1, {0, 1}, {0, -1}},
+    {'N', 'C', 6, 13, 5, 2, {0.5, -2}, {1.5, 0.25}},
+    {'C', 'C', 9, 8, 10, 0, {-1, 1}, {0, 0}},
+    {'C', 'T', 13, 3, 17, 1, {0, -0.75}, {1, 0}},
+    {'T', 'C', 4, 15, 6, 3, {2, 0.5}, {0, 2}},
+    {'N', 'N', 10, 12, 11, 0, {1, 0}, {0, 1}},
     /* Nothing to compute or nothing to read: m or n = 0 (C untouched), k = 0 and alpha = 0
      * (C = beta C, C = 0 for beta = 0), alpha = 0 with beta = 1 (C untouched). */
-    {'N', 'N', 0, 5, 3, 1, {1, 0}, {0, 0}},         {'C', 'N', 6, 0, 3, 0, {1, 0}, {0, 0}},
-    {'N', 'C', 5, 4, 0, 2, {0, 1}, {0, 0}},         {'T', 'C', 8, 6, 0, 0, {1, 1}, {0, 1}},
-    {'N', 'N', 7, 9, 4, 1, {0, 0}, {0, 0}},         {'C', 'N', 5, 6, 7, 0, {0, 0}, {1, 0}},
+    {'N', 'N', 0, 5, 3, 1, {1, 0}, {0, 0}},
+    {'C', 'N', 6, 0, 3, 0, {1, 0}, {0, 0}},
+    {'N', 'C', 5, 4, 0, 2, {0, 1}, {0, 0}},
+    {'T', 'C', 8, 6, 0, 0, {1, 1}, {0, 1}},
+    {'N', 'N', 7, 9, 4, 1, {0, 0}, {0, 0}},
+    {'C', 'N', 5, 6, 7, 0, {0, 0}, {1, 0}},
 };
 
 static int rows_of(char op, int rows, int cols) { return (op == 'N' || op == 'n') ? rows : cols; }
@@ -79,11 +90,16 @@ static enum CBLAS_TRANSPOSE cblas_op(char op) {
 }
 
 /* The four types the routines take, their values interleaved (real, imaginary) for c and z. */
-struct type { const char *fortran, *cblas; int single, parts; };
+struct type {
+    const char *fortran, *cblas;
+    int single, parts;
+};
 
 static const struct type types[] = {
-    {"sgemm_", "cblas_sgemm", 1, 1}, {"dgemm_", "cblas_dgemm", 0, 1},
-    {"cgemm_", "cblas_cgemm", 1, 2}, {"zgemm_", "cblas_zgemm", 0, 2},
+    {"sgemm_", "cblas_sgemm", 1, 1},
+    {"dgemm_", "cblas_dgemm", 0, 1},
+    {"cgemm_", "cblas_cgemm", 1, 2},
+    {"zgemm_", "cblas_zgemm", 0, 2},
 };
 
 static size_t typed_size(const struct type *t, size_t count) {
@@ -118,8 +134,8 @@ enum { fortran_entry = 0 }; /* a layout argument that means "call the Fortran ro
 
 /* The Fortran call, or the CBLAS call in the given layout. Row-major computes the same C
  * memory: C^T = op(B)^T op(A)^T, and op(X)^T = op(X^T) for 'C' as for 'N' and 'T'. */
-static void call_gemm(const struct type *t, int layout, const struct shape *p, const void *alpha,
-                      const void *a, int lda, const void *b, int ldb, const void *beta, void *c, int ldc) {
+static void call_gemm(const struct type *t, int layout, const struct shape *p, const void *alpha, const void *a,
+                      int lda, const void *b, int ldb, const void *beta, void *c, int ldc) {
     enum CBLAS_TRANSPOSE ta = cblas_op(p->ta), tb = cblas_op(p->tb);
     const void *first = a, *second = b;
     int m = p->m, n = p->n, ld_first = lda, ld_second = ldb;
@@ -179,26 +195,36 @@ static void run_values(void) {
                 const char *name = layouts[l] ? ty->cblas : ty->fortran;
                 int digits = ty->single ? 9 : 17;
                 for (size_t i = 0; i < nc; ++i) {
-                    printf("%s%s %zu %zu %.*g", name, layout_names[l], s, i, digits, typed_value(ty, tc, i * (size_t)ty->parts));
+                    printf("%s%s %zu %zu %.*g", name, layout_names[l], s, i, digits,
+                           typed_value(ty, tc, i * (size_t)ty->parts));
                     if (ty->parts == 2) printf(" %.*g", digits, typed_value(ty, tc, 2 * i + 1));
                     printf("\n");
                 }
                 free(tc);
             }
-            free(ta); free(tb); free(alpha); free(beta);
+            free(ta);
+            free(tb);
+            free(alpha);
+            free(beta);
         }
-        free(a); free(b); free(c);
+        free(a);
+        free(b);
+        free(c);
     }
 }
 
-struct bad_call { const char *what; char ta, tb; int m, n, k, lda, ldb, ldc; };
+struct bad_call {
+    const char *what;
+    char ta, tb;
+    int m, n, k, lda, ldb, ldc;
+};
 
 static const struct bad_call bad_calls[] = {
-    {"transa", 'X', 'N', 2, 2, 2, 2, 2, 2}, {"transb", 'N', '?', 2, 2, 2, 2, 2, 2},
-    {"m", 'N', 'N', -1, 2, 2, 2, 2, 2},     {"n", 'N', 'N', 2, -1, 2, 2, 2, 2},
-    {"k", 'N', 'N', 2, 2, -1, 2, 2, 2},     {"lda", 'N', 'N', 3, 2, 2, 2, 2, 3},
-    {"lda_t", 'T', 'N', 3, 2, 4, 3, 4, 3},  {"ldb", 'N', 'N', 2, 2, 3, 2, 2, 2},
-    {"ldb_t", 'N', 't', 2, 3, 2, 2, 2, 2},  {"ldc", 'N', 'N', 3, 2, 2, 3, 2, 2},
+    {"transa", 'X', 'N', 2, 2, 2, 2, 2, 2},     {"transb", 'N', '?', 2, 2, 2, 2, 2, 2},
+    {"m", 'N', 'N', -1, 2, 2, 2, 2, 2},         {"n", 'N', 'N', 2, -1, 2, 2, 2, 2},
+    {"k", 'N', 'N', 2, 2, -1, 2, 2, 2},         {"lda", 'N', 'N', 3, 2, 2, 2, 2, 3},
+    {"lda_t", 'T', 'N', 3, 2, 4, 3, 4, 3},      {"ldb", 'N', 'N', 2, 2, 3, 2, 2, 2},
+    {"ldb_t", 'N', 't', 2, 3, 2, 2, 2, 2},      {"ldc", 'N', 'N', 3, 2, 2, 3, 2, 2},
     {"m_and_lda", 'N', 'N', -1, 2, 2, 0, 2, 2}, {"lda_and_ldb", 'N', 'N', 3, 3, 3, 1, 1, 3},
     {"zero_ld", 'N', 'N', 0, 0, 0, 0, 1, 1},    {"lda_c", 'C', 'N', 3, 2, 4, 3, 4, 3},
     {"ldb_c", 'N', 'c', 2, 3, 2, 2, 2, 2},
@@ -219,7 +245,12 @@ static void run_fortran_errors(void) {
             call_gemm(ty, fortran_entry, &call, alpha, a, p->lda, b, p->ldb, beta, c, p->ldc);
             printf("%.5s %s -> %s %d C %s\n", ty->fortran, p->what, last_name, last_info,
                    memcmp(c, c0, typed_size(ty, 64)) ? "CHANGED" : "unchanged");
-            free(a); free(b); free(c); free(c0); free(alpha); free(beta);
+            free(a);
+            free(b);
+            free(c);
+            free(c0);
+            free(alpha);
+            free(beta);
         }
     }
 }
@@ -239,7 +270,9 @@ static void *thread_body(void *arg) {
                 fails += s != c[i * n + j];
             }
     }
-    free(a); free(b); free(c);
+    free(a);
+    free(b);
+    free(c);
     return (void *)(size_t)fails;
 }
 
@@ -276,7 +309,11 @@ static int run_unchanged(void) {
             void *alpha = typed_copy(ty, one, 1), *beta = typed_copy(ty, zero, 1);
             call_gemm(ty, entries[e], &call, alpha, at, 2, at, 2, beta, c, 2);
             changed |= memcmp(c, c_before, typed_size(ty, 4)) != 0;
-            free(at); free(c); free(c_before); free(alpha); free(beta);
+            free(at);
+            free(c);
+            free(c_before);
+            free(alpha);
+            free(beta);
         }
     printf("unchanged: C %s\n", changed ? "CHANGED" : "unchanged");
     return changed;

@@ -26,7 +26,8 @@ int main(int argc, char **argv) {
     char line1[256], line2[256];
     for (;;) {
         char *got1 = fgets(line1, sizeof line1, ref), *got2 = fgets(line2, sizeof line2, other);
-        if (!got1 != !got2) return fprintf(stderr, "blas_compare: outputs differ in length after %ld entries\n", entries), 1;
+        if (!got1 != !got2)
+            return fprintf(stderr, "blas_compare: outputs differ in length after %ld entries\n", entries), 1;
         if (!got1) break;
         char routine1[64], routine2[64];
         unsigned long s1, i1, s2, i2;

@@ -44,7 +44,8 @@ int main(void) {
             fill(*type, a), fill(*type, b), fill(*type, c), fill(*type, c0);
             last_position = 0, last_routine[0] = 0;
             bad_call_run(*type, p, a, b, c);
-            printf("%s %s -> %d C %s\n", p->what, last_routine, last_position, memcmp(c, c0, sizeof c) ? "CHANGED" : "unchanged");
+            printf("%s %s -> %d C %s\n", p->what, last_routine, last_position,
+                   memcmp(c, c0, sizeof c) ? "CHANGED" : "unchanged");
         }
     }
     return 0;

@@ -33,22 +33,35 @@ public:
     // A size, leading dimension, stride or batch count: usually small, sometimes one of the
     // values where arithmetic on sizes wraps, sometimes anything.
     int64_t size_value() {
-        static constexpr int64_t boundaries[] = {
-            std::numeric_limits<int64_t>::max(),     std::numeric_limits<int64_t>::min(),
-            std::numeric_limits<int64_t>::max() - 1, std::numeric_limits<int64_t>::max() / 2,
-            std::numeric_limits<int64_t>::max() / 2 + 1,
-            std::numeric_limits<int64_t>::max() / 4 + 1,
-            std::numeric_limits<int64_t>::max() / 8 + 1,
-            int64_t(1) << 31,  (int64_t(1) << 31) - 1, int64_t(1) << 32, (int64_t(1) << 32) + 1,
-            int64_t(1) << 40,  int64_t(1) << 60,       int64_t(1) << 61, (int64_t(1) << 61) + 1,
-            int64_t(1) << 62,  3037000499,             3037000500,       4294967295,
-            2147483647,        2147483648,             -2147483648LL,    65536};
+        static constexpr int64_t boundaries[] = {std::numeric_limits<int64_t>::max(),
+                                                 std::numeric_limits<int64_t>::min(),
+                                                 std::numeric_limits<int64_t>::max() - 1,
+                                                 std::numeric_limits<int64_t>::max() / 2,
+                                                 std::numeric_limits<int64_t>::max() / 2 + 1,
+                                                 std::numeric_limits<int64_t>::max() / 4 + 1,
+                                                 std::numeric_limits<int64_t>::max() / 8 + 1,
+                                                 int64_t(1) << 31,
+                                                 (int64_t(1) << 31) - 1,
+                                                 int64_t(1) << 32,
+                                                 (int64_t(1) << 32) + 1,
+                                                 int64_t(1) << 40,
+                                                 int64_t(1) << 60,
+                                                 int64_t(1) << 61,
+                                                 (int64_t(1) << 61) + 1,
+                                                 int64_t(1) << 62,
+                                                 3037000499,
+                                                 3037000500,
+                                                 4294967295,
+                                                 2147483647,
+                                                 2147483648,
+                                                 -2147483648LL,
+                                                 65536};
         uint8_t kind = byte();
-        if (kind < 150) return byte() % 12;                       // small, often valid
-        if (kind < 170) return 12 + byte() % 40;                  // larger, still in buffers' reach
-        if (kind < 190) return -1 - int64_t(byte() % 3);          // negative
+        if (kind < 150) return byte() % 12;               // small, often valid
+        if (kind < 170) return 12 + byte() % 40;          // larger, still in buffers' reach
+        if (kind < 190) return -1 - int64_t(byte() % 3);  // negative
         if (kind < 240) return boundaries[byte() % (sizeof boundaries / sizeof boundaries[0])];
-        return int64_t(u64());                                    // anything
+        return int64_t(u64());  // anything
     }
 
     // An enum argument: a valid value mostly, anything sometimes.

@@ -76,19 +76,42 @@ std::size_t dtype_bytes(int t) {
 // Element i of a real type.
 double load(const void *base, int64_t i, int t) {
     switch (t) {
-    case GEMM_F32: { float v; std::memcpy(&v, static_cast<const char *>(base) + i * 4, 4); return v; }
-    case GEMM_F64: { double v; std::memcpy(&v, static_cast<const char *>(base) + i * 8, 8); return v; }
-    case GEMM_F16: { uint16_t v; std::memcpy(&v, static_cast<const char *>(base) + i * 2, 2); return gemm::half::to_float(v); }
-    default: { uint16_t v; std::memcpy(&v, static_cast<const char *>(base) + i * 2, 2); return gemm::bfloat16::to_float(v); }
+    case GEMM_F32: {
+        float v;
+        std::memcpy(&v, static_cast<const char *>(base) + i * 4, 4);
+        return v;
+    }
+    case GEMM_F64: {
+        double v;
+        std::memcpy(&v, static_cast<const char *>(base) + i * 8, 8);
+        return v;
+    }
+    case GEMM_F16: {
+        uint16_t v;
+        std::memcpy(&v, static_cast<const char *>(base) + i * 2, 2);
+        return gemm::half::to_float(v);
+    }
+    default: {
+        uint16_t v;
+        std::memcpy(&v, static_cast<const char *>(base) + i * 2, 2);
+        return gemm::bfloat16::to_float(v);
+    }
     }
 }
 
 void store(void *base, int64_t i, int t, double value) {
     char *p = static_cast<char *>(base);
-    if (t == GEMM_F32) { float v = float(value); std::memcpy(p + i * 4, &v, 4); }
-    else if (t == GEMM_F64) std::memcpy(p + i * 8, &value, 8);
-    else if (t == GEMM_F16) { uint16_t v = gemm::half::from_float(float(value)); std::memcpy(p + i * 2, &v, 2); }
-    else { uint16_t v = gemm::bfloat16::from_float(float(value)); std::memcpy(p + i * 2, &v, 2); }
+    if (t == GEMM_F32) {
+        float v = float(value);
+        std::memcpy(p + i * 4, &v, 4);
+    } else if (t == GEMM_F64) std::memcpy(p + i * 8, &value, 8);
+    else if (t == GEMM_F16) {
+        uint16_t v = gemm::half::from_float(float(value));
+        std::memcpy(p + i * 2, &v, 2);
+    } else {
+        uint16_t v = gemm::bfloat16::from_float(float(value));
+        std::memcpy(p + i * 2, &v, 2);
+    }
 }
 
 // Element i of any type, as a complex number (imaginary part 0 for real types).
@@ -113,7 +136,18 @@ void make_buffer(buffer &b, byte_source &in, int type, bool nan_fill) {
 
 // ---- the oracle ----------------------------------------------------------------------------
 
-enum class entry { sgemm, dgemm, sgemm_batched, dgemm_batched, ex, ex_batched, cgemm, zgemm, cgemm_batched, zgemm_batched };
+enum class entry {
+    sgemm,
+    dgemm,
+    sgemm_batched,
+    dgemm_batched,
+    ex,
+    ex_batched,
+    cgemm,
+    zgemm,
+    cgemm_batched,
+    zgemm_batched
+};
 constexpr int entry_count = 10;
 
 struct api_call {
@@ -128,8 +162,8 @@ struct api_call {
 
 bool is_ex(entry e) { return e == entry::ex || e == entry::ex_batched; }
 bool batched(entry e) {
-    return e == entry::sgemm_batched || e == entry::dgemm_batched || e == entry::ex_batched || e == entry::cgemm_batched ||
-           e == entry::zgemm_batched;
+    return e == entry::sgemm_batched || e == entry::dgemm_batched || e == entry::ex_batched ||
+           e == entry::cgemm_batched || e == entry::zgemm_batched;
 }
 // The typed entries' element type.
 int typed_type(entry e) {
@@ -190,8 +224,8 @@ struct scalar_args {
     float f[2][2];
     double d[2][2];
     explicit scalar_args(const api_call &c)
-        : f{{float(c.alpha), float(c.alpha_im)}, {float(c.beta), float(c.beta_im)}},
-          d{{c.alpha, c.alpha_im}, {c.beta, c.beta_im}} {}
+        : f{{float(c.alpha), float(c.alpha_im)}, {float(c.beta), float(c.beta_im)}}, d{{c.alpha, c.alpha_im},
+                                                                                       {c.beta, c.beta_im}} {}
     const void *get(const api_call &c, int which) const {
         bool doubles = c.compute == GEMM_F64 || c.compute == GEMM_C64;
         return doubles ? static_cast<const void *>(d[which]) : f[which];
@@ -266,8 +300,10 @@ int64_t at(const api_call &c, int64_t r, int64_t q, int64_t ld, int64_t stride, 
 // |alpha|·sum |a||b| + |beta·c0|, which holds for any values.
 double unit_roundoff(int t) {
     t = part_type(t);
-    return t == GEMM_F64 ? std::ldexp(1.0, -53) : t == GEMM_F32 ? std::ldexp(1.0, -24)
-           : t == GEMM_F16 ? std::ldexp(1.0, -11) : std::ldexp(1.0, -8);
+    return t == GEMM_F64   ? std::ldexp(1.0, -53)
+           : t == GEMM_F32 ? std::ldexp(1.0, -24)
+           : t == GEMM_F16 ? std::ldexp(1.0, -11)
+                           : std::ldexp(1.0, -8);
 }
 
 // Matrix bi of a call (its operands bi strides past A, B, C0 and C) against a double loop
@@ -285,8 +321,10 @@ void check_matrix(const api_call &c, const void *A, const void *B, const void *C
             std::complex<double> sum = 0;
             double magnitude = 0;
             for (int64_t l = 0; l < c.k && alpha != 0.0; ++l) {
-                std::complex<double> x = value_at(A, an ? at(c, i, l, c.lda, c.sa, bi) : at(c, l, i, c.lda, c.sa, bi), c.at);
-                std::complex<double> y = value_at(B, bn ? at(c, l, q, c.ldb, c.sb, bi) : at(c, q, l, c.ldb, c.sb, bi), c.bt);
+                std::complex<double> x =
+                    value_at(A, an ? at(c, i, l, c.lda, c.sa, bi) : at(c, l, i, c.lda, c.sa, bi), c.at);
+                std::complex<double> y =
+                    value_at(B, bn ? at(c, l, q, c.ldb, c.sb, bi) : at(c, q, l, c.ldb, c.sb, bi), c.bt);
                 if (conj_a) x = std::conj(x);
                 if (conj_b) y = std::conj(y);
                 sum += x * y;
@@ -298,7 +336,8 @@ void check_matrix(const api_call &c, const void *A, const void *B, const void *C
             std::complex<double> want = alpha * sum + beta * before;
             double bound = std::abs(alpha) * magnitude + std::abs(beta * before);
             std::complex<double> got = value_at(C, ci, c.ct);
-            if (!std::isfinite(want.real()) || !std::isfinite(want.imag())) continue;  // NaN or Inf in a scalar or a kept C
+            if (!std::isfinite(want.real()) || !std::isfinite(want.imag()))
+                continue;  // NaN or Inf in a scalar or a kept C
             double tolerance = (2.0 * (terms + 2.0) * u + 2.0 * u_out) * bound + 1e-300;
             require(std::abs(got.real() - want.real()) <= tolerance && std::abs(got.imag() - want.imag()) <= tolerance,
                     "a computed entry differs from the reference");
@@ -356,8 +395,8 @@ gemm_status_t make_call(const api_call &c, const buffer &a, const buffer &b, buf
                                          static_cast<const double *>(b.ptr()), c.ldb, c.sb, c.beta,
                                          static_cast<double *>(cb.ptr()), c.ldc, c.sc, c.batch);
     case entry::ex:
-        return raw_gemm_ex(c.layout, c.ta, c.tb, c.m, c.n, c.k, alpha, a.ptr(), c.at, c.lda, b.ptr(), c.bt, c.ldb,
-                           beta, cb.ptr(), c.ct, c.ldc, c.compute);
+        return raw_gemm_ex(c.layout, c.ta, c.tb, c.m, c.n, c.k, alpha, a.ptr(), c.at, c.lda, b.ptr(), c.bt, c.ldb, beta,
+                           cb.ptr(), c.ct, c.ldc, c.compute);
     case entry::ex_batched:
         return raw_gemm_ex_strided_batched(c.layout, c.ta, c.tb, c.m, c.n, c.k, alpha, a.ptr(), c.at, c.lda, c.sa,
                                            b.ptr(), c.bt, c.ldb, c.sb, beta, cb.ptr(), c.ct, c.ldc, c.sc, c.batch,
@@ -379,20 +418,19 @@ gemm_status_t make_call(const api_call &c, const buffer &a, const buffer &b, buf
 }
 
 std::string describe(const api_call &c, const buffer &a, const buffer &b, const buffer &cb) {
-    static const char *names[] = {"sgemm", "dgemm", "sgemm_strided_batched", "dgemm_strided_batched", "ex",
-                                  "ex_strided_batched", "cgemm", "zgemm", "cgemm_strided_batched",
-                                  "zgemm_strided_batched"};
+    static const char *names[] = {
+        "sgemm", "dgemm", "sgemm_strided_batched", "dgemm_strided_batched", "ex", "ex_strided_batched",
+        "cgemm", "zgemm", "cgemm_strided_batched", "zgemm_strided_batched"};
     char text[768];
-    std::snprintf(text, sizeof text,
-                  "gemm_%s layout=%d ta=%d tb=%d m=%lld n=%lld k=%lld lda=%lld ldb=%lld ldc=%lld strides=%lld,%lld,%lld "
-                  "batch=%lld types=%d,%d,%d,%d alpha=%g%s%+gi beta=%g%s%+gi buffers(bytes,offset,null)=A(%zu,%zu,%d) "
-                  "B(%zu,%zu,%d) C(%zu,%zu,%d) backend=%s",
-                  names[int(c.e)], c.layout, c.ta, c.tb, (long long)c.m, (long long)c.n, (long long)c.k,
-                  (long long)c.lda, (long long)c.ldb, (long long)c.ldc, (long long)c.sa, (long long)c.sb,
-                  (long long)c.sc, (long long)c.batch, c.at, c.bt, c.ct, c.compute, c.alpha,
-                  c.null_alpha ? "(NULL)" : "", c.alpha_im, c.beta, c.null_beta ? "(NULL)" : "", c.beta_im, a.size,
-                  a.offset, a.null, b.size,
-                  b.offset, b.null, cb.size, cb.offset, cb.null, gemm_get_backend());
+    std::snprintf(
+        text, sizeof text,
+        "gemm_%s layout=%d ta=%d tb=%d m=%lld n=%lld k=%lld lda=%lld ldb=%lld ldc=%lld strides=%lld,%lld,%lld "
+        "batch=%lld types=%d,%d,%d,%d alpha=%g%s%+gi beta=%g%s%+gi buffers(bytes,offset,null)=A(%zu,%zu,%d) "
+        "B(%zu,%zu,%d) C(%zu,%zu,%d) backend=%s",
+        names[int(c.e)], c.layout, c.ta, c.tb, (long long)c.m, (long long)c.n, (long long)c.k, (long long)c.lda,
+        (long long)c.ldb, (long long)c.ldc, (long long)c.sa, (long long)c.sb, (long long)c.sc, (long long)c.batch, c.at,
+        c.bt, c.ct, c.compute, c.alpha, c.null_alpha ? "(NULL)" : "", c.alpha_im, c.beta, c.null_beta ? "(NULL)" : "",
+        c.beta_im, a.size, a.offset, a.null, b.size, b.offset, b.null, cb.size, cb.offset, cb.null, gemm_get_backend());
     return text;
 }
 
@@ -509,7 +547,8 @@ void plan_twin(const api_call &c, const judgement &j, const buffer &a, const buf
     if (created) {
         scalar_args scalars(c);
         const void *alpha = scalars.get(c, 0), *beta = scalars.get(c, 1);
-        s = gemm_plan_run(plan, c.null_alpha ? nullptr : alpha, a.ptr(), b.ptr(), c.null_beta ? nullptr : beta, cb.ptr());
+        s = gemm_plan_run(plan, c.null_alpha ? nullptr : alpha, a.ptr(), b.ptr(), c.null_beta ? nullptr : beta,
+                          cb.ptr());
         gemm_plan_destroy(plan);
     }
     require(a.unchanged() && b.unchanged(), "A or B changed by a plan");
@@ -570,7 +609,7 @@ struct pointer_call {
     int64_t group_count = 1;  // as passed: groups.size(), 0 or negative
     int null_array = -1;      // gemm_ex_grouped: which of its 11 per-group arrays is NULL (-1: none)
     bool null_a = false, null_b = false, null_c = false;  // the arrays of the matrices' pointers
-    std::vector<int64_t> a_at, b_at, c_at;                 // per matrix, in elements
+    std::vector<int64_t> a_at, b_at, c_at;                // per matrix, in elements
     int64_t total = 0;  // matrices, when group_count > 0 and the sizes sum within int64
     bool sizes_ok = true;
 };
@@ -651,7 +690,6 @@ pointer_call draw_pointer_call(byte_source &in) {
     return p;
 }
 
-
 struct pointer_judgement {
     verdict kind = verdict::invalid;
     bool makeable = true;  // the call reads no more matrices' pointers than were drawn
@@ -716,13 +754,14 @@ pointer_judgement judge_pointer_call(const pointer_call &p, const pointer_rooms 
 
 std::string describe_pointer_call(const pointer_call &p) {
     std::string text = std::string("pointer form ") + p.form + " group_count=" + std::to_string(p.group_count) +
-                       " null_array=" + std::to_string(p.null_array) + " null A,B,C arrays=" +
-                       std::to_string(p.null_a) + std::to_string(p.null_b) + std::to_string(p.null_c);
+                       " null_array=" + std::to_string(p.null_array) + " null A,B,C arrays=" + std::to_string(p.null_a) +
+                       std::to_string(p.null_b) + std::to_string(p.null_c);
     buffer none;
     for (const api_call &g : p.groups) text += "\n  group: " + describe(g, none, none, none);
     text += "\n  matrices (A, B, C offsets):";
     for (std::size_t i = 0; i < p.a_at.size(); ++i)
-        text += " (" + std::to_string(p.a_at[i]) + "," + std::to_string(p.b_at[i]) + "," + std::to_string(p.c_at[i]) + ")";
+        text +=
+            " (" + std::to_string(p.a_at[i]) + "," + std::to_string(p.b_at[i]) + "," + std::to_string(p.c_at[i]) + ")";
     return text;
 }
 
@@ -877,11 +916,11 @@ void fuzz_pointer_call(byte_source &in) {
 
 // The epilogue's arguments as drawn: enums as ints, which pointers are given.
 struct epilogue_draw {
-    bool given = true;            // the epilogue pointer itself
-    int64_t struct_size = 0;      // this header's, 8 (too small) or 64 more (a newer header's)
+    bool given = true;        // the epilogue pointer itself
+    int64_t struct_size = 0;  // this header's, 8 (too small) or 64 more (a newer header's)
     int activation = 0, axis = 0;
     bool bias = false, grad = false, aux = false;
-    bool aux_on_c = false;        // aux pointed at C (they overlap whenever C is written)
+    bool aux_on_c = false;  // aux pointed at C (they overlap whenever C is written)
     int64_t ld_aux = 1;
 };
 
@@ -961,8 +1000,10 @@ void check_epilogue_result(const api_call &c, const epilogue_draw &e, const buff
         for (int64_t q = 0; q < c.n; ++q) {
             double sum = 0, magnitude = 0;
             for (int64_t l = 0; l < c.k && alpha != 0.0; ++l) {
-                const double x = value_at(a.ptr(), an ? at(c, i, l, c.lda, 0, 0) : at(c, l, i, c.lda, 0, 0), c.at).real();
-                const double y = value_at(b.ptr(), bn ? at(c, l, q, c.ldb, 0, 0) : at(c, q, l, c.ldb, 0, 0), c.bt).real();
+                const double x =
+                    value_at(a.ptr(), an ? at(c, i, l, c.lda, 0, 0) : at(c, l, i, c.lda, 0, 0), c.at).real();
+                const double y =
+                    value_at(b.ptr(), bn ? at(c, l, q, c.ldb, 0, 0) : at(c, q, l, c.ldb, 0, 0), c.bt).real();
                 sum += x * y;
                 magnitude += std::fabs(x * y);
             }
@@ -990,8 +1031,9 @@ void check_epilogue_result(const api_call &c, const epilogue_draw &e, const buff
                         require(std::fabs(value_at(aux.ptr(), ai, c.ct).real() - z) <= z_tolerance,
                                 "aux differs from the reference");
                 }
-                want = e.activation == GEMM_ACTIVATION_RELU ? std::max(z, 0.0)
-                       : e.activation == GEMM_ACTIVATION_GELU ? gelu(z) : z;
+                want = e.activation == GEMM_ACTIVATION_RELU   ? std::max(z, 0.0)
+                       : e.activation == GEMM_ACTIVATION_GELU ? gelu(z)
+                                                              : z;
                 slope = e.activation == GEMM_ACTIVATION_GELU ? 1.13 : 1.0;
             }
             const double got = value_at(cb.ptr(), ci, c.ct).real();
@@ -1007,8 +1049,8 @@ void check_epilogue_result(const api_call &c, const epilogue_draw &e, const buff
     const int64_t terms = e.axis == GEMM_BIAS_ROWS ? c.n : c.m;
     for (int64_t v = 0; sums_written && finite && v < length; ++v) {
         const double got = value_at(grad.ptr(), v, c.ct).real(), want = sums[std::size_t(v)];
-        require(std::fabs(got - want) <= 2.0 * double(terms + 2) * u * magnitudes[std::size_t(v)] +
-                                             2.0 * u_out * std::fabs(want) + 1e-300,
+        require(std::fabs(got - want) <=
+                    2.0 * double(terms + 2) * u * magnitudes[std::size_t(v)] + 2.0 * u_out * std::fabs(want) + 1e-300,
                 "bias_grad differs from the sums of C");
     }
     const std::size_t element = dtype_bytes(c.ct);
@@ -1049,8 +1091,9 @@ void plan_epilogue_twin(const api_call &c, const epilogue_draw &e, const epilogu
     const int64_t least_aux = std::max<int64_t>(1, c.layout == GEMM_COL_MAJOR ? c.m : c.n);
     if (c.lda == 0 || c.ldb == 0 || c.ldc == 0 || e.ld_aux < least_aux) return;
     const bool forward_aux = as_made.aux && !backward(e);
-    raw_desc d{c.layout, c.ta, c.tb, c.m, c.n, c.k, c.at, c.bt, c.ct, c.compute, c.lda, c.ldb, c.ldc, 1, 0, 0, 0,
-               -1, 1, 0, e.activation, e.axis, forward_aux ? 1 : 0, e.ld_aux};
+    raw_desc d{
+        c.layout, c.ta, c.tb, c.m, c.n, c.k, c.at, c.bt,         c.ct,   c.compute,           c.lda,   c.ldb, c.ldc,
+        1,        0,    0,    0,   -1,  1,   0,    e.activation, e.axis, forward_aux ? 1 : 0, e.ld_aux};
     epilogue_outputs o;
     clone_original(c0, o.c);
     clone_original(aux0, o.aux);
@@ -1075,7 +1118,8 @@ void plan_epilogue_twin(const api_call &c, const epilogue_draw &e, const epilogu
     void *aux_ptr = !run.aux ? nullptr : as_made.aux_on_c ? o.c.ptr() : o.aux.null ? o.aux.memory : o.aux.ptr();
     if (created) {
         scalar_args scalars(c);
-        const void *alpha = c.null_alpha ? nullptr : scalars.get(c, 0), *beta = c.null_beta ? nullptr : scalars.get(c, 1);
+        const void *alpha = c.null_alpha ? nullptr : scalars.get(c, 0),
+                   *beta = c.null_beta ? nullptr : scalars.get(c, 1);
         if (plain_run) s = gemm_plan_run(plan, alpha, a.ptr(), b.ptr(), beta, o.c.ptr());
         else
             s = raw_plan_run_epilogue(plan, alpha, a.ptr(), b.ptr(), beta, o.c.ptr(), e.given, e.struct_size,
@@ -1085,8 +1129,8 @@ void plan_epilogue_twin(const api_call &c, const epilogue_draw &e, const epilogu
     require(a.unchanged() && b.unchanged() && bias.unchanged(), "A, B or the bias changed by a plan");
     // A backward run reads aux whatever the class's size: a plan's run needs it even where an
     // empty call (m or n 0) may leave it out.
-    const bool differs = (mutation >= 1 && mutation <= 3) || plain_run || (mutation == 4 && !backward(e)) ||
-                         (backward(e) && !run.aux);
+    const bool differs =
+        (mutation >= 1 && mutation <= 3) || plain_run || (mutation == 4 && !backward(e)) || (backward(e) && !run.aux);
     const bool unchanged = o.c.unchanged() && o.aux.unchanged() && o.grad.unchanged();
     if (created && differs) {
         require(s != GEMM_STATUS_SUCCESS, "a plan ran an epilogue other than its desc's");
@@ -1130,19 +1174,19 @@ void fuzz_epilogue_call(byte_source &in) {
     as_made.grad = !grad.null;
     as_made.aux = aux_ptr != nullptr;
     as_made.aux_on_c = e.aux_on_c && !cb.null;
-    call_text = describe(c, a, b, cb) + " epilogue(given=" + std::to_string(e.given) + " size=" +
-                std::to_string(e.struct_size) + " act=" + std::to_string(e.activation) + " axis=" +
-                std::to_string(e.axis) + " bias=" + std::to_string(as_made.bias) + " grad=" +
-                std::to_string(as_made.grad) + " aux=" + std::to_string(as_made.aux) + (as_made.aux_on_c ? "(on C)" : "") +
-                " ld_aux=" + std::to_string(e.ld_aux) + ")";
+    call_text = describe(c, a, b, cb) + " epilogue(given=" + std::to_string(e.given) +
+                " size=" + std::to_string(e.struct_size) + " act=" + std::to_string(e.activation) +
+                " axis=" + std::to_string(e.axis) + " bias=" + std::to_string(as_made.bias) +
+                " grad=" + std::to_string(as_made.grad) + " aux=" + std::to_string(as_made.aux) +
+                (as_made.aux_on_c ? "(on C)" : "") + " ld_aux=" + std::to_string(e.ld_aux) + ")";
     judgement j = judge(c, a, b, cb);
     int128 aux_bytes = 0;
     const verdict kind = j.kind == verdict::invalid ? verdict::invalid : judge_epilogue(c, as_made, j, aux_bytes);
     const int64_t length = e.axis == GEMM_BIAS_ROWS ? c.m : c.n;
     const int128 vector_bytes = int128(std::max<int64_t>(length, 0)) * int128(dtype_bytes(fill_type(c.ct)));
-    if (kind == verdict::valid &&
-        (!inside_buffers(j, a, b, cb) || (as_made.aux && aux_bytes > int128(aux.room())) ||
-         (as_made.bias && vector_bytes > int128(bias.room())) || (as_made.grad && vector_bytes > int128(grad.room())))) {
+    if (kind == verdict::valid && (!inside_buffers(j, a, b, cb) || (as_made.aux && aux_bytes > int128(aux.room())) ||
+                                   (as_made.bias && vector_bytes > int128(bias.room())) ||
+                                   (as_made.grad && vector_bytes > int128(grad.room())))) {
         ++counters().skipped;
         return;
     }
@@ -1174,10 +1218,10 @@ void fuzz_epilogue_call(byte_source &in) {
 
 // The drop-in's entry points, found at run time so that this program links the library only.
 template <class T>
-using fortran_fn = void (*)(const char *, const char *, const int *, const int *, const int *, const T *,
-                            const T *, const int *, const T *, const int *, const T *, T *, const int *,
-                            std::size_t, std::size_t);
-template <class T> using cblas_fn = void (*)(int, int, int, int, int, int, T, const T *, int, const T *, int, T, T *, int);
+using fortran_fn = void (*)(const char *, const char *, const int *, const int *, const int *, const T *, const T *,
+                            const int *, const T *, const int *, const T *, T *, const int *, std::size_t, std::size_t);
+template <class T>
+using cblas_fn = void (*)(int, int, int, int, int, int, T, const T *, int, const T *, int, T, T *, int);
 // cblas_cgemm and cblas_zgemm: scalars and matrices by void pointer.
 using cblas_complex_fn = void (*)(int, int, int, int, int, int, const void *, const void *, int, const void *, int,
                                   const void *, void *, int);
@@ -1243,8 +1287,10 @@ void fuzz_drop_in(byte_source &in) {
     const int type = types_of_blas[in.byte() % 4];
     const bool cblas_entry = in.one_in(2);
     api_call c = draw_call(in);
-    c.e = type == GEMM_F64 ? entry::dgemm : type == GEMM_C32 ? entry::cgemm : type == GEMM_C64 ? entry::zgemm
-                                                                                         : entry::sgemm;  // describe()
+    c.e = type == GEMM_F64   ? entry::dgemm
+          : type == GEMM_C32 ? entry::cgemm
+          : type == GEMM_C64 ? entry::zgemm
+                             : entry::sgemm;  // describe()
     c.batch = 1, c.sa = c.sb = c.sc = 0;
     c.null_alpha = c.null_beta = false;
     c.at = c.bt = c.ct = c.compute = type;
@@ -1255,8 +1301,12 @@ void fuzz_drop_in(byte_source &in) {
     char fa = letters[in.byte() % 8], fb = letters[in.byte() % 8];
     if (!cblas_entry) {  // Fortran: column-major, the transposes as letters
         c.layout = GEMM_COL_MAJOR;
-        auto op_of = [](char l) { return l == 'N' || l == 'n' ? GEMM_OP_N : l == 'T' || l == 't' ? GEMM_OP_T
-                                         : l == 'C' || l == 'c' ? GEMM_OP_C : 0; };
+        auto op_of = [](char l) {
+            return l == 'N' || l == 'n'   ? GEMM_OP_N
+                   : l == 'T' || l == 't' ? GEMM_OP_T
+                   : l == 'C' || l == 'c' ? GEMM_OP_C
+                                          : 0;
+        };
         c.ta = op_of(fa);
         c.tb = op_of(fb);
     }
@@ -1283,24 +1333,31 @@ void fuzz_drop_in(byte_source &in) {
         using zd = std::complex<double>;
         const bool z = type == GEMM_C64;
         const void *alpha = z ? static_cast<const void *>(&ad) : &af, *beta = z ? static_cast<const void *>(&bd) : &bf;
-        if (cblas_entry) (z ? d.cblas_zgemm : d.cblas_cgemm)(c.layout, c.ta, c.tb, m, n, k, alpha, a.ptr(), lda, b.ptr(),
-                                                             ldb, beta, cb.ptr(), ldc);
-        else if (z) d.zgemm(&fa, &fb, &m, &n, &k, &ad, static_cast<const zd *>(a.ptr()), &lda,
-                            static_cast<const zd *>(b.ptr()), &ldb, &bd, static_cast<zd *>(cb.ptr()), &ldc, 1, 1);
-        else d.cgemm(&fa, &fb, &m, &n, &k, &af, static_cast<const zf *>(a.ptr()), &lda,
-                     static_cast<const zf *>(b.ptr()), &ldb, &bf, static_cast<zf *>(cb.ptr()), &ldc, 1, 1);
+        if (cblas_entry)
+            (z ? d.cblas_zgemm : d.cblas_cgemm)(c.layout, c.ta, c.tb, m, n, k, alpha, a.ptr(), lda, b.ptr(), ldb, beta,
+                                                cb.ptr(), ldc);
+        else if (z)
+            d.zgemm(&fa, &fb, &m, &n, &k, &ad, static_cast<const zd *>(a.ptr()), &lda, static_cast<const zd *>(b.ptr()),
+                    &ldb, &bd, static_cast<zd *>(cb.ptr()), &ldc, 1, 1);
+        else
+            d.cgemm(&fa, &fb, &m, &n, &k, &af, static_cast<const zf *>(a.ptr()), &lda, static_cast<const zf *>(b.ptr()),
+                    &ldb, &bf, static_cast<zf *>(cb.ptr()), &ldc, 1, 1);
     } else if (type == GEMM_F64) {
         double alpha = c.alpha, beta = c.beta;
-        if (cblas_entry) d.cblas_dgemm(c.layout, c.ta, c.tb, m, n, k, alpha, static_cast<const double *>(a.ptr()), lda,
-                                       static_cast<const double *>(b.ptr()), ldb, beta, static_cast<double *>(cb.ptr()), ldc);
-        else d.dgemm(&fa, &fb, &m, &n, &k, &alpha, static_cast<const double *>(a.ptr()), &lda,
-                     static_cast<const double *>(b.ptr()), &ldb, &beta, static_cast<double *>(cb.ptr()), &ldc, 1, 1);
+        if (cblas_entry)
+            d.cblas_dgemm(c.layout, c.ta, c.tb, m, n, k, alpha, static_cast<const double *>(a.ptr()), lda,
+                          static_cast<const double *>(b.ptr()), ldb, beta, static_cast<double *>(cb.ptr()), ldc);
+        else
+            d.dgemm(&fa, &fb, &m, &n, &k, &alpha, static_cast<const double *>(a.ptr()), &lda,
+                    static_cast<const double *>(b.ptr()), &ldb, &beta, static_cast<double *>(cb.ptr()), &ldc, 1, 1);
     } else {
         float alpha = float(c.alpha), beta = float(c.beta);
-        if (cblas_entry) d.cblas_sgemm(c.layout, c.ta, c.tb, m, n, k, alpha, static_cast<const float *>(a.ptr()), lda,
-                                       static_cast<const float *>(b.ptr()), ldb, beta, static_cast<float *>(cb.ptr()), ldc);
-        else d.sgemm(&fa, &fb, &m, &n, &k, &alpha, static_cast<const float *>(a.ptr()), &lda,
-                     static_cast<const float *>(b.ptr()), &ldb, &beta, static_cast<float *>(cb.ptr()), &ldc, 1, 1);
+        if (cblas_entry)
+            d.cblas_sgemm(c.layout, c.ta, c.tb, m, n, k, alpha, static_cast<const float *>(a.ptr()), lda,
+                          static_cast<const float *>(b.ptr()), ldb, beta, static_cast<float *>(cb.ptr()), ldc);
+        else
+            d.sgemm(&fa, &fb, &m, &n, &k, &alpha, static_cast<const float *>(a.ptr()), &lda,
+                    static_cast<const float *>(b.ptr()), &ldb, &beta, static_cast<float *>(cb.ptr()), &ldc, 1, 1);
     }
     require(a.unchanged() && b.unchanged(), "A or B changed by the drop-in");
     if (!blas_valid) {
@@ -1408,8 +1465,8 @@ std::string broken_key(byte_source &in) {
     std::vector<std::string> words;
     std::istringstream text(tiny_key(in));
     for (std::string w; text >> w;) words.push_back(w);
-    static const char *bad[] = {"f33", "f99", "NX", "x", "x", "x", "batch=x", "ld=wide", "align=7", "space=moon",
-                                "beta=2"};
+    static const char *bad[] = {"f33",     "f99",     "NX",      "x",          "x",     "x",
+                                "batch=x", "ld=wide", "align=7", "space=moon", "beta=2"};
     const unsigned choice = in.byte() % 14;
     if (choice < 11) words[choice] = bad[choice];
     if (choice == 11) words.push_back("junk");
@@ -1498,10 +1555,30 @@ void fuzz_measure(byte_source &in) {
     const bool timed = draw_timed(in);
     const unsigned fault = timed ? 0 : in.byte() % 19;  // 0: valid, timing nothing or no backend that runs
     const bool f64 = in.one_in(2);
-    raw_desc d{GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 1 + in.byte() % 4, 1 + in.byte() % 4, 1 + in.byte() % 4,
-               f64 ? GEMM_F64 : GEMM_F32, f64 ? GEMM_F64 : GEMM_F32, f64 ? GEMM_F64 : GEMM_F32,
-               f64 ? GEMM_F64 : GEMM_F32, 0, 0, 0, 1, GEMM_DESC_TIGHT, GEMM_DESC_TIGHT, GEMM_DESC_TIGHT, -1, 16, 0,
-               GEMM_ACTIVATION_NONE, GEMM_BIAS_NONE, 0, 0};
+    raw_desc d{GEMM_COL_MAJOR,
+               GEMM_OP_N,
+               GEMM_OP_N,
+               1 + in.byte() % 4,
+               1 + in.byte() % 4,
+               1 + in.byte() % 4,
+               f64 ? GEMM_F64 : GEMM_F32,
+               f64 ? GEMM_F64 : GEMM_F32,
+               f64 ? GEMM_F64 : GEMM_F32,
+               f64 ? GEMM_F64 : GEMM_F32,
+               0,
+               0,
+               0,
+               1,
+               GEMM_DESC_TIGHT,
+               GEMM_DESC_TIGHT,
+               GEMM_DESC_TIGHT,
+               -1,
+               16,
+               0,
+               GEMM_ACTIVATION_NONE,
+               GEMM_BIAS_NONE,
+               0,
+               0};
     gemm_measure_options_t o;
     gemm_measure_options_init(&o);
     o.budget_ms = 1;
@@ -1538,8 +1615,8 @@ void fuzz_measure(byte_source &in) {
     case 18: backends = with_null; break;  // count 2: a NULL name is refused
     default: break;
     }
-    call_text = "gemm_measure fault=" + std::to_string(fault) + " timed=" + std::to_string(timed) + " m,n,k=" +
-                std::to_string(d.m) + "," + std::to_string(d.n) + "," + std::to_string(d.k) +
+    call_text = "gemm_measure fault=" + std::to_string(fault) + " timed=" + std::to_string(timed) +
+                " m,n,k=" + std::to_string(d.m) + "," + std::to_string(d.n) + "," + std::to_string(d.k) +
                 " count=" + std::to_string(count);
     std::memset(reports, 0, sizeof reports);
     ++counters().measure_calls;
@@ -1569,8 +1646,9 @@ void fuzz_measure(byte_source &in) {
 // not know it.
 void fuzz_backend_choice(byte_source &in) {
     if (several_threads()) return;
-    static const char *names[] = {nullptr, "auto", "cpu_ref", "cpu_omp", "cblas", "nosuch", "cpu_omp:nosuch", "",
-                                  "cpu_ref:", ":", "cuda_tiled", "cpu_omp:avx512f_f32_32x12"};
+    static const char *names[] = {nullptr,    "auto",   "cpu_ref",        "cpu_omp",
+                                  "cblas",    "nosuch", "cpu_omp:nosuch", "",
+                                  "cpu_ref:", ":",      "cuda_tiled",     "cpu_omp:avx512f_f32_32x12"};
     const char *name = names[in.byte() % (sizeof names / sizeof names[0])];
     gemm_status_t s = gemm_set_backend(name);
     forced_backend = std::string(gemm_get_backend()) != "auto";

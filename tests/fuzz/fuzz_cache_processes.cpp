@@ -168,19 +168,23 @@ int main(int argc, char **argv) {
     }
     if (failed) fail("parent", "a child process failed (its message is above)");
     gemm::tune_cache final_cache(path);
-    if (!final_cache.warnings().empty()) fail("parent", "the file loads with a warning: " + final_cache.warnings().front());
+    if (!final_cache.warnings().empty())
+        fail("parent", "the file loads with a warning: " + final_cache.warnings().front());
     std::size_t kept = 0;
     for (uint64_t p = 0; p < o.processes; ++p) {
         const child_keys keys = child_work(path, p, o, false);
         for (const gemm::problem_class &k : keys.kept)
-            if (!final_cache.find(k)) fail("parent", "process " + std::to_string(p) + "'s entry is lost: " + k.to_text());
+            if (!final_cache.find(k))
+                fail("parent", "process " + std::to_string(p) + "'s entry is lost: " + k.to_text());
         for (const gemm::problem_class &k : keys.removed)
-            if (final_cache.find(k)) fail("parent", "process " + std::to_string(p) + "'s removed entry is back: " + k.to_text());
+            if (final_cache.find(k))
+                fail("parent", "process " + std::to_string(p) + "'s removed entry is back: " + k.to_text());
         kept += keys.kept.size();
     }
     const std::string text = read_all(path);
     for (const char *line : foreign_lines)
-        if (text.find(std::string(line) + "\n") == std::string::npos) fail("parent", std::string("a line was lost: ") + line);
+        if (text.find(std::string(line) + "\n") == std::string::npos)
+            fail("parent", std::string("a line was lost: ") + line);
     if (final_cache.size() != kept)
         fail("parent", "the file holds " + std::to_string(final_cache.size()) + " entries of this machine, not the " +
                            std::to_string(kept) + " stored and kept");

@@ -14,21 +14,21 @@ namespace gemm_fuzz {
 struct fuzz_counters {
     using count = std::atomic<uint64_t>;
     count inputs{0};
-    count api_calls{0};          // gemm_sgemm ... gemm_ex_strided_batched, gemm_cgemm, gemm_zgemm
-    count plan_calls{0};         // the same calls through a plan (gemm_plan_create, gemm_plan_run)
-    count epilogue_calls{0};     // gemm_ex_epilogue
-    count epilogue_computed{0};  // of those, computed and checked
+    count api_calls{0};            // gemm_sgemm ... gemm_ex_strided_batched, gemm_cgemm, gemm_zgemm
+    count plan_calls{0};           // the same calls through a plan (gemm_plan_create, gemm_plan_run)
+    count epilogue_calls{0};       // gemm_ex_epilogue
+    count epilogue_computed{0};    // of those, computed and checked
     count epilogue_plan_calls{0};  // the same through a plan with an epilogue (gemm_plan_run_epilogue)
-    count pointer_calls{0};      // gemm_*_batched (pointer arrays) and gemm_ex_grouped
-    count pointer_computed{0};   // of those, computed and checked
-    count computed{0};           // calls (API or drop-in) that computed and were checked
-    count blas_calls{0};         // sgemm_, dgemm_, cblas_sgemm, cblas_dgemm of the drop-in
-    count tune_calls{0};         // gemm_tune
-    count measure_calls{0};      // gemm_measure, gemm_tune_key and gemm_tune_verify
-    count timed_calls{0};        // of those, calls that timed something and were checked
-    count cache_files{0};        // tune-cache files loaded
-    count stores{0};             // tune-cache stores
-    count skipped{0};            // valid calls not made: they would reach past their buffers
+    count pointer_calls{0};        // gemm_*_batched (pointer arrays) and gemm_ex_grouped
+    count pointer_computed{0};     // of those, computed and checked
+    count computed{0};             // calls (API or drop-in) that computed and were checked
+    count blas_calls{0};           // sgemm_, dgemm_, cblas_sgemm, cblas_dgemm of the drop-in
+    count tune_calls{0};           // gemm_tune
+    count measure_calls{0};        // gemm_measure, gemm_tune_key and gemm_tune_verify
+    count timed_calls{0};          // of those, calls that timed something and were checked
+    count cache_files{0};          // tune-cache files loaded
+    count stores{0};               // tune-cache stores
+    count skipped{0};              // valid calls not made: they would reach past their buffers
 };
 
 fuzz_counters &counters();

@@ -2,8 +2,8 @@
 // and damaged pieces (sections, entries with sizes across the int64 range, unknown backends,
 // rates lines, backend identity lines as they are now and as they were under another
 // identity, comments, binary garbage, overlong lines). It checks that every usable entry is
-// found (an entry is usable only under its backend's identity now), that the nearest-shape search answers within its rule, that a type has rates exactly
-// when a rates line of it loaded without a warning, that a store keeps every line but the
+// found (an entry is usable only under its backend's identity now), that the nearest-shape search answers within its rule,
+// that a type has rates exactly when a rates line of it loaded without a warning, that a store keeps every line but the
 // entries it replaces and the garbage the load said it would drop, that stored rates are read
 // back, and that a file which is no tune cache by the documented rule is neither used nor
 // changed by a store. Built from the library's objects: these are internal types.
@@ -54,7 +54,8 @@ std::string identity_text(byte_source &in) {
     static const char *names[] = {"cpu_ref", "cpu_omp", "cblas"};
     const std::string name = names[in.byte() % 3];
     auto it = now.find(name);
-    const std::string identity = in.one_in(2) && it != now.end() ? it->second : "another identity " + std::to_string(in.byte() % 4);
+    const std::string identity =
+        in.one_in(2) && it != now.end() ? it->second : "another identity " + std::to_string(in.byte() % 4);
     return "backend " + name + " | " + identity;
 }
 
@@ -65,7 +66,10 @@ gemm::problem_class draw_key(byte_source &in) {
     k.c_type = in.one_in(4) ? gemm::dtype::f32 : k.ab_type;
     k.op_a = in.one_in(2) ? gemm::transpose::n : gemm::transpose::t;
     k.op_b = in.one_in(2) ? gemm::transpose::n : gemm::transpose::t;
-    auto size = [&in] { int64_t v = in.size_value(); return v < 0 ? -(v + 1) : v; };  // >= 0, all of int64
+    auto size = [&in] {
+        int64_t v = in.size_value();
+        return v < 0 ? -(v + 1) : v;
+    };  // >= 0, all of int64
     k.m = size();
     k.n = size();
     k.k = size();
@@ -79,8 +83,13 @@ gemm::problem_class draw_key(byte_source &in) {
 }
 
 std::string choice_text(byte_source &in) {
-    static const char *choices[] = {"cpu_ref -", "cpu_omp -", "cblas -", "cpu_omp generic_f32_8x4",
-                                    "cpu_omp avx2_f64_8x6", "nosuch -", "cpu_omp nosuch_variant"};
+    static const char *choices[] = {"cpu_ref -",
+                                    "cpu_omp -",
+                                    "cblas -",
+                                    "cpu_omp generic_f32_8x4",
+                                    "cpu_omp avx2_f64_8x6",
+                                    "nosuch -",
+                                    "cpu_omp nosuch_variant"};
     return choices[in.byte() % (sizeof choices / sizeof choices[0])];
 }
 
@@ -189,7 +198,7 @@ std::string backend_of_line(const std::string &line) {
 // For each line: the key of a usable entry of this machine's section (parsed, not warned, and
 // its backend's identity recorded above it in its section, if any, the identity now).
 std::vector<std::optional<gemm::problem_class>> usable_keys(const std::vector<std::string> &lines,
-                                                       const std::map<int, bool> &warned) {
+                                                            const std::map<int, bool> &warned) {
     static const gemm::backend_identities now = gemm::current_backend_identities();
     std::vector<std::optional<gemm::problem_class>> keys(lines.size());
     bool in_mine = false;

@@ -27,7 +27,8 @@ struct options {
 };
 
 [[noreturn]] void usage_error(const std::string &what) {
-    std::fprintf(stderr, "%s\nusage: <target> [--seed N] [--calls N] [--inputs N] [--max-length N] [--threads N]\n", what.c_str());
+    std::fprintf(stderr, "%s\nusage: <target> [--seed N] [--calls N] [--inputs N] [--max-length N] [--threads N]\n",
+                 what.c_str());
     std::exit(2);
 }
 
@@ -96,12 +97,14 @@ int main(int argc, char **argv) {
     std::printf("%s: seed %llu, %llu thread(s): %llu inputs, %llu API calls (%llu of them again through a plan), %llu "
                 "epilogue calls (%llu computed, %llu through a plan), %llu pointer-array and grouped calls (%llu "
                 "computed), %llu drop-in calls, %llu calls computed and checked, %llu gemm_tune calls, %llu measure, "
-                "tune-key and verify calls (%llu timed), %llu cache files, %llu stores, %llu valid calls past their buffers not "
+                "tune-key and verify calls (%llu timed), %llu cache files, %llu stores, %llu valid calls past their "
+                "buffers not "
                 "made; %llu calls in %.1f s\n",
                 argv[0], (unsigned long long)o.seed, (unsigned long long)o.threads, n(c.inputs), n(c.api_calls),
                 n(c.plan_calls), n(c.epilogue_calls), n(c.epilogue_computed), n(c.epilogue_plan_calls),
                 n(c.pointer_calls), n(c.pointer_computed), n(c.blas_calls), n(c.computed), n(c.tune_calls),
-                n(c.measure_calls), n(c.timed_calls), n(c.cache_files), n(c.stores), n(c.skipped), (unsigned long long)made(c), seconds);
+                n(c.measure_calls), n(c.timed_calls), n(c.cache_files), n(c.stores), n(c.skipped),
+                (unsigned long long)made(c), seconds);
     std::error_code ignored;
     std::filesystem::remove_all(std::getenv("GEMM_FUZZ_DIR"), ignored);
     // Every failure aborted above; what is left to fail is a run that checked too little.

@@ -10,15 +10,15 @@
 
 #include <algorithm>
 #include <atomic>
-#include <iterator>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <memory>
-#include <sstream>
 #include <set>
+#include <sstream>
 #include <thread>
 #include <tuple>
 
@@ -33,10 +33,10 @@ constexpr int skip_exit_code = 77;
 
 // ---- CUDA helpers --------------------------------------------------------------------------
 
-#define CUDA_REQUIRE(call)                                                                     \
-    do {                                                                                       \
-        cudaError_t e_ = (call);                                                               \
-        REQUIRE_MESSAGE(e_ == cudaSuccess, #call ": " << cudaGetErrorString(e_));              \
+#define CUDA_REQUIRE(call)                                                                                             \
+    do {                                                                                                               \
+        cudaError_t e_ = (call);                                                                                       \
+        REQUIRE_MESSAGE(e_ == cudaSuccess, #call ": " << cudaGetErrorString(e_));                                      \
     } while (0)
 
 // After every library call, successful or not, no CUDA error may be left behind.
@@ -78,7 +78,10 @@ public:
         case memory::device: CUDA_REQUIRE(cudaMalloc(&ptr_, whole.size())); break;
         case memory::managed: CUDA_REQUIRE(cudaMallocManaged(&ptr_, whole.size())); break;
         case memory::pinned: CUDA_REQUIRE(cudaMallocHost(&ptr_, whole.size())); break;
-        case memory::host: host_ = whole; ptr_ = host_.data(); return;
+        case memory::host:
+            host_ = whole;
+            ptr_ = host_.data();
+            return;
         }
         CUDA_REQUIRE(upload(ptr_, whole.data(), whole.size()));
     }
@@ -161,7 +164,8 @@ bool must_support(const std::string &backend, const gemm_case &c, memory kind) {
     if (backend == "cublas") return true;
     if (backend == "cublaslt") return true;
     const bool half = c.ab_type == GEMM_F16 || c.ab_type == GEMM_BF16;
-    if (backend == "cuda_tiled") return (f32_or_f64 || half) && (c.ab_type == c.c_type || (half && c.c_type == GEMM_F32));
+    if (backend == "cuda_tiled")
+        return (f32_or_f64 || half) && (c.ab_type == c.c_type || (half && c.c_type == GEMM_F32));
     if (backend == "cuda_naive") return f32_or_f64 && c.ab_type == c.c_type;
     if (backend == "cublasxt") return f32_or_f64 && c.ab_type == c.c_type && is_host(kind);
     return false;
@@ -240,9 +244,9 @@ void report(const tally &t) {
 struct type_pair {
     gemm_dtype_t ab, c;
 };
-constexpr type_pair all_types[] = {{GEMM_F32, GEMM_F32},   {GEMM_F64, GEMM_F64}, {GEMM_F16, GEMM_F16},
-                                   {GEMM_F16, GEMM_F32},   {GEMM_BF16, GEMM_BF16}, {GEMM_BF16, GEMM_F32},
-                                   {GEMM_C32, GEMM_C32},   {GEMM_C64, GEMM_C64}};
+constexpr type_pair all_types[] = {{GEMM_F32, GEMM_F32}, {GEMM_F64, GEMM_F64},   {GEMM_F16, GEMM_F16},
+                                   {GEMM_F16, GEMM_F32}, {GEMM_BF16, GEMM_BF16}, {GEMM_BF16, GEMM_F32},
+                                   {GEMM_C32, GEMM_C32}, {GEMM_C64, GEMM_C64}};
 
 struct scalars {
     double alpha, beta;
@@ -279,11 +283,12 @@ TEST_CASE("gpu: CUDA backends are available") {
 }
 
 TEST_CASE("gpu: correctness matrix, device and host pointers") {
-    struct size3 { int64_t m, n, k; };
-    const size3 sizes[] = {{0, 5, 3},    {5, 0, 3},      {4, 5, 0},     {1, 1, 1},     {2, 3, 2},
-                           {17, 31, 33}, {33, 17, 31},   {64, 65, 63},  {65, 64, 1},   {127, 128, 129},
-                           {129, 127, 2}, {255, 257, 17}, {31, 1, 257}, {1, 129, 7},   {97, 13, 101},
-                           {128, 128, 128}};
+    struct size3 {
+        int64_t m, n, k;
+    };
+    const size3 sizes[] = {{0, 5, 3},    {5, 0, 3},    {4, 5, 0},     {1, 1, 1},       {2, 3, 2},     {17, 31, 33},
+                           {33, 17, 31}, {64, 65, 63}, {65, 64, 1},   {127, 128, 129}, {129, 127, 2}, {255, 257, 17},
+                           {31, 1, 257}, {1, 129, 7},  {97, 13, 101}, {128, 128, 128}};
     const gemm_layout_t layouts[] = {GEMM_COL_MAJOR, GEMM_ROW_MAJOR};
     const int64_t pads[] = {0, 1, 7};
     for (type_pair t : all_types) {
@@ -459,12 +464,16 @@ TEST_CASE("gpu: 8 threads at once, each with its own stream, on device, pageable
                         cudaFree(dc);
                     }
                     cudaError_t e = cudaGetLastError();
-                    if (s != GEMM_STATUS_SUCCESS) failures[std::size_t(i)] = "status " + std::to_string(int(s)) + ": " + error;
+                    if (s != GEMM_STATUS_SUCCESS)
+                        failures[std::size_t(i)] = "status " + std::to_string(int(s)) + ": " + error;
                     else if (e != cudaSuccess) failures[std::size_t(i)] = cudaGetErrorString(e);
                     else {
                         comparison cmp = compare_result(c, o, got, expected[std::size_t(i)]);
                         if (!cmp.ok)
-                            failures[std::size_t(i)] = (pinned ? "page-locked: " : staged ? "host: " : "device: ") + cmp.first;
+                            failures[std::size_t(i)] = (pinned   ? "page-locked: "
+                                                        : staged ? "host: "
+                                                                 : "device: ") +
+                                                       cmp.first;
                     }
                 }
                 cudaFreeHost(pa);
@@ -474,7 +483,8 @@ TEST_CASE("gpu: 8 threads at once, each with its own stream, on device, pageable
             });
         for (std::thread &t : pool) t.join();
         for (int i = 0; i < threads; ++i)
-            CHECK_MESSAGE(failures[std::size_t(i)].empty(), name << " thread " << i << " (" << cases[std::size_t(i)].describe()
+            CHECK_MESSAGE(failures[std::size_t(i)].empty(), name << " thread " << i << " ("
+                                                                 << cases[std::size_t(i)].describe()
                                                                  << "): " << failures[std::size_t(i)]);
     }
 }
@@ -536,8 +546,8 @@ TEST_CASE("gpu: 10^4 calls per GPU backend hold no more memory than the first 10
         for (int r = 0; r < 10000; ++r) failed += call(r) != GEMM_STATUS_SUCCESS;
         CUDA_REQUIRE(cudaDeviceSynchronize());
         const double device_after = device_free_bytes(), resident_after = resident_bytes();
-        INFO(name << ": device memory free " << device_before / 1e6 << " -> " << device_after / 1e6
-                  << " MB, resident " << resident_before / 1e6 << " -> " << resident_after / 1e6 << " MB");
+        INFO(name << ": device memory free " << device_before / 1e6 << " -> " << device_after / 1e6 << " MB, resident "
+                  << resident_before / 1e6 << " -> " << resident_after / 1e6 << " MB");
         CHECK(failed == 0);
         CHECK(device_before - device_after <= 4.0 * (1 << 20));
         CHECK(resident_after - resident_before <= 16.0 * (1 << 20));
@@ -654,7 +664,8 @@ TEST_CASE("gpu: mixed host and device pointers are rejected, C unchanged") {
         {  // A on the host, B and C on the device
             buffer b(memory::device, o.b), cbuf(memory::device, o.c0);
             gemm_status_t s = call_gemm(c, o.a.data(), b.get(), cbuf.get());
-            CHECK_MESSAGE(s == GEMM_STATUS_MIXED_MEMORY_SPACES, spec << ": status " << int(s) << ": " << gemm_last_error());
+            CHECK_MESSAGE(s == GEMM_STATUS_MIXED_MEMORY_SPACES,
+                          spec << ": status " << int(s) << ": " << gemm_last_error());
             CHECK(cbuf.read() == o.c0);
             check_no_cuda_error(spec + ", host A");
         }
@@ -662,7 +673,8 @@ TEST_CASE("gpu: mixed host and device pointers are rejected, C unchanged") {
             buffer a(memory::device, o.a), b(memory::device, o.b);
             bytes host_c = o.c0;
             gemm_status_t s = call_gemm(c, a.get(), b.get(), host_c.data());
-            CHECK_MESSAGE(s == GEMM_STATUS_MIXED_MEMORY_SPACES, spec << ": status " << int(s) << ": " << gemm_last_error());
+            CHECK_MESSAGE(s == GEMM_STATUS_MIXED_MEMORY_SPACES,
+                          spec << ": status " << int(s) << ": " << gemm_last_error());
             CHECK(host_c == o.c0);
             check_no_cuda_error(spec + ", host C");
         }
@@ -693,14 +705,16 @@ TEST_CASE("gpu: operands a call does not read do not decide its memory space") {
             for (entry api : {entry::typed, entry::plan})
                 for (const void *ab : {static_cast<const void *>(host_operand.data()), past_end}) {
                     c.api = api;
-                    const std::string where = spec + (api == entry::plan ? " plan" : "") + " k=" + std::to_string(k) +
-                                              " alpha=" + std::to_string(alpha) +
-                                              (ab == past_end ? ", A and B past a device allocation" : ", A and B on the host");
+                    const std::string where =
+                        spec + (api == entry::plan ? " plan" : "") + " k=" + std::to_string(k) +
+                        " alpha=" + std::to_string(alpha) +
+                        (ab == past_end ? ", A and B past a device allocation" : ", A and B on the host");
                     buffer cbuf(memory::device, o.c0);
                     gemm_status_t s = call_gemm(c, ab, ab, cbuf.get(), 0);
                     CUDA_REQUIRE(cudaDeviceSynchronize());
                     check_no_cuda_error(where);
-                    REQUIRE_MESSAGE(s == GEMM_STATUS_SUCCESS, where << ": status " << int(s) << ": " << gemm_last_error());
+                    REQUIRE_MESSAGE(s == GEMM_STATUS_SUCCESS,
+                                    where << ": status " << int(s) << ": " << gemm_last_error());
                     const comparison cmp = compare_result(c, o, cbuf.read(), expected);
                     CHECK_MESSAGE(cmp.ok, where << ": " << cmp.first);
                     ++checked;
@@ -763,8 +777,8 @@ TEST_CASE("gpu: operands carved from one allocation") {
                 CHECK_MESSAGE(cmp.ok, where << ": " << cmp.first);
                 ++checked;
                 s = call_gemm(c, base, base + at_b, elsewhere.get(), device);
-                CHECK_MESSAGE(s == GEMM_STATUS_MIXED_MEMORY_SPACES, where << ", C elsewhere: status " << int(s) << ": "
-                                                                       << gemm_last_error());
+                CHECK_MESSAGE(s == GEMM_STATUS_MIXED_MEMORY_SPACES,
+                              where << ", C elsewhere: status " << int(s) << ": " << gemm_last_error());
                 CHECK(elsewhere.read() == o.c0);
                 check_no_cuda_error(where + ", C elsewhere");
             }
@@ -792,7 +806,8 @@ TEST_CASE("gpu: a device call runs on its operands' device and leaves the thread
         gemm_status_t s = GEMM_STATUS_INTERNAL_ERROR;
         std::string error;  // the calling thread's gemm_last_error()
         int after = -1;
-        std::string where = spec + (current < 0 ? " from a new thread" : " from current device " + std::to_string(current));
+        std::string where =
+            spec + (current < 0 ? " from a new thread" : " from current device " + std::to_string(current));
         if (current < 0) {
             std::thread([&] {
                 s = call_gemm(c, a.get(), b.get(), cbuf.get(), 0);
@@ -863,18 +878,18 @@ TEST_CASE("gpu: pointer-array batches on device and host memory, matrices one el
         const void *beta = doubles ? static_cast<const void *>(beta_d) : beta_f;
         for (const std::string &name : batch_selections()) {
             selection_guard sel(name);
-            for (const auto &[kind, off] : {std::pair{memory::device, false}, std::pair{memory::device, true},
-                                            std::pair{memory::host, false}}) {
+            for (const auto &[kind, off] :
+                 {std::pair{memory::device, false}, std::pair{memory::device, true}, std::pair{memory::host, false}}) {
                 batch_buffers bufs(kind, ops, off ? dtype_size(c.ab_type) : 0, off ? dtype_size(c.c_type) : 0);
                 const std::vector<std::unique_ptr<buffer>> &cb = bufs.c;
                 std::vector<const void *> &pa = bufs.pa, &pb = bufs.pb;
                 std::vector<void *> &pc = bufs.pc;
-                gemm_status_t s = gemm_ex_batched(c.layout, c.transa, c.transb, c.m, c.n, c.k, alpha, pa.data(), c.ab_type,
-                                                  c.lda, pb.data(), c.ab_type, c.ldb, beta, pc.data(), c.c_type, c.ldc,
-                                                  count, c.compute_type());
+                gemm_status_t s = gemm_ex_batched(c.layout, c.transa, c.transb, c.m, c.n, c.k, alpha, pa.data(),
+                                                  c.ab_type, c.lda, pb.data(), c.ab_type, c.ldb, beta, pc.data(),
+                                                  c.c_type, c.ldc, count, c.compute_type());
                 CUDA_REQUIRE(cudaDeviceSynchronize());
-                std::string where = name + " " + memory_name(kind) + (off ? " one element off" : "") + " batched " +
-                                    c.describe();
+                std::string where =
+                    name + " " + memory_name(kind) + (off ? " one element off" : "") + " batched " + c.describe();
                 check_no_cuda_error(where);
                 if (s == GEMM_STATUS_NOT_SUPPORTED && !must_support(backend_of(name), c, kind)) {
                     for (int i = 0; i < count; ++i) CHECK(cb[std::size_t(i)]->read() == ops[std::size_t(i)].c0);
@@ -883,8 +898,8 @@ TEST_CASE("gpu: pointer-array batches on device and host memory, matrices one el
                 }
                 REQUIRE_MESSAGE(s == GEMM_STATUS_SUCCESS, where << ": " << gemm_last_error());
                 for (int i = 0; i < count; ++i) {
-                    comparison cmp = compare_result(c, ops[std::size_t(i)], cb[std::size_t(i)]->read(),
-                                                    expected[std::size_t(i)]);
+                    comparison cmp =
+                        compare_result(c, ops[std::size_t(i)], cb[std::size_t(i)]->read(), expected[std::size_t(i)]);
                     CHECK_MESSAGE(cmp.ok, where << " matrix " << i << ": " << cmp.first);
                 }
                 ++tl.checked;
@@ -894,9 +909,11 @@ TEST_CASE("gpu: pointer-array batches on device and host memory, matrices one el
                 pc[3] = host_c.data();
                 for (int i = 0; i < count; ++i)
                     if (i != 3)
-                        CUDA_REQUIRE(upload(pc[std::size_t(i)], ops[std::size_t(i)].c0.data(), ops[std::size_t(i)].c0.size()));
+                        CUDA_REQUIRE(
+                            upload(pc[std::size_t(i)], ops[std::size_t(i)].c0.data(), ops[std::size_t(i)].c0.size()));
                 s = gemm_ex_batched(c.layout, c.transa, c.transb, c.m, c.n, c.k, alpha, pa.data(), c.ab_type, c.lda,
-                                    pb.data(), c.ab_type, c.ldb, beta, pc.data(), c.c_type, c.ldc, count, c.compute_type());
+                                    pb.data(), c.ab_type, c.ldb, beta, pc.data(), c.c_type, c.ldc, count,
+                                    c.compute_type());
                 CHECK_MESSAGE(s == GEMM_STATUS_MIXED_MEMORY_SPACES, where << ": " << int(s) << " " << gemm_last_error());
                 CHECK(host_c == ops[3].c0);
                 for (int i = 0; i < count; ++i)
@@ -909,8 +926,7 @@ TEST_CASE("gpu: pointer-array batches on device and host memory, matrices one el
 }
 
 // The bytes of an array (of pointers, of bf16 bit patterns), as a buffer copies them.
-template <class T>
-bytes bytes_of(const std::vector<T> &values) {
+template <class T> bytes bytes_of(const std::vector<T> &values) {
     bytes out(values.size() * sizeof(T));
     std::memcpy(out.data(), values.data(), out.size());
     return out;
@@ -946,14 +962,13 @@ TEST_CASE("gpu: pointer arrays in device and managed memory are read in the stre
         auto pa = static_cast<const void *const *>(a), pb = static_cast<const void *const *>(b);
         auto pc = static_cast<void *const *>(const_cast<void *>(cp));
         gemm_set_stream(stream);
-        gemm_status_t s =
-            grouped ? gemm_ex_grouped(c.layout, group_ta, group_tb, group_m, group_n, group_k, group_alpha, pa, GEMM_F32,
-                                      group_lda, pb, GEMM_F32, group_ldb, group_beta, pc, GEMM_F32, group_ldc, 2,
-                                      group_size, GEMM_F32)
-                    : gemm_sgemm_batched(c.layout, c.transa, c.transb, c.m, c.n, c.k, alpha,
-                                         reinterpret_cast<const float *const *>(pa), c.lda,
-                                         reinterpret_cast<const float *const *>(pb), c.ldb, beta,
-                                         reinterpret_cast<float *const *>(pc), c.ldc, count);
+        gemm_status_t s = grouped ? gemm_ex_grouped(c.layout, group_ta, group_tb, group_m, group_n, group_k,
+                                                    group_alpha, pa, GEMM_F32, group_lda, pb, GEMM_F32, group_ldb,
+                                                    group_beta, pc, GEMM_F32, group_ldc, 2, group_size, GEMM_F32)
+                                  : gemm_sgemm_batched(c.layout, c.transa, c.transb, c.m, c.n, c.k, alpha,
+                                                       reinterpret_cast<const float *const *>(pa), c.lda,
+                                                       reinterpret_cast<const float *const *>(pb), c.ldb, beta,
+                                                       reinterpret_cast<float *const *>(pc), c.ldc, count);
         error = gemm_last_error();
         gemm_set_stream(nullptr);
         return s;
@@ -991,7 +1006,8 @@ TEST_CASE("gpu: pointer arrays in device and managed memory are read in the stre
     const bytes pa = bytes_of(bufs.pa), pb = bytes_of(bufs.pb), pc = bytes_of(bufs.pc);
     buffer da(memory::device, pa), db(memory::device, pb), dc(memory::device, pc);
     auto c_unchanged = [&](const std::string &where) {
-        for (std::size_t i = 0; i < ops.size(); ++i) CHECK_MESSAGE(bufs.c[i]->read() == ops[i].c0, where << " C[" << i << "]");
+        for (std::size_t i = 0; i < ops.size(); ++i)
+            CHECK_MESSAGE(bufs.c[i]->read() == ops[i].c0, where << " C[" << i << "]");
         check_no_cuda_error(where);
     };
     for (bool grouped : {false, true}) {
@@ -1001,8 +1017,8 @@ TEST_CASE("gpu: pointer arrays in device and managed memory are read in the stre
         bytes tail(room, 0);
         std::memcpy(tail.data() + room - (count - 1) * sizeof(void *), pa.data(), (count - 1) * sizeof(void *));
         buffer short_a(memory::device, tail);
-        gemm_status_t s = call(grouped, static_cast<char *>(short_a.get()) + room - (count - 1) * sizeof(void *),
-                               db.get(), dc.get());
+        gemm_status_t s =
+            call(grouped, static_cast<char *>(short_a.get()) + room - (count - 1) * sizeof(void *), db.get(), dc.get());
         CHECK_MESSAGE(s == GEMM_STATUS_INVALID_POINTER, form << " short A array: " << int(s) << " " << error);
         CHECK_MESSAGE(error.find("holds 5 pointers") != std::string::npos, error);
         if (!grouped) MESSAGE("a short device array: " << error);
@@ -1034,7 +1050,11 @@ TEST_CASE("gpu: pointer arrays in device and managed memory are read in the stre
 TEST_CASE("gpu: grouped batches on device memory, every GPU backend, against cpu_ref") {
     // Groups of their own shapes, ops and scalars (one library call where the backend has one,
     // cuBLAS's grouped GEMM), a group that only scales C (k = 0) and an empty one.
-    struct group_shape { int64_t m, n, k, count; gemm_op_t ta, tb; double alpha, beta; };
+    struct group_shape {
+        int64_t m, n, k, count;
+        gemm_op_t ta, tb;
+        double alpha, beta;
+    };
     const group_shape shapes[] = {{64, 33, 17, 3, GEMM_OP_N, GEMM_OP_T, 1.0, 0.0},
                                   {7, 128, 65, 2, GEMM_OP_T, GEMM_OP_N, -0.5, 1.0},
                                   {31, 1, 200, 1, GEMM_OP_N, GEMM_OP_N, 2.0, 0.5},
@@ -1079,10 +1099,10 @@ TEST_CASE("gpu: grouped batches on device memory, every GPU backend, against cpu
                 const std::vector<std::unique_ptr<buffer>> &cb = bufs.c;
                 const std::vector<const void *> &pa = bufs.pa, &pb = bufs.pb;
                 const std::vector<void *> &pc = bufs.pc;
-                gemm_status_t s = gemm_ex_grouped(GEMM_COL_MAJOR, ta.data(), tb.data(), m.data(), n.data(), k.data(),
-                                                  alpha, pa.data(), t.ab, lda.data(), pb.data(), t.ab, ldb.data(),
-                                                  beta, pc.data(), t.c, ldc.data(), int64_t(size.size()), size.data(),
-                                                  compute);
+                gemm_status_t s =
+                    gemm_ex_grouped(GEMM_COL_MAJOR, ta.data(), tb.data(), m.data(), n.data(), k.data(), alpha,
+                                    pa.data(), t.ab, lda.data(), pb.data(), t.ab, ldb.data(), beta, pc.data(), t.c,
+                                    ldc.data(), int64_t(size.size()), size.data(), compute);
                 CUDA_REQUIRE(cudaDeviceSynchronize());
                 std::string where = name + " grouped " + gemm_dtype_name(t.ab) + (with_k0 ? " with k = 0" : "");
                 check_no_cuda_error(where);
@@ -1129,7 +1149,8 @@ TEST_CASE("gpu: a batch spread over side streams is one step of the caller's str
         gemm_set_stream(stream);
         auto call = [&] {
             return gemm_ex_batched(c.layout, c.transa, c.transb, c.m, c.n, c.k, &alpha, pa.data(), c.ab_type, c.lda,
-                                   pb.data(), c.ab_type, c.ldb, &beta, pc.data(), c.c_type, c.ldc, count, c.compute_type());
+                                   pb.data(), c.ab_type, c.ldb, &beta, pc.data(), c.c_type, c.ldc, count,
+                                   c.compute_type());
         };
         REQUIRE(call() == GEMM_STATUS_SUCCESS);  // warm-up: streams, handles and workspaces exist now
         CUDA_REQUIRE(cudaStreamSynchronize(stream));
@@ -1144,7 +1165,8 @@ TEST_CASE("gpu: a batch spread over side streams is one step of the caller's str
                           name << ": C[" << i << "] changed before the caller's stream was released");
         CUDA_REQUIRE(cudaStreamSynchronize(stream));
         for (int i = 0; i < count; ++i) {
-            comparison cmp = compare_result(c, ops[std::size_t(i)], cb[std::size_t(i)]->read(), expected[std::size_t(i)]);
+            comparison cmp =
+                compare_result(c, ops[std::size_t(i)], cb[std::size_t(i)]->read(), expected[std::size_t(i)]);
             CHECK_MESSAGE(cmp.ok, name << " matrix " << i << " after synchronizing the caller's stream: " << cmp.first);
         }
         check_no_cuda_error(name);
@@ -1165,7 +1187,8 @@ TEST_CASE("gpu: a pointer batch on device memory is tuned by its key, each way c
     for (const char *key : {"bf16 f32 NN 96 80 112 batch=24 ld=tight align=16 space=device beta=0 form=pointers",
                             "f32 f32 TN 33 47 29 batch=24 ld=tight align=elem space=device beta=any form=pointers"}) {
         gemm_tune_report_t report;
-        REQUIRE_MESSAGE(gemm_tune_key(key, 0, 30, "cublas", 0, &report) == GEMM_STATUS_SUCCESS, key << ": " << gemm_last_error());
+        REQUIRE_MESSAGE(gemm_tune_key(key, 0, 30, "cublas", 0, &report) == GEMM_STATUS_SUCCESS,
+                        key << ": " << gemm_last_error());
         INFO(key);
         CHECK(std::string(report.backend) == "cublas");
         std::set<std::string> ways;
@@ -1201,8 +1224,8 @@ epilogue_result run_epilogue_in(memory kind, const epilogue_case &e, const epilo
 // dimensions suit cuBLASLt (multiples of 8), so both its fused path and the pass run.
 std::vector<epilogue_case> gpu_epilogue_cases() {
     std::vector<epilogue_case> cases;
-    const type_pair types[] = {{GEMM_F32, GEMM_F32}, {GEMM_BF16, GEMM_BF16}, {GEMM_BF16, GEMM_F32},
-                               {GEMM_F16, GEMM_F16}, {GEMM_F64, GEMM_F64}};
+    const type_pair types[] = {
+        {GEMM_F32, GEMM_F32}, {GEMM_BF16, GEMM_BF16}, {GEMM_BF16, GEMM_F32}, {GEMM_F16, GEMM_F16}, {GEMM_F64, GEMM_F64}};
     const int64_t sizes[][3] = {{64, 48, 96}, {37, 29, 41}, {128, 72, 0}};
     int turn = 0;
     for (int act = GEMM_ACTIVATION_NONE; act <= GEMM_ACTIVATION_GELU_BACKWARD; ++act)
@@ -1215,10 +1238,12 @@ std::vector<epilogue_case> gpu_epilogue_cases() {
                     ++turn;
                     const int64_t *sz = sizes[turn % 3];
                     const gemm_layout_t layout = turn % 2 ? GEMM_ROW_MAJOR : GEMM_COL_MAJOR;
-                    const gemm_op_t ta = turn % 3 == 1 ? GEMM_OP_T : GEMM_OP_N, tb = turn % 4 == 2 ? GEMM_OP_T : GEMM_OP_N;
-                    gemm_case g = make_case(t.ab, t.c, entry::ex, layout, ta, tb, sz[0], sz[1], sz[2], turn % 5 == 0 ? 8 : 0,
-                                            turn % 7 == 3 ? 0.0 : 1.0, turn % 2 ? 0.5 : 0.0);
-                    cases.push_back(make_epilogue_case(g, a, static_cast<gemm_bias_t>(axis), aux == 1, turn % 5 == 0 ? 8 : 0));
+                    const gemm_op_t ta = turn % 3 == 1 ? GEMM_OP_T : GEMM_OP_N,
+                                    tb = turn % 4 == 2 ? GEMM_OP_T : GEMM_OP_N;
+                    gemm_case g = make_case(t.ab, t.c, entry::ex, layout, ta, tb, sz[0], sz[1], sz[2],
+                                            turn % 5 == 0 ? 8 : 0, turn % 7 == 3 ? 0.0 : 1.0, turn % 2 ? 0.5 : 0.0);
+                    cases.push_back(
+                        make_epilogue_case(g, a, static_cast<gemm_bias_t>(axis), aux == 1, turn % 5 == 0 ? 8 : 0));
                 }
             }
     return cases;
@@ -1244,7 +1269,8 @@ TEST_CASE("gpu: epilogues on device and host memory, every GPU backend, against 
                 }
                 REQUIRE_MESSAGE(r.status == GEMM_STATUS_SUCCESS, where << ": " << r.error);
                 const std::string problem = check_epilogue_result(e, o, r);
-                CHECK_MESSAGE(problem.empty(), where << ": " << problem << "\n  rerun: GEMM_TEST_FILTER='" << e.describe() << "'");
+                CHECK_MESSAGE(problem.empty(),
+                              where << ": " << problem << "\n  rerun: GEMM_TEST_FILTER='" << e.describe() << "'");
                 ++tl.checked;
             }
         }
@@ -1274,11 +1300,10 @@ TEST_CASE("gpu: GELU and its slope of large finite f32 values, device and host m
                 e.activation = act;
                 e.aux = backward ? aux.get() : nullptr;
                 e.ld_aux = backward ? m : 0;
-                const gemm_status_t st = gemm_ex_epilogue(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, m, 1, 1, &one, a.get(),
-                                                          GEMM_F32, m, b.get(), GEMM_F32, 1, &zero, c.get(), GEMM_F32,
-                                                          m, GEMM_F32, &e);
-                const std::string where =
-                    name + " " + memory_name(kind) + (backward ? " GELU backward" : " GELU");
+                const gemm_status_t st =
+                    gemm_ex_epilogue(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, m, 1, 1, &one, a.get(), GEMM_F32, m, b.get(),
+                                     GEMM_F32, 1, &zero, c.get(), GEMM_F32, m, GEMM_F32, &e);
+                const std::string where = name + " " + memory_name(kind) + (backward ? " GELU backward" : " GELU");
                 CUDA_REQUIRE(cudaDeviceSynchronize());
                 if (st == GEMM_STATUS_NOT_SUPPORTED) continue;  // not this backend's memory or epilogue
                 REQUIRE_MESSAGE(st == GEMM_STATUS_SUCCESS, where << ": " << gemm_last_error());
@@ -1301,9 +1326,13 @@ TEST_CASE("gpu: GELU and its slope of large finite f32 values, device and host m
 // for, and the library's pass serves the rest and every other backend.
 TEST_SUITE("gpu_epilogue_trace" * doctest::skip()) {
     TEST_CASE("gpu_epilogue_trace: cuBLASLt fuses bias + GELU + aux on device memory; cublas takes the pass") {
-        gemm_case g = make_case(GEMM_BF16, GEMM_BF16, entry::ex, GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_T, 64, 128, 256, 0,
-                                1.0, 0.0);
-        struct expectation { const char *backend; gemm_bias_t axis; const char *trace; };
+        gemm_case g =
+            make_case(GEMM_BF16, GEMM_BF16, entry::ex, GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_T, 64, 128, 256, 0, 1.0, 0.0);
+        struct expectation {
+            const char *backend;
+            gemm_bias_t axis;
+            const char *trace;
+        };
         const expectation cases[] = {
             {"cublaslt", GEMM_BIAS_COLUMNS, " epilogue=gelu+bias(columns)+aux:fused"},
             {"cublaslt", GEMM_BIAS_ROWS, " epilogue=gelu+bias(rows)+aux:pass"},  // cuBLASLt's bias runs one way
@@ -1340,16 +1369,19 @@ TEST_CASE("gpu: a plan refuses operands in other memory than its desc says, C un
         {  // a device plan, host operands
             bytes host_c = o.c0;
             gemm_status_t s = call_gemm(c, o.a.data(), o.b.data(), host_c.data(), 0);
-            CHECK_MESSAGE(s == GEMM_STATUS_MIXED_MEMORY_SPACES, spec << ": status " << int(s) << ": " << gemm_last_error());
-            CHECK_MESSAGE(std::string(gemm_last_error()).find("the operands are host memory, but the plan was made for "
-                                                              "device memory of device 0") != std::string::npos,
+            CHECK_MESSAGE(s == GEMM_STATUS_MIXED_MEMORY_SPACES,
+                          spec << ": status " << int(s) << ": " << gemm_last_error());
+            CHECK_MESSAGE(std::string(gemm_last_error())
+                                  .find("the operands are host memory, but the plan was made for "
+                                        "device memory of device 0") != std::string::npos,
                           gemm_last_error());
             CHECK(host_c == o.c0);
         }
         {  // a host plan, device operands
             buffer a(memory::device, o.a), b(memory::device, o.b), cbuf(memory::device, o.c0);
             gemm_status_t s = call_gemm(c, a.get(), b.get(), cbuf.get(), -1);
-            CHECK_MESSAGE(s == GEMM_STATUS_MIXED_MEMORY_SPACES, spec << ": status " << int(s) << ": " << gemm_last_error());
+            CHECK_MESSAGE(s == GEMM_STATUS_MIXED_MEMORY_SPACES,
+                          spec << ": status " << int(s) << ": " << gemm_last_error());
             CHECK(cbuf.read() == o.c0);
         }
         check_no_cuda_error(spec);
@@ -1368,7 +1400,7 @@ TEST_CASE("gpu: plan runs and calls captured into a CUDA graph give the same C w
     cudaStream_t stream = nullptr;
     CUDA_REQUIRE(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     for (const std::string &spec : {std::string("auto"), std::string("cublas"), std::string("cublaslt"),
-                                     std::string("cuda_tiled"), std::string("cuda_naive")})
+                                    std::string("cuda_tiled"), std::string("cuda_naive")})
         for (entry api : {entry::plan, entry::ex}) {
             selection_guard sel(spec);
             gemm_case run = c;
@@ -1486,7 +1518,9 @@ std::vector<std::string> cuda_tiled_offers(const gemm_desc_t *desc) {
     return std::vector<std::string>(list, list + count);
 }
 
-bool has(const std::vector<std::string> &v, const std::string &x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+bool has(const std::vector<std::string> &v, const std::string &x) {
+    return std::find(v.begin(), v.end(), x) != v.end();
+}
 
 // Every id of this build that begins with prefix, in the backend's order: the tests run what the
 // kernel table holds, so a line added there is tested without naming it here.
@@ -1517,10 +1551,10 @@ TEST_CASE("gpu: cuda_tiled every variant id, aligned and not, against cpu_ref") 
         int offset;
         double alpha, beta;
     };
-    const shape shapes[] = {{256, 128, 64, 0, 0, 1.0, 0.0},     // whole tiles, aligned
-                            {130, 67, 37, 0, 0, -0.75, 0.5},    // ragged, m % 4 = 2, n odd
-                            {96, 100, 33, 1, 0, 1.0, 0.0},      // lda, ldb, ldc not 16-byte multiples
-                            {72, 136, 40, 0, 1, 0.5, -1.0}};    // base pointers 1 element off
+    const shape shapes[] = {{256, 128, 64, 0, 0, 1.0, 0.0},   // whole tiles, aligned
+                            {130, 67, 37, 0, 0, -0.75, 0.5},  // ragged, m % 4 = 2, n odd
+                            {96, 100, 33, 1, 0, 1.0, 0.0},    // lda, ldb, ldc not 16-byte multiples
+                            {72, 136, 40, 0, 1, 0.5, -1.0}};  // base pointers 1 element off
     int64_t checked = 0;
     // Every id of ids on every op pair and shape of type pair t.
     auto check_ids = [&](type_pair t, const std::vector<std::string> &ids) {
@@ -1536,8 +1570,8 @@ TEST_CASE("gpu: cuda_tiled every variant id, aligned and not, against cpu_ref") 
                     for (const std::string &id : ids) {
                         selection_guard sel("cuda_tiled:" + id);
                         run_result r = run_device_offset(c, o, sh.offset);
-                        check_variant_run(id + " offset " + std::to_string(sh.offset) + " " + c.describe(), c, o,
-                                          r, expected);
+                        check_variant_run(id + " offset " + std::to_string(sh.offset) + " " + c.describe(), c, o, r,
+                                          expected);
                         ++checked;
                     }
                 }
@@ -1550,9 +1584,10 @@ TEST_CASE("gpu: cuda_tiled every variant id, aligned and not, against cpu_ref") 
         std::vector<std::string> ids = ids_with_prefix("textbook_" + type);
         const std::vector<std::string> tiled = ids_with_prefix("tiled_" + type);
         CHECK_MESSAGE(ids.size() >= 2, type);
-        CHECK_MESSAGE(std::count_if(tiled.begin(), tiled.end(), [](const std::string &id) { return ends_with(id, "_a1"); }) *
-                              2 == int64_t(tiled.size()),
-                      type << ": a scalar twin for each vector id");
+        CHECK_MESSAGE(
+            std::count_if(tiled.begin(), tiled.end(), [](const std::string &id) { return ends_with(id, "_a1"); }) * 2 ==
+                int64_t(tiled.size()),
+            type << ": a scalar twin for each vector id");
         ids.insert(ids.end(), tiled.begin(), tiled.end());
         check_ids(t, ids);
         ids_run += int64_t(ids.size());
@@ -1560,7 +1595,8 @@ TEST_CASE("gpu: cuda_tiled every variant id, aligned and not, against cpu_ref") 
     // The tensor-core kernel: f16 and bf16 inputs, C in their type or f32.
     for (type_pair t : {type_pair{GEMM_F16, GEMM_F16}, type_pair{GEMM_F16, GEMM_F32}, type_pair{GEMM_BF16, GEMM_BF16},
                         type_pair{GEMM_BF16, GEMM_F32}}) {
-        const std::vector<std::string> ids = ids_with_prefix(std::string("mma_") + (t.ab == GEMM_F16 ? "f16_" : "bf16_"));
+        const std::vector<std::string> ids =
+            ids_with_prefix(std::string("mma_") + (t.ab == GEMM_F16 ? "f16_" : "bf16_"));
         CHECK(ids.size() == 1);
         check_ids(t, ids);
         ids_run += int64_t(ids.size());
@@ -1734,8 +1770,8 @@ TEST_CASE("gpu: cuda_tiled wgmma kernels against cpu_ref, and what they refuse")
         }
     }
     int64_t checked = 0, refused = 0, expected_runs = 0;
-    for (type_pair t : {type_pair{GEMM_BF16, GEMM_BF16}, type_pair{GEMM_BF16, GEMM_F32},
-                        type_pair{GEMM_F16, GEMM_F16}, type_pair{GEMM_F16, GEMM_F32}}) {
+    for (type_pair t : {type_pair{GEMM_BF16, GEMM_BF16}, type_pair{GEMM_BF16, GEMM_F32}, type_pair{GEMM_F16, GEMM_F16},
+                        type_pair{GEMM_F16, GEMM_F32}}) {
         const std::string type = t.ab == GEMM_F16 ? "f16" : "bf16";
         const std::vector<std::string> tiles = wgmma_tiles(type);
         const int64_t narrow = std::count_if(tiles.begin(), tiles.end(), narrow_tile);
@@ -1761,7 +1797,8 @@ TEST_CASE("gpu: cuda_tiled wgmma kernels against cpu_ref, and what they refuse")
                 }
         refused += check_wgmma_misaligned("wgmma_" + type, tiles, t, hopper);
     }
-    MESSAGE(checked << " wgmma runs checked, " << refused << " refusals" << std::string(hopper ? "" : " (not a 9.0 device)"));
+    MESSAGE(checked << " wgmma runs checked, " << refused << " refusals"
+                    << std::string(hopper ? "" : " (not a 9.0 device)"));
     CHECK(checked + refused > 0);
     if (hopper) CHECK(checked == expected_runs);
 }
@@ -1862,8 +1899,8 @@ TEST_CASE("gpu: cuda_tiled skinny kernels against cpu_ref, and what they refuse"
             if (sh.n > columns) ++wide_refusals;
             else expected_runs += sh.batch == 1 && sh.k != 1000 ? 1 : 2;
         }
-    for (type_pair t : {type_pair{GEMM_BF16, GEMM_BF16}, type_pair{GEMM_BF16, GEMM_F32},
-                        type_pair{GEMM_F16, GEMM_F16}, type_pair{GEMM_F16, GEMM_F32}}) {
+    for (type_pair t : {type_pair{GEMM_BF16, GEMM_BF16}, type_pair{GEMM_BF16, GEMM_F32}, type_pair{GEMM_F16, GEMM_F16},
+                        type_pair{GEMM_F16, GEMM_F32}}) {
         const std::string prefix = std::string("skinny_") + (t.ab == GEMM_F16 ? "f16" : "bf16");
         for (const skinny_shape &sh : shapes)
             for (gemm_layout_t layout : {GEMM_COL_MAJOR, GEMM_ROW_MAJOR}) {
@@ -1874,7 +1911,8 @@ TEST_CASE("gpu: cuda_tiled skinny kernels against cpu_ref, and what they refuse"
                     const std::string id = prefix + tile;
                     if (!hopper || sh.n > columns) {
                         const run_result r = run_forced(id, c, o, 0);
-                        CHECK_MESSAGE(r.status == GEMM_STATUS_NOT_SUPPORTED, id << " " << c.describe() << ": " << r.error);
+                        CHECK_MESSAGE(r.status == GEMM_STATUS_NOT_SUPPORTED,
+                                      id << " " << c.describe() << ": " << r.error);
                         if (hopper)
                             CHECK_MESSAGE(r.error.find("more than " + std::to_string(columns) + " columns") !=
                                               std::string::npos,
@@ -1904,7 +1942,8 @@ TEST_CASE("gpu: cuda_tiled skinny kernels against cpu_ref, and what they refuse"
         for (std::size_t i = 0; i < std::size(refusals); ++i)
             for (const auto &[tile, columns] : ids) {
                 const auto &[x, offset] = refusals[i];
-                const std::string id = prefix + tile, where = id + " " + x.describe() + " offset " + std::to_string(offset);
+                const std::string id = prefix + tile,
+                                  where = id + " " + x.describe() + " offset " + std::to_string(offset);
                 const operands o = make_operands(x);
                 const std::string reason = i == 0 ? "more than " + std::to_string(columns) + " columns" : reasons[i];
                 const run_result r = run_forced(id, x, o, offset);
@@ -1915,7 +1954,8 @@ TEST_CASE("gpu: cuda_tiled skinny kernels against cpu_ref, and what they refuse"
                 ++refused;
             }
     }
-    MESSAGE(checked << " skinny runs checked, " << refused << " refusals" << std::string(hopper ? "" : " (not a 9.0 device)"));
+    MESSAGE(checked << " skinny runs checked, " << refused << " refusals"
+                    << std::string(hopper ? "" : " (not a 9.0 device)"));
     if (hopper) CHECK(checked == 4 * 2 * expected_runs);
     // Per type: the four refusals by each id, and in both layouts every case too wide for an id
     // (off a 9.0 device every case).
@@ -1983,7 +2023,8 @@ TEST_CASE("gpu: cuda_tiled split k gives the same bits on every run and in a CUD
                 int64_t differ = 0;
                 for (std::size_t e = 0; e + element <= got.size(); e += element)
                     differ += std::memcmp(&got[e], &first[e], element) != 0;
-                CHECK_MESSAGE(differ == 0, where << ", " << run << ": " << differ << " elements differ from the first run's");
+                CHECK_MESSAGE(differ == 0,
+                              where << ", " << run << ": " << differ << " elements differ from the first run's");
                 ++compared;
             };
             for (int run = 2; run <= 4; ++run) {
@@ -1997,7 +2038,8 @@ TEST_CASE("gpu: cuda_tiled split k gives the same bits on every run and in a CUD
             cudaGraph_t graph = nullptr;
             const cudaError_t captured = cudaStreamEndCapture(stream, &graph);
             REQUIRE_MESSAGE(captured_call == GEMM_STATUS_SUCCESS, where << " inside capture: " << error);
-            REQUIRE_MESSAGE(captured == cudaSuccess, where << ": cudaStreamEndCapture: " << cudaGetErrorString(captured));
+            REQUIRE_MESSAGE(captured == cudaSuccess,
+                            where << ": cudaStreamEndCapture: " << cudaGetErrorString(captured));
             cudaGraphExec_t exec = nullptr;
             CUDA_REQUIRE(cudaGraphInstantiate(&exec, graph, 0));
             for (int replay = 1; replay <= 2; ++replay) {
@@ -2036,7 +2078,9 @@ TEST_CASE("gpu: cuda_tiled calls chained on one stream without a wait give the c
     CUDA_REQUIRE(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     selection_guard sel("cuda_tiled");
     constexpr int calls = 6;
-    struct chain_shape { int64_t m, k; };  // X m x k, W k x k, C m x k
+    struct chain_shape {
+        int64_t m, k;
+    };  // X m x k, W k x k, C m x k
     for (const chain_shape sh :
          {chain_shape{8, 4096}, chain_shape{128, 2048}, chain_shape{2176, 1024}, chain_shape{128, 8192}}) {
         const int64_t m = sh.m, k = sh.k;
@@ -2081,7 +2125,7 @@ TEST_CASE("gpu: cuda_tiled calls chained on one stream without a wait give the c
             if (v != expected[e] && differ++ == 0) first = int64_t(e);
         }
         CHECK_MESSAGE(differ == 0, where << ", " << calls << " calls chained: " << differ
-                                        << " elements differ from the chain's, the first at " << first);
+                                         << " elements differ from the chain's, the first at " << first);
         check_no_cuda_error(where);
     }
     cudaStreamDestroy(stream);
@@ -2213,8 +2257,7 @@ TEST_SUITE("gpu_tf32" * doctest::skip()) {
                 lines = capture.lines();
             }
             REQUIRE_MESSAGE(r.status == GEMM_STATUS_SUCCESS, r.error);
-            CHECK_MESSAGE(compare_result(d, o, r.c, cpu_ref_result(d, o)).ok,
-                          d.describe());
+            CHECK_MESSAGE(compare_result(d, o, r.c, cpu_ref_result(d, o)).ok, d.describe());
             REQUIRE_MESSAGE(lines.size() == 1, "one trace line per call: run with GEMM_VERBOSE=1, as ctest does");
             INFO("trace: " << lines[0]);
             CHECK(lines[0].find(x.variant) != std::string::npos);
@@ -2248,10 +2291,10 @@ std::vector<std::string> traced_grouped(const std::vector<gemm_case> &cases, con
     std::vector<std::string> lines;
     {
         stderr_capture capture;
-        gemm_status_t s = gemm_ex_grouped(GEMM_COL_MAJOR, ta.data(), tb.data(), m.data(), n.data(), k.data(),
-                                          alpha.data(), bufs.pa.data(), GEMM_BF16, lda.data(), bufs.pb.data(),
-                                          GEMM_BF16, ldb.data(), beta.data(), bufs.pc.data(), GEMM_F32, ldc.data(),
-                                          int64_t(cases.size()), sizes.data(), GEMM_F32);
+        gemm_status_t s =
+            gemm_ex_grouped(GEMM_COL_MAJOR, ta.data(), tb.data(), m.data(), n.data(), k.data(), alpha.data(),
+                            bufs.pa.data(), GEMM_BF16, lda.data(), bufs.pb.data(), GEMM_BF16, ldb.data(), beta.data(),
+                            bufs.pc.data(), GEMM_F32, ldc.data(), int64_t(cases.size()), sizes.data(), GEMM_F32);
         CUDA_REQUIRE(cudaDeviceSynchronize());
         lines = capture.lines();
         REQUIRE_MESSAGE(s == GEMM_STATUS_SUCCESS, gemm_last_error());
@@ -2267,7 +2310,8 @@ std::vector<std::string> traced_grouped(const std::vector<gemm_case> &cases, con
 }  // namespace
 
 TEST_SUITE("gpu_batch_trace" * doctest::skip()) {
-    TEST_CASE("gpu_batch_trace: untuned, small bf16 groups take cuda_tiled's one launch, many of one shape cuBLAS's batched call") {
+    TEST_CASE("gpu_batch_trace: untuned, small bf16 groups take cuda_tiled's one launch, many of one shape cuBLAS's "
+              "batched call") {
         if (!has_backend("cuda_tiled") || !has_backend("cublas")) {
             MESSAGE("cuda_tiled or cublas not available: nothing checked");
             return;
@@ -2328,7 +2372,8 @@ double sampled_error(int64_t m, int64_t n, int64_t k, const float *a, const floa
 }  // namespace
 
 TEST_SUITE("gpu_staging_trace" * doctest::skip()) {
-    TEST_CASE("gpu_staging_trace: a large host-pointer GEMM is offloaded in tiles, pageable and page-locked, beta 0 and not") {
+    TEST_CASE("gpu_staging_trace: a large host-pointer GEMM is offloaded in tiles, pageable and page-locked, beta 0 "
+              "and not") {
         // 256 x 4096 x 8192: four tiles of 256 x 1024, A and each quarter of B copied once.
         const int64_t m = 256, n = 4096, k = 8192;
         bytes a_init(std::size_t(m * k) * 4), b_init(std::size_t(k * n) * 4), c_init(std::size_t(m * n) * 4);
@@ -2344,8 +2389,9 @@ TEST_SUITE("gpu_staging_trace" * doctest::skip()) {
                     gemm_status_t s;
                     {
                         stderr_capture capture;
-                        s = gemm_sgemm(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, m, n, k, alpha_f, static_cast<const float *>(a.get()),
-                                       m, static_cast<const float *>(b.get()), k, beta_f, static_cast<float *>(c.get()), m);
+                        s = gemm_sgemm(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, m, n, k, alpha_f,
+                                       static_cast<const float *>(a.get()), m, static_cast<const float *>(b.get()), k,
+                                       beta_f, static_cast<float *>(c.get()), m);
                         lines = capture.lines();
                     }
                     const std::string where = name + " " + memory_name(kind) + " beta " + std::to_string(beta);
@@ -2360,8 +2406,9 @@ TEST_SUITE("gpu_staging_trace" * doctest::skip()) {
                     INFO("trace: " << lines[0]);
                     CHECK(lines[0].find("host pointers offloaded: 4 tiles of 256x1024 (A and B stay on the device, "
                                         "each copied once); H2D ") != std::string::npos);
-                    CHECK(lines[0].find(kind == memory::pinned ? "all page-locked: direct DMA"
-                                                               : "packed through page-locked staging") != std::string::npos);
+                    CHECK(lines[0].find(kind == memory::pinned
+                                            ? "all page-locked: direct DMA"
+                                            : "packed through page-locked staging") != std::string::npos);
                     check_no_cuda_error(where);
                 }
         }
@@ -2384,8 +2431,8 @@ TEST_SUITE("gpu_offload" * doctest::skip()) {
             for (size3 z : sizes)
                 for (gemm_layout_t l : {GEMM_COL_MAJOR, GEMM_ROW_MAJOR}) {
                     const gemm_op_t other = is_complex(t.ab) ? GEMM_OP_C : GEMM_OP_T;
-                    gemm_case c = base_case(t, l, counter % 2 ? other : GEMM_OP_N, counter % 3 ? GEMM_OP_N : other,
-                                            z.m, z.n, z.k);
+                    gemm_case c = base_case(t, l, counter % 2 ? other : GEMM_OP_N, counter % 3 ? GEMM_OP_N : other, z.m,
+                                            z.n, z.k);
                     set_leading_dims(c, counter % 3);
                     scalars sc = scalar_cycle[counter % 5];
                     set_scalars(c, sc.alpha, sc.beta, alpha_imag, beta_imag);
@@ -2480,7 +2527,8 @@ TEST_SUITE("gpu_offload_spread" * doctest::skip()) {
                         lines = capture.lines();
                     }
                     const std::string where = name + " " + memory_name(kind) + " " + std::to_string(m) + "x" +
-                                              std::to_string(n) + "x" + std::to_string(k) + " batch " + std::to_string(batch);
+                                              std::to_string(n) + "x" + std::to_string(k) + " batch " +
+                                              std::to_string(batch);
                     REQUIRE_MESSAGE(s == GEMM_STATUS_SUCCESS, where << ": " << gemm_last_error());
                     bytes out = c.read();
                     const float *fa = reinterpret_cast<const float *>(a_init.data()),
@@ -2640,13 +2688,15 @@ TEST_SUITE("gpu_rates" * doctest::skip()) {
         gemm_status_t s;
         {
             stderr_capture capture;
-            s = gemm_sgemm(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, m, n, k, 1.0f, a.data(), m, b.data(), k, 0.0f, c.data(), m);
+            s = gemm_sgemm(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, m, n, k, 1.0f, a.data(), m, b.data(), k, 0.0f,
+                           c.data(), m);
             first = capture.lines();
         }
         REQUIRE_MESSAGE(s == GEMM_STATUS_SUCCESS, gemm_last_error());
         {
             stderr_capture capture;
-            s = gemm_sgemm(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, m, n, k, 1.0f, a.data(), m, b.data(), k, 0.0f, c.data(), m);
+            s = gemm_sgemm(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, m, n, k, 1.0f, a.data(), m, b.data(), k, 0.0f,
+                           c.data(), m);
             second = capture.lines();
         }
         REQUIRE_MESSAGE(s == GEMM_STATUS_SUCCESS, gemm_last_error());
@@ -2938,8 +2988,8 @@ TEST_CASE("gpu_xt_cap: a problem larger than GEMM_XT_MAX_DEVICE_BYTES, out of co
     // A block dimension whose buffers exceed the cap is refused before C is touched.
     selection_guard sel("cublasxt:b8192");
     std::vector<float> c = c0;
-    gemm_status_t s = gemm_sgemm(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, n, n, n, alpha, a.data(), n, b.data(), n, beta,
-                                 c.data(), n);
+    gemm_status_t s =
+        gemm_sgemm(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, n, n, n, alpha, a.data(), n, b.data(), n, beta, c.data(), n);
     CHECK_MESSAGE(s == GEMM_STATUS_NOT_SUPPORTED, "status " << int(s) << ": " << gemm_last_error());
     CHECK(std::string(gemm_last_error()).find("GEMM_XT_MAX_DEVICE_BYTES") != std::string::npos);
     CHECK(c == c0);
@@ -2998,8 +3048,8 @@ std::string no_device_reason(cudaError_t e) {
             !info.available)
             return info.reason;
     }
-    return std::string("no CUDA device (cudaGetDeviceCount: ") + (e != cudaSuccess ? cudaGetErrorString(e) : "0 devices") +
-           ")";
+    return std::string("no CUDA device (cudaGetDeviceCount: ") +
+           (e != cudaSuccess ? cudaGetErrorString(e) : "0 devices") + ")";
 }
 
 // CTest shows nothing a skipped test prints: the reason also goes to the file CTest names in

@@ -10,9 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
-typedef void sgemm_fn(const char *, const char *, const int *, const int *, const int *,
-                      const float *, const float *, const int *, const float *, const int *,
-                      const float *, float *, const int *, size_t, size_t);
+typedef void sgemm_fn(const char *, const char *, const int *, const int *, const int *, const float *, const float *,
+                      const int *, const float *, const int *, const float *, float *, const int *, size_t, size_t);
 
 /* The address of the sgemm_ that MODE names, or NULL with the loader's reason printed. */
 static void *find_sgemm(const char *mode) {
@@ -30,8 +29,8 @@ static void *find_sgemm(const char *mode) {
 }
 
 int main(int argc, char **argv) {
-    const float A[2 * 3] = {1, 4, 2, 5, 3, 6};   /* column-major: rows 1 2 3 / 4 5 6 */
-    const float B[3 * 2] = {1, 0, 1, 0, 1, 1};   /* rows 1 0 / 0 1 / 1 1 */
+    const float A[2 * 3] = {1, 4, 2, 5, 3, 6}; /* column-major: rows 1 2 3 / 4 5 6 */
+    const float B[3 * 2] = {1, 0, 1, 0, 1, 1}; /* rows 1 0 / 0 1 / 1 1 */
     float C[2 * 2] = {-1, -1, -1, -1};
     const int m = 2, n = 2, k = 3, lda = 2, ldb = 3, ldc = 2;
     const float alpha = 1, beta = 0;

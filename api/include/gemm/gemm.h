@@ -19,10 +19,7 @@ extern "C" {
 #define GEMM_VERSION_PATCH 0
 
 /* Values equal CBLAS's, so callers may pass CBLAS constants. */
-typedef enum gemm_layout {
-    GEMM_ROW_MAJOR = 101,
-    GEMM_COL_MAJOR = 102
-} gemm_layout_t;
+typedef enum gemm_layout { GEMM_ROW_MAJOR = 101, GEMM_COL_MAJOR = 102 } gemm_layout_t;
 
 typedef enum gemm_op {
     GEMM_OP_N = 111, /* op(X) = X */
@@ -48,24 +45,24 @@ typedef enum gemm_status {
     GEMM_STATUS_SUCCESS = 0,
     GEMM_STATUS_INVALID_LAYOUT = 1,
     GEMM_STATUS_INVALID_OP = 2,
-    GEMM_STATUS_INVALID_SIZE = 3,          /* m, n, k or batch count < 0, or an operand that
-                                              would span more than 2^63 - 1 bytes (the message
-                                              names the size, leading dimension or stride that
-                                              makes it so) */
-    GEMM_STATUS_INVALID_LEADING_DIM = 4,   /* lda, ldb or ldc too small */
-    GEMM_STATUS_INVALID_STRIDE = 5,        /* batch stride negative or C batches overlap */
-    GEMM_STATUS_INVALID_POINTER = 6,       /* NULL where data or a scalar is needed */
-    GEMM_STATUS_INVALID_DTYPE = 7,         /* not a gemm_dtype_t value */
-    GEMM_STATUS_INVALID_VALUE = 8,         /* any other invalid argument */
-    GEMM_STATUS_MIXED_MEMORY_SPACES = 9,   /* A, B and C not all host or all on one device (only
-                                              those the call reads or writes count: not A and B
-                                              where k = 0 or alpha = 0, none where C is empty) */
-    GEMM_STATUS_NOT_SUPPORTED = 20,        /* the chosen backend cannot serve this problem */
-    GEMM_STATUS_UNKNOWN_BACKEND = 21,      /* no backend of that name in this build */
-    GEMM_STATUS_BACKEND_UNAVAILABLE = 22,  /* backend exists but cannot run on this machine */
-    GEMM_STATUS_INVALID_CONFIG = 23,       /* a GEMM_* environment variable has a bad value */
+    GEMM_STATUS_INVALID_SIZE = 3,         /* m, n, k or batch count < 0, or an operand that
+                                             would span more than 2^63 - 1 bytes (the message
+                                             names the size, leading dimension or stride that
+                                             makes it so) */
+    GEMM_STATUS_INVALID_LEADING_DIM = 4,  /* lda, ldb or ldc too small */
+    GEMM_STATUS_INVALID_STRIDE = 5,       /* batch stride negative or C batches overlap */
+    GEMM_STATUS_INVALID_POINTER = 6,      /* NULL where data or a scalar is needed */
+    GEMM_STATUS_INVALID_DTYPE = 7,        /* not a gemm_dtype_t value */
+    GEMM_STATUS_INVALID_VALUE = 8,        /* any other invalid argument */
+    GEMM_STATUS_MIXED_MEMORY_SPACES = 9,  /* A, B and C not all host or all on one device (only
+                                             those the call reads or writes count: not A and B
+                                             where k = 0 or alpha = 0, none where C is empty) */
+    GEMM_STATUS_NOT_SUPPORTED = 20,       /* the chosen backend cannot serve this problem */
+    GEMM_STATUS_UNKNOWN_BACKEND = 21,     /* no backend of that name in this build */
+    GEMM_STATUS_BACKEND_UNAVAILABLE = 22, /* backend exists but cannot run on this machine */
+    GEMM_STATUS_INVALID_CONFIG = 23,      /* a GEMM_* environment variable has a bad value */
     GEMM_STATUS_ALLOC_FAILED = 30,
-    GEMM_STATUS_EXECUTION_FAILED = 31,     /* the backend failed while computing */
+    GEMM_STATUS_EXECUTION_FAILED = 31, /* the backend failed while computing */
     GEMM_STATUS_INTERNAL_ERROR = 99
 } gemm_status_t;
 
@@ -94,74 +91,68 @@ GEMM_API int gemm_last_error_parameter(void);
 /* C = alpha * op(A) * op(B) + beta * C. op(A) is m x k, op(B) is k x n, C is m x n.
  * Parameters are those of cblas_sgemm, in the same order. Host pointers are computed
  * synchronously. When beta == 0, C is written without being read. */
-GEMM_API gemm_status_t gemm_sgemm(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb,
-                                  int64_t m, int64_t n, int64_t k, float alpha,
-                                  const float *A, int64_t lda, const float *B, int64_t ldb,
+GEMM_API gemm_status_t gemm_sgemm(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m, int64_t n,
+                                  int64_t k, float alpha, const float *A, int64_t lda, const float *B, int64_t ldb,
                                   float beta, float *C, int64_t ldc);
 
-GEMM_API gemm_status_t gemm_dgemm(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb,
-                                  int64_t m, int64_t n, int64_t k, double alpha,
-                                  const double *A, int64_t lda, const double *B, int64_t ldb,
+GEMM_API gemm_status_t gemm_dgemm(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m, int64_t n,
+                                  int64_t k, double alpha, const double *A, int64_t lda, const double *B, int64_t ldb,
                                   double beta, double *C, int64_t ldc);
 
 /* Strided batches: matrix i of A starts at A + i * stride_a elements (likewise B and C).
  * stride_a or stride_b may be 0 to reuse one matrix; C matrices must not overlap. */
-GEMM_API gemm_status_t gemm_sgemm_strided_batched(
-    gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m, int64_t n,
-    int64_t k, float alpha, const float *A, int64_t lda, int64_t stride_a, const float *B,
-    int64_t ldb, int64_t stride_b, float beta, float *C, int64_t ldc, int64_t stride_c,
-    int64_t batch_count);
+GEMM_API gemm_status_t gemm_sgemm_strided_batched(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m,
+                                                  int64_t n, int64_t k, float alpha, const float *A, int64_t lda,
+                                                  int64_t stride_a, const float *B, int64_t ldb, int64_t stride_b,
+                                                  float beta, float *C, int64_t ldc, int64_t stride_c,
+                                                  int64_t batch_count);
 
-GEMM_API gemm_status_t gemm_dgemm_strided_batched(
-    gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m, int64_t n,
-    int64_t k, double alpha, const double *A, int64_t lda, int64_t stride_a, const double *B,
-    int64_t ldb, int64_t stride_b, double beta, double *C, int64_t ldc, int64_t stride_c,
-    int64_t batch_count);
+GEMM_API gemm_status_t gemm_dgemm_strided_batched(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m,
+                                                  int64_t n, int64_t k, double alpha, const double *A, int64_t lda,
+                                                  int64_t stride_a, const double *B, int64_t ldb, int64_t stride_b,
+                                                  double beta, double *C, int64_t ldc, int64_t stride_c,
+                                                  int64_t batch_count);
 
 /* Complex GEMM, as cblas_cgemm and cblas_zgemm take it: alpha and beta point to a complex
  * value (two floats for c, two doubles for z), A, B and C to complex elements (GEMM_C32,
  * GEMM_C64). GEMM_OP_C takes the conjugate transpose. */
-GEMM_API gemm_status_t gemm_cgemm(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb,
-                                  int64_t m, int64_t n, int64_t k, const void *alpha,
-                                  const void *A, int64_t lda, const void *B, int64_t ldb,
+GEMM_API gemm_status_t gemm_cgemm(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m, int64_t n,
+                                  int64_t k, const void *alpha, const void *A, int64_t lda, const void *B, int64_t ldb,
                                   const void *beta, void *C, int64_t ldc);
 
-GEMM_API gemm_status_t gemm_zgemm(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb,
-                                  int64_t m, int64_t n, int64_t k, const void *alpha,
-                                  const void *A, int64_t lda, const void *B, int64_t ldb,
+GEMM_API gemm_status_t gemm_zgemm(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m, int64_t n,
+                                  int64_t k, const void *alpha, const void *A, int64_t lda, const void *B, int64_t ldb,
                                   const void *beta, void *C, int64_t ldc);
 
 /* Strides count complex elements. */
-GEMM_API gemm_status_t gemm_cgemm_strided_batched(
-    gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m, int64_t n,
-    int64_t k, const void *alpha, const void *A, int64_t lda, int64_t stride_a, const void *B,
-    int64_t ldb, int64_t stride_b, const void *beta, void *C, int64_t ldc, int64_t stride_c,
-    int64_t batch_count);
+GEMM_API gemm_status_t gemm_cgemm_strided_batched(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m,
+                                                  int64_t n, int64_t k, const void *alpha, const void *A, int64_t lda,
+                                                  int64_t stride_a, const void *B, int64_t ldb, int64_t stride_b,
+                                                  const void *beta, void *C, int64_t ldc, int64_t stride_c,
+                                                  int64_t batch_count);
 
-GEMM_API gemm_status_t gemm_zgemm_strided_batched(
-    gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m, int64_t n,
-    int64_t k, const void *alpha, const void *A, int64_t lda, int64_t stride_a, const void *B,
-    int64_t ldb, int64_t stride_b, const void *beta, void *C, int64_t ldc, int64_t stride_c,
-    int64_t batch_count);
+GEMM_API gemm_status_t gemm_zgemm_strided_batched(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m,
+                                                  int64_t n, int64_t k, const void *alpha, const void *A, int64_t lda,
+                                                  int64_t stride_a, const void *B, int64_t ldb, int64_t stride_b,
+                                                  const void *beta, void *C, int64_t ldc, int64_t stride_c,
+                                                  int64_t batch_count);
 
 /* Generic form. Supported (A and B, C, compute) types:
  *   f32, f32, f32 | f64, f64, f64 | f16, f16 or f32, f32 | bf16, bf16 or f32, f32 |
  *   c32, c32, c32 | c64, c64, c64.
  * alpha and beta point to a value of the compute type (float, double, or a complex pair of
  * either). f16 and bf16 products accumulate in f32. */
-GEMM_API gemm_status_t gemm_ex(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb,
-                               int64_t m, int64_t n, int64_t k, const void *alpha,
-                               const void *A, gemm_dtype_t a_type, int64_t lda,
-                               const void *B, gemm_dtype_t b_type, int64_t ldb,
-                               const void *beta, void *C, gemm_dtype_t c_type, int64_t ldc,
-                               gemm_dtype_t compute_type);
+GEMM_API gemm_status_t gemm_ex(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m, int64_t n,
+                               int64_t k, const void *alpha, const void *A, gemm_dtype_t a_type, int64_t lda,
+                               const void *B, gemm_dtype_t b_type, int64_t ldb, const void *beta, void *C,
+                               gemm_dtype_t c_type, int64_t ldc, gemm_dtype_t compute_type);
 
-GEMM_API gemm_status_t gemm_ex_strided_batched(
-    gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m, int64_t n,
-    int64_t k, const void *alpha, const void *A, gemm_dtype_t a_type, int64_t lda,
-    int64_t stride_a, const void *B, gemm_dtype_t b_type, int64_t ldb, int64_t stride_b,
-    const void *beta, void *C, gemm_dtype_t c_type, int64_t ldc, int64_t stride_c,
-    int64_t batch_count, gemm_dtype_t compute_type);
+GEMM_API gemm_status_t gemm_ex_strided_batched(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m,
+                                               int64_t n, int64_t k, const void *alpha, const void *A,
+                                               gemm_dtype_t a_type, int64_t lda, int64_t stride_a, const void *B,
+                                               gemm_dtype_t b_type, int64_t ldb, int64_t stride_b, const void *beta,
+                                               void *C, gemm_dtype_t c_type, int64_t ldc, int64_t stride_c,
+                                               int64_t batch_count, gemm_dtype_t compute_type);
 
 /* Pointer-array batches: matrix i of the batch is A[i], B[i], C[i] (i < batch_count), all of
  * one shape, as cuBLAS's GemmBatchedEx and MKL's gemm_batch take them. The arrays of pointers
@@ -179,53 +170,47 @@ GEMM_API gemm_status_t gemm_ex_strided_batched(
  * tune key of its own (its matrix count and "form=pointers"). Its matrices may run in any
  * order or at once, as in cuBLAS's batched calls: a C that overlaps an A or B of the batch
  * gives undefined results. The typed forms take alpha and beta as gemm_sgemm/gemm_cgemm do. */
-GEMM_API gemm_status_t gemm_sgemm_batched(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb,
-                                          int64_t m, int64_t n, int64_t k, float alpha,
-                                          const float *const *A, int64_t lda, const float *const *B,
-                                          int64_t ldb, float beta, float *const *C, int64_t ldc,
+GEMM_API gemm_status_t gemm_sgemm_batched(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m,
+                                          int64_t n, int64_t k, float alpha, const float *const *A, int64_t lda,
+                                          const float *const *B, int64_t ldb, float beta, float *const *C, int64_t ldc,
                                           int64_t batch_count);
 
-GEMM_API gemm_status_t gemm_dgemm_batched(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb,
-                                          int64_t m, int64_t n, int64_t k, double alpha,
-                                          const double *const *A, int64_t lda, const double *const *B,
-                                          int64_t ldb, double beta, double *const *C, int64_t ldc,
-                                          int64_t batch_count);
+GEMM_API gemm_status_t gemm_dgemm_batched(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m,
+                                          int64_t n, int64_t k, double alpha, const double *const *A, int64_t lda,
+                                          const double *const *B, int64_t ldb, double beta, double *const *C,
+                                          int64_t ldc, int64_t batch_count);
 
-GEMM_API gemm_status_t gemm_cgemm_batched(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb,
-                                          int64_t m, int64_t n, int64_t k, const void *alpha,
-                                          const void *const *A, int64_t lda, const void *const *B,
-                                          int64_t ldb, const void *beta, void *const *C, int64_t ldc,
-                                          int64_t batch_count);
+GEMM_API gemm_status_t gemm_cgemm_batched(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m,
+                                          int64_t n, int64_t k, const void *alpha, const void *const *A, int64_t lda,
+                                          const void *const *B, int64_t ldb, const void *beta, void *const *C,
+                                          int64_t ldc, int64_t batch_count);
 
-GEMM_API gemm_status_t gemm_zgemm_batched(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb,
-                                          int64_t m, int64_t n, int64_t k, const void *alpha,
-                                          const void *const *A, int64_t lda, const void *const *B,
-                                          int64_t ldb, const void *beta, void *const *C, int64_t ldc,
-                                          int64_t batch_count);
+GEMM_API gemm_status_t gemm_zgemm_batched(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m,
+                                          int64_t n, int64_t k, const void *alpha, const void *const *A, int64_t lda,
+                                          const void *const *B, int64_t ldb, const void *beta, void *const *C,
+                                          int64_t ldc, int64_t batch_count);
 
-GEMM_API gemm_status_t gemm_ex_batched(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb,
-                                       int64_t m, int64_t n, int64_t k, const void *alpha,
-                                       const void *const *A, gemm_dtype_t a_type, int64_t lda,
-                                       const void *const *B, gemm_dtype_t b_type, int64_t ldb,
-                                       const void *beta, void *const *C, gemm_dtype_t c_type,
-                                       int64_t ldc, int64_t batch_count, gemm_dtype_t compute_type);
+GEMM_API gemm_status_t gemm_ex_batched(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m, int64_t n,
+                                       int64_t k, const void *alpha, const void *const *A, gemm_dtype_t a_type,
+                                       int64_t lda, const void *const *B, gemm_dtype_t b_type, int64_t ldb,
+                                       const void *beta, void *const *C, gemm_dtype_t c_type, int64_t ldc,
+                                       int64_t batch_count, gemm_dtype_t compute_type);
 
 /* Grouped batches: group g (g < group_count) holds group_size[g] matrices of its own shape
  * (transa[g], transb[g], m[g], n[g], k[g], lda[g], ldb[g], ldc[g]) and scalars: alpha and beta
  * point to arrays of group_count values of the compute type (pairs for complex types). A, B
  * and C hold the matrices' pointers group after group, as MKL's cblas_?gemm_batch takes them
  * (in host, device or managed memory, as for gemm_ex_batched; the other arrays are host
- * memory, as in cuBLAS's GemmGroupedBatchedEx); the types are shared. Rules and checks as for gemm_ex_batched, every group checked before
- * anything is computed, messages naming the group ("group 2: parameter 6: k = -1 must be
+ * memory, as in cuBLAS's GemmGroupedBatchedEx); the types are shared. Rules and checks as for gemm_ex_batched, every
+ * group checked before anything is computed, messages naming the group ("group 2: parameter 6: k = -1 must be
  * >= 0"); the backend is chosen once per group, a group of several matrices by the key of a
  * pointer-array batch of its shape and size. */
 GEMM_API gemm_status_t gemm_ex_grouped(gemm_layout_t layout, const gemm_op_t *transa, const gemm_op_t *transb,
                                        const int64_t *m, const int64_t *n, const int64_t *k, const void *alpha,
                                        const void *const *A, gemm_dtype_t a_type, const int64_t *lda,
-                                       const void *const *B, gemm_dtype_t b_type, const int64_t *ldb,
-                                       const void *beta, void *const *C, gemm_dtype_t c_type,
-                                       const int64_t *ldc, int64_t group_count, const int64_t *group_size,
-                                       gemm_dtype_t compute_type);
+                                       const void *const *B, gemm_dtype_t b_type, const int64_t *ldb, const void *beta,
+                                       void *const *C, gemm_dtype_t c_type, const int64_t *ldc, int64_t group_count,
+                                       const int64_t *group_size, gemm_dtype_t compute_type);
 
 /* Backends compiled into this build, available or not. */
 typedef struct gemm_backend_info {
@@ -244,11 +229,11 @@ GEMM_API gemm_status_t gemm_backend_get_info(int64_t index, gemm_backend_info_t 
 /* The GEMM_* variables this build reads: the library's own and each backend's. Strings live
  * as long as the process. */
 typedef struct gemm_option_info {
-    const char *name;      /* "GEMM_CBLAS_LIB" */
-    const char *owner;     /* "library", "GPU offload", "drop-in BLAS", or the backend that reads it */
-    const char *value;     /* as set in the environment when first read; NULL when unset */
-    const char *values;    /* what it takes ("a path or soname") */
-    const char *fallback;  /* what holds when it is unset */
+    const char *name;     /* "GEMM_CBLAS_LIB" */
+    const char *owner;    /* "library", "GPU offload", "drop-in BLAS", or the backend that reads it */
+    const char *value;    /* as set in the environment when first read; NULL when unset */
+    const char *values;   /* what it takes ("a path or soname") */
+    const char *fallback; /* what holds when it is unset */
     const char *meaning;
 } gemm_option_info_t;
 
@@ -316,15 +301,15 @@ typedef enum gemm_bias {
  *             of dZ along the bias axis (for ReLU the forward's output Y serves as aux too).
  * Start from gemm_epilogue_init. */
 typedef struct gemm_epilogue {
-    int64_t struct_size;          /* sizeof(gemm_epilogue_t) (the rule at gemm_desc_t) */
+    int64_t struct_size; /* sizeof(gemm_epilogue_t) (the rule at gemm_desc_t) */
     gemm_activation_t activation;
-    gemm_bias_t bias_axis;        /* forward: bias's axis; backward: bias_grad's */
-    const void *bias;             /* forward with a bias axis: m or n values, added to Z before
-                                     the activation; must be NULL otherwise */
-    void *bias_grad;              /* backward with a bias axis: receives the m or n sums of the
-                                     new C along the axis; must be NULL otherwise */
-    void *aux;                    /* forward: NULL, or receives Z + bias; backward: required, read */
-    int64_t ld_aux;               /* aux's leading dimension, as ldc is C's */
+    gemm_bias_t bias_axis; /* forward: bias's axis; backward: bias_grad's */
+    const void *bias;      /* forward with a bias axis: m or n values, added to Z before
+                              the activation; must be NULL otherwise */
+    void *bias_grad;       /* backward with a bias axis: receives the m or n sums of the
+                              new C along the axis; must be NULL otherwise */
+    void *aux;             /* forward: NULL, or receives Z + bias; backward: required, read */
+    int64_t ld_aux;        /* aux's leading dimension, as ldc is C's */
 } gemm_epilogue_t;
 
 /* No activation, no bias, no aux. */
@@ -337,12 +322,11 @@ GEMM_API void gemm_epilogue_init(gemm_epilogue_t *epilogue);
  * messages name the field ("parameter 19: epilogue->aux is NULL ..."). m, n or k 0, and alpha
  * 0, follow gemm_ex: with m or n 0 nothing is written (bias_grad included); with k 0 or
  * alpha 0 Z is beta * C. */
-GEMM_API gemm_status_t gemm_ex_epilogue(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb,
-                                        int64_t m, int64_t n, int64_t k, const void *alpha,
-                                        const void *A, gemm_dtype_t a_type, int64_t lda,
-                                        const void *B, gemm_dtype_t b_type, int64_t ldb,
-                                        const void *beta, void *C, gemm_dtype_t c_type, int64_t ldc,
-                                        gemm_dtype_t compute_type, const gemm_epilogue_t *epilogue);
+GEMM_API gemm_status_t gemm_ex_epilogue(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m, int64_t n,
+                                        int64_t k, const void *alpha, const void *A, gemm_dtype_t a_type, int64_t lda,
+                                        const void *B, gemm_dtype_t b_type, int64_t ldb, const void *beta, void *C,
+                                        gemm_dtype_t c_type, int64_t ldc, gemm_dtype_t compute_type,
+                                        const gemm_epilogue_t *epilogue);
 
 /* ---- Problem descriptions and capability queries ------------------------------------ */
 
@@ -360,32 +344,32 @@ GEMM_API gemm_status_t gemm_ex_epilogue(gemm_layout_t layout, gemm_op_t transa, 
 /* A class of calls without their data: types, layout, shape, leading dimensions, batch and the
  * memory the operands live in. Start from gemm_desc_init, then change what differs. */
 typedef struct gemm_desc {
-    int64_t struct_size;       /* sizeof(gemm_desc_t) as the caller was compiled (the rule above) */
+    int64_t struct_size; /* sizeof(gemm_desc_t) as the caller was compiled (the rule above) */
     gemm_layout_t layout;
     gemm_op_t transa;
     gemm_op_t transb;
     int64_t m, n, k;
-    gemm_dtype_t a_type;       /* the types as gemm_ex takes them */
+    gemm_dtype_t a_type; /* the types as gemm_ex takes them */
     gemm_dtype_t b_type;
     gemm_dtype_t c_type;
     gemm_dtype_t compute_type;
-    int64_t lda, ldb, ldc;     /* 0: the least valid leading dimension */
-    int64_t batch_count;       /* 1: a plain GEMM */
-    int64_t stride_a;          /* elements between batch matrices, as the strided-batched */
-    int64_t stride_b;          /* calls take them (0 shares one A or B; negative is refused */
-    int64_t stride_c;          /* whatever batch_count is), or GEMM_DESC_TIGHT: one matrix's
-                                  span, the matrices back to back */
-    int device;                /* -1: host memory; >= 0: memory of that CUDA device */
-    int alignment;             /* bytes every operand pointer is a multiple of */
-    int beta_zero;             /* 1: beta is 0 (C is written, never read) */
+    int64_t lda, ldb, ldc; /* 0: the least valid leading dimension */
+    int64_t batch_count;   /* 1: a plain GEMM */
+    int64_t stride_a;      /* elements between batch matrices, as the strided-batched */
+    int64_t stride_b;      /* calls take them (0 shares one A or B; negative is refused */
+    int64_t stride_c;      /* whatever batch_count is), or GEMM_DESC_TIGHT: one matrix's
+                              span, the matrices back to back */
+    int device;            /* -1: host memory; >= 0: memory of that CUDA device */
+    int alignment;         /* bytes every operand pointer is a multiple of */
+    int beta_zero;         /* 1: beta is 0 (C is written, never read) */
     /* The epilogue of the class (see gemm_epilogue_t): a plan made with one is run with
      * gemm_plan_run_epilogue, whose epilogue must match these fields; gemm_measure applies it
      * to every measured call. */
-    gemm_activation_t activation;  /* GEMM_ACTIVATION_NONE: none */
-    gemm_bias_t bias_axis;         /* GEMM_BIAS_NONE: none */
-    int aux;                   /* 1: forward runs save the activation's input (backward
-                                  activations read one whatever this says) */
-    int64_t ld_aux;            /* 0: the least valid leading dimension */
+    gemm_activation_t activation; /* GEMM_ACTIVATION_NONE: none */
+    gemm_bias_t bias_axis;        /* GEMM_BIAS_NONE: none */
+    int aux;                      /* 1: forward runs save the activation's input (backward
+                                     activations read one whatever this says) */
+    int64_t ld_aux;               /* 0: the least valid leading dimension */
 } gemm_desc_t;
 
 #define GEMM_DESC_TIGHT (-1)
@@ -393,24 +377,24 @@ typedef struct gemm_desc {
 /* A plain GEMM of one type (f16 and bf16 compute in f32, C of the same type): column-major
  * unless layout says otherwise, least leading dimensions, host memory, 16-byte alignment,
  * beta not known to be 0. */
-GEMM_API void gemm_desc_init(gemm_desc_t *desc, gemm_dtype_t type, gemm_layout_t layout,
-                             gemm_op_t transa, gemm_op_t transb, int64_t m, int64_t n, int64_t k);
+GEMM_API void gemm_desc_init(gemm_desc_t *desc, gemm_dtype_t type, gemm_layout_t layout, gemm_op_t transa,
+                             gemm_op_t transb, int64_t m, int64_t n, int64_t k);
 
 /* What a backend computes on. */
 typedef enum gemm_backend_kind {
-    GEMM_BACKEND_HOST = 1,         /* the host CPU */
-    GEMM_BACKEND_DEVICE = 2,       /* one CUDA device (host pointers are staged) */
-    GEMM_BACKEND_MULTI_DEVICE = 3  /* several CUDA devices at once, from host memory */
+    GEMM_BACKEND_HOST = 1,        /* the host CPU */
+    GEMM_BACKEND_DEVICE = 2,      /* one CUDA device (host pointers are staged) */
+    GEMM_BACKEND_MULTI_DEVICE = 3 /* several CUDA devices at once, from host memory */
 } gemm_backend_kind_t;
 
 typedef struct gemm_backend_traits {
-    int64_t struct_size;       /* sizeof(gemm_backend_traits_t): the caller sets it (the rule at
-                                  gemm_desc_t); the library fills only the fields it knows */
+    int64_t struct_size; /* sizeof(gemm_backend_traits_t): the caller sets it (the rule at
+                            gemm_desc_t); the library fills only the fields it knows */
     gemm_backend_kind_t kind;
-    int reference;             /* 1: the oracle (cpu_ref): correct on every problem, never fast;
-                                  the tuner and gemm bench time it only when named */
-    int builtin_rank;          /* its place in the built-in rule's order among the backends of its
-                                  kind (0: tried first); -1: the built-in rule never picks it */
+    int reference;    /* 1: the oracle (cpu_ref): correct on every problem, never fast;
+                         the tuner and gemm bench time it only when named */
+    int builtin_rank; /* its place in the built-in rule's order among the backends of its
+                         kind (0: tried first); -1: the built-in rule never picks it */
 } gemm_backend_traits_t;
 
 /* What backend ("name", a variant after ':' is ignored) is, whether or not it can run here. */
@@ -434,26 +418,26 @@ GEMM_API gemm_status_t gemm_backend_supports(const char *backend, const gemm_des
  * GEMM_STATUS_NOT_SUPPORTED for a backend whose ids are made for a problem (cuBLASLt's, from
  * its heuristic). *ids points to *count strings that live until the next call of this
  * function on this thread. */
-GEMM_API gemm_status_t gemm_backend_variants(const char *backend, const gemm_desc_t *desc,
-                                             const char *const **ids, int64_t *count);
+GEMM_API gemm_status_t gemm_backend_variants(const char *backend, const gemm_desc_t *desc, const char *const **ids,
+                                             int64_t *count);
 
 /* ---- Measurement ----------------------------------------------------------------------- */
 
 /* How gemm_measure times. Start from gemm_measure_options_init. */
 typedef struct gemm_measure_options {
-    int64_t struct_size;  /* sizeof(gemm_measure_options_t), set by gemm_measure_options_init (the
-                             rule at gemm_desc_t) */
-    double budget_ms;     /* per backend, for its timed samples over every round (1000); its
-                             checked call, warm-ups and min_samples come on top */
-    int min_samples;      /* per backend, taken whatever the budget, unless one call alone
-                             outlasts it: then one sample of one call (3) */
-    int max_samples;      /* (100) */
-    int rounds;           /* the backends take turns this many times (3) */
-    int warmup_samples;   /* untimed samples before each round's (1); on the host warm-up also
-                             lasts 150 ms, while another runtime's idle threads spin down */
-    int check;            /* 1: each backend's first result is checked (1) */
-    int pinned;           /* 1: host operands page-locked, as cudaHostRegister makes them (0) */
-    double alpha, beta;   /* the scalars of the measured calls (1, 0) */
+    int64_t struct_size; /* sizeof(gemm_measure_options_t), set by gemm_measure_options_init (the
+                            rule at gemm_desc_t) */
+    double budget_ms;    /* per backend, for its timed samples over every round (1000); its
+                            checked call, warm-ups and min_samples come on top */
+    int min_samples;     /* per backend, taken whatever the budget, unless one call alone
+                            outlasts it: then one sample of one call (3) */
+    int max_samples;     /* (100) */
+    int rounds;          /* the backends take turns this many times (3) */
+    int warmup_samples;  /* untimed samples before each round's (1); on the host warm-up also
+                            lasts 150 ms, while another runtime's idle threads spin down */
+    int check;           /* 1: each backend's first result is checked (1) */
+    int pinned;          /* 1: host operands page-locked, as cudaHostRegister makes them (0) */
+    double alpha, beta;  /* the scalars of the measured calls (1, 0) */
 } gemm_measure_options_t;
 
 GEMM_API void gemm_measure_options_init(gemm_measure_options_t *options);
@@ -473,11 +457,11 @@ typedef struct gemm_measurement {
     int timed;                /* 1 when it ran correctly (or unchecked) and was timed */
     double median_us;         /* per call */
     double best_us;
-    double spread;            /* median over the fastest sample, minus 1 */
-    double round_spread;      /* the slowest round's median over the fastest's, minus 1; -1
-                                 with fewer than two timed rounds */
-    int64_t samples;          /* timed samples */
-    int64_t runs_per_sample;  /* short calls are timed back to back in one sample */
+    double spread;           /* median over the fastest sample, minus 1 */
+    double round_spread;     /* the slowest round's median over the fastest's, minus 1; -1
+                                with fewer than two timed rounds */
+    int64_t samples;         /* timed samples */
+    int64_t runs_per_sample; /* short calls are timed back to back in one sample */
 } gemm_measurement_t;
 
 /* Measures each of count backends ("name", "name:variant" or "auto", the selection a call
@@ -564,49 +548,49 @@ GEMM_API void gemm_plan_destroy(gemm_plan_t plan);
 
 /* A problem class to tune: the tuner allocates and fills its own operands. */
 typedef struct gemm_tune_request {
-    gemm_dtype_t ab_type;    /* A and B */
+    gemm_dtype_t ab_type; /* A and B */
     gemm_dtype_t c_type;
     gemm_layout_t layout;
     gemm_op_t transa;
     gemm_op_t transb;
     int64_t m, n, k;
-    int64_t batch_count;     /* 1 for a plain GEMM */
-    int64_t ld_padding;      /* elements added to every leading dimension (0: tight; -1: the
-                                least padding that keeps them 16-byte aligned, which is what a
-                                GEMM_RECORD line's "ld=padded align=16" stands for) */
-    int misaligned;          /* 1: operands start one element past a 16-byte boundary */
-    int beta_zero;           /* 1: tune for beta = 0 (C not read); 0: beta != 0 */
-    int device;              /* -1: host pointers; >= 0: device pointers on that CUDA device */
-    double budget_ms;        /* shared by the timed samples of this shape's candidates; their
-                                checks, warm-ups and least samples come on top; <= 0: 2000 */
-    const char *backends;    /* comma-separated names to consider; NULL or "": all */
+    int64_t batch_count;  /* 1 for a plain GEMM */
+    int64_t ld_padding;   /* elements added to every leading dimension (0: tight; -1: the
+                             least padding that keeps them 16-byte aligned, which is what a
+                             GEMM_RECORD line's "ld=padded align=16" stands for) */
+    int misaligned;       /* 1: operands start one element past a 16-byte boundary */
+    int beta_zero;        /* 1: tune for beta = 0 (C not read); 0: beta != 0 */
+    int device;           /* -1: host pointers; >= 0: device pointers on that CUDA device */
+    double budget_ms;     /* shared by the timed samples of this shape's candidates; their
+                             checks, warm-ups and least samples come on top; <= 0: 2000 */
+    const char *backends; /* comma-separated names to consider; NULL or "": all */
 } gemm_tune_request_t;
 
 /* One candidate the tuner ran. Strings live until the next gemm_tune on this thread. */
 typedef struct gemm_tune_candidate {
     const char *backend;
-    const char *variant;     /* "" = the backend's default */
-    double median_us;        /* 0 when it failed or was rejected */
-    int correct;             /* 0: failed, or its result was wrong (see note) */
+    const char *variant; /* "" = the backend's default */
+    double median_us;    /* 0 when it failed or was rejected */
+    int correct;         /* 0: failed, or its result was wrong (see note) */
     const char *note;
-    double spread;           /* median over the fastest sample, minus 1: how much the timings
-                                of this candidate disagreed (0.05: 5 %) */
+    double spread; /* median over the fastest sample, minus 1: how much the timings
+                      of this candidate disagreed (0.05: 5 %) */
 } gemm_tune_candidate_t;
 
 typedef struct gemm_tune_report {
-    const char *backend;            /* the winner */
+    const char *backend; /* the winner */
     const char *variant;
     double median_us;
-    const char *default_backend;    /* the built-in rule's choice, always a candidate */
+    const char *default_backend; /* the built-in rule's choice, always a candidate */
     double default_median_us;
     int64_t candidate_count;
     const gemm_tune_candidate_t *candidates;
-    int stored;                     /* 1 when written to the tune cache */
-    int disturbed;                  /* 1 when the winner's or the default's spread exceeds
-                                       0.25 in each of the 3 timings gemm_tune made:
-                                       something else had the CPU or GPU, and the choice
-                                       may be wrong, so it is not stored; tune again on a
-                                       quiet machine */
+    int stored;    /* 1 when written to the tune cache */
+    int disturbed; /* 1 when the winner's or the default's spread exceeds
+                      0.25 in each of the 3 timings gemm_tune made:
+                      something else had the CPU or GPU, and the choice
+                      may be wrong, so it is not stored; tune again on a
+                      quiet machine */
 } gemm_tune_report_t;
 
 /* Times every (backend, variant) that can serve the request, checks each result against a
@@ -617,8 +601,7 @@ typedef struct gemm_tune_report {
  * unless its timings stayed disturbed (report.stored 0, the call still succeeds);
  * store is 0 or 1 (another value is GEMM_STATUS_INVALID_VALUE, as for every flag argument).
  * The report's strings live until the next gemm_tune call on this thread. */
-GEMM_API gemm_status_t gemm_tune(const gemm_tune_request_t *request, int store,
-                                 gemm_tune_report_t *report);
+GEMM_API gemm_status_t gemm_tune(const gemm_tune_request_t *request, int store, gemm_tune_report_t *report);
 
 /* gemm_tune for the class a tune key names, as GEMM_RECORD writes keys and
  * gemm_tune_cache_entries lists them: "bf16 bf16 TN 14336 4096 4096 batch=1 ld=tight align=16
@@ -654,12 +637,12 @@ GEMM_API gemm_status_t gemm_tune_cache_check(void);
 
 /* One entry of the tune cache. */
 typedef struct gemm_tune_entry {
-    const char *key;              /* the class of calls, as GEMM_RECORD writes it: canonical
-                                     (column-major) "f32 f32 NN 64 64 64 batch=1 ld=tight ..." */
-    const char *backend;          /* the stored choice */
-    const char *variant;          /* "" = the backend's default */
-    double median_us;             /* its time when tuned */
-    const char *default_backend;  /* the built-in rule's choice then, and its time */
+    const char *key;             /* the class of calls, as GEMM_RECORD writes it: canonical
+                                    (column-major) "f32 f32 NN 64 64 64 batch=1 ld=tight ..." */
+    const char *backend;         /* the stored choice */
+    const char *variant;         /* "" = the backend's default */
+    double median_us;            /* its time when tuned */
+    const char *default_backend; /* the built-in rule's choice then, and its time */
     double default_median_us;
 } gemm_tune_entry_t;
 
@@ -673,31 +656,31 @@ GEMM_API gemm_status_t gemm_tune_cache_entries(const gemm_tune_entry_t **entries
 typedef struct gemm_host_backend_rate {
     const char *backend;
     double gflops;
-    double fixed_us;           /* per call, beyond the arithmetic */
-    double gbs;                /* operand bytes per second (1e9) on a matrix times a vector;
-                                  0 where arithmetic bounds that too */
+    double fixed_us; /* per call, beyond the arithmetic */
+    double gbs;      /* operand bytes per second (1e9) on a matrix times a vector;
+                        0 where arithmetic bounds that too */
 } gemm_host_backend_rate_t;
 
 /* This machine's rates for GEMMs on host memory, from which auto's built-in rule sends a
  * host-memory call that no entry covers to the host backend, or the GPU, whose estimate is
  * shortest (docs/TUNING.md). */
 typedef struct gemm_host_rates {
-    gemm_dtype_t type;         /* GEMM_F32 (standing for f32, f16, bf16 and c32) or GEMM_F64
-                                  (f64 and c64) */
-    const char *host_backend;  /* the host backend of the highest rate, and that rate (the
-                                  first of hosts) */
+    gemm_dtype_t type;        /* GEMM_F32 (standing for f32, f16, bf16 and c32) or GEMM_F64
+                                 (f64 and c64) */
+    const char *host_backend; /* the host backend of the highest rate, and that rate (the
+                                 first of hosts) */
     double host_gflops;
-    const char *gpu_backend;   /* the device backend timed, staging host operands; "" where
-                                  the rates have no GPU part (the fields below are then 0) */
-    double gpu_gflops;         /* its rate on device memory */
-    double link_gbs;           /* operand bytes between host and device memory, GB/s (1e9) */
-    double gpu_fixed_us;       /* per call, beyond the traffic and the arithmetic */
-    const gemm_host_backend_rate_t *hosts;  /* every host backend timed, highest rate first */
+    const char *gpu_backend;               /* the device backend timed, staging host operands; "" where
+                                              the rates have no GPU part (the fields below are then 0) */
+    double gpu_gflops;                     /* its rate on device memory */
+    double link_gbs;                       /* operand bytes between host and device memory, GB/s (1e9) */
+    double gpu_fixed_us;                   /* per call, beyond the traffic and the arithmetic */
+    const gemm_host_backend_rate_t *hosts; /* every host backend timed, highest rate first */
     int64_t host_count;
-    double measured_ms;        /* how long measuring these rates took; 0 when not recorded */
-    double locked_link_gbs;    /* the link and the fixed cost where every operand is page-locked
-                                  (cudaMallocHost, cudaHostRegister); 0 where not measured, and
-                                  link_gbs and gpu_fixed_us stand for them */
+    double measured_ms;     /* how long measuring these rates took; 0 when not recorded */
+    double locked_link_gbs; /* the link and the fixed cost where every operand is page-locked
+                               (cudaMallocHost, cudaHostRegister); 0 where not measured, and
+                               link_gbs and gpu_fixed_us stand for them */
     double locked_fixed_us;
 } gemm_host_rates_t;
 
@@ -712,16 +695,16 @@ GEMM_API gemm_status_t gemm_tune_cache_rates(const gemm_host_rates_t **rates, in
 
 /* What gemm_tune_verify found. Strings live until the next gemm_tune_verify on this thread. */
 typedef struct gemm_tune_verdict {
-    const char *default_backend;  /* the built-in rule's choice now: what auto would run for
-                                     the class without the entry */
-    int measured;                 /* 0: the entry is that choice (it holds), or its backend
-                                     cannot serve the class here (it does not) */
-    double median_us;             /* the stored choice, head to head with the default */
+    const char *default_backend; /* the built-in rule's choice now: what auto would run for
+                                    the class without the entry */
+    int measured;                /* 0: the entry is that choice (it holds), or its backend
+                                    cannot serve the class here (it does not) */
+    double median_us;            /* the stored choice, head to head with the default */
     double default_median_us;
-    int holds;                    /* 1: a correct result, at most 2 % slower than the default */
-    int disturbed;                /* as in gemm_tune_report_t: measure again on a quiet machine */
-    int removed;                  /* 1: removed from the tune cache */
-    const char *note;             /* why it does not hold, or why it was not measured */
+    int holds;        /* 1: a correct result, at most 2 % slower than the default */
+    int disturbed;    /* as in gemm_tune_report_t: measure again on a quiet machine */
+    int removed;      /* 1: removed from the tune cache */
+    const char *note; /* why it does not hold, or why it was not measured */
 } gemm_tune_verdict_t;
 
 /* Measures the stored choice for key (an entry's key, as gemm_tune_cache_entries gives it)

@@ -48,8 +48,8 @@ struct half {
         if (abs >= 0x7f800000u)  // inf or NaN (keep NaN quiet)
             return uint16_t(sign | 0x7c00u | (abs > 0x7f800000u ? 0x200u : 0u));
         if (abs >= 0x477ff000u) return uint16_t(sign | 0x7c00u);  // rounds to >= 65520: inf
-        if (abs < 0x38800000u) {  // below the smallest normal half: subnormal or zero
-            if (abs < 0x33000000u) return uint16_t(sign);  // rounds to zero
+        if (abs < 0x38800000u) {                                  // below the smallest normal half: subnormal or zero
+            if (abs < 0x33000000u) return uint16_t(sign);         // rounds to zero
             uint32_t mant = (abs & 0x7fffffu) | 0x800000u;
             int shift = 126 - int(abs >> 23);  // value / 2^-24 = mant * 2^(exponent - 126)
             uint32_t kept = mant >> shift;
@@ -113,10 +113,22 @@ static_assert(sizeof(half) == 2 && sizeof(bfloat16) == 2, "16-bit types must be 
 
 // Maps an element type to its gemm_dtype_t and the type of alpha and beta.
 template <class T> struct type_of;
-template <> struct type_of<float> { static constexpr gemm_dtype_t value = GEMM_F32; using scalar = float; };
-template <> struct type_of<double> { static constexpr gemm_dtype_t value = GEMM_F64; using scalar = double; };
-template <> struct type_of<half> { static constexpr gemm_dtype_t value = GEMM_F16; using scalar = float; };
-template <> struct type_of<bfloat16> { static constexpr gemm_dtype_t value = GEMM_BF16; using scalar = float; };
+template <> struct type_of<float> {
+    static constexpr gemm_dtype_t value = GEMM_F32;
+    using scalar = float;
+};
+template <> struct type_of<double> {
+    static constexpr gemm_dtype_t value = GEMM_F64;
+    using scalar = double;
+};
+template <> struct type_of<half> {
+    static constexpr gemm_dtype_t value = GEMM_F16;
+    using scalar = float;
+};
+template <> struct type_of<bfloat16> {
+    static constexpr gemm_dtype_t value = GEMM_BF16;
+    using scalar = float;
+};
 // std::complex stores the real then the imaginary part, as GEMM_C32 and GEMM_C64 do.
 template <> struct type_of<std::complex<float>> {
     static constexpr gemm_dtype_t value = GEMM_C32;
@@ -139,35 +151,31 @@ template <class T> struct matrix_view {
 // C = alpha * op(A) * op(B) + beta * C with the parameters of gemm_sgemm. C may have another
 // element type than A and B where gemm_ex supports it (f16/bf16 inputs with f32 output).
 template <class T, class TC>
-status gemm(layout l, op transa, op transb, int64_t m, int64_t n, int64_t k,
-            typename type_of<T>::scalar alpha, const T *A, int64_t lda, const T *B, int64_t ldb,
-            typename type_of<T>::scalar beta, TC *C, int64_t ldc) {
+status gemm(layout l, op transa, op transb, int64_t m, int64_t n, int64_t k, typename type_of<T>::scalar alpha,
+            const T *A, int64_t lda, const T *B, int64_t ldb, typename type_of<T>::scalar beta, TC *C, int64_t ldc) {
     return make_status(gemm_ex(static_cast<gemm_layout_t>(l), static_cast<gemm_op_t>(transa),
-                               static_cast<gemm_op_t>(transb), m, n, k, &alpha, A,
-                               type_of<T>::value, lda, B, type_of<T>::value, ldb, &beta, C,
-                               type_of<TC>::value, ldc, type_of<typename type_of<T>::scalar>::value));
+                               static_cast<gemm_op_t>(transb), m, n, k, &alpha, A, type_of<T>::value, lda, B,
+                               type_of<T>::value, ldb, &beta, C, type_of<TC>::value, ldc,
+                               type_of<typename type_of<T>::scalar>::value));
 }
 
 // Strided batches, as gemm_ex_strided_batched.
 template <class T, class TC>
 status gemm_strided_batched(layout l, op transa, op transb, int64_t m, int64_t n, int64_t k,
-                            typename type_of<T>::scalar alpha, const T *A, int64_t lda,
-                            int64_t stride_a, const T *B, int64_t ldb, int64_t stride_b,
-                            typename type_of<T>::scalar beta, TC *C, int64_t ldc,
+                            typename type_of<T>::scalar alpha, const T *A, int64_t lda, int64_t stride_a, const T *B,
+                            int64_t ldb, int64_t stride_b, typename type_of<T>::scalar beta, TC *C, int64_t ldc,
                             int64_t stride_c, int64_t batch_count) {
     return make_status(gemm_ex_strided_batched(
-        static_cast<gemm_layout_t>(l), static_cast<gemm_op_t>(transa),
-        static_cast<gemm_op_t>(transb), m, n, k, &alpha, A, type_of<T>::value, lda, stride_a, B,
-        type_of<T>::value, ldb, stride_b, &beta, C, type_of<TC>::value, ldc, stride_c,
-        batch_count, type_of<typename type_of<T>::scalar>::value));
+        static_cast<gemm_layout_t>(l), static_cast<gemm_op_t>(transa), static_cast<gemm_op_t>(transb), m, n, k, &alpha,
+        A, type_of<T>::value, lda, stride_a, B, type_of<T>::value, ldb, stride_b, &beta, C, type_of<TC>::value, ldc,
+        stride_c, batch_count, type_of<typename type_of<T>::scalar>::value));
 }
 
 // C = alpha * op(A) * op(B) + beta * C on views; sizes come from the views. All three views
 // must share one layout (checked: a mismatch is GEMM_STATUS_INVALID_LAYOUT).
 template <class T, class TC>
-status gemm(typename type_of<T>::scalar alpha, matrix_view<const T> A, op transa,
-            matrix_view<const T> B, op transb, typename type_of<T>::scalar beta,
-            matrix_view<TC> C) {
+status gemm(typename type_of<T>::scalar alpha, matrix_view<const T> A, op transa, matrix_view<const T> B, op transb,
+            typename type_of<T>::scalar beta, matrix_view<TC> C) {
     if (A.order != C.order || B.order != C.order)
         return {GEMM_STATUS_INVALID_LAYOUT, "matrix views A, B and C must share one layout"};
     int64_t k = transa == op::n ? A.cols : A.rows;
@@ -175,12 +183,10 @@ status gemm(typename type_of<T>::scalar alpha, matrix_view<const T> A, op transa
     int64_t m = transa == op::n ? A.rows : A.cols;
     int64_t n = transb == op::n ? B.cols : B.rows;
     if (kb != k || C.rows != m || C.cols != n)
-        return {GEMM_STATUS_INVALID_SIZE, "matrix views: op(A) is " + std::to_string(m) + "x" +
-                                              std::to_string(k) + ", op(B) is " + std::to_string(kb) +
-                                              "x" + std::to_string(n) + ", C is " +
+        return {GEMM_STATUS_INVALID_SIZE, "matrix views: op(A) is " + std::to_string(m) + "x" + std::to_string(k) +
+                                              ", op(B) is " + std::to_string(kb) + "x" + std::to_string(n) + ", C is " +
                                               std::to_string(C.rows) + "x" + std::to_string(C.cols)};
-    return gemm<T, TC>(C.order, transa, transb, m, n, k, alpha, A.data, A.ld, B.data, B.ld, beta,
-                       C.data, C.ld);
+    return gemm<T, TC>(C.order, transa, transb, m, n, k, alpha, A.data, A.ld, B.data, B.ld, beta, C.data, C.ld);
 }
 
 // An epilogue (gemm_epilogue_t) built by its parts: gemm::epilogue::gelu().with_bias(
@@ -315,8 +321,7 @@ public:
     }
 
     // A run of a plan made with an epilogue (desc.activation, bias_axis, aux): this run's.
-    template <class S>
-    status run(S alpha, const void *A, const void *B, S beta, void *C, const epilogue &ep) const {
+    template <class S> status run(S alpha, const void *A, const void *B, S beta, void *C, const epilogue &ep) const {
         static_assert(std::is_same<S, typename type_of<S>::scalar>::value,
                       "alpha and beta are float, double, std::complex<float> or std::complex<double>");
         if (handle_ && type_of<S>::value != compute_)

@@ -20,9 +20,9 @@ namespace gemm_blas {
 namespace {
 
 template <class T>
-using fortran_gemm = void (*)(const char *, const char *, const int *, const int *, const int *, const T *,
-                              const T *, const int *, const T *, const int *, const T *, T *, const int *,
-                              std::size_t, std::size_t);
+using fortran_gemm = void (*)(const char *, const char *, const int *, const int *, const int *, const T *, const T *,
+                              const int *, const T *, const int *, const T *, T *, const int *, std::size_t,
+                              std::size_t);
 
 template <class T> struct names;
 template <> struct names<float> { static constexpr const char *fortran = "sgemm_"; };
@@ -42,8 +42,8 @@ enum class policy { system, stop };
 
 // routine failed with status; detail ("" or "; ...") says why that stops the program.
 [[noreturn]] void stop(const char *routine, gemm_status_t status, const char *detail) noexcept {
-    std::fprintf(stderr, "gemm_blas: %s: %s: %s%s; stopping the program (a BLAS call cannot return an error)\n", routine,
-                 gemm_status_string(status), gemm_last_error(), detail);
+    std::fprintf(stderr, "gemm_blas: %s: %s: %s%s; stopping the program (a BLAS call cannot return an error)\n",
+                 routine, gemm_status_string(status), gemm_last_error(), detail);
     stop_program();
 }
 
@@ -53,8 +53,10 @@ policy chosen_policy() noexcept {
     const char *v = std::getenv("GEMM_BLAS_ON_FAILURE");
     if (!v || !*v || !std::strcmp(v, "system")) return policy::system;
     if (!std::strcmp(v, "stop")) return policy::stop;
-    std::fprintf(stderr, "gemm_blas: GEMM_BLAS_ON_FAILURE='%s' must be system or stop; stopping the program (a BLAS call "
-                 "cannot return an error)\n", v);
+    std::fprintf(stderr,
+                 "gemm_blas: GEMM_BLAS_ON_FAILURE='%s' must be system or stop; stopping the program (a BLAS call "
+                 "cannot return an error)\n",
+                 v);
     stop_program();
 }
 
@@ -123,7 +125,8 @@ template <class T> void on_failure(const char *routine, gemm_status_t status, co
     // A call that failed while computing may have written part of C: its old values, which
     // beta != 0 needs, are gone.
     bool c_untouched = status < GEMM_STATUS_ALLOC_FAILED;
-    if (!c_untouched && c.beta != T(0)) stop(routine, status, "; C may be partly written, so it cannot be computed again");
+    if (!c_untouched && c.beta != T(0))
+        stop(routine, status, "; C may be partly written, so it cannot be computed again");
     fortran_gemm<T> gemm_fn = system_gemm<T>();
     if (!gemm_fn) stop(routine, status, "; no system BLAS found to compute it instead");
     say_once(routine, status, library_of(reinterpret_cast<void *>(gemm_fn)));

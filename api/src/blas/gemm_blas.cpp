@@ -192,9 +192,8 @@ const void *scalar_arg(const std::complex<double> &x) { return &x; }
 // arguments have passed the checks, as reference BLAS reads them (an invalid call with a NULL
 // scalar is reported, not dereferenced).
 template <class T>
-void fortran_gemm(const char *transa, const char *transb, const int *m, const int *n,
-                  const int *k, const T *alpha, const T *a, const int *lda, const T *b,
-                  const int *ldb, const T *beta, T *c, const int *ldc) {
+void fortran_gemm(const char *transa, const char *transb, const int *m, const int *n, const int *k, const T *alpha,
+                  const T *a, const int *lda, const T *b, const int *ldb, const T *beta, T *c, const int *ldc) {
     gemm_op_t ta = fortran_op(*transa), tb = fortran_op(*transb);
     if (int info = fortran_info(ta, tb, *m, *n, *k, *lda, *ldb, *ldc)) {
         report_fortran(typed<T>::name.fortran, info);
@@ -203,16 +202,16 @@ void fortran_gemm(const char *transa, const char *transb, const int *m, const in
     // Reference quick return: nothing to do, and C may not be read at all. A complex scalar
     // is zero or one only when both its parts are.
     if (*m == 0 || *n == 0 || ((*alpha == T(0) || *k == 0) && *beta == T(1))) return;
-    gemm_status_t s = typed<T>::compute(GEMM_COL_MAJOR, ta, tb, *m, *n, *k, scalar_arg(*alpha), a,
-                                        *lda, b, *ldb, scalar_arg(*beta), c, *ldc);
+    gemm_status_t s = typed<T>::compute(GEMM_COL_MAJOR, ta, tb, *m, *n, *k, scalar_arg(*alpha), a, *lda, b, *ldb,
+                                        scalar_arg(*beta), c, *ldc);
     if (s != GEMM_STATUS_SUCCESS)
         gemm_blas::on_failure<T>(typed<T>::name.symbol, s,
-                              {*transa, *transb, *m, *n, *k, *alpha, a, *lda, b, *ldb, *beta, c, *ldc});
+                                 {*transa, *transb, *m, *n, *k, *alpha, a, *lda, b, *ldb, *beta, c, *ldc});
 }
 
 template <class T>
-void cblas_gemm(int order, int ta, int tb, int m, int n, int k, const T *alpha, const T *a,
-                int lda, const T *b, int ldb, const T *beta, T *c, int ldc) {
+void cblas_gemm(int order, int ta, int tb, int m, int n, int k, const T *alpha, const T *a, int lda, const T *b,
+                int ldb, const T *beta, T *c, int ldc) {
     if (cblas_error e = cblas_check(order, ta, tb, m, n, k, lda, ldb, ldc); e.position) {
         report_cblas(e.position, order == GEMM_ROW_MAJOR, e.from_fortran,
                      e.from_fortran ? typed<T>::name.cblas_fortran : typed<T>::name.cblas, typed<T>::name.fortran,
@@ -220,23 +219,22 @@ void cblas_gemm(int order, int ta, int tb, int m, int n, int k, const T *alpha, 
         return;
     }
     if (m == 0 || n == 0 || ((*alpha == T(0) || k == 0) && *beta == T(1))) return;
-    gemm_status_t s = typed<T>::compute(gemm_layout_t(order), gemm_op_t(ta), gemm_op_t(tb), m, n, k,
-                                        scalar_arg(*alpha), a, lda, b, ldb, scalar_arg(*beta), c, ldc);
+    gemm_status_t s = typed<T>::compute(gemm_layout_t(order), gemm_op_t(ta), gemm_op_t(tb), m, n, k, scalar_arg(*alpha),
+                                        a, lda, b, ldb, scalar_arg(*beta), c, ldc);
     if (s == GEMM_STATUS_SUCCESS) return;
     // As Fortran takes it: row-major C is column-major C^T = op(B)^T op(A)^T, and a row-major
     // operand is the column-major transpose (op(X)^T = op(X^T) for 'C' as for 'N' and 'T').
     char la = op_letter(ta), lb = op_letter(tb);
     if (order == GEMM_ROW_MAJOR)
         gemm_blas::on_failure<T>(typed<T>::name.cblas, s, {lb, la, n, m, k, *alpha, b, ldb, a, lda, *beta, c, ldc});
-    else
-        gemm_blas::on_failure<T>(typed<T>::name.cblas, s, {la, lb, m, n, k, *alpha, a, lda, b, ldb, *beta, c, ldc});
+    else gemm_blas::on_failure<T>(typed<T>::name.cblas, s, {la, lb, m, n, k, *alpha, a, lda, b, ldb, *beta, c, ldc});
 }
 
 // CBLAS passes complex scalars and matrices as void *: interleaved real and imaginary parts,
 // which std::complex is laid out as.
 template <class T>
-void cblas_complex_gemm(int order, int transa, int transb, int m, int n, int k, const void *alpha,
-                        const void *a, int lda, const void *b, int ldb, const void *beta, void *c, int ldc) {
+void cblas_complex_gemm(int order, int transa, int transb, int m, int n, int k, const void *alpha, const void *a,
+                        int lda, const void *b, int ldb, const void *beta, void *c, int ldc) {
     cblas_gemm(order, transa, transb, m, n, k, static_cast<const T *>(alpha), static_cast<const T *>(a), lda,
                static_cast<const T *>(b), ldb, static_cast<const T *>(beta), static_cast<T *>(c), ldc);
 }
@@ -248,56 +246,48 @@ void cblas_complex_gemm(int order, int transa, int transb, int m, int n, int k, 
 // The Fortran signature: the two character arguments' hidden lengths come last, as gfortran
 // passes them. They are not read (only the first character counts), so C callers that omit
 // them, as many do, are served as well.
-GEMM_BLAS_API void sgemm_(const char *transa, const char *transb, const int *m, const int *n,
-                          const int *k, const float *alpha, const float *a, const int *lda,
-                          const float *b, const int *ldb, const float *beta, float *c,
-                          const int *ldc, std::size_t, std::size_t) {
+GEMM_BLAS_API void sgemm_(const char *transa, const char *transb, const int *m, const int *n, const int *k,
+                          const float *alpha, const float *a, const int *lda, const float *b, const int *ldb,
+                          const float *beta, float *c, const int *ldc, std::size_t, std::size_t) {
     fortran_gemm(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
-GEMM_BLAS_API void dgemm_(const char *transa, const char *transb, const int *m, const int *n,
-                          const int *k, const double *alpha, const double *a, const int *lda,
-                          const double *b, const int *ldb, const double *beta, double *c,
-                          const int *ldc, std::size_t, std::size_t) {
+GEMM_BLAS_API void dgemm_(const char *transa, const char *transb, const int *m, const int *n, const int *k,
+                          const double *alpha, const double *a, const int *lda, const double *b, const int *ldb,
+                          const double *beta, double *c, const int *ldc, std::size_t, std::size_t) {
     fortran_gemm(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
-GEMM_BLAS_API void cgemm_(const char *transa, const char *transb, const int *m, const int *n,
-                          const int *k, const std::complex<float> *alpha, const std::complex<float> *a,
-                          const int *lda, const std::complex<float> *b, const int *ldb,
-                          const std::complex<float> *beta, std::complex<float> *c, const int *ldc,
-                          std::size_t, std::size_t) {
+GEMM_BLAS_API void cgemm_(const char *transa, const char *transb, const int *m, const int *n, const int *k,
+                          const std::complex<float> *alpha, const std::complex<float> *a, const int *lda,
+                          const std::complex<float> *b, const int *ldb, const std::complex<float> *beta,
+                          std::complex<float> *c, const int *ldc, std::size_t, std::size_t) {
     fortran_gemm(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
-GEMM_BLAS_API void zgemm_(const char *transa, const char *transb, const int *m, const int *n,
-                          const int *k, const std::complex<double> *alpha, const std::complex<double> *a,
-                          const int *lda, const std::complex<double> *b, const int *ldb,
-                          const std::complex<double> *beta, std::complex<double> *c, const int *ldc,
-                          std::size_t, std::size_t) {
+GEMM_BLAS_API void zgemm_(const char *transa, const char *transb, const int *m, const int *n, const int *k,
+                          const std::complex<double> *alpha, const std::complex<double> *a, const int *lda,
+                          const std::complex<double> *b, const int *ldb, const std::complex<double> *beta,
+                          std::complex<double> *c, const int *ldc, std::size_t, std::size_t) {
     fortran_gemm(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
-GEMM_BLAS_API void cblas_sgemm(int order, int transa, int transb, int m, int n, int k,
-                               float alpha, const float *a, int lda, const float *b, int ldb,
-                               float beta, float *c, int ldc) {
+GEMM_BLAS_API void cblas_sgemm(int order, int transa, int transb, int m, int n, int k, float alpha, const float *a,
+                               int lda, const float *b, int ldb, float beta, float *c, int ldc) {
     cblas_gemm(order, transa, transb, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc);
 }
 
-GEMM_BLAS_API void cblas_dgemm(int order, int transa, int transb, int m, int n, int k,
-                               double alpha, const double *a, int lda, const double *b, int ldb,
-                               double beta, double *c, int ldc) {
+GEMM_BLAS_API void cblas_dgemm(int order, int transa, int transb, int m, int n, int k, double alpha, const double *a,
+                               int lda, const double *b, int ldb, double beta, double *c, int ldc) {
     cblas_gemm(order, transa, transb, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc);
 }
 
-GEMM_BLAS_API void cblas_cgemm(int order, int transa, int transb, int m, int n, int k,
-                               const void *alpha, const void *a, int lda, const void *b, int ldb,
-                               const void *beta, void *c, int ldc) {
+GEMM_BLAS_API void cblas_cgemm(int order, int transa, int transb, int m, int n, int k, const void *alpha, const void *a,
+                               int lda, const void *b, int ldb, const void *beta, void *c, int ldc) {
     cblas_complex_gemm<std::complex<float>>(order, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
-GEMM_BLAS_API void cblas_zgemm(int order, int transa, int transb, int m, int n, int k,
-                               const void *alpha, const void *a, int lda, const void *b, int ldb,
-                               const void *beta, void *c, int ldc) {
+GEMM_BLAS_API void cblas_zgemm(int order, int transa, int transb, int m, int n, int k, const void *alpha, const void *a,
+                               int lda, const void *b, int ldb, const void *beta, void *c, int ldc) {
     cblas_complex_gemm<std::complex<double>>(order, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }

@@ -60,8 +60,8 @@ loaded_library load() {
 #undef GEMM_FIND_LT
     if (!missing.empty()) {
         lib.functions = {};
-        lib.result = verdict::no("cuBLAS cannot be used: " + std::string(blas_soname) + " or " + lt_soname +
-                                 " lacks " + missing);
+        lib.result =
+            verdict::no("cuBLAS cannot be used: " + std::string(blas_soname) + " or " + lt_soname + " lacks " + missing);
         return lib;
     }
     const std::size_t v = f.cublasLtGetVersion();  // e.g. 130100

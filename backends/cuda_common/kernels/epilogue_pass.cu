@@ -22,8 +22,7 @@ struct epilogue_args {
 
 // x walks rows (C is column-major: neighbouring threads, neighbouring addresses); grid-stride
 // loops cover any m and n.
-template <class T>
-__global__ void activation_kernel(T *c, const T *bias, T *aux, epilogue_args a) {
+template <class T> __global__ void activation_kernel(T *c, const T *bias, T *aux, epilogue_args a) {
     using S = compute_of<T>;
     for (int64_t j = int64_t(blockIdx.y) * blockDim.y + threadIdx.y; j < a.n; j += int64_t(gridDim.y) * blockDim.y)
         for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < a.m; i += int64_t(gridDim.x) * blockDim.x) {
@@ -88,16 +87,17 @@ template <class T> gemm_status_t launch(const problem &p, cudaStream_t stream) {
     const epilogue_spec &e = p.epilogue;
     epilogue_args a{p.m, p.n, p.ldc, e.ld_aux, e.act, e.backward(), e.axis};
     const dim3 block(32, 8);
-    const dim3 grid(unsigned(std::min<int64_t>((p.m + 31) / 32, 65535)), unsigned(std::min<int64_t>((p.n + 7) / 8, 65535)));
-    activation_kernel<T><<<grid, block, 0, stream>>>(static_cast<T *>(p.c), static_cast<const T *>(e.bias),
-                                                     static_cast<T *>(e.aux), a);
+    const dim3 grid(unsigned(std::min<int64_t>((p.m + 31) / 32, 65535)),
+                    unsigned(std::min<int64_t>((p.n + 7) / 8, 65535)));
+    activation_kernel<T>
+        <<<grid, block, 0, stream>>>(static_cast<T *>(p.c), static_cast<const T *>(e.bias), static_cast<T *>(e.aux), a);
     gemm_status_t s = cuda_status(cudaGetLastError(), "epilogue kernel launch");
     if (s != GEMM_STATUS_SUCCESS || !e.backward() || e.axis == epilogue_axis::none) return s;
     T *sums = static_cast<T *>(e.bias_grad);
     if (e.axis == epilogue_axis::rows) {
-        row_sums_kernel<T><<<unsigned(std::min<int64_t>((p.m + row_lanes - 1) / row_lanes, 65535)),
-                             dim3(row_lanes, row_slices), 0, stream>>>(static_cast<const T *>(p.c), sums, p.m, p.n,
-                                                                       p.ldc);
+        row_sums_kernel<T>
+            <<<unsigned(std::min<int64_t>((p.m + row_lanes - 1) / row_lanes, 65535)), dim3(row_lanes, row_slices), 0,
+               stream>>>(static_cast<const T *>(p.c), sums, p.m, p.n, p.ldc);
     } else {
         column_sums_kernel<T><<<unsigned(std::min<int64_t>(p.n, 65535)), column_threads, 0, stream>>>(
             static_cast<const T *>(p.c), sums, p.m, p.n, p.ldc);

@@ -15,7 +15,8 @@ template <class T, class S>
 __global__ void scale_kernel(T *c, int64_t m, int64_t n, int64_t ldc, int64_t stride_c, int64_t batch, S beta) {
     for (int64_t z = blockIdx.z; z < batch; z += gridDim.z)
         for (int64_t j = int64_t(blockIdx.y) * blockDim.y + threadIdx.y; j < n; j += int64_t(gridDim.y) * blockDim.y)
-            for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < m; i += int64_t(gridDim.x) * blockDim.x) {
+            for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < m;
+                 i += int64_t(gridDim.x) * blockDim.x) {
                 T *e = c + z * stride_c + j * ldc + i;
                 *e = beta == S(0) ? from_compute<T>(S(0)) : from_compute<T>(S(beta * to_compute(*e)));
             }
@@ -27,7 +28,8 @@ __global__ void scale_complex_kernel(R *c, int64_t m, int64_t n, int64_t ldc, in
                                      R bi) {
     for (int64_t z = blockIdx.z; z < batch; z += gridDim.z)
         for (int64_t j = int64_t(blockIdx.y) * blockDim.y + threadIdx.y; j < n; j += int64_t(gridDim.y) * blockDim.y)
-            for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < m; i += int64_t(gridDim.x) * blockDim.x) {
+            for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < m;
+                 i += int64_t(gridDim.x) * blockDim.x) {
                 R *e = c + 2 * (z * stride_c + j * ldc + i);
                 if (br == R(0) && bi == R(0)) {
                     e[0] = e[1] = R(0);
@@ -44,22 +46,23 @@ struct scale_grid {
     explicit scale_grid(const problem &p) {
         constexpr int64_t bx = 32, by = 8;
         block = dim3(unsigned(bx), unsigned(by), 1);
-        grid = dim3(unsigned(std::min<int64_t>((p.m + bx - 1) / bx, 65535)),
-                    unsigned(std::min<int64_t>((p.n + by - 1) / by, 65535)), unsigned(std::min<int64_t>(p.batch, 65535)));
+        grid =
+            dim3(unsigned(std::min<int64_t>((p.m + bx - 1) / bx, 65535)),
+                 unsigned(std::min<int64_t>((p.n + by - 1) / by, 65535)), unsigned(std::min<int64_t>(p.batch, 65535)));
     }
 };
 
 template <class T, class S> gemm_status_t launch_scale(const problem &p, cudaStream_t stream, S beta) {
     scale_grid g(p);
-    scale_kernel<T, S><<<g.grid, g.block, 0, stream>>>(static_cast<T *>(p.c), p.m, p.n, p.ldc, p.stride_c, p.batch,
-                                                       beta);
+    scale_kernel<T, S>
+        <<<g.grid, g.block, 0, stream>>>(static_cast<T *>(p.c), p.m, p.n, p.ldc, p.stride_c, p.batch, beta);
     return cuda_status(cudaGetLastError(), "scale_c kernel launch");
 }
 
 template <class R> gemm_status_t launch_scale_complex(const problem &p, cudaStream_t stream) {
     scale_grid g(p);
-    scale_complex_kernel<R><<<g.grid, g.block, 0, stream>>>(static_cast<R *>(p.c), p.m, p.n, p.ldc, p.stride_c,
-                                                            p.batch, R(p.beta), R(p.beta_imag));
+    scale_complex_kernel<R><<<g.grid, g.block, 0, stream>>>(static_cast<R *>(p.c), p.m, p.n, p.ldc, p.stride_c, p.batch,
+                                                            R(p.beta), R(p.beta_imag));
     return cuda_status(cudaGetLastError(), "scale_c kernel launch");
 }
 

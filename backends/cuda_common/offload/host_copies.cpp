@@ -109,9 +109,7 @@ copy_pool &pool() {
 
 }  // namespace
 
-void run_host_copies(int64_t count, void (*task)(void *, int64_t), void *context) {
-    pool().run(count, task, context);
-}
+void run_host_copies(int64_t count, void (*task)(void *, int64_t), void *context) { pool().run(count, task, context); }
 
 int host_copy_threads() { return pool().threads(); }
 

@@ -17,7 +17,8 @@ void run_host_copies(int64_t count, void (*task)(void *context, int64_t i), void
 
 // run_host_copies for a callable taking the task index.
 template <class F> void run_host_copies(int64_t count, F &f) {
-    run_host_copies(count, [](void *c, int64_t i) { (*static_cast<F *>(c))(i); }, &f);
+    run_host_copies(
+        count, [](void *c, int64_t i) { (*static_cast<F *>(c))(i); }, &f);
 }
 
 // Threads a run_host_copies call may use, the caller included.

@@ -54,7 +54,9 @@ struct host_operand {
     bool locked = false;
 
     char *at(int64_t matrix, int64_t row, int64_t col) const {
-        return base + (std::size_t(matrix) * std::size_t(stride) + std::size_t(col) * std::size_t(ld) + std::size_t(row)) * elem;
+        return base +
+               (std::size_t(matrix) * std::size_t(stride) + std::size_t(col) * std::size_t(ld) + std::size_t(row)) *
+                   elem;
     }
 };
 
@@ -67,12 +69,14 @@ struct placed_block {
     int64_t ld = 0, stride = 0;  // packed, in elements
 
     placed_block(const offload_block &b, char *at, std::size_t e)
-        : block(b), slot(at), elem(e), ld(offload_packed_ld(b.rows, e)), stride(offload_packed_stride(b.rows, b.cols, e)) {}
+        : block(b), slot(at), elem(e), ld(offload_packed_ld(b.rows, e)),
+          stride(offload_packed_stride(b.rows, b.cols, e)) {}
 
     int64_t columns() const { return block.count * block.cols; }
     std::size_t column_bytes() const { return std::size_t(block.rows) * elem; }
     std::size_t offset(int64_t g) const {
-        return (std::size_t(g / block.cols) * std::size_t(stride) + std::size_t(g % block.cols) * std::size_t(ld)) * elem;
+        return (std::size_t(g / block.cols) * std::size_t(stride) + std::size_t(g % block.cols) * std::size_t(ld)) *
+               elem;
     }
     // The caller's address of column g, from row r of the block.
     char *host(const host_operand &h, int64_t g, int64_t r) const {
@@ -99,7 +103,8 @@ template <class F> gemm_status_t for_each_wave(const placed_block &b, std::size_
         const int64_t step = int64_t(most / b.elem);
         for (int64_t g = 0; g < columns; ++g)
             for (int64_t r = 0; r < rows; r += step)
-                if (gemm_status_t s = f(wave{g, g + 1, r, std::min(rows, r + step)}); s != GEMM_STATUS_SUCCESS) return s;
+                if (gemm_status_t s = f(wave{g, g + 1, r, std::min(rows, r + step)}); s != GEMM_STATUS_SUCCESS)
+                    return s;
         return GEMM_STATUS_SUCCESS;
     }
     for (int64_t g0 = 0; g0 < columns;) {
@@ -218,8 +223,10 @@ private:
         for (int64_t i = 0; i < b.count && s == GEMM_STATUS_SUCCESS; ++i) {
             char *slot = pb.slot + pb.offset(i * b.cols), *host = pb.host(h, i * b.cols, 0);
             const std::size_t slot_pitch = std::size_t(pb.ld) * pb.elem, host_pitch = std::size_t(h.ld) * h.elem;
-            s = to_device ? dev_.copy(slot, slot_pitch, host, host_pitch, pb.column_bytes(), std::size_t(b.cols), true, stream)
-                          : dev_.copy(host, host_pitch, slot, slot_pitch, pb.column_bytes(), std::size_t(b.cols), false, stream);
+            s = to_device
+                    ? dev_.copy(slot, slot_pitch, host, host_pitch, pb.column_bytes(), std::size_t(b.cols), true, stream)
+                    : dev_.copy(host, host_pitch, slot, slot_pitch, pb.column_bytes(), std::size_t(b.cols), false,
+                                stream);
         }
         return s;
     }
@@ -321,7 +328,8 @@ private:
                 if (gemm_status_t s = wait_for(first_out_wave_event_ + head); s != GEMM_STATUS_SUCCESS) return s;
             } else {
                 bool arrived = false;
-                if (gemm_status_t s = dev_.passed(first_out_wave_event_ + head, arrived); s != GEMM_STATUS_SUCCESS) return s;
+                if (gemm_status_t s = dev_.passed(first_out_wave_event_ + head, arrived); s != GEMM_STATUS_SUCCESS)
+                    return s;
                 if (!arrived) break;
             }
             unpack_arrived(head);
@@ -390,8 +398,8 @@ gemm_status_t prepare(const problem &p, offload_device &dev, int64_t tile_m, int
 
 }  // namespace
 
-gemm_status_t run_offload(const problem &p, offload_device &dev, offload_report &report, int64_t tile_m,
-                          int64_t tile_n, const offload_gate &gate) {
+gemm_status_t run_offload(const problem &p, offload_device &dev, offload_report &report, int64_t tile_m, int64_t tile_n,
+                          const offload_gate &gate) {
     offload_plan plan;
     char *base = nullptr;
     gemm_status_t s = prepare(p, dev, tile_m, tile_n, plan, base);

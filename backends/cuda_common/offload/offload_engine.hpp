@@ -57,10 +57,10 @@ public:
 };
 
 struct offload_report {
-    std::string plan;             // offload_plan::describe()
-    std::size_t to_device = 0;    // bytes copied to the device (its slots)
-    std::size_t to_host = 0;      // and back
-    bool all_page_locked = false; // every operand copied by DMA from the caller's memory
+    std::string plan;              // offload_plan::describe()
+    std::size_t to_device = 0;     // bytes copied to the device (its slots)
+    std::size_t to_host = 0;       // and back
+    bool all_page_locked = false;  // every operand copied by DMA from the caller's memory
     // Where the calling thread's time went, in seconds: the whole call; packing pageable
     // operands into page-locked waves and unpacking C from them (on the host copy threads);
     // blocked on the GPU (a wave's copy not done yet, the streams at the end).

@@ -14,7 +14,8 @@ std::pair<int64_t, int64_t> parse_tile_size(const std::string &v) {
     const std::size_t x = v.find('x');
     if (x == std::string::npos) return {0, 0};
     auto side = [](const std::string &digits) -> int64_t {
-        if (digits.empty() || digits.size() > 7 || digits.find_first_not_of("0123456789") != std::string::npos) return 0;
+        if (digits.empty() || digits.size() > 7 || digits.find_first_not_of("0123456789") != std::string::npos)
+            return 0;
         const int64_t value = std::stoll(digits);
         return value <= (int64_t(1) << 20) ? value : 0;
     };

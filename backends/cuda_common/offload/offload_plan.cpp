@@ -44,7 +44,8 @@ int64_t offload_packed_ld(int64_t rows, std::size_t elem) {
 }
 
 int64_t offload_packed_stride(int64_t rows, int64_t cols, std::size_t elem) {
-    const std::size_t matrix = std::size_t(offload_packed_ld(rows, elem)) * std::size_t(std::max<int64_t>(cols, 1)) * elem;
+    const std::size_t matrix =
+        std::size_t(offload_packed_ld(rows, elem)) * std::size_t(std::max<int64_t>(cols, 1)) * elem;
     return int64_t(round_up(matrix, slot_alignment) / elem);
 }
 
@@ -53,8 +54,8 @@ std::size_t offload_packed_bytes(const offload_block &b, std::size_t elem) {
     return std::size_t(b.count) * std::size_t(offload_packed_stride(b.rows, b.cols, elem)) * elem;
 }
 
-offload_block offload_plan::block_of(offload_operand o, int64_t first, int64_t count, int64_t i0, int64_t m,
-                                     int64_t j0, int64_t n) const {
+offload_block offload_plan::block_of(offload_operand o, int64_t first, int64_t count, int64_t i0, int64_t m, int64_t j0,
+                                     int64_t n) const {
     if (o == offload_operand::c) return {first, count, i0, m, j0, n};
     if (scales_only_) return {};
     // A's rows [i0, i0 + m) of op(A) over all of k, B's columns [j0, j0 + n) of op(B): as stored,
@@ -76,14 +77,13 @@ bool offload_plan::fit(std::size_t device_bytes) {
         offload_block b = block_of(o, 0, count, 0, tm_, 0, tn_);
         return round_up(offload_packed_bytes(b, o == offload_operand::c ? elem_c_ : elem_ab_), slot_alignment);
     };
-    auto set = [&](offload_operand o, int slots, std::size_t bytes) {
-        pools_[int(o)] = {bytes ? slots : 0, bytes};
-    };
+    auto set = [&](offload_operand o, int slots, std::size_t bytes) { pools_[int(o)] = {bytes ? slots : 0, bytes}; };
     if (whole && batch_ > 1) {
         // Whole matrices, several to a step: a shared A or B (stride 0) takes one slot.
         const std::size_t each = slot(offload_operand::a, 1) * !shared_a_ + slot(offload_operand::b, 1) * !shared_b_ +
                                  slot(offload_operand::c, 1);
-        for (group_ = std::clamp<int64_t>(int64_t(group_bytes / std::max<std::size_t>(each, 1)), 1, batch_);; group_ /= 2) {
+        for (group_ = std::clamp<int64_t>(int64_t(group_bytes / std::max<std::size_t>(each, 1)), 1, batch_);;
+             group_ /= 2) {
             set(offload_operand::a, shared_a_ ? 1 : most_turn_slots, slot(offload_operand::a, group_));
             set(offload_operand::b, shared_b_ ? 1 : most_turn_slots, slot(offload_operand::b, group_));
             set(offload_operand::c, most_turn_slots, slot(offload_operand::c, group_));
@@ -100,7 +100,8 @@ bool offload_plan::fit(std::size_t device_bytes) {
     const std::size_t a_bytes = slot(offload_operand::a, 1), b_bytes = slot(offload_operand::b, 1);
     if (row_tiles_ * col_tiles_ <= most_ordered_tiles &&
         double(row_tiles_) * double(a_bytes) + double(col_tiles_) * double(b_bytes) +
-                most_turn_slots * double(slot(offload_operand::c, 1)) <= double(device_bytes)) {
+                most_turn_slots * double(slot(offload_operand::c, 1)) <=
+            double(device_bytes)) {
         both_stay_ = true;
         set(offload_operand::a, int(row_tiles_), a_bytes);
         set(offload_operand::b, int(col_tiles_), b_bytes);
@@ -138,8 +139,8 @@ void offload_plan::shell_order() {
     const double a_cost = double(tm_), b_cost = double(tn_);  // per tile, k and the type alike
     int64_t rows = 0, cols = 0;
     while (rows < row_tiles_ || cols < col_tiles_) {
-        const bool next_row = cols == col_tiles_ ||
-                              (rows < row_tiles_ && (rows == 0 || double(cols) * b_cost >= double(rows) * a_cost));
+        const bool next_row =
+            cols == col_tiles_ || (rows < row_tiles_ && (rows == 0 || double(cols) * b_cost >= double(rows) * a_cost));
         if (next_row) {
             for (int64_t j = 0; j < cols; ++j) order_.push_back({int32_t(rows), int32_t(j)});
             ++rows;
@@ -150,8 +151,8 @@ void offload_plan::shell_order() {
     }
 }
 
-bool offload_plan::make(const problem &p, std::size_t device_bytes, offload_plan &out, std::string &why,
-                        int64_t tile_m, int64_t tile_n) {
+bool offload_plan::make(const problem &p, std::size_t device_bytes, offload_plan &out, std::string &why, int64_t tile_m,
+                        int64_t tile_n) {
     offload_plan base;
     base.op_a_ = p.op_a, base.op_b_ = p.op_b;
     base.m_ = std::max<int64_t>(p.m, 1), base.n_ = std::max<int64_t>(p.n, 1), base.k_ = p.k;
@@ -178,15 +179,14 @@ bool offload_plan::make(const problem &p, std::size_t device_bytes, offload_plan
             if (!shrink_m && !shrink_n) break;
             if (shrink_m && (candidate.tm_ >= candidate.tn_ || !shrink_n))
                 candidate.tm_ = std::max(smallest_tile, candidate.tm_ / 2);
-            else
-                candidate.tn_ = std::max(smallest_tile, candidate.tn_ / 2);
+            else candidate.tn_ = std::max(smallest_tile, candidate.tn_ / 2);
             fits = candidate.fit(device_bytes);
         }
         if (!fits) continue;
         const double a_bytes = base.scales_only_ ? 0 : double(p.m) * double(p.k) * double(base.elem_ab_);
         const double b_bytes = base.scales_only_ ? 0 : double(p.k) * double(p.n) * double(base.elem_ab_);
-        const double traffic = a ? a_bytes + b_bytes * double(candidate.passes())
-                                 : b_bytes + a_bytes * double(candidate.passes());
+        const double traffic =
+            a ? a_bytes + b_bytes * double(candidate.passes()) : b_bytes + a_bytes * double(candidate.passes());
         if (!found || traffic < best_traffic) {
             out = candidate;
             best_traffic = traffic;

@@ -77,7 +77,7 @@ public:
     int64_t group() const { return group_; }  // batch matrices per step (1 unless C is one tile)
     offload_operand stationary() const { return stationary_; }
     bool both_stay() const { return both_stay_; }
-    int64_t passes() const;                   // loads of the streamed operand, per matrix
+    int64_t passes() const;  // loads of the streamed operand, per matrix
     int64_t steps() const;
 
     int slots(offload_operand o) const { return pools_[int(o)].slots; }

@@ -97,7 +97,7 @@ private:
 // What one share of a spread call came to.
 struct share_outcome {
     gemm_status_t status = GEMM_STATUS_SUCCESS;
-    std::string error;     // the last error of the thread that ran it, when it failed
+    std::string error;  // the last error of the thread that ran it, when it failed
     offload_report report;
     bool stopped = false;  // ready, but stopped before its first copy by another share's failure
 };

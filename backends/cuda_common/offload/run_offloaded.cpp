@@ -115,7 +115,9 @@ public:
         });
     }
     gemm_status_t host_wait(int event) override {
-        return on_event(event, [](cudaEvent_t e) { return cuda_status(cudaEventSynchronize(e), "cudaEventSynchronize (offload)"); });
+        return on_event(event, [](cudaEvent_t e) {
+            return cuda_status(cudaEventSynchronize(e), "cudaEventSynchronize (offload)");
+        });
     }
     gemm_status_t passed(int event, bool &out) override {
         return on_event(event, [&](cudaEvent_t e) {

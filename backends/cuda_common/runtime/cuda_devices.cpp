@@ -13,7 +13,6 @@
 #include <cstdlib>
 #include <string>
 
-
 namespace gemm::cuda {
 namespace {
 
@@ -80,9 +79,8 @@ verdict make_device_verdict() {
             continue;
         }
         char line[400];
-        std::snprintf(line, sizeof line, "device %d: %s, sm_%d%d, %d SMs, %.0f GiB; ", i, prop.name,
-                      prop.major, prop.minor, prop.multiProcessorCount,
-                      double(prop.totalGlobalMem) / double(1ull << 30));
+        std::snprintf(line, sizeof line, "device %d: %s, sm_%d%d, %d SMs, %.0f GiB; ", i, prop.name, prop.major,
+                      prop.minor, prop.multiProcessorCount, double(prop.totalGlobalMem) / double(1ull << 30));
         detail += line;
     }
     int runtime = 0, driver = 0;
@@ -93,8 +91,7 @@ verdict make_device_verdict() {
 }
 
 // attr of `device`, asked once per attribute and device ordinal below 64.
-template <cudaDeviceAttr attr>
-cudaError_t cached_attribute(int device, int &value) {
+template <cudaDeviceAttr attr> cudaError_t cached_attribute(int device, int &value) {
     static std::atomic<int> known[64] = {};  // 0: not asked yet
     std::atomic<int> *slot = device >= 0 && device < 64 ? &known[device] : nullptr;
     if (slot && (value = slot->load(std::memory_order_relaxed)) > 0) return cudaSuccess;
@@ -109,9 +106,7 @@ cudaError_t multiprocessor_count(int device, int &sms) {
     return cached_attribute<cudaDevAttrMultiProcessorCount>(device, sms);
 }
 
-cudaError_t l2_cache_bytes(int device, int &bytes) {
-    return cached_attribute<cudaDevAttrL2CacheSize>(device, bytes);
-}
+cudaError_t l2_cache_bytes(int device, int &bytes) { return cached_attribute<cudaDevAttrL2CacheSize>(device, bytes); }
 
 void *driver_entry_point(const char *symbol, unsigned version) {
     void *f = nullptr;
@@ -188,8 +183,14 @@ pointer_place classify_pointer(const void *ptr) {
         return place;
     }
     switch (attr.type) {
-    case cudaMemoryTypeDevice: place.space = memory_space::device; place.device = attr.device; break;
-    case cudaMemoryTypeManaged: place.space = memory_space::managed; place.device = attr.device; break;
+    case cudaMemoryTypeDevice:
+        place.space = memory_space::device;
+        place.device = attr.device;
+        break;
+    case cudaMemoryTypeManaged:
+        place.space = memory_space::managed;
+        place.device = attr.device;
+        break;
     case cudaMemoryTypeHost: place.page_locked = true; break;
     default: break;  // unregistered host memory: offloaded
     }

@@ -17,8 +17,7 @@ std::size_t round_up(std::size_t v, std::size_t to) { return (v + to - 1) / to *
 // Frees and reallocates a growing buffer only when it is too small; sizes grow to the next
 // 2 MiB so that a slowly growing sequence of calls does not reallocate every time.
 template <class Alloc, class Free>
-gemm_status_t grow(void *&buf, std::size_t &have, std::size_t need, Alloc alloc, Free release,
-                   const char *what) {
+gemm_status_t grow(void *&buf, std::size_t &have, std::size_t need, Alloc alloc, Free release, const char *what) {
     if (need <= have && buf) return GEMM_STATUS_SUCCESS;
     if (buf) {
         release(buf);
@@ -48,8 +47,8 @@ device_context::device_context(int device) : device_(device) {}
 
 device_context::~device_context() {
     int previous = -1;
-    bool switched = cudaGetDevice(&previous) == cudaSuccess && previous != device_ &&
-                    cudaSetDevice(device_) == cudaSuccess;
+    bool switched =
+        cudaGetDevice(&previous) == cudaSuccess && previous != device_ && cudaSetDevice(device_) == cudaSuccess;
     attachments_.clear();  // they may hold descriptors made with the handles below
     // Results are ignored: at process exit the runtime may already be unloading, and there
     // is no caller left to tell.
@@ -110,7 +109,7 @@ gemm_status_t device_context::blas_lt(cublasLtHandle_t &out) {
 gemm_status_t stream_buffer::hold(std::size_t bytes) {
     if (fixed_bytes_ != 0 && bytes > fixed_bytes_)
         return set_error(GEMM_STATUS_INTERNAL_ERROR, std::string(what_) + ": " + std::to_string(bytes) +
-                                                          " bytes asked of a buffer of " + std::to_string(fixed_bytes_));
+                                                         " bytes asked of a buffer of " + std::to_string(fixed_bytes_));
     const std::size_t need = fixed_bytes_ != 0 ? fixed_bytes_ : bytes;
     if (buf_ && need <= bytes_) return GEMM_STATUS_SUCCESS;
     // The last work using the buffer may still run: it finishes before the buffer goes.
@@ -135,8 +134,8 @@ gemm_status_t stream_buffer::acquire(cudaStream_t stream, std::size_t bytes, voi
             return s;
     if (gemm_status_t s = hold(bytes); s != GEMM_STATUS_SUCCESS) return s;
     if (used_ && stream != stream_) {
-        gemm_status_t s = cuda_status(cudaStreamWaitEvent(stream, event_, 0),
-                                      "cudaStreamWaitEvent (a buffer shared by two streams)");
+        gemm_status_t s =
+            cuda_status(cudaStreamWaitEvent(stream, event_, 0), "cudaStreamWaitEvent (a buffer shared by two streams)");
         if (s != GEMM_STATUS_SUCCESS) return s;
     }
     out = buf_;
@@ -145,7 +144,8 @@ gemm_status_t stream_buffer::acquire(cudaStream_t stream, std::size_t bytes, voi
 
 gemm_status_t stream_buffer::release(cudaStream_t stream, void *used) {
     if (used != buf_)
-        return cuda_status(cudaFreeAsync(used, stream), (std::string("cudaFreeAsync (") + what_ + " in a CUDA graph)").c_str());
+        return cuda_status(cudaFreeAsync(used, stream),
+                           (std::string("cudaFreeAsync (") + what_ + " in a CUDA graph)").c_str());
     gemm_status_t s = cuda_status(cudaEventRecord(event_, stream), "cudaEventRecord (stream buffer)");
     if (s != GEMM_STATUS_SUCCESS) return s;
     used_ = true;
@@ -193,9 +193,8 @@ gemm_status_t device_guard::enter(int device) {
 gemm_status_t context_for(int device, device_context *&out) {
     int count = device_count();
     if (device < 0 || device >= count)
-        return set_error(GEMM_STATUS_EXECUTION_FAILED,
-                         "CUDA device " + std::to_string(device) + " does not exist (" +
-                             std::to_string(count) + " devices)");
+        return set_error(GEMM_STATUS_EXECUTION_FAILED, "CUDA device " + std::to_string(device) + " does not exist (" +
+                                                           std::to_string(count) + " devices)");
     std::vector<std::unique_ptr<device_context>> &slots = tls_contexts.by_device;
     if (slots.size() < std::size_t(count)) slots.resize(std::size_t(count));
     std::unique_ptr<device_context> &slot = slots[std::size_t(device)];

@@ -53,7 +53,7 @@ private:
     std::size_t bytes_ = 0;
     cudaStream_t stream_ = nullptr;  // stream of the last work using the buffer
     bool used_ = false;
-    cudaEvent_t event_ = nullptr;    // recorded after that work
+    cudaEvent_t event_ = nullptr;  // recorded after that work
 };
 
 // One per (thread, device), created on first use by context_for() and destroyed when the

@@ -21,12 +21,15 @@ side_streams::~side_streams() {
 // call tries the rest again.
 gemm_status_t side_streams::create() {
     gemm_status_t s = GEMM_STATUS_SUCCESS;
-    if (!forked_) s = cuda_status(cudaEventCreateWithFlags(&forked_, cudaEventDisableTiming), "cudaEventCreateWithFlags (fork)");
+    if (!forked_)
+        s = cuda_status(cudaEventCreateWithFlags(&forked_, cudaEventDisableTiming), "cudaEventCreateWithFlags (fork)");
     for (lane &l : lanes_) {
         if (s == GEMM_STATUS_SUCCESS && !l.stream)
-            s = cuda_status(cudaStreamCreateWithFlags(&l.stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags (side stream)");
+            s = cuda_status(cudaStreamCreateWithFlags(&l.stream, cudaStreamNonBlocking),
+                            "cudaStreamCreateWithFlags (side stream)");
         if (s == GEMM_STATUS_SUCCESS && !l.done)
-            s = cuda_status(cudaEventCreateWithFlags(&l.done, cudaEventDisableTiming), "cudaEventCreateWithFlags (join)");
+            s = cuda_status(cudaEventCreateWithFlags(&l.done, cudaEventDisableTiming),
+                            "cudaEventCreateWithFlags (join)");
         if (s == GEMM_STATUS_SUCCESS && !l.blas) s = require_cublas();
         if (s == GEMM_STATUS_SUCCESS && !l.blas) {
             cublasHandle_t h = nullptr;
@@ -49,7 +52,8 @@ gemm_status_t side_streams::fork(cudaStream_t caller) {
         if (gemm_status_t s = create(); s != GEMM_STATUS_SUCCESS) return s;
     gemm_status_t s = cuda_status(cudaEventRecord(forked_, caller), "cudaEventRecord (fork)");
     for (lane &l : lanes_)
-        if (s == GEMM_STATUS_SUCCESS) s = cuda_status(cudaStreamWaitEvent(l.stream, forked_, 0), "cudaStreamWaitEvent (fork)");
+        if (s == GEMM_STATUS_SUCCESS)
+            s = cuda_status(cudaStreamWaitEvent(l.stream, forked_, 0), "cudaStreamWaitEvent (fork)");
     return s;
 }
 
@@ -57,7 +61,8 @@ gemm_status_t side_streams::join(cudaStream_t caller) {
     gemm_status_t first = GEMM_STATUS_SUCCESS;
     for (lane &l : lanes_) {
         gemm_status_t s = cuda_status(cudaEventRecord(l.done, l.stream), "cudaEventRecord (join)");
-        if (s == GEMM_STATUS_SUCCESS) s = cuda_status(cudaStreamWaitEvent(caller, l.done, 0), "cudaStreamWaitEvent (join)");
+        if (s == GEMM_STATUS_SUCCESS)
+            s = cuda_status(cudaStreamWaitEvent(caller, l.done, 0), "cudaStreamWaitEvent (join)");
         if (first == GEMM_STATUS_SUCCESS) first = s;
     }
     return first;

@@ -14,24 +14,19 @@ namespace gemm::cuda_tiled::hopper {
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
-template <class TC>
-__device__ inline TC to_c(float v) {
+template <class TC> __device__ inline TC to_c(float v) {
     if constexpr (std::is_same_v<TC, float>) return v;
     else if constexpr (std::is_same_v<TC, __half>) return __float2half_rn(v);
     else return __float2bfloat16_rn(v);
 }
 
 // Four neighbouring elements of C (m .. m + 3) as one access.
-template <class TC>
-struct alignas(4 * sizeof(TC)) c_quad {
-    TC v[4];
-};
+template <class TC> struct alignas(4 * sizeof(TC)) c_quad { TC v[4]; };
 
 // x (alpha * acc) + beta * C at m .. m + 3 of a column of C (rows of C: m_end), as one access
 // where the four are whole and aligned, else element by element. beta = 0 writes C without
 // reading it.
-template <class TC>
-__device__ inline void store_quad(TC *at, int m, int m_end, float4 x, const c_target &o) {
+template <class TC> __device__ inline void store_quad(TC *at, int m, int m_end, float4 x, const c_target &o) {
     float v[4] = {x.x, x.y, x.z, x.w};
     if (o.quads && m + 3 < m_end) {
         c_quad<TC> *quad = reinterpret_cast<c_quad<TC> *>(at);
@@ -60,7 +55,7 @@ template <class TC, int WN, int N>
 __device__ void store_tile(const float (&d)[N], float *staging, const c_target &o, const wgmma_params &p, int m0,
                            int n0, int n_end, int matrix) {
     const int lane = threadIdx.x % 32, warp = threadIdx.x % 128 / 32;
-    if (n0 + warp * 16 >= n_end) return;  // none of this warp's rows
+    if (n0 + warp * 16 >= n_end) return;                            // none of this warp's rows
     float *rows = staging + (threadIdx.x / 32 - 4) * staging_warp;  // warps 4 .. 11 multiply
     TC *c = static_cast<TC *>(o.c) + int64_t(matrix) * o.stride;
 #pragma unroll

@@ -22,10 +22,8 @@ namespace gemm::cuda_tiled::hopper {
 //  - MN-major: boxes of 64 rows x 64 k, 8 KB apart (the leading offset: the next 64 rows);
 //    each k a 128-byte row of 64 elements, groups of 8 k 1024 bytes apart (the stride
 //    offset), a k step of 16 two such groups further.
-template <bool MN>
-struct operand_tile {
-    template <int R>
-    static constexpr int box_rows = MN ? 64 : R >= 128 ? 128 : R;
+template <bool MN> struct operand_tile {
+    template <int R> static constexpr int box_rows = MN ? 64 : R >= 128 ? 128 : R;
     static constexpr uint64_t leading = MN ? 8192 : 16, stride = 1024;
     static constexpr uint64_t k_step = (MN ? 2048 : 32) >> 4;  // in the descriptor's 16-byte units
 

@@ -18,8 +18,7 @@ constexpr int reduce_threads = 256;
 // Only where every line lies whole in one column (discards_partials): the 8 lanes that read a
 // line are then one warp's, and the warp's meeting orders their loads before the discard of
 // the line by its first lane.
-template <int Q>
-__device__ void discard_read_lines(const float *part, const wgmma_params &p) {
+template <int Q> __device__ void discard_read_lines(const float *part, const wgmma_params &p) {
     __syncwarp();
     if (threadIdx.x % 8 != 0) return;
     for (int m0 = 4 * int(blockIdx.x * blockDim.x * Q + threadIdx.x); m0 < p.m;
@@ -92,8 +91,8 @@ __global__ void __launch_bounds__(reduce_threads, Q == 1 ? 3 : 2) split_k_reduce
 #pragma unroll
                         for (int q = 0; q < Q; ++q)
                             if (s0 + s < p.splits)
-                                sum[q] = make_float4(sum[q].x + v[s][q].x, sum[q].y + v[s][q].y,
-                                                     sum[q].z + v[s][q].z, sum[q].w + v[s][q].w);
+                                sum[q] = make_float4(sum[q].x + v[s][q].x, sum[q].y + v[s][q].y, sum[q].z + v[s][q].z,
+                                                     sum[q].w + v[s][q].w);
                 }
                 const float a = p.out.alpha;
 #pragma unroll

@@ -70,13 +70,12 @@ gemm_status_t encode_operand(CUtensorMap &map, dtype t, const void *ptr, bool al
     const cuuint64_t strides[2] = {cuuint64_t(ld) * size, cuuint64_t(matrices > 1 ? stride : ld * outer) * size};
     const cuuint32_t box_rows = along_rows ? 64 : tile_rows >= 128 ? 128 : tile_rows;
     const cuuint32_t box[3] = {cuuint32_t(128 / size), box_rows, 1}, element_strides[3] = {1, 1, 1};
-    CUresult r = encode(&map, tensor_map_type(t), 3,
-                        const_cast<void *>(ptr), dims, strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                        CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+    CUresult r = encode(&map, tensor_map_type(t), 3, const_cast<void *>(ptr), dims, strides, box, element_strides,
+                        CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                         CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r != CUDA_SUCCESS)
-        return set_error(GEMM_STATUS_NOT_SUPPORTED,
-                         "cuda_tiled: cuTensorMapEncodeTiled refused an operand (error " + std::to_string(int(r)) + ")");
+        return set_error(GEMM_STATUS_NOT_SUPPORTED, "cuda_tiled: cuTensorMapEncodeTiled refused an operand (error " +
+                                                        std::to_string(int(r)) + ")");
     const int slot = memo.next;
     memo.inputs[slot] = inputs;
     memo.maps[slot] = map;

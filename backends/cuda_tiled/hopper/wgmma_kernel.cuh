@@ -20,8 +20,7 @@ namespace gemm::cuda_tiled::hopper {
 
 // The accumulators change behind the compiler's back between a wgmma and its wait: these
 // empty statements keep it from moving their reads and writes across either.
-template <int N>
-__device__ inline void fence_accumulators(float (&d)[N]) {
+template <int N> __device__ inline void fence_accumulators(float (&d)[N]) {
 #pragma unroll
     for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
@@ -49,7 +48,11 @@ __device__ inline work_item item_of(int64_t w, int tiles_m, int tiles_n, int k_s
     const int first_m = tile / per_group * raster_group;
     const int group_m = min(tiles_m - first_m, raster_group);
     const int ks_begin = split * p.split_steps;
-    return {split, matrix, first_m + (tile % per_group) % group_m, (tile % per_group) / group_m, ks_begin,
+    return {split,
+            matrix,
+            first_m + (tile % per_group) % group_m,
+            (tile % per_group) / group_m,
+            ks_begin,
             min(k_steps, ks_begin + p.split_steps)};
 }
 
@@ -73,10 +76,10 @@ __global__ void __launch_bounds__(threads, 1)
     using tile_of_b = operand_tile<B_ROWS>;
     using tile_of_a = operand_tile<A_ROWS>;
     extern __shared__ unsigned char raw_shared[];
-    unsigned char *base = reinterpret_cast<unsigned char *>(
-        (reinterpret_cast<uintptr_t>(raw_shared) + 1023) & ~uintptr_t(1023));
-    T *tiles_a = reinterpret_cast<T *>(base);                   // op(B)^T: rows of n
-    T *tiles_b = tiles_a + stages * Tiling::stage_elems_a;      // op(A): rows of m
+    unsigned char *base =
+        reinterpret_cast<unsigned char *>((reinterpret_cast<uintptr_t>(raw_shared) + 1023) & ~uintptr_t(1023));
+    T *tiles_a = reinterpret_cast<T *>(base);               // op(B)^T: rows of n
+    T *tiles_b = tiles_a + stages * Tiling::stage_elems_a;  // op(A): rows of m
     float *staging = reinterpret_cast<float *>(tiles_b + stages * Tiling::stage_elems_b);
     uint64_t *full = reinterpret_cast<uint64_t *>(reinterpret_cast<unsigned char *>(staging) + staging_bytes);
     uint64_t *empty = full + stages;
@@ -114,10 +117,10 @@ __global__ void __launch_bounds__(threads, 1)
                 const int s = step % stages;
                 if (step >= stages) barrier_wait(&empty[s], ((step / stages) - 1) & 1);
                 barrier_expect_bytes(&full[s], Tiling::stage_bytes);
-                tile_of_b::template copy<bn>(tiles_a + s * Tiling::stage_elems_a, &map_b, &full[s], ks * bk,
-                                             at.tn * bn, p.b_batched ? at.matrix : 0);
-                tile_of_a::template copy<bm>(tiles_b + s * Tiling::stage_elems_b, &map_a, &full[s], ks * bk,
-                                             at.tm * bm, p.a_batched ? at.matrix : 0);
+                tile_of_b::template copy<bn>(tiles_a + s * Tiling::stage_elems_a, &map_b, &full[s], ks * bk, at.tn * bn,
+                                             p.b_batched ? at.matrix : 0);
+                tile_of_a::template copy<bm>(tiles_b + s * Tiling::stage_elems_b, &map_a, &full[s], ks * bk, at.tm * bm,
+                                             p.a_batched ? at.matrix : 0);
             }
         }
         return;

@@ -33,13 +33,14 @@ using namespace hopper;
 constexpr int max_block_shared_bytes = 232448;
 
 template <class T, class TC, class Tiling, bool A_ROWS, bool B_ROWS>
-gemm_status_t launch_typed(const CUtensorMap &map_a, const CUtensorMap &map_b, const wgmma_params &params,
-                           int device, cudaStream_t stream) {
+gemm_status_t launch_typed(const CUtensorMap &map_a, const CUtensorMap &map_b, const wgmma_params &params, int device,
+                           cudaStream_t stream) {
     auto kernel = wgmma_gemm_kernel<T, TC, Tiling, A_ROWS, B_ROWS>;
     static std::atomic<uint64_t> prepared{0};  // a bit per device ordinal below 64
     const uint64_t bit = uint64_t(1) << (device & 63);
     if (!(prepared.load() & bit)) {
-        if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Tiling::smem_bytes);
+        if (cudaError_t e =
+                cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Tiling::smem_bytes);
             e != cudaSuccess)
             return cuda::cuda_status(e, "cuda_tiled: cudaFuncSetAttribute (wgmma kernel)");
         prepared.fetch_or(bit);
@@ -71,8 +72,7 @@ gemm_status_t launch_typed(const CUtensorMap &map_a, const CUtensorMap &map_b, c
     config.stream = stream;
     config.attrs = &dependent;
     config.numAttrs = fills || params.splits == 1 ? 1 : 0;
-    if (cudaError_t e = cudaLaunchKernelEx(&config, kernel, map_a, map_b, gemm);
-        e != cudaSuccess || params.splits == 1)
+    if (cudaError_t e = cudaLaunchKernelEx(&config, kernel, map_a, map_b, gemm); e != cudaSuccess || params.splits == 1)
         return cuda::cuda_status(e, "cuda_tiled: wgmma kernel launch");
     // The reduction's blocks: two quads a thread where one would make more blocks than run at
     // once (three an SM); where one quad's blocks all run at once, one quad is faster, and four
@@ -90,8 +90,8 @@ gemm_status_t launch_typed(const CUtensorMap &map_a, const CUtensorMap &map_b, c
 
 // The op pairs a line's form reads: b_along_k only op(B)^T stored along k (wgmma_refusal).
 template <class T, class TC, class Tiling, operand_form FORM>
-gemm_status_t launch_ops(const problem &dp, const CUtensorMap &map_a, const CUtensorMap &map_b,
-                         const wgmma_params &p, cudaStream_t stream) {
+gemm_status_t launch_ops(const problem &dp, const CUtensorMap &map_a, const CUtensorMap &map_b, const wgmma_params &p,
+                         cudaStream_t stream) {
     const bool a_rows = dp.op_a == transpose::n, b_rows = dp.op_b != transpose::n;
     if constexpr (FORM == operand_form::b_along_k) {
         return a_rows ? launch_typed<T, TC, Tiling, true, false>(map_a, map_b, p, dp.device, stream)
@@ -109,13 +109,12 @@ gemm_status_t launch_ops(const problem &dp, const CUtensorMap &map_a, const CUte
 // or f32; f32 (TF32) with both operands stored along k (wgmma_refusal, launch_wgmma's copies),
 // C in f32. Only the types the line names are compiled.
 template <std::size_t LINE>
-gemm_status_t launch_line(const problem &dp, const CUtensorMap &map_a, const CUtensorMap &map_b,
-                          const wgmma_params &p, cudaStream_t stream) {
+gemm_status_t launch_line(const problem &dp, const CUtensorMap &map_a, const CUtensorMap &map_b, const wgmma_params &p,
+                          cudaStream_t stream) {
     constexpr kernel_config c = kernel_table[LINE];
     using half_tiling = wgmma_tiling<c.bm, c.bn, c.stages, 2>;
     using tf32_tiling = wgmma_tiling<c.bm, c.bn, c.stages, 4>;
-    static_assert(half_tiling::smem_bytes <= max_block_shared_bytes &&
-                      tf32_tiling::smem_bytes <= max_block_shared_bytes,
+    static_assert(half_tiling::smem_bytes <= max_block_shared_bytes && tf32_tiling::smem_bytes <= max_block_shared_bytes,
                   "a wgmma line's stages exceed the shared memory of a block");
     if (dp.ab_type == dtype::f32) {
         if constexpr (c.computes(types::f32))
@@ -138,8 +137,7 @@ gemm_status_t launch_line(const problem &dp, const CUtensorMap &map_a, const CUt
 using line_fn = gemm_status_t (*)(const problem &, const CUtensorMap &, const CUtensorMap &, const wgmma_params &,
                                   cudaStream_t);
 
-template <std::size_t LINE>
-constexpr line_fn launcher_of() {
+template <std::size_t LINE> constexpr line_fn launcher_of() {
     if constexpr (kernel_table[LINE].family == kernel_family::wgmma) return launch_line<LINE>;
     else return nullptr;
 }
@@ -154,8 +152,8 @@ constexpr std::array<line_fn, kernel_count> launchers = all_launchers(std::make_
 
 // Enqueues dst = the transpose of one operand (rows x k, column-major, ld, stride) as k x rows
 // with leading dimension copy_ld(k).
-gemm_status_t transpose_operand(const void *src, int64_t ld, int64_t stride, int64_t rows, int64_t k,
-                                int64_t batch, float *dst, cudaStream_t stream) {
+gemm_status_t transpose_operand(const void *src, int64_t ld, int64_t stride, int64_t rows, int64_t k, int64_t batch,
+                                float *dst, cudaStream_t stream) {
     const int64_t matrices = stride == 0 ? 1 : batch;
     if (rows == 0 || k == 0 || matrices == 0) return GEMM_STATUS_SUCCESS;
     const dim3 grid(unsigned((rows + transpose_tile - 1) / transpose_tile),

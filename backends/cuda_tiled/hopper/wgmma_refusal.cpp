@@ -49,8 +49,7 @@ std::string wgmma_refusal(const kernel_config &c, const problem &dp) {
     if (dp.m > INT_MAX || dp.n > INT_MAX || dp.k > INT_MAX || dp.batch > INT_MAX ||
         ((dp.m + c.bm - 1) / c.bm) * ((dp.n + c.bn - 1) / c.bn) > INT_MAX)
         return "more than 2^31 - 1 tiles or elements along one dimension";
-    if (!runs_on_sm90(dp))
-        return "a device of compute capability other than 9.0 (the kernel is built for sm_90a)";
+    if (!runs_on_sm90(dp)) return "a device of compute capability other than 9.0 (the kernel is built for sm_90a)";
     return "";
 }
 

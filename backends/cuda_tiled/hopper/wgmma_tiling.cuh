@@ -27,10 +27,9 @@ constexpr int staging_bytes = consumers * 4 * staging_warp * 4;  // 20,480
 // next stages' rows, or op(A)); the rows of C they give are never stored. So a stage is almost
 // all op(A). A stage holds 128 bytes of k per row (one row of the 128-byte swizzle): 64
 // f16/bf16 or 32 f32 (TF32) elements.
-template <int BM, int BN, int STAGES, int ELEMENT_BYTES>
-struct wgmma_tiling {
+template <int BM, int BN, int STAGES, int ELEMENT_BYTES> struct wgmma_tiling {
     static constexpr int bm = BM;
-    static constexpr int bn = BN;    // rows of the wgmma A operand: n
+    static constexpr int bn = BN;  // rows of the wgmma A operand: n
     static constexpr int bk = 128 / ELEMENT_BYTES;
     static constexpr int wgmma_k = 32 / ELEMENT_BYTES;  // the k of one instruction: 16, tf32 8
     static constexpr int stages = STAGES;
@@ -54,7 +53,7 @@ struct c_target {
     void *c;
     int64_t ld, stride;  // leading dimension, batch stride
     float alpha, beta;
-    bool quads;          // groups of 4 elements from an m divisible by 4 are aligned to their size
+    bool quads;  // groups of 4 elements from an m divisible by 4 are aligned to their size
 };
 
 struct wgmma_params {

@@ -11,56 +11,37 @@ namespace gemm::cuda_tiled {
 // the rest zero-filled (src_bytes = 0 reads nothing: that is how edges become zero padding).
 // 16-byte copies bypass L1 (.cg): each vector is used once per block. Smaller copies must use
 // .ca, the only form PTX allows for 4 and 8 bytes.
-template <int BYTES>
-__device__ __forceinline__ void copy_async(void *shared, const void *global, int src_bytes) {
+template <int BYTES> __device__ __forceinline__ void copy_async(void *shared, const void *global, int src_bytes) {
     const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(shared));
     if constexpr (BYTES == 16)
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(global),
-                     "r"(src_bytes)
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(global), "r"(src_bytes)
                      : "memory");
     else
-        asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(s), "l"(global),
-                     "n"(BYTES), "r"(src_bytes)
+        asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(s), "l"(global), "n"(BYTES), "r"(src_bytes)
                      : "memory");
 }
 
 // The same copy, known to be fully in bounds: no source size operand to compute.
-template <int BYTES>
-__device__ __forceinline__ void copy_async(void *shared, const void *global) {
+template <int BYTES> __device__ __forceinline__ void copy_async(void *shared, const void *global) {
     const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(shared));
     if constexpr (BYTES == 16)
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(global)
-                     : "memory");
-    else
-        asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(s), "l"(global),
-                     "n"(BYTES)
-                     : "memory");
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(global) : "memory");
+    else asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(s), "l"(global), "n"(BYTES) : "memory");
 }
 
-__device__ __forceinline__ void copy_async_commit() {
-    asm volatile("cp.async.commit_group;\n" ::: "memory");
-}
+__device__ __forceinline__ void copy_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 
 // Waits until at most PENDING of this thread's committed groups are still in flight.
-template <int PENDING>
-__device__ __forceinline__ void copy_async_wait() {
+template <int PENDING> __device__ __forceinline__ void copy_async_wait() {
     asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING) : "memory");
 }
 
 // One 16-byte shared-memory access as a single LDS.128 / STG.128 (4 floats or 2 doubles).
-template <typename T>
-struct vector16;
-template <>
-struct vector16<float> {
-    using type = float4;
-};
-template <>
-struct vector16<double> {
-    using type = double2;
-};
+template <typename T> struct vector16;
+template <> struct vector16<float> { using type = float4; };
+template <> struct vector16<double> { using type = double2; };
 
-template <typename T>
-__device__ __forceinline__ void load16(const T *from, T *to) {
+template <typename T> __device__ __forceinline__ void load16(const T *from, T *to) {
     const auto v = *reinterpret_cast<const typename vector16<T>::type *>(from);
     if constexpr (sizeof(T) == 4) {
         to[0] = v.x, to[1] = v.y, to[2] = v.z, to[3] = v.w;
@@ -69,8 +50,7 @@ __device__ __forceinline__ void load16(const T *from, T *to) {
     }
 }
 
-template <typename T>
-__device__ __forceinline__ void store16(T *to, const T *from) {
+template <typename T> __device__ __forceinline__ void store16(T *to, const T *from) {
     typename vector16<T>::type v;
     if constexpr (sizeof(T) == 4) {
         v.x = from[0], v.y = from[1], v.z = from[2], v.w = from[3];
@@ -90,12 +70,11 @@ __device__ __forceinline__ void store16(T *to, const T *from) {
 // padding so that those transposing stores from one warp spread over the banks.
 // Otherwise the operand runs along x (A op N, B op T) and the copy is a straight one, in
 // 16-byte vectors when VECTOR (the caller has checked alignment), x fastest across threads.
-template <typename T, int X, int BK, int THREADS, bool K_CONTIGUOUS, bool VECTOR>
-struct operand_loader {
+template <typename T, int X, int BK, int THREADS, bool K_CONTIGUOUS, bool VECTOR> struct operand_loader {
     static constexpr int G = 16 / int(sizeof(T));
     static constexpr int PAD = K_CONTIGUOUS ? G : 0;
-    static constexpr int LD = X + PAD;             // shared row stride, elements
-    static constexpr int STAGE_ELEMS = BK * LD;    // shared elements per stage
+    static constexpr int LD = X + PAD;                           // shared row stride, elements
+    static constexpr int STAGE_ELEMS = BK * LD;                  // shared elements per stage
     static constexpr int V = (!K_CONTIGUOUS && VECTOR) ? G : 1;  // elements per copy
     static constexpr int BYTES = V * int(sizeof(T));
     static constexpr int COPIES = BK * X / (V * THREADS);  // per thread per stage
@@ -116,8 +95,7 @@ struct operand_loader {
     int kk0;           // kk of this thread's first copy
     int x_left;        // valid x from this thread's first copy on (<= 0: none)
 
-    __device__ __forceinline__ operand_loader(const T *matrix, int64_t ld, int x0, int x_size,
-                                              int tid) {
+    __device__ __forceinline__ operand_loader(const T *matrix, int64_t ld, int x0, int x_size, int tid) {
         int x;
         if constexpr (K_CONTIGUOUS) {
             kk0 = tid % BK;
@@ -136,8 +114,7 @@ struct operand_loader {
     // slice after it. FULL: the slice lies inside the matrix, so no copy needs a bound (the
     // common case, kept free of predicates). Zero-filled copies point at `anywhere`, a valid
     // address of the matrix, so that no copy ever names an address outside it.
-    template <bool FULL>
-    __device__ __forceinline__ void load(T *stage, int k0, int k, int64_t ld, const T *anywhere) {
+    template <bool FULL> __device__ __forceinline__ void load(T *stage, int k0, int k, int64_t ld, const T *anywhere) {
         const int64_t copy_step = K_CONTIGUOUS ? X_STEP * ld : K_STEP * ld;
         const T *src = next;
         T *dst = stage + shared_first;
@@ -152,8 +129,8 @@ struct operand_loader {
                 // with a shorter source size still names 16 bytes (compute-sanitizer counts
                 // them), and copying such a vector element by element here cost the main loop
                 // registers (it spilled in every 128x128x16 variant: NOTES.md, Vector ids and edges).
-                const bool valid = K_CONTIGUOUS ? (k_left > 0 && c * X_STEP < x_left)
-                                                : (c * K_STEP < k_left && x_left > 0);
+                const bool valid =
+                    K_CONTIGUOUS ? (k_left > 0 && c * X_STEP < x_left) : (c * K_STEP < k_left && x_left > 0);
                 copy_async<BYTES>(dst, valid ? src : anywhere, valid ? BYTES : 0);
             }
             src += copy_step;
@@ -175,8 +152,7 @@ struct operand_loader {
 // STAGES - 1 slices ahead of the one being multiplied; one barrier per slice.
 // VECTOR (alignment checked on the host): 16-byte global copies for the operands that run
 // along m or n, and 16-byte loads and stores of C.
-template <typename T, int BM, int BN, int BK, int TM, int TN, int STAGES, bool A_T, bool B_T,
-          bool VECTOR>
+template <typename T, int BM, int BN, int BK, int TM, int TN, int STAGES, bool A_T, bool B_T, bool VECTOR>
 struct register_tiled_shape {
     static constexpr int G = 16 / int(sizeof(T));
     static constexpr int WM = 8 * TM, WN = 4 * TN;
@@ -186,18 +162,15 @@ struct register_tiled_shape {
     static constexpr int MIN_BLOCKS = 65536 / (THREADS * 128);
     using a_loader = operand_loader<T, BM, BK, THREADS, A_T, VECTOR>;
     using b_loader = operand_loader<T, BN, BK, THREADS, !B_T, VECTOR>;
-    static constexpr int SHARED_BYTES =
-        STAGES * (a_loader::STAGE_ELEMS + b_loader::STAGE_ELEMS) * int(sizeof(T));
+    static constexpr int SHARED_BYTES = STAGES * (a_loader::STAGE_ELEMS + b_loader::STAGE_ELEMS) * int(sizeof(T));
     static_assert(BM % WM == 0 && BN % WN == 0, "block tile must hold whole warp tiles");
     static_assert(TM % G == 0 && TN % G == 0, "thread tile must hold whole vectors");
     static_assert(STAGES >= 2, "need at least double buffering");
 };
 
-template <typename T, int BM, int BN, int BK, int TM, int TN, int STAGES, bool A_T, bool B_T,
-          bool VECTOR>
-__global__ void __launch_bounds__(
-    (register_tiled_shape<T, BM, BN, BK, TM, TN, STAGES, A_T, B_T, VECTOR>::THREADS),
-    (register_tiled_shape<T, BM, BN, BK, TM, TN, STAGES, A_T, B_T, VECTOR>::MIN_BLOCKS))
+template <typename T, int BM, int BN, int BK, int TM, int TN, int STAGES, bool A_T, bool B_T, bool VECTOR>
+__global__ void __launch_bounds__((register_tiled_shape<T, BM, BN, BK, TM, TN, STAGES, A_T, B_T, VECTOR>::THREADS),
+                                  (register_tiled_shape<T, BM, BN, BK, TM, TN, STAGES, A_T, B_T, VECTOR>::MIN_BLOCKS))
     register_tiled_kernel(tiled_args<T> p) {
     using shape = register_tiled_shape<T, BM, BN, BK, TM, TN, STAGES, A_T, B_T, VECTOR>;
     using a_loader = typename shape::a_loader;
@@ -245,8 +218,8 @@ __global__ void __launch_bounds__(
 #pragma unroll
                 for (int j = 0; j < TN; ++j) acc[i][j] = T(0);
 
-            // Prologue: STAGES - 1 slices in flight. Every thread commits one group per slice,
-            // empty or not, so the wait counts below stay exact.
+                    // Prologue: STAGES - 1 slices in flight. Every thread commits one group per slice,
+                    // empty or not, so the wait counts below stay exact.
 #pragma unroll
             for (int s = 0; s < STAGES - 1; ++s) {
                 if (s < k_tiles) load_slice(s, s);
@@ -270,11 +243,9 @@ __global__ void __launch_bounds__(
                 for (int kk = 0; kk < BK; ++kk) {
                     T af[TM], bf[TN];
 #pragma unroll
-                    for (int g = 0; g < TM / G; ++g)
-                        load16(as + kk * a_loader::LD + g * 8 * G, af + g * G);
+                    for (int g = 0; g < TM / G; ++g) load16(as + kk * a_loader::LD + g * 8 * G, af + g * G);
 #pragma unroll
-                    for (int h = 0; h < TN / G; ++h)
-                        load16(bs + kk * b_loader::LD + h * 4 * G, bf + h * G);
+                    for (int h = 0; h < TN / G; ++h) load16(bs + kk * b_loader::LD + h * 4 * G, bf + h * G);
 #pragma unroll
                     for (int i = 0; i < TM; ++i)
 #pragma unroll
@@ -295,7 +266,7 @@ __global__ void __launch_bounds__(
                     la.template load<true>(a_stages + stage * a_loader::STAGE_ELEMS, next * BK, p.k, p.lda, p.a);
                     lb.template load<true>(b_stages + stage * b_loader::STAGE_ELEMS, next * BK, p.k, p.ldb, p.b);
                 });
-            // The rest: edge blocks, the k tail, and the last STAGES - 1 steps (nothing to refill).
+                // The rest: edge blocks, the k tail, and the last STAGES - 1 steps (nothing to refill).
 #pragma unroll 1
             for (; kt < k_tiles; ++kt)
                 step(kt, [&](int next, int stage) {

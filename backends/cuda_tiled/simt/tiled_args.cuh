@@ -7,8 +7,7 @@ namespace gemm::cuda_tiled {
 
 // One canonical column-major problem in the element type T. Sizes fit int (supports() checks);
 // leading dimensions and batch strides stay 64-bit because products like k * lda need it.
-template <typename T>
-struct tiled_args {
+template <typename T> struct tiled_args {
     const T *a;
     const T *b;
     T *c;

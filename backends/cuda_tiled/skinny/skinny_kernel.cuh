@@ -16,7 +16,6 @@
 
 namespace gemm::cuda_tiled::skinny {
 
-
 // A block takes BM rows of C (one or two tiles of 16) over all of k, its `warps` warps each a
 // range of k; it adds their sums in warp order, so the result does not depend on timing.
 constexpr int warps = 8;
@@ -27,8 +26,7 @@ constexpr int chunk_k = 32;
 // two), for C of 8 COLS columns: 8 KB of op(A) in flight a warp with 8 columns, 4 with 16, 2
 // with 32, as many as keep a thread within 128 registers, so that an SM holds two blocks (more
 // chunks and one block an SM were slower: NOTES.md, Skinny kernel).
-template <int COLS>
-constexpr int chunks_in_flight = COLS == 1 ? 8 : COLS == 2 ? 4 : 2;
+template <int COLS> constexpr int chunks_in_flight = COLS == 1 ? 8 : COLS == 2 ? 4 : 2;
 
 struct skinny_params {
     const void *a, *b;
@@ -38,18 +36,16 @@ struct skinny_params {
     float alpha, beta;
 };
 
-
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
 template <class T>
 __device__ inline void mma_16x8x16(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t b0,
                                    uint32_t b1) {
     if constexpr (std::is_same_v<T, __half>)
-        asm volatile(
-            "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-            "{%0, %1, %2, %3};"
-            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-            : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+                     "{%0, %1, %2, %3};"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                     : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
     else
         asm volatile(
             "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
@@ -63,8 +59,7 @@ __device__ inline void mma_16x8x16(float (&d)[4], uint32_t a0, uint32_t a1, uint
 // 2t + 9 of rows g and g + 8, its B fragment the same slots of column g: which k a slot holds
 // is free as long as both operands agree, so the 8 loaded k fill those slots of two
 // instructions in order, and every lane's loads are whole 16-byte pieces.
-template <class T>
-__device__ inline void mma_chunk(float (&d)[4], const uint4 &lo, const uint4 &hi, const uint4 &x) {
+template <class T> __device__ inline void mma_chunk(float (&d)[4], const uint4 &lo, const uint4 &hi, const uint4 &x) {
     mma_16x8x16<T>(d, lo.x, hi.x, lo.y, hi.y, x.x, x.y);
     mma_16x8x16<T>(d, lo.z, hi.z, lo.w, hi.w, x.z, x.w);
 }
@@ -85,8 +80,7 @@ __device__ inline uint4 load_part(const void *p, int64_t count) {
 // the previous one still writes them, griddepcontrol.wait). Volatile, as are the
 // multiplications: without it the compiler moved each load next to its use, and a warp had
 // one or two chunks in flight instead of all of them.
-template <bool STREAMED>
-__device__ inline uint4 load_16(const void *p, bool load) {
+template <bool STREAMED> __device__ inline uint4 load_16(const void *p, bool load) {
     uint4 v = make_uint4(0, 0, 0, 0);
     if constexpr (STREAMED)
         asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %5, 0;\n@p ld.global.cg.v4.u32 {%0, %1, %2, %3}, [%4];\n}"
@@ -144,8 +138,7 @@ __global__ void __launch_bounds__(32 * warps) skinny_kernel(skinny_params p) {
 #pragma unroll
                 for (int i = 0; i < TILES; ++i)
 #pragma unroll
-                    for (int h = 0; h < 2; ++h)
-                        va[u][i][h] = load_16<true>(rows[i][h] + kk, in && rows[i][h]);
+                    for (int h = 0; h < 2; ++h) va[u][i][h] = load_16<true>(rows[i][h] + kk, in && rows[i][h]);
 #pragma unroll
                 for (int j = 0; j < COLS; ++j) vx[u][j] = load_16<false>(columns[j] + kk, in && columns[j]);
             }

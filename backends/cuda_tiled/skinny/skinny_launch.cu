@@ -48,16 +48,14 @@ gemm_status_t launch_types(const problem &dp, const skinny_params &p, cudaStream
 
 // Line LINE's kernel for dp's types: blocks of bm / 16 tiles of 16 rows by bn / 8 pieces of 8
 // columns.
-template <std::size_t LINE>
-gemm_status_t launch_line(const problem &dp, const skinny_params &p, cudaStream_t stream) {
+template <std::size_t LINE> gemm_status_t launch_line(const problem &dp, const skinny_params &p, cudaStream_t stream) {
     constexpr kernel_config c = kernel_table[LINE];
     return launch_types<c.bm / 16, c.bn / 8>(dp, p, stream);
 }
 
 using line_fn = gemm_status_t (*)(const problem &, const skinny_params &, cudaStream_t);
 
-template <std::size_t LINE>
-constexpr line_fn launcher_of() {
+template <std::size_t LINE> constexpr line_fn launcher_of() {
     if constexpr (kernel_table[LINE].family == kernel_family::skinny) return launch_line<LINE>;
     else return nullptr;
 }
@@ -77,8 +75,9 @@ gemm_status_t launch_skinny(const kernel_config &c, const problem &dp, cudaStrea
         return set_error(GEMM_STATUS_NOT_SUPPORTED,
                          "cuda_tiled: " + kernel_id(c, dp.ab_type, false) + " refuses " + why);
     if (dp.m == 0 || dp.n == 0 || dp.batch == 0) return GEMM_STATUS_SUCCESS;
-    const skinny_params p{dp.a, dp.b, dp.c, dp.lda, dp.ldb, dp.ldc, dp.stride_a, dp.stride_b, dp.stride_c,
-                          int(dp.m), int(dp.n), int(dp.k), int(dp.batch), float(dp.alpha), float(dp.beta)};
+    const skinny_params p{dp.a,      dp.b,        dp.c,          dp.lda,          dp.ldb,
+                          dp.ldc,    dp.stride_a, dp.stride_b,   dp.stride_c,     int(dp.m),
+                          int(dp.n), int(dp.k),   int(dp.batch), float(dp.alpha), float(dp.beta)};
     return launchers[std::size_t(&c - kernel_table)](dp, p, stream);
 }
 

@@ -47,8 +47,8 @@ mma_item item_of(const problem &p, int first_tile) {
 
 template <class T, class TC, bool A_T, bool B_T, int N>
 gemm_status_t launch_typed(const mma_launch<N> &l, int tiles, int64_t batch, cudaStream_t stream) {
-    mma_kernel<T, TC, A_T, B_T, N><<<dim3(unsigned(tiles), unsigned(std::min<int64_t>(batch, 65535))),
-                                     mma_tiling::threads, 0, stream>>>(l);
+    mma_kernel<T, TC, A_T, B_T, N>
+        <<<dim3(unsigned(tiles), unsigned(std::min<int64_t>(batch, 65535))), mma_tiling::threads, 0, stream>>>(l);
     return cuda::cuda_status(cudaGetLastError(), "cuda_tiled: mma kernel launch");
 }
 
@@ -103,7 +103,8 @@ gemm_status_t launch_mma_batch(const problem_batch &batch, cudaStream_t stream) 
     int64_t tiles = 0;
     gemm_status_t s = check_device(first.device);
     auto flush = [&] {
-        if (l->count > 0 && s == GEMM_STATUS_SUCCESS) s = launch_items(*l, first.ab_type, first.c_type, int(tiles), 1, stream);
+        if (l->count > 0 && s == GEMM_STATUS_SUCCESS)
+            s = launch_items(*l, first.ab_type, first.c_type, int(tiles), 1, stream);
         l->count = 0;
         tiles = 0;
     };

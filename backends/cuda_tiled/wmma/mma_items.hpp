@@ -18,15 +18,14 @@ struct mma_item {
     int tiles_m = 0;     // 64-row tiles of C
     int first_tile = 0;  // its first block of the launch's grid
     float alpha = 1.0f, beta = 0.0f;
-    bool a_t = false, b_t = false;  // the launch's ops (its kernel is compiled for them)
+    bool a_t = false, b_t = false;      // the launch's ops (its kernel is compiled for them)
     bool vec_a = false, vec_b = false;  // 16-byte aligned base, leading dimension and stride
 };
 
 // The items of one launch: one for a plain problem or strided batch, up to 128 for a batch of
 // GEMMs of their own shapes (then under 15 KB of parameters, within the 32 KB a kernel takes
 // since CUDA 12.1 on Volta and later).
-template <int N>
-struct mma_launch {
+template <int N> struct mma_launch {
     mma_item items[N];
     int count = 0;
 };

@@ -28,8 +28,8 @@ constexpr int vector = 8;  // elements of 16 bytes
 // its contiguous dimension: A (m x k) as k rows of m (op N) or m rows of k (op T), B (k x n)
 // as n rows of k (op N) or k rows of n (op T).
 constexpr int rows_m = bm + vector, rows_k = bk + vector, rows_n = bn + vector;
-constexpr int a_elements = bm * rows_k > bk * rows_m ? bm * rows_k : bk * rows_m;
-constexpr int b_elements = bn * rows_k > bk * rows_n ? bn * rows_k : bk * rows_n;
+constexpr int a_elements = bm * rows_k > bk *rows_m ? bm *rows_k : bk *rows_m;
+constexpr int b_elements = bn * rows_k > bk *rows_n ? bn *rows_k : bk *rows_n;
 constexpr int ldc_s = bn + 4;
 constexpr int slots = bm * bk / vector / threads;  // vectors per thread per operand tile: 2
 static_assert(bm == bn && slots * vector * threads == bm * bk, "tiling");
@@ -42,8 +42,7 @@ static_assert(bm == bn && slots * vector * threads == bm * bk, "tiling");
 #endif
 
 // Eight consecutive elements of an operand tile, as read from global memory.
-template <class T>
-struct mma_vector {
+template <class T> struct mma_vector {
     union {
         uint4 bits;
         T e[mma_tiling::vector];
@@ -53,8 +52,7 @@ struct mma_vector {
 // Slot s of this thread in a tile of `outer` lines of `inner` = 64 or 32 contiguous elements
 // (A op N: k lines of 64 m; op T: 64 m lines of 32 k; likewise B): the line and the first
 // element along it.
-template <int INNER>
-__device__ inline void slot_position(int s, int &line, int &along) {
+template <int INNER> __device__ inline void slot_position(int s, int &line, int &along) {
     const int q = int(threadIdx.x) + s * mma_tiling::threads;
     constexpr int per_line = INNER / mma_tiling::vector;
     line = q / per_line;

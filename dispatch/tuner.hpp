@@ -69,7 +69,7 @@ std::optional<int> forced_disturbed_timings();
 // that a backend that skips reading or scaling C fails the check); the least leading
 // dimensions, rounded up to 16 bytes for a padded class; device 0 for a device class (the
 // caller sets another).
-operand_layout layout_for(const problem_class &c);
+operand_layout layout_for(const problem_class &key);
 
 // Times the candidates of c on operands laid out as `layout` says (dispatch/measure) and fills
 // out, again (options.disturbed_retimes) while out.disturbed. Fails only when nothing could

@@ -1514,7 +1514,7 @@ void fuzz_tune_key(byte_source &in) {
     require(report.stored == (store && !report.disturbed),
             "gemm_tune_key's report.stored differs from its store argument and report.disturbed");
     ++counters().timed_calls;
-    if (!store) return;
+    if (!report.stored) return;
     const gemm_tune_entry_t *e = entry_of(key);
     require(e != nullptr, "a key gemm_tune_key stored is not among gemm_tune_cache_entries");
     stored_keys.push_back(key);

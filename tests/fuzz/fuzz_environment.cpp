@@ -32,6 +32,9 @@ void prepare_environment() {
     }
     for (const std::string &name : names) unsetenv(name.c_str());
     setenv("GEMM_LOG_LEVEL", "off", 1);
+    // gemm_tune_key stores what it measured on a busy machine too (dispatch/tuner.hpp), so that
+    // what a store does is checked on every run; a disturbed tune's report is checked as well.
+    setenv("GEMM_TEST_TUNE_DISTURBED", "never", 1);
     const char *tmp = std::getenv("TMPDIR");
     std::string dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/gemm_fuzz_XXXXXX";
     if (!mkdtemp(dir.data())) {

@@ -8,12 +8,7 @@
 # usage: isa_linkage.sh NM OBJECTS (cpu_omp's object files, separated by ':')
 set -euo pipefail
 nm=$1 objects=$2
-skip() {
-    echo "SKIPPED: $1"
-    [ -z "${GEMM_TEST_SKIP_REASON_FILE:-}" ] || echo "$1" >"$GEMM_TEST_SKIP_REASON_FILE"
-    exit 77
-}
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/cli/cli_lib.sh"  # skip and fail
 
 command -v "$nm" >/dev/null 2>&1 || skip "no nm to list the objects' symbols with"
 isa_objects=$(tr ':' '\n' <<<"$objects" | grep -E '/(microkernel|conversions)_avx[0-9a-z_]*\.cpp\.o$' || true)

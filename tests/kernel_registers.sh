@@ -6,12 +6,7 @@
 # usage: kernel_registers.sh OBJDUMP OBJECTS (cpu_omp's object files, separated by ':')
 set -euo pipefail
 objdump=$1 objects=$2
-skip() {
-    echo "SKIPPED: $1"
-    [ -z "${GEMM_TEST_SKIP_REASON_FILE:-}" ] || echo "$1" >"$GEMM_TEST_SKIP_REASON_FILE"
-    exit 77
-}
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/cli/cli_lib.sh"  # skip and fail
 
 command -v "$objdump" >/dev/null 2>&1 || skip "no objdump to disassemble the kernels with"
 object=$(tr ':' '\n' <<<"$objects" | grep '/microkernel_avx512\.cpp\.o' || true)

@@ -37,7 +37,7 @@ std::string invalid_verbose(const std::string &v) { return one_of(v, {"0", "1", 
 std::string invalid_level(const std::string &v) {
     return one_of(v, {"trace", "debug", "info", "warn", "error", "off"}, "off, error, warn, info, debug or trace");
 }
-std::string invalid_tf32(const std::string &v) { return one_of(v, {"0", "1"}, "0 or 1"); }
+std::string invalid_flag(const std::string &v) { return one_of(v, {"0", "1"}, "0 or 1"); }
 std::string invalid_tune(const std::string &v) { return one_of(v, {"off", "use", "online"}, "off, use or online"); }
 
 }  // namespace
@@ -93,7 +93,9 @@ const backend_option library_options[] = {
     {"GEMM_VERBOSE", "0, 1, 2", "0", "1: a line per call on stderr; 2: also why each other backend was not used",
      invalid_verbose},
     {"GEMM_LOG_LEVEL", "off, error, warn, info, debug, trace", "warn", "library messages on stderr", invalid_level},
-    {"GEMM_ALLOW_TF32", "0, 1", "0", "allow TF32 tensor-core math for f32 on the GPU", invalid_tf32},
+    {"GEMM_ALLOW_TF32", "0, 1", "0", "allow TF32 tensor-core math for f32 on the GPU", invalid_flag},
+    {"GEMM_CHECK_POINTERS", "0, 1", "0",
+     "1: every plan run asks the driver where its operands lie, as desc->check_pointers = 1 does", invalid_flag},
     {"GEMM_TUNE", "use, off, online", "use", "read the tune cache; ignore it; also tune unseen shapes on first sight",
      invalid_tune},
     {"GEMM_TUNE_CACHE", "a path", "$XDG_CACHE_HOME/gemm/tune-cache.txt, else ~/.cache/gemm/tune-cache.txt",
@@ -134,6 +136,7 @@ env_settings read_env() {
     for (auto &[name, l] : levels)
         if (level == name) s.level = l;
     s.allow_tf32 = s.option("GEMM_ALLOW_TF32") == "1";
+    s.check_pointers = s.option("GEMM_CHECK_POINTERS") == "1";
     s.tune = tune == "off" ? tune_mode::off : tune == "online" ? tune_mode::online : tune_mode::use;
     s.record_path = s.option("GEMM_RECORD");
     return s;

@@ -28,6 +28,7 @@ struct env_settings {
     int verbose = 0;                    // GEMM_VERBOSE: 0, 1 (a line per call), 2 (also skipped backends)
     log_level level = log_level::warn;  // GEMM_LOG_LEVEL
     bool allow_tf32 = false;            // GEMM_ALLOW_TF32
+    bool check_pointers = false;        // GEMM_CHECK_POINTERS: plan runs classify their operands
     tune_mode tune = tune_mode::use;    // GEMM_TUNE
     std::string record_path;            // GEMM_RECORD: append untuned shapes here
     // Every variable, the library's first, then each backend's in registry order.

@@ -257,7 +257,8 @@ struct gemm_case {
     gemm_dtype_t ab_type = GEMM_F32;
     gemm_dtype_t c_type = GEMM_F32;
     entry api = entry::typed;
-    bool tf32 = false;  // f32 products may be formed from inputs cut to TF32 (GEMM_ALLOW_TF32=1)
+    bool tf32 = false;            // f32 products may be formed from inputs cut to TF32 (GEMM_ALLOW_TF32=1)
+    bool check_pointers = false;  // entry::plan: desc->check_pointers
 
     // The only compute type the library accepts for ab_type (f16/bf16 accumulate in f32).
     gemm_dtype_t compute_type() const { return ab_type == GEMM_F64 || is_complex(ab_type) ? ab_type : GEMM_F32; }
@@ -650,6 +651,7 @@ inline gemm_status_t call_plan(const gemm_case &c, const void *alpha, const void
     d.device = device;
     d.alignment = common_alignment(A, B, C);
     d.beta_zero = c.beta_zero();
+    d.check_pointers = c.check_pointers;
     gemm_plan_t plan = nullptr;
     gemm_status_t s = gemm_plan_create(&d, &plan);
     if (s != GEMM_STATUS_SUCCESS) return s;

@@ -146,6 +146,10 @@ TEST_CASE("plan: gemm_plan_create refuses what a call or gemm_backend_supports w
     d.aux = -1;
     CHECK(gemm_plan_create(&d, &p) == GEMM_STATUS_INVALID_VALUE);
     CHECK(contains(gemm_last_error(), "gemm_desc_t: aux = -1 must be 0 or 1"));
+    d = desc_of(8, 8, 8);
+    d.check_pointers = 3;
+    CHECK(gemm_plan_create(&d, &p) == GEMM_STATUS_INVALID_VALUE);
+    CHECK(contains(gemm_last_error(), "gemm_desc_t: check_pointers = 3 must be 0 or 1"));
     // A forced backend that cannot serve the class: the status a call forced onto it gets.
     gemm_desc_t on_device = desc_of(8, 8, 8);
     on_device.device = 0;
@@ -274,6 +278,24 @@ TEST_CASE("plan: beta = 0 writes C without reading it") {
     REQUIRE(gemm_plan_run(p, &alpha, x.a.data(), x.b.data(), &beta, nan_c.data()) == GEMM_STATUS_SUCCESS);
     check_close(nan_c, x.expected(alpha, 0, x.c), x.k, alpha, 0);
     gemm_plan_destroy(p);
+}
+
+// A run that asks where its operands lie computes what one that trusts its desc does.
+TEST_CASE("plan: a plan that checks its pointers computes the same C") {
+    f32_operands x(7, 5, 9);
+    const float alpha = 0.5f, beta = -1.0f;
+    std::vector<std::vector<float>> results;
+    for (int check : {0, 1}) {
+        gemm_desc_t d = desc_of(7, 5, 9);
+        d.check_pointers = check;
+        gemm_plan_t p = make_plan(d);
+        std::vector<float> c = x.c;
+        REQUIRE(gemm_plan_run(p, &alpha, x.a.data(), x.b.data(), &beta, c.data()) == GEMM_STATUS_SUCCESS);
+        check_close(c, x.expected(alpha, beta, x.c), x.k, alpha, beta);
+        results.push_back(c);
+        gemm_plan_destroy(p);
+    }
+    CHECK(results[0] == results[1]);
 }
 
 TEST_CASE("plan: an empty class has no backend and its runs compute nothing") {

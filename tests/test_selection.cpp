@@ -1,6 +1,6 @@
 // test_selection.cpp: backend selection from code (gemm_set_backend, gemm::scoped_backend) and
-// from the environment (GEMM_BACKEND, GEMM_VERBOSE, GEMM_LOG_LEVEL, GEMM_ALLOW_TF32, GEMM_TUNE,
-// GEMM_CBLAS_LIB), including the verbose trace on stderr.
+// from the environment (GEMM_BACKEND, GEMM_VERBOSE, GEMM_LOG_LEVEL, GEMM_ALLOW_TF32,
+// GEMM_CHECK_POINTERS, GEMM_TUNE, GEMM_CBLAS_LIB), including the verbose trace on stderr.
 //
 // The environment is read once per process, so each env_* test suite is one scenario: it is
 // skipped by default and CTest runs it with its variables set and
@@ -303,9 +303,10 @@ TEST_SUITE("env_backend_auto" * doctest::skip()) {
 }
 
 TEST_SUITE("env_valid_settings" * doctest::skip()) {
-    TEST_CASE("selection valid GEMM_LOG_LEVEL, GEMM_ALLOW_TF32 and GEMM_VERBOSE=0 are accepted") {
+    TEST_CASE("selection valid GEMM_LOG_LEVEL, GEMM_ALLOW_TF32, GEMM_CHECK_POINTERS and GEMM_VERBOSE=0 are accepted") {
         REQUIRE(env_value("GEMM_LOG_LEVEL") == "trace");
         REQUIRE(env_value("GEMM_ALLOW_TF32") == "1");
+        REQUIRE(env_value("GEMM_CHECK_POINTERS") == "1");
         REQUIRE(env_value("GEMM_VERBOSE") == "0");
         expect_every_call_succeeds();
     }
@@ -436,6 +437,13 @@ TEST_SUITE("env_allow_tf32_invalid" * doctest::skip()) {
     TEST_CASE("selection GEMM_ALLOW_TF32=yes: every call fails with INVALID_CONFIG") {
         REQUIRE(env_value("GEMM_ALLOW_TF32") == "yes");
         expect_invalid_config("GEMM_ALLOW_TF32='yes'");
+    }
+}
+
+TEST_SUITE("env_check_pointers_invalid" * doctest::skip()) {
+    TEST_CASE("selection GEMM_CHECK_POINTERS=2: every call fails with INVALID_CONFIG") {
+        REQUIRE(env_value("GEMM_CHECK_POINTERS") == "2");
+        expect_invalid_config("GEMM_CHECK_POINTERS='2'");
     }
 }
 

@@ -110,7 +110,8 @@ gemm_status_t problem_of(const api_desc &d, int position, problem &p, call_shape
                          "gemm_desc_t: device = " + std::to_string(d.device) + " must be -1 (host) or an ordinal",
                          position);
     // A flag is 0 or 1: anything else there (a count, garbage) is a mistake, not "true".
-    for (const auto &[name, value] : {std::pair{"beta_zero", d.beta_zero}, std::pair{"aux", d.aux}})
+    for (const auto &[name, value] :
+         {std::pair{"beta_zero", d.beta_zero}, std::pair{"aux", d.aux}, std::pair{"check_pointers", d.check_pointers}})
         if (value != 0 && value != 1)
             return set_error(GEMM_STATUS_INVALID_VALUE,
                              std::string("gemm_desc_t: ") + name + " = " + std::to_string(value) + " must be 0 or 1",

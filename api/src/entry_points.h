@@ -90,6 +90,7 @@ typedef struct api_desc {
     int device, alignment, beta_zero;
     int activation, bias_axis, aux;
     int64_t ld_aux;
+    int check_pointers;
 } api_desc;
 
 gemm_status_t api_run(const api_call *call);

@@ -431,6 +431,7 @@ static int read_desc(const gemm_desc_t *d, int position, api_desc *out, gemm_sta
     out->bias_axis = (int)d->bias_axis;
     out->aux = d->aux;
     out->ld_aux = d->ld_aux;
+    out->check_pointers = d->check_pointers;
     return 1;
 }
 

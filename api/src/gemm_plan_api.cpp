@@ -86,7 +86,8 @@ gemm_status_t create(const api_desc *d, gemm_plan_t *out) {
     made->has_epilogue = shape.epilogue.any();
     made->epilogue = {d->activation, d->bias_axis, nullptr,
                       nullptr,       nullptr,      shape.epilogue.aux ? shape.epilogue.ld_aux : 0};
-    if (gemm_status_t s = plan::make(shape, call, made->decided); s != GEMM_STATUS_SUCCESS) return s;
+    if (gemm_status_t s = plan::make(shape, call, d->check_pointers != 0, made->decided); s != GEMM_STATUS_SUCCESS)
+        return s;
     made->row_major = d->layout == GEMM_ROW_MAJOR;
     made->compute = d->compute;
     made->alignment = d->alignment;

@@ -1358,11 +1358,14 @@ TEST_SUITE("gpu_epilogue_trace" * doctest::skip()) {
     }
 }
 
-TEST_CASE("gpu: a plan refuses operands in other memory than its desc says, C unchanged") {
+// A plan that checks its pointers (desc->check_pointers, or every plan under
+// GEMM_CHECK_POINTERS=1) refuses operands in other memory than its desc names, C unchanged.
+void check_plan_refusals(bool desc_flag) {
     gemm_case c = base_case({GEMM_F32, GEMM_F32}, GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 8, 9, 10);
     set_leading_dims(c, 0);
     c.beta = 1.0;
     c.api = entry::plan;
+    c.check_pointers = desc_flag;
     operands o = make_operands(c);
     for (const std::string &spec : {std::string("auto"), std::string("cublas"), std::string("cuda_tiled")}) {
         selection_guard sel(spec);
@@ -1384,7 +1387,28 @@ TEST_CASE("gpu: a plan refuses operands in other memory than its desc says, C un
                           spec << ": status " << int(s) << ": " << gemm_last_error());
             CHECK(cbuf.read() == o.c0);
         }
+        {  // a device plan, managed operands: the device reads them
+            buffer a(memory::managed, o.a), b(memory::managed, o.b), cbuf(memory::managed, o.c0);
+            gemm_status_t s = call_gemm(c, a.get(), b.get(), cbuf.get(), 0);
+            REQUIRE_MESSAGE(s == GEMM_STATUS_SUCCESS, spec << ": status " << int(s) << ": " << gemm_last_error());
+            CUDA_REQUIRE(cudaDeviceSynchronize());
+            CHECK(compare_result(c, o, cbuf.read(), cpu_ref_result(c, o)).ok);
+        }
         check_no_cuda_error(spec);
+    }
+}
+
+TEST_CASE("gpu: a plan made with desc->check_pointers = 1 refuses operands in other memory than its desc says") {
+    check_plan_refusals(true);
+}
+
+// Run as its own process with GEMM_CHECK_POINTERS=1 (CTest: gpu.check_pointers).
+TEST_SUITE("gpu_check_pointers" * doctest::skip()) {
+    TEST_CASE("gpu_check_pointers: GEMM_CHECK_POINTERS=1 makes every plan refuse operands in other memory") {
+        const char *check = std::getenv("GEMM_CHECK_POINTERS");
+        REQUIRE_MESSAGE((check && std::string(check) == "1"),
+                        "run with GEMM_CHECK_POINTERS=1 (CTest: gpu.check_pointers)");
+        check_plan_refusals(false);
     }
 }
 

@@ -370,6 +370,11 @@ typedef struct gemm_desc {
     int aux;                      /* 1: forward runs save the activation's input (backward
                                      activations read one whatever this says) */
     int64_t ld_aux;               /* 0: the least valid leading dimension */
+    int check_pointers;           /* 1: every run of a plan made from the desc asks the driver
+                                     where A, B and C lie and refuses other memory than device
+                                     says; 0: runs trust device (gemm_plan_run says what a
+                                     wrong pointer then does). GEMM_CHECK_POINTERS=1 checks
+                                     every plan's runs. Calls always check. */
 } gemm_desc_t;
 
 #define GEMM_DESC_TIGHT (-1)
@@ -515,9 +520,16 @@ GEMM_API gemm_status_t gemm_plan_create(const gemm_desc_t *desc, gemm_plan_t *pl
  * and C, and for a batch the matrices the desc's strides place after them, as a call takes
  * them. Refused, C untouched: a NULL pointer the run needs (A and B when k > 0 and alpha !=
  * 0, C when the class is not empty), a pointer that is not a multiple of desc->alignment,
- * beta != 0 for a plan made with desc->beta_zero = 1 (GEMM_STATUS_INVALID_VALUE), operands
- * in other memory than desc->device says (GEMM_STATUS_MIXED_MEMORY_SPACES; managed memory
- * serves a device plan). Device plans are enqueued on the calling thread's stream
+ * beta != 0 for a plan made with desc->beta_zero = 1 (GEMM_STATUS_INVALID_VALUE).
+ * The operands must lie in the memory desc->device names (managed memory serves a device
+ * plan). A run trusts that, as cuBLAS trusts its pointers, because asking the CUDA driver
+ * where each pointer lies costs more than the rest of a run's host work. A plan made with
+ * desc->check_pointers = 1, or any plan under GEMM_CHECK_POINTERS=1, asks on every run and
+ * refuses other memory (GEMM_STATUS_MIXED_MEMORY_SPACES, C untouched). Without the check a
+ * wrong pointer's effect is undefined, as with cuBLAS: a device plan's kernels typically
+ * fault on host memory (a CUDA illegal-address error, after which the CUDA context and
+ * every later call on it fail), and a host plan's CPU code on device memory (a
+ * segmentation fault). Device plans are enqueued on the calling thread's stream
  * (gemm_set_stream) and return before the result is ready, as calls do. Positions in
  * messages: plan 1, alpha 2, A 3, B 4, beta 5, C 6. */
 GEMM_API gemm_status_t gemm_plan_run(gemm_plan_t plan, const void *alpha, const void *A, const void *B,

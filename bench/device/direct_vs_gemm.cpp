@@ -2,7 +2,7 @@
 // For each shape it times, with CUDA events on one stream and device pointers, the same
 // SGEMM made directly and through gemm_sgemm (backend forced), and reports the ratio; then
 // the host time per call on a tiny shape (the dispatch layer's own cost, and a plan run's).
-// Built and run by bench/device/run.sh; prints one table.
+// Built and run by bench/device/run.sh; prints one table. --host-only: the host cost alone.
 #include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda.h>  // the driver's types only: its functions are found through the runtime
@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include <gemm/gemm.h>
@@ -109,7 +110,8 @@ lt_plan make_lt_plan(cublasLtHandle_t lt, int n) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char **argv) {
+    const bool host_only = argc > 1 && std::string(argv[1]) == "--host-only";
     cudaStream_t s;
     cudaStreamCreate(&s);
     cublasHandle_t handle;
@@ -119,8 +121,9 @@ int main() {
     gemm_set_stream(s);
     const float one = 1.0f, zero = 0.0f;
 
-    std::printf("%-10s %6s %12s %12s %8s\n", "library", "n", "direct_ms", "via_gemm_ms", "ratio");
+    if (!host_only) std::printf("%-10s %6s %12s %12s %8s\n", "library", "n", "direct_ms", "via_gemm_ms", "ratio");
     for (int n : {8, 256, 1024, 4096, 8192}) {
+        if (host_only) break;
         operands o(n);
         int inner = n <= 256 ? 200 : n <= 1024 ? 20 : 3;
         auto direct = [&] {
@@ -183,6 +186,11 @@ int main() {
     gemm_plan_t plan = nullptr;
     check(gemm_plan_create(&desc, &plan) == GEMM_STATUS_SUCCESS, "gemm_plan_create");
     auto plan_run = [&] { gemm_plan_run(plan, &one, tiny.a, tiny.b, &zero, tiny.c); };
+    // The same plan asking the driver where its operands lie on every run.
+    desc.check_pointers = 1;
+    gemm_plan_t checked = nullptr;
+    check(gemm_plan_create(&desc, &checked) == GEMM_STATUS_SUCCESS, "gemm_plan_create (check_pointers)");
+    auto checked_run = [&] { gemm_plan_run(checked, &one, tiny.a, tiny.b, &zero, tiny.c); };
     // The same operands carved from one allocation, as a caching allocator hands them out:
     // the library asks the driver about the first and finds the others in the same range.
     float *whole = nullptr;
@@ -197,19 +205,21 @@ int main() {
                                   {nullptr, plan_run},                            // 5: plan run
                                   {nullptr, direct_on(one_a, one_b, one_c, 8)},   // 6: direct, one allocation
                                   {"cublas", routed_on(one_a, one_b, one_c, 8)},  // 7: forced, one allocation
-                                  {nullptr, plan_one}};                           // 8: plan run, one allocation
+                                  {nullptr, plan_one},                            // 8: plan run, one allocation
+                                  {nullptr, checked_run}};                        // 9: plan run, pointers checked
     const int rounds = 31;
     const std::vector<std::vector<double>> per = host_us_interleaved(s, ways, 1000, rounds);
     std::printf("host cost per call, 8x8x8 sgemm, the median over %d interleaved rounds of the difference to a "
                 "direct call in the same round: direct cublasSgemm %.3f us; through gemm: plan run %+.3f us, forced "
                 "cublas %+.3f us, auto on a tune cache hit (%s) %+.3f us; auto untuned (ld=16, built-in rule) %+.3f "
-                "us over direct with ld=16 (%.3f us)\n",
+                "us over direct with ld=16 (%.3f us); plan run with check_pointers %+.3f us\n",
                 rounds, median(per[0]), median_over(per, 5, 0), median_over(per, 1, 0), report.backend,
-                median_over(per, 2, 0), median_over(per, 4, 3), median(per[3]));
+                median_over(per, 2, 0), median_over(per, 4, 3), median(per[3]), median_over(per, 9, 0));
     std::printf("the same with A, B and C in one allocation: direct %.3f us; plan run %+.3f us, forced cublas "
                 "%+.3f us\n",
                 median(per[6]), median_over(per, 8, 6), median_over(per, 7, 6));
     gemm_plan_destroy(plan);
+    gemm_plan_destroy(checked);
     cudaFree(whole);
 
     // The driver calls every device call makes, each timed alone: back to back (warm), and

@@ -11,7 +11,9 @@
 #   sanitize  compute-sanitizer memcheck and racecheck on cuda_naive and cuda_tiled
 #             (SANITIZE_BACKENDS narrows them, e.g. to cuda_tiled; SANITIZE_CASES names the
 #             test cases, doctest's -tc, default the correctness matrix and cuda_tiled's ids)
-#   direct    cuBLAS/cuBLASLt called directly vs through gemm, and the per-call host cost
+#   direct    cuBLAS/cuBLASLt called directly vs through gemm, and the per-call host cost of a
+#             plan run, a forced call and auto on a tune cache hit over a direct cuBLAS call
+#             (and of a plan that checks its pointers), measured twice
 #   short     short device calls back to back (direct, forced, plan) against what the
 #             measurement engine times for them (short_calls.cpp)
 #   bench     gemm bench --device 0: cuda_tiled, cublas, cublaslt against cuBLAS (f32)
@@ -205,7 +207,12 @@ if has_stage sanitize; then
     done
 fi
 if has_stage direct; then
-    program direct_vs_gemm -lcublas -lcublasLt && timeout 120 $build/direct_vs_gemm | tee "$out/direct_vs_gemm.txt"
+    # The host cost twice: a host's speed drifts between runs by as much as the costs measured.
+    program direct_vs_gemm -lcublas -lcublasLt && timeout 120 $build/direct_vs_gemm | tee "$out/direct_vs_gemm.txt" &&
+        timeout 60 $build/direct_vs_gemm --host-only | tee -a "$out/direct_vs_gemm.txt"
+    while read -r line; do
+        summary+=("host cost: $(sed -E 's/.*direct cublasSgemm ([0-9.]+) us; through gemm: plan run ([-+0-9.]+) us, forced cublas ([-+0-9.]+) us, auto on a tune cache hit \(([a-z_]+)\) ([-+0-9.]+) us.*check_pointers ([-+0-9.]+) us/direct \1 us: plan \2, forced \3, auto hit (\4) \5, checked plan \6/' <<<"$line")")
+    done < <(grep '^host cost per call' "$out/direct_vs_gemm.txt")
     cmake --build $build --target gemm_dispatch_cost >>"$out/build.log" 2>&1 &&
         OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $build/bench/gemm_dispatch_cost | tee -a "$out/direct_vs_gemm.txt"
 fi

@@ -73,7 +73,7 @@ gemm_status_t time_on_stream(int device, void *stream, gemm_status_t (*work)(voi
 
 std::size_t cache_bytes(int device) {
     int l2 = 0;
-    if (cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device) != cudaSuccess) {
+    if (l2_cache_bytes(device, l2) != cudaSuccess) {
         cudaGetLastError();
         return std::size_t(64) << 20;
     }

@@ -27,6 +27,15 @@ namespace {
 using cuda::cublas;  // the loaded functions (cublas_library.hpp)
 using cuda::use_tf32;
 
+// The handle's math mode for p. Reductions stay in the compute type: by default cuBLAS may
+// split k and add the partial sums in C's type, which for f16 and bf16 C is several roundings
+// of partial sums larger than the result (beyond the tolerance rule's one rounding).
+cublasMath_t math_for(const problem &p) {
+    const int mode = (use_tf32(p) ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH) |
+                     CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION;
+    return static_cast<cublasMath_t>(mode);
+}
+
 // The Sgemm/Dgemm forms for f32 and f64 (the peers' baseline), Cgemm/Zgemm for complex,
 // GemmEx for the rest.
 // Batches use the strided-batched forms; a stride of 0 shares one matrix.
@@ -111,8 +120,7 @@ gemm_status_t launch(const problem &dp, cudaStream_t stream, run_report &ctx) {
     cuda::device_context *dc = nullptr;
     gemm_status_t s = cuda::context_for(dp.device, dc);
     cublasHandle_t h = nullptr;
-    if (s == GEMM_STATUS_SUCCESS)
-        s = dc->blas(stream, use_tf32(dp) ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH, h);
+    if (s == GEMM_STATUS_SUCCESS) s = dc->blas(stream, math_for(dp), h);
     if (s == GEMM_STATUS_SUCCESS) s = enqueue(h, dp, ctx);
     return s;
 }
@@ -246,7 +254,7 @@ public:
             if (g.scales_only() || use_tf32(g)) return GEMM_STATUS_NOT_SUPPORTED;
         if (!vectors_aligned()) return GEMM_STATUS_NOT_SUPPORTED;
         cublasHandle_t h = nullptr;
-        if ((s = dc->blas(stream, CUBLAS_DEFAULT_MATH, h)) != GEMM_STATUS_SUCCESS) return s;
+        if ((s = dc->blas(stream, math_for(b_.shapes.front()), h)) != GEMM_STATUS_SUCCESS) return s;
         pointer_uploads &uploads = dc->attachment<pointer_uploads>();
         const void *const *arrays = nullptr;
         if ((s = uploads.upload(b_, arrays)) != GEMM_STATUS_SUCCESS) return s;
@@ -307,7 +315,7 @@ private:
     static gemm_status_t on_lane(cuda::side_streams &side, int lane, const problem &p) {
         if (p.scales_only()) return cuda::scale_c(p, side.stream(lane));
         cublasHandle_t h = nullptr;
-        gemm_status_t s = side.blas(lane, use_tf32(p) ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH, h);
+        gemm_status_t s = side.blas(lane, math_for(p), h);
         run_report each;  // the batch's report names the way, not each matrix's entry point
         return s == GEMM_STATUS_SUCCESS ? enqueue(h, p, each) : s;
     }

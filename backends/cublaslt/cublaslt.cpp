@@ -306,6 +306,13 @@ gemm_status_t run_heuristic(cublasLtHandle_t lt, const problem &p, lt_plan &plan
                                                       sizeof workspace);
     for (int i = 0; i < 4 && s == CUBLAS_STATUS_SUCCESS; ++i)
         s = cublas().cublasLtMatmulPreferenceSetAttribute(pref, align_attr[i], &align[i], sizeof align[i]);
+    // Split-k partial sums are added in the compute type, never in C's: for f16 and bf16 C that
+    // would be several roundings of partial sums larger than the result (the tolerance rule
+    // allows one rounding of the result).
+    const uint32_t reductions = CUBLASLT_REDUCTION_SCHEME_MASK & ~uint32_t(CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE);
+    if (s == CUBLAS_STATUS_SUCCESS)
+        s = cublas().cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &reductions,
+                                                          sizeof reductions);
     cublasLtMatmulHeuristicResult_t results[max_candidates] = {};
     int returned = 0;
     if (s == CUBLAS_STATUS_SUCCESS)

@@ -740,11 +740,13 @@ TEST_CASE("gpu: operands a call does not read do not decide its memory space") {
 // A call classifies the operands that lie in an allocation it has already met by that
 // allocation (as a caching allocator carves them from one): on device and on page-locked host
 // memory the call computes, and with C in the other space it is still refused, C unchanged;
-// by a plain call and by a plan run.
+// by a plain call and by a run of a plan that checks its pointers (one that trusts its desc
+// would hand the kernel a host C).
 TEST_CASE("gpu: operands carved from one allocation") {
     gemm_case c = base_case({GEMM_F32, GEMM_F32}, GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 8, 9, 10);
     set_leading_dims(c, 0);
     c.beta = 1.0;
+    c.check_pointers = true;
     const operands o = make_operands(c);
     const std::vector<double> expected = cpu_ref_result(c, o);
     auto rounded = [](std::size_t n) { return (n + 255) / 256 * 256; };

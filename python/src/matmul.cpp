@@ -1,0 +1,162 @@
+// matmul.cpp: gemm.matmul, numpy.matmul's semantics computed by one gemm call.
+#include "bindings.hpp"
+
+#include "blas_call.hpp"
+#include "operand.hpp"
+#include "python_error.hpp"
+
+#include <nanobind/stl/string.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace nb = nanobind;
+
+namespace gemm_python {
+namespace {
+
+nb::tuple shape_tuple(const std::vector<int64_t> &shape) {
+    nb::list list;
+    for (int64_t size : shape) list.append(size);
+    return nb::tuple(list);
+}
+
+std::string shape_text(const std::vector<int64_t> &values) {
+    std::string text = "(";
+    for (size_t i = 0; i < values.size(); ++i) text += (i ? ", " : "") + std::to_string(values[i]);
+    return text + ")";
+}
+
+// GEMM_VERBOSE=1 (or more) says on stderr when an operand had to be copied, read on each
+// copy (copies are the rare path).
+void say_copied(const char *argument, const operand &x, const char *why) {
+    const char *verbose = std::getenv("GEMM_VERBOSE");
+    if (!verbose || std::atoi(verbose) < 1) return;
+    std::fprintf(stderr, "gemm.matmul: %s (shape %s, strides %s elements) %s: copied\n", argument,
+                 shape_text(x.geometry.shape).c_str(), shape_text(x.geometry.strides).c_str(), why);
+}
+
+struct matmul_args {
+    operand a, b;
+    matmul_shape shape;
+};
+
+// The result's array, allocated by the library a made its operand with (NumPy, CuPy,
+// PyTorch), or out, checked against the result's shape, dtype and memory.
+operand result_operand(const matmul_args &args, nb::handle out) {
+    if (out.is_none())
+        return import_output(helpers().empty(args.a.object, shape_tuple(args.shape.result_shape)), "out");
+    operand c = import_output(out, "out");
+    if (c.dtype != args.a.dtype)
+        refuse(GEMM_STATUS_INVALID_DTYPE, "out",
+               std::string("dtype ") + dtype_text(c.dtype) + " differs from the result's, " + dtype_text(args.a.dtype));
+    if (c.geometry.shape != args.shape.result_shape)
+        refuse(GEMM_STATUS_INVALID_SIZE, "out",
+               "shape " + shape_text(c.geometry.shape) + " differs from the result's, " +
+                   shape_text(args.shape.result_shape));
+    if (c.device != args.a.device)
+        refuse(GEMM_STATUS_MIXED_MEMORY_SPACES, "out",
+               "is in " + device_text(c.device) + " memory, a and b in " + device_text(args.a.device) + " memory");
+    return c;
+}
+
+matmul_args operands_of(nb::handle a_object, nb::handle b_object) {
+    matmul_args args{import_input(a_object, "a"), import_input(b_object, "b"), {}};
+    if (args.a.dtype != args.b.dtype)
+        refuse(GEMM_STATUS_INVALID_DTYPE, "b",
+               std::string("dtype ") + dtype_text(args.b.dtype) + " differs from a's, " + dtype_text(args.a.dtype) +
+                   " (gemm computes one type; convert one of them, e.g. b.astype(a.dtype))");
+    if (args.a.device != args.b.device)
+        refuse(GEMM_STATUS_MIXED_MEMORY_SPACES, "b",
+               "is in " + device_text(args.b.device) + " memory, a in " + device_text(args.a.device) + " memory");
+    return args;
+}
+
+void reshape(matmul_args &args) {
+    matmul_shape_result shape = matmul_shape_of(args.a.geometry, args.b.geometry);
+    if (!shape.shape) refuse(GEMM_STATUS_INVALID_SIZE, shape.argument, shape.error);
+    args.shape = *shape.shape;
+}
+
+// An operand BLAS cannot read in place becomes a contiguous copy.
+blas_operand readable(operand &x, matmul_args &args, bool is_a, gemm_layout_t layout) {
+    std::optional<blas_operand> view = blas_operand_of(is_a ? args.shape.a : args.shape.b, layout);
+    if (view) return *view;
+    const char *name = is_a ? "a" : "b";
+    say_copied(name, x, "is no matrix BLAS reads in place (neither stride is 1, or they overlap)");
+    x = import_input(helpers().contiguous(x.object), name);
+    reshape(args);
+    view = blas_operand_of(is_a ? args.shape.a : args.shape.b, layout);
+    if (!view) refuse(GEMM_STATUS_INTERNAL_ERROR, name, "its contiguous copy is still no BLAS matrix");
+    return *view;
+}
+
+nb::object matmul(nb::handle a_object, nb::handle b_object, nb::handle out, nb::handle alpha, nb::handle beta,
+                  nb::handle backend, nb::handle stream) {
+    matmul_args args = operands_of(a_object, b_object);
+    reshape(args);
+    const scalars values = scalars_of(args.a.dtype, alpha, beta);
+    if (out.is_none() && !values.beta_zero)
+        refuse(GEMM_STATUS_INVALID_VALUE, "beta", "beta != 0 needs out= (the C that beta scales)");
+    call_context context;
+    if (!backend.is_none()) context.backend = nb::cast<std::string>(nb::str(backend));
+    context.device = args.a.device >= 0;
+    context.stream = stream_of(stream);
+
+    const operand c = result_operand(args, out);
+    // An empty result has nothing to compute (and empty operands' strides mean nothing).
+    for (int64_t size : args.shape.result_shape)
+        if (size == 0) return c.object;
+    // C is computed apart and copied into out when BLAS cannot write out as it is, or when
+    // out shares memory with a or b (numpy.matmul's result is as if computed apart).
+    operand target = c;
+    result_strides strides = result_strides_of(args.shape, c.geometry);
+    std::optional<gemm_layout_t> layout = layout_of_result(strides.c);
+    const bool overlaps =
+        !out.is_none() && (extents_overlap(c.geometry, c.data, args.a.geometry, args.a.data, c.itemsize()) ||
+                           extents_overlap(c.geometry, c.data, args.b.geometry, args.b.data, c.itemsize()));
+    if (!layout || overlaps) {
+        say_copied("out", c, overlaps ? "shares memory with a or b" : "is no matrix BLAS writes in place");
+        nb::object temporary = values.beta_zero ? helpers().empty(c.object, shape_tuple(args.shape.result_shape))
+                                                : helpers().contiguous(c.object);
+        target = import_output(temporary, "out");
+        strides = result_strides_of(args.shape, target.geometry);
+        layout = layout_of_result(strides.c);
+        if (!layout) refuse(GEMM_STATUS_INTERNAL_ERROR, "out", "the contiguous result is still no BLAS matrix");
+    }
+
+    blas_call call;
+    call.layout = *layout;
+    call.a = readable(args.a, args, true, call.layout);
+    call.b = readable(args.b, args, false, call.layout);
+    call.m = args.shape.m;
+    call.n = args.shape.n;
+    call.k = args.shape.k;
+    call.ldc = blas_operand_of(strides.c, call.layout)->ld;
+    call.dtype = args.a.dtype;
+    call.itemsize = args.a.itemsize();
+    call.a_data = args.a.data;
+    call.b_data = args.b.data;
+    call.c_data = target.data;
+    call.values = values;
+    call.batch = batch_form_of(args.shape.batch_shape, args.shape.a_batch_strides, args.shape.b_batch_strides,
+                               strides.batch_strides);
+    if (call.batch.count > 0) {
+        const call_failure failure = run_without_gil(call, context);
+        if (failure.status != GEMM_STATUS_SUCCESS) raise_failure(failure);
+    }
+    if (!target.object.is(c.object)) helpers().assign(c.object, target.object);
+    // Two vectors make a scalar, as numpy.matmul returns it.
+    if (out.is_none() && args.shape.result_shape.empty()) return c.object[nb::tuple()];
+    return c.object;
+}
+
+}  // namespace
+
+void bind_matmul(nb::module_ &m) {
+    m.def("matmul", &matmul, nb::arg("a"), nb::arg("b"), nb::arg("out") = nb::none(), nb::kw_only(),
+          nb::arg("alpha") = 1.0, nb::arg("beta") = 0.0, nb::arg("backend") = nb::none(), nb::arg("stream") = nb::none(),
+          "C = alpha * a @ b + beta * out, as numpy.matmul computes a @ b (see docs/PYTHON.md).");
+}
+
+}  // namespace gemm_python

@@ -4,10 +4,12 @@ set -euo pipefail
 
 # libblas3/libblas-dev: reference BLAS and cblas.h, the peer of the drop-in BLAS tests;
 # python3: its json module checks the command line's --json output in the tests;
+# python3-dev, python3-venv, python3-pip: the Python package (pip install .) and its tests;
 # Open MPI and ScaLAPACK: examples/distributed and its 4-rank test;
 # clang-format and clang-tidy: scripts/format.sh and scripts/lint.sh.
 packages=(cmake make gcc g++ pkg-config doctest-dev libspdlog-dev libopenblas0-pthread
           libopenblas-pthread-dev libblas3 libblas-dev python3
+          python3-dev python3-venv python3-pip
           libopenmpi-dev openmpi-bin libscalapack-openmpi-dev clang-format clang-tidy)
 
 missing=()

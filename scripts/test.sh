@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test.sh: sets up, builds and runs the test suites: the full build (CUDA too when nvcc is
 # present; GPU tests skip visibly without a device), then the CPU tests again under
-# AddressSanitizer and UBSan, then clang-tidy's checks and clang-format's (scripts/lint.sh).
+# AddressSanitizer and UBSan, then clang-tidy's checks and clang-format's (scripts/lint.sh),
+# then the Python package's tests (python/tests).
 # Both builds treat warnings as errors (GEMM_WERROR). Each build's output goes to a log (printed when the
 # build fails); each stage ends with one summary line, and the script with one verdict over
 # all, exit 0 only when no test or check failed.
@@ -66,6 +67,56 @@ run_stage "stage 2 (ASan + UBSan build, CPU tests)" build-sanitize -L cpu
 
 run_check "stage 3 (clang-tidy, scripts/lint.sh --tidy)" bash scripts/lint.sh --tidy build-tidy
 run_check "stage 4 (clang-format, scripts/lint.sh --format)" bash scripts/lint.sh --format
+
+# pytest_count WORD: the count pytest's summary (build-python/pytest.log) gives for WORD, or 0.
+pytest_count() {
+    tail -n 1 build-python/pytest.log | grep -oE "[0-9]+ $1( |,|$)" | grep -oE '^[0-9]+' || echo 0
+}
+
+# run_python_stage NAME: builds the Python package into a venv of its own (build-python/venv)
+# and runs its pytest suite. Skipped, saying why, where python3 cannot make a venv or pip cannot
+# reach PyPI; a build or test failure fails. CUDA is off: CI has nvcc but no GPU, and the CUDA
+# backends would add many minutes of a 2-core machine to a build whose device tests skip. The
+# build tools are installed into the venv first and the package built without build isolation,
+# so that the build folder (build-python/<wheel tag>) stays valid between runs and rebuilds are
+# incremental.
+run_python_stage() {
+    local name=$1 venv=build-python/venv log=build-python/pip.log python=python3
+    [ -x /usr/bin/python3 ] && python=/usr/bin/python3
+    echo "== test $name (log: $log)"
+    mkdir -p build-python
+    local skip=""
+    if ! { [ -x "$venv/bin/pip" ] || "$python" -m venv "$venv"; } >"$log" 2>&1; then
+        skip="$python -m venv failed (Debian: apt-get install python3-venv)"
+    elif ! "$venv/bin/pip" install -q "scikit-build-core>=0.10" "nanobind>=2.0" >>"$log" 2>&1; then
+        skip="pip could not install scikit-build-core and nanobind (no network to PyPI?)"
+    fi
+    if [ -n "$skip" ]; then
+        tail -n 5 "$log"
+        echo "test.sh: $name skipped: $skip"
+        skipped=$((skipped + 1))
+        summaries+=("$name: 0 passed, 0 failed, 1 skipped ($skip)")
+        return
+    fi
+    if ! CMAKE_ARGS="-DGEMM_WITH_CUDA=OFF" "$venv/bin/pip" install --no-build-isolation "./[test]" >>"$log" 2>&1; then
+        tail -n 60 "$log"
+        echo "test.sh: the Python package's build failed (the whole log: $log)"
+        failed=$((failed + 1))
+        summaries+=("$name: 0 passed, 1 failed, 0 skipped")
+        return
+    fi
+    local rc=0 p f s
+    "$venv/bin/python" -m pytest -q -rs python/tests 2>&1 | tee build-python/pytest.log || rc=$?
+    # pytest's last line: "170 passed, 7 skipped in 2.1s" (or "... 1 failed, 2 errors ...").
+    p=$(pytest_count passed) s=$(pytest_count skipped)
+    f=$(($(pytest_count failed) + $(pytest_count 'errors?')))
+    # A pytest that failed without a failed test (a collection error, a crash) still fails.
+    [ "$rc" -eq 0 ] || [ "$f" -gt 0 ] || f=1
+    passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+    summaries+=("$name: $p passed, $f failed, $s skipped")
+}
+
+run_python_stage "stage 5 (Python package, pytest python/tests)"
 
 echo
 for line in "${summaries[@]}"; do echo "$line"; done

@@ -1,0 +1,65 @@
+"""Device arrays through DLPack (CuPy, PyTorch): computed on the device, never copied to
+the host. Skipped, with the reason, where no CUDA device, CUDA build or array library is."""
+
+import numpy as np
+import pytest
+
+import gemm
+
+
+def cuda_backends():
+    return [b for b in gemm.backends() if b.kind == "device" and b.available]
+
+
+def require_device():
+    if not any(b.kind == "device" for b in gemm.backends()):
+        pytest.skip("this build of gemm has no CUDA backend (built with GEMM_WITH_CUDA=OFF or without nvcc)")
+    if not cuda_backends():
+        reasons = "; ".join(f"{b.name}: {b.reason}" for b in gemm.backends() if b.kind == "device")
+        pytest.skip(f"no CUDA backend can run here ({reasons})")
+
+
+def array_library(name):
+    require_device()
+    return pytest.importorskip(name, reason=f"{name} is not installed")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "complex64"])
+def test_cupy_arrays_stay_on_the_device(dtype):
+    cp = array_library("cupy")
+    rng = np.random.default_rng(1)
+    a = cp.asarray(rng.uniform(-1, 1, (3, 64, 48)).astype(dtype))
+    b = cp.asarray(rng.uniform(-1, 1, (48, 80)).astype(dtype))
+    c = gemm.matmul(a, b)
+    assert isinstance(c, cp.ndarray)
+    expected = cp.matmul(a.astype(cp.complex128), b.astype(cp.complex128))
+    tolerance = {"float16": 3e-2, "float32": 1e-4, "complex64": 1e-4, "float64": 1e-12}[dtype]
+    assert float(cp.abs(c - expected).max()) < tolerance * 48
+    out = cp.ones((3, 64, 80), dtype=dtype)
+    stream = cp.cuda.Stream()
+    with stream:
+        gemm.matmul(a, b.T.copy().T, out, beta=1.0, stream=stream)
+    stream.synchronize()
+    assert float(cp.abs(out - (expected + 1)).max()) < tolerance * 48
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_torch_tensors_stay_on_the_device(dtype):
+    torch = array_library("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("PyTorch sees no CUDA device")
+    t = getattr(torch, dtype)
+    a = torch.rand(2, 32, 16, device="cuda", dtype=t)
+    b = torch.rand(16, 24, device="cuda", dtype=t)
+    c = gemm.matmul(a, b)
+    assert isinstance(c, torch.Tensor) and c.device == a.device and c.dtype == t
+    torch.cuda.synchronize()
+    expected = torch.matmul(a.double(), b.double())
+    assert float((c.double() - expected).abs().max()) < (0.1 if dtype == "bfloat16" else 1e-4)
+
+
+def test_host_and_device_operands_are_refused():
+    cp = array_library("cupy")
+    with pytest.raises(gemm.Error) as info:
+        gemm.matmul(cp.ones((2, 2), cp.float32), np.ones((2, 2), np.float32))
+    assert info.value.status == gemm.Status.MIXED_MEMORY_SPACES

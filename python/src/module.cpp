@@ -13,4 +13,5 @@ NB_MODULE(_gemm, m) {
     gemm_python::bind_matmul(m);
     gemm_python::bind_plan(m);
     gemm_python::bind_queries(m);
+    gemm_python::bind_c_timing(m);
 }

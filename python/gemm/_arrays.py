@@ -11,21 +11,14 @@ from ._error import Error, Status
 
 
 def _namespace(x):
-    """The array-API namespace of x (NumPy's for NumPy arrays), or None."""
-    if type(x) is np.ndarray:
-        return np
+    """The array-API namespace of x, or None."""
     get = getattr(x, "__array_namespace__", None)
-    if get is not None:
-        try:
-            return get()
-        except Exception:  # a producer whose namespace needs arguments or is absent
-            pass
-    module = type(x).__module__.split(".")[0]
-    if module == "cupy":
-        import cupy
-
-        return cupy
-    return None
+    if get is None:
+        return None
+    try:
+        return get()
+    except Exception:  # a producer whose namespace is not importable here
+        return None
 
 
 def contiguous(x):
@@ -41,17 +34,18 @@ def empty(like, shape):
     """An uninitialized array of shape, like's dtype, in like's memory."""
     if isinstance(like, np.ndarray):
         return np.empty(shape, like.dtype)
-    if hasattr(like, "new_empty"):  # PyTorch
+    if hasattr(like, "new_empty"):  # PyTorch: same dtype and device
         return like.new_empty(shape)
+    if type(like).__module__.split(".")[0] == "cupy":
+        import cupy
+
+        with like.device:  # CuPy allocates on the current device
+            return cupy.empty(shape, dtype=like.dtype)
     xp = _namespace(like)
     if xp is not None:
-        device = getattr(like, "device", None)
-        try:
-            return xp.empty(shape, dtype=like.dtype, device=device)
-        except TypeError:  # namespaces without the device keyword (CuPy's own)
-            return xp.empty(shape, dtype=like.dtype)
+        return xp.empty(shape, dtype=like.dtype, device=like.device)
     raise Error(
-        f"cannot allocate the result like a {type(like).__name__}: pass out= "
+        f"out: cannot allocate the result like a {type(like).__name__}: pass out= "
         "(gemm allocates through NumPy, CuPy, PyTorch or an array-API namespace)",
         Status.INVALID_VALUE,
         argument="out",

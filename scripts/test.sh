@@ -77,7 +77,8 @@ pytest_count() {
 # and runs its pytest suite. Skipped, saying why, where python3 cannot make a venv or pip cannot
 # reach PyPI; a build or test failure fails. CUDA is off: CI has nvcc but no GPU, and the CUDA
 # backends would add many minutes of a 2-core machine to a build whose device tests skip. The
-# build tools are installed into the venv first and the package built without build isolation,
+# build and test requirements are installed into the venv first (the check that PyPI can be
+# reached) and the package built without build isolation,
 # so that the build folder (build-python/<wheel tag>) stays valid between runs and rebuilds are
 # incremental.
 run_python_stage() {
@@ -88,8 +89,9 @@ run_python_stage() {
     local skip=""
     if ! { [ -x "$venv/bin/pip" ] || "$python" -m venv "$venv"; } >"$log" 2>&1; then
         skip="$python -m venv failed (Debian: apt-get install python3-venv)"
-    elif ! "$venv/bin/pip" install -q "scikit-build-core>=0.10" "nanobind>=2.0" >>"$log" 2>&1; then
-        skip="pip could not install scikit-build-core and nanobind (no network to PyPI?)"
+    elif ! "$venv/bin/pip" install -q "scikit-build-core>=0.10" "nanobind>=2.0" numpy pytest ml_dtypes \
+        >>"$log" 2>&1; then
+        skip="pip could not install the build and test requirements (no network to PyPI?)"
     fi
     if [ -n "$skip" ]; then
         tail -n 5 "$log"
@@ -98,7 +100,8 @@ run_python_stage() {
         summaries+=("$name: 0 passed, 0 failed, 1 skipped ($skip)")
         return
     fi
-    if ! CMAKE_ARGS="-DGEMM_WITH_CUDA=OFF" "$venv/bin/pip" install --no-build-isolation "./[test]" >>"$log" 2>&1; then
+    if ! CMAKE_ARGS="-DGEMM_WITH_CUDA=OFF" CMAKE_BUILD_PARALLEL_LEVEL="$jobs" \
+        "$venv/bin/pip" install --no-build-isolation "./[test]" >>"$log" 2>&1; then
         tail -n 60 "$log"
         echo "test.sh: the Python package's build failed (the whole log: $log)"
         failed=$((failed + 1))

@@ -65,12 +65,6 @@ batch_offsets offsets_of(const std::vector<batch_dim> &dims, int64_t count) {
     return offsets;
 }
 
-std::string shape_text(const std::vector<int64_t> &shape) {
-    std::string text = "(";
-    for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
-    return text + (shape.size() == 1 ? ",)" : ")");
-}
-
 // The operand's matrix: its last two dimensions, or a vector as numpy.matmul takes it (a
 // row for a, a column for b).
 matrix_shape matrix_of(const strided_shape &x, bool is_left) {
@@ -83,6 +77,12 @@ matrix_shape matrix_of(const strided_shape &x, bool is_left) {
 }
 
 }  // namespace
+
+std::string shape_text(const std::vector<int64_t> &shape) {
+    std::string text = "(";
+    for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
+    return text + (shape.size() == 1 ? ",)" : ")");
+}
 
 std::optional<blas_operand> blas_operand_of(const matrix_shape &x, gemm_layout_t layout) {
     const bool row = layout == GEMM_ROW_MAJOR;

@@ -11,6 +11,9 @@
 
 namespace gemm_python {
 
+// A shape or strides as Python writes a tuple: "(4, 3)", "(4,)".
+std::string shape_text(const std::vector<int64_t> &shape);
+
 // An array as its shape and strides in elements (DLPack's units).
 struct strided_shape {
     std::vector<int64_t> shape;

@@ -21,12 +21,6 @@ nb::tuple shape_tuple(const std::vector<int64_t> &shape) {
     return nb::tuple(list);
 }
 
-std::string shape_text(const std::vector<int64_t> &values) {
-    std::string text = "(";
-    for (size_t i = 0; i < values.size(); ++i) text += (i ? ", " : "") + std::to_string(values[i]);
-    return text + ")";
-}
-
 // GEMM_VERBOSE=1 (or more) says on stderr when an operand had to be copied, read on each
 // copy (copies are the rare path).
 void say_copied(const char *argument, const operand &x, const char *why) {
@@ -83,12 +77,71 @@ blas_operand readable(operand &x, matmul_args &args, bool is_a, gemm_layout_t la
     std::optional<blas_operand> view = blas_operand_of(is_a ? args.shape.a : args.shape.b, layout);
     if (view) return *view;
     const char *name = is_a ? "a" : "b";
-    say_copied(name, x, "is no matrix BLAS reads in place (neither stride is 1, or they overlap)");
+    say_copied(name, x, "is no matrix BLAS reads in place (one stride 1 element, the other at least its dimension)");
     x = import_input(helpers().contiguous(x.object), name);
     reshape(args);
     view = blas_operand_of(is_a ? args.shape.a : args.shape.b, layout);
     if (!view) refuse(GEMM_STATUS_INTERNAL_ERROR, name, "its contiguous copy is still no BLAS matrix");
     return *view;
+}
+
+// Where C is computed: out itself, or a contiguous temporary copied into out afterwards
+// when BLAS cannot write out as it is, or when out shares memory with a or b
+// (numpy.matmul's result is as if computed apart).
+struct computation_target {
+    operand c;
+    result_strides strides;
+    gemm_layout_t layout = GEMM_ROW_MAJOR;
+};
+
+computation_target target_of(const operand &c, const matmul_args &args, const scalars &values, bool out_given) {
+    computation_target target{c, result_strides_of(args.shape, c.geometry)};
+    std::optional<gemm_layout_t> layout = layout_of_result(target.strides.c);
+    const int64_t size = c.itemsize();
+    const bool overlaps = out_given && (extents_overlap(c.geometry, c.data, args.a.geometry, args.a.data, size) ||
+                                        extents_overlap(c.geometry, c.data, args.b.geometry, args.b.data, size));
+    if (layout && !overlaps) {
+        target.layout = *layout;
+        return target;
+    }
+    say_copied("out", c, overlaps ? "shares memory with a or b" : "is no matrix BLAS writes in place");
+    nb::object temporary = values.beta_zero ? helpers().empty(c.object, shape_tuple(args.shape.result_shape))
+                                            : helpers().contiguous(c.object);
+    target.c = import_output(temporary, "out");
+    target.strides = result_strides_of(args.shape, target.c.geometry);
+    layout = layout_of_result(target.strides.c);
+    if (!layout) refuse(GEMM_STATUS_INTERNAL_ERROR, "out", "the contiguous result is still no BLAS matrix");
+    target.layout = *layout;
+    return target;
+}
+
+// The one C call for the operands (copying those BLAS cannot read in place).
+blas_call call_of(matmul_args &args, const computation_target &target, const scalars &values) {
+    blas_call call;
+    call.layout = target.layout;
+    call.a = readable(args.a, args, true, call.layout);
+    call.b = readable(args.b, args, false, call.layout);
+    call.m = args.shape.m;
+    call.n = args.shape.n;
+    call.k = args.shape.k;
+    call.ldc = blas_operand_of(target.strides.c, call.layout)->ld;
+    call.dtype = args.a.dtype;
+    call.itemsize = args.a.itemsize();
+    call.a_data = args.a.data;
+    call.b_data = args.b.data;
+    call.c_data = target.c.data;
+    call.values = values;
+    call.batch = batch_form_of(args.shape.batch_shape, args.shape.a_batch_strides, args.shape.b_batch_strides,
+                               target.strides.batch_strides);
+    return call;
+}
+
+call_context context_of(const operand &a, nb::handle backend, nb::handle stream) {
+    call_context context;
+    if (!backend.is_none()) context.backend = nb::cast<std::string>(nb::str(backend));
+    context.device = a.device >= 0;
+    context.stream = stream_of(stream);
+    return context;
 }
 
 nb::object matmul(nb::handle a_object, nb::handle b_object, nb::handle out, nb::handle alpha, nb::handle beta,
@@ -98,54 +151,18 @@ nb::object matmul(nb::handle a_object, nb::handle b_object, nb::handle out, nb::
     const scalars values = scalars_of(args.a.dtype, alpha, beta);
     if (out.is_none() && !values.beta_zero)
         refuse(GEMM_STATUS_INVALID_VALUE, "beta", "beta != 0 needs out= (the C that beta scales)");
-    call_context context;
-    if (!backend.is_none()) context.backend = nb::cast<std::string>(nb::str(backend));
-    context.device = args.a.device >= 0;
-    context.stream = stream_of(stream);
-
+    const call_context context = context_of(args.a, backend, stream);
     const operand c = result_operand(args, out);
     // An empty result has nothing to compute (and empty operands' strides mean nothing).
     for (int64_t size : args.shape.result_shape)
         if (size == 0) return c.object;
-    // C is computed apart and copied into out when BLAS cannot write out as it is, or when
-    // out shares memory with a or b (numpy.matmul's result is as if computed apart).
-    operand target = c;
-    result_strides strides = result_strides_of(args.shape, c.geometry);
-    std::optional<gemm_layout_t> layout = layout_of_result(strides.c);
-    const bool overlaps =
-        !out.is_none() && (extents_overlap(c.geometry, c.data, args.a.geometry, args.a.data, c.itemsize()) ||
-                           extents_overlap(c.geometry, c.data, args.b.geometry, args.b.data, c.itemsize()));
-    if (!layout || overlaps) {
-        say_copied("out", c, overlaps ? "shares memory with a or b" : "is no matrix BLAS writes in place");
-        nb::object temporary = values.beta_zero ? helpers().empty(c.object, shape_tuple(args.shape.result_shape))
-                                                : helpers().contiguous(c.object);
-        target = import_output(temporary, "out");
-        strides = result_strides_of(args.shape, target.geometry);
-        layout = layout_of_result(strides.c);
-        if (!layout) refuse(GEMM_STATUS_INTERNAL_ERROR, "out", "the contiguous result is still no BLAS matrix");
-    }
-
-    blas_call call;
-    call.layout = *layout;
-    call.a = readable(args.a, args, true, call.layout);
-    call.b = readable(args.b, args, false, call.layout);
-    call.m = args.shape.m;
-    call.n = args.shape.n;
-    call.k = args.shape.k;
-    call.ldc = blas_operand_of(strides.c, call.layout)->ld;
-    call.dtype = args.a.dtype;
-    call.itemsize = args.a.itemsize();
-    call.a_data = args.a.data;
-    call.b_data = args.b.data;
-    call.c_data = target.data;
-    call.values = values;
-    call.batch = batch_form_of(args.shape.batch_shape, args.shape.a_batch_strides, args.shape.b_batch_strides,
-                               strides.batch_strides);
+    const computation_target target = target_of(c, args, values, !out.is_none());
+    const blas_call call = call_of(args, target, values);
     if (call.batch.count > 0) {
         const call_failure failure = run_without_gil(call, context);
         if (failure.status != GEMM_STATUS_SUCCESS) raise_failure(failure);
     }
-    if (!target.object.is(c.object)) helpers().assign(c.object, target.object);
+    if (!target.c.object.is(c.object)) helpers().assign(c.object, target.c.object);
     // Two vectors make a scalar, as numpy.matmul returns it.
     if (out.is_none() && args.shape.result_shape.empty()) return c.object[nb::tuple()];
     return c.object;

@@ -1,5 +1,6 @@
 """The GIL is released while the library computes: Python threads run meanwhile."""
 
+import sys
 import threading
 import time
 
@@ -10,24 +11,27 @@ import gemm
 
 def test_python_runs_while_a_matmul_computes():
     a = np.ones((1200, 1200))
-    started = threading.Event()
+    call = []
 
     def compute():
-        started.set()
+        begin = time.perf_counter()
         gemm.matmul(a, a)
+        call.extend((begin, time.perf_counter()))
 
     worker = threading.Thread(target=compute)
+    seen = []
     worker.start()
-    started.wait()
-    ticks, begin = 0, time.perf_counter()
     while worker.is_alive():
-        ticks += 1
-    elapsed = time.perf_counter() - begin
+        seen.append(time.perf_counter())
     worker.join()
-    # Holding the GIL for the call would leave this loop a few switch intervals (5 ms each)
-    # of the call; released, it spins through the whole call.
-    assert elapsed > 0.02, "the call was too short to tell"
-    assert ticks > 20000, f"{ticks} iterations in {elapsed:.3f} s: the GIL was held"
+    begin, end = call
+    # A call holding the GIL would leave this thread nothing to run between its start and
+    # end but what it ran before the call took the GIL, one switch interval at most: its
+    # middle, a margin of two intervals in from each end, would see no iteration.
+    margin = 2 * sys.getswitchinterval()
+    assert end - begin > 3 * margin, f"the call ({end - begin:.3f} s) was too short to tell"
+    inside = [t for t in seen if begin + margin < t < end - margin]
+    assert inside, f"no Python ran in the middle of a {end - begin:.3f} s call: the GIL was held"
 
 
 def test_threads_compute_at_once(rng):

@@ -153,9 +153,11 @@ def test_verbose_says_when_an_operand_is_copied():
         "a = np.ones((4, 8))[:, ::2]\n"
         "gemm.matmul(a, np.ones((4, 3)))\n"
         "gemm.matmul(np.ones((4, 4)), np.ones((4, 3)))\n"
+        "gemm.matmul(np.ones((4, 4)), np.ones((4, 3)), np.ones((4, 6))[:, ::2])\n"
     )
     env = dict(__import__("os").environ, GEMM_VERBOSE="1")
     result = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, text=True, check=True)
     copies = [line for line in result.stderr.splitlines() if line.startswith("gemm.matmul:")]
-    assert len(copies) == 1, result.stderr
+    assert len(copies) == 2, result.stderr
     assert "a (shape (4, 4), strides (8, 2) elements)" in copies[0] and "copied" in copies[0]
+    assert "out (shape (4, 3), strides (6, 2) elements) is no matrix BLAS writes in place" in copies[1]

@@ -235,7 +235,11 @@ const env_settings &settings() {
     return s;
 }
 
+// gemm_set_thread_backend's, over the process's.
+thread_local const selection *from_thread = nullptr;
+
 const selection &current_selection() {
+    if (from_thread) return *from_thread;
     const selection *sel = from_code.load(std::memory_order_acquire);
     return sel ? *sel : from_env();
 }
@@ -248,6 +252,17 @@ gemm_status_t select_backend(const char *spec) {
     selection sel = parse_selection(spec, "gemm_set_backend");
     if (sel.error != GEMM_STATUS_SUCCESS) return set_error(sel.error, sel.error_message, 1);
     from_code.store(intern(std::move(sel)), std::memory_order_release);
+    return GEMM_STATUS_SUCCESS;
+}
+
+gemm_status_t select_thread_backend(const char *spec) {
+    if (!spec) {
+        from_thread = nullptr;
+        return GEMM_STATUS_SUCCESS;
+    }
+    selection sel = parse_selection(spec, "gemm_set_thread_backend");
+    if (sel.error != GEMM_STATUS_SUCCESS) return set_error(sel.error, sel.error_message, 1);
+    from_thread = intern(std::move(sel));
     return GEMM_STATUS_SUCCESS;
 }
 

@@ -67,12 +67,16 @@ struct selection {
     std::string error_message;
 };
 
-// The selection every call uses: gemm_set_backend's if set, else GEMM_BACKEND's, else auto.
-// The reference stays valid for the life of the process.
+// The selection a call on this thread uses: gemm_set_thread_backend's if set, else
+// gemm_set_backend's, else GEMM_BACKEND's, else auto. The reference stays valid for the life
+// of the process.
 const selection &current_selection();
 
-// Parses spec and, if it names something usable, makes it current. nullptr reverts to the
-// environment's choice. On error the current selection is unchanged.
+// Parses spec and, if it names something usable, makes it the process's selection. nullptr
+// reverts to the environment's choice. On error the current selection is unchanged.
 gemm_status_t select_backend(const char *spec);
+
+// The same for the calling thread only; nullptr returns it to the process's selection.
+gemm_status_t select_thread_backend(const char *spec);
 
 }  // namespace gemm

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gemm/gemm.hpp"
@@ -186,6 +187,48 @@ TEST_SUITE("code") {
         }
         // The previous choice is still in force, not just still reported.
         CHECK(small_sgemm() == GEMM_STATUS_SUCCESS);
+        REQUIRE(gemm_set_backend(nullptr) == GEMM_STATUS_SUCCESS);
+    }
+
+    // A thread's own choice is over the process's for that thread alone; NULL gives it the
+    // process's back; a refused name leaves the thread's choice; the trace's source says which.
+    TEST_CASE("selection set_thread_backend: this thread's choice over the process's, no other thread's") {
+        REQUIRE(gemm_set_backend("cpu_omp") == GEMM_STATUS_SUCCESS);
+        REQUIRE(gemm_set_thread_backend("cpu_ref") == GEMM_STATUS_SUCCESS);
+        CHECK(std::string(gemm_get_backend()) == "cpu_ref");
+        CHECK(std::string(gemm_get_backend_source()) == "gemm_set_thread_backend");
+        CHECK(small_sgemm() == GEMM_STATUS_SUCCESS);
+        std::string other_backend, other_source;
+        std::thread other([&] {
+            other_backend = gemm_get_backend();
+            other_source = gemm_get_backend_source();
+        });
+        other.join();
+        CHECK(other_backend == "cpu_omp");
+        CHECK(other_source == "gemm_set_backend");
+
+        CHECK(gemm_set_thread_backend("nosuch") == GEMM_STATUS_UNKNOWN_BACKEND);
+        CHECK(gemm_last_error_parameter() == 1);
+        CHECK(std::string(gemm_get_backend()) == "cpu_ref");
+        // A plan made on the thread decides under the thread's choice.
+        gemm_desc_t d;
+        gemm_desc_init(&d, GEMM_F32, GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 4, 4, 4);
+        gemm_plan_t plan = nullptr;
+        REQUIRE(gemm_plan_create(&d, &plan) == GEMM_STATUS_SUCCESS);
+        const char *planned = nullptr;
+        REQUIRE(gemm_plan_get_backend(plan, &planned, nullptr, nullptr) == GEMM_STATUS_SUCCESS);
+        CHECK(std::string(planned) == "cpu_ref");
+        gemm_plan_destroy(plan);
+
+        REQUIRE(gemm_set_thread_backend(nullptr) == GEMM_STATUS_SUCCESS);
+        CHECK(std::string(gemm_get_backend()) == "cpu_omp");
+        {
+            gemm::scoped_thread_backend scoped("cpu_ref");
+            REQUIRE(scoped.ok());
+            CHECK(std::string(gemm_get_backend()) == "cpu_ref");
+        }
+        CHECK(std::string(gemm_get_backend()) == "cpu_omp");
+        CHECK(std::string(gemm_get_backend_source()) == "gemm_set_backend");
         REQUIRE(gemm_set_backend(nullptr) == GEMM_STATUS_SUCCESS);
     }
 

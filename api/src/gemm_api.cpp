@@ -105,6 +105,11 @@ gemm_status_t gemm_set_backend(const char *name) {
     return guarded([&] { return select_backend(name); });
 }
 
+gemm_status_t gemm_set_thread_backend(const char *name) {
+    clear_error();
+    return guarded([&] { return select_thread_backend(name); });
+}
+
 gemm_status_t gemm_set_stream(void *stream) {
     clear_error();
     set_thread_stream(stream);

@@ -6,7 +6,6 @@
 #include <nanobind/stl/string.h>
 
 #include <cstring>
-#include <mutex>
 #include <vector>
 
 namespace nb = nanobind;
@@ -80,22 +79,19 @@ gemm_status_t run_call(const blas_call &call) {
     return run_strided(call);
 }
 
-// The library's selection is one per process (gemm_set_backend); a call that forces its own
-// sets it, runs and puts it back, one such call at a time.
-std::mutex forced_backend_mutex;
-
+// A call that forces its own backend sets it for this thread alone (gemm_set_thread_backend),
+// runs, and gives the thread back the choice it had: other threads never see it.
 call_failure run_forced(const blas_call &call, const call_context &context) {
-    std::lock_guard<std::mutex> lock(forced_backend_mutex);
     const std::string previous = gemm_get_backend();
-    const bool was_set = std::strcmp(gemm_get_backend_source(), "gemm_set_backend") == 0;
-    gemm_status_t status = gemm_set_backend(context.backend.c_str());
+    const bool was_set = std::strcmp(gemm_get_backend_source(), "gemm_set_thread_backend") == 0;
+    gemm_status_t status = gemm_set_thread_backend(context.backend.c_str());
     if (status != GEMM_STATUS_SUCCESS) {
         call_failure failure = failure_of_last_call(status);
         failure.argument = "backend";
         return failure;
     }
     call_failure failure = failure_of(run_call(call));
-    gemm_set_backend(was_set ? previous.c_str() : nullptr);
+    gemm_set_thread_backend(was_set ? previous.c_str() : nullptr);
     return failure;
 }
 

@@ -49,3 +49,22 @@ def test_threads_compute_at_once(rng):
         t.join()
     for i in range(8):
         np.testing.assert_allclose(results[i], a[i] @ a[i], rtol=1e-12, atol=1e-12)
+
+
+def test_backend_keyword_is_the_calling_threads_alone(rng):
+    # backend= sets the calling thread's selection (gemm_set_thread_backend) for the call:
+    # other threads read the process's while it runs, and the process's survives it.
+    a = rng.uniform(-1, 1, (160, 160))
+    gemm.set_backend("cpu_omp")
+    try:
+        seen = []
+        worker = threading.Thread(target=lambda: [gemm.matmul(a, a, backend="cpu_ref") for _ in range(5)])
+        worker.start()
+        while worker.is_alive():
+            seen.append(gemm.info()["backend"])
+        worker.join()
+        assert seen, "the forced calls ended before the main thread looked"
+        assert set(seen) == {"cpu_omp"}
+        assert gemm.info()["backend_source"] == "gemm_set_backend"
+    finally:
+        gemm.set_backend(None)

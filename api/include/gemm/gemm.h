@@ -250,6 +250,12 @@ GEMM_API gemm_status_t gemm_option_get_info(int64_t index, gemm_option_info_t *i
  * unknown or unavailable backend is refused here and leaves the previous choice in place. */
 GEMM_API gemm_status_t gemm_set_backend(const char *name);
 
+/* The same for the calling thread alone, over the process's selection (gemm_set_backend,
+ * GEMM_BACKEND): later calls, plans made and gemm_backend_supports(NULL, ...) on this thread
+ * follow it, other threads do not see it. NULL returns the thread to the process's selection.
+ * Checked as gemm_set_backend checks a name; a refused one leaves the thread's choice. */
+GEMM_API gemm_status_t gemm_set_thread_backend(const char *name);
+
 /* CUDA stream (a cudaStream_t) for later calls made by this thread with device pointers;
  * NULL (the default) is the legacy default stream. Device-pointer calls are stream-ordered
  * and asynchronous, like cuBLAS: they are enqueued on this stream and may return before
@@ -259,10 +265,12 @@ GEMM_API gemm_status_t gemm_set_backend(const char *name);
 GEMM_API gemm_status_t gemm_set_stream(void *stream);
 GEMM_API void *gemm_get_stream(void);
 
-/* The selection in force: what gemm_set_backend set, else GEMM_BACKEND, else "auto". */
+/* The selection in force on this thread: what gemm_set_thread_backend set, else what
+ * gemm_set_backend set, else GEMM_BACKEND, else "auto". */
 GEMM_API const char *gemm_get_backend(void);
 
-/* Where that selection comes from: "gemm_set_backend", "GEMM_BACKEND" or "default". */
+/* Where that selection comes from: "gemm_set_thread_backend", "gemm_set_backend",
+ * "GEMM_BACKEND" or "default". */
 GEMM_API const char *gemm_get_backend_source(void);
 
 /* ---- Epilogues ------------------------------------------------------------------------- */

@@ -255,8 +255,9 @@ status gemm(layout l, op transa, op transb, int64_t m, int64_t n, int64_t k, typ
 
 // Forces a backend ("cpu_omp", "cpu_omp:variant", "auto") until destroyed, then restores
 // the choice that was in force: the previous gemm_set_backend choice, or else the
-// environment's (even an invalid GEMM_BACKEND, which keeps failing calls as before).
-// Check ok() before relying on it.
+// environment's (even an invalid GEMM_BACKEND, which keeps failing calls as before). On a
+// thread with its own choice (scoped_thread_backend), which hides the process's, it restores
+// the environment's. Check ok() before relying on it.
 class scoped_backend {
 public:
     explicit scoped_backend(const char *name)
@@ -275,6 +276,28 @@ public:
 private:
     std::string previous_;
     bool previous_from_code_;
+    status status_;
+};
+
+// The same for the calling thread alone (gemm_set_thread_backend): other threads keep theirs.
+class scoped_thread_backend {
+public:
+    explicit scoped_thread_backend(const char *name)
+        : previous_(gemm_get_backend()),
+          previous_from_thread_(std::string(gemm_get_backend_source()) == "gemm_set_thread_backend") {
+        status_ = make_status(gemm_set_thread_backend(name));
+    }
+    ~scoped_thread_backend() {
+        if (status_.ok()) gemm_set_thread_backend(previous_from_thread_ ? previous_.c_str() : nullptr);
+    }
+    scoped_thread_backend(const scoped_thread_backend &) = delete;
+    scoped_thread_backend &operator=(const scoped_thread_backend &) = delete;
+    const status &result() const { return status_; }
+    bool ok() const { return status_.ok(); }
+
+private:
+    std::string previous_;
+    bool previous_from_thread_;
     status status_;
 };
 

@@ -37,10 +37,11 @@
 #             and 8192^3, every op pair (NT reads both operands as stored, the others copy one
 #             or both along k first), and NT on decode shapes, against cuBLAS and cuBLASLt with
 #             TF32 allowed
-#   decode    bf16 decode shapes (m = 1..128 rows of X W^T, n and k 4096 and 14336): the Hopper
-#             kernels that split k (256x16, 128x16, 256x64, 128x64, 64x128 and 128x128 tiles),
-#             the skinny kernels (16x8 and 32x8 for m up to 8, 16x32 up to 32) and cuda_tiled's
-#             default against cuBLAS and cuBLASLt;
+#   decode    bf16 decode shapes (m = 1..128 rows of X, n and k 4096 and 14336) in both weight
+#             layouts, row-major X W^T (NT: W stored (out, in)) and X W (NN: W stored (in, out)),
+#             DECODE_OPS narrows them: cuda_tiled's default against cuBLAS and cuBLASLt, and for
+#             NT the Hopper kernels that split k (256x16, 128x16, 256x64, 128x64, 64x128 and
+#             128x128 tiles) and the skinny kernels (16x8 and 32x8 for m up to 8, 16x32 up to 32);
 #             DECODE_DTYPE=f16 times f16
 #   kernels   where a call's device time goes: ncu (--clock-control none) times every kernel that
 #             cuBLAS and cuda_tiled's default launch for each of KERNEL_SHAPES (bf16 row-major NT,
@@ -327,25 +328,32 @@ if has_stage tf32; then
     save_logs
 fi
 if has_stage decode; then
-    # Decode shapes (X W^T for a few rows of X, long k) in bf16, or DECODE_DTYPE: the Hopper
+    # Decode shapes in bf16, or DECODE_DTYPE, in both weight layouts (DECODE_OPS, row-major):
+    # NT is X W^T with W stored (out, in), NN is X W with W stored (in, out). NT times the Hopper
     # kernels that split k, 256x16, 128x16, 256x64, 128x64, 64x128 and 128x128 tiles, and the
-    # skinny kernels (up to 8 and up to 32 rows of X), against cuBLAS; then the geometric mean of
-    # the ratios of cuda_tiled's default and of each id over the shapes it computes.
+    # skinny kernels (up to 8 and up to 32 rows of X) too, which serve that layout only; each
+    # layout against cuBLAS, then the geometric mean of the ratios of cuda_tiled's default and
+    # of each id over the shapes it computes.
     shapes=""
     for m in 1 8 32 128; do for n in 4096 14336; do for k in 4096 14336; do shapes+=" ${m}x${n}x${k}"; done; done; done
     dt=${DECODE_DTYPE:-bf16}
     tiles=""
     for t in 256x16x64_s6 128x16x64_s11 256x64x64_s5 128x64x64_s8 64x128x64_s8 128x128x64_s6; do tiles+=",cuda_tiled:wgmma_${dt}_${t}_splitk"; done
     tiles+=",cuda_tiled:skinny_${dt}_16x8,cuda_tiled:skinny_${dt}_32x8,cuda_tiled:skinny_${dt}_16x32"
-    timeout 300 $gemm bench $shapes --device 0 --dtype $dt --layout row --ops NT --backends cublas,cublaslt,cuda_tiled$tiles \
-        --baseline cublas --no-measure-peak --csv "$out/decode.csv" >"$out/decode_bench.txt" 2>&1
-    summary+=("gemm bench decode $dt: rc=$?")
-    for backend in cuda_tiled ${tiles//,/ }; do
-        summary+=("$(awk -F, -v b=$backend '$1 == b && $21 > 0 { s += log($21); n++; if (!lo || $21 < lo) lo = $21 }
-            END { if (n) printf "decode, %s against cuBLAS: geometric mean %.3f, lowest %.3f over %d shapes", b, exp(s / n), lo, n }' \
-            "$out/decode.csv" 2>/dev/null)")
+    for ops in ${DECODE_OPS:-NT NN}; do
+        ids=""
+        [ "$ops" = NT ] && ids=$tiles
+        timeout 300 $gemm bench $shapes --device 0 --dtype $dt --layout row --ops $ops \
+            --backends cublas,cublaslt,cuda_tiled$ids --baseline cublas --no-measure-peak \
+            --csv "$out/decode_$ops.csv" >"$out/decode_bench_$ops.txt" 2>&1
+        summary+=("gemm bench decode $dt $ops: rc=$?")
+        for backend in cuda_tiled ${ids//,/ }; do
+            summary+=("$(awk -F, -v b=$backend -v o=$ops '$1 == b && $21 > 0 { s += log($21); n++; if (!lo || $21 < lo) lo = $21 }
+                END { if (n) printf "decode %s, %s against cuBLAS: geometric mean %.3f, lowest %.3f over %d shapes", o, b, exp(s / n), lo, n }' \
+                "$out/decode_$ops.csv" 2>/dev/null)")
+        done
+        save_logs
     done
-    save_logs
 fi
 if has_stage kernels; then
     for shape in ${KERNEL_SHAPES:-1x4096x4096 1x14336x4096 32x14336x4096 128x4096x4096 128x14336x14336}; do
@@ -551,7 +559,7 @@ for s in "${summary[@]}"; do echo "$s"; done
 [ -f "$out/sweep_f32.txt" ] && grep -vE '^#' "$out/sweep_f32.txt" | cut -c1-150
 [ -f "$out/wgmma_bench.txt" ] && grep -vE '^#' "$out/wgmma_bench.txt" | cut -c1-150
 [ -f "$out/tf32_bench.txt" ] && grep -vE '^#' "$out/tf32_bench.txt" | cut -c1-150
-[ -f "$out/decode_bench.txt" ] && grep -vE '^#' "$out/decode_bench.txt" | cut -c1-120
+for f in "$out"/decode_bench_*.txt; do [ -f "$f" ] && grep -vE '^#' "$f" | cut -c1-120; done
 [ -f "$out/host_rule_bench.txt" ] && grep -vE '^#' "$out/host_rule_bench.txt" | cut -c1-150
 [ -f "$out/wgmma_tune.txt" ] && grep -vE '^#' "$out/wgmma_tune.txt" | cut -c1-150
 for f in "$out"/wgmma_auto_N?.txt; do [ -f "$f" ] && grep -E '^(auto|backend) ' "$f" | cut -c1-150; done

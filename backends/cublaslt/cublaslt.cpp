@@ -340,6 +340,11 @@ gemm_status_t parse_algo(cublasLtHandle_t lt, const problem &p, lt_plan &plan, s
     algo_config c;
     if (!parse_id(id, c))
         return set_error(GEMM_STATUS_NOT_SUPPORTED, "cublaslt: '" + std::string(id) + "' is not a variant id");
+    // As the heuristic is asked (run_heuristic): partial sums never added in C's type.
+    if (c.reduction & CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE)
+        return set_error(GEMM_STATUS_NOT_SUPPORTED, "cublaslt: variant " + std::string(id) +
+                                                        " adds split-k partial sums in C's type, which this library "
+                                                        "never runs (they are added in the compute type)");
     checked_algo ca;
     cudaDataType_t ab = cuda::data_type_of(p.ab_type), ct = cuda::data_type_of(p.c_type);
     cublasStatus_t s = cublas().cublasLtMatmulAlgoInit(lt, compute_of(p), scale_of(p), ab, ab, ct, ct, c.algo, &ca.algo);

@@ -3,8 +3,11 @@
 # it (.clang-format); lists the files that differ (scripts/format.sh fixes them). --tidy:
 # clang-tidy's checks of .clang-tidy over the library's and the command line's sources, as
 # compiled by a CPU build (BUILD_DIR, default build-tidy, configured here with
-# CMAKE_EXPORT_COMPILE_COMMANDS; nothing is compiled). Exit 0 only when every check passes.
-# usage: bash scripts/lint.sh [--format] [--tidy [BUILD_DIR]]   (no option: both)
+# CMAKE_EXPORT_COMPILE_COMMANDS; nothing is compiled). --tidy-python BUILD_DIR: the same checks
+# over the Python module's sources, as a pip install . build folder compiled them. Exit 0 only
+# when every check passes.
+# usage: bash scripts/lint.sh [--format] [--tidy [BUILD_DIR]] [--tidy-python BUILD_DIR]
+#        (no option: --format and --tidy)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
@@ -27,19 +30,18 @@ check_format() {
     echo "lint --format: every file formatted"
 }
 
-# tidy_database BUILD_DIR: writes BUILD_DIR/tidy/compile_commands.json, the build's compile
-# commands for the library's and the CLI's sources (api/, dispatch/, backends/, bench/; not
-# tests/ or examples/) less GCC's options clang does not know (cpu_omp's -fira-algorithm),
-# and prints those sources.
+# tidy_database BUILD_DIR FOLDER...: writes BUILD_DIR/tidy/compile_commands.json, the build's
+# compile commands for the sources under the FOLDERs less GCC's options clang does not know
+# (cpu_omp's -fira-algorithm), and prints those sources.
 tidy_database() {
-    python3 - "$1" "$PWD" <<'PY'
+    python3 - "$PWD" "$@" <<'PY'
 import json, os, re, sys
-build, root = sys.argv[1], sys.argv[2]
+root, build, folders = sys.argv[1], sys.argv[2], sys.argv[3:]
 gcc_only = re.compile(r"\s-fira-algorithm=\S+")
 kept, seen = [], set()
 for entry in json.load(open(os.path.join(build, "compile_commands.json"))):
     path = os.path.relpath(os.path.join(entry["directory"], entry["file"]), root)
-    if path.split(os.sep)[0] in ("api", "dispatch", "backends", "bench") and path not in seen:
+    if path.split(os.sep)[0] in folders and path not in seen:
         seen.add(path)
         entry["command"] = gcc_only.sub("", entry["command"])
         kept.append(entry)
@@ -49,33 +51,52 @@ json.dump(kept, open(os.path.join(build, "tidy", "compile_commands.json"), "w"),
 PY
 }
 
-# check_tidy BUILD_DIR: configures a CPU build there and runs clang-tidy on its sources.
-check_tidy() {
-    local dir=$1 clang_tidy log start
+# run_tidy DIR: clang-tidy on the sources DIR/tidy/sources.txt lists (tidy_database's), its
+# output in DIR/tidy.log; prints one line per finding and a summary. Fails on any finding.
+run_tidy() {
+    local dir=$1 clang_tidy log start status=0 findings
     clang_tidy=$(find_clang_tool clang-tidy)
     start=$(date +%s)
-    mkdir -p "$dir"
-    if ! cmake -S . -B "$dir" -DGEMM_WITH_CUDA=OFF -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >"$dir/configure.log" 2>&1; then
-        cat "$dir/configure.log"
-        echo "lint --tidy: configuring $dir failed"
-        return 1
-    fi
     log="$dir/tidy.log"
-    mkdir -p "$dir/tidy"
-    tidy_database "$dir" >"$dir/tidy/sources.txt"
-    local status=0
     xargs -r -d '\n' -P "$jobs" -n 4 "$clang_tidy" -p "$dir/tidy" --quiet <"$dir/tidy/sources.txt" >"$log" 2>&1 ||
         status=$?
     # One line per finding (clang-tidy prints each with its code and a caret under it).
     grep -E '^[^ ].*: (warning|error): ' "$log" | sort -u || true
-    local findings
     findings=$(grep -E '^[^ ].*: (warning|error): ' "$log" | sort -u | wc -l)
     echo "lint --tidy: $(wc -l <"$dir/tidy/sources.txt") files, $findings findings," \
         "$(($(date +%s) - start)) s (the whole output: $log)"
     [ "$status" -eq 0 ] && [ "$findings" -eq 0 ]
 }
 
-format=0 tidy=0 tidy_dir=build-tidy
+# check_tidy BUILD_DIR: configures a CPU build there and runs clang-tidy on the library's and
+# the command line's sources (api/, dispatch/, backends/, bench/; not tests/ or examples/).
+check_tidy() {
+    local dir=$1
+    mkdir -p "$dir/tidy"
+    if ! cmake -S . -B "$dir" -DGEMM_WITH_CUDA=OFF -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >"$dir/configure.log" 2>&1; then
+        cat "$dir/configure.log"
+        echo "lint --tidy: configuring $dir failed"
+        return 1
+    fi
+    tidy_database "$dir" api dispatch backends bench >"$dir/tidy/sources.txt"
+    run_tidy "$dir"
+}
+
+# check_tidy_python BUILD_DIR: clang-tidy on the Python module's sources (python/), as the
+# package's build folder compiled them (pip install . exports its compile commands there;
+# nanobind's headers come from the build's environment, hence a folder of its own).
+check_tidy_python() {
+    local dir=$1
+    if [ ! -f "$dir/compile_commands.json" ]; then
+        echo "lint --tidy-python: $dir/compile_commands.json is missing (a folder pip install . built)"
+        return 1
+    fi
+    mkdir -p "$dir/tidy"
+    tidy_database "$dir" python >"$dir/tidy/sources.txt"
+    run_tidy "$dir"
+}
+
+format=0 tidy=0 tidy_dir=build-tidy tidy_python=""
 while [ $# -gt 0 ]; do
     case $1 in
     --format) format=1 ;;
@@ -83,14 +104,20 @@ while [ $# -gt 0 ]; do
         tidy=1
         if [ $# -gt 1 ] && [ "${2#--}" = "$2" ]; then tidy_dir=$2; shift; fi
         ;;
-    -h | --help) sed -n '2,8p' "$0"; exit 0 ;;
-    *) echo "lint.sh: unknown option '$1' (--format, --tidy [BUILD_DIR])" >&2; exit 2 ;;
+    --tidy-python)
+        [ $# -gt 1 ] || { echo "lint.sh: --tidy-python needs the Python build folder" >&2; exit 2; }
+        tidy_python=$2
+        shift
+        ;;
+    -h | --help) sed -n '2,10p' "$0"; exit 0 ;;
+    *) echo "lint.sh: unknown option '$1' (--format, --tidy [BUILD_DIR], --tidy-python BUILD_DIR)" >&2; exit 2 ;;
     esac
     shift
 done
-[ "$format" -eq 1 ] || [ "$tidy" -eq 1 ] || format=1 tidy=1
+[ "$format" -eq 1 ] || [ "$tidy" -eq 1 ] || [ -n "$tidy_python" ] || format=1 tidy=1
 
 rc=0
 if [ "$format" -eq 1 ]; then check_format || rc=1; fi
 if [ "$tidy" -eq 1 ]; then check_tidy "$tidy_dir" || rc=1; fi
+if [ -n "$tidy_python" ]; then check_tidy_python "$tidy_python" || rc=1; fi
 exit "$rc"

@@ -117,6 +117,11 @@ run_python_stage() {
     [ "$rc" -eq 0 ] || [ "$f" -gt 0 ] || f=1
     passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
     summaries+=("$name: $p passed, $f failed, $s skipped")
+    # clang-tidy over the module's sources, as this build compiled them (its compile commands).
+    local built
+    built=$(find build-python -maxdepth 2 -name compile_commands.json -printf '%h\n' 2>/dev/null | head -n 1)
+    [ -n "$built" ] || built=build-python/none
+    run_check "stage 5b (clang-tidy on python/, scripts/lint.sh --tidy-python)" bash scripts/lint.sh --tidy-python "$built"
 }
 
 run_python_stage "stage 5 (Python package, pytest python/tests)"

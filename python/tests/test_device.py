@@ -128,9 +128,24 @@ class CudaMatrix:
         self.cudart.cudaFree(self.pointer)
 
 
+def loaded_cudart():
+    """The CUDA runtime this process already loaded (libgemm's), so that the test's memory
+    and the library's calls share one runtime; None where none is mapped."""
+    try:
+        with open("/proc/self/maps") as maps:
+            for line in maps:
+                path = line.split()[-1]
+                if "/libcudart.so" in path:
+                    return path
+    except OSError:
+        pass
+    return None
+
+
 def load_cudart():
     require_device()
-    for name in ("libcudart.so", ctypes.util.find_library("cudart"), "libcudart.so.12", "libcudart.so.11.0"):
+    names = (loaded_cudart(), "libcudart.so", ctypes.util.find_library("cudart"), "libcudart.so.13", "libcudart.so.12")
+    for name in names:
         if not name:
             continue
         try:

@@ -194,15 +194,16 @@ bool addressable(int64_t count, int64_t step, int64_t length, std::size_t elemen
 // the leading dimension (or stride) when the matrix (or batch) would fit packed tight, else
 // the size that counts its lines (or matrices): no leading dimension could make it fit.
 gemm_status_t check_span(const user_call &c, const stored_operand &o, int64_t *one_matrix) {
-    const std::string name = operand_name(c, o.name);
+    // The operand's name only for a message: a batch matrix's costs a format.
+    auto name = [&] { return operand_name(c, o.name); };
     if (!addressable(o.lines, o.ld.value, o.length, o.element_size)) {
         if (addressable(o.lines, o.length, o.length, o.element_size))
             return fail(c, GEMM_STATUS_INVALID_SIZE, o.ld.position,
                         fmt::format("{} = {} makes {} span more than 2^63 - 1 bytes ({} lines of {} elements)",
-                                    o.ld.name, o.ld.value, name, o.lines, o.length));
+                                    o.ld.name, o.ld.value, name(), o.lines, o.length));
         return fail(c, GEMM_STATUS_INVALID_SIZE, o.lines_position,
                     fmt::format("{} = {} makes {} span more than 2^63 - 1 bytes ({} lines {} elements apart)",
-                                o.lines_name, o.lines, name, o.lines, o.ld.value));
+                                o.lines_name, o.lines, name(), o.lines, o.ld.value));
     }
     *one_matrix = *span_elements(o.lines, o.ld.value, o.length);
     if (c.batch <= 1) return GEMM_STATUS_SUCCESS;
@@ -210,11 +211,11 @@ gemm_status_t check_span(const user_call &c, const stored_operand &o, int64_t *o
         if (addressable(c.batch, *one_matrix, *one_matrix, o.element_size))
             return fail(c, GEMM_STATUS_INVALID_SIZE, o.stride.position,
                         fmt::format("{} = {} makes the {} {} matrices span more than 2^63 - 1 bytes", o.stride.name,
-                                    o.stride.value, c.batch, name));
+                                    o.stride.value, c.batch, name()));
         return fail(c, GEMM_STATUS_INVALID_SIZE, positions(c).batch,
                     fmt::format("batch_count = {} makes the {} matrices span more than 2^63 - 1 bytes "
                                 "(stride {} elements)",
-                                c.batch, name, o.stride.value));
+                                c.batch, name(), o.stride.value));
     }
     return GEMM_STATUS_SUCCESS;
 }

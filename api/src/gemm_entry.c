@@ -7,123 +7,12 @@
 
 #include "entry_points.h"
 
-gemm_status_t gemm_sgemm(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m, int64_t n, int64_t k,
-                         float alpha, const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C,
-                         int64_t ldc) {
-    api_call call = {.layout = (int)layout,
-                     .transa = (int)transa,
-                     .transb = (int)transb,
-                     .m = m,
-                     .n = n,
-                     .k = k,
-                     .alpha = &alpha,
-                     .a = A,
-                     .a_type = GEMM_F32,
-                     .lda = lda,
-                     .b = B,
-                     .b_type = GEMM_F32,
-                     .ldb = ldb,
-                     .beta = &beta,
-                     .c = C,
-                     .c_type = GEMM_F32,
-                     .ldc = ldc,
-                     .batch = 1,
-                     .compute = GEMM_F32,
-                     .entry = api_entry_typed};
-    return api_run(&call);
-}
-
-gemm_status_t gemm_dgemm(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m, int64_t n, int64_t k,
-                         double alpha, const double *A, int64_t lda, const double *B, int64_t ldb, double beta,
-                         double *C, int64_t ldc) {
-    api_call call = {.layout = (int)layout,
-                     .transa = (int)transa,
-                     .transb = (int)transb,
-                     .m = m,
-                     .n = n,
-                     .k = k,
-                     .alpha = &alpha,
-                     .a = A,
-                     .a_type = GEMM_F64,
-                     .lda = lda,
-                     .b = B,
-                     .b_type = GEMM_F64,
-                     .ldb = ldb,
-                     .beta = &beta,
-                     .c = C,
-                     .c_type = GEMM_F64,
-                     .ldc = ldc,
-                     .batch = 1,
-                     .compute = GEMM_F64,
-                     .entry = api_entry_typed};
-    return api_run(&call);
-}
-
-gemm_status_t gemm_sgemm_strided_batched(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m, int64_t n,
-                                         int64_t k, float alpha, const float *A, int64_t lda, int64_t stride_a,
-                                         const float *B, int64_t ldb, int64_t stride_b, float beta, float *C,
-                                         int64_t ldc, int64_t stride_c, int64_t batch_count) {
-    api_call call = {.layout = (int)layout,
-                     .transa = (int)transa,
-                     .transb = (int)transb,
-                     .m = m,
-                     .n = n,
-                     .k = k,
-                     .alpha = &alpha,
-                     .a = A,
-                     .a_type = GEMM_F32,
-                     .lda = lda,
-                     .stride_a = stride_a,
-                     .b = B,
-                     .b_type = GEMM_F32,
-                     .ldb = ldb,
-                     .stride_b = stride_b,
-                     .beta = &beta,
-                     .c = C,
-                     .c_type = GEMM_F32,
-                     .ldc = ldc,
-                     .stride_c = stride_c,
-                     .batch = batch_count,
-                     .compute = GEMM_F32,
-                     .entry = api_entry_typed_batched};
-    return api_run(&call);
-}
-
-gemm_status_t gemm_dgemm_strided_batched(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m, int64_t n,
-                                         int64_t k, double alpha, const double *A, int64_t lda, int64_t stride_a,
-                                         const double *B, int64_t ldb, int64_t stride_b, double beta, double *C,
-                                         int64_t ldc, int64_t stride_c, int64_t batch_count) {
-    api_call call = {.layout = (int)layout,
-                     .transa = (int)transa,
-                     .transb = (int)transb,
-                     .m = m,
-                     .n = n,
-                     .k = k,
-                     .alpha = &alpha,
-                     .a = A,
-                     .a_type = GEMM_F64,
-                     .lda = lda,
-                     .stride_a = stride_a,
-                     .b = B,
-                     .b_type = GEMM_F64,
-                     .ldb = ldb,
-                     .stride_b = stride_b,
-                     .beta = &beta,
-                     .c = C,
-                     .c_type = GEMM_F64,
-                     .ldc = ldc,
-                     .stride_c = stride_c,
-                     .batch = batch_count,
-                     .compute = GEMM_F64,
-                     .entry = api_entry_typed_batched};
-    return api_run(&call);
-}
-
-/* The complex typed forms: gemm_sgemm's parameter positions, scalars by pointer. */
-static gemm_status_t complex_call(int type, gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m,
-                                  int64_t n, int64_t k, const void *alpha, const void *A, int64_t lda, int64_t stride_a,
-                                  const void *B, int64_t ldb, int64_t stride_b, const void *beta, void *C, int64_t ldc,
-                                  int64_t stride_c, int64_t batch_count, int entry) {
+/* The typed forms (gemm_[sdcz]gemm and their strided batches): one type for A, B, C and the
+ * scalars, gemm_sgemm's parameter positions, scalars by pointer. */
+static gemm_status_t typed_call(int type, gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m,
+                                int64_t n, int64_t k, const void *alpha, const void *A, int64_t lda, int64_t stride_a,
+                                const void *B, int64_t ldb, int64_t stride_b, const void *beta, void *C, int64_t ldc,
+                                int64_t stride_c, int64_t batch_count, int entry) {
     api_call call = {.layout = (int)layout,
                      .transa = (int)transa,
                      .transb = (int)transb,
@@ -150,34 +39,64 @@ static gemm_status_t complex_call(int type, gemm_layout_t layout, gemm_op_t tran
     return api_run(&call);
 }
 
+gemm_status_t gemm_sgemm(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m, int64_t n, int64_t k,
+                         float alpha, const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C,
+                         int64_t ldc) {
+    return typed_call(GEMM_F32, layout, transa, transb, m, n, k, &alpha, A, lda, 0, B, ldb, 0, &beta, C, ldc, 0, 1,
+                      api_entry_typed);
+}
+
+gemm_status_t gemm_dgemm(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m, int64_t n, int64_t k,
+                         double alpha, const double *A, int64_t lda, const double *B, int64_t ldb, double beta,
+                         double *C, int64_t ldc) {
+    return typed_call(GEMM_F64, layout, transa, transb, m, n, k, &alpha, A, lda, 0, B, ldb, 0, &beta, C, ldc, 0, 1,
+                      api_entry_typed);
+}
+
+gemm_status_t gemm_sgemm_strided_batched(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m, int64_t n,
+                                         int64_t k, float alpha, const float *A, int64_t lda, int64_t stride_a,
+                                         const float *B, int64_t ldb, int64_t stride_b, float beta, float *C,
+                                         int64_t ldc, int64_t stride_c, int64_t batch_count) {
+    return typed_call(GEMM_F32, layout, transa, transb, m, n, k, &alpha, A, lda, stride_a, B, ldb, stride_b, &beta, C,
+                      ldc, stride_c, batch_count, api_entry_typed_batched);
+}
+
+gemm_status_t gemm_dgemm_strided_batched(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m, int64_t n,
+                                         int64_t k, double alpha, const double *A, int64_t lda, int64_t stride_a,
+                                         const double *B, int64_t ldb, int64_t stride_b, double beta, double *C,
+                                         int64_t ldc, int64_t stride_c, int64_t batch_count) {
+    return typed_call(GEMM_F64, layout, transa, transb, m, n, k, &alpha, A, lda, stride_a, B, ldb, stride_b, &beta, C,
+                      ldc, stride_c, batch_count, api_entry_typed_batched);
+}
+
 gemm_status_t gemm_cgemm(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m, int64_t n, int64_t k,
                          const void *alpha, const void *A, int64_t lda, const void *B, int64_t ldb, const void *beta,
                          void *C, int64_t ldc) {
-    return complex_call(GEMM_C32, layout, transa, transb, m, n, k, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0, 1,
-                        api_entry_typed);
+    return typed_call(GEMM_C32, layout, transa, transb, m, n, k, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0, 1,
+                      api_entry_typed);
 }
 
 gemm_status_t gemm_zgemm(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m, int64_t n, int64_t k,
                          const void *alpha, const void *A, int64_t lda, const void *B, int64_t ldb, const void *beta,
                          void *C, int64_t ldc) {
-    return complex_call(GEMM_C64, layout, transa, transb, m, n, k, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0, 1,
-                        api_entry_typed);
+    return typed_call(GEMM_C64, layout, transa, transb, m, n, k, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0, 1,
+                      api_entry_typed);
 }
 
 gemm_status_t gemm_cgemm_strided_batched(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m, int64_t n,
                                          int64_t k, const void *alpha, const void *A, int64_t lda, int64_t stride_a,
                                          const void *B, int64_t ldb, int64_t stride_b, const void *beta, void *C,
                                          int64_t ldc, int64_t stride_c, int64_t batch_count) {
-    return complex_call(GEMM_C32, layout, transa, transb, m, n, k, alpha, A, lda, stride_a, B, ldb, stride_b, beta, C,
-                        ldc, stride_c, batch_count, api_entry_typed_batched);
+    return typed_call(GEMM_C32, layout, transa, transb, m, n, k, alpha, A, lda, stride_a, B, ldb, stride_b, beta, C,
+                      ldc, stride_c, batch_count, api_entry_typed_batched);
 }
 
 gemm_status_t gemm_zgemm_strided_batched(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m, int64_t n,
                                          int64_t k, const void *alpha, const void *A, int64_t lda, int64_t stride_a,
                                          const void *B, int64_t ldb, int64_t stride_b, const void *beta, void *C,
                                          int64_t ldc, int64_t stride_c, int64_t batch_count) {
-    return complex_call(GEMM_C64, layout, transa, transb, m, n, k, alpha, A, lda, stride_a, B, ldb, stride_b, beta, C,
-                        ldc, stride_c, batch_count, api_entry_typed_batched);
+    return typed_call(GEMM_C64, layout, transa, transb, m, n, k, alpha, A, lda, stride_a, B, ldb, stride_b, beta, C,
+                      ldc, stride_c, batch_count, api_entry_typed_batched);
 }
 
 /* A pointer-array batch: one group of the call's arguments and the arrays as given. */

@@ -41,6 +41,11 @@ bool is_bfloat16_array(nb::handle object) {
 
 std::string python_type_name(nb::handle object) { return nb::cast<std::string>(nb::type_name(object.type())); }
 
+[[noreturn]] void refuse_dtype(const char *argument, const std::string &name) {
+    refuse(GEMM_STATUS_INVALID_DTYPE, argument,
+           "dtype " + name + " is not one gemm computes (float32, float64, float16, bfloat16, complex64, complex128)");
+}
+
 template <typename Array> void describe(operand &x, const Array &array, const char *argument) {
     std::optional<gemm_dtype_t> dtype = gemm_dtype_of(array.dtype());
     if (!dtype && x.dtype != GEMM_BF16) {
@@ -49,9 +54,7 @@ template <typename Array> void describe(operand &x, const Array &array, const ch
             nb::object dtype_object = x.object.attr("dtype");
             name = nb::str(dtype_object).c_str();
         }
-        refuse(GEMM_STATUS_INVALID_DTYPE, argument,
-               "dtype " + name +
-                   " is not one gemm computes (float32, float64, float16, bfloat16, complex64, complex128)");
+        refuse_dtype(argument, name);
     }
     if (dtype) x.dtype = *dtype;
     const int type = array.device_type();
@@ -108,9 +111,7 @@ operand import_input(nb::handle object, const char *argument) {
     }
     if (nb::hasattr(object, "dtype")) {
         nb::object dtype_object = object.attr("dtype");
-        refuse(GEMM_STATUS_INVALID_DTYPE, argument,
-               std::string("dtype ") + nb::str(dtype_object).c_str() +
-                   " is not one gemm computes (float32, float64, float16, bfloat16, complex64, complex128)");
+        refuse_dtype(argument, nb::str(dtype_object).c_str());
     }
     refuse(GEMM_STATUS_INVALID_VALUE, argument,
            "cannot read a " + python_type_name(object) +
@@ -147,8 +148,7 @@ const char *dtype_text(gemm_dtype_t dtype) {
 gemm_dtype_t dtype_of_name(const std::string &name, const char *argument) {
     for (gemm_dtype_t t : {GEMM_F32, GEMM_F64, GEMM_F16, GEMM_BF16, GEMM_C32, GEMM_C64})
         if (name == dtype_text(t) || name == gemm_dtype_name(t)) return t;
-    refuse(GEMM_STATUS_INVALID_DTYPE, argument,
-           "dtype " + name + " is not one gemm computes (float32, float64, float16, bfloat16, complex64, complex128)");
+    refuse_dtype(argument, name);
 }
 
 std::string device_text(int device) { return device < 0 ? "host" : "CUDA device " + std::to_string(device); }

@@ -253,52 +253,45 @@ status gemm(layout l, op transa, op transb, int64_t m, int64_t n, int64_t k, typ
                                         type_of<typename type_of<T>::scalar>::value, ep.get()));
 }
 
+namespace detail {
+// A selection made with set (gemm_set_backend or gemm_set_thread_backend) until destroyed,
+// then the previous one put back: what that setter had set (the selection in force came from
+// `source`), or else nothing of its own (NULL).
+template <gemm_status_t (*set)(const char *)> class scoped_selection {
+public:
+    scoped_selection(const char *name, const char *source)
+        : previous_(gemm_get_backend()), previous_was_set_(std::string(gemm_get_backend_source()) == source) {
+        status_ = make_status(set(name));
+    }
+    ~scoped_selection() {
+        if (status_.ok()) set(previous_was_set_ ? previous_.c_str() : nullptr);
+    }
+    scoped_selection(const scoped_selection &) = delete;
+    scoped_selection &operator=(const scoped_selection &) = delete;
+    const status &result() const { return status_; }
+    bool ok() const { return status_.ok(); }
+
+private:
+    std::string previous_;
+    bool previous_was_set_;
+    status status_;
+};
+}  // namespace detail
+
 // Forces a backend ("cpu_omp", "cpu_omp:variant", "auto") until destroyed, then restores
 // the choice that was in force: the previous gemm_set_backend choice, or else the
 // environment's (even an invalid GEMM_BACKEND, which keeps failing calls as before). On a
 // thread with its own choice (scoped_thread_backend), which hides the process's, it restores
 // the environment's. Check ok() before relying on it.
-class scoped_backend {
+class scoped_backend : public detail::scoped_selection<gemm_set_backend> {
 public:
-    explicit scoped_backend(const char *name)
-        : previous_(gemm_get_backend()),
-          previous_from_code_(std::string(gemm_get_backend_source()) == "gemm_set_backend") {
-        status_ = make_status(gemm_set_backend(name));
-    }
-    ~scoped_backend() {
-        if (status_.ok()) gemm_set_backend(previous_from_code_ ? previous_.c_str() : nullptr);
-    }
-    scoped_backend(const scoped_backend &) = delete;
-    scoped_backend &operator=(const scoped_backend &) = delete;
-    const status &result() const { return status_; }
-    bool ok() const { return status_.ok(); }
-
-private:
-    std::string previous_;
-    bool previous_from_code_;
-    status status_;
+    explicit scoped_backend(const char *name) : scoped_selection(name, "gemm_set_backend") {}
 };
 
 // The same for the calling thread alone (gemm_set_thread_backend): other threads keep theirs.
-class scoped_thread_backend {
+class scoped_thread_backend : public detail::scoped_selection<gemm_set_thread_backend> {
 public:
-    explicit scoped_thread_backend(const char *name)
-        : previous_(gemm_get_backend()),
-          previous_from_thread_(std::string(gemm_get_backend_source()) == "gemm_set_thread_backend") {
-        status_ = make_status(gemm_set_thread_backend(name));
-    }
-    ~scoped_thread_backend() {
-        if (status_.ok()) gemm_set_thread_backend(previous_from_thread_ ? previous_.c_str() : nullptr);
-    }
-    scoped_thread_backend(const scoped_thread_backend &) = delete;
-    scoped_thread_backend &operator=(const scoped_thread_backend &) = delete;
-    const status &result() const { return status_; }
-    bool ok() const { return status_.ok(); }
-
-private:
-    std::string previous_;
-    bool previous_from_thread_;
-    status status_;
+    explicit scoped_thread_backend(const char *name) : scoped_selection(name, "gemm_set_thread_backend") {}
 };
 
 // Owns a gemm_plan_t: made by create(), destroyed with the object, movable, not copyable.

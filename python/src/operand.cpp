@@ -83,6 +83,14 @@ template <typename Array> bool try_import(operand &x, nb::handle object, Array &
     return true;
 }
 
+// try_import, and for a NumPy bfloat16 array (ml_dtypes) its bits as uint16 taken as bfloat16.
+template <typename Array> bool import_as_array(operand &x, nb::handle object, Array &target, const char *argument) {
+    if (try_import(x, object, target, argument)) return true;
+    if (!is_bfloat16_array(object)) return false;
+    x.dtype = GEMM_BF16;
+    return try_import(x, helpers().as_uint16(object), target, argument);
+}
+
 }  // namespace
 
 int64_t operand::itemsize() const {
@@ -100,11 +108,7 @@ int64_t operand::itemsize() const {
 operand import_input(nb::handle object, const char *argument) {
     operand x;
     x.object = nb::borrow(object);
-    if (try_import(x, object, x.in, argument)) return x;
-    if (is_bfloat16_array(object)) {
-        x.dtype = GEMM_BF16;
-        if (try_import(x, helpers().as_uint16(object), x.in, argument)) return x;
-    }
+    if (import_as_array(x, object, x.in, argument)) return x;
     if (!nb::hasattr(object, "__dlpack__") && !nb::hasattr(object, "__array_interface__")) {
         nb::object array = nb::module_::import_("numpy").attr("asarray")(object);
         if (!array.is(object)) return import_input(array, argument);
@@ -121,11 +125,7 @@ operand import_input(nb::handle object, const char *argument) {
 operand import_output(nb::handle object, const char *argument) {
     operand x;
     x.object = nb::borrow(object);
-    if (try_import(x, object, x.out, argument)) return x;
-    if (is_bfloat16_array(object)) {
-        x.dtype = GEMM_BF16;
-        if (try_import(x, helpers().as_uint16(object), x.out, argument)) return x;
-    }
+    if (import_as_array(x, object, x.out, argument)) return x;
     nb::ndarray<nb::ro> readable;
     if (nb::try_cast(object, readable, false))
         refuse(GEMM_STATUS_INVALID_VALUE, argument, "the array is read-only; gemm writes the result into it");

@@ -20,6 +20,9 @@ namespace {
 // than the copy (NOTES.md, "Transposes").
 constexpr int64_t elements_per_thread = 64 * 1024;
 
+// The edge of the blocks a tile is transposed in (a divisor of every tile edge).
+constexpr int64_t micro = 8;
+
 // The tiles of an rows x cols A, numbered down its tile columns: (index % down, index / down).
 struct tiling {
     int64_t rows, cols, edge, down, count;
@@ -57,11 +60,25 @@ template <class S, class F> void copy_tiles(const transpose_problem &t, int thre
         for_each_tile(g, threads, body);
         return;
     }
-    // Down A's columns (contiguous reads) and along B's rows: the tile's edge columns of B
-    // take one element each per step, and stay in L1 over the tile.
+    // The tile in blocks of micro x micro: a block is read as `micro` runs down A's columns
+    // into registers (or L1) and written as `micro` runs down B's columns, so that both sides
+    // touch whole runs of a cache line rather than one element per line; the tile keeps the
+    // lines of B it writes in L1 until it is done. Blocks cut by the tile's edge go element by
+    // element.
     auto body = [=](int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
-        for (int64_t j = j0; j < j1; ++j)
-            for (int64_t i = i0; i < i1; ++i) b[j + i * ldb] = f(a[i + j * lda]);
+        for (int64_t jb = j0; jb < j1; jb += micro)
+            for (int64_t ib = i0; ib < i1; ib += micro) {
+                if (jb + micro <= j1 && ib + micro <= i1) {
+                    S block[micro][micro];  // block[x][y] = A(ib + y, jb + x)
+                    for (int64_t x = 0; x < micro; ++x)
+                        for (int64_t y = 0; y < micro; ++y) block[x][y] = a[(ib + y) + (jb + x) * lda];
+                    for (int64_t y = 0; y < micro; ++y)
+                        for (int64_t x = 0; x < micro; ++x) b[(jb + x) + (ib + y) * ldb] = f(block[x][y]);
+                    continue;
+                }
+                for (int64_t j = jb; j < std::min(jb + micro, j1); ++j)
+                    for (int64_t i = ib; i < std::min(ib + micro, i1); ++i) b[j + i * ldb] = f(a[i + j * lda]);
+            }
     };
     for_each_tile(g, threads, body);
 }

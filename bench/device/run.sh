@@ -17,6 +17,10 @@
 #   short     short device calls back to back (direct, forced, plan) against what the
 #             measurement engine times for them (short_calls.cpp)
 #   bench     gemm bench --device 0: cuda_tiled, cublas, cublaslt against cuBLAS (f32)
+#   transpose gemm_omatcopy of a 16384^2 f32 matrix on device memory (TRANSPOSE_N sets n):
+#             cuda_tiled's tiled kernel and its copy kernel, cuBLAS's geam through gemm and
+#             directly, against cudaMemcpyAsync device to device, in GB/s and as a share of the
+#             copy's (transpose.cpp)
 #   grouped   64 small GEMMs of different shapes: a loop of cuBLAS calls, cuBLAS's grouped
 #             call, gemm_ex_grouped and a loop of gemm_ex (grouped_batch.cpp)
 #   epilogue  bias + ReLU/GELU (+ aux) and GELU's backward form with the bias gradient, bf16:
@@ -131,7 +135,7 @@ build=build-device
 start=$(date +%s)
 cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
     >"$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
-cmake --build $build -j $(nproc) --target gemm test_gpu test_loading >"$out/build.log" 2>&1 ||
+cmake --build $build -j $(nproc) --target gemm test_gpu test_gpu_omatcopy test_loading >"$out/build.log" 2>&1 ||
     { grep -E 'error|Error' "$out/build.log" | head -40; exit 1; }
 cmake --build $build -j $(nproc) --target gemm_cli >>"$out/build.log" 2>&1 || echo "gemm_cli did not build"
 echo "build ok ($(( $(date +%s) - start )) s)"
@@ -217,6 +221,11 @@ if has_stage direct; then
     done < <(grep '^host cost per call' "$out/direct_vs_gemm.txt")
     cmake --build $build --target gemm_dispatch_cost >>"$out/build.log" 2>&1 &&
         OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $build/bench/gemm_dispatch_cost | tee -a "$out/direct_vs_gemm.txt"
+fi
+if has_stage transpose; then
+    program transpose -lcublas && timeout 300 $build/transpose ${TRANSPOSE_N:-16384} | tee "$out/transpose.txt"
+    summary+=("transpose: rc=$?; $(grep -E '^cuda_tiled T' "$out/transpose.txt" | tr -s ' ')")
+    save_logs
 fi
 if has_stage short; then
     program short_calls -lcublas && timeout 300 $build/short_calls | tee "$out/short_calls.txt"

@@ -47,9 +47,11 @@ transpose_choice choose_forced(const transpose_problem &t, const selection &sel,
 }
 
 transpose_choice choose_builtin(const transpose_problem &t, bool collect_skipped) {
+    // Leading is asked before availability: probing a backend may load its library (cuBLAS's
+    // do), which a call that a leading backend serves should not pay for.
     std::vector<backend *> order;
     for (backend *b : registered_backends())
-        if (in_memory_of(*b, t) && b->available().ok && b->leads_omatcopy(t)) order.push_back(b);
+        if (in_memory_of(*b, t) && b->leads_omatcopy(t) && b->available().ok) order.push_back(b);
     for (backend *b : registered_backends())
         if (in_memory_of(*b, t) && std::find(order.begin(), order.end(), b) == order.end()) order.push_back(b);
     transpose_choice c;

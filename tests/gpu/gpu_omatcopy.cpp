@@ -11,6 +11,8 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -178,9 +180,10 @@ TEST_CASE("gpu omatcopy: host pointers on a GPU backend and mixed spaces are ref
     CHECK(std::string(gemm_last_error()).find("needs host pointers") != std::string::npos);
 }
 
-// Run by CTest with GEMM_VERBOSE=1 (gpu_omatcopy.trace).
+// Run by CTest with GEMM_VERBOSE=1 (gpu_omatcopy.trace), in a process of its own: no other
+// test case has loaded cuBLAS.
 TEST_SUITE("gpu_omatcopy_trace" * doctest::skip()) {
-    TEST_CASE("gpu omatcopy trace: auto takes cuda_tiled's kernel for device memory") {
+    TEST_CASE("gpu omatcopy trace: auto takes cuda_tiled's kernel for device memory, without loading cuBLAS") {
         const omatcopy_case c = make_omatcopy_case(GEMM_BF16, GEMM_ROW_MAJOR, GEMM_OP_T, 100, 60, 0, 1.0);
         const omatcopy_operands o = make_omatcopy_operands(c);
         device_bytes a(o.a, false), b(o.b0, false);
@@ -195,6 +198,10 @@ TEST_SUITE("gpu_omatcopy_trace" * doctest::skip()) {
         CHECK(lines[0].find("backend=cuda_tiled variant=transpose_tile_32x32_pad33 call=omatcopy dtype=bf16") !=
               std::string::npos);
         CHECK(lines[0].find("space=device") != std::string::npos);
+        // The choice asked no cuBLAS backend whether it is available, which would load cuBLAS.
+        std::ifstream maps("/proc/self/maps");
+        const std::string mapped((std::istreambuf_iterator<char>(maps)), std::istreambuf_iterator<char>());
+        CHECK(mapped.find("libcublas") == std::string::npos);
     }
 }
 

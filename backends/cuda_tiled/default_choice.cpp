@@ -14,6 +14,10 @@ namespace {
 // columns, and of 9 to 32 (hopper_default says why).
 constexpr double skinny_largest_a = 128.0 * 1024.0 * 1024.0;
 constexpr double wide_skinny_largest_a = 64.0 * 1024.0 * 1024.0;
+// The skinny kernels that read op(A) along m are the default up to this many bytes of op(A),
+// in blocks of this many rows (hopper_default says why).
+constexpr double along_m_largest_a = 32.0 * 1024.0 * 1024.0;
+constexpr int along_m_rows = 32;
 
 int64_t blocks_for(const problem &dp, int64_t bm, int64_t bn) {
     return ((dp.m + bm - 1) / bm) * ((dp.n + bn - 1) / bn) * dp.batch;
@@ -40,6 +44,10 @@ const variant_info *size_rule(const problem &dp, bool vector, int sms) {
 // Where the Hopper kernels compute dp (f16/bf16; f32 with TF32 allowed), the first of these that
 // computes it; each rule is the tile that measured fastest on such shapes (NOTES.md, the
 // heading after each):
+//  - C of at most 32 columns with op(A) stored along m and op(B) along k, op(A) of at most 32
+//    MiB: the skinny kernel of 8, 16 or 32 columns that reads op(A) along m, in blocks of 32 rows
+//    (Skinny kernels along m); beyond that the tiles that split k, with op(A) through TMA's
+//    transposed boxes, stream it faster.
 //  - C of at most 8 columns with both operands stored along k and op(A) of at most 128 MiB: the
 //    skinny kernel of blocks of 16 rows (Skinny kernel); C of 9 to 16 or 17 to 32 columns with
 //    op(A) of at most 64 MiB: the skinny kernel of 16 or 32 columns (Skinny kernels of 16 and 32
@@ -69,6 +77,11 @@ const variant_info *hopper_default(const problem &dp, int sms) {
     if (dp.n <= 32) {
         const double a_bytes = double(dp.m) * double(dp.k) * double(dp.batch) * double(dtype_size(dp.ab_type));
         const int bn = dp.n <= 8 ? 8 : dp.n <= 16 ? 16 : 32;
+        if (a_bytes <= along_m_largest_a)
+            if (const variant_info *along_m = first([&](const kernel_config &c) {
+                    return c.operands == operand_form::a_along_m && c.bn == bn && c.bm == along_m_rows;
+                }))
+                return along_m;
         if (a_bytes <= (bn == 8 ? skinny_largest_a : wide_skinny_largest_a))
             if (const variant_info *skinny = first([&](const kernel_config &c) {
                     return c.operands == operand_form::along_k && c.bn == bn && c.bm == 16;

@@ -2247,7 +2247,10 @@ TEST_SUITE("gpu_tf32" * doctest::skip()) {
         }
         // cuda_tiled's default: the TF32 kernel the rule names wherever it computes the problem
         // (row-major NN copies B along k), the exact f32 register-tiled kernels where it does not
-        // (an operand it would read directly, its leading dimension odd); in bf16, for C of at
+        // (an operand it would read directly, its leading dimension odd); in bf16, row-major X W
+        // (W stored (in, out)) of up to 32 rows of X: the skinny kernels that read W along its
+        // rows, in blocks of 32, where W is at most 32 MiB (4096 x 4096; 8 more k take the tiles
+        // of 16 columns); for C of at
         // most 8 columns (row-major rows of X W^T) the skinny kernel where it computes the
         // problem (both operands stored along k) and op(A) is at most 128 MiB (14336 x 4680
         // bf16; 8 more k take the tiles of 16 columns), for C of 9 to 16 and 17 to 32 columns
@@ -2276,6 +2279,10 @@ TEST_SUITE("gpu_tf32" * doctest::skip()) {
             {f32, GEMM_OP_N, GEMM_OP_T, 40, 13000, 256, 0, "variant=wgmma_tf32_128x64x32_s8_splitk ", true},
             {f32, GEMM_OP_N, GEMM_OP_N, 300, 260, 2000, 0, "variant=wgmma_tf32_128x128x32_s6_splitk ", true},
             {f32, GEMM_OP_N, GEMM_OP_T, 300, 260, 200, 1, "variant=tiled_f32_", false},
+            {bf16, GEMM_OP_N, GEMM_OP_N, 8, 4096, 4096, 0, "variant=skinny_bf16_32x8_nn ", false},
+            {bf16, GEMM_OP_N, GEMM_OP_N, 16, 4096, 4096, 0, "variant=skinny_bf16_32x16_nn ", false},
+            {bf16, GEMM_OP_N, GEMM_OP_N, 32, 2048, 4096, 0, "variant=skinny_bf16_32x32_nn ", false},
+            {bf16, GEMM_OP_N, GEMM_OP_N, 8, 4096, 4104, 0, "variant=wgmma_bf16_256x16x64_s6_splitk ", false},
             {bf16, GEMM_OP_N, GEMM_OP_T, 8, 4096, 3000, 0, "variant=skinny_bf16_16x8 ", false},
             {bf16, GEMM_OP_N, GEMM_OP_T, 1, 14336, 4680, 0, "variant=skinny_bf16_16x8 ", false},
             {bf16, GEMM_OP_N, GEMM_OP_T, 1, 14336, 4688, 0, "variant=wgmma_bf16_128x16x64_s11_splitk ", false},

@@ -51,7 +51,10 @@ gemm_status_t check_request(const api_tune_request &r) {
     if (!std::isfinite(r.budget_ms))
         return fail(GEMM_STATUS_INVALID_VALUE, "budget_ms must be a finite number of milliseconds (<= 0: the default)");
     if (!c_type_allowed(dtype(r.ab_type), dtype(r.c_type)))
-        return fail(GEMM_STATUS_NOT_SUPPORTED, "c_type must equal ab_type (or be f32 for f16/bf16 inputs)");
+        return fail(GEMM_STATUS_NOT_SUPPORTED,
+                    "c_type must equal ab_type (or be f32 for f16/bf16 inputs, f32, f16 or bf16 for FP8 inputs)");
+    if (is_fp8(dtype(r.ab_type)) && r.batch_count != 1)
+        return fail(GEMM_STATUS_NOT_SUPPORTED, "FP8 takes one matrix: batch_count must be 1");
     return GEMM_STATUS_SUCCESS;
 }
 

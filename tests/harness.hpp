@@ -587,7 +587,7 @@ inline reference real_reference(const gemm_case &c, const operands &o) {
                     mag += std::fabs(c.beta) * std::fabs(c0);
                 }
                 // amax: NaN once an element is NaN.
-                if (std::isnan(r.amax) || !(std::fabs(v) <= r.amax)) r.amax = std::fabs(v);
+                if (!std::isnan(r.amax) && !(std::fabs(v) <= r.amax)) r.amax = std::fabs(v);
                 std::size_t w = std::size_t(window_index(c, b, i, j));
                 r.value[w] = v * o.d_scale;
                 r.magnitude[w] = mag * o.d_scale;

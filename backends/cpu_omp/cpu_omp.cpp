@@ -480,7 +480,7 @@ gemm_status_t run_fp8(const kernel_config<float> (&table)[N], const problem &p, 
     for (int64_t j = 0; j < p.n; ++j)
         for (int64_t i = 0; i < p.m; ++i) {
             const double v = sums[i + j * ld_sums];
-            if (std::isnan(amax) || !(std::fabs(v) <= amax)) amax = std::fabs(v);  // NaN stays
+            if (!std::isnan(amax) && !(std::fabs(v) <= amax)) amax = std::fabs(v);  // NaN stays
             store_element(p.c, i + j * p.ldc, p.c_type, v * d_scale);
         }
     if (p.scaling.amax_d) *p.scaling.amax_d = float(amax);

@@ -66,7 +66,7 @@ double a_scale(const problem &p, int64_t i, int64_t l) { return p.scaling.a.at(i
 double b_scale(const problem &p, int64_t l, int64_t j) { return p.scaling.b.at(j, l); }
 
 // max |v| so far, NaN once any v is NaN (a comparison with NaN is false, so it stays).
-double amax_with(double amax, double v) { return std::isnan(amax) || !(std::fabs(v) <= amax) ? std::fabs(v) : amax; }
+double amax_with(double amax, double v) { return !std::isnan(amax) && !(std::fabs(v) <= amax) ? std::fabs(v) : amax; }
 
 // One matrix of the batch. The column of sums is walked along l so that A is read down its
 // stored columns when not transposed.

@@ -460,8 +460,9 @@ typedef struct gemm_desc {
                                      every plan's runs. Calls always check. */
     gemm_scale_mode_t scale_mode; /* FP8 types only: the scaling mode of the class; a plan made
                                      with one other than GEMM_SCALE_NONE is run with
-                                     gemm_plan_run_scaled (gemm_measure measures it with scales
-                                     of 1 in that mode) */
+                                     gemm_plan_run_scaled; gemm_measure, gemm_tune and the tune
+                                     cache's key leave it out: a class is measured with scales
+                                     of 1) */
 } gemm_desc_t;
 
 #define GEMM_DESC_TIGHT (-1)

@@ -8,6 +8,8 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -391,4 +393,26 @@ TEST_CASE("fp8 plans: the desc's scale_mode, runs with their scales, mismatches 
     CHECK(gemm_plan_run_scaled(plan, &alpha, fa.data(), fb.data(), &beta, c.data(), &x) == GEMM_STATUS_NOT_SUPPORTED);
     CHECK(contains(gemm_last_error(), "scales take FP8 types"));
     gemm_plan_destroy(plan);
+}
+
+// Tuned by its key, stored and read back: an FP8 class is a tune-cache class
+// like any other (scales of 1; the scale mode is not part of the key). GEMM_TUNE_CACHE names
+// a file of this test's own (tests/CMakeLists.txt: fp8.env_tuned).
+TEST_SUITE("env_tuned" * doctest::skip()) {
+    TEST_CASE("fp8 tuned: an e4m3 key is tuned, stored and read back; keys no call has are refused") {
+        const char *cache = std::getenv("GEMM_TUNE_CACHE");
+        REQUIRE(cache);
+        std::remove(cache);
+        const char *key = "e4m3 bf16 TN 24 20 64 batch=1 ld=tight align=16 space=host beta=0";
+        gemm_tune_report_t report;
+        const std::string tuned = tune_key_as_only_entry(key, "cpu_omp", report);
+        REQUIRE_MESSAGE(tuned.empty(), tuned);
+        CHECK(std::string(report.backend) == "cpu_omp");
+        // A key no call has: FP8 C, and an FP8 batch.
+        CHECK(gemm_tune_key("e4m3 e4m3 TN 24 20 64 batch=1 ld=tight align=16 space=host beta=0", -1, 20, "cpu_omp", 0,
+                            &report) == GEMM_STATUS_INVALID_VALUE);
+        CHECK(gemm_tune_key("e4m3 f32 TN 24 20 64 batch=2 ld=tight align=16 space=host beta=0", -1, 20, "cpu_omp", 0,
+                            &report) == GEMM_STATUS_INVALID_VALUE);
+        CHECK(contains(gemm_last_error(), "FP8 takes one matrix"));
+    }
 }

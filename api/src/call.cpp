@@ -417,12 +417,13 @@ gemm_status_t check_scaling(const user_call &c) {
     if (x.ld_a_scale < 0 || (x.ld_a_scale != 0 && x.ld_a_scale < least_ld_a_scale(c)))
         return scaling_fail(c, GEMM_STATUS_INVALID_LEADING_DIM,
                             fmt::format("ld_a_scale = {} must be 0 (the least) or >= max(1, m = {}): one scale per row "
-                                        "of op(A), the rows contiguous",
+                                        "of op(A) for each block of k, the row index fastest",
                                         x.ld_a_scale, c.m));
     if (x.ld_b_scale < 0 || (x.ld_b_scale != 0 && x.ld_b_scale < least_ld_b_scale(c)))
         return scaling_fail(c, GEMM_STATUS_INVALID_LEADING_DIM,
                             fmt::format("ld_b_scale = {} must be 0 (the least) or >= max(1, ceil(n / 128) = {}): one "
-                                        "scale per 128 columns of op(B), contiguous",
+                                        "scale per 128 columns of op(B) for each block of k, the column block "
+                                        "fastest",
                                         x.ld_b_scale, blocks_of(c.n)));
     return GEMM_STATUS_SUCCESS;
 }

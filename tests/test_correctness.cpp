@@ -708,7 +708,8 @@ TEST_CASE("correctness fp8: e4m3 and e5m2 with every scaling, on every backend t
                                     check_case(c, counts);
                                 }
                 report(counts);
-                CHECK(counts.backend_runs > 0);  // cpu_omp serves FP8 on every host
+                // cpu_omp serves FP8 on every host (unless GEMM_TEST_FILTER left no case).
+                if (counts.cases > 0) CHECK(counts.backend_runs > 0);
             }
         }
 }

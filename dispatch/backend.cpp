@@ -32,4 +32,10 @@ gemm_status_t backend::run_batch(const problem_batch &, std::string_view, run_re
     return GEMM_STATUS_NOT_SUPPORTED;
 }
 
+verdict backend::supports_omatcopy(const transpose_problem &) const { return verdict::no("no transpose kernel"); }
+
+gemm_status_t backend::run_omatcopy(const transpose_problem &, run_report &) { return GEMM_STATUS_NOT_SUPPORTED; }
+
+bool backend::leads_omatcopy(const transpose_problem &) const { return false; }
+
 }  // namespace gemm

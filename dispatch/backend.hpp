@@ -9,6 +9,7 @@
 
 #include "gemm/gemm.h"
 #include "problem.hpp"
+#include "transpose_problem.hpp"
 
 namespace gemm {
 
@@ -112,6 +113,18 @@ struct backend_option {
 //                the first time it needs it. A backend hands it over rather than installing
 //                it, so that no list outside the registry names the runtimes and a build
 //                without them has nothing to install. (nullptr: host memory only)
+//   supports_omatcopy(t) whether run_omatcopy computes the transpose problem t (gemm_omatcopy):
+//                a promise as supports() is, with a reason when not. (no: "no transpose kernel")
+//   run_omatcopy(t, c) computes B = alpha * op(A) for t. The dispatcher has checked every
+//                argument, returned early for empty problems and refused overlapping A and B,
+//                and calls it only on an available backend that said yes. Backends must honour:
+//                alpha == 0 writes zeros into B without reading A (NaN in A must not leak);
+//                alpha == 1 makes B exactly op(A); elements of B outside its b_rows() x b_cols()
+//                window are never touched. Errors as for run(); NOT_SUPPORTED before B is
+//                touched. (GEMM_STATUS_NOT_SUPPORTED)
+//   leads_omatcopy(t) whether the built-in rule takes this backend first for t, ahead of the
+//                preference order (cuda_tiled on device memory: its own kernel serves every
+//                dtype, cuBLAS's geam only four). (false)
 class backend {
 public:
     virtual ~backend() = default;
@@ -132,6 +145,9 @@ public:
     virtual const device_services *runtime_services() const;
     virtual gemm_status_t run(const problem &p, std::string_view variant, run_report &ctx) = 0;
     virtual gemm_status_t run_batch(const problem_batch &batch, std::string_view variant, run_report &ctx);
+    virtual verdict supports_omatcopy(const transpose_problem &t) const;
+    virtual gemm_status_t run_omatcopy(const transpose_problem &t, run_report &ctx);
+    virtual bool leads_omatcopy(const transpose_problem &t) const;
 
 protected:
     virtual verdict probe() const = 0;

@@ -3,6 +3,7 @@
 #include "memory.hpp"
 
 #include <algorithm>
+#include <iterator>
 
 #include "error.hpp"
 #include "registry.hpp"
@@ -102,6 +103,51 @@ gemm_status_t host_readable_arrays(pointer_array *arrays, int count, std::size_t
     return GEMM_STATUS_SUCCESS;
 }
 
+namespace {
+
+// An operand a call reads or writes (nullptr: one it does not touch), named for messages.
+struct operand {
+    const void *ptr;
+    const char *name;
+};
+
+// Where the touched operands lie, all in one space (else MIXED_MEMORY_SPACES naming the first
+// two that differ); host memory when none is touched.
+gemm_status_t classify_operands(const operand *ops, std::size_t count, pointer_classifier classify,
+                                allocation_memo &memo, pointer_place &out) {
+    out = pointer_place{};
+    const operand *first = nullptr;
+    for (std::size_t i = 0; i < count; ++i) {
+        const operand &o = ops[i];
+        if (!o.ptr) continue;
+        pointer_place place;
+        if (!memo.find(o.ptr, place)) {
+            place = classify(o.ptr);
+            memo.add(place);
+        }
+        const memory_space s = place.space;
+        const int device = place.device;
+        if (!first) {
+            first = &o;
+            out.space = s;
+            out.device = device;
+            out.page_locked = place.page_locked;
+            continue;
+        }
+        out.page_locked &= place.page_locked;
+        bool same = (s == memory_space::host) == (out.space == memory_space::host) &&
+                    (s == memory_space::host || device == out.device);
+        if (!same)
+            return set_error(GEMM_STATUS_MIXED_MEMORY_SPACES,
+                             std::string(first->name) + " is " + memory_space_name(out.space) + " memory but " +
+                                 o.name + " is " + memory_space_name(s) + " memory (device " + std::to_string(device) +
+                                 "): pass every operand in one space");
+    }
+    return GEMM_STATUS_SUCCESS;
+}
+
+}  // namespace
+
 gemm_status_t classify_memory(problem &p, allocation_memo *memo) {
     const pointer_classifier classify = installed_classifier();
     p.space = memory_space::host;
@@ -117,42 +163,35 @@ gemm_status_t classify_memory(problem &p, allocation_memo *memo) {
     // pointers may lie anywhere, one past the end of an allocation (an empty slice) included.
     const bool writes_c = p.m > 0 && p.n > 0 && p.batch > 0, reads_ab = writes_c && !p.scales_only();
     auto touched = [](bool used, const void *ptr) { return used ? ptr : nullptr; };
-    struct operand {
-        const void *ptr;
-        const char *name;
-    } ops[] = {{touched(reads_ab, p.a), "A"},
-               {touched(reads_ab, p.b), "B"},
-               {touched(writes_c, p.c), "C"},
-               {touched(writes_c, p.epilogue.bias), "epilogue->bias"},
-               {touched(writes_c, p.epilogue.bias_grad), "epilogue->bias_grad"},
-               {touched(writes_c, p.epilogue.aux), "epilogue->aux"}};
-    const operand *first = nullptr;
-    for (const operand &o : ops) {
-        if (!o.ptr) continue;
-        pointer_place place;
-        if (!memo->find(o.ptr, place)) {
-            place = classify(o.ptr);
-            memo->add(place);
-        }
-        const memory_space s = place.space;
-        const int device = place.device;
-        if (!first) {
-            first = &o;
-            p.space = s;
-            p.device = device;
-            p.page_locked = place.page_locked;
-            continue;
-        }
-        p.page_locked &= place.page_locked;
-        bool same = (s == memory_space::host) == (p.space == memory_space::host) &&
-                    (s == memory_space::host || device == p.device);
-        if (!same)
-            return set_error(GEMM_STATUS_MIXED_MEMORY_SPACES,
-                             std::string(first->name) + " is " + memory_space_name(p.space) + " memory but " + o.name +
-                                 " is " + memory_space_name(s) + " memory (device " + std::to_string(device) +
-                                 "): pass every operand in one space");
-    }
-    return GEMM_STATUS_SUCCESS;
+    const operand ops[] = {{touched(reads_ab, p.a), "A"},
+                           {touched(reads_ab, p.b), "B"},
+                           {touched(writes_c, p.c), "C"},
+                           {touched(writes_c, p.epilogue.bias), "epilogue->bias"},
+                           {touched(writes_c, p.epilogue.bias_grad), "epilogue->bias_grad"},
+                           {touched(writes_c, p.epilogue.aux), "epilogue->aux"}};
+    pointer_place place;
+    gemm_status_t s = classify_operands(ops, std::size(ops), classify, *memo, place);
+    p.space = place.space;
+    p.device = place.device;
+    p.page_locked = place.page_locked;
+    return s;
+}
+
+gemm_status_t classify_memory(transpose_problem &t) {
+    const pointer_classifier classify = installed_classifier();
+    t.space = memory_space::host;
+    t.device = -1;
+    t.stream = tls_stream;
+    if (!classify) return GEMM_STATUS_SUCCESS;
+    // A counts only where it is read (alpha != 0), as for a GEMM; nothing where B is empty.
+    const bool writes_b = t.rows > 0 && t.cols > 0;
+    const operand ops[] = {{writes_b && !t.alpha_zero() ? t.a : nullptr, "A"}, {writes_b ? t.b : nullptr, "B"}};
+    allocation_memo memo;
+    pointer_place place;
+    gemm_status_t s = classify_operands(ops, std::size(ops), classify, memo, place);
+    t.space = place.space;
+    t.device = place.device;
+    return s;
 }
 
 }  // namespace gemm

@@ -9,6 +9,7 @@
 #include "backend.hpp"
 #include "gemm/gemm.h"
 #include "problem.hpp"
+#include "transpose_problem.hpp"
 
 namespace gemm {
 
@@ -118,5 +119,8 @@ gemm_status_t host_readable_arrays(pointer_array *arrays, int count, std::size_t
 // memo: the batch call's allocations, consulted and extended (nullptr: the call's own, so
 // that operands in one allocation cost one question to the driver).
 gemm_status_t classify_memory(problem &p, allocation_memo *memo = nullptr);
+
+// The same for a transpose: t.space, t.device and t.stream from A (where alpha != 0) and B.
+gemm_status_t classify_memory(transpose_problem &t);
 
 }  // namespace gemm

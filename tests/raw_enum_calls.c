@@ -258,3 +258,9 @@ gemm_status_t raw_measure(const raw_desc *desc, const char *const *backends, int
     raw_desc_fill(desc, &d);
     return gemm_measure(&d, backends, count, options, reports);
 }
+
+gemm_status_t raw_omatcopy(int layout, int trans, int64_t rows, int64_t cols, const void *alpha, const void *A,
+                           int64_t lda, void *B, int64_t ldb, int dtype) {
+    return gemm_omatcopy((gemm_layout_t)layout, (gemm_op_t)trans, rows, cols, alpha, A, lda, B, ldb,
+                         (gemm_dtype_t)dtype);
+}

@@ -115,6 +115,10 @@ gemm_status_t raw_plan_run_epilogue(gemm_plan_t plan, const void *alpha, const v
 gemm_status_t raw_measure(const raw_desc *desc, const char *const *backends, int64_t count,
                           const gemm_measure_options_t *options, gemm_measurement_t *reports);
 
+/* gemm_omatcopy with layout, trans and dtype given as ints. */
+gemm_status_t raw_omatcopy(int layout, int trans, int64_t rows, int64_t cols, const void *alpha, const void *A,
+                           int64_t lda, void *B, int64_t ldb, int dtype);
+
 #ifdef __cplusplus
 }
 #endif

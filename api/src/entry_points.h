@@ -116,6 +116,9 @@ gemm_status_t api_run_grouped(int layout, const int *transa, const int *transb, 
                               const void *const *B, int b_type, const int64_t *ldb, const void *beta, void *const *C,
                               int c_type, const int64_t *ldc, int64_t group_count, const int64_t *group_size,
                               int compute);
+/* gemm_omatcopy's arguments, enums as int. */
+gemm_status_t api_omatcopy(int layout, int trans, int64_t rows, int64_t cols, const void *alpha, const void *A,
+                           int64_t lda, void *B, int64_t ldb, int dtype);
 gemm_status_t api_backend_supports(const char *backend, const api_desc *desc);
 gemm_status_t api_plan_create(const api_desc *desc, gemm_plan_t *plan);
 /* gemm_plan_run (entry api_entry_ex), gemm_plan_run_epilogue (api_entry_plan_epilogue;

@@ -471,3 +471,8 @@ gemm_status_t gemm_measure(const gemm_desc_t *desc, const char *const *backends,
     if (read < 0) return s;
     return api_measure(read ? &d : NULL, backends, count, options, reports);
 }
+
+gemm_status_t gemm_omatcopy(gemm_layout_t layout, gemm_op_t trans, int64_t rows, int64_t cols, const void *alpha,
+                            const void *A, int64_t lda, void *B, int64_t ldb, gemm_dtype_t dtype) {
+    return api_omatcopy((int)layout, (int)trans, rows, cols, alpha, A, lda, B, ldb, (int)dtype);
+}

@@ -21,6 +21,7 @@
 #include "dispatch/element.hpp"
 #include "dispatch/error.hpp"
 #include "dispatch/fp8.hpp"
+#include "transpose_tiles.hpp"
 
 namespace gemm {
 namespace {
@@ -567,6 +568,14 @@ public:
             return set_error(GEMM_STATUS_INTERNAL_ERROR, "cpu_omp: unexpected exception");
         }
     }
+
+    // Every dtype, on host memory (transpose_tiles.cpp).
+    verdict supports_omatcopy(const transpose_problem &t) const override {
+        if (t.space != memory_space::host) return verdict::no("needs host pointers");
+        return verdict::yes();
+    }
+
+    gemm_status_t run_omatcopy(const transpose_problem &t, run_report &ctx) override { return transpose_tiles(t, ctx); }
 
     gemm_status_t run_batch(const problem_batch &b, std::string_view variant, run_report &ctx) override {
         try {

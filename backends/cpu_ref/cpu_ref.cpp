@@ -112,6 +112,23 @@ const char *element(const void *base, int64_t index, std::size_t size) {
     return base ? static_cast<const char *>(base) + std::size_t(index) * size : nullptr;
 }
 
+// B(i, j) = alpha * op(A)(i, j), an element at a time in std::complex<double> (exact products
+// for every type but complex alpha times complex A, then one rounding into B's type). A real
+// alpha scales each part of a complex element, so an infinite part stays in its own part.
+void transpose_elements(const transpose_problem &t) {
+    const std::complex<double> alpha(t.alpha, t.alpha_imag);
+    for (int64_t j = 0; j < t.b_cols(); ++j)
+        for (int64_t i = 0; i < t.b_rows(); ++i) {
+            std::complex<double> v = 0;
+            if (!t.alpha_zero()) {  // alpha = 0: A is not read
+                v = load_value(t.a, t.op == transpose::n ? i + j * t.lda : j + i * t.lda, t.type);
+                if (t.op == transpose::c) v = std::conj(v);
+                v = t.alpha_imag == 0.0 ? std::complex<double>(t.alpha * v.real(), t.alpha * v.imag()) : alpha * v;
+            }
+            store_value(t.b, i + j * t.ldb, t.type, v);
+        }
+}
+
 class cpu_ref final : public backend {
 public:
     std::string_view name() const override { return "cpu_ref"; }
@@ -125,6 +142,17 @@ public:
     }
 
     bool fuses_epilogue(const problem &) const override { return true; }
+
+    verdict supports_omatcopy(const transpose_problem &t) const override {
+        if (t.space != memory_space::host) return verdict::no("needs host pointers");
+        return verdict::yes();
+    }
+
+    gemm_status_t run_omatcopy(const transpose_problem &t, run_report &ctx) override {
+        ctx.variant_used = "element_loop_f64";
+        transpose_elements(t);
+        return GEMM_STATUS_SUCCESS;
+    }
 
     gemm_status_t run(const problem &p, std::string_view, run_report &ctx) override {
         ctx.variant_used = "triple_loop_f64_accumulate";

@@ -359,6 +359,70 @@ private:
     const problem_batch &b_;
 };
 
+// gemm_omatcopy through cuBLAS's geam: C = alpha * op(A) + beta * op(B) with beta = 0, and
+// geam's B and C both ours (the in-place form geam documents for B, transb N, ldb = ldc), which
+// beta = 0 leaves unread, so that nothing outside the call's operands is named. alpha = 0
+// writes zeros with the library's own kernel, as GEMMs that only scale C do, A never read.
+gemm_status_t enqueue_geam(const transpose_problem &t, cudaStream_t stream, run_report &ctx) {
+    if (t.alpha_zero()) {
+        problem zeros;  // C = 0 * C over B's window: scale_c writes it without reading
+        zeros.m = t.b_rows();
+        zeros.n = t.b_cols();
+        zeros.c = t.b;
+        zeros.ldc = t.ldb;
+        zeros.ab_type = zeros.c_type = t.type;
+        zeros.compute_type = compute_type_for(t.type);
+        zeros.beta = 0.0;
+        ctx.variant_used = "scale_c";
+        return cuda::scale_c(zeros, stream);
+    }
+    cuda::device_context *dc = nullptr;
+    cublasHandle_t h = nullptr;
+    gemm_status_t s = cuda::context_for(t.device, dc);
+    if (s == GEMM_STATUS_SUCCESS) s = dc->blas(stream, CUBLAS_DEFAULT_MATH, h);
+    if (s != GEMM_STATUS_SUCCESS) return s;
+    const cublasOperation_t ta = cuda::operation_of(t.op), tb = CUBLAS_OP_N;
+    const int64_t m = t.b_rows(), n = t.b_cols();
+    cublasStatus_t st = CUBLAS_STATUS_NOT_SUPPORTED;
+    switch (t.type) {
+    case dtype::f32: {
+        const float alpha = float(t.alpha), beta = 0;
+        auto *b = static_cast<float *>(t.b);
+        ctx.variant_used = "cublasSgeam_64";
+        st = cublas().cublasSgeam_64(h, ta, tb, m, n, &alpha, static_cast<const float *>(t.a), t.lda, &beta, b, t.ldb,
+                                     b, t.ldb);
+        break;
+    }
+    case dtype::f64: {
+        const double alpha = t.alpha, beta = 0;
+        auto *b = static_cast<double *>(t.b);
+        ctx.variant_used = "cublasDgeam_64";
+        st = cublas().cublasDgeam_64(h, ta, tb, m, n, &alpha, static_cast<const double *>(t.a), t.lda, &beta, b, t.ldb,
+                                     b, t.ldb);
+        break;
+    }
+    case dtype::c32: {
+        const cuComplex alpha = make_cuComplex(float(t.alpha), float(t.alpha_imag)), beta = make_cuComplex(0, 0);
+        auto *b = static_cast<cuComplex *>(t.b);
+        ctx.variant_used = "cublasCgeam_64";
+        st = cublas().cublasCgeam_64(h, ta, tb, m, n, &alpha, static_cast<const cuComplex *>(t.a), t.lda, &beta, b,
+                                     t.ldb, b, t.ldb);
+        break;
+    }
+    case dtype::c64: {
+        const cuDoubleComplex alpha = make_cuDoubleComplex(t.alpha, t.alpha_imag), beta = make_cuDoubleComplex(0, 0);
+        auto *b = static_cast<cuDoubleComplex *>(t.b);
+        ctx.variant_used = "cublasZgeam_64";
+        st = cublas().cublasZgeam_64(h, ta, tb, m, n, &alpha, static_cast<const cuDoubleComplex *>(t.a), t.lda, &beta,
+                                     b, t.ldb, b, t.ldb);
+        break;
+    }
+    case dtype::f16:
+    case dtype::bf16: break;  // refused by supports_omatcopy
+    }
+    return cuda::cublas_status(st, ctx.variant_used.empty() ? "cublas geam" : ctx.variant_used.data());
+}
+
 class cublas_backend final : public backend {
 public:
     std::string_view name() const override { return "cublas"; }
@@ -397,6 +461,33 @@ public:
 
     gemm_status_t run_batch(const problem_batch &b, std::string_view variant, run_report &ctx) override {
         return grouped_call(b).run(variant, ctx);
+    }
+
+    // gemm_omatcopy on device and managed memory through geam, which has f32, f64, c32 and c64
+    // forms only. Host memory is not staged (cuda_tiled says why).
+    verdict supports_omatcopy(const transpose_problem &t) const override {
+        if (t.space == memory_space::host)
+            return verdict::no("host pointers: transposes on the GPU take device or managed memory (auto runs host "
+                               "memory on a host backend)");
+        if (t.type == dtype::f16 || t.type == dtype::bf16)
+            return verdict::no(std::string("cuBLAS's geam has no ") + dtype_name(t.type) +
+                               " form (f32, f64, c32 and c64 only; cuda_tiled serves every type)");
+        // cuComplex and cuDoubleComplex are float2 and double2, aligned to the whole element;
+        // std::complex promises only its part's alignment.
+        const std::uintptr_t size = dtype_size(t.type);
+        if (is_complex(t.type) &&
+            (reinterpret_cast<std::uintptr_t>(t.a) % size != 0 || reinterpret_cast<std::uintptr_t>(t.b) % size != 0))
+            return verdict::no(std::string("geam reads ") + dtype_name(t.type) + " elements as " +
+                               (t.type == dtype::c32 ? "cuComplex" : "cuDoubleComplex") + ", which need " +
+                               std::to_string(size) +
+                               "-byte alignment; A or B is not aligned so (cuda_tiled serves it)");
+        return verdict::yes();
+    }
+
+    gemm_status_t run_omatcopy(const transpose_problem &t, run_report &ctx) override {
+        cuda::device_guard guard;
+        if (gemm_status_t s = guard.enter(t.device); s != GEMM_STATUS_SUCCESS) return s;
+        return enqueue_geam(t, static_cast<cudaStream_t>(t.stream), ctx);
     }
 };
 

@@ -16,6 +16,7 @@
 #include "backends/cuda_tiled/default_choice.hpp"
 #include "backends/cuda_tiled/kernel_variants.hpp"
 #include "backends/cuda_tiled/operand_alignment.hpp"
+#include "backends/cuda_tiled/transpose/transpose_launch.hpp"
 #include "backends/cuda_tiled/wmma/mma_batch.hpp"
 #include "backends/cuda_tiled/wmma/mma_items.hpp"
 #include "dispatch/error.hpp"
@@ -128,6 +129,33 @@ public:
             ctx.variant_used = v->id;
             return cuda_tiled::launch(*v, dp, stream);
         });
+    }
+
+    // gemm_omatcopy on device and managed memory, every dtype (transpose/transpose_launch.cu).
+    // Host memory is not staged: a transpose moves each byte once, so a round trip over the
+    // link would cost more than a host backend's copy; the built-in rule sends it to one.
+    verdict supports_omatcopy(const transpose_problem &t) const override {
+        if (t.space == memory_space::host)
+            return verdict::no("host pointers: transposes on the GPU take device or managed memory (auto runs host "
+                               "memory on a host backend)");
+        // A block per 32 rows of A in x, at most 2^30 blocks (the tiled kernel walks y alone).
+        if (t.op != transpose::n && t.rows > (int64_t(1) << 35))
+            return verdict::no("more than 2^35 rows of A not supported by the tiled transpose");
+        return verdict::yes();
+    }
+
+    // The built-in rule takes this kernel first for device memory: it serves every dtype
+    // (cuBLAS's geam has no f16 or bf16), it needs no cuBLAS loaded (loading it costs a
+    // process time and memory: docs/BLAS.md), and a tiled transpose is bound by memory
+    // bandwidth as a copy is, so a library's kernel has little to gain over it.
+    // bench/device/transpose.cpp measures it against geam and cudaMemcpy; NOTES.md,
+    // "Transposes", is where its figures go.
+    bool leads_omatcopy(const transpose_problem &t) const override { return t.space != memory_space::host; }
+
+    gemm_status_t run_omatcopy(const transpose_problem &t, run_report &ctx) override {
+        cuda::device_guard guard;
+        if (gemm_status_t s = guard.enter(t.device); s != GEMM_STATUS_SUCCESS) return s;
+        return cuda_tiled::launch_transpose(t, static_cast<cudaStream_t>(t.stream), ctx);
     }
 
     // Small f16/bf16 GEMMs of a device call of several matrices, in groups of few: run_batch

@@ -70,7 +70,9 @@ const variant_info *hopper_default(const problem &dp, int sms) {
         const double a_bytes = double(dp.m) * double(dp.k) * double(dp.batch) * double(dtype_size(dp.ab_type));
         const int bn = dp.n <= 8 ? 8 : dp.n <= 16 ? 16 : 32;
         if (a_bytes <= (bn == 8 ? skinny_largest_a : wide_skinny_largest_a))
-            if (const variant_info *skinny = first([&](const kernel_config &c) { return c.bn == bn && c.bm == 16; }))
+            if (const variant_info *skinny = first([&](const kernel_config &c) {
+                    return c.operands == operand_form::along_k && c.bn == bn && c.bm == 16;
+                }))
                 return skinny;
     }
     if (dp.n <= 16) {

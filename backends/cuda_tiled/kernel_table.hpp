@@ -21,7 +21,8 @@ constexpr unsigned f32 = 1, f64 = 2, f16 = 4, bf16 = 8;
 //  - b_along_k: op(B)^T stored along k (op(B) = N). The Hopper kernel copies an operand stored
 //    along its rows in boxes of 64 rows, so a tile of fewer columns of C needs op(B)^T along k.
 //  - along_k: both op(A) and op(B)^T stored along k (op(A) = T, op(B) = N).
-enum class operand_form { as_stored, b_along_k, along_k };
+//  - a_along_m: op(A) stored along m and op(B)^T along k (op(A) = N, op(B) = N).
+enum class operand_form { as_stored, b_along_k, along_k, a_along_m };
 
 // One line of the table: a kernel of `family`, for each input type in `types`, computing C in
 // block tiles of bm rows by bn columns.
@@ -64,8 +65,8 @@ constexpr kernel_config wgmma(unsigned types, int bm, int bn, int stages, bool s
                               operand_form operands = operand_form::as_stored) {
     return {kernel_family::wgmma, types, bm, bn, 0, 0, 0, stages, operands, split_k, false};
 }
-constexpr kernel_config skinny(unsigned types, int bm, int bn) {
-    return {kernel_family::skinny, types, bm, bn, 0, 0, 0, 0, operand_form::along_k, false, false};
+constexpr kernel_config skinny(unsigned types, int bm, int bn, operand_form operands = operand_form::along_k) {
+    return {kernel_family::skinny, types, bm, bn, 0, 0, 0, 0, operands, false, false};
 }
 }  // namespace line
 
@@ -96,7 +97,8 @@ constexpr bool by_size = true, by_id_only = false;
 //    gives a block.
 //  - skinny (compute capability 9.0): C of at most 8, 16 or 32 columns with both operands
 //    stored along k (decode: X W^T for up to 32 rows of X), op(A) read straight into tensor-core
-//    registers, in blocks of bm rows.
+//    registers, in blocks of bm rows; the _nn lines for op(A) stored along m (decode: X W with
+//    W stored (in, out)), a lane's loads a run of rows at one k, in blocks of 16, 32 or 64 rows.
 // Adding a configuration is one line here; the ids, launches and refusals follow from it.
 inline constexpr kernel_config kernel_table[] = {
     line::textbook(types::f32 | types::f64, 16),
@@ -128,6 +130,15 @@ inline constexpr kernel_config kernel_table[] = {
     line::skinny(types::f16 | types::bf16, 32, 8),
     line::skinny(types::f16 | types::bf16, 16, 16),
     line::skinny(types::f16 | types::bf16, 16, 32),
+    line::skinny(types::f16 | types::bf16, 64, 8, operand_form::a_along_m),
+    line::skinny(types::f16 | types::bf16, 32, 8, operand_form::a_along_m),
+    line::skinny(types::f16 | types::bf16, 16, 8, operand_form::a_along_m),
+    line::skinny(types::f16 | types::bf16, 64, 16, operand_form::a_along_m),
+    line::skinny(types::f16 | types::bf16, 32, 16, operand_form::a_along_m),
+    line::skinny(types::f16 | types::bf16, 16, 16, operand_form::a_along_m),
+    line::skinny(types::f16 | types::bf16, 64, 32, operand_form::a_along_m),
+    line::skinny(types::f16 | types::bf16, 32, 32, operand_form::a_along_m),
+    line::skinny(types::f16 | types::bf16, 16, 32, operand_form::a_along_m),
 };
 
 constexpr std::size_t kernel_count = std::size(kernel_table);
@@ -150,8 +161,16 @@ constexpr bool line_is_consistent(const kernel_config &c) {
         return false;
     // The skinny kernel's block is tiles of 16 rows by pieces of 8 columns, a warp for each piece;
     // it reads both operands along k.
-    if (c.family == kernel_family::skinny &&
-        (c.bm % 16 != 0 || c.bn % 8 != 0 || (c.bm / 16) * (c.bn / 8) > 8 || c.operands != operand_form::along_k))
+    if (c.family == kernel_family::skinny && c.operands == operand_form::along_k &&
+        (c.bm % 16 != 0 || c.bn % 8 != 0 || (c.bm / 16) * (c.bn / 8) > 8))
+        return false;
+    // The along-m kernel's lane loads a run of 2, 4 or 8 rows (1, 2 or 4 tiles of 16 a block) for
+    // C of 1, 2 or 4 pieces of 8 columns.
+    if (c.family == kernel_family::skinny && c.operands == operand_form::a_along_m &&
+        ((c.bm != 16 && c.bm != 32 && c.bm != 64) || (c.bn != 8 && c.bn != 16 && c.bn != 32)))
+        return false;
+    if (c.family == kernel_family::skinny && c.operands != operand_form::along_k &&
+        c.operands != operand_form::a_along_m)
         return false;
     return true;
 }

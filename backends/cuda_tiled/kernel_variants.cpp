@@ -73,6 +73,7 @@ std::string kernel_id(const kernel_config &c, dtype t, bool vector) {
     }
     if (c.family == kernel_family::wgmma)
         return id + "x" + s(int(128 / dtype_size(t))) + "_s" + s(c.stages) + (c.split_k ? "_splitk" : "");
+    if (c.family == kernel_family::skinny && c.operands == operand_form::a_along_m) return id + "_nn";
     return id;
 }
 

@@ -19,10 +19,12 @@ namespace gemm::cuda_tiled {
 //   tiled_<dtype>_<BM>x<BN>x<BK>_<TM>x<TN>_s<STAGES>_a<ALIGN>      e.g. tiled_f32_128x128x8_8x8_s3_a4
 //   mma_<dtype>_<BM>x<BN>                                        e.g. mma_bf16_64x64 (tensor cores)
 //   wgmma_<f16|bf16|tf32>_<BM>x<BN>x<BK>_s<STAGES>[_splitk]      e.g. wgmma_bf16_128x128x64_s6
-//   skinny_<dtype>_<BM>x<BN>                                     e.g. skinny_bf16_16x8
+//   skinny_<dtype>_<BM>x<BN>[_nn]                                e.g. skinny_bf16_16x8
 // ALIGN is the alignment in elements a register-tiled variant needs: 16 bytes (a4 for f32, a2
 // for f64) lets it use 16-byte global copies and C accesses; a1 is its scalar twin, which runs
-// anywhere. BK of wgmma is 128 bytes of the input type (64 f16/bf16, 32 tf32).
+// anywhere. BK of wgmma is 128 bytes of the input type (64 f16/bf16, 32 tf32). A skinny id
+// without a suffix reads both operands along k (column-major op(A) = T, op(B) = N); _nn reads
+// op(A) along m (column-major op(A) = op(B) = N; row-major X W with W stored (in, out)).
 struct variant_info {
     std::string id;
     dtype type;

@@ -17,6 +17,10 @@
 #   short     short device calls back to back (direct, forced, plan) against what the
 #             measurement engine times for them (short_calls.cpp)
 #   bench     gemm bench --device 0: cuda_tiled, cublas, cublaslt against cuBLAS (f32)
+#   transpose gemm_omatcopy of a 16384^2 f32 matrix on device memory (TRANSPOSE_N sets n):
+#             cuda_tiled's tiled kernel and its copy kernel, cuBLAS's geam through gemm and
+#             directly, against cudaMemcpyAsync device to device, in GB/s and as a share of the
+#             copy's (transpose.cpp)
 #   grouped   64 small GEMMs of different shapes: a loop of cuBLAS calls, cuBLAS's grouped
 #             call, gemm_ex_grouped and a loop of gemm_ex (grouped_batch.cpp)
 #   epilogue  bias + ReLU/GELU (+ aux) and GELU's backward form with the bias gradient, bf16:
@@ -41,8 +45,9 @@
 #             layouts, row-major X W^T (NT: W stored (out, in)) and X W (NN: W stored (in, out)),
 #             DECODE_OPS narrows them: cuda_tiled's default against cuBLAS and cuBLASLt, and for
 #             NT the Hopper kernels that split k (256x16, 128x16, 256x64, 128x64, 64x128 and
-#             128x128 tiles) and the skinny kernels (16x8 and 32x8 for m up to 8, 16x32 up to 32);
-#             DECODE_DTYPE=f16 times f16
+#             128x128 tiles) and the skinny kernels (16x8 and 32x8 for m up to 8, 16x32 up to 32),
+#             for NN the skinny kernels that read W along its rows (_nn, 16 to 64 rows of C^T a
+#             block, for m up to 8 and up to 32); DECODE_DTYPE=f16 times f16
 #   kernels   where a call's device time goes: ncu (--clock-control none) times every kernel that
 #             cuBLAS and cuda_tiled's default launch for each of KERNEL_SHAPES (bf16 row-major NT,
 #             default the decode shapes 1x4096x4096 1x14336x4096 32x14336x4096 128x4096x4096
@@ -130,7 +135,7 @@ build=build-device
 start=$(date +%s)
 cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
     >"$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
-cmake --build $build -j $(nproc) --target gemm test_gpu test_loading >"$out/build.log" 2>&1 ||
+cmake --build $build -j $(nproc) --target gemm test_gpu test_gpu_omatcopy test_loading >"$out/build.log" 2>&1 ||
     { grep -E 'error|Error' "$out/build.log" | head -40; exit 1; }
 cmake --build $build -j $(nproc) --target gemm_cli >>"$out/build.log" 2>&1 || echo "gemm_cli did not build"
 echo "build ok ($(( $(date +%s) - start )) s)"
@@ -216,6 +221,11 @@ if has_stage direct; then
     done < <(grep '^host cost per call' "$out/direct_vs_gemm.txt")
     cmake --build $build --target gemm_dispatch_cost >>"$out/build.log" 2>&1 &&
         OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $build/bench/gemm_dispatch_cost | tee -a "$out/direct_vs_gemm.txt"
+fi
+if has_stage transpose; then
+    program transpose -lcublas && timeout 300 $build/transpose ${TRANSPOSE_N:-16384} | tee "$out/transpose.txt"
+    summary+=("transpose: rc=$?; $(grep -E '^cuda_tiled T' "$out/transpose.txt" | tr -s ' ')")
+    save_logs
 fi
 if has_stage short; then
     program short_calls -lcublas && timeout 300 $build/short_calls | tee "$out/short_calls.txt"
@@ -331,17 +341,20 @@ if has_stage decode; then
     # Decode shapes in bf16, or DECODE_DTYPE, in both weight layouts (DECODE_OPS, row-major):
     # NT is X W^T with W stored (out, in), NN is X W with W stored (in, out). NT times the Hopper
     # kernels that split k, 256x16, 128x16, 256x64, 128x64, 64x128 and 128x128 tiles, and the
-    # skinny kernels (up to 8 and up to 32 rows of X) too, which serve that layout only; each
-    # layout against cuBLAS, then the geometric mean of the ratios of cuda_tiled's default and
-    # of each id over the shapes it computes.
+    # skinny kernels (up to 8 and up to 32 rows of X) too; NN the skinny kernels that read W
+    # along its rows (_nn: blocks of 16, 32 and 64 rows of C^T); each layout against cuBLAS,
+    # then the geometric mean of the ratios of cuda_tiled's default and of each id over the
+    # shapes it computes.
     shapes=""
     for m in 1 8 32 128; do for n in 4096 14336; do for k in 4096 14336; do shapes+=" ${m}x${n}x${k}"; done; done; done
     dt=${DECODE_DTYPE:-bf16}
     tiles=""
     for t in 256x16x64_s6 128x16x64_s11 256x64x64_s5 128x64x64_s8 64x128x64_s8 128x128x64_s6; do tiles+=",cuda_tiled:wgmma_${dt}_${t}_splitk"; done
     tiles+=",cuda_tiled:skinny_${dt}_16x8,cuda_tiled:skinny_${dt}_32x8,cuda_tiled:skinny_${dt}_16x32"
+    along_m=""
+    for t in 16x8 32x8 64x8 16x32 32x32 64x32; do along_m+=",cuda_tiled:skinny_${dt}_${t}_nn"; done
     for ops in ${DECODE_OPS:-NT NN}; do
-        ids=""
+        ids=$along_m
         [ "$ops" = NT ] && ids=$tiles
         timeout 300 $gemm bench $shapes --device 0 --dtype $dt --layout row --ops $ops \
             --backends cublas,cublaslt,cuda_tiled$ids --baseline cublas --no-measure-peak \

@@ -72,13 +72,17 @@ struct tolerance_rule {
     // two real ones: 2k of them. Independent input roundings (TF32) add up like a random walk:
     // sqrt(k). The rounding of the result to C's type may differ between two correct
     // computations: 2·u_out·|value|, and below C's normal range a subnormal on either side.
+    // A correct library may also round the product alpha·op(A)·op(B) to C's type before it
+    // adds beta·C0 (cuBLAS's results for 16-bit C with beta != 0 are off by that much; the
+    // sum may cancel what was rounded): u_out·|alpha·AB| at most, |alpha·AB| <= |value| +
+    // |beta|·|C0|.
     double element(double value_size, double c0_size) const {
-        const double u = compute_roundoff();
+        const double u = compute_roundoff(), u_out = unit_roundoff(c_type);
         const double terms = double(k) * (ab_type == GEMM_C32 || ab_type == GEMM_C64 ? 2.0 : 1.0) + 16.0;
         const double products =
             u * terms + (tf32 && ab_type == GEMM_F32 ? std::ldexp(1.0, -11) * std::sqrt(terms) : 0.0);
-        return 4.0 * alpha_size * product_size * products + 2.0 * unit_roundoff(c_type) * value_size +
-               4.0 * u * beta_size * c0_size + 2.0 * smallest_subnormal(c_type);
+        return 4.0 * alpha_size * product_size * products + 2.0 * u_out * value_size + 4.0 * u * beta_size * c0_size +
+               2.0 * u_out * (value_size + beta_size * c0_size) + 2.0 * smallest_subnormal(c_type);
     }
 
     // An epilogue's Z = alpha·op(A)·op(B) + beta·C0 + bias (real types), as a forward

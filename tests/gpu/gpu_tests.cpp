@@ -1943,19 +1943,23 @@ struct skinny_shape {
     double alpha, beta;
 };
 
-// The skinny kernel's case of sh: column-major op(A) = T, op(B) = N; row-major (C of sh.n rows,
-// X W^T) op(A) = N, op(B) = T. A and B stored along k with leading dimensions multiples of 8
-// elements (A's padded by 8 more where m is odd), C's leading dimension m + 3; a batch strided
-// with gaps, or with the weights shared (stride 0).
-gemm_case skinny_case(type_pair t, gemm_layout_t layout, const skinny_shape &sh, bool shared_weights) {
+// The skinny kernels' case of sh: column-major op(A) = T, op(B) = N; row-major (C of sh.n rows,
+// X W^T) op(A) = N, op(B) = T; or, for the _nn kernels (along_m), op(A) = op(B) = N in either
+// layout (row-major X W). Operands stored along k with leading dimensions multiples of 8
+// elements (A's padded by 8 more where m is odd), along m with m rounded up to 8 and 8 more
+// where k is odd; C's leading dimension m + 3; a batch strided with gaps, or with the weights
+// shared (stride 0).
+gemm_case skinny_case(type_pair t, gemm_layout_t layout, const skinny_shape &sh, bool shared_weights, bool along_m) {
     auto round8 = [](int64_t v) { return (v + 7) / 8 * 8; };
     const bool col = layout == GEMM_COL_MAJOR;
-    gemm_case c = col ? base_case(t, layout, GEMM_OP_T, GEMM_OP_N, sh.m, sh.n, sh.k)
-                      : base_case(t, layout, GEMM_OP_N, GEMM_OP_T, sh.n, sh.m, sh.k);
+    const gemm_op_t weights_op = along_m ? GEMM_OP_N : GEMM_OP_T;
+    gemm_case c = col ? base_case(t, layout, weights_op, GEMM_OP_N, sh.m, sh.n, sh.k)
+                      : base_case(t, layout, GEMM_OP_N, weights_op, sh.n, sh.m, sh.k);
     c.alpha = sh.alpha;
     c.beta = sh.beta;
-    c.lda = round8(sh.k) + (sh.m % 2 ? 8 : 0);
-    c.ldb = round8(sh.k);
+    const int64_t weights_ld = along_m ? round8(sh.m) + (sh.k % 2 ? 8 : 0) : round8(sh.k) + (sh.m % 2 ? 8 : 0);
+    (col ? c.lda : c.ldb) = weights_ld;
+    (col ? c.ldb : c.lda) = round8(sh.k);
     c.ldc = sh.m + 3;
     if (sh.batch > 1) {
         c.strided_entry = true;
@@ -1971,13 +1975,14 @@ gemm_case skinny_case(type_pair t, gemm_layout_t layout, const skinny_shape &sh,
 }  // namespace
 
 // The kernels for C of at most 8, 16 and 32 columns by id, where the device and the build have
-// them: every n from 1 to 8 and n of 9, 16, 17, 25, 31 and 32 (a part of the last 8 columns, and
-// each id refusing C wider than its own), m not a multiple of their 16 or 32 rows, k below one
-// 8-element load, not a multiple of the 32 k of a chunk (the last chunk read element by element)
-// and with fewer whole chunks than warps, strided batches (the weights shared, too), alpha and
-// beta (beta = 0 with NaN in C), C's leading dimension m + 3, C in the input type and in f32,
-// both layouts, device and host memory; and what they refuse (more columns than theirs, an
-// operand not stored along k, A or B not 16-byte aligned), C unchanged.
+// them, each on its operand form (op(A) along k; _nn: op(A) along m): every n from 1 to 8 and n
+// of 9, 16, 17, 25, 31 and 32 (a part of the last 8 columns, and each id refusing C wider than
+// its own), m not a multiple of their 16 to 64 rows (and below one lane's run of rows), k below
+// one 8-element load, not a multiple of the 32 k of a chunk (the last chunk read element by
+// element) and with fewer whole chunks than warps, strided batches (the weights shared, too),
+// alpha and beta (beta = 0 with NaN in C), C's leading dimension m + 3, C in the input type and
+// in f32, both layouts, device and host memory; and what they refuse (more columns than theirs,
+// the other operand form, A or B not 16-byte aligned), C unchanged.
 TEST_CASE("gpu: cuda_tiled skinny kernels against cpu_ref, and what they refuse") {
     if (!has_backend("cuda_tiled")) {
         MESSAGE("cuda_tiled not available or not selected: not tested");
@@ -2001,6 +2006,11 @@ TEST_CASE("gpu: cuda_tiled skinny kernels against cpu_ref, and what they refuse"
     CHECK(has(cuda_tiled_offers(&desc), "skinny_bf16_16x32") == hopper);
     desc.m = 33;
     CHECK_FALSE(has(cuda_tiled_offers(&desc), "skinny_bf16_16x32"));
+    CHECK_FALSE(has(cuda_tiled_offers(&desc), "skinny_bf16_64x8_nn"));
+    desc.transb = GEMM_OP_N;
+    desc.m = 8;
+    CHECK(has(cuda_tiled_offers(&desc), "skinny_bf16_64x8_nn") == hopper);
+    CHECK_FALSE(has(cuda_tiled_offers(&desc), "skinny_bf16_16x8"));
     const skinny_shape shapes[] = {{1, 1, 1, 1, 2.0, 0.0},           // one element
                                    {17, 1, 7, 1, 1.0, 0.0},          // k below one load
                                    {100, 3, 33, 1, -0.5, 0.5},       // one chunk and one element
@@ -2016,76 +2026,92 @@ TEST_CASE("gpu: cuda_tiled skinny kernels against cpu_ref, and what they refuse"
                                    {130, 17, 1000, 1, -1.0, 0.25},   // one column past 16, a part chunk
                                    {31, 25, 33, 1, 2.0, 0.0},        // one chunk and one element
                                    {50, 31, 520, 3, 1.0, 0.5},       // strided batch
-                                   {16, 32, 14336, 1, 1.0, 1.0}};    // 32 columns, long k
-    // Each skinny tile of this build (its id less "skinny_<type>") with its columns, <BM>x<BN>.
-    std::vector<std::pair<std::string, int64_t>> ids;
+                                   {16, 32, 14336, 1, 1.0, 1.0},     // 32 columns, long k
+                                   {3, 2, 64, 1, 1.0, 0.5},          // m below a lane's run of rows
+                                   {67, 8, 97, 1, 1.0, 0.0}};        // m one run past a block of 64
+    // Each skinny tile of this build (its id less "skinny_<type>") with its columns, <BM>x<BN>,
+    // and whether it reads op(A) along m (_nn).
+    struct skinny_id {
+        std::string tile;
+        int64_t columns;
+        bool along_m;
+    };
+    std::vector<skinny_id> ids;
     for (const std::string &id : ids_with_prefix("skinny_bf16_")) {
         const std::string tile = id.substr(std::string("skinny_bf16").size());
-        ids.emplace_back(tile, std::stoll(tile.substr(tile.find('x') + 1)));
+        ids.push_back({tile, std::stoll(tile.substr(tile.find('x') + 1)), ends_with(tile, "_nn")});
     }
     CHECK_FALSE(ids.empty());
+    CHECK(std::any_of(ids.begin(), ids.end(), [](const skinny_id &i) { return i.along_m; }));
     // Per type and layout, each shape by each id wide enough for it, on host memory too the
     // batches and the 1000-k shapes; the rest refused.
     int64_t checked = 0, refused = 0, expected_runs = 0, wide_refusals = 0;
     for (const skinny_shape &sh : shapes)
-        for (const auto &[tile, columns] : ids) {
-            if (sh.n > columns) ++wide_refusals;
+        for (const skinny_id &i : ids) {
+            if (sh.n > i.columns) ++wide_refusals;
             else expected_runs += sh.batch == 1 && sh.k != 1000 ? 1 : 2;
         }
     for (type_pair t : {type_pair{GEMM_BF16, GEMM_BF16}, type_pair{GEMM_BF16, GEMM_F32}, type_pair{GEMM_F16, GEMM_F16},
                         type_pair{GEMM_F16, GEMM_F32}}) {
         const std::string prefix = std::string("skinny_") + (t.ab == GEMM_F16 ? "f16" : "bf16");
         for (const skinny_shape &sh : shapes)
-            for (gemm_layout_t layout : {GEMM_COL_MAJOR, GEMM_ROW_MAJOR}) {
-                const gemm_case c = skinny_case(t, layout, sh, &sh == &shapes[7]);
-                const operands o = make_operands(c);
-                const std::vector<double> expected = hopper ? cpu_ref_result(c, o) : std::vector<double>{};
-                for (const auto &[tile, columns] : ids) {
-                    const std::string id = prefix + tile;
-                    if (!hopper || sh.n > columns) {
-                        const run_result r = run_forced(id, c, o, 0);
-                        CHECK_MESSAGE(r.status == GEMM_STATUS_NOT_SUPPORTED,
-                                      id << " " << c.describe() << ": " << r.error);
-                        if (hopper)
-                            CHECK_MESSAGE(r.error.find("more than " + std::to_string(columns) + " columns") !=
-                                              std::string::npos,
-                                          id << ": " << r.error);
-                        CHECK(r.c == o.c0);
-                        ++refused;
-                        continue;
+            for (gemm_layout_t layout : {GEMM_COL_MAJOR, GEMM_ROW_MAJOR})
+                for (bool along_m : {false, true}) {
+                    const gemm_case c = skinny_case(t, layout, sh, &sh == &shapes[7], along_m);
+                    const operands o = make_operands(c);
+                    const std::vector<double> expected = hopper ? cpu_ref_result(c, o) : std::vector<double>{};
+                    for (const skinny_id &i : ids) {
+                        if (i.along_m != along_m) continue;
+                        const std::string id = prefix + i.tile;
+                        if (!hopper || sh.n > i.columns) {
+                            const run_result r = run_forced(id, c, o, 0);
+                            CHECK_MESSAGE(r.status == GEMM_STATUS_NOT_SUPPORTED,
+                                          id << " " << c.describe() << ": " << r.error);
+                            if (hopper)
+                                CHECK_MESSAGE(r.error.find("more than " + std::to_string(i.columns) + " columns") !=
+                                                  std::string::npos,
+                                              id << ": " << r.error);
+                            CHECK(r.c == o.c0);
+                            ++refused;
+                            continue;
+                        }
+                        check_variant_run(id + " " + c.describe(), c, o, run_forced(id, c, o, 0), expected);
+                        ++checked;
+                        if (sh.batch == 1 && sh.k != 1000) continue;
+                        selection_guard sel("cuda_tiled:" + id);
+                        check_variant_run(id + " host " + c.describe(), c, o, run_in(memory::host, c, o, nullptr),
+                                          expected);
+                        ++checked;
                     }
-                    check_variant_run(id + " " + c.describe(), c, o, run_forced(id, c, o, 0), expected);
-                    ++checked;
-                    if (sh.batch == 1 && sh.k != 1000) continue;
-                    selection_guard sel("cuda_tiled:" + id);
-                    check_variant_run(id + " host " + c.describe(), c, o, run_in(memory::host, c, o, nullptr), expected);
-                    ++checked;
                 }
-            }
-        // What they all refuse: 33 columns, an operand stored along m or n, B's leading
-        // dimension or every base not 16-byte aligned.
-        gemm_case wide = base_case(t, GEMM_COL_MAJOR, GEMM_OP_T, GEMM_OP_N, 64, 33, 64);
-        wide.lda = wide.ldb = wide.ldc = 64;
-        gemm_case along_m = wide, odd_ld = wide, narrow = wide;
-        along_m.n = odd_ld.n = narrow.n = 8;
-        along_m.transa = GEMM_OP_N;
-        odd_ld.ldb = 66;
-        const std::pair<gemm_case, int> refusals[] = {{wide, 0}, {along_m, 0}, {odd_ld, 0}, {narrow, 1}};
-        const char *const reasons[] = {"", "not stored along k", "16-byte aligned", "16-byte aligned"};
-        for (std::size_t i = 0; i < std::size(refusals); ++i)
-            for (const auto &[tile, columns] : ids) {
-                const auto &[x, offset] = refusals[i];
-                const std::string id = prefix + tile,
+        // What they all refuse: 33 columns, the other operand form (op(A) along m for the
+        // kernels that read it along k, and the reverse), B's leading dimension or every base
+        // not 16-byte aligned.
+        for (const skinny_id &i : ids) {
+            const gemm_op_t own = i.along_m ? GEMM_OP_N : GEMM_OP_T, other = i.along_m ? GEMM_OP_T : GEMM_OP_N;
+            gemm_case wide = base_case(t, GEMM_COL_MAJOR, own, GEMM_OP_N, 64, 33, 64);
+            wide.lda = wide.ldb = wide.ldc = 64;
+            gemm_case other_form = wide, odd_ld = wide, narrow = wide;
+            other_form.n = odd_ld.n = narrow.n = 8;
+            other_form.transa = other;
+            odd_ld.ldb = 66;
+            const std::pair<gemm_case, int> refusals[] = {{wide, 0}, {other_form, 0}, {odd_ld, 0}, {narrow, 1}};
+            const std::string reasons[] = {"more than " + std::to_string(i.columns) + " columns",
+                                           i.along_m ? "not stored along m" : "not stored along k", "16-byte aligned",
+                                           "16-byte aligned"};
+            for (std::size_t r_i = 0; r_i < std::size(refusals); ++r_i) {
+                const auto &[x, offset] = refusals[r_i];
+                const std::string id = prefix + i.tile,
                                   where = id + " " + x.describe() + " offset " + std::to_string(offset);
                 const operands o = make_operands(x);
-                const std::string reason = i == 0 ? "more than " + std::to_string(columns) + " columns" : reasons[i];
                 const run_result r = run_forced(id, x, o, offset);
                 CHECK_MESSAGE(r.status == GEMM_STATUS_NOT_SUPPORTED, where << ": " << r.error);
-                if (hopper) CHECK_MESSAGE(r.error.find(reason) != std::string::npos, where << ": " << r.error);
+                if (hopper) CHECK_MESSAGE(r.error.find(reasons[r_i]) != std::string::npos, where << ": " << r.error);
                 CHECK_MESSAGE(r.c == o.c0, where << ": C changed");
                 check_no_cuda_error(where);
                 ++refused;
             }
+        }
     }
     MESSAGE(checked << " skinny runs checked, " << refused << " refusals"
                     << std::string(hopper ? "" : " (not a 9.0 device)"));

@@ -221,6 +221,39 @@ GEMM_API gemm_status_t gemm_ex_grouped(gemm_layout_t layout, const gemm_op_t *tr
                                        void *const *C, gemm_dtype_t c_type, const int64_t *ldc, int64_t group_count,
                                        const int64_t *group_size, gemm_dtype_t compute_type);
 
+/* ---- Transposes ------------------------------------------------------------------------ */
+
+/* B = alpha * op(A), out of place, as OpenBLAS's and MKL's omatcopy (cuBLAS's geam with
+ * beta = 0): A is rows x cols in layout with leading dimension lda; op(A) is A (GEMM_OP_N),
+ * A^T (GEMM_OP_T) or A^H (GEMM_OP_C, the conjugate transpose; A^T for real types); B receives
+ * op(A), rows x cols for N and cols x rows for T and C, in the same layout with leading
+ * dimension ldb. dtype is A's and B's: f32, f64, f16, bf16, c32 or c64 (an FP8 type is
+ * GEMM_STATUS_NOT_SUPPORTED). alpha
+ * points to a value of the compute type gemm_ex takes for dtype: a float for f32, f16 and
+ * bf16 (a 16-bit result is computed in f32 and rounded once), a double for f64, a complex
+ * pair of floats or doubles for c32 and c64. Rules:
+ *  - lda >= max(1, rows) in column-major, max(1, cols) in row-major; ldb >= max(1, B's rows)
+ *    in column-major, max(1, B's columns) in row-major; rows, cols >= 0.
+ *  - rows or cols 0: nothing is written (A and B may be NULL); alpha must not be NULL.
+ *  - alpha = 0 writes zeros into B without reading A (A may be NULL; NaN in A does not reach
+ *    B). alpha = 1 makes B exactly op(A), bit for bit.
+ *  - A (where it is read) and B must not overlap, judged on the bytes from each one's first
+ *    element to its last: GEMM_STATUS_INVALID_VALUE; there is no in-place form.
+ *  - Host pointers are computed synchronously; device pointers are stream-ordered on the
+ *    thread's stream (gemm_set_stream) and asynchronous, as a GEMM's. A and B in different
+ *    spaces: GEMM_STATUS_MIXED_MEMORY_SPACES. GPU backends take device (or managed) memory
+ *    only: host operands are not staged, they run on a host backend.
+ *  - The backend: GEMM_BACKEND or gemm_set_backend forces one, which computes the call or
+ *    fails it (GEMM_STATUS_NOT_SUPPORTED, saying why: cblas has no transpose, cublas's geam
+ *    no f16 or bf16), never another; a pinned variant names a GEMM kernel and does not apply.
+ *    auto takes cpu_omp for host memory and cuda_tiled's kernel for device memory
+ *    (docs/ARCHITECTURE.md, "Transposes"); the tune cache does not hold transposes.
+ *    GEMM_VERBOSE=1 traces each call ("call=omatcopy ... gbs=...").
+ * On any error B is untouched. Parameters are numbered as listed, layout 1 to dtype 10. */
+GEMM_API gemm_status_t gemm_omatcopy(gemm_layout_t layout, gemm_op_t trans, int64_t rows, int64_t cols,
+                                     const void *alpha, const void *A, int64_t lda, void *B, int64_t ldb,
+                                     gemm_dtype_t dtype);
+
 /* Backends compiled into this build, available or not. */
 typedef struct gemm_backend_info {
     const char *name;   /* stable lower_snake name, as GEMM_BACKEND takes it */

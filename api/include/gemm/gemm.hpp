@@ -219,6 +219,27 @@ status gemm(typename type_of<T>::scalar alpha, matrix_view<const T> A, op transa
     return gemm<T, TC>(C.order, transa, transb, m, n, k, alpha, A.data, A.ld, B.data, B.ld, beta, C.data, C.ld);
 }
 
+// B = alpha * op(A), out of place, as gemm_omatcopy: A is rows x cols in layout l, B is op(A)'s
+// shape in the same layout; alpha in the compute type (float for half and bfloat16).
+template <class T>
+status omatcopy(layout l, op trans, int64_t rows, int64_t cols, typename type_of<T>::scalar alpha, const T *A,
+                int64_t lda, T *B, int64_t ldb) {
+    return make_status(gemm_omatcopy(static_cast<gemm_layout_t>(l), static_cast<gemm_op_t>(trans), rows, cols, &alpha,
+                                     A, lda, B, ldb, type_of<T>::value));
+}
+
+// The same on views, sizes from A; B's view must have op(A)'s shape and A's layout (checked:
+// GEMM_STATUS_INVALID_LAYOUT or GEMM_STATUS_INVALID_SIZE).
+template <class T>
+status omatcopy(typename type_of<T>::scalar alpha, matrix_view<const T> A, op trans, matrix_view<T> B) {
+    if (A.order != B.order) return {GEMM_STATUS_INVALID_LAYOUT, "matrix views A and B must share one layout"};
+    const int64_t rows = trans == op::n ? A.rows : A.cols, cols = trans == op::n ? A.cols : A.rows;
+    if (B.rows != rows || B.cols != cols)
+        return {GEMM_STATUS_INVALID_SIZE, "matrix views: op(A) is " + std::to_string(rows) + "x" + std::to_string(cols) +
+                                              ", B is " + std::to_string(B.rows) + "x" + std::to_string(B.cols)};
+    return omatcopy<T>(A.order, trans, A.rows, A.cols, alpha, A.data, A.ld, B.data, B.ld);
+}
+
 // An epilogue (gemm_epilogue_t) built by its parts: gemm::epilogue::gelu().with_bias(
 // bias_axis::columns, b).saving(Z, ld) for a training forward pass,
 // gemm::epilogue::backward(activation::gelu_backward, Z, ld).with_bias_grad(bias_axis::columns,

@@ -27,6 +27,7 @@ namespace gemm::cuda {
     X(cublasCgemmStridedBatched_64) X(cublasZgemmStridedBatched_64)                                \
     X(cublasGemmEx_64) X(cublasGemmStridedBatchedEx_64) X(cublasGemmBatchedEx_64)                  \
     X(cublasGemmGroupedBatchedEx_64)                                                               \
+    X(cublasSgeam_64) X(cublasDgeam_64) X(cublasCgeam_64) X(cublasZgeam_64)                        \
     X(cublasXtCreate) X(cublasXtDestroy) X(cublasXtDeviceSelect) X(cublasXtSetBlockDim)            \
     X(cublasXtSgemm) X(cublasXtDgemm)
 #define GEMM_CUBLASLT_FUNCTIONS(X)                                                                \

@@ -10,6 +10,7 @@
 
 #include "backends/cuda_common/runtime/cuda_status.hpp"
 #include "backends/cuda_tiled/kernel_variants.hpp"
+#include "backends/cuda_tiled/skinny/skinny_along_m_kernel.cuh"
 #include "backends/cuda_tiled/skinny/skinny_gemm.hpp"
 #include "backends/cuda_tiled/skinny/skinny_kernel.cuh"
 #include "dispatch/error.hpp"
@@ -19,7 +20,7 @@ namespace {
 
 using namespace skinny;
 
-template <class T, class TC, int TILES, int COLS>
+template <class T, class TC, int TILES, int COLS, bool ALONG_M>
 gemm_status_t launch_typed(const skinny_params &p, cudaStream_t stream) {
     // Every launch is the programmatic dependent of the stream's previous kernel (the kernel
     // waits for it before reading), so that in a loop of calls its launch overlaps the previous
@@ -33,24 +34,28 @@ gemm_status_t launch_typed(const skinny_params &p, cudaStream_t stream) {
     config.stream = stream;
     config.attrs = &dependent;
     config.numAttrs = 1;
-    return cuda::cuda_status(cudaLaunchKernelEx(&config, skinny_kernel<T, TC, TILES, COLS>, p),
-                             "cuda_tiled: skinny kernel launch");
+    if constexpr (ALONG_M)
+        return cuda::cuda_status(cudaLaunchKernelEx(&config, skinny_along_m_kernel<T, TC, TILES, COLS>, p),
+                                 "cuda_tiled: skinny kernel launch");
+    else
+        return cuda::cuda_status(cudaLaunchKernelEx(&config, skinny_kernel<T, TC, TILES, COLS>, p),
+                                 "cuda_tiled: skinny kernel launch");
 }
 
-template <int TILES, int COLS>
+template <int TILES, int COLS, bool ALONG_M>
 gemm_status_t launch_types(const problem &dp, const skinny_params &p, cudaStream_t stream) {
     if (dp.ab_type == dtype::f16)
-        return dp.c_type == dtype::f32 ? launch_typed<__half, float, TILES, COLS>(p, stream)
-                                       : launch_typed<__half, __half, TILES, COLS>(p, stream);
-    return dp.c_type == dtype::f32 ? launch_typed<__nv_bfloat16, float, TILES, COLS>(p, stream)
-                                   : launch_typed<__nv_bfloat16, __nv_bfloat16, TILES, COLS>(p, stream);
+        return dp.c_type == dtype::f32 ? launch_typed<__half, float, TILES, COLS, ALONG_M>(p, stream)
+                                       : launch_typed<__half, __half, TILES, COLS, ALONG_M>(p, stream);
+    return dp.c_type == dtype::f32 ? launch_typed<__nv_bfloat16, float, TILES, COLS, ALONG_M>(p, stream)
+                                   : launch_typed<__nv_bfloat16, __nv_bfloat16, TILES, COLS, ALONG_M>(p, stream);
 }
 
 // Line LINE's kernel for dp's types: blocks of bm / 16 tiles of 16 rows by bn / 8 pieces of 8
-// columns.
+// columns, reading op(A) along k (skinny_kernel) or along m (skinny_along_m_kernel).
 template <std::size_t LINE> gemm_status_t launch_line(const problem &dp, const skinny_params &p, cudaStream_t stream) {
     constexpr kernel_config c = kernel_table[LINE];
-    return launch_types<c.bm / 16, c.bn / 8>(dp, p, stream);
+    return launch_types<c.bm / 16, c.bn / 8, c.operands == operand_form::a_along_m>(dp, p, stream);
 }
 
 using line_fn = gemm_status_t (*)(const problem &, const skinny_params &, cudaStream_t);

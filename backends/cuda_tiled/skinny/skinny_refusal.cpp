@@ -17,6 +17,9 @@ std::string skinny_refusal(const kernel_config &c, const problem &dp) {
     if (c.operands == operand_form::along_k && (dp.op_a == transpose::n || dp.op_b != transpose::n))
         return "an operand not stored along k (column-major: op(A) = T and op(B) = N; row-major: op(A) = N and "
                "op(B) = T)";
+    // The _nn kernel reads op(A) along m and op(B) along k.
+    if (c.operands == operand_form::a_along_m && (dp.op_a != transpose::n || dp.op_b != transpose::n))
+        return "op(A) not stored along m or op(B) not stored along k (op(A) = op(B) = N in either layout)";
     const std::size_t size = dtype_size(dp.ab_type);
     if (!aligned_16_bytes(dp.a, dp.lda, dp.stride_a, dp.batch, size) ||
         !aligned_16_bytes(dp.b, dp.ldb, dp.stride_b, dp.batch, size))

@@ -1,0 +1,43 @@
+// dispatch_omatcopy.hpp: choose a backend for a canonical transpose (gemm_omatcopy), run it,
+// trace it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "backend.hpp"
+#include "gemm/gemm.h"
+#include "transpose_problem.hpp"
+
+namespace gemm {
+
+// The call as the user made it, before canonicalization; only for the trace line.
+struct transpose_call {
+    gemm_layout_t layout = GEMM_COL_MAJOR;
+    gemm_op_t trans = GEMM_OP_N;
+    int64_t rows = 0, cols = 0;
+    int64_t lda = 0, ldb = 0;
+};
+
+// The backend that serves t, and why; nullptr with status and message when none may.
+struct transpose_choice {
+    backend *chosen = nullptr;
+    std::string why;
+    std::string note;                  // for the trace: a pinned GEMM variant that does not apply
+    std::vector<std::string> skipped;  // "cblas: no transpose kernel" (GEMM_VERBOSE=2)
+    gemm_status_t status = GEMM_STATUS_SUCCESS;
+    std::string message;
+};
+
+// A forced selection: that backend, or NOT_SUPPORTED with its reason, never another. Auto: the
+// built-in rule (the tuner does not time transposes): among the backends of t's memory
+// (host ones for host memory, single-device ones otherwise) those that lead transposes
+// (leads_omatcopy) first, then the registry's preference order; the first available one
+// that supports t.
+transpose_choice choose_omatcopy_backend(const transpose_problem &t, bool collect_skipped);
+
+// Runs a checked t on the selection in force, with the GEMM_VERBOSE trace line: an invalid
+// GEMM_* setting or selection fails it as it fails a GEMM, then an empty t returns at once.
+gemm_status_t dispatch_omatcopy(const transpose_problem &t, const transpose_call &call);
+
+}  // namespace gemm

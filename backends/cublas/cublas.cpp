@@ -419,6 +419,8 @@ gemm_status_t enqueue_geam(const transpose_problem &t, cudaStream_t stream, run_
     }
     case dtype::f16:
     case dtype::bf16: break;  // refused by supports_omatcopy
+    case dtype::e4m3:
+    case dtype::e5m2: break;  // gemm_omatcopy refuses FP8
     }
     return cuda::cublas_status(st, ctx.variant_used.empty() ? "cublas geam" : ctx.variant_used.data());
 }

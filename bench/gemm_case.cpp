@@ -26,6 +26,8 @@ std::size_t dtype_size(gemm_dtype_t t) {
     case GEMM_BF16: return 2;
     case GEMM_C32: return 8;
     case GEMM_C64: return 16;
+    case GEMM_F8_E4M3:
+    case GEMM_F8_E5M2: return 1;
     }
     return 1;
 }

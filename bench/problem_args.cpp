@@ -35,13 +35,17 @@ gemm_dtype_t dtype_parse(const std::string &text, const std::string &what) {
     if (name == "bf16") return GEMM_BF16;
     if (name == "c32") return GEMM_C32;
     if (name == "c64") return GEMM_C64;
-    throw usage_error(what + ": unknown dtype '" + text + "' (f32, f64, f16, bf16, c32, c64)");
+    if (name == "e4m3") return GEMM_F8_E4M3;
+    if (name == "e5m2") return GEMM_F8_E5M2;
+    throw usage_error(what + ": unknown dtype '" + text + "' (f32, f64, f16, bf16, c32, c64, e4m3, e5m2)");
 }
 
 dtype_pair dtype_pair_parse(const std::string &text, const std::string &what) {
     const std::size_t arrow = text.find('>');
     if (arrow == std::string::npos) {
         const gemm_dtype_t t = dtype_parse(text, what);
+        // FP8 is an input type only: alone it writes bf16, as FP8 layers' outputs usually are.
+        if (t == GEMM_F8_E4M3 || t == GEMM_F8_E5M2) return {t, GEMM_BF16};
         return {t, t};
     }
     return {dtype_parse(text.substr(0, arrow), what), dtype_parse(text.substr(arrow + 1), what + " (type of C)")};

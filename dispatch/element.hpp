@@ -5,6 +5,7 @@
 #include <complex>
 #include <cstdint>
 
+#include "fp8.hpp"
 #include "gemm/gemm.hpp"
 #include "problem.hpp"
 
@@ -22,19 +23,25 @@ inline double load_element(const void *base, int64_t i, dtype t) {
     case dtype::f64: return static_cast<const double *>(base)[i];
     case dtype::f16: return half::to_float(static_cast<const uint16_t *>(base)[i]);
     case dtype::bf16: return bfloat16::to_float(static_cast<const uint16_t *>(base)[i]);
+    case dtype::e4m3:
+    case dtype::e5m2: return fp8_table(t)[static_cast<const uint8_t *>(base)[i]];
     case dtype::c32:
     case dtype::c64: break;
     }
     return 0;
 }
 
-// Rounds as the dtype's own arithmetic would: 16-bit results go through float once.
+// Rounds as the dtype's own arithmetic would: 16-bit results go through float once. FP8 is
+// never an output (C is f32, f16 or bf16); the measurement engine encodes its FP8 operands
+// with fp8_encode.
 inline void store_element(void *base, int64_t i, dtype t, double v) {
     switch (t) {
     case dtype::f32: static_cast<float *>(base)[i] = float(v); break;
     case dtype::f64: static_cast<double *>(base)[i] = v; break;
     case dtype::f16: static_cast<uint16_t *>(base)[i] = half::from_float(float(v)); break;
     case dtype::bf16: static_cast<uint16_t *>(base)[i] = bfloat16::from_float(float(v)); break;
+    case dtype::e4m3:
+    case dtype::e5m2: static_cast<uint8_t *>(base)[i] = fp8_encode(v, fp8_format_of(t)); break;
     case dtype::c32:
     case dtype::c64: break;
     }

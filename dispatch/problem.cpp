@@ -13,6 +13,8 @@ const char *dtype_name(dtype t) {
     case dtype::bf16: return "bf16";
     case dtype::c32: return "c32";
     case dtype::c64: return "c64";
+    case dtype::e4m3: return "e4m3";
+    case dtype::e5m2: return "e5m2";
     }
     return "?";
 }
@@ -25,11 +27,15 @@ std::size_t dtype_size(dtype t) {
     case dtype::bf16: return 2;
     case dtype::c32: return 8;
     case dtype::c64: return 16;
+    case dtype::e4m3:
+    case dtype::e5m2: return 1;
     }
     return 0;
 }
 
 bool is_complex(dtype t) { return t == dtype::c32 || t == dtype::c64; }
+
+bool is_fp8(dtype t) { return t == dtype::e4m3 || t == dtype::e5m2; }
 
 double problem::flops() const {
     return (is_complex(ab_type) ? 8.0 : 2.0) * double(m) * double(n) * double(k) * double(batch);
@@ -38,6 +44,7 @@ double problem::flops() const {
 dtype compute_type_for(dtype ab) { return ab == dtype::f64 || is_complex(ab) ? ab : dtype::f32; }
 
 bool c_type_allowed(dtype ab, dtype c) {
+    if (is_fp8(ab)) return c == dtype::f32 || c == dtype::f16 || c == dtype::bf16;
     return c == ab || ((ab == dtype::f16 || ab == dtype::bf16) && c == dtype::f32);
 }
 

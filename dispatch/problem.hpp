@@ -7,7 +7,8 @@
 namespace gemm {
 
 // c32 and c64: complex, each element its real then its imaginary part (float or double).
-enum class dtype : int { f32 = 0, f64 = 1, f16 = 2, bf16 = 3, c32 = 4, c64 = 5 };
+// e4m3 and e5m2: the 8-bit floating-point types (fp8.hpp), inputs only.
+enum class dtype : int { f32 = 0, f64 = 1, f16 = 2, bf16 = 3, c32 = 4, c64 = 5, e4m3 = 6, e5m2 = 7 };
 
 // c (conjugate transpose) only with complex types: for real types the API makes it t.
 enum class transpose : int { n = 0, t = 1, c = 2 };
@@ -35,6 +36,45 @@ struct epilogue_spec {
     bool backward() const { return act == epilogue_act::relu_backward || act == epilogue_act::gelu_backward; }
     // Values along the axis: m for rows, n for columns.
     int64_t axis_length(int64_t m, int64_t n) const { return axis == epilogue_axis::rows ? m : n; }
+};
+
+// How the values of an FP8 operand are scaled before they are multiplied (gemm_scaling_t,
+// canonical: for a row-major call A and B, and with them their scales, are swapped).
+// tensor: one f32 for the whole operand. Block scales are f32 arrays indexed by an operand's
+// outer coordinate (i of op(A) = m x k, j of op(B) = k x n) and its block of k (l / 128):
+// vec128: one value per outer index and block of k, at values[i + (l / 128) * ld];
+// blk128: one value per 128 outer indices and block of k, at values[i / 128 + (l / 128) * ld].
+enum class scale_kind : int { none = 0, tensor = 1, vec128 = 2, blk128 = 3 };
+
+constexpr int64_t scale_block = 128;  // the k extent (and blk128's outer extent) of a block
+
+struct operand_scale {
+    scale_kind kind = scale_kind::none;
+    const float *values = nullptr;  // in the operands' memory; nullptr with kind none
+    int64_t ld = 0;                 // block kinds: values between blocks of k
+
+    // The scale of element (outer, l): 1 for none. Host memory only (the CPU backends').
+    float at(int64_t outer, int64_t l) const {
+        switch (kind) {
+        case scale_kind::none: return 1.0f;
+        case scale_kind::tensor: return values[0];
+        case scale_kind::vec128: return values[outer + (l / scale_block) * ld];
+        case scale_kind::blk128: return values[outer / scale_block + (l / scale_block) * ld];
+        }
+        return 1.0f;
+    }
+};
+
+// The scaling of an FP8 problem: D = d_scale * (alpha * sum_l a_scale(i,l) A(i,l) b_scale(l,j)
+// B(l,j) + beta * C), and amax_d = max |D| before d_scale (NaN when an element is NaN).
+// All pointers in the operands' memory; none set for a problem without scaling.
+struct scaling_spec {
+    operand_scale a, b;
+    const float *d_scale = nullptr;  // nullptr: 1
+    float *amax_d = nullptr;         // nullptr: not computed
+
+    bool any() const { return a.kind != scale_kind::none || b.kind != scale_kind::none || d_scale || amax_d; }
+    bool blocks() const { return a.kind >= scale_kind::vec128 || b.kind >= scale_kind::vec128; }
 };
 
 // C = alpha * op(A) * op(B) + beta * C, column-major, for batch matrices.
@@ -84,6 +124,7 @@ struct problem {
     void *stream = nullptr;  // cudaStream_t of the caller, device problems only
 
     epilogue_spec epilogue;  // none for every call but gemm_ex_epilogue's (batch 1, real types)
+    scaling_spec scaling;    // FP8 only (batch 1): none for scales of 1
 
     // Rows and columns of A and B as stored (before op).
     int64_t a_rows() const { return op_a == transpose::n ? m : k; }
@@ -104,10 +145,12 @@ struct problem {
 const char *dtype_name(dtype t);  // "f32": the one table of names, gemm_dtype_name's
 std::size_t dtype_size(dtype t);  // bytes per element
 bool is_complex(dtype t);
+bool is_fp8(dtype t);  // e4m3 or e5m2
 
 // The library's type rules, one place for the API's checks and the backends' promises:
 // inputs accumulate in f64 for f64, in c32 for c32 and c64 for c64, and in f32 otherwise
-// (f16 and bf16 included), and C has the inputs' type, or f32 for f16/bf16 inputs.
+// (f16, bf16 and the FP8 types included), and C has the inputs' type, or f32 for f16/bf16
+// inputs; FP8 inputs write C in f32, f16 or bf16 (never FP8).
 dtype compute_type_for(dtype ab);
 bool c_type_allowed(dtype ab, dtype c);
 const char *op_name(transpose o);  // "N" / "T" / "C"

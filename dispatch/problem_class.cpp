@@ -17,7 +17,7 @@ bool aligned(const void *ptr) { return (reinterpret_cast<std::uintptr_t>(ptr) & 
 bool aligned(int64_t elements, std::size_t size) { return (uint64_t(elements) * size) % 16 == 0; }
 
 std::optional<dtype> parse_dtype(const std::string &s) {
-    for (dtype t : {dtype::f32, dtype::f64, dtype::f16, dtype::bf16, dtype::c32, dtype::c64})
+    for (dtype t : {dtype::f32, dtype::f64, dtype::f16, dtype::bf16, dtype::c32, dtype::c64, dtype::e4m3, dtype::e5m2})
         if (s == dtype_name(t)) return t;
     return std::nullopt;
 }

@@ -33,9 +33,11 @@ inline bool is_complex(gemm_dtype_t t) { return t == GEMM_C32 || t == GEMM_C64; 
 inline gemm_dtype_t part_type(gemm_dtype_t t) { return t == GEMM_C32 ? GEMM_F32 : t == GEMM_C64 ? GEMM_F64 : t; }
 inline int64_t parts(gemm_dtype_t t) { return is_complex(t) ? 2 : 1; }
 
+inline bool is_fp8(gemm_dtype_t t) { return t == GEMM_F8_E4M3 || t == GEMM_F8_E5M2; }
+
 inline std::size_t dtype_size(gemm_dtype_t t) {
     gemm_dtype_t r = part_type(t);
-    return std::size_t(parts(t)) * (r == GEMM_F64 ? 8 : r == GEMM_F32 ? 4 : 2);
+    return std::size_t(parts(t)) * (r == GEMM_F64 ? 8 : r == GEMM_F32 ? 4 : is_fp8(r) ? 1 : 2);
 }
 
 inline const char *layout_name(gemm_layout_t l) { return l == GEMM_ROW_MAJOR ? "row" : "col"; }
@@ -94,6 +96,39 @@ inline uint16_t bf16_from_double(double v) {
     return uint16_t(kept);
 }
 
+// FP8 (OCP): e4m3 has 3 mantissa bits, bias 7, no infinities and one NaN (S.1111.111, so its
+// largest value is 448); e5m2 has 2, bias 15, IEEE's infinities and NaNs (largest 57344).
+// Decoded from the fields, independently of the library's table.
+inline double fp8_to_double(uint8_t x, gemm_dtype_t t) {
+    const bool e4 = t == GEMM_F8_E4M3;
+    const int mbits = e4 ? 3 : 2, bias = e4 ? 7 : 15, emax = e4 ? 15 : 31;
+    const int exp = (x >> mbits) & emax, mant = x & ((1 << mbits) - 1);
+    const double sign = x & 0x80 ? -1.0 : 1.0;
+    if (e4 && exp == emax && mant == 7) return std::nan("");
+    if (!e4 && exp == emax) return mant ? std::nan("") : sign * HUGE_VAL;
+    if (exp == 0) return sign * std::ldexp(double(mant), 1 - bias - mbits);
+    return sign * std::ldexp(double((1 << mbits) + mant), exp - bias - mbits);
+}
+
+// v rounded to the nearest FP8 value, ties to even, by search over the 256 patterns (slow and
+// obviously right); beyond the largest finite value it saturates (the tests place every value
+// they mean); NaN stays NaN.
+inline uint8_t fp8_from_double(double v, gemm_dtype_t t) {
+    if (std::isnan(v)) return 0x7f;
+    uint8_t best = 0;
+    double best_diff = HUGE_VAL;
+    for (int x = 0; x < 256; ++x) {
+        const double y = fp8_to_double(uint8_t(x), t);
+        if (std::isnan(y) || std::isinf(y) || (y == 0.0 && std::signbit(y) != std::signbit(v))) continue;
+        const double d = std::fabs(y - v);
+        if (d < best_diff || (d == best_diff && (x & 1) == 0)) {
+            best = uint8_t(x);
+            best_diff = d;
+        }
+    }
+    return best;
+}
+
 // Element i of a buffer of real type t, as a double (exact for every type). Complex buffers
 // are read part by part: load(base, e * 2 + p, part_type(t)).
 inline double load(const void *base, int64_t i, gemm_dtype_t t) {
@@ -115,6 +150,8 @@ inline double load(const void *base, int64_t i, gemm_dtype_t t) {
         std::memcpy(&h, p, sizeof h);
         return t == GEMM_F16 ? half_to_double(h) : bf16_to_double(h);
     }
+    case GEMM_F8_E4M3:
+    case GEMM_F8_E5M2: return fp8_to_double(*p, t);
     case GEMM_C32:
     case GEMM_C64: break;
     }
@@ -137,6 +174,8 @@ inline void store(void *base, int64_t i, gemm_dtype_t t, double v) {
         std::memcpy(p, &h, sizeof h);
         return;
     }
+    case GEMM_F8_E4M3:
+    case GEMM_F8_E5M2: *p = fp8_from_double(v, t); return;
     case GEMM_C32:
     case GEMM_C64: return;
     }
@@ -176,6 +215,8 @@ inline void store_poison(void *base, int64_t i, gemm_dtype_t t) {
         std::memcpy(p, &v, sizeof v);
         return;
     }
+    case GEMM_F8_E4M3:
+    case GEMM_F8_E5M2: *p = 0x7f; return;  // NaN in both (e4m3 has no other)
     case GEMM_C32:
     case GEMM_C64: return;
     }
@@ -262,6 +303,13 @@ struct gemm_case {
 
     // The only compute type the library accepts for ab_type (f16/bf16 accumulate in f32).
     gemm_dtype_t compute_type() const { return ab_type == GEMM_F64 || is_complex(ab_type) ? ab_type : GEMM_F32; }
+    // FP8: scales as gemm_ex_scaled takes them (entry::ex), or a plan run with them
+    // (entry::plan); scaling_mode GEMM_SCALE_NONE with no output scale and no amax is gemm_ex.
+    gemm_scale_mode_t scaling_mode = GEMM_SCALE_NONE;
+    bool d_scale = false;                    // an output scale (the operands' d_scale)
+    bool amax = false;                       // amax_d asked for
+    int64_t ld_a_scale = 0, ld_b_scale = 0;  // GEMM_SCALE_BLOCK: 0 is the least
+    bool scaled() const { return scaling_mode != GEMM_SCALE_NONE || d_scale || amax; }
     bool alpha_zero() const { return alpha == 0.0 && alpha_imag == 0.0; }
     bool beta_zero() const { return beta == 0.0 && beta_imag == 0.0; }
 
@@ -295,6 +343,10 @@ struct gemm_case {
         s << " beta=" << beta;
         if (is_complex(ab_type)) s << (beta_imag < 0 ? "" : "+") << beta_imag << "i";
         s << " batch=" << batch;
+        if (scaling_mode != GEMM_SCALE_NONE) s << " scale=" << (scaling_mode == GEMM_SCALE_TENSOR ? "tensor" : "block");
+        if (scaling_mode == GEMM_SCALE_BLOCK) s << " ld_a_scale=" << ld_a_scale << " ld_b_scale=" << ld_b_scale;
+        if (d_scale) s << " d_scale";
+        if (amax) s << " amax";
         if (strided_entry) s << " stride_a=" << stride_a << " stride_b=" << stride_b << " stride_c=" << stride_c;
         return s.str();
     }
@@ -354,14 +406,28 @@ inline void set_batch(gemm_case &c, int64_t batch, bool share_a, bool share_b, i
 struct operands {
     bytes a, b, c0;
     static constexpr int64_t c_guard = 8;  // poisoned elements after the last C
+    // FP8 cases: the scales (host copies; block arrays with their padding NaN), the output
+    // scale, and the largest |scaled op(A)(i, l)| * |scaled op(B)(l, j)| the tolerance needs.
+    std::vector<float> a_scale, b_scale;
+    float d_scale = 1.0f;
+    double product_size = 1.0;
 
     const void *a_ptr() const { return a.empty() ? nullptr : a.data(); }
     const void *b_ptr() const { return b.empty() ? nullptr : b.data(); }
 };
 
 namespace detail {
+// A random finite FP8 value of any magnitude: a random bit pattern, redrawn while NaN or Inf,
+// so every binade and the subnormals turn up.
+inline double random_fp8(gemm_dtype_t t, random_source &rng) {
+    for (;;) {
+        const double v = fp8_to_double(uint8_t(rng.next() >> 56), t);
+        if (std::isfinite(v)) return v;
+    }
+}
+
 inline void fill_matrices(bytes &buf, const stored_matrix &s, int64_t stride, int64_t batch, gemm_dtype_t t,
-                          random_source &rng) {
+                          random_source &rng, bool full_range = false) {
     int64_t span = batch_span(s, stride, batch);
     buf.assign(std::size_t(span) * dtype_size(t), 0);
     for (int64_t e = 0; e < span; ++e) store_poison(buf.data(), e, t);
@@ -371,20 +437,86 @@ inline void fill_matrices(bytes &buf, const stored_matrix &s, int64_t stride, in
             for (int64_t c = 0; c < s.cols; ++c) {
                 int64_t e = b * stride + s.index(r, c);
                 for (int64_t p = 0; p < parts(t); ++p) {
-                    store_part(buf.data(), e, p, t, rng.uniform());
+                    store_part(buf.data(), e, p, t, full_range ? random_fp8(t, rng) : rng.uniform());
                     nonzero = nonzero || load_part(buf.data(), e, p, t) != 0.0;
                 }
             }
     // Never all zero: a zero operand would hide a backend that ignores it.
     if (!nonzero && span > 0) store_part(buf.data(), s.index(0, 0), 0, t, 0.5);
+    // Full range: the largest value and the smallest subnormal, where there is room.
+    if (full_range && s.rows * s.cols >= 2) {
+        store(buf.data(), s.index(0, 0), t, t == GEMM_F8_E4M3 ? -448.0 : 57344.0);
+        store(buf.data(), s.index(s.rows - 1, s.cols - 1), t, t == GEMM_F8_E4M3 ? 0x1p-9 : -0x1p-16);
+    }
+}
+
+// Blocks of 128 along k (and along n for B's block scales).
+inline int64_t scale_blocks(int64_t extent) { return (extent + 127) / 128; }
+
+// A positive scale that is not a power of two, between 1/16 and 16: scales that change
+// every value's bits, so a backend that drops one shows.
+inline float random_scale(random_source &rng) {
+    return std::ldexp(float(1.0 + 0.5 * std::fabs(rng.uniform())), int(rng.next() % 9) - 4);
+}
+
+// The scales a scaled FP8 case takes (gemm_scaling_t's layouts): block arrays with their
+// padding NaN, so a backend that reads past a block's row shows.
+inline void fill_scales(const gemm_case &c, operands &o, random_source &rng) {
+    if (c.scaling_mode == GEMM_SCALE_TENSOR) {
+        o.a_scale = {random_scale(rng)};
+        o.b_scale = {random_scale(rng)};
+    } else if (c.scaling_mode == GEMM_SCALE_BLOCK) {
+        const int64_t kb = std::max<int64_t>(1, scale_blocks(c.k)), nb = scale_blocks(c.n);
+        const int64_t lda = c.ld_a_scale ? c.ld_a_scale : std::max<int64_t>(1, c.m);
+        const int64_t ldb = c.ld_b_scale ? c.ld_b_scale : std::max<int64_t>(1, nb);
+        o.a_scale.assign(std::size_t(lda * kb), std::nanf(""));
+        o.b_scale.assign(std::size_t(ldb * kb), std::nanf(""));
+        for (int64_t b = 0; b < kb; ++b) {
+            for (int64_t i = 0; i < c.m; ++i) o.a_scale[std::size_t(i + b * lda)] = random_scale(rng);
+            for (int64_t j = 0; j < nb; ++j) o.b_scale[std::size_t(j + b * ldb)] = random_scale(rng);
+        }
+    }
+    if (c.d_scale) o.d_scale = random_scale(rng);
 }
 }  // namespace detail
+
+// The scale of op(A)(i, l) and op(B)(l, j) in a case's operands (1 without scaling).
+inline double a_scale_at(const gemm_case &c, const operands &o, int64_t i, int64_t l) {
+    if (c.scaling_mode == GEMM_SCALE_TENSOR) return o.a_scale[0];
+    if (c.scaling_mode != GEMM_SCALE_BLOCK) return 1.0;
+    const int64_t ld = c.ld_a_scale ? c.ld_a_scale : std::max<int64_t>(1, c.m);
+    return o.a_scale[std::size_t(i + (l / 128) * ld)];
+}
+inline double b_scale_at(const gemm_case &c, const operands &o, int64_t l, int64_t j) {
+    if (c.scaling_mode == GEMM_SCALE_TENSOR) return o.b_scale[0];
+    if (c.scaling_mode != GEMM_SCALE_BLOCK) return 1.0;
+    const int64_t ld = c.ld_b_scale ? c.ld_b_scale : std::max<int64_t>(1, detail::scale_blocks(c.n));
+    return o.b_scale[std::size_t(j / 128 + (l / 128) * ld)];
+}
+
+namespace detail {}  // namespace detail
 
 inline operands make_operands(const gemm_case &c, uint64_t seed) {
     random_source rng(seed);
     operands o;
-    detail::fill_matrices(o.a, c.a(), c.stride_a, c.batch, c.ab_type, rng);
-    detail::fill_matrices(o.b, c.b(), c.stride_b, c.batch, c.ab_type, rng);
+    // FP8 values over the whole range, except into f16 C, whose range (65504) their products
+    // would pass; they keep [-1, 1].
+    const bool full_range = is_fp8(c.ab_type) && c.c_type != GEMM_F16;
+    detail::fill_matrices(o.a, c.a(), c.stride_a, c.batch, c.ab_type, rng, full_range);
+    detail::fill_matrices(o.b, c.b(), c.stride_b, c.batch, c.ab_type, rng, full_range);
+    if (is_fp8(c.ab_type)) {
+        detail::fill_scales(c, o, rng);
+        double a_max = 0, b_max = 0;
+        for (int64_t i = 0; i < c.m; ++i)
+            for (int64_t l = 0; l < c.k; ++l)
+                a_max = std::max(a_max,
+                                 std::fabs(load(o.a.data(), c.op_a_index(i, l), c.ab_type) * a_scale_at(c, o, i, l)));
+        for (int64_t j = 0; j < c.n; ++j)
+            for (int64_t l = 0; l < c.k; ++l)
+                b_max = std::max(b_max,
+                                 std::fabs(load(o.b.data(), c.op_b_index(l, j), c.ab_type) * b_scale_at(c, o, l, j)));
+        o.product_size = std::max(1.0, a_max * b_max);
+    }
     stored_matrix cm = c.c();
     int64_t span = batch_span(cm, c.stride_c, c.batch) + operands::c_guard;
     o.c0.assign(std::size_t(span) * dtype_size(c.c_type), 0);
@@ -417,6 +549,7 @@ inline int64_t c_element(const gemm_case &c, int64_t b, int64_t i, int64_t j) {
 struct reference {
     std::vector<double> value;      // alpha * op(A) op(B) + beta * C0, accumulated in double
     std::vector<double> magnitude;  // |alpha| * (|op(A)| |op(B)|) + |beta| * |C0|
+    double amax = 0;                // FP8: max |value| before the output scale
 };
 
 namespace detail {
@@ -432,10 +565,12 @@ inline reference real_reference(const gemm_case &c, const operands &o) {
             // op(A) row by row and op(B) column by column, so the inner loop is contiguous.
             for (int64_t i = 0; i < c.m; ++i)
                 for (int64_t l = 0; l < c.k; ++l)
-                    a[std::size_t(i * c.k + l)] = load(o.a.data(), b * c.stride_a + c.op_a_index(i, l), c.ab_type);
+                    a[std::size_t(i * c.k + l)] =
+                        load(o.a.data(), b * c.stride_a + c.op_a_index(i, l), c.ab_type) * a_scale_at(c, o, i, l);
             for (int64_t j = 0; j < c.n; ++j)
                 for (int64_t l = 0; l < c.k; ++l)
-                    bt[std::size_t(j * c.k + l)] = load(o.b.data(), b * c.stride_b + c.op_b_index(l, j), c.ab_type);
+                    bt[std::size_t(j * c.k + l)] =
+                        load(o.b.data(), b * c.stride_b + c.op_b_index(l, j), c.ab_type) * b_scale_at(c, o, l, j);
         }
         for (int64_t j = 0; j < c.n; ++j)
             for (int64_t i = 0; i < c.m; ++i) {
@@ -451,9 +586,11 @@ inline reference real_reference(const gemm_case &c, const operands &o) {
                     v += c.beta * c0;
                     mag += std::fabs(c.beta) * std::fabs(c0);
                 }
+                // amax: NaN once an element is NaN.
+                if (!std::isnan(r.amax) && !(std::fabs(v) <= r.amax)) r.amax = std::fabs(v);
                 std::size_t w = std::size_t(window_index(c, b, i, j));
-                r.value[w] = v;
-                r.magnitude[w] = mag;
+                r.value[w] = v * o.d_scale;
+                r.magnitude[w] = mag * o.d_scale;
             }
     }
     return r;
@@ -592,7 +729,10 @@ inline comparison compare_result(const gemm_case &c, const operands &o, const by
     std::size_t es = dtype_size(c.c_type);
     int64_t elements = int64_t(o.c0.size() / es);
     std::vector<char> in_window(std::size_t(elements), 0);
-    const gemm::tolerance_rule rule = tolerance_of(c);
+    gemm::tolerance_rule rule = tolerance_of(c);
+    rule.product_size = o.product_size;
+    rule.alpha_size *= std::fabs(o.d_scale);
+    rule.beta_size *= std::fabs(o.d_scale);
     const std::size_t np = std::size_t(parts(c.c_type));
     for (int64_t b = 0; b < c.batch; ++b)
         for (int64_t j = 0; j < c.n; ++j)
@@ -621,6 +761,26 @@ inline comparison compare_result(const gemm_case &c, const operands &o, const by
     return r;
 }
 
+// Whether an FP8 case's amax (max |D| before the output scale) is the reference's within the
+// tolerance of an element of that size (NaN only where the reference is NaN); "" when it is,
+// else what is wrong.
+inline std::string amax_mismatch(const gemm_case &c, const operands &o, float got, double want) {
+    if (std::isnan(want)) return std::isnan(got) ? "" : "amax_d = " + std::to_string(got) + ", expected NaN";
+    gemm::tolerance_rule rule = tolerance_of(c);
+    rule.product_size = o.product_size;
+    double c0_max = 0;
+    if (!c.beta_zero())
+        for (int64_t j = 0; j < c.n; ++j)
+            for (int64_t i = 0; i < c.m; ++i)
+                c0_max = std::max(c0_max, std::fabs(load(o.c0.data(), c_element(c, 0, i, j), c.c_type)));
+    const double bound = rule.element(want, c0_max);
+    if (std::fabs(double(got) - want) <= bound) return "";
+    std::ostringstream s;
+    s.precision(17);
+    s << "amax_d = " << got << ", expected " << want << " (tolerance " << bound << ")";
+    return s.str();
+}
+
 // ---- calling the library -------------------------------------------------------------------
 
 // The largest power of two, up to 256, that every non-null pointer is a multiple of.
@@ -634,7 +794,7 @@ inline int common_alignment(const void *A, const void *B, const void *C) {
 // The case through a plan made for it: its desc has the case's shape, leading dimensions and
 // strides, the pointers' alignment, device (-1: host) and beta_zero when beta is 0.
 inline gemm_status_t call_plan(const gemm_case &c, const void *alpha, const void *A, const void *B, const void *beta,
-                               void *C, int device) {
+                               void *C, int device, const gemm_scaling_t *scaling) {
     gemm_desc_t d;
     gemm_desc_init(&d, c.ab_type, c.layout, c.transa, c.transb, c.m, c.n, c.k);
     d.c_type = c.c_type;
@@ -652,16 +812,20 @@ inline gemm_status_t call_plan(const gemm_case &c, const void *alpha, const void
     d.alignment = common_alignment(A, B, C);
     d.beta_zero = c.beta_zero();
     d.check_pointers = c.check_pointers;
+    d.scale_mode = c.scaling_mode;
     gemm_plan_t plan = nullptr;
     gemm_status_t s = gemm_plan_create(&d, &plan);
     if (s != GEMM_STATUS_SUCCESS) return s;
-    s = gemm_plan_run(plan, alpha, A, B, beta, C);
+    s = is_fp8(c.ab_type) ? gemm_plan_run_scaled(plan, alpha, A, B, beta, C, scaling)
+                          : gemm_plan_run(plan, alpha, A, B, beta, C);
     gemm_plan_destroy(plan);  // leaves the run's error message in place
     return s;
 }
 
-// Makes the call the case describes on the given pointers (host, or device memory of device).
-inline gemm_status_t call_gemm(const gemm_case &c, const void *A, const void *B, void *C, int device = -1) {
+// Makes the call the case describes on the given pointers (host, or device memory of device);
+// scaling: an FP8 case's scales, in the same memory (NULL: gemm_ex, or a plan run without).
+inline gemm_status_t call_gemm(const gemm_case &c, const void *A, const void *B, void *C, int device = -1,
+                               const gemm_scaling_t *scaling = nullptr) {
     if (c.api == entry::typed && c.ab_type == GEMM_F32) {
         auto a = static_cast<const float *>(A), b = static_cast<const float *>(B);
         auto cc = static_cast<float *>(C);
@@ -694,7 +858,10 @@ inline gemm_status_t call_gemm(const gemm_case &c, const void *A, const void *B,
         return (z ? gemm_zgemm : gemm_cgemm)(c.layout, c.transa, c.transb, c.m, c.n, c.k, alpha, A, c.lda, B, c.ldb,
                                              beta, C, c.ldc);
     }
-    if (c.api == entry::plan) return call_plan(c, alpha, A, B, beta, C, device);
+    if (c.api == entry::plan) return call_plan(c, alpha, A, B, beta, C, device, scaling);
+    if (scaling)
+        return gemm_ex_scaled(c.layout, c.transa, c.transb, c.m, c.n, c.k, alpha, A, c.ab_type, c.lda, B, c.ab_type,
+                              c.ldb, beta, C, c.c_type, c.ldc, c.compute_type(), scaling);
     if (c.strided_entry)
         return gemm_ex_strided_batched(c.layout, c.transa, c.transb, c.m, c.n, c.k, alpha, A, c.ab_type, c.lda,
                                        c.stride_a, B, c.ab_type, c.ldb, c.stride_b, beta, C, c.c_type, c.ldc,
@@ -707,13 +874,32 @@ struct run_result {
     gemm_status_t status = GEMM_STATUS_SUCCESS;
     std::string error;  // gemm_last_error() right after the call
     bytes c;            // C after the call
+    float amax = -1;    // FP8 cases with amax: what amax_d received (-1: untouched)
 };
+
+// An FP8 case's gemm_scaling_t over the given scale pointers (host or device copies of o's),
+// or NULL when the case has no scales.
+inline const gemm_scaling_t *scaling_of(const gemm_case &c, gemm_scaling_t &x, const float *a_scale,
+                                        const float *b_scale, const float *d_scale, float *amax) {
+    if (!c.scaled()) return nullptr;
+    gemm_scaling_init(&x);
+    x.mode = c.scaling_mode;
+    x.a_scale = c.scaling_mode != GEMM_SCALE_NONE ? a_scale : nullptr;
+    x.b_scale = c.scaling_mode != GEMM_SCALE_NONE ? b_scale : nullptr;
+    x.ld_a_scale = c.ld_a_scale;
+    x.ld_b_scale = c.ld_b_scale;
+    x.d_scale = c.d_scale ? d_scale : nullptr;
+    x.amax_d = c.amax ? amax : nullptr;
+    return &x;
+}
 
 // Runs the case on host operands with the backend selection in force.
 inline run_result run_host(const gemm_case &c, const operands &o) {
     run_result r;
     r.c = o.c0;
-    r.status = call_gemm(c, o.a_ptr(), o.b_ptr(), r.c.empty() ? nullptr : r.c.data());
+    gemm_scaling_t x;
+    const gemm_scaling_t *scaling = scaling_of(c, x, o.a_scale.data(), o.b_scale.data(), &o.d_scale, &r.amax);
+    r.status = call_gemm(c, o.a_ptr(), o.b_ptr(), r.c.empty() ? nullptr : r.c.data(), -1, scaling);
     r.error = gemm_last_error();
     return r;
 }

@@ -16,6 +16,8 @@
 #include <tuple>
 #include <vector>
 
+#include "raw_enum_calls.h"
+
 #include "harness.hpp"
 
 using namespace gemm_test;
@@ -349,13 +351,16 @@ TEST_CASE("batched grouped errors: the group is named, every group checked befor
                                   GEMM_F64) == GEMM_STATUS_INVALID_LAYOUT);
             CHECK(std::string(gemm_last_error()).rfind("parameter 1: layout = 7", 0) == 0);
             CHECK(gemm_last_error_parameter() == 1);
-            CHECK(gemm_ex_grouped(GEMM_COL_MAJOR, ta, tb, m, n, k, alpha, p.a.data(), gemm_dtype_t(7), lda, p.b.data(),
-                                  GEMM_F64, ldb, beta, p.c.data(), GEMM_F64, ldc, count, size,
-                                  GEMM_F64) == GEMM_STATUS_INVALID_DTYPE);
+            // A dtype no enumerator has (every value of gemm_dtype_t's range is one), passed as C
+            // passes ints.
+            const int raw_ta[2] = {ta[0], ta[1]}, raw_tb[2] = {tb[0], tb[1]};
+            CHECK(raw_gemm_ex_grouped(GEMM_COL_MAJOR, raw_ta, raw_tb, m, n, k, alpha, p.a.data(), 9, lda, p.b.data(),
+                                      GEMM_F64, ldb, beta, p.c.data(), GEMM_F64, ldc, count, size,
+                                      GEMM_F64) == GEMM_STATUS_INVALID_DTYPE);
             CHECK(gemm_last_error_parameter() == 9);
-            CHECK(gemm_ex_grouped(GEMM_COL_MAJOR, ta, tb, m, n, k, alpha, p.a.data(), GEMM_F64, lda, p.b.data(),
-                                  GEMM_F64, ldb, beta, p.c.data(), GEMM_F64, ldc, count, size,
-                                  gemm_dtype_t(7)) == GEMM_STATUS_INVALID_DTYPE);
+            CHECK(raw_gemm_ex_grouped(GEMM_COL_MAJOR, raw_ta, raw_tb, m, n, k, alpha, p.a.data(), GEMM_F64, lda,
+                                      p.b.data(), GEMM_F64, ldb, beta, p.c.data(), GEMM_F64, ldc, count, size,
+                                      9) == GEMM_STATUS_INVALID_DTYPE);
             CHECK(gemm_last_error_parameter() == 20);
             // A type pair no backend computes: what gemm_ex refuses at m = 0 too.
             CHECK(gemm_ex_grouped(GEMM_COL_MAJOR, ta, tb, m, n, k, alpha, p.a.data(), GEMM_F64, lda, p.b.data(),

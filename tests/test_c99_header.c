@@ -97,8 +97,26 @@ int main(void) {
         for (i = 0; i < sizeof statuses / sizeof statuses[0]; ++i)
             expect(status_string(statuses[i]) != NULL && status_string(statuses[i])[0] != '\0', "status string");
         expect(strcmp(dtype_name(GEMM_F32), "f32") == 0 && strcmp(dtype_name(GEMM_BF16), "bf16") == 0 &&
-                   strcmp(dtype_name(GEMM_C64), "c64") == 0,
+                   strcmp(dtype_name(GEMM_C64), "c64") == 0 && strcmp(dtype_name(GEMM_F8_E4M3), "e4m3") == 0,
                "dtype names");
+    }
+
+    {
+        /* FP8 from C: gemm_scaling_t and gemm_ex_scaled. 2 (e4m3 0x40) times 1 (0x38), scaled
+         * by 0.5 and 3, k = 1: 3. */
+        const unsigned char a = 0x40, b = 0x38;
+        const float alpha = 1.0f, beta = 0.0f, sa = 0.5f, sb = 3.0f;
+        float c = -1.0f, amax = 0.0f;
+        gemm_scaling_t x;
+        gemm_scaling_init(&x);
+        x.mode = GEMM_SCALE_TENSOR;
+        x.a_scale = &sa;
+        x.b_scale = &sb;
+        x.amax_d = &amax;
+        expect(gemm_ex_scaled(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 1, 1, 1, &alpha, &a, GEMM_F8_E4M3, 1, &b,
+                              GEMM_F8_E4M3, 1, &beta, &c, GEMM_F32, 1, GEMM_F32, &x) == GEMM_STATUS_SUCCESS &&
+                   c == 3.0f && amax == 3.0f,
+               "gemm_ex_scaled from C");
     }
 
     {

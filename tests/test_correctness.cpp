@@ -100,6 +100,10 @@ void check_case(const gemm_case &c, suite_counts &counts, const std::vector<std:
     comparison self = compare_result(c, o, oracle.c, ref.value);
     CHECK_MESSAGE(self.ok, "backend=cpu_ref vs double reference " << c.describe() << ": " << self.first << "\n"
                                                                   << rerun_hint(c));
+    if (c.amax) {
+        const std::string wrong = amax_mismatch(c, o, oracle.amax, ref.amax);
+        CHECK_MESSAGE(wrong.empty(), "backend=cpu_ref " << c.describe() << ": " << wrong << "\n" << rerun_hint(c));
+    }
     std::vector<double> expected = window_values(c, oracle.c);
 
     std::vector<std::string> names = available_backends();
@@ -122,6 +126,11 @@ void check_case(const gemm_case &c, suite_counts &counts, const std::vector<std:
         comparison cmp = compare_result(c, o, got.c, expected);
         CHECK_MESSAGE(cmp.ok, "backend=" << name << " vs cpu_ref " << c.describe() << ": " << cmp.first << "\n"
                                          << rerun_hint(c));
+        if (c.amax) {
+            const std::string wrong = amax_mismatch(c, o, got.amax, ref.amax);
+            CHECK_MESSAGE(wrong.empty(), "backend=" << name << " " << c.describe() << ": " << wrong << "\n"
+                                                    << rerun_hint(c));
+        }
     }
     REQUIRE(gemm_set_backend(nullptr) == GEMM_STATUS_SUCCESS);
 }
@@ -651,4 +660,56 @@ TEST_CASE("correctness cpu_ref=long_double") {
     }
     REQUIRE(gemm_set_backend(nullptr) == GEMM_STATUS_SUCCESS);
     MESSAGE(checked << " cases of cpu_ref checked against long double");
+}
+
+// FP8 on every backend that serves it: both types into each C type, through gemm_ex (scales
+// of 1), gemm_ex_scaled and plans, per-tensor and block scales (in both layouts: a row-major
+// call swaps A's and B's scales), output scale and amax, every op pair, ragged shapes
+// (k across blocks of 128, n across 128-column blocks), padded leading dimensions and
+// scale arrays, beta = 0 with NaN in C. Values span the whole range (448 / 57344 and the
+// subnormals) except into f16 C.
+TEST_CASE("correctness fp8: e4m3 and e5m2 with every scaling, on every backend that serves them") {
+    struct shape {
+        int64_t m, n, k, pad;
+    };
+    constexpr shape shapes[] = {{17, 33, 31, 3}, {1, 1, 1, 0}, {5, 131, 257, 1}, {129, 3, 130, 0}, {2, 7, 0, 2}};
+    constexpr gemm_op_t real_ops[] = {GEMM_OP_N, GEMM_OP_T};
+    struct scaling_config {
+        gemm_scale_mode_t mode;
+        bool d_scale, amax;
+        entry api;
+        int64_t ld_extra;
+    };
+    constexpr scaling_config scalings[] = {
+        {GEMM_SCALE_NONE, false, false, entry::ex, 0},     {GEMM_SCALE_TENSOR, true, true, entry::ex, 0},
+        {GEMM_SCALE_BLOCK, false, true, entry::ex, 3},     {GEMM_SCALE_BLOCK, true, false, entry::plan, 0},
+        {GEMM_SCALE_TENSOR, false, false, entry::plan, 0}, {GEMM_SCALE_NONE, true, true, entry::plan, 0}};
+    for (gemm_dtype_t ab : {GEMM_F8_E4M3, GEMM_F8_E5M2})
+        for (gemm_dtype_t ct : {GEMM_BF16, GEMM_F32, GEMM_F16}) {
+            const std::string name = std::string(gemm_dtype_name(ab)) + "->" + gemm_dtype_name(ct);
+            SUBCASE(name.c_str()) {
+                suite_counts counts;
+                uint64_t i = 0;
+                for (const shape &s : shapes)
+                    for (const scaling_config &x : scalings)
+                        for (gemm_layout_t layout : layouts)
+                            for (gemm_op_t ta : real_ops)
+                                for (gemm_op_t tb : real_ops) {
+                                    const double beta = betas[i++ % 3];
+                                    gemm_case c = gemm_test::make_case(ab, ct, x.api, layout, ta, tb, s.m, s.n, s.k,
+                                                                       s.pad, i % 4 == 3 ? -0.75 : 1.0, beta);
+                                    c.scaling_mode = x.mode;
+                                    c.d_scale = x.d_scale;
+                                    c.amax = x.amax;
+                                    if (x.ld_extra) {
+                                        c.ld_a_scale = std::max<int64_t>(1, s.m) + x.ld_extra;
+                                        c.ld_b_scale = std::max<int64_t>(1, (s.n + 127) / 128) + x.ld_extra;
+                                    }
+                                    check_case(c, counts);
+                                }
+                report(counts);
+                // cpu_omp serves FP8 on every host (unless GEMM_TEST_FILTER left no case).
+                if (counts.cases > 0) CHECK(counts.backend_runs > 0);
+            }
+        }
 }

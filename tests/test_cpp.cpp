@@ -107,6 +107,36 @@ TEST_CASE("cpp gemm overloads float, double, half, bfloat16, half->float, bfloat
     REQUIRE(gemm_set_backend(nullptr) == GEMM_STATUS_SUCCESS);
 }
 
+TEST_CASE("cpp gemm overloads float8_e4m3 and float8_e5m2, and gemm_scaled") {
+    // A = [2 2; 2 2] (e4m3 0x40 = 2), B = [1 1; 1 1] (0x38 = 1): C = 4 everywhere; e5m2 0x40
+    // is 2 and 0x3c is 1.
+    const gemm::float8_e4m3 a4[4] = {{0x40}, {0x40}, {0x40}, {0x40}}, b4[4] = {{0x38}, {0x38}, {0x38}, {0x38}};
+    const gemm::float8_e5m2 a5[4] = {{0x40}, {0x40}, {0x40}, {0x40}}, b5[4] = {{0x3c}, {0x3c}, {0x3c}, {0x3c}};
+    gemm::bfloat16 c[4] = {};
+    REQUIRE(gemm::gemm(gemm::layout::col_major, gemm::op::n, gemm::op::t, 2, 2, 2, 1.0f, a4, 2, b4, 2, 0.0f, c, 2).ok());
+    for (gemm::bfloat16 v : c) CHECK(gemm::bfloat16::to_float(v.bits) == 4.0f);
+    float f[4] = {};
+    const float a_scale = 0.5f, b_scale = 3.0f;
+    float amax = 0;
+    gemm_scaling_t x;
+    gemm_scaling_init(&x);
+    x.mode = GEMM_SCALE_TENSOR;
+    x.a_scale = &a_scale;
+    x.b_scale = &b_scale;
+    x.amax_d = &amax;
+    REQUIRE(
+        gemm::gemm_scaled(gemm::layout::row_major, gemm::op::n, gemm::op::t, 2, 2, 2, 1.0f, a5, 2, b5, 2, 0.0f, f, 2, x)
+            .ok());
+    for (float v : f) CHECK(v == 6.0f);
+    CHECK(amax == 6.0f);
+    // C of an FP8 type is refused, with the message in the status.
+    gemm::float8_e4m3 c8[4] = {};
+    const gemm::status s =
+        gemm::gemm(gemm::layout::col_major, gemm::op::n, gemm::op::n, 2, 2, 2, 1.0f, a4, 2, b4, 2, 0.0f, c8, 2);
+    CHECK(s.code == GEMM_STATUS_NOT_SUPPORTED);
+    CHECK(s.message.find("FP8 is an input type only") != std::string::npos);
+}
+
 TEST_CASE("cpp gemm_strided_batched with a shared B") {
     const int64_t m = 4, n = 3, k = 5, batch = 3;
     std::vector<double> a = random_values<double>(std::size_t(batch * m * k), 4),

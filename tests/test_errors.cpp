@@ -385,9 +385,9 @@ TEST_CASE("errors param=A,B,C,alpha,beta NULL") {
 TEST_CASE("errors enum_value param=a_type,b_type,c_type,compute_type invalid values") {
     // Values no gemm_dtype_t has, as a C caller may pass them: no name, and an error naming the
     // parameter.
-    for (int bad : {6, 7, 99}) CHECK(raw_dtype_name(bad) == nullptr);
+    for (int bad : {8, 9, 99}) CHECK(raw_dtype_name(bad) == nullptr);
     for (entry_point e : {entry_point::ex, entry_point::ex_batched})
-        for (int bad : {6, 7, 99}) {
+        for (int bad : {8, 9, 99}) {
             args a;
             a.a_type = bad;
             expect_error(e, a, GEMM_STATUS_INVALID_DTYPE, param::a_type, "a_type = " + std::to_string(bad));

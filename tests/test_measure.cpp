@@ -288,6 +288,30 @@ TEST_CASE("measure: options NULL takes gemm_measure_options_init's defaults") {
     CHECK(r[0].samples >= 3);  // min_samples defaults to 3
 }
 
+// FP8 classes: the engine makes FP8 operands (scales of 1, whatever the desc's scale mode),
+// checks every backend that serves them against its reference and times them.
+TEST_CASE("measure: FP8 descs, e4m3 and e5m2 into bf16 and f32, checked and timed") {
+    for (gemm_dtype_t ab : {GEMM_F8_E4M3, GEMM_F8_E5M2})
+        for (gemm_dtype_t ct : {GEMM_BF16, GEMM_F32})
+            for (gemm_scale_mode_t mode : {GEMM_SCALE_NONE, GEMM_SCALE_TENSOR, GEMM_SCALE_BLOCK}) {
+                gemm_desc_t d;
+                gemm_desc_init(&d, ab, GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_T, 33, 17, 140);
+                d.c_type = ct;
+                d.scale_mode = mode;
+                INFO(gemm_dtype_name(ab) << "->" << gemm_dtype_name(ct) << " scale_mode " << int(mode));
+                const char *names[] = {"cpu_omp", "cpu_ref"};
+                gemm_measurement_t r[2];
+                gemm_measure_options_t options = quick();
+                REQUIRE_MESSAGE(gemm_measure(&d, names, 2, &options, r) == GEMM_STATUS_SUCCESS, gemm_last_error());
+                for (const gemm_measurement_t &m : r) {
+                    CHECK_MESSAGE(m.status == GEMM_STATUS_SUCCESS, m.backend << ": " << m.error);
+                    CHECK(m.checked == 1);
+                    CHECK_MESSAGE(m.correct == 1, m.backend << ": " << m.note);
+                    CHECK(m.timed == 1);
+                }
+            }
+}
+
 // The tests judge results by the measurement engine's rule (dispatch/measure/tolerance.hpp):
 // for each dtype, the value of C's type nearest the bound on the inside passes the harness's
 // comparison, the next one out fails it.

@@ -190,6 +190,8 @@ TEST_CASE("omatcopy: argument errors name the parameter and leave B untouched") 
          "parameter 9: ldb = 3 must be >= max(1, rows = 4) for row-major B"},
         {"dtype", col, n, 4, 5, 4, 4, false, false, false, 9, GEMM_STATUS_INVALID_DTYPE, 10,
          "parameter 10: dtype = 9 is not a gemm_dtype_t"},
+        {"dtype FP8", col, n, 4, 5, 4, 4, false, false, false, GEMM_F8_E4M3, GEMM_STATUS_NOT_SUPPORTED, 10,
+         "parameter 10: dtype = e4m3: gemm_omatcopy takes f32, f64, f16, bf16, c32 and c64"},
         {"alpha NULL", col, n, 4, 5, 4, 4, true, false, false, GEMM_F32, GEMM_STATUS_INVALID_POINTER, 5,
          "parameter 5: alpha is NULL"},
         {"alpha NULL, empty", col, n, 0, 5, 1, 1, true, false, false, GEMM_F32, GEMM_STATUS_INVALID_POINTER, 5,

@@ -2855,7 +2855,7 @@ TEST_CASE("tuner errors: gemm_tune refuses bad requests with the right status an
     expect_tune_error(
         "transb = 0", [](R &r) { set_raw(r.transb, 0); }, GEMM_STATUS_INVALID_OP, "trans");
     expect_tune_error(
-        "ab_type = 6", [](R &r) { set_raw(r.ab_type, 6); }, GEMM_STATUS_INVALID_DTYPE, "ab_type");
+        "ab_type = 8", [](R &r) { set_raw(r.ab_type, 8); }, GEMM_STATUS_INVALID_DTYPE, "ab_type");
     expect_tune_error(
         "ab_type = -1", [](R &r) { set_raw(r.ab_type, -1); }, GEMM_STATUS_INVALID_DTYPE, "ab_type");
     expect_tune_error(

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,9 +29,13 @@ constexpr param_positions entry_positions[] = {
     {7, 8, 9, 10, 0, 11, 12, 13, 0, 14, 15, 16, 17, 0, 18, 19},     // gemm_ex_batched
     {7, 8, 9, 10, 0, 11, 12, 13, 0, 14, 15, 16, 17, 0, 19, 20},     // gemm_ex_grouped (batch: group_size)
     {7, 8, 9, 10, 0, 11, 12, 13, 0, 14, 15, 16, 17, 0, 0, 18},      // gemm_ex_epilogue (epilogue: 19)
-    {2, 3, 0, 0, 0, 4, 0, 0, 0, 5, 6, 0, 0, 0, 0, 0}};              // gemm_plan_run_epilogue (epilogue: 7)
+    {2, 3, 0, 0, 0, 4, 0, 0, 0, 5, 6, 0, 0, 0, 0, 0},               // gemm_plan_run_epilogue (epilogue: 7)
+    {7, 8, 9, 10, 0, 11, 12, 13, 0, 14, 15, 16, 17, 0, 0, 18},      // gemm_ex_scaled (scaling: 19)
+    {2, 3, 0, 0, 0, 4, 0, 0, 0, 5, 6, 0, 0, 0, 0, 0}};              // gemm_plan_run_scaled (scaling: 7)
 
 int epilogue_position(const user_call &c) { return c.entry == api_entry_plan_epilogue ? 7 : 19; }
+
+int scaling_position(const user_call &c) { return c.entry == api_entry_plan_scaled ? 7 : 19; }
 
 const param_positions &positions(const user_call &c) { return entry_positions[c.entry]; }
 
@@ -139,12 +144,16 @@ gemm_status_t check_types(const user_call &c) {
         if (!valid_dtype(t.t))
             return fail(c, GEMM_STATUS_INVALID_DTYPE, t.pos,
                         fmt::format("{} = {} is not a gemm_dtype_t (GEMM_F32 0, GEMM_F64 1, GEMM_F16 2, GEMM_BF16 3, "
-                                    "GEMM_C32 4, GEMM_C64 5)",
+                                    "GEMM_C32 4, GEMM_C64 5, GEMM_F8_E4M3 6, GEMM_F8_E5M2 7)",
                                     t.name, t.t));
     if (c.b_type != c.a_type)
         return fail(c, GEMM_STATUS_NOT_SUPPORTED, positions(c).b_type,
                     fmt::format("b_type = {} must equal a_type = {}", type_name(c.b_type), type_name(c.a_type)));
     bool half = c.a_type == GEMM_F16 || c.a_type == GEMM_BF16;
+    const bool fp8 = is_fp8(dtype(c.a_type));
+    if (is_fp8(dtype(c.c_type)))
+        return fail(c, GEMM_STATUS_NOT_SUPPORTED, positions(c).c_type,
+                    fmt::format("c_type = {}: FP8 is an input type only (C in f32, f16 or bf16)", type_name(c.c_type)));
     int want_compute = int(compute_type_for(dtype(c.a_type)));
     if (c.compute != want_compute)
         return fail(c, GEMM_STATUS_NOT_SUPPORTED, positions(c).compute,
@@ -154,6 +163,18 @@ gemm_status_t check_types(const user_call &c) {
         return fail(c, GEMM_STATUS_NOT_SUPPORTED, positions(c).c_type,
                     fmt::format("c_type = {} is not supported for a_type = {} (use {}{})", type_name(c.c_type),
                                 type_name(c.a_type), type_name(c.a_type), half ? " or f32" : ""));
+    // One FP8 matrix per call: scales are per matrix, and no batched form takes them.
+    const bool batched = c.entry == api_entry_typed_batched || c.entry == api_entry_ex_batched ||
+                         c.entry == api_entry_ex_pointers || c.entry == api_entry_grouped ||
+                         c.entry == api_entry_typed_pointers || (c.entry == api_entry_desc && c.batch != 1);
+    if (fp8 && batched)
+        return fail(c, GEMM_STATUS_NOT_SUPPORTED, positions(c).a_type,
+                    fmt::format("a_type = {}: FP8 takes one matrix (gemm_ex, gemm_ex_scaled or a plan of batch_count "
+                                "1), not a batch",
+                                type_name(c.a_type)));
+    if (fp8 && c.epilogue)
+        return fail(c, GEMM_STATUS_NOT_SUPPORTED, positions(c).a_type,
+                    fmt::format("a_type = {}: epilogues take f32, f64, f16 and bf16, not FP8", type_name(c.a_type)));
     return GEMM_STATUS_SUCCESS;
 }
 
@@ -221,6 +242,7 @@ gemm_status_t check_span(const user_call &c, const stored_operand &o, int64_t *o
 }
 
 gemm_status_t check_epilogue_spans(const user_call &c, int64_t c_span);
+gemm_status_t check_scaling_spans(const user_call &c, int64_t c_span);
 
 // The operands the call reads or writes lie within the address range an int64_t reaches, and
 // the C matrices of a batch do not overlap; then an epilogue's operands overlap neither C nor
@@ -251,7 +273,8 @@ gemm_status_t check_spans(const user_call &c) {
                    {"ldb", positions(c).ldb, c.ldb}, {"stride_b", positions(c).stride_b, c.stride_b}, ab_size);
         if (gemm_status_t s = check_span(c, bs, &other); s != GEMM_STATUS_SUCCESS) return s;
     }
-    return check_epilogue_spans(c, c_span);
+    if (gemm_status_t s = check_epilogue_spans(c, c_span); s != GEMM_STATUS_SUCCESS) return s;
+    return check_scaling_spans(c, c_span);
 }
 
 gemm_status_t check_scalars(const user_call &c) {
@@ -345,6 +368,66 @@ gemm_status_t check_epilogue(const user_call &c) {
     return GEMM_STATUS_SUCCESS;
 }
 
+// The desc's scale_mode and a call's scaling: its field named "scaling->mode = ..." for a
+// call, "scale_mode = ..." for a desc.
+gemm_status_t scaling_fail(const user_call &c, gemm_status_t s, const std::string &what) {
+    return fail(c, s, scaling_position(c), (c.entry == api_entry_desc ? "" : "scaling->") + what);
+}
+
+// Blocks of 128 along k (the last one ragged), and of 128 columns of op(B).
+int64_t blocks_of(int64_t extent) { return (extent + scale_block - 1) / scale_block; }
+
+// The least leading dimension of A's block scales (one per row of op(A)) and of B's (one per
+// 128 columns of op(B)).
+int64_t least_ld_a_scale(const user_call &c) { return std::max<int64_t>(1, c.m); }
+int64_t least_ld_b_scale(const user_call &c) { return std::max<int64_t>(1, blocks_of(c.n)); }
+
+// A scaling's mode, the types it takes, and (for a call) the pointers the mode needs and
+// the block scales' leading dimensions.
+gemm_status_t check_scaling(const user_call &c) {
+    if (!c.scaling) return GEMM_STATUS_SUCCESS;
+    const api_scaling &x = *c.scaling;
+    const char *mode_name = c.entry == api_entry_desc ? "scale_mode" : "mode";
+    if (x.mode < GEMM_SCALE_NONE || x.mode > GEMM_SCALE_BLOCK)
+        return scaling_fail(c, GEMM_STATUS_INVALID_VALUE,
+                            fmt::format("{} = {} is not a gemm_scale_mode_t (GEMM_SCALE_NONE 0, GEMM_SCALE_TENSOR 1, "
+                                        "GEMM_SCALE_BLOCK 2)",
+                                        mode_name, x.mode));
+    const bool fp8 = is_fp8(dtype(c.a_type));
+    if (!fp8 && (c.entry != api_entry_desc || x.mode != GEMM_SCALE_NONE))
+        return fail(c, GEMM_STATUS_NOT_SUPPORTED, positions(c).a_type,
+                    fmt::format("a_type = {}: scales take FP8 types (GEMM_F8_E4M3, GEMM_F8_E5M2)", type_name(c.a_type)));
+    if (c.entry == api_entry_desc) return GEMM_STATUS_SUCCESS;
+    if (x.mode == GEMM_SCALE_NONE) {
+        if (x.a_scale || x.b_scale)
+            return scaling_fail(
+                c, GEMM_STATUS_INVALID_VALUE,
+                fmt::format("{} is set but mode is GEMM_SCALE_NONE (scales of 1)", x.a_scale ? "a_scale" : "b_scale"));
+        return GEMM_STATUS_SUCCESS;
+    }
+    const bool reads_ab = writes_c(c) && c.k > 0 && !scalar_value(c.alpha, c.compute).zero();
+    const char *mode_constant = x.mode == GEMM_SCALE_TENSOR ? "GEMM_SCALE_TENSOR" : "GEMM_SCALE_BLOCK";
+    if (reads_ab && !x.a_scale)
+        return scaling_fail(c, GEMM_STATUS_INVALID_POINTER,
+                            fmt::format("a_scale is NULL but mode is {}", mode_constant));
+    if (reads_ab && !x.b_scale)
+        return scaling_fail(c, GEMM_STATUS_INVALID_POINTER,
+                            fmt::format("b_scale is NULL but mode is {}", mode_constant));
+    if (x.mode != GEMM_SCALE_BLOCK) return GEMM_STATUS_SUCCESS;
+    if (x.ld_a_scale < 0 || (x.ld_a_scale != 0 && x.ld_a_scale < least_ld_a_scale(c)))
+        return scaling_fail(c, GEMM_STATUS_INVALID_LEADING_DIM,
+                            fmt::format("ld_a_scale = {} must be 0 (the least) or >= max(1, m = {}): one scale per row "
+                                        "of op(A) for each block of k, the row index fastest",
+                                        x.ld_a_scale, c.m));
+    if (x.ld_b_scale < 0 || (x.ld_b_scale != 0 && x.ld_b_scale < least_ld_b_scale(c)))
+        return scaling_fail(c, GEMM_STATUS_INVALID_LEADING_DIM,
+                            fmt::format("ld_b_scale = {} must be 0 (the least) or >= max(1, ceil(n / 128) = {}): one "
+                                        "scale per 128 columns of op(B) for each block of k, the column block "
+                                        "fastest",
+                                        x.ld_b_scale, blocks_of(c.n)));
+    return GEMM_STATUS_SUCCESS;
+}
+
 // The bytes [begin, begin + bytes) an operand covers, for the overlap checks.
 struct byte_range {
     const char *name;
@@ -387,6 +470,47 @@ gemm_status_t check_epilogue_spans(const user_call &c, int64_t c_span) {
     return GEMM_STATUS_SUCCESS;
 }
 
+// amax_d is written while C is written and the scales are read: it may share a byte with
+// none of them, and C with no scale. Scale arrays only read may overlap one another. Block
+// scale arrays must lie within the address range an int64_t reaches, as operands do.
+gemm_status_t check_scaling_spans(const user_call &c, int64_t c_span) {
+    if (!c.scaling || c.entry == api_entry_desc || !writes_c(c)) return GEMM_STATUS_SUCCESS;
+    const api_scaling &x = *c.scaling;
+    const int64_t size = int64_t(sizeof(float));
+    int64_t a_values = 1, b_values = 1;
+    if (x.mode == GEMM_SCALE_BLOCK) {
+        const int64_t kb = std::max<int64_t>(1, blocks_of(c.k));
+        const int64_t lda_s = x.ld_a_scale ? x.ld_a_scale : least_ld_a_scale(c);
+        const int64_t ldb_s = x.ld_b_scale ? x.ld_b_scale : least_ld_b_scale(c);
+        std::optional<int64_t> as = span_elements(kb, lda_s, std::max<int64_t>(1, c.m));
+        std::optional<int64_t> bs = span_elements(kb, ldb_s, least_ld_b_scale(c));
+        if (!as || !checked_mul(*as, size))
+            return scaling_fail(c, GEMM_STATUS_INVALID_SIZE,
+                                fmt::format("ld_a_scale = {} makes a_scale span more than 2^63 - 1 bytes", lda_s));
+        if (!bs || !checked_mul(*bs, size))
+            return scaling_fail(c, GEMM_STATUS_INVALID_SIZE,
+                                fmt::format("ld_b_scale = {} makes b_scale span more than 2^63 - 1 bytes", ldb_s));
+        a_values = *as;
+        b_values = *bs;
+    }
+    const int64_t c_bytes = c_span * int64_t(dtype_size(dtype(c.c_type)));
+    const byte_range written[] = {{"C", reinterpret_cast<std::uintptr_t>(c.c), c_bytes},
+                                  {"scaling->amax_d", reinterpret_cast<std::uintptr_t>(x.amax_d), x.amax_d ? size : 0}};
+    const byte_range read[] = {
+        {"scaling->a_scale", reinterpret_cast<std::uintptr_t>(x.a_scale), x.a_scale ? a_values * size : 0},
+        {"scaling->b_scale", reinterpret_cast<std::uintptr_t>(x.b_scale), x.b_scale ? b_values * size : 0},
+        {"scaling->d_scale", reinterpret_cast<std::uintptr_t>(x.d_scale), x.d_scale ? size : 0}};
+    auto clash = [&](const byte_range &w, const byte_range &r) {
+        return fail(c, GEMM_STATUS_INVALID_VALUE, scaling_position(c),
+                    fmt::format("{} and {} overlap: one is written while the other is read", r.name, w.name));
+    };
+    if (overlap(written[0], written[1])) return clash(written[0], written[1]);
+    for (const byte_range &w : written)
+        for (const byte_range &r : read)
+            if (w.bytes && r.bytes && overlap(w, r)) return clash(w, r);
+    return GEMM_STATUS_SUCCESS;
+}
+
 }  // namespace
 
 scalar scalar_value(const void *p, int compute) {
@@ -406,7 +530,8 @@ transpose canonical_op(int op, int ab_type) {
 bool valid_op(int o) { return o == GEMM_OP_N || o == GEMM_OP_T || o == GEMM_OP_C; }
 
 bool valid_dtype(int t) {
-    return t == GEMM_F32 || t == GEMM_F64 || t == GEMM_F16 || t == GEMM_BF16 || t == GEMM_C32 || t == GEMM_C64;
+    return t == GEMM_F32 || t == GEMM_F64 || t == GEMM_F16 || t == GEMM_BF16 || t == GEMM_C32 || t == GEMM_C64 ||
+           t == GEMM_F8_E4M3 || t == GEMM_F8_E5M2;
 }
 
 gemm_status_t check_arguments(const user_call &c) {
@@ -415,6 +540,7 @@ gemm_status_t check_arguments(const user_call &c) {
     if (s == GEMM_STATUS_SUCCESS) s = check_types(c);
     if (s == GEMM_STATUS_SUCCESS) s = check_scalars(c);
     if (s == GEMM_STATUS_SUCCESS) s = check_epilogue(c);
+    if (s == GEMM_STATUS_SUCCESS) s = check_scaling(c);
     return s;
 }
 
@@ -445,6 +571,31 @@ gemm_status_t call_error(const user_call &call, gemm_status_t status, int positi
 std::size_t scalar_bytes(int compute) {
     return compute == GEMM_F64 || compute == GEMM_C32 ? 8 : compute == GEMM_C64 ? 16 : 4;
 }
+
+namespace {
+
+// The call's scaling as the canonical problem's: row-major swaps A and B, and with them their
+// scales, kinds and leading dimensions (A's per-row vectors become the canonical B's
+// per-column ones, B's 128 x 128 blocks the canonical A's).
+scaling_spec canonical_scaling(const user_call &c, bool row) {
+    const api_scaling &x = *c.scaling;
+    scaling_spec s;
+    operand_scale a, b;
+    if (x.mode == GEMM_SCALE_TENSOR) {
+        a = {scale_kind::tensor, x.a_scale, 0};
+        b = {scale_kind::tensor, x.b_scale, 0};
+    } else if (x.mode == GEMM_SCALE_BLOCK) {
+        a = {scale_kind::vec128, x.a_scale, x.ld_a_scale ? x.ld_a_scale : least_ld_a_scale(c)};
+        b = {scale_kind::blk128, x.b_scale, x.ld_b_scale ? x.ld_b_scale : least_ld_b_scale(c)};
+    }
+    s.a = row ? b : a;
+    s.b = row ? a : b;
+    s.d_scale = x.d_scale;
+    s.amax_d = x.amax_d;
+    return s;
+}
+
+}  // namespace
 
 problem canonicalize(const user_call &c) {
     problem p;
@@ -489,6 +640,7 @@ problem canonicalize(const user_call &c) {
         // indexes by it.
         p.epilogue = {static_cast<epilogue_act>(e.activation), axis, e.bias, e.bias_grad, e.aux, e.aux ? e.ld_aux : 0};
     }
+    if (c.scaling) p.scaling = canonical_scaling(c, row);
     return p;
 }
 

@@ -47,7 +47,20 @@ struct described_call {
     float alpha_f[2] = {1, 0}, beta_f[2] = {0, 0};
     double alpha_d[2] = {1, 0}, beta_d[2] = {0, 0};
     api_epilogue epilogue{};
+    api_scaling scaling{};
 };
+
+// The desc's scale mode as a call's scaling, its scales placeholders (never read): what
+// supports() and the plan judge. A desc of another type with mode NONE has none.
+void fill_scaling(const api_desc &d, described_call &out) {
+    const bool fp8 = d.a_type == GEMM_F8_E4M3 || d.a_type == GEMM_F8_E5M2;
+    if (!fp8 && d.scale_mode == GEMM_SCALE_NONE) return;
+    api_scaling &x = out.scaling;
+    x.mode = d.scale_mode;
+    if (d.scale_mode != GEMM_SCALE_NONE)
+        x.a_scale = x.b_scale = static_cast<const float *>(pointer_aligned_to(int(sizeof(float))));
+    out.call.scaling = &x;
+}
 
 // The desc's epilogue as a call's, its pointers placeholders where a run needs them (all at
 // one address: check_call judges no overlap between a desc's placeholders).
@@ -97,6 +110,7 @@ void fill_call(const api_desc &d, described_call &out) {
     c.c = const_cast<void *>(pointer_aligned_to(d.alignment));
     c.entry = api_entry_desc;
     fill_epilogue(d, out);
+    fill_scaling(d, out);
 }
 
 }  // namespace
@@ -127,6 +141,7 @@ gemm_status_t problem_of(const api_desc &d, int position, problem &p, call_shape
         *described = dc.call;
         described->alpha = described->beta = nullptr;  // they point into dc
         described->epilogue = nullptr;
+        described->scaling = nullptr;
     }
     return GEMM_STATUS_SUCCESS;
 }

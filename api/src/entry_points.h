@@ -21,7 +21,9 @@ enum api_entry {
     api_entry_ex_pointers = 6,    /* gemm_ex_batched */
     api_entry_grouped = 7,        /* gemm_ex_grouped: one group's arguments */
     api_entry_ex_epilogue = 8,    /* gemm_ex_epilogue */
-    api_entry_plan_epilogue = 9   /* gemm_plan_run_epilogue's operands */
+    api_entry_plan_epilogue = 9,  /* gemm_plan_run_epilogue's operands */
+    api_entry_ex_scaled = 10,     /* gemm_ex_scaled */
+    api_entry_plan_scaled = 11    /* gemm_plan_run_scaled's operands */
 };
 
 /* gemm_epilogue_t with its enum fields as int, read once its struct_size passed. */
@@ -32,6 +34,15 @@ typedef struct api_epilogue {
     void *aux;
     int64_t ld_aux;
 } api_epilogue;
+
+/* gemm_scaling_t with its enum field as int, read once its struct_size passed. */
+typedef struct api_scaling {
+    int mode;
+    const float *a_scale, *b_scale;
+    int64_t ld_a_scale, ld_b_scale;
+    const float *d_scale;
+    float *amax_d;
+} api_scaling;
 
 typedef struct api_call {
     int layout, transa, transb;
@@ -57,6 +68,9 @@ typedef struct api_call {
     /* The caller's epilogue as read (api_entry_ex_epilogue, api_entry_plan_epilogue: NULL when
      * the caller passed NULL), or a desc's with placeholder pointers (api_entry_desc). */
     const api_epilogue *epilogue;
+    /* The caller's scaling as read (api_entry_ex_scaled, api_entry_plan_scaled: NULL when the
+     * caller passed NULL), or a desc's mode with NULL pointers (api_entry_desc). */
+    const api_scaling *scaling;
 } api_call;
 
 /* A pointer-array batch (gemm_*_batched) or a grouped call (gemm_ex_grouped): per group the
@@ -91,6 +105,7 @@ typedef struct api_desc {
     int activation, bias_axis, aux;
     int64_t ld_aux;
     int check_pointers;
+    int scale_mode;
 } api_desc;
 
 gemm_status_t api_run(const api_call *call);
@@ -106,10 +121,11 @@ gemm_status_t api_omatcopy(int layout, int trans, int64_t rows, int64_t cols, co
                            int64_t lda, void *B, int64_t ldb, int dtype);
 gemm_status_t api_backend_supports(const char *backend, const api_desc *desc);
 gemm_status_t api_plan_create(const api_desc *desc, gemm_plan_t *plan);
-/* gemm_plan_run (epilogue_entry 0) and gemm_plan_run_epilogue (1; epilogue NULL when the
- * caller passed NULL). */
+/* gemm_plan_run (entry api_entry_ex), gemm_plan_run_epilogue (api_entry_plan_epilogue;
+ * epilogue NULL when the caller passed NULL) and gemm_plan_run_scaled
+ * (api_entry_plan_scaled; scaling NULL when the caller passed NULL). */
 gemm_status_t api_plan_run(gemm_plan_t plan, const void *alpha, const void *A, const void *B, const void *beta, void *C,
-                           int epilogue_entry, const api_epilogue *epilogue);
+                           int entry, const api_epilogue *epilogue, const api_scaling *scaling);
 gemm_status_t api_backend_variants(const char *backend, const api_desc *desc, const char *const **ids, int64_t *count);
 gemm_status_t api_backend_get_traits(const char *spec, gemm_backend_traits_t *traits);
 gemm_status_t api_measure(const api_desc *desc, const char *const *backends, int64_t count,
@@ -120,6 +136,8 @@ gemm_status_t api_measure(const api_desc *desc, const char *const *backends, int
 gemm_status_t api_check_desc_size(const gemm_desc_t *desc, int position);
 /* The same for a gemm_epilogue_t, parameter `position` of its entry point. */
 gemm_status_t api_check_epilogue_size(const gemm_epilogue_t *epilogue, int position);
+/* The same for a gemm_scaling_t. */
+gemm_status_t api_check_scaling_size(const gemm_scaling_t *scaling, int position);
 const char *api_status_text(int status);
 /* gemm_dtype_name's answer for a dtype passed as int: NULL when no gemm_dtype_t has it. */
 const char *api_dtype_name(int type);

@@ -104,8 +104,8 @@ static gemm_status_t pointer_batch(int layout, int transa, int transb, int64_t m
                                    const void *alpha, const void *const *A, int a_type, int64_t lda,
                                    const void *const *B, int b_type, int64_t ldb, const void *beta, void *const *C,
                                    int c_type, int64_t ldc, int64_t batch_count, int compute, int entry) {
-    api_call group = {layout, transa, transb, m,      n,   k, alpha,       NULL,    a_type, lda, 0, NULL, b_type, ldb,
-                      0,      beta,   NULL,   c_type, ldc, 0, batch_count, compute, entry,  0,   0, 0,    0,      NULL};
+    api_call group = {layout, transa, transb, m,   n, k,           alpha,   NULL,  a_type, lda, 0, NULL, b_type, ldb, 0,
+                      beta,   NULL,   c_type, ldc, 0, batch_count, compute, entry, 0,      0,   0, 0,    NULL,   NULL};
     api_pointer_call call = {&group, 1, A, B, C};
     return api_run_pointers(&call);
 }
@@ -236,6 +236,62 @@ gemm_status_t gemm_ex_epilogue(gemm_layout_t layout, gemm_op_t transa, gemm_op_t
     return api_run(&call);
 }
 
+/* Reads the caller's scaling into *out once the struct_size rule accepts it. 1: read; 0:
+ * NULL; -1: refused, *status says why. */
+static int read_scaling(const gemm_scaling_t *x, int position, api_scaling *out, gemm_status_t *status) {
+    if (!x) return 0;
+    if (x->struct_size != (int64_t)sizeof *x) {
+        *status = api_check_scaling_size(x, position);
+        if (*status != GEMM_STATUS_SUCCESS) return -1;
+    }
+    out->mode = (int)x->mode;
+    out->a_scale = x->a_scale;
+    out->b_scale = x->b_scale;
+    out->ld_a_scale = x->ld_a_scale;
+    out->ld_b_scale = x->ld_b_scale;
+    out->d_scale = x->d_scale;
+    out->amax_d = x->amax_d;
+    return 1;
+}
+
+gemm_status_t gemm_ex_scaled(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m, int64_t n, int64_t k,
+                             const void *alpha, const void *A, gemm_dtype_t a_type, int64_t lda, const void *B,
+                             gemm_dtype_t b_type, int64_t ldb, const void *beta, void *C, gemm_dtype_t c_type,
+                             int64_t ldc, gemm_dtype_t compute_type, const gemm_scaling_t *scaling) {
+    api_scaling x;
+    gemm_status_t s = GEMM_STATUS_SUCCESS;
+    int read = read_scaling(scaling, 19, &x, &s);
+    if (read < 0) return s;
+    api_call call = {.layout = (int)layout,
+                     .transa = (int)transa,
+                     .transb = (int)transb,
+                     .m = m,
+                     .n = n,
+                     .k = k,
+                     .alpha = alpha,
+                     .a = A,
+                     .a_type = (int)a_type,
+                     .lda = lda,
+                     .b = B,
+                     .b_type = (int)b_type,
+                     .ldb = ldb,
+                     .beta = beta,
+                     .c = C,
+                     .c_type = (int)c_type,
+                     .ldc = ldc,
+                     .batch = 1,
+                     .compute = (int)compute_type,
+                     .entry = api_entry_ex_scaled,
+                     .scaling = read ? &x : NULL};
+    return api_run(&call);
+}
+
+void gemm_scaling_init(gemm_scaling_t *scaling) {
+    if (!scaling) return;
+    memset(scaling, 0, sizeof *scaling);
+    scaling->struct_size = (int64_t)sizeof *scaling;
+}
+
 void gemm_epilogue_init(gemm_epilogue_t *epilogue) {
     if (!epilogue) return;
     memset(epilogue, 0, sizeof *epilogue);
@@ -351,6 +407,7 @@ static int read_desc(const gemm_desc_t *d, int position, api_desc *out, gemm_sta
     out->aux = d->aux;
     out->ld_aux = d->ld_aux;
     out->check_pointers = d->check_pointers;
+    out->scale_mode = (int)d->scale_mode;
     return 1;
 }
 
@@ -372,7 +429,16 @@ gemm_status_t gemm_plan_create(const gemm_desc_t *desc, gemm_plan_t *plan) {
 
 gemm_status_t gemm_plan_run(gemm_plan_t plan, const void *alpha, const void *A, const void *B, const void *beta,
                             void *C) {
-    return api_plan_run(plan, alpha, A, B, beta, C, 0, NULL);
+    return api_plan_run(plan, alpha, A, B, beta, C, api_entry_ex, NULL, NULL);
+}
+
+gemm_status_t gemm_plan_run_scaled(gemm_plan_t plan, const void *alpha, const void *A, const void *B, const void *beta,
+                                   void *C, const gemm_scaling_t *scaling) {
+    api_scaling x;
+    gemm_status_t s = GEMM_STATUS_SUCCESS;
+    int read = read_scaling(scaling, 7, &x, &s);
+    if (read < 0) return s;
+    return api_plan_run(plan, alpha, A, B, beta, C, api_entry_plan_scaled, NULL, read ? &x : NULL);
 }
 
 gemm_status_t gemm_plan_run_epilogue(gemm_plan_t plan, const void *alpha, const void *A, const void *B,
@@ -381,7 +447,7 @@ gemm_status_t gemm_plan_run_epilogue(gemm_plan_t plan, const void *alpha, const 
     gemm_status_t s = GEMM_STATUS_SUCCESS;
     int read = read_epilogue(epilogue, 7, &e, &s);
     if (read < 0) return s;
-    return api_plan_run(plan, alpha, A, B, beta, C, 1, read ? &e : NULL);
+    return api_plan_run(plan, alpha, A, B, beta, C, api_entry_plan_epilogue, read ? &e : NULL, NULL);
 }
 
 gemm_status_t gemm_backend_variants(const char *backend, const gemm_desc_t *desc, const char *const **ids,

@@ -87,8 +87,13 @@ gemm_status_t check_shape(const omatcopy_args &c) {
     if (!valid_dtype(c.type))
         return fail(GEMM_STATUS_INVALID_DTYPE, p_dtype,
                     fmt::format("dtype = {} is not a gemm_dtype_t (GEMM_F32 0, GEMM_F64 1, GEMM_F16 2, GEMM_BF16 3, "
-                                "GEMM_C32 4, GEMM_C64 5)",
+                                "GEMM_C32 4, GEMM_C64 5, GEMM_F8_E4M3 6, GEMM_F8_E5M2 7)",
                                 c.type));
+    if (is_fp8(dtype(c.type)))
+        return fail(GEMM_STATUS_NOT_SUPPORTED, p_dtype,
+                    fmt::format("dtype = {}: gemm_omatcopy takes f32, f64, f16, bf16, c32 and c64 (FP8 is an input "
+                                "type of gemm_ex only)",
+                                dtype_name(dtype(c.type))));
     if (!c.alpha) return fail(GEMM_STATUS_INVALID_POINTER, p_alpha, "alpha is NULL");
     return GEMM_STATUS_SUCCESS;
 }

@@ -31,6 +31,9 @@ struct gemm_plan {
     // gemm_ex_epilogue checks them.
     bool has_epilogue = false;
     api_epilogue epilogue{};
+    // The desc's FP8 scale mode: a run of an FP8 plan takes scales in exactly that mode.
+    bool fp8 = false;
+    int scale_mode = GEMM_SCALE_NONE;
     user_call described{};
 };
 
@@ -92,6 +95,8 @@ gemm_status_t create(const api_desc *d, gemm_plan_t *out) {
     made->compute = d->compute;
     made->alignment = d->alignment;
     made->beta_zero = d->beta_zero != 0;
+    made->fp8 = is_fp8(dtype(d->a_type));
+    made->scale_mode = d->scale_mode;
     const choice &c = made->decided->decided();
     if (c.chosen) {
         made->backend = std::string(c.chosen->name());
@@ -111,6 +116,7 @@ gemm_status_t problem_of_run(const gemm_plan &pl, const void *alpha, const void 
     if (!alpha) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 2: alpha is NULL", 2);
     if (!beta) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 5: beta is NULL", 5);
     p = pl.decided->shape();
+    p.scaling = {};  // the desc's are placeholders; a scaled run brings its own (scaling_of_run)
     scalar alpha_value = scalar_value(alpha, pl.compute), beta_value = scalar_value(beta, pl.compute);
     p.alpha = alpha_value.re;
     p.alpha_imag = alpha_value.im;
@@ -185,18 +191,58 @@ gemm_status_t epilogue_of_run(const gemm_plan &pl, const void *alpha, const void
     return GEMM_STATUS_SUCCESS;
 }
 
+const char *const scale_mode_names[] = {"GEMM_SCALE_NONE", "GEMM_SCALE_TENSOR", "GEMM_SCALE_BLOCK"};
+
+// The run's scaling has the plan's mode, and its pointers pass the checks of gemm_ex_scaled
+// (on the plan's call with this run's operands); then it becomes p's, canonical.
+gemm_status_t scaling_of_run(const gemm_plan &pl, const void *alpha, const void *a, const void *b, const void *beta,
+                             void *c, const api_scaling *x, problem &p) {
+    if (!x && pl.scale_mode == GEMM_SCALE_NONE) return GEMM_STATUS_SUCCESS;
+    if (!pl.fp8)
+        return set_error(GEMM_STATUS_NOT_SUPPORTED,
+                         fmt::format("parameter 7: the plan computes {}: scales take FP8 types (pass NULL)",
+                                     dtype_name(dtype(pl.described.a_type))),
+                         7);
+    const int mode = x ? x->mode : GEMM_SCALE_NONE;
+    if (mode != pl.scale_mode)
+        return set_error(GEMM_STATUS_INVALID_VALUE,
+                         fmt::format("parameter 7: scaling->mode = {} but the plan was made for {} (desc->scale_mode)",
+                                     mode, scale_mode_names[pl.scale_mode]),
+                         7);
+    user_call run = pl.described;
+    run.entry = api_entry_plan_scaled;
+    run.alpha = alpha;
+    run.beta = beta;
+    run.a = a;
+    run.b = b;
+    run.c = c;
+    run.scaling = x;
+    if (gemm_status_t s = check_call(run); s != GEMM_STATUS_SUCCESS) return s;
+    p.scaling = canonicalize(run).scaling;
+    return GEMM_STATUS_SUCCESS;
+}
+
 gemm_status_t run_plan(gemm_plan_t plan, const void *alpha, const void *A, const void *B, const void *beta, void *C,
-                       int epilogue_entry, const api_epilogue *epilogue) {
+                       int entry, const api_epilogue *epilogue, const api_scaling *scaling) {
     if (gemm_status_t s = check_handle(plan); s != GEMM_STATUS_SUCCESS) return s;
-    if (!epilogue_entry && plan->has_epilogue)
+    if (entry != api_entry_plan_epilogue && plan->has_epilogue)
         return set_error(GEMM_STATUS_INVALID_VALUE,
                          "parameter 1: the plan was made with an epilogue (desc->activation, bias_axis or aux): run it "
                          "with gemm_plan_run_epilogue",
                          1);
+    if (entry != api_entry_plan_scaled && plan->scale_mode != GEMM_SCALE_NONE)
+        return set_error(GEMM_STATUS_INVALID_VALUE,
+                         fmt::format("parameter 1: the plan was made with desc->scale_mode = {}: run it with "
+                                     "gemm_plan_run_scaled",
+                                     scale_mode_names[plan->scale_mode]),
+                         1);
     problem p;
     if (gemm_status_t s = problem_of_run(*plan, alpha, A, B, beta, C, p); s != GEMM_STATUS_SUCCESS) return s;
-    if (epilogue_entry)
+    if (entry == api_entry_plan_epilogue)
         if (gemm_status_t s = epilogue_of_run(*plan, alpha, A, B, beta, C, epilogue, p); s != GEMM_STATUS_SUCCESS)
+            return s;
+    if (entry == api_entry_plan_scaled)
+        if (gemm_status_t s = scaling_of_run(*plan, alpha, A, B, beta, C, scaling, p); s != GEMM_STATUS_SUCCESS)
             return s;
     return plan->decided->run(p);
 }
@@ -211,9 +257,9 @@ gemm_status_t api_plan_create(const api_desc *desc, gemm_plan_t *plan) {
 }
 
 gemm_status_t api_plan_run(gemm_plan_t plan, const void *alpha, const void *A, const void *B, const void *beta, void *C,
-                           int epilogue_entry, const api_epilogue *epilogue) {
+                           int entry, const api_epilogue *epilogue, const api_scaling *scaling) {
     clear_error();
-    return guarded([&] { return run_plan(plan, alpha, A, B, beta, C, epilogue_entry, epilogue); });
+    return guarded([&] { return run_plan(plan, alpha, A, B, beta, C, entry, epilogue, scaling); });
 }
 
 gemm_status_t gemm_plan_get_backend(gemm_plan_t plan, const char **backend, const char **variant, const char **why) {

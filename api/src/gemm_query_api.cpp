@@ -147,4 +147,13 @@ gemm_status_t api_check_epilogue_size(const gemm_epilogue_t *epilogue, int posit
     });
 }
 
+gemm_status_t api_check_scaling_size(const gemm_scaling_t *scaling, int position) {
+    clear_error();
+    return guarded([&] {
+        return check_struct_size(scaling, scaling->struct_size, sizeof *scaling,
+                                 "parameter " + std::to_string(position) + ": scaling->struct_size", "gemm_scaling_t",
+                                 "initialize it with gemm_scaling_init", position);
+    });
+}
+
 }  // extern "C"

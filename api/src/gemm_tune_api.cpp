@@ -51,7 +51,10 @@ gemm_status_t check_request(const api_tune_request &r) {
     if (!std::isfinite(r.budget_ms))
         return fail(GEMM_STATUS_INVALID_VALUE, "budget_ms must be a finite number of milliseconds (<= 0: the default)");
     if (!c_type_allowed(dtype(r.ab_type), dtype(r.c_type)))
-        return fail(GEMM_STATUS_NOT_SUPPORTED, "c_type must equal ab_type (or be f32 for f16/bf16 inputs)");
+        return fail(GEMM_STATUS_NOT_SUPPORTED,
+                    "c_type must equal ab_type (or be f32 for f16/bf16 inputs, f32, f16 or bf16 for FP8 inputs)");
+    if (is_fp8(dtype(r.ab_type)) && r.batch_count != 1)
+        return fail(GEMM_STATUS_NOT_SUPPORTED, "FP8 takes one matrix: batch_count must be 1");
     return GEMM_STATUS_SUCCESS;
 }
 
@@ -171,13 +174,16 @@ gemm_status_t read_key(const char *key_text, int device, double budget_ms, probl
                          std::string("parameter 1: key '") + key_text + "' is not a tune-cache key", 1);
     // A key parses whatever its two types, but only the pairs a call can have name a class:
     // another would be timed on operands no call passes and stored where no call looks.
-    const bool half = key->ab_type == dtype::f16 || key->ab_type == dtype::bf16;
-    if (key->c_type != key->ab_type && !(half && key->c_type == dtype::f32))
+    if (!c_type_allowed(key->ab_type, key->c_type))
         return set_error(GEMM_STATUS_INVALID_VALUE,
                          std::string("parameter 1: key '") + key_text + "' has C of " + dtype_name(key->c_type) +
                              " for A and B of " + dtype_name(key->ab_type) +
-                             ": no call has these types (C has A's type, or f32 for f16 and bf16)",
+                             ": no call has these types (C has A's type, or f32 for f16 and bf16, or f32, f16 or "
+                             "bf16 for FP8)",
                          1);
+    if (is_fp8(key->ab_type) && key->batch != 1)
+        return set_error(GEMM_STATUS_INVALID_VALUE,
+                         std::string("parameter 1: key '") + key_text + "': no call has it (FP8 takes one matrix)", 1);
     // The key is looked up and stored as written, and no call is of such a class: its calls'
     // key, the one an entry would be stored under, says align=elem.
     if (key->aligned_16 && !key->padded_ld && !key->tight_layout_aligned())

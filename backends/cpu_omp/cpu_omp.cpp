@@ -7,6 +7,9 @@
 #include <cpuid.h>
 #endif
 
+#include <algorithm>
+#include <array>
+#include <cmath>
 #include <new>
 #include <string>
 #include <type_traits>
@@ -15,7 +18,9 @@
 #include <spdlog/fmt/fmt.h>
 
 #include "blocked_gemm.hpp"
+#include "dispatch/element.hpp"
 #include "dispatch/error.hpp"
+#include "dispatch/fp8.hpp"
 #include "transpose_tiles.hpp"
 
 namespace gemm {
@@ -267,6 +272,8 @@ const kernel_config<c64> c64_kernels[] = {
 // packing (blocked_gemm.hpp: run_f32_table), under ids that name their own type:
 // avx512f_f32_32x12 serves bf16 as avx512f_bf16_32x12. The f32 table is their one source; the
 // ids are made from it once, and live as long as the process (run_report views them).
+// FP8 runs them too, on A and B decoded and scaled into f32 first (run_fp8), under ids of its
+// own made the same way (avx512f_e4m3_32x12).
 bool widened(dtype t) { return t == dtype::f16 || t == dtype::bf16; }
 
 const std::vector<std::string> &widened_ids(dtype t) {
@@ -279,15 +286,21 @@ const std::vector<std::string> &widened_ids(dtype t) {
         }
         return ids;
     };
-    static const std::vector<std::string> f16 = make(dtype::f16), bf16 = make(dtype::bf16);
-    return t == dtype::f16 ? f16 : bf16;
+    static const std::vector<std::string> f16 = make(dtype::f16), bf16 = make(dtype::bf16), e4m3 = make(dtype::e4m3),
+                                          e5m2 = make(dtype::e5m2);
+    switch (t) {
+    case dtype::f16: return f16;
+    case dtype::e4m3: return e4m3;
+    case dtype::e5m2: return e5m2;
+    default: return bf16;
+    }
 }
 
 // Entry k of table under the id it has for A and B of type t.
 template <class T, std::size_t N>
 std::string_view config_id(const kernel_config<T> (&table)[N], const kernel_config<T> &k, dtype t) {
     if constexpr (std::is_same_v<T, float>)
-        if (widened(t)) return widened_ids(t)[std::size_t(&k - table)];
+        if (widened(t) || is_fp8(t)) return widened_ids(t)[std::size_t(&k - table)];
     return k.id;
 }
 
@@ -306,7 +319,8 @@ template <class F> auto with_table(dtype t, F &&f) {
     }
 }
 
-constexpr dtype served_types[] = {dtype::f32, dtype::f64, dtype::f16, dtype::bf16, dtype::c32, dtype::c64};
+constexpr dtype served_types[] = {dtype::f32, dtype::f64, dtype::f16,  dtype::bf16,
+                                  dtype::c32, dtype::c64, dtype::e4m3, dtype::e5m2};
 
 // The table's blocking, with mc cut (in steps of 32 rows, a multiple of every MR) so that
 // the mc x kc block of A is no larger than this CPU's L2 where that is smaller than the table
@@ -378,6 +392,102 @@ gemm_status_t run_batch_with(const kernel_config<T> (&table)[N], const problem_b
     return GEMM_STATUS_SUCCESS;
 }
 
+// An FP8 problem as an f32 one: op(A) and op(B) decoded through the type's 256-entry table
+// (exact: every FP8 value is a float), each multiplied by its scale (one f32 rounding), into
+// the calling thread's buffers, stored as A and B are (so the f32 packing reads them as it
+// reads any f32 operand); then the f32 kernels. C of f32 is computed where it lies; a 16-bit
+// C, or any C with an output scale or amax, is summed in an f32 buffer (holding beta * C's
+// widened values when beta != 0), and one pass takes amax, applies d_scale and rounds into
+// C once. The buffers are the thread's, kept between calls (grown, never shrunk).
+struct fp8_buffers {
+    std::vector<float> a, b, c;
+};
+
+fp8_buffers &thread_fp8_buffers() {
+    thread_local fp8_buffers buffers;
+    return buffers;
+}
+
+// The stored rows x cols operand x (ld, FP8 of type t) decoded into dst (ld = rows), each
+// value times scale(outer, l) where (outer, l) are its coordinates in op(x): `outer_is_row`
+// says whether the stored row is the outer coordinate (op(A) = A, op(B) = B^T).
+void decode_operand(const uint8_t *x, int64_t ld, int64_t rows, int64_t cols, dtype t, const operand_scale &scale,
+                    bool outer_is_row, float *dst) {
+    const std::array<float, 256> &table = fp8_table(t);
+    for (int64_t col = 0; col < cols; ++col) {
+        const uint8_t *src = x + col * ld;
+        float *d = dst + col * rows;
+        if (scale.kind == scale_kind::none) {
+            for (int64_t r = 0; r < rows; ++r) d[r] = table[src[r]];
+        } else if (scale.kind == scale_kind::tensor) {
+            const float s = scale.values[0];
+            for (int64_t r = 0; r < rows; ++r) d[r] = table[src[r]] * s;
+        } else {
+            for (int64_t r = 0; r < rows; ++r)
+                d[r] = table[src[r]] * (outer_is_row ? scale.at(r, col) : scale.at(col, r));
+        }
+    }
+}
+
+template <std::size_t N>
+gemm_status_t run_fp8(const kernel_config<float> (&table)[N], const problem &p, std::string_view variant,
+                      run_report &ctx) {
+    // The f32 id of the variant the caller named by its FP8 id.
+    std::string_view f32_variant;
+    if (!variant.empty()) {
+        const std::vector<std::string> &ids = widened_ids(p.ab_type);
+        for (std::size_t i = 0; i < N; ++i)
+            if (ids[i] == variant) f32_variant = table[i].id;
+        if (f32_variant.empty())
+            return set_error(GEMM_STATUS_NOT_SUPPORTED, "cpu_omp: variant '" + std::string(variant) +
+                                                            "' does not compute " + dtype_name(p.ab_type));
+    }
+    fp8_buffers &buf = thread_fp8_buffers();
+    problem q = p;
+    q.ab_type = q.c_type = q.compute_type = dtype::f32;
+    q.scaling = {};
+    if (!p.scales_only()) {
+        buf.a.resize(std::size_t(p.a_rows() * p.a_cols()));
+        buf.b.resize(std::size_t(p.b_rows() * p.b_cols()));
+        decode_operand(static_cast<const uint8_t *>(p.a), p.lda, p.a_rows(), p.a_cols(), p.ab_type, p.scaling.a,
+                       p.op_a == transpose::n, buf.a.data());
+        decode_operand(static_cast<const uint8_t *>(p.b), p.ldb, p.b_rows(), p.b_cols(), p.ab_type, p.scaling.b,
+                       p.op_b != transpose::n, buf.b.data());
+        q.a = buf.a.data();
+        q.b = buf.b.data();
+        q.lda = std::max<int64_t>(1, p.a_rows());
+        q.ldb = std::max<int64_t>(1, p.b_rows());
+    }
+    const bool pass = p.c_type != dtype::f32 || p.scaling.d_scale || p.scaling.amax_d;
+    const bool in_buffer = p.c_type != dtype::f32;
+    if (in_buffer) {
+        buf.c.resize(std::size_t(p.m * p.n));
+        for (int64_t j = 0; !p.beta_zero() && j < p.n; ++j)
+            for (int64_t i = 0; i < p.m; ++i)
+                buf.c[std::size_t(i + j * p.m)] = float(load_element(p.c, i + j * p.ldc, p.c_type));
+        q.c = buf.c.data();
+        q.ldc = p.m;
+    }
+    const kernel_config<float> *k = nullptr;
+    if (gemm_status_t s = config_for(table, dtype::f32, f32_variant, k); s != GEMM_STATUS_SUCCESS) return s;
+    if (!k->run(q, fit_to_l2(k->sizes, sizeof(float)), k->kernel, direct_of(*k)))
+        return set_error(GEMM_STATUS_ALLOC_FAILED, "cpu_omp: cannot allocate the per-thread packing buffers");
+    ctx.variant_used = config_id(table, *k, p.ab_type);
+    if (!pass) return GEMM_STATUS_SUCCESS;
+    const float *sums = in_buffer ? buf.c.data() : static_cast<const float *>(p.c);
+    const int64_t ld_sums = in_buffer ? p.m : p.ldc;
+    const double d_scale = p.scaling.d_scale ? double(*p.scaling.d_scale) : 1.0;
+    double amax = 0.0;
+    for (int64_t j = 0; j < p.n; ++j)
+        for (int64_t i = 0; i < p.m; ++i) {
+            const double v = sums[i + j * ld_sums];
+            if (!std::isnan(amax) && !(std::fabs(v) <= amax)) amax = std::fabs(v);  // NaN stays
+            store_element(p.c, i + j * p.ldc, p.c_type, v * d_scale);
+        }
+    if (p.scaling.amax_d) *p.scaling.amax_d = float(amax);
+    return GEMM_STATUS_SUCCESS;
+}
+
 class cpu_omp final : public backend {
 public:
     std::string_view name() const override { return "cpu_omp"; }
@@ -396,6 +506,13 @@ public:
 
     verdict supports(const problem &p) const override {
         if (p.space != memory_space::host) return verdict::no("needs host pointers");
+        if (is_fp8(p.ab_type)) {
+            if (!c_type_allowed(p.ab_type, p.c_type) || p.compute_type != dtype::f32)
+                return verdict::no(std::string("FP8 takes C of f32, f16 or bf16 and compute f32, not C ") +
+                                   dtype_name(p.c_type) + ", compute " + dtype_name(p.compute_type));
+            if (p.batch != 1 || p.pointer_batch) return verdict::no("FP8 takes one matrix");
+            return verdict::yes();
+        }
         // f16 and bf16 are computed in f32, into C of their type or f32.
         const dtype compute = widened(p.ab_type) ? dtype::f32 : p.ab_type;
         const bool c_ok = p.c_type == p.ab_type || (widened(p.ab_type) && p.c_type == dtype::f32);
@@ -410,7 +527,7 @@ public:
     // only scales C, nor for a 16-bit C, rounded from f32 sums as its blocks finish
     // (run_rounded): the dispatcher's pass applies it to the rounded C.
     bool fuses_epilogue(const problem &p) const override {
-        return !p.scales_only() && !widened(p.c_type) &&
+        return !is_fp8(p.ab_type) && !p.scales_only() && !widened(p.c_type) &&
                !(p.epilogue.backward() && p.epilogue.axis != epilogue_axis::none);
     }
 
@@ -443,6 +560,7 @@ public:
 
     gemm_status_t run(const problem &p, std::string_view variant, run_report &ctx) override {
         try {
+            if (is_fp8(p.ab_type)) return run_fp8(f32_kernels, p, variant, ctx);
             return with_table(p.ab_type, [&](const auto &table) { return run_with(table, p, variant, ctx); });
         } catch (const std::bad_alloc &) {
             return set_error(GEMM_STATUS_ALLOC_FAILED, "cpu_omp: out of memory");

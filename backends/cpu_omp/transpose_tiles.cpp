@@ -145,6 +145,8 @@ std::string_view variant_name(dtype type) {
     case dtype::bf16: return "tiles_bf16_64x64";
     case dtype::c32: return "tiles_c32_32x32";
     case dtype::c64: return "tiles_c64_32x32";
+    case dtype::e4m3:
+    case dtype::e5m2: break;  // gemm_omatcopy refuses FP8
     }
     return "tiles";
 }
@@ -170,6 +172,8 @@ gemm_status_t transpose_tiles(const transpose_problem &t, run_report &ctx) {
     case dtype::bf16: run_16bit<bfloat16>(t, threads); break;
     case dtype::c32: run_complex<float>(t, threads); break;
     case dtype::c64: run_complex<double>(t, threads); break;
+    case dtype::e4m3:
+    case dtype::e5m2: return GEMM_STATUS_NOT_SUPPORTED;  // gemm_omatcopy refuses FP8
     }
     return GEMM_STATUS_SUCCESS;
 }

@@ -1,7 +1,9 @@
 // cpu_ref.cpp: the plain triple loop for every dtype, layout and op; accumulates in double
-// (std::complex<double> for the complex types).
+// (std::complex<double> for the complex types). FP8 values are decoded exactly and multiplied
+// by their scales in double.
 #include "cpu_ref.hpp"
 
+#include <cmath>
 #include <complex>
 #include <type_traits>
 #include <vector>
@@ -59,27 +61,48 @@ void store_bias_grad(const problem &p, const char *c) {
     }
 }
 
+// An FP8 problem's scale of op(A)(i, l) or op(B)(l, j): 1 without scaling.
+double a_scale(const problem &p, int64_t i, int64_t l) { return p.scaling.a.at(i, l); }
+double b_scale(const problem &p, int64_t l, int64_t j) { return p.scaling.b.at(j, l); }
+
+// max |v| so far, NaN once any v is NaN (a comparison with NaN is false, so it stays).
+double amax_with(double amax, double v) { return !std::isnan(amax) && !(std::fabs(v) <= amax) ? std::fabs(v) : amax; }
+
 // One matrix of the batch. The column of sums is walked along l so that A is read down its
 // stored columns when not transposed.
 template <class V> void multiply_one(const problem &p, const char *a, const char *b, char *c, std::vector<V> &sums) {
     const bool reads_ab = !p.scales_only();
+    const bool scaled = p.scaling.a.kind != scale_kind::none || p.scaling.b.kind != scale_kind::none;
     const V alpha = scalar<V>(p.alpha, p.alpha_imag), beta = scalar<V>(p.beta, p.beta_imag);
+    const double d_scale = p.scaling.d_scale ? double(*p.scaling.d_scale) : 1.0;
+    double amax = 0.0;
     for (int64_t j = 0; j < p.n; ++j) {
         sums.assign(std::size_t(p.m), V(0));
         for (int64_t l = 0; reads_ab && l < p.k; ++l) {
             V blj = element_of<V>(b, p.op_b, l, j, p.ldb, p.ab_type);
-            for (int64_t i = 0; i < p.m; ++i)
-                sums[std::size_t(i)] += element_of<V>(a, p.op_a, i, l, p.lda, p.ab_type) * blj;
+            if constexpr (std::is_same_v<V, double>)
+                if (scaled) blj *= b_scale(p, l, j);
+            for (int64_t i = 0; i < p.m; ++i) {
+                V ail = element_of<V>(a, p.op_a, i, l, p.lda, p.ab_type);
+                if constexpr (std::is_same_v<V, double>)
+                    if (scaled) ail *= a_scale(p, i, l);
+                sums[std::size_t(i)] += ail * blj;
+            }
         }
         for (int64_t i = 0; i < p.m; ++i) {
             int64_t ci = i + j * p.ldc;
             V v = reads_ab ? alpha * sums[std::size_t(i)] : V(0);
             if (!p.beta_zero()) v += beta * c_at<V>(c, ci, p.c_type);  // beta = 0: C is not read
-            if constexpr (std::is_same_v<V, double>)
+            if constexpr (std::is_same_v<V, double>) {
                 if (p.epilogue.any()) v = epilogue_value(p, i, j, v);
+                amax = amax_with(amax, v);
+                v *= d_scale;
+            }
             store_value(c, ci, p.c_type, v);
         }
     }
+    if constexpr (std::is_same_v<V, double>)
+        if (p.scaling.amax_d) *p.scaling.amax_d = float(amax);
     if constexpr (std::is_same_v<V, double>)
         if (p.epilogue.backward() && p.epilogue.axis != epilogue_axis::none) store_bias_grad(p, c);
 }

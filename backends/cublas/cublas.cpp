@@ -419,6 +419,8 @@ gemm_status_t enqueue_geam(const transpose_problem &t, cudaStream_t stream, run_
     }
     case dtype::f16:
     case dtype::bf16: break;  // refused by supports_omatcopy
+    case dtype::e4m3:
+    case dtype::e5m2: break;  // gemm_omatcopy refuses FP8
     }
     return cuda::cublas_status(st, ctx.variant_used.empty() ? "cublas geam" : ctx.variant_used.data());
 }
@@ -433,7 +435,12 @@ public:
 
     // Device and managed pointers run in place; host pointers are offloaded (run_on_device).
     // The _64 entry points take every size as int64_t, so there is no int range to refuse.
-    verdict supports(const problem &p) const override { return cuda::library_supports_types(p); }
+    verdict supports(const problem &p) const override {
+        if (is_fp8(p.ab_type))
+            return verdict::no(std::string(dtype_name(p.ab_type)) + " not supported (cuBLAS has no FP8 GEMM; cublaslt "
+                                                                    "serves it)");
+        return cuda::library_supports_types(p);
+    }
 
     // The ways of serving a pointer-array batch on device memory; a matrix run alone (a plain
     // call, or a batch's matrices one by one) has one way and takes no notice of them.

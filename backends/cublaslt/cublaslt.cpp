@@ -155,7 +155,7 @@ bool lt_epilogue_of(const problem &p, cublasLtEpilogue_t &out) {
 
 // What a plan depends on: everything the descriptors and the heuristic read. Zero-filled array,
 // so it compares reproducibly.
-using plan_key = std::array<int64_t, 22>;
+using plan_key = std::array<int64_t, 25>;
 
 plan_key plan_key_of(const problem &p) {
     bool batched = p.batch > 1;
@@ -182,7 +182,10 @@ plan_key plan_key_of(const problem &p) {
             int64_t(epilogue),
             p.epilogue.aux ? p.epilogue.ld_aux : 0,
             alignment(p.epilogue.bias, 0, p.c_type, 1),
-            alignment(p.epilogue.aux, 0, p.c_type, 1)};
+            alignment(p.epilogue.aux, 0, p.c_type, 1),
+            int64_t(p.scaling.a.kind) * 4 + int64_t(p.scaling.b.kind),
+            int64_t(p.scaling.d_scale != nullptr),
+            int64_t(p.scaling.amax_d != nullptr)};
 }
 
 struct checked_algo {
@@ -256,6 +259,51 @@ gemm_status_t build_plan(const problem &p, lt_plan &plan) {
         g = make_layout(plan.b, p.ab_type, p.b_rows(), p.b_cols(), p.ldb, p.stride_b, p.batch);
     if (g == GEMM_STATUS_SUCCESS) g = make_layout(plan.c, p.c_type, p.m, p.n, p.ldc, p.stride_c, p.batch);
     return g;
+}
+
+// ---- FP8 ------------------------------------------------------------------------------------
+
+// Why cuBLASLt cannot serve FP8 problem p here, or "" when it can. On compute capability 9.0
+// its FP8 kernels take only the "TN" form: A transposed and B not, column-major (the
+// canonical problem's), so the other op pairs are refused rather than transposed behind the
+// caller's back; and they multiply e4m3 by e4m3 or e5m2, never e5m2 by e5m2 (A and B share
+// one type here, so e5m2 is refused). The scales are device pointers (cuBLASLt reads them on the device), so host
+// and managed operands, which the library would stage, are refused. Block scales (cuBLASLt's
+// VEC128_32F and BLK128x128_32F scale modes) are not wired into this backend: the CPU backends
+// serve them. k = 0 or alpha = 0 scales C with the library's kernel, which has no output scale
+// or amax.
+std::string fp8_refusal(const problem &p) {
+    if (p.space != memory_space::device)
+        return "FP8 takes device memory here (its scales are device pointers), not " +
+               std::string(memory_space_name(p.space));
+    if (p.ab_type == dtype::e5m2)
+        return "e5m2 x e5m2 not supported: cuBLASLt's FP8 kernels take e4m3 for at least one operand";
+    if (p.op_a != transpose::t || p.op_b != transpose::n)
+        return std::string("FP8 on cuBLASLt takes only the TN form (canonical op(A) = T, op(B) = N; row-major: ") +
+               "transa = N, transb = T), not " + op_name(p.op_a) + op_name(p.op_b);
+    if (p.scaling.blocks())
+        return "FP8 block scaling is not served by the cublaslt backend (cpu_ref and cpu_omp serve it)";
+    if (p.scales_only() && (p.scaling.d_scale || p.scaling.amax_d))
+        return "FP8 with k = 0 or alpha = 0 and an output scale or amax is not served by cublaslt";
+    return {};
+}
+
+// The per-tensor scales of this call on the plan's descriptor (NULL where p has none: cuBLASLt
+// then takes 1, and computes no amax).
+gemm_status_t set_scale_pointers(const problem &p, lt_plan &plan) {
+    if (!is_fp8(p.ab_type)) return GEMM_STATUS_SUCCESS;
+    const struct {
+        cublasLtMatmulDescAttributes_t attribute;
+        const void *pointer;
+    } scales[] = {{CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, p.scaling.a.values},
+                  {CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, p.scaling.b.values},
+                  {CUBLASLT_MATMUL_DESC_D_SCALE_POINTER, p.scaling.d_scale},
+                  {CUBLASLT_MATMUL_DESC_AMAX_D_POINTER, p.scaling.amax_d}};
+    cublasStatus_t s = CUBLAS_STATUS_SUCCESS;
+    for (const auto &x : scales)
+        if (s == CUBLAS_STATUS_SUCCESS)
+            s = cublas().cublasLtMatmulDescSetAttribute(plan.desc, x.attribute, &x.pointer, sizeof x.pointer);
+    return cuda::cublas_status(s, "cublasLtMatmulDescSetAttribute (FP8 scale pointers)");
 }
 
 // The epilogue's vectors of this call on the plan's descriptor: the heuristic reads their
@@ -424,6 +472,7 @@ gemm_status_t prepare(const problem &dp, std::string_view variant, cuda::device_
     if (s == GEMM_STATUS_SUCCESS) s = dc->blas_lt(lt);
     if (s == GEMM_STATUS_SUCCESS) s = find_plan(*dc, dp, plan);
     if (s == GEMM_STATUS_SUCCESS) s = set_epilogue_pointers(dp, *plan);
+    if (s == GEMM_STATUS_SUCCESS) s = set_scale_pointers(dp, *plan);
     if (s == GEMM_STATUS_SUCCESS) s = choose_algo(lt, dp, *plan, variant, algo, ctx);
     return s;
 }
@@ -483,6 +532,8 @@ public:
     // Device and managed pointers run in place; host pointers are offloaded (run_on_device).
     verdict supports(const problem &p) const override {
         if (verdict v = cuda::library_supports_types(p); !v.ok) return v;
+        if (is_fp8(p.ab_type))
+            if (std::string why = fp8_refusal(p); !why.empty()) return verdict::no(why);
         if (p.batch > INT_MAX) return verdict::no("batch count exceeds cuBLASLt's int32 range");
         return verdict::yes();
     }
@@ -503,6 +554,7 @@ public:
         if (s == GEMM_STATUS_SUCCESS) s = dc->blas_lt(lt);
         if (s == GEMM_STATUS_SUCCESS) s = find_plan(*dc, dp, plan);
         if (s == GEMM_STATUS_SUCCESS) s = set_epilogue_pointers(dp, *plan);
+        if (s == GEMM_STATUS_SUCCESS) s = set_scale_pointers(dp, *plan);
         if (s == GEMM_STATUS_SUCCESS) s = run_heuristic(lt, dp, *plan);
         if (s != GEMM_STATUS_SUCCESS || plan->candidates.empty()) return {""};
         std::vector<std::string> ids;

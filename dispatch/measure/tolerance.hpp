@@ -21,6 +21,8 @@ inline double unit_roundoff(gemm_dtype_t t) {
     case GEMM_C32: return std::ldexp(1.0, -24);
     case GEMM_F16: return std::ldexp(1.0, -11);
     case GEMM_BF16: return std::ldexp(1.0, -8);
+    case GEMM_F8_E4M3: return std::ldexp(1.0, -4);
+    case GEMM_F8_E5M2: return std::ldexp(1.0, -3);
     }
     return 1.0;
 }
@@ -35,13 +37,16 @@ inline double smallest_subnormal(gemm_dtype_t t) {
     case GEMM_C32: return std::ldexp(1.0, -149);
     case GEMM_F16: return std::ldexp(1.0, -24);
     case GEMM_BF16: return std::ldexp(1.0, -133);
+    case GEMM_F8_E4M3: return std::ldexp(1.0, -9);
+    case GEMM_F8_E5M2: return std::ldexp(1.0, -16);
     }
     return 0.0;
 }
 
 // What the tolerance of an element of alpha·op(A)·op(B) + beta·C0 depends on besides the
 // element itself. The rule assumes operands in [-1, 1] (the parts of complex ones), as the
-// measurement engine and the tests' harness make them.
+// measurement engine and the tests' harness make them, or else says how large the products
+// are (product_size: FP8 operands, whose values and scales span a wider range).
 struct tolerance_rule {
     gemm_dtype_t ab_type = GEMM_F32;
     gemm_dtype_t c_type = GEMM_F32;
@@ -49,6 +54,10 @@ struct tolerance_rule {
     bool tf32 = false;      // f32 products may be formed from inputs rounded to TF32
     double alpha_size = 1;  // |alpha|
     double beta_size = 0;   // |beta|
+    // The largest |op(A)(i, l) op(B)(l, j)| of a term, scales applied (1 for operands in
+    // [-1, 1]). FP8 values are exact in f32, so an FP8 product's only roundings are those of
+    // f32 arithmetic (a scale's product with a value, the sums): the f32 rule at this size.
+    double product_size = 1;
 
     // u of the type products are accumulated in: f16 and bf16 accumulate in f32.
     double compute_roundoff() const {
@@ -72,7 +81,7 @@ struct tolerance_rule {
         const double terms = double(k) * (ab_type == GEMM_C32 || ab_type == GEMM_C64 ? 2.0 : 1.0) + 16.0;
         const double products =
             u * terms + (tf32 && ab_type == GEMM_F32 ? std::ldexp(1.0, -11) * std::sqrt(terms) : 0.0);
-        return 4.0 * alpha_size * products + 2.0 * u_out * value_size + 4.0 * u * beta_size * c0_size +
+        return 4.0 * alpha_size * product_size * products + 2.0 * u_out * value_size + 4.0 * u * beta_size * c0_size +
                2.0 * u_out * (value_size + beta_size * c0_size) + 2.0 * smallest_subnormal(c_type);
     }
 

@@ -101,6 +101,8 @@ int64_t operand::itemsize() const {
     case GEMM_F64:
     case GEMM_C32: return 8;
     case GEMM_C64: return 16;
+    case GEMM_F8_E4M3:
+    case GEMM_F8_E5M2: return 1;
     }
     return 1;
 }
@@ -141,6 +143,8 @@ const char *dtype_text(gemm_dtype_t dtype) {
     case GEMM_BF16: return "bfloat16";
     case GEMM_C32: return "complex64";
     case GEMM_C64: return "complex128";
+    case GEMM_F8_E4M3: return "float8_e4m3fn";
+    case GEMM_F8_E5M2: return "float8_e5m2";
     }
     return "?";
 }

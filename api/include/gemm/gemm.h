@@ -34,7 +34,14 @@ typedef enum gemm_dtype {
     GEMM_BF16 = 3, /* bfloat16, stored as 16 bits */
     GEMM_C32 = 4,  /* complex: real then imaginary part, two floats (C99 float _Complex,
                       std::complex<float>, cuComplex) */
-    GEMM_C64 = 5   /* complex: two doubles (double _Complex, std::complex<double>) */
+    GEMM_C64 = 5,  /* complex: two doubles (double _Complex, std::complex<double>) */
+    /* 8-bit floating point (OCP FP8), for A and B only (C in f32, f16 or bf16; compute f32);
+     * see "FP8" below and docs/FP8.md. */
+    GEMM_F8_E4M3 = 6, /* 1 sign, 4 exponent (bias 7), 3 mantissa bits; no infinities, NaN is
+                         S.1111.111, largest finite 448; subnormals down to 2^-9 */
+    GEMM_F8_E5M2 = 7  /* 1 sign, 5 exponent (bias 15), 2 mantissa bits; IEEE-like: S.11111.00
+                         is infinity, S.11111.xx (xx != 0) NaN, largest finite 57344;
+                         subnormals down to 2^-16 */
 } gemm_dtype_t;
 
 /* Append-only: a code keeps its value forever; retired codes leave a gap.
@@ -73,8 +80,8 @@ GEMM_API const char *gemm_version(void);
 GEMM_API const char *gemm_status_string(gemm_status_t status);
 
 /* Short constant name of a dtype, as the library prints it in traces, messages, variant ids
- * and tune-cache keys: "f32", "f64", "f16", "bf16", "c32", "c64". NULL for a value that is
- * not a gemm_dtype_t. */
+ * and tune-cache keys: "f32", "f64", "f16", "bf16", "c32", "c64", "e4m3", "e5m2". NULL for a
+ * value that is not a gemm_dtype_t. */
 GEMM_API const char *gemm_dtype_name(gemm_dtype_t type);
 
 /* Message of the last call made on this thread: why it failed, or "" after a success.
@@ -139,9 +146,11 @@ GEMM_API gemm_status_t gemm_zgemm_strided_batched(gemm_layout_t layout, gemm_op_
 
 /* Generic form. Supported (A and B, C, compute) types:
  *   f32, f32, f32 | f64, f64, f64 | f16, f16 or f32, f32 | bf16, bf16 or f32, f32 |
- *   c32, c32, c32 | c64, c64, c64.
+ *   c32, c32, c32 | c64, c64, c64 | e4m3 or e5m2, f32 or f16 or bf16, f32.
  * alpha and beta point to a value of the compute type (float, double, or a complex pair of
- * either). f16 and bf16 products accumulate in f32. */
+ * either). f16, bf16 and FP8 products accumulate in f32; an FP8 call here has scales of 1
+ * (gemm_ex_scaled takes scales). FP8 takes one matrix: the batched and grouped forms and
+ * gemm_ex_epilogue refuse it (GEMM_STATUS_NOT_SUPPORTED). */
 GEMM_API gemm_status_t gemm_ex(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m, int64_t n,
                                int64_t k, const void *alpha, const void *A, gemm_dtype_t a_type, int64_t lda,
                                const void *B, gemm_dtype_t b_type, int64_t ldb, const void *beta, void *C,
@@ -218,7 +227,8 @@ GEMM_API gemm_status_t gemm_ex_grouped(gemm_layout_t layout, const gemm_op_t *tr
  * beta = 0): A is rows x cols in layout with leading dimension lda; op(A) is A (GEMM_OP_N),
  * A^T (GEMM_OP_T) or A^H (GEMM_OP_C, the conjugate transpose; A^T for real types); B receives
  * op(A), rows x cols for N and cols x rows for T and C, in the same layout with leading
- * dimension ldb. dtype is A's and B's: any of gemm_ex's (f32, f64, f16, bf16, c32, c64). alpha
+ * dimension ldb. dtype is A's and B's: f32, f64, f16, bf16, c32 or c64 (an FP8 type is
+ * GEMM_STATUS_NOT_SUPPORTED). alpha
  * points to a value of the compute type gemm_ex takes for dtype: a float for f32, f16 and
  * bf16 (a 16-bit result is computed in f32 and rounded once), a double for f64, a complex
  * pair of floats or doubles for c32 and c64. Rules:
@@ -368,6 +378,72 @@ GEMM_API gemm_status_t gemm_ex_epilogue(gemm_layout_t layout, gemm_op_t transa, 
                                         gemm_dtype_t c_type, int64_t ldc, gemm_dtype_t compute_type,
                                         const gemm_epilogue_t *epilogue);
 
+/* ---- FP8 ------------------------------------------------------------------------------ */
+
+/* FP8 (GEMM_F8_E4M3, GEMM_F8_E5M2 A and B; docs/FP8.md) computes
+ *   D = d_scale * (alpha * sum_l sa(i, l) op(A)(i, l) * sb(l, j) op(B)(l, j) + beta * C)
+ * into C (f32, f16 or bf16), every FP8 value decoded exactly, the products summed in f32,
+ * where sa and sb are A's and B's scales as the scaling mode says and d_scale the optional
+ * output scale. amax_d, when asked for, receives max |D| over the m x n elements before
+ * d_scale is applied (cuBLASLt's AMAX_D). Values: an FP8 NaN input makes the elements it
+ * reaches NaN, an e5m2 infinity Inf (or NaN, as IEEE arithmetic says); the library never
+ * saturates. A result beyond the range of C's type becomes +-Inf when it is rounded to C, as
+ * any f32 -> f16 or bf16 conversion does (f16's largest finite value is 65504: a product of
+ * two 448s summed a few times passes it). With beta = 0, C is written without being read.
+ * Only the CPU backends and cublaslt compute FP8; every other backend refuses it. */
+
+/* How A and B are scaled. */
+typedef enum gemm_scale_mode {
+    GEMM_SCALE_NONE = 0,   /* scales of 1: a_scale and b_scale must be NULL */
+    GEMM_SCALE_TENSOR = 1, /* one f32 each: *a_scale for every element of A, *b_scale of B */
+    GEMM_SCALE_BLOCK = 2   /* block scales (DeepSeek-V3's): A one f32 per row of op(A) and
+                              block of 128 along k, B one f32 per block of 128 x 128 of op(B)
+                              (128 along k, 128 along n); layouts at gemm_scaling_t */
+} gemm_scale_mode_t;
+
+/* The scales of an FP8 call. Every pointer lies in the memory the operands lie in: host
+ * pointers for host operands, device pointers of the operands' device for device operands
+ * (as cuBLASLt's scale pointers are device pointers), read and written in the call's stream
+ * order. Block scales count in op(A) (m x k) and op(B) (k x n), whatever the layout and
+ * transposes, with kb = ceil(k / 128) blocks of k (the last one ragged when 128 does not
+ * divide k, its scale applying to the values there are), and are stored outer index
+ * fastest:
+ *   a_scale[i + (l / 128) * ld_a_scale] scales op(A)(i, l): an m x kb column-major array,
+ *     ld_a_scale >= max(1, m);
+ *   b_scale[j / 128 + (l / 128) * ld_b_scale] scales op(B)(l, j): a ceil(n / 128) x kb
+ *     column-major array, ld_b_scale >= max(1, ceil(n / 128)).
+ * (Row-major callers store them the same way: the library swaps A's and B's scales when it
+ * turns the call into its column-major transpose.) ld_a_scale and ld_b_scale are 0 for the
+ * least valid value, and ignored outside GEMM_SCALE_BLOCK. Start from gemm_scaling_init. */
+typedef struct gemm_scaling {
+    int64_t struct_size; /* sizeof(gemm_scaling_t) (the rule at gemm_desc_t) */
+    gemm_scale_mode_t mode;
+    const float *a_scale; /* TENSOR: 1 value; BLOCK: the array above; NONE: NULL */
+    const float *b_scale;
+    int64_t ld_a_scale, ld_b_scale;
+    const float *d_scale; /* NULL: 1; else one f32 that multiplies D (any mode) */
+    float *amax_d;        /* NULL: not computed; else receives max |D| before d_scale (NaN
+                             when an element of D is NaN; 0 when C is empty) */
+} gemm_scaling_t;
+
+/* Mode GEMM_SCALE_NONE, every pointer NULL. */
+GEMM_API void gemm_scaling_init(gemm_scaling_t *scaling);
+
+/* gemm_ex with scales (parameter 19): a_type = b_type = GEMM_F8_E4M3 or GEMM_F8_E5M2, c_type
+ * f32, f16 or bf16, compute_type f32; a scaling with other types is
+ * GEMM_STATUS_NOT_SUPPORTED; scaling NULL means scales of 1.
+ * Refused before anything is computed, C untouched, messages naming the field: a refused
+ * struct_size or mode (GEMM_STATUS_INVALID_VALUE), a NULL a_scale or b_scale that the mode
+ * needs or a set one it does not (GEMM_STATUS_INVALID_POINTER, GEMM_STATUS_INVALID_VALUE),
+ * ld_a_scale or ld_b_scale too small (GEMM_STATUS_INVALID_LEADING_DIM). The scale arrays and
+ * amax_d must overlap neither C nor one another. With m or n 0 nothing is written (amax_d
+ * included); with k 0 or alpha 0, D = d_scale * beta * C. */
+GEMM_API gemm_status_t gemm_ex_scaled(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m, int64_t n,
+                                      int64_t k, const void *alpha, const void *A, gemm_dtype_t a_type, int64_t lda,
+                                      const void *B, gemm_dtype_t b_type, int64_t ldb, const void *beta, void *C,
+                                      gemm_dtype_t c_type, int64_t ldc, gemm_dtype_t compute_type,
+                                      const gemm_scaling_t *scaling);
+
 /* ---- Problem descriptions and capability queries ------------------------------------ */
 
 /* Structs with a struct_size (gemm_desc_t, gemm_backend_traits_t, gemm_measure_options_t)
@@ -415,6 +491,11 @@ typedef struct gemm_desc {
                                      says; 0: runs trust device (gemm_plan_run says what a
                                      wrong pointer then does). GEMM_CHECK_POINTERS=1 checks
                                      every plan's runs. Calls always check. */
+    gemm_scale_mode_t scale_mode; /* FP8 types only: the scaling mode of the class; a plan made
+                                     with one other than GEMM_SCALE_NONE is run with
+                                     gemm_plan_run_scaled; gemm_measure, gemm_tune and the tune
+                                     cache's key leave it out: a class is measured with scales
+                                     of 1) */
 } gemm_desc_t;
 
 #define GEMM_DESC_TIGHT (-1)
@@ -583,6 +664,14 @@ GEMM_API gemm_status_t gemm_plan_run(gemm_plan_t plan, const void *alpha, const 
  * with an epilogue (GEMM_STATUS_INVALID_VALUE). */
 GEMM_API gemm_status_t gemm_plan_run_epilogue(gemm_plan_t plan, const void *alpha, const void *A, const void *B,
                                               const void *beta, void *C, const gemm_epilogue_t *epilogue);
+
+/* gemm_plan_run with an FP8 plan's scales (parameter 7, checked as gemm_ex_scaled checks
+ * them): scaling->mode must be the desc's scale_mode (NULL stands for GEMM_SCALE_NONE), and
+ * d_scale and amax_d may be set in any mode. gemm_plan_run refuses a plan whose scale_mode is
+ * not GEMM_SCALE_NONE (GEMM_STATUS_INVALID_VALUE); a plan of other types refuses a scaling
+ * that is not NULL. */
+GEMM_API gemm_status_t gemm_plan_run_scaled(gemm_plan_t plan, const void *alpha, const void *A, const void *B,
+                                            const void *beta, void *C, const gemm_scaling_t *scaling);
 
 /* The backend and variant ("" = its default) the plan runs, and why it was chosen ("auto:
  * tune cache hit (plan)", ...). The strings live as long as the plan; any pointer may be NULL.

@@ -111,6 +111,16 @@ struct bfloat16 {
 
 static_assert(sizeof(half) == 2 && sizeof(bfloat16) == 2, "16-bit types must be 2 bytes");
 
+// FP8 storage (GEMM_F8_E4M3, GEMM_F8_E5M2): the byte as stored, for A and B only (docs/FP8.md).
+// The library decodes it; these types only name the format in the overloads below.
+struct float8_e4m3 {
+    uint8_t bits = 0;
+};
+struct float8_e5m2 {
+    uint8_t bits = 0;
+};
+static_assert(sizeof(float8_e4m3) == 1 && sizeof(float8_e5m2) == 1, "FP8 types must be 1 byte");
+
 // Maps an element type to its gemm_dtype_t and the type of alpha and beta.
 template <class T> struct type_of;
 template <> struct type_of<float> {
@@ -127,6 +137,14 @@ template <> struct type_of<half> {
 };
 template <> struct type_of<bfloat16> {
     static constexpr gemm_dtype_t value = GEMM_BF16;
+    using scalar = float;
+};
+template <> struct type_of<float8_e4m3> {
+    static constexpr gemm_dtype_t value = GEMM_F8_E4M3;
+    using scalar = float;
+};
+template <> struct type_of<float8_e5m2> {
+    static constexpr gemm_dtype_t value = GEMM_F8_E5M2;
     using scalar = float;
 };
 // std::complex stores the real then the imaginary part, as GEMM_C32 and GEMM_C64 do.
@@ -149,7 +167,8 @@ template <class T> struct matrix_view {
 };
 
 // C = alpha * op(A) * op(B) + beta * C with the parameters of gemm_sgemm. C may have another
-// element type than A and B where gemm_ex supports it (f16/bf16 inputs with f32 output).
+// element type than A and B where gemm_ex supports it (f16/bf16 inputs with f32 output; FP8
+// inputs, with scales of 1, into float, half or bfloat16).
 template <class T, class TC>
 status gemm(layout l, op transa, op transb, int64_t m, int64_t n, int64_t k, typename type_of<T>::scalar alpha,
             const T *A, int64_t lda, const T *B, int64_t ldb, typename type_of<T>::scalar beta, TC *C, int64_t ldc) {
@@ -157,6 +176,17 @@ status gemm(layout l, op transa, op transb, int64_t m, int64_t n, int64_t k, typ
                                static_cast<gemm_op_t>(transb), m, n, k, &alpha, A, type_of<T>::value, lda, B,
                                type_of<T>::value, ldb, &beta, C, type_of<TC>::value, ldc,
                                type_of<typename type_of<T>::scalar>::value));
+}
+
+// FP8 A and B with scales, as gemm_ex_scaled: T is float8_e4m3 or float8_e5m2, TC float, half
+// or bfloat16; scaling as gemm_scaling_init made it, then set (its pointers in the operands'
+// memory).
+template <class T, class TC>
+status gemm_scaled(layout l, op transa, op transb, int64_t m, int64_t n, int64_t k, float alpha, const T *A,
+                   int64_t lda, const T *B, int64_t ldb, float beta, TC *C, int64_t ldc, const gemm_scaling_t &scaling) {
+    return make_status(gemm_ex_scaled(static_cast<gemm_layout_t>(l), static_cast<gemm_op_t>(transa),
+                                      static_cast<gemm_op_t>(transb), m, n, k, &alpha, A, type_of<T>::value, lda, B,
+                                      type_of<T>::value, ldb, &beta, C, type_of<TC>::value, ldc, GEMM_F32, &scaling));
 }
 
 // Strided batches, as gemm_ex_strided_batched.

@@ -118,9 +118,11 @@ gemm_status_t epilogue_pass(const problem &p) {
     case dtype::f16: return launch<__half>(p, stream);
     case dtype::bf16: return launch<__nv_bfloat16>(p, stream);
     case dtype::c32:
-    case dtype::c64: break;
+    case dtype::c64:
+    case dtype::e4m3:
+    case dtype::e5m2: break;
     }
-    return set_error(GEMM_STATUS_INTERNAL_ERROR, "epilogue pass: a complex C type");
+    return set_error(GEMM_STATUS_INTERNAL_ERROR, "epilogue pass: a complex or FP8 C type");
 }
 
 }  // namespace gemm::cuda

@@ -21,6 +21,8 @@ inline cudaDataType_t data_type_of(dtype t) {
     case dtype::bf16: return CUDA_R_16BF;
     case dtype::c32: return CUDA_C_32F;
     case dtype::c64: return CUDA_C_64F;
+    case dtype::e4m3: return CUDA_R_8F_E4M3;
+    case dtype::e5m2: return CUDA_R_8F_E5M2;
     }
     return CUDA_R_32F;
 }
@@ -28,7 +30,8 @@ inline cudaDataType_t data_type_of(dtype t) {
 // f32 stays f32 unless GEMM_ALLOW_TF32=1; f16 and bf16 accumulate in f32.
 bool use_tf32(const problem &p);
 
-// The types cuBLAS and cuBLASLt serve: all of the library's (c_type_allowed, compute_type_for).
+// The types cuBLAS and cuBLASLt serve: all of the library's (c_type_allowed, compute_type_for),
+// FP8 through cuBLASLt only (cuBLAS's GemmEx has none).
 verdict library_supports_types(const problem &p);
 
 }  // namespace gemm::cuda

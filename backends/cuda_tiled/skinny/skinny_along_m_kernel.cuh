@@ -26,9 +26,7 @@ template <int TILES, int COLS> constexpr int along_m_in_flight = (8 / TILES) / (
 
 // WORDS (1, 2 or 4) 32-bit words (2 WORDS elements of one k, along m) at p where `load`, else
 // zeros; through L2 only, volatile for the reason load_16 gives.
-template <int WORDS> struct run_of_rows {
-    uint32_t w[WORDS];
-};
+template <int WORDS> struct run_of_rows { uint32_t w[WORDS]; };
 
 template <int WORDS> __device__ inline run_of_rows<WORDS> load_run(const void *p, bool load) {
     run_of_rows<WORDS> v{};
@@ -107,7 +105,7 @@ __global__ void __launch_bounds__(32 * warps, COLS == 1 ? 2 : 1) skinny_along_m_
             }
         };
         // The two instructions of a chunk for each tile and piece of columns.
-        auto multiply = [&](const run_of_rows<TILES>(&va)[8], const uint4 (&vx)[COLS]) {
+        auto multiply = [&](const run_of_rows<TILES>(&va)[8], const uint4(&vx)[COLS]) {
 #pragma unroll
             for (int q = 0; q < TILES; ++q)
 #pragma unroll
@@ -120,8 +118,7 @@ __global__ void __launch_bounds__(32 * warps, COLS == 1 ? 2 : 1) skinny_along_m_
                                    hi23 = __byte_perm(k2.w[q], k3.w[q], 0x7632);
 #pragma unroll
                     for (int j = 0; j < COLS; ++j)
-                        mma_16x8x16<T>(d[q][j], lo01, hi01, lo23, hi23, h ? vx[j].z : vx[j].x,
-                                       h ? vx[j].w : vx[j].y);
+                        mma_16x8x16<T>(d[q][j], lo01, hi01, lo23, hi23, h ? vx[j].z : vx[j].x, h ? vx[j].w : vx[j].y);
                 }
         };
         for (int c0 = begin; c0 < end; c0 += in_flight) {
@@ -146,9 +143,8 @@ __global__ void __launch_bounds__(32 * warps, COLS == 1 ? 2 : 1) skinny_along_m_
             const T *at = a + kk * p.lda;
 #pragma unroll
             for (int i = 0; i < 8; ++i)
-                va[i] = i < left && rows_left > 0
-                            ? load_run_part<TILES>(at + i * p.lda, rows_left)
-                            : run_of_rows<TILES>{};
+                va[i] =
+                    i < left && rows_left > 0 ? load_run_part<TILES>(at + i * p.lda, rows_left) : run_of_rows<TILES>{};
             uint4 vx[COLS];
 #pragma unroll
             for (int j = 0; j < COLS; ++j) vx[j] = columns[j] ? load_part(columns[j] + kk, left) : zero;

@@ -177,6 +177,8 @@ gemm_status_t launch_transpose(const transpose_problem &t, cudaStream_t stream, 
             return vector_aligned(t) ? launch_zero<float2>(t, stream) : launch_zero<parts_of<float>>(t, stream);
         case dtype::c64:
             return vector_aligned(t) ? launch_zero<double2>(t, stream) : launch_zero<parts_of<double>>(t, stream);
+        case dtype::e4m3:
+        case dtype::e5m2: break;  // gemm_omatcopy refuses FP8
         }
         return GEMM_STATUS_INTERNAL_ERROR;
     }
@@ -188,6 +190,8 @@ gemm_status_t launch_transpose(const transpose_problem &t, cudaStream_t stream, 
     case dtype::bf16: return launch_real<__nv_bfloat16>(t, stream);
     case dtype::c32: return launch_complex<float2, float>(t, stream);
     case dtype::c64: return launch_complex<double2, double>(t, stream);
+    case dtype::e4m3:
+    case dtype::e5m2: break;  // gemm_omatcopy refuses FP8
     }
     return GEMM_STATUS_INTERNAL_ERROR;
 }

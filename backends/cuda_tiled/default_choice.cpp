@@ -46,8 +46,9 @@ const variant_info *size_rule(const problem &dp, bool vector, int sms) {
 // heading after each):
 //  - C of at most 32 columns with op(A) stored along m and op(B) along k, op(A) of at most 32
 //    MiB: the skinny kernel of 8, 16 or 32 columns that reads op(A) along m, in blocks of 32 rows
-//    (Skinny kernels along m); beyond that the tiles that split k, with op(A) through TMA's
-//    transposed boxes, stream it faster.
+//    (Skinny kernels along m); beyond it the tiles that split k, which read op(A) through TMA's
+//    transposed boxes and were as fast or faster where op(A) is 112 MiB (between 32 and 64 MiB
+//    the skinny kernels measured faster, not yet the rule: NOTES.md, Open questions).
 //  - C of at most 8 columns with both operands stored along k and op(A) of at most 128 MiB: the
 //    skinny kernel of blocks of 16 rows (Skinny kernel); C of 9 to 16 or 17 to 32 columns with
 //    op(A) of at most 64 MiB: the skinny kernel of 16 or 32 columns (Skinny kernels of 16 and 32

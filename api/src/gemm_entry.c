@@ -160,10 +160,12 @@ gemm_status_t gemm_ex_grouped(gemm_layout_t layout, const gemm_op_t *transa, con
                            B, (int)b_type, ldb, beta, C, (int)c_type, ldc, group_count, group_size, (int)compute_type);
 }
 
-gemm_status_t gemm_ex(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m, int64_t n, int64_t k,
-                      const void *alpha, const void *A, gemm_dtype_t a_type, int64_t lda, const void *B,
-                      gemm_dtype_t b_type, int64_t ldb, const void *beta, void *C, gemm_dtype_t c_type, int64_t ldc,
-                      gemm_dtype_t compute_type) {
+/* The call of gemm_ex's parameters (one matrix) through entry point `entry` (enum api_entry),
+ * which gemm_ex_epilogue and gemm_ex_scaled complete with their structs. */
+static api_call ex_call(int entry, gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m, int64_t n,
+                        int64_t k, const void *alpha, const void *A, gemm_dtype_t a_type, int64_t lda, const void *B,
+                        gemm_dtype_t b_type, int64_t ldb, const void *beta, void *C, gemm_dtype_t c_type, int64_t ldc,
+                        gemm_dtype_t compute_type) {
     api_call call = {.layout = (int)layout,
                      .transa = (int)transa,
                      .transb = (int)transb,
@@ -183,7 +185,16 @@ gemm_status_t gemm_ex(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, 
                      .ldc = ldc,
                      .batch = 1,
                      .compute = (int)compute_type,
-                     .entry = api_entry_ex};
+                     .entry = entry};
+    return call;
+}
+
+gemm_status_t gemm_ex(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m, int64_t n, int64_t k,
+                      const void *alpha, const void *A, gemm_dtype_t a_type, int64_t lda, const void *B,
+                      gemm_dtype_t b_type, int64_t ldb, const void *beta, void *C, gemm_dtype_t c_type, int64_t ldc,
+                      gemm_dtype_t compute_type) {
+    api_call call = ex_call(api_entry_ex, layout, transa, transb, m, n, k, alpha, A, a_type, lda, B, b_type, ldb, beta,
+                            C, c_type, ldc, compute_type);
     return api_run(&call);
 }
 
@@ -212,27 +223,9 @@ gemm_status_t gemm_ex_epilogue(gemm_layout_t layout, gemm_op_t transa, gemm_op_t
     gemm_status_t s = GEMM_STATUS_SUCCESS;
     int read = read_epilogue(epilogue, 19, &e, &s);
     if (read < 0) return s;
-    api_call call = {.layout = (int)layout,
-                     .transa = (int)transa,
-                     .transb = (int)transb,
-                     .m = m,
-                     .n = n,
-                     .k = k,
-                     .alpha = alpha,
-                     .a = A,
-                     .a_type = (int)a_type,
-                     .lda = lda,
-                     .b = B,
-                     .b_type = (int)b_type,
-                     .ldb = ldb,
-                     .beta = beta,
-                     .c = C,
-                     .c_type = (int)c_type,
-                     .ldc = ldc,
-                     .batch = 1,
-                     .compute = (int)compute_type,
-                     .entry = api_entry_ex_epilogue,
-                     .epilogue = read ? &e : NULL};
+    api_call call = ex_call(api_entry_ex_epilogue, layout, transa, transb, m, n, k, alpha, A, a_type, lda, B, b_type,
+                            ldb, beta, C, c_type, ldc, compute_type);
+    call.epilogue = read ? &e : NULL;
     return api_run(&call);
 }
 
@@ -262,27 +255,9 @@ gemm_status_t gemm_ex_scaled(gemm_layout_t layout, gemm_op_t transa, gemm_op_t t
     gemm_status_t s = GEMM_STATUS_SUCCESS;
     int read = read_scaling(scaling, 19, &x, &s);
     if (read < 0) return s;
-    api_call call = {.layout = (int)layout,
-                     .transa = (int)transa,
-                     .transb = (int)transb,
-                     .m = m,
-                     .n = n,
-                     .k = k,
-                     .alpha = alpha,
-                     .a = A,
-                     .a_type = (int)a_type,
-                     .lda = lda,
-                     .b = B,
-                     .b_type = (int)b_type,
-                     .ldb = ldb,
-                     .beta = beta,
-                     .c = C,
-                     .c_type = (int)c_type,
-                     .ldc = ldc,
-                     .batch = 1,
-                     .compute = (int)compute_type,
-                     .entry = api_entry_ex_scaled,
-                     .scaling = read ? &x : NULL};
+    api_call call = ex_call(api_entry_ex_scaled, layout, transa, transb, m, n, k, alpha, A, a_type, lda, B, b_type, ldb,
+                            beta, C, c_type, ldc, compute_type);
+    call.scaling = read ? &x : NULL;
     return api_run(&call);
 }
 

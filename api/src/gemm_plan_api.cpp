@@ -160,6 +160,21 @@ const char *const axis_names[] = {"GEMM_BIAS_NONE", "GEMM_BIAS_ROWS", "GEMM_BIAS
 // The run's epilogue has the plan's activation, axis, aux and ld_aux, and its pointers and
 // spans pass the checks of gemm_ex_epilogue (on the plan's call with this run's operands);
 // then it becomes p's, canonical.
+
+// The plan's call with one run's operands, through entry point `entry`: what gemm_ex's checks
+// judge when a run brings an epilogue or scales.
+user_call call_of_run(const gemm_plan &pl, int entry, const void *alpha, const void *a, const void *b, const void *beta,
+                      void *c) {
+    user_call run = pl.described;
+    run.entry = entry;
+    run.alpha = alpha;
+    run.beta = beta;
+    run.a = a;
+    run.b = b;
+    run.c = c;
+    return run;
+}
+
 gemm_status_t epilogue_of_run(const gemm_plan &pl, const void *alpha, const void *a, const void *b, const void *beta,
                               void *c, const api_epilogue *e, problem &p) {
     if (!e) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 7: epilogue is NULL", 7);
@@ -178,13 +193,7 @@ gemm_status_t epilogue_of_run(const gemm_plan &pl, const void *alpha, const void
                                     : "aux is set but the plan was made without one (desc->aux = 0)");
     if (e->aux && e->ld_aux != want.ld_aux)
         return mismatch(fmt::format("ld_aux = {} but the plan was made for {} (desc->ld_aux)", e->ld_aux, want.ld_aux));
-    user_call run = pl.described;
-    run.entry = api_entry_plan_epilogue;
-    run.alpha = alpha;
-    run.beta = beta;
-    run.a = a;
-    run.b = b;
-    run.c = c;
+    user_call run = call_of_run(pl, api_entry_plan_epilogue, alpha, a, b, beta, c);
     run.epilogue = e;
     if (gemm_status_t s = check_call(run); s != GEMM_STATUS_SUCCESS) return s;
     p.epilogue = canonicalize(run).epilogue;
@@ -209,13 +218,7 @@ gemm_status_t scaling_of_run(const gemm_plan &pl, const void *alpha, const void 
                          fmt::format("parameter 7: scaling->mode = {} but the plan was made for {} (desc->scale_mode)",
                                      mode, scale_mode_names[pl.scale_mode]),
                          7);
-    user_call run = pl.described;
-    run.entry = api_entry_plan_scaled;
-    run.alpha = alpha;
-    run.beta = beta;
-    run.a = a;
-    run.b = b;
-    run.c = c;
+    user_call run = call_of_run(pl, api_entry_plan_scaled, alpha, a, b, beta, c);
     run.scaling = x;
     if (gemm_status_t s = check_call(run); s != GEMM_STATUS_SUCCESS) return s;
     p.scaling = canonicalize(run).scaling;

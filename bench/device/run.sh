@@ -92,6 +92,13 @@
 #             libpython3.11-stdlib python3-numpy`); 4096 f32 and f64 a @ b (numpy_matmul.py)
 #             under LD_PRELOAD=libgemm_blas.so with untuned auto after a gemm tune that stores
 #             the machine's rates, with cpu_omp forced, and without the preload (OpenBLAS)
+#   python    the Python package on the GPU: `pip install .` into a venv of its own
+#             (/tmp/gemm-venv), from PIP_FIND_LINKS (a folder of wheels: pip, numpy, pytest,
+#             nanobind, scikit-build-core, ml_dtypes, for a host that reaches no index; `pip
+#             download --only-binary=:all: --python-version 3.12 ...`) or PyPI; pytest
+#             python/tests (the device tests included; CuPy and PyTorch tests skip where those
+#             are not installed), then bench/device/python_device.py: gemm.matmul on bf16
+#             device arrays against cublasGemmEx called directly, 4096^3 (PYTHON_N)
 # Logs go to one archive, $OUT/logs.tgz (/tmp/logs.tgz without OUT).
 # Usage: bash bench/device/run.sh [stage...]
 set -uo pipefail
@@ -539,6 +546,34 @@ if has_stage xt; then
     summary+=("xt_scaling GEMM_XT_DEVICES=0,1: rc=$?")
     save_logs
 fi
+if has_stage python; then
+    venv=/tmp/gemm-venv links=${PIP_FIND_LINKS:-}
+    pip_wheel=$(ls -d "${links:-/nonexistent}"/pip-*.whl 2>/dev/null | head -1)
+    pip_of_venv=("$venv/bin/python" -m pip)
+    [ -n "$pip_wheel" ] && pip_of_venv=("$venv/bin/python" "$pip_wheel/pip")
+    index=()
+    [ -n "$links" ] && index=(--no-index --find-links "$links")
+    {
+        { [ -x "$venv/bin/python" ] || python3 -m venv --without-pip "$venv"; } &&
+            "${pip_of_venv[@]}" install -q "${index[@]}" numpy pytest nanobind scikit-build-core ml_dtypes &&
+            CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) CMAKE_ARGS="-DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_PREFIX_PATH=$deps/usr" \
+                "${pip_of_venv[@]}" install "${index[@]}" --no-build-isolation "./[test]"
+    } >"$out/python_pip.log" 2>&1
+    rc=$?
+    summary+=("python: pip install . rc=$rc ($(tail -1 "$out/python_pip.log" | cut -c1-100))")
+    if [ $rc -eq 0 ]; then
+        repo=$PWD
+        (cd /tmp && timeout 300 "$venv/bin/python" -m pytest -q -rs "$repo/python/tests") >"$out/python_pytest.log" 2>&1
+        summary+=("python: pytest rc=$?: $(tail -1 "$out/python_pytest.log")")
+        grep -E "^SKIPPED" "$out/python_pytest.log" | cut -c1-150 | while read -r line; do echo "  $line"; done
+        (cd /tmp && timeout 120 "$venv/bin/python" "$repo/bench/device/python_device.py" --n "${PYTHON_N:-4096}") \
+            >"$out/python_device.txt" 2>&1
+        summary+=("$(grep -E '^python device:' "$out/python_device.txt" || tail -1 "$out/python_device.txt")")
+        cat "$out/python_device.txt"
+    fi
+    save_logs
+fi
+
 if has_stage numpy; then
     py=/tmp/py
     if [ ! -x $py/usr/bin/python3.11 ]; then

@@ -1,13 +1,11 @@
 """Device arrays through DLPack (CuPy, PyTorch): computed on the device, never copied to
 the host. Skipped, with the reason, where no CUDA device, CUDA build or array library is."""
 
-import ctypes
-import ctypes.util
-
 import numpy as np
 import pytest
 
 import gemm
+from raw_cuda import CudaMatrix, open_cudart
 
 
 def cuda_backends():
@@ -68,98 +66,12 @@ def test_host_and_device_operands_are_refused():
     assert info.value.status == gemm.Status.MIXED_MEMORY_SPACES
 
 
-class _DLDevice(ctypes.Structure):
-    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
-
-
-class _DLDataType(ctypes.Structure):
-    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
-
-
-class _DLTensor(ctypes.Structure):
-    _fields_ = [
-        ("data", ctypes.c_void_p),
-        ("device", _DLDevice),
-        ("ndim", ctypes.c_int32),
-        ("dtype", _DLDataType),
-        ("shape", ctypes.POINTER(ctypes.c_int64)),
-        ("strides", ctypes.POINTER(ctypes.c_int64)),
-        ("byte_offset", ctypes.c_uint64),
-    ]
-
-
-class _DLManagedTensor(ctypes.Structure):
-    _fields_ = [("dl_tensor", _DLTensor), ("manager_ctx", ctypes.c_void_p), ("deleter", ctypes.c_void_p)]
-
-
-class CudaMatrix:
-    """A float32 matrix in device memory (cudaMalloc through ctypes) that only DLPack exports:
-    no CuPy or PyTorch, so gemm sees a raw device pointer and cannot allocate like it."""
-
-    def __init__(self, cudart, host, transposed=False):
-        self.cudart, self.host = cudart, np.ascontiguousarray(host, np.float32)
-        self.pointer = ctypes.c_void_p()
-        assert cudart.cudaMalloc(ctypes.byref(self.pointer), ctypes.c_size_t(self.host.nbytes)) == 0
-        assert cudart.cudaMemcpy(self.pointer, self.host.ctypes.data, ctypes.c_size_t(self.host.nbytes), 1) == 0
-        rows, cols = self.host.shape
-        # transposed: the same memory read as its transpose (a column-major view)
-        self.shape = (ctypes.c_int64 * 2)(*((cols, rows) if transposed else (rows, cols)))
-        self.strides = (ctypes.c_int64 * 2)(*((1, cols) if transposed else (cols, 1)))
-        self.tensors = []
-
-    def __dlpack_device__(self):
-        return (2, 0)  # kDLCUDA, device 0
-
-    def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
-        tensor = _DLManagedTensor()
-        tensor.dl_tensor = _DLTensor(self.pointer, _DLDevice(2, 0), 2, _DLDataType(2, 32, 1), self.shape, self.strides, 0)
-        self.tensors.append(tensor)  # kept alive as long as this object: the deleter is NULL
-        new_capsule = ctypes.pythonapi.PyCapsule_New
-        new_capsule.restype, new_capsule.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
-        return new_capsule(ctypes.addressof(tensor), b"dltensor", None)
-
-    def to_host(self):
-        self.cudart.cudaDeviceSynchronize()
-        result = np.empty(self.host.shape, np.float32)
-        assert self.cudart.cudaMemcpy(result.ctypes.data, self.pointer, ctypes.c_size_t(result.nbytes), 2) == 0
-        return result
-
-    def free(self):
-        self.cudart.cudaFree(self.pointer)
-
-
-def loaded_cudart():
-    """The CUDA runtime this process already loaded (libgemm's), so that the test's memory
-    and the library's calls share one runtime; None where none is mapped."""
-    try:
-        with open("/proc/self/maps") as maps:
-            for line in maps:
-                path = line.split()[-1]
-                if "/libcudart.so" in path:
-                    return path
-    except OSError:
-        pass
-    return None
-
-
 def load_cudart():
     require_device()
-    names = (loaded_cudart(), "libcudart.so", ctypes.util.find_library("cudart"), "libcudart.so.13", "libcudart.so.12")
-    for name in names:
-        if not name:
-            continue
-        try:
-            cudart = ctypes.CDLL(name)
-        except OSError:
-            continue
-        count = ctypes.c_int(0)
-        if cudart.cudaGetDeviceCount(ctypes.byref(count)) != 0 or count.value == 0:
-            pytest.skip("the CUDA runtime sees no device")
-        cudart.cudaMalloc.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t]
-        cudart.cudaMemcpy.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-        cudart.cudaFree.argtypes = [ctypes.c_void_p]
-        return cudart
-    pytest.skip("libcudart not found")
+    cudart, reason = open_cudart()
+    if cudart is None:
+        pytest.skip(reason)
+    return cudart
 
 
 def test_raw_dlpack_device_memory_is_computed_in_place():

@@ -8,13 +8,8 @@
 #include <cstring>
 #include <type_traits>
 
+#include "host_device.hpp"
 #include "problem.hpp"
-
-#if defined(__CUDACC__)
-#define GEMM_HOST_DEVICE __host__ __device__
-#else
-#define GEMM_HOST_DEVICE
-#endif
 
 namespace gemm::activation_math {
 

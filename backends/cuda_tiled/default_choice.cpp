@@ -3,7 +3,9 @@
 #include "backends/cuda_tiled/default_choice.hpp"
 
 #include <cstdint>
+#include <optional>
 
+#include "backends/cuda_tiled/skinny/skinny_view.hpp"
 #include "backends/cuda_tiled/wmma/mma_batch.hpp"
 #include "dispatch/settings.hpp"
 
@@ -53,6 +55,8 @@ const variant_info *size_rule(const problem &dp, bool vector, int sms) {
 //    skinny kernel of blocks of 16 rows (Skinny kernel); C of 9 to 16 or 17 to 32 columns with
 //    op(A) of at most 64 MiB: the skinny kernel of 16 or 32 columns (Skinny kernels of 16 and 32
 //    columns). Beyond those sizes the tiles, which split k, stream op(A) faster.
+//  The skinny kernels only as stored: their mirrors (C of at most 32 rows, skinny_view.hpp) are
+//  not measured, so such a C keeps the rules below (NOTES.md, Open questions).
 //  - C of at most 16 columns (op(B)^T stored along k): the 128x16 tiles where they run unsplit
 //    in one wave over at least 3/4 of the SMs and k is at most 8192, else the 256x16 ones, whose
 //    stages hold more of the streamed operand (Decode: tiles of 16 columns).
@@ -76,16 +80,18 @@ const variant_info *hopper_default(const problem &dp, int sms) {
         return nullptr;
     };
     if (dp.n <= 32) {
+        const std::optional<operand_form> stored = skinny_form_as_stored(dp.op_a, dp.op_b);
         const double a_bytes = double(dp.m) * double(dp.k) * double(dp.batch) * double(dtype_size(dp.ab_type));
         const int bn = dp.n <= 8 ? 8 : dp.n <= 16 ? 16 : 32;
         if (a_bytes <= along_m_largest_a)
             if (const variant_info *along_m = first([&](const kernel_config &c) {
-                    return c.operands == operand_form::a_along_m && c.bn == bn && c.bm == along_m_rows;
+                    return c.operands == operand_form::a_along_m && stored == c.operands && c.bn == bn &&
+                           c.bm == along_m_rows;
                 }))
                 return along_m;
         if (a_bytes <= (bn == 8 ? skinny_largest_a : wide_skinny_largest_a))
             if (const variant_info *skinny = first([&](const kernel_config &c) {
-                    return c.operands == operand_form::along_k && c.bn == bn && c.bm == 16;
+                    return c.operands == operand_form::along_k && stored == c.operands && c.bn == bn && c.bm == 16;
                 }))
                 return skinny;
     }

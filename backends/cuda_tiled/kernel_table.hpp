@@ -99,6 +99,8 @@ constexpr bool by_size = true, by_id_only = false;
 //    stored along k (decode: X W^T for up to 32 rows of X), op(A) read straight into tensor-core
 //    registers, in blocks of bm rows; the _nn lines for op(A) stored along m (decode: X W with
 //    W stored (in, out)), a lane's loads a run of rows at one k, in blocks of 16, 32 or 64 rows.
+//    Each line also computes the mirror of C with at most bn rows, C^T = op(B)^T op(A)^T, where
+//    that is its form (skinny/skinny_view.hpp), storing C^T row-major: the same ids.
 // Adding a configuration is one line here; the ids, launches and refusals follow from it.
 inline constexpr kernel_config kernel_table[] = {
     line::textbook(types::f32 | types::f64, 16),

@@ -24,7 +24,9 @@ namespace gemm::cuda_tiled {
 // for f64) lets it use 16-byte global copies and C accesses; a1 is its scalar twin, which runs
 // anywhere. BK of wgmma is 128 bytes of the input type (64 f16/bf16, 32 tf32). A skinny id
 // without a suffix reads both operands along k (column-major op(A) = T, op(B) = N); _nn reads
-// op(A) along m (column-major op(A) = op(B) = N; row-major X W with W stored (in, out)).
+// op(A) along m (column-major op(A) = op(B) = N; row-major X W with W stored (in, out)). The
+// same ids compute the mirrors, C of at most BN rows, as C^T = op(B)^T op(A)^T: column-major
+// op(A) = T and op(B) = N (without a suffix) or op(A) = op(B) = T (_nn) (skinny_view.hpp).
 struct variant_info {
     std::string id;
     dtype type;

@@ -1977,7 +1977,7 @@ gemm_case skinny_case(type_pair t, gemm_layout_t layout, const skinny_shape &sh,
 // The kernels for C of at most 8, 16 and 32 columns by id, where the device and the build have
 // them, each on its operand form (op(A) along k; _nn: op(A) along m): every n from 1 to 8 and n
 // of 9, 16, 17, 25, 31 and 32 (a part of the last 8 columns, and each id refusing C wider than
-// its own), m not a multiple of their 16 to 64 rows (and below one lane's run of rows), k below
+// its own unless its mirror computes it: few rows, skinny kernels on C of few rows), m not a multiple of their 16 to 64 rows (and below one lane's run of rows), k below
 // one 8-element load, not a multiple of the 32 k of a chunk (the last chunk read element by
 // element) and with fewer whole chunks than warps, strided batches (the weights shared, too),
 // alpha and beta (beta = 0 with NaN in C), C's leading dimension m + 3, C in the input type and
@@ -2046,9 +2046,14 @@ TEST_CASE("gpu: cuda_tiled skinny kernels against cpu_ref, and what they refuse"
     // Per type and layout, each shape by each id wide enough for it, on host memory too the
     // batches and the 1000-k shapes; the rest refused.
     int64_t checked = 0, refused = 0, expected_runs = 0, wide_refusals = 0;
+    // An id too narrow for C's columns still computes C of as few rows as its columns through
+    // its mirror where it reads both operands along k (column-major T, N: 16 x 32 by _16x16).
+    auto too_wide = [](const skinny_shape &sh, const skinny_id &i) {
+        return sh.n > i.columns && (i.along_m || sh.m > i.columns);
+    };
     for (const skinny_shape &sh : shapes)
         for (const skinny_id &i : ids) {
-            if (sh.n > i.columns) ++wide_refusals;
+            if (too_wide(sh, i)) ++wide_refusals;
             else expected_runs += sh.batch == 1 && sh.k != 1000 ? 1 : 2;
         }
     for (type_pair t : {type_pair{GEMM_BF16, GEMM_BF16}, type_pair{GEMM_BF16, GEMM_F32}, type_pair{GEMM_F16, GEMM_F16},
@@ -2063,7 +2068,7 @@ TEST_CASE("gpu: cuda_tiled skinny kernels against cpu_ref, and what they refuse"
                     for (const skinny_id &i : ids) {
                         if (i.along_m != along_m) continue;
                         const std::string id = prefix + i.tile;
-                        if (!hopper || sh.n > i.columns) {
+                        if (!hopper || too_wide(sh, i)) {
                             const run_result r = run_forced(id, c, o, 0);
                             CHECK_MESSAGE(r.status == GEMM_STATUS_NOT_SUPPORTED,
                                           id << " " << c.describe() << ": " << r.error);
@@ -2407,7 +2412,8 @@ TEST_SUITE("gpu_tf32" * doctest::skip()) {
             {bf16, GEMM_OP_N, GEMM_OP_T, 97, 4096, 1000, 0, "variant=wgmma_bf16_128x128x64_s6_splitk ", false},
             {bf16, GEMM_OP_N, GEMM_OP_T, 128, 4096, 2000, 0, "variant=wgmma_bf16_64x128x64_s8_splitk ", false},
             {bf16, GEMM_OP_N, GEMM_OP_T, 128, 9000, 512, 0, "variant=wgmma_bf16_128x128x64_s6_splitk ", false}};
-        for (const expectation &x : defaults) {
+        // The trace line of cuda_tiled's default on x (row-major), its result checked.
+        auto default_trace = [](const expectation &x) {
             gemm_case d = base_case(x.t, GEMM_ROW_MAJOR, x.ta, x.tb, x.m, x.n, x.k);
             d.lda = d.a().cols + x.pad;
             d.ldb = d.b().cols + x.pad;
@@ -2425,8 +2431,25 @@ TEST_SUITE("gpu_tf32" * doctest::skip()) {
             REQUIRE_MESSAGE(r.status == GEMM_STATUS_SUCCESS, r.error);
             CHECK_MESSAGE(compare_result(d, o, r.c, cpu_ref_result(d, o)).ok, d.describe());
             REQUIRE_MESSAGE(lines.size() == 1, "one trace line per call: run with GEMM_VERBOSE=1, as ctest does");
-            INFO("trace: " << lines[0]);
-            CHECK(lines[0].find(x.variant) != std::string::npos);
+            return lines[0];
+        };
+        for (const expectation &x : defaults) {
+            const std::string line = default_trace(x);
+            INFO("trace: " << line);
+            CHECK(line.find(x.variant) != std::string::npos);
+        }
+        // C of few columns in row-major (few rows in column-major: the skinny kernels' mirrors,
+        // canonical T, N and T, T with m of 8 or 4) keeps the rules of the tiles: the default
+        // takes no skinny kernel for them, though the skinny ids compute them (NOTES.md, Open
+        // questions: the mirrors are not measured).
+        const expectation mirrors[] = {{bf16, GEMM_OP_N, GEMM_OP_T, 4096, 8, 4096, 0, "", false},
+                                       {bf16, GEMM_OP_T, GEMM_OP_T, 4096, 8, 4096, 0, "", false},
+                                       {bf16, GEMM_OP_N, GEMM_OP_T, 3000, 32, 4096, 0, "", false},
+                                       {bf16, GEMM_OP_T, GEMM_OP_T, 20, 4, 4096, 0, "", false}};
+        for (const expectation &x : mirrors) {
+            const std::string line = default_trace(x);
+            INFO("trace: " << line);
+            CHECK(line.find("variant=skinny_") == std::string::npos);
         }
     }
 }

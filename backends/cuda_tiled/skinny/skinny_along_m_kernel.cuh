@@ -4,7 +4,9 @@
 // it streams op(A) from memory into the registers of tensor-core instructions (mma.sync
 // m16n8k16), with no shared-memory stages and no split of k across blocks; since op(A) lies
 // along m, each lane loads a run of rows at one k and byte permutes turn the runs of
-// neighbouring k into the instruction's pairs along k. Compiled for sm_90a.
+// neighbouring k into the instruction's pairs along k. The same kernel computes the mirror
+// C^T = op(B)^T op(A)^T of a problem whose C has few rows (MIRRORED: its C stored row-major,
+// skinny_view.hpp). Compiled for sm_90a.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -66,8 +68,9 @@ template <int WORDS> __device__ inline run_of_rows<WORDS> load_run_part(const vo
 // row g + 8 the next one, so that word q of a load holds both, and the pair of words at k and
 // k + 1 permutes into the two registers of rows g and g + 8 along k. Its op(B) column g and the
 // k slots of its instructions are those of skinny_kernel: k 8 t .. 8 t + 7 of a chunk fill slots
-// 2t, 2t + 1, 2t + 8, 2t + 9 of two instructions in order.
-template <class T, class TC, int TILES, int COLS>
+// 2t, 2t + 1, 2t + 8, 2t + 9 of two instructions in order. MIRRORED: C (p.m x p.n) is stored
+// row-major with p.ldc, the caller's C^T.
+template <class T, class TC, int TILES, int COLS, bool MIRRORED>
 __global__ void __launch_bounds__(32 * warps, COLS == 1 ? 2 : 1) skinny_along_m_kernel(skinny_params p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     // A programmatic dependent of the stream's previous kernel, as skinny_kernel.
@@ -154,6 +157,10 @@ __global__ void __launch_bounds__(32 * warps, COLS == 1 ? 2 : 1) skinny_along_m_
         // Piece by piece: every warp's sums, then warp w adds elements w, w + warps, ... of the
         // block's TILES x 4 (tile q = e / 4, element e % 4: row g + 8 (e % 4 / 2), column
         // 2 t + e % 2 of the instruction) in warp order and stores them. beta = 0 never reads C.
+        // As stored, a store instruction writes 4 columns, 8 elements each, one of each lane's run
+        // of rows; mirrored, 4 elements 2 apart in each of 8 rows of the row-major C, and the
+        // instruction of warp w + 1 the elements between (NOTES.md, Skinny kernels on C of few
+        // rows).
 #pragma unroll
         for (int j = 0; j < COLS; ++j) {
 #pragma unroll
@@ -169,7 +176,7 @@ __global__ void __launch_bounds__(32 * warps, COLS == 1 ? 2 : 1) skinny_along_m_
                 const int64_t r = first_row + 2 * q + e / 2;
                 const int col = 8 * j + 2 * t + e % 2;
                 if (r < p.m && col < p.n) {
-                    TC *out = c + int64_t(col) * p.ldc + r;
+                    TC *out = c + skinny_c_offset(MIRRORED, r, col, p.ldc);
                     float v = p.alpha * s;
                     if (p.beta != 0.0f) v += p.beta * cuda::to_compute(*out);
                     *out = cuda::from_compute<TC>(v);

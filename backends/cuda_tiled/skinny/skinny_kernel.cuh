@@ -3,7 +3,8 @@
 // model). Such a call is a stream of op(A) from memory with almost no arithmetic, so the kernel
 // reads op(A) straight into the registers of tensor-core instructions (mma.sync m16n8k16): no
 // shared-memory stages, no tensor maps, no split of k across blocks and so no second kernel to
-// add partial sums. Compiled for sm_90a.
+// add partial sums. The same kernel computes the mirror C^T = op(B)^T op(A)^T of a problem whose C
+// has few rows (MIRRORED: its C stored row-major, skinny_view.hpp). Compiled for sm_90a.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -13,6 +14,7 @@
 #include <type_traits>
 
 #include "backends/cuda_common/kernels/device_elements.cuh"
+#include "backends/cuda_tiled/skinny/skinny_view.hpp"
 
 namespace gemm::cuda_tiled::skinny {
 
@@ -98,7 +100,8 @@ template <bool STREAMED> __device__ inline uint4 load_16(const void *p, bool loa
 // Block (x, y): rows 16 TILES x .. of C and its 8 COLS columns, over matrices y, y + gridDim.y,
 // ... Each warp multiplies its range of k's whole chunks (the last warp also the part chunk at
 // the end of k), loading chunks_in_flight / TILES chunks of every tile before it multiplies them.
-template <class T, class TC, int TILES, int COLS>
+// MIRRORED: C (p.m x p.n) is stored row-major with p.ldc, the caller's C^T.
+template <class T, class TC, int TILES, int COLS, bool MIRRORED>
 __global__ void __launch_bounds__(32 * warps) skinny_kernel(skinny_params p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     // Launched as the programmatic dependent of the stream's previous kernel (launch_typed): the
@@ -174,7 +177,10 @@ __global__ void __launch_bounds__(32 * warps) skinny_kernel(skinny_params p) {
         __syncthreads();
         // Warp w adds the sums of piece w (tile w / COLS, columns 8 (w % COLS) ..) in warp order
         // and stores them: element e of lane 4 g + t is row g + 8 (e / 2), column 2 t + e % 2
-        // of the piece. beta = 0 never reads C.
+        // of the piece. beta = 0 never reads C. As stored, a store instruction writes 8 rows of
+        // each of 4 columns (a run of 8 elements each); mirrored, 4 elements 2 apart in each of 8
+        // rows of the row-major C, the instruction of e + 1 the elements between (NOTES.md,
+        // Skinny kernels on C of few rows).
         static_assert(TILES * COLS <= warps, "a warp for each 16x8 piece of the block's C");
         if (warp < TILES * COLS) {
             const int tile = warp / COLS, piece = warp % COLS;
@@ -189,7 +195,7 @@ __global__ void __launch_bounds__(32 * warps) skinny_kernel(skinny_params p) {
                 const int r = blockIdx.x * 16 * TILES + 16 * tile + 8 * (e / 2) + g;
                 const int col = 8 * piece + 2 * t + e % 2;
                 if (r >= p.m || col >= p.n) continue;
-                TC *at = c + int64_t(col) * p.ldc + r;
+                TC *at = c + skinny_c_offset(MIRRORED, r, col, p.ldc);
                 float v = p.alpha * s[e];
                 if (p.beta != 0.0f) v += p.beta * cuda::to_compute(*at);
                 *at = cuda::from_compute<TC>(v);

@@ -1,4 +1,5 @@
-// skinny_launch.cu: the skinny kernels of every skinny line of kernel_table, and their launch.
+// skinny_launch.cu: the skinny kernels of every skinny line of kernel_table, each as stored and
+// mirrored, and their launch.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -13,6 +14,7 @@
 #include "backends/cuda_tiled/skinny/skinny_along_m_kernel.cuh"
 #include "backends/cuda_tiled/skinny/skinny_gemm.hpp"
 #include "backends/cuda_tiled/skinny/skinny_kernel.cuh"
+#include "backends/cuda_tiled/skinny/skinny_view.hpp"
 #include "dispatch/error.hpp"
 
 namespace gemm::cuda_tiled {
@@ -20,7 +22,7 @@ namespace {
 
 using namespace skinny;
 
-template <class T, class TC, int TILES, int COLS, bool ALONG_M>
+template <class T, class TC, int TILES, int COLS, bool ALONG_M, bool MIRRORED>
 gemm_status_t launch_typed(const skinny_params &p, cudaStream_t stream) {
     // Every launch is the programmatic dependent of the stream's previous kernel (the kernel
     // waits for it before reading), so that in a loop of calls its launch overlaps the previous
@@ -35,30 +37,35 @@ gemm_status_t launch_typed(const skinny_params &p, cudaStream_t stream) {
     config.attrs = &dependent;
     config.numAttrs = 1;
     if constexpr (ALONG_M)
-        return cuda::cuda_status(cudaLaunchKernelEx(&config, skinny_along_m_kernel<T, TC, TILES, COLS>, p),
+        return cuda::cuda_status(cudaLaunchKernelEx(&config, skinny_along_m_kernel<T, TC, TILES, COLS, MIRRORED>, p),
                                  "cuda_tiled: skinny kernel launch");
     else
-        return cuda::cuda_status(cudaLaunchKernelEx(&config, skinny_kernel<T, TC, TILES, COLS>, p),
+        return cuda::cuda_status(cudaLaunchKernelEx(&config, skinny_kernel<T, TC, TILES, COLS, MIRRORED>, p),
                                  "cuda_tiled: skinny kernel launch");
 }
 
-template <int TILES, int COLS, bool ALONG_M>
+template <int TILES, int COLS, bool ALONG_M, bool MIRRORED>
 gemm_status_t launch_types(const problem &dp, const skinny_params &p, cudaStream_t stream) {
     if (dp.ab_type == dtype::f16)
-        return dp.c_type == dtype::f32 ? launch_typed<__half, float, TILES, COLS, ALONG_M>(p, stream)
-                                       : launch_typed<__half, __half, TILES, COLS, ALONG_M>(p, stream);
-    return dp.c_type == dtype::f32 ? launch_typed<__nv_bfloat16, float, TILES, COLS, ALONG_M>(p, stream)
-                                   : launch_typed<__nv_bfloat16, __nv_bfloat16, TILES, COLS, ALONG_M>(p, stream);
+        return dp.c_type == dtype::f32 ? launch_typed<__half, float, TILES, COLS, ALONG_M, MIRRORED>(p, stream)
+                                       : launch_typed<__half, __half, TILES, COLS, ALONG_M, MIRRORED>(p, stream);
+    return dp.c_type == dtype::f32
+               ? launch_typed<__nv_bfloat16, float, TILES, COLS, ALONG_M, MIRRORED>(p, stream)
+               : launch_typed<__nv_bfloat16, __nv_bfloat16, TILES, COLS, ALONG_M, MIRRORED>(p, stream);
 }
 
 // Line LINE's kernel for dp's types: blocks of bm / 16 tiles of 16 rows by bn / 8 pieces of 8
-// columns, reading op(A) along k (skinny_kernel) or along m (skinny_along_m_kernel).
-template <std::size_t LINE> gemm_status_t launch_line(const problem &dp, const skinny_params &p, cudaStream_t stream) {
+// columns, reading op(A) along k (skinny_kernel) or along m (skinny_along_m_kernel), storing C
+// as the problem's (column-major) or, mirrored, as the problem's C^T (row-major).
+template <std::size_t LINE>
+gemm_status_t launch_line(const problem &dp, const skinny_params &p, skinny_orientation o, cudaStream_t stream) {
     constexpr kernel_config c = kernel_table[LINE];
-    return launch_types<c.bm / 16, c.bn / 8, c.operands == operand_form::a_along_m>(dp, p, stream);
+    constexpr bool along_m = c.operands == operand_form::a_along_m;
+    if (o == skinny_orientation::mirrored) return launch_types<c.bm / 16, c.bn / 8, along_m, true>(dp, p, stream);
+    return launch_types<c.bm / 16, c.bn / 8, along_m, false>(dp, p, stream);
 }
 
-using line_fn = gemm_status_t (*)(const problem &, const skinny_params &, cudaStream_t);
+using line_fn = gemm_status_t (*)(const problem &, const skinny_params &, skinny_orientation, cudaStream_t);
 
 template <std::size_t LINE> constexpr line_fn launcher_of() {
     if constexpr (kernel_table[LINE].family == kernel_family::skinny) return launch_line<LINE>;
@@ -76,14 +83,17 @@ constexpr std::array<line_fn, kernel_count> launchers = all_launchers(std::make_
 }  // namespace
 
 gemm_status_t launch_skinny(const kernel_config &c, const problem &dp, cudaStream_t stream) {
-    if (std::string why = skinny_refusal(c, dp); !why.empty())
+    skinny_orientation o = skinny_orientation::as_stored;
+    if (std::string why = skinny_refusal(c, dp, o); !why.empty())
         return set_error(GEMM_STATUS_NOT_SUPPORTED,
                          "cuda_tiled: " + kernel_id(c, dp.ab_type, false) + " refuses " + why);
     if (dp.m == 0 || dp.n == 0 || dp.batch == 0) return GEMM_STATUS_SUCCESS;
-    const skinny_params p{dp.a,      dp.b,        dp.c,          dp.lda,          dp.ldb,
-                          dp.ldc,    dp.stride_a, dp.stride_b,   dp.stride_c,     int(dp.m),
-                          int(dp.n), int(dp.k),   int(dp.batch), float(dp.alpha), float(dp.beta)};
-    return launchers[std::size_t(&c - kernel_table)](dp, p, stream);
+    // The kernel's A, B, m and n: dp's, or its mirror's (C^T = op(B)^T op(A)^T); C stays dp's.
+    const skinny_view v = skinny_view_of(dp, o);
+    const skinny_params p{v.a,      v.b,        dp.c,          v.lda,           v.ldb,
+                          dp.ldc,   v.stride_a, v.stride_b,    dp.stride_c,     int(v.m),
+                          int(v.n), int(dp.k),  int(dp.batch), float(dp.alpha), float(dp.beta)};
+    return launchers[std::size_t(&c - kernel_table)](dp, p, o, stream);
 }
 
 }  // namespace gemm::cuda_tiled

@@ -2127,6 +2127,187 @@ TEST_CASE("gpu: cuda_tiled skinny kernels against cpu_ref, and what they refuse"
     CHECK(refused == 4 * (4 * int64_t(std::size(ids)) + 2 * (hopper ? wide_refusals : all_runs)));
 }
 
+namespace {
+
+// A case of C with few rows, the mirror of the skinny kernels' form: column-major C of sh.m rows
+// and sh.n columns with ops (ta, tb), or its row-major twin (C of sh.m columns: ops (tb, ta),
+// sh.n x sh.m), whose canonical problem is the same. A's and B's leading dimensions the least
+// rounded up to 8 elements, 8 more where the least is odd (16-byte aligned, and larger than
+// needed); C's 3 more than needed; a batch strided with gaps, or with the weights (the operand
+// of C's many columns) shared.
+gemm_case mirror_case(type_pair t, gemm_layout_t layout, gemm_op_t ta, gemm_op_t tb, const skinny_shape &sh,
+                      bool shared_weights) {
+    auto aligned_ld = [](int64_t least) { return (least + 7) / 8 * 8 + (least % 2 ? 8 : 0); };
+    const bool col = layout == GEMM_COL_MAJOR;
+    gemm_case c = col ? base_case(t, layout, ta, tb, sh.m, sh.n, sh.k) : base_case(t, layout, tb, ta, sh.n, sh.m, sh.k);
+    c.alpha = sh.alpha;
+    c.beta = sh.beta;
+    c.lda = aligned_ld(c.a().min_ld());
+    c.ldb = aligned_ld(c.b().min_ld());
+    c.ldc = c.c().min_ld() + 3;
+    if (sh.batch > 1) {
+        c.strided_entry = true;
+        c.batch = sh.batch;
+        c.stride_a = (c.a().footprint() + 7) / 8 * 8 + 8;
+        c.stride_b = (c.b().footprint() + 7) / 8 * 8 + 16;
+        c.stride_c = c.c().footprint() + 5;
+        if (shared_weights) (col ? c.stride_b : c.stride_a) = 0;
+    }
+    return c;
+}
+
+// Whether a skinny id of `columns` columns (along_m: _nn) computes the column-major problem of
+// ops (ta, tb) with C m x n: the ids without a suffix read (T, N) with C of few columns as
+// stored or of few rows mirrored; the _nn ids (N, N) as stored and (T, T) mirrored.
+bool skinny_serves(bool along_m, int64_t columns, gemm_op_t ta, gemm_op_t tb, int64_t m, int64_t n) {
+    const bool t_a = ta == GEMM_OP_T, t_b = tb == GEMM_OP_T;
+    if (!along_m) return t_a && !t_b && (n <= columns || m <= columns);
+    return (!t_a && !t_b && n <= columns) || (t_a && t_b && m <= columns);
+}
+
+// What the refusal of such an id names: its width where it reads the op pair, else the form it
+// reads, and for column-major (N, T) that no skinny kernel reads it.
+std::vector<std::string> skinny_refusal_words(bool along_m, gemm_op_t ta, gemm_op_t tb) {
+    const bool t_a = ta == GEMM_OP_T, t_b = tb == GEMM_OP_T;
+    if (!t_a && t_b) return {along_m ? "not stored along m" : "not stored along k", "no skinny kernel reads this op pair"};
+    if (along_m) return {t_a == t_b ? "more than" : "not stored along m"};
+    return {t_a && !t_b ? "more than" : "not stored along k"};
+}
+
+}  // namespace
+
+// The skinny kernels on their mirrors, C of few rows (column-major m of 1, 7, 8, 9, 16, 31 and
+// 32; the row-major twins C of as many columns), computed as C^T = op(B)^T op(A)^T with C^T
+// stored row-major: n past whole blocks and of 33 (no id reads it as stored), n and m both few,
+// k below one load, not a multiple of a chunk, long; strided batches (the weights shared too),
+// alpha and beta (beta = 0 with NaN in C), C's leading dimension 3 more than needed, C in the
+// input type and in f32, every op pair in both layouts, device memory and, for the batches, host
+// memory. The ids without a suffix compute column-major (T, N), the _nn ids (T, T), where C's
+// rows fit their columns; the others refuse with the reason (the other family, or that no
+// skinny kernel reads (N, N) or (N, T) with few rows), C unchanged. Every id that computes such a
+// shape is among the tuner's candidates for it (gemm_backend_variants lists what the tuner times).
+TEST_CASE("gpu: cuda_tiled skinny kernels on C of few rows (their mirrors) against cpu_ref, and what they refuse") {
+    if (!has_backend("cuda_tiled")) {
+        MESSAGE("cuda_tiled not available or not selected: not tested");
+        return;
+    }
+    if (!has(cuda_tiled_offers(nullptr), "skinny_bf16_16x8")) {
+        MESSAGE("this build has no skinny kernel (CUDA before 12.0): not tested");
+        return;
+    }
+    const bool hopper = device_0_is_sm90();
+    // The tuner's candidates: for C of 8 rows the ids without a suffix (column-major T, N;
+    // row-major N, T with C of 8 columns) and the _nn ids (T, T in either layout); none for
+    // op(A) = N, 9 rows leave out the ids of 8 columns, 33 rows every skinny id.
+    struct offer {
+        gemm_layout_t layout;
+        gemm_op_t ta, tb;
+        int64_t m, n;
+        const char *id;
+        bool offered;
+    };
+    const offer offers[] = {{GEMM_COL_MAJOR, GEMM_OP_T, GEMM_OP_N, 8, 4096, "skinny_bf16_16x8", true},
+                            {GEMM_COL_MAJOR, GEMM_OP_T, GEMM_OP_N, 8, 4096, "skinny_bf16_32x8", true},
+                            {GEMM_COL_MAJOR, GEMM_OP_T, GEMM_OP_N, 8, 4096, "skinny_bf16_16x32", true},
+                            {GEMM_COL_MAJOR, GEMM_OP_T, GEMM_OP_N, 8, 4096, "skinny_bf16_32x8_nn", false},
+                            {GEMM_COL_MAJOR, GEMM_OP_T, GEMM_OP_T, 8, 4096, "skinny_bf16_32x8_nn", true},
+                            {GEMM_COL_MAJOR, GEMM_OP_T, GEMM_OP_T, 8, 4096, "skinny_bf16_64x32_nn", true},
+                            {GEMM_COL_MAJOR, GEMM_OP_T, GEMM_OP_T, 8, 4096, "skinny_bf16_16x8", false},
+                            {GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 8, 4096, "skinny_bf16_32x8_nn", false},
+                            {GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 8, 4096, "skinny_bf16_16x8", false},
+                            {GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_T, 8, 4096, "skinny_bf16_16x8", false},
+                            {GEMM_COL_MAJOR, GEMM_OP_T, GEMM_OP_N, 9, 4096, "skinny_bf16_16x8", false},
+                            {GEMM_COL_MAJOR, GEMM_OP_T, GEMM_OP_N, 9, 4096, "skinny_bf16_16x16", true},
+                            {GEMM_COL_MAJOR, GEMM_OP_T, GEMM_OP_T, 9, 4096, "skinny_bf16_32x16_nn", true},
+                            {GEMM_COL_MAJOR, GEMM_OP_T, GEMM_OP_N, 33, 4096, "skinny_bf16_16x32", false},
+                            {GEMM_COL_MAJOR, GEMM_OP_T, GEMM_OP_T, 33, 4096, "skinny_bf16_32x32_nn", false},
+                            {GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_T, 4096, 8, "skinny_bf16_16x8", true},
+                            {GEMM_ROW_MAJOR, GEMM_OP_T, GEMM_OP_T, 4096, 8, "skinny_bf16_32x8_nn", true},
+                            {GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_N, 4096, 8, "skinny_bf16_32x8_nn", false},
+                            {GEMM_ROW_MAJOR, GEMM_OP_T, GEMM_OP_N, 4096, 8, "skinny_bf16_16x8", false}};
+    for (const offer &x : offers) {
+        gemm_desc_t desc;
+        gemm_desc_init(&desc, GEMM_BF16, x.layout, x.ta, x.tb, x.m, x.n, 4096);
+        desc.device = 0;
+        CHECK_MESSAGE(has(cuda_tiled_offers(&desc), x.id) == (x.offered && hopper),
+                      x.id << " " << layout_name(x.layout) << " " << op_letter(x.ta) << op_letter(x.tb) << " m=" << x.m
+                           << " n=" << x.n);
+    }
+    const skinny_shape shapes[] = {{1, 1031, 97, 1, 1.0, 0.0},      // one row, 3 chunks and a part
+                                   {7, 257, 1000, 1, 0.5, -1.0},    // 31 chunks and a part over 8 warps
+                                   {8, 4099, 33, 1, 1.0, 0.0},      // n past whole blocks of 64
+                                   {9, 521, 520, 3, 1.0, 0.5},      // strided batch
+                                   {16, 130, 4104, 1, -1.0, 0.25},  // k 128 chunks + 8
+                                   {31, 67, 7, 1, 2.0, 0.0},        // k below one load
+                                   {32, 2053, 300, 2, 1.0, 0.0},    // batch, the weights shared
+                                   {32, 33, 64, 1, 1.0, 1.0},       // one column past any id's
+                                   {5, 20, 61, 1, 1.0, 0.5}};       // few rows and few columns
+    struct skinny_id {
+        std::string tile;
+        int64_t columns;
+        bool along_m;
+    };
+    std::vector<skinny_id> ids;
+    for (const std::string &id : ids_with_prefix("skinny_bf16_")) {
+        const std::string tile = id.substr(std::string("skinny_bf16").size());
+        ids.push_back({tile, std::stoll(tile.substr(tile.find('x') + 1)), ends_with(tile, "_nn")});
+    }
+    CHECK_FALSE(ids.empty());
+    // Per type and layout: each shape and op pair by every id, the served ones also on host
+    // memory for the batches.
+    int64_t checked = 0, refused = 0, expected_runs = 0, expected_refusals = 0;
+    for (const skinny_shape &sh : shapes)
+        for (gemm_op_t ta : {GEMM_OP_N, GEMM_OP_T})
+            for (gemm_op_t tb : {GEMM_OP_N, GEMM_OP_T})
+                for (const skinny_id &i : ids) {
+                    if (hopper && skinny_serves(i.along_m, i.columns, ta, tb, sh.m, sh.n))
+                        expected_runs += sh.batch == 1 ? 1 : 2;
+                    else ++expected_refusals;
+                }
+    for (type_pair t : {type_pair{GEMM_BF16, GEMM_BF16}, type_pair{GEMM_BF16, GEMM_F32}, type_pair{GEMM_F16, GEMM_F16},
+                        type_pair{GEMM_F16, GEMM_F32}}) {
+        const std::string prefix = std::string("skinny_") + (t.ab == GEMM_F16 ? "f16" : "bf16");
+        for (const skinny_shape &sh : shapes)
+            for (gemm_layout_t layout : {GEMM_COL_MAJOR, GEMM_ROW_MAJOR})
+                for (gemm_op_t ta : {GEMM_OP_N, GEMM_OP_T})
+                    for (gemm_op_t tb : {GEMM_OP_N, GEMM_OP_T}) {
+                        const gemm_case c = mirror_case(t, layout, ta, tb, sh, &sh == &shapes[6]);
+                        const operands o = make_operands(c);
+                        const bool any = std::any_of(ids.begin(), ids.end(), [&](const skinny_id &i) {
+                            return skinny_serves(i.along_m, i.columns, ta, tb, sh.m, sh.n);
+                        });
+                        const std::vector<double> expected =
+                            hopper && any ? cpu_ref_result(c, o) : std::vector<double>{};
+                        for (const skinny_id &i : ids) {
+                            const std::string id = prefix + i.tile, where = id + " " + c.describe();
+                            if (!hopper || !skinny_serves(i.along_m, i.columns, ta, tb, sh.m, sh.n)) {
+                                const run_result r = run_forced(id, c, o, 0);
+                                CHECK_MESSAGE(r.status == GEMM_STATUS_NOT_SUPPORTED, where << ": " << r.error);
+                                if (hopper)
+                                    for (const std::string &word : skinny_refusal_words(i.along_m, ta, tb))
+                                        CHECK_MESSAGE(r.error.find(word) != std::string::npos, where << ": " << r.error);
+                                CHECK_MESSAGE(r.c == o.c0, where << ": C changed");
+                                check_no_cuda_error(where);
+                                ++refused;
+                                continue;
+                            }
+                            check_variant_run(where, c, o, run_forced(id, c, o, 0), expected);
+                            ++checked;
+                            if (sh.batch == 1) continue;
+                            selection_guard sel("cuda_tiled:" + id);
+                            check_variant_run(id + " host " + c.describe(), c, o, run_in(memory::host, c, o, nullptr),
+                                              expected);
+                            ++checked;
+                        }
+                    }
+    }
+    MESSAGE(checked << " mirrored skinny runs checked, " << refused << " refusals"
+                    << std::string(hopper ? "" : " (not a 9.0 device)"));
+    // Per type (4) and layout (2).
+    CHECK(checked == 4 * 2 * expected_runs);
+    CHECK(refused == 4 * 2 * expected_refusals);
+}
+
 // Split k's sum does not depend on the order the splits ran in: the reduction adds the
 // partial sums in split order. The same bits on every run, from a replayed CUDA graph (its
 // partial sums in the graph's own allocation) and from calls after the graph.

@@ -47,7 +47,12 @@
 #             NT the Hopper kernels that split k (256x16, 128x16, 256x64, 128x64, 64x128 and
 #             128x128 tiles) and the skinny kernels (16x8 and 32x8 for m up to 8, 16x32 up to 32),
 #             for NN the skinny kernels that read W along its rows (_nn, 16 to 64 rows of C^T a
-#             block, for m up to 8 and up to 32); DECODE_DTYPE=f16 times f16
+#             block, for m up to 8 and up to 32); DECODE_DTYPE=f16 times f16; DECODE_LAYOUT=col
+#             times the column-major mirrors of those layouts instead (the same shapes with C of m
+#             rows: TN for NT, TT for NN, which the skinny kernels compute as C^T): cuda_tiled's
+#             default against cuBLAS and cuBLASLt, and every skinny id that reads the mirror
+#             forced by id (16x8, 32x8, 16x16 and 16x32 for TN; the NN run's _nn ids for TT), summary
+#             lines "decode col TN, ..."
 #   kernels   where a call's device time goes: ncu (--clock-control none) times every kernel that
 #             cuBLAS and cuda_tiled's default launch for each of KERNEL_SHAPES (bf16 row-major NT,
 #             default the decode shapes 1x4096x4096 1x14336x4096 32x14336x4096 128x4096x4096
@@ -360,17 +365,32 @@ if has_stage decode; then
     tiles+=",cuda_tiled:skinny_${dt}_16x8,cuda_tiled:skinny_${dt}_32x8,cuda_tiled:skinny_${dt}_16x32"
     along_m=""
     for t in 16x8 32x8 64x8 16x32 32x32 64x32; do along_m+=",cuda_tiled:skinny_${dt}_${t}_nn"; done
+    # DECODE_LAYOUT=col: each layout's column-major mirror, C of m rows (C^T = op(B)^T op(A)^T
+    # of the row-major call's canonical form), with the skinny ids that compute it.
+    layout=${DECODE_LAYOUT:-row}
+    along_k=""
+    for t in 16x8 32x8 16x16 16x32; do along_k+=",cuda_tiled:skinny_${dt}_${t}"; done
     for ops in ${DECODE_OPS:-NT NN}; do
         ids=$along_m
         [ "$ops" = NT ] && ids=$tiles
-        timeout 300 $gemm bench $shapes --device 0 --dtype $dt --layout row --ops $ops \
+        run_ops=$ops tag=$ops
+        if [ "$layout" = col ]; then
+            case $ops in
+            NT) run_ops=TN ids=$along_k ;;
+            NN) run_ops=TT ids=$along_m ;;
+            *) summary+=("decode col: DECODE_OPS $ops has no mirror here (NT or NN)"); continue ;;
+            esac
+            tag="col $run_ops"
+        fi
+        file=decode_${tag// /_}
+        timeout 300 $gemm bench $shapes --device 0 --dtype $dt --layout $layout --ops $run_ops \
             --backends cublas,cublaslt,cuda_tiled$ids --baseline cublas --no-measure-peak \
-            --csv "$out/decode_$ops.csv" >"$out/decode_bench_$ops.txt" 2>&1
-        summary+=("gemm bench decode $dt $ops: rc=$?")
+            --csv "$out/$file.csv" >"$out/${file/decode_/decode_bench_}.txt" 2>&1
+        summary+=("gemm bench decode $dt $tag: rc=$?")
         for backend in cuda_tiled ${ids//,/ }; do
-            summary+=("$(awk -F, -v b=$backend -v o=$ops '$1 == b && $21 > 0 { s += log($21); n++; if (!lo || $21 < lo) lo = $21 }
+            summary+=("$(awk -F, -v b=$backend -v o="$tag" '$1 == b && $21 > 0 { s += log($21); n++; if (!lo || $21 < lo) lo = $21 }
                 END { if (n) printf "decode %s, %s against cuBLAS: geometric mean %.3f, lowest %.3f over %d shapes", o, b, exp(s / n), lo, n }' \
-                "$out/decode_$ops.csv" 2>/dev/null)")
+                "$out/$file.csv" 2>/dev/null)")
         done
         save_logs
     done

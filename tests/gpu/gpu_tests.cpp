@@ -1977,12 +1977,12 @@ gemm_case skinny_case(type_pair t, gemm_layout_t layout, const skinny_shape &sh,
 // The kernels for C of at most 8, 16 and 32 columns by id, where the device and the build have
 // them, each on its operand form (op(A) along k; _nn: op(A) along m): every n from 1 to 8 and n
 // of 9, 16, 17, 25, 31 and 32 (a part of the last 8 columns, and each id refusing C wider than
-// its own unless its mirror computes it: few rows, skinny kernels on C of few rows), m not a multiple of their 16 to 64 rows (and below one lane's run of rows), k below
-// one 8-element load, not a multiple of the 32 k of a chunk (the last chunk read element by
-// element) and with fewer whole chunks than warps, strided batches (the weights shared, too),
-// alpha and beta (beta = 0 with NaN in C), C's leading dimension m + 3, C in the input type and
-// in f32, both layouts, device and host memory; and what they refuse (more columns than theirs,
-// the other operand form, A or B not 16-byte aligned), C unchanged.
+// its own unless its mirror computes it: few rows, skinny kernels on C of few rows), m not a multiple of their 16 to 64
+// rows (and below one lane's run of rows), k below one 8-element load, not a multiple of the 32 k of a chunk (the last
+// chunk read element by element) and with fewer whole chunks than warps, strided batches (the weights shared, too),
+// alpha and beta (beta = 0 with NaN in C), C's leading dimension m + 3, C in the input type and in f32, both layouts,
+// device and host memory; and what they refuse (more columns than theirs, the other operand form, A or B not 16-byte
+// aligned), C unchanged.
 TEST_CASE("gpu: cuda_tiled skinny kernels against cpu_ref, and what they refuse") {
     if (!has_backend("cuda_tiled")) {
         MESSAGE("cuda_tiled not available or not selected: not tested");
@@ -2169,7 +2169,8 @@ bool skinny_serves(bool along_m, int64_t columns, gemm_op_t ta, gemm_op_t tb, in
 // reads, and for column-major (N, T) that no skinny kernel reads it.
 std::vector<std::string> skinny_refusal_words(bool along_m, gemm_op_t ta, gemm_op_t tb) {
     const bool t_a = ta == GEMM_OP_T, t_b = tb == GEMM_OP_T;
-    if (!t_a && t_b) return {along_m ? "not stored along m" : "not stored along k", "no skinny kernel reads this op pair"};
+    if (!t_a && t_b)
+        return {along_m ? "not stored along m" : "not stored along k", "no skinny kernel reads this op pair"};
     if (along_m) return {t_a == t_b ? "more than" : "not stored along m"};
     return {t_a && !t_b ? "more than" : "not stored along k"};
 }

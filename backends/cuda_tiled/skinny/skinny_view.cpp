@@ -50,7 +50,8 @@ std::string readers(const problem &dp) {
 skinny_view skinny_view_of(const problem &dp, skinny_orientation o) {
     if (o == skinny_orientation::as_stored)
         return {dp.op_a, dp.op_b, dp.m, dp.n, dp.a, dp.b, dp.lda, dp.ldb, dp.stride_a, dp.stride_b, false};
-    // C^T = op(B)^T op(A)^T: op(B)^T is B read with the other op, and likewise op(A)^T.
+    // C^T = op(B)^T op(A)^T: op(B)^T is B read with the other op, and likewise op(A)^T (the
+    // skinny types are real, so their ops are N or T: C has no mirror and stays C).
     return {skinny_flipped(dp.op_b).value_or(transpose::c),
             skinny_flipped(dp.op_a).value_or(transpose::c),
             dp.n,

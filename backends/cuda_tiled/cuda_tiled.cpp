@@ -31,6 +31,20 @@ using cuda_tiled::variant_info;
 // time (NOTES.md, Textbook kernels in the tuner). run() still takes them by id at any size.
 constexpr double textbook_offer_limit = 1024.0 * 1024.0 * 1024.0;
 
+// Why cuda_tiled cannot compute the FP8 problem p ("" when it can): host memory is not staged
+// (the kernels read the scales on the device), k = 0 or alpha = 0 runs scale_c, which has no
+// output scale or amax; else what its default FP8 line (the first of the type) refuses.
+std::string fp8_refusal(const problem &p) {
+    if (p.space == memory_space::host)
+        return "FP8 on host memory not supported (the kernels read the scales on the device: device or managed "
+               "memory)";
+    if (p.scales_only() && (p.scaling.d_scale || p.scaling.amax_d))
+        return "FP8 with k = 0 or alpha = 0 and an output scale or amax not supported";
+    for (const variant_info &v : cuda_tiled::variant_table())
+        if (v.type == p.ab_type) return cuda_tiled::refusal(v, p);
+    return "FP8 not supported by this build (its kernels need CUDA 12.0 or later)";
+}
+
 class cuda_tiled_backend final : public backend {
 public:
     std::string_view name() const override { return "cuda_tiled"; }
@@ -42,6 +56,10 @@ public:
     verdict supports(const problem &p) const override {
         if (p.m > INT_MAX || p.n > INT_MAX || p.k > INT_MAX || p.batch > INT_MAX)
             return verdict::no("m, n, k or batch above 2^31 - 1 not supported (32-bit indices)");
+        if (is_fp8(p.ab_type)) {
+            if (std::string why = fp8_refusal(p); !why.empty()) return verdict::no(why);
+            return verdict::yes();
+        }
         if (cuda_tiled::mma_types(p)) {
             if (!cuda_tiled::mma_tiles_fit(p)) return verdict::no("more than 2^31 - 1 tiles of 64x64 in C");
             return verdict::yes();
@@ -105,6 +123,9 @@ public:
                 if (std::string why = cuda_tiled::refusal(*asked, cuda::offload_shape(p)); !why.empty())
                     return set_error(GEMM_STATUS_NOT_SUPPORTED, "cuda_tiled: " + asked->id + " refuses " + why);
         }
+        if (is_fp8(p.ab_type))
+            if (std::string why = fp8_refusal(p); !why.empty())
+                return set_error(GEMM_STATUS_NOT_SUPPORTED, "cuda_tiled: " + why);
         return cuda::run_on_device(p, ctx, [&](const problem &dp, cudaStream_t stream) {
             // alpha == 0 or k == 0: C = beta * C, and A and B are never read.
             if (dp.k == 0 || dp.alpha == 0.0) {
@@ -120,6 +141,8 @@ public:
             }
             if (!v) {
                 v = cuda_tiled::default_variant(dp, aligned, sms);
+                if (!v)  // not reached: supports() refuses what no default computes
+                    return set_error(GEMM_STATUS_NOT_SUPPORTED, "cuda_tiled: no kernel computes this problem");
             } else if (v->vector && !aligned) {
                 // Never an unaligned 16-byte access: the scalar twin computes the same tiles.
                 v = cuda_tiled::find_variant(v->scalar_twin);

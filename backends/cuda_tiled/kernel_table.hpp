@@ -11,10 +11,12 @@ namespace gemm::cuda_tiled {
 // (wgmma), skinny/.
 enum class kernel_family { textbook, register_tiled, wmma, wgmma, skinny };
 
-// The input types a configuration computes, a bit each (f32 on wgmma is TF32).
+// The input types a configuration computes, a bit each (f32 on wgmma is TF32; e4m3 and e5m2,
+// FP8, with A and B of one type).
 namespace types {
-constexpr unsigned f32 = 1, f64 = 2, f16 = 4, bf16 = 8;
-}
+constexpr unsigned f32 = 1, f64 = 2, f16 = 4, bf16 = 8, e4m3 = 16, e5m2 = 32;
+constexpr unsigned fp8 = e4m3 | e5m2;
+}  // namespace types
 
 // How the operands must be stored for the kernel to read them (canonical column-major).
 //  - as_stored: any op pair.
@@ -27,7 +29,7 @@ enum class operand_form { as_stored, b_along_k, along_k, a_along_m };
 // One line of the table: a kernel of `family`, for each input type in `types`, computing C in
 // block tiles of bm rows by bn columns.
 //  - bk: the k of a stage (register_tiled); the wgmma kernel's stage is 128 bytes of k (one row
-//    of the 128-byte swizzle: 64 f16/bf16, 32 tf32), so its lines leave bk 0.
+//    of the 128-byte swizzle: 64 f16/bf16, 32 tf32, 128 e4m3/e5m2), so its lines leave bk 0.
 //  - tm x tn: a thread's tile of C (register_tiled).
 //  - stages: the stages of operands in shared memory (register_tiled, wgmma).
 //  - split_k: the kernel may split k into ranges whose f32 partial sums a second kernel adds
@@ -95,6 +97,13 @@ constexpr bool by_size = true, by_id_only = false;
 //    columns. TF32 (f32 with GEMM_ALLOW_TF32=1) only on the tiles it was measured on. A stage
 //    holds (bm + bn) x 128 bytes whatever the input type; the stages fill what shared memory
 //    gives a block.
+//  - wgmma FP8 (e4m3, e5m2: lines of their own, whose kernel adds the tensor cores' partial
+//    sums of each stage of 128 k into f32 registers): both operands stored along k, whole k.
+//    128x128, the default, and 256x64 (both consumers on the same 64 columns of C, 128 rows
+//    each), which holds twice the op(A) a stage for C of few columns. A consumer thread holds
+//    its accumulators and as many partial sums: 64 + 64 at 128 rows of C, so no line gives a
+//    consumer 256 rows (128 + 128 registers, more than the 232 it has). No measurements yet
+//    (NOTES.md, FP8 kernel).
 //  - skinny (compute capability 9.0): C of at most 8, 16 or 32 columns with both operands
 //    stored along k (decode: X W^T for up to 32 rows of X), op(A) read straight into tensor-core
 //    registers, in blocks of bm rows; the _nn lines for op(A) stored along m (decode: X W with
@@ -127,6 +136,8 @@ inline constexpr kernel_config kernel_table[] = {
     line::wgmma(types::f16 | types::bf16, 64, 128, 8, split_k),
     line::wgmma(types::f16 | types::bf16, 256, 16, 6, split_k, operand_form::b_along_k),
     line::wgmma(types::f16 | types::bf16, 128, 16, 11, split_k, operand_form::b_along_k),
+    line::wgmma(types::fp8, 128, 128, 6, whole_k, operand_form::along_k),
+    line::wgmma(types::fp8, 256, 64, 5, whole_k, operand_form::along_k),
     //           types                 bm  bn
     line::skinny(types::f16 | types::bf16, 16, 8),
     line::skinny(types::f16 | types::bf16, 32, 8),
@@ -160,6 +171,14 @@ constexpr bool line_is_consistent(const kernel_config &c) {
     // bn <= 64 columns and take half the rows each: one instruction covers 64, 128 or 256 rows.
     if (c.family == kernel_family::wgmma &&
         !(c.bn == 128 ? c.bm == 64 || c.bm == 128 || c.bm == 256 : c.bn <= 64 && (c.bm == 128 || c.bm == 256)))
+        return false;
+    // An FP8 wgmma line reads both operands along k (the FP8 instructions have no transpose
+    // flags), does not split k (its scales and amax are the GEMM kernel's epilogue), computes no
+    // other type (its kernel promotes partial sums) and gives a consumer at most 128 rows of C
+    // (its accumulators and partial sums: 2 x 64 registers).
+    if (c.family == kernel_family::wgmma && (c.types & types::fp8) != 0 &&
+        (c.types != (c.types & types::fp8) || c.operands != operand_form::along_k || c.split_k ||
+         (c.bn == 128 ? c.bm : c.bm / 2) > 128))
         return false;
     // The skinny kernel's block is tiles of 16 rows by pieces of 8 columns, a warp for each piece;
     // it reads both operands along k.

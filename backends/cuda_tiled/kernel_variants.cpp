@@ -31,8 +31,8 @@ struct type_bit {
     dtype type;
     unsigned bit;
 };
-constexpr type_bit id_types[] = {
-    {dtype::f16, types::f16}, {dtype::bf16, types::bf16}, {dtype::f32, types::f32}, {dtype::f64, types::f64}};
+constexpr type_bit id_types[] = {{dtype::f16, types::f16}, {dtype::bf16, types::bf16}, {dtype::f32, types::f32},
+                                 {dtype::f64, types::f64}, {dtype::e4m3, types::e4m3}, {dtype::e5m2, types::e5m2}};
 constexpr kernel_family families[] = {kernel_family::textbook, kernel_family::register_tiled, kernel_family::wmma,
                                       kernel_family::wgmma, kernel_family::skinny};
 

@@ -18,11 +18,13 @@ namespace gemm::cuda_tiled {
 //   textbook_<dtype>_t<TILE>                                     e.g. textbook_f32_t16
 //   tiled_<dtype>_<BM>x<BN>x<BK>_<TM>x<TN>_s<STAGES>_a<ALIGN>      e.g. tiled_f32_128x128x8_8x8_s3_a4
 //   mma_<dtype>_<BM>x<BN>                                        e.g. mma_bf16_64x64 (tensor cores)
-//   wgmma_<f16|bf16|tf32>_<BM>x<BN>x<BK>_s<STAGES>[_splitk]      e.g. wgmma_bf16_128x128x64_s6
+//   wgmma_<f16|bf16|tf32|e4m3|e5m2>_<BM>x<BN>x<BK>_s<STAGES>[_splitk]
+//                                                                e.g. wgmma_bf16_128x128x64_s6
 //   skinny_<dtype>_<BM>x<BN>[_nn]                                e.g. skinny_bf16_16x8
 // ALIGN is the alignment in elements a register-tiled variant needs: 16 bytes (a4 for f32, a2
 // for f64) lets it use 16-byte global copies and C accesses; a1 is its scalar twin, which runs
-// anywhere. BK of wgmma is 128 bytes of the input type (64 f16/bf16, 32 tf32). A skinny id
+// anywhere. BK of wgmma is 128 bytes of the input type (64 f16/bf16, 32 tf32, 128 e4m3/e5m2:
+// the FP8 kernels, wgmma_e4m3_128x128x128_s6, promote partial sums every 128 k). A skinny id
 // without a suffix reads both operands along k (column-major op(A) = T, op(B) = N); _nn reads
 // op(A) along m (column-major op(A) = op(B) = N; row-major X W with W stored (in, out)). The
 // same ids compute the mirrors, C of at most BN rows, as C^T = op(B)^T op(A)^T: column-major
@@ -42,8 +44,8 @@ struct variant_info {
 // The id of line c's kernel for input type t (vector: the 16-byte form of a register-tiled line).
 std::string kernel_id(const kernel_config &c, dtype t, bool vector);
 
-// Every variant of this build, f32, f64, f16 and bf16, by family, then input type (f16, bf16,
-// f32, f64), then table line (built once). The Hopper lines (wgmma, skinny) only where the
+// Every variant of this build, f32, f64, f16, bf16, e4m3 and e5m2, by family, then input type
+// (f16, bf16, f32, f64, e4m3, e5m2), then table line (built once). The Hopper lines (wgmma, skinny) only where the
 // build has their part (CUDA 12.0 and later).
 const std::vector<variant_info> &variant_table();
 

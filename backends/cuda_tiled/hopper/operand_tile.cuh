@@ -13,12 +13,13 @@ namespace gemm::cuda_tiled::hopper {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
 // One operand's tile in shared memory: R rows (along m or n) by 128 bytes of k (64 f16/bf16,
-// 32 f32), in the 128-byte swizzle, as TMA writes it and wgmma reads it, for an operand stored
+// 32 f32, 128 e4m3/e5m2), in the 128-byte swizzle, as TMA writes it and wgmma reads it, for an operand stored
 // along k (MN = false) or along its rows (MN = true, 16-bit types only). A slice of 64 rows
 // begins 8 KB * slice in both.
 //  - k-major: boxes of 128 bytes of k x 128 rows (R rows for a tile of fewer); each row 128
 //    bytes, groups of 8 rows 1024 bytes apart (the descriptor's stride offset; its leading
-//    offset is unused), an instruction's k step (16 elements, tf32 8) 32 bytes further.
+//    offset is unused), an instruction's k step (16 elements, tf32 8, FP8 32) 32 bytes further:
+//    the layout and the descriptor count bytes, so they are the same for every element size.
 //  - MN-major: boxes of 64 rows x 64 k, 8 KB apart (the leading offset: the next 64 rows);
 //    each k a 128-byte row of 64 elements, groups of 8 k 1024 bytes apart (the stride
 //    offset), a k step of 16 two such groups further.

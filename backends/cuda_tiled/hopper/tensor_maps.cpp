@@ -18,7 +18,9 @@ PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
     return encode;
 }
 
+// FP8 values travel as bytes: TMA copies them, never converts them.
 CUtensorMapDataType tensor_map_type(dtype t) {
+    if (is_fp8(t)) return CU_TENSOR_MAP_DATA_TYPE_UINT8;
     if (t == dtype::bf16) return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
     return t == dtype::f16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
 }

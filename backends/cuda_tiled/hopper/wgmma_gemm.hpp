@@ -1,5 +1,5 @@
-// wgmma_gemm.hpp: the Hopper tensor-core kernels of kernel_table's wgmma lines, for f16/bf16 and
-// for f32 through TF32 (wgmma, operands brought by the bulk tensor copy engine, TMA), compiled
+// wgmma_gemm.hpp: the Hopper tensor-core kernels of kernel_table's wgmma lines, for f16/bf16, for
+// f32 through TF32 and for FP8 (wgmma, operands brought by the bulk tensor copy engine, TMA), compiled
 // for sm_90a when the CUDA compiler has it (12.0 and later): what they refuse, their launch.
 #pragma once
 
@@ -21,7 +21,9 @@ namespace gemm::cuda_tiled {
 // stride: what TMA can describe) or with overlapping batch matrices; more tiles of the line's
 // than an int holds. f16/bf16: every op pair the line reads, as stored. f32: TF32 reads
 // operands along k only, so an operand stored along m or n (A op N, B op T) is copied along k
-// first (refused where the copies would pass 1 GiB).
+// first (refused where the copies would pass 1 GiB). e4m3/e5m2 (the FP8 lines, C in f32, f16
+// or bf16): both operands stored along k (op(A) = T, op(B) = N), per-tensor scales, device or
+// managed memory; other op pairs, block scales and host memory are refused.
 std::string wgmma_refusal(const kernel_config &c, const problem &dp);
 
 // dp on device memory with k > 0 and alpha != 0, in line c's tiles: NOT_SUPPORTED with the
@@ -31,7 +33,8 @@ std::string wgmma_refusal(const kernel_config &c, const problem &dp);
 // smallest, counting the cost of the split itself (a second launch, the partial sums written
 // and read back), their f32 partial sums kept in the thread's workspace (a split count that
 // does not fit is not taken); a second kernel then adds them in a fixed order into C, so the
-// result does not depend on the order the blocks ran in.
+// result does not depend on the order the blocks ran in. FP8: the scales are read on the device
+// by the GEMM kernel; amax_d is zeroed on the stream before it.
 gemm_status_t launch_wgmma(const kernel_config &c, const problem &dp, cudaStream_t stream);
 
 }  // namespace gemm::cuda_tiled

@@ -3,12 +3,14 @@
 // B (K x N) + (accumulate ? D : 0), both operands from shared memory through their
 // descriptors; scales 1. K is 32 bytes of the element type: 16 for f16/bf16, whose operands
 // may be stored along k or, with A_MN / B_MN, along their other dimension (the instruction's
-// transpose flags), and 8 for tf32 (f32 data, of which the instruction reads the 10-bit
-// mantissa), whose operands must be stored along k (the instruction has no transpose flags).
+// transpose flags); 8 for tf32 (f32 data, of which the instruction reads the 10-bit mantissa)
+// and 32 for e4m3/e5m2, whose operands must be stored along k (those instructions have no
+// transpose flags).
 #pragma once
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 
 #include <cstdint>
 #include <type_traits>
@@ -19,7 +21,8 @@ namespace gemm::cuda_tiled {
 
 // One asm statement per N, stamped with the instruction's shape and types (e.g.
 // "m64n128k16.f32.bf16.bf16") and its transpose operands (", %67, %68"; none for tf32), which
-// must sit in its string literal. The flags are operands either way; tf32 does not name them.
+// must sit in its string literal. The flags are operands either way; tf32, e4m3 and e5m2 do not
+// name them.
 #define GEMM_WGMMA_64X64(SHAPE_TYPES, TRANS)                                                                           \
     asm volatile("{\n"                                                                                                 \
                  ".reg .pred p;\n"                                                                                     \
@@ -93,27 +96,38 @@ namespace gemm::cuda_tiled {
           "+f"(d[126]), "+f"(d[127])                                                                                   \
         : "l"(a), "l"(b), "r"(accumulate), "n"(int(A_MN)), "n"(int(B_MN)))
 
+// tf32 and FP8 instructions take no transpose flags: their operands are stored along k.
+template <class T>
+constexpr bool stored_along_k_only =
+    std::is_same_v<T, float> || std::is_same_v<T, __nv_fp8_e4m3> || std::is_same_v<T, __nv_fp8_e5m2>;
+
 template <class T, bool A_MN, bool B_MN>
 __device__ inline void wgmma_64x64(float (&d)[32], uint64_t a, uint64_t b, int accumulate) {
-    static_assert(!std::is_same_v<T, float> || (!A_MN && !B_MN), "tf32 operands are stored along k");
+    static_assert(!stored_along_k_only<T> || (!A_MN && !B_MN), "tf32 and FP8 operands are stored along k");
     if constexpr (std::is_same_v<T, __nv_bfloat16>) GEMM_WGMMA_64X64("m64n64k16.f32.bf16.bf16", ", %35, %36");
     else if constexpr (std::is_same_v<T, __half>) GEMM_WGMMA_64X64("m64n64k16.f32.f16.f16", ", %35, %36");
+    else if constexpr (std::is_same_v<T, __nv_fp8_e4m3>) GEMM_WGMMA_64X64("m64n64k32.f32.e4m3.e4m3", "");
+    else if constexpr (std::is_same_v<T, __nv_fp8_e5m2>) GEMM_WGMMA_64X64("m64n64k32.f32.e5m2.e5m2", "");
     else GEMM_WGMMA_64X64("m64n64k8.f32.tf32.tf32", "");
 }
 
 template <class T, bool A_MN, bool B_MN>
 __device__ inline void wgmma_64x128(float (&d)[64], uint64_t a, uint64_t b, int accumulate) {
-    static_assert(!std::is_same_v<T, float> || (!A_MN && !B_MN), "tf32 operands are stored along k");
+    static_assert(!stored_along_k_only<T> || (!A_MN && !B_MN), "tf32 and FP8 operands are stored along k");
     if constexpr (std::is_same_v<T, __nv_bfloat16>) GEMM_WGMMA_64X128("m64n128k16.f32.bf16.bf16", ", %67, %68");
     else if constexpr (std::is_same_v<T, __half>) GEMM_WGMMA_64X128("m64n128k16.f32.f16.f16", ", %67, %68");
+    else if constexpr (std::is_same_v<T, __nv_fp8_e4m3>) GEMM_WGMMA_64X128("m64n128k32.f32.e4m3.e4m3", "");
+    else if constexpr (std::is_same_v<T, __nv_fp8_e5m2>) GEMM_WGMMA_64X128("m64n128k32.f32.e5m2.e5m2", "");
     else GEMM_WGMMA_64X128("m64n128k8.f32.tf32.tf32", "");
 }
 
 template <class T, bool A_MN, bool B_MN>
 __device__ inline void wgmma_64x256(float (&d)[128], uint64_t a, uint64_t b, int accumulate) {
-    static_assert(!std::is_same_v<T, float> || (!A_MN && !B_MN), "tf32 operands are stored along k");
+    static_assert(!stored_along_k_only<T> || (!A_MN && !B_MN), "tf32 and FP8 operands are stored along k");
     if constexpr (std::is_same_v<T, __nv_bfloat16>) GEMM_WGMMA_64X256("m64n256k16.f32.bf16.bf16", ", %131, %132");
     else if constexpr (std::is_same_v<T, __half>) GEMM_WGMMA_64X256("m64n256k16.f32.f16.f16", ", %131, %132");
+    else if constexpr (std::is_same_v<T, __nv_fp8_e4m3>) GEMM_WGMMA_64X256("m64n256k32.f32.e4m3.e4m3", "");
+    else if constexpr (std::is_same_v<T, __nv_fp8_e5m2>) GEMM_WGMMA_64X256("m64n256k32.f32.e5m2.e5m2", "");
     else GEMM_WGMMA_64X256("m64n256k8.f32.tf32.tf32", "");
 }
 

@@ -1,12 +1,15 @@
 // wgmma_kernel.cuh: the Hopper tensor-core GEMM kernel for f16/bf16 inputs (f32 accumulators, C
-// in the input type or f32) and for f32 through TF32 (C in f32): operands brought into shared
+// in the input type or f32), for f32 through TF32 (C in f32) and for FP8 (e4m3/e5m2, partial
+// sums promoted into f32 every 128 k, C in f32, f16 or bf16): operands brought into shared
 // memory by the bulk tensor copy engine (TMA) through a ring of stages on mbarriers, multiplied
 // by wgmma. Compiled for sm_90a only.
 #pragma once
 
 #include <cuda.h>  // CUtensorMap
+#include <cuda_fp8.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "backends/cuda_tiled/hopper/c_store.cuh"
 #include "backends/cuda_tiled/hopper/mbarrier_tma.cuh"
@@ -30,6 +33,32 @@ __device__ inline void wgmma_step(float (&d)[N], uint64_t a, uint64_t b, int acc
     if constexpr (WN == 64) wgmma_64x64<T, A_MN, B_MN>(d, a, b, accumulate);
     else if constexpr (WN == 128) wgmma_64x128<T, A_MN, B_MN>(d, a, b, accumulate);
     else wgmma_64x256<T, A_MN, B_MN>(d, a, b, accumulate);
+}
+
+// FP8 inputs: their kernel promotes the tensor cores' partial sums (wgmma_gemm_kernel).
+template <class T> constexpr bool is_fp8_type = std::is_same_v<T, __nv_fp8_e4m3> || std::is_same_v<T, __nv_fp8_e5m2>;
+
+// Adds a stage's partial sums into the accumulators. Block scales would multiply each part[i]
+// here by the scales of its m and its n for the stage's block of k (one k block a stage), the
+// only place they change: part[4j + 2h + e] is m 8j + 2 (lane % 4) + e of the consumer's m and
+// n 16 warp + lane / 4 + 8h of its 64 n, which lie in one block of 128 n.
+template <int N> __device__ inline void promote(float (&d)[N], const float (&part)[N]) {
+#pragma unroll
+    for (int i = 0; i < N; ++i) d[i] += part[i];
+}
+
+// The largest of the 256 consumer threads' amax into *amax: a warp's by shuffles, the block's
+// through `slots` (8 floats of shared memory no consumer reads any more), then one atomicMax
+// on the float's bits, which order non-negative floats (and NaN with its sign bit clear, above
+// +Inf) as integers do. *amax is 0 before the kernel (launch_direct).
+__device__ inline void amax_to_global(float v, float *slots, float *amax) {
+    for (int lanes = 16; lanes > 0; lanes /= 2) v = max_with_nan(v, __shfl_xor_sync(0xffffffffu, v, lanes));
+    asm volatile("bar.sync 1, %0;" ::"n"(consumers * 128) : "memory");  // every store_tile is done
+    if (threadIdx.x % 32 == 0) slots[threadIdx.x / 32 - 4] = v;
+    asm volatile("bar.sync 1, %0;" ::"n"(consumers * 128) : "memory");
+    if (threadIdx.x != 128) return;
+    for (int w = 1; w < consumers * 4; ++w) v = max_with_nan(v, slots[w]);
+    atomicMax(reinterpret_cast<int *>(amax), __float_as_int(v));
 }
 
 // Work item w: the split of k, the matrix and the tile (m, n), its k steps [ks_begin, ks_end).
@@ -65,6 +94,11 @@ __device__ inline work_item item_of(int64_t w, int tiles_m, int tiles_n, int k_s
 // operands arrive while the consumers store the last one; warpgroups 1 and 2 each multiply 64
 // rows of n by the tile's BM of m, keeping one k step's wgmmas in flight while waiting for the
 // next stage. The copying warpgroup gives its registers to the multiplying ones (setmaxnreg).
+// FP8 (both operands stored along k, whole k): a stage's 128 k are summed by the tensor cores
+// into fresh registers, waited for and added into the f32 accumulators (promote), since the
+// tensor cores' FP8 sums keep fewer bits than f32 (NOTES.md, FP8 kernel); the other
+// consumer's wgmmas keep the tensor cores busy meanwhile. The epilogue multiplies alpha by the
+// per-tensor scales, and applies the output scale and amax (store_tile's SCALED).
 template <class T, class TC, class Tiling, bool A_ROWS, bool B_ROWS>
 __global__ void __launch_bounds__(threads, 1)
     wgmma_gemm_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
@@ -128,6 +162,13 @@ __global__ void __launch_bounds__(threads, 1)
 
     asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
     const int group = warpgroup - 1;
+    constexpr bool promotes = is_fp8_type<T>;
+    c_target out = p.out;
+    output_scaling scaling;
+    if constexpr (promotes) {
+        out.alpha *= (p.a_scale ? *p.a_scale : 1.0f) * (p.b_scale ? *p.b_scale : 1.0f);
+        if (p.d_scale) scaling.d_scale = *p.d_scale;
+    }
     int step = 0;
     for (int64_t w = blockIdx.x; w < work; w += gridDim.x) {
         const work_item at = item_of(w, tiles_m, tiles_n, k_steps, p);
@@ -152,30 +193,48 @@ __global__ void __launch_bounds__(threads, 1)
             barrier_wait(&full[s], (step / stages) & 1);
             const uint64_t a = tile_of_b::descriptor(tiles_a + s * Tiling::stage_elems_a + (n0 - at.tn * bn) * bk);
             const uint64_t b = tile_of_a::descriptor(tiles_b + s * Tiling::stage_elems_b + (m0 - at.tm * bm) * bk);
-            fence_accumulators(d);
-            asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+            if constexpr (promotes) {
+                float part[Tiling::accumulators];  // the first wgmma writes it (accumulate 0)
+                asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
 #pragma unroll
-            for (int kk = 0; kk < bk / Tiling::wgmma_k; ++kk)
-                wgmma_step<T, wn, B_ROWS, A_ROWS>(d, a + kk * tile_of_b::k_step, b + kk * tile_of_a::k_step,
-                                                  ks > at.ks_begin || kk > 0);
-            asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-            // The previous step's wgmmas are done once at most this one is pending: its stage
-            // goes back to the copies.
-            asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
-            fence_accumulators(d);
-            if (ks > at.ks_begin) barrier_arrive(&empty[(step - 1) % stages]);
+                for (int kk = 0; kk < bk / Tiling::wgmma_k; ++kk)
+                    wgmma_step<T, wn, false, false>(part, a + kk * tile_of_b::k_step, b + kk * tile_of_a::k_step,
+                                                    kk > 0);
+                asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+                asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+                fence_accumulators(part);
+                barrier_arrive(&empty[s]);
+                promote(d, part);
+            } else {
+                fence_accumulators(d);
+                asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+#pragma unroll
+                for (int kk = 0; kk < bk / Tiling::wgmma_k; ++kk)
+                    wgmma_step<T, wn, B_ROWS, A_ROWS>(d, a + kk * tile_of_b::k_step, b + kk * tile_of_a::k_step,
+                                                      ks > at.ks_begin || kk > 0);
+                asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+                // The previous step's wgmmas are done once at most this one is pending: its stage
+                // goes back to the copies.
+                asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
+                fence_accumulators(d);
+                if (ks > at.ks_begin) barrier_arrive(&empty[(step - 1) % stages]);
+            }
         }
-        asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
-        fence_accumulators(d);
-        barrier_arrive(&empty[(step - 1) % stages]);
+        if constexpr (!promotes) {
+            asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+            fence_accumulators(d);
+            barrier_arrive(&empty[(step - 1) % stages]);
+        }
         if (p.splits == 1) {
-            store_tile<TC, wn>(d, staging, p.out, p, m0, n0, n_end, at.matrix);
+            store_tile<TC, wn, promotes>(d, staging, out, p, m0, n0, n_end, at.matrix, &scaling);
         } else {
             const int64_t elements = int64_t(p.m) * p.n;
             const c_target partial{p.partial + at.split * p.split_stride, p.m, elements, 1.0f, 0.0f, p.m % 4 == 0};
             store_tile<float, wn>(d, staging, partial, p, m0, n0, n_end, at.matrix);
         }
     }
+    if constexpr (promotes)
+        if (p.amax) amax_to_global(scaling.amax, staging, p.amax);
 #endif
 }
 

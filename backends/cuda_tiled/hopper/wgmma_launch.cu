@@ -3,6 +3,7 @@
 #include <cuda.h>  // CUtensorMap
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 
 #include <algorithm>
 #include <array>
@@ -59,6 +60,8 @@ gemm_status_t launch_typed(const CUtensorMap &map_a, const CUtensorMap &map_b, c
     //    launch only at its completion; a smaller grid that splits is launched plainly. Next
     //    kernels launched early onto the SMs a smaller grid leaves idle slowed it down
     //    (NOTES.md, Programmatic dependent launch).
+    //  - A GEMM that computes amax is launched plainly: its predecessor is the memset that
+    //    zeroes amax (launch_direct), not a kernel.
     const bool fills = 32 * blocks >= 31 * int64_t(sms);
     wgmma_params gemm = params;
     gemm.early_dependents = fills || params.splits > 1;
@@ -71,7 +74,7 @@ gemm_status_t launch_typed(const CUtensorMap &map_a, const CUtensorMap &map_b, c
     config.dynamicSmemBytes = Tiling::smem_bytes;
     config.stream = stream;
     config.attrs = &dependent;
-    config.numAttrs = fills || params.splits == 1 ? 1 : 0;
+    config.numAttrs = (fills || params.splits == 1) && !params.amax ? 1 : 0;
     if (cudaError_t e = cudaLaunchKernelEx(&config, kernel, map_a, map_b, gemm); e != cudaSuccess || params.splits == 1)
         return cuda::cuda_status(e, "cuda_tiled: wgmma kernel launch");
     // The reduction's blocks: two quads a thread where one would make more blocks than run at
@@ -105,18 +108,39 @@ gemm_status_t launch_ops(const problem &dp, const CUtensorMap &map_a, const CUte
     }
 }
 
+// FP8 inputs T (both operands stored along k: wgmma_refusal) into C of dp's type.
+template <class T, class Tiling>
+gemm_status_t launch_fp8(const problem &dp, const CUtensorMap &map_a, const CUtensorMap &map_b, const wgmma_params &p,
+                         cudaStream_t stream) {
+    if (dp.c_type == dtype::f32)
+        return launch_typed<T, float, Tiling, false, false>(map_a, map_b, p, dp.device, stream);
+    if (dp.c_type == dtype::f16)
+        return launch_typed<T, __half, Tiling, false, false>(map_a, map_b, p, dp.device, stream);
+    return launch_typed<T, __nv_bfloat16, Tiling, false, false>(map_a, map_b, p, dp.device, stream);
+}
+
 // Line LINE's kernel for dp's types: f16/bf16 in any op pair its form reads, C in the input type
 // or f32; f32 (TF32) with both operands stored along k (wgmma_refusal, launch_wgmma's copies),
-// C in f32. Only the types the line names are compiled.
+// C in f32; e4m3/e5m2 with both operands stored along k, C in f32, f16 or bf16. Only the types
+// the line names are compiled.
 template <std::size_t LINE>
 gemm_status_t launch_line(const problem &dp, const CUtensorMap &map_a, const CUtensorMap &map_b, const wgmma_params &p,
                           cudaStream_t stream) {
     constexpr kernel_config c = kernel_table[LINE];
     using half_tiling = wgmma_tiling<c.bm, c.bn, c.stages, 2>;
     using tf32_tiling = wgmma_tiling<c.bm, c.bn, c.stages, 4>;
-    static_assert(half_tiling::smem_bytes <= max_block_shared_bytes && tf32_tiling::smem_bytes <= max_block_shared_bytes,
+    using fp8_tiling = wgmma_tiling<c.bm, c.bn, c.stages, 1>;
+    static_assert(half_tiling::smem_bytes <= max_block_shared_bytes &&
+                      tf32_tiling::smem_bytes <= max_block_shared_bytes &&
+                      fp8_tiling::smem_bytes <= max_block_shared_bytes,
                   "a wgmma line's stages exceed the shared memory of a block");
-    if (dp.ab_type == dtype::f32) {
+    if (dp.ab_type == dtype::e4m3) {
+        if constexpr (c.computes(types::e4m3))
+            return launch_fp8<__nv_fp8_e4m3, fp8_tiling>(dp, map_a, map_b, p, stream);
+    } else if (dp.ab_type == dtype::e5m2) {
+        if constexpr (c.computes(types::e5m2))
+            return launch_fp8<__nv_fp8_e5m2, fp8_tiling>(dp, map_a, map_b, p, stream);
+    } else if (dp.ab_type == dtype::f32) {
         if constexpr (c.computes(types::f32))
             return launch_typed<float, float, tf32_tiling, false, false>(map_a, map_b, p, dp.device, stream);
     } else if (dp.ab_type == dtype::f16) {
@@ -182,6 +206,16 @@ gemm_status_t launch_direct(const kernel_config &c, const problem &dp, cudaStrea
     p.m = int(dp.m), p.n = int(dp.n), p.k = int(dp.k), p.batch = int(dp.batch);
     p.a_batched = dp.stride_a != 0;
     p.b_batched = dp.stride_b != 0;
+    // FP8's per-tensor scales (wgmma_refusal refuses block scales); amax starts from 0, which
+    // every |element| the kernel's atomicMax brings is at least.
+    const scaling_spec &x = dp.scaling;
+    p.a_scale = x.a.kind == scale_kind::tensor ? x.a.values : nullptr;
+    p.b_scale = x.b.kind == scale_kind::tensor ? x.b.values : nullptr;
+    p.d_scale = x.d_scale;
+    p.amax = x.amax_d;
+    if (p.amax)
+        if (cudaError_t e = cudaMemsetAsync(p.amax, 0, sizeof(float), stream); e != cudaSuccess)
+            return cuda::cuda_status(e, "cuda_tiled: clearing amax_d");
     const int stage_k = int(128 / dtype_size(dp.ab_type));  // wgmma_tiling::bk
     const int k_steps = int((dp.k + stage_k - 1) / stage_k);
     p.splits = 1;

@@ -26,12 +26,12 @@ constexpr int staging_bytes = consumers * 4 * staging_warp * 4;  // 20,480
 // instruction, which reads 64, reads the 48 after them from the shared memory that follows (the
 // next stages' rows, or op(A)); the rows of C they give are never stored. So a stage is almost
 // all op(A). A stage holds 128 bytes of k per row (one row of the 128-byte swizzle): 64
-// f16/bf16 or 32 f32 (TF32) elements.
+// f16/bf16, 32 f32 (TF32) or 128 e4m3/e5m2 elements.
 template <int BM, int BN, int STAGES, int ELEMENT_BYTES> struct wgmma_tiling {
     static constexpr int bm = BM;
     static constexpr int bn = BN;  // rows of the wgmma A operand: n
     static constexpr int bk = 128 / ELEMENT_BYTES;
-    static constexpr int wgmma_k = 32 / ELEMENT_BYTES;  // the k of one instruction: 16, tf32 8
+    static constexpr int wgmma_k = 32 / ELEMENT_BYTES;  // the k of one instruction: 16, tf32 8, FP8 32
     static constexpr int stages = STAGES;
     static constexpr bool split_m = BN <= 64;
     static constexpr int wgmma_n = split_m ? BM / 2 : BM;  // the m of one consumer
@@ -68,6 +68,10 @@ struct wgmma_params {
     bool a_batched, b_batched;  // a batch coordinate for the operand (stride != 0)
     bool early_dependents;      // the GEMM lets the stream's next kernel launch once it starts (launch_typed)
     bool discard_partials;      // the reduction drops the partial sums from L2 once read (split_k_reduce)
+    // FP8: the per-tensor scales of op(A) and op(B) and the output scale (device pointers,
+    // nullptr for 1), and where max |alpha * acc + beta * C| goes (nullptr: not computed).
+    const float *a_scale, *b_scale, *d_scale;
+    float *amax;
 };
 
 }  // namespace gemm::cuda_tiled::hopper

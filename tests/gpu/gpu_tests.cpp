@@ -1353,7 +1353,8 @@ TEST_CASE("gpu: FP8 on cublaslt: per-tensor scales, output scale and amax; what 
     d.a_type = d.b_type = GEMM_F8_E5M2;
     CHECK(gemm_backend_supports("cublaslt", &d) == GEMM_STATUS_NOT_SUPPORTED);
     CHECK(std::string(gemm_last_error()).find("e5m2 x e5m2") != std::string::npos);
-    for (const char *other : {"cublas", "cuda_naive", "cuda_tiled"}) {
+    // cuda_tiled's FP8 kernels: "cuda_tiled FP8 kernels against cpu_ref".
+    for (const char *other : {"cublas", "cuda_naive"}) {
         d.a_type = d.b_type = GEMM_F8_E4M3;
         if (gemm_backend_supports(other, &d) == GEMM_STATUS_UNKNOWN_BACKEND) continue;
         CHECK_MESSAGE(gemm_backend_supports(other, &d) == GEMM_STATUS_NOT_SUPPORTED, other);
@@ -1934,6 +1935,216 @@ TEST_CASE("gpu: cuda_tiled wgmma kernels against cpu_ref, and what they refuse")
                     << std::string(hopper ? "" : " (not a 9.0 device)"));
     CHECK(checked + refused > 0);
     if (hopper) CHECK(checked == expected_runs);
+}
+
+namespace {
+
+// The FP8 kernels' bound on |C - expected|: the f32 rule of compare_result, plus what the
+// tensor cores' FP8 sums may lose within a stage of 128 k before the kernel adds them into f32
+// registers. They keep about 14 bits (DeepSeek-V3's report); the bound allows 2^-10 of the
+// element's sum of |scaled products| (16 times that, a margin not measured on these kernels
+// yet). A wrong tile, stage or scale is off by far more.
+constexpr double tensor_core_fp8_share = 0x1p-10;
+
+// c's C as the FP8 kernel wrote it (got) against cpu_ref's (expected) within that bound, and
+// every byte outside C's window as it was: "" when right, else the first problem in words.
+std::string fp8_kernel_mismatch(const gemm_case &c, const operands &o, const bytes &got,
+                                const std::vector<double> &expected, const reference &exact) {
+    const comparison strict = compare_result(c, o, got, expected);
+    if (strict.ok) return "";
+    if (strict.touched > 0) return strict.first;
+    gemm::tolerance_rule rule = tolerance_of(c);
+    rule.product_size = o.product_size;
+    rule.alpha_size *= std::fabs(o.d_scale);
+    rule.beta_size *= std::fabs(o.d_scale);
+    for (int64_t j = 0; j < c.n; ++j)
+        for (int64_t i = 0; i < c.m; ++i) {
+            const std::size_t w = std::size_t(window_index(c, 0, i, j));
+            const double g = load(got.data(), c_element(c, 0, i, j), c.c_type);
+            const double c0 = c.beta_zero() ? 0.0 : std::fabs(load(o.c0.data(), c_element(c, 0, i, j), c.c_type));
+            const double bound = rule.element(std::fabs(expected[w]), c0) + tensor_core_fp8_share * exact.magnitude[w];
+            if (std::fabs(g - expected[w]) <= bound) continue;  // false for NaN
+            std::ostringstream s;
+            s.precision(17);
+            s << "C(i=" << i << ", j=" << j << ") = " << g << ", expected " << expected[w]
+              << ", |diff| = " << std::fabs(g - expected[w]) << " > " << bound;
+            return s.str();
+        }
+    return "";
+}
+
+// amax_d within the same bound of an element as large as the reference's amax (the largest
+// sum of |products| of the matrix, without the output scale).
+std::string fp8_kernel_amax_mismatch(const gemm_case &c, const operands &o, float got, const reference &exact) {
+    if (amax_mismatch(c, o, got, exact.amax).empty()) return "";
+    if (std::isnan(exact.amax) || std::isnan(got)) return amax_mismatch(c, o, got, exact.amax);
+    double magnitude = 0;
+    for (double v : exact.magnitude) magnitude = std::max(magnitude, v / double(o.d_scale));
+    gemm::tolerance_rule rule = tolerance_of(c);
+    rule.product_size = o.product_size;
+    double c0_max = 0;
+    if (!c.beta_zero())
+        for (int64_t j = 0; j < c.n; ++j)
+            for (int64_t i = 0; i < c.m; ++i)
+                c0_max = std::max(c0_max, std::fabs(load(o.c0.data(), c_element(c, 0, i, j), c.c_type)));
+    const double bound = rule.element(exact.amax, c0_max) + tensor_core_fp8_share * magnitude;
+    if (std::fabs(double(got) - exact.amax) <= bound) return "";
+    std::ostringstream s;
+    s.precision(17);
+    s << "amax_d = " << got << ", expected " << exact.amax << " (tolerance " << bound << ")";
+    return s.str();
+}
+
+// c through the cuda_tiled id on device memory with its scaling (device pointers): C checked
+// against cpu_ref's, amax against the reference's, no CUDA error left.
+void check_fp8_id(const std::string &id, const gemm_case &c, const operands &o, const std::vector<double> &expected,
+                  const reference &exact) {
+    const std::string where = id + " " + c.describe();
+    auto as_bytes = [](const void *p, std::size_t n) {
+        const unsigned char *q = static_cast<const unsigned char *>(p);
+        return bytes(q, q + n);
+    };
+    const float amax_init = -1;
+    buffer a(memory::device, o.a), b(memory::device, o.b), cbuf(memory::device, o.c0);
+    buffer sa(memory::device, as_bytes(o.a_scale.data(), o.a_scale.size() * sizeof(float)));
+    buffer sb(memory::device, as_bytes(o.b_scale.data(), o.b_scale.size() * sizeof(float)));
+    buffer sd(memory::device, as_bytes(&o.d_scale, sizeof(float)));
+    buffer amax(memory::device, as_bytes(&amax_init, sizeof(float)));
+    gemm_scaling_t scaling;
+    const gemm_scaling_t *sp =
+        scaling_of(c, scaling, static_cast<const float *>(sa.get()), static_cast<const float *>(sb.get()),
+                   static_cast<const float *>(sd.get()), static_cast<float *>(amax.get()));
+    selection_guard sel("cuda_tiled:" + id);
+    const gemm_status_t st = call_gemm(c, a.get(), b.get(), cbuf.get(), 0, sp);
+    const std::string error = gemm_last_error();
+    CUDA_REQUIRE(cudaDeviceSynchronize());
+    check_no_cuda_error(where);
+    REQUIRE_MESSAGE(st == GEMM_STATUS_SUCCESS, where << ": " << error);
+    const std::string wrong = fp8_kernel_mismatch(c, o, cbuf.read(), expected, exact);
+    CHECK_MESSAGE(wrong.empty(), where << ": " << wrong);
+    if (!c.amax) return;
+    float got = 0;
+    const bytes raw = amax.read();
+    std::memcpy(&got, raw.data(), sizeof got);
+    const std::string wrong_amax = fp8_kernel_amax_mismatch(c, o, got, exact);
+    CHECK_MESSAGE(wrong_amax.empty(), where << ": " << wrong_amax);
+}
+
+}  // namespace
+
+// cuda_tiled's FP8 kernels (wgmma_e4m3_*, wgmma_e5m2_*: every id of the build) against cpu_ref
+// on device memory: the TN form in both layouts (row-major N x T is the canonical T x N), ragged
+// m, n, k (k not a multiple of the 128 of a stage, primes), more tiles than SMs, values over the
+// types' whole range (their largest, 448 or 57344, and smallest subnormals) into bf16 and f32,
+// [-1, 1] into f16, without scales, per-tensor scales, and with an output scale and amax, beta
+// 0 with C holding NaN and beta != 0, C's leading dimension odd or padded; what they refuse
+// (other op pairs, block scales, host memory, A or B not 16-byte aligned), C unchanged; the
+// tuner's candidates.
+TEST_CASE("gpu: cuda_tiled FP8 kernels against cpu_ref, and what they refuse") {
+    if (!has_backend("cuda_tiled")) {
+        MESSAGE("cuda_tiled not available or not selected: not tested");
+        return;
+    }
+    const std::vector<std::string> e4m3_ids = ids_with_prefix("wgmma_e4m3_"), e5m2_ids = ids_with_prefix("wgmma_e5m2_");
+    if (e4m3_ids.empty()) {
+        MESSAGE("this build has no wgmma kernel (CUDA before 12.0): not tested");
+        return;
+    }
+    CHECK(e4m3_ids.size() == e5m2_ids.size());
+    const bool hopper = device_0_is_sm90();
+    gemm_desc_t d;
+    gemm_desc_init(&d, GEMM_F8_E4M3, GEMM_COL_MAJOR, GEMM_OP_T, GEMM_OP_N, 512, 512, 512);
+    d.c_type = GEMM_BF16;
+    d.device = 0;
+    d.scale_mode = GEMM_SCALE_TENSOR;
+    CHECK((gemm_backend_supports("cuda_tiled", &d) == GEMM_STATUS_SUCCESS) == hopper);
+    for (const std::string &id : e4m3_ids) CHECK_MESSAGE(has(cuda_tiled_offers(&d), id) == hopper, id);
+    d.transa = GEMM_OP_N;
+    CHECK(gemm_backend_supports("cuda_tiled", &d) == GEMM_STATUS_NOT_SUPPORTED);
+    if (hopper) CHECK(std::string(gemm_last_error()).find("TN form") != std::string::npos);
+    d.transa = GEMM_OP_T;
+    d.scale_mode = GEMM_SCALE_BLOCK;
+    CHECK(gemm_backend_supports("cuda_tiled", &d) == GEMM_STATUS_NOT_SUPPORTED);
+    if (hopper) CHECK(std::string(gemm_last_error()).find("block scales") != std::string::npos);
+    d.scale_mode = GEMM_SCALE_TENSOR;
+    d.device = -1;
+    CHECK(gemm_backend_supports("cuda_tiled", &d) == GEMM_STATUS_NOT_SUPPORTED);
+    CHECK(std::string(gemm_last_error()).find("host memory") != std::string::npos);
+
+    struct size3 {
+        int64_t m, n, k;
+        bool odd_c;  // C's leading dimension m + 3, else m rounded up to 8, plus 8
+    };
+    const size3 sizes[] = {{128, 128, 128, false},     // one whole tile, one stage
+                           {131, 67, 257, true},       // ragged every way, k past two stages
+                           {1, 1, 1, true},            // one element
+                           {64, 48, 96, false},        // k below a stage
+                           {67, 257, 4099, true},      // 33 stages (past the ring), a ragged last one
+                           {1700, 1200, 136, false}};  // more tiles than SMs (140 of 128x128, 133 of 256x64)
+    const gemm_scale_mode_t modes[] = {GEMM_SCALE_NONE, GEMM_SCALE_TENSOR, GEMM_SCALE_TENSOR};
+    auto round16 = [](int64_t v) { return (v + 15) / 16 * 16; };
+    int64_t checked = 0, refused = 0, turn = 0;
+    for (gemm_dtype_t ab : {GEMM_F8_E4M3, GEMM_F8_E5M2})
+        for (gemm_dtype_t ct : {GEMM_BF16, GEMM_F16, GEMM_F32})
+            for (const size3 &s : sizes) {
+                const int64_t t = turn++;
+                const gemm_layout_t layout = t % 2 ? GEMM_ROW_MAJOR : GEMM_COL_MAJOR;
+                const bool col = layout == GEMM_COL_MAJOR;
+                const int scaling = int(t / 2 % 3);
+                const double beta = t / 6 % 2 ? 0.5 : 0.0, alpha = t % 5 == 1 ? -0.75 : 1.0;
+                gemm_case c = make_case(ab, ct, entry::ex, layout, col ? GEMM_OP_T : GEMM_OP_N,
+                                        col ? GEMM_OP_N : GEMM_OP_T, s.m, s.n, s.k, 0, alpha, beta);
+                c.lda = round16(c.a().min_ld()) + (t % 3 == 0 ? 16 : 0);
+                c.ldb = round16(c.b().min_ld());
+                c.ldc = s.odd_c ? c.c().min_ld() + 3 : (c.c().min_ld() + 7) / 8 * 8 + 8;
+                c.scaling_mode = modes[scaling];
+                c.d_scale = c.amax = scaling == 2;
+                INFO(c.describe());
+                const operands o = make_operands(c);
+                std::vector<double> expected;
+                {
+                    selection_guard ref("cpu_ref");
+                    const run_result r = run_host(c, o);
+                    REQUIRE_MESSAGE(r.status == GEMM_STATUS_SUCCESS, r.error);
+                    expected = window_values(c, r.c);
+                }
+                const reference exact = compute_reference(c, o);
+                for (const std::string &id : ab == GEMM_F8_E4M3 ? e4m3_ids : e5m2_ids) {
+                    if (!hopper) {
+                        const run_result r = run_forced(id, c, o, 0);
+                        CHECK_MESSAGE(r.status == GEMM_STATUS_NOT_SUPPORTED,
+                                      id << " " << c.describe() << ": " << r.error);
+                        CHECK(r.c == o.c0);
+                        ++refused;
+                        continue;
+                    }
+                    check_fp8_id(id, c, o, expected, exact);
+                    ++checked;
+                }
+            }
+    // Other op pairs, refused by every id with the form it serves named, C unchanged; A or B
+    // not 16-byte aligned (check_wgmma_misaligned).
+    for (const std::string &type : {std::string("e4m3"), std::string("e5m2")}) {
+        const gemm_dtype_t ab = type == "e4m3" ? GEMM_F8_E4M3 : GEMM_F8_E5M2;
+        for (auto [ta, tb] :
+             {std::pair{GEMM_OP_N, GEMM_OP_N}, std::pair{GEMM_OP_T, GEMM_OP_T}, std::pair{GEMM_OP_N, GEMM_OP_T}}) {
+            gemm_case c = make_case(ab, GEMM_BF16, entry::ex, GEMM_COL_MAJOR, ta, tb, 64, 64, 64, 0, 1.0, 0.0);
+            const operands o = make_operands(c);
+            for (const std::string &id : ids_with_prefix("wgmma_" + type + "_")) {
+                const run_result r = run_forced(id, c, o, 0);
+                CHECK_MESSAGE(r.status == GEMM_STATUS_NOT_SUPPORTED, id << " " << c.describe() << ": " << r.error);
+                if (hopper) CHECK_MESSAGE(r.error.find("TN form") != std::string::npos, r.error);
+                CHECK(r.c == o.c0);
+                check_no_cuda_error(id + " " + c.describe());
+                ++refused;
+            }
+        }
+        refused += check_wgmma_misaligned("wgmma_" + type, wgmma_tiles(type), type_pair{ab, GEMM_BF16}, hopper);
+    }
+    MESSAGE(checked << " FP8 kernel runs checked, " << refused << " refusals"
+                    << std::string(hopper ? "" : " (not a 9.0 device)"));
+    CHECK(checked + refused > 0);
+    if (hopper) CHECK(checked == int64_t(2 * 3 * std::size(sizes) * e4m3_ids.size()));
 }
 
 namespace {

@@ -41,6 +41,11 @@
 #             and 8192^3, every op pair (NT reads both operands as stored, the others copy one
 #             or both along k first), and NT on decode shapes, against cuBLAS and cuBLASLt with
 #             TF32 allowed
+#   fp8       cuda_tiled's FP8 kernels: HGMMA with E4M3 and E5M2 in their SASS, and no local
+#             memory; compute-sanitizer memcheck and racecheck on their test case; gemm bench
+#             --dtype e4m3 (C bf16) column-major TN (row-major X W^T) at 4096^3 and 8192^3, the
+#             FP8 ids and cuda_tiled's default against cuBLASLt; fp8_accuracy.cpp: the error of
+#             cuda_tiled's kernel and cuBLASLt's against the exact sum at k = 1024, 4096, 16384
 #   decode    bf16 decode shapes (m = 1..128 rows of X, n and k 4096 and 14336) in both weight
 #             layouts, row-major X W^T (NT: W stored (out, in)) and X W (NN: W stored (in, out)),
 #             DECODE_OPS narrows them: cuda_tiled's default against cuBLAS and cuBLASLt, and for
@@ -349,6 +354,30 @@ if has_stage tf32; then
     summary+=("gemm bench tf32 decode: rc=$?")
     save_logs
 fi
+if has_stage fp8; then
+    obj=$(find $build -name wgmma_launch.cu.o | head -1)
+    cuobjdump -sass "$obj" >"$out/wgmma_sass.txt" 2>&1
+    # The FP8 kernels are the functions whose (mangled) names hold __nv_fp8.
+    summary+=("$(awk '/Function :/ { fp8 = /__nv_fp8/; kernels += fp8 }
+                      fp8 && /HGMMA/ { h++ } fp8 && /HGMMA.*E4M3/ { e4++ } fp8 && /HGMMA.*E5M2/ { e5++ }
+                      fp8 && /LDL|STL/ { local++ }
+                      END { printf "fp8 SASS: %d kernels, %d HGMMA (%d E4M3, %d E5M2), %d LDL/STL",
+                                   kernels, h, e4, e5, local }' "$out/wgmma_sass.txt")")
+    for tool in memcheck racecheck; do
+        log="$out/sanitize_${tool}_fp8.log"
+        GEMM_TEST_BACKENDS=cuda_tiled timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 \
+            $build/tests/gpu/test_gpu -tc="gpu: cuda_tiled FP8*" >"$log" 2>&1
+        summary+=("compute-sanitizer $tool fp8: rc=$?, $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1), $(grep -E 'assertions' "$log" | tail -1)")
+    done
+    f8="cuda_tiled:wgmma_e4m3_128x128x128_s6,cuda_tiled:wgmma_e4m3_256x64x128_s5"
+    timeout 300 $gemm bench 4096 8192 --device 0 --dtype e4m3 --layout col --ops TN \
+        --backends cublaslt,cuda_tiled,$f8 --baseline cublaslt --no-measure-peak >"$out/fp8_bench.txt" 2>&1
+    summary+=("gemm bench e4m3 TN: rc=$?")
+    program fp8_accuracy && timeout 240 $build/fp8_accuracy 1024 4096 16384 >"$out/fp8_accuracy.txt" 2>&1
+    summary+=("fp8_accuracy: rc=$?")
+    while read -r line; do summary+=("  $line"); done <"$out/fp8_accuracy.txt"
+    save_logs
+fi
 if has_stage decode; then
     # Decode shapes in bf16, or DECODE_DTYPE, in both weight layouts (DECODE_OPS, row-major):
     # NT is X W^T with W stored (out, in), NN is X W with W stored (in, out). NT times the Hopper
@@ -627,6 +656,7 @@ for s in "${summary[@]}"; do echo "$s"; done
 [ -f "$out/sweep_f32.txt" ] && grep -vE '^#' "$out/sweep_f32.txt" | cut -c1-150
 [ -f "$out/wgmma_bench.txt" ] && grep -vE '^#' "$out/wgmma_bench.txt" | cut -c1-150
 [ -f "$out/tf32_bench.txt" ] && grep -vE '^#' "$out/tf32_bench.txt" | cut -c1-150
+[ -f "$out/fp8_bench.txt" ] && grep -vE '^#' "$out/fp8_bench.txt" | cut -c1-150
 for f in "$out"/decode_bench_*.txt; do [ -f "$f" ] && grep -vE '^#' "$f" | cut -c1-120; done
 [ -f "$out/host_rule_bench.txt" ] && grep -vE '^#' "$out/host_rule_bench.txt" | cut -c1-150
 [ -f "$out/wgmma_tune.txt" ] && grep -vE '^#' "$out/wgmma_tune.txt" | cut -c1-150

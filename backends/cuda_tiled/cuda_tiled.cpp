@@ -77,6 +77,7 @@ public:
     // refuse p. Host problems are judged by their offload's steps, whose operands are packed
     // aligned.
     std::vector<std::string> variants(const problem &p) const override {
+        if (is_fp8(p.ab_type) && !fp8_refusal(p).empty()) return {};  // host memory is not staged
         const problem dp = p.space == memory_space::host ? cuda::offload_shape(p) : p;
         if (cuda_tiled::mma_types(p)) {
             // The wmma kernel computes every such problem; the Hopper ones those they do not refuse.

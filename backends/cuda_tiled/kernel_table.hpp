@@ -98,7 +98,8 @@ constexpr bool by_size = true, by_id_only = false;
 //    holds (bm + bn) x 128 bytes whatever the input type; the stages fill what shared memory
 //    gives a block.
 //  - wgmma FP8 (e4m3, e5m2: lines of their own, whose kernel adds the tensor cores' partial
-//    sums of each stage of 128 k into f32 registers): both operands stored along k, whole k.
+//    sums of each stage of 128 k into f32 registers, times the block scales where there
+//    are): both operands stored along k, whole k.
 //    128x128, the default, and 256x64 (both consumers on the same 64 columns of C, 128 rows
 //    each), which holds twice the op(A) a stage for C of few columns. A consumer thread holds
 //    its accumulators and as many partial sums: 64 + 64 at 128 rows of C, so no line gives a

@@ -22,8 +22,8 @@ namespace gemm::cuda_tiled {
 // than an int holds. f16/bf16: every op pair the line reads, as stored. f32: TF32 reads
 // operands along k only, so an operand stored along m or n (A op N, B op T) is copied along k
 // first (refused where the copies would pass 1 GiB). e4m3/e5m2 (the FP8 lines, C in f32, f16
-// or bf16): both operands stored along k (op(A) = T, op(B) = N), per-tensor scales, device or
-// managed memory; other op pairs, block scales and host memory are refused.
+// or bf16): both operands stored along k (op(A) = T, op(B) = N), per-tensor or block scales,
+// device or managed memory; other op pairs and host memory are refused.
 std::string wgmma_refusal(const kernel_config &c, const problem &dp);
 
 // dp on device memory with k > 0 and alpha != 0, in line c's tiles: NOT_SUPPORTED with the

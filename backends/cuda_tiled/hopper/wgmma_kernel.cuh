@@ -38,13 +38,38 @@ __device__ inline void wgmma_step(float (&d)[N], uint64_t a, uint64_t b, int acc
 // FP8 inputs: their kernel promotes the tensor cores' partial sums (wgmma_gemm_kernel).
 template <class T> constexpr bool is_fp8_type = std::is_same_v<T, __nv_fp8_e4m3> || std::is_same_v<T, __nv_fp8_e5m2>;
 
-// Adds a stage's partial sums into the accumulators. Block scales would multiply each part[i]
-// here by the scales of its m and its n for the stage's block of k (one k block a stage), the
-// only place they change: part[4j + 2h + e] is m 8j + 2 (lane % 4) + e of the consumer's m and
-// n 16 warp + lane / 4 + 8h of its 64 n, which lie in one block of 128 n.
+// Adds a stage's partial sums into the accumulators.
 template <int N> __device__ inline void promote(float (&d)[N], const float (&part)[N]) {
 #pragma unroll
     for (int i = 0; i < N; ++i) d[i] += part[i];
+}
+
+// The same with block scales, stage kb being block kb of k: part[i] times the scale of its m and
+// of its n there. part[4j + 2h + e] is m m0 + 8j + 2 (lane % 4) + e and n n0 + 16 warp + lane / 4
+// + 8h (store_tile's fragment order); a consumer's m (at most 128 from a multiple of 128) and
+// its 64 n each lie in one block of 128. Scales of m or n past C's are not read: their partial
+// sums are 0 (TMA's zeros).
+template <int N>
+__device__ inline void promote_block_scaled(float (&d)[N], const float (&part)[N], const wgmma_params &p, int kb,
+                                            int m0, int n0) {
+    const int lane = threadIdx.x % 32, warp = threadIdx.x % 128 / 32;
+    const float *a_scale = p.a_block + int64_t(kb) * p.ld_a_block, *b_scale = p.b_block + int64_t(kb) * p.ld_b_block;
+    float of_n[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        const int n = n0 + 16 * warp + lane / 4 + 8 * h;
+        of_n[h] = p.b_per_128 ? b_scale[n0 / 128] : n < p.n ? b_scale[n] : 0.0f;
+    }
+    const float of_block = p.a_per_128 ? a_scale[m0 / 128] : 0.0f;
+#pragma unroll
+    for (int j = 0; j < N / 4; ++j)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+            const int m = m0 + 8 * j + 2 * (lane % 4) + e;
+            const float of_m = p.a_per_128 ? of_block : m < p.m ? a_scale[m] : 0.0f;
+#pragma unroll
+            for (int h = 0; h < 2; ++h) d[4 * j + 2 * h + e] += part[4 * j + 2 * h + e] * (of_m * of_n[h]);
+        }
 }
 
 // The largest of the 256 consumer threads' amax into *amax: a warp's by shuffles, the block's
@@ -97,8 +122,9 @@ __device__ inline work_item item_of(int64_t w, int tiles_m, int tiles_n, int k_s
 // FP8 (both operands stored along k, whole k): a stage's 128 k are summed by the tensor cores
 // into fresh registers, waited for and added into the f32 accumulators (promote), since the
 // tensor cores' FP8 sums keep fewer bits than f32 (NOTES.md, FP8 kernel); the other
-// consumer's wgmmas keep the tensor cores busy meanwhile. The epilogue multiplies alpha by the
-// per-tensor scales, and applies the output scale and amax (store_tile's SCALED).
+// consumer's wgmmas keep the tensor cores busy meanwhile; block scales multiply the partial
+// sums there (promote_block_scaled). The epilogue multiplies alpha by the per-tensor scales,
+// and applies the output scale and amax (store_tile's SCALED).
 template <class T, class TC, class Tiling, bool A_ROWS, bool B_ROWS>
 __global__ void __launch_bounds__(threads, 1)
     wgmma_gemm_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
@@ -204,7 +230,8 @@ __global__ void __launch_bounds__(threads, 1)
                 asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
                 fence_accumulators(part);
                 barrier_arrive(&empty[s]);
-                promote(d, part);
+                if (p.a_block) promote_block_scaled(d, part, p, ks, m0, n0);
+                else promote(d, part);
             } else {
                 fence_accumulators(d);
                 asm volatile("wgmma.fence.sync.aligned;" ::: "memory");

@@ -206,11 +206,15 @@ gemm_status_t launch_direct(const kernel_config &c, const problem &dp, cudaStrea
     p.m = int(dp.m), p.n = int(dp.n), p.k = int(dp.k), p.batch = int(dp.batch);
     p.a_batched = dp.stride_a != 0;
     p.b_batched = dp.stride_b != 0;
-    // FP8's per-tensor scales (wgmma_refusal refuses block scales); amax starts from 0, which
-    // every |element| the kernel's atomicMax brings is at least.
+    // FP8's scales, per tensor or per block (on both operands: wgmma_refusal); amax starts from
+    // 0, which every |element| the kernel's atomicMax brings is at least.
     const scaling_spec &x = dp.scaling;
     p.a_scale = x.a.kind == scale_kind::tensor ? x.a.values : nullptr;
     p.b_scale = x.b.kind == scale_kind::tensor ? x.b.values : nullptr;
+    if (x.blocks()) {
+        p.a_block = x.a.values, p.ld_a_block = x.a.ld, p.a_per_128 = x.a.kind == scale_kind::blk128;
+        p.b_block = x.b.values, p.ld_b_block = x.b.ld, p.b_per_128 = x.b.kind == scale_kind::blk128;
+    }
     p.d_scale = x.d_scale;
     p.amax = x.amax_d;
     if (p.amax)

@@ -14,7 +14,7 @@ namespace {
 const char *const other_types = "types other than f16/bf16 inputs with C in their type or f32";
 
 // Why an FP8 line cannot compute dp ("" where it can): the FP8 instructions read both operands
-// along k, the kernel applies per-tensor scales only, and reads them on the device.
+// along k; the kernel reads the scales on the device, block scales on both operands.
 std::string fp8_refusal(const kernel_config &c, const problem &dp) {
     const unsigned bit = dp.ab_type == dtype::e4m3 ? types::e4m3 : dp.ab_type == dtype::e5m2 ? types::e5m2 : 0;
     if (!c.computes(bit) || (dp.c_type != dtype::f32 && dp.c_type != dtype::f16 && dp.c_type != dtype::bf16) ||
@@ -23,8 +23,8 @@ std::string fp8_refusal(const kernel_config &c, const problem &dp) {
     if (dp.op_a != transpose::t || dp.op_b != transpose::n)
         return std::string("FP8 operands not both stored along k: the FP8 kernels take the TN form (column-major ") +
                "op(A) = T, op(B) = N; row-major transa = N, transb = T), not " + op_name(dp.op_a) + op_name(dp.op_b);
-    if (dp.scaling.blocks())
-        return "FP8 block scales (the FP8 kernels take per-tensor scales; cpu_ref and cpu_omp serve blocks)";
+    if (dp.scaling.blocks() && (dp.scaling.a.kind < scale_kind::vec128 || dp.scaling.b.kind < scale_kind::vec128))
+        return "FP8 block scales on one operand only";
     if (dp.space == memory_space::host)
         return "FP8 on host memory (the kernels read the scales on the device: device or managed memory)";
     return "";

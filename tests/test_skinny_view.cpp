@@ -1,13 +1,14 @@
 // test_skinny_view.cpp: how cuda_tiled's skinny kernels see a problem (backends/cuda_tiled/skinny/
 // skinny_view.cpp, plain C++, so built and run without CUDA too): the orientation each op pair
 // and shape takes (as stored for C of few columns, mirrored as C^T = op(B)^T op(A)^T for C of few
-// rows), the reasons of every refusal, and a host model of the kernels' reads and stores through
-// the view, against cpu_ref: both layouts, every op pair, f16 and bf16 with C in their type and
-// in f32, beta = 0 (NaN in C) and not, leading dimensions larger than needed, strided batches
-// (the weights shared too). The kernels themselves run only on a GPU (tests/gpu, "skinny").
+// rows; the narrow operand along k or along its short side), the reasons of every refusal, and a host model of the
+// kernels' reads and stores through the view, against cpu_ref: both layouts, every op pair, f16 and bf16 with C in
+// their type and in f32, beta = 0 (NaN in C) and not, leading dimensions larger than needed, strided batches (the
+// weights shared too). The kernels themselves run only on a GPU (tests/gpu, "skinny").
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,8 +56,9 @@ gemm::problem canonical(const gemm_case &c, const void *A, const void *B, void *
 
 // What a skinny kernel of form `form` computes for p through view v, element by element as the
 // kernels address them: op(A) row i along k at a + i lda (along_k) or op(A) column l along m at
-// a + l lda (a_along_m), op(B) column j along k at b + j ldb, C's element (i, j) at
-// skinny_c_offset, read only where beta != 0. Sums in double, rounded into C's type.
+// a + l lda (a_along_m), op(B) column j along k at b + j ldb (op(B) = N) or row l along n at
+// b + l ldb (T), C's element (i, j) at skinny_c_offset, read only where beta != 0. Sums in
+// double, rounded into C's type.
 void model_run(ct::operand_form form, const gemm::problem &p, const ct::skinny_view &v, gemm_dtype_t ab,
                gemm_dtype_t c_type) {
     for (int64_t mat = 0; mat < p.batch; ++mat)
@@ -66,7 +68,8 @@ void model_run(ct::operand_form form, const gemm::problem &p, const ct::skinny_v
                 for (int64_t l = 0; l < p.k; ++l) {
                     const int64_t ai =
                         mat * v.stride_a + (form == ct::operand_form::along_k ? i * v.lda + l : i + l * v.lda);
-                    sum += load(v.a, ai, ab) * load(v.b, mat * v.stride_b + j * v.ldb + l, ab);
+                    const int64_t bi = mat * v.stride_b + (v.op_b == gemm::transpose::t ? l * v.ldb + j : j * v.ldb + l);
+                    sum += load(v.a, ai, ab) * load(v.b, bi, ab);
                 }
                 const int64_t ci = mat * p.stride_c + ct::skinny_c_offset(v.c_transposed, i, j, p.ldc);
                 double out = p.alpha * sum;
@@ -75,10 +78,12 @@ void model_run(ct::operand_form form, const gemm::problem &p, const ct::skinny_v
             }
 }
 
-// The ops a kernel of each form reads, as the kernels hard-code them (no op parameter).
+// The ops a kernel of each form reads, as the kernels hard-code op(A)'s (no op parameter); op(B)
+// along k or n, the kernels' X_ALONG_N flag.
 bool form_reads(ct::operand_form form, const ct::skinny_view &v) {
-    if (form == ct::operand_form::along_k) return v.op_a == gemm::transpose::t && v.op_b == gemm::transpose::n;
-    return v.op_a == gemm::transpose::n && v.op_b == gemm::transpose::n;
+    const bool b_read = v.op_b == gemm::transpose::n || v.op_b == gemm::transpose::t;
+    if (form == ct::operand_form::along_k) return v.op_a == gemm::transpose::t && b_read;
+    return v.op_a == gemm::transpose::n && b_read;
 }
 
 struct shape {
@@ -106,42 +111,30 @@ gemm_case case_of(const shape &sh, gemm_layout_t layout, gemm_op_t ta, gemm_op_t
 }
 
 // The orientation line c should take for canonical p, written from the table in NOTES.md
-// (Skinny kernels on C of few rows): along_k reads (T, N) as stored or mirrored, a_along_m
-// reads (N, N) as stored and (T, T) mirrored. false when the line refuses p.
+// (Skinny kernels on C of few rows): along_k reads op(A) = T as stored and op(B) = N mirrored,
+// a_along_m op(A) = N as stored and op(B) = T mirrored, as stored first. false when the line
+// refuses p.
 bool expected_orientation(const ct::kernel_config &c, const gemm::problem &p, ct::skinny_orientation &o) {
     const bool ta = p.op_a == gemm::transpose::t, tb = p.op_b == gemm::transpose::t;
-    if (c.operands == ct::operand_form::along_k && ta && !tb) {
-        if (p.n <= c.bn) o = ct::skinny_orientation::as_stored;
-        else if (p.m <= c.bn) o = ct::skinny_orientation::mirrored;
-        else return false;
-        return true;
-    }
-    if (c.operands == ct::operand_form::a_along_m && !ta && !tb && p.n <= c.bn) {
-        o = ct::skinny_orientation::as_stored;
-        return true;
-    }
-    if (c.operands == ct::operand_form::a_along_m && ta && tb && p.m <= c.bn) {
-        o = ct::skinny_orientation::mirrored;
-        return true;
-    }
-    return false;
+    const bool along_k = c.operands == ct::operand_form::along_k;
+    const bool reads_stored = along_k ? ta : !ta, reads_mirror = along_k ? !tb : tb;
+    if (reads_stored && p.n <= c.bn) o = ct::skinny_orientation::as_stored;
+    else if (reads_mirror && p.m <= c.bn) o = ct::skinny_orientation::mirrored;
+    else return false;
+    return true;
 }
 
 // What the refusal of line c must say for canonical p.
 std::vector<std::string> expected_reasons(const ct::kernel_config &c, const gemm::problem &p) {
     const bool ta = p.op_a == gemm::transpose::t, tb = p.op_b == gemm::transpose::t;
+    const bool along_k = c.operands == ct::operand_form::along_k;
+    const bool reads_stored = along_k ? ta : !ta, reads_mirror = along_k ? !tb : tb;
     const std::string bn = std::to_string(c.bn);
-    if (c.operands == ct::operand_form::along_k) {
-        if (ta && !tb) return {"more than " + bn + " columns", "more than " + bn + " rows"};
-        if (!ta && !tb)
-            return {"not stored along k", "_nn skinny kernels read this op pair where C has at most 32 columns"};
-        if (ta && tb) return {"not stored along k", "_nn skinny kernels read this op pair where C has at most 32 rows"};
-        return {"not stored along k", "no skinny kernel reads this op pair"};
-    }
-    if (!ta && !tb) return {"more than " + bn + " columns"};
-    if (ta && tb) return {"more than " + bn + " rows", "mirror"};
-    if (ta) return {"not stored along m", "skinny kernels without _nn read this op pair"};
-    return {"not stored along m", "no skinny kernel reads this op pair"};
+    if (reads_stored && reads_mirror) return {"more than " + bn + " columns", "more than " + bn + " rows"};
+    if (reads_stored) return {"more than " + bn + " columns"};
+    if (reads_mirror) return {"more than " + bn + " rows", "mirror"};
+    if (along_k) return {"not stored along k", "the _nn skinny kernels read this op pair"};
+    return {"not stored along m or n", "the skinny kernels without _nn read this op pair"};
 }
 
 struct selection_guard {
@@ -162,6 +155,20 @@ TEST_CASE("skinny_view: the form each op pair takes as stored and mirrored") {
     CHECK_FALSE(ct::skinny_form_mirrored(transpose::n, transpose::n));
     CHECK_FALSE(ct::skinny_form_mirrored(transpose::n, transpose::t));
     CHECK_FALSE(ct::skinny_form_mirrored(transpose::c, transpose::n));
+    // Every real op pair has a reading both ways; X along n where op(B) = T as stored, op(A) = N
+    // mirrored. The default rule's forms above take X along k only.
+    for (transpose a : {transpose::n, transpose::t})
+        for (transpose b : {transpose::n, transpose::t}) {
+            const std::optional<ct::skinny_reading> s = ct::skinny_reading_as_stored(a, b),
+                                                    m = ct::skinny_reading_mirrored(a, b);
+            REQUIRE((s && m));
+            CHECK(s->form == (a == transpose::t ? ct::operand_form::along_k : ct::operand_form::a_along_m));
+            CHECK(s->x_along_n == (b == transpose::t));
+            CHECK(m->form == (b == transpose::n ? ct::operand_form::along_k : ct::operand_form::a_along_m));
+            CHECK(m->x_along_n == (a == transpose::n));
+        }
+    CHECK_FALSE(ct::skinny_reading_as_stored(transpose::t, transpose::c));
+    CHECK_FALSE(ct::skinny_reading_mirrored(transpose::n, transpose::c));
     // The mirror swaps the operands and their extents and flips both ops; C stays the caller's.
     gemm::problem p;
     p.op_a = transpose::t;
@@ -184,7 +191,7 @@ TEST_CASE("skinny_view: the form each op pair takes as stored and mirrored") {
 }
 
 TEST_CASE("skinny_view: every skinny line's orientation and refusals, and its kernel's model against cpu_ref") {
-    int64_t modelled = 0, refused = 0, mirrored = 0;
+    int64_t modelled = 0, refused = 0, mirrored = 0, along_n = 0, along_n_mirrored = 0;
     for (const shape &sh : shapes)
         for (gemm_layout_t layout : {GEMM_COL_MAJOR, GEMM_ROW_MAJOR})
             for (gemm_op_t ta : {GEMM_OP_N, GEMM_OP_T})
@@ -226,9 +233,16 @@ TEST_CASE("skinny_view: every skinny line's orientation and refusals, and its ke
                             CHECK_MESSAGE(cmp.ok, where << ": " << cmp.first);
                             ++modelled;
                             if (orientation == ct::skinny_orientation::mirrored) ++mirrored;
+                            if (v.op_b == gemm::transpose::t) {
+                                ++along_n;
+                                if (orientation == ct::skinny_orientation::mirrored) ++along_n_mirrored;
+                            }
                         }
                     }
-    MESSAGE(modelled << " model runs checked (" << mirrored << " mirrored), " << refused << " refusals");
+    MESSAGE(modelled << " model runs checked (" << mirrored << " mirrored, " << along_n << " with X along n, "
+                     << along_n_mirrored << " of them mirrored), " << refused << " refusals");
     CHECK(mirrored > 0);
     CHECK(modelled > mirrored);
+    CHECK(along_n > along_n_mirrored);
+    CHECK(along_n_mirrored > 0);
 }

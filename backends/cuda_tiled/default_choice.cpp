@@ -55,8 +55,9 @@ const variant_info *size_rule(const problem &dp, bool vector, int sms) {
 //    skinny kernel of blocks of 16 rows (Skinny kernel); C of 9 to 16 or 17 to 32 columns with
 //    op(A) of at most 64 MiB: the skinny kernel of 16 or 32 columns (Skinny kernels of 16 and 32
 //    columns). Beyond those sizes the tiles, which split k, stream op(A) faster. Both rules take
-//    the skinny kernels only as stored: their mirrors (C of at most 32 rows, skinny_view.hpp)
-//    are not measured, so such a C keeps the rules below (NOTES.md, Open questions).
+//    the skinny kernels only as stored with op(B) along k (skinny_form_as_stored): their mirrors
+//    (C of at most 32 rows, skinny_view.hpp) and their reads of op(B) along n are not measured,
+//    so such a C keeps the rules below (NOTES.md, Open questions).
 //  - C of at most 16 columns (op(B)^T stored along k): the 128x16 tiles where they run unsplit
 //    in one wave over at least 3/4 of the SMs and k is at most 8192, else the 256x16 ones, whose
 //    stages hold more of the streamed operand (Decode: tiles of 16 columns).

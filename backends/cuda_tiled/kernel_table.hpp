@@ -22,8 +22,9 @@ constexpr unsigned fp8 = e4m3 | e5m2;
 //  - as_stored: any op pair.
 //  - b_along_k: op(B)^T stored along k (op(B) = N). The Hopper kernel copies an operand stored
 //    along its rows in boxes of 64 rows, so a tile of fewer columns of C needs op(B)^T along k.
-//  - along_k: both op(A) and op(B)^T stored along k (op(A) = T, op(B) = N).
-//  - a_along_m: op(A) stored along m and op(B)^T along k (op(A) = N, op(B) = N).
+//  - along_k: op(A) stored along k (op(A) = T); the skinny kernels read op(B), at most 32
+//    columns, along k (N) or along n (T), a compile-time flag chosen at launch.
+//  - a_along_m: op(A) stored along m (op(A) = N); op(B) as along_k's.
 enum class operand_form { as_stored, b_along_k, along_k, a_along_m };
 
 // One line of the table: a kernel of `family`, for each input type in `types`, computing C in
@@ -110,7 +111,8 @@ constexpr bool by_size = true, by_id_only = false;
 //    registers, in blocks of bm rows; the _nn lines for op(A) stored along m (decode: X W with
 //    W stored (in, out)), a lane's loads a run of rows at one k, in blocks of 16, 32 or 64 rows.
 //    Each line also computes the mirror of C with at most bn rows, C^T = op(B)^T op(A)^T, where
-//    that is its form (skinny/skinny_view.hpp), storing C^T row-major: the same ids.
+//    that is its form (skinny/skinny_view.hpp), storing C^T row-major, and reads the narrow
+//    operand stored along its short side too (op(B) = T; mirrored op(A) = N): the same ids.
 // Adding a configuration is one line here; the ids, launches and refusals follow from it.
 inline constexpr kernel_config kernel_table[] = {
     line::textbook(types::f32 | types::f64, 16),
@@ -182,7 +184,7 @@ constexpr bool line_is_consistent(const kernel_config &c) {
          (c.bn == 128 ? c.bm : c.bm / 2) > 128))
         return false;
     // The skinny kernel's block is tiles of 16 rows by pieces of 8 columns, a warp for each piece;
-    // it reads both operands along k.
+    // it reads op(A) along k.
     if (c.family == kernel_family::skinny && c.operands == operand_form::along_k &&
         (c.bm % 16 != 0 || c.bn % 8 != 0 || (c.bm / 16) * (c.bn / 8) > 8))
         return false;

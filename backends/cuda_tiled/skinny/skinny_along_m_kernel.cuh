@@ -6,7 +6,8 @@
 // along m, each lane loads a run of rows at one k and byte permutes turn the runs of
 // neighbouring k into the instruction's pairs along k. The same kernel computes the mirror
 // C^T = op(B)^T op(A)^T of a problem whose C has few rows (MIRRORED: its C stored row-major,
-// skinny_view.hpp). Compiled for sm_90a.
+// skinny_view.hpp), and reads op(B) stored along n as well as along k (X_ALONG_N,
+// skinny_kernel.cuh's load_x). Compiled for sm_90a.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -69,8 +70,9 @@ template <int WORDS> __device__ inline run_of_rows<WORDS> load_run_part(const vo
 // k + 1 permutes into the two registers of rows g and g + 8 along k. Its op(B) column g and the
 // k slots of its instructions are those of skinny_kernel: k 8 t .. 8 t + 7 of a chunk fill slots
 // 2t, 2t + 1, 2t + 8, 2t + 9 of two instructions in order. MIRRORED: C (p.m x p.n) is stored
-// row-major with p.ldc, the caller's C^T.
-template <class T, class TC, int TILES, int COLS, bool MIRRORED>
+// row-major with p.ldc, the caller's C^T. X_ALONG_N: op(B)'s element (l, j) lies at b + l ldb + j
+// (op(B) = T), else at b + j ldb + l.
+template <class T, class TC, int TILES, int COLS, bool MIRRORED, bool X_ALONG_N>
 __global__ void __launch_bounds__(32 * warps, COLS == 1 ? 2 : 1) skinny_along_m_kernel(skinny_params p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     // A programmatic dependent of the stream's previous kernel, as skinny_kernel.
@@ -86,13 +88,15 @@ __global__ void __launch_bounds__(32 * warps, COLS == 1 ? 2 : 1) skinny_along_m_
     const int64_t first_row = int64_t(blockIdx.x) * 16 * TILES + run * g;
     // Of this lane's run; below `run` only in the last block.
     const int rows_left = int(p.m - first_row < run ? p.m - first_row : run);
-    const uint4 zero = make_uint4(0, 0, 0, 0);
     for (int matrix = blockIdx.y; matrix < p.batch; matrix += gridDim.y) {
         const T *a = static_cast<const T *>(p.a) + matrix * p.stride_a + first_row + int64_t(8 * t) * p.lda;
         const T *b = static_cast<const T *>(p.b) + matrix * p.stride_b;
+        // Along k a column's k are 1 apart and columns ldb; along n the other way round.
+        const int64_t k_step = X_ALONG_N ? p.ldb : 1, n_step = X_ALONG_N ? 1 : p.ldb;
         const T *columns[COLS];
 #pragma unroll
-        for (int j = 0; j < COLS; ++j) columns[j] = 8 * j + g < p.n ? b + int64_t(8 * j + g) * p.ldb + 8 * t : nullptr;
+        for (int j = 0; j < COLS; ++j)
+            columns[j] = 8 * j + g < p.n ? b + int64_t(8 * j + g) * n_step + 8 * t * k_step : nullptr;
         float d[TILES][COLS][4] = {};
         // Chunk c's 8 runs of rows (k 32 c + 8 t + i), where it is in this warp's range and the
         // lane has rows, into va.
@@ -133,7 +137,7 @@ __global__ void __launch_bounds__(32 * warps, COLS == 1 ? 2 : 1) skinny_along_m_
                 load_chunk(va[u], c0 + u, in);
 #pragma unroll
                 for (int j = 0; j < COLS; ++j)
-                    vx[u][j] = load_16<false>(columns[j] + int64_t(c0 + u) * chunk_k, in && columns[j]);
+                    vx[u][j] = load_x<X_ALONG_N>(columns[j], k_step, int64_t(c0 + u) * chunk_k, in);
             }
             __syncwarp();  // keeps the loads ahead of the multiplications, as in skinny_kernel
 #pragma unroll
@@ -150,7 +154,7 @@ __global__ void __launch_bounds__(32 * warps, COLS == 1 ? 2 : 1) skinny_along_m_
                     i < left && rows_left > 0 ? load_run_part<TILES>(at + i * p.lda, rows_left) : run_of_rows<TILES>{};
             uint4 vx[COLS];
 #pragma unroll
-            for (int j = 0; j < COLS; ++j) vx[j] = columns[j] ? load_part(columns[j] + kk, left) : zero;
+            for (int j = 0; j < COLS; ++j) vx[j] = load_x_part<X_ALONG_N>(columns[j], k_step, kk, left);
             multiply(va, vx);
         }
         TC *c = static_cast<TC *>(p.c) + matrix * p.stride_c;

@@ -1,5 +1,5 @@
 // skinny_gemm.hpp: the kernels of kernel_table's skinny lines, for C of at most 32 columns with
-// op(B) stored along k and op(A) along k (skinny_kernel.cuh: a linear layer's X W^T for up to 32
+// op(B) stored along k or along n and op(A) along k (skinny_kernel.cuh: a linear layer's X W^T for up to 32
 // rows of X, the decode step of a language model) or along m (skinny_along_m_kernel.cuh: X W),
 // which stream op(A) from memory straight into tensor-core registers, and their mirrors for C of
 // at most 32 rows (skinny_view.hpp); compiled for sm_90a beside the wgmma kernels: what they
@@ -21,9 +21,11 @@ namespace gemm::cuda_tiled {
 // orientation in `o`): types other than f16/bf16 inputs with C in their type or f32; C of more
 // than c.bn columns and, where the op pair has a mirror the line reads, of more than c.bn rows;
 // an op pair the line does not read in either orientation (skinny_orientation_for: along_k
-// lines column-major op(A) = T and op(B) = N, row-major op(A) = N and op(B) = T; a_along_m lines
-// op(A) = op(B) = N as stored and T, T mirrored); A or B not 16-byte aligned (base, leading
-// dimension, batch stride); sizes past an int; a device of compute capability other than 9.0.
+// lines the weights along k, column-major op(A) = T with few columns and op(B) = N with few rows;
+// a_along_m lines column-major op(A) = N with few columns and op(B) = T with few rows; the
+// narrow operand along k or along its short side); the weights, and the narrow operand where
+// it lies along k, not 16-byte aligned (base, leading dimension, batch stride); sizes past an
+// int; a device of compute capability other than 9.0.
 std::string skinny_refusal(const kernel_config &c, const problem &dp, skinny_orientation &o);
 std::string skinny_refusal(const kernel_config &c, const problem &dp);
 

@@ -4,7 +4,8 @@
 // reads op(A) straight into the registers of tensor-core instructions (mma.sync m16n8k16): no
 // shared-memory stages, no tensor maps, no split of k across blocks and so no second kernel to
 // add partial sums. The same kernel computes the mirror C^T = op(B)^T op(A)^T of a problem whose C
-// has few rows (MIRRORED: its C stored row-major, skinny_view.hpp). Compiled for sm_90a.
+// has few rows (MIRRORED: its C stored row-major, skinny_view.hpp), and reads op(B) stored along
+// n as well as along k (X_ALONG_N, load_x). Compiled for sm_90a.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -95,13 +96,47 @@ template <bool STREAMED> __device__ inline uint4 load_16(const void *p, bool loa
     return v;
 }
 
+// The elements at p, p + ld, ..., p + 7 ld, those from `count` on as zeros without reading them:
+// 8 k of a column of op(B) stored along n. Plain loads through L1, as load_16<false>'s.
+__device__ inline uint4 load_strided(const void *p, int64_t ld, int64_t count) {
+    const uint16_t *e = static_cast<const uint16_t *>(p);
+    uint32_t w[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+        w[i] = (2 * i < count ? uint32_t(e[2 * i * ld]) : 0u) |
+               (2 * i + 1 < count ? uint32_t(e[(2 * i + 1) * ld]) << 16 : 0u);
+    return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+// The 8 k from kk of a column of op(B) (this lane's column from its first k), k apart by `step`
+// (1 along k, ldb along n); zeros where `column` is null (past n) or !load. Along k (op(B) = N)
+// one 16-byte load (load_16<false>). Along n (X_ALONG_N: op(B) = T, X of at most 32 columns
+// stored n x k) 8 two-byte loads a lane, those of a warp's instruction 4 runs of 16 bytes (8
+// columns at one k each): X is at most 32 x k and every block reads it, so it is served from L1
+// and L2, and the fragments need no shared memory, no barrier and no change to the mma slots
+// (NOTES.md, Skinny kernels on the narrow operand along n).
+template <bool X_ALONG_N, class T>
+__device__ inline uint4 load_x(const T *column, int64_t step, int64_t kk, bool load) {
+    if constexpr (X_ALONG_N) return load && column ? load_strided(column + kk * step, step, 8) : make_uint4(0, 0, 0, 0);
+    else return load_16<false>(column + kk, load && column);
+}
+
+// The same at the end of k: the first `count` of the 8 k, the rest zeros without reading them.
+template <bool X_ALONG_N, class T>
+__device__ inline uint4 load_x_part(const T *column, int64_t step, int64_t kk, int64_t count) {
+    if (!column) return make_uint4(0, 0, 0, 0);
+    if constexpr (X_ALONG_N) return load_strided(column + kk * step, step, count);
+    else return load_part(column + kk, count);
+}
+
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 
 // Block (x, y): rows 16 TILES x .. of C and its 8 COLS columns, over matrices y, y + gridDim.y,
 // ... Each warp multiplies its range of k's whole chunks (the last warp also the part chunk at
 // the end of k), loading chunks_in_flight / TILES chunks of every tile before it multiplies them.
-// MIRRORED: C (p.m x p.n) is stored row-major with p.ldc, the caller's C^T.
-template <class T, class TC, int TILES, int COLS, bool MIRRORED>
+// MIRRORED: C (p.m x p.n) is stored row-major with p.ldc, the caller's C^T. X_ALONG_N: op(B)'s
+// element (l, j) lies at b + l ldb + j (op(B) = T), else at b + j ldb + l.
+template <class T, class TC, int TILES, int COLS, bool MIRRORED, bool X_ALONG_N>
 __global__ void __launch_bounds__(32 * warps) skinny_kernel(skinny_params p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     // Launched as the programmatic dependent of the stream's previous kernel (launch_typed): the
@@ -128,9 +163,12 @@ __global__ void __launch_bounds__(32 * warps) skinny_kernel(skinny_params p) {
                 const int r = blockIdx.x * 16 * TILES + 16 * i + 8 * h + g;
                 rows[i][h] = r < p.m ? a + int64_t(r) * p.lda + 8 * t : nullptr;
             }
+        // Along k a column's k are 1 apart and columns ldb; along n the other way round.
+        const int64_t k_step = X_ALONG_N ? p.ldb : 1, n_step = X_ALONG_N ? 1 : p.ldb;
         const T *columns[COLS];
 #pragma unroll
-        for (int j = 0; j < COLS; ++j) columns[j] = 8 * j + g < p.n ? b + int64_t(8 * j + g) * p.ldb + 8 * t : nullptr;
+        for (int j = 0; j < COLS; ++j)
+            columns[j] = 8 * j + g < p.n ? b + int64_t(8 * j + g) * n_step + 8 * t * k_step : nullptr;
         float d[TILES][COLS][4] = {};
         for (int c0 = begin; c0 < end; c0 += in_flight) {
             uint4 va[in_flight][TILES][2], vx[in_flight][COLS];
@@ -143,7 +181,7 @@ __global__ void __launch_bounds__(32 * warps) skinny_kernel(skinny_params p) {
 #pragma unroll
                     for (int h = 0; h < 2; ++h) va[u][i][h] = load_16<true>(rows[i][h] + kk, in && rows[i][h]);
 #pragma unroll
-                for (int j = 0; j < COLS; ++j) vx[u][j] = load_16<false>(columns[j] + kk, in && columns[j]);
+                for (int j = 0; j < COLS; ++j) vx[u][j] = load_x<X_ALONG_N>(columns[j], k_step, kk, in);
             }
             // ptxas keeps loads before a warp barrier: without it, it moved each chunk's loads
             // after the previous chunk's multiplications.
@@ -159,7 +197,7 @@ __global__ void __launch_bounds__(32 * warps) skinny_kernel(skinny_params p) {
             const int64_t kk = int64_t(full) * chunk_k, left = p.k - kk - 8 * t;  // this lane's k there
             uint4 x[COLS];
 #pragma unroll
-            for (int j = 0; j < COLS; ++j) x[j] = columns[j] ? load_part(columns[j] + kk, left) : zero;
+            for (int j = 0; j < COLS; ++j) x[j] = load_x_part<X_ALONG_N>(columns[j], k_step, kk, left);
 #pragma unroll
             for (int i = 0; i < TILES; ++i) {
                 const uint4 lo = rows[i][0] ? load_part(rows[i][0] + kk, left) : zero;

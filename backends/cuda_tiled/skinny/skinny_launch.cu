@@ -1,5 +1,5 @@
 // skinny_launch.cu: the skinny kernels of every skinny line of kernel_table, each as stored and
-// mirrored, and their launch.
+// mirrored, with the narrow operand along k and along n, and their launch.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -22,7 +22,7 @@ namespace {
 
 using namespace skinny;
 
-template <class T, class TC, int TILES, int COLS, bool ALONG_M, bool MIRRORED>
+template <class T, class TC, int TILES, int COLS, bool ALONG_M, bool MIRRORED, bool X_ALONG_N>
 gemm_status_t launch_typed(const skinny_params &p, cudaStream_t stream) {
     // Every launch is the programmatic dependent of the stream's previous kernel (the kernel
     // waits for it before reading), so that in a loop of calls its launch overlaps the previous
@@ -37,35 +37,43 @@ gemm_status_t launch_typed(const skinny_params &p, cudaStream_t stream) {
     config.attrs = &dependent;
     config.numAttrs = 1;
     if constexpr (ALONG_M)
-        return cuda::cuda_status(cudaLaunchKernelEx(&config, skinny_along_m_kernel<T, TC, TILES, COLS, MIRRORED>, p),
-                                 "cuda_tiled: skinny kernel launch");
+        return cuda::cuda_status(
+            cudaLaunchKernelEx(&config, skinny_along_m_kernel<T, TC, TILES, COLS, MIRRORED, X_ALONG_N>, p),
+            "cuda_tiled: skinny kernel launch");
     else
-        return cuda::cuda_status(cudaLaunchKernelEx(&config, skinny_kernel<T, TC, TILES, COLS, MIRRORED>, p),
+        return cuda::cuda_status(cudaLaunchKernelEx(&config, skinny_kernel<T, TC, TILES, COLS, MIRRORED, X_ALONG_N>, p),
                                  "cuda_tiled: skinny kernel launch");
 }
 
-template <int TILES, int COLS, bool ALONG_M, bool MIRRORED>
+template <int TILES, int COLS, bool ALONG_M, bool MIRRORED, bool X_ALONG_N>
 gemm_status_t launch_types(const problem &dp, const skinny_params &p, cudaStream_t stream) {
     if (dp.ab_type == dtype::f16)
-        return dp.c_type == dtype::f32 ? launch_typed<__half, float, TILES, COLS, ALONG_M, MIRRORED>(p, stream)
-                                       : launch_typed<__half, __half, TILES, COLS, ALONG_M, MIRRORED>(p, stream);
+        return dp.c_type == dtype::f32
+                   ? launch_typed<__half, float, TILES, COLS, ALONG_M, MIRRORED, X_ALONG_N>(p, stream)
+                   : launch_typed<__half, __half, TILES, COLS, ALONG_M, MIRRORED, X_ALONG_N>(p, stream);
     return dp.c_type == dtype::f32
-               ? launch_typed<__nv_bfloat16, float, TILES, COLS, ALONG_M, MIRRORED>(p, stream)
-               : launch_typed<__nv_bfloat16, __nv_bfloat16, TILES, COLS, ALONG_M, MIRRORED>(p, stream);
+               ? launch_typed<__nv_bfloat16, float, TILES, COLS, ALONG_M, MIRRORED, X_ALONG_N>(p, stream)
+               : launch_typed<__nv_bfloat16, __nv_bfloat16, TILES, COLS, ALONG_M, MIRRORED, X_ALONG_N>(p, stream);
 }
 
 // Line LINE's kernel for dp's types: blocks of bm / 16 tiles of 16 rows by bn / 8 pieces of 8
-// columns, reading op(A) along k (skinny_kernel) or along m (skinny_along_m_kernel), storing C
-// as the problem's (column-major) or, mirrored, as the problem's C^T (row-major).
+// columns, reading op(A) along k (skinny_kernel) or along m (skinny_along_m_kernel) and op(B)
+// along k or, x_along_n, along n, storing C as the problem's (column-major) or, mirrored, as the
+// problem's C^T (row-major).
 template <std::size_t LINE>
-gemm_status_t launch_line(const problem &dp, const skinny_params &p, skinny_orientation o, cudaStream_t stream) {
+gemm_status_t launch_line(const problem &dp, const skinny_params &p, skinny_orientation o, bool x_along_n,
+                          cudaStream_t stream) {
     constexpr kernel_config c = kernel_table[LINE];
     constexpr bool along_m = c.operands == operand_form::a_along_m;
-    if (o == skinny_orientation::mirrored) return launch_types<c.bm / 16, c.bn / 8, along_m, true>(dp, p, stream);
-    return launch_types<c.bm / 16, c.bn / 8, along_m, false>(dp, p, stream);
+    constexpr int tiles = c.bm / 16, cols = c.bn / 8;
+    if (o == skinny_orientation::mirrored)
+        return x_along_n ? launch_types<tiles, cols, along_m, true, true>(dp, p, stream)
+                         : launch_types<tiles, cols, along_m, true, false>(dp, p, stream);
+    return x_along_n ? launch_types<tiles, cols, along_m, false, true>(dp, p, stream)
+                     : launch_types<tiles, cols, along_m, false, false>(dp, p, stream);
 }
 
-using line_fn = gemm_status_t (*)(const problem &, const skinny_params &, skinny_orientation, cudaStream_t);
+using line_fn = gemm_status_t (*)(const problem &, const skinny_params &, skinny_orientation, bool, cudaStream_t);
 
 template <std::size_t LINE> constexpr line_fn launcher_of() {
     if constexpr (kernel_table[LINE].family == kernel_family::skinny) return launch_line<LINE>;
@@ -89,11 +97,12 @@ gemm_status_t launch_skinny(const kernel_config &c, const problem &dp, cudaStrea
                          "cuda_tiled: " + kernel_id(c, dp.ab_type, false) + " refuses " + why);
     if (dp.m == 0 || dp.n == 0 || dp.batch == 0) return GEMM_STATUS_SUCCESS;
     // The kernel's A, B, m and n: dp's, or its mirror's (C^T = op(B)^T op(A)^T); C stays dp's.
+    // Its op(B) = T: the narrow operand lies along n.
     const skinny_view v = skinny_view_of(dp, o);
     const skinny_params p{v.a,      v.b,        dp.c,          v.lda,           v.ldb,
                           dp.ldc,   v.stride_a, v.stride_b,    dp.stride_c,     int(v.m),
                           int(v.n), int(dp.k),  int(dp.batch), float(dp.alpha), float(dp.beta)};
-    return launchers[std::size_t(&c - kernel_table)](dp, p, o, stream);
+    return launchers[std::size_t(&c - kernel_table)](dp, p, o, v.op_b == transpose::t, stream);
 }
 
 }  // namespace gemm::cuda_tiled

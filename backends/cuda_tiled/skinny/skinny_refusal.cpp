@@ -16,12 +16,18 @@ std::string skinny_refusal(const kernel_config &c, const problem &dp, skinny_ori
     // C of few columns as stored, or of few rows through its mirror; the ops the line reads.
     if (std::string why = skinny_orientation_for(c, dp, o); !why.empty()) return why;
     const std::size_t size = dtype_size(dp.ab_type);
-    if (!aligned_16_bytes(dp.a, dp.lda, dp.stride_a, dp.batch, size) ||
-        !aligned_16_bytes(dp.b, dp.ldb, dp.stride_b, dp.batch, size))
+    const skinny_view v = skinny_view_of(dp, o);
+    // The weights (the kernel's A) are read in pieces of 16 bytes, as is X stored along k; X
+    // stored along n is read an element at a time (skinny_kernel.cuh, load_x).
+    const bool x_along_n = v.op_b == transpose::t;
+    if (!aligned_16_bytes(v.a, v.lda, v.stride_a, dp.batch, size))
+        return x_along_n ? "the weights (the operand beside C's many rows or columns) not 16-byte aligned (base, "
+                           "leading dimension, batch stride)"
+                         : "A or B not 16-byte aligned (base, leading dimension, batch stride)";
+    if (!x_along_n && !aligned_16_bytes(v.b, v.ldb, v.stride_b, dp.batch, size))
         return "A or B not 16-byte aligned (base, leading dimension, batch stride)";
     // The kernel's m is the long side of C: dp's m as stored, n mirrored.
-    if (skinny_view_of(dp, o).m > INT_MAX || dp.k > INT_MAX || dp.batch > INT_MAX)
-        return "m (n where mirrored), k or batch above 2^31 - 1";
+    if (v.m > INT_MAX || dp.k > INT_MAX || dp.batch > INT_MAX) return "m (n where mirrored), k or batch above 2^31 - 1";
     if (!runs_on_sm90(dp)) return "a device of compute capability other than 9.0 (the kernel is built for sm_90a)";
     return "";
 }

@@ -15,34 +15,34 @@ constexpr int widest_skinny() {
     return widest;
 }
 
-// What line c reads, in the words of both layouts.
+// What line c reads, in the words of both layouts: the weights (the operand beside C's many rows
+// or columns) along k, or along their long side.
 std::string form_reason(const kernel_config &c) {
     if (c.operands == operand_form::along_k)
-        return "an operand not stored along k (column-major: op(A) = T and op(B) = N; row-major: op(A) = N and "
-               "op(B) = T)";
-    return "op(A) not stored along m or op(B) not stored along k (op(A) = op(B) = N in either layout; mirrored, for C "
-           "of few rows in column-major or few columns in row-major, op(A) = op(B) = T)";
+        return "the weights not stored along k (column-major: op(A) = T where C has few columns, op(B) = N where it "
+               "has few rows; row-major: op(B) = T where C has few rows, op(A) = N where it has few columns)";
+    return "the weights not stored along m or n (column-major: op(A) = N where C has few columns, op(B) = T where it "
+           "has few rows; row-major: op(B) = N where C has few rows, op(A) = T where it has few columns)";
 }
 
 // Which skinny kernels read dp's op pair, and for which shapes of C.
 std::string readers(const problem &dp) {
-    const std::optional<operand_form> stored = skinny_form_as_stored(dp.op_a, dp.op_b),
-                                      mirror = skinny_form_mirrored(dp.op_a, dp.op_b);
+    const std::optional<skinny_reading> stored = skinny_reading_as_stored(dp.op_a, dp.op_b),
+                                        mirror = skinny_reading_mirrored(dp.op_a, dp.op_b);
     const std::string widest = std::to_string(widest_skinny());
     auto family = [](operand_form f) {
         return f == operand_form::along_k ? std::string("the skinny kernels without _nn")
                                           : std::string("the _nn skinny kernels");
     };
-    if (stored && mirror) return "; " + family(*stored) + " read this op pair";
+    if (stored && mirror && stored->form == mirror->form) return "; " + family(stored->form) + " read this op pair";
+    std::string who;
     if (stored)
-        return "; " + family(*stored) + " read this op pair where C has at most " + widest +
-               " columns (column-major; rows in row-major)";
+        who = family(stored->form) + " read this op pair where C has at most " + widest +
+              " columns (column-major; rows in row-major)";
     if (mirror)
-        return "; " + family(*mirror) + " read this op pair where C has at most " + widest +
-               " rows (column-major; columns in row-major)";
-    return "; no skinny kernel reads this op pair: the operand of C's few columns or rows must be stored along k "
-           "(column-major: op(B) = N for few columns, op(A) = T for few rows; row-major: op(A) = N for few rows, "
-           "op(B) = T for few columns)";
+        who += (who.empty() ? family(mirror->form) + " read this op pair" : ", " + family(mirror->form)) +
+               " where C has at most " + widest + " rows (column-major; columns in row-major)";
+    return who.empty() ? "; no skinny kernel reads this op pair" : "; " + who;
 }
 
 }  // namespace
@@ -66,9 +66,9 @@ skinny_view skinny_view_of(const problem &dp, skinny_orientation o) {
 }
 
 std::string skinny_orientation_for(const kernel_config &c, const problem &dp, skinny_orientation &o) {
-    const std::optional<operand_form> stored = skinny_form_as_stored(dp.op_a, dp.op_b),
-                                      mirror = skinny_form_mirrored(dp.op_a, dp.op_b);
-    const bool reads_stored = stored == c.operands, reads_mirror = mirror == c.operands;
+    const std::optional<skinny_reading> stored = skinny_reading_as_stored(dp.op_a, dp.op_b),
+                                        mirror = skinny_reading_mirrored(dp.op_a, dp.op_b);
+    const bool reads_stored = stored && stored->form == c.operands, reads_mirror = mirror && mirror->form == c.operands;
     if (reads_stored && dp.n <= c.bn) {
         o = skinny_orientation::as_stored;
         return "";

@@ -25,28 +25,51 @@ constexpr std::optional<transpose> skinny_flipped(transpose op) {
     return std::nullopt;
 }
 
-// The operand form that reads ops (op_a, op_b) as stored, C of few columns: the skinny kernels
-// read op(B), the narrow operand, along k (op(B) = N), and op(A) along k (T: along_k) or along
-// m (N: a_along_m); none where op(B) lies along n.
-constexpr std::optional<operand_form> skinny_form_as_stored(transpose op_a, transpose op_b) {
-    if (op_b != transpose::n) return std::nullopt;
-    if (op_a == transpose::t) return operand_form::along_k;
-    if (op_a == transpose::n) return operand_form::a_along_m;
+// How a skinny kernel reads an op pair in one orientation: the form of its op(A) (the weights,
+// along k or along m) and where its op(B), the narrow operand X beside C's few columns, lies:
+// along k (op(B) = N) or along n (op(B) = T: X of at most 32 columns stored n x k).
+struct skinny_reading {
+    operand_form form = operand_form::along_k;
+    bool x_along_n = false;
+};
+
+// The reading of ops (op_a, op_b) as stored, C of few columns: op(A) along k (T: along_k) or
+// along m (N: a_along_m), op(B) along k (N) or along n (T).
+constexpr std::optional<skinny_reading> skinny_reading_as_stored(transpose op_a, transpose op_b) {
+    if (op_b != transpose::n && op_b != transpose::t) return std::nullopt;
+    if (op_a == transpose::t) return skinny_reading{operand_form::along_k, op_b == transpose::t};
+    if (op_a == transpose::n) return skinny_reading{operand_form::a_along_m, op_b == transpose::t};
     return std::nullopt;
 }
 
-// The form that reads them mirrored, C of few rows: the mirror's ops are (op_b flipped, op_a
-// flipped), so (T, N) stays along_k, (T, T) becomes a_along_m's (N, N), and op(A) = N (the
-// narrow operand along m) has none.
-constexpr std::optional<operand_form> skinny_form_mirrored(transpose op_a, transpose op_b) {
+// The reading of them mirrored, C of few rows: the mirror's ops are (op_b flipped, op_a flipped),
+// so op_b = N reads along_k and T a_along_m, and X (the caller's op(A)) lies along k where
+// op_a = T, along n (the caller's m) where N.
+constexpr std::optional<skinny_reading> skinny_reading_mirrored(transpose op_a, transpose op_b) {
     const std::optional<transpose> a = skinny_flipped(op_b), b = skinny_flipped(op_a);
     if (!a || !b) return std::nullopt;
-    return skinny_form_as_stored(*a, *b);
+    return skinny_reading_as_stored(*a, *b);
+}
+
+// The form that reads ops (op_a, op_b) as stored with X along k (op(B) = N), the reading the
+// default rule takes (default_choice.cpp); none where X lies along n.
+constexpr std::optional<operand_form> skinny_form_as_stored(transpose op_a, transpose op_b) {
+    const std::optional<skinny_reading> r = skinny_reading_as_stored(op_a, op_b);
+    if (!r || r->x_along_n) return std::nullopt;
+    return r->form;
+}
+
+// The form that reads them mirrored with X along k: (T, N) along_k, (T, T) a_along_m's (N, N).
+constexpr std::optional<operand_form> skinny_form_mirrored(transpose op_a, transpose op_b) {
+    const std::optional<skinny_reading> r = skinny_reading_mirrored(op_a, op_b);
+    if (!r || r->x_along_n) return std::nullopt;
+    return r->form;
 }
 
 // The operands of the GEMM a skinny kernel computes for dp in an orientation (k, batch, C's
 // pointer, ldc and stride_c are dp's): dp's own, or the mirror's, whose A is dp's B (op flipped),
 // whose B is dp's A (op flipped), m and n swapped, and whose C element (i, j) is dp's C(j, i).
+// op_b = T: the kernel's op(B) lies along n, its element (l, j) at b + l ldb + j.
 struct skinny_view {
     transpose op_a = transpose::n, op_b = transpose::n;
     int64_t m = 0, n = 0;

@@ -2177,21 +2177,23 @@ struct skinny_shape {
 
 // The skinny kernels' case of sh: column-major op(A) = T, op(B) = N; row-major (C of sh.n rows,
 // X W^T) op(A) = N, op(B) = T; or, for the _nn kernels (along_m), op(A) = op(B) = N in either
-// layout (row-major X W). Operands stored along k with leading dimensions multiples of 8
-// elements (A's padded by 8 more where m is odd), along m with m rounded up to 8 and 8 more
-// where k is odd; C's leading dimension m + 3; a batch strided with gaps, or with the weights
-// shared (stride 0).
-gemm_case skinny_case(type_pair t, gemm_layout_t layout, const skinny_shape &sh, bool shared_weights, bool along_m) {
+// layout (row-major X W). x_along_n: the narrow operand X stored along its short side instead
+// (column-major op(B) = T, row-major op(A) = T). Operands stored along k with leading dimensions
+// multiples of 8 elements (A's padded by 8 more where m is odd), along m with m rounded up to 8
+// and 8 more where k is odd, X along n with n rounded up to 8 and 8 more; C's leading dimension
+// m + 3; a batch strided with gaps, or with the weights shared (stride 0).
+gemm_case skinny_case(type_pair t, gemm_layout_t layout, const skinny_shape &sh, bool shared_weights, bool along_m,
+                      bool x_along_n) {
     auto round8 = [](int64_t v) { return (v + 7) / 8 * 8; };
     const bool col = layout == GEMM_COL_MAJOR;
-    const gemm_op_t weights_op = along_m ? GEMM_OP_N : GEMM_OP_T;
-    gemm_case c = col ? base_case(t, layout, weights_op, GEMM_OP_N, sh.m, sh.n, sh.k)
-                      : base_case(t, layout, GEMM_OP_N, weights_op, sh.n, sh.m, sh.k);
+    const gemm_op_t weights_op = along_m ? GEMM_OP_N : GEMM_OP_T, x_op = x_along_n ? GEMM_OP_T : GEMM_OP_N;
+    gemm_case c = col ? base_case(t, layout, weights_op, x_op, sh.m, sh.n, sh.k)
+                      : base_case(t, layout, x_op, weights_op, sh.n, sh.m, sh.k);
     c.alpha = sh.alpha;
     c.beta = sh.beta;
     const int64_t weights_ld = along_m ? round8(sh.m) + (sh.k % 2 ? 8 : 0) : round8(sh.k) + (sh.m % 2 ? 8 : 0);
     (col ? c.lda : c.ldb) = weights_ld;
-    (col ? c.ldb : c.lda) = round8(sh.k);
+    (col ? c.ldb : c.lda) = x_along_n ? round8(sh.n) + 8 : round8(sh.k);
     c.ldc = sh.m + 3;
     if (sh.batch > 1) {
         c.strided_entry = true;
@@ -2207,7 +2209,8 @@ gemm_case skinny_case(type_pair t, gemm_layout_t layout, const skinny_shape &sh,
 }  // namespace
 
 // The kernels for C of at most 8, 16 and 32 columns by id, where the device and the build have
-// them, each on its operand form (op(A) along k; _nn: op(A) along m): every n from 1 to 8 and n
+// them, each on its operand form (op(A) along k; _nn: op(A) along m) with op(B) along k and along
+// n (X stored along its short side: column-major op(B) = T): every n from 1 to 8 and n
 // of 9, 16, 17, 25, 31 and 32 (a part of the last 8 columns, and each id refusing C wider than
 // its own unless its mirror computes it: few rows, skinny kernels on C of few rows), m not a multiple of their 16 to 64
 // rows (and below one lane's run of rows), k below one 8-element load, not a multiple of the 32 k of a chunk (the last
@@ -2279,28 +2282,31 @@ TEST_CASE("gpu: cuda_tiled skinny kernels against cpu_ref, and what they refuse"
     // batches and the 1000-k shapes; the rest refused.
     int64_t checked = 0, refused = 0, expected_runs = 0, wide_refusals = 0;
     // An id too narrow for C's columns still computes C of as few rows as its columns through
-    // its mirror where it reads both operands along k (column-major T, N: 16 x 32 by _16x16).
-    auto too_wide = [](const skinny_shape &sh, const skinny_id &i) {
-        return sh.n > i.columns && (i.along_m || sh.m > i.columns);
+    // its mirror where that is its form too: column-major T, N (16 x 32 by _16x16) by the ids
+    // without a suffix, N, T by the _nn ids (the mirror of N, T is N, T).
+    auto too_wide = [](const skinny_shape &sh, const skinny_id &i, bool x_along_n) {
+        return sh.n > i.columns && (i.along_m != x_along_n || sh.m > i.columns);
     };
     for (const skinny_shape &sh : shapes)
-        for (const skinny_id &i : ids) {
-            if (too_wide(sh, i)) ++wide_refusals;
-            else expected_runs += sh.batch == 1 && sh.k != 1000 ? 1 : 2;
-        }
+        for (const skinny_id &i : ids)
+            for (bool x_along_n : {false, true}) {
+                if (too_wide(sh, i, x_along_n)) ++wide_refusals;
+                else expected_runs += sh.batch == 1 && sh.k != 1000 ? 1 : 2;
+            }
     for (type_pair t : {type_pair{GEMM_BF16, GEMM_BF16}, type_pair{GEMM_BF16, GEMM_F32}, type_pair{GEMM_F16, GEMM_F16},
                         type_pair{GEMM_F16, GEMM_F32}}) {
         const std::string prefix = std::string("skinny_") + (t.ab == GEMM_F16 ? "f16" : "bf16");
         for (const skinny_shape &sh : shapes)
             for (gemm_layout_t layout : {GEMM_COL_MAJOR, GEMM_ROW_MAJOR})
-                for (bool along_m : {false, true}) {
-                    const gemm_case c = skinny_case(t, layout, sh, &sh == &shapes[7], along_m);
+                for (auto [along_m, x_along_n] :
+                     {std::pair{false, false}, std::pair{true, false}, std::pair{false, true}, std::pair{true, true}}) {
+                    const gemm_case c = skinny_case(t, layout, sh, &sh == &shapes[7], along_m, x_along_n);
                     const operands o = make_operands(c);
                     const std::vector<double> expected = hopper ? cpu_ref_result(c, o) : std::vector<double>{};
                     for (const skinny_id &i : ids) {
                         if (i.along_m != along_m) continue;
                         const std::string id = prefix + i.tile;
-                        if (!hopper || too_wide(sh, i)) {
+                        if (!hopper || too_wide(sh, i, x_along_n)) {
                             const run_result r = run_forced(id, c, o, 0);
                             CHECK_MESSAGE(r.status == GEMM_STATUS_NOT_SUPPORTED,
                                           id << " " << c.describe() << ": " << r.error);
@@ -2321,9 +2327,9 @@ TEST_CASE("gpu: cuda_tiled skinny kernels against cpu_ref, and what they refuse"
                         ++checked;
                     }
                 }
-        // What they all refuse: 33 columns, the other operand form (op(A) along m for the
-        // kernels that read it along k, and the reverse), B's leading dimension or every base
-        // not 16-byte aligned.
+        // What they all refuse: 33 columns, the other operand form (column-major N, T, the weights
+        // along m either way, for the kernels that read them along k; T, N for the _nn ones), B's
+        // leading dimension (X along k) or every base not 16-byte aligned.
         for (const skinny_id &i : ids) {
             const gemm_op_t own = i.along_m ? GEMM_OP_N : GEMM_OP_T, other = i.along_m ? GEMM_OP_T : GEMM_OP_N;
             gemm_case wide = base_case(t, GEMM_COL_MAJOR, own, GEMM_OP_N, 64, 33, 64);
@@ -2331,6 +2337,7 @@ TEST_CASE("gpu: cuda_tiled skinny kernels against cpu_ref, and what they refuse"
             gemm_case other_form = wide, odd_ld = wide, narrow = wide;
             other_form.n = odd_ld.n = narrow.n = 8;
             other_form.transa = other;
+            if (!i.along_m) other_form.transb = GEMM_OP_T;
             odd_ld.ldb = 66;
             const std::pair<gemm_case, int> refusals[] = {{wide, 0}, {other_form, 0}, {odd_ld, 0}, {narrow, 1}};
             const std::string reasons[] = {"more than " + std::to_string(i.columns) + " columns",
@@ -2353,9 +2360,9 @@ TEST_CASE("gpu: cuda_tiled skinny kernels against cpu_ref, and what they refuse"
     MESSAGE(checked << " skinny runs checked, " << refused << " refusals"
                     << std::string(hopper ? "" : " (not a 9.0 device)"));
     if (hopper) CHECK(checked == 4 * 2 * expected_runs);
-    // Per type: the four refusals by each id, and in both layouts every case too wide for an id
-    // (off a 9.0 device every case).
-    const int64_t all_runs = int64_t(std::size(shapes) * std::size(ids));
+    // Per type: the four refusals by each id, and in both layouts every case too wide for an id,
+    // X along k and along n (off a 9.0 device every case).
+    const int64_t all_runs = 2 * int64_t(std::size(shapes) * std::size(ids));
     CHECK(refused == 4 * (4 * int64_t(std::size(ids)) + 2 * (hopper ? wide_refusals : all_runs)));
 }
 
@@ -2365,8 +2372,10 @@ namespace {
 // and sh.n columns with ops (ta, tb), or its row-major twin (C of sh.m columns: ops (tb, ta),
 // sh.n x sh.m), whose canonical problem is the same. A's and B's leading dimensions the least
 // rounded up to 8 elements, 8 more where the least is odd (16-byte aligned, and larger than
-// needed); C's 3 more than needed; a batch strided with gaps, or with the weights (the operand
-// of C's many columns) shared.
+// needed), but the narrow operand's one more than the least where it lies along its short side
+// (column-major op(A) = N) and only the mirror reads it (n past 32): read an element at a time,
+// it needs no alignment; C's 3 more than needed; a batch strided with gaps, or with the weights
+// (the operand of C's many columns) shared.
 gemm_case mirror_case(type_pair t, gemm_layout_t layout, gemm_op_t ta, gemm_op_t tb, const skinny_shape &sh,
                       bool shared_weights) {
     auto aligned_ld = [](int64_t least) { return (least + 7) / 8 * 8 + (least % 2 ? 8 : 0); };
@@ -2376,6 +2385,7 @@ gemm_case mirror_case(type_pair t, gemm_layout_t layout, gemm_op_t ta, gemm_op_t
     c.beta = sh.beta;
     c.lda = aligned_ld(c.a().min_ld());
     c.ldb = aligned_ld(c.b().min_ld());
+    if (ta == GEMM_OP_N && sh.n > 32) (col ? c.lda : c.ldb) = (col ? c.a() : c.b()).min_ld() + 1;
     c.ldc = c.c().min_ld() + 3;
     if (sh.batch > 1) {
         c.strided_entry = true;
@@ -2389,22 +2399,24 @@ gemm_case mirror_case(type_pair t, gemm_layout_t layout, gemm_op_t ta, gemm_op_t
 }
 
 // Whether a skinny id of `columns` columns (along_m: _nn) computes the column-major problem of
-// ops (ta, tb) with C m x n: the ids without a suffix read (T, N) with C of few columns as
-// stored or of few rows mirrored; the _nn ids (N, N) as stored and (T, T) mirrored.
+// ops (ta, tb) with C m x n: the ids without a suffix read op(A) = T with C of few columns as
+// stored and op(B) = N with C of few rows mirrored; the _nn ids op(A) = N as stored and
+// op(B) = T mirrored (the narrow operand along k or along its short side either way).
 bool skinny_serves(bool along_m, int64_t columns, gemm_op_t ta, gemm_op_t tb, int64_t m, int64_t n) {
     const bool t_a = ta == GEMM_OP_T, t_b = tb == GEMM_OP_T;
-    if (!along_m) return t_a && !t_b && (n <= columns || m <= columns);
-    return (!t_a && !t_b && n <= columns) || (t_a && t_b && m <= columns);
+    if (!along_m) return (t_a && n <= columns) || (!t_b && m <= columns);
+    return (!t_a && n <= columns) || (t_b && m <= columns);
 }
 
-// What the refusal of such an id names: its width where it reads the op pair, else the form it
-// reads, and for column-major (N, T) that no skinny kernel reads it.
+// What the refusal of such an id names: its width where it reads the op pair in some
+// orientation, else the form it reads and the family that reads the pair.
 std::vector<std::string> skinny_refusal_words(bool along_m, gemm_op_t ta, gemm_op_t tb) {
     const bool t_a = ta == GEMM_OP_T, t_b = tb == GEMM_OP_T;
-    if (!t_a && t_b)
-        return {along_m ? "not stored along m" : "not stored along k", "no skinny kernel reads this op pair"};
-    if (along_m) return {t_a == t_b ? "more than" : "not stored along m"};
-    return {t_a && !t_b ? "more than" : "not stored along k"};
+    if (along_m)
+        return !t_a || t_b ? std::vector<std::string>{"more than"}
+                           : std::vector<std::string>{"not stored along m or n", "skinny kernels without _nn read"};
+    return t_a || !t_b ? std::vector<std::string>{"more than"}
+                       : std::vector<std::string>{"not stored along k", "the _nn skinny kernels read"};
 }
 
 }  // namespace
@@ -2415,10 +2427,12 @@ std::vector<std::string> skinny_refusal_words(bool along_m, gemm_op_t ta, gemm_o
 // k below one load, not a multiple of a chunk, long; strided batches (the weights shared too),
 // alpha and beta (beta = 0 with NaN in C), C's leading dimension 3 more than needed, C in the
 // input type and in f32, every op pair in both layouts, device memory and, for the batches, host
-// memory. The ids without a suffix compute column-major (T, N), the _nn ids (T, T), where C's
-// rows fit their columns; the others refuse with the reason (the other family, or that no
-// skinny kernel reads (N, N) or (N, T) with few rows), C unchanged. Every id that computes such a
-// shape is among the tuner's candidates for it (gemm_backend_variants lists what the tuner times).
+// memory. The ids without a suffix compute column-major (T, N) and (N, N), the _nn ids (T, T) and
+// (N, T), where C's rows fit their columns (op(A) = N: the narrow operand along its short side,
+// its leading dimension not 16-byte aligned where only the mirror reads it); the others refuse
+// with the reason (the other family), C unchanged. Every id that computes such a shape is among
+// the tuner's candidates for it (gemm_backend_variants lists what the tuner times), as stored with
+// the narrow operand along n too.
 TEST_CASE("gpu: cuda_tiled skinny kernels on C of few rows (their mirrors) against cpu_ref, and what they refuse") {
     if (!has_backend("cuda_tiled")) {
         MESSAGE("cuda_tiled not available or not selected: not tested");
@@ -2429,9 +2443,11 @@ TEST_CASE("gpu: cuda_tiled skinny kernels on C of few rows (their mirrors) again
         return;
     }
     const bool hopper = device_0_is_sm90();
-    // The tuner's candidates: for C of 8 rows the ids without a suffix (column-major T, N;
-    // row-major N, T with C of 8 columns) and the _nn ids (T, T in either layout); none for
-    // op(A) = N, 9 rows leave out the ids of 8 columns, 33 rows every skinny id.
+    // The tuner's candidates: for C of 8 rows the ids without a suffix (column-major T, N and
+    // N, N; row-major N, T and N, N with C of 8 columns) and the _nn ids (T, T and N, T; row-major
+    // T, T and T, N); 9 rows leave out the ids of 8 columns, 33 rows every skinny id; for C of 8
+    // columns with op(B) = T (the narrow operand along n) the ids without a suffix on T, T and
+    // the _nn ids on N, T.
     struct offer {
         gemm_layout_t layout;
         gemm_op_t ta, tb;
@@ -2447,8 +2463,15 @@ TEST_CASE("gpu: cuda_tiled skinny kernels on C of few rows (their mirrors) again
                             {GEMM_COL_MAJOR, GEMM_OP_T, GEMM_OP_T, 8, 4096, "skinny_bf16_64x32_nn", true},
                             {GEMM_COL_MAJOR, GEMM_OP_T, GEMM_OP_T, 8, 4096, "skinny_bf16_16x8", false},
                             {GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 8, 4096, "skinny_bf16_32x8_nn", false},
-                            {GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 8, 4096, "skinny_bf16_16x8", false},
+                            {GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 8, 4096, "skinny_bf16_16x8", true},
+                            {GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 8, 4096, "skinny_bf16_16x32", true},
                             {GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_T, 8, 4096, "skinny_bf16_16x8", false},
+                            {GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_T, 8, 4096, "skinny_bf16_32x8_nn", true},
+                            {GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_T, 9, 4096, "skinny_bf16_64x8_nn", false},
+                            {GEMM_COL_MAJOR, GEMM_OP_T, GEMM_OP_T, 4096, 8, "skinny_bf16_16x8", true},
+                            {GEMM_COL_MAJOR, GEMM_OP_T, GEMM_OP_T, 4096, 8, "skinny_bf16_32x8_nn", false},
+                            {GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_T, 4096, 8, "skinny_bf16_64x8_nn", true},
+                            {GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_T, 4096, 8, "skinny_bf16_16x8", false},
                             {GEMM_COL_MAJOR, GEMM_OP_T, GEMM_OP_N, 9, 4096, "skinny_bf16_16x8", false},
                             {GEMM_COL_MAJOR, GEMM_OP_T, GEMM_OP_N, 9, 4096, "skinny_bf16_16x16", true},
                             {GEMM_COL_MAJOR, GEMM_OP_T, GEMM_OP_T, 9, 4096, "skinny_bf16_32x16_nn", true},
@@ -2457,7 +2480,9 @@ TEST_CASE("gpu: cuda_tiled skinny kernels on C of few rows (their mirrors) again
                             {GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_T, 4096, 8, "skinny_bf16_16x8", true},
                             {GEMM_ROW_MAJOR, GEMM_OP_T, GEMM_OP_T, 4096, 8, "skinny_bf16_32x8_nn", true},
                             {GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_N, 4096, 8, "skinny_bf16_32x8_nn", false},
-                            {GEMM_ROW_MAJOR, GEMM_OP_T, GEMM_OP_N, 4096, 8, "skinny_bf16_16x8", false}};
+                            {GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_N, 4096, 8, "skinny_bf16_16x8", true},
+                            {GEMM_ROW_MAJOR, GEMM_OP_T, GEMM_OP_N, 4096, 8, "skinny_bf16_16x8", false},
+                            {GEMM_ROW_MAJOR, GEMM_OP_T, GEMM_OP_N, 4096, 8, "skinny_bf16_32x8_nn", true}};
     for (const offer &x : offers) {
         gemm_desc_t desc;
         gemm_desc_init(&desc, GEMM_BF16, x.layout, x.ta, x.tb, x.m, x.n, 4096);

@@ -57,7 +57,10 @@
 #             rows: TN for NT, TT for NN, which the skinny kernels compute as C^T): cuda_tiled's
 #             default against cuBLAS and cuBLASLt, and every skinny id that reads the mirror
 #             forced by id (16x8, 32x8, 16x16 and 16x32 for TN; the NN run's _nn ids for TT), summary
-#             lines "decode col TN, ..."
+#             lines "decode col TN, ..."; DECODE_OPS="TN TT" times X stored along its short side
+#             (X stored k x m, row-major: TN with W (in, out) by the _nn ids, TT with W (out, in)
+#             by the ids without a suffix), with DECODE_LAYOUT=col their mirrors NT and NN (the
+#             column-major framework's X W with X stored m x k: NN), the same ids
 #   kernels   where a call's device time goes: ncu (--clock-control none) times every kernel that
 #             cuBLAS and cuda_tiled's default launch for each of KERNEL_SHAPES (bf16 row-major NT,
 #             default the decode shapes 1x4096x4096 1x14336x4096 32x14336x4096 128x4096x4096
@@ -395,21 +398,24 @@ if has_stage decode; then
     along_m=""
     for t in 16x8 32x8 64x8 16x32 32x32 64x32; do along_m+=",cuda_tiled:skinny_${dt}_${t}_nn"; done
     # DECODE_LAYOUT=col: each layout's column-major mirror, C of m rows (C^T = op(B)^T op(A)^T
-    # of the row-major call's canonical form), with the skinny ids that compute it.
+    # of the row-major call's canonical form: both ops flipped), with the skinny ids that compute
+    # it. TN and TT: X stored along its short side (k x m row-major; m x k column-major, NT and
+    # NN), read by the _nn ids (W (in, out)) and the ids without a suffix (W (out, in)).
     layout=${DECODE_LAYOUT:-row}
     along_k=""
     for t in 16x8 32x8 16x16 16x32; do along_k+=",cuda_tiled:skinny_${dt}_${t}"; done
     for ops in ${DECODE_OPS:-NT NN}; do
-        ids=$along_m
-        [ "$ops" = NT ] && ids=$tiles
+        case $ops in
+        NT) ids=$tiles mirror=TN ;;
+        NN) ids=$along_m mirror=TT ;;
+        TN) ids=$along_m mirror=NT ;;
+        TT) ids=$along_k mirror=NN ;;
+        *) summary+=("decode: DECODE_OPS $ops is none of NT NN TN TT"); continue ;;
+        esac
         run_ops=$ops tag=$ops
         if [ "$layout" = col ]; then
-            case $ops in
-            NT) run_ops=TN ids=$along_k ;;
-            NN) run_ops=TT ids=$along_m ;;
-            *) summary+=("decode col: DECODE_OPS $ops has no mirror here (NT or NN)"); continue ;;
-            esac
-            tag="col $run_ops"
+            [ "$ops" = NT ] && ids=$along_k
+            run_ops=$mirror tag="col $mirror"
         fi
         file=decode_${tag// /_}
         timeout 300 $gemm bench $shapes --device 0 --dtype $dt --layout $layout --ops $run_ops \

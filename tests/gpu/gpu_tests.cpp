@@ -2329,20 +2329,26 @@ TEST_CASE("gpu: cuda_tiled skinny kernels against cpu_ref, and what they refuse"
                 }
         // What they all refuse: 33 columns, the other operand form (column-major N, T, the weights
         // along m either way, for the kernels that read them along k; T, N for the _nn ones), B's
-        // leading dimension (X along k) or every base not 16-byte aligned.
+        // leading dimension (X along k) or every base not 16-byte aligned, and with X along n
+        // (op(B) = T, which asks no alignment of X) A's leading dimension.
         for (const skinny_id &i : ids) {
             const gemm_op_t own = i.along_m ? GEMM_OP_N : GEMM_OP_T, other = i.along_m ? GEMM_OP_T : GEMM_OP_N;
             gemm_case wide = base_case(t, GEMM_COL_MAJOR, own, GEMM_OP_N, 64, 33, 64);
             wide.lda = wide.ldb = wide.ldc = 64;
-            gemm_case other_form = wide, odd_ld = wide, narrow = wide;
-            other_form.n = odd_ld.n = narrow.n = 8;
+            gemm_case other_form = wide, odd_ld = wide, narrow = wide, odd_weights = wide;
+            other_form.n = odd_ld.n = narrow.n = odd_weights.n = 8;
             other_form.transa = other;
             if (!i.along_m) other_form.transb = GEMM_OP_T;
             odd_ld.ldb = 66;
-            const std::pair<gemm_case, int> refusals[] = {{wide, 0}, {other_form, 0}, {odd_ld, 0}, {narrow, 1}};
+            odd_weights.transb = GEMM_OP_T;
+            odd_weights.lda = 66;
+            odd_weights.ldb = 9;  // X along n: any leading dimension
+            const std::pair<gemm_case, int> refusals[] = {
+                {wide, 0}, {other_form, 0}, {odd_ld, 0}, {narrow, 1}, {odd_weights, 0}};
             const std::string reasons[] = {"more than " + std::to_string(i.columns) + " columns",
                                            i.along_m ? "not stored along m" : "not stored along k", "16-byte aligned",
-                                           "16-byte aligned"};
+                                           "16-byte aligned",
+                                           "the weights (the operand beside C's many rows or columns)"};
             for (std::size_t r_i = 0; r_i < std::size(refusals); ++r_i) {
                 const auto &[x, offset] = refusals[r_i];
                 const std::string id = prefix + i.tile,
@@ -2360,10 +2366,10 @@ TEST_CASE("gpu: cuda_tiled skinny kernels against cpu_ref, and what they refuse"
     MESSAGE(checked << " skinny runs checked, " << refused << " refusals"
                     << std::string(hopper ? "" : " (not a 9.0 device)"));
     if (hopper) CHECK(checked == 4 * 2 * expected_runs);
-    // Per type: the four refusals by each id, and in both layouts every case too wide for an id,
+    // Per type: the five refusals by each id, and in both layouts every case too wide for an id,
     // X along k and along n (off a 9.0 device every case).
     const int64_t all_runs = 2 * int64_t(std::size(shapes) * std::size(ids));
-    CHECK(refused == 4 * (4 * int64_t(std::size(ids)) + 2 * (hopper ? wide_refusals : all_runs)));
+    CHECK(refused == 4 * (5 * int64_t(std::size(ids)) + 2 * (hopper ? wide_refusals : all_runs)));
 }
 
 namespace {

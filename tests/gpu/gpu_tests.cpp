@@ -2217,7 +2217,7 @@ gemm_case skinny_case(type_pair t, gemm_layout_t layout, const skinny_shape &sh,
 // chunk read element by element) and with fewer whole chunks than warps, strided batches (the weights shared, too),
 // alpha and beta (beta = 0 with NaN in C), C's leading dimension m + 3, C in the input type and in f32, both layouts,
 // device and host memory; and what they refuse (more columns than theirs, the other operand form, A or B not 16-byte
-// aligned), C unchanged.
+// aligned, the weights not 16-byte aligned where X lies along n), C unchanged.
 TEST_CASE("gpu: cuda_tiled skinny kernels against cpu_ref, and what they refuse") {
     if (!has_backend("cuda_tiled")) {
         MESSAGE("cuda_tiled not available or not selected: not tested");

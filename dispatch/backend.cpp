@@ -38,4 +38,10 @@ gemm_status_t backend::run_omatcopy(const transpose_problem &, run_report &) { r
 
 bool backend::leads_omatcopy(const transpose_problem &) const { return false; }
 
+verdict backend::supports_spmm(const sparse_problem &) const { return verdict::no("no sparse kernel"); }
+
+gemm_status_t backend::run_spmm(const sparse_problem &, run_report &) { return GEMM_STATUS_NOT_SUPPORTED; }
+
+bool backend::leads_spmm(const sparse_problem &) const { return false; }
+
 }  // namespace gemm

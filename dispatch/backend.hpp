@@ -9,6 +9,7 @@
 
 #include "gemm/gemm.h"
 #include "problem.hpp"
+#include "sparse_problem.hpp"
 #include "transpose_problem.hpp"
 
 namespace gemm {
@@ -125,6 +126,19 @@ struct backend_option {
 //   leads_omatcopy(t) whether the built-in rule takes this backend first for t, ahead of the
 //                preference order (cuda_tiled on device memory: its own kernel serves every
 //                dtype, cuBLAS's geam only four). (false)
+//   supports_spmm(s) whether run_spmm computes the sparse product s (gemm_spmm_csr,
+//                gemm_spmm_coo): a promise as supports() is, with a reason when not (a format,
+//                op or memory it has no kernel for). (no: "no sparse kernel")
+//   run_spmm(s, c) computes C = alpha * op(A) * op(B) + beta * C for s. The dispatcher has
+//                checked every argument and validated A when asked, returned early when C is
+//                empty, and calls it only on an available backend that said yes. Backends must
+//                honour: beta == 0 means C is written, never read; s.scales_only() means C =
+//                beta * C without reading A's arrays or B; entries at one position add up (COO
+//                duplicates, repeated CSR columns); elements of C outside its m x n window are
+//                never touched. Errors as for run(); NOT_SUPPORTED before C is touched.
+//                (GEMM_STATUS_NOT_SUPPORTED)
+//   leads_spmm(s) whether the built-in rule takes this backend first for s, ahead of the
+//                preference order. (false)
 class backend {
 public:
     virtual ~backend() = default;
@@ -148,6 +162,9 @@ public:
     virtual verdict supports_omatcopy(const transpose_problem &t) const;
     virtual gemm_status_t run_omatcopy(const transpose_problem &t, run_report &ctx);
     virtual bool leads_omatcopy(const transpose_problem &t) const;
+    virtual verdict supports_spmm(const sparse_problem &s) const;
+    virtual gemm_status_t run_spmm(const sparse_problem &s, run_report &ctx);
+    virtual bool leads_spmm(const sparse_problem &s) const;
 
 protected:
     virtual verdict probe() const = 0;

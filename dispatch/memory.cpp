@@ -177,6 +177,30 @@ gemm_status_t classify_memory(problem &p, allocation_memo *memo) {
     return s;
 }
 
+gemm_status_t classify_memory(sparse_problem &s) {
+    const pointer_classifier classify = installed_classifier();
+    s.space = memory_space::host;
+    s.device = -1;
+    s.stream = tls_stream;
+    if (!classify) return GEMM_STATUS_SUCCESS;
+    // A's arrays and B count only where the product is read, as for a GEMM; nothing where C is
+    // empty. CSR's row offsets are read for any rows; the other arrays only for entries.
+    const bool writes_c = s.m > 0 && s.n > 0, reads = writes_c && !s.scales_only();
+    auto touched = [](bool used, const void *ptr) { return used ? ptr : nullptr; };
+    const operand ops[] = {{touched(reads, s.values), "A->values"},
+                           {touched(reads, s.row_offsets), "A->row_offsets"},
+                           {touched(reads, s.row_indices), "A->row_indices"},
+                           {touched(reads, s.col_indices), "A->col_indices"},
+                           {touched(reads, s.b), "B"},
+                           {touched(writes_c, s.c), "C"}};
+    allocation_memo memo;
+    pointer_place place;
+    gemm_status_t st = classify_operands(ops, std::size(ops), classify, memo, place);
+    s.space = place.space;
+    s.device = place.device;
+    return st;
+}
+
 gemm_status_t classify_memory(transpose_problem &t) {
     const pointer_classifier classify = installed_classifier();
     t.space = memory_space::host;

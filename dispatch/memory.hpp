@@ -9,6 +9,7 @@
 #include "backend.hpp"
 #include "gemm/gemm.h"
 #include "problem.hpp"
+#include "sparse_problem.hpp"
 #include "transpose_problem.hpp"
 
 namespace gemm {
@@ -122,5 +123,9 @@ gemm_status_t classify_memory(problem &p, allocation_memo *memo = nullptr);
 
 // The same for a transpose: t.space, t.device and t.stream from A (where alpha != 0) and B.
 gemm_status_t classify_memory(transpose_problem &t);
+
+// The same for a sparse product: s.space, s.device and s.stream from A's arrays and B (where the
+// product is read) and C.
+gemm_status_t classify_memory(sparse_problem &s);
 
 }  // namespace gemm

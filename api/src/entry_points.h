@@ -119,6 +119,9 @@ gemm_status_t api_run_grouped(int layout, const int *transa, const int *transb, 
 /* gemm_omatcopy's arguments, enums as int. */
 gemm_status_t api_omatcopy(int layout, int trans, int64_t rows, int64_t cols, const void *alpha, const void *A,
                            int64_t lda, void *B, int64_t ldb, int dtype);
+/* gemm_spmm_csr (coo 0, A a gemm_csr_t) and gemm_spmm_coo (coo 1, A a gemm_coo_t), enums as int. */
+gemm_status_t api_spmm(int coo, int layout, int op_a, int op_b, int64_t m, int64_t n, int64_t k, const void *alpha,
+                       const void *A, const void *B, int64_t ldb, const void *beta, void *C, int64_t ldc, int dtype);
 gemm_status_t api_backend_supports(const char *backend, const api_desc *desc);
 gemm_status_t api_plan_create(const api_desc *desc, gemm_plan_t *plan);
 /* gemm_plan_run (entry api_entry_ex), gemm_plan_run_epilogue (api_entry_plan_epilogue;

@@ -451,3 +451,43 @@ gemm_status_t gemm_omatcopy(gemm_layout_t layout, gemm_op_t trans, int64_t rows,
                             const void *A, int64_t lda, void *B, int64_t ldb, gemm_dtype_t dtype) {
     return api_omatcopy((int)layout, (int)trans, rows, cols, alpha, A, lda, B, ldb, (int)dtype);
 }
+
+void gemm_csr_init(gemm_csr_t *A, int64_t rows, int64_t cols, int64_t nnz, gemm_index_type_t index_type,
+                   const void *row_offsets, const void *col_indices, const void *values) {
+    if (!A) return;
+    memset(A, 0, sizeof *A);
+    A->struct_size = (int64_t)sizeof *A;
+    A->rows = rows;
+    A->cols = cols;
+    A->nnz = nnz;
+    A->index_type = index_type;
+    A->row_offsets = row_offsets;
+    A->col_indices = col_indices;
+    A->values = values;
+}
+
+void gemm_coo_init(gemm_coo_t *A, int64_t rows, int64_t cols, int64_t nnz, gemm_index_type_t index_type,
+                   const void *row_indices, const void *col_indices, const void *values) {
+    if (!A) return;
+    memset(A, 0, sizeof *A);
+    A->struct_size = (int64_t)sizeof *A;
+    A->rows = rows;
+    A->cols = cols;
+    A->nnz = nnz;
+    A->index_type = index_type;
+    A->row_indices = row_indices;
+    A->col_indices = col_indices;
+    A->values = values;
+}
+
+gemm_status_t gemm_spmm_csr(gemm_layout_t layout, gemm_op_t op_a, gemm_op_t op_b, int64_t m, int64_t n, int64_t k,
+                            const void *alpha, const gemm_csr_t *A, const void *B, int64_t ldb, const void *beta,
+                            void *C, int64_t ldc, gemm_dtype_t dtype) {
+    return api_spmm(0, (int)layout, (int)op_a, (int)op_b, m, n, k, alpha, A, B, ldb, beta, C, ldc, (int)dtype);
+}
+
+gemm_status_t gemm_spmm_coo(gemm_layout_t layout, gemm_op_t op_a, gemm_op_t op_b, int64_t m, int64_t n, int64_t k,
+                            const void *alpha, const gemm_coo_t *A, const void *B, int64_t ldb, const void *beta,
+                            void *C, int64_t ldc, gemm_dtype_t dtype) {
+    return api_spmm(1, (int)layout, (int)op_a, (int)op_b, m, n, k, alpha, A, B, ldb, beta, C, ldc, (int)dtype);
+}

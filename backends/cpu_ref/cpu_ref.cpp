@@ -129,6 +129,56 @@ void transpose_elements(const transpose_problem &t) {
         }
 }
 
+// An index of a sparse matrix's array, base removed.
+int64_t sparse_index(const sparse_problem &s, const void *array, int64_t p) {
+    return (s.index64 ? static_cast<const int64_t *>(array)[p] : int64_t(static_cast<const int32_t *>(array)[p])) -
+           s.index_base;
+}
+
+// C = alpha * op(A) * op(B) + beta * C, one row of C at a time, its sums in double (complex
+// double): for every row i of C, every stored entry that lands in it (row i of A for op N,
+// column i for T and C) adds its value times a row of op(B). Entries are scanned in storage
+// order, so duplicates and unsorted rows are summed as they come; a row of C scans every entry
+// except for CSR with op N (m times nnz: an oracle, never fast).
+template <class V> void sparse_rows(const sparse_problem &s) {
+    const bool reads = !s.scales_only();
+    const V alpha = scalar<V>(s.alpha, s.alpha_imag), beta = scalar<V>(s.beta, s.beta_imag);
+    const bool conj_a = s.op_a == transpose::c;
+    std::vector<V> sums(std::size_t(s.n));
+    auto add_entry = [&](int64_t p, int64_t l) {
+        V a = c_at<V>(static_cast<const char *>(s.values), p, s.type);
+        if constexpr (!std::is_same_v<V, double>)
+            if (conj_a) a = std::conj(a);
+        for (int64_t j = 0; j < s.n; ++j) {
+            V b = c_at<V>(static_cast<const char *>(s.b), l * s.b_row_step + j * s.b_col_step, s.type);
+            if constexpr (!std::is_same_v<V, double>)
+                if (s.b_conj) b = std::conj(b);
+            sums[std::size_t(j)] += a * b;
+        }
+    };
+    for (int64_t i = 0; i < s.m; ++i) {
+        sums.assign(std::size_t(s.n), V(0));
+        if (reads && s.format == sparse_format::csr && s.op_a == transpose::n) {
+            for (int64_t p = sparse_index(s, s.row_offsets, i); p < sparse_index(s, s.row_offsets, i + 1); ++p)
+                add_entry(p, sparse_index(s, s.col_indices, p));
+        } else if (reads) {
+            for (int64_t r = 0, p = 0; p < s.nnz; ++p) {
+                if (s.format == sparse_format::csr)
+                    while (p >= sparse_index(s, s.row_offsets, r + 1)) ++r;  // the row entry p lies in
+                const int64_t row = s.format == sparse_format::csr ? r : sparse_index(s, s.row_indices, p);
+                const int64_t col = sparse_index(s, s.col_indices, p);
+                if ((s.op_a == transpose::n ? row : col) == i) add_entry(p, s.op_a == transpose::n ? col : row);
+            }
+        }
+        for (int64_t j = 0; j < s.n; ++j) {
+            const int64_t ci = i * s.c_row_step + j * s.c_col_step;
+            V v = reads ? alpha * sums[std::size_t(j)] : V(0);
+            if (!s.beta_zero()) v += beta * c_at<V>(static_cast<const char *>(s.c), ci, s.type);  // else not read
+            store_value(s.c, ci, s.type, v);
+        }
+    }
+}
+
 class cpu_ref final : public backend {
 public:
     std::string_view name() const override { return "cpu_ref"; }
@@ -151,6 +201,18 @@ public:
     gemm_status_t run_omatcopy(const transpose_problem &t, run_report &ctx) override {
         ctx.variant_used = "element_loop_f64";
         transpose_elements(t);
+        return GEMM_STATUS_SUCCESS;
+    }
+
+    verdict supports_spmm(const sparse_problem &s) const override {
+        if (s.space != memory_space::host) return verdict::no("needs host pointers");
+        return verdict::yes();
+    }
+
+    gemm_status_t run_spmm(const sparse_problem &s, run_report &ctx) override {
+        ctx.variant_used = "row_sums_f64";
+        if (is_complex(s.type)) sparse_rows<std::complex<double>>(s);
+        else sparse_rows<double>(s);
         return GEMM_STATUS_SUCCESS;
     }
 

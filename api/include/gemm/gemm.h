@@ -254,6 +254,87 @@ GEMM_API gemm_status_t gemm_omatcopy(gemm_layout_t layout, gemm_op_t trans, int6
                                      const void *alpha, const void *A, int64_t lda, void *B, int64_t ldb,
                                      gemm_dtype_t dtype);
 
+/* ---- Sparse x dense products ---------------------------------------------------------- */
+
+/* The width of a sparse matrix's index arrays (row offsets, row and column indices). */
+typedef enum gemm_index_type { GEMM_INDEX_I32 = 0, GEMM_INDEX_I64 = 1 } gemm_index_type_t;
+
+/* A sparse matrix in compressed sparse rows (CSR): rows x cols with nnz stored entries; the
+ * entries of row i are values[p] in column col_indices[p] - index_base for p from
+ * row_offsets[i] - index_base to row_offsets[i + 1] - index_base (row_offsets has rows + 1
+ * elements, col_indices and values nnz). values are in the call's dtype; every array lies in
+ * the memory the call's dense operands lie in. Within a row the columns may come in any order
+ * and a column may repeat (its entries add up): the CPU backends compute such a matrix as
+ * stored. validate = 1 asks the call to check, in one pass over the arrays before anything is
+ * computed, that row_offsets starts at index_base, never decreases and ends at nnz +
+ * index_base, that every column lies in [index_base, cols + index_base), and that each row's
+ * columns increase strictly (sorted, no repeats), the form cuSPARSE assumes; a failure is
+ * GEMM_STATUS_INVALID_VALUE naming the array and the index. Without it (0, the default) the
+ * arrays are trusted: an index out of bounds is undefined behaviour. Start from gemm_csr_init
+ * (the struct_size rule at gemm_desc_t). */
+typedef struct gemm_csr {
+    int64_t struct_size; /* sizeof(gemm_csr_t) (the rule at gemm_desc_t) */
+    int64_t rows, cols, nnz;
+    gemm_index_type_t index_type; /* of row_offsets and col_indices */
+    int32_t index_base;           /* 0 (C) or 1 (Fortran) */
+    const void *row_offsets;      /* rows + 1 indices */
+    const void *col_indices;      /* nnz indices */
+    const void *values;           /* nnz values of the call's dtype */
+    int32_t validate;             /* 1: check bounds and sorted rows first (a pass) */
+} gemm_csr_t;
+
+/* A sparse matrix in coordinates (COO): entry p is values[p] at row row_indices[p] -
+ * index_base, column col_indices[p] - index_base. The entries may come in any order, and
+ * entries at one position add up (duplicates are summed). validate = 1 checks that every index
+ * lies in bounds and that the entries are sorted by row, then column, strictly (no
+ * duplicates), the form cuSPARSE assumes; a failure is GEMM_STATUS_INVALID_VALUE naming the
+ * array and the index. Otherwise as gemm_csr_t. Start from gemm_coo_init. */
+typedef struct gemm_coo {
+    int64_t struct_size; /* sizeof(gemm_coo_t) (the rule at gemm_desc_t) */
+    int64_t rows, cols, nnz;
+    gemm_index_type_t index_type; /* of row_indices and col_indices */
+    int32_t index_base;           /* 0 or 1 */
+    const void *row_indices;      /* nnz indices */
+    const void *col_indices;      /* nnz indices */
+    const void *values;           /* nnz values of the call's dtype */
+    int32_t validate;             /* 1: check bounds and sorted entries first (a pass) */
+} gemm_coo_t;
+
+/* A descriptor of the arrays given, index base 0, no validation. */
+GEMM_API void gemm_csr_init(gemm_csr_t *A, int64_t rows, int64_t cols, int64_t nnz, gemm_index_type_t index_type,
+                            const void *row_offsets, const void *col_indices, const void *values);
+GEMM_API void gemm_coo_init(gemm_coo_t *A, int64_t rows, int64_t cols, int64_t nnz, gemm_index_type_t index_type,
+                            const void *row_indices, const void *col_indices, const void *values);
+
+/* C = alpha * op(A) * op(B) + beta * C with a sparse A (SpMM; n = 1 is SpMV): op(A) is m x k,
+ * so A is m x k for op_a GEMM_OP_N and k x m for GEMM_OP_T and GEMM_OP_C (the conjugate
+ * transpose for complex types); op(B) is k x n and C m x n, dense, in layout with leading
+ * dimensions ldb and ldc, as gemm_ex's. One entry point per format, so that the compiler checks
+ * the descriptor's type. dtype is A's values', B's, C's and the computation's: GEMM_F32,
+ * GEMM_F64, GEMM_C32 or GEMM_C64 (the others are GEMM_STATUS_NOT_SUPPORTED); alpha and beta
+ * point to values of it. Rules:
+ *  - m, n, k >= 0; A's rows and cols must be op(A)'s shape (GEMM_STATUS_INVALID_SIZE naming
+ *    the field); nnz >= 0; ldb and ldc as gemm_ex's; the descriptor's struct_size, index_type,
+ *    index_base (0 or 1) and validate (0 or 1) are checked (GEMM_STATUS_INVALID_VALUE).
+ *  - m or n 0: nothing is written. beta = 0: C is written without being read (NaN in C does
+ *    not leak). alpha = 0, k = 0 or nnz = 0: C = beta * C, A's arrays and B not read (they may
+ *    be NULL).
+ *  - C must not overlap B or A's arrays.
+ *  - Host pointers are computed synchronously. A's arrays, B and C in different spaces:
+ *    GEMM_STATUS_MIXED_MEMORY_SPACES. validate = 1 reads host arrays only (device ones:
+ *    GEMM_STATUS_NOT_SUPPORTED).
+ *  - The backend: GEMM_BACKEND or gemm_set_backend forces one, which computes the call or
+ *    fails it (GEMM_STATUS_NOT_SUPPORTED, saying why), never another. auto takes cpu_omp for
+ *    host memory (docs/ARCHITECTURE.md, "Sparse products"); the tune cache does not hold
+ *    sparse products. GEMM_VERBOSE=1 traces each call ("call=spmm_csr ... gflops=...").
+ * On any error C is untouched. Parameters are numbered as listed, layout 1 to dtype 14. */
+GEMM_API gemm_status_t gemm_spmm_csr(gemm_layout_t layout, gemm_op_t op_a, gemm_op_t op_b, int64_t m, int64_t n,
+                                     int64_t k, const void *alpha, const gemm_csr_t *A, const void *B, int64_t ldb,
+                                     const void *beta, void *C, int64_t ldc, gemm_dtype_t dtype);
+GEMM_API gemm_status_t gemm_spmm_coo(gemm_layout_t layout, gemm_op_t op_a, gemm_op_t op_b, int64_t m, int64_t n,
+                                     int64_t k, const void *alpha, const gemm_coo_t *A, const void *B, int64_t ldb,
+                                     const void *beta, void *C, int64_t ldc, gemm_dtype_t dtype);
+
 /* Backends compiled into this build, available or not. */
 typedef struct gemm_backend_info {
     const char *name;   /* stable lower_snake name, as GEMM_BACKEND takes it */

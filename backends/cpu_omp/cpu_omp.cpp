@@ -21,6 +21,7 @@
 #include "dispatch/element.hpp"
 #include "dispatch/error.hpp"
 #include "dispatch/fp8.hpp"
+#include "sparse_product.hpp"
 #include "transpose_tiles.hpp"
 
 namespace gemm {
@@ -576,6 +577,15 @@ public:
     }
 
     gemm_status_t run_omatcopy(const transpose_problem &t, run_report &ctx) override { return transpose_tiles(t, ctx); }
+
+    // CSR and COO, every op, f32, f64, c32 and c64 (the types the API passes), on host memory
+    // (sparse_product.cpp).
+    verdict supports_spmm(const sparse_problem &s) const override {
+        if (s.space != memory_space::host) return verdict::no("needs host pointers");
+        return verdict::yes();
+    }
+
+    gemm_status_t run_spmm(const sparse_problem &s, run_report &ctx) override { return sparse_product(s, ctx); }
 
     gemm_status_t run_batch(const problem_batch &b, std::string_view variant, run_report &ctx) override {
         try {

@@ -264,3 +264,16 @@ gemm_status_t raw_omatcopy(int layout, int trans, int64_t rows, int64_t cols, co
     return gemm_omatcopy((gemm_layout_t)layout, (gemm_op_t)trans, rows, cols, alpha, A, lda, B, ldb,
                          (gemm_dtype_t)dtype);
 }
+
+gemm_status_t raw_spmm(int coo, int layout, int op_a, int op_b, int64_t m, int64_t n, int64_t k, const void *alpha,
+                       const void *A, const void *B, int64_t ldb, const void *beta, void *C, int64_t ldc, int dtype) {
+    if (coo)
+        return gemm_spmm_coo((gemm_layout_t)layout, (gemm_op_t)op_a, (gemm_op_t)op_b, m, n, k, alpha,
+                             (const gemm_coo_t *)A, B, ldb, beta, C, ldc, (gemm_dtype_t)dtype);
+    return gemm_spmm_csr((gemm_layout_t)layout, (gemm_op_t)op_a, (gemm_op_t)op_b, m, n, k, alpha, (const gemm_csr_t *)A,
+                         B, ldb, beta, C, ldc, (gemm_dtype_t)dtype);
+}
+
+void raw_csr_index_type(gemm_csr_t *A, int index_type) { A->index_type = (gemm_index_type_t)index_type; }
+
+void raw_coo_index_type(gemm_coo_t *A, int index_type) { A->index_type = (gemm_index_type_t)index_type; }

@@ -119,6 +119,15 @@ gemm_status_t raw_measure(const raw_desc *desc, const char *const *backends, int
 gemm_status_t raw_omatcopy(int layout, int trans, int64_t rows, int64_t cols, const void *alpha, const void *A,
                            int64_t lda, void *B, int64_t ldb, int dtype);
 
+/* gemm_spmm_csr (coo 0, A a gemm_csr_t) or gemm_spmm_coo (coo 1, A a gemm_coo_t) with layout,
+ * the ops and dtype given as ints. */
+gemm_status_t raw_spmm(int coo, int layout, int op_a, int op_b, int64_t m, int64_t n, int64_t k, const void *alpha,
+                       const void *A, const void *B, int64_t ldb, const void *beta, void *C, int64_t ldc, int dtype);
+
+/* A descriptor's index_type set from an int. */
+void raw_csr_index_type(gemm_csr_t *A, int index_type);
+void raw_coo_index_type(gemm_coo_t *A, int index_type);
+
 #ifdef __cplusplus
 }
 #endif

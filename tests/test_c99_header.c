@@ -120,6 +120,27 @@ int main(void) {
     }
 
     {
+        /* A sparse product from C: the 2 x 2 CSR [[0, 2], [3, 0]] times (1, 10)^T is (20, 3); the
+         * same matrix in COO. */
+        const int32_t offsets[] = {0, 1, 2}, cols[] = {1, 0}, rows[] = {0, 1};
+        const double values[] = {2.0, 3.0}, x[] = {1.0, 10.0}, alpha = 1.0, beta = 0.0;
+        double y[2] = {-1.0, -1.0}, z[2] = {-1.0, -1.0};
+        gemm_csr_t csr;
+        gemm_coo_t coo;
+        gemm_csr_init(&csr, 2, 2, 2, GEMM_INDEX_I32, offsets, cols, values);
+        gemm_coo_init(&coo, 2, 2, 2, GEMM_INDEX_I32, rows, cols, values);
+        csr.validate = 1;
+        expect(gemm_spmm_csr(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 2, 1, 2, &alpha, &csr, x, 2, &beta, y, 2,
+                             GEMM_F64) == GEMM_STATUS_SUCCESS &&
+                   y[0] == 20.0 && y[1] == 3.0,
+               "gemm_spmm_csr from C");
+        expect(gemm_spmm_coo(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 2, 1, 2, &alpha, &coo, x, 2, &beta, z, 2,
+                             GEMM_F64) == GEMM_STATUS_SUCCESS &&
+                   z[0] == 20.0 && z[1] == 3.0,
+               "gemm_spmm_coo from C");
+    }
+
+    {
         char want[32];
         snprintf(want, sizeof want, "%d.%d.%d", GEMM_VERSION_MAJOR, GEMM_VERSION_MINOR, GEMM_VERSION_PATCH);
         expect(strcmp(version(), want) == 0, "gemm_version matches the header's version macros");

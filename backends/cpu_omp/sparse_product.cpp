@@ -19,8 +19,6 @@
 namespace gemm::cpu_omp_detail {
 namespace {
 
-// Columns of C one row's accumulators cover: kept in registers across the row's entries.
-constexpr int64_t column_block = 16;
 // Rows of C a thread takes at a time in the gather.
 constexpr int64_t rows_per_chunk = 16;
 // Below this many multiply-adds per thread the pool costs more than it saves.
@@ -54,24 +52,17 @@ template <class S, class I> struct view {
     S &c_at(int64_t i, int64_t j) const { return c[i * s.c_row_step + j * s.c_col_step]; }
 };
 
-// Row i of C from row i of A (CSR, op N), column_block columns of sums at a time.
-template <class S, class I> void gather_row(const view<S, I> &v, int64_t i) {
+// C(i, :) += a * op(B)(l, :); contiguous rows of B and C (row-major, op_b N) in a loop the
+// compiler vectorizes.
+template <class S, class I> void add_row(const view<S, I> &v, S a, int64_t l, int64_t i) {
     const sparse_problem &s = v.s;
-    const int64_t lo = v.index(v.rows, i), hi = v.index(v.rows, i + 1);
-    const bool conj_a = s.op_a == transpose::c;
-    for (int64_t j0 = 0; j0 < s.n; j0 += column_block) {
-        const int64_t width = std::min(column_block, s.n - j0);
-        S sums[column_block] = {};
-        for (int64_t p = lo; p < hi; ++p) {
-            const S a = conj_if(v.values[p], conj_a);
-            const int64_t l = v.index(v.cols, p);
-            for (int64_t jj = 0; jj < width; ++jj) sums[jj] += a * v.b_at(l, j0 + jj);
-        }
-        for (int64_t jj = 0; jj < width; ++jj) {
-            S &out = v.c_at(i, j0 + jj);
-            out = s.beta_zero() ? v.alpha * sums[jj] : v.alpha * sums[jj] + v.beta * out;  // beta = 0: not read
-        }
+    if (s.b_col_step == 1 && s.c_col_step == 1 && !s.b_conj) {
+        const S *b = v.b + l * s.b_row_step;
+        S *c = v.c + i * s.c_row_step;
+        for (int64_t j = 0; j < s.n; ++j) c[j] += a * b[j];
+        return;
     }
+    for (int64_t j = 0; j < s.n; ++j) v.c_at(i, j) += a * v.b_at(l, j);
 }
 
 // C's rows [i0, i1) times beta: zeros for beta = 0 (C not read), nothing for beta = 1.
@@ -85,6 +76,24 @@ template <class S, class I> void scale_rows(const view<S, I> &v, int64_t i0, int
         }
 }
 
+// Row i of C from row i of A (CSR, op N). SpMV (n = 1) sums in a register; wider C is scaled
+// by beta and then takes alpha * a(i, l) * op(B)(l, :) per entry, which measured 3x faster than
+// sums held per block of 16 columns (NOTES.md, "Sparse products").
+template <class S, class I> void gather_row(const view<S, I> &v, int64_t i) {
+    const sparse_problem &s = v.s;
+    const int64_t lo = v.index(v.rows, i), hi = v.index(v.rows, i + 1);
+    const bool conj_a = s.op_a == transpose::c;
+    if (s.n == 1) {
+        S sum = S(0);
+        for (int64_t p = lo; p < hi; ++p) sum += conj_if(v.values[p], conj_a) * v.b_at(v.index(v.cols, p), 0);
+        S &out = v.c_at(i, 0);
+        out = s.beta_zero() ? v.alpha * sum : v.alpha * sum + v.beta * out;  // beta = 0: not read
+        return;
+    }
+    scale_rows(v, i, i + 1);
+    for (int64_t p = lo; p < hi; ++p) add_row(v, v.alpha * conj_if(v.values[p], conj_a), v.index(v.cols, p), i);
+}
+
 // Every entry whose row of C lies in [i0, i1) adds alpha times its value times a row of op(B).
 template <class S, class I> void scatter_rows(const view<S, I> &v, int64_t i0, int64_t i1) {
     const sparse_problem &s = v.s;
@@ -92,8 +101,7 @@ template <class S, class I> void scatter_rows(const view<S, I> &v, int64_t i0, i
     auto apply = [&](int64_t row, int64_t col, int64_t p) {
         const int64_t i = by_row ? row : col, l = by_row ? col : row;
         if (i < i0 || i >= i1) return;
-        const S a = v.alpha * conj_if(v.values[p], conj_a);
-        for (int64_t j = 0; j < s.n; ++j) v.c_at(i, j) += a * v.b_at(l, j);
+        add_row(v, v.alpha * conj_if(v.values[p], conj_a), l, i);
     };
     if (s.format == sparse_format::csr) {
         for (int64_t r = 0; r < s.rows; ++r)

@@ -16,6 +16,7 @@
 #include "backends/cuda_tiled/default_choice.hpp"
 #include "backends/cuda_tiled/kernel_variants.hpp"
 #include "backends/cuda_tiled/operand_alignment.hpp"
+#include "backends/cuda_tiled/sparse/spmm_launch.hpp"
 #include "backends/cuda_tiled/transpose/transpose_launch.hpp"
 #include "backends/cuda_tiled/wmma/mma_batch.hpp"
 #include "backends/cuda_tiled/wmma/mma_items.hpp"
@@ -180,6 +181,25 @@ public:
         cuda::device_guard guard;
         if (gemm_status_t s = guard.enter(t.device); s != GEMM_STATUS_SUCCESS) return s;
         return cuda_tiled::launch_transpose(t, static_cast<cudaStream_t>(t.stream), ctx);
+    }
+
+    // gemm_spmm_csr and gemm_spmm_coo on device and managed memory, every format, op pair and
+    // type the API passes (sparse/spmm_launch.cu). Host memory is not staged: a sparse product
+    // reads A, B and C about once each, so copying them over the link would cost more than a
+    // host backend's pass.
+    verdict supports_spmm(const sparse_problem &s) const override {
+        if (s.space == memory_space::host)
+            return verdict::no("host pointers: sparse products on the GPU take device or managed memory (auto runs "
+                               "host memory on a host backend)");
+        // The scatter's threads count entries times columns in 64 bits.
+        if (double(s.nnz) * double(s.n) > 9.0e18) return verdict::no("nnz x n above 9e18 not supported");
+        return verdict::yes();
+    }
+
+    gemm_status_t run_spmm(const sparse_problem &s, run_report &ctx) override {
+        cuda::device_guard guard;
+        if (gemm_status_t st = guard.enter(s.device); st != GEMM_STATUS_SUCCESS) return st;
+        return cuda_tiled::launch_spmm(s, static_cast<cudaStream_t>(s.stream), ctx);
     }
 
     // Small f16/bf16 GEMMs of a device call of several matrices, in groups of few: run_batch

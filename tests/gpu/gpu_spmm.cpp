@@ -1,0 +1,228 @@
+// gpu_spmm.cpp: gemm_spmm_csr and gemm_spmm_coo on the GPU backends (cuda_tiled's kernels)
+// against the test's oracle, on device and managed memory, every dtype, layout, op pair, index
+// type and base, unsorted input and COO duplicates; beta = 0 with NaN in C; alpha = 0; the
+// caller's stream; and the refusals: host pointers on a GPU backend, mixed spaces, validation
+// of device arrays.
+// Without a CUDA device the program prints "SKIPPED: ..." and exits with 77, which CTest
+// reports as skipped.
+#define DOCTEST_CONFIG_IMPLEMENT
+#include <doctest/doctest.h>
+
+#include <cuda_runtime_api.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "spmm_case.hpp"
+
+using namespace gemm_test;
+
+namespace {
+
+constexpr int skip_exit_code = 77;
+
+#define CUDA_REQUIRE(call)                                                                                             \
+    do {                                                                                                               \
+        cudaError_t e_ = (call);                                                                                       \
+        REQUIRE_MESSAGE(e_ == cudaSuccess, #call ": " << cudaGetErrorString(e_));                                      \
+    } while (0)
+
+constexpr gemm_dtype_t all_types[] = {GEMM_F32, GEMM_F64, GEMM_C32, GEMM_C64};
+constexpr gemm_layout_t all_layouts[] = {GEMM_COL_MAJOR, GEMM_ROW_MAJOR};
+constexpr gemm_op_t all_ops[] = {GEMM_OP_N, GEMM_OP_T, GEMM_OP_C};
+
+// Device (or managed) memory holding a copy of init, `lead` bytes into the allocation.
+class device_bytes {
+public:
+    device_bytes(const bytes &init, bool managed, std::size_t lead = 0) : size_(init.size()), lead_(lead) {
+        const std::size_t whole = size_ + lead_ + 1;
+        const cudaError_t e = managed ? cudaMallocManaged(&base_, whole) : cudaMalloc(&base_, whole);
+        REQUIRE_MESSAGE(e == cudaSuccess, "allocating " << whole << " bytes: " << cudaGetErrorString(e));
+        CUDA_REQUIRE(cudaMemcpy(data(), init.data(), size_, cudaMemcpyDefault));
+        CUDA_REQUIRE(cudaDeviceSynchronize());
+    }
+    ~device_bytes() { cudaFree(base_); }
+    device_bytes(const device_bytes &) = delete;
+    device_bytes &operator=(const device_bytes &) = delete;
+    unsigned char *data() { return static_cast<unsigned char *>(base_) + lead_; }
+    bytes read() {
+        CUDA_REQUIRE(cudaDeviceSynchronize());
+        bytes out(size_);
+        CUDA_REQUIRE(cudaMemcpy(out.data(), data(), size_, cudaMemcpyDefault));
+        return out;
+    }
+
+private:
+    void *base_ = nullptr;
+    std::size_t size_, lead_;
+};
+
+struct forced {
+    explicit forced(const char *name) { status = gemm_set_backend(name); }
+    ~forced() { gemm_set_backend(nullptr); }
+    gemm_status_t status;
+};
+
+// One case on the device: "" when C is the oracle's, else what differs; `refused` when the
+// backend said NOT_SUPPORTED (C then checked untouched).
+std::string run_device_case(const spmm_case &c, bool managed, bool &refused) {
+    const spmm_operands o = make_spmm_operands(c);
+    device_bytes rows(o.row_array, managed), cols(o.col_array, managed), values(o.values, managed), b(o.b, managed),
+        out(o.c0, managed);
+    const gemm_status_t s = call_spmm(c, o, rows.data(), cols.data(), values.data(), b.data(), out.data());
+    refused = s == GEMM_STATUS_NOT_SUPPORTED;
+    if (refused) return out.read() == o.c0 ? "" : "refused but C changed";
+    if (s != GEMM_STATUS_SUCCESS) return std::string("status ") + std::to_string(int(s)) + ": " + gemm_last_error();
+    const cudaError_t e = cudaDeviceSynchronize();
+    if (e != cudaSuccess) return std::string("CUDA error: ") + cudaGetErrorString(e);
+    return compare_spmm(c, o, out.read(), expected_spmm(c, o));
+}
+
+bool available(const char *name) {
+    for (const std::string &n : available_backends())
+        if (n == name) return true;
+    return false;
+}
+
+spmm_case device_case(bool coo, gemm_dtype_t type, gemm_layout_t layout, gemm_op_t op_a, gemm_op_t op_b, int64_t m,
+                      int64_t n, int64_t k, int64_t turn) {
+    spmm_case c;
+    c.coo = coo;
+    c.type = type;
+    c.layout = layout;
+    c.op_a = op_a;
+    c.op_b = op_b;
+    c.m = m;
+    c.n = n;
+    c.k = k;
+    c.index64 = turn % 2 == 1;
+    c.index_base = int(turn / 2 % 2);
+    c.unsorted = turn % 3 == 1;
+    c.duplicates = coo && turn % 3 == 1;
+    c.density = 0.2;
+    c.alpha = turn % 4 == 3 ? 0.0 : -1.25;
+    c.alpha_imag = is_complex(type) && turn % 4 != 3 ? 0.5 : 0.0;
+    c.beta = turn % 4 == 0 ? 0.0 : 0.5;
+    c.beta_imag = is_complex(type) && turn % 4 == 1 ? -0.25 : 0.0;
+    set_spmm_leading_dims(c, turn % 3 == 2 ? 3 : 0);
+    return c;
+}
+
+}  // namespace
+
+TEST_CASE("gpu spmm: cuda_tiled on device memory against the oracle") {
+    const int64_t shapes[][3] = {{1, 1, 1}, {37, 1, 53}, {61, 17, 29}, {5, 64, 130}, {300, 33, 257}};
+    for (const char *backend : {"cuda_tiled"}) {
+        if (!available(backend)) {
+            MESSAGE(backend << " is unavailable here");
+            continue;
+        }
+        forced f(backend);
+        REQUIRE(f.status == GEMM_STATUS_SUCCESS);
+        int64_t checked = 0, turn = 0;
+        for (bool coo : {false, true})
+            for (gemm_dtype_t type : all_types)
+                for (gemm_layout_t layout : all_layouts)
+                    for (gemm_op_t op_a : all_ops)
+                        for (gemm_op_t op_b : all_ops)
+                            for (const auto &shape : shapes) {
+                                const spmm_case c =
+                                    device_case(coo, type, layout, op_a, op_b, shape[0], shape[1], shape[2], turn++);
+                                INFO(std::string(backend) << ": " << c.describe());
+                                bool refused = false;
+                                const std::string wrong = run_device_case(c, false, refused);
+                                CHECK_MESSAGE(wrong.empty(), wrong);
+                                CHECK(!refused);
+                                ++checked;
+                            }
+        MESSAGE(backend << ": " << checked << " cases checked");
+    }
+}
+
+TEST_CASE("gpu spmm: auto on device and managed memory") {
+    int64_t turn = 0;
+    for (bool coo : {false, true})
+        for (gemm_dtype_t type : all_types)
+            for (gemm_op_t op_a : all_ops)
+                for (bool managed : {false, true}) {
+                    const spmm_case c = device_case(coo, type, GEMM_ROW_MAJOR, op_a, GEMM_OP_N, 70, 9, 45, turn++);
+                    INFO(c.describe() << (managed ? " managed" : " device"));
+                    bool refused = false;
+                    CHECK(run_device_case(c, managed, refused) == "");
+                    CHECK(!refused);
+                }
+}
+
+TEST_CASE("gpu spmm: enqueued on the caller's stream") {
+    cudaStream_t stream = nullptr;
+    CUDA_REQUIRE(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    const spmm_case c = device_case(false, GEMM_F32, GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_N, 2000, 64, 1500, 1);
+    const spmm_operands o = make_spmm_operands(c);
+    device_bytes rows(o.row_array, false), cols(o.col_array, false), values(o.values, false), b(o.b, false),
+        out(o.c0, false);
+    REQUIRE(gemm_set_stream(stream) == GEMM_STATUS_SUCCESS);
+    REQUIRE(call_spmm(c, o, rows.data(), cols.data(), values.data(), b.data(), out.data()) == GEMM_STATUS_SUCCESS);
+    CUDA_REQUIRE(cudaStreamSynchronize(stream));
+    gemm_set_stream(nullptr);
+    CHECK(compare_spmm(c, o, out.read(), expected_spmm(c, o)) == "");
+    cudaStreamDestroy(stream);
+}
+
+TEST_CASE("gpu spmm: host pointers on a GPU backend, mixed spaces and device validation are refused, C untouched") {
+    const spmm_case c = device_case(true, GEMM_F32, GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 20, 3, 30, 0);
+    const spmm_operands o = make_spmm_operands(c);
+    for (const char *backend : {"cuda_tiled"}) {
+        if (!available(backend)) continue;
+        forced f(backend);
+        bytes out = o.c0;
+        CHECK(call_spmm(c, o, out.data()) == GEMM_STATUS_NOT_SUPPORTED);
+        CHECK(std::string(gemm_last_error()).find("host pointers") != std::string::npos);
+        CHECK(out == o.c0);
+    }
+    device_bytes rows(o.row_array, false), cols(o.col_array, false), values(o.values, false), b(o.b, false),
+        out(o.c0, false);
+    CHECK(call_spmm(c, o, rows.data(), cols.data(), values.data(), o.b.data(), out.data()) ==
+          GEMM_STATUS_MIXED_MEMORY_SPACES);
+    CHECK(std::string(gemm_last_error()).find("B is host memory") != std::string::npos);
+    CHECK(out.read() == o.c0);
+    CHECK(call_spmm(c, o, rows.data(), cols.data(), values.data(), b.data(), out.data(), 1) ==
+          GEMM_STATUS_NOT_SUPPORTED);
+    CHECK(std::string(gemm_last_error()).find("A->validate = 1 reads A's arrays on the host") != std::string::npos);
+    CHECK(out.read() == o.c0);
+    // Device memory forced onto a host backend.
+    forced f("cpu_omp");
+    CHECK(call_spmm(c, o, rows.data(), cols.data(), values.data(), b.data(), out.data()) == GEMM_STATUS_NOT_SUPPORTED);
+    CHECK(std::string(gemm_last_error()).find("needs host pointers") != std::string::npos);
+    CHECK(out.read() == o.c0);
+}
+
+namespace {
+
+// CTest shows nothing a skipped test prints: the reason also goes to the file CTest names in
+// GEMM_TEST_SKIP_REASON_FILE, which ctest prints after its summary (tests/CMakeLists.txt).
+void report_skip(const std::string &reason) {
+    std::printf("SKIPPED: %s\n", reason.c_str());
+    const char *path = std::getenv("GEMM_TEST_SKIP_REASON_FILE");
+    if (!path || !*path) return;
+    if (std::FILE *f = std::fopen(path, "w")) {
+        std::fprintf(f, "%s\n", reason.c_str());
+        std::fclose(f);
+    }
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    int devices = 0;
+    const cudaError_t e = cudaGetDeviceCount(&devices);
+    if (e != cudaSuccess || devices == 0) {
+        cudaGetLastError();
+        report_skip(std::string("no CUDA device (cudaGetDeviceCount: ") +
+                    (e != cudaSuccess ? cudaGetErrorString(e) : "0 devices") + ")");
+        return skip_exit_code;
+    }
+    doctest::Context context(argc, argv);
+    return context.run();
+}

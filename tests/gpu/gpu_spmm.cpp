@@ -1,8 +1,9 @@
-// gpu_spmm.cpp: gemm_spmm_csr and gemm_spmm_coo on the GPU backends (cuda_tiled's kernels)
-// against the test's oracle, on device and managed memory, every dtype, layout, op pair, index
-// type and base, unsorted input and COO duplicates; beta = 0 with NaN in C; alpha = 0; the
-// caller's stream; and the refusals: host pointers on a GPU backend, mixed spaces, validation
-// of device arrays.
+// gpu_spmm.cpp: gemm_spmm_csr and gemm_spmm_coo on the GPU backends (cuda_tiled's kernels,
+// cuSPARSE's generic SpMM and SpMV) against the test's oracle, on device and managed memory,
+// every dtype, layout, op pair, index type and base, unsorted input and COO duplicates (sorted
+// input for cusparse); beta = 0 with NaN in C; alpha = 0; the caller's stream; and the
+// refusals: what cusparse does not serve, host pointers on a GPU backend, mixed spaces,
+// validation of device arrays; GEMMs refused by cusparse.
 // Without a CUDA device the program prints "SKIPPED: ..." and exits with 77, which CTest
 // reports as skipped.
 #define DOCTEST_CONFIG_IMPLEMENT
@@ -112,32 +113,49 @@ spmm_case device_case(bool coo, gemm_dtype_t type, gemm_layout_t layout, gemm_op
 
 }  // namespace
 
-TEST_CASE("gpu spmm: cuda_tiled on device memory against the oracle") {
+// What cusparse promises: op_a N, op(B) in C's order (op_b N), something to multiply.
+bool cusparse_serves(const spmm_case &c) { return c.op_a == GEMM_OP_N && c.op_b == GEMM_OP_N && !c.alpha_zero(); }
+
+TEST_CASE("gpu spmm: cuda_tiled and cusparse on device memory against the oracle") {
     const int64_t shapes[][3] = {{1, 1, 1}, {37, 1, 53}, {61, 17, 29}, {5, 64, 130}, {300, 33, 257}};
-    for (const char *backend : {"cuda_tiled"}) {
+    for (const char *backend : {"cuda_tiled", "cusparse"}) {
         if (!available(backend)) {
             MESSAGE(backend << " is unavailable here");
             continue;
         }
         forced f(backend);
         REQUIRE(f.status == GEMM_STATUS_SUCCESS);
-        int64_t checked = 0, turn = 0;
+        int64_t checked = 0, refused_count = 0, turn = 0;
         for (bool coo : {false, true})
             for (gemm_dtype_t type : all_types)
                 for (gemm_layout_t layout : all_layouts)
                     for (gemm_op_t op_a : all_ops)
                         for (gemm_op_t op_b : all_ops)
                             for (const auto &shape : shapes) {
-                                const spmm_case c =
+                                spmm_case c =
                                     device_case(coo, type, layout, op_a, op_b, shape[0], shape[1], shape[2], turn++);
+                                const bool cusparse = std::string(backend) == "cusparse";
+                                if (cusparse) {
+                                    // cuSPARSE assumes sorted input without duplicates.
+                                    c.unsorted = false;
+                                    c.duplicates = false;
+                                }
                                 INFO(std::string(backend) << ": " << c.describe());
                                 bool refused = false;
                                 const std::string wrong = run_device_case(c, false, refused);
                                 CHECK_MESSAGE(wrong.empty(), wrong);
-                                CHECK(!refused);
+                                if (refused) {
+                                    CHECK(cusparse);
+                                    CHECK(!cusparse_serves(c));
+                                    CHECK(std::string(gemm_last_error()).find("cannot serve this sparse product") !=
+                                          std::string::npos);
+                                    ++refused_count;
+                                    continue;
+                                }
                                 ++checked;
                             }
-        MESSAGE(backend << ": " << checked << " cases checked");
+        MESSAGE(backend << ": " << checked << " cases checked, " << refused_count << " refused");
+        CHECK(checked > 0);
     }
 }
 
@@ -147,7 +165,10 @@ TEST_CASE("gpu spmm: auto on device and managed memory") {
         for (gemm_dtype_t type : all_types)
             for (gemm_op_t op_a : all_ops)
                 for (bool managed : {false, true}) {
-                    const spmm_case c = device_case(coo, type, GEMM_ROW_MAJOR, op_a, GEMM_OP_N, 70, 9, 45, turn++);
+                    // Sorted without duplicates: auto takes cusparse where it serves the call.
+                    spmm_case c = device_case(coo, type, GEMM_ROW_MAJOR, op_a, GEMM_OP_N, 70, 9, 45, turn++);
+                    c.unsorted = false;
+                    c.duplicates = false;
                     INFO(c.describe() << (managed ? " managed" : " device"));
                     bool refused = false;
                     CHECK(run_device_case(c, managed, refused) == "");
@@ -173,7 +194,7 @@ TEST_CASE("gpu spmm: enqueued on the caller's stream") {
 TEST_CASE("gpu spmm: host pointers on a GPU backend, mixed spaces and device validation are refused, C untouched") {
     const spmm_case c = device_case(true, GEMM_F32, GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 20, 3, 30, 0);
     const spmm_operands o = make_spmm_operands(c);
-    for (const char *backend : {"cuda_tiled"}) {
+    for (const char *backend : {"cuda_tiled", "cusparse"}) {
         if (!available(backend)) continue;
         forced f(backend);
         bytes out = o.c0;
@@ -196,6 +217,20 @@ TEST_CASE("gpu spmm: host pointers on a GPU backend, mixed spaces and device val
     CHECK(call_spmm(c, o, rows.data(), cols.data(), values.data(), b.data(), out.data()) == GEMM_STATUS_NOT_SUPPORTED);
     CHECK(std::string(gemm_last_error()).find("needs host pointers") != std::string::npos);
     CHECK(out.read() == o.c0);
+}
+
+TEST_CASE("gpu spmm: cusparse refuses every GEMM with its reason") {
+    if (!available("cusparse")) return;
+    forced f("cusparse");
+    void *raw = nullptr;
+    CUDA_REQUIRE(cudaMalloc(&raw, 3 * sizeof(float)));
+    CUDA_REQUIRE(cudaMemset(raw, 0, 3 * sizeof(float)));
+    float *d = static_cast<float *>(raw);
+    const float one = 1.0f, zero = 0.0f;
+    CHECK(gemm_sgemm(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 1, 1, 1, one, d, 1, d + 1, 1, zero, d + 2, 1) ==
+          GEMM_STATUS_NOT_SUPPORTED);
+    CHECK(std::string(gemm_last_error()).find("sparse products only") != std::string::npos);
+    cudaFree(raw);
 }
 
 namespace {

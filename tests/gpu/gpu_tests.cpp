@@ -136,7 +136,8 @@ std::vector<std::string> gpu_backends() {
     std::string wanted = only ? "," + std::string(only) + "," : "";
     std::vector<std::string> names;
     for (const std::string &n : available_backends())
-        if (n.rfind("cu", 0) == 0 && (wanted.empty() || wanted.find("," + n + ",") != std::string::npos))
+        if (n.rfind("cu", 0) == 0 && n != "cusparse" &&  // cusparse: sparse products only (gpu_spmm.cpp)
+            (wanted.empty() || wanted.find("," + n + ",") != std::string::npos))
             names.push_back(n);
     return names;
 }

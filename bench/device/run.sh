@@ -21,6 +21,11 @@
 #             cuda_tiled's tiled kernel and its copy kernel, cuBLAS's geam through gemm and
 #             directly, against cudaMemcpyAsync device to device, in GB/s and as a share of the
 #             copy's (transpose.cpp)
+#   spmm      gemm_spmm_csr of a 16384^2 f32 CSR at 0.1, 1, 5, 10 and 25 % density times a
+#             16384 x 64 row-major B, and SpMV at 1 % (SPMM_N and SPMM_COLS set the sizes):
+#             cuda_tiled and cusparse through gemm against cuSPARSE called directly and cuBLAS's
+#             dense GEMM on the same A stored dense, in GFLOP/s and as a share of cuSPARSE's
+#             (spmm.cpp)
 #   grouped   64 small GEMMs of different shapes: a loop of cuBLAS calls, cuBLAS's grouped
 #             call, gemm_ex_grouped and a loop of gemm_ex (grouped_batch.cpp)
 #   epilogue  bias + ReLU/GELU (+ aux) and GELU's backward form with the bias gradient, bf16:
@@ -155,7 +160,7 @@ build=build-device
 start=$(date +%s)
 cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
     >"$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
-cmake --build $build -j $(nproc) --target gemm test_gpu test_gpu_omatcopy test_loading >"$out/build.log" 2>&1 ||
+cmake --build $build -j $(nproc) --target gemm test_gpu test_gpu_omatcopy test_gpu_spmm test_loading >"$out/build.log" 2>&1 ||
     { grep -E 'error|Error' "$out/build.log" | head -40; exit 1; }
 cmake --build $build -j $(nproc) --target gemm_cli >>"$out/build.log" 2>&1 || echo "gemm_cli did not build"
 echo "build ok ($(( $(date +%s) - start )) s)"
@@ -245,6 +250,11 @@ fi
 if has_stage transpose; then
     program transpose -lcublas && timeout 300 $build/transpose ${TRANSPOSE_N:-16384} | tee "$out/transpose.txt"
     summary+=("transpose: rc=$?; $(grep -E '^cuda_tiled T' "$out/transpose.txt" | tr -s ' ')")
+    save_logs
+fi
+if has_stage spmm; then
+    program spmm -lcusparse && timeout 600 $build/spmm ${SPMM_N:-16384} ${SPMM_COLS:-64} | tee "$out/spmm.txt"
+    summary+=("spmm: rc=$?; $(grep -E '^summary:' "$out/spmm.txt" | sed 's/^summary: //')")
     save_logs
 fi
 if has_stage short; then

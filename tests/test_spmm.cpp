@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "gemm/gemm.hpp"
 #include "raw_enum_calls.h"
 #include "spmm_case.hpp"
 
@@ -524,6 +525,34 @@ TEST_CASE("spmm: a forced backend without sparse kernels refuses with its reason
         CHECK((error.find("no sparse kernel") != std::string::npos || error.find("host pointers") != std::string::npos));
         CHECK(out == s.o.c0);
     }
+}
+
+TEST_CASE("spmm: the C++ overloads take T's scalars and report the library's status") {
+    // y = A x for A = [[0, 2], [3, 0]] in CSR and in COO (one-based), complex and real.
+    const int32_t offsets[] = {0, 1, 2}, cols[] = {1, 0}, rows_1[] = {1, 2}, cols_1[] = {2, 1};
+    using z = std::complex<double>;
+    const z values[] = {{2, 1}, {3, 0}}, x[] = {{1, 0}, {0, 10}};
+    z y[2] = {{-1, -1}, {-1, -1}};
+    gemm_csr_t csr;
+    gemm_csr_init(&csr, 2, 2, 2, GEMM_INDEX_I32, offsets, cols, values);
+    const gemm::status s =
+        gemm::spmm<z>(gemm::layout::col_major, gemm::op::n, gemm::op::n, 2, 1, 2, z(1), csr, x, 2, z(0), y, 2);
+    CHECK(s.code == GEMM_STATUS_SUCCESS);
+    CHECK(y[0] == z(2, 1) * z(0, 10));
+    CHECK(y[1] == z(3, 0));
+    const float fvalues[] = {2, 3}, fx[] = {1, 10};
+    float fy[2] = {-1, -1};
+    gemm_coo_t coo;
+    gemm_coo_init(&coo, 2, 2, 2, GEMM_INDEX_I32, rows_1, cols_1, fvalues);
+    coo.index_base = 1;
+    CHECK(gemm::spmm<float>(gemm::layout::row_major, gemm::op::n, gemm::op::n, 2, 1, 2, 1.0f, coo, fx, 1, 0.0f, fy, 1)
+              .code == GEMM_STATUS_SUCCESS);
+    CHECK(fy[0] == 20.0f);
+    CHECK(fy[1] == 3.0f);
+    const gemm::status bad =
+        gemm::spmm<float>(gemm::layout::row_major, gemm::op::n, gemm::op::n, 2, 1, 2, 1.0f, coo, fx, 1, 0.0f, fy, 0);
+    CHECK(bad.code == GEMM_STATUS_INVALID_LEADING_DIM);
+    CHECK(bad.message.find("parameter 13: ldc = 0") != std::string::npos);
 }
 
 // Run by CTest with GEMM_VERBOSE=2 (spmm.env_verbose2).

@@ -240,6 +240,24 @@ status omatcopy(typename type_of<T>::scalar alpha, matrix_view<const T> A, op tr
     return omatcopy<T>(A.order, trans, A.rows, A.cols, alpha, A.data, A.ld, B.data, B.ld);
 }
 
+// C = alpha * op(A) * op(B) + beta * C with a sparse A, as gemm_spmm_csr and gemm_spmm_coo: T
+// is the values', B's and C's type (float, double, std::complex<float> or <double>), the
+// descriptor's arrays hold T values.
+template <class T>
+status spmm(layout l, op op_a, op op_b, int64_t m, int64_t n, int64_t k, T alpha, const gemm_csr_t &A, const T *B,
+            int64_t ldb, T beta, T *C, int64_t ldc) {
+    return make_status(gemm_spmm_csr(static_cast<gemm_layout_t>(l), static_cast<gemm_op_t>(op_a),
+                                     static_cast<gemm_op_t>(op_b), m, n, k, &alpha, &A, B, ldb, &beta, C, ldc,
+                                     type_of<T>::value));
+}
+template <class T>
+status spmm(layout l, op op_a, op op_b, int64_t m, int64_t n, int64_t k, T alpha, const gemm_coo_t &A, const T *B,
+            int64_t ldb, T beta, T *C, int64_t ldc) {
+    return make_status(gemm_spmm_coo(static_cast<gemm_layout_t>(l), static_cast<gemm_op_t>(op_a),
+                                     static_cast<gemm_op_t>(op_b), m, n, k, &alpha, &A, B, ldb, &beta, C, ldc,
+                                     type_of<T>::value));
+}
+
 // An epilogue (gemm_epilogue_t) built by its parts: gemm::epilogue::gelu().with_bias(
 // bias_axis::columns, b).saving(Z, ld) for a training forward pass,
 // gemm::epilogue::backward(activation::gelu_backward, Z, ld).with_bias_grad(bias_axis::columns,

@@ -264,8 +264,8 @@ typedef enum gemm_index_type { GEMM_INDEX_I32 = 0, GEMM_INDEX_I64 = 1 } gemm_ind
  * row_offsets[i] - index_base to row_offsets[i + 1] - index_base (row_offsets has rows + 1
  * elements, col_indices and values nnz). values are in the call's dtype; every array lies in
  * the memory the call's dense operands lie in. Within a row the columns may come in any order
- * and a column may repeat (its entries add up): the CPU backends compute such a matrix as
- * stored. validate = 1 asks the call to check, in one pass over the arrays before anything is
+ * and a column may repeat (its entries add up): cpu_ref, cpu_omp and cuda_tiled compute such a
+ * matrix as stored; cusparse assumes the sorted form without repeats. validate = 1 asks the call to check, in one pass over the arrays before anything is
  * computed, that row_offsets starts at index_base, never decreases and ends at nnz +
  * index_base, that every column lies in [index_base, cols + index_base), and that each row's
  * columns increase strictly (sorted, no repeats), the form cuSPARSE assumes; a failure is
@@ -325,8 +325,11 @@ GEMM_API void gemm_coo_init(gemm_coo_t *A, int64_t rows, int64_t cols, int64_t n
  *    GEMM_STATUS_NOT_SUPPORTED).
  *  - The backend: GEMM_BACKEND or gemm_set_backend forces one, which computes the call or
  *    fails it (GEMM_STATUS_NOT_SUPPORTED, saying why), never another. auto takes cpu_omp for
- *    host memory (docs/ARCHITECTURE.md, "Sparse products"); the tune cache does not hold
- *    sparse products. GEMM_VERBOSE=1 traces each call ("call=spmm_csr ... gflops=...").
+ *    host memory, and for device memory cusparse where it serves the call (op_a N, op_b N;
+ *    sorted input), else cuda_tiled (docs/ARCHITECTURE.md, "Sparse products"); the tune
+ *    cache does not hold sparse products. GEMM_VERBOSE=1 traces each call ("call=spmm_csr
+ *    ... gflops=..."). cuda_tiled's COO and transposed-CSR sums use atomics: their order,
+ *    and so their last bits, vary from run to run.
  * On any error C is untouched. Parameters are numbered as listed, layout 1 to dtype 14. */
 GEMM_API gemm_status_t gemm_spmm_csr(gemm_layout_t layout, gemm_op_t op_a, gemm_op_t op_b, int64_t m, int64_t n,
                                      int64_t k, const void *alpha, const gemm_csr_t *A, const void *B, int64_t ldb,

@@ -265,13 +265,13 @@ typedef enum gemm_index_type { GEMM_INDEX_I32 = 0, GEMM_INDEX_I64 = 1 } gemm_ind
  * elements, col_indices and values nnz). values are in the call's dtype; every array lies in
  * the memory the call's dense operands lie in. Within a row the columns may come in any order
  * and a column may repeat (its entries add up): cpu_ref, cpu_omp and cuda_tiled compute such a
- * matrix as stored; cusparse assumes the sorted form without repeats. validate = 1 asks the call to check, in one pass over the arrays before anything is
- * computed, that row_offsets starts at index_base, never decreases and ends at nnz +
- * index_base, that every column lies in [index_base, cols + index_base), and that each row's
- * columns increase strictly (sorted, no repeats), the form cuSPARSE assumes; a failure is
- * GEMM_STATUS_INVALID_VALUE naming the array and the index. Without it (0, the default) the
- * arrays are trusted: an index out of bounds is undefined behaviour. Start from gemm_csr_init
- * (the struct_size rule at gemm_desc_t). */
+ * matrix as stored; cusparse assumes the sorted form without repeats. validate = 1 asks the
+ * call to check, in one pass over the arrays before anything is computed, that row_offsets
+ * starts at index_base, never decreases and ends at nnz + index_base, that every column lies in
+ * [index_base, cols + index_base), and that each row's columns increase strictly (sorted, no
+ * repeats), the form cuSPARSE assumes; a failure is GEMM_STATUS_INVALID_VALUE naming the array
+ * and the index. Without it (0, the default) the arrays are trusted: an index out of bounds is
+ * undefined behaviour. Start from gemm_csr_init (the struct_size rule at gemm_desc_t). */
 typedef struct gemm_csr {
     int64_t struct_size; /* sizeof(gemm_csr_t) (the rule at gemm_desc_t) */
     int64_t rows, cols, nnz;

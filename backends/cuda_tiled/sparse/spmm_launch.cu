@@ -1,5 +1,6 @@
 // spmm_launch.cu: C = alpha * op(A) * op(B) + beta * C with a sparse A on the device, the
-// seed's kernels: CSR with op N gathers, one thread per element of C summing its row of A;
+// seed's kernels: CSR with op N gathers, one thread per element of C summing its row of A (a
+// warp per row for SpMV);
 // every other form scatters, one thread per stored entry and column of C adding its product
 // with atomicAdd after a pass that scales C (so the order of a sum, and its rounding, varies
 // from run to run).
@@ -14,6 +15,9 @@ namespace gemm::cuda_tiled {
 namespace {
 
 constexpr int threads_per_block = 256;
+// SpMV takes a warp per row from this many entries a row on average: below it most lanes of a
+// warp would idle (not yet measured: backends/cuda_tiled/NOTES.md, "Open questions").
+constexpr int64_t warp_row_entries = 8;
 // Grid-stride loops cover the rest beyond this many blocks.
 constexpr int64_t block_limit = int64_t(1) << 30;
 
@@ -31,6 +35,7 @@ template <> struct arith<float> {
     static __device__ float add(float a, float b) { return a + b; }
     static __device__ float conj(float a) { return a; }
     static __device__ void atomic_add(float *c, float v) { atomicAdd(c, v); }
+    static __device__ float shuffle_down(float v, int by) { return __shfl_down_sync(0xffffffffu, v, by); }
 };
 
 template <> struct arith<double> {
@@ -41,6 +46,7 @@ template <> struct arith<double> {
     static __device__ double add(double a, double b) { return a + b; }
     static __device__ double conj(double a) { return a; }
     static __device__ void atomic_add(double *c, double v) { atomicAdd(c, v); }
+    static __device__ double shuffle_down(double v, int by) { return __shfl_down_sync(0xffffffffu, v, by); }
 };
 
 template <class R> struct arith<parts<R>> {
@@ -53,6 +59,9 @@ template <class R> struct arith<parts<R>> {
     static __device__ void atomic_add(E *c, E v) {
         atomicAdd(&c->re, v.re);
         atomicAdd(&c->im, v.im);
+    }
+    static __device__ E shuffle_down(E v, int by) {
+        return {__shfl_down_sync(0xffffffffu, v.re, by), __shfl_down_sync(0xffffffffu, v.im, by)};
     }
 };
 
@@ -91,6 +100,30 @@ template <class E, class I> __global__ void csr_gather_kernel(args<E, I> a) {
         E &out = a.c[i * a.c_row_step + j * a.c_col_step];
         const E scaled = X::mul(alpha, sum);
         out = a.beta_zero ? scaled : X::add(scaled, X::mul(beta, out));  // beta = 0: C not read
+    }
+}
+
+// SpMV (CSR, op N, n = 1) a warp per row: the lanes read the row's entries side by side
+// (coalesced, where a thread per row reads one entry of 32 rows at a time) and add their sums
+// by shuffles; lane 0 writes. Every lane of a warp takes the same rows, so the shuffles see the
+// whole warp.
+template <class E, class I> __global__ void csr_warp_row_kernel(args<E, I> a) {
+    using X = arith<E>;
+    const E alpha = X::make(a.alpha, a.alpha_imag), beta = X::make(a.beta, a.beta_imag);
+    const int lane = int(threadIdx.x) % 32;
+    const int64_t warps = int64_t(gridDim.x) * (blockDim.x / 32);
+    for (int64_t i = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32; i < a.m; i += warps) {
+        E sum = X::zero();
+        for (int64_t p = int64_t(a.rows[i]) - a.base + lane, hi = int64_t(a.rows[i + 1]) - a.base; p < hi; p += 32) {
+            const E v = a.a_conj ? X::conj(a.values[p]) : a.values[p];
+            sum = X::add(sum, X::mul(v, b_at(a, int64_t(a.cols[p]) - a.base, 0)));
+        }
+        for (int by = 16; by > 0; by /= 2) sum = X::add(sum, X::shuffle_down(sum, by));
+        if (lane == 0) {
+            E &out = a.c[i * a.c_row_step];
+            const E scaled = X::mul(alpha, sum);
+            out = a.beta_zero ? scaled : X::add(scaled, X::mul(beta, out));  // beta = 0: C not read
+        }
     }
 }
 
@@ -166,6 +199,12 @@ template <class E, class I> gemm_status_t launch_typed(const sparse_problem &s, 
     a.beta = s.beta;
     a.beta_imag = s.beta_imag;
     const int64_t elements = s.m * s.n;
+    if (!s.scales_only() && s.format == sparse_format::csr && s.op_a == transpose::n && s.n == 1 &&
+        s.nnz >= warp_row_entries * s.m) {
+        ctx.variant_used = "csr_spmv_warp_per_row";
+        csr_warp_row_kernel<E, I><<<blocks_for(s.m * 32), threads_per_block, 0, stream>>>(a);
+        return cuda::cuda_status(cudaGetLastError(), "cuda_tiled: sparse SpMV kernel launch");
+    }
     if (!s.scales_only() && s.format == sparse_format::csr && s.op_a == transpose::n) {
         ctx.variant_used = "csr_gather_thread_per_element";
         csr_gather_kernel<E, I><<<blocks_for(elements), threads_per_block, 0, stream>>>(a);

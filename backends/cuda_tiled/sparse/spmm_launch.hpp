@@ -1,6 +1,6 @@
 // spmm_launch.hpp: cuda_tiled's gemm_spmm_csr and gemm_spmm_coo kernels: CSR with op N gathered
-// one thread per element of C; transposed CSR and COO scattered with atomics after a pass that
-// scales C by beta.
+// one thread per element of C (a warp per row for SpMV of 8 or more entries a row); transposed
+// CSR and COO scattered with atomics after a pass that scales C by beta.
 #pragma once
 
 #include <cuda_runtime_api.h>

@@ -111,10 +111,10 @@ spmm_case device_case(bool coo, gemm_dtype_t type, gemm_layout_t layout, gemm_op
     return c;
 }
 
-}  // namespace
-
 // What cusparse promises: op_a N, op(B) in C's order (op_b N), something to multiply.
 bool cusparse_serves(const spmm_case &c) { return c.op_a == GEMM_OP_N && c.op_b == GEMM_OP_N && !c.alpha_zero(); }
+
+}  // namespace
 
 TEST_CASE("gpu spmm: cuda_tiled and cusparse on device memory against the oracle") {
     const int64_t shapes[][3] = {{1, 1, 1}, {37, 1, 53}, {61, 17, 29}, {5, 64, 130}, {300, 33, 257}};

@@ -88,13 +88,25 @@ __global__ void transpose_tile_kernel(const T *a, int64_t lda, T *b, int64_t ldb
     }
 }
 
-// op N: B(i, j) = f(A(i, j)), x along the rows: each warp reads and writes 32 neighbouring
-// elements of a column. Grid-stride loops cover any size.
+// op N: B(i, j) = f(A(i, j)) over the transpose's 32 x 32 tiles, x along the rows, so each warp
+// reads and writes 32 neighbouring elements of a column. Each thread loads its 4 elements of a
+// tile before it stores any: 4 loads in flight a thread keep enough bytes moving to approach a
+// device copy's bandwidth, where one element a thread ran at 0.43 of it (NOTES.md, "Transpose
+// and copy kernels"). Blocks walk the tiles along y in steps of the grid, as the transpose's do.
 template <class T, class F>
-__global__ void copy_kernel(const T *a, int64_t lda, T *b, int64_t ldb, int64_t rows, int64_t cols, F f) {
-    for (int64_t j = int64_t(blockIdx.y) * blockDim.y + threadIdx.y; j < cols; j += int64_t(gridDim.y) * blockDim.y)
-        for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < rows; i += int64_t(gridDim.x) * blockDim.x)
-            b[i + j * ldb] = f(a[i + j * lda]);
+__global__ void copy_tile_kernel(const T *a, int64_t lda, T *b, int64_t ldb, int64_t rows, int64_t cols, F f) {
+    constexpr int per_thread = tile_edge / tile_rows_per_pass;
+    const int64_t i = int64_t(blockIdx.x) * tile_edge + threadIdx.x;
+    if (i >= rows) return;
+    for (int64_t j0 = int64_t(blockIdx.y) * tile_edge + threadIdx.y; j0 < cols; j0 += int64_t(gridDim.y) * tile_edge) {
+        T v[per_thread];
+#pragma unroll
+        for (int k = 0; k < per_thread; ++k)
+            if (j0 + k * tile_rows_per_pass < cols) v[k] = a[i + (j0 + k * tile_rows_per_pass) * lda];
+#pragma unroll
+        for (int k = 0; k < per_thread; ++k)
+            if (j0 + k * tile_rows_per_pass < cols) b[i + (j0 + k * tile_rows_per_pass) * ldb] = f(v[k]);
+    }
 }
 
 // alpha = 0: zeros into B's window, A never read.
@@ -118,17 +130,10 @@ struct tile_grid {
 template <class T, class F> gemm_status_t launch_with(const transpose_problem &t, cudaStream_t stream, F f) {
     const T *a = static_cast<const T *>(t.a);
     T *b = static_cast<T *>(t.b);
-    if (t.op == transpose::n) {
-        // 32 x 8 threads over 32 x 8 elements; the loops take the rest.
-        const dim3 block(tile_edge, tile_rows_per_pass, 1);
-        const dim3 grid(
-            unsigned(std::min<int64_t>((t.rows + tile_edge - 1) / tile_edge, int64_t(1) << 30)),
-            unsigned(std::min<int64_t>((t.cols + tile_rows_per_pass - 1) / tile_rows_per_pass, grid_y_limit)), 1);
-        copy_kernel<T, F><<<grid, block, 0, stream>>>(a, t.lda, b, t.ldb, t.rows, t.cols, f);
-    } else {
-        const tile_grid g(t.rows, t.cols);
-        transpose_tile_kernel<T, F><<<g.grid, g.block, 0, stream>>>(a, t.lda, b, t.ldb, t.rows, t.cols, f);
-    }
+    const tile_grid g(t.rows, t.cols);
+    if (t.op == transpose::n)
+        copy_tile_kernel<T, F><<<g.grid, g.block, 0, stream>>>(a, t.lda, b, t.ldb, t.rows, t.cols, f);
+    else transpose_tile_kernel<T, F><<<g.grid, g.block, 0, stream>>>(a, t.lda, b, t.ldb, t.rows, t.cols, f);
     return cuda::cuda_status(cudaGetLastError(), "cuda_tiled: transpose kernel launch");
 }
 

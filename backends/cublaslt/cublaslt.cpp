@@ -270,8 +270,10 @@ gemm_status_t build_plan(const problem &p, lt_plan &plan) {
 // one type here, so e5m2 is refused). The scales are device pointers (cuBLASLt reads them on the device), so host
 // and managed operands, which the library would stage, are refused. Block scales (cuBLASLt's
 // VEC128_32F and BLK128x128_32F scale modes) are not wired into this backend: the CPU backends
-// serve them. k = 0 or alpha = 0 scales C with the library's kernel, which has no output scale
-// or amax.
+// serve them. An output scale or amax is refused: cuBLASLt takes them for FP8 D only, and this
+// API's D is bf16, f16 or f32 (cublasLtMatmulAlgoGetHeuristic answered
+// CUBLAS_STATUS_INVALID_VALUE for D in bf16 on an H200, CUDA 13.1); cuda_tiled's kernels
+// serve them.
 std::string fp8_refusal(const problem &p) {
     if (p.space != memory_space::device)
         return "FP8 takes device memory here (its scales are device pointers), not " +
@@ -283,13 +285,14 @@ std::string fp8_refusal(const problem &p) {
                "transa = N, transb = T), not " + op_name(p.op_a) + op_name(p.op_b);
     if (p.scaling.blocks())
         return "FP8 block scaling is not served by the cublaslt backend (cpu_ref and cpu_omp serve it)";
-    if (p.scales_only() && (p.scaling.d_scale || p.scaling.amax_d))
-        return "FP8 with k = 0 or alpha = 0 and an output scale or amax is not served by cublaslt";
+    if (p.scaling.d_scale || p.scaling.amax_d)
+        return "an FP8 output scale or amax: cuBLASLt takes them only for FP8 D, and D here is bf16, f16 or f32 "
+               "(cuda_tiled serves them)";
     return {};
 }
 
 // The per-tensor scales of this call on the plan's descriptor (NULL where p has none: cuBLASLt
-// then takes 1, and computes no amax).
+// then takes 1). fp8_refusal has refused an output scale and amax, so those stay NULL.
 gemm_status_t set_scale_pointers(const problem &p, lt_plan &plan) {
     if (!is_fp8(p.ab_type)) return GEMM_STATUS_SUCCESS;
     const struct {

@@ -196,6 +196,11 @@ public:
         return verdict::yes();
     }
 
+    // Auto takes these kernels first for device memory: they computed every CSR case timed faster
+    // than cuSPARSE (NOTES.md, Sparse kernels) and take unsorted input and repeats as stored,
+    // where cuSPARSE assumes its sorted form.
+    bool leads_spmm(const sparse_problem &s) const override { return s.space != memory_space::host; }
+
     gemm_status_t run_spmm(const sparse_problem &s, run_report &ctx) override {
         cuda::device_guard guard;
         if (gemm_status_t st = guard.enter(s.device); st != GEMM_STATUS_SUCCESS) return st;

@@ -175,9 +175,6 @@ public:
         return verdict::yes();
     }
 
-    // Auto takes cuSPARSE first for device memory where it serves the call.
-    bool leads_spmm(const sparse_problem &s) const override { return s.space != memory_space::host; }
-
     gemm_status_t run_spmm(const sparse_problem &s, run_report &ctx) override {
         cuda::device_guard guard;
         if (gemm_status_t st = guard.enter(s.device); st != GEMM_STATUS_SUCCESS) return st;

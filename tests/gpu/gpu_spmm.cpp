@@ -165,7 +165,7 @@ TEST_CASE("gpu spmm: auto on device and managed memory") {
         for (gemm_dtype_t type : all_types)
             for (gemm_op_t op_a : all_ops)
                 for (bool managed : {false, true}) {
-                    // Sorted without duplicates: auto takes cusparse where it serves the call.
+                    // Sorted without duplicates, so that either GPU backend may serve it.
                     spmm_case c = device_case(coo, type, GEMM_ROW_MAJOR, op_a, GEMM_OP_N, 70, 9, 45, turn++);
                     c.unsorted = false;
                     c.duplicates = false;

@@ -325,8 +325,8 @@ GEMM_API void gemm_coo_init(gemm_coo_t *A, int64_t rows, int64_t cols, int64_t n
  *    GEMM_STATUS_NOT_SUPPORTED).
  *  - The backend: GEMM_BACKEND or gemm_set_backend forces one, which computes the call or
  *    fails it (GEMM_STATUS_NOT_SUPPORTED, saying why), never another. auto takes cpu_omp for
- *    host memory, and for device memory cusparse where it serves the call (op_a N, op_b N;
- *    sorted input), else cuda_tiled (docs/ARCHITECTURE.md, "Sparse products"); the tune
+ *    host memory and cuda_tiled for device memory (docs/ARCHITECTURE.md, "Sparse
+ *    products"); cusparse (sorted input only) runs when forced; the tune
  *    cache does not hold sparse products. GEMM_VERBOSE=1 traces each call ("call=spmm_csr
  *    ... gflops=..."). cuda_tiled's COO and transposed-CSR sums use atomics: their order,
  *    and so their last bits, vary from run to run.

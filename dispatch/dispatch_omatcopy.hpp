@@ -7,6 +7,7 @@
 
 #include "backend.hpp"
 #include "gemm/gemm.h"
+#include "side_call.hpp"
 #include "transpose_problem.hpp"
 
 namespace gemm {
@@ -19,15 +20,8 @@ struct transpose_call {
     int64_t lda = 0, ldb = 0;
 };
 
-// The backend that serves t, and why; nullptr with status and message when none may.
-struct transpose_choice {
-    backend *chosen = nullptr;
-    std::string why;
-    std::string note;                  // for the trace: a pinned GEMM variant that does not apply
-    std::vector<std::string> skipped;  // "cblas: no transpose kernel" (GEMM_VERBOSE=2)
-    gemm_status_t status = GEMM_STATUS_SUCCESS;
-    std::string message;
-};
+// The backend that serves t, and why (side_call.hpp).
+using transpose_choice = side_choice;
 
 // A forced selection: that backend, or NOT_SUPPORTED with its reason, never another. Auto: the
 // built-in rule (the tuner does not time transposes): among the backends of t's memory

@@ -2,83 +2,31 @@
 // trace.
 #include "dispatch_spmm.hpp"
 
-#include <algorithm>
-#include <chrono>
-#include <vector>
+#include <string>
 
 #include <spdlog/fmt/fmt.h>
 
 #include "error.hpp"
 #include "log.hpp"
-#include "registry.hpp"
-#include "settings.hpp"
+#include "side_call.hpp"
 
 namespace gemm {
 namespace {
 
-constexpr const char *builtin_why =
-    "auto: built-in rule, the backends that lead sparse products first, then the preference order";
-
 const char *format_name(sparse_format f) { return f == sparse_format::csr ? "csr" : "coo"; }
 
-bool in_memory_of(const backend &b, const sparse_problem &s) {
-    return s.space == memory_space::host ? b.kind() == backend_kind::host : b.kind() == backend_kind::device;
-}
-
-verdict can_serve(const backend &b, const sparse_problem &s) {
-    const verdict &available = b.available();
-    return available.ok ? b.supports_spmm(s) : available;
-}
-
-sparse_choice choose_forced(const sparse_problem &s, const selection &sel, bool collect_skipped) {
-    sparse_choice c;
-    c.why = sel.why;
-    if (collect_skipped)
-        for (backend *b : registered_backends())
-            if (b != sel.forced) c.skipped.push_back(std::string(b->name()) + ": not selected, " + sel.why);
-    if (verdict v = sel.forced->supports_spmm(s); !v.ok) {
-        c.status = GEMM_STATUS_NOT_SUPPORTED;
-        c.message = fmt::format("backend '{}' ({}) cannot serve this sparse product (gemm_spmm_{}): {}",
-                                sel.forced->name(), sel.why, format_name(s.format), v.reason);
-        return c;
+// How a backend answers for a sparse product (side_call.hpp).
+struct spmm_family {
+    static constexpr const char *kind = "sparse product";
+    static constexpr const char *builtin_why =
+        "auto: built-in rule, the backends that lead sparse products first, then the preference order";
+    static std::string what(const sparse_problem &s) {
+        return std::string("sparse product (gemm_spmm_") + format_name(s.format) + ")";
     }
-    c.chosen = sel.forced;
-    // Variants are GEMM kernels: a sparse product has none of them, and runs the backend's own.
-    if (!sel.variant.empty())
-        c.note = "variant '" + sel.variant + "' is a GEMM variant; the sparse product ran the backend's own kernel";
-    return c;
-}
-
-sparse_choice choose_builtin(const sparse_problem &s, bool collect_skipped) {
-    // Leading is asked before availability: probing a backend may load its library, which a
-    // call that a leading backend serves should not pay for.
-    std::vector<backend *> order;
-    for (backend *b : registered_backends())
-        if (in_memory_of(*b, s) && b->leads_spmm(s) && b->available().ok) order.push_back(b);
-    for (backend *b : registered_backends())
-        if (in_memory_of(*b, s) && std::find(order.begin(), order.end(), b) == order.end()) order.push_back(b);
-    sparse_choice c;
-    std::string reasons;
-    for (backend *b : order) {
-        verdict v = can_serve(*b, s);
-        if (v.ok && !c.chosen) {
-            c.chosen = b;
-            c.why = builtin_why;
-            if (!collect_skipped) return c;
-            continue;
-        }
-        std::string line = std::string(b->name()) + ": " + (v.ok ? "lower in the preference order" : v.reason);
-        if (collect_skipped) c.skipped.push_back(line);
-        reasons += (reasons.empty() ? "" : "; ") + line;
-    }
-    if (!c.chosen) {
-        c.status = GEMM_STATUS_NOT_SUPPORTED;
-        c.message = fmt::format("auto: no backend can serve this sparse product (gemm_spmm_{}) on {} memory ({})",
-                                format_name(s.format), memory_space_name(s.space),
-                                reasons.empty() ? "no backend of that kind" : reasons);
-    }
-    return c;
-}
+    static verdict supports(const backend &b, const sparse_problem &s) { return b.supports_spmm(s); }
+    static bool leads(const backend &b, const sparse_problem &s) { return b.leads_spmm(s); }
+    static gemm_status_t run(backend &b, const sparse_problem &s, run_report &ctx) { return b.run_spmm(s, ctx); }
+};
 
 const char *layout_name(gemm_layout_t l) { return l == GEMM_ROW_MAJOR ? "row" : "col"; }
 
@@ -107,32 +55,13 @@ void trace(const sparse_problem &s, const sparse_call &call, const sparse_choice
 }  // namespace
 
 sparse_choice choose_spmm_backend(const sparse_problem &s, bool collect_skipped) {
-    const selection &sel = current_selection();
-    return sel.forced ? choose_forced(s, sel, collect_skipped) : choose_builtin(s, collect_skipped);
+    return side_call::choose<spmm_family>(s, collect_skipped);
 }
 
 gemm_status_t dispatch_spmm(const sparse_problem &s, const sparse_call &call) {
-    const env_settings &env = settings();
-    if (env.error != GEMM_STATUS_SUCCESS) return set_error(env.error, env.error_message);
-    const selection &sel = current_selection();
-    if (sel.error != GEMM_STATUS_SUCCESS) return set_error(sel.error, sel.error_message);
-    if (s.m == 0 || s.n == 0) return GEMM_STATUS_SUCCESS;  // quick return: nothing to write
-    sparse_choice c = choose_spmm_backend(s, env.verbose >= 2);
-    run_report ctx;
-    if (!c.chosen) {
-        gemm_status_t st = set_error(c.status, c.message);
-        if (env.verbose) trace(s, call, c, ctx, st, 0);
-        return st;
-    }
-    // The clock is read only for the trace.
-    std::chrono::steady_clock::time_point start;
-    if (env.verbose) start = std::chrono::steady_clock::now();
-    gemm_status_t st = c.chosen->run_spmm(s, ctx);
-    if (env.verbose) {
-        std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
-        trace(s, call, c, ctx, st, elapsed.count());
-    }
-    return st;
+    return side_call::dispatch<spmm_family>(s, s.m == 0 || s.n == 0,
+                                            [&](const side_choice &c, const run_report &ctx, gemm_status_t st,
+                                                double seconds) { trace(s, call, c, ctx, st, seconds); });
 }
 
 }  // namespace gemm

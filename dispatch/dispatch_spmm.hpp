@@ -7,6 +7,7 @@
 
 #include "backend.hpp"
 #include "gemm/gemm.h"
+#include "side_call.hpp"
 #include "sparse_problem.hpp"
 
 namespace gemm {
@@ -18,15 +19,8 @@ struct sparse_call {
     int64_t ldb = 0, ldc = 0;
 };
 
-// The backend that serves s, and why; nullptr with status and message when none may.
-struct sparse_choice {
-    backend *chosen = nullptr;
-    std::string why;
-    std::string note;                  // for the trace: a pinned GEMM variant that does not apply
-    std::vector<std::string> skipped;  // "cblas: no sparse kernel" (GEMM_VERBOSE=2)
-    gemm_status_t status = GEMM_STATUS_SUCCESS;
-    std::string message;
-};
+// The backend that serves s, and why (side_call.hpp).
+using sparse_choice = side_choice;
 
 // A forced selection: that backend, or NOT_SUPPORTED with its reason, never another. Auto: the
 // built-in rule (the tuner does not time sparse products): among the backends of s's memory

@@ -1,0 +1,126 @@
+// side_call.hpp: selection and run of the calls beside GEMM (gemm_omatcopy, gemm_spmm_*), one
+// rule for all of them: a forced backend serves the call or fails with its reason, never
+// another; auto takes, among the backends of the call's memory, those that lead the call first,
+// then the registry's preference order, the first available one that supports it. A Family
+// says how a backend answers for the family's problem (supports, leads, run) and how the call
+// is named in messages.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include <spdlog/fmt/fmt.h>
+
+#include "backend.hpp"
+#include "error.hpp"
+#include "gemm/gemm.h"
+#include "registry.hpp"
+#include "settings.hpp"
+
+namespace gemm {
+
+// The backend that serves a call beside GEMM, and why; nullptr with status and message when
+// none may.
+struct side_choice {
+    backend *chosen = nullptr;
+    std::string why;
+    std::string note;                  // for the trace: a pinned GEMM variant that does not apply
+    std::vector<std::string> skipped;  // "cblas: no transpose kernel" (GEMM_VERBOSE=2)
+    gemm_status_t status = GEMM_STATUS_SUCCESS;
+    std::string message;
+};
+
+namespace side_call {
+
+template <class Problem> bool in_memory_of(const backend &b, const Problem &p) {
+    return p.space == memory_space::host ? b.kind() == backend_kind::host : b.kind() == backend_kind::device;
+}
+
+// Family: static verdict supports(const backend &, const Problem &), bool leads(...),
+// gemm_status_t run(backend &, const Problem &, run_report &), std::string what(const Problem &)
+// ("transpose (gemm_omatcopy)"), const char *kind ("transpose": "the transpose ran the
+// backend's own kernel") and const char *builtin_why.
+template <class Family, class Problem>
+side_choice choose_forced(const Problem &p, const selection &sel, bool collect_skipped) {
+    side_choice c;
+    c.why = sel.why;
+    if (collect_skipped)
+        for (backend *b : registered_backends())
+            if (b != sel.forced) c.skipped.push_back(std::string(b->name()) + ": not selected, " + sel.why);
+    if (verdict v = Family::supports(*sel.forced, p); !v.ok) {
+        c.status = GEMM_STATUS_NOT_SUPPORTED;
+        c.message = "backend '" + std::string(sel.forced->name()) + "' (" + sel.why + ") cannot serve this " +
+                    Family::what(p) + ": " + v.reason;
+        return c;
+    }
+    c.chosen = sel.forced;
+    // Variants are GEMM kernels: a call beside GEMM has none of them, and runs the backend's own.
+    if (!sel.variant.empty())
+        c.note =
+            "variant '" + sel.variant + "' is a GEMM variant; the " + Family::kind + " ran the backend's own kernel";
+    return c;
+}
+
+template <class Family, class Problem> side_choice choose_builtin(const Problem &p, bool collect_skipped) {
+    // Leading is asked before availability: probing a backend may load its library (cuBLAS's
+    // and cuSPARSE's do), which a call that a leading backend serves should not pay for.
+    std::vector<backend *> order;
+    for (backend *b : registered_backends())
+        if (in_memory_of(*b, p) && Family::leads(*b, p) && b->available().ok) order.push_back(b);
+    for (backend *b : registered_backends())
+        if (in_memory_of(*b, p) && std::find(order.begin(), order.end(), b) == order.end()) order.push_back(b);
+    side_choice c;
+    std::string reasons;
+    for (backend *b : order) {
+        const verdict &available = b->available();
+        const verdict v = available.ok ? Family::supports(*b, p) : available;
+        if (v.ok && !c.chosen) {
+            c.chosen = b;
+            c.why = Family::builtin_why;
+            if (!collect_skipped) return c;
+            continue;
+        }
+        std::string line = std::string(b->name()) + ": " + (v.ok ? "lower in the preference order" : v.reason);
+        if (collect_skipped) c.skipped.push_back(line);
+        reasons += (reasons.empty() ? "" : "; ") + line;
+    }
+    if (!c.chosen) {
+        c.status = GEMM_STATUS_NOT_SUPPORTED;
+        c.message = fmt::format("auto: no backend can serve this {} on {} memory ({})", Family::what(p),
+                                memory_space_name(p.space), reasons.empty() ? "no backend of that kind" : reasons);
+    }
+    return c;
+}
+
+template <class Family, class Problem> side_choice choose(const Problem &p, bool collect_skipped) {
+    const selection &sel = current_selection();
+    return sel.forced ? choose_forced<Family>(p, sel, collect_skipped) : choose_builtin<Family>(p, collect_skipped);
+}
+
+// Runs a checked p on the selection in force: an invalid GEMM_* setting or selection fails it
+// as it fails a GEMM, then an empty p (nothing to write) returns at once; trace(choice, report,
+// status, seconds) writes the GEMM_VERBOSE line, the clock read only for it.
+template <class Family, class Problem, class Trace> gemm_status_t dispatch(const Problem &p, bool empty, Trace trace) {
+    const env_settings &env = settings();
+    if (env.error != GEMM_STATUS_SUCCESS) return set_error(env.error, env.error_message);
+    const selection &sel = current_selection();
+    if (sel.error != GEMM_STATUS_SUCCESS) return set_error(sel.error, sel.error_message);
+    if (empty) return GEMM_STATUS_SUCCESS;
+    side_choice c = choose<Family>(p, env.verbose >= 2);
+    run_report ctx;
+    if (!c.chosen) {
+        gemm_status_t s = set_error(c.status, c.message);
+        if (env.verbose) trace(c, ctx, s, 0.0);
+        return s;
+    }
+    std::chrono::steady_clock::time_point start;
+    if (env.verbose) start = std::chrono::steady_clock::now();
+    gemm_status_t s = Family::run(*c.chosen, p, ctx);
+    if (env.verbose) trace(c, ctx, s, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    return s;
+}
+
+}  // namespace side_call
+}  // namespace gemm

@@ -16,55 +16,16 @@
 #include <string>
 #include <vector>
 
+#include "gpu/device_memory.hpp"
 #include "omatcopy_case.hpp"
 
 using namespace gemm_test;
 
 namespace {
 
-constexpr int skip_exit_code = 77;
-
-#define CUDA_REQUIRE(call)                                                                                             \
-    do {                                                                                                               \
-        cudaError_t e_ = (call);                                                                                       \
-        REQUIRE_MESSAGE(e_ == cudaSuccess, #call ": " << cudaGetErrorString(e_));                                      \
-    } while (0)
-
 constexpr gemm_dtype_t all_types[] = {GEMM_F32, GEMM_F64, GEMM_F16, GEMM_BF16, GEMM_C32, GEMM_C64};
 constexpr gemm_layout_t all_layouts[] = {GEMM_COL_MAJOR, GEMM_ROW_MAJOR};
 constexpr gemm_op_t all_ops[] = {GEMM_OP_N, GEMM_OP_T, GEMM_OP_C};
-
-// Device (or managed) memory holding a copy of init, `lead` bytes into the allocation.
-class device_bytes {
-public:
-    device_bytes(const bytes &init, bool managed, std::size_t lead = 0) : size_(init.size()), lead_(lead) {
-        const std::size_t whole = size_ + lead_ + 1;
-        const cudaError_t e = managed ? cudaMallocManaged(&base_, whole) : cudaMalloc(&base_, whole);
-        REQUIRE_MESSAGE(e == cudaSuccess, "allocating " << whole << " bytes: " << cudaGetErrorString(e));
-        CUDA_REQUIRE(cudaMemcpy(data(), init.data(), size_, cudaMemcpyDefault));
-        CUDA_REQUIRE(cudaDeviceSynchronize());
-    }
-    ~device_bytes() { cudaFree(base_); }
-    device_bytes(const device_bytes &) = delete;
-    device_bytes &operator=(const device_bytes &) = delete;
-    unsigned char *data() { return static_cast<unsigned char *>(base_) + lead_; }
-    bytes read() {
-        CUDA_REQUIRE(cudaDeviceSynchronize());
-        bytes out(size_);
-        CUDA_REQUIRE(cudaMemcpy(out.data(), data(), size_, cudaMemcpyDefault));
-        return out;
-    }
-
-private:
-    void *base_ = nullptr;
-    std::size_t size_, lead_;
-};
-
-struct forced {
-    explicit forced(const char *name) { status = gemm_set_backend(name); }
-    ~forced() { gemm_set_backend(nullptr); }
-    gemm_status_t status;
-};
 
 // One case on the device: "" when B is the oracle's, else what differs; `refused` when the
 // backend said NOT_SUPPORTED (B then checked untouched).
@@ -78,12 +39,6 @@ std::string run_device_case(const omatcopy_case &c, bool managed, bool nan_in_a,
     const cudaError_t e = cudaDeviceSynchronize();
     if (e != cudaSuccess) return std::string("CUDA error: ") + cudaGetErrorString(e);
     return compare_b(c, b.read(), expected_b(c, o));
-}
-
-bool available(const char *name) {
-    for (const std::string &n : available_backends())
-        if (n == name) return true;
-    return false;
 }
 
 }  // namespace
@@ -205,31 +160,4 @@ TEST_SUITE("gpu_omatcopy_trace" * doctest::skip()) {
     }
 }
 
-namespace {
-
-// CTest shows nothing a skipped test prints: the reason also goes to the file CTest names in
-// GEMM_TEST_SKIP_REASON_FILE, which ctest prints after its summary (tests/CMakeLists.txt).
-void report_skip(const std::string &reason) {
-    std::printf("SKIPPED: %s\n", reason.c_str());
-    const char *path = std::getenv("GEMM_TEST_SKIP_REASON_FILE");
-    if (!path || !*path) return;
-    if (std::FILE *f = std::fopen(path, "w")) {
-        std::fprintf(f, "%s\n", reason.c_str());
-        std::fclose(f);
-    }
-}
-
-}  // namespace
-
-int main(int argc, char **argv) {
-    int devices = 0;
-    const cudaError_t e = cudaGetDeviceCount(&devices);
-    if (e != cudaSuccess || devices == 0) {
-        cudaGetLastError();
-        report_skip(std::string("no CUDA device (cudaGetDeviceCount: ") +
-                    (e != cudaSuccess ? cudaGetErrorString(e) : "0 devices") + ")");
-        return skip_exit_code;
-    }
-    doctest::Context context(argc, argv);
-    return context.run();
-}
+int main(int argc, char **argv) { return run_with_device(argc, argv); }

@@ -271,9 +271,7 @@ gemm_status_t build_plan(const problem &p, lt_plan &plan) {
 // and managed operands, which the library would stage, are refused. Block scales (cuBLASLt's
 // VEC128_32F and BLK128x128_32F scale modes) are not wired into this backend: the CPU backends
 // serve them. An output scale or amax is refused: cuBLASLt takes them for FP8 D only, and this
-// API's D is bf16, f16 or f32 (cublasLtMatmulAlgoGetHeuristic answered
-// CUBLAS_STATUS_INVALID_VALUE for D in bf16 on an H200, CUDA 13.1); cuda_tiled's kernels
-// serve them.
+// API's D is bf16, f16 or f32 (docs/FP8.md, the cublaslt row); cuda_tiled's kernels serve them.
 std::string fp8_refusal(const problem &p) {
     if (p.space != memory_space::device)
         return "FP8 takes device memory here (its scales are device pointers), not " +

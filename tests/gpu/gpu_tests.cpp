@@ -1256,9 +1256,8 @@ std::vector<epilogue_case> gpu_epilogue_cases() {
 // cuBLASLt's): the f32 rule of compare_result, plus what the tensor cores' FP8 sums may lose
 // within a group of 128 k before they are added into f32 registers. They keep about 14 bits
 // (DeepSeek-V3's report): 128 additions each off by at most 2^-14 of the sum of |products| so
-// far, 2^-7 of the element's sum of |scaled products| at worst. Measured on an H200: cuda_tiled
-// 1.02 * 2^-10 of it (e4m3 -> f32, 1700x1200x136), cuBLASLt under 2^-10 where the f32 rule alone
-// failed (e4m3 -> bf16, 64x48x96). A wrong tile, stage or scale is off by far more.
+// far, 2^-7 of the element's sum of |scaled products| at worst (docs/FP8.md has what the
+// tensor cores were seen to lose). A wrong tile, stage or scale is off by far more.
 constexpr double tensor_core_fp8_share = 0x1p-7;
 
 // c's C as an FP8 kernel wrote it (got) against cpu_ref's (expected) within that bound, and

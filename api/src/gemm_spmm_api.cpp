@@ -3,6 +3,7 @@
 // and its entry into dispatch.
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 
@@ -70,6 +71,15 @@ gemm_status_t fail(gemm_status_t s, int position, const std::string &what) {
 
 const char *rows_array_name(sparse_format f) { return f == sparse_format::csr ? "row_offsets" : "row_indices"; }
 
+// An enum field as the int a C caller stored there: check_descriptor refuses values outside the
+// enum, and loading such a value as the C++ enum type would be undefined behaviour.
+template <class E> int stored_int(const E &field) {
+    static_assert(sizeof(E) == sizeof(int), "C enums are stored as int");
+    int v = 0;
+    std::memcpy(&v, &field, sizeof v);
+    return v;
+}
+
 // The descriptor's struct_size by the rule at gemm_desc_t, then its fields into a.a.
 gemm_status_t read_descriptor(spmm_args &a) {
     if (!a.descriptor) return fail(GEMM_STATUS_INVALID_POINTER, p_a, "A is NULL");
@@ -80,7 +90,7 @@ gemm_status_t read_descriptor(spmm_args &a) {
                                                 "gemm_csr_t", "initialize it with gemm_csr_init", p_a);
             s != GEMM_STATUS_SUCCESS)
             return s;
-        a.a = {a.format,           d->rows,     d->cols,        d->nnz,         int(d->index_type),
+        a.a = {a.format,           d->rows,     d->cols,        d->nnz,         stored_int(d->index_type),
                int(d->index_base), d->validate, d->row_offsets, d->col_indices, d->values};
     } else {
         const auto *d = static_cast<const gemm_coo_t *>(a.descriptor);
@@ -88,7 +98,7 @@ gemm_status_t read_descriptor(spmm_args &a) {
                                                 "gemm_coo_t", "initialize it with gemm_coo_init", p_a);
             s != GEMM_STATUS_SUCCESS)
             return s;
-        a.a = {a.format,           d->rows,     d->cols,        d->nnz,         int(d->index_type),
+        a.a = {a.format,           d->rows,     d->cols,        d->nnz,         stored_int(d->index_type),
                int(d->index_base), d->validate, d->row_indices, d->col_indices, d->values};
     }
     return GEMM_STATUS_SUCCESS;

@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "backends/cuda_common/cublas_loader/cuda_library_open.hpp"
 #include "dispatch/error.hpp"
 
 namespace gemm::cusparse_detail {
@@ -16,22 +17,6 @@ namespace {
 #define GEMM_TEXT(x) GEMM_TEXT_OF(x)
 constexpr const char *soname = "libcusparse.so." GEMM_TEXT(CUSPARSE_VER_MAJOR);
 
-// The soname first; then the file in the directory the build linked against, for hosts whose
-// loader does not search it. Local, as cuBLAS is loaded: no symbol leaks into later lookups.
-void *open_library(std::string &error) {
-    if (void *h = dlopen(soname, RTLD_NOW | RTLD_LOCAL)) return h;
-    const char *e = dlerror();
-    error = e ? e : soname;
-    const std::string built = std::string(GEMM_CUDA_LIBRARY_DIR) + "/" + soname;
-    if (void *h = dlopen(built.c_str(), RTLD_NOW | RTLD_LOCAL)) return h;
-    return nullptr;
-}
-
-template <class F> void find(void *handle, const char *symbol, F &out, std::string &missing) {
-    out = reinterpret_cast<F>(dlsym(handle, symbol));
-    if (!out && missing.empty()) missing = symbol;
-}
-
 struct loaded_library {
     cusparse_functions functions;
     verdict result;
@@ -40,14 +25,14 @@ struct loaded_library {
 loaded_library load() {
     loaded_library lib;
     std::string error;
-    void *handle = open_library(error);
+    void *handle = gemm::cuda::open_cuda_library(soname, error);
     if (!handle) {
         lib.result = verdict::no("cuSPARSE cannot be loaded: " + error);
         return lib;
     }
     std::string missing;
     cusparse_functions &f = lib.functions;
-#define GEMM_FIND(name) find(handle, GEMM_TEXT(name), f.name, missing);
+#define GEMM_FIND(name) gemm::cuda::find_symbol(handle, GEMM_TEXT(name), f.name, missing);
     GEMM_CUSPARSE_FUNCTIONS(GEMM_FIND)
 #undef GEMM_FIND
     if (!missing.empty()) {

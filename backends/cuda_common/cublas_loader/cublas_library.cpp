@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "cuda_library_open.hpp"
 #include "dispatch/error.hpp"
 
 namespace gemm::cuda {
@@ -16,25 +17,6 @@ namespace {
 constexpr const char *blas_soname = "libcublas.so." GEMM_TEXT(CUBLAS_VER_MAJOR);
 constexpr const char *lt_soname = "libcublasLt.so." GEMM_TEXT(CUBLAS_VER_MAJOR);
 
-// The soname first; then the file in the directory the build linked against, for hosts whose
-// loader does not search it (the toolkit under /usr/local/cuda, say). Local: the program's own
-// cuBLAS, if it links one, is the same library (one soname, loaded once), and no symbol of
-// these leaks into later lookups.
-void *open_library(const char *soname, std::string &error) {
-    if (void *h = dlopen(soname, RTLD_NOW | RTLD_LOCAL)) return h;
-    const char *e = dlerror();
-    error = e ? e : soname;
-    const std::string built = std::string(GEMM_CUDA_LIBRARY_DIR) + "/" + soname;
-    if (void *h = dlopen(built.c_str(), RTLD_NOW | RTLD_LOCAL)) return h;
-    return nullptr;
-}
-
-// Each symbol through its library's handle; missing names the first that is not there.
-template <class F> void find(void *handle, const char *symbol, F &out, std::string &missing) {
-    out = reinterpret_cast<F>(dlsym(handle, symbol));
-    if (!out && missing.empty()) missing = symbol;
-}
-
 struct loaded_library {
     cublas_functions functions;
     verdict result;
@@ -44,16 +26,16 @@ loaded_library load() {
     loaded_library lib;
     std::string error;
     // cuBLASLt first: libcublas needs it, and then finds it loaded under its soname.
-    void *lt = open_library(lt_soname, error);
-    void *blas = lt ? open_library(blas_soname, error) : nullptr;
+    void *lt = open_cuda_library(lt_soname, error);
+    void *blas = lt ? open_cuda_library(blas_soname, error) : nullptr;
     if (!lt || !blas) {
         lib.result = verdict::no("cuBLAS cannot be loaded: " + error);
         return lib;
     }
     std::string missing;
     cublas_functions &f = lib.functions;
-#define GEMM_FIND_BLAS(name) find(blas, GEMM_TEXT(name), f.name, missing);
-#define GEMM_FIND_LT(name) find(lt, GEMM_TEXT(name), f.name, missing);
+#define GEMM_FIND_BLAS(name) find_symbol(blas, GEMM_TEXT(name), f.name, missing);
+#define GEMM_FIND_LT(name) find_symbol(lt, GEMM_TEXT(name), f.name, missing);
     GEMM_CUBLAS_FUNCTIONS(GEMM_FIND_BLAS)
     GEMM_CUBLASLT_FUNCTIONS(GEMM_FIND_LT)
 #undef GEMM_FIND_BLAS

@@ -150,7 +150,7 @@ TEST_SUITE("gpu_omatcopy_trace" * doctest::skip()) {
         }
         REQUIRE(lines.size() == 1);
         INFO("trace: " << lines[0]);
-        CHECK(lines[0].find("backend=cuda_tiled variant=transpose_tile_32x32_pad33 call=omatcopy dtype=bf16") !=
+        CHECK(lines[0].find("backend=cuda_tiled variant=transpose_tile_64x64_pad1 call=omatcopy dtype=bf16") !=
               std::string::npos);
         CHECK(lines[0].find("space=device") != std::string::npos);
         // The choice asked no cuBLAS backend whether it is available, which would load cuBLAS.

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string_view>
 
 #include "backends/cuda_common/kernels/device_elements.cuh"
 #include "backends/cuda_common/runtime/cuda_status.hpp"
@@ -19,10 +20,31 @@ using cuda::compute_of;
 using cuda::from_compute;
 using cuda::to_compute;
 
-// A 32 x 32 tile moved by 32 x 8 threads, each taking 4 of its elements: enough threads per
-// tile to cover a load's latency, few enough that a block stays small.
-constexpr int tile_edge = 32;
-constexpr int tile_rows_per_pass = 8;
+// Blocks of 32 x 8 threads. Each moves a tile of tile_of<T>::i elements along A's columns
+// (contiguous in A) by tile_of<T>::j along its rows (contiguous in B), loading all of its share
+// (i / 32 * j / 8 elements, 64 bytes a thread) before storing any: a device copy's bandwidth needs
+// that many bytes in flight per SM, where 4-byte elements in 32 x 32 tiles (16 bytes a thread)
+// reached 0.80 of it on an H200 (NOTES.md, "Transpose and copy kernels"). A tile's shared
+// copy stays near 16 KiB at every element size, under the 48 KiB static limit.
+constexpr int warp_width = 32;
+constexpr int block_rows = 8;
+constexpr int block_threads = warp_width * block_rows;
+// Blocks an SM holds at once (__launch_bounds__): 64 registers a thread keep a share's 16
+// elements in registers without spilling, and 4 blocks an SM keep 64 KiB of loads in flight.
+constexpr int blocks_per_sm = 4;
+template <class T> struct tile_of {
+    static constexpr int i = sizeof(T) <= 8 ? 64 : 32;
+    static constexpr int j = sizeof(T) <= 4 ? 64 : 32;
+};
+
+// The trace's names of the kernels for elements of this many bytes, their tiles i x j.
+std::string_view kernel_name(transpose op, std::size_t bytes) {
+    if (op == transpose::n) return bytes <= 4 ? "copy_64x64" : bytes <= 8 ? "copy_64x32" : "copy_32x32";
+    return bytes <= 4   ? "transpose_tile_64x64_pad1"
+           : bytes <= 8 ? "transpose_tile_64x32_pad1"
+                        : "transpose_tile_32x32_pad1";
+}
+
 // Grids are at most this many blocks along y (CUDA's limit); the kernels loop over the rest.
 constexpr int64_t grid_y_limit = 65535;
 
@@ -62,50 +84,76 @@ template <class V, class R> struct complex_scale {
 };
 
 // op T and C: B(j, i) = f(A(i, j)). A block loads a tile of A into shared memory with x along
-// A's rows, so neighbouring threads read neighbouring addresses of a column of A, then writes
-// the transposed tile with x along B's rows, neighbouring addresses of a column of B: both
-// global accesses are coalesced, and the turn happens in shared memory. The tile's rows are 33
-// elements long so that the column read by the store pass (tile[x][y]: 32 threads, 33 words
-// apart) touches 32 different banks for 4-byte elements; without the padding all 32 would
-// share one bank and the store pass would serialize 32 ways. Blocks walk the tiles of A along
-// y in steps of the grid, for more than grid_y_limit tile columns.
+// A's columns, so neighbouring threads read neighbouring addresses of a column of A, then writes
+// the transposed tile with x along B's columns, neighbouring addresses of a column of B: both
+// global accesses are coalesced, and the turn happens in shared memory. The tile's rows are one
+// element longer than the tile is wide (an odd number of 4-byte words) so that the column read
+// by the store pass (tile[x][y]: 32 threads a row apart) touches 32 different banks (8-byte and
+// 16-byte elements: different banks in each half and quarter warp that the hardware serves
+// together); without the padding all 32 would share one bank and the store pass would
+// serialize 32 ways. Whole tiles skip the bounds checks. Blocks walk the tiles of A along y in
+// steps of the grid, for more than grid_y_limit tile rows.
 template <class T, class F>
-__global__ void transpose_tile_kernel(const T *a, int64_t lda, T *b, int64_t ldb, int64_t rows, int64_t cols, F f) {
-    __shared__ T tile[tile_edge][tile_edge + 1];
-    const int64_t i0 = int64_t(blockIdx.x) * tile_edge;
+__global__ void __launch_bounds__(block_threads, blocks_per_sm)
+    transpose_tile_kernel(const T *a, int64_t lda, T *b, int64_t ldb, int64_t rows, int64_t cols, F f) {
+    constexpr int ti = tile_of<T>::i, tj = tile_of<T>::j, across = ti / warp_width, down = tj / block_rows;
+    __shared__ T tile[tj][ti + 1];
+    const int64_t i0 = int64_t(blockIdx.x) * ti;
     const int tx = int(threadIdx.x), ty = int(threadIdx.y);
-    for (int64_t j0 = int64_t(blockIdx.y) * tile_edge; j0 < cols; j0 += int64_t(gridDim.y) * tile_edge) {
-        for (int k = 0; k < tile_edge; k += tile_rows_per_pass) {
-            const int64_t i = i0 + tx, j = j0 + ty + k;
-            if (i < rows && j < cols) tile[ty + k][tx] = a[i + j * lda];
-        }
+    for (int64_t j0 = int64_t(blockIdx.y) * tj; j0 < cols; j0 += int64_t(gridDim.y) * tj) {
+        const bool whole = i0 + ti <= rows && j0 + tj <= cols;
+        T v[across * down];
+#pragma unroll
+        for (int c = 0; c < across; ++c)
+#pragma unroll
+            for (int r = 0; r < down; ++r) {
+                const int64_t i = i0 + tx + c * warp_width, j = j0 + ty + r * block_rows;
+                if (whole || (i < rows && j < cols)) v[c * down + r] = a[i + j * lda];
+            }
+#pragma unroll
+        for (int c = 0; c < across; ++c)
+#pragma unroll
+            for (int r = 0; r < down; ++r) tile[ty + r * block_rows][tx + c * warp_width] = v[c * down + r];
         __syncthreads();
-        for (int k = 0; k < tile_edge; k += tile_rows_per_pass) {
-            const int64_t row_of_b = j0 + tx, col_of_b = i0 + ty + k;
-            if (row_of_b < cols && col_of_b < rows) b[row_of_b + col_of_b * ldb] = f(tile[tx][ty + k]);
-        }
+        // B's tile is tj rows (A's columns) by ti columns: x along its rows' index j.
+#pragma unroll
+        for (int c = 0; c < tj / warp_width; ++c)
+#pragma unroll
+            for (int r = 0; r < ti / block_rows; ++r) {
+                const int64_t row_of_b = j0 + tx + c * warp_width, col_of_b = i0 + ty + r * block_rows;
+                if (whole || (row_of_b < cols && col_of_b < rows))
+                    b[row_of_b + col_of_b * ldb] = f(tile[tx + c * warp_width][ty + r * block_rows]);
+            }
         __syncthreads();  // the next tile reuses the shared tile
     }
 }
 
-// op N: B(i, j) = f(A(i, j)) over the transpose's 32 x 32 tiles, x along the rows, so each warp
-// reads and writes 32 neighbouring elements of a column. Each thread loads its 4 elements of a
-// tile before it stores any: 4 loads in flight a thread keep enough bytes moving to approach a
-// device copy's bandwidth, where one element a thread ran at 0.43 of it (NOTES.md, "Transpose
-// and copy kernels"). Blocks walk the tiles along y in steps of the grid, as the transpose's do.
+// op N: B(i, j) = f(A(i, j)) over the transpose's tiles, x along the columns, so each warp reads
+// and writes 32 neighbouring elements of a column; each thread loads its share of a tile before
+// it stores any, as the transpose does. Blocks walk the tiles along y in steps of the grid.
 template <class T, class F>
-__global__ void copy_tile_kernel(const T *a, int64_t lda, T *b, int64_t ldb, int64_t rows, int64_t cols, F f) {
-    constexpr int per_thread = tile_edge / tile_rows_per_pass;
-    const int64_t i = int64_t(blockIdx.x) * tile_edge + threadIdx.x;
-    if (i >= rows) return;
-    for (int64_t j0 = int64_t(blockIdx.y) * tile_edge + threadIdx.y; j0 < cols; j0 += int64_t(gridDim.y) * tile_edge) {
-        T v[per_thread];
+__global__ void __launch_bounds__(block_threads, blocks_per_sm)
+    copy_tile_kernel(const T *a, int64_t lda, T *b, int64_t ldb, int64_t rows, int64_t cols, F f) {
+    constexpr int ti = tile_of<T>::i, tj = tile_of<T>::j, across = ti / warp_width, down = tj / block_rows;
+    const int64_t i0 = int64_t(blockIdx.x) * ti;
+    const int tx = int(threadIdx.x), ty = int(threadIdx.y);
+    for (int64_t j0 = int64_t(blockIdx.y) * tj; j0 < cols; j0 += int64_t(gridDim.y) * tj) {
+        const bool whole = i0 + ti <= rows && j0 + tj <= cols;
+        T v[across * down];
 #pragma unroll
-        for (int k = 0; k < per_thread; ++k)
-            if (j0 + k * tile_rows_per_pass < cols) v[k] = a[i + (j0 + k * tile_rows_per_pass) * lda];
+        for (int c = 0; c < across; ++c)
 #pragma unroll
-        for (int k = 0; k < per_thread; ++k)
-            if (j0 + k * tile_rows_per_pass < cols) b[i + (j0 + k * tile_rows_per_pass) * ldb] = f(v[k]);
+            for (int r = 0; r < down; ++r) {
+                const int64_t i = i0 + tx + c * warp_width, j = j0 + ty + r * block_rows;
+                if (whole || (i < rows && j < cols)) v[c * down + r] = a[i + j * lda];
+            }
+#pragma unroll
+        for (int c = 0; c < across; ++c)
+#pragma unroll
+            for (int r = 0; r < down; ++r) {
+                const int64_t i = i0 + tx + c * warp_width, j = j0 + ty + r * block_rows;
+                if (whole || (i < rows && j < cols)) b[i + j * ldb] = f(v[c * down + r]);
+            }
     }
 }
 
@@ -116,13 +164,14 @@ template <class T> __global__ void zero_kernel(T *b, int64_t ldb, int64_t rows, 
             b[i + j * ldb] = T{};
 }
 
-// A grid of 32 x 8 blocks over rows x cols, one block per 32 x 32 tile (grid-stride beyond the
+// A grid of 32 x 8 blocks over rows x cols, one block per tile of T (grid-stride beyond the
 // limits).
-struct tile_grid {
+template <class T> struct tile_grid {
     dim3 block, grid;
     tile_grid(int64_t rows, int64_t cols) {
-        block = dim3(tile_edge, tile_rows_per_pass, 1);
-        const int64_t across = (rows + tile_edge - 1) / tile_edge, down = (cols + tile_edge - 1) / tile_edge;
+        block = dim3(warp_width, block_rows, 1);
+        const int64_t across = (rows + tile_of<T>::i - 1) / tile_of<T>::i;
+        const int64_t down = (cols + tile_of<T>::j - 1) / tile_of<T>::j;
         grid = dim3(unsigned(std::min<int64_t>(across, int64_t(1) << 30)), unsigned(std::min(down, grid_y_limit)), 1);
     }
 };
@@ -130,7 +179,7 @@ struct tile_grid {
 template <class T, class F> gemm_status_t launch_with(const transpose_problem &t, cudaStream_t stream, F f) {
     const T *a = static_cast<const T *>(t.a);
     T *b = static_cast<T *>(t.b);
-    const tile_grid g(t.rows, t.cols);
+    const tile_grid<T> g(t.rows, t.cols);
     if (t.op == transpose::n)
         copy_tile_kernel<T, F><<<g.grid, g.block, 0, stream>>>(a, t.lda, b, t.ldb, t.rows, t.cols, f);
     else transpose_tile_kernel<T, F><<<g.grid, g.block, 0, stream>>>(a, t.lda, b, t.ldb, t.rows, t.cols, f);
@@ -138,10 +187,10 @@ template <class T, class F> gemm_status_t launch_with(const transpose_problem &t
 }
 
 template <class T> gemm_status_t launch_zero(const transpose_problem &t, cudaStream_t stream) {
-    const dim3 block(tile_edge, tile_rows_per_pass, 1);
+    const dim3 block(warp_width, block_rows, 1);
     const int64_t rows = t.b_rows(), cols = t.b_cols();
-    const dim3 grid(unsigned(std::min<int64_t>((rows + tile_edge - 1) / tile_edge, int64_t(1) << 30)),
-                    unsigned(std::min<int64_t>((cols + tile_rows_per_pass - 1) / tile_rows_per_pass, grid_y_limit)), 1);
+    const dim3 grid(unsigned(std::min<int64_t>((rows + warp_width - 1) / warp_width, int64_t(1) << 30)),
+                    unsigned(std::min<int64_t>((cols + block_rows - 1) / block_rows, grid_y_limit)), 1);
     zero_kernel<T><<<grid, block, 0, stream>>>(static_cast<T *>(t.b), t.ldb, rows, cols);
     return cuda::cuda_status(cudaGetLastError(), "cuda_tiled: zero fill kernel launch");
 }
@@ -187,7 +236,7 @@ gemm_status_t launch_transpose(const transpose_problem &t, cudaStream_t stream, 
         }
         return GEMM_STATUS_INTERNAL_ERROR;
     }
-    ctx.variant_used = t.op == transpose::n ? "copy_32x8" : "transpose_tile_32x32_pad33";
+    ctx.variant_used = kernel_name(t.op, dtype_size(t.type));
     switch (t.type) {
     case dtype::f32: return launch_real<float>(t, stream);
     case dtype::f64: return launch_real<double>(t, stream);

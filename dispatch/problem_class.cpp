@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <sstream>
 #include <vector>
@@ -11,6 +12,9 @@
 
 namespace gemm {
 namespace {
+
+// -2 -> "1e-2"; 0 -> "1e0".
+std::string fmt_decade(int decade) { return "1e" + std::to_string(decade); }
 
 bool aligned(const void *ptr) { return (reinterpret_cast<std::uintptr_t>(ptr) & 15u) == 0; }
 
@@ -76,7 +80,75 @@ bool parse_epilogue(const std::string &text, problem_class &key) {
     return key.has_epilogue() && to_epilogue_name(key) == text;
 }
 
+// "1e-2" -> -2: a density decade as to_text writes it, within [density_floor, 0].
+bool parse_density(const std::string &word, int &decade) {
+    const std::string prefix = "density=1e";
+    if (word.rfind(prefix, 0) != 0) return false;
+    const std::string digits = word.substr(prefix.size());
+    auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), decade);
+    if (error != std::errc() || end != digits.data() + digits.size() || digits[0] == '+') return false;
+    return decade >= density_floor && decade <= 0 && "density=" + fmt_decade(decade) == word;
+}
+
+char op_letter(transpose t) { return t == transpose::n ? 'N' : t == transpose::t ? 'T' : 'C'; }
+
+bool parse_op(char letter, dtype type, transpose &out) {
+    if (letter != 'N' && letter != 'T' && !(letter == 'C' && is_complex(type))) return false;
+    out = letter == 'N' ? transpose::n : letter == 'T' ? transpose::t : transpose::c;
+    return true;
+}
+
+// The dtypes a call beside GEMM takes: a transpose every dtype of gemm_ex but FP8, a sparse
+// product f32, f64, c32 and c64.
+bool side_dtype(call_kind call, dtype t) {
+    if (call == call_kind::omatcopy) return !is_fp8(t);
+    return t == dtype::f32 || t == dtype::f64 || t == dtype::c32 || t == dtype::c64;
+}
+
+// "<dtype> <op> <rows> <cols> space=<space>" (omatcopy) or "<dtype> <row|col> <op_a><op_b>
+// <m> <n> <k> density=1e<d> space=<space> beta=<0|any>" (spmm_csr, spmm_coo), after the call's
+// name: what to_text writes, read back.
+std::optional<problem_class> parse_side(call_kind call, std::istream &in) {
+    problem_class key;
+    key.call = call;
+    std::string type_word, ops, space_word, rest;
+    if (!(in >> type_word)) return std::nullopt;
+    auto type = parse_dtype(type_word);
+    if (!type || !side_dtype(call, *type)) return std::nullopt;
+    key.ab_type = key.c_type = *type;
+    if (call == call_kind::omatcopy) {
+        if (!(in >> ops >> key.m >> key.n) || ops.size() != 1 || !parse_op(ops[0], *type, key.op_a))
+            return std::nullopt;
+    } else {
+        std::string layout;
+        if (!(in >> layout) || (layout != "row" && layout != "col")) return std::nullopt;
+        key.row_major = layout == "row";
+        if (!(in >> ops >> key.m >> key.n >> key.k) || ops.size() != 2 || !parse_op(ops[0], *type, key.op_a) ||
+            !parse_op(ops[1], *type, key.op_b))
+            return std::nullopt;
+        if (!(in >> rest) || !parse_density(rest, key.density)) return std::nullopt;
+    }
+    if (!(in >> space_word) || space_word.rfind("space=", 0) != 0) return std::nullopt;
+    auto space = parse_space(space_word.substr(6));
+    if (!space) return std::nullopt;
+    key.space = *space;
+    if (call != call_kind::omatcopy && !parse_flag(in, "beta", "0", "any", key.beta_zero)) return std::nullopt;
+    if (in >> rest) return std::nullopt;
+    if (key.m < 0 || key.n < 0 || key.k < 0) return std::nullopt;
+    return key;
+}
+
 }  // namespace
+
+const char *call_kind_name(call_kind c) {
+    switch (c) {
+    case call_kind::gemm: return "gemm";
+    case call_kind::omatcopy: return "omatcopy";
+    case call_kind::spmm_csr: return "spmm_csr";
+    case call_kind::spmm_coo: return "spmm_coo";
+    }
+    return "gemm";
+}
 
 bool problem_class::has_epilogue() const {
     return act != epilogue_act::none || axis != epilogue_axis::none || saves_aux;
@@ -85,7 +157,8 @@ bool problem_class::has_epilogue() const {
 bool problem_class::same_but_shape(const problem_class &o) const {
     return ab_type == o.ab_type && c_type == o.c_type && op_a == o.op_a && op_b == o.op_b && batch == o.batch &&
            padded_ld == o.padded_ld && aligned_16 == o.aligned_16 && space == o.space && beta_zero == o.beta_zero &&
-           act == o.act && axis == o.axis && saves_aux == o.saves_aux && pointers == o.pointers && tf32 == o.tf32;
+           act == o.act && axis == o.axis && saves_aux == o.saves_aux && pointers == o.pointers && tf32 == o.tf32 &&
+           call == o.call && row_major == o.row_major && density == o.density;
 }
 
 bool problem_class::operator==(const problem_class &o) const {
@@ -117,12 +190,25 @@ std::size_t problem_class_hash::operator()(const problem_class &k) const {
     mix(uint64_t(k.ab_type) | uint64_t(k.c_type) << 4 | uint64_t(k.op_a) << 8 | uint64_t(k.op_b) << 9 |
         uint64_t(k.padded_ld) << 10 | uint64_t(k.aligned_16) << 11 | uint64_t(k.space) << 12 |
         uint64_t(k.beta_zero) << 14 | uint64_t(k.act) << 16 | uint64_t(k.axis) << 20 | uint64_t(k.saves_aux) << 24 |
-        uint64_t(k.pointers) << 25 | uint64_t(k.tf32) << 26);
+        uint64_t(k.pointers) << 25 | uint64_t(k.tf32) << 26 | uint64_t(k.call) << 27 | uint64_t(k.row_major) << 30 |
+        uint64_t(int64_t(k.density) - density_floor) << 31);
     return h;
 }
 
 std::string problem_class::to_text() const {
     std::ostringstream out;
+    if (call == call_kind::omatcopy) {
+        out << "omatcopy " << dtype_name(ab_type) << ' ' << op_letter(op_a) << ' ' << m << ' ' << n
+            << " space=" << memory_space_name(space);
+        return out.str();
+    }
+    if (side_call()) {
+        out << call_kind_name(call) << ' ' << dtype_name(ab_type) << ' ' << (row_major ? "row" : "col") << ' '
+            << op_letter(op_a) << op_letter(op_b) << ' ' << m << ' ' << n << ' ' << k
+            << " density=" << fmt_decade(density) << " space=" << memory_space_name(space)
+            << " beta=" << (beta_zero ? "0" : "any");
+        return out.str();
+    }
     out << dtype_name(ab_type) << ' ' << dtype_name(c_type) << ' ' << op_name(op_a) << op_name(op_b) << ' ' << m << ' '
         << n << ' ' << k << " batch=" << batch << " ld=" << (padded_ld ? "padded" : "tight")
         << " align=" << (aligned_16 ? "16" : "elem") << " space=" << memory_space_name(space)
@@ -137,6 +223,12 @@ std::optional<problem_class> problem_class::parse(std::string_view text) {
     std::istringstream in{std::string(text)};
     std::string ab, c, ops, batch_word, space_word;
     problem_class key;
+    // A call beside GEMM names itself first; a GEMM key starts with a dtype.
+    for (call_kind call : {call_kind::omatcopy, call_kind::spmm_csr, call_kind::spmm_coo})
+        if (text.substr(0, text.find(' ')) == call_kind_name(call)) {
+            in >> ab;
+            return parse_side(call, in);
+        }
     if (!(in >> ab >> c >> ops >> key.m >> key.n >> key.k >> batch_word)) return std::nullopt;
     auto ab_type = parse_dtype(ab), c_type = parse_dtype(c);
     if (!ab_type || !c_type || ops.size() != 2 || batch_word.rfind("batch=", 0) != 0) return std::nullopt;
@@ -198,6 +290,39 @@ problem_class class_of(const problem &p) {
     key.saves_aux = !p.epilogue.backward() && p.epilogue.aux;
     key.pointers = p.pointer_batch;
     key.tf32 = p.ab_type == dtype::f32 && settings().allow_tf32;
+    return key;
+}
+
+problem_class class_of(const transpose_problem &t) {
+    problem_class key;
+    key.call = call_kind::omatcopy;
+    key.ab_type = key.c_type = t.type;
+    key.op_a = t.op;
+    key.m = t.rows;
+    key.n = t.cols;
+    key.space = t.space;
+    return key;
+}
+
+// B's and C's layout and op_b come back from their element steps (sparse_problem): a matrix
+// whose rows are contiguous (row step 1) is laid out column-major; op(B) is B itself (N) when
+// it is laid out as C is. Where both steps of a matrix are 1 (one column), it counts as
+// column-major, as its elements lie alike either way.
+problem_class class_of(const sparse_problem &s) {
+    problem_class key;
+    key.call = s.format == sparse_format::csr ? call_kind::spmm_csr : call_kind::spmm_coo;
+    key.ab_type = key.c_type = s.type;
+    key.op_a = s.op_a;
+    key.row_major = !s.c_rows_contiguous();
+    key.op_b = s.b_conj ? transpose::c : s.b_rows_contiguous() == s.c_rows_contiguous() ? transpose::n : transpose::t;
+    key.m = s.m;
+    key.n = s.n;
+    key.k = s.k;
+    const double cells = double(s.rows) * double(s.cols);
+    const double decade = s.nnz > 0 && cells > 0 ? std::round(std::log10(double(s.nnz) / cells)) : density_floor;
+    key.density = int(std::clamp(decade, double(density_floor), 0.0));
+    key.space = s.space;
+    key.beta_zero = s.beta_zero();
     return key;
 }
 

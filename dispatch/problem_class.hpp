@@ -10,8 +10,16 @@
 #include <string_view>
 
 #include "problem.hpp"
+#include "sparse_problem.hpp"
+#include "transpose_problem.hpp"
 
 namespace gemm {
+
+// The library call a class is of: GEMM (every gemm_* product), or one of the calls beside it,
+// which the tune cache keys apart (their text starts with the call's name).
+enum class call_kind : int { gemm = 0, omatcopy = 1, spmm_csr = 2, spmm_coo = 3 };
+
+const char *call_kind_name(call_kind c);  // "gemm", "omatcopy", "spmm_csr", "spmm_coo"
 
 // Taken from the canonical problem (class_of). Zero-initialized and plain, so classes compare
 // and hash reproducibly (STYLE item 6).
@@ -38,7 +46,16 @@ struct problem_class {
     // An f32 class of a process with GEMM_ALLOW_TF32=1, whose choices were timed with TF32
     // math: tuned apart from the same class in full f32, as neither's choice holds for the other.
     bool tf32 = false;
+    // A call beside GEMM (class_of's overloads for them): a transpose keys its dtype (ab_type
+    // and c_type), op (op_a), rows (m) and cols (n) and space, canonical as its problem is
+    // (column-major); a sparse product its dtype, the layout of B and C (row_major), op_a,
+    // op_b, m, n, k, space, beta and the decade of A's density (round(log10(nnz / (rows *
+    // cols))), clamped to [density_floor, 0]). Their other fields keep their defaults.
+    call_kind call = call_kind::gemm;
+    bool row_major = false;
+    int density = 0;
 
+    bool side_call() const { return call != call_kind::gemm; }
     bool has_epilogue() const;
     bool backward() const { return act == epilogue_act::relu_backward || act == epilogue_act::gelu_backward; }
     bool operator==(const problem_class &o) const;
@@ -53,7 +70,9 @@ struct problem_class {
 
     // "f32 f32 NN 1024 1024 1024 batch=1 ld=tight align=16 space=host beta=0", then for an
     // epilogue " epilogue=gelu+bias(rows)+aux" (epilogue_name's words), for a pointer-array
-    // batch " form=pointers", and last, for a TF32 class, " math=tf32".
+    // batch " form=pointers", and last, for a TF32 class, " math=tf32". A transpose: "omatcopy
+    // f32 T 4096 1024 space=host"; a sparse product: "spmm_csr f32 col NN 4096 64 4096
+    // density=1e-2 space=host beta=0".
     std::string to_text() const;
     static std::optional<problem_class> parse(std::string_view text);
 };
@@ -62,7 +81,13 @@ struct problem_class_hash {
     std::size_t operator()(const problem_class &k) const;
 };
 
+// The least density decade a sparse key names: sparser matrices (and empty ones) are 1e-9.
+constexpr int density_floor = -9;
+
 // p's class, TF32 when p is f32 and this process allows TF32.
 problem_class class_of(const problem &p);
+// The class of a transpose and of a sparse product (the call beside GEMM they are).
+problem_class class_of(const transpose_problem &t);
+problem_class class_of(const sparse_problem &s);
 
 }  // namespace gemm

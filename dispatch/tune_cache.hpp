@@ -65,6 +65,11 @@ std::string tune_cache_path();
 //   backend <name> | <identity>          the backend's identity when the lines below it, up to
 //                                        the next such line of that backend, were stored
 //   <problem_class text> | <backend> <variant or -> | <time> us | default <backend> <time> us
+//                                        the text of a GEMM key starts with its dtypes; that of
+//                                        a call beside GEMM with the call's name, and it has
+//                                        no variant (-):
+//     omatcopy <dtype> <op> <rows> <cols> space=<space>
+//     spmm_csr|spmm_coo <dtype> <row|col> <op_a><op_b> <m> <n> <k> density=1e<d> space=<space> beta=<0|any>
 //   rates <f32|f64> | host <backend> <x> GFLOP/s | gpu <backend> <x> GFLOP/s <x> GB/s <x> us
 //                                        the machine's rates for host memory (machine_rates.hpp)
 // Only the section whose fingerprint equals this machine's is used; other sections are kept

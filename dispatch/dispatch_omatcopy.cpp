@@ -47,6 +47,10 @@ void trace(const transpose_problem &t, const transpose_call &call, const transpo
 
 }  // namespace
 
+transpose_choice choose_omatcopy_builtin(const transpose_problem &t) {
+    return side_call::choose_builtin<omatcopy_family>(t, false);
+}
+
 transpose_choice choose_omatcopy_backend(const transpose_problem &t, bool collect_skipped) {
     return side_call::choose<omatcopy_family>(t, collect_skipped);
 }

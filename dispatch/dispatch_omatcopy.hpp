@@ -24,11 +24,16 @@ struct transpose_call {
 using transpose_choice = side_choice;
 
 // A forced selection: that backend, or NOT_SUPPORTED with its reason, never another. Auto: the
-// built-in rule (the tuner does not time transposes): among the backends of t's memory
+// tune cache's entry for t's class (its own, else the nearest tuned shape's) where its backend
+// can serve t (side_call::choose_tuned); else the built-in rule: among the backends of t's memory
 // (host ones for host memory, single-device ones otherwise) those that lead transposes
 // (leads_omatcopy) first, then the registry's preference order; the first available one
 // that supports t.
 transpose_choice choose_omatcopy_backend(const transpose_problem &t, bool collect_skipped);
+
+// The built-in rule alone, as auto takes it for an untuned class: the tuner's default
+// candidate.
+transpose_choice choose_omatcopy_builtin(const transpose_problem &t);
 
 // Runs a checked t on the selection in force, with the GEMM_VERBOSE trace line: an invalid
 // GEMM_* setting or selection fails it as it fails a GEMM, then an empty t returns at once.

@@ -54,6 +54,8 @@ void trace(const sparse_problem &s, const sparse_call &call, const sparse_choice
 
 }  // namespace
 
+sparse_choice choose_spmm_builtin(const sparse_problem &s) { return side_call::choose_builtin<spmm_family>(s, false); }
+
 sparse_choice choose_spmm_backend(const sparse_problem &s, bool collect_skipped) {
     return side_call::choose<spmm_family>(s, collect_skipped);
 }

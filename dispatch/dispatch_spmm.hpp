@@ -23,11 +23,16 @@ struct sparse_call {
 using sparse_choice = side_choice;
 
 // A forced selection: that backend, or NOT_SUPPORTED with its reason, never another. Auto: the
-// built-in rule (the tuner does not time sparse products): among the backends of s's memory
+// tune cache's entry for s's class (its own, else the nearest tuned shape's) where its backend
+// can serve s (side_call::choose_tuned); else the built-in rule: among the backends of s's memory
 // (host ones for host memory, single-device ones otherwise) those that lead sparse products
 // (leads_spmm) first, then the registry's preference order; the first available one that
 // supports s.
 sparse_choice choose_spmm_backend(const sparse_problem &s, bool collect_skipped);
+
+// The built-in rule alone, as auto takes it for an untuned class: the tuner's default
+// candidate.
+sparse_choice choose_spmm_builtin(const sparse_problem &s);
 
 // Runs a checked s on the selection in force, with the GEMM_VERBOSE trace line: an invalid
 // GEMM_* setting or selection fails it as it fails a GEMM, then an empty C returns at once.

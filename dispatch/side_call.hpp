@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,8 +17,10 @@
 #include "backend.hpp"
 #include "error.hpp"
 #include "gemm/gemm.h"
+#include "problem_class.hpp"
 #include "registry.hpp"
 #include "settings.hpp"
+#include "tune_cache.hpp"
 
 namespace gemm {
 
@@ -94,9 +97,60 @@ template <class Family, class Problem> side_choice choose_builtin(const Problem 
     return c;
 }
 
+// " 40x30" (a transpose's rows x cols), " 4096x64x4096" (a sparse product's m x n x k): the
+// nearest tuned shape, as the trace names it.
+inline std::string shape_text(const problem_class &key) {
+    if (key.call == call_kind::omatcopy) return fmt::format(" {}x{}", key.m, key.n);
+    return fmt::format(" {}x{}x{}", key.m, key.n, key.k);
+}
+
+// Why the backend an entry names cannot serve p, if it cannot. The cache holds only entries
+// whose backend this build has (checked on load).
+template <class Family, class Problem> std::optional<std::string> entry_refusal(const backend &b, const Problem &p) {
+    if (!in_memory_of(b, p)) return std::string("a backend of the other memory space");
+    if (const verdict &available = b.available(); !available.ok) return available.reason;
+    if (verdict v = Family::supports(b, p); !v.ok) return v.reason;
+    return std::nullopt;
+}
+
+// Auto's choice from the tune cache (unless GEMM_TUNE=off): the entry of p's class, else the
+// nearest tuned shape of the class (within a factor of 2 in each size, tune_cache::nearest),
+// where its backend can serve p. An entry whose backend cannot leaves the choice to the
+// built-in rule, and why_not says why for the trace. GEMM_TUNE=online does not tune these
+// calls on first sight, nor does GEMM_RECORD record them: `gemm tune` tunes them.
+template <class Family, class Problem> backend *choose_tuned(const Problem &p, side_choice &c, std::string &why_not) {
+    if (settings().tune == tune_mode::off) return nullptr;
+    tune_cache &cache = process_tune_cache();
+    const problem_class key = class_of(p);
+    tune_entry_ptr hit = cache.find(key);
+    tune_entry_ptr entry = hit ? hit : cache.nearest(key);
+    if (!entry) return nullptr;
+    backend *b = find_backend(entry->backend);
+    if (!b) return nullptr;
+    if (std::optional<std::string> refusal = entry_refusal<Family>(*b, p)) {
+        why_not = "cached " + entry->backend + " not usable: " + *refusal;
+        return nullptr;
+    }
+    c.chosen = b;
+    c.why = hit ? "auto: tune cache hit" : "auto: nearest tuned shape" + shape_text(entry->key);
+    return b;
+}
+
 template <class Family, class Problem> side_choice choose(const Problem &p, bool collect_skipped) {
     const selection &sel = current_selection();
-    return sel.forced ? choose_forced<Family>(p, sel, collect_skipped) : choose_builtin<Family>(p, collect_skipped);
+    if (sel.forced) return choose_forced<Family>(p, sel, collect_skipped);
+    side_choice tuned;
+    std::string why_not;
+    if (backend *b = choose_tuned<Family>(p, tuned, why_not)) {
+        if (collect_skipped)
+            for (backend *other : registered_backends())
+                if (other != b && in_memory_of(*other, p))
+                    tuned.skipped.push_back(std::string(other->name()) + ": not the tuned choice");
+        return tuned;
+    }
+    side_choice c = choose_builtin<Family>(p, collect_skipped);
+    if (c.chosen && !why_not.empty()) c.why += " (" + why_not + ")";
+    return c;
 }
 
 // Runs a checked p on the selection in force: an invalid GEMM_* setting or selection fails it

@@ -9,6 +9,7 @@
 #include "dispatch/error.hpp"
 #include "dispatch/registry.hpp"
 #include "dispatch/settings.hpp"
+#include "dispatch/side_tuner.hpp"
 #include "dispatch/tune_cache.hpp"
 #include "dispatch/tuner.hpp"
 #include "entry_points.h"
@@ -135,7 +136,9 @@ gemm_status_t tune_class(const problem_class &c, const operand_layout &layout, d
     // backends measures nothing else, and one that stores nothing writes no rates either: its
     // default is then the rule's choice with the rates the cache has.
     if (!store || !options.backends.empty()) options.rates = rates_use::stored_only;
-    if (gemm_status_t s = tune_problem(c, layout, options, tls_report.outcome); s != GEMM_STATUS_SUCCESS) return s;
+    gemm_status_t tuned = c.side_call() ? tune_side_problem(c, layout.device, options, tls_report.outcome)
+                                        : tune_problem(c, layout, options, tls_report.outcome);
+    if (tuned != GEMM_STATUS_SUCCESS) return tuned;
     if (key && tls_report.outcome.entry.key != *key)
         return set_error(GEMM_STATUS_INVALID_VALUE,
                          "parameter 1: key '" + key->to_text() + "' was measured as '" +
@@ -174,6 +177,22 @@ gemm_status_t read_key(const char *key_text, int device, double budget_ms, probl
                          std::string("parameter 1: key '") + key_text + "' is not a tune-cache key", 1);
     // A key parses whatever its two types, but only the pairs a call can have name a class:
     // another would be timed on operands no call passes and stored where no call looks.
+    if (!std::isfinite(budget_ms))
+        return set_error(GEMM_STATUS_INVALID_VALUE,
+                         "parameter 3: budget_ms must be a finite number of milliseconds "
+                         "(<= 0: the default)",
+                         3);
+    if (key->space == memory_space::device && device < 0)
+        return set_error(GEMM_STATUS_INVALID_VALUE,
+                         "parameter 2: device must be a CUDA device ordinal (>= 0) for a "
+                         "key of device memory",
+                         2);
+    // A call beside GEMM has one dtype, no alignment class and no TF32 math: what follows is
+    // GEMM's.
+    if (key->side_call()) {
+        out = *key;
+        return GEMM_STATUS_SUCCESS;
+    }
     if (!c_type_allowed(key->ab_type, key->c_type))
         return set_error(GEMM_STATUS_INVALID_VALUE,
                          std::string("parameter 1: key '") + key_text + "' has C of " + dtype_name(key->c_type) +
@@ -193,16 +212,6 @@ gemm_status_t read_key(const char *key_text, int device, double budget_ms, probl
                              "multiples of 16 bytes, so its calls are align=elem: write align=elem, or ld=padded "
                              "align=16 for leading dimensions padded to 16 bytes",
                          1);
-    if (!std::isfinite(budget_ms))
-        return set_error(GEMM_STATUS_INVALID_VALUE,
-                         "parameter 3: budget_ms must be a finite number of milliseconds "
-                         "(<= 0: the default)",
-                         3);
-    if (key->space == memory_space::device && device < 0)
-        return set_error(GEMM_STATUS_INVALID_VALUE,
-                         "parameter 2: device must be a CUDA device ordinal (>= 0) for a "
-                         "key of device memory",
-                         2);
     // This process times f32 in TF32 or not as GEMM_ALLOW_TF32 says, and stores under that key.
     if (key->ab_type == dtype::f32 && key->tf32 != settings().allow_tf32)
         return set_error(GEMM_STATUS_INVALID_VALUE,
@@ -303,7 +312,9 @@ gemm_status_t verify(const char *key_text, int device, double budget_ms, int rem
     tune_options options;
     if (budget_ms > 0) options.budget_ms = budget_ms;
     verify_outcome &o = tls_verdict;
-    if (gemm_status_t s = verify_entry(*entry, device, options, o); s != GEMM_STATUS_SUCCESS) return s;
+    gemm_status_t measured = entry->key.side_call() ? verify_side_entry(*entry, device, options, o)
+                                                    : verify_entry(*entry, device, options, o);
+    if (measured != GEMM_STATUS_SUCCESS) return measured;
     bool removed = false;
     if (remove && !o.holds) {
         if (gemm_status_t s = cache.remove(key); s != GEMM_STATUS_SUCCESS) return s;

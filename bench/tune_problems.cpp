@@ -2,6 +2,7 @@
 #include "tune_problems.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <fstream>
 #include <sstream>
@@ -26,6 +27,16 @@ tune_problem make(gemm_dtype_t t, gemm_layout_t layout, op_pair ops, gemm_shape 
     p.op_b = ops.second;
     p.shape = shape;
     p.device = device;
+    return p;
+}
+
+// A row-major problem of a call beside GEMM, tuned by its key.
+tune_problem side(gemm_dtype_t t, const char *call, gemm_op_t op_a, gemm_op_t op_b, gemm_shape shape, int density,
+                  int device) {
+    tune_problem p = make(t, GEMM_ROW_MAJOR, {op_a, op_b}, shape, device);
+    p.call = call;
+    p.density = density;
+    p.key = tune_problem_side_key(p);
     return p;
 }
 
@@ -122,6 +133,84 @@ tune_problem parse_simple_line(const std::vector<std::string> &w) {
     return p;
 }
 
+bool is_side_call(const std::string &word) { return word == "omatcopy" || word == "spmm_csr" || word == "spmm_coo"; }
+
+bool is_complex_type(gemm_dtype_t t) { return t == GEMM_C32 || t == GEMM_C64; }
+
+// "host" or "device" (the last word of a simple line, host when absent).
+int space_device(const std::string &word, int device) {
+    if (word == "host") return -1;
+    if (word == "device") return device;
+    throw usage_error("'" + word + "' must be host or device");
+}
+
+// "1e-2" -> -2, as a key writes a density decade.
+int key_density(const std::string &text) {
+    if (text.rfind("1e", 0) != 0) throw usage_error("density=" + text + " must be 1e<decade>, as 1e-2");
+    const int64_t decade = parse_int(text.substr(2), "density decade", -9);
+    if (decade > 0) throw usage_error("density=" + text + " must lie between 1e-9 and 1e0");
+    return int(decade);
+}
+
+// A density in (0, 1] as its decade, the nearest power of 10 (sparser than 1e-9 counts as 1e-9).
+int density_decade(const std::string &text) {
+    char *end = nullptr;
+    const double d = std::strtod(text.c_str(), &end);
+    if (end == text.c_str() || *end != '\0' || !(d > 0 && d <= 1))
+        throw usage_error("density '" + text + "' must be a number in (0, 1], as 0.01 for 1 %");
+    return std::max(-9, int(std::lround(std::log10(d))));
+}
+
+// A line naming a call beside GEMM first: the simple form
+//   omatcopy DTYPE LAYOUT OP ROWS COLS [host|device]
+//   spmm_csr DTYPE LAYOUT OPS M N K DENSITY [host|device]
+// or the call's tune-cache key ("omatcopy f32 T 64 48 space=host", "spmm_csr f32 col NN 4096
+// 64 4096 density=1e-2 space=host beta=0"), read into the same problem.
+tune_problem parse_side_line(const std::vector<std::string> &w, int device) {
+    tune_problem p;
+    p.call = w[0];
+    const bool transpose = p.call == "omatcopy";
+    const bool key_line =
+        std::any_of(w.begin(), w.end(), [](const std::string &x) { return x.find('=') != std::string::npos; });
+    const std::size_t fields = key_line ? (transpose ? 6 : 10) : (transpose ? 6 : 8);
+    if (w.size() != fields && !(!key_line && w.size() == fields + 1))
+        throw usage_error(transpose
+                              ? (key_line ? "an omatcopy key has 6 fields: omatcopy DTYPE OP ROWS COLS space=..."
+                                          : "expected omatcopy DTYPE LAYOUT OP ROWS COLS [host|device]")
+                              : (key_line ? "a " + p.call + " key has 10 fields: " + p.call +
+                                                " DTYPE LAYOUT OPS M N K density=1e<d> space=... beta=..."
+                                          : "expected " + p.call + " DTYPE LAYOUT OPS M N K DENSITY [host|device]"));
+    p.ab_type = p.c_type = dtype_parse(w[1], "dtype");
+    std::size_t at = 2;
+    if (transpose && key_line) p.layout = GEMM_COL_MAJOR;
+    else p.layout = layout_parse(w[at++], "layout");
+    const std::string ops = w[at++];
+    if (ops.size() != (transpose ? 1u : 2u))
+        throw usage_error(transpose ? "op '" + ops + "' must be N, T or C"
+                                    : "ops '" + ops + "' must be two of N, T and C");
+    p.op_a = key_op(ops[0], ops);
+    if (!transpose) p.op_b = key_op(ops[1], ops);
+    if (transpose) {
+        p.shape = {parse_int(w[at], "rows", 1), parse_int(w[at + 1], "cols", 1), 0};
+        at += 2;
+    } else {
+        p.shape = {parse_int(w[at], "m", 1), parse_int(w[at + 1], "n", 1), parse_int(w[at + 2], "k", 0)};
+        at += 3;
+        p.density = key_line ? key_density(field_value(w[at], "density")) : density_decade(w[at]);
+        ++at;
+    }
+    if (key_line) {
+        std::string space = field_value(w[at++], "space");
+        if (space == "managed") throw usage_error("space=managed cannot be tuned here (host or device memory only)");
+        p.device = choose(space, "space", "device", "host") ? device : -1;
+        if (!transpose) p.beta_zero = choose(field_value(w[at], "beta"), "beta", "0", "any");
+    } else if (at < w.size()) {
+        p.device = space_device(w[at], device);
+    }
+    p.key = tune_problem_side_key(p);
+    return p;
+}
+
 bool is_dtype(const std::string &word) {
     try {
         dtype_parse(word, "");
@@ -137,7 +226,7 @@ bool tune_problem::operator==(const tune_problem &o) const {
     return ab_type == o.ab_type && c_type == o.c_type && layout == o.layout && op_a == o.op_a && op_b == o.op_b &&
            shape.m == o.shape.m && shape.n == o.shape.n && shape.k == o.shape.k && batch == o.batch &&
            ld_padding == o.ld_padding && misaligned == o.misaligned && beta_zero == o.beta_zero && device == o.device &&
-           key_extra == o.key_extra;
+           key_extra == o.key_extra && call == o.call && density == o.density;
 }
 
 std::vector<tune_problem> tune_problems_from_arguments(const tune_options &o) {
@@ -168,7 +257,8 @@ std::vector<tune_problem> tune_problems_from_file(const std::string &path, int d
         if (w.empty()) continue;
         try {
             bool key_line = w.size() > 1 && is_dtype(w[1]);
-            list.push_back(key_line ? parse_key_line(w, device_for_device_lines) : parse_simple_line(w));
+            if (is_side_call(w[0])) list.push_back(parse_side_line(w, device_for_device_lines));
+            else list.push_back(key_line ? parse_key_line(w, device_for_device_lines) : parse_simple_line(w));
         } catch (const usage_error &e) {
             throw usage_error(path + ":" + std::to_string(number) + ": " + e.what());
         }
@@ -216,6 +306,17 @@ std::vector<tune_problem> tune_problems_suite(const std::string &name, const sui
         add(GEMM_F64, nt, {16, llm_hidden, llm_hidden}, -1);
         add(GEMM_F64, nn, {64, 64, 65536}, -1);
     }
+    // The calls beside GEMM, on the host and on the device: f32 transposes (op N, a copy, and
+    // T) of 1024^2 and 4096^2, and a CSR product of 4096^2 at 1 % by 64 columns.
+    std::vector<int> spaces;
+    if (has_f32) spaces.push_back(-1);
+    if (scope.device >= 0) spaces.push_back(scope.device);
+    for (int device : spaces) {
+        for (int64_t n : {int64_t(1024), int64_t(4096)})
+            for (gemm_op_t op : {GEMM_OP_N, GEMM_OP_T})
+                list.push_back(side(GEMM_F32, "omatcopy", op, GEMM_OP_N, {n, n, 0}, 0, device));
+        list.push_back(side(GEMM_F32, "spmm_csr", GEMM_OP_N, GEMM_OP_N, {4096, 64, 4096}, -2, device));
+    }
     if (scope.device >= 0)
         for (gemm_dtype_t t : {GEMM_F32, GEMM_BF16}) {
             for (int64_t n = 256; n <= 8192; n *= 2) add(t, nn, {n, n, n}, scope.device);
@@ -231,13 +332,41 @@ void tune_problems_merge(std::vector<tune_problem> &list, const std::vector<tune
         if (std::find(list.begin(), list.end(), p) == list.end()) list.push_back(p);
 }
 
+std::string tune_problem_side_key(const tune_problem &p) {
+    // The API makes a real type's C a T.
+    auto letter = [&p](gemm_op_t op) {
+        return op == GEMM_OP_N ? 'N' : op == GEMM_OP_C && is_complex_type(p.ab_type) ? 'C' : 'T';
+    };
+    const std::string space = p.device >= 0 ? "device" : "host";
+    if (p.call == "omatcopy") {
+        const bool row = p.layout == GEMM_ROW_MAJOR;
+        return "omatcopy " + std::string(gemm_dtype_name(p.ab_type)) + " " + letter(p.op_a) + " " +
+               std::to_string(row ? p.shape.n : p.shape.m) + " " + std::to_string(row ? p.shape.m : p.shape.n) +
+               " space=" + space;
+    }
+    return p.call + " " + gemm_dtype_name(p.ab_type) + " " + layout_name(p.layout) + " " + letter(p.op_a) +
+           letter(p.op_b) + " " + std::to_string(p.shape.m) + " " + std::to_string(p.shape.n) + " " +
+           std::to_string(p.shape.k) + " density=1e" + std::to_string(p.density) + " space=" + space +
+           " beta=" + (p.beta_zero ? "0" : "any");
+}
+
 std::string tune_problem_shape_text(const tune_problem &p) {
+    if (p.call == "omatcopy") return std::to_string(p.shape.m) + "x" + std::to_string(p.shape.n);
+    if (!p.call.empty())
+        return std::to_string(p.shape.m) + "x" + std::to_string(p.shape.n) + "x" + std::to_string(p.shape.k) + " d=1e" +
+               std::to_string(p.density);
     std::string text = std::to_string(p.shape.m) + "x" + std::to_string(p.shape.n) + "x" + std::to_string(p.shape.k);
     if (p.batch > 1) text += " x" + std::to_string(p.batch);
     return text;
 }
 
 std::string tune_problem_class_text(const tune_problem &p) {
+    if (!p.call.empty()) {
+        std::string text = p.call + " " + layout_name(p.layout) + " " + op_letter(p.op_a);
+        if (p.call != "omatcopy") text += op_letter(p.op_b);
+        if (!p.beta_zero) text += " beta!=0";
+        return p.device >= 0 ? text + " dev" + std::to_string(p.device) : text;
+    }
     std::string text = std::string(layout_name(p.layout)) + " " + op_letter(p.op_a) + op_letter(p.op_b);
     if (p.ld_padding > 0) text += " ld+" + std::to_string(p.ld_padding);
     if (p.ld_padding < 0) text += " ld+pad";

@@ -29,6 +29,11 @@ struct tune_problem {
     // by its key (gemm_tune_key), which a gemm_tune_request_t cannot describe.
     std::string key_extra;
     std::string key;
+    // A call beside GEMM: "omatcopy" (a transpose: shape.m rows, shape.n cols, op_a its op),
+    // "spmm_csr" or "spmm_coo" (a sparse product, A's density 10^density); "" for GEMM. Such
+    // a problem is tuned by its key (tune_problem_side_key), which has its call's name first.
+    std::string call;
+    int density = 0;
 
     bool operator==(const tune_problem &o) const;
 };
@@ -36,7 +41,9 @@ struct tune_problem {
 // Every argument shape in every --dtype, --layout and --ops.
 std::vector<tune_problem> tune_problems_from_arguments(const tune_options &o);
 
-// The problems of a --shapes file; device lines use device_for_device_lines. Throws
+// The problems of a --shapes file; device lines use device_for_device_lines. A line may name
+// a call beside GEMM first: "omatcopy DTYPE LAYOUT OP ROWS COLS [device]", "spmm_csr DTYPE
+// LAYOUT OPS M N K DENSITY [device]" (spmm_coo alike), or such a call's tune-cache key. Throws
 // usage_error naming the file and line for a line it cannot read.
 std::vector<tune_problem> tune_problems_from_file(const std::string &path, int device_for_device_lines);
 
@@ -57,6 +64,10 @@ std::string tune_problem_shape_text(const tune_problem &p);
 std::string tune_problem_class_text(const tune_problem &p);
 // "f32", or "bf16>f32" when C differs.
 std::string tune_problem_dtype_text(const tune_problem &p);
+
+// The tune-cache key of a call beside GEMM, canonical as the library keys its calls: a
+// row-major transpose is the column-major one of swapped rows and cols; a real type's op C is T.
+std::string tune_problem_side_key(const tune_problem &p);
 
 gemm_tune_request_t tune_problem_request(const tune_problem &p, double budget_ms, const char *backends);
 

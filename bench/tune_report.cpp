@@ -155,6 +155,9 @@ tune_summary tune_summary_of(const std::vector<tune_row> &rows, double seconds) 
 namespace {
 
 void json_problem(json_writer &w, const tune_problem &p) {
+    w.key("call").string(p.call.empty() ? "gemm" : p.call);
+    if (!p.key.empty()) w.key("key").string(p.key);
+    if (p.call == "spmm_csr" || p.call == "spmm_coo") w.key("density").number(std::pow(10.0, p.density), true);
     w.key("dtype").string(gemm_dtype_name(p.ab_type)).key("c_dtype").string(gemm_dtype_name(p.c_type));
     w.key("layout").string(layout_name(p.layout));
     w.key("ops").string(std::string(op_letter(p.op_a)) + op_letter(p.op_b));

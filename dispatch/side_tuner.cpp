@@ -439,7 +439,11 @@ std::vector<timed> measure(side_operands &o, const std::vector<backend *> &list,
     }
     clear_error();
     const double share_us = 1e3 * options.budget_ms / double(rounds * std::max<std::size_t>(1, list.size()));
-    const int least = (options.min_reps + rounds - 1) / rounds, most = std::max(least, options.max_reps / rounds);
+    // A lone correct candidate has nothing to beat: its least samples give its time, and the
+    // budget is not spent deciding nothing.
+    const auto correct = std::count_if(out.begin(), out.end(), [](const timed &c) { return c.result.correct; });
+    const int least = (options.min_reps + rounds - 1) / rounds;
+    const int most = correct <= 1 ? least : std::max(least, options.max_reps / rounds);
     for (int round = 0; round < rounds; ++round)
         for (timed &c : out) {
             if (!c.result.correct) continue;

@@ -141,7 +141,7 @@ std::optional<std::string> entry_problem(const tune_entry &e) {
     if (!b) return "backend '" + quoted(e.backend) + "' is not in this build";
     // A call beside GEMM runs the backend's own kernel: it has no variants to name.
     if (e.key.side_call() && !e.variant.empty())
-        return std::string("a ") + call_kind_name(e.key.call) + " entry names variant '" + quoted(e.variant) +
+        return std::string("an entry of ") + call_kind_name(e.key.call) + " names variant '" + quoted(e.variant) +
                "'; calls beside GEMM have none (-)";
     if (!b->knows_variant(e.variant)) return "backend '" + e.backend + "' has no variant '" + quoted(e.variant) + "'";
     return std::nullopt;

@@ -247,7 +247,9 @@ GEMM_API gemm_status_t gemm_ex_grouped(gemm_layout_t layout, const gemm_op_t *tr
  *    fails it (GEMM_STATUS_NOT_SUPPORTED, saying why: cblas has no transpose, cublas's geam
  *    no f16 or bf16), never another; a pinned variant names a GEMM kernel and does not apply.
  *    auto takes cpu_omp for host memory and cuda_tiled's kernel for device memory
- *    (docs/ARCHITECTURE.md, "Transposes"); the tune cache does not hold transposes.
+ *    (docs/ARCHITECTURE.md, "Transposes") unless the tune cache holds a choice for the call's
+ *    class ("omatcopy f32 T 4096 1024 space=host", canonical column-major; gemm_tune_key
+ *    tunes one) whose backend can serve it.
  *    GEMM_VERBOSE=1 traces each call ("call=omatcopy ... gbs=...").
  * On any error B is untouched. Parameters are numbered as listed, layout 1 to dtype 10. */
 GEMM_API gemm_status_t gemm_omatcopy(gemm_layout_t layout, gemm_op_t trans, int64_t rows, int64_t cols,
@@ -326,8 +328,10 @@ GEMM_API void gemm_coo_init(gemm_coo_t *A, int64_t rows, int64_t cols, int64_t n
  *  - The backend: GEMM_BACKEND or gemm_set_backend forces one, which computes the call or
  *    fails it (GEMM_STATUS_NOT_SUPPORTED, saying why), never another. auto takes cpu_omp for
  *    host memory and cuda_tiled for device memory (docs/ARCHITECTURE.md, "Sparse
- *    products"); cusparse (sorted input only) runs when forced; the tune
- *    cache does not hold sparse products. GEMM_VERBOSE=1 traces each call ("call=spmm_csr
+ *    products"); cusparse (sorted input only) runs when forced or tuned; the tune cache's
+ *    choice for the call's class ("spmm_csr f32 col NN 4096 64 4096 density=1e-2 space=host
+ *    beta=0", density the decade nearest nnz / (rows * cols); gemm_tune_key tunes one) is taken
+ *    where its backend can serve the call. GEMM_VERBOSE=1 traces each call ("call=spmm_csr
  *    ... gflops=..."). cuda_tiled's COO and transposed-CSR sums use atomics: their order,
  *    and so their last bits, vary from run to run.
  * On any error C is untouched. Parameters are numbered as listed, layout 1 to dtype 14. */
@@ -841,7 +845,11 @@ GEMM_API gemm_status_t gemm_tune(const gemm_tune_request_t *request, int store, 
  *   it (cublas's variants one_call and streams are its two ways of serving one).
  * device: the CUDA device for a key of device memory
  * (space=device); ignored for others. budget_ms, backends, store and the report as gemm_tune
- * takes them. The winner is stored under key exactly as written (gemm_tune_verify finds it
+ * takes them. The keys of the calls beside GEMM are tuned this way too: "omatcopy f32 T 4096
+ * 1024 space=host" (gemm_omatcopy) and "spmm_csr f32 row NN 4096 64 4096 density=1e-2
+ * space=host beta=0" (gemm_spmm_csr, gemm_spmm_coo), each backend that serves the call
+ * checked against cpu_ref (a transpose bit for bit) and timed (docs/TUNING.md); an empty
+ * one (rows, cols, m or n 0) is GEMM_STATUS_INVALID_VALUE. The winner is stored under key exactly as written (gemm_tune_verify finds it
  * by that text). GEMM_STATUS_INVALID_VALUE: a key that does not parse, and one that no call
  * has: types no call has (C of A's type, or f32 for f16 and bf16), or "align=16" with
  * "ld=tight" where the tight leading dimensions or batch strides are not multiples of 16

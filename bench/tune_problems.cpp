@@ -184,7 +184,7 @@ tune_problem parse_side_line(const std::vector<std::string> &w, int device) {
     std::size_t at = 2;
     if (transpose && key_line) p.layout = GEMM_COL_MAJOR;
     else p.layout = layout_parse(w[at++], "layout");
-    const std::string ops = w[at++];
+    const std::string &ops = w[at++];
     if (ops.size() != (transpose ? 1u : 2u))
         throw usage_error(transpose ? "op '" + ops + "' must be N, T or C"
                                     : "ops '" + ops + "' must be two of N, T and C");

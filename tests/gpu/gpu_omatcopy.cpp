@@ -135,6 +135,37 @@ TEST_CASE("gpu omatcopy: host pointers on a GPU backend and mixed spaces are ref
     CHECK(std::string(gemm_last_error()).find("needs host pointers") != std::string::npos);
 }
 
+TEST_CASE("gpu omatcopy tune: a device key's candidates are the GPU backends, each checked; auto takes the winner") {
+    setenv("GEMM_TEST_TUNE_DISTURBED", "never", 1);  // stored on a busy machine too
+    const char *key = "omatcopy f32 T 2048 1024 space=device";
+    gemm_tune_report_t r{};
+    REQUIRE_MESSAGE(gemm_tune_key(key, 0, 200, nullptr, 1, &r) == GEMM_STATUS_SUCCESS, gemm_last_error());
+    CHECK(r.stored == 1);
+    CHECK(std::string(r.default_backend) == "cuda_tiled");
+    for (int64_t i = 0; i < r.candidate_count; ++i) {
+        const std::string name = r.candidates[i].backend;
+        INFO(name << ": " << r.candidates[i].note);
+        CHECK((name == "cuda_tiled" || name == "cublas"));  // device backends only, no reference
+        CHECK(r.candidates[i].correct == 1);
+        CHECK(r.candidates[i].median_us > 0);
+    }
+    CHECK(r.candidate_count == (available("cublas") ? 2 : 1));
+    const gemm_tune_entry_t *entries = nullptr;
+    int64_t count = 0;
+    REQUIRE(gemm_tune_cache_entries(&entries, &count) == GEMM_STATUS_SUCCESS);
+    bool listed = false;
+    for (int64_t i = 0; i < count; ++i) listed |= std::string(entries[i].key) == key;
+    CHECK(listed);
+    // A call of the class runs on the stored choice and computes B exactly.
+    const omatcopy_case c = make_omatcopy_case(GEMM_F32, GEMM_COL_MAJOR, GEMM_OP_T, 2048, 1024, 0, 1.0);
+    bool refused = false;
+    CHECK(run_device_case(c, false, false, 0, refused) == "");
+    CHECK(!refused);
+    gemm_tune_verdict_t v{};
+    CHECK(gemm_tune_verify(key, 0, 100, 0, &v) == GEMM_STATUS_SUCCESS);
+    CHECK(std::string(v.default_backend) == "cuda_tiled");
+}
+
 // Run by CTest with GEMM_VERBOSE=1 (gpu_omatcopy.trace), in a process of its own: no other
 // test case has loaded cuBLAS.
 TEST_SUITE("gpu_omatcopy_trace" * doctest::skip()) {

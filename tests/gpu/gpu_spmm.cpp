@@ -131,6 +131,31 @@ TEST_CASE("gpu spmm: auto on device and managed memory") {
                 }
 }
 
+TEST_CASE("gpu spmm tune: a device key's candidates are cuda_tiled and cusparse, each checked against cpu_ref") {
+    setenv("GEMM_TEST_TUNE_DISTURBED", "never", 1);  // stored on a busy machine too
+    const char *key = "spmm_csr f32 row NN 4096 64 4096 density=1e-2 space=device beta=0";
+    gemm_tune_report_t r{};
+    REQUIRE_MESSAGE(gemm_tune_key(key, 0, 200, nullptr, 1, &r) == GEMM_STATUS_SUCCESS, gemm_last_error());
+    CHECK(r.stored == 1);
+    CHECK(std::string(r.default_backend) == "cuda_tiled");
+    for (int64_t i = 0; i < r.candidate_count; ++i) {
+        const std::string name = r.candidates[i].backend;
+        INFO(name << ": " << r.candidates[i].note);
+        CHECK((name == "cuda_tiled" || name == "cusparse"));
+        CHECK(r.candidates[i].correct == 1);
+    }
+    CHECK(r.candidate_count == (available("cusparse") ? 2 : 1));
+    // A CSR product within a factor of 2 of the tuned shape, about 1 % dense and sorted: the
+    // nearest tuned shape's choice serves it, whichever backend that is.
+    spmm_case c = device_case(false, GEMM_F32, GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_N, 2048, 64, 2048, 0);
+    c.density = 0.015;  // a third of the rows empty: about 1 % in all
+    c.unsorted = false;
+    c.duplicates = false;
+    bool refused = false;
+    CHECK(run_device_case(c, false, refused) == "");
+    CHECK(!refused);
+}
+
 TEST_CASE("gpu spmm: enqueued on the caller's stream") {
     cudaStream_t stream = nullptr;
     CUDA_REQUIRE(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));

@@ -849,11 +849,11 @@ GEMM_API gemm_status_t gemm_tune(const gemm_tune_request_t *request, int store, 
  * 1024 space=host" (gemm_omatcopy) and "spmm_csr f32 row NN 4096 64 4096 density=1e-2
  * space=host beta=0" (gemm_spmm_csr, gemm_spmm_coo), each backend that serves the call
  * checked against cpu_ref (a transpose bit for bit) and timed (docs/TUNING.md); an empty
- * one (rows, cols, m or n 0) is GEMM_STATUS_INVALID_VALUE. The winner is stored under key exactly as written (gemm_tune_verify finds it
- * by that text). GEMM_STATUS_INVALID_VALUE: a key that does not parse, and one that no call
- * has: types no call has (C of A's type, or f32 for f16 and bf16), or "align=16" with
- * "ld=tight" where the tight leading dimensions or batch strides are not multiples of 16
- * bytes (such calls are "align=elem"). */
+ * one (rows, cols, m or n 0) is GEMM_STATUS_INVALID_VALUE. The winner is stored under key
+ * exactly as written (gemm_tune_verify finds it by that text). GEMM_STATUS_INVALID_VALUE: a
+ * key that does not parse, and one that no call has: types no call has (C of A's type, or
+ * f32 for f16 and bf16), or "align=16" with "ld=tight" where the tight leading dimensions or
+ * batch strides are not multiples of 16 bytes (such calls are "align=elem"). */
 GEMM_API gemm_status_t gemm_tune_key(const char *key, int device, double budget_ms, const char *backends, int store,
                                      gemm_tune_report_t *report);
 

@@ -44,4 +44,6 @@ gemm_status_t backend::run_spmm(const sparse_problem &, run_report &) { return G
 
 bool backend::leads_spmm(const sparse_problem &) const { return false; }
 
+bool backend::spmm_assumes_sorted() const { return false; }
+
 }  // namespace gemm

@@ -139,6 +139,11 @@ struct backend_option {
 //                (GEMM_STATUS_NOT_SUPPORTED)
 //   leads_spmm(s) whether the built-in rule takes this backend first for s, ahead of the
 //                preference order. (false)
+//   spmm_assumes_sorted() whether run_spmm is right only for A sorted without repeats (CSR
+//                rows by column, COO entries by row then column, strictly), which a caller
+//                may promise for device arrays but the library cannot check: such a backend
+//                serves sparse products when forced, and auto takes it from the tune cache
+//                only where `gemm tune --backends` named it. (false)
 class backend {
 public:
     virtual ~backend() = default;
@@ -165,6 +170,7 @@ public:
     virtual verdict supports_spmm(const sparse_problem &s) const;
     virtual gemm_status_t run_spmm(const sparse_problem &s, run_report &ctx);
     virtual bool leads_spmm(const sparse_problem &s) const;
+    virtual bool spmm_assumes_sorted() const;
 
 protected:
     virtual verdict probe() const = 0;

@@ -498,6 +498,9 @@ gemm_status_t time_candidates(const problem_class &key, int device, const tune_o
     for (backend *b : registered_backends()) {
         if (b == builtin || (!options.backends.empty() && !named(options, *b))) continue;
         if (b->reference() && !named(options, *b)) continue;
+        // The tuner's A is sorted; a backend that needs that is wrong on the unsorted or
+        // repeated input auto's other callers may pass, so only a tuner told to may store it.
+        if (key.call != call_kind::omatcopy && b->spmm_assumes_sorted() && !named(options, *b)) continue;
         if (o.supports(*b).ok) list.push_back(b);
     }
     std::vector<timed> measured = measure(o, list, options);

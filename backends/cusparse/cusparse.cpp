@@ -158,6 +158,9 @@ public:
     // device or managed memory. Complex operands must lie at their element's alignment, as
     // cuComplex needs. A product with nothing to read (alpha = 0, k = 0, nnz = 0) is left to
     // cuda_tiled's scaling of C: cuSPARSE would be handed NULL arrays.
+    // cuSPARSE's SpMM documents sorted rows without repeated columns (sorted COO entries).
+    bool spmm_assumes_sorted() const override { return true; }
+
     verdict supports_spmm(const sparse_problem &s) const override {
         if (s.space == memory_space::host)
             return verdict::no("host pointers: cuSPARSE takes device or managed memory (auto runs host memory on a "

@@ -848,7 +848,8 @@ GEMM_API gemm_status_t gemm_tune(const gemm_tune_request_t *request, int store, 
  * takes them. The keys of the calls beside GEMM are tuned this way too: "omatcopy f32 T 4096
  * 1024 space=host" (gemm_omatcopy) and "spmm_csr f32 row NN 4096 64 4096 density=1e-2
  * space=host beta=0" (gemm_spmm_csr, gemm_spmm_coo), each backend that serves the call
- * checked against cpu_ref (a transpose bit for bit) and timed (docs/TUNING.md); an empty
+ * checked against cpu_ref (a transpose bit for bit) and timed (docs/TUNING.md), a backend
+ * that assumes sorted A without repeats (cusparse) only where backends names it; an empty
  * one (rows, cols, m or n 0) is GEMM_STATUS_INVALID_VALUE. The winner is stored under key
  * exactly as written (gemm_tune_verify finds it by that text). GEMM_STATUS_INVALID_VALUE: a
  * key that does not parse, and one that no call has: types no call has (C of A's type, or

@@ -549,7 +549,10 @@ inline int64_t c_element(const gemm_case &c, int64_t b, int64_t i, int64_t j) {
 struct reference {
     std::vector<double> value;      // alpha * op(A) op(B) + beta * C0, accumulated in double
     std::vector<double> magnitude;  // |alpha| * (|op(A)| |op(B)|) + |beta| * |C0|
-    double amax = 0;                // FP8: max |value| before the output scale
+    // Real types: sum over l of |scaled op(A)(i, l) * scaled op(B)(l, j)|, without alpha and
+    // the output scale (tolerance_rule::element's abs_products: FP8's tensor-core allowance).
+    std::vector<double> abs_products;
+    double amax = 0;  // FP8: max |value| before the output scale
 };
 
 namespace detail {
@@ -558,6 +561,7 @@ inline reference real_reference(const gemm_case &c, const operands &o) {
     std::size_t count = std::size_t(c.batch * c.m * c.n);
     r.value.assign(count, 0.0);
     r.magnitude.assign(count, 0.0);
+    r.abs_products.assign(count, 0.0);
     bool product = c.k > 0 && c.alpha != 0.0;  // otherwise A and B are not referenced
     std::vector<double> a(std::size_t(c.m * c.k)), bt(std::size_t(c.n * c.k));
     for (int64_t b = 0; b < c.batch; ++b) {
@@ -591,6 +595,7 @@ inline reference real_reference(const gemm_case &c, const operands &o) {
                 std::size_t w = std::size_t(window_index(c, b, i, j));
                 r.value[w] = v * o.d_scale;
                 r.magnitude[w] = mag * o.d_scale;
+                r.abs_products[w] = abs_sum;
             }
     }
     return r;

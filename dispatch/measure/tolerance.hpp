@@ -43,6 +43,14 @@ inline double smallest_subnormal(gemm_dtype_t t) {
     return 0.0;
 }
 
+// What FP8 products on the tensor cores (cuBLASLt's kernels, cuda_tiled's wgmma_e4m3_* and
+// wgmma_e5m2_*) may lose beyond f32 arithmetic, as a share of an element's sum of |scaled
+// products|: the tensor cores add each group of 128 FP8 products keeping about 14 bits
+// (DeepSeek-V3's report) before the sum is added into f32 registers, so each of 128 additions
+// may be off by 2^-14 of the sum of |products| so far, 2^-7 of it at worst (docs/FP8.md has
+// what they were seen to lose). A wrong tile, stage or scale is off by far more.
+constexpr double tensor_core_fp8_share = 0x1p-7;
+
 // What the tolerance of an element of alpha·op(A)·op(B) + beta·C0 depends on besides the
 // element itself. The rule assumes operands in [-1, 1] (the parts of complex ones), as the
 // measurement engine and the tests' harness make them, or else says how large the products
@@ -52,12 +60,25 @@ struct tolerance_rule {
     gemm_dtype_t c_type = GEMM_F32;
     int64_t k = 0;
     bool tf32 = false;      // f32 products may be formed from inputs rounded to TF32
-    double alpha_size = 1;  // |alpha|
-    double beta_size = 0;   // |beta|
+    double alpha_size = 1;  // |alpha| (times |d_scale| for an FP8 output scale)
+    double beta_size = 0;   // |beta| (likewise)
     // The largest |op(A)(i, l) op(B)(l, j)| of a term, scales applied (1 for operands in
-    // [-1, 1]). FP8 values are exact in f32, so an FP8 product's only roundings are those of
-    // f32 arithmetic (a scale's product with a value, the sums): the f32 rule at this size.
+    // [-1, 1]). FP8 values are exact in f32, so an FP8 product's roundings are those of f32
+    // arithmetic (a scale's product with a value, the sums): the f32 rule at this size, plus
+    // the tensor cores' allowance (tensor_cores).
     double product_size = 1;
+
+    // What an FP8 product on the tensor cores may lose beyond the f32 rule, for an element whose
+    // sum over l of |scaled op(A)(i, l)·scaled op(B)(l, j)| is abs_products (alpha and an output
+    // scale not applied: alpha_size carries them): tensor_core_fp8_share of it times alpha_size.
+    // 0 for every other type. It holds for every FP8 result, whichever backend computed it
+    // (cpu_ref and cpu_omp sum in f64 and f32 and stay inside the f32 rule). Linear in
+    // abs_products, so that a sum of elements' allowances is the allowance of the sum of their
+    // abs_products (result_check's vector check).
+    double tensor_cores(double abs_products) const {
+        const bool fp8 = ab_type == GEMM_F8_E4M3 || ab_type == GEMM_F8_E5M2;
+        return fp8 ? tensor_core_fp8_share * alpha_size * abs_products : 0.0;
+    }
 
     // u of the type products are accumulated in: f16 and bf16 accumulate in f32.
     double compute_roundoff() const {
@@ -76,13 +97,17 @@ struct tolerance_rule {
     // adds beta·C0 (cuBLAS's results for 16-bit C with beta != 0 are off by that much; the
     // sum may cancel what was rounded): u_out·|alpha·AB| at most, |alpha·AB| <= |value| +
     // |beta|·|C0|.
-    double element(double value_size, double c0_size) const {
+    // An FP8 element adds tensor_cores(abs_products) (0 for other types: their bound is the
+    // f32 rule's, bit for bit).
+    double element(double value_size, double c0_size, double abs_products = 0) const {
         const double u = compute_roundoff(), u_out = unit_roundoff(c_type);
         const double terms = double(k) * (ab_type == GEMM_C32 || ab_type == GEMM_C64 ? 2.0 : 1.0) + 16.0;
         const double products =
             u * terms + (tf32 && ab_type == GEMM_F32 ? std::ldexp(1.0, -11) * std::sqrt(terms) : 0.0);
-        return 4.0 * alpha_size * product_size * products + 2.0 * u_out * value_size + 4.0 * u * beta_size * c0_size +
-               2.0 * u_out * (value_size + beta_size * c0_size) + 2.0 * smallest_subnormal(c_type);
+        const double f32_rule = 4.0 * alpha_size * product_size * products + 2.0 * u_out * value_size +
+                                4.0 * u * beta_size * c0_size + 2.0 * u_out * (value_size + beta_size * c0_size) +
+                                2.0 * smallest_subnormal(c_type);
+        return f32_rule + tensor_cores(abs_products);
     }
 
     // An epilogue's Z = alpha·op(A)·op(B) + beta·C0 + bias (real types), as a forward

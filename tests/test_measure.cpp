@@ -312,6 +312,27 @@ TEST_CASE("measure: FP8 descs, e4m3 and e5m2 into bf16 and f32, checked and time
             }
 }
 
+// FP8 classes past the whole-C check's limit (m·n·k > 2^27) take the vector check with the
+// tensor cores' allowance; cpu_ref and cpu_omp, which sum in f64 and f32, pass it.
+TEST_CASE("measure: FP8 descs large enough for the vector check, e4m3 and e5m2") {
+    for (gemm_dtype_t ab : {GEMM_F8_E4M3, GEMM_F8_E5M2}) {
+        gemm_desc_t d;
+        gemm_desc_init(&d, ab, GEMM_COL_MAJOR, GEMM_OP_T, GEMM_OP_N, 521, 263, 1031);
+        d.c_type = ab == GEMM_F8_E4M3 ? GEMM_BF16 : GEMM_F32;
+        INFO(gemm_dtype_name(ab) << "->" << gemm_dtype_name(d.c_type));
+        const char *names[] = {"cpu_omp", "cpu_ref"};
+        gemm_measurement_t r[2];
+        gemm_measure_options_t options = quick();
+        options.min_samples = 1;
+        REQUIRE_MESSAGE(gemm_measure(&d, names, 2, &options, r) == GEMM_STATUS_SUCCESS, gemm_last_error());
+        for (const gemm_measurement_t &m : r) {
+            CHECK_MESSAGE(m.status == GEMM_STATUS_SUCCESS, m.backend << ": " << m.error);
+            CHECK(m.checked == 1);
+            CHECK_MESSAGE(m.correct == 1, m.backend << ": " << m.note);
+        }
+    }
+}
+
 // The tests judge results by the measurement engine's rule (dispatch/measure/tolerance.hpp):
 // for each dtype, the value of C's type nearest the bound on the inside passes the harness's
 // comparison, the next one out fails it.

@@ -51,15 +51,16 @@ const char *verdict_name(check_outcome::verdict v) {
 }
 
 // The rule (tolerance.hpp) for the problem's class and scalars. Sizes are magnitudes (|z| for
-// complex values).
+// complex values); an FP8 output scale multiplies alpha·AB and beta·C0 alike.
 tolerance_rule result_check::rule() const {
     tolerance_rule r;
     r.ab_type = gemm_dtype_t(p_.ab_type);
     r.c_type = gemm_dtype_t(p_.c_type);
     r.k = p_.k;
     r.tf32 = tf32_;
-    r.alpha_size = std::abs(value(p_.alpha, p_.alpha_imag));
-    r.beta_size = std::abs(value(p_.beta, p_.beta_imag));
+    r.alpha_size = std::abs(value(p_.alpha, p_.alpha_imag)) * std::fabs(d_scale_);
+    r.beta_size = std::abs(value(p_.beta, p_.beta_imag)) * std::fabs(d_scale_);
+    r.product_size = product_size_;
     return r;
 }
 
@@ -89,35 +90,54 @@ template <class V> V scalar(double re, double im) {
 
 }  // namespace
 
+// FP8 values times their scales, as cpu_ref applies them (operand_scale::at, canonical: op(B)'s
+// outer index is j).
 template <class V> V result_check::a_at(int64_t batch, int64_t i, int64_t l) const {
     int64_t off = batch * p_.stride_a + (p_.op_a == transpose::n ? i + l * p_.lda : l + i * p_.lda);
-    return conjugated(load_as<V>(a_, off, p_.ab_type), p_.op_a);
+    V v = conjugated(load_as<V>(a_, off, p_.ab_type), p_.op_a);
+    if constexpr (std::is_same_v<V, double>)
+        if (p_.scaling.a.kind != scale_kind::none) v *= double(p_.scaling.a.at(i, l));
+    return v;
 }
 
 template <class V> V result_check::b_at(int64_t batch, int64_t l, int64_t j) const {
     int64_t off = batch * p_.stride_b + (p_.op_b == transpose::n ? l + j * p_.ldb : j + l * p_.ldb);
-    return conjugated(load_as<V>(b_, off, p_.ab_type), p_.op_b);
+    V v = conjugated(load_as<V>(b_, off, p_.ab_type), p_.op_b);
+    if constexpr (std::is_same_v<V, double>)
+        if (p_.scaling.b.kind != scale_kind::none) v *= double(p_.scaling.b.at(j, l));
+    return v;
 }
 
 template <class V> V result_check::c0_at(int64_t batch, int64_t i, int64_t j) const {
     return load_as<V>(c0_, batch * p_.stride_c + i + j * p_.ldc, p_.c_type);
 }
 
-void result_check::prepare(const operand_sets &sets, bool tf32) {
-    p_ = sets.base();
-    bias_ = sets.host_bias();
-    saved_aux_ = sets.host_saved_aux();
-    saves_aux_ = !p_.epilogue.backward() && sets.first().epilogue.aux;
+void result_check::prepare(const problem &host, const void *initial_c, bool tf32) {
+    p_ = host;
     tf32_ = tf32 && p_.ab_type == dtype::f32;
     full_ = double(p_.m) * double(p_.n) * double(p_.k) * double(p_.batch) <= full_check_limit;
-    a_ = sets.host_a();
-    b_ = sets.host_b();
-    c0_ = sets.initial_c();
+    a_ = host.a;
+    b_ = host.b;
+    c0_ = initial_c;
     std::mt19937_64 rng(7);
     std::uniform_real_distribution<double> uniform(-1.0, 1.0);
     t_.assign(std::size_t(full_ ? 0 : p_.n), 0.0);
     for (double &v : t_) v = uniform(rng);
     expected_.clear();
+    abs_products_.clear();
+    d_scale_ = fp8() && p_.scaling.d_scale ? double(*p_.scaling.d_scale) : 1.0;
+    product_size_ = 1.0;
+    if (fp8() && !p_.scales_only()) {
+        // The rule's product_size: the largest |scaled op(A)| times the largest |scaled op(B)|.
+        double a_max = 0, b_max = 0;
+        for (int64_t batch = 0; batch < p_.batch; ++batch) {
+            for (int64_t l = 0; l < p_.k; ++l) {
+                for (int64_t i = 0; i < p_.m; ++i) a_max = std::fmax(a_max, std::fabs(a_at<double>(batch, i, l)));
+                for (int64_t j = 0; j < p_.n; ++j) b_max = std::fmax(b_max, std::fabs(b_at<double>(batch, l, j)));
+            }
+        }
+        product_size_ = std::fmax(1.0, a_max * b_max);
+    }
     if (p_.epilogue.any()) return epilogue_reference();
     const bool complex = is_complex(p_.ab_type);
     for (int64_t batch = 0; batch < p_.batch; ++batch) {
@@ -126,28 +146,49 @@ void result_check::prepare(const operand_sets &sets, bool tf32) {
     }
 }
 
+// Every element of d_scale·(alpha A B + beta C0), and for FP8 its sum of |scaled products|.
 template <class V> void result_check::full_reference(int64_t batch) {
     const V alpha = scalar<V>(p_.alpha, p_.alpha_imag), beta = scalar<V>(p_.beta, p_.beta_imag);
+    const bool abs_sums = fp8();
     for (int64_t j = 0; j < p_.n; ++j)
         for (int64_t i = 0; i < p_.m; ++i) {
             V sum = 0;
-            for (int64_t l = 0; l < p_.k && !p_.alpha_zero(); ++l) sum += a_at<V>(batch, i, l) * b_at<V>(batch, l, j);
+            double abs_sum = 0;
+            for (int64_t l = 0; l < p_.k && !p_.alpha_zero(); ++l) {
+                const V product = a_at<V>(batch, i, l) * b_at<V>(batch, l, j);
+                sum += product;
+                if (abs_sums) abs_sum += std::abs(product);
+            }
             V c0 = !p_.beta_zero() ? c0_at<V>(batch, i, j) : V(0);
-            expected_.push_back(alpha * sum + beta * c0);
+            expected_.push_back(d_scale_ * (alpha * sum + beta * c0));
+            if (abs_sums) abs_products_.push_back(abs_sum);
         }
 }
 
-// Row i of alpha A (B t) + beta C0 t.
+// Row i of d_scale·(alpha A (B t) + beta C0 t), and for FP8 row i of |A| (|B| |t|): the sum
+// over j of |t_j| times element (i, j)'s sum of |scaled products|, in O(k·(m + n)).
 template <class V> void result_check::projected_reference(int64_t batch) {
     const V alpha = scalar<V>(p_.alpha, p_.alpha_imag), beta = scalar<V>(p_.beta, p_.beta_imag);
+    const bool abs_sums = fp8();
     std::vector<V> bt(std::size_t(p_.k), V(0));
-    for (int64_t l = 0; l < p_.k; ++l)
-        for (int64_t j = 0; j < p_.n; ++j) bt[std::size_t(l)] += b_at<V>(batch, l, j) * t_[std::size_t(j)];
+    std::vector<double> abs_bt(abs_sums ? std::size_t(p_.k) : 0, 0.0);
+    for (int64_t l = 0; l < p_.k && !p_.alpha_zero(); ++l)
+        for (int64_t j = 0; j < p_.n; ++j) {
+            const V b = b_at<V>(batch, l, j);
+            bt[std::size_t(l)] += b * t_[std::size_t(j)];
+            if (abs_sums) abs_bt[std::size_t(l)] += std::abs(b) * std::fabs(t_[std::size_t(j)]);
+        }
     for (int64_t i = 0; i < p_.m; ++i) {
         V sum = 0, c_sum = 0;
-        for (int64_t l = 0; l < p_.k && !p_.alpha_zero(); ++l) sum += a_at<V>(batch, i, l) * bt[std::size_t(l)];
+        double abs_sum = 0;
+        for (int64_t l = 0; l < p_.k && !p_.alpha_zero(); ++l) {
+            const V a = a_at<V>(batch, i, l);
+            sum += a * bt[std::size_t(l)];
+            if (abs_sums) abs_sum += std::abs(a) * abs_bt[std::size_t(l)];
+        }
         for (int64_t j = 0; !p_.beta_zero() && j < p_.n; ++j) c_sum += c0_at<V>(batch, i, j) * t_[std::size_t(j)];
-        expected_.push_back(alpha * sum + beta * c_sum);
+        expected_.push_back(d_scale_ * (alpha * sum + beta * c_sum));
+        if (abs_sums) abs_products_.push_back(abs_sum);
     }
 }
 
@@ -236,20 +277,24 @@ template <class V> check_outcome result_check::judge_as(const problem &r) const 
     worst_tracker worst;
     std::size_t index = 0;
     // A correct element is at most |alpha|·k + |beta·c0| in size (times 2 for complex
-    // operands, whose parts lie in [-1, 1]); capping |C| there keeps a garbage value from
-    // widening its own tolerance.
-    const double alpha = std::abs(value(p_.alpha, p_.alpha_imag)), beta = std::abs(value(p_.beta, p_.beta_imag));
-    const double largest_product = alpha * double(p_.k) * double(parts_per_element(p_.ab_type));
+    // operands, whose parts lie in [-1, 1]; FP8 products up to product_size, and an output
+    // scale times both); capping |C| there keeps a garbage value from widening its own
+    // tolerance.
     const tolerance_rule limits = rule();
+    const double beta = limits.beta_size;
+    const double largest_product =
+        limits.alpha_size * limits.product_size * double(p_.k) * double(parts_per_element(p_.ab_type));
+    const bool abs_sums = !abs_products_.empty();
     for (int64_t batch = 0; batch < p_.batch; ++batch) {
         const char *c = static_cast<const char *>(r.c) + std::size_t(batch * p_.stride_c) * dtype_size(p_.c_type);
         if (full_) {
             for (int64_t j = 0; j < p_.n; ++j)
                 for (int64_t i = 0; i < p_.m; ++i) {
+                    const double abs_products = abs_sums ? abs_products_[index] : 0.0;
                     V want = as_value<V>(expected_[index++]);
                     double c0 = !p_.beta_zero() ? std::abs(c0_at<V>(batch, i, j)) : 0.0;
                     V got = load_as<V>(c, i + j * p_.ldc, p_.c_type);
-                    worst.add(std::abs(got - want), limits.element(std::abs(want), c0), batch, i, j);
+                    worst.add(std::abs(got - want), limits.element(std::abs(want), c0, abs_products), batch, i, j);
                 }
             continue;
         }
@@ -265,10 +310,14 @@ template <class V> check_outcome result_check::judge_as(const problem &r) const 
                 double tol = limits.element(size, c0) * tj;
                 tol_squares[std::size_t(i)] += tol * tol;
             }
+        // The tensor cores' allowance bounds errors that may share a sign (a sum that truncates),
+        // so it adds up over j, where the f32 rule's roundings add as a root-sum-square.
         for (int64_t i = 0; i < p_.m; ++i) {
+            const double tensor_cores = abs_sums ? limits.tensor_cores(abs_products_[index]) : 0.0;
             V want = as_value<V>(expected_[index++]);
             worst.add(std::abs(ct[std::size_t(i)] - want),
-                      vector_check_margin * std::sqrt(tol_squares[std::size_t(i)]) + 1e-300, batch, i, -1);
+                      vector_check_margin * std::sqrt(tol_squares[std::size_t(i)]) + tensor_cores + 1e-300, batch, i,
+                      -1);
         }
     }
     check_outcome out;

@@ -408,11 +408,14 @@ TEST_SUITE("env_tuned" * doctest::skip()) {
         const std::string tuned = tune_key_as_only_entry(key, "cpu_omp", report);
         REQUIRE_MESSAGE(tuned.empty(), tuned);
         CHECK(std::string(report.backend) == "cpu_omp");
-        // A key no call has: FP8 C, and an FP8 batch.
+        // A key no call has: FP8 C, an FP8 batch, and an FP8 epilogue.
         CHECK(gemm_tune_key("e4m3 e4m3 TN 24 20 64 batch=1 ld=tight align=16 space=host beta=0", -1, 20, "cpu_omp", 0,
                             &report) == GEMM_STATUS_INVALID_VALUE);
         CHECK(gemm_tune_key("e4m3 f32 TN 24 20 64 batch=2 ld=tight align=16 space=host beta=0", -1, 20, "cpu_omp", 0,
                             &report) == GEMM_STATUS_INVALID_VALUE);
         CHECK(contains(gemm_last_error(), "FP8 takes one matrix"));
+        CHECK(gemm_tune_key("e4m3 bf16 TN 24 20 64 batch=1 ld=tight align=16 space=host beta=0 epilogue=relu", -1, 20,
+                            "cpu_omp", 0, &report) == GEMM_STATUS_INVALID_VALUE);
+        CHECK(contains(gemm_last_error(), "FP8 takes no epilogue"));
     }
 }

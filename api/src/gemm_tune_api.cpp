@@ -203,6 +203,9 @@ gemm_status_t read_key(const char *key_text, int device, double budget_ms, probl
     if (is_fp8(key->ab_type) && key->batch != 1)
         return set_error(GEMM_STATUS_INVALID_VALUE,
                          std::string("parameter 1: key '") + key_text + "': no call has it (FP8 takes one matrix)", 1);
+    if (is_fp8(key->ab_type) && key->has_epilogue())
+        return set_error(GEMM_STATUS_INVALID_VALUE,
+                         std::string("parameter 1: key '") + key_text + "': no call has it (FP8 takes no epilogue)", 1);
     // The key is looked up and stored as written, and no call is of such a class: its calls'
     // key, the one an entry would be stored under, says align=elem.
     if (key->aligned_16 && !key->padded_ld && !key->tight_layout_aligned())

@@ -172,12 +172,17 @@ bool must_support(const std::string &backend, const gemm_case &c, memory kind) {
     return false;
 }
 
+// The process's selection for the guard's scope. A nested guard (cpu_ref for the expected
+// result inside a test that forces another backend) gives the enclosing guard's selection
+// back, so that the calls after it still run the forced backend.
 struct selection_guard {
     explicit selection_guard(const std::string &spec) {
+        if (std::string(gemm_get_backend_source()) == "gemm_set_backend") previous = gemm_get_backend();
         gemm_status_t s = gemm_set_backend(spec.c_str());
         REQUIRE_MESSAGE(s == GEMM_STATUS_SUCCESS, "gemm_set_backend(" << spec << "): " << gemm_last_error());
     }
-    ~selection_guard() { gemm_set_backend(nullptr); }
+    ~selection_guard() { gemm_set_backend(previous.empty() ? nullptr : previous.c_str()); }
+    std::string previous;
 };
 
 // The expected C windows: cpu_ref's result on host copies.

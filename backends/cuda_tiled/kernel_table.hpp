@@ -103,8 +103,8 @@ constexpr bool by_size = true, by_id_only = false;
 //    are): both operands stored along k, whole k.
 //    128x128, the default, and 256x64 (both consumers on the same 64 columns of C, 128 rows
 //    each), which holds twice the op(A) a stage for C of few columns. A consumer thread holds
-//    its accumulators and two sets of partial sums: 64 + 2 x 64 at 128 rows of C, so no line
-//    gives a consumer 256 rows (128 + 2 x 128 registers, more than the 232 it has). No measurements yet
+//    its accumulators and as many partial sums: 64 + 64 at 128 rows of C, so no line gives a
+//    consumer 256 rows (128 + 128 registers, more than the 232 it has). No measurements yet
 //    (NOTES.md, FP8 kernel).
 //  - skinny (compute capability 9.0): C of at most 8, 16 or 32 columns with both operands
 //    stored along k (decode: X W^T for up to 32 rows of X), op(A) read straight into tensor-core

@@ -121,10 +121,10 @@ __device__ inline work_item item_of(int64_t w, int tiles_m, int tiles_n, int k_s
 // next stage. The copying warpgroup gives its registers to the multiplying ones (setmaxnreg).
 // FP8 (both operands stored along k, whole k): a stage's 128 k are summed by the tensor cores
 // into fresh registers, waited for and added into the f32 accumulators (promote), since the
-// tensor cores' FP8 sums keep fewer bits than f32 (NOTES.md, FP8 kernel); two sets of those
-// registers take turns, so that the next stage's wgmmas run while a stage is promoted; block
-// scales multiply the partial sums there (promote_block_scaled). The epilogue multiplies alpha
-// by the per-tensor scales, and applies the output scale and amax (store_tile's SCALED).
+// tensor cores' FP8 sums keep fewer bits than f32 (NOTES.md, FP8 kernel); the other
+// consumer's wgmmas keep the tensor cores busy meanwhile; block scales multiply the partial
+// sums there (promote_block_scaled). The epilogue multiplies alpha by the per-tensor scales,
+// and applies the output scale and amax (store_tile's SCALED).
 template <class T, class TC, class Tiling, bool A_ROWS, bool B_ROWS>
 __global__ void __launch_bounds__(threads, 1)
     wgmma_gemm_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
@@ -214,64 +214,25 @@ __global__ void __launch_bounds__(threads, 1)
         float d[Tiling::accumulators];
 #pragma unroll
         for (int i = 0; i < Tiling::accumulators; ++i) d[i] = 0.0f;
-        if constexpr (promotes) {
-            // Two sets of partial sums: a stage's wgmmas write one while the previous stage's,
-            // waited for, are promoted from the other, so a consumer's tensor cores have its next
-            // stage while it promotes (waiting for each stage before issuing the next left them to
-            // the other consumer alone, which waits on the same stages).
-            constexpr int n_acc = Tiling::accumulators;
-            float part0[n_acc], part1[n_acc];  // each stage's first wgmma writes one (accumulate 0)
-            auto issue = [&](float(&part)[n_acc], int at_step) {
-                const int s = at_step % stages;
-                barrier_wait(&full[s], (at_step / stages) & 1);
-                const uint64_t a = tile_of_b::descriptor(tiles_a + s * Tiling::stage_elems_a + (n0 - at.tn * bn) * bk);
-                const uint64_t b = tile_of_a::descriptor(tiles_b + s * Tiling::stage_elems_b + (m0 - at.tm * bm) * bk);
+        for (int ks = at.ks_begin; ks < at.ks_end; ++ks, ++step) {
+            const int s = step % stages;
+            barrier_wait(&full[s], (step / stages) & 1);
+            const uint64_t a = tile_of_b::descriptor(tiles_a + s * Tiling::stage_elems_a + (n0 - at.tn * bn) * bk);
+            const uint64_t b = tile_of_a::descriptor(tiles_b + s * Tiling::stage_elems_b + (m0 - at.tm * bm) * bk);
+            if constexpr (promotes) {
+                float part[Tiling::accumulators];  // the first wgmma writes it (accumulate 0)
                 asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
 #pragma unroll
                 for (int kk = 0; kk < bk / Tiling::wgmma_k; ++kk)
                     wgmma_step<T, wn, false, false>(part, a + kk * tile_of_b::k_step, b + kk * tile_of_a::k_step,
                                                     kk > 0);
                 asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-            };
-            // After a wait that leaves only later groups pending: the stage goes back to the
-            // copies, its sums into d.
-            auto retire = [&](float(&part)[n_acc], int at_step, int ks) {
+                asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
                 fence_accumulators(part);
-                barrier_arrive(&empty[at_step % stages]);
+                barrier_arrive(&empty[s]);
                 if (p.a_block) promote_block_scaled(d, part, p, ks, m0, n0);
                 else promote(d, part);
-            };
-            int ks = at.ks_begin;
-            for (; ks + 1 < at.ks_end; ks += 2, step += 2) {
-                issue(part0, step);
-                if (ks > at.ks_begin) {
-                    asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
-                    retire(part1, step - 1, ks - 1);
-                }
-                issue(part1, step + 1);
-                asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
-                retire(part0, step, ks);
-            }
-            // part1 holds step - 1 where a pair ran; an odd count leaves one step.
-            if (ks < at.ks_end) {
-                issue(part0, step);
-                if (ks > at.ks_begin) {
-                    asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
-                    retire(part1, step - 1, ks - 1);
-                }
-                asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
-                retire(part0, step, ks);
-                ++step;
-            } else if (ks > at.ks_begin) {
-                asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
-                retire(part1, step - 1, ks - 1);
-            }
-        } else {
-            for (int ks = at.ks_begin; ks < at.ks_end; ++ks, ++step) {
-                const int s = step % stages;
-                barrier_wait(&full[s], (step / stages) & 1);
-                const uint64_t a = tile_of_b::descriptor(tiles_a + s * Tiling::stage_elems_a + (n0 - at.tn * bn) * bk);
-                const uint64_t b = tile_of_a::descriptor(tiles_b + s * Tiling::stage_elems_b + (m0 - at.tm * bm) * bk);
+            } else {
                 fence_accumulators(d);
                 asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
 #pragma unroll

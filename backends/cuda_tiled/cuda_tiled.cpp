@@ -174,7 +174,7 @@ public:
     // process time and memory: docs/BLAS.md), and a tiled transpose is bound by memory
     // bandwidth as a copy is, so a library's kernel has little to gain over it.
     // bench/device/transpose.cpp measures it against geam and cudaMemcpy; NOTES.md,
-    // "Transposes", is where its figures go.
+    // "Transpose and copy kernels", is where its figures go.
     bool leads_omatcopy(const transpose_problem &t) const override { return t.space != memory_space::host; }
 
     gemm_status_t run_omatcopy(const transpose_problem &t, run_report &ctx) override {

@@ -27,9 +27,10 @@ constexpr const char *identity_marker = "backend ";
 // The comment write_file puts first; a read drops these lines, so they are not repeated.
 constexpr const char *header_lines[] = {
     "# gemm tune cache: `gemm tune` writes it; one [machine] section per fingerprint.",
-    "# <dtype A/B> <dtype C> <ops> <m> <n> <k> batch= ld= align= space= beta= | backend variant"
-    " | median time | built-in default and its time",
+    "# <dtype A/B> <dtype C> <ops> <m> <n> <k> batch= ld= align= space= beta= | backend variant | time | default",
     "# keys are column-major: a row-major call m x n x k with ops XY is the key n m k with ops YX",
+    "# transposes: omatcopy <dtype> <op> <rows> <cols> space= | backend - | time | default",
+    "# sparse: spmm_csr|spmm_coo <dtype> <layout> <ops> <m> <n> <k> density= space= beta= | (as above)",
     "# backend <name> | <identity>: the lines below it in its section hold while that backend is so"};
 
 // Lines longer than this are not entries (an entry is about 150 characters).

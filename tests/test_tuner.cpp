@@ -54,7 +54,8 @@ bool starts_with(const std::string &text, const std::string &prefix) { return te
 // One of the comment lines a store writes at the top of the file.
 bool header_line(const std::string &l) {
     return starts_with(l, "# gemm tune cache:") || starts_with(l, "# <dtype A/B>") ||
-           starts_with(l, "# keys are column-major") || starts_with(l, "# backend <name> | <identity>:");
+           starts_with(l, "# keys are column-major") || starts_with(l, "# transposes:") ||
+           starts_with(l, "# sparse:") || starts_with(l, "# backend <name> | <identity>:");
 }
 
 std::vector<std::string> split(const std::string &text, char sep) {

@@ -38,9 +38,10 @@ std::string fingerprint_line() {
 
 const char *const header_lines[] = {
     "# gemm tune cache: `gemm tune` writes it; one [machine] section per fingerprint.",
-    "# <dtype A/B> <dtype C> <ops> <m> <n> <k> batch= ld= align= space= beta= | backend variant"
-    " | median time | built-in default and its time",
+    "# <dtype A/B> <dtype C> <ops> <m> <n> <k> batch= ld= align= space= beta= | backend variant | time | default",
     "# keys are column-major: a row-major call m x n x k with ops XY is the key n m k with ops YX",
+    "# transposes: omatcopy <dtype> <op> <rows> <cols> space= | backend - | time | default",
+    "# sparse: spmm_csr|spmm_coo <dtype> <layout> <ops> <m> <n> <k> density= space= beta= | (as above)",
     "# backend <name> | <identity>: the lines below it in its section hold while that backend is so"};
 
 bool is_header(const std::string &l) {

@@ -117,6 +117,16 @@
 #             python/tests (the device tests included; CuPy and PyTorch tests skip where those
 #             are not installed), then bench/device/python_device.py: gemm.matmul on bf16
 #             device arrays against cublasGemmEx called directly, 4096^3 (PYTHON_N)
+#   distributed  ScaLAPACK's PDGEMM over Open MPI on this host (docs/DISTRIBUTED.md): Debian 12's
+#             Open MPI and ScaLAPACK unpacked from .deps/mpi/ (`apt-get download openmpi-bin
+#             openmpi-common libopenmpi3 libopenmpi-dev libscalapack-openmpi2.2
+#             libscalapack-openmpi-dev` and the libraries they need that the host lacks: libevent,
+#             libfabric, libhwloc, libibverbs, libmunge2, libnl, libnuma1, libpciaccess0, libpmix2,
+#             libpsm, librdmacm1, libucx0, libxnvctrl0), examples/distributed/pdgemm_check built
+#             with its mpicc, then scripts/bench_distributed.sh at DIST_SIZES (default 8192), NN:
+#             gemm with cpu_omp forced on 1, 2 and 4 ranks (beside one process's cpu_omp dgemm),
+#             the system OpenBLAS on 4 ranks, and untuned auto (which may offload to the GPU) on 1
+#             and 2 ranks with blocks of 1024 and 4096
 # Logs go to one archive, $OUT/logs.tgz (/tmp/logs.tgz without OUT).
 # Usage: bash bench/device/run.sh [stage...]
 set -uo pipefail
@@ -636,6 +646,32 @@ if has_stage python; then
         summary+=("$(grep -E '^python device:' "$out/python_device.txt" || tail -1 "$out/python_device.txt")")
         cat "$out/python_device.txt"
     fi
+    save_logs
+fi
+
+if has_stage distributed; then
+    cmake --build $build --target gemm_blas >>"$out/build.log" 2>&1 || echo "gemm_blas did not build"
+    for f in .deps/mpi/*.deb; do dpkg -x "$f" $deps; done
+    ln -sf mpicc.openmpi $deps/usr/bin/mpicc
+    ln -sf mpirun.openmpi $deps/usr/bin/mpirun
+    lib=$deps/usr/lib/x86_64-linux-gnu
+    mkdir -p $build/examples
+    (
+        # Open MPI finds its files under OPAL_PREFIX when unpacked away from /usr.
+        export OPAL_PREFIX=$deps/usr PATH=$deps/usr/bin:$PATH LD_LIBRARY_PATH=$lib/openmpi/lib:$LD_LIBRARY_PATH
+        export OMPI_MCA_btl=self,vader
+        mpicc -O2 examples/distributed/pdgemm_check.c -o $build/examples/pdgemm_check -L$lib -lscalapack-openmpi \
+            -L$lib/openblas-pthread -lblas -lm || exit 1
+        n=${DIST_SIZES:-8192}
+        SIZES=$n RANKS="1 2 4" OPS=NN BLASES=gemm BACKEND=cpu_omp timeout 240 bash scripts/bench_distributed.sh $build
+        SIZES=$n RANKS=4 OPS=NN BLASES=system timeout 120 bash scripts/bench_distributed.sh $build | tail -1
+        for nb in 1024 4096; do
+            SIZES=$n RANKS="1 2" OPS=NN NB=$nb BLASES=gemm timeout 120 bash scripts/bench_distributed.sh $build |
+                tail -2 | sed "s/^/NB $nb: /"
+        done
+    ) >"$out/distributed.txt" 2>&1
+    summary+=("distributed: rc=$?")
+    while read -r line; do summary+=("$line"); done <"$out/distributed.txt"
     save_logs
 fi
 

@@ -70,7 +70,11 @@ struct backend_option {
 //   kind()       what it computes on (backend_kind).
 //   probe()      whether this machine can run it. Called once, through available().
 //   supports(p)  a promise: the dispatcher runs p only on a backend that said yes, and the
-//                tests fail a backend that says yes and computes wrong.
+//                tests fail a backend that says yes and computes wrong. An FP8 problem with
+//                p.pointer_batch is a group of gemm_ex_grouped(_scaled): run() then gets its
+//                matrices one by one, each with the group's scaling, amax_d pointing at a
+//                host float the dispatcher combines over the group; so a backend whose
+//                kernels read scales on a device refuses such a problem, with that reason.
 //   run(p, v, c) computes p with variant v ("" = the backend's default). The dispatcher has
 //                already checked every argument (BLAS rules), returned early for empty
 //                problems, and only calls run on available backends that support p.

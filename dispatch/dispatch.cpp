@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <mutex>
 #include <set>
 
@@ -190,6 +191,36 @@ problem group_decision(const problem_groups &groups, std::size_t g, bool several
     return p;
 }
 
+// Whether a group that computes is FP8: its matrices run one by one, never as one batch, so
+// that each matrix's scaling is the problem's and the group's amax_d the dispatcher's.
+bool fp8_groups(const problem_groups &groups, const std::vector<choice> &decided) {
+    for (std::size_t g = 0; g < decided.size(); ++g)
+        if (decided[g].chosen && is_fp8(groups.problem_at(g, 0).ab_type)) return true;
+    return false;
+}
+
+// The amax_d of an FP8 group of several matrices: max |D| over all of them (NaN when any is
+// NaN). Each matrix's run writes its own amax into `one` in place of the group's pointer, and
+// the group's is stored once all have run. Only host backends serve such groups (backend.hpp:
+// a device backend refuses a pointer_batch FP8 problem), so the pointer is host memory.
+struct group_amax {
+    float *target = nullptr;
+    float one = 0.0f;
+    double max = 0.0;
+
+    void take(problem &p) {
+        if (!p.scaling.amax_d) return;
+        target = p.scaling.amax_d;
+        p.scaling.amax_d = &one;
+    }
+    void add() {
+        if (target && !std::isnan(max) && !(std::fabs(double(one)) <= max)) max = std::fabs(double(one));
+    }
+    void store() const {
+        if (target) *target = float(max);
+    }
+};
+
 // dispatch_groups on a selection; verbose as settings().verbose, or 0 for an untraced run.
 gemm_status_t run_groups(const problem_groups &groups, const selection &sel, int verbose) {
     std::vector<choice> decided(groups.sizes.size());
@@ -209,7 +240,7 @@ gemm_status_t run_groups(const problem_groups &groups, const selection &sel, int
         served_calls.push_back(groups.calls[g]);
     }
     problem_batch batch;
-    if (one_batch(groups, decided, batch)) {
+    if (!fp8_groups(groups, decided) && one_batch(groups, decided, batch)) {
         const choice &c = *std::find_if(decided.begin(), decided.end(), [](const choice &x) { return x.chosen; });
         std::chrono::steady_clock::time_point start;
         if (verbose) start = std::chrono::steady_clock::now();
@@ -226,11 +257,16 @@ gemm_status_t run_groups(const problem_groups &groups, const selection &sel, int
     }
     for (std::size_t g = 0; g < decided.size(); ++g) {
         if (!decided[g].chosen) continue;
+        group_amax amax;
         for (int64_t i = 0; i < groups.sizes[g]; ++i) {
             run_report ctx;
-            gemm_status_t s = run_choice(groups.problem_at(g, i), decided[g], groups.calls[g], ctx, verbose > 0);
+            problem p = groups.problem_at(g, i);
+            if (groups.sizes[g] > 1) amax.take(p);
+            gemm_status_t s = run_choice(p, decided[g], groups.calls[g], ctx, verbose > 0);
             if (s != GEMM_STATUS_SUCCESS) return s;
+            amax.add();
         }
+        amax.store();
     }
     return GEMM_STATUS_SUCCESS;
 }

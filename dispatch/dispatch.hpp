@@ -34,7 +34,9 @@ struct problem_groups {
 // serve a group fails the call with nothing computed. A group of several matrices is decided
 // as a pointer batch of its size (its tune key says form=pointers). When every group chose
 // one backend and variant, that backend's run_batch may serve all the matrices at once (in
-// any order, or concurrently); otherwise they run in order, each on its group's choice. A
+// any order, or concurrently); otherwise they run in order, each on its group's choice. FP8
+// groups always run matrix by matrix, each matrix's problem carrying its group's scaling as
+// a gemm_ex_scaled problem does; a group's amax_d receives the max over all its matrices. A
 // failure while computing stops there (earlier matrices keep their results).
 gemm_status_t dispatch_groups(const problem_groups &groups);
 

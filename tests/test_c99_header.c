@@ -120,6 +120,30 @@ int main(void) {
     }
 
     {
+        /* Grouped FP8 from C: two groups of one 1 x 1 x 1 matrix, 2 times 1 scaled by 0.5 and 3
+         * in group 0 (3), scales of 1 in group 1 (2); group 0's amax_d. */
+        const unsigned char a = 0x40, b = 0x38;
+        const void *as[] = {&a, &a}, *bs[] = {&b, &b};
+        const gemm_op_t ops[] = {GEMM_OP_N, GEMM_OP_N};
+        const int64_t ones[] = {1, 1};
+        const float alphas[] = {1.0f, 1.0f}, betas[] = {0.0f, 0.0f}, sa = 0.5f, sb = 3.0f;
+        float c0 = -1.0f, c1 = -1.0f, amax = 0.0f;
+        void *cs[] = {&c0, &c1};
+        gemm_scaling_t x[2];
+        gemm_scaling_init(&x[0]);
+        gemm_scaling_init(&x[1]);
+        x[0].mode = GEMM_SCALE_TENSOR;
+        x[0].a_scale = &sa;
+        x[0].b_scale = &sb;
+        x[0].amax_d = &amax;
+        expect(gemm_ex_grouped_scaled(GEMM_COL_MAJOR, ops, ops, ones, ones, ones, alphas, as, GEMM_F8_E4M3, ones, bs,
+                                      GEMM_F8_E4M3, ones, betas, cs, GEMM_F32, ones, 2, ones, GEMM_F32,
+                                      x) == GEMM_STATUS_SUCCESS &&
+                   c0 == 3.0f && c1 == 2.0f && amax == 3.0f,
+               "gemm_ex_grouped_scaled from C");
+    }
+
+    {
         /* A sparse product from C: the 2 x 2 CSR [[0, 2], [3, 0]] times (1, 10)^T is (20, 3); the
          * same matrix in COO. */
         const int32_t offsets[] = {0, 1, 2}, cols[] = {1, 0}, rows[] = {0, 1};

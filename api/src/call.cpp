@@ -35,7 +35,17 @@ constexpr param_positions entry_positions[] = {
 
 int epilogue_position(const user_call &c) { return c.entry == api_entry_plan_epilogue ? 7 : 19; }
 
-int scaling_position(const user_call &c) { return c.entry == api_entry_plan_scaled ? 7 : 19; }
+int scaling_position(const user_call &c) {
+    return c.entry == api_entry_plan_scaled ? 7 : c.entry == api_entry_grouped ? grouped_scalings_position : 19;
+}
+
+// How messages name a field of the call's scaling: "scaling->d_scale", a group's
+// "scalings[2].d_scale", a desc's own "scale_mode".
+std::string scaling_field(const user_call &c, const char *field) {
+    if (c.entry == api_entry_desc) return field;
+    if (c.entry == api_entry_grouped) return fmt::format("scalings[{}].{}", c.group, field);
+    return std::string("scaling->") + field;
+}
 
 const param_positions &positions(const user_call &c) { return entry_positions[c.entry]; }
 
@@ -163,14 +173,15 @@ gemm_status_t check_types(const user_call &c) {
         return fail(c, GEMM_STATUS_NOT_SUPPORTED, positions(c).c_type,
                     fmt::format("c_type = {} is not supported for a_type = {} (use {}{})", type_name(c.c_type),
                                 type_name(c.a_type), type_name(c.a_type), half ? " or f32" : ""));
-    // One FP8 matrix per call: scales are per matrix, and no batched form takes them.
+    // FP8 scales belong to one matrix or to one group of a grouped call (gemm_ex_grouped_scaled):
+    // no other batched form takes them.
     const bool batched = c.entry == api_entry_typed_batched || c.entry == api_entry_ex_batched ||
-                         c.entry == api_entry_ex_pointers || c.entry == api_entry_grouped ||
-                         c.entry == api_entry_typed_pointers || (c.entry == api_entry_desc && c.batch != 1);
+                         c.entry == api_entry_ex_pointers || c.entry == api_entry_typed_pointers ||
+                         (c.entry == api_entry_desc && c.batch != 1);
     if (fp8 && batched)
         return fail(c, GEMM_STATUS_NOT_SUPPORTED, positions(c).a_type,
                     fmt::format("a_type = {}: FP8 takes one matrix (gemm_ex, gemm_ex_scaled or a plan of batch_count "
-                                "1), not a batch",
+                                "1) or groups (gemm_ex_grouped, gemm_ex_grouped_scaled), not a batch",
                                 type_name(c.a_type)));
     if (fp8 && c.epilogue)
         return fail(c, GEMM_STATUS_NOT_SUPPORTED, positions(c).a_type,
@@ -369,9 +380,10 @@ gemm_status_t check_epilogue(const user_call &c) {
 }
 
 // The desc's scale_mode and a call's scaling: its field named "scaling->mode = ..." for a
-// call, "scale_mode = ..." for a desc.
+// call, "scalings[2].mode = ..." for group 2 of a grouped call, "scale_mode = ..." for a desc.
+// what begins with the field's name.
 gemm_status_t scaling_fail(const user_call &c, gemm_status_t s, const std::string &what) {
-    return fail(c, s, scaling_position(c), (c.entry == api_entry_desc ? "" : "scaling->") + what);
+    return fail(c, s, scaling_position(c), scaling_field(c, "") + what);
 }
 
 // Blocks of 128 along k (the last one ragged), and of 128 columns of op(B).
@@ -428,17 +440,6 @@ gemm_status_t check_scaling(const user_call &c) {
     return GEMM_STATUS_SUCCESS;
 }
 
-// The bytes [begin, begin + bytes) an operand covers, for the overlap checks.
-struct byte_range {
-    const char *name;
-    std::uintptr_t begin;
-    int64_t bytes;
-};
-
-bool overlap(const byte_range &x, const byte_range &y) {
-    return x.begin < y.begin + std::uintptr_t(y.bytes) && y.begin < x.begin + std::uintptr_t(x.bytes);
-}
-
 // aux spans what C spans, with its own leading dimension; no two of C, aux, bias and bias_grad
 // may share a byte (the pass and cuBLASLt's fused epilogue read one while writing another).
 // A desc's pointers are placeholders that stand for its alignment, so only its spans are
@@ -470,44 +471,51 @@ gemm_status_t check_epilogue_spans(const user_call &c, int64_t c_span) {
     return GEMM_STATUS_SUCCESS;
 }
 
+// The values A's and B's scale arrays span (1 for a tensor scale): nullopt where one would span
+// more than 2^63 - 1 bytes.
+struct scale_values {
+    std::optional<int64_t> a = 1, b = 1;
+};
+
+scale_values scale_spans(const user_call &c) {
+    const api_scaling &x = *c.scaling;
+    if (x.mode != GEMM_SCALE_BLOCK) return {};
+    const int64_t kb = std::max<int64_t>(1, blocks_of(c.k));
+    const int64_t lda_s = x.ld_a_scale ? x.ld_a_scale : least_ld_a_scale(c);
+    const int64_t ldb_s = x.ld_b_scale ? x.ld_b_scale : least_ld_b_scale(c);
+    auto bytes_fit = [](std::optional<int64_t> v) {
+        return v && checked_mul(*v, int64_t(sizeof(float))) ? v : std::nullopt;
+    };
+    return {bytes_fit(span_elements(kb, lda_s, std::max<int64_t>(1, c.m))),
+            bytes_fit(span_elements(kb, ldb_s, least_ld_b_scale(c)))};
+}
+
 // amax_d is written while C is written and the scales are read: it may share a byte with
 // none of them, and C with no scale. Scale arrays only read may overlap one another. Block
 // scale arrays must lie within the address range an int64_t reaches, as operands do.
 gemm_status_t check_scaling_spans(const user_call &c, int64_t c_span) {
     if (!c.scaling || c.entry == api_entry_desc || !writes_c(c)) return GEMM_STATUS_SUCCESS;
     const api_scaling &x = *c.scaling;
-    const int64_t size = int64_t(sizeof(float));
-    int64_t a_values = 1, b_values = 1;
-    if (x.mode == GEMM_SCALE_BLOCK) {
-        const int64_t kb = std::max<int64_t>(1, blocks_of(c.k));
-        const int64_t lda_s = x.ld_a_scale ? x.ld_a_scale : least_ld_a_scale(c);
-        const int64_t ldb_s = x.ld_b_scale ? x.ld_b_scale : least_ld_b_scale(c);
-        std::optional<int64_t> as = span_elements(kb, lda_s, std::max<int64_t>(1, c.m));
-        std::optional<int64_t> bs = span_elements(kb, ldb_s, least_ld_b_scale(c));
-        if (!as || !checked_mul(*as, size))
-            return scaling_fail(c, GEMM_STATUS_INVALID_SIZE,
-                                fmt::format("ld_a_scale = {} makes a_scale span more than 2^63 - 1 bytes", lda_s));
-        if (!bs || !checked_mul(*bs, size))
-            return scaling_fail(c, GEMM_STATUS_INVALID_SIZE,
-                                fmt::format("ld_b_scale = {} makes b_scale span more than 2^63 - 1 bytes", ldb_s));
-        a_values = *as;
-        b_values = *bs;
-    }
+    const scale_values spans = scale_spans(c);
+    if (!spans.a)
+        return scaling_fail(c, GEMM_STATUS_INVALID_SIZE,
+                            fmt::format("ld_a_scale = {} makes a_scale span more than 2^63 - 1 bytes",
+                                        x.ld_a_scale ? x.ld_a_scale : least_ld_a_scale(c)));
+    if (!spans.b)
+        return scaling_fail(c, GEMM_STATUS_INVALID_SIZE,
+                            fmt::format("ld_b_scale = {} makes b_scale span more than 2^63 - 1 bytes",
+                                        x.ld_b_scale ? x.ld_b_scale : least_ld_b_scale(c)));
+    const scaling_ranges r = scaling_bytes(c);
     const int64_t c_bytes = c_span * int64_t(dtype_size(dtype(c.c_type)));
-    const byte_range written[] = {{"C", reinterpret_cast<std::uintptr_t>(c.c), c_bytes},
-                                  {"scaling->amax_d", reinterpret_cast<std::uintptr_t>(x.amax_d), x.amax_d ? size : 0}};
-    const byte_range read[] = {
-        {"scaling->a_scale", reinterpret_cast<std::uintptr_t>(x.a_scale), x.a_scale ? a_values * size : 0},
-        {"scaling->b_scale", reinterpret_cast<std::uintptr_t>(x.b_scale), x.b_scale ? b_values * size : 0},
-        {"scaling->d_scale", reinterpret_cast<std::uintptr_t>(x.d_scale), x.d_scale ? size : 0}};
-    auto clash = [&](const byte_range &w, const byte_range &r) {
+    const byte_range written[] = {{"C", reinterpret_cast<std::uintptr_t>(c.c), c_bytes}, r.amax};
+    auto clash = [&](const byte_range &w, const byte_range &read) {
         return fail(c, GEMM_STATUS_INVALID_VALUE, scaling_position(c),
-                    fmt::format("{} and {} overlap: one is written while the other is read", r.name, w.name));
+                    fmt::format("{} and {} overlap: one is written while the other is read", read.name, w.name));
     };
-    if (overlap(written[0], written[1])) return clash(written[0], written[1]);
+    if (written[1].bytes && overlap(written[0], written[1])) return clash(written[0], written[1]);
     for (const byte_range &w : written)
-        for (const byte_range &r : read)
-            if (w.bytes && r.bytes && overlap(w, r)) return clash(w, r);
+        for (const byte_range &read : r.read)
+            if (w.bytes && read.bytes && overlap(w, read)) return clash(w, read);
     return GEMM_STATUS_SUCCESS;
 }
 
@@ -566,6 +574,22 @@ const param_positions &positions_of(const user_call &call) { return positions(ca
 
 gemm_status_t call_error(const user_call &call, gemm_status_t status, int position, const std::string &what) {
     return fail(call, status, position, what);
+}
+
+bool overlap(const byte_range &x, const byte_range &y) {
+    return x.begin < y.begin + std::uintptr_t(y.bytes) && y.begin < x.begin + std::uintptr_t(x.bytes);
+}
+
+scaling_ranges scaling_bytes(const user_call &c) {
+    const api_scaling &x = *c.scaling;
+    const scale_values spans = scale_spans(c);
+    const int64_t size = int64_t(sizeof(float));
+    auto range = [&](const char *field, const void *p, int64_t values) {
+        return byte_range{scaling_field(c, field), reinterpret_cast<std::uintptr_t>(p), p ? values * size : 0};
+    };
+    return {{range("a_scale", x.a_scale, spans.a.value_or(0)), range("b_scale", x.b_scale, spans.b.value_or(0)),
+             range("d_scale", x.d_scale, 1)},
+            range("amax_d", x.amax_d, 1)};
 }
 
 std::size_t scalar_bytes(int compute) {

@@ -1,6 +1,7 @@
 // call.hpp: a GEMM call as the caller made it, its argument checks and canonicalization.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "dispatch/dispatch.hpp"
@@ -55,6 +56,26 @@ gemm_status_t check_shared_arguments(const user_call &call);
 // parameter 8: ..."), as the checks report theirs.
 const param_positions &positions_of(const user_call &call);
 gemm_status_t call_error(const user_call &call, gemm_status_t status, int position, const std::string &what);
+
+// The bytes [begin, begin + bytes) an operand covers, named as messages name it, for the
+// overlap checks; empty (bytes 0) for a NULL pointer.
+struct byte_range {
+    std::string name;
+    std::uintptr_t begin = 0;
+    int64_t bytes = 0;
+};
+bool overlap(const byte_range &x, const byte_range &y);
+
+// What a call's scaling reads (a_scale, b_scale, d_scale) and writes (amax_d), for a call
+// with a scaling whose checks passed: "scaling->a_scale", a group's "scalings[2].a_scale".
+struct scaling_ranges {
+    byte_range read[3];
+    byte_range amax;
+};
+scaling_ranges scaling_bytes(const user_call &call);
+
+// gemm_ex_grouped_scaled's position of scalings, after gemm_ex_grouped's 20 parameters.
+constexpr int grouped_scalings_position = 21;
 
 // Bytes of one alpha or beta of a valid compute type.
 std::size_t scalar_bytes(int compute);

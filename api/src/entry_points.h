@@ -19,7 +19,7 @@ enum api_entry {
     api_entry_desc = 4,           /* a gemm_desc_t checked as a call: messages name its fields */
     api_entry_typed_pointers = 5, /* gemm_sgemm_batched ...: arrays of pointers */
     api_entry_ex_pointers = 6,    /* gemm_ex_batched */
-    api_entry_grouped = 7,        /* gemm_ex_grouped: one group's arguments */
+    api_entry_grouped = 7,        /* gemm_ex_grouped(_scaled): one group's arguments */
     api_entry_ex_epilogue = 8,    /* gemm_ex_epilogue */
     api_entry_plan_epilogue = 9,  /* gemm_plan_run_epilogue's operands */
     api_entry_ex_scaled = 10,     /* gemm_ex_scaled */
@@ -110,12 +110,14 @@ typedef struct api_desc {
 
 gemm_status_t api_run(const api_call *call);
 gemm_status_t api_run_pointers(const api_pointer_call *call);
-/* gemm_ex_grouped's arguments, read on the C++ side (the group arrays need storage). */
+/* gemm_ex_grouped's arguments, read on the C++ side (the group arrays need storage), and
+ * gemm_ex_grouped_scaled's scalings (NULL for gemm_ex_grouped): group_count structs, each
+ * read once its struct_size passed the rule in gemm.h, its mode as an int. */
 gemm_status_t api_run_grouped(int layout, const int *transa, const int *transb, const int64_t *m, const int64_t *n,
                               const int64_t *k, const void *alpha, const void *const *A, int a_type, const int64_t *lda,
                               const void *const *B, int b_type, const int64_t *ldb, const void *beta, void *const *C,
                               int c_type, const int64_t *ldc, int64_t group_count, const int64_t *group_size,
-                              int compute);
+                              int compute, const gemm_scaling_t *scalings);
 /* gemm_omatcopy's arguments, enums as int. */
 gemm_status_t api_omatcopy(int layout, int trans, int64_t rows, int64_t cols, const void *alpha, const void *A,
                            int64_t lda, void *B, int64_t ldb, int dtype);

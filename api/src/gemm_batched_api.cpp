@@ -1,9 +1,11 @@
 // gemm_batched_api.cpp: pointer-array batches (gemm_*_batched) and grouped calls
-// (gemm_ex_grouped). Everything is checked before anything runs: every group's arguments,
-// every matrix's pointers and spans, one memory space for all operands, and no two C
-// matrices overlapping; then dispatch decides each group once and runs its matrices.
+// (gemm_ex_grouped, gemm_ex_grouped_scaled). Everything is checked before anything runs:
+// every group's arguments and scaling, every matrix's pointers and spans, one memory space for
+// all operands, no two C matrices overlapping, and no group's amax_d or scales overlapping
+// what another writes; then dispatch decides each group once and runs its matrices.
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,6 +18,7 @@
 #include "dispatch/size_math.hpp"
 #include "entry_points.h"
 #include "guard.hpp"
+#include "struct_size.hpp"
 
 namespace gemm {
 namespace {
@@ -175,6 +178,53 @@ gemm_status_t check_disjoint(const api_pointer_call &pc, std::vector<c_extent> &
     return GEMM_STATUS_SUCCESS;
 }
 
+// The groups' scalings against every matrix written and one another: a group's amax_d is
+// written while every C is written and every group's scales are read, so it may share a byte
+// with none of them nor with another group's amax_d (one would overwrite the other); no C may
+// share a byte with any group's scales. Within one matrix check_operands judged them already.
+// extents: the C matrices written, sorted by address and disjoint (check_disjoint).
+gemm_status_t check_scalings_across(const api_pointer_call &pc, const std::vector<c_extent> &extents) {
+    struct written {
+        byte_range range;
+        int64_t group;  // -1 for a C matrix
+    };
+    std::vector<written> writes;
+    std::vector<std::pair<byte_range, int64_t>> reads;
+    for (int64_t g = 0; g < pc.group_count; ++g) {
+        const user_call &group = pc.groups[g];
+        if (!group.scaling || !writes_c(group)) continue;
+        const scaling_ranges r = scaling_bytes(group);
+        if (r.amax.bytes) writes.push_back({r.amax, g});
+        for (const byte_range &x : r.read)
+            if (x.bytes) reads.emplace_back(x, g);
+    }
+    if (writes.empty() && reads.empty()) return GEMM_STATUS_SUCCESS;
+    for (const c_extent &e : extents)
+        writes.push_back({{fmt::format("C[{}]", e.item), e.begin, int64_t(e.end - e.begin)}, -1});
+    std::sort(writes.begin(), writes.end(),
+              [](const written &x, const written &y) { return x.range.begin < y.range.begin; });
+    auto blame = [&](int64_t g, const std::string &what) {
+        return call_error(pc.groups[g], GEMM_STATUS_INVALID_VALUE, grouped_scalings_position, what);
+    };
+    for (std::size_t i = 1; i < writes.size(); ++i) {
+        const written &x = writes[i - 1], &y = writes[i];
+        if (!overlap(x.range, y.range)) continue;
+        const written &amax = x.group >= 0 ? x : y, &other = x.group >= 0 ? y : x;
+        return blame(amax.group, fmt::format("{} and {} overlap: both are written", amax.range.name, other.range.name));
+    }
+    // Sorted and disjoint, the writes end in order too: the first that ends past a read's start
+    // is the only one that may overlap it.
+    for (const auto &[range, g] : reads) {
+        auto it = std::upper_bound(writes.begin(), writes.end(), range.begin, [](std::uintptr_t at, const written &w) {
+            return at < w.range.begin + std::uintptr_t(w.range.bytes);
+        });
+        if (it != writes.end() && overlap(it->range, range))
+            return blame(g, fmt::format("{} and {} overlap: one is written while the other is read", range.name,
+                                        it->range.name));
+    }
+    return GEMM_STATUS_SUCCESS;
+}
+
 gemm_status_t run_pointers(api_pointer_call pc) {
     int64_t total = 0;
     for (int64_t g = 0; g < pc.group_count; ++g) {
@@ -193,6 +243,7 @@ gemm_status_t run_pointers(api_pointer_call pc) {
     std::vector<c_extent> extents;
     if (gemm_status_t s = check_matrices(pc, canonical, extents); s != GEMM_STATUS_SUCCESS) return s;
     if (gemm_status_t s = check_disjoint(pc, extents); s != GEMM_STATUS_SUCCESS) return s;
+    if (gemm_status_t s = check_scalings_across(pc, extents); s != GEMM_STATUS_SUCCESS) return s;
 
     problem_groups groups;
     for (int64_t g = 0; g < pc.group_count; ++g) {
@@ -216,11 +267,36 @@ extern "C" gemm_status_t api_run_pointers(const api_pointer_call *call) {
 namespace gemm {
 namespace {
 
-// gemm_ex_grouped's arrays, one group's arguments each, as calls of entry api_entry_grouped.
+// scalings[g] as api_scaling, once its struct_size passed the rule in gemm.h (messages
+// "group 2: parameter 21: scalings[2].struct_size = ..."). The mode is read as the int it is
+// (entry_points.h): a caller may pass any value, and the checks name it.
+gemm_status_t read_scaling(const gemm_scaling_t &x, int64_t g, api_scaling &out) {
+    if (x.struct_size != int64_t(sizeof x)) {
+        const std::string field =
+            fmt::format("group {}: parameter {}: scalings[{}].struct_size", g, grouped_scalings_position, g);
+        if (gemm_status_t s = check_struct_size(&x, x.struct_size, sizeof x, field, "gemm_scaling_t",
+                                                "initialize it with gemm_scaling_init", grouped_scalings_position);
+            s != GEMM_STATUS_SUCCESS)
+            return s;
+    }
+    static_assert(sizeof x.mode == sizeof out.mode, "an enum of gemm.h has an int's size");
+    std::memcpy(&out.mode, &x.mode, sizeof out.mode);
+    out.a_scale = x.a_scale;
+    out.b_scale = x.b_scale;
+    out.ld_a_scale = x.ld_a_scale;
+    out.ld_b_scale = x.ld_b_scale;
+    out.d_scale = x.d_scale;
+    out.amax_d = x.amax_d;
+    return GEMM_STATUS_SUCCESS;
+}
+
+// gemm_ex_grouped's arrays, one group's arguments each, as calls of entry api_entry_grouped;
+// gemm_ex_grouped_scaled's scalings (NULL: scales of 1), scalings[g] group g's.
 gemm_status_t run_grouped(int layout, const int *transa, const int *transb, const int64_t *m, const int64_t *n,
                           const int64_t *k, const void *alpha, const void *const *A, int a_type, const int64_t *lda,
                           const void *const *B, int b_type, const int64_t *ldb, const void *beta, void *const *C,
-                          int c_type, const int64_t *ldc, int64_t group_count, const int64_t *group_size, int compute) {
+                          int c_type, const int64_t *ldc, int64_t group_count, const int64_t *group_size, int compute,
+                          const gemm_scaling_t *scalings) {
     user_call base{};
     base.layout = layout;
     base.a_type = a_type;
@@ -231,6 +307,12 @@ gemm_status_t run_grouped(int layout, const int *transa, const int *transb, cons
     if (gemm_status_t s = check_shared_arguments(base); s != GEMM_STATUS_SUCCESS) return s;
     if (group_count < 0)
         return call_error(base, GEMM_STATUS_INVALID_SIZE, 18, fmt::format("group_count = {} must be >= 0", group_count));
+    // Scales take FP8 types whatever the groups hold, as gemm_ex_scaled's do whatever m, n, k.
+    if (scalings && !is_fp8(dtype(a_type)))
+        return call_error(base, GEMM_STATUS_NOT_SUPPORTED, positions_of(base).a_type,
+                          fmt::format("a_type = {}: scales take FP8 types (GEMM_F8_E4M3, GEMM_F8_E5M2); pass "
+                                      "scalings = NULL",
+                                      dtype_name(dtype(a_type))));
     if (group_count == 0) return GEMM_STATUS_SUCCESS;
     struct array {
         const void *ptr;
@@ -246,9 +328,13 @@ gemm_status_t run_grouped(int layout, const int *transa, const int *transb, cons
                               fmt::format("{} is NULL (an array of group_count = {} values)", x.name, group_count));
     // An invalid compute type fails each group's type check before its scalars are read.
     const std::size_t scalar = valid_dtype(compute) ? scalar_bytes(compute) : 0;
+    std::vector<api_scaling> read(scalings ? std::size_t(group_count) : 0);
+    for (int64_t g = 0; g < int64_t(read.size()); ++g)
+        if (gemm_status_t s = read_scaling(scalings[g], g, read[std::size_t(g)]); s != GEMM_STATUS_SUCCESS) return s;
     std::vector<user_call> groups(std::size_t(group_count), base);
     for (int64_t g = 0; g < group_count; ++g) {
         user_call &c = groups[std::size_t(g)];
+        c.scaling = scalings ? &read[std::size_t(g)] : nullptr;
         c.transa = transa[g];
         c.transb = transb[g];
         c.m = m[g];
@@ -275,10 +361,10 @@ extern "C" gemm_status_t api_run_grouped(int layout, const int *transa, const in
                                          int a_type, const int64_t *lda, const void *const *B, int b_type,
                                          const int64_t *ldb, const void *beta, void *const *C, int c_type,
                                          const int64_t *ldc, int64_t group_count, const int64_t *group_size,
-                                         int compute) {
+                                         int compute, const gemm_scaling_t *scalings) {
     gemm::clear_error();
     return gemm::guarded([&] {
         return gemm::run_grouped(layout, transa, transb, m, n, k, alpha, A, a_type, lda, B, b_type, ldb, beta, C,
-                                 c_type, ldc, group_count, group_size, compute);
+                                 c_type, ldc, group_count, group_size, compute, scalings);
     });
 }

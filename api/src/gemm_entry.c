@@ -157,7 +157,20 @@ gemm_status_t gemm_ex_grouped(gemm_layout_t layout, const gemm_op_t *transa, con
                               const int64_t *ldc, int64_t group_count, const int64_t *group_size,
                               gemm_dtype_t compute_type) {
     return api_run_grouped((int)layout, (const int *)transa, (const int *)transb, m, n, k, alpha, A, (int)a_type, lda,
-                           B, (int)b_type, ldb, beta, C, (int)c_type, ldc, group_count, group_size, (int)compute_type);
+                           B, (int)b_type, ldb, beta, C, (int)c_type, ldc, group_count, group_size, (int)compute_type,
+                           NULL);
+}
+
+gemm_status_t gemm_ex_grouped_scaled(gemm_layout_t layout, const gemm_op_t *transa, const gemm_op_t *transb,
+                                     const int64_t *m, const int64_t *n, const int64_t *k, const void *alpha,
+                                     const void *const *A, gemm_dtype_t a_type, const int64_t *lda,
+                                     const void *const *B, gemm_dtype_t b_type, const int64_t *ldb, const void *beta,
+                                     void *const *C, gemm_dtype_t c_type, const int64_t *ldc, int64_t group_count,
+                                     const int64_t *group_size, gemm_dtype_t compute_type,
+                                     const gemm_scaling_t *scalings) {
+    return api_run_grouped((int)layout, (const int *)transa, (const int *)transb, m, n, k, alpha, A, (int)a_type, lda,
+                           B, (int)b_type, ldb, beta, C, (int)c_type, ldc, group_count, group_size, (int)compute_type,
+                           scalings);
 }
 
 /* The call of gemm_ex's parameters (one matrix) through entry point `entry` (enum api_entry),

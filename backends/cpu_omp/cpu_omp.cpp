@@ -511,7 +511,8 @@ public:
             if (!c_type_allowed(p.ab_type, p.c_type) || p.compute_type != dtype::f32)
                 return verdict::no(std::string("FP8 takes C of f32, f16 or bf16 and compute f32, not C ") +
                                    dtype_name(p.c_type) + ", compute " + dtype_name(p.compute_type));
-            if (p.batch != 1 || p.pointer_batch) return verdict::no("FP8 takes one matrix");
+            // A group of a grouped call (pointer_batch) runs matrix by matrix (backend.hpp).
+            if (p.batch != 1 && !p.pointer_batch) return verdict::no("FP8 takes one matrix or a group's matrices");
             return verdict::yes();
         }
         // f16 and bf16 are computed in f32, into C of their type or f32.

@@ -272,7 +272,12 @@ gemm_status_t build_plan(const problem &p, lt_plan &plan) {
 // VEC128_32F and BLK128x128_32F scale modes) are not wired into this backend: the CPU backends
 // serve them. An output scale or amax is refused: cuBLASLt takes them for FP8 D only, and this
 // API's D is bf16, f16 or f32 (docs/FP8.md, the cublaslt row); cuda_tiled's kernels serve them.
+// A group of a grouped call (pointer_batch) is refused: its matrices run one at a time with
+// the group's amax on the host (backend.hpp), and no grouped FP8 matmul is wired here.
 std::string fp8_refusal(const problem &p) {
+    if (p.pointer_batch)
+        return "grouped FP8 not supported: each group has scales of its own and cuBLASLt's FP8 matmul takes one "
+               "matrix's (cpu_ref and cpu_omp serve grouped FP8 on host memory)";
     if (p.space != memory_space::device)
         return "FP8 takes device memory here (its scales are device pointers), not " +
                std::string(memory_space_name(p.space));

@@ -32,10 +32,14 @@ using cuda_tiled::variant_info;
 // time (NOTES.md, Textbook kernels in the tuner). run() still takes them by id at any size.
 constexpr double textbook_offer_limit = 1024.0 * 1024.0 * 1024.0;
 
-// Why cuda_tiled cannot compute the FP8 problem p ("" when it can): host memory is not staged
+// Why cuda_tiled cannot compute the FP8 problem p ("" when it can): a grouped call's group
+// runs one matrix at a time with its amax on the host (backend.hpp); host memory is not staged
 // (the kernels read the scales on the device), k = 0 or alpha = 0 runs scale_c, which has no
 // output scale or amax; else what its default FP8 line (the first of the type) refuses.
 std::string fp8_refusal(const problem &p) {
+    if (p.pointer_batch)
+        return "grouped FP8 not supported: the FP8 kernels compute one matrix and its scales per launch (cpu_ref "
+               "and cpu_omp serve grouped FP8 on host memory)";
     if (p.space == memory_space::host)
         return "FP8 on host memory not supported (the kernels read the scales on the device: device or managed "
                "memory)";

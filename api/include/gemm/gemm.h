@@ -149,8 +149,9 @@ GEMM_API gemm_status_t gemm_zgemm_strided_batched(gemm_layout_t layout, gemm_op_
  *   c32, c32, c32 | c64, c64, c64 | e4m3 or e5m2, f32 or f16 or bf16, f32.
  * alpha and beta point to a value of the compute type (float, double, or a complex pair of
  * either). f16, bf16 and FP8 products accumulate in f32; an FP8 call here has scales of 1
- * (gemm_ex_scaled takes scales). FP8 takes one matrix: the batched and grouped forms and
- * gemm_ex_epilogue refuse it (GEMM_STATUS_NOT_SUPPORTED). */
+ * (gemm_ex_scaled takes scales). FP8 takes one matrix, or groups of them (gemm_ex_grouped,
+ * gemm_ex_grouped_scaled): the strided and pointer-array batched forms and gemm_ex_epilogue
+ * refuse it (GEMM_STATUS_NOT_SUPPORTED). */
 GEMM_API gemm_status_t gemm_ex(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m, int64_t n,
                                int64_t k, const void *alpha, const void *A, gemm_dtype_t a_type, int64_t lda,
                                const void *B, gemm_dtype_t b_type, int64_t ldb, const void *beta, void *C,
@@ -213,7 +214,8 @@ GEMM_API gemm_status_t gemm_ex_batched(gemm_layout_t layout, gemm_op_t transa, g
  * memory, as in cuBLAS's GemmGroupedBatchedEx); the types are shared. Rules and checks as for gemm_ex_batched, every
  * group checked before anything is computed, messages naming the group ("group 2: parameter 6: k = -1 must be
  * >= 0"); the backend is chosen once per group, a group of several matrices by the key of a
- * pointer-array batch of its shape and size. */
+ * pointer-array batch of its shape and size. FP8 types are taken with scales of 1
+ * (gemm_ex_grouped_scaled, in the FP8 section, takes scales per group). */
 GEMM_API gemm_status_t gemm_ex_grouped(gemm_layout_t layout, const gemm_op_t *transa, const gemm_op_t *transb,
                                        const int64_t *m, const int64_t *n, const int64_t *k, const void *alpha,
                                        const void *const *A, gemm_dtype_t a_type, const int64_t *lda,
@@ -478,7 +480,10 @@ GEMM_API gemm_status_t gemm_ex_epilogue(gemm_layout_t layout, gemm_op_t transa, 
  * saturates. A result beyond the range of C's type becomes +-Inf when it is rounded to C, as
  * any f32 -> f16 or bf16 conversion does (f16's largest finite value is 65504: a product of
  * two 448s summed a few times passes it). With beta = 0, C is written without being read.
- * Only the CPU backends and cublaslt compute FP8; every other backend refuses it. */
+ * Only the CPU backends, cublaslt and cuda_tiled compute FP8; every other backend refuses it.
+ * FP8 takes one matrix per scaling: gemm_ex, gemm_ex_scaled and plans of batch_count 1, or one
+ * group of gemm_ex_grouped_scaled (grouped FP8 is computed by cpu_ref and cpu_omp, on host
+ * memory). */
 
 /* How A and B are scaled. */
 typedef enum gemm_scale_mode {
@@ -531,6 +536,26 @@ GEMM_API gemm_status_t gemm_ex_scaled(gemm_layout_t layout, gemm_op_t transa, ge
                                       const void *B, gemm_dtype_t b_type, int64_t ldb, const void *beta, void *C,
                                       gemm_dtype_t c_type, int64_t ldc, gemm_dtype_t compute_type,
                                       const gemm_scaling_t *scaling);
+
+/* gemm_ex_grouped with scales per group, for mixture-of-experts layers (parameter 21):
+ * scalings is NULL (scales of 1 everywhere) or an array of group_count gemm_scaling_t,
+ * scalings[g] applying to every matrix of group g (matrices with scales of their own go in
+ * groups of one). Types as gemm_ex_scaled's; scalings with other types is
+ * GEMM_STATUS_NOT_SUPPORTED. Each scalings[g] is checked as gemm_ex_scaled checks its scaling,
+ * against group g's m, n and k, before anything is computed, every C untouched, messages
+ * naming the group and field ("group 2: parameter 21: scalings[2].ld_a_scale = ...").
+ * scalings[g].amax_d receives max |D| over every matrix of group g (before d_scale; NaN when
+ * any element is NaN; not written when the group writes no C). No group's amax_d may share a
+ * byte with another's, with any C or with any group's scales, and no C with any group's scales
+ * (GEMM_STATUS_INVALID_VALUE). Groups are computed by cpu_ref and cpu_omp, on host memory;
+ * every GPU backend refuses a grouped FP8 call of several matrices with its reason. */
+GEMM_API gemm_status_t gemm_ex_grouped_scaled(gemm_layout_t layout, const gemm_op_t *transa, const gemm_op_t *transb,
+                                              const int64_t *m, const int64_t *n, const int64_t *k, const void *alpha,
+                                              const void *const *A, gemm_dtype_t a_type, const int64_t *lda,
+                                              const void *const *B, gemm_dtype_t b_type, const int64_t *ldb,
+                                              const void *beta, void *const *C, gemm_dtype_t c_type, const int64_t *ldc,
+                                              int64_t group_count, const int64_t *group_size, gemm_dtype_t compute_type,
+                                              const gemm_scaling_t *scalings);
 
 /* ---- Problem descriptions and capability queries ------------------------------------ */
 

@@ -1421,6 +1421,67 @@ TEST_CASE("gpu: FP8 on cublaslt: per-tensor scales, within the tensor cores' bou
     }
 }
 
+// Grouped FP8 on device memory: no GPU backend serves a group of several FP8 matrices (their
+// kernels take one matrix's scales; the dispatcher combines a group's amax on the host), so
+// each one forced refuses it with its reason, the CPU backends refuse device pointers, and
+// auto says no backend can serve it, naming each reason; every C and amax_d untouched.
+TEST_CASE("gpu: grouped FP8 on device memory is refused by every backend with its reason, C untouched") {
+    const int64_t m = 16, n = 16, k = 32;
+    const gemm_op_t ta[] = {GEMM_OP_T, GEMM_OP_T}, tb[] = {GEMM_OP_N, GEMM_OP_N};
+    const int64_t ms[] = {m, m}, ns[] = {n, n}, ks[] = {k, k}, lda[] = {k, k}, ldb[] = {k, k}, ldc[] = {m, m};
+    const int64_t sizes[] = {2, 1};
+    const float alpha[] = {1, 1}, beta[] = {0, 0};
+    random_source rng(62);
+    bytes ab(std::size_t(m * k));
+    for (auto &x : ab) x = fp8_from_double(rng.uniform(), GEMM_F8_E4M3);
+    bytes c0(std::size_t(m * n) * sizeof(float));
+    for (int64_t e = 0; e < m * n; ++e) store(c0.data(), e, GEMM_F32, rng.uniform());
+    bytes one(sizeof(float)), sentinel(sizeof(float));
+    store(one.data(), 0, GEMM_F32, 1.0);
+    store(sentinel.data(), 0, GEMM_F32, 12345.0);
+    buffer a(memory::device, ab), b(memory::device, ab), c_0(memory::device, c0), c_1(memory::device, c0),
+        c_2(memory::device, c0), scale(memory::device, one), amax(memory::device, sentinel);
+    const void *pa[] = {a.get(), a.get(), a.get()}, *pb[] = {b.get(), b.get(), b.get()};
+    void *pc[] = {c_0.get(), c_1.get(), c_2.get()};
+    gemm_scaling_t x[2];
+    for (gemm_scaling_t &s : x) {
+        gemm_scaling_init(&s);
+        s.mode = GEMM_SCALE_TENSOR;
+        s.a_scale = s.b_scale = static_cast<const float *>(scale.get());
+    }
+    x[0].amax_d = static_cast<float *>(amax.get());
+    auto call = [&] {
+        return gemm_ex_grouped_scaled(GEMM_COL_MAJOR, ta, tb, ms, ns, ks, alpha, pa, GEMM_F8_E4M3, lda, pb,
+                                      GEMM_F8_E4M3, ldb, beta, pc, GEMM_F32, ldc, 2, sizes, GEMM_F32, x);
+    };
+    auto untouched = [&] { return c_0.read() == c0 && c_1.read() == c0 && c_2.read() == c0 && amax.read() == sentinel; };
+    const struct {
+        const char *name, *reason;
+    } backends[] = {{"cublaslt", "grouped FP8 not supported"},  {"cuda_tiled", "grouped FP8 not supported"},
+                    {"cublas", "cuBLAS has no FP8 GEMM"},       {"cuda_naive", "e4m3 not supported"},
+                    {"cublasxt", "cublasxt takes host memory"}, {"cpu_ref", "needs host pointers"},
+                    {"cpu_omp", "needs host pointers"}};
+    for (const auto &backend : backends) {
+        if (gemm_set_backend(backend.name) != GEMM_STATUS_SUCCESS) {
+            MESSAGE(backend.name << " not usable here, not tested: " << gemm_last_error());
+            continue;
+        }
+        const gemm_status_t s = call();
+        CHECK_MESSAGE(s == GEMM_STATUS_NOT_SUPPORTED, backend.name << ": " << gemm_last_error());
+        CHECK_MESSAGE(std::string(gemm_last_error()).find(backend.reason) != std::string::npos,
+                      backend.name << ": " << gemm_last_error());
+        CHECK_MESSAGE(untouched(), backend.name);
+        check_no_cuda_error(backend.name);
+        gemm_set_backend(nullptr);
+    }
+    const gemm_status_t s = call();
+    const std::string why = gemm_last_error();
+    CHECK_MESSAGE(s == GEMM_STATUS_NOT_SUPPORTED, why);
+    CHECK_MESSAGE(why.find("auto: no backend can serve this call") != std::string::npos, why);
+    CHECK_MESSAGE(why.find("cuda_tiled: grouped FP8 not supported") != std::string::npos, why);
+    CHECK(untouched());
+}
+
 TEST_CASE("gpu: epilogues on device and host memory, every GPU backend, against the reference") {
     tally tl;
     for (const epilogue_case &e : gpu_epilogue_cases()) {

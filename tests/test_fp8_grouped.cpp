@@ -260,10 +260,10 @@ void check_result(const grouped_call &t) {
 std::vector<group_spec> ragged_groups(gemm_op_t ta, gemm_op_t tb) {
     std::vector<group_spec> g(6);
     g[0] = {ta, tb, 0, 5, 7, 2, GEMM_SCALE_TENSOR, 1.0f, 0.0f, true, true};
-    g[1] = {ta, tb, 1, 1, 1, 1, GEMM_SCALE_BLOCK, 1.0f, 0.0f, false, true};
+    g[1] = {ta, tb, 1, 1, 1, 1, GEMM_SCALE_NONE, 1.0f, 0.0f, false, true};
     g[2] = {tb, ta, 7, 13, 131, 3, GEMM_SCALE_BLOCK, 0.75f, 0.0f, true, true};
     g[3] = {ta, tb, 17, 3, 257, 1, GEMM_SCALE_TENSOR, -1.5f, 0.5f, false, true};
-    g[4] = {tb, tb, 5, 130, 129, 2, GEMM_SCALE_NONE, 1.0f, -2.0f, true, false};
+    g[4] = {tb, tb, 5, 129, 65, 2, GEMM_SCALE_BLOCK, 1.0f, -2.0f, true, false};
     g[5] = {ta, ta, 3, 2, 0, 2, GEMM_SCALE_BLOCK, 1.0f, 1.5f, true, true};  // k = 0: D = d_scale * beta * C
     return g;
 }

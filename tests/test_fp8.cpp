@@ -414,6 +414,11 @@ TEST_SUITE("env_tuned" * doctest::skip()) {
         CHECK(gemm_tune_key("e4m3 f32 TN 24 20 64 batch=2 ld=tight align=16 space=host beta=0", -1, 20, "cpu_omp", 0,
                             &report) == GEMM_STATUS_INVALID_VALUE);
         CHECK(contains(gemm_last_error(), "FP8 takes one matrix"));
+        // A group of a grouped FP8 call has a pointer batch's key, and is tuned as one.
+        CHECK_MESSAGE(gemm_tune_key("e4m3 f32 TN 24 20 64 batch=2 ld=tight align=16 space=host beta=0 form=pointers",
+                                    -1, 20, "cpu_omp", 0, &report) == GEMM_STATUS_SUCCESS,
+                      gemm_last_error());
+        CHECK(std::string(report.backend) == "cpu_omp");
         CHECK(gemm_tune_key("e4m3 bf16 TN 24 20 64 batch=1 ld=tight align=16 space=host beta=0 epilogue=relu", -1, 20,
                             "cpu_omp", 0, &report) == GEMM_STATUS_INVALID_VALUE);
         CHECK(contains(gemm_last_error(), "FP8 takes no epilogue"));

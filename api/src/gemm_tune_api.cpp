@@ -200,9 +200,12 @@ gemm_status_t read_key(const char *key_text, int device, double budget_ms, probl
                              ": no call has these types (C has A's type, or f32 for f16 and bf16, or f32, f16 or "
                              "bf16 for FP8)",
                          1);
-    if (is_fp8(key->ab_type) && key->batch != 1)
+    // A group of a grouped FP8 call is keyed as a pointer batch of its size (form=pointers).
+    if (is_fp8(key->ab_type) && key->batch != 1 && !key->pointers)
         return set_error(GEMM_STATUS_INVALID_VALUE,
-                         std::string("parameter 1: key '") + key_text + "': no call has it (FP8 takes one matrix)", 1);
+                         std::string("parameter 1: key '") + key_text +
+                             "': no call has it (FP8 takes one matrix, or a grouped call's groups: form=pointers)",
+                         1);
     if (is_fp8(key->ab_type) && key->has_epilogue())
         return set_error(GEMM_STATUS_INVALID_VALUE,
                          std::string("parameter 1: key '") + key_text + "': no call has it (FP8 takes no epilogue)", 1);

@@ -124,7 +124,9 @@ struct problem {
     void *stream = nullptr;  // cudaStream_t of the caller, device problems only
 
     epilogue_spec epilogue;  // none for every call but gemm_ex_epilogue's (batch 1, real types)
-    scaling_spec scaling;    // FP8 only (batch 1): none for scales of 1
+    // FP8 only (batch 1, or a grouped call's group as a pointer batch, each of its matrices
+    // carrying the group's): none for scales of 1.
+    scaling_spec scaling;
 
     // Rows and columns of A and B as stored (before op).
     int64_t a_rows() const { return op_a == transpose::n ? m : k; }

@@ -382,6 +382,13 @@ TEST_CASE("fp8 grouped errors: bad scalings[g] refused naming the group and fiel
         }
         {
             grouped_call t = refusal_call();
+            t.scalings[2].struct_size = 2 * int64_t(sizeof(gemm_scaling_t));
+            expect_refused(t, GEMM_STATUS_INVALID_VALUE,
+                           "group 2: parameter 21: scalings[2].struct_size = " +
+                               std::to_string(2 * sizeof(gemm_scaling_t)) + " must equal scalings[0].struct_size");
+        }
+        {
+            grouped_call t = refusal_call();
             int raw = 3;  // not a gemm_scale_mode_t, as a C caller may pass it
             std::memcpy(&t.scalings[2].mode, &raw, sizeof raw);
             expect_refused(t, GEMM_STATUS_INVALID_VALUE,
@@ -498,6 +505,41 @@ TEST_CASE("fp8 grouped errors: bad scalings[g] refused naming the group and fiel
         }
         REQUIRE(gemm_set_backend(nullptr) == GEMM_STATUS_SUCCESS);
     }
+}
+
+TEST_CASE("fp8 grouped: scalings built with a larger gemm_scaling_t are read at their own stride") {
+    // A caller built with a newer gemm.h: each struct 16 bytes larger, those bytes 0.
+    struct newer {
+        gemm_scaling_t x;
+        int64_t later[2];
+    };
+    grouped_call t = refusal_call();
+    grouped_call plain = t;
+    plain.pc.clear();
+    for (auto &c : plain.c) plain.pc.push_back(c.data());
+    for (std::size_t g = 0; g < plain.groups.size(); ++g) plain.point(g);
+    std::vector<newer> wide(t.scalings.size());
+    for (std::size_t g = 0; g < wide.size(); ++g) {
+        std::memset(&wide[g], 0, sizeof wide[g]);
+        wide[g].x = t.scalings[g];
+        wide[g].x.struct_size = int64_t(sizeof(newer));
+    }
+    REQUIRE_MESSAGE(plain.run() == GEMM_STATUS_SUCCESS, gemm_last_error());
+    const float amax0 = plain.amaxes[0];
+    t.amaxes[0] = amax_sentinel;
+    REQUIRE_MESSAGE(gemm_ex_grouped_scaled(GEMM_COL_MAJOR, t.ta.data(), t.tb.data(), t.m.data(), t.n.data(), t.k.data(),
+                                           t.alpha.data(), t.pa.data(), t.ab, t.lda.data(), t.pb.data(), t.ab,
+                                           t.ldb.data(), t.beta.data(), t.pc.data(), t.ct, t.ldc.data(), 3,
+                                           t.sizes.data(), GEMM_F32, &wide[0].x) == GEMM_STATUS_SUCCESS,
+                    gemm_last_error());
+    for (std::size_t i = 0; i < t.c.size(); ++i) CHECK(t.c[i] == plain.c[i]);
+    CHECK(t.amaxes[0] == amax0);
+    wide[1].later[0] = 1;  // a field this library does not have, set
+    CHECK(gemm_ex_grouped_scaled(GEMM_COL_MAJOR, t.ta.data(), t.tb.data(), t.m.data(), t.n.data(), t.k.data(),
+                                 t.alpha.data(), t.pa.data(), t.ab, t.lda.data(), t.pb.data(), t.ab, t.ldb.data(),
+                                 t.beta.data(), t.pc.data(), t.ct, t.ldc.data(), 3, t.sizes.data(), GEMM_F32,
+                                 &wide[0].x) == GEMM_STATUS_INVALID_VALUE);
+    CHECK(contains(gemm_last_error(), "group 1: parameter 21: scalings[1].struct_size"));
 }
 
 TEST_CASE("fp8 grouped: pointer-array and strided batches still refuse FP8") {

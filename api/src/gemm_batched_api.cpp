@@ -329,8 +329,33 @@ gemm_status_t run_grouped(int layout, const int *transa, const int *transb, cons
     // An invalid compute type fails each group's type check before its scalars are read.
     const std::size_t scalar = valid_dtype(compute) ? scalar_bytes(compute) : 0;
     std::vector<api_scaling> read(scalings ? std::size_t(group_count) : 0);
-    for (int64_t g = 0; g < int64_t(read.size()); ++g)
-        if (gemm_status_t s = read_scaling(scalings[g], g, read[std::size_t(g)]); s != GEMM_STATUS_SUCCESS) return s;
+    if (scalings) {
+        // The array's elements lie struct_size apart: a caller built with a newer gemm.h, whose
+        // struct is larger, steps by its own size (the struct_size rule: the bytes past ours 0).
+        const int64_t stride = scalings->struct_size;
+        const char *bytes = reinterpret_cast<const char *>(scalings);
+        auto in_group = [&](int64_t g) {
+            user_call c = base;
+            c.has_group = 1;
+            c.group = g;
+            return c;
+        };
+        for (int64_t g = 0; g < group_count; ++g) {
+            const gemm_scaling_t &x = *reinterpret_cast<const gemm_scaling_t *>(bytes + g * stride);
+            // The other elements' sizes are the first's before any byte past ours is read.
+            if (g > 0 && x.struct_size != stride)
+                return call_error(in_group(g), GEMM_STATUS_INVALID_VALUE, grouped_scalings_position,
+                                  fmt::format("scalings[{}].struct_size = {} must equal scalings[0].struct_size = {} "
+                                              "(one array of one struct)",
+                                              g, x.struct_size, stride));
+            if (gemm_status_t s = read_scaling(x, g, read[std::size_t(g)]); s != GEMM_STATUS_SUCCESS) return s;
+            if (g == 0 && stride % int64_t(alignof(gemm_scaling_t)) != 0)
+                return call_error(in_group(0), GEMM_STATUS_INVALID_VALUE, grouped_scalings_position,
+                                  fmt::format("scalings[0].struct_size = {} is no struct's size (a multiple of {}): "
+                                              "initialize it with gemm_scaling_init",
+                                              stride, alignof(gemm_scaling_t)));
+        }
+    }
     std::vector<user_call> groups(std::size_t(group_count), base);
     for (int64_t g = 0; g < group_count; ++g) {
         user_call &c = groups[std::size_t(g)];

@@ -540,7 +540,8 @@ GEMM_API gemm_status_t gemm_ex_scaled(gemm_layout_t layout, gemm_op_t transa, ge
 /* gemm_ex_grouped with scales per group, for mixture-of-experts layers (parameter 21):
  * scalings is NULL (scales of 1 everywhere) or an array of group_count gemm_scaling_t,
  * scalings[g] applying to every matrix of group g (matrices with scales of their own go in
- * groups of one). Types as gemm_ex_scaled's; scalings with other types is
+ * groups of one; the elements lie scalings[0].struct_size bytes apart, and each one's
+ * struct_size must equal the first's). Types as gemm_ex_scaled's; scalings with other types is
  * GEMM_STATUS_NOT_SUPPORTED. Each scalings[g] is checked as gemm_ex_scaled checks its scaling,
  * against group g's m, n and k, before anything is computed, every C untouched, messages
  * naming the group and field ("group 2: parameter 21: scalings[2].ld_a_scale = ...").

@@ -48,7 +48,7 @@ TEST_CASE("gpu omatcopy: cuda_tiled and cublas on device memory against the orac
                                                   {67, 131}, {1, 97},  {97, 1},  {1000, 777}};
     for (const char *backend : {"cuda_tiled", "cublas"}) {
         if (!available(backend)) {
-            MESSAGE(backend << " is unavailable here");
+            MESSAGE(std::string(backend) << " is unavailable here");
             continue;
         }
         forced f(backend);
@@ -63,7 +63,7 @@ TEST_CASE("gpu omatcopy: cuda_tiled and cublas on device memory against the orac
                                 if (alpha_imag != 0.0 && !is_complex(type)) continue;
                                 const omatcopy_case c = make_omatcopy_case(type, layout, op, shape.first, shape.second,
                                                                            3, alpha, alpha_imag);
-                                INFO(backend << ": " << c.describe());
+                                INFO(std::string(backend) << ": " << c.describe());
                                 bool refused = false;
                                 const std::string wrong = run_device_case(c, false, false, 0, refused);
                                 CHECK_MESSAGE(wrong.empty(), wrong);
@@ -77,7 +77,7 @@ TEST_CASE("gpu omatcopy: cuda_tiled and cublas on device memory against the orac
                                     ++checked;
                                 }
                             }
-        MESSAGE(backend << ": " << checked << " cases checked, " << refused_count << " refused");
+        MESSAGE(std::string(backend) << ": " << checked << " cases checked, " << refused_count << " refused");
     }
 }
 
@@ -89,7 +89,7 @@ TEST_CASE("gpu omatcopy: alpha = 0 writes zeros without reading A; managed memor
             for (gemm_op_t op : all_ops) {
                 bool refused = false;
                 const omatcopy_case zero = make_omatcopy_case(type, GEMM_ROW_MAJOR, op, 45, 70, 2, 0.0);
-                INFO(backend << ": " << zero.describe());
+                INFO(std::string(backend) << ": " << zero.describe());
                 CHECK(run_device_case(zero, false, true, 0, refused) == "");
                 const omatcopy_case managed = make_omatcopy_case(type, GEMM_COL_MAJOR, op, 45, 70, 1, 2.0, -0.5);
                 CHECK(run_device_case(managed, true, false, 0, refused) == "");

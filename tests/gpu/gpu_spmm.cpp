@@ -75,7 +75,7 @@ TEST_CASE("gpu spmm: cuda_tiled and cusparse on device memory against the oracle
     const int64_t shapes[][3] = {{1, 1, 1}, {37, 1, 53}, {61, 17, 29}, {5, 64, 130}, {300, 33, 257}};
     for (const char *backend : {"cuda_tiled", "cusparse"}) {
         if (!available(backend)) {
-            MESSAGE(backend << " is unavailable here");
+            MESSAGE(std::string(backend) << " is unavailable here");
             continue;
         }
         forced f(backend);
@@ -109,7 +109,7 @@ TEST_CASE("gpu spmm: cuda_tiled and cusparse on device memory against the oracle
                                 }
                                 ++checked;
                             }
-        MESSAGE(backend << ": " << checked << " cases checked, " << refused_count << " refused");
+        MESSAGE(std::string(backend) << ": " << checked << " cases checked, " << refused_count << " refused");
         CHECK(checked > 0);
     }
 }

@@ -23,9 +23,9 @@ using cuda::to_compute;
 // Blocks of 32 x 8 threads. Each moves a tile of tile_of<T>::i elements along A's columns
 // (contiguous in A) by tile_of<T>::j along its rows (contiguous in B), loading all of its share
 // (i / 32 * j / 8 elements, 64 bytes a thread) before storing any: a device copy's bandwidth needs
-// that many bytes in flight per SM, where 4-byte elements in 32 x 32 tiles (16 bytes a thread)
-// reached 0.80 of it on an H200 (NOTES.md, "Transpose and copy kernels"). A tile's shared
-// copy stays near 16 KiB at every element size, under the 48 KiB static limit.
+// that many bytes in flight per SM, more than 16 bytes a thread keep (NOTES.md, "Transpose and
+// copy kernels", has the figures). A tile's shared copy stays near 16 KiB at every element
+// size, under the 48 KiB static limit.
 constexpr int warp_width = 32;
 constexpr int block_rows = 8;
 constexpr int block_threads = warp_width * block_rows;

@@ -5,7 +5,9 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -266,6 +268,50 @@ TEST_CASE("plan: a destroyed plan is refused, never read") {
         CHECK(std::string(gemm_last_error()) == stale);
     }
     CHECK(x.c == c0);
+}
+
+// A thread remembers the plan it found live last (gemm_plan_api.cpp, live_plans): a plan it
+// ran, then destroyed here or on another thread, is refused all the same, and destroying
+// another plan leaves a live one running.
+TEST_CASE("plan: a plan destroyed after it ran is refused on the thread that ran it") {
+    f32_operands x(3, 2, 4);
+    float alpha = 1, beta = 0;
+    const char *stale = "parameter 1: plan is not a live gemm_plan_t (destroyed?)";
+    auto run = [&](gemm_plan_t p) { return gemm_plan_run(p, &alpha, x.a.data(), x.b.data(), &beta, x.c.data()); };
+    gemm_plan_t p = make_plan(desc_of(3, 2, 4)), other = make_plan(desc_of(3, 2, 4));
+    REQUIRE(run(p) == GEMM_STATUS_SUCCESS);
+    gemm_plan_destroy(other);
+    CHECK(run(p) == GEMM_STATUS_SUCCESS);
+    gemm_plan_destroy(p);
+    CHECK(run(p) == GEMM_STATUS_INVALID_VALUE);
+    CHECK(std::string(gemm_last_error()) == stale);
+
+    gemm_plan_t q = make_plan(desc_of(3, 2, 4));
+    gemm_status_t before = GEMM_STATUS_INTERNAL_ERROR, after = GEMM_STATUS_SUCCESS;
+    std::string after_error;
+    std::mutex m;
+    std::condition_variable turn;
+    int stage = 0;  // 1: the thread ran q; 2: q is destroyed
+    std::thread runner([&] {
+        before = run(q);
+        std::unique_lock lock(m);
+        stage = 1;
+        turn.notify_all();
+        turn.wait(lock, [&] { return stage == 2; });
+        after = run(q);
+        after_error = gemm_last_error();
+    });
+    {
+        std::unique_lock lock(m);
+        turn.wait(lock, [&] { return stage == 1; });
+        gemm_plan_destroy(q);
+        stage = 2;
+        turn.notify_all();
+    }
+    runner.join();
+    CHECK(before == GEMM_STATUS_SUCCESS);
+    CHECK(after == GEMM_STATUS_INVALID_VALUE);
+    CHECK(after_error == stale);
 }
 
 TEST_CASE("plan: beta = 0 writes C without reading it") {

@@ -1,4 +1,5 @@
 // gemm_plan_api.cpp: gemm_plan_t, a gemm_desc_t with its backend decided once (dispatch/plan).
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -41,9 +42,10 @@ namespace {
 
 // The plans made and not yet destroyed. A handle is judged by looking it up here, never by
 // reading through it: a destroyed plan's memory is freed, and may hold anything. Runs look up
-// under a shared lock, so runs on many threads do not serialize. An address gemm_plan_destroy
-// freed may come back from a later gemm_plan_create; the old handle then names the new plan
-// (gemm.h says so).
+// under a shared lock, so runs on many threads do not serialize; a thread that runs the plan
+// it found last, with no plan destroyed since (the count of removals unchanged), takes no lock
+// at all. An address gemm_plan_destroy freed may come back from a later gemm_plan_create; the
+// old handle then names the new plan (gemm.h says so).
 class live_plans {
 public:
     void add(const gemm_plan *p) {
@@ -53,16 +55,27 @@ public:
     // Whether p was live (and is no longer).
     bool remove(const gemm_plan *p) {
         std::unique_lock lock(mutex_);
+        removals_.fetch_add(1, std::memory_order_release);
         return plans_.erase(p) != 0;
     }
     bool contains(const gemm_plan *p) const {
+        thread_local found last;
+        const uint64_t removals = removals_.load(std::memory_order_acquire);
+        if (p == last.plan && removals == last.removals) return true;
         std::shared_lock lock(mutex_);
-        return plans_.count(p) != 0;
+        if (plans_.count(p) == 0) return false;
+        last = {p, removals_.load(std::memory_order_relaxed)};
+        return true;
     }
 
 private:
+    struct found {
+        const gemm_plan *plan = nullptr;
+        uint64_t removals = 0;
+    };
     mutable std::shared_mutex mutex_;
     std::unordered_set<const gemm_plan *> plans_;
+    std::atomic<uint64_t> removals_{0};
 };
 
 // Never destroyed: a plan may be destroyed by another static object's destructor at exit.
@@ -109,13 +122,12 @@ gemm_status_t create(const api_desc *d, gemm_plan_t *out) {
 }
 
 // The run's arguments, checked for what the plan could not know (which pointers this run
-// needs, their alignment, beta against beta_zero), as the problem the plan runs. Positions
-// count as gemm_plan_run's: plan 1, alpha 2, A 3, B 4, beta 5, C 6.
+// needs, their alignment, beta against beta_zero), into p, a copy of the plan's problem.
+// Positions count as gemm_plan_run's: plan 1, alpha 2, A 3, B 4, beta 5, C 6.
 gemm_status_t problem_of_run(const gemm_plan &pl, const void *alpha, const void *a, const void *b, const void *beta,
                              void *c, problem &p) {
     if (!alpha) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 2: alpha is NULL", 2);
     if (!beta) return set_error(GEMM_STATUS_INVALID_POINTER, "parameter 5: beta is NULL", 5);
-    p = pl.decided->shape();
     p.scaling = {};  // the desc's are placeholders; a scaled run brings its own (scaling_of_run)
     scalar alpha_value = scalar_value(alpha, pl.compute), beta_value = scalar_value(beta, pl.compute);
     p.alpha = alpha_value.re;
@@ -239,7 +251,8 @@ gemm_status_t run_plan(gemm_plan_t plan, const void *alpha, const void *A, const
                                      "gemm_plan_run_scaled",
                                      scale_mode_names[plan->scale_mode]),
                          1);
-    problem p;
+    // Copied, not built empty and then assigned: a run pays for one pass over the problem.
+    problem p = plan->decided->shape();
     if (gemm_status_t s = problem_of_run(*plan, alpha, A, B, beta, C, p); s != GEMM_STATUS_SUCCESS) return s;
     if (entry == api_entry_plan_epilogue)
         if (gemm_status_t s = epilogue_of_run(*plan, alpha, A, B, beta, C, epilogue, p); s != GEMM_STATUS_SUCCESS)

@@ -1447,10 +1447,6 @@ TEST_CASE("tuner rates: a cache's rates send untuned host calls to the faster si
     CHECK(malformed_entries(after, mine).empty());
 }
 
-// Without rates in the cache, the first untuned host call that needs them measures them, once,
-// within the probe's budget, says so in its trace and stores them; the next call and the next
-// process use them without measuring. With GEMM_TUNE=off nothing is measured and the
-// preference order (cpu_omp first) serves.
 namespace {
 
 // The host backend whose model in a listed rates entry ("... hosts name:gflops:fixed_us:gbs
@@ -1480,6 +1476,10 @@ std::string fastest_host_at(const std::string &listed, double n) {
 
 }  // namespace
 
+// Without rates in the cache, the first untuned host call that needs them measures them, once,
+// within the probe's budget, says so in its trace and stores them; the next call and the next
+// process use them without measuring. With GEMM_TUNE=off nothing is measured and the
+// preference order (cpu_omp first) serves.
 TEST_CASE("tuner rates_first_need: a fresh cache's first untuned host call measures the rates once and stores them") {
     if (!(available_backend("cpu_omp") && available_backend("cblas")))
         skip_scenario("tuner rates_first_need: needs cpu_omp and cblas (with one host backend besides the reference, "

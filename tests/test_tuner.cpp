@@ -1453,16 +1453,12 @@ namespace {
 // ...") estimates the shortest time for an f32 n^3 call with beta 0, as auto's rule estimates
 // it (dispatch/machine_rates.cpp, host_estimate_us): "" where the entry lists none.
 std::string fastest_host_at(const std::string &listed, double n) {
-    std::istringstream words(listed.substr(listed.find(" hosts ") + 7));
-    std::string word, best;
+    std::string best;
     double best_us = 0;
     const double flops = 2 * n * n * n, bytes = 3 * n * n * 4;
-    while (words >> word && word != "measured") {
-        std::vector<std::string> f;
-        for (std::size_t from = 0, to = 0; to != std::string::npos; from = to + 1) {
-            to = word.find(':', from);
-            f.push_back(word.substr(from, to == std::string::npos ? std::string::npos : to - from));
-        }
+    for (const std::string &word : words(listed.substr(listed.find(" hosts ") + 7))) {
+        if (word == "measured") break;
+        const std::vector<std::string> f = split(word, ':');
         if (f.size() != 4) return "";
         const double gflops = std::atof(f[1].c_str()), fixed_us = std::atof(f[2].c_str()), gbs = std::atof(f[3].c_str());
         const double us = fixed_us + std::max(flops / gflops / 1e3, gbs > 0 ? bytes / gbs / 1e3 : 0.0);

@@ -64,7 +64,7 @@ public:
         if (p == last.plan && removals == last.removals) return true;
         std::shared_lock lock(mutex_);
         if (plans_.count(p) == 0) return false;
-        last = {p, removals_.load(std::memory_order_relaxed)};
+        last = {p, removals};  // a removal since the load makes the next run look again
         return true;
     }
 

@@ -254,6 +254,16 @@ gemm_status_t check_span(const user_call &c, const stored_operand &o, int64_t *o
 
 gemm_status_t check_epilogue_spans(const user_call &c, int64_t c_span);
 gemm_status_t check_scaling_spans(const user_call &c, int64_t c_span);
+gemm_status_t check_operand_spans(const user_call &c, int64_t &c_span);
+
+// One matrix whose sizes and leading dimensions are all below 2^28 spans less than 2^56
+// elements of at most 16 bytes each: no operand can pass 2^63 - 1 bytes, and one C cannot
+// overlap another. Such a call (the common one, and the one whose host cost shows) skips
+// check_operand_spans; the tests of spans past 2^63 bytes guard the other path.
+bool cannot_overflow(const user_call &c) {
+    constexpr int64_t limit = int64_t(1) << 28;
+    return c.batch <= 1 && std::max({c.m, c.n, c.k, c.lda, c.ldb, c.ldc}) < limit;
+}
 
 // The operands the call reads or writes lie within the address range an int64_t reaches, and
 // the C matrices of a batch do not overlap; then an epilogue's operands overlap neither C nor
@@ -262,8 +272,21 @@ gemm_status_t check_scaling_spans(const user_call &c, int64_t c_span);
 gemm_status_t check_spans(const user_call &c) {
     bool writes_c = c.m > 0 && c.n > 0 && c.batch > 0;
     if (!writes_c) return GEMM_STATUS_SUCCESS;
+    int64_t c_span = 0;
+    if (cannot_overflow(c)) {
+        const bool col = c.layout == GEMM_COL_MAJOR;
+        c_span = *span_elements(col ? c.n : c.m, c.ldc, col ? c.m : c.n);
+    } else if (gemm_status_t s = check_operand_spans(c, c_span); s != GEMM_STATUS_SUCCESS) {
+        return s;
+    }
+    if (gemm_status_t s = check_epilogue_spans(c, c_span); s != GEMM_STATUS_SUCCESS) return s;
+    return check_scaling_spans(c, c_span);
+}
+
+// check_spans for A, B and C, c_span receiving the elements one C spans.
+gemm_status_t check_operand_spans(const user_call &c, int64_t &c_span) {
     std::size_t ab_size = dtype_size(dtype(c.a_type)), c_size = dtype_size(dtype(c.c_type));
-    int64_t c_span = 0, other = 0;
+    int64_t other = 0;
     stored_operand cs = stored(c, "C", c.m, c.n, "m", "n", {"ldc", positions(c).ldc, c.ldc},
                                {"stride_c", positions(c).stride_c, c.stride_c}, c_size);
     if (gemm_status_t s = check_span(c, cs, &c_span); s != GEMM_STATUS_SUCCESS) return s;
@@ -284,8 +307,7 @@ gemm_status_t check_spans(const user_call &c) {
                    {"ldb", positions(c).ldb, c.ldb}, {"stride_b", positions(c).stride_b, c.stride_b}, ab_size);
         if (gemm_status_t s = check_span(c, bs, &other); s != GEMM_STATUS_SUCCESS) return s;
     }
-    if (gemm_status_t s = check_epilogue_spans(c, c_span); s != GEMM_STATUS_SUCCESS) return s;
-    return check_scaling_spans(c, c_span);
+    return GEMM_STATUS_SUCCESS;
 }
 
 gemm_status_t check_scalars(const user_call &c) {

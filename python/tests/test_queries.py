@@ -42,10 +42,14 @@ def test_set_backend_forces_and_returns(rng):
 
 
 def test_tune_reports_candidates_without_storing():
+    # The built-in rule's choice is always a candidate (gemm_tune): where this machine's rates
+    # send 24^3 to cblas, cblas runs beside the two named and may win.
     report = gemm.tune(24, 24, 24, dtype="float32", budget_ms=20, backends="cpu_ref,cpu_omp", store=False)
-    assert report["backend"] in ("cpu_ref", "cpu_omp")
+    assert report["backend"] in ("cpu_ref", "cpu_omp", report["default_backend"])
     assert not report["stored"]
-    assert {c["backend"] for c in report["candidates"]} >= {"cpu_omp"}
+    names = {c["backend"] for c in report["candidates"]}
+    assert names >= {"cpu_omp", report["default_backend"]}
+    assert names <= {"cpu_ref", "cpu_omp", report["default_backend"]}
     assert all(c["correct"] for c in report["candidates"])
 
 

@@ -97,7 +97,23 @@ gemm_status_t check_layout(const user_call &c) {
     return GEMM_STATUS_SUCCESS;
 }
 
-gemm_status_t check_shape(const user_call &c) {
+// Whether check_shape finds nothing wrong, without naming what: the test every call pays,
+// shape_error the one a wrong call pays.
+bool shape_valid(const user_call &c) {
+    if ((c.layout != GEMM_ROW_MAJOR && c.layout != GEMM_COL_MAJOR) || !valid_op(c.transa) || !valid_op(c.transb) ||
+        c.m < 0 || c.n < 0 || c.k < 0)
+        return false;
+    const bool an = c.transa == GEMM_OP_N, bn = c.transb == GEMM_OP_N;
+    return c.lda >= min_ld(c.layout, an ? c.m : c.k, an ? c.k : c.m) &&
+           c.ldb >= min_ld(c.layout, bn ? c.k : c.n, bn ? c.n : c.k) && c.ldc >= min_ld(c.layout, c.m, c.n);
+}
+
+gemm_status_t shape_error(const user_call &c);
+
+gemm_status_t check_shape(const user_call &c) { return shape_valid(c) ? GEMM_STATUS_SUCCESS : shape_error(c); }
+
+// The first of check_shape's rules that c breaks, reported (BLAS order: parameter by parameter).
+[[gnu::noinline, gnu::cold]] gemm_status_t shape_error(const user_call &c) {
     if (gemm_status_t s = check_layout(c); s != GEMM_STATUS_SUCCESS) return s;
     if (!valid_op(c.transa))
         return fail(c, GEMM_STATUS_INVALID_OP, 2,

@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "api/src/blas/blas_on_failure_option.hpp"
+#include "api/src/blas/pblas_block_option.hpp"
 #include "error.hpp"
 #include "memory.hpp"
 #include "registry.hpp"
@@ -113,6 +114,7 @@ std::vector<option_entry> every_option() {
     if (const device_services *runtime = installed_device_services(); runtime && runtime->options)
         for (const backend_option &o : runtime->options()) all.push_back({o, runtime->options_owner, std::nullopt});
     all.push_back({blas_on_failure_option(), "drop-in BLAS", std::nullopt});
+    all.push_back({pblas_block_option(), "drop-in BLAS", std::nullopt});
     for (backend *b : registered_backends())
         for (const backend_option &o : b->options()) all.push_back({o, std::string(b->name()), std::nullopt});
     return all;

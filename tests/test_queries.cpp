@@ -311,6 +311,7 @@ TEST_CASE("options: every GEMM_* variable the build reads, with its owner, value
     CHECK(owner("GEMM_BACKEND") == "library");
     CHECK(owner("GEMM_TUNE_CACHE") == "library");
     CHECK(owner("GEMM_BLAS_ON_FAILURE") == "drop-in BLAS");
+    CHECK(owner("GEMM_PBLAS_BLOCK") == "drop-in BLAS");
     CHECK(owner("GEMM_CBLAS_LIB") == "cblas");  // declared by its backend
     bool has_cublasxt = false;
     for (const backend_entry &b : all_backends()) has_cublasxt |= b.name == "cublasxt";

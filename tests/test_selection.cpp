@@ -570,6 +570,13 @@ TEST_SUITE("env_blas_on_failure_invalid" * doctest::skip()) {
     }
 }
 
+TEST_SUITE("env_pblas_block_invalid" * doctest::skip()) {
+    TEST_CASE("selection GEMM_PBLAS_BLOCK=65537: every call fails with INVALID_CONFIG") {
+        REQUIRE(env_value("GEMM_PBLAS_BLOCK") == "65537");
+        expect_invalid_config("GEMM_PBLAS_BLOCK='65537'");
+    }
+}
+
 TEST_SUITE("env_xt_valid" * doctest::skip()) {
     TEST_CASE("selection GEMM_XT_DEVICES=1,0 GEMM_XT_MAX_DEVICE_BYTES=512M: accepted") {
         REQUIRE(env_value("GEMM_XT_DEVICES") == "1,0");

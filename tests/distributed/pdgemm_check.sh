@@ -6,6 +6,9 @@
 #   auto     untuned auto, PDGEMM TN then NN; each rank's trace lines carry rank=0..3 and cover
 #            f64 and c64
 #   forced   GEMM_BACKEND=cpu_omp, then cpu_ref: every local GEMM on that backend
+#   panels   PBLAS's panel width, which the drop-in gives (GEMM_PBLAS_BLOCK): by default every
+#            rank's local GEMMs are up to 256 deep, with 32 (ScaLAPACK's own) up to 32, and a
+#            width that is not a number stops the ranks, naming the variable
 # PROGRAM is empty where the example is not built, SANITIZE the build's GEMM_SANITIZE.
 # The scratch directory, skip and fail of the command line's tests.
 . "$(dirname "$0")/../cli/cli_lib.sh"
@@ -65,6 +68,24 @@ forced)
             fail "a local GEMM ran elsewhere than on $backend"
         fi
     done
+    ;;
+panels)
+    # ks: the depths of the rank's f64 local GEMMs traced, one a line.
+    ks() { grep -E "^\[gemm\] rank=$1 .* dtype=f64 " "$work/err" | grep -Eo ' k=[0-9]+' | cut -d= -f2 | sort -n | uniq; }
+    for width in default 32; do
+        if [ $width = default ]; then run_ranks NN GEMM_BACKEND=cpu_omp; deepest=256; else run_ranks NN GEMM_BACKEND=cpu_omp GEMM_PBLAS_BLOCK=32; deepest=32; fi
+        traced_ranks cpu_omp
+        for rank in 0 1 2 3; do
+            # K = 294: panels of 256 and 38, or nine of 32 and one of 6.
+            [ "$(ks $rank | tail -1)" = $deepest ] ||
+                fail "rank $rank: local GEMMs of depths $(ks $rank | tr '\n' ' '), the deepest not $deepest (GEMM_PBLAS_BLOCK $width)"
+        done
+    done
+    if "${launch[@]}" env LD_PRELOAD="$gemm_blas" GEMM_PBLAS_BLOCK=32x "$program" 301 32 NN >"$work/out" 2>"$work/err"; then
+        fail "GEMM_PBLAS_BLOCK=32x: the ranks ran"
+    fi
+    grep -q "GEMM_PBLAS_BLOCK='32x' must be a whole number from 1 to 65536" "$work/err" ||
+        fail "GEMM_PBLAS_BLOCK=32x: no message naming it: $(head -c 300 "$work/err")"
     ;;
 *)
     fail "unknown scenario $scenario"

@@ -10,7 +10,8 @@
 # environment: SIZES (default "2048"), RANKS (default "1 2 4"), NB (block size, default 256),
 # OPS (PDGEMM's op(A) op(B): default "NN TN"), BLASES (default "gemm system": which rows run),
 # BACKEND (GEMM_BACKEND for the gemm rows, e.g. cpu_omp to keep every rank on its cores;
-# default unset: untuned auto)
+# default unset: untuned auto), PBLAS_BLOCK (GEMM_PBLAS_BLOCK for the gemm rows: the depth of
+# each rank's local GEMMs; default unset: the drop-in's 256; the system rows keep ScaLAPACK's 32)
 set -uo pipefail
 build=${1:-build}
 program=$build/examples/pdgemm_check
@@ -30,13 +31,14 @@ unset GEMM_BACKEND GEMM_TUNE OMP_NUM_THREADS OPENBLAS_NUM_THREADS
 run() {
     local ranks=$1 n=$2 blas=$3 ops=$4 per=$((cores / $1)) bind preload=()
     if [ "$per" -ge 1 ]; then bind=(--map-by "slot:PE=$per" --bind-to core); else per=1 bind=(--bind-to none); fi
-    [ "$blas" = gemm ] && preload=(LD_PRELOAD="$(readlink -f "$gemm_blas")" ${BACKEND:+GEMM_BACKEND=$BACKEND})
+    [ "$blas" = gemm ] && preload=(LD_PRELOAD="$(readlink -f "$gemm_blas")" ${BACKEND:+GEMM_BACKEND=$BACKEND}
+        ${PBLAS_BLOCK:+GEMM_PBLAS_BLOCK=$PBLAS_BLOCK})
     mpirun --oversubscribe -np "$ranks" "${bind[@]}" env "${preload[@]}" OPENBLAS_NUM_THREADS=$per \
         "$program" "$n" "${NB:-256}" "$ops" >"$cache_dir/out" 2>"$cache_dir/err" || { echo failed; return; }
     awk '/: ok$/ { for (i = 1; i <= NF; ++i) if ($i == "s,") printf "%s ", $(i - 1) } END { print "" }' "$cache_dir/out"
 }
 
-printf '%-6s %-4s %-6s %-12s %12s %12s %12s %12s\n' N ops ranks blas "pdgemm s" "GFLOP/s" "pzgemm s" "GFLOP/s"
+printf '%-6s %-4s %-6s %-20s %12s %12s %12s %12s\n' N ops ranks blas "pdgemm s" "GFLOP/s" "pzgemm s" "GFLOP/s"
 for n in ${SIZES:-2048}; do
     "$gemm" bench "$n" --dtype f64 --layout col --backends cpu_omp --baseline cpu_omp --no-measure-peak --rounds 1 \
         --budget-ms 2000 2>/dev/null | awk -v n="$n" '$1 == "cpu_omp" { printf "one process, cpu_omp dgemm %sx%sx%s: %s ms median, %s GFLOP/s\n", n, n, n, $11, $13 }'
@@ -44,16 +46,16 @@ for n in ${SIZES:-2048}; do
         for ranks in ${RANKS:-1 2 4}; do
             for blas in ${BLASES:-gemm system}; do
                 label=$blas
-                [ "$blas" = gemm ] && label=gemm${BACKEND:+:$BACKEND}
+                [ "$blas" = gemm ] && label=gemm${BACKEND:+:$BACKEND}${PBLAS_BLOCK:+,kb=$PBLAS_BLOCK}
                 read -r d z <<<"$(run "$ranks" "$n" "$blas" "$ops")"
                 if [ "$d" = failed ] || [ -z "${z:-}" ]; then
-                    printf '%-6s %-4s %-6s %-12s %s\n' "$n" "$ops" "$ranks" "$label" \
+                    printf '%-6s %-4s %-6s %-20s %s\n' "$n" "$ops" "$ranks" "$label" \
                         "failed: $(head -c 200 "$cache_dir/err" | tr '\n' ' ')"
                     continue
                 fi
                 awk -v n="$n" -v o="$ops" -v r="$ranks" -v b="$label" -v d="$d" -v z="$z" 'BEGIN {
                     m = n; c = n + 10; k = n - 7
-                    printf "%-6s %-4s %-6s %-12s %12.4g %12.1f %12.4g %12.1f\n", n, o, r, b, d, 2 * m * c * k / d / 1e9,
+                    printf "%-6s %-4s %-6s %-20s %12.4g %12.1f %12.4g %12.1f\n", n, o, r, b, d, 2 * m * c * k / d / 1e9,
                         z, 8 * m * c * k / z / 1e9 }'
             done
         done

@@ -71,10 +71,12 @@ struct backend_option {
 //   probe()      whether this machine can run it. Called once, through available().
 //   supports(p)  a promise: the dispatcher runs p only on a backend that said yes, and the
 //                tests fail a backend that says yes and computes wrong. An FP8 problem with
-//                p.pointer_batch is a group of gemm_ex_grouped(_scaled): run() then gets its
-//                matrices one by one, each with the group's scaling, amax_d pointing at a
-//                host float the dispatcher combines over the group; so a backend whose
-//                kernels read scales on a device refuses such a problem, with that reason.
+//                p.pointer_batch is a group of gemm_ex_grouped(_scaled), every matrix with
+//                the group's scaling. A host backend's run() gets its matrices one by one,
+//                amax_d pointing at a host float the dispatcher combines over the group. A
+//                device backend that says yes gets the group in one run_batch, which must
+//                serve it (NOT_SUPPORTED there is the call's error, checked before any
+//                matrix is computed) and store max |D| over the whole group in amax_d.
 //   run(p, v, c) computes p with variant v ("" = the backend's default). The dispatcher has
 //                already checked every argument (BLAS rules), returned early for empty
 //                problems, and only calls run on available backends that support p.

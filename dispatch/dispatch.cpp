@@ -145,6 +145,21 @@ gemm_status_t dispatch(const problem &p, const call_shape &call) {
 
 namespace {
 
+// Group g's matrices appended to out: its shape (pointers cleared) and size, and each matrix's
+// canonical pointers.
+void append_group(const problem_groups &groups, std::size_t g, problem_batch &out) {
+    problem shape = groups.problem_at(g, 0);
+    for (int64_t i = 0; i < groups.sizes[g]; ++i) {
+        problem p = i == 0 ? shape : groups.problem_at(g, i);
+        out.a.push_back(p.a);
+        out.b.push_back(p.b);
+        out.c.push_back(p.c);
+    }
+    shape.a = shape.b = shape.c = nullptr;
+    out.shapes.push_back(shape);
+    out.sizes.push_back(groups.sizes[g]);
+}
+
 // The groups as one problem_batch, when every group that computes was decided for the same
 // backend and variant (only then can one library call serve them all).
 bool one_batch(const problem_groups &groups, const std::vector<choice> &decided, problem_batch &out) {
@@ -153,16 +168,7 @@ bool one_batch(const problem_groups &groups, const std::vector<choice> &decided,
         if (!decided[g].chosen) continue;
         if (first && (decided[g].chosen != first->chosen || decided[g].variant != first->variant)) return false;
         if (!first) first = &decided[g];
-        problem shape = groups.problem_at(g, 0);
-        for (int64_t i = 0; i < groups.sizes[g]; ++i) {
-            problem p = i == 0 ? shape : groups.problem_at(g, i);
-            out.a.push_back(p.a);
-            out.b.push_back(p.b);
-            out.c.push_back(p.c);
-        }
-        shape.a = shape.b = shape.c = nullptr;
-        out.shapes.push_back(shape);
-        out.sizes.push_back(groups.sizes[g]);
+        append_group(groups, g, out);
     }
     return first && out.c.size() > 1;
 }
@@ -191,18 +197,38 @@ problem group_decision(const problem_groups &groups, std::size_t g, bool several
     return p;
 }
 
-// Whether a group that computes is FP8: its matrices run one by one, never as one batch, so
-// that each matrix's scaling is the problem's and the group's amax_d the dispatcher's.
+// Whether a group that computes is FP8: its matrices run group by group, never as one batch
+// of several groups, so that each group's amax_d is its own.
 bool fp8_groups(const problem_groups &groups, const std::vector<choice> &decided) {
     for (std::size_t g = 0; g < decided.size(); ++g)
         if (decided[g].chosen && is_fp8(groups.problem_at(g, 0).ab_type)) return true;
     return false;
 }
 
+// An FP8 group of several matrices on a device backend: one run_batch, the backend combining
+// the group's amax_d on the device (backend.hpp). A refusal there is an error: the backend
+// said it serves the group, and running its matrices one by one would clear amax_d each time.
+gemm_status_t run_device_fp8_group(const problem_groups &groups, std::size_t g, const choice &c, int verbose) {
+    problem_batch batch;
+    append_group(groups, g, batch);
+    std::chrono::steady_clock::time_point start;
+    if (verbose) start = std::chrono::steady_clock::now();
+    run_report ctx;
+    clear_error();
+    gemm_status_t s = c.chosen->run_batch(batch, c.variant, ctx);
+    if (s == GEMM_STATUS_NOT_SUPPORTED && *last_error_message() == '\0')
+        s = set_error(s, fmt::format("{} did not run an FP8 group it said it serves", c.chosen->name()));
+    if (verbose) {
+        std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+        trace_batch(batch, {groups.calls[g]}, c, ctx, s, elapsed.count());
+    }
+    return s;
+}
+
 // The amax_d of an FP8 group of several matrices: max |D| over all of them (NaN when any is
 // NaN). Each matrix's run writes its own amax into `one` in place of the group's pointer, and
-// the group's is stored once all have run. Only host backends serve such groups (backend.hpp:
-// a device backend refuses a pointer_batch FP8 problem), so the pointer is host memory.
+// the group's is stored once all have run. Only groups on host backends run so (a device
+// backend gets its group in one run_batch), so the pointer is host memory.
 struct group_amax {
     float *target = nullptr;
     float one = 0.0f;
@@ -257,6 +283,12 @@ gemm_status_t run_groups(const problem_groups &groups, const selection &sel, int
     }
     for (std::size_t g = 0; g < decided.size(); ++g) {
         if (!decided[g].chosen) continue;
+        const bool fp8 = is_fp8(groups.problem_at(g, 0).ab_type);
+        if (fp8 && groups.sizes[g] > 1 && decided[g].chosen->kind() != backend_kind::host) {
+            if (gemm_status_t s = run_device_fp8_group(groups, g, decided[g], verbose); s != GEMM_STATUS_SUCCESS)
+                return s;
+            continue;
+        }
         group_amax amax;
         for (int64_t i = 0; i < groups.sizes[g]; ++i) {
             run_report ctx;

@@ -272,12 +272,9 @@ gemm_status_t build_plan(const problem &p, lt_plan &plan) {
 // VEC128_32F and BLK128x128_32F scale modes) are not wired into this backend: the CPU backends
 // serve them. An output scale or amax is refused: cuBLASLt takes them for FP8 D only, and this
 // API's D is bf16, f16 or f32 (docs/FP8.md, the cublaslt row); cuda_tiled's kernels serve them.
-// A group of a grouped call (pointer_batch) is refused: its matrices run one at a time with
-// the group's amax on the host (backend.hpp), and no grouped FP8 matmul is wired here.
+// A group of a grouped call (pointer_batch) runs in run_batch, a matmul per matrix with the
+// group's scales.
 std::string fp8_refusal(const problem &p) {
-    if (p.pointer_batch)
-        return "grouped FP8 not supported: each group has scales of its own and cuBLASLt's FP8 matmul takes one "
-               "matrix's (cpu_ref and cpu_omp serve grouped FP8 on host memory)";
     if (p.space != memory_space::device)
         return "FP8 takes device memory here (its scales are device pointers), not " +
                std::string(memory_space_name(p.space));
@@ -527,6 +524,19 @@ gemm_status_t check(const problem &dp, std::string_view variant) {
     return prepare(dp, variant, dc, lt, plan, algo, unused);
 }
 
+// check() on every matrix of b, before any of them runs.
+gemm_status_t check_batch(const problem_batch &b, std::string_view variant) {
+    std::size_t item = 0;
+    for (std::size_t g = 0; g < b.shapes.size(); ++g) {
+        problem p = b.shapes[g];
+        for (int64_t i = 0; i < b.sizes[g]; ++i, ++item) {
+            p.a = b.a[item], p.b = b.b[item], p.c = b.c[item];
+            if (gemm_status_t s = check(p, variant); s != GEMM_STATUS_SUCCESS) return s;
+        }
+    }
+    return GEMM_STATUS_SUCCESS;
+}
+
 class cublaslt_backend final : public backend {
 public:
     std::string_view name() const override { return "cublaslt"; }
@@ -593,13 +603,15 @@ public:
 
     // A batch on device memory: one launch per matrix on the caller's stream, without the
     // dispatcher's work per matrix. cuBLASLt has no grouped call, and its host cost per launch
-    // (plans and heuristic answers kept per shape) is below cuBLAS's. Host and managed memory:
-    // NOT_SUPPORTED (offloaded one by one).
+    // (plans and heuristic answers kept per shape) is below cuBLAS's. An FP8 group (which
+    // backend.hpp says must not be refused part way) has every matrix checked before any
+    // runs. Host and managed memory: NOT_SUPPORTED (offloaded one by one).
     gemm_status_t run_batch(const problem_batch &b, std::string_view variant, run_report &ctx) override {
         const problem &first = b.shapes.front();
         if (first.space != memory_space::device) return GEMM_STATUS_NOT_SUPPORTED;
         cuda::device_guard guard;
         gemm_status_t s = guard.enter(first.device);
+        if (s == GEMM_STATUS_SUCCESS && is_fp8(first.ab_type)) s = check_batch(b, variant);
         cudaStream_t stream = static_cast<cudaStream_t>(first.stream);
         std::size_t item = 0;
         for (std::size_t g = 0; g < b.shapes.size() && s == GEMM_STATUS_SUCCESS; ++g) {

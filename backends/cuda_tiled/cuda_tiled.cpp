@@ -32,14 +32,11 @@ using cuda_tiled::variant_info;
 // time (NOTES.md, Textbook kernels in the tuner). run() still takes them by id at any size.
 constexpr double textbook_offer_limit = 1024.0 * 1024.0 * 1024.0;
 
-// Why cuda_tiled cannot compute the FP8 problem p ("" when it can): a grouped call's group
-// runs one matrix at a time with its amax on the host (backend.hpp); host memory is not staged
+// Why cuda_tiled cannot compute the FP8 problem p ("" when it can): host memory is not staged
 // (the kernels read the scales on the device), k = 0 or alpha = 0 runs scale_c, which has no
-// output scale or amax; else what its default FP8 line (the first of the type) refuses.
+// output scale or amax; else what its default FP8 line (the first of the type) refuses. A
+// group of a grouped call (pointer_batch) runs in run_batch, a launch per matrix.
 std::string fp8_refusal(const problem &p) {
-    if (p.pointer_batch)
-        return "grouped FP8 not supported: the FP8 kernels compute one matrix and its scales per launch (cpu_ref "
-               "and cpu_omp serve grouped FP8 on host memory)";
     if (p.space == memory_space::host)
         return "FP8 on host memory not supported (the kernels read the scales on the device: device or managed "
                "memory)";
@@ -48,6 +45,67 @@ std::string fp8_refusal(const problem &p) {
     for (const variant_info &v : cuda_tiled::variant_table())
         if (v.type == p.ab_type) return cuda_tiled::refusal(v, p);
     return "FP8 not supported by this build (its kernels need CUDA 12.0 or later)";
+}
+
+// FP8's amax_d is max |D| over every matrix a call writes: zeroed on the stream before the
+// first, then raised by each matrix's kernel (launch_wgmma).
+gemm_status_t clear_amax(const problem &dp, cudaStream_t stream) {
+    if (!is_fp8(dp.ab_type) || !dp.scaling.amax_d) return GEMM_STATUS_SUCCESS;
+    return cuda::cuda_status(cudaMemsetAsync(dp.scaling.amax_d, 0, sizeof(float), stream),
+                             "cuda_tiled: clearing amax_d");
+}
+
+// The kernel that computes dp: the one asked for, else the default for dp's shape (nullptr
+// with the reason in `why` when it refuses dp).
+const variant_info *fp8_kernel(const problem &dp, const variant_info *asked, int sms, std::string &why) {
+    const variant_info *v = asked ? asked : cuda_tiled::default_variant(dp, cuda_tiled::vectors_aligned(dp), sms);
+    if (!v) {
+        why = "no kernel computes it";
+        return nullptr;
+    }
+    why = cuda_tiled::refusal(*v, dp);
+    return why.empty() ? v : nullptr;
+}
+
+// An FP8 group of several matrices on device or managed memory (backend.hpp): each matrix
+// checked against its kernel before any runs, so a refusal leaves every C untouched; then a
+// launch per matrix on the stream, the group's amax_d zeroed once before its first, so that
+// each kernel raises it to the group's max |D|.
+gemm_status_t run_fp8_batch(const problem_batch &b, const variant_info *asked, run_report &ctx) {
+    const problem &first = b.shapes.front();
+    cuda::device_guard guard;
+    if (gemm_status_t s = guard.enter(first.device); s != GEMM_STATUS_SUCCESS) return s;
+    int sms = 0;
+    if (cudaError_t e = cuda::multiprocessor_count(first.device, sms); e != cudaSuccess)
+        return cuda::cuda_status(e, "cuda_tiled: cudaDeviceGetAttribute");
+    std::vector<problem> matrices;
+    std::vector<const variant_info *> kernels;  // nullptr: the matrix only scales C
+    for (std::size_t g = 0, item = 0; g < b.shapes.size(); ++g) {
+        problem p = b.shapes[g];
+        p.batch = 1;
+        p.pointer_batch = false;
+        for (int64_t i = 0; i < b.sizes[g]; ++i, ++item) {
+            p.a = b.a[item], p.b = b.b[item], p.c = b.c[item];
+            std::string why;
+            const variant_info *v = p.scales_only() ? nullptr : fp8_kernel(p, asked, sms, why);
+            if (!p.scales_only() && !v)
+                return set_error(GEMM_STATUS_NOT_SUPPORTED,
+                                 fmt::format("cuda_tiled: matrix {} of group {}: {}", i, g, why));
+            matrices.push_back(p);
+            kernels.push_back(v);
+        }
+    }
+    const cudaStream_t stream = static_cast<cudaStream_t>(first.stream);
+    gemm_status_t s = GEMM_STATUS_SUCCESS;
+    for (std::size_t item = 0; item < matrices.size() && s == GEMM_STATUS_SUCCESS; ++item) {
+        const problem &p = matrices[item];
+        if (item == 0 || p.scaling.amax_d != matrices[item - 1].scaling.amax_d) s = clear_amax(p, stream);
+        if (s == GEMM_STATUS_SUCCESS)
+            s = kernels[item] ? cuda_tiled::launch(*kernels[item], p, stream) : cuda::scale_c(p, stream);
+    }
+    ctx.variant_used = asked ? std::string_view(asked->id) : std::string_view("default");
+    ctx.note = fmt::format("{} FP8 matrices, one launch each", matrices.size());
+    return s;
 }
 
 class cuda_tiled_backend final : public backend {
@@ -156,6 +214,7 @@ public:
                     std::string(ctx.note.empty() ? "" : "; ") + asked->id + " needs 16-byte alignment: ran " + v->id;
             }
             ctx.variant_used = v->id;
+            if (gemm_status_t s = clear_amax(dp, stream); s != GEMM_STATUS_SUCCESS) return s;
             return cuda_tiled::launch(*v, dp, stream);
         });
     }
@@ -223,10 +282,20 @@ public:
     }
 
     // An f16 or bf16 batch on device memory in launches of up to 128 matrices of any shapes,
-    // rather than a launch each (whose host cost dominates small GEMMs). Host and managed
-    // memory, and other types: NOT_SUPPORTED (run one by one).
+    // rather than a launch each (whose host cost dominates small GEMMs); an FP8 group
+    // (run_fp8_batch). Host and managed memory, and other types: NOT_SUPPORTED (run one by one).
     gemm_status_t run_batch(const problem_batch &b, std::string_view variant, run_report &ctx) override {
         const problem &first = b.shapes.front();
+        if (is_fp8(first.ab_type)) {
+            const variant_info *asked = variant.empty() ? nullptr : cuda_tiled::find_variant(variant);
+            if (!variant.empty() && !asked)
+                return set_error(GEMM_STATUS_INVALID_VALUE,
+                                 "cuda_tiled: unknown variant '" + std::string(variant) + "'");
+            if (asked && asked->type != first.ab_type)
+                return set_error(GEMM_STATUS_NOT_SUPPORTED,
+                                 "cuda_tiled: variant " + asked->id + " does not compute " + dtype_name(first.ab_type));
+            return run_fp8_batch(b, asked, ctx);
+        }
         if (first.space != memory_space::device || !cuda_tiled::mma_types(first)) return GEMM_STATUS_NOT_SUPPORTED;
         const variant_info *v = cuda_tiled::wmma_variant(first.ab_type);
         if (!variant.empty() && variant != v->id) return GEMM_STATUS_NOT_SUPPORTED;

@@ -23,6 +23,7 @@
 #include <tuple>
 
 #include "epilogue_check.hpp"
+#include "fp8_grouped_case.hpp"
 #include "harness.hpp"
 
 using namespace gemm_test;
@@ -1421,65 +1422,160 @@ TEST_CASE("gpu: FP8 on cublaslt: per-tensor scales, within the tensor cores' bou
     }
 }
 
-// Grouped FP8 on device memory: no GPU backend serves a group of several FP8 matrices (their
-// kernels take one matrix's scales; the dispatcher combines a group's amax on the host), so
-// each one forced refuses it with its reason, the CPU backends refuse device pointers, and
-// auto says no backend can serve it, naming each reason; every C and amax_d untouched.
-TEST_CASE("gpu: grouped FP8 on device memory is refused by every backend with its reason, C untouched") {
-    const int64_t m = 16, n = 16, k = 32;
-    const gemm_op_t ta[] = {GEMM_OP_T, GEMM_OP_T}, tb[] = {GEMM_OP_N, GEMM_OP_N};
-    const int64_t ms[] = {m, m}, ns[] = {n, n}, ks[] = {k, k}, lda[] = {k, k}, ldb[] = {k, k}, ldc[] = {m, m};
-    const int64_t sizes[] = {2, 1};
-    const float alpha[] = {1, 1}, beta[] = {0, 0};
-    random_source rng(62);
-    bytes ab(std::size_t(m * k));
-    for (auto &x : ab) x = fp8_from_double(rng.uniform(), GEMM_F8_E4M3);
-    bytes c0(std::size_t(m * n) * sizeof(float));
-    for (int64_t e = 0; e < m * n; ++e) store(c0.data(), e, GEMM_F32, rng.uniform());
-    bytes one(sizeof(float)), sentinel(sizeof(float));
-    store(one.data(), 0, GEMM_F32, 1.0);
-    store(sentinel.data(), 0, GEMM_F32, 12345.0);
-    buffer a(memory::device, ab), b(memory::device, ab), c_0(memory::device, c0), c_1(memory::device, c0),
-        c_2(memory::device, c0), scale(memory::device, one), amax(memory::device, sentinel);
-    const void *pa[] = {a.get(), a.get(), a.get()}, *pb[] = {b.get(), b.get(), b.get()};
-    void *pc[] = {c_0.get(), c_1.get(), c_2.get()};
-    gemm_scaling_t x[2];
-    for (gemm_scaling_t &s : x) {
-        gemm_scaling_init(&s);
-        s.mode = GEMM_SCALE_TENSOR;
-        s.a_scale = s.b_scale = static_cast<const float *>(scale.get());
-    }
-    x[0].amax_d = static_cast<float *>(amax.get());
-    auto call = [&] {
-        return gemm_ex_grouped_scaled(GEMM_COL_MAJOR, ta, tb, ms, ns, ks, alpha, pa, GEMM_F8_E4M3, lda, pb,
-                                      GEMM_F8_E4M3, ldb, beta, pc, GEMM_F32, ldc, 2, sizes, GEMM_F32, x);
+// t's grouped call on device memory: its operands, scales, d_scale and amax_d copied to the
+// device (matrix misaligned_a's A one byte into its allocation, where TMA cannot read it) and
+// the call made with those pointers; then every C and amax_d read back into t and t's
+// pointers at its host storage again.
+gemm_status_t run_grouped_on_device(grouped_call &t, std::size_t misaligned_a = SIZE_MAX) {
+    std::vector<std::unique_ptr<buffer>> held;
+    auto to_device = [&](const void *p, std::size_t n, std::size_t lead = 0) {
+        const unsigned char *q = static_cast<const unsigned char *>(p);
+        held.push_back(std::make_unique<buffer>(memory::device, bytes(q, q + n), lead));
+        return held.back()->get();
     };
-    auto untouched = [&] { return c_0.read() == c0 && c_1.read() == c0 && c_2.read() == c0 && amax.read() == sentinel; };
+    std::vector<const buffer *> cs, amaxes(t.groups.size(), nullptr);
+    for (std::size_t i = 0; i < t.c.size(); ++i) {
+        t.pa[i] = to_device(t.a[i].data(), t.a[i].size(), i == misaligned_a ? 1 : 0);
+        t.pb[i] = to_device(t.b[i].data(), t.b[i].size());
+        t.pc[i] = to_device(t.c[i].data(), t.c[i].size());
+        cs.push_back(held.back().get());
+    }
+    for (std::size_t g = 0; g < t.groups.size(); ++g) {
+        gemm_scaling_t &x = t.scalings[g];
+        if (x.a_scale) x.a_scale = static_cast<const float *>(to_device(x.a_scale, t.a_scales[g].size() * 4));
+        if (x.b_scale) x.b_scale = static_cast<const float *>(to_device(x.b_scale, t.b_scales[g].size() * 4));
+        if (x.d_scale) x.d_scale = static_cast<const float *>(to_device(x.d_scale, sizeof(float)));
+        if (x.amax_d) {
+            x.amax_d = static_cast<float *>(to_device(x.amax_d, sizeof(float)));
+            amaxes[g] = held.back().get();
+        }
+    }
+    const gemm_status_t s = t.run();
+    CUDA_REQUIRE(cudaDeviceSynchronize());
+    for (std::size_t i = 0; i < t.c.size(); ++i) {
+        t.c[i] = cs[i]->read();
+        t.pa[i] = t.a[i].data(), t.pb[i] = t.b[i].data(), t.pc[i] = t.c[i].data();
+    }
+    for (std::size_t g = 0; g < t.groups.size(); ++g) {
+        if (amaxes[g]) std::memcpy(&t.amaxes[g], amaxes[g]->read().data(), sizeof(float));
+        t.point(g);
+    }
+    return s;
+}
+
+// Ragged groups in the form the GPU's FP8 kernels read (ta, tb: op(A) = T, op(B) = N in the
+// canonical problem). cuda_tiled's: an empty group, a 1 x 1 x 1 one, primes, k and n past
+// 128 (block scales change along both), tiles along m and n, several matrices whose amax_d is
+// one, k = 0 (D = beta * C); each group its scaling mode, beta (0 with C NaN), d_scale and
+// amax_d. cuBLASLt's: sizes of multiples of 16 (its FP8 kernels' alignment), per-tensor
+// scales or none, no d_scale or amax_d (it takes them for FP8 D only).
+std::vector<group_spec> device_fp8_groups(gemm_op_t ta, gemm_op_t tb, bool cublaslt) {
+    if (cublaslt)
+        return {{ta, tb, 16, 16, 16, 3, GEMM_SCALE_TENSOR, 1.0f, 0.0f, false, false},
+                {ta, tb, 0, 16, 32, 2, GEMM_SCALE_TENSOR, 1.0f, 0.0f, false, false},
+                {ta, tb, 48, 32, 64, 1, GEMM_SCALE_NONE, 1.0f, 0.5f, false, false},
+                {ta, tb, 64, 128, 256, 2, GEMM_SCALE_TENSOR, -1.5f, 0.0f, false, false},
+                {ta, tb, 16, 32, 0, 2, GEMM_SCALE_NONE, 1.0f, 1.5f, false, false}};
+    return {{ta, tb, 0, 5, 7, 2, GEMM_SCALE_TENSOR, 1.0f, 0.0f, true, true},
+            {ta, tb, 1, 1, 1, 1, GEMM_SCALE_NONE, 1.0f, 0.0f, false, true},
+            {ta, tb, 7, 13, 131, 3, GEMM_SCALE_BLOCK, 0.75f, 0.0f, true, true},
+            {ta, tb, 17, 3, 257, 1, GEMM_SCALE_TENSOR, -1.5f, 0.5f, false, true},
+            {ta, tb, 200, 136, 300, 2, GEMM_SCALE_BLOCK, 1.0f, -2.0f, true, false},
+            {ta, tb, 130, 129, 64, 3, GEMM_SCALE_TENSOR, 1.0f, 0.0f, false, true},
+            {ta, tb, 3, 2, 0, 2, GEMM_SCALE_NONE, 1.0f, 1.5f, false, false}};
+}
+
+// Grouped FP8 (a mixture of experts' layer) on device memory through cuda_tiled, cublaslt
+// and auto: every C against the float64 loop over the dequantized inputs within the tensor
+// cores' bound, C outside its window untouched, each group's amax_d the max |D| over all its
+// matrices (a launch per matrix, amax_d zeroed once per group), both layouts, every C type,
+// e4m3 and e5m2 (cublaslt: e4m3). A group cuBLASLt declines is counted and printed, its C
+// untouched.
+TEST_CASE("gpu: grouped FP8 on device memory: cuda_tiled, cublaslt and auto against f64, amax_d per group") {
+    const std::vector<std::string> names = gpu_backends();
+    int64_t run = 0, declined = 0;
+    for (const char *backend : {"cuda_tiled", "cublaslt", ""}) {
+        if (*backend && std::find(names.begin(), names.end(), backend) == names.end()) {
+            MESSAGE(backend << " not usable here, not tested");
+            continue;
+        }
+        const bool lt = std::string(backend) == "cublaslt";
+        for (gemm_dtype_t ab : {GEMM_F8_E4M3, GEMM_F8_E5M2})
+            for (gemm_layout_t layout : {GEMM_COL_MAJOR, GEMM_ROW_MAJOR})
+                for (gemm_dtype_t ct : {GEMM_F32, GEMM_BF16, GEMM_F16}) {
+                    if (lt && ab == GEMM_F8_E5M2) continue;
+                    grouped_call t;
+                    t.layout = layout;
+                    t.ab = ab;
+                    t.ct = ct;
+                    t.ld_multiple = 16;
+                    const bool col = layout == GEMM_COL_MAJOR;
+                    t.groups = device_fp8_groups(col ? GEMM_OP_T : GEMM_OP_N, col ? GEMM_OP_N : GEMM_OP_T, lt);
+                    t.build(hash_text(t.describe()));
+                    const std::string where = std::string(*backend ? backend : "auto") + " " + t.describe();
+                    INFO(where);
+                    REQUIRE(gemm_set_backend(*backend ? backend : nullptr) == GEMM_STATUS_SUCCESS);
+                    const gemm_status_t s = run_grouped_on_device(t);
+                    const std::string error = gemm_last_error();
+                    gemm_set_backend(nullptr);
+                    check_no_cuda_error(where);
+                    if (lt && s == GEMM_STATUS_NOT_SUPPORTED) {
+                        ++declined;
+                        MESSAGE("cublaslt declined " << where << ": " << error);
+                        CHECK(t.untouched());
+                        continue;
+                    }
+                    REQUIRE_MESSAGE(s == GEMM_STATUS_SUCCESS, error);
+                    ++run;
+                    const std::string wrong = grouped_mismatch(t, gemm::tensor_core_fp8_share);
+                    CHECK_MESSAGE(wrong.empty(), wrong);
+                }
+    }
+    MESSAGE("grouped FP8 on device memory: " << run << " calls run, " << declined << " declined by cublaslt");
+    CHECK(run > 0);
+}
+
+// Grouped FP8 on device memory where no FP8 kernel is: cublas, cuda_naive and cublasxt forced
+// refuse it with their reason, as do the CPU backends (device pointers); and a group cuda_tiled
+// cannot serve whole (a later matrix's A not 16-byte aligned) is refused before any matrix
+// runs. Every C and amax_d untouched.
+TEST_CASE("gpu: grouped FP8 on device memory: backends without FP8 kernels refuse it, C untouched") {
+    grouped_call t;
+    t.ld_multiple = 16;
+    t.groups = {{GEMM_OP_T, GEMM_OP_N, 16, 16, 32, 2, GEMM_SCALE_TENSOR, 1.0f, 0.0f, false, true},
+                {GEMM_OP_T, GEMM_OP_N, 16, 16, 32, 1, GEMM_SCALE_TENSOR, 1.0f, 0.5f, false, false}};
+    t.build(62);
     const struct {
         const char *name, *reason;
-    } backends[] = {{"cublaslt", "grouped FP8 not supported"},  {"cuda_tiled", "grouped FP8 not supported"},
-                    {"cublas", "cuBLAS has no FP8 GEMM"},       {"cuda_naive", "e4m3 not supported"},
-                    {"cublasxt", "cublasxt takes host memory"}, {"cpu_ref", "needs host pointers"},
+    } backends[] = {{"cublas", "cuBLAS has no FP8 GEMM"},
+                    {"cuda_naive", "e4m3 not supported"},
+                    {"cublasxt", "cublasxt takes host memory"},
+                    {"cpu_ref", "needs host pointers"},
                     {"cpu_omp", "needs host pointers"}};
     for (const auto &backend : backends) {
         if (gemm_set_backend(backend.name) != GEMM_STATUS_SUCCESS) {
             MESSAGE(backend.name << " not usable here, not tested: " << gemm_last_error());
             continue;
         }
-        const gemm_status_t s = call();
-        CHECK_MESSAGE(s == GEMM_STATUS_NOT_SUPPORTED, backend.name << ": " << gemm_last_error());
-        CHECK_MESSAGE(std::string(gemm_last_error()).find(backend.reason) != std::string::npos,
-                      backend.name << ": " << gemm_last_error());
-        CHECK_MESSAGE(untouched(), backend.name);
-        check_no_cuda_error(backend.name);
+        const gemm_status_t s = run_grouped_on_device(t);
+        const std::string error = gemm_last_error();
         gemm_set_backend(nullptr);
+        CHECK_MESSAGE(s == GEMM_STATUS_NOT_SUPPORTED, backend.name << ": " << error);
+        CHECK_MESSAGE(error.find(backend.reason) != std::string::npos, backend.name << ": " << error);
+        CHECK_MESSAGE(t.untouched(), backend.name);
+        check_no_cuda_error(backend.name);
     }
-    const gemm_status_t s = call();
-    const std::string why = gemm_last_error();
-    CHECK_MESSAGE(s == GEMM_STATUS_NOT_SUPPORTED, why);
-    CHECK_MESSAGE(why.find("auto: no backend can serve this call") != std::string::npos, why);
-    CHECK_MESSAGE(why.find("cuda_tiled: grouped FP8 not supported") != std::string::npos, why);
-    CHECK(untouched());
+    const std::vector<std::string> names = gpu_backends();
+    if (std::find(names.begin(), names.end(), "cuda_tiled") == names.end()) return;
+    REQUIRE(gemm_set_backend("cuda_tiled") == GEMM_STATUS_SUCCESS);
+    const gemm_status_t s = run_grouped_on_device(t, 1);
+    const std::string error = gemm_last_error();
+    gemm_set_backend(nullptr);
+    CHECK_MESSAGE(s == GEMM_STATUS_NOT_SUPPORTED, error);
+    CHECK_MESSAGE(error.find("matrix 1 of group 0") != std::string::npos, error);
+    CHECK_MESSAGE(error.find("16-byte aligned") != std::string::npos, error);
+    CHECK(t.untouched());
+    check_no_cuda_error("cuda_tiled, a misaligned A");
 }
 
 TEST_CASE("gpu: epilogues on device and host memory, every GPU backend, against the reference") {

@@ -482,8 +482,7 @@ GEMM_API gemm_status_t gemm_ex_epilogue(gemm_layout_t layout, gemm_op_t transa, 
  * two 448s summed a few times passes it). With beta = 0, C is written without being read.
  * Only the CPU backends, cublaslt and cuda_tiled compute FP8; every other backend refuses it.
  * FP8 takes one matrix per scaling: gemm_ex, gemm_ex_scaled and plans of batch_count 1, or one
- * group of gemm_ex_grouped_scaled (grouped FP8 is computed by cpu_ref and cpu_omp, on host
- * memory). */
+ * group of gemm_ex_grouped_scaled. */
 
 /* How A and B are scaled. */
 typedef enum gemm_scale_mode {
@@ -548,8 +547,10 @@ GEMM_API gemm_status_t gemm_ex_scaled(gemm_layout_t layout, gemm_op_t transa, ge
  * scalings[g].amax_d receives max |D| over every matrix of group g (before d_scale; NaN when
  * any element is NaN; not written when the group writes no C). No group's amax_d may share a
  * byte with another's, with any C or with any group's scales, and no C with any group's scales
- * (GEMM_STATUS_INVALID_VALUE). Groups are computed by cpu_ref and cpu_omp, on host memory;
- * every GPU backend refuses a grouped FP8 call of several matrices with its reason. */
+ * (GEMM_STATUS_INVALID_VALUE). Groups are computed by cpu_ref and cpu_omp on host memory,
+ * by cuda_tiled and cublaslt (a launch per matrix, as their gemm_ex_scaled) on device
+ * memory; a group a GPU backend cannot serve whole (say a later matrix's A misaligned for its
+ * kernel) is refused before any of its matrices is computed. */
 GEMM_API gemm_status_t gemm_ex_grouped_scaled(gemm_layout_t layout, const gemm_op_t *transa, const gemm_op_t *transb,
                                               const int64_t *m, const int64_t *n, const int64_t *k, const void *alpha,
                                               const void *const *A, gemm_dtype_t a_type, const int64_t *lda,

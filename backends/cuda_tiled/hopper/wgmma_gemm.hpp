@@ -34,7 +34,8 @@ std::string wgmma_refusal(const kernel_config &c, const problem &dp);
 // and read back), their f32 partial sums kept in the thread's workspace (a split count that
 // does not fit is not taken); a second kernel then adds them in a fixed order into C, so the
 // result does not depend on the order the blocks ran in. FP8: the scales are read on the device
-// by the GEMM kernel; amax_d is zeroed on the stream before it.
+// by the GEMM kernel, which raises amax_d to max |D| from what it holds: the caller zeroes it
+// on the stream first (once for a group of matrices that share it).
 gemm_status_t launch_wgmma(const kernel_config &c, const problem &dp, cudaStream_t stream);
 
 }  // namespace gemm::cuda_tiled

@@ -61,7 +61,8 @@ gemm_status_t launch_typed(const CUtensorMap &map_a, const CUtensorMap &map_b, c
     //    kernels launched early onto the SMs a smaller grid leaves idle slowed it down
     //    (NOTES.md, Programmatic dependent launch).
     //  - A GEMM that computes amax is launched plainly: its predecessor is the memset that
-    //    zeroes amax (launch_direct), not a kernel.
+    //    zeroes amax, or the GEMM of the group's previous matrix that raised it (both before it
+    //    in stream order: cuda_tiled.cpp's clear_amax).
     const bool fills = 32 * blocks >= 31 * int64_t(sms);
     wgmma_params gemm = params;
     gemm.early_dependents = fills || params.splits > 1;
@@ -206,8 +207,8 @@ gemm_status_t launch_direct(const kernel_config &c, const problem &dp, cudaStrea
     p.m = int(dp.m), p.n = int(dp.n), p.k = int(dp.k), p.batch = int(dp.batch);
     p.a_batched = dp.stride_a != 0;
     p.b_batched = dp.stride_b != 0;
-    // FP8's scales, per tensor or per block (on both operands: wgmma_refusal); amax starts from
-    // 0, which every |element| the kernel's atomicMax brings is at least.
+    // FP8's scales, per tensor or per block (on both operands: wgmma_refusal); the kernel's
+    // atomicMax raises amax from what it holds (the caller zeroed it: launch_wgmma).
     const scaling_spec &x = dp.scaling;
     p.a_scale = x.a.kind == scale_kind::tensor ? x.a.values : nullptr;
     p.b_scale = x.b.kind == scale_kind::tensor ? x.b.values : nullptr;
@@ -217,9 +218,6 @@ gemm_status_t launch_direct(const kernel_config &c, const problem &dp, cudaStrea
     }
     p.d_scale = x.d_scale;
     p.amax = x.amax_d;
-    if (p.amax)
-        if (cudaError_t e = cudaMemsetAsync(p.amax, 0, sizeof(float), stream); e != cudaSuccess)
-            return cuda::cuda_status(e, "cuda_tiled: clearing amax_d");
     const int stage_k = int(128 / dtype_size(dp.ab_type));  // wgmma_tiling::bk
     const int k_steps = int((dp.k + stage_k - 1) / stage_k);
     p.splits = 1;

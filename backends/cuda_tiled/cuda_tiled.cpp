@@ -56,11 +56,13 @@ gemm_status_t clear_amax(const problem &dp, cudaStream_t stream) {
 }
 
 // The kernel that computes dp: the one asked for, else the default for dp's shape (nullptr
-// with the reason in `why` when it refuses dp).
+// with the reason in `why` when it refuses dp; without a default, what the type's first
+// line refuses, as supports() says for one matrix).
 const variant_info *fp8_kernel(const problem &dp, const variant_info *asked, int sms, std::string &why) {
     const variant_info *v = asked ? asked : cuda_tiled::default_variant(dp, cuda_tiled::vectors_aligned(dp), sms);
     if (!v) {
-        why = "no kernel computes it";
+        why = fp8_refusal(dp);
+        if (why.empty()) why = "no kernel computes it";
         return nullptr;
     }
     why = cuda_tiled::refusal(*v, dp);

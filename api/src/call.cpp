@@ -68,6 +68,23 @@ std::string operand_name(const user_call &c, const char *name) {
     return c.has_item ? fmt::format("{}[{}]", name, c.item) : std::string(name);
 }
 
+// The rows and columns of A or B as stored (op N: op(X)'s own; T and C: swapped), with the
+// names of the sizes they are.
+struct stored_dims {
+    int64_t rows, cols;
+    const char *rows_name, *cols_name;
+};
+
+stored_dims stored_a(const user_call &c) {
+    if (c.transa == GEMM_OP_N) return {c.m, c.k, "m", "k"};
+    return {c.k, c.m, "k", "m"};
+}
+
+stored_dims stored_b(const user_call &c) {
+    if (c.transb == GEMM_OP_N) return {c.k, c.n, "k", "n"};
+    return {c.n, c.k, "n", "k"};
+}
+
 // Elements per stored row (row-major) or column (column-major) that ld must cover.
 int64_t min_ld(int layout, int64_t rows, int64_t cols) {
     return std::max<int64_t>(1, layout == GEMM_COL_MAJOR ? rows : cols);
@@ -103,9 +120,9 @@ bool shape_valid(const user_call &c) {
     if ((c.layout != GEMM_ROW_MAJOR && c.layout != GEMM_COL_MAJOR) || !valid_op(c.transa) || !valid_op(c.transb) ||
         c.m < 0 || c.n < 0 || c.k < 0)
         return false;
-    const bool an = c.transa == GEMM_OP_N, bn = c.transb == GEMM_OP_N;
-    return c.lda >= min_ld(c.layout, an ? c.m : c.k, an ? c.k : c.m) &&
-           c.ldb >= min_ld(c.layout, bn ? c.k : c.n, bn ? c.n : c.k) && c.ldc >= min_ld(c.layout, c.m, c.n);
+    const stored_dims a = stored_a(c), b = stored_b(c);
+    return c.lda >= min_ld(c.layout, a.rows, a.cols) && c.ldb >= min_ld(c.layout, b.rows, b.cols) &&
+           c.ldc >= min_ld(c.layout, c.m, c.n);
 }
 
 gemm_status_t shape_error(const user_call &c);
@@ -124,12 +141,10 @@ gemm_status_t check_shape(const user_call &c) { return shape_valid(c) ? GEMM_STA
     if (c.m < 0) return fail(c, GEMM_STATUS_INVALID_SIZE, 4, fmt::format("m = {} must be >= 0", c.m));
     if (c.n < 0) return fail(c, GEMM_STATUS_INVALID_SIZE, 5, fmt::format("n = {} must be >= 0", c.n));
     if (c.k < 0) return fail(c, GEMM_STATUS_INVALID_SIZE, 6, fmt::format("k = {} must be >= 0", c.k));
-    bool an = c.transa == GEMM_OP_N, bn = c.transb == GEMM_OP_N;
-    gemm_status_t s = check_ld(c, "lda", positions(c).lda, c.lda, c.transa, an ? c.m : c.k, an ? c.k : c.m,
-                               an ? "m" : "k", an ? "k" : "m");
+    const stored_dims a = stored_a(c), b = stored_b(c);
+    gemm_status_t s = check_ld(c, "lda", positions(c).lda, c.lda, c.transa, a.rows, a.cols, a.rows_name, a.cols_name);
     if (s != GEMM_STATUS_SUCCESS) return s;
-    s = check_ld(c, "ldb", positions(c).ldb, c.ldb, c.transb, bn ? c.k : c.n, bn ? c.n : c.k, bn ? "k" : "n",
-                 bn ? "n" : "k");
+    s = check_ld(c, "ldb", positions(c).ldb, c.ldb, c.transb, b.rows, b.cols, b.rows_name, b.cols_name);
     if (s != GEMM_STATUS_SUCCESS) return s;
     return check_ld(c, "ldc", positions(c).ldc, c.ldc, GEMM_OP_N, c.m, c.n, "m", "n");
 }
@@ -313,14 +328,12 @@ gemm_status_t check_operand_spans(const user_call &c, int64_t &c_span) {
                                 c_span, c.batch));
     bool reads_ab = c.k > 0 && !scalar_value(c.alpha, c.compute).zero();
     if (reads_ab) {
-        bool an = c.transa == GEMM_OP_N, bn = c.transb == GEMM_OP_N;
-        stored_operand as =
-            stored(c, "A", an ? c.m : c.k, an ? c.k : c.m, an ? "m" : "k", an ? "k" : "m",
-                   {"lda", positions(c).lda, c.lda}, {"stride_a", positions(c).stride_a, c.stride_a}, ab_size);
+        const stored_dims a = stored_a(c), b = stored_b(c);
+        stored_operand as = stored(c, "A", a.rows, a.cols, a.rows_name, a.cols_name, {"lda", positions(c).lda, c.lda},
+                                   {"stride_a", positions(c).stride_a, c.stride_a}, ab_size);
         if (gemm_status_t s = check_span(c, as, &other); s != GEMM_STATUS_SUCCESS) return s;
-        stored_operand bs =
-            stored(c, "B", bn ? c.k : c.n, bn ? c.n : c.k, bn ? "k" : "n", bn ? "n" : "k",
-                   {"ldb", positions(c).ldb, c.ldb}, {"stride_b", positions(c).stride_b, c.stride_b}, ab_size);
+        stored_operand bs = stored(c, "B", b.rows, b.cols, b.rows_name, b.cols_name, {"ldb", positions(c).ldb, c.ldb},
+                                   {"stride_b", positions(c).stride_b, c.stride_b}, ab_size);
         if (gemm_status_t s = check_span(c, bs, &other); s != GEMM_STATUS_SUCCESS) return s;
     }
     return GEMM_STATUS_SUCCESS;

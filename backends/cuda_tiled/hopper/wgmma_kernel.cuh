@@ -75,7 +75,8 @@ __device__ inline void promote_block_scaled(float (&d)[N], const float (&part)[N
 // The largest of the 256 consumer threads' amax into *amax: a warp's by shuffles, the block's
 // through `slots` (8 floats of shared memory no consumer reads any more), then one atomicMax
 // on the float's bits, which order non-negative floats (and NaN with its sign bit clear, above
-// +Inf) as integers do. *amax is 0 or a |D| already stored before the kernel (launch_wgmma).
+// +Inf) as integers do. *amax is 0 or a |D| already stored before the kernel (cuda_tiled.cpp's
+// clear_amax zeroes it before a call's first matrix).
 __device__ inline void amax_to_global(float v, float *slots, float *amax) {
     for (int lanes = 16; lanes > 0; lanes /= 2) v = max_with_nan(v, __shfl_xor_sync(0xffffffffu, v, lanes));
     asm volatile("bar.sync 1, %0;" ::"n"(consumers * 128) : "memory");  // every store_tile is done

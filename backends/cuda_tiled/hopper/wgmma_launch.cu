@@ -208,7 +208,7 @@ gemm_status_t launch_direct(const kernel_config &c, const problem &dp, cudaStrea
     p.a_batched = dp.stride_a != 0;
     p.b_batched = dp.stride_b != 0;
     // FP8's scales, per tensor or per block (on both operands: wgmma_refusal); the kernel's
-    // atomicMax raises amax from what it holds (the caller zeroed it: launch_wgmma).
+    // atomicMax raises amax from what it holds (cuda_tiled.cpp's clear_amax zeroed it).
     const scaling_spec &x = dp.scaling;
     p.a_scale = x.a.kind == scale_kind::tensor ? x.a.values : nullptr;
     p.b_scale = x.b.kind == scale_kind::tensor ? x.b.values : nullptr;

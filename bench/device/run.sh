@@ -125,7 +125,8 @@
 #             libpsm, librdmacm1, libucx0, libxnvctrl0), examples/distributed/pdgemm_check built
 #             with its mpicc, then scripts/bench_distributed.sh at DIST_SIZES (default 8192), NN:
 #             gemm with cpu_omp forced on 1, 2 and 4 ranks (beside one process's cpu_omp dgemm),
-#             on 4 ranks with ScaLAPACK's own panel width (GEMM_PBLAS_BLOCK=32), the system
+#             on 4 ranks with panels of 32 (ScaLAPACK's own), 512 and 1024 (GEMM_PBLAS_BLOCK), each
+#             beside a one-process dgemm measured right before it, the system
 #             OpenBLAS on 4 ranks (DIST_SYSTEM=0 leaves it out: it takes 100 s), and untuned auto
 #             (which may offload to the GPU) on 1 and 2 ranks with blocks and panels of 4096
 # Logs go to one archive, $OUT/logs.tgz (/tmp/logs.tgz without OUT).
@@ -665,8 +666,10 @@ if has_stage distributed; then
             -L$lib/openblas-pthread -lblas -lm || exit 1
         n=${DIST_SIZES:-8192}
         SIZES=$n RANKS="1 2 4" OPS=NN BLASES=gemm BACKEND=cpu_omp timeout 240 bash scripts/bench_distributed.sh $build
-        SIZES=$n RANKS=4 OPS=NN BLASES=gemm BACKEND=cpu_omp PBLAS_BLOCK=32 timeout 120 \
-            bash scripts/bench_distributed.sh $build | tail -1
+        for width in 32 512 1024; do
+            SIZES=$n RANKS=4 OPS=NN BLASES=gemm BACKEND=cpu_omp PBLAS_BLOCK=$width timeout 120 \
+                bash scripts/bench_distributed.sh $build | tail -2
+        done
         if [ "${DIST_SYSTEM:-1}" != 0 ]; then
             SIZES=$n RANKS=4 OPS=NN BLASES=system timeout 150 bash scripts/bench_distributed.sh $build | tail -1
         fi

@@ -71,14 +71,22 @@ forced)
     ;;
 panels)
     # ks: the depths of the rank's f64 local GEMMs traced, one a line.
-    ks() { grep -E "^\[gemm\] rank=$1 .* dtype=f64 " "$work/err" | grep -Eo ' k=[0-9]+' | cut -d= -f2 | sort -n | uniq; }
+    ks() {
+        grep -E "^\[gemm\] rank=$1 .* dtype=f64 " "$work/err" | grep -Eo ' k=[0-9]+' | cut -d= -f2 | sort -n | uniq
+    }
     for width in default 32; do
-        if [ $width = default ]; then run_ranks NN GEMM_BACKEND=cpu_omp; deepest=256; else run_ranks NN GEMM_BACKEND=cpu_omp GEMM_PBLAS_BLOCK=32; deepest=32; fi
+        if [ $width = default ]; then
+            run_ranks NN GEMM_BACKEND=cpu_omp
+            deepest=256
+        else
+            run_ranks NN GEMM_BACKEND=cpu_omp GEMM_PBLAS_BLOCK=32
+            deepest=32
+        fi
         traced_ranks cpu_omp
         for rank in 0 1 2 3; do
             # K = 294: panels of 256 and 38, or nine of 32 and one of 6.
             [ "$(ks $rank | tail -1)" = $deepest ] ||
-                fail "rank $rank: local GEMMs of depths $(ks $rank | tr '\n' ' '), the deepest not $deepest (GEMM_PBLAS_BLOCK $width)"
+                fail "rank $rank: local GEMMs $(ks $rank | tr '\n' ' ')deep, the deepest not $deepest ($width width)"
         done
     done
     if "${launch[@]}" env LD_PRELOAD="$gemm_blas" GEMM_PBLAS_BLOCK=32x "$program" 301 32 NN >"$work/out" 2>"$work/err"; then

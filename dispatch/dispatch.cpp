@@ -18,10 +18,6 @@
 namespace gemm {
 namespace {
 
-const char *layout_name(gemm_layout_t l) { return l == GEMM_ROW_MAJOR ? "row" : "col"; }
-
-char op_letter(gemm_op_t o) { return o == GEMM_OP_N ? 'N' : o == GEMM_OP_T ? 'T' : 'C'; }
-
 void trace(const problem &p, const call_shape &call, const choice &c, const run_report &ctx, gemm_status_t status,
            double seconds) {
     std::string_view variant = !ctx.variant_used.empty() ? ctx.variant_used

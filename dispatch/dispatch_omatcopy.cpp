@@ -23,10 +23,6 @@ struct omatcopy_family {
     static gemm_status_t run(backend &b, const transpose_problem &t, run_report &ctx) { return b.run_omatcopy(t, ctx); }
 };
 
-const char *layout_name(gemm_layout_t l) { return l == GEMM_ROW_MAJOR ? "row" : "col"; }
-
-char op_letter(gemm_op_t o) { return o == GEMM_OP_N ? 'N' : o == GEMM_OP_T ? 'T' : 'C'; }
-
 void trace(const transpose_problem &t, const transpose_call &call, const transpose_choice &c, const run_report &ctx,
            gemm_status_t status, double seconds) {
     std::string_view variant = ctx.variant_used.empty() ? std::string_view("default") : ctx.variant_used;
@@ -35,14 +31,9 @@ void trace(const transpose_problem &t, const transpose_call &call, const transpo
         "why=\"{}\"",
         c.chosen ? std::string(c.chosen->name()) : "none", variant, dtype_name(t.type), layout_name(call.layout),
         op_letter(call.trans), call.rows, call.cols, call.lda, call.ldb, memory_space_name(t.space), c.why);
-    if (status == GEMM_STATUS_SUCCESS)
-        line += fmt::format(" time={:.2f}us gbs={:.2f}", seconds * 1e6, seconds > 0 ? t.bytes() / seconds * 1e-9 : 0.0);
-    else line += fmt::format(" status={} error=\"{}\"", int(status), last_error_message());
-    std::string note = c.note;
-    if (!ctx.note.empty()) note += (note.empty() ? "" : "; ") + ctx.note;
-    if (!note.empty()) line += " note=\"" + note + "\"";
-    trace_line(line);
-    for (const std::string &s : c.skipped) trace_line("  skipped " + s);
+    side_call::finish_trace(
+        line, status,
+        fmt::format(" time={:.2f}us gbs={:.2f}", seconds * 1e6, seconds > 0 ? t.bytes() / seconds * 1e-9 : 0.0), c, ctx);
 }
 
 }  // namespace

@@ -28,10 +28,6 @@ struct spmm_family {
     static gemm_status_t run(backend &b, const sparse_problem &s, run_report &ctx) { return b.run_spmm(s, ctx); }
 };
 
-const char *layout_name(gemm_layout_t l) { return l == GEMM_ROW_MAJOR ? "row" : "col"; }
-
-char op_letter(gemm_op_t o) { return o == GEMM_OP_N ? 'N' : o == GEMM_OP_T ? 'T' : 'C'; }
-
 void trace(const sparse_problem &s, const sparse_call &call, const sparse_choice &c, const run_report &ctx,
            gemm_status_t status, double seconds) {
     std::string_view variant = ctx.variant_used.empty() ? std::string_view("default") : ctx.variant_used;
@@ -41,15 +37,10 @@ void trace(const sparse_problem &s, const sparse_call &call, const sparse_choice
         c.chosen ? std::string(c.chosen->name()) : "none", variant, format_name(s.format), dtype_name(s.type),
         layout_name(call.layout), op_letter(call.op_a), op_letter(call.op_b), s.m, s.n, s.k, s.nnz,
         s.index64 ? "i64" : "i32", s.index_base, call.ldb, call.ldc, memory_space_name(s.space), c.why);
-    if (status == GEMM_STATUS_SUCCESS)
-        line += fmt::format(" time={:.2f}us gflops={:.2f}", seconds * 1e6,
-                            seconds > 0 && !s.scales_only() ? s.flops() / seconds * 1e-9 : 0.0);
-    else line += fmt::format(" status={} error=\"{}\"", int(status), last_error_message());
-    std::string note = c.note;
-    if (!ctx.note.empty()) note += (note.empty() ? "" : "; ") + ctx.note;
-    if (!note.empty()) line += " note=\"" + note + "\"";
-    trace_line(line);
-    for (const std::string &skipped : c.skipped) trace_line("  skipped " + skipped);
+    side_call::finish_trace(line, status,
+                            fmt::format(" time={:.2f}us gflops={:.2f}", seconds * 1e6,
+                                        seconds > 0 && !s.scales_only() ? s.flops() / seconds * 1e-9 : 0.0),
+                            c, ctx);
 }
 
 }  // namespace

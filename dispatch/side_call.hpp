@@ -17,6 +17,7 @@
 #include "backend.hpp"
 #include "error.hpp"
 #include "gemm/gemm.h"
+#include "log.hpp"
 #include "problem_class.hpp"
 #include "registry.hpp"
 #include "settings.hpp"
@@ -36,6 +37,20 @@ struct side_choice {
 };
 
 namespace side_call {
+
+// A side call's trace line finished and written: `done` (its time and rate) after a success,
+// else the status and error; the choice's note and the run's; then a line for each backend
+// skipped.
+inline void finish_trace(std::string line, gemm_status_t status, const std::string &done, const side_choice &c,
+                         const run_report &ctx) {
+    if (status == GEMM_STATUS_SUCCESS) line += done;
+    else line += fmt::format(" status={} error=\"{}\"", int(status), last_error_message());
+    std::string note = c.note;
+    if (!ctx.note.empty()) note += (note.empty() ? "" : "; ") + ctx.note;
+    if (!note.empty()) line += " note=\"" + note + "\"";
+    trace_line(line);
+    for (const std::string &s : c.skipped) trace_line("  skipped " + s);
+}
 
 template <class Problem> bool in_memory_of(const backend &b, const Problem &p) {
     return p.space == memory_space::host ? b.kind() == backend_kind::host : b.kind() == backend_kind::device;

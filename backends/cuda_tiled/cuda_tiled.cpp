@@ -48,7 +48,7 @@ std::string fp8_refusal(const problem &p) {
 }
 
 // FP8's amax_d is max |D| over every matrix a call writes: zeroed on the stream before the
-// first, then raised by each matrix's kernel (launch_wgmma).
+// first, then raised by each matrix's kernel (its atomicMax).
 gemm_status_t clear_amax(const problem &dp, cudaStream_t stream) {
     if (!is_fp8(dp.ab_type) || !dp.scaling.amax_d) return GEMM_STATUS_SUCCESS;
     return cuda::cuda_status(cudaMemsetAsync(dp.scaling.amax_d, 0, sizeof(float), stream),
@@ -67,6 +67,20 @@ const variant_info *fp8_kernel(const problem &dp, const variant_info *asked, int
     }
     why = cuda_tiled::refusal(*v, dp);
     return why.empty() ? v : nullptr;
+}
+
+// The variant `variant` names for problems of `type` into `asked` (nullptr for ""): an unknown
+// id is INVALID_VALUE, one of another type NOT_SUPPORTED.
+gemm_status_t asked_variant(std::string_view variant, dtype type, const variant_info *&asked) {
+    asked = nullptr;
+    if (variant.empty()) return GEMM_STATUS_SUCCESS;
+    asked = cuda_tiled::find_variant(variant);
+    if (!asked)
+        return set_error(GEMM_STATUS_INVALID_VALUE, "cuda_tiled: unknown variant '" + std::string(variant) + "'");
+    if (asked->type != type)
+        return set_error(GEMM_STATUS_NOT_SUPPORTED,
+                         "cuda_tiled: variant " + asked->id + " does not compute " + dtype_name(type));
+    return GEMM_STATUS_SUCCESS;
 }
 
 // An FP8 group of several matrices on device or managed memory (backend.hpp): each matrix
@@ -175,20 +189,12 @@ public:
 
     gemm_status_t run(const problem &p, std::string_view variant, run_report &ctx) override {
         const variant_info *asked = nullptr;
-        if (!variant.empty()) {
-            asked = cuda_tiled::find_variant(variant);
-            if (!asked)
-                return set_error(GEMM_STATUS_INVALID_VALUE,
-                                 "cuda_tiled: unknown variant '" + std::string(variant) + "'");
-            if (asked->type != p.ab_type)
-                return set_error(GEMM_STATUS_NOT_SUPPORTED,
-                                 "cuda_tiled: variant " + asked->id + " does not compute " + dtype_name(p.ab_type));
-            // Refused before anything is copied (the launch would refuse it too); a problem
-            // that only scales C runs scale_c whatever the variant.
-            if (asked->may_refuse() && p.k != 0 && p.alpha != 0.0)
-                if (std::string why = cuda_tiled::refusal(*asked, cuda::offload_shape(p)); !why.empty())
-                    return set_error(GEMM_STATUS_NOT_SUPPORTED, "cuda_tiled: " + asked->id + " refuses " + why);
-        }
+        if (gemm_status_t s = asked_variant(variant, p.ab_type, asked); s != GEMM_STATUS_SUCCESS) return s;
+        // Refused before anything is copied (the launch would refuse it too); a problem that
+        // only scales C runs scale_c whatever the variant.
+        if (asked && asked->may_refuse() && p.k != 0 && p.alpha != 0.0)
+            if (std::string why = cuda_tiled::refusal(*asked, cuda::offload_shape(p)); !why.empty())
+                return set_error(GEMM_STATUS_NOT_SUPPORTED, "cuda_tiled: " + asked->id + " refuses " + why);
         if (is_fp8(p.ab_type))
             if (std::string why = fp8_refusal(p); !why.empty())
                 return set_error(GEMM_STATUS_NOT_SUPPORTED, "cuda_tiled: " + why);
@@ -289,13 +295,8 @@ public:
     gemm_status_t run_batch(const problem_batch &b, std::string_view variant, run_report &ctx) override {
         const problem &first = b.shapes.front();
         if (is_fp8(first.ab_type)) {
-            const variant_info *asked = variant.empty() ? nullptr : cuda_tiled::find_variant(variant);
-            if (!variant.empty() && !asked)
-                return set_error(GEMM_STATUS_INVALID_VALUE,
-                                 "cuda_tiled: unknown variant '" + std::string(variant) + "'");
-            if (asked && asked->type != first.ab_type)
-                return set_error(GEMM_STATUS_NOT_SUPPORTED,
-                                 "cuda_tiled: variant " + asked->id + " does not compute " + dtype_name(first.ab_type));
+            const variant_info *asked = nullptr;
+            if (gemm_status_t s = asked_variant(variant, first.ab_type, asked); s != GEMM_STATUS_SUCCESS) return s;
             return run_fp8_batch(b, asked, ctx);
         }
         if (first.space != memory_space::device || !cuda_tiled::mma_types(first)) return GEMM_STATUS_NOT_SUPPORTED;

@@ -68,7 +68,9 @@ const variant_info *size_rule(const problem &dp, bool vector, int sms) {
 //  - The 256x128 tiles where they make at least three waves over the SMs; else the 128x128
 //    ones, their twin that splits k where fewer tiles than SMs would leave some idle (Hopper
 //    default: 128x128 and 256x128).
-// FP8: the 128x128 tiles, a rule without measurements yet (NOTES.md, FP8 kernel).
+// FP8: C of at most 16 columns, the skinny kernel of 16 columns; of 17 to 32 columns, the skinny
+// kernel of 32 where the 128x128 tiles would cover fewer than half of the SMs (op(A) of few
+// rows); else the 128x128 tiles (NOTES.md, FP8 kernel and FP8 decode).
 // nullptr elsewhere (the wmma kernel computes every f16/bf16 problem, the register-tiled ones
 // every f32 one).
 const variant_info *hopper_default(const problem &dp, int sms) {
@@ -81,7 +83,16 @@ const variant_info *hopper_default(const problem &dp, int sms) {
             if (v.type == dp.ab_type && v.may_refuse() && wanted(*v.config) && refusal(v, dp).empty()) return &v;
         return nullptr;
     };
-    if (is_fp8(dp.ab_type)) return first([](const kernel_config &c) { return c.bm == 128 && c.bn == 128; });
+    if (is_fp8(dp.ab_type)) {
+        const bool skinny = dp.n <= 16 || (dp.n <= 32 && 2 * blocks_for(dp, 128, 128) < sms);
+        const int bn = dp.n <= 16 ? 16 : 32;
+        if (skinny)
+            if (const variant_info *v = first([&](const kernel_config &c) {
+                    return c.operands == operand_form::along_k && c.bm == 16 && c.bn == bn;
+                }))
+                return v;
+        return first([](const kernel_config &c) { return c.bm == 128 && c.bn == 128; });
+    }
     if (dp.n <= 32) {
         const std::optional<operand_form> stored = skinny_form_as_stored(dp.op_a, dp.op_b);
         const double a_bytes = double(dp.m) * double(dp.k) * double(dp.batch) * double(dtype_size(dp.ab_type));

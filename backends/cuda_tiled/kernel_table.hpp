@@ -113,6 +113,11 @@ constexpr bool by_size = true, by_id_only = false;
 //    Each line also computes the mirror of C with at most bn rows, C^T = op(B)^T op(A)^T, where
 //    that is its form (skinny/skinny_view.hpp), storing C^T row-major, and reads the narrow
 //    operand stored along its short side too (op(B) = T; mirrored op(A) = N): the same ids.
+//  - skinny FP8 (e4m3, e5m2): the along_k lines' tiles for the TN form (FP8 decode, the form
+//    cuBLASLt's FP8 takes), mma.sync m16n8k32 with each chunk's sums added into f32, scales per
+//    tensor. Tuner candidates and ids; not the default rule's until measured (NOTES.md, FP8
+//    kernel). The chunk sums take registers: 32x8 needs 138 a thread (one block an SM; held to
+//    128 it spills 32 bytes), the others 128.
 // Adding a configuration is one line here; the ids, launches and refusals follow from it.
 inline constexpr kernel_config kernel_table[] = {
     line::textbook(types::f32 | types::f64, 16),
@@ -155,6 +160,10 @@ inline constexpr kernel_config kernel_table[] = {
     line::skinny(types::f16 | types::bf16, 64, 32, operand_form::a_along_m),
     line::skinny(types::f16 | types::bf16, 32, 32, operand_form::a_along_m),
     line::skinny(types::f16 | types::bf16, 16, 32, operand_form::a_along_m),
+    line::skinny(types::fp8, 16, 8),
+    line::skinny(types::fp8, 32, 8),
+    line::skinny(types::fp8, 16, 16),
+    line::skinny(types::fp8, 16, 32),
 };
 
 constexpr std::size_t kernel_count = std::size(kernel_table);
@@ -195,6 +204,11 @@ constexpr bool line_is_consistent(const kernel_config &c) {
         return false;
     if (c.family == kernel_family::skinny && c.operands != operand_form::along_k &&
         c.operands != operand_form::a_along_m)
+        return false;
+    // An FP8 skinny line reads both operands along k (mma.sync m16n8k32 on 16-byte loads) and
+    // computes no other type (its kernel adds each chunk's sums into f32).
+    if (c.family == kernel_family::skinny && (c.types & types::fp8) != 0 &&
+        (c.types != (c.types & types::fp8) || c.operands != operand_form::along_k))
         return false;
     return true;
 }

@@ -49,8 +49,10 @@
 #   fp8       cuda_tiled's FP8 kernels: HGMMA with E4M3 and E5M2 in their SASS, and no local
 #             memory; compute-sanitizer memcheck and racecheck on their test case; gemm bench
 #             --dtype e4m3 (C bf16) column-major TN (row-major X W^T) at 4096^3 and 8192^3, the
-#             FP8 ids and cuda_tiled's default against cuBLASLt; fp8_accuracy.cpp: the error of
-#             cuda_tiled's kernel and cuBLASLt's against the exact sum at k = 1024, 4096, 16384
+#             FP8 ids and cuda_tiled's default against cuBLASLt; the decode shapes (1 to 128 rows
+#             of X, n and k 4096 and 14336, row-major X W^T) with the skinny FP8 ids, each one's
+#             geometric mean against cuBLASLt; fp8_accuracy.cpp: the error of cuda_tiled's kernel
+#             and cuBLASLt's against the exact sum at k = 1024, 4096, 16384
 #   decode    bf16 decode shapes (m = 1..128 rows of X, n and k 4096 and 14336) in both weight
 #             layouts, row-major X W^T (NT: W stored (out, in)) and X W (NN: W stored (in, out)),
 #             DECODE_OPS narrows them: cuda_tiled's default against cuBLAS and cuBLASLt, and for
@@ -398,6 +400,17 @@ if has_stage fp8; then
     timeout 300 $gemm bench 4096 8192 --device 0 --dtype e4m3 --layout col --ops TN \
         --backends cublaslt,cuda_tiled,$f8 --baseline cublaslt --no-measure-peak >"$out/fp8_bench.txt" 2>&1
     summary+=("gemm bench e4m3 TN: rc=$?")
+    # FP8 decode: row-major X W^T (NT, the TN form) of 1 to 128 rows against cuBLASLt, the
+    # default and each skinny id (those that take the shape).
+    shapes=""
+    for m in 1 8 32 128; do for n in 4096 14336; do for k in 4096 14336; do shapes+=" ${m}x${n}x${k}"; done; done; done
+    skinny=""
+    for t in 16x8 32x8 16x16 16x32; do skinny+=",cuda_tiled:skinny_e4m3_$t"; done
+    timeout 300 $gemm bench $shapes --device 0 --dtype e4m3 --layout row --ops NT \
+        --backends cublaslt,cuda_tiled$skinny --baseline cublaslt --no-measure-peak >"$out/fp8_decode.txt" 2>&1
+    summary+=("gemm bench e4m3 decode NT: rc=$?")
+    summary+=("$(awk '!/^#/ && $1 ~ /^cuda_tiled/ && $11 + 0 > 0 { r[$1] += log($14); c[$1]++ }
+                      END { for (b in r) printf "%s %.3f (%d)  ", b, exp(r[b] / c[b]), c[b] }' "$out/fp8_decode.txt")")
     program fp8_accuracy && timeout 240 $build/fp8_accuracy 1024 4096 16384 >"$out/fp8_accuracy.txt" 2>&1
     summary+=("fp8_accuracy: rc=$?")
     while read -r line; do summary+=("  $line"); done <"$out/fp8_accuracy.txt"

@@ -2329,6 +2329,126 @@ TEST_CASE("gpu: cuda_tiled FP8 kernels against cpu_ref, and what they refuse") {
     if (hopper) CHECK(checked == expected_runs);
 }
 
+// cuda_tiled's FP8 skinny kernels (skinny_e4m3_*, skinny_e5m2_*: every id of the build) against
+// cpu_ref on device memory: the TN form in both layouts, C of 1 to 32 columns as stored and of
+// few rows through its mirror, m not a multiple of a tile's 16 rows, k below one lane's 16-byte
+// load, not a multiple of a chunk's 64 and with fewer whole chunks than warps, values over the
+// types' whole range into bf16 and f32 and [-1, 1] into f16, no scales and per-tensor scales
+// with an output scale and amax, beta 0 with NaN in C and beta != 0, alpha != 1, C's leading
+// dimension past its least; each id refusing C wider than its own where its mirror does not
+// compute it, other op pairs, block scales and A not 16-byte aligned, C unchanged.
+TEST_CASE("gpu: cuda_tiled FP8 skinny kernels against cpu_ref, and what they refuse") {
+    if (!has_backend("cuda_tiled")) {
+        MESSAGE("cuda_tiled not available or not selected: not tested");
+        return;
+    }
+    const std::vector<std::string> e4m3_ids = ids_with_prefix("skinny_e4m3_"),
+                                   e5m2_ids = ids_with_prefix("skinny_e5m2_");
+    if (e4m3_ids.empty()) {
+        MESSAGE("this build has no skinny kernel (CUDA before 12.0): not tested");
+        return;
+    }
+    CHECK(e4m3_ids.size() == e5m2_ids.size());
+    const bool hopper = device_0_is_sm90();
+    // Tuner candidates for decode shapes (row-major X W^T of 8 rows), not for block scales.
+    gemm_desc_t d;
+    gemm_desc_init(&d, GEMM_F8_E4M3, GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_T, 8, 4096, 4096);
+    d.c_type = GEMM_BF16;
+    d.device = 0;
+    d.scale_mode = GEMM_SCALE_TENSOR;
+    CHECK(has(cuda_tiled_offers(&d), "skinny_e4m3_16x8") == hopper);
+    d.scale_mode = GEMM_SCALE_BLOCK;
+    CHECK_FALSE(has(cuda_tiled_offers(&d), "skinny_e4m3_16x8"));
+    // The columns of C an id takes: skinny_e4m3_16x8 takes 8.
+    auto columns_of = [](const std::string &id) { return std::stoll(id.substr(id.rfind('x') + 1)); };
+
+    struct size3 {
+        int64_t m, n, k;
+    };
+    const size3 sizes[] = {{300, 1, 4096},   // one column, whole chunks only
+                           {67, 7, 100},     // ragged tiles, a part chunk, fewer chunks than warps
+                           {1000, 8, 1111},  // k past a multiple of 64 by 23
+                           {130, 16, 8},     // k below one lane's load
+                           {45, 31, 520},    // a part of the last 8 columns
+                           {33, 32, 4099},   // 32 columns, a ragged last chunk
+                           {5, 300, 520},    // few rows of C: the mirror
+                           {1, 1, 1}};       // one element
+    auto round16 = [](int64_t v) { return (v + 15) / 16 * 16; };
+    int64_t checked = 0, refused = 0, turn = 0;
+    for (gemm_dtype_t ab : {GEMM_F8_E4M3, GEMM_F8_E5M2})
+        for (gemm_dtype_t ct : {GEMM_BF16, GEMM_F16, GEMM_F32})
+            for (const size3 &s : sizes) {
+                const int64_t t = turn++;
+                const gemm_layout_t layout = t % 2 ? GEMM_ROW_MAJOR : GEMM_COL_MAJOR;
+                const bool col = layout == GEMM_COL_MAJOR, scaled = t % 3 != 0;
+                const double beta = t % 4 < 2 ? 0.0 : 0.5, alpha = t % 5 == 1 ? -0.75 : 1.0;
+                gemm_case c = make_case(ab, ct, entry::ex, layout, col ? GEMM_OP_T : GEMM_OP_N,
+                                        col ? GEMM_OP_N : GEMM_OP_T, s.m, s.n, s.k, 0, alpha, beta);
+                c.lda = round16(c.a().min_ld()) + (t % 3 == 1 ? 16 : 0);
+                c.ldb = round16(c.b().min_ld());
+                c.ldc = c.c().min_ld() + 3;
+                // f16 holds at most 65504: the scaled long sums could pass it (an Inf tests nothing).
+                if (ct == GEMM_F16 && s.k > 1024 && scaled) continue;
+                c.scaling_mode = scaled ? GEMM_SCALE_TENSOR : GEMM_SCALE_NONE;
+                c.d_scale = c.amax = scaled;
+                INFO(c.describe());
+                const operands o = make_operands(c);
+                std::vector<double> expected;
+                {
+                    selection_guard ref("cpu_ref");
+                    const run_result r = run_host(c, o);
+                    REQUIRE_MESSAGE(r.status == GEMM_STATUS_SUCCESS, r.error);
+                    expected = window_values(c, r.c);
+                }
+                const reference exact = compute_reference(c, o);
+                for (const std::string &id : ab == GEMM_F8_E4M3 ? e4m3_ids : e5m2_ids) {
+                    // C of at most the id's columns as stored, or of at most that many rows
+                    // through its mirror (the TN form is its mirror's form).
+                    if (hopper && std::min(s.m, s.n) <= columns_of(id)) {
+                        check_fp8_id(id, c, o, expected, exact);
+                        ++checked;
+                        continue;
+                    }
+                    if (scaled) continue;  // run_forced passes no scales: the refusal below
+                    const run_result r = run_forced(id, c, o, 0);
+                    CHECK_MESSAGE(r.status == GEMM_STATUS_NOT_SUPPORTED, id << " " << c.describe() << ": " << r.error);
+                    if (hopper) CHECK_MESSAGE(r.error.find("C of more than") != std::string::npos, r.error);
+                    CHECK(r.c == o.c0);
+                    check_no_cuda_error(id + " " + c.describe());
+                    ++refused;
+                }
+            }
+    // Other op pairs, and A not 16-byte aligned (its leading dimension 16 elements and 8 more),
+    // refused with the reason, C unchanged.
+    for (const std::string &type : {std::string("e4m3"), std::string("e5m2")}) {
+        const gemm_dtype_t ab = type == "e4m3" ? GEMM_F8_E4M3 : GEMM_F8_E5M2;
+        struct form {
+            gemm_op_t ta, tb;
+            int64_t lda_extra;
+            const char *reason;
+        };
+        for (const form &f :
+             {form{GEMM_OP_N, GEMM_OP_N, 0, "TN form"}, form{GEMM_OP_T, GEMM_OP_T, 0, "TN form"},
+              form{GEMM_OP_N, GEMM_OP_T, 0, "TN form"}, form{GEMM_OP_T, GEMM_OP_N, 8, "16-byte aligned"}}) {
+            gemm_case c = make_case(ab, GEMM_BF16, entry::ex, GEMM_COL_MAJOR, f.ta, f.tb, 64, 8, 64, 0, 1.0, 0.0);
+            c.lda = c.a().min_ld() + f.lda_extra;
+            const operands o = make_operands(c);
+            for (const std::string &id : ids_with_prefix("skinny_" + type + "_")) {
+                const run_result r = run_forced(id, c, o, 0);
+                CHECK_MESSAGE(r.status == GEMM_STATUS_NOT_SUPPORTED, id << " " << c.describe() << ": " << r.error);
+                if (hopper) CHECK_MESSAGE(r.error.find(f.reason) != std::string::npos, r.error);
+                CHECK(r.c == o.c0);
+                check_no_cuda_error(id + " " + c.describe());
+                ++refused;
+            }
+        }
+    }
+    MESSAGE(checked << " FP8 skinny kernel runs checked, " << refused << " refusals"
+                    << std::string(hopper ? "" : " (not a 9.0 device)"));
+    CHECK(refused > 0);
+    if (hopper) CHECK(checked > 0);
+}
+
 namespace {
 
 struct skinny_shape {

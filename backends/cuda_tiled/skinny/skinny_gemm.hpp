@@ -2,8 +2,8 @@
 // op(B) stored along k or along n and op(A) along k (skinny_kernel.cuh: a linear layer's X W^T for up to 32
 // rows of X, the decode step of a language model) or along m (skinny_along_m_kernel.cuh: X W),
 // which stream op(A) from memory straight into tensor-core registers, and their mirrors for C of
-// at most 32 rows (skinny_view.hpp); compiled for sm_90a beside the wgmma kernels: what they
-// refuse, their launch.
+// at most 32 rows (skinny_view.hpp); FP8 (e4m3, e5m2) in the TN form on lines of its own;
+// compiled for sm_90a beside the wgmma kernels: what they refuse, their launch.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -18,7 +18,8 @@
 namespace gemm::cuda_tiled {
 
 // Why line c's kernel (C of at most c.bn columns) cannot compute dp ("" when it can, with the
-// orientation in `o`): types other than f16/bf16 inputs with C in their type or f32; C of more
+// orientation in `o`): types other than f16/bf16 inputs with C in their type or f32 (FP8 lines:
+// e4m3/e5m2 with C in f32, f16 or bf16, the TN form, scales per tensor, device memory); C of more
 // than c.bn columns and, where the op pair has a mirror the line reads, of more than c.bn rows;
 // an op pair the line does not read in either orientation (skinny_orientation_for: along_k
 // lines the weights along k, column-major op(A) = T with few columns and op(B) = N with few rows;

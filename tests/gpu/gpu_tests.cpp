@@ -194,6 +194,15 @@ std::vector<double> cpu_ref_result(const gemm_case &c, const operands &o) {
     return window_values(c, r.c);
 }
 
+// An FP8 case in the TN form the FP8 kernels read, in `layout`: column-major op(A) = T, op(B) =
+// N; row-major N x T, whose canonical form is T x N.
+gemm_case fp8_tn_case(gemm_dtype_t ab, gemm_dtype_t ct, gemm_layout_t layout, int64_t m, int64_t n, int64_t k,
+                      double alpha, double beta) {
+    const bool col = layout == GEMM_COL_MAJOR;
+    return make_case(ab, ct, entry::ex, layout, col ? GEMM_OP_T : GEMM_OP_N, col ? GEMM_OP_N : GEMM_OP_T, m, n, k, 0,
+                     alpha, beta);
+}
+
 run_result run_in(memory kind, const gemm_case &c, const operands &o, cudaStream_t stream) {
     buffer a(kind, o.a), b(kind, o.b), cbuf(kind, o.c0);
     gemm_set_stream(stream);
@@ -1337,22 +1346,13 @@ TEST_CASE("gpu: FP8 on cublaslt: per-tensor scales, within the tensor cores' bou
             for (gemm_layout_t layout : {GEMM_COL_MAJOR, GEMM_ROW_MAJOR})
                 for (const scaling_config &x : scalings)
                     for (double beta : {0.0, 0.5}) {
-                        const gemm_op_t ta = layout == GEMM_COL_MAJOR ? GEMM_OP_T : GEMM_OP_N;
-                        const gemm_op_t tb = layout == GEMM_COL_MAJOR ? GEMM_OP_N : GEMM_OP_T;
-                        gemm_case c =
-                            make_case(GEMM_F8_E4M3, ct, entry::ex, layout, ta, tb, s.m, s.n, s.k, 0, 1.0, beta);
+                        gemm_case c = fp8_tn_case(GEMM_F8_E4M3, ct, layout, s.m, s.n, s.k, 1.0, beta);
                         c.scaling_mode = x.mode;
                         c.d_scale = x.d_scale;
                         c.amax = x.amax;
                         INFO(c.describe());
                         const operands o = make_operands(c);
-                        std::vector<double> expected;
-                        {
-                            selection_guard ref("cpu_ref");
-                            const run_result r = run_host(c, o);
-                            REQUIRE_MESSAGE(r.status == GEMM_STATUS_SUCCESS, r.error);
-                            expected = window_values(c, r.c);
-                        }
+                        const std::vector<double> expected = cpu_ref_result(c, o);
                         const reference exact = compute_reference(c, o);
                         buffer a(memory::device, o.a), b(memory::device, o.b), cbuf(memory::device, o.c0);
                         auto as_bytes = [](const void *p, std::size_t n) {
@@ -2263,11 +2263,9 @@ TEST_CASE("gpu: cuda_tiled FP8 kernels against cpu_ref, and what they refuse") {
                               t = shape + pair;
                 ++turn;
                 const gemm_layout_t layout = t % 2 ? GEMM_ROW_MAJOR : GEMM_COL_MAJOR;
-                const bool col = layout == GEMM_COL_MAJOR;
                 const scaling_config &x = scalings[(shape / 2 + pair) % 4];
                 const double beta = (shape / 3 + pair) % 2 ? 0.5 : 0.0, alpha = t % 5 == 1 ? -0.75 : 1.0;
-                gemm_case c = make_case(ab, ct, entry::ex, layout, col ? GEMM_OP_T : GEMM_OP_N,
-                                        col ? GEMM_OP_N : GEMM_OP_T, s.m, s.n, s.k, 0, alpha, beta);
+                gemm_case c = fp8_tn_case(ab, ct, layout, s.m, s.n, s.k, alpha, beta);
                 c.lda = round16(c.a().min_ld()) + (t % 3 == 0 ? 16 : 0);
                 c.ldb = round16(c.b().min_ld());
                 c.ldc = s.odd_c ? c.c().min_ld() + 3 : (c.c().min_ld() + 7) / 8 * 8 + 8;
@@ -2283,13 +2281,7 @@ TEST_CASE("gpu: cuda_tiled FP8 kernels against cpu_ref, and what they refuse") {
                 }
                 INFO(c.describe());
                 const operands o = make_operands(c);
-                std::vector<double> expected;
-                {
-                    selection_guard ref("cpu_ref");
-                    const run_result r = run_host(c, o);
-                    REQUIRE_MESSAGE(r.status == GEMM_STATUS_SUCCESS, r.error);
-                    expected = window_values(c, r.c);
-                }
+                const std::vector<double> expected = cpu_ref_result(c, o);
                 const reference exact = compute_reference(c, o);
                 for (const std::string &id : ab == GEMM_F8_E4M3 ? e4m3_ids : e5m2_ids) {
                     if (!hopper) {
@@ -2380,10 +2372,9 @@ TEST_CASE("gpu: cuda_tiled FP8 skinny kernels against cpu_ref, and what they ref
             for (const size3 &s : sizes) {
                 const int64_t t = turn++;
                 const gemm_layout_t layout = t % 2 ? GEMM_ROW_MAJOR : GEMM_COL_MAJOR;
-                const bool col = layout == GEMM_COL_MAJOR, scaled = t % 3 != 0;
+                const bool scaled = t % 3 != 0;
                 const double beta = t % 4 < 2 ? 0.0 : 0.5, alpha = t % 5 == 1 ? -0.75 : 1.0;
-                gemm_case c = make_case(ab, ct, entry::ex, layout, col ? GEMM_OP_T : GEMM_OP_N,
-                                        col ? GEMM_OP_N : GEMM_OP_T, s.m, s.n, s.k, 0, alpha, beta);
+                gemm_case c = fp8_tn_case(ab, ct, layout, s.m, s.n, s.k, alpha, beta);
                 c.lda = round16(c.a().min_ld()) + (t % 3 == 1 ? 16 : 0);
                 c.ldb = round16(c.b().min_ld());
                 c.ldc = c.c().min_ld() + 3;
@@ -2393,13 +2384,7 @@ TEST_CASE("gpu: cuda_tiled FP8 skinny kernels against cpu_ref, and what they ref
                 c.d_scale = c.amax = scaled;
                 INFO(c.describe());
                 const operands o = make_operands(c);
-                std::vector<double> expected;
-                {
-                    selection_guard ref("cpu_ref");
-                    const run_result r = run_host(c, o);
-                    REQUIRE_MESSAGE(r.status == GEMM_STATUS_SUCCESS, r.error);
-                    expected = window_values(c, r.c);
-                }
+                const std::vector<double> expected = cpu_ref_result(c, o);
                 const reference exact = compute_reference(c, o);
                 for (const std::string &id : ab == GEMM_F8_E4M3 ? e4m3_ids : e5m2_ids) {
                     // C of at most the id's columns as stored, or of at most that many rows

@@ -280,6 +280,7 @@ struct masked_call {
     int64_t m = 0;              // rows of every C: the most a matrix computes
     std::vector<int32_t> rows;  // what each computes
     bool share_b = false;       // stride_b 0: every matrix multiplies B[0]
+    int64_t stride_multiple = 1;  // strides a multiple of this many elements (the GPU's kernels: 16)
     int64_t stride_a = 0, stride_b = 0, stride_c = 0;
     bytes a, b, c, c0;
 
@@ -297,9 +298,10 @@ struct masked_call {
         if (share_b)
             for (std::size_t i = 1; i < count; ++i) t.b[i] = t.b[0];
         // Matrices apart by more than they span: the gaps must stay as they were.
-        stride_a = int64_t(t.a[0].size()) + 5;
-        stride_b = share_b ? 0 : int64_t(t.b[0].size()) + 3;
-        stride_c = int64_t(t.c[0].size() / cs) + 2;
+        auto round_up = [&](int64_t x) { return (x + stride_multiple - 1) / stride_multiple * stride_multiple; };
+        stride_a = round_up(int64_t(t.a[0].size()) + 5);
+        stride_b = share_b ? 0 : round_up(int64_t(t.b[0].size()) + 3);
+        stride_c = round_up(int64_t(t.c[0].size() / cs) + 2);
         a.assign(std::size_t(stride_a) * count, 0x7e);
         b.assign(share_b ? t.b[0].size() : std::size_t(stride_b) * count, 0x7e);
         c.assign(std::size_t(stride_c) * count * cs, 0x5a);

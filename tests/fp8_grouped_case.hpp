@@ -277,9 +277,9 @@ inline std::string grouped_mismatch(const grouped_call &t, double tensor_share =
 // with bytes between them that must stay as they were.
 struct masked_call {
     grouped_call t;
-    int64_t m = 0;              // rows of every C: the most a matrix computes
-    std::vector<int32_t> rows;  // what each computes
-    bool share_b = false;       // stride_b 0: every matrix multiplies B[0]
+    int64_t m = 0;                // rows of every C: the most a matrix computes
+    std::vector<int32_t> rows;    // what each computes
+    bool share_b = false;         // stride_b 0: every matrix multiplies B[0]
     int64_t stride_multiple = 1;  // strides a multiple of this many elements (the GPU's kernels: 16)
     int64_t stride_a = 0, stride_b = 0, stride_c = 0;
     bytes a, b, c, c0;
@@ -336,8 +336,8 @@ struct masked_call {
     std::string mismatch(double tensor_share = 0.0) {
         const std::size_t cs = dtype_size(t.ct);
         for (std::size_t i = 0; i < rows.size(); ++i)
-            for (std::size_t e = i * std::size_t(stride_c) * cs + t.c[i].size(); e < (i + 1) * std::size_t(stride_c) * cs;
-                 ++e)
+            for (std::size_t e = i * std::size_t(stride_c) * cs + t.c[i].size();
+                 e < (i + 1) * std::size_t(stride_c) * cs; ++e)
                 if (c[e] != c0[e]) return t.describe() + ": a byte between C matrices written";
         for (std::size_t i = 0; i < rows.size(); ++i) {
             if (rows[i] != 0 || !t.groups[i].amax) continue;

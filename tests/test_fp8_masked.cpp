@@ -73,8 +73,8 @@ TEST_CASE("fp8 masked: cpu_ref, cpu_omp and auto compute each matrix's rows and 
                     for (gemm_op_t tb : ops) {
                         // beta 0 (C NaN) and not, B shared and not, each C type, in turn.
                         const int turn = cases++;
-                        masked_call x = expert_batch(layout, ab, cts[turn % 3], ta, tb, turn % 2 ? 0.5f : 0.0f,
-                                                     turn % 4 == 1);
+                        masked_call x =
+                            expert_batch(layout, ab, cts[turn % 3], ta, tb, turn % 2 ? 0.5f : 0.0f, turn % 4 == 1);
                         INFO(backend << " " << x.t.describe() << (x.share_b ? " shared B" : ""));
                         REQUIRE(gemm_set_backend(*backend ? backend : nullptr) == GEMM_STATUS_SUCCESS);
                         const gemm_status_t s = x.run();
@@ -98,8 +98,8 @@ TEST_CASE("fp8 masked: a matrix of no rows writes amax_d 0; m, n or batch_count 
         const int64_t n = m == 0 ? s.n : 0;
         CHECK(gemm_ex_masked_scaled(y.t.layout, s.ta, s.tb, m, n, s.k, &s.alpha, y.a.data(), y.t.ab, y.t.lda[0],
                                     y.stride_a, y.b.data(), y.t.ab, y.t.ldb[0], y.stride_b, &s.beta, y.c.data(), y.t.ct,
-                                    y.t.ldc[0], y.stride_c, 3, nullptr, GEMM_F32, y.t.scalings.data()) ==
-              GEMM_STATUS_SUCCESS);
+                                    y.t.ldc[0], y.stride_c, 3, nullptr, GEMM_F32,
+                                    y.t.scalings.data()) == GEMM_STATUS_SUCCESS);
     }
     CHECK(gemm_ex_masked_scaled(y.t.layout, s.ta, s.tb, 4, s.n, s.k, &s.alpha, y.a.data(), y.t.ab, y.t.lda[0],
                                 y.stride_a, y.b.data(), y.t.ab, y.t.ldb[0], y.stride_b, &s.beta, y.c.data(), y.t.ct,
@@ -163,10 +163,9 @@ TEST_CASE("fp8 masked errors: each refused naming the parameter, every C and ama
             masked_call x = small_batch();
             const group_spec &s = x.t.groups[0];
             const float one = 1.0f, zero = 0.0f;
-            CHECK(gemm_ex_masked_scaled(x.t.layout, s.ta, s.tb, 4, s.n, s.k, &one, x.a.data(), GEMM_F32, 5,
-                                        x.stride_a, x.b.data(), GEMM_F32, 5, x.stride_b, &zero, x.c.data(), GEMM_F32,
-                                        x.t.ldc[0], x.stride_c, 3, x.rows.data(), GEMM_F32,
-                                        nullptr) == GEMM_STATUS_NOT_SUPPORTED);
+            CHECK(gemm_ex_masked_scaled(x.t.layout, s.ta, s.tb, 4, s.n, s.k, &one, x.a.data(), GEMM_F32, 5, x.stride_a,
+                                        x.b.data(), GEMM_F32, 5, x.stride_b, &zero, x.c.data(), GEMM_F32, x.t.ldc[0],
+                                        x.stride_c, 3, x.rows.data(), GEMM_F32, nullptr) == GEMM_STATUS_NOT_SUPPORTED);
             CHECK_MESSAGE(contains(gemm_last_error(), "parameter 9: a_type = f32: masked batches take FP8 types"),
                           gemm_last_error());
             CHECK(x.untouched());

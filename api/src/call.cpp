@@ -20,18 +20,18 @@ namespace {
 
 // Indexed by api_entry.   alpha a a_t lda s_a b b_t ldb s_b beta c c_t ldc s_c batch comp
 constexpr param_positions entry_positions[] = {
-    {7, 8, 0, 9, 0, 10, 0, 11, 0, 12, 13, 0, 14, 0, 0, 0},          // gemm_sgemm, gemm_dgemm
-    {7, 8, 0, 9, 10, 11, 0, 12, 13, 14, 15, 0, 16, 17, 18, 0},      // their strided batches
-    {7, 8, 9, 10, 0, 11, 12, 13, 0, 14, 15, 16, 17, 0, 0, 18},      // gemm_ex
-    {7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22},  // gemm_ex_strided_batched
-    {7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22},  // a gemm_desc_t: its fields
-    {7, 8, 0, 9, 0, 10, 0, 11, 0, 12, 13, 0, 14, 0, 15, 0},         // gemm_sgemm_batched ...
-    {7, 8, 9, 10, 0, 11, 12, 13, 0, 14, 15, 16, 17, 0, 18, 19},     // gemm_ex_batched
-    {7, 8, 9, 10, 0, 11, 12, 13, 0, 14, 15, 16, 17, 0, 19, 20},     // gemm_ex_grouped (batch: group_size)
-    {7, 8, 9, 10, 0, 11, 12, 13, 0, 14, 15, 16, 17, 0, 0, 18},      // gemm_ex_epilogue (epilogue: 19)
-    {2, 3, 0, 0, 0, 4, 0, 0, 0, 5, 6, 0, 0, 0, 0, 0},               // gemm_plan_run_epilogue (epilogue: 7)
-    {7, 8, 9, 10, 0, 11, 12, 13, 0, 14, 15, 16, 17, 0, 0, 18},      // gemm_ex_scaled (scaling: 19)
-    {2, 3, 0, 0, 0, 4, 0, 0, 0, 5, 6, 0, 0, 0, 0, 0},               // gemm_plan_run_scaled (scaling: 7)
+    {7, 8, 0, 9, 0, 10, 0, 11, 0, 12, 13, 0, 14, 0, 0, 0},           // gemm_sgemm, gemm_dgemm
+    {7, 8, 0, 9, 10, 11, 0, 12, 13, 14, 15, 0, 16, 17, 18, 0},       // their strided batches
+    {7, 8, 9, 10, 0, 11, 12, 13, 0, 14, 15, 16, 17, 0, 0, 18},       // gemm_ex
+    {7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22},   // gemm_ex_strided_batched
+    {7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22},   // a gemm_desc_t: its fields
+    {7, 8, 0, 9, 0, 10, 0, 11, 0, 12, 13, 0, 14, 0, 15, 0},          // gemm_sgemm_batched ...
+    {7, 8, 9, 10, 0, 11, 12, 13, 0, 14, 15, 16, 17, 0, 18, 19},      // gemm_ex_batched
+    {7, 8, 9, 10, 0, 11, 12, 13, 0, 14, 15, 16, 17, 0, 19, 20},      // gemm_ex_grouped (batch: group_size)
+    {7, 8, 9, 10, 0, 11, 12, 13, 0, 14, 15, 16, 17, 0, 0, 18},       // gemm_ex_epilogue (epilogue: 19)
+    {2, 3, 0, 0, 0, 4, 0, 0, 0, 5, 6, 0, 0, 0, 0, 0},                // gemm_plan_run_epilogue (epilogue: 7)
+    {7, 8, 9, 10, 0, 11, 12, 13, 0, 14, 15, 16, 17, 0, 0, 18},       // gemm_ex_scaled (scaling: 19)
+    {2, 3, 0, 0, 0, 4, 0, 0, 0, 5, 6, 0, 0, 0, 0, 0},                // gemm_plan_run_scaled (scaling: 7)
     {7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 23}};  // gemm_ex_masked_scaled (rows 22, scalings 24)
 
 int epilogue_position(const user_call &c) { return c.entry == api_entry_plan_epilogue ? 7 : 19; }

@@ -353,9 +353,9 @@ user_call part_of(const user_call &base, int64_t g) {
 // (entry_points.h): a caller may pass any value, and the checks name it.
 gemm_status_t read_scaling(const gemm_scaling_t &x, const user_call &part, int position, api_scaling &out) {
     if (x.struct_size != int64_t(sizeof x)) {
-        const std::string field = fmt::format("{} {}: parameter {}: scalings[{}].struct_size",
-                                              part.entry == api_entry_masked ? "matrix" : "group", part.group,
-                                              position, part.group);
+        const std::string field =
+            fmt::format("{} {}: parameter {}: scalings[{}].struct_size",
+                        part.entry == api_entry_masked ? "matrix" : "group", part.group, position, part.group);
         if (gemm_status_t s = check_struct_size(&x, x.struct_size, sizeof x, field, "gemm_scaling_t",
                                                 "initialize it with gemm_scaling_init", position);
             s != GEMM_STATUS_SUCCESS)
@@ -388,8 +388,7 @@ gemm_status_t read_scalings(const user_call &base, const gemm_scaling_t *scaling
                               fmt::format("scalings[{}].struct_size = {} must equal scalings[0].struct_size = {} "
                                           "(one array of one struct)",
                                           g, x.struct_size, stride));
-        if (gemm_status_t s = read_scaling(x, part_of(base, g), position, out[std::size_t(g)]);
-            s != GEMM_STATUS_SUCCESS)
+        if (gemm_status_t s = read_scaling(x, part_of(base, g), position, out[std::size_t(g)]); s != GEMM_STATUS_SUCCESS)
             return s;
         if (g == 0 && stride % int64_t(alignof(gemm_scaling_t)) != 0)
             return call_error(part_of(base, 0), GEMM_STATUS_INVALID_VALUE, position,

@@ -1549,8 +1549,8 @@ gemm_status_t run_masked_on_device(masked_call &x, const std::vector<int32_t> &c
     const void *a = to_device(x.a.data(), x.a.size()), *b = to_device(x.b.data(), x.b.size());
     void *c = to_device(x.c.data(), x.c.size());
     const buffer *c_held = held.back().get();
-    const int32_t *rows = counts_on_host ? counts.data()
-                                         : static_cast<const int32_t *>(to_device(counts.data(), counts.size() * 4));
+    const int32_t *rows =
+        counts_on_host ? counts.data() : static_cast<const int32_t *>(to_device(counts.data(), counts.size() * 4));
     std::vector<gemm_scaling_t> scalings = x.t.scalings;
     std::vector<const buffer *> amaxes(scalings.size(), nullptr);
     for (std::size_t i = 0; i < scalings.size(); ++i) {
@@ -1584,8 +1584,17 @@ masked_call device_masked_batch(gemm_layout_t layout, gemm_dtype_t ab, gemm_dtyp
     x.m = 200;
     x.rows = {0, 200, 1, 129, 77, 200, 0};
     const bool col = layout == GEMM_COL_MAJOR;
-    const group_spec e = {col ? GEMM_OP_T : GEMM_OP_N, col ? GEMM_OP_N : GEMM_OP_T, 0, 136, 300, 1, GEMM_SCALE_TENSOR,
-                          0.75f, beta, true, true};
+    const group_spec e = {col ? GEMM_OP_T : GEMM_OP_N,
+                          col ? GEMM_OP_N : GEMM_OP_T,
+                          0,
+                          136,
+                          300,
+                          1,
+                          GEMM_SCALE_TENSOR,
+                          0.75f,
+                          beta,
+                          true,
+                          true};
     std::vector<group_spec> specs(x.rows.size(), e);
     specs[1].mode = specs[3].mode = GEMM_SCALE_BLOCK;
     specs[2].mode = GEMM_SCALE_NONE;
@@ -1638,12 +1647,9 @@ TEST_CASE("gpu: masked FP8 batch on device memory: cuda_tiled and auto compute e
 TEST_CASE("gpu: masked FP8 batch on device memory: refusals leave every C untouched") {
     const struct {
         const char *backend, *reason;
-    } refusals[] = {{"cublaslt", "masked batch"},
-                    {"cublas", "cuBLAS has no FP8 GEMM"},
-                    {"cuda_naive", "e4m3 not supported"},
-                    {"cpu_ref", "needs host pointers"},
-                    {"cpu_omp", "needs host pointers"},
-                    {"cuda_tiled:skinny_e4m3_16x16", "masked batch"}};
+    } refusals[] = {{"cublaslt", "masked batch"},         {"cublas", "cuBLAS has no FP8 GEMM"},
+                    {"cuda_naive", "e4m3 not supported"}, {"cpu_ref", "needs host pointers"},
+                    {"cpu_omp", "needs host pointers"},   {"cuda_tiled:skinny_e4m3_16x16", "masked batch"}};
     for (const auto &r : refusals) {
         if (gemm_set_backend(r.backend) != GEMM_STATUS_SUCCESS) {
             MESSAGE(r.backend << " not usable here, not tested: " << gemm_last_error());

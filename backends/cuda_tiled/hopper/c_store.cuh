@@ -66,11 +66,13 @@ __device__ inline void store_quad(TC *at, int m, int m_end, float4 x, const c_ta
 }
 
 // This thread's accumulators of a consumer warpgroup, whose 64 n from n0 by WN m from m0, into
-// o: the rows before n_end (the tile's, within C's) and the columns before m_end. Element 4j + 2h + e of the wgmma
-// fragment is row (n) 16 warp + lane / 4 + 8h of the 64 and column (m) 8j + 2 (lane % 4) + e of the WN: a warp's stores
-// straight from the fragment would write 16 bytes or less of each of 8 columns. So each warp passes its 16 rows through
-// its staging (alpha * acc, 32 m at a time), and reads them back as 4 neighbouring m a lane, 8 lanes a row: a store
-// instruction writes 4 rows of 32 contiguous m (whole 32-byte sectors). SCALED: each element through os (store_quad).
+// o: the rows before n_end (the tile's, within C's), the columns before m_end. Element
+// 4j + 2h + e of the wgmma fragment is row (n) 16 warp + lane / 4 + 8h of the 64 and column (m)
+// 8j + 2 (lane % 4) + e of the WN: a warp's stores straight from the fragment would write 16
+// bytes or less of each of 8 columns. So each warp passes its 16 rows through its staging
+// (alpha * acc, 32 m at a time), and reads them back as 4 neighbouring m a lane, 8 lanes a row:
+// a store instruction writes 4 rows of 32 contiguous m (whole 32-byte sectors). SCALED: each
+// element through os (store_quad).
 template <class TC, int WN, bool SCALED = false, int N>
 __device__ void store_tile(const float (&d)[N], float *staging, const c_target &o, int m0, int m_end, int n0, int n_end,
                            int matrix, output_scaling *os = nullptr) {

@@ -391,6 +391,13 @@ choice choose_backend(const problem &p, const selection &sel, bool collect_skipp
         c.why_detail = " (GEMM_TUNE=off)";
         return c;
     }
+    // A masked batch's matrix has no tune key of its own: its shape's entry was timed on every
+    // row, and may name a kernel that does not read the row count (a skinny one).
+    if (p.row_count) {
+        choice c = choose_builtin(p, collect_skipped);
+        c.why_detail = " (a masked batch: not tuned)";
+        return c;
+    }
     return choose_tuned(p, env, collect_skipped);
 }
 

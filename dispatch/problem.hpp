@@ -127,6 +127,15 @@ struct problem {
     // FP8 only (batch 1, or a grouped call's group as a pointer batch, each of its matrices
     // carrying the group's): none for scales of 1.
     scaling_spec scaling;
+    // One matrix of a masked batch on device memory (gemm_ex_masked_scaled), nullptr for every
+    // other problem: only the first *row_count rows of the caller's C are computed, the rest
+    // neither read nor written; canonically the first rows (m), or columns (n) where
+    // row_count_on_n (a row-major call). The count is read on the device, in stream order, a
+    // value outside [0, m] (or [0, n]) taken as the nearer bound. A backend that does not read
+    // it must refuse the problem in supports(): computing every row would write the rows the
+    // caller keeps.
+    const int32_t *row_count = nullptr;
+    bool row_count_on_n = false;
 
     // Rows and columns of A and B as stored (before op).
     int64_t a_rows() const { return op_a == transpose::n ? m : k; }

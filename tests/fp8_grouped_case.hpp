@@ -32,6 +32,9 @@ struct group_spec {
     gemm_scale_mode_t mode = GEMM_SCALE_NONE;
     float alpha = 1, beta = 0;
     bool d_scale = false, amax = false;
+    // Rows of C (and of op(A)) as stored, when more than m: a masked batch's matrix computes m
+    // of them (masked_call).
+    int64_t stored_m = 0;
 };
 
 // A grouped call's operands: every matrix's A, B and C (C prefilled: NaN where beta = 0, so
@@ -84,6 +87,8 @@ struct grouped_call {
         amaxes.assign(groups.size(), amax_sentinel);
         for (std::size_t g = 0; g < groups.size(); ++g) {
             const group_spec &s = groups[g];
+            group_spec stored = s;  // the extents its operands are stored with
+            stored.m = std::max(s.m, s.stored_m);
             ta.push_back(s.ta);
             tb.push_back(s.tb);
             m.push_back(s.m);
@@ -93,15 +98,15 @@ struct grouped_call {
             alpha.push_back(s.alpha);
             beta.push_back(s.beta);
             // Leading dimensions larger than needed: a backend that assumes tight ones shows.
-            lda.push_back(padded_ld(least_ld(a_rows(s), a_cols(s)), 3));
+            lda.push_back(padded_ld(least_ld(a_rows(stored), a_cols(stored)), 3));
             ldb.push_back(padded_ld(least_ld(b_rows(s), b_cols(s)), 2));
-            ldc.push_back(padded_ld(least_ld(s.m, s.n), 1));
+            ldc.push_back(padded_ld(least_ld(stored.m, s.n), 1));
             for (int64_t i = 0; i < s.size; ++i, ++item) {
-                bytes x(std::size_t(elements(a_rows(s), a_cols(s), lda[g])) + 1);
+                bytes x(std::size_t(elements(a_rows(stored), a_cols(stored), lda[g])) + 1);
                 for (auto &v : x) v = fp8_from_double(rng.uniform(), ab);
                 bytes y(std::size_t(elements(b_rows(s), b_cols(s), ldb[g])) + 1);
                 for (auto &v : y) v = fp8_from_double(rng.uniform(), ab);
-                bytes z(std::size_t(elements(s.m, s.n, ldc[g]) + 1) * dtype_size(ct));
+                bytes z(std::size_t(elements(stored.m, s.n, ldc[g]) + 1) * dtype_size(ct));
                 for (int64_t e = 0; e * int64_t(dtype_size(ct)) < int64_t(z.size()); ++e)
                     if (s.beta == 0) store_poison(z.data(), e, ct);
                     else store(z.data(), e, ct, rng.uniform());
@@ -118,7 +123,7 @@ struct grouped_call {
                 a_scales[g] = {scale_value(rng)};
                 b_scales[g] = {scale_value(rng)};
             } else if (s.mode == GEMM_SCALE_BLOCK) {
-                x.ld_a_scale = std::max<int64_t>(1, s.m) + 1;
+                x.ld_a_scale = std::max<int64_t>(1, stored.m) + 1;
                 x.ld_b_scale = std::max<int64_t>(1, detail::scale_blocks(s.n)) + 1;
                 a_scales[g].assign(std::size_t(x.ld_a_scale * kb), NAN);
                 b_scales[g].assign(std::size_t(x.ld_b_scale * kb), NAN);
@@ -264,5 +269,83 @@ inline std::string grouped_mismatch(const grouped_call &t, double tensor_share =
     }
     return "";
 }
+
+// A masked batch (gemm_ex_masked_scaled) and the grouped call of its matrices: group i is matrix
+// i with its rows[i] rows, stored as the batch stores it (m rows, the batch's leading
+// dimensions), so that grouped_mismatch checks those rows against the float64 loop and that
+// the rows past them are untouched. The batch's operands are t's matrices packed at strides,
+// with bytes between them that must stay as they were.
+struct masked_call {
+    grouped_call t;
+    int64_t m = 0;                // rows of every C: the most a matrix computes
+    std::vector<int32_t> rows;    // what each computes
+    bool share_b = false;         // stride_b 0: every matrix multiplies B[0]
+    int64_t stride_multiple = 1;  // strides a multiple of this many elements (the GPU's kernels: 16)
+    int64_t stride_a = 0, stride_b = 0, stride_c = 0;
+    bytes a, b, c, c0;
+
+    // specs[i]: matrix i's ops, n, k, scaling mode, d_scale and amax_d (its m and size are set
+    // here); alpha, beta, ops, n and k are the first's for all.
+    void build(std::vector<group_spec> specs, uint64_t seed) {
+        for (std::size_t i = 0; i < specs.size(); ++i) {
+            specs[i].m = rows[i];
+            specs[i].stored_m = m;
+            specs[i].size = 1;
+        }
+        t.groups = specs;
+        t.build(seed);
+        const std::size_t count = rows.size(), cs = dtype_size(t.ct);
+        if (share_b)
+            for (std::size_t i = 1; i < count; ++i) t.b[i] = t.b[0];
+        // Matrices apart by more than they span: the gaps must stay as they were.
+        auto round_up = [&](int64_t x) { return (x + stride_multiple - 1) / stride_multiple * stride_multiple; };
+        stride_a = round_up(int64_t(t.a[0].size()) + 5);
+        stride_b = share_b ? 0 : round_up(int64_t(t.b[0].size()) + 3);
+        stride_c = round_up(int64_t(t.c[0].size() / cs) + 2);
+        a.assign(std::size_t(stride_a) * count, 0x7e);
+        b.assign(share_b ? t.b[0].size() : std::size_t(stride_b) * count, 0x7e);
+        c.assign(std::size_t(stride_c) * count * cs, 0x5a);
+        for (std::size_t i = 0; i < count; ++i) {
+            std::memcpy(a.data() + i * std::size_t(stride_a), t.a[i].data(), t.a[i].size());
+            if (!share_b || i == 0) std::memcpy(b.data() + i * std::size_t(stride_b), t.b[i].data(), t.b[i].size());
+            std::memcpy(c.data() + i * std::size_t(stride_c) * cs, t.c[i].data(), t.c[i].size());
+        }
+        c0 = c;
+    }
+
+    gemm_status_t run(const void *pa, const void *pb, void *pc, const int32_t *counts, const gemm_scaling_t *scalings) {
+        const group_spec &s = t.groups[0];
+        return gemm_ex_masked_scaled(t.layout, s.ta, s.tb, m, s.n, s.k, &s.alpha, pa, t.ab, t.lda[0], stride_a, pb,
+                                     t.ab, t.ldb[0], stride_b, &s.beta, pc, t.ct, t.ldc[0], stride_c,
+                                     int64_t(rows.size()), counts, GEMM_F32, scalings);
+    }
+    gemm_status_t run() { return run(a.data(), b.data(), c.data(), rows.data(), t.scalings.data()); }
+
+    // c as the call left it (read back from a device), unpacked into t's matrices.
+    void take(const bytes &after) {
+        c = after;
+        const std::size_t cs = dtype_size(t.ct);
+        for (std::size_t i = 0; i < rows.size(); ++i)
+            std::memcpy(t.c[i].data(), c.data() + i * std::size_t(stride_c) * cs, t.c[i].size());
+    }
+
+    bool untouched() const { return c == c0 && t.untouched(); }
+
+    // "" when every matrix's rows are right, everything else in C untouched, and amax_d as
+    // grouped_mismatch wants it, 0 for a matrix of no rows.
+    std::string mismatch(double tensor_share = 0.0) {
+        const std::size_t cs = dtype_size(t.ct);
+        for (std::size_t i = 0; i < rows.size(); ++i)
+            for (std::size_t e = i * std::size_t(stride_c) * cs + t.c[i].size();
+                 e < (i + 1) * std::size_t(stride_c) * cs; ++e)
+                if (c[e] != c0[e]) return t.describe() + ": a byte between C matrices written";
+        for (std::size_t i = 0; i < rows.size(); ++i) {
+            if (rows[i] != 0 || !t.groups[i].amax) continue;
+            if (t.amaxes[i] != 0.0f) return t.describe() + ": amax_d of a matrix of no rows is not 0";
+            t.amaxes[i] = amax_sentinel;  // grouped_mismatch wants a group of no rows unwritten
+        }
+        return grouped_mismatch(t, tensor_share);
+    }
+};
 
 }  // namespace gemm_test

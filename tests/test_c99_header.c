@@ -144,6 +144,29 @@ int main(void) {
     }
 
     {
+        /* A masked batch from C: two 2 x 1 x 1 matrices (2 times 1 scaled by 0.5 and 3: 3), the
+         * first computing 1 row, the second none: its C stays, its amax_d is 0. */
+        const unsigned char a[] = {0x40, 0x40, 0x40, 0x40}, b[] = {0x38, 0x38};
+        const int32_t rows[] = {1, 0};
+        const float one = 1.0f, zero = 0.0f, sa = 0.5f, sb = 3.0f;
+        float c[] = {-1.0f, -1.0f, -1.0f, -1.0f}, amax[] = {-1.0f, -1.0f};
+        gemm_scaling_t x[2];
+        int i;
+        for (i = 0; i < 2; ++i) {
+            gemm_scaling_init(&x[i]);
+            x[i].mode = GEMM_SCALE_TENSOR;
+            x[i].a_scale = &sa;
+            x[i].b_scale = &sb;
+            x[i].amax_d = &amax[i];
+        }
+        expect(gemm_ex_masked_scaled(GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 2, 1, 1, &one, a, GEMM_F8_E4M3, 2, 2, b,
+                                     GEMM_F8_E4M3, 1, 1, &zero, c, GEMM_F32, 2, 2, 2, rows, GEMM_F32,
+                                     x) == GEMM_STATUS_SUCCESS &&
+                   c[0] == 3.0f && c[1] == -1.0f && c[2] == -1.0f && c[3] == -1.0f && amax[0] == 3.0f && amax[1] == 0.0f,
+               "gemm_ex_masked_scaled from C");
+    }
+
+    {
         /* A sparse product from C: the 2 x 2 CSR [[0, 2], [3, 0]] times (1, 10)^T is (20, 3); the
          * same matrix in COO. */
         const int32_t offsets[] = {0, 1, 2}, cols[] = {1, 0}, rows[] = {0, 1};

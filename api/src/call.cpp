@@ -20,30 +20,34 @@ namespace {
 
 // Indexed by api_entry.   alpha a a_t lda s_a b b_t ldb s_b beta c c_t ldc s_c batch comp
 constexpr param_positions entry_positions[] = {
-    {7, 8, 0, 9, 0, 10, 0, 11, 0, 12, 13, 0, 14, 0, 0, 0},          // gemm_sgemm, gemm_dgemm
-    {7, 8, 0, 9, 10, 11, 0, 12, 13, 14, 15, 0, 16, 17, 18, 0},      // their strided batches
-    {7, 8, 9, 10, 0, 11, 12, 13, 0, 14, 15, 16, 17, 0, 0, 18},      // gemm_ex
-    {7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22},  // gemm_ex_strided_batched
-    {7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22},  // a gemm_desc_t: its fields
-    {7, 8, 0, 9, 0, 10, 0, 11, 0, 12, 13, 0, 14, 0, 15, 0},         // gemm_sgemm_batched ...
-    {7, 8, 9, 10, 0, 11, 12, 13, 0, 14, 15, 16, 17, 0, 18, 19},     // gemm_ex_batched
-    {7, 8, 9, 10, 0, 11, 12, 13, 0, 14, 15, 16, 17, 0, 19, 20},     // gemm_ex_grouped (batch: group_size)
-    {7, 8, 9, 10, 0, 11, 12, 13, 0, 14, 15, 16, 17, 0, 0, 18},      // gemm_ex_epilogue (epilogue: 19)
-    {2, 3, 0, 0, 0, 4, 0, 0, 0, 5, 6, 0, 0, 0, 0, 0},               // gemm_plan_run_epilogue (epilogue: 7)
-    {7, 8, 9, 10, 0, 11, 12, 13, 0, 14, 15, 16, 17, 0, 0, 18},      // gemm_ex_scaled (scaling: 19)
-    {2, 3, 0, 0, 0, 4, 0, 0, 0, 5, 6, 0, 0, 0, 0, 0}};              // gemm_plan_run_scaled (scaling: 7)
+    {7, 8, 0, 9, 0, 10, 0, 11, 0, 12, 13, 0, 14, 0, 0, 0},           // gemm_sgemm, gemm_dgemm
+    {7, 8, 0, 9, 10, 11, 0, 12, 13, 14, 15, 0, 16, 17, 18, 0},       // their strided batches
+    {7, 8, 9, 10, 0, 11, 12, 13, 0, 14, 15, 16, 17, 0, 0, 18},       // gemm_ex
+    {7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22},   // gemm_ex_strided_batched
+    {7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22},   // a gemm_desc_t: its fields
+    {7, 8, 0, 9, 0, 10, 0, 11, 0, 12, 13, 0, 14, 0, 15, 0},          // gemm_sgemm_batched ...
+    {7, 8, 9, 10, 0, 11, 12, 13, 0, 14, 15, 16, 17, 0, 18, 19},      // gemm_ex_batched
+    {7, 8, 9, 10, 0, 11, 12, 13, 0, 14, 15, 16, 17, 0, 19, 20},      // gemm_ex_grouped (batch: group_size)
+    {7, 8, 9, 10, 0, 11, 12, 13, 0, 14, 15, 16, 17, 0, 0, 18},       // gemm_ex_epilogue (epilogue: 19)
+    {2, 3, 0, 0, 0, 4, 0, 0, 0, 5, 6, 0, 0, 0, 0, 0},                // gemm_plan_run_epilogue (epilogue: 7)
+    {7, 8, 9, 10, 0, 11, 12, 13, 0, 14, 15, 16, 17, 0, 0, 18},       // gemm_ex_scaled (scaling: 19)
+    {2, 3, 0, 0, 0, 4, 0, 0, 0, 5, 6, 0, 0, 0, 0, 0},                // gemm_plan_run_scaled (scaling: 7)
+    {7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 23}};  // gemm_ex_masked_scaled (rows 22, scalings 24)
 
 int epilogue_position(const user_call &c) { return c.entry == api_entry_plan_epilogue ? 7 : 19; }
 
 int scaling_position(const user_call &c) {
-    return c.entry == api_entry_plan_scaled ? 7 : c.entry == api_entry_grouped ? grouped_scalings_position : 19;
+    if (c.entry == api_entry_plan_scaled) return 7;
+    if (c.entry == api_entry_grouped) return grouped_scalings_position;
+    return c.entry == api_entry_masked ? masked_scalings_position : 19;
 }
 
-// How messages name a field of the call's scaling: "scaling->d_scale", a group's
-// "scalings[2].d_scale", a desc's own "scale_mode".
+// How messages name a field of the call's scaling: "scaling->d_scale", a group's or a masked
+// batch's matrix's "scalings[2].d_scale", a desc's own "scale_mode".
 std::string scaling_field(const user_call &c, const char *field) {
     if (c.entry == api_entry_desc) return field;
-    if (c.entry == api_entry_grouped) return fmt::format("scalings[{}].{}", c.group, field);
+    if (c.entry == api_entry_grouped || c.entry == api_entry_masked)
+        return fmt::format("scalings[{}].{}", c.group, field);
     return std::string("scaling->") + field;
 }
 
@@ -55,11 +59,12 @@ const char *layout_words(int l) { return l == GEMM_ROW_MAJOR ? "row-major" : "co
 
 const char *op_words(int o) { return o == GEMM_OP_N ? "no transpose" : "transposed"; }
 
-// A call names the parameter by its position, and the group of a grouped call; a gemm_desc_t
-// names the field.
+// A call names the parameter by its position, and the group of a grouped call (the matrix of a
+// masked batch); a gemm_desc_t names the field.
 gemm_status_t fail(const user_call &c, gemm_status_t s, int position, const std::string &what) {
     if (c.entry == api_entry_desc) return set_error(s, "gemm_desc_t: " + what);
-    std::string group = c.has_group ? fmt::format("group {}: ", c.group) : "";
+    std::string group =
+        c.has_group ? fmt::format("{} {}: ", c.entry == api_entry_masked ? "matrix" : "group", c.group) : "";
     return set_error(s, fmt::format("{}parameter {}: {}", group, position, what), position);
 }
 

@@ -76,6 +76,9 @@ scaling_ranges scaling_bytes(const user_call &call);
 
 // gemm_ex_grouped_scaled's position of scalings, after gemm_ex_grouped's 20 parameters.
 constexpr int grouped_scalings_position = 21;
+// gemm_ex_masked_scaled's positions of rows and scalings.
+constexpr int masked_rows_position = 22;
+constexpr int masked_scalings_position = 24;
 
 // Bytes of one alpha or beta of a valid compute type.
 std::size_t scalar_bytes(int compute);

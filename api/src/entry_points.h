@@ -23,7 +23,8 @@ enum api_entry {
     api_entry_ex_epilogue = 8,    /* gemm_ex_epilogue */
     api_entry_plan_epilogue = 9,  /* gemm_plan_run_epilogue's operands */
     api_entry_ex_scaled = 10,     /* gemm_ex_scaled */
-    api_entry_plan_scaled = 11    /* gemm_plan_run_scaled's operands */
+    api_entry_plan_scaled = 11,   /* gemm_plan_run_scaled's operands */
+    api_entry_masked = 12         /* gemm_ex_masked_scaled: one matrix's arguments, as a group */
 };
 
 /* gemm_epilogue_t with its enum fields as int, read once its struct_size passed. */
@@ -76,13 +77,16 @@ typedef struct api_call {
 /* A pointer-array batch (gemm_*_batched) or a grouped call (gemm_ex_grouped): per group the
  * arguments of one GEMM (entry api_entry_*_pointers or api_entry_grouped; its batch is the
  * group's size, its a, b, c unused), and the arrays of all matrices' pointers, group after
- * group. Enum arrays are read as int arrays (an enum's values fit an int). */
+ * group. Enum arrays are read as int arrays (an enum's values fit an int). A masked batch
+ * (gemm_ex_masked_scaled) is a group per matrix (entry api_entry_masked, batch 1, m the most
+ * rows) with rows its row counts; NULL for every other call. */
 typedef struct api_pointer_call {
     const api_call *groups;
     int64_t group_count;
     const void *const *a;
     const void *const *b;
     void *const *c;
+    const int32_t *rows;
 } api_pointer_call;
 
 /* gemm_tune_request_t with its enum fields as int. */
@@ -118,6 +122,12 @@ gemm_status_t api_run_grouped(int layout, const int *transa, const int *transb, 
                               const void *const *B, int b_type, const int64_t *ldb, const void *beta, void *const *C,
                               int c_type, const int64_t *ldc, int64_t group_count, const int64_t *group_size,
                               int compute, const gemm_scaling_t *scalings);
+/* gemm_ex_masked_scaled's arguments, enums as int; scalings as api_run_grouped's, one a matrix. */
+gemm_status_t api_run_masked(int layout, int transa, int transb, int64_t m, int64_t n, int64_t k, const void *alpha,
+                             const void *A, int a_type, int64_t lda, int64_t stride_a, const void *B, int b_type,
+                             int64_t ldb, int64_t stride_b, const void *beta, void *C, int c_type, int64_t ldc,
+                             int64_t stride_c, int64_t batch_count, const int32_t *rows, int compute,
+                             const gemm_scaling_t *scalings);
 /* gemm_omatcopy's arguments, enums as int. */
 gemm_status_t api_omatcopy(int layout, int trans, int64_t rows, int64_t cols, const void *alpha, const void *A,
                            int64_t lda, void *B, int64_t ldb, int dtype);

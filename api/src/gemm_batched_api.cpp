@@ -225,6 +225,65 @@ gemm_status_t check_scalings_across(const api_pointer_call &pc, const std::vecto
     return GEMM_STATUS_SUCCESS;
 }
 
+std::string place_text(const pointer_place &place) {
+    return place.space == memory_space::host
+               ? std::string("host memory")
+               : fmt::format("{} memory of device {}", memory_space_name(place.space), place.device);
+}
+
+// A masked batch's row counts (pc.rows) against its operands: in their memory, and sharing no
+// byte with a C matrix or an amax_d, which are written while the counts are read. On host
+// memory they are read here, each in [0, m], into counts; on device memory the kernels read
+// them (problem::row_count).
+gemm_status_t check_rows(const api_pointer_call &pc, const problem &space, const std::vector<c_extent> &extents,
+                         std::vector<int32_t> &counts) {
+    user_call whole = pc.groups[0];
+    whole.has_group = 0;
+    auto blame = [&](gemm_status_t s, const std::string &what) {
+        return call_error(whole, s, masked_rows_position, what);
+    };
+    if (const device_services *runtime = installed_device_services()) {
+        const pointer_place place = runtime->classify(pc.rows);
+        const bool host = place.space == memory_space::host;
+        if (host != (space.space == memory_space::host) || (!host && place.device != space.device))
+            return blame(GEMM_STATUS_MIXED_MEMORY_SPACES,
+                         fmt::format("rows is in {}, the matrices in {}: the row counts lie in the operands' memory",
+                                     place_text(place), space_text(space)));
+    }
+    const byte_range rows{"rows", reinterpret_cast<std::uintptr_t>(pc.rows), pc.group_count * int64_t(sizeof(int32_t))};
+    for (const c_extent &e : extents)
+        if (overlap(rows, {"", e.begin, int64_t(e.end - e.begin)}))
+            return blame(GEMM_STATUS_INVALID_VALUE,
+                         fmt::format("rows and C[{}] overlap: the row counts are read while C is written", e.item));
+    for (int64_t g = 0; g < pc.group_count; ++g) {
+        const api_scaling *x = pc.groups[g].scaling;
+        if (x && x->amax_d && overlap(rows, {"", reinterpret_cast<std::uintptr_t>(x->amax_d), 4}))
+            return blame(GEMM_STATUS_INVALID_VALUE,
+                         fmt::format("rows and scalings[{}].amax_d overlap: the row counts are read while amax_d is "
+                                     "written",
+                                     g));
+    }
+    if (space.space != memory_space::host) return GEMM_STATUS_SUCCESS;
+    counts.assign(pc.rows, pc.rows + pc.group_count);
+    for (int64_t g = 0; g < pc.group_count; ++g)
+        if (counts[std::size_t(g)] < 0 || counts[std::size_t(g)] > whole.m)
+            return blame(GEMM_STATUS_INVALID_VALUE,
+                         fmt::format("rows[{}] = {} must be in [0, m = {}]", g, counts[std::size_t(g)], whole.m));
+    return GEMM_STATUS_SUCCESS;
+}
+
+// Matrix g of a masked batch as computed: on host memory with its first counts[g] rows of C
+// (the canonical columns for a row-major call), on device memory reading its count there.
+void mask_rows(problem &p, const api_pointer_call &pc, std::size_t g, const std::vector<int32_t> &counts) {
+    const bool row_major = pc.groups[g].layout == GEMM_ROW_MAJOR;
+    if (!counts.empty()) {
+        (row_major ? p.n : p.m) = counts[g];
+        return;
+    }
+    p.row_count = pc.rows + g;
+    p.row_count_on_n = row_major;
+}
+
 gemm_status_t run_pointers(api_pointer_call pc) {
     int64_t total = 0;
     for (int64_t g = 0; g < pc.group_count; ++g) {
@@ -244,16 +303,29 @@ gemm_status_t run_pointers(api_pointer_call pc) {
     if (gemm_status_t s = check_matrices(pc, canonical, extents); s != GEMM_STATUS_SUCCESS) return s;
     if (gemm_status_t s = check_disjoint(pc, extents); s != GEMM_STATUS_SUCCESS) return s;
     if (gemm_status_t s = check_scalings_across(pc, extents); s != GEMM_STATUS_SUCCESS) return s;
+    std::vector<int32_t> counts;  // a masked batch's row counts, where the host reads them
+    if (pc.rows)
+        if (gemm_status_t s = check_rows(pc, canonical.space, extents, counts); s != GEMM_STATUS_SUCCESS) return s;
 
     problem_groups groups;
     for (int64_t g = 0; g < pc.group_count; ++g) {
         groups.sizes.push_back(pc.groups[g].batch);
         groups.calls.push_back(shape_of(pc.groups[g]));
+        if (!counts.empty()) groups.calls.back().m = counts[std::size_t(g)];
     }
     // Every matrix was classified above (one space for all), so a matrix's problem is its
     // group's shape with its pointers.
-    groups.problem_at = [&](std::size_t g, int64_t i) { return canonical.at(pc, g, canonical.first_item[g] + i); };
-    return dispatch_groups(groups);
+    groups.problem_at = [&](std::size_t g, int64_t i) {
+        problem p = canonical.at(pc, g, canonical.first_item[g] + i);
+        if (pc.rows) mask_rows(p, pc, g, counts);
+        return p;
+    };
+    gemm_status_t s = dispatch_groups(groups);
+    // A masked matrix of no rows computes nothing, and its amax_d is 0 (as a device kernel
+    // that skips every tile leaves it).
+    for (std::size_t g = 0; g < counts.size() && s == GEMM_STATUS_SUCCESS; ++g)
+        if (counts[g] == 0 && pc.groups[g].scaling && pc.groups[g].scaling->amax_d) *pc.groups[g].scaling->amax_d = 0;
+    return s;
 }
 
 }  // namespace
@@ -267,15 +339,25 @@ extern "C" gemm_status_t api_run_pointers(const api_pointer_call *call) {
 namespace gemm {
 namespace {
 
+// One matrix or group of a call of several (group g of a grouped call, matrix g of a masked
+// batch): messages begin "group 2: " or "matrix 2: ".
+user_call part_of(const user_call &base, int64_t g) {
+    user_call c = base;
+    c.has_group = 1;
+    c.group = g;
+    return c;
+}
+
 // scalings[g] as api_scaling, once its struct_size passed the rule in gemm.h (messages
 // "group 2: parameter 21: scalings[2].struct_size = ..."). The mode is read as the int it is
 // (entry_points.h): a caller may pass any value, and the checks name it.
-gemm_status_t read_scaling(const gemm_scaling_t &x, int64_t g, api_scaling &out) {
+gemm_status_t read_scaling(const gemm_scaling_t &x, const user_call &part, int position, api_scaling &out) {
     if (x.struct_size != int64_t(sizeof x)) {
         const std::string field =
-            fmt::format("group {}: parameter {}: scalings[{}].struct_size", g, grouped_scalings_position, g);
+            fmt::format("{} {}: parameter {}: scalings[{}].struct_size",
+                        part.entry == api_entry_masked ? "matrix" : "group", part.group, position, part.group);
         if (gemm_status_t s = check_struct_size(&x, x.struct_size, sizeof x, field, "gemm_scaling_t",
-                                                "initialize it with gemm_scaling_init", grouped_scalings_position);
+                                                "initialize it with gemm_scaling_init", position);
             s != GEMM_STATUS_SUCCESS)
             return s;
     }
@@ -287,6 +369,33 @@ gemm_status_t read_scaling(const gemm_scaling_t &x, int64_t g, api_scaling &out)
     out.ld_b_scale = x.ld_b_scale;
     out.d_scale = x.d_scale;
     out.amax_d = x.amax_d;
+    return GEMM_STATUS_SUCCESS;
+}
+
+// An array of count gemm_scaling_t (parameter `position` of base's entry point) read into out.
+// The elements lie struct_size apart: a caller built with a newer gemm.h, whose struct is
+// larger, steps by its own size (the struct_size rule: the bytes past ours 0).
+gemm_status_t read_scalings(const user_call &base, const gemm_scaling_t *scalings, int64_t count, int position,
+                            std::vector<api_scaling> &out) {
+    out.resize(std::size_t(count));
+    const int64_t stride = scalings->struct_size;
+    const char *bytes = reinterpret_cast<const char *>(scalings);
+    for (int64_t g = 0; g < count; ++g) {
+        const gemm_scaling_t &x = *reinterpret_cast<const gemm_scaling_t *>(bytes + g * stride);
+        // The other elements' sizes are the first's before any byte past ours is read.
+        if (g > 0 && x.struct_size != stride)
+            return call_error(part_of(base, g), GEMM_STATUS_INVALID_VALUE, position,
+                              fmt::format("scalings[{}].struct_size = {} must equal scalings[0].struct_size = {} "
+                                          "(one array of one struct)",
+                                          g, x.struct_size, stride));
+        if (gemm_status_t s = read_scaling(x, part_of(base, g), position, out[std::size_t(g)]); s != GEMM_STATUS_SUCCESS)
+            return s;
+        if (g == 0 && stride % int64_t(alignof(gemm_scaling_t)) != 0)
+            return call_error(part_of(base, 0), GEMM_STATUS_INVALID_VALUE, position,
+                              fmt::format("scalings[0].struct_size = {} is no struct's size (a multiple of {}): "
+                                          "initialize it with gemm_scaling_init",
+                                          stride, alignof(gemm_scaling_t)));
+    }
     return GEMM_STATUS_SUCCESS;
 }
 
@@ -328,34 +437,11 @@ gemm_status_t run_grouped(int layout, const int *transa, const int *transb, cons
                               fmt::format("{} is NULL (an array of group_count = {} values)", x.name, group_count));
     // An invalid compute type fails each group's type check before its scalars are read.
     const std::size_t scalar = valid_dtype(compute) ? scalar_bytes(compute) : 0;
-    std::vector<api_scaling> read(scalings ? std::size_t(group_count) : 0);
-    if (scalings) {
-        // The array's elements lie struct_size apart: a caller built with a newer gemm.h, whose
-        // struct is larger, steps by its own size (the struct_size rule: the bytes past ours 0).
-        const int64_t stride = scalings->struct_size;
-        const char *bytes = reinterpret_cast<const char *>(scalings);
-        auto in_group = [&](int64_t g) {
-            user_call c = base;
-            c.has_group = 1;
-            c.group = g;
-            return c;
-        };
-        for (int64_t g = 0; g < group_count; ++g) {
-            const gemm_scaling_t &x = *reinterpret_cast<const gemm_scaling_t *>(bytes + g * stride);
-            // The other elements' sizes are the first's before any byte past ours is read.
-            if (g > 0 && x.struct_size != stride)
-                return call_error(in_group(g), GEMM_STATUS_INVALID_VALUE, grouped_scalings_position,
-                                  fmt::format("scalings[{}].struct_size = {} must equal scalings[0].struct_size = {} "
-                                              "(one array of one struct)",
-                                              g, x.struct_size, stride));
-            if (gemm_status_t s = read_scaling(x, g, read[std::size_t(g)]); s != GEMM_STATUS_SUCCESS) return s;
-            if (g == 0 && stride % int64_t(alignof(gemm_scaling_t)) != 0)
-                return call_error(in_group(0), GEMM_STATUS_INVALID_VALUE, grouped_scalings_position,
-                                  fmt::format("scalings[0].struct_size = {} is no struct's size (a multiple of {}): "
-                                              "initialize it with gemm_scaling_init",
-                                              stride, alignof(gemm_scaling_t)));
-        }
-    }
+    std::vector<api_scaling> read;
+    if (scalings)
+        if (gemm_status_t s = read_scalings(base, scalings, group_count, grouped_scalings_position, read);
+            s != GEMM_STATUS_SUCCESS)
+            return s;
     std::vector<user_call> groups(std::size_t(group_count), base);
     for (int64_t g = 0; g < group_count; ++g) {
         user_call &c = groups[std::size_t(g)];
@@ -374,12 +460,85 @@ gemm_status_t run_grouped(int layout, const int *transa, const int *transb, cons
         c.has_group = 1;
         c.group = g;
     }
-    api_pointer_call pc{groups.data(), group_count, A, B, C};
+    api_pointer_call pc{groups.data(), group_count, A, B, C, nullptr};
+    return run_pointers(pc);
+}
+
+// gemm_ex_masked_scaled: the batch checked as a strided one (shape, strides, types, scalars,
+// the spans of every matrix), then a group per matrix of m rows, rows its counts.
+gemm_status_t run_masked(const user_call &whole, const int32_t *rows, const gemm_scaling_t *scalings) {
+    if (gemm_status_t s = check_call(whole); s != GEMM_STATUS_SUCCESS) return s;
+    if (!is_fp8(dtype(whole.a_type)))
+        return call_error(whole, GEMM_STATUS_NOT_SUPPORTED, positions_of(whole).a_type,
+                          fmt::format("a_type = {}: masked batches take FP8 types (GEMM_F8_E4M3, GEMM_F8_E5M2)",
+                                      dtype_name(dtype(whole.a_type))));
+    if (whole.batch == 0 || whole.m == 0 || whole.n == 0) return GEMM_STATUS_SUCCESS;
+    if (!rows)
+        return call_error(whole, GEMM_STATUS_INVALID_POINTER, masked_rows_position,
+                          fmt::format("rows is NULL (an array of batch_count = {} row counts)", whole.batch));
+    std::vector<api_scaling> read;
+    if (scalings)
+        if (gemm_status_t s = read_scalings(whole, scalings, whole.batch, masked_scalings_position, read);
+            s != GEMM_STATUS_SUCCESS)
+            return s;
+    const std::size_t count = std::size_t(whole.batch);
+    std::vector<user_call> groups(count);
+    std::vector<const void *> a(count), b(count);
+    std::vector<void *> c(count);
+    const std::size_t ab = dtype_size(dtype(whole.a_type)), cb = dtype_size(dtype(whole.c_type));
+    // check_call checked every matrix's span within the address space: no offset wraps.
+    auto at = [](const void *base, std::size_t i, int64_t stride, std::size_t size) -> const void * {
+        return base ? static_cast<const char *>(base) + i * std::size_t(stride) * size : nullptr;
+    };
+    for (std::size_t i = 0; i < count; ++i) {
+        user_call &x = groups[i];
+        x = part_of(whole, int64_t(i));
+        x.batch = 1;
+        x.stride_a = x.stride_b = x.stride_c = 0;
+        x.scaling = scalings ? &read[i] : nullptr;
+        a[i] = at(whole.a, i, whole.stride_a, ab);
+        b[i] = at(whole.b, i, whole.stride_b, ab);
+        c[i] = const_cast<void *>(at(whole.c, i, whole.stride_c, cb));
+    }
+    api_pointer_call pc{groups.data(), whole.batch, a.data(), b.data(), c.data(), rows};
     return run_pointers(pc);
 }
 
 }  // namespace
 }  // namespace gemm
+
+extern "C" gemm_status_t api_run_masked(int layout, int transa, int transb, int64_t m, int64_t n, int64_t k,
+                                        const void *alpha, const void *A, int a_type, int64_t lda, int64_t stride_a,
+                                        const void *B, int b_type, int64_t ldb, int64_t stride_b, const void *beta,
+                                        void *C, int c_type, int64_t ldc, int64_t stride_c, int64_t batch_count,
+                                        const int32_t *rows, int compute, const gemm_scaling_t *scalings) {
+    gemm::clear_error();
+    gemm::user_call whole{};
+    whole.layout = layout;
+    whole.transa = transa;
+    whole.transb = transb;
+    whole.m = m;
+    whole.n = n;
+    whole.k = k;
+    whole.alpha = alpha;
+    whole.a = A;
+    whole.a_type = a_type;
+    whole.lda = lda;
+    whole.stride_a = stride_a;
+    whole.b = B;
+    whole.b_type = b_type;
+    whole.ldb = ldb;
+    whole.stride_b = stride_b;
+    whole.beta = beta;
+    whole.c = C;
+    whole.c_type = c_type;
+    whole.ldc = ldc;
+    whole.stride_c = stride_c;
+    whole.batch = batch_count;
+    whole.compute = compute;
+    whole.entry = api_entry_masked;
+    return gemm::guarded([&] { return gemm::run_masked(whole, rows, scalings); });
+}
 
 extern "C" gemm_status_t api_run_grouped(int layout, const int *transa, const int *transb, const int64_t *m,
                                          const int64_t *n, const int64_t *k, const void *alpha, const void *const *A,

@@ -106,7 +106,7 @@ static gemm_status_t pointer_batch(int layout, int transa, int transb, int64_t m
                                    int c_type, int64_t ldc, int64_t batch_count, int compute, int entry) {
     api_call group = {layout, transa, transb, m,   n, k,           alpha,   NULL,  a_type, lda, 0, NULL, b_type, ldb, 0,
                       beta,   NULL,   c_type, ldc, 0, batch_count, compute, entry, 0,      0,   0, 0,    NULL,   NULL};
-    api_pointer_call call = {&group, 1, A, B, C};
+    api_pointer_call call = {&group, 1, A, B, C, NULL};
     return api_run_pointers(&call);
 }
 
@@ -171,6 +171,17 @@ gemm_status_t gemm_ex_grouped_scaled(gemm_layout_t layout, const gemm_op_t *tran
     return api_run_grouped((int)layout, (const int *)transa, (const int *)transb, m, n, k, alpha, A, (int)a_type, lda,
                            B, (int)b_type, ldb, beta, C, (int)c_type, ldc, group_count, group_size, (int)compute_type,
                            scalings);
+}
+
+gemm_status_t gemm_ex_masked_scaled(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m, int64_t n,
+                                    int64_t k, const void *alpha, const void *A, gemm_dtype_t a_type, int64_t lda,
+                                    int64_t stride_a, const void *B, gemm_dtype_t b_type, int64_t ldb, int64_t stride_b,
+                                    const void *beta, void *C, gemm_dtype_t c_type, int64_t ldc, int64_t stride_c,
+                                    int64_t batch_count, const int32_t *rows, gemm_dtype_t compute_type,
+                                    const gemm_scaling_t *scalings) {
+    return api_run_masked((int)layout, (int)transa, (int)transb, m, n, k, alpha, A, (int)a_type, lda, stride_a, B,
+                          (int)b_type, ldb, stride_b, beta, C, (int)c_type, ldc, stride_c, batch_count, rows,
+                          (int)compute_type, scalings);
 }
 
 /* The call of gemm_ex's parameters (one matrix) through entry point `entry` (enum api_entry),

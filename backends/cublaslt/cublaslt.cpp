@@ -547,6 +547,8 @@ public:
 
     // Device and managed pointers run in place; host pointers are offloaded (run_on_device).
     verdict supports(const problem &p) const override {
+        if (p.row_count)
+            return verdict::no("a masked batch: cuBLASLt cannot read a row count on the device (cuda_tiled serves it)");
         if (verdict v = cuda::library_supports_types(p); !v.ok) return v;
         if (is_fp8(p.ab_type))
             if (std::string why = fp8_refusal(p); !why.empty()) return verdict::no(why);

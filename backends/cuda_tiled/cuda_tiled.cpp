@@ -42,6 +42,8 @@ std::string fp8_refusal(const problem &p) {
                "memory)";
     if (p.scales_only() && (p.scaling.d_scale || p.scaling.amax_d))
         return "FP8 with k = 0 or alpha = 0 and an output scale or amax not supported";
+    if (p.scales_only() && p.row_count)
+        return "a masked batch with k = 0 or alpha = 0 not supported (the GEMM kernels read the row counts)";
     for (const variant_info &v : cuda_tiled::variant_table())
         if (v.type == p.ab_type) return cuda_tiled::refusal(v, p);
     return "FP8 not supported by this build (its kernels need CUDA 12.0 or later)";

@@ -1535,6 +1535,165 @@ TEST_CASE("gpu: grouped FP8 on device memory: cuda_tiled, cublaslt and auto agai
     CHECK(run > 0);
 }
 
+// x's masked batch on device memory: its operands, the row counts `counts` (x.rows unless the
+// test passes others), scales, d_scale and amax_d copied to the device (the counts left in host
+// memory with counts_on_host) and the call made with those pointers; then C and every amax_d
+// read back into x.
+gemm_status_t run_masked_on_device(masked_call &x, const std::vector<int32_t> &counts, bool counts_on_host = false) {
+    std::vector<std::unique_ptr<buffer>> held;
+    auto to_device = [&](const void *p, std::size_t n) {
+        const unsigned char *q = static_cast<const unsigned char *>(p);
+        held.push_back(std::make_unique<buffer>(memory::device, bytes(q, q + n)));
+        return held.back()->get();
+    };
+    const void *a = to_device(x.a.data(), x.a.size()), *b = to_device(x.b.data(), x.b.size());
+    void *c = to_device(x.c.data(), x.c.size());
+    const buffer *c_held = held.back().get();
+    const int32_t *rows =
+        counts_on_host ? counts.data() : static_cast<const int32_t *>(to_device(counts.data(), counts.size() * 4));
+    std::vector<gemm_scaling_t> scalings = x.t.scalings;
+    std::vector<const buffer *> amaxes(scalings.size(), nullptr);
+    for (std::size_t i = 0; i < scalings.size(); ++i) {
+        gemm_scaling_t &y = scalings[i];
+        if (y.a_scale) y.a_scale = static_cast<const float *>(to_device(y.a_scale, x.t.a_scales[i].size() * 4));
+        if (y.b_scale) y.b_scale = static_cast<const float *>(to_device(y.b_scale, x.t.b_scales[i].size() * 4));
+        if (y.d_scale) y.d_scale = static_cast<const float *>(to_device(y.d_scale, sizeof(float)));
+        if (y.amax_d) {
+            y.amax_d = static_cast<float *>(to_device(y.amax_d, sizeof(float)));
+            amaxes[i] = held.back().get();
+        }
+    }
+    const gemm_status_t s = x.run(a, b, c, rows, scalings.data());
+    CUDA_REQUIRE(cudaDeviceSynchronize());
+    x.take(c_held->read());
+    for (std::size_t i = 0; i < amaxes.size(); ++i)
+        if (amaxes[i]) std::memcpy(&x.t.amaxes[i], amaxes[i]->read().data(), sizeof(float));
+    return s;
+}
+
+// A masked batch of experts in the form the GPU's FP8 kernels read: up to m = 200 rows (two
+// tiles of 128), n = 136 (past a tile), k = 300 (block scales change along k); row counts of
+// none, all, one, past a tile and between; scales per tensor, per block and none.
+masked_call device_masked_batch(gemm_layout_t layout, gemm_dtype_t ab, gemm_dtype_t ct, float beta) {
+    masked_call x;
+    x.t.layout = layout;
+    x.t.ab = ab;
+    x.t.ct = ct;
+    x.t.ld_multiple = 16;
+    x.stride_multiple = 16;
+    x.m = 200;
+    x.rows = {0, 200, 1, 129, 77, 200, 0};
+    const bool col = layout == GEMM_COL_MAJOR;
+    const group_spec e = {col ? GEMM_OP_T : GEMM_OP_N,
+                          col ? GEMM_OP_N : GEMM_OP_T,
+                          0,
+                          136,
+                          300,
+                          1,
+                          GEMM_SCALE_TENSOR,
+                          0.75f,
+                          beta,
+                          true,
+                          true};
+    std::vector<group_spec> specs(x.rows.size(), e);
+    specs[1].mode = specs[3].mode = GEMM_SCALE_BLOCK;
+    specs[2].mode = GEMM_SCALE_NONE;
+    specs[4].d_scale = false;
+    specs[5].amax = false;
+    x.t.groups = specs;
+    x.build(specs, hash_text(x.t.describe()));
+    return x;
+}
+
+// Masked FP8 batches (experts whose token counts the device holds) through cuda_tiled and
+// auto: each matrix's rows against the float64 loop within the tensor cores' bound, its other
+// rows and the bytes between the matrices untouched, amax_d 0 where it computes no row; counts
+// beyond m taken as m and negative ones as 0 (the kernels cannot report them); both layouts
+// (the mask on the canonical m, and on n for row-major), every C type, e4m3 and e5m2.
+TEST_CASE("gpu: masked FP8 batch on device memory: cuda_tiled and auto compute each matrix's rows") {
+    const std::vector<std::string> names = gpu_backends();
+    if (std::find(names.begin(), names.end(), "cuda_tiled") == names.end()) {
+        MESSAGE("cuda_tiled not usable here, not tested");
+        return;
+    }
+    int runs = 0;
+    for (const char *backend : {"cuda_tiled", ""})
+        for (gemm_dtype_t ab : {GEMM_F8_E4M3, GEMM_F8_E5M2})
+            for (gemm_layout_t layout : {GEMM_COL_MAJOR, GEMM_ROW_MAJOR})
+                for (gemm_dtype_t ct : {GEMM_F32, GEMM_BF16, GEMM_F16}) {
+                    masked_call x = device_masked_batch(layout, ab, ct, runs % 2 ? 0.5f : 0.0f);
+                    std::vector<int32_t> counts = x.rows;
+                    counts[5] = 1000;  // beyond m: all 200 rows
+                    counts[6] = -7;    // negative: none
+                    const std::string where = std::string(*backend ? backend : "auto") + " " + x.t.describe();
+                    INFO(where);
+                    REQUIRE(gemm_set_backend(*backend ? backend : nullptr) == GEMM_STATUS_SUCCESS);
+                    const gemm_status_t s = run_masked_on_device(x, counts);
+                    const std::string error = gemm_last_error();
+                    gemm_set_backend(nullptr);
+                    check_no_cuda_error(where);
+                    REQUIRE_MESSAGE(s == GEMM_STATUS_SUCCESS, error);
+                    ++runs;
+                    const std::string wrong = x.mismatch(gemm::tensor_core_fp8_share);
+                    CHECK_MESSAGE(wrong.empty(), wrong);
+                }
+    MESSAGE("masked FP8 on device memory: " << runs << " calls checked");
+}
+
+// Masked FP8 batches that no kernel here serves, each refused with its reason and every C
+// untouched: cublaslt (no row count on the device), cublas and cuda_naive (no FP8), the CPU
+// backends (device pointers), cuda_tiled's skinny kernels asked by id, cuda_tiled with k = 0
+// (the GEMM kernels read the counts); and counts in host memory beside device operands.
+TEST_CASE("gpu: masked FP8 batch on device memory: refusals leave every C untouched") {
+    const struct {
+        const char *backend, *reason;
+    } refusals[] = {{"cublaslt", "masked batch"},         {"cublas", "cuBLAS has no FP8 GEMM"},
+                    {"cuda_naive", "e4m3 not supported"}, {"cpu_ref", "needs host pointers"},
+                    {"cpu_omp", "needs host pointers"},   {"cuda_tiled:skinny_e4m3_16x16", "masked batch"}};
+    for (const auto &r : refusals) {
+        if (gemm_set_backend(r.backend) != GEMM_STATUS_SUCCESS) {
+            MESSAGE(r.backend << " not usable here, not tested: " << gemm_last_error());
+            continue;
+        }
+        masked_call x = device_masked_batch(GEMM_ROW_MAJOR, GEMM_F8_E4M3, GEMM_BF16, 0.0f);
+        const gemm_status_t s = run_masked_on_device(x, x.rows);
+        const std::string error = gemm_last_error();
+        gemm_set_backend(nullptr);
+        CHECK_MESSAGE(s == GEMM_STATUS_NOT_SUPPORTED, r.backend << ": " << error);
+        CHECK_MESSAGE(error.find(r.reason) != std::string::npos, r.backend << ": " << error);
+        CHECK_MESSAGE(x.untouched(), r.backend);
+        check_no_cuda_error(r.backend);
+    }
+    const std::vector<std::string> names = gpu_backends();
+    if (std::find(names.begin(), names.end(), "cuda_tiled") == names.end()) return;
+    {
+        masked_call x = device_masked_batch(GEMM_COL_MAJOR, GEMM_F8_E4M3, GEMM_F32, 0.5f);
+        const gemm_status_t s = run_masked_on_device(x, x.rows, true);
+        CHECK_MESSAGE(s == GEMM_STATUS_MIXED_MEMORY_SPACES, gemm_last_error());
+        CHECK_MESSAGE(std::string(gemm_last_error()).find("parameter 22: rows is in host memory") != std::string::npos,
+                      gemm_last_error());
+        CHECK(x.untouched());
+    }
+    {
+        masked_call x;
+        x.t.ld_multiple = 16;
+        x.stride_multiple = 16;
+        x.m = 32;
+        x.rows = {3, 32};
+        const group_spec e = {GEMM_OP_T, GEMM_OP_N, 0, 16, 0, 1, GEMM_SCALE_NONE, 1.0f, 0.5f, false, false};
+        x.t.groups = {e, e};
+        x.build({e, e}, 65);
+        REQUIRE(gemm_set_backend("cuda_tiled") == GEMM_STATUS_SUCCESS);
+        const gemm_status_t s = run_masked_on_device(x, x.rows);
+        const std::string error = gemm_last_error();
+        gemm_set_backend(nullptr);
+        CHECK_MESSAGE(s == GEMM_STATUS_NOT_SUPPORTED, error);
+        CHECK_MESSAGE(error.find("masked batch with k = 0") != std::string::npos, error);
+        CHECK(x.untouched());
+    }
+    check_no_cuda_error("masked refusals");
+}
+
 // Grouped FP8 on device memory where no FP8 kernel is: cublas, cuda_naive and cublasxt forced
 // refuse it with their reason, as do the CPU backends (device pointers); and a group cuda_tiled
 // cannot serve whole (a later matrix's A not 16-byte aligned) is refused before any matrix

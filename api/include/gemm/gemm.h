@@ -559,6 +559,32 @@ GEMM_API gemm_status_t gemm_ex_grouped_scaled(gemm_layout_t layout, const gemm_o
                                               int64_t group_count, const int64_t *group_size, gemm_dtype_t compute_type,
                                               const gemm_scaling_t *scalings);
 
+/* A masked batch of FP8 products, for the experts of a mixture-of-experts layer whose token
+ * counts are known only on the device (a CUDA graph then captures one call for any counts):
+ * batch_count matrices of m x n x k at strides, as gemm_ex_strided_batched's (0 shares one A
+ * or B; the C matrices must not overlap), of which matrix i computes only the first rows[i]
+ * rows of its C (m is the most any matrix computes): rows[i] rows of op(A) are multiplied, and
+ * C's other rows are neither read nor written. rows holds batch_count int32 values (parameter
+ * 22) in the operands' memory, read in the call's stream order as the scales are. On host
+ * memory they are checked before anything is computed: a value outside [0, m] is
+ * GEMM_STATUS_INVALID_VALUE ("rows[3] = 9 must be in [0, m = 8]"). On device memory the
+ * library does not read them on the host (that would wait for the stream): the kernels read
+ * them, and take a value outside [0, m] as the nearer bound. scalings is NULL (scales of 1) or
+ * batch_count gemm_scaling_t, scalings[i] matrix i's, laid out and checked as
+ * gemm_ex_grouped_scaled's are (messages "matrix 2: parameter 24: scalings[2].a_scale ...");
+ * its amax_d receives max |D| over the rows computed, 0 when rows[i] is 0. rows must share no
+ * byte with any C or amax_d. Types as gemm_ex_scaled's. Computed by cpu_ref and cpu_omp on
+ * host memory (each matrix as a call of rows[i] rows) and by cuda_tiled's wgmma FP8 kernels on
+ * device memory (a launch per matrix, its tiles past rows[i] skipped), which need k > 0 and
+ * alpha != 0 there; cublaslt, which cannot read a row count on the device, refuses it. */
+GEMM_API gemm_status_t gemm_ex_masked_scaled(gemm_layout_t layout, gemm_op_t transa, gemm_op_t transb, int64_t m,
+                                             int64_t n, int64_t k, const void *alpha, const void *A,
+                                             gemm_dtype_t a_type, int64_t lda, int64_t stride_a, const void *B,
+                                             gemm_dtype_t b_type, int64_t ldb, int64_t stride_b, const void *beta,
+                                             void *C, gemm_dtype_t c_type, int64_t ldc, int64_t stride_c,
+                                             int64_t batch_count, const int32_t *rows, gemm_dtype_t compute_type,
+                                             const gemm_scaling_t *scalings);
+
 /* ---- Problem descriptions and capability queries ------------------------------------ */
 
 /* Structs with a struct_size (gemm_desc_t, gemm_backend_traits_t, gemm_measure_options_t)

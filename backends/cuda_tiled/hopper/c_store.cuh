@@ -66,15 +66,16 @@ __device__ inline void store_quad(TC *at, int m, int m_end, float4 x, const c_ta
 }
 
 // This thread's accumulators of a consumer warpgroup, whose 64 n from n0 by WN m from m0, into
-// o: the rows before n_end (the tile's, within C's). Element 4j + 2h + e of the wgmma fragment
-// is row (n) 16 warp + lane / 4 + 8h of the 64 and column (m) 8j + 2 (lane % 4) + e of the WN:
-// a warp's stores straight from the fragment would write 16 bytes or less of each of 8 columns.
-// So each warp passes its 16 rows through its staging (alpha * acc, 32 m at a time), and reads
-// them back as 4 neighbouring m a lane, 8 lanes a row: a store instruction writes 4 rows of 32
-// contiguous m (whole 32-byte sectors). SCALED: each element through os (store_quad).
+// o: the rows before n_end (the tile's, within C's), the columns before m_end. Element
+// 4j + 2h + e of the wgmma fragment is row (n) 16 warp + lane / 4 + 8h of the 64 and column (m)
+// 8j + 2 (lane % 4) + e of the WN: a warp's stores straight from the fragment would write 16
+// bytes or less of each of 8 columns. So each warp passes its 16 rows through its staging
+// (alpha * acc, 32 m at a time), and reads them back as 4 neighbouring m a lane, 8 lanes a row:
+// a store instruction writes 4 rows of 32 contiguous m (whole 32-byte sectors). SCALED: each
+// element through os (store_quad).
 template <class TC, int WN, bool SCALED = false, int N>
-__device__ void store_tile(const float (&d)[N], float *staging, const c_target &o, const wgmma_params &p, int m0,
-                           int n0, int n_end, int matrix, output_scaling *os = nullptr) {
+__device__ void store_tile(const float (&d)[N], float *staging, const c_target &o, int m0, int m_end, int n0, int n_end,
+                           int matrix, output_scaling *os = nullptr) {
     const int lane = threadIdx.x % 32, warp = threadIdx.x % 128 / 32;
     if (n0 + warp * 16 >= n_end) return;                            // none of this warp's rows
     float *rows = staging + (threadIdx.x / 32 - 4) * staging_warp;  // warps 4 .. 11 multiply
@@ -94,8 +95,8 @@ __device__ void store_tile(const float (&d)[N], float *staging, const c_target &
         for (int it = 0; it < 4; ++it) {
             const int r = 4 * it + lane / 8, v = lane % 8;
             const int n = n0 + warp * 16 + r, m = m0 + 32 * part + 4 * v;
-            if (n < n_end && m < p.m)
-                store_quad<TC, SCALED>(c + int64_t(n) * o.ld + m, m, p.m,
+            if (n < n_end && m < m_end)
+                store_quad<TC, SCALED>(c + int64_t(n) * o.ld + m, m, m_end,
                                        *reinterpret_cast<const float4 *>(rows + r * staging_row + 4 * v), o, os);
         }
         __syncwarp();

@@ -161,9 +161,17 @@ __global__ void __launch_bounds__(threads, 1)
     // kernel's end: nothing in memory is read or written before that kernel has completed and
     // its writes are visible (it may have written A or B, or still read C or the workspace).
     asm volatile("griddepcontrol.wait;" ::: "memory");
+    // A masked batch's matrix computes C's first *row_count rows (or columns) only: the tiles
+    // past them are no work items, and no store reaches past them.
+    int m_end = p.m, n_limit = p.n;
+    if (p.row_count) {
+        const int count = max(*p.row_count, 0);
+        if (p.row_count_on_n) n_limit = min(count, p.n);
+        else m_end = min(count, p.m);
+    }
 
     constexpr int bn = Tiling::bn, wn = Tiling::wgmma_n;
-    const int tiles_m = (p.m + bm - 1) / bm, tiles_n = (p.n + bn - 1) / bn;
+    const int tiles_m = (m_end + bm - 1) / bm, tiles_n = (n_limit + bn - 1) / bn;
     const int64_t work = int64_t(tiles_m) * tiles_n * p.batch * p.splits;
     const int k_steps = (p.k + bk - 1) / bk;
     const int warpgroup = threadIdx.x / 128;
@@ -202,10 +210,10 @@ __global__ void __launch_bounds__(threads, 1)
         // This group's n and m: a slice of 64 n, or of wn m with split_m.
         const int n0 = at.tn * bn + (Tiling::split_m ? 0 : group * 64);
         const int m0 = at.tm * bm + (Tiling::split_m ? group * wn : 0);
-        const int n_end = min(p.n, at.tn * bn + bn);
+        const int n_end = min(n_limit, at.tn * bn + bn);
         // A group whose slice lies past the matrix (n <= 64: decode shapes) has nothing to
         // multiply or store; it only hands the stages back.
-        if (n0 >= p.n || m0 >= p.m) {
+        if (n0 >= n_limit || m0 >= m_end) {
             for (int ks = at.ks_begin; ks < at.ks_end; ++ks, ++step) {
                 barrier_wait(&full[step % stages], (step / stages) & 1);
                 barrier_arrive(&empty[step % stages]);
@@ -254,11 +262,11 @@ __global__ void __launch_bounds__(threads, 1)
             barrier_arrive(&empty[(step - 1) % stages]);
         }
         if (p.splits == 1) {
-            store_tile<TC, wn, promotes>(d, staging, out, p, m0, n0, n_end, at.matrix, &scaling);
+            store_tile<TC, wn, promotes>(d, staging, out, m0, m_end, n0, n_end, at.matrix, &scaling);
         } else {
             const int64_t elements = int64_t(p.m) * p.n;
             const c_target partial{p.partial + at.split * p.split_stride, p.m, elements, 1.0f, 0.0f, p.m % 4 == 0};
-            store_tile<float, wn>(d, staging, partial, p, m0, n0, n_end, at.matrix);
+            store_tile<float, wn>(d, staging, partial, m0, p.m, n0, n_end, at.matrix);
         }
     }
     if constexpr (promotes)

@@ -218,6 +218,8 @@ gemm_status_t launch_direct(const kernel_config &c, const problem &dp, cudaStrea
     }
     p.d_scale = x.d_scale;
     p.amax = x.amax_d;
+    p.row_count = dp.row_count;
+    p.row_count_on_n = dp.row_count_on_n;
     const int stage_k = int(128 / dtype_size(dp.ab_type));  // wgmma_tiling::bk
     const int k_steps = int((dp.k + stage_k - 1) / stage_k);
     p.splits = 1;

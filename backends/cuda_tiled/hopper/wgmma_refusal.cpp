@@ -51,6 +51,8 @@ std::string type_refusal(const kernel_config &c, const problem &dp) {
 
 std::string wgmma_refusal(const kernel_config &c, const problem &dp) {
     if (std::string why = type_refusal(c, dp); !why.empty()) return why;
+    // The kernel skips the tiles past a masked matrix's row count; a split's reduction would not.
+    if (dp.row_count && c.split_k) return "a masked batch (this line splits k)";
     if (c.operands == operand_form::b_along_k && dp.op_b != transpose::n)
         return "the operand along C's " + std::to_string(c.bn) +
                " columns not stored along k (column-major: op(B) = N; row-major: op(A) = N)";

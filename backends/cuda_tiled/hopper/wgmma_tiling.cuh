@@ -78,6 +78,10 @@ struct wgmma_params {
     const float *a_block, *b_block;
     int64_t ld_a_block, ld_b_block;
     bool a_per_128, b_per_128;
+    // A masked batch's matrix (problem::row_count; FP8, batch 1, k unsplit): only C's first
+    // *row_count rows (m), or columns (n) where row_count_on_n, are computed; nullptr: all.
+    const int32_t *row_count;
+    bool row_count_on_n;
 };
 
 }  // namespace gemm::cuda_tiled::hopper

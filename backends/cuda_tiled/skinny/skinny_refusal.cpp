@@ -25,6 +25,7 @@ std::string type_refusal(const kernel_config &c, const problem &dp) {
                        "FP8 operands not both stored along k: the FP8 kernels take the TN form (column-major ") +
                    "op(A) = T, op(B) = N; row-major transa = N, transb = T), not " + op_name(dp.op_a) + op_name(dp.op_b);
         if (dp.scaling.blocks()) return "FP8 block scales (the FP8 skinny kernels take scales per tensor)";
+        if (dp.row_count) return "a masked batch (the FP8 skinny kernels do not read row counts)";
         if (dp.space == memory_space::host)
             return "FP8 on host memory (the kernels read the scales on the device: device or managed memory)";
         return "";

@@ -2,6 +2,7 @@
 // and settings as Python values.
 #include "bindings.hpp"
 
+#include "blas_call.hpp"
 #include "operand.hpp"
 #include "python_error.hpp"
 
@@ -132,6 +133,10 @@ struct tune_args {
 nb::dict tune(const tune_args &args) {
     gemm_tune_request_t request{};
     request.ab_type = dtype_of_name(args.dtype, "dtype");
+    if (is_fp8(request.ab_type))
+        refuse(GEMM_STATUS_NOT_SUPPORTED, "dtype",
+               args.dtype + " is an FP8 type: gemm.tune takes the other types; FP8 calls are made by gemm.matmul "
+                            "and gemm.Plan (docs/PYTHON.md, FP8)");
     request.c_type = request.ab_type;
     request.layout = layout_of(args.layout);
     request.transa = op_of(args.transa, "transa");

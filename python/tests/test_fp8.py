@@ -235,8 +235,14 @@ def test_fp8_plan_refusals_name_the_argument_and_write_nothing(case, status, arg
     assert amax[0] == -1.0
 
 
-def test_tune_refuses_fp8():
-    error = refused(lambda: gemm.tune(8, 8, 8, dtype="float8_e4m3fn"))
-    assert error.status == gemm.Status.NOT_SUPPORTED
-    assert error.argument == "dtype"
-    assert "gemm.matmul" in str(error)
+def test_tune_of_fp8_classes():
+    # c_dtype names the result's type; the class is measured with scales of 1.
+    report = gemm.tune(16, 24, 40, dtype="float8_e4m3fn", c_dtype="bfloat16", transb="T", budget_ms=20,
+                       backends="cpu_ref,cpu_omp", store=False)
+    names = {c["backend"] for c in report["candidates"]}
+    assert names >= {"cpu_ref", "cpu_omp"}
+    assert all(c["correct"] for c in report["candidates"])
+    error = refused(lambda: gemm.tune(8, 8, 8, dtype="float8_e5m2", store=False))
+    assert error.status == gemm.Status.INVALID_DTYPE and error.argument == "c_dtype"
+    error = refused(lambda: gemm.tune(8, 8, 8, dtype="float8_e4m3fn", c_dtype="float64", store=False))
+    assert "c_type" in str(error)

@@ -182,11 +182,12 @@ def test_plans_of_fp8_operands(backend, mode, rng):
     d, magnitude = expected(a, b, a_scale=0.5 if mode else 1.0, b_scale=4.0 if mode else 1.0)
     assert_close(out, d, magnitude, "bfloat16", k, 0.25)
     assert abs(float(amax[0]) - np.abs(d).max()) <= 4 * (k + 2) * 2.0**-24 * magnitude.max()
-    # Made from shapes: a or b an array gives the FP8 type, dtype= the result's.
+    # Made from shapes: a or b an array gives the FP8 type, dtype= the result's; alpha and beta.
     shaped = gemm.Plan((m, k), b, dtype="float32")
-    c = result_array((m, n), "float32")
-    shaped.run(a, b, c)
-    assert_close(c, *expected(a, b), "float32", k)
+    c0 = random((m, n), "float32", rng)
+    c = c0.copy()
+    shaped.run(a, b, c, alpha=-2.0, beta=0.5)
+    assert_close(c, *expected(a, b, -2.0, 0.5, c0), "float32", k)
 
 
 @pytest.mark.parametrize(

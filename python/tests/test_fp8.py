@@ -117,6 +117,22 @@ def test_dlpack_float8_codes(name, rng):
     assert_close(out, *expected(a, b, a_scale=2.0, b_scale=0.5), "float32", 9)
 
 
+def refusal_operands(rng):
+    """FP8 a (2 x 3) and b (3 x 4), a float32 out of 7s and an amax of -1, which a refused call
+    leaves as they are, and a float32 x (2 x 3)."""
+    a, b = fp8((2, 3), "float8_e4m3fn", rng), fp8((3, 4), "float8_e4m3fn", rng)
+    return a, b, np.full((2, 4), 7, np.float32), np.full(1, -1.0, np.float32), random((2, 3), "float32", rng)
+
+
+def assert_refused_writing_nothing(call, status, argument, text, out, amax):
+    error = refused(call)
+    assert error.status == status
+    assert error.argument == argument
+    assert text in str(error), str(error)
+    assert np.all(out == 7)
+    assert amax[0] == -1.0
+
+
 @pytest.mark.parametrize(
     "case,status,argument,text",
     [
@@ -136,10 +152,7 @@ def test_dlpack_float8_codes(name, rng):
     ],
 )
 def test_refusals_name_the_argument_and_write_nothing(case, status, argument, text, rng):
-    a, b = fp8((2, 3), "float8_e4m3fn", rng), fp8((3, 4), "float8_e4m3fn", rng)
-    out = np.full((2, 4), 7, np.float32)
-    amax = np.full(1, -1.0, np.float32)
-    x = random((2, 3), "float32", rng)
+    a, b, out, amax, x = refusal_operands(rng)
     calls = {
         "no result type": lambda: gemm.matmul(a, b),
         "float64 result": lambda: gemm.matmul(a, b, dtype="float64"),
@@ -155,12 +168,7 @@ def test_refusals_name_the_argument_and_write_nothing(case, status, argument, te
         "scales on float32": lambda: gemm.matmul(x, x.T, a_scale=1.0, b_scale=1.0),
         "dtype on float32": lambda: gemm.matmul(x, x.T, dtype="float16"),
     }
-    error = refused(calls[case])
-    assert error.status == status
-    assert error.argument == argument
-    assert text in str(error), str(error)
-    assert np.all(out == 7)
-    assert amax[0] == -1.0
+    assert_refused_writing_nothing(calls[case], status, argument, text, out, amax)
 
 
 @pytest.mark.parametrize("backend", HOST_BACKENDS)
@@ -209,10 +217,7 @@ def test_plans_of_fp8_operands(backend, mode, rng):
     ],
 )
 def test_fp8_plan_refusals_name_the_argument_and_write_nothing(case, status, argument, text, rng):
-    a, b = fp8((2, 3), "float8_e4m3fn", rng), fp8((3, 4), "float8_e4m3fn", rng)
-    out = np.full((2, 4), 7, np.float32)
-    amax = np.full(1, -1.0, np.float32)
-    x = random((2, 3), "float32", rng)
+    a, b, out, amax, x = refusal_operands(rng)
     calls = {
         "no result type": lambda: gemm.Plan(a, b),
         "float64 result": lambda: gemm.Plan(a, b, dtype="float64"),
@@ -228,12 +233,7 @@ def test_fp8_plan_refusals_name_the_argument_and_write_nothing(case, status, arg
         "out of another type": lambda: gemm.Plan(a, b, out).run(a, b, out.astype(np.float16)),
         "scales on a float32 run": lambda: gemm.Plan(x, x.T).run(x, x.T, np.zeros((2, 2), np.float32), d_scale=1.0),
     }
-    error = refused(calls[case])
-    assert error.status == status
-    assert error.argument == argument
-    assert text in str(error), str(error)
-    assert np.all(out == 7)
-    assert amax[0] == -1.0
+    assert_refused_writing_nothing(calls[case], status, argument, text, out, amax)
 
 
 def test_tune_of_fp8_classes():

@@ -11,7 +11,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
-#include <utility>
 #include <vector>
 
 namespace nb = nanobind;

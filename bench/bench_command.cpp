@@ -166,6 +166,7 @@ gemm_desc_t desc_of(const gemm_case &c, int device) {
     d.batch_count = c.batch;
     d.device = device;
     d.beta_zero = c.beta == 0.0;
+    d.scale_mode = c.scale;
     return d;
 }
 
@@ -236,11 +237,12 @@ void bench_case(bench_run &run, const gemm_case &c) {
     for (bench_row &row : rows) emit_row(run, std::move(row), baseline_row);
 }
 
-// "f32 row NT 1x4096x4096 (batch 8)".
+// "f32 row NT 1x4096x4096 (batch 8)", "e4m3>bf16 col TN 4096x4096x4096 (scale block)".
 std::string case_text(const gemm_case &c) {
     std::string text = dtype_pair_name(c.dtype) + " " + layout_name(c.layout) + " " + ops_name(c) + " " +
                        std::to_string(c.shape.m) + "x" + std::to_string(c.shape.n) + "x" + std::to_string(c.shape.k);
-    return c.batch > 1 ? text + " (batch " + std::to_string(c.batch) + ")" : text;
+    if (c.batch > 1) text += " (batch " + std::to_string(c.batch) + ")";
+    return c.scale != GEMM_SCALE_NONE ? text + " (scale " + scale_name(c.scale) + ")" : text;
 }
 
 // Each case in turn, with progress on stderr: a case of several backends takes seconds.
@@ -251,7 +253,8 @@ void bench_all_cases(bench_run &run) {
         for (gemm_layout_t layout : o.layouts)
             for (const auto &ops : o.ops)
                 for (const gemm_shape &shape : o.shapes)
-                    cases.push_back(gemm_case{dtype, layout, ops.first, ops.second, shape, o.batch, o.alpha, o.beta});
+                    cases.push_back(
+                        gemm_case{dtype, layout, ops.first, ops.second, shape, o.batch, o.alpha, o.beta, o.scale});
     progress_line progress("gemm bench", cases.size());
     run.progress = &progress;
     for (std::size_t i = 0; i < cases.size(); ++i) {
@@ -292,8 +295,14 @@ void print_preamble(std::FILE *out, const bench_run &run, const std::string &com
                  "# check: every element against a double-precision loop when m*n*k*batch <= 2^27, else\n"
                  "#   C·t vs alpha·A·(B·t) + beta·C0·t (gemm_measure)%s\n",
                  run.on_device ? "; on the host, of C copied back from the device" : "");
-    std::fprintf(out, "# AI = flops / bytes of A and B read and C written%s; roof = min(peak, AI x bandwidth)\n",
-                 run.options.beta != 0.0 ? " and read" : "");
+    if (run.options.scale == GEMM_SCALE_TENSOR)
+        std::fprintf(out, "# FP8 scales: tensor, one f32 each for A and B, 2^u for u uniform in [-1, 1)\n");
+    else if (run.options.scale == GEMM_SCALE_BLOCK)
+        std::fprintf(out, "# FP8 scales: block, A one f32 per row and 128 of k, B one per 128 x 128, each 2^u for u\n"
+                          "#   uniform in [-1, 1); at the least leading dimensions (docs/FP8.md)\n");
+    std::fprintf(out, "# AI = flops / bytes of A and B read and C written%s%s; roof = min(peak, AI x bandwidth)\n",
+                 run.options.beta != 0.0 ? " and read" : "",
+                 run.options.scale != GEMM_SCALE_NONE ? ", scales read" : "");
     report_table_header(out);
 }
 

@@ -17,13 +17,16 @@ const char *const bench_help =
     "problem:\n"
     "  --dtype LIST        f32,f64,f16,bf16,c32,c64,e4m3,e5m2 (default f32); f16/bf16 run through\n"
     "                      gemm_ex with C of the same type, computed in f32; c32/c64 are complex;\n"
-    "                      e4m3/e5m2 are FP8 with C bf16 and scales of 1 (docs/FP8.md);\n"
+    "                      e4m3/e5m2 are FP8 with C bf16 (docs/FP8.md);\n"
     "                      T>U: A and B of type T, C of type U ('bf16>f32', quoted for the shell)\n"
     "  --layout LIST       row,col (default row)\n"
     "  --ops LIST          NN,NT,TN,TT: op(A) then op(B) (default NN); C, the conjugate\n"
     "                      transpose, with c32/c64 (CN, NC, CT, ...)\n"
     "  --batch N           strided batch of N products (default 1)\n"
     "  --alpha X --beta Y  scalars (default 1 and 0)\n"
+    "  --scale MODE        FP8 dtypes only: none (scales of 1, the default), tensor (one f32\n"
+    "                      each for A and B) or block (A one per row and 128 of k, B one per\n"
+    "                      128 x 128); values 2^u, u uniform in [-1, 1), applied by the check\n"
     "memory:\n"
     "  --device N          operands in the memory of CUDA device N, calls enqueued on a stream\n"
     "                      of the measurement engine's own and timed with CUDA events\n"
@@ -92,6 +95,13 @@ void memory_parse(const std::string &text, bench_options &o) {
     else throw usage_error("--memory: '" + text + "' must be host, pinned or device");
 }
 
+gemm_scale_mode_t scale_parse(const std::string &text) {
+    if (text == "none") return GEMM_SCALE_NONE;
+    if (text == "tensor") return GEMM_SCALE_TENSOR;
+    if (text == "block") return GEMM_SCALE_BLOCK;
+    throw usage_error("--scale: '" + text + "' must be none, tensor or block");
+}
+
 // Options that take a value; returns false when the name is not one of them.
 bool parse_valued_option(const std::string &name, arg_reader &args, bench_options &o) {
     if (name == "--dtype") o.dtypes = list_parse<dtype_pair>(name, args.value(name), dtype_pair_parse);
@@ -100,6 +110,7 @@ bool parse_valued_option(const std::string &name, arg_reader &args, bench_option
     else if (name == "--batch") o.batch = parse_int(args.value(name), name, 1);
     else if (name == "--alpha") o.alpha = parse_double(args.value(name), name);
     else if (name == "--beta") o.beta = parse_double(args.value(name), name);
+    else if (name == "--scale") o.scale = scale_parse(args.value(name));
     else if (name == "--backends") o.backends = list_parse<std::string>(name, args.value(name), keep_name);
     else if (name == "--baseline") o.baseline = args.value(name);
     else if (name == "--warmup") o.warmup = parse_int(args.value(name), name, 0);
@@ -132,6 +143,10 @@ bench_options bench_options_parse(int argc, char **argv, int first) {
         else o.shapes.push_back(shape_parse(arg));
     }
     if (o.csv_path == "-" && o.json_path == "-") throw usage_error("--csv - and --json -: only one can go to stdout");
+    for (const dtype_pair &t : o.dtypes)
+        if (o.scale != GEMM_SCALE_NONE && t.ab != GEMM_F8_E4M3 && t.ab != GEMM_F8_E5M2)
+            throw usage_error(std::string("--scale: scales are for FP8 dtypes (e4m3, e5m2), not ") +
+                              gemm_dtype_name(t.ab));
     o.default_shapes = o.shapes.empty();
     if (o.default_shapes) o.shapes = default_shape_set;
     return o;

@@ -19,11 +19,12 @@ struct bench_options {
     std::vector<std::pair<gemm_op_t, gemm_op_t>> ops{{GEMM_OP_N, GEMM_OP_N}};
     int64_t batch = 1;
     double alpha = 1.0, beta = 0.0;
-    std::vector<std::string> backends;  // empty: the available backends that serve the memory
-                                        // space, except cpu_ref, then "auto"
-    std::string baseline;               // empty: cublas on the device; on the host cblas, else cpu_omp
-    int device = -1;                    // >= 0: operands in that CUDA device's memory
-    bool pinned = false;                // host operands page-locked (--memory pinned)
+    gemm_scale_mode_t scale = GEMM_SCALE_NONE;  // FP8 dtypes only
+    std::vector<std::string> backends;          // empty: the available backends that serve the memory
+                                                // space, except cpu_ref, then "auto"
+    std::string baseline;                       // empty: cublas on the device; on the host cblas, else cpu_omp
+    int device = -1;                            // >= 0: operands in that CUDA device's memory
+    bool pinned = false;                        // host operands page-locked (--memory pinned)
     int64_t warmup = 2;
     int64_t reps = 10;
     double budget_ms = 1000;  // per shape and backend: warm-up and timed calls stop past it

@@ -42,10 +42,15 @@ const char *op_letter(gemm_op_t o) { return o == GEMM_OP_N ? "N" : o == GEMM_OP_
 
 std::string ops_name(const gemm_case &c) { return std::string(op_letter(c.op_a)) + op_letter(c.op_b); }
 
+const char *scale_name(gemm_scale_mode_t s) {
+    return s == GEMM_SCALE_TENSOR ? "tensor" : s == GEMM_SCALE_BLOCK ? "block" : "none";
+}
+
 std::string gemm_case_text(const gemm_case &c) {
     std::string text = dtype_pair_name(c.dtype) + " " + layout_name(c.layout) + " " + ops_name(c) + " " +
                        std::to_string(c.shape.m) + "x" + std::to_string(c.shape.n) + "x" + std::to_string(c.shape.k);
-    return c.batch > 1 ? text + " x" + std::to_string(c.batch) : text;
+    if (c.batch > 1) text += " x" + std::to_string(c.batch);
+    return c.scale != GEMM_SCALE_NONE ? text + " scale=" + scale_name(c.scale) : text;
 }
 
 // A complex multiply-add counts as 8 flops, as BLAS benchmarks count it.
@@ -54,11 +59,20 @@ double gemm_case_flops(const gemm_case &c) {
     return per_product * double(c.shape.m) * double(c.shape.n) * double(c.shape.k) * double(c.batch);
 }
 
+// The f32 scales of one matrix's A and B: one each, or per block (op(A): m rows, op(B): n
+// columns; blocks of 128 along k, and of 128 columns for B).
+double scale_bytes(const gemm_case &c) {
+    if (c.scale == GEMM_SCALE_TENSOR) return 2.0 * sizeof(float);
+    if (c.scale != GEMM_SCALE_BLOCK) return 0.0;
+    const double k_blocks = double((c.shape.k + 127) / 128), n_blocks = double((c.shape.n + 127) / 128);
+    return (double(c.shape.m) + n_blocks) * k_blocks * sizeof(float);
+}
+
 double gemm_case_bytes(const gemm_case &c) {
     double c_passes = c.beta != 0.0 ? 2.0 : 1.0;
     double ab = double(gemm_case_stored_a(c).elements()) + double(gemm_case_stored_b(c).elements());
     double bytes = ab * double(dtype_size(c.dtype.ab)) +
-                   c_passes * double(gemm_case_stored_c(c).elements()) * double(dtype_size(c.dtype.c));
+                   c_passes * double(gemm_case_stored_c(c).elements()) * double(dtype_size(c.dtype.c)) + scale_bytes(c);
     return bytes * double(c.batch);
 }
 

@@ -25,6 +25,7 @@ struct gemm_case {
     gemm_shape shape;
     int64_t batch = 1;
     double alpha = 1.0, beta = 0.0;
+    gemm_scale_mode_t scale = GEMM_SCALE_NONE;  // FP8: how A and B are scaled
 };
 
 // A matrix as stored: rows x cols in the case's layout (gemm_case_ld gives the tightest ld).
@@ -46,11 +47,14 @@ const char *layout_name(gemm_layout_t l);  // "row" / "col"
 // "N", "T" or "C".
 const char *op_letter(gemm_op_t o);
 std::string ops_name(const gemm_case &c);  // "NT": op(A) then op(B)
-// "f32 row NT 1x4096x4096", with " x8" after it for a batch of 8.
+// "none", "tensor" or "block".
+const char *scale_name(gemm_scale_mode_t s);
+// "f32 row NT 1x4096x4096", with " x8" after it for a batch of 8 and " scale=block" for
+// scaled FP8.
 std::string gemm_case_text(const gemm_case &c);
 
 double gemm_case_flops(const gemm_case &c);
-// Least traffic: A and B read once, C written (and read too when beta != 0).
+// Least traffic: A and B read once, C written (and read too when beta != 0), FP8 scales read.
 double gemm_case_bytes(const gemm_case &c);
 
 }  // namespace gemm_cli

@@ -64,14 +64,14 @@ void report_csv_header(std::FILE *out) {
     std::fprintf(out, "backend,dtype,layout,ops,m,n,k,batch,alpha,beta,check,check_method,check_worst_ratio,"
                       "reps,calls_per_rep,median_ms,best_ms,gflops,gflops_best,baseline,ratio,"
                       "arithmetic_intensity,roofline_gflops,roofline_percent,status,note,round_spread_percent,"
-                      "best_forced,best_over_auto\n");
+                      "best_forced,best_over_auto,scale\n");
 }
 
 void report_csv_row(std::FILE *out, const bench_row &r, const std::string &baseline) {
     const gemm_case &c = r.problem;
     bool roof = r.roofline_gflops > 0;
     std::fprintf(
-        out, "%s,%s,%s,%s,%lld,%lld,%lld,%lld,%g,%g,%s,%s,%s,%lld,%lld,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n",
+        out, "%s,%s,%s,%s,%lld,%lld,%lld,%lld,%g,%g,%s,%s,%s,%lld,%lld,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n",
         csv_field(r.backend).c_str(), dtype_pair_name(c.dtype).c_str(), layout_name(c.layout), ops_name(c).c_str(),
         static_cast<long long>(c.shape.m), static_cast<long long>(c.shape.n), static_cast<long long>(c.shape.k),
         static_cast<long long>(c.batch), c.alpha, c.beta, check_verdict_name(r.check.verdict), r.check.method.c_str(),
@@ -82,7 +82,8 @@ void report_csv_row(std::FILE *out, const bench_row &r, const std::string &basel
         number(r.ratio, "%.4g", r.ratio > 0).c_str(), number(r.intensity(), "%.4g", true).c_str(),
         number(r.roofline_gflops, "%.6g", roof).c_str(), number(roofline_percent(r), "%.4g", roof && r.timed).c_str(),
         r.status.c_str(), csv_field(r.note).c_str(), number(100 * r.round_spread, "%.4g", r.round_spread >= 0).c_str(),
-        csv_field(r.best_forced).c_str(), number(r.best_over_auto, "%.4g", r.best_over_auto > 0).c_str());
+        csv_field(r.best_forced).c_str(), number(r.best_over_auto, "%.4g", r.best_over_auto > 0).c_str(),
+        scale_name(c.scale));
     std::fflush(out);
 }
 
@@ -96,6 +97,7 @@ void json_row(json_writer &w, const bench_row &r) {
     w.key("layout").string(layout_name(c.layout)).key("ops").string(ops_name(c));
     w.key("m").integer(c.shape.m).key("n").integer(c.shape.n).key("k").integer(c.shape.k);
     w.key("batch").integer(c.batch).key("alpha").number(c.alpha).key("beta").number(c.beta);
+    w.key("scale").string(scale_name(c.scale));
     w.key("check").string(check_verdict_name(r.check.verdict)).key("check_method").string(r.check.method);
     w.key("check_worst_ratio").number(r.check.worst_ratio);
     w.key("reps").integer(r.reps).key("calls_per_rep").integer(r.calls_per_rep);

@@ -18,6 +18,19 @@
 namespace gemm {
 namespace {
 
+// An FP8 call's scaling: " scales=none", "tensor" or "block", then "+d_scale" and "+amax"
+// when set; nothing for other types.
+std::string scaling_text(const problem &p) {
+    if (!is_fp8(p.ab_type)) return {};
+    const scaling_spec &s = p.scaling;
+    std::string text = s.blocks()                       ? " scales=block"
+                       : s.a.kind == scale_kind::tensor ? " scales=tensor"
+                                                        : " scales=none";
+    if (s.d_scale) text += "+d_scale";
+    if (s.amax_d) text += "+amax";
+    return text;
+}
+
 void trace(const problem &p, const call_shape &call, const choice &c, const run_report &ctx, gemm_status_t status,
            double seconds) {
     std::string_view variant = !ctx.variant_used.empty() ? ctx.variant_used
@@ -25,11 +38,11 @@ void trace(const problem &p, const call_shape &call, const choice &c, const run_
                                                          : c.variant;
     std::string line =
         fmt::format("backend={} variant={} dtype={}{} layout={} ops={}{} m={} n={} k={} lda={} ldb={} "
-                    "ldc={} batch={} space={} why=\"{}\"",
+                    "ldc={} batch={}{} space={} why=\"{}\"",
                     c.chosen ? std::string(c.chosen->name()) : "none", variant, dtype_name(p.ab_type),
                     p.c_type != p.ab_type ? std::string("->") + dtype_name(p.c_type) : "", layout_name(call.layout),
                     op_letter(call.transa), op_letter(call.transb), call.m, call.n, call.k, call.lda, call.ldb,
-                    call.ldc, p.batch, memory_space_name(p.space), c.reason());
+                    call.ldc, p.batch, scaling_text(p), memory_space_name(p.space), c.reason());
     if (status == GEMM_STATUS_SUCCESS)
         line +=
             fmt::format(" time={:.2f}us gflops={:.2f}", seconds * 1e6, seconds > 0 ? p.flops() / seconds * 1e-9 : 0.0);

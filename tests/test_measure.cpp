@@ -10,6 +10,7 @@
 #include <cstring>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "harness.hpp"
@@ -288,8 +289,9 @@ TEST_CASE("measure: options NULL takes gemm_measure_options_init's defaults") {
     CHECK(r[0].samples >= 3);  // min_samples defaults to 3
 }
 
-// FP8 classes: the engine makes FP8 operands (scales of 1, whatever the desc's scale mode),
-// checks every backend that serves them against its reference and times them.
+// FP8 classes: the engine makes FP8 operands and scales of the desc's mode (values in [1/2, 2),
+// each block its own), checks every backend that serves them against its reference, which
+// applies the same scales, and times them.
 TEST_CASE("measure: FP8 descs, e4m3 and e5m2 into bf16 and f32, checked and timed") {
     for (gemm_dtype_t ab : {GEMM_F8_E4M3, GEMM_F8_E5M2})
         for (gemm_dtype_t ct : {GEMM_BF16, GEMM_F32})
@@ -377,5 +379,55 @@ TEST_CASE("measure: the tolerance rule, just inside passes and just outside fail
         const comparison out = compare_result(c, o, got, ref.value);
         CHECK_FALSE(out.ok);
         CHECK(out.wrong == 1);
+    }
+}
+
+// With GEMM_VERBOSE=1 each measured call's trace line says how its FP8 operands were scaled:
+// the engine hands every backend the scales of the desc's mode, not scales of 1. Calls say
+// their output scale and amax too.
+TEST_SUITE("env_verbose" * doctest::skip()) {
+    TEST_CASE("measure: the traces of FP8 measurements name the desc's scale mode") {
+        const std::pair<gemm_scale_mode_t, const char *> modes[] = {{GEMM_SCALE_NONE, " scales=none "},
+                                                                    {GEMM_SCALE_TENSOR, " scales=tensor "},
+                                                                    {GEMM_SCALE_BLOCK, " scales=block "}};
+        for (const auto &[mode, text] : modes) {
+            gemm_desc_t d;
+            gemm_desc_init(&d, GEMM_F8_E4M3, GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_T, 9, 150, 260);
+            d.c_type = GEMM_BF16;
+            d.scale_mode = mode;
+            INFO("scale_mode " << int(mode));
+            const char *names[] = {"cpu_ref"};
+            gemm_measurement_t r;
+            gemm_measure_options_t options = quick();
+            options.max_samples = 3;
+            stderr_capture capture;
+            REQUIRE_MESSAGE(gemm_measure(&d, names, 1, &options, &r) == GEMM_STATUS_SUCCESS, gemm_last_error());
+            const std::vector<std::string> lines = capture.lines();
+            CHECK_MESSAGE(r.correct == 1, r.note);
+            REQUIRE_FALSE(lines.empty());
+            for (const std::string &line : lines) CHECK_MESSAGE(contains(line, text), line);
+        }
+    }
+
+    TEST_CASE("calls: an FP8 call's trace names its scales, output scale and amax") {
+        const unsigned char a[4] = {0x38, 0x38, 0x38, 0x38};  // e4m3 1.0
+        float c[4] = {}, a_scale = 2, b_scale = 0.5f, d_scale = 1, amax = 0;
+        const float alpha = 1, beta = 0;
+        gemm_scaling_t x;
+        gemm_scaling_init(&x);
+        x.mode = GEMM_SCALE_TENSOR;
+        x.a_scale = &a_scale;
+        x.b_scale = &b_scale;
+        x.d_scale = &d_scale;
+        x.amax_d = &amax;
+        stderr_capture capture;
+        REQUIRE_MESSAGE(gemm_ex_scaled(GEMM_COL_MAJOR, GEMM_OP_T, GEMM_OP_N, 2, 2, 2, &alpha, a, GEMM_F8_E4M3, 2, a,
+                                       GEMM_F8_E4M3, 2, &beta, c, GEMM_F32, 2, GEMM_F32, &x) == GEMM_STATUS_SUCCESS,
+                        gemm_last_error());
+        const std::vector<std::string> lines = capture.lines();
+        REQUIRE(lines.size() == 1);
+        CHECK_MESSAGE(contains(lines[0], " scales=tensor+d_scale+amax space=host"), lines[0]);
+        CHECK(c[0] == 2.0f);
+        CHECK(amax == 2.0f);
     }
 }

@@ -36,7 +36,7 @@ gemm_status_t check_options(const gemm_measure_options_t &o) {
 }
 
 // The class of the desc's calls, and their operands: the canonical problem's leading
-// dimensions and alignment, the options' scalars, device and page-locking.
+// dimensions, alignment and kinds of FP8 scales, the options' scalars, device and page-locking.
 gemm_status_t class_of(const api_desc &d, const gemm_measure_options_t &o, problem_class &c, operand_layout &l) {
     problem p;
     if (gemm_status_t s = problem_of(d, 1, p); s != GEMM_STATUS_SUCCESS) return s;
@@ -59,6 +59,8 @@ gemm_status_t class_of(const api_desc &d, const gemm_measure_options_t &o, probl
     l.device = d.device < 0 ? 0 : d.device;
     l.pinned = o.pinned != 0;
     l.ld_aux = p.epilogue.aux ? p.epilogue.ld_aux : 0;
+    l.a_scale = p.scaling.a.kind;
+    l.b_scale = p.scaling.b.kind;
     return GEMM_STATUS_SUCCESS;
 }
 

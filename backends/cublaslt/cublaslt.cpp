@@ -284,7 +284,7 @@ std::string fp8_refusal(const problem &p) {
         return std::string("FP8 on cuBLASLt takes only the TN form (canonical op(A) = T, op(B) = N; row-major: ") +
                "transa = N, transb = T), not " + op_name(p.op_a) + op_name(p.op_b);
     if (p.scaling.blocks())
-        return "FP8 block scaling is not served by the cublaslt backend (cpu_ref and cpu_omp serve it)";
+        return "FP8 block scaling is not served by the cublaslt backend (cuda_tiled, cpu_omp and cpu_ref serve it)";
     if (p.scaling.d_scale || p.scaling.amax_d)
         return "an FP8 output scale or amax: cuBLASLt takes them only for FP8 D, and D here is bf16, f16 or f32 "
                "(cuda_tiled serves them)";

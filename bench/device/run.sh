@@ -53,6 +53,11 @@
 #             of X, n and k 4096 and 14336, row-major X W^T) with the skinny FP8 ids, each one's
 #             geometric mean against cuBLASLt; fp8_accuracy.cpp: the error of cuda_tiled's kernel
 #             and cuBLASLt's against the exact sum at k = 1024, 4096, 16384
+#   fp8block  block-scaled e4m3 (C bf16, --scale block: A 1x128, B 128x128) against cuBLASLt's
+#             per-tensor form (cublaslt refuses block scales): column-major TN at 4096^3 and
+#             8192^3, cuda_tiled's default and its FP8 ids; then row-major X W^T on the
+#             DeepSeek-V3 shapes (m = 64, 512, 4096 against n x k = 2112x7168, 24576x1536,
+#             32768x512, 7168x16384, 4096x7168, 7168x2048), each row's TFLOP/s and GB/s
 #   decode    bf16 decode shapes (m = 1..128 rows of X, n and k 4096 and 14336) in both weight
 #             layouts, row-major X W^T (NT: W stored (out, in)) and X W (NN: W stored (in, out)),
 #             DECODE_OPS narrows them: cuda_tiled's default against cuBLAS and cuBLASLt, and for
@@ -416,6 +421,26 @@ if has_stage fp8; then
     while read -r line; do summary+=("  $line"); done <"$out/fp8_accuracy.txt"
     save_logs
 fi
+if has_stage fp8block; then
+    f8="cuda_tiled:wgmma_e4m3_128x128x128_s6,cuda_tiled:wgmma_e4m3_256x64x128_s5"
+    timeout 200 $gemm bench 4096 8192 --device 0 --dtype e4m3 --layout col --ops TN --scale tensor \
+        --backends cublaslt,cuda_tiled --baseline cublaslt --no-measure-peak >"$out/fp8block_bench.txt" 2>&1
+    summary+=("gemm bench e4m3 TN --scale tensor: rc=$?")
+    timeout 200 $gemm bench 4096 8192 --device 0 --dtype e4m3 --layout col --ops TN --scale block \
+        --backends cuda_tiled,$f8 --baseline cuda_tiled --no-measure-peak >>"$out/fp8block_bench.txt" 2>&1
+    summary+=("gemm bench e4m3 TN --scale block: rc=$?")
+    shapes=""
+    for m in 64 512 4096; do
+        for nk in 2112x7168 24576x1536 32768x512 7168x16384 4096x7168 7168x2048; do shapes+=" ${m}x$nk"; done
+    done
+    timeout 300 $gemm bench $shapes --device 0 --dtype e4m3 --layout row --ops NT --scale tensor \
+        --backends cublaslt --baseline cublaslt --no-measure-peak >"$out/fp8block_deepseek.txt" 2>&1
+    summary+=("gemm bench e4m3 DeepSeek-V3 shapes --scale tensor (cublaslt): rc=$?")
+    timeout 300 $gemm bench $shapes --device 0 --dtype e4m3 --layout row --ops NT --scale block \
+        --backends cuda_tiled --baseline cuda_tiled --no-measure-peak >>"$out/fp8block_deepseek.txt" 2>&1
+    summary+=("gemm bench e4m3 DeepSeek-V3 shapes --scale block (cuda_tiled): rc=$?")
+    save_logs
+fi
 if has_stage decode; then
     # Decode shapes in bf16, or DECODE_DTYPE, in both weight layouts (DECODE_OPS, row-major):
     # NT is X W^T with W stored (out, in), NN is X W with W stored (in, out). NT times the Hopper
@@ -728,6 +753,11 @@ for s in "${summary[@]}"; do echo "$s"; done
 [ -f "$out/wgmma_bench.txt" ] && grep -vE '^#' "$out/wgmma_bench.txt" | cut -c1-150
 [ -f "$out/tf32_bench.txt" ] && grep -vE '^#' "$out/tf32_bench.txt" | cut -c1-150
 [ -f "$out/fp8_bench.txt" ] && grep -vE '^#' "$out/fp8_bench.txt" | cut -c1-150
+[ -f "$out/fp8block_bench.txt" ] && grep -vE '^#' "$out/fp8block_bench.txt" | cut -c1-150
+# DeepSeek-V3 shapes: TFLOP/s and GB/s (GFLOP/s over AI: bytes of A, B, C and the scales).
+[ -f "$out/fp8block_deepseek.txt" ] &&
+    awk '!/^#/ && $9 == "ok" { printf "%-10s %5s x %5s x %5s  %7.2f TFLOP/s  %7.1f GB/s\n", $1, $5, $6, $7, $13 / 1000, $13 / $15 }' \
+        "$out/fp8block_deepseek.txt"
 for f in "$out"/decode_bench_*.txt; do [ -f "$f" ] && grep -vE '^#' "$f" | cut -c1-120; done
 [ -f "$out/host_rule_bench.txt" ] && grep -vE '^#' "$out/host_rule_bench.txt" | cut -c1-150
 [ -f "$out/wgmma_tune.txt" ] && grep -vE '^#' "$out/wgmma_tune.txt" | cut -c1-150

@@ -92,6 +92,16 @@ void fill(void *base, std::size_t count, dtype t, uniform_values &values) {
     }
 }
 
+// How many values a scale of `kind` holds for an operand of `outer` rows (op(A)) or columns
+// (op(B)) and k, and its leading dimension: the least problem.hpp's layouts allow.
+std::size_t scale_values(scale_kind kind, int64_t outer, int64_t k, int64_t &ld) {
+    const int64_t k_blocks = std::max<int64_t>(1, (k + scale_block - 1) / scale_block);
+    ld = kind == scale_kind::vec128   ? std::max<int64_t>(1, outer)
+         : kind == scale_kind::blk128 ? std::max<int64_t>(1, (outer + scale_block - 1) / scale_block)
+                                      : 0;
+    return kind == scale_kind::none ? 0 : kind == scale_kind::tensor ? 1 : std::size_t(ld * k_blocks);
+}
+
 }  // namespace
 
 operand_sets::operand_sets(const problem_class &c, const operand_layout &layout) : class_(c), layout_(layout) {}
@@ -100,6 +110,8 @@ operand_sets::~operand_sets() {
     const device_services *dev = installed_device_services();
     if (!dev) return;
     for (void *p : pinned_) dev->unpin(p);
+    for (scale_array &a : scales_)
+        if (a.device_allocation) dev->release(layout_.device, a.device_allocation);
     for (set &s : sets_)
         for (void *p : s.device_allocation)
             if (p) dev->release(layout_.device, p);
@@ -217,6 +229,7 @@ gemm_status_t operand_sets::allocate() {
     std::size_t cache = on_device() ? dev->cache_bytes(layout_.device) : last_level_cache_bytes();
     std::size_t count = std::clamp<std::size_t>(2 * cache / std::max<std::size_t>(per_set, 1) + 1, 1,
                                                 std::max<std::size_t>(most_sets_, 1));
+    if (gemm_status_t s = make_scales(); s != GEMM_STATUS_SUCCESS) return s;
     initial_c_.reset(static_cast<char *>(allocate_host(bytes_[c_index])));
     if (on_device()) {
         check_c_.reset(static_cast<char *>(allocate_host(bytes_[c_index])));
@@ -286,8 +299,45 @@ gemm_status_t operand_sets::copy_to_device(set &s) {
     return GEMM_STATUS_SUCCESS;
 }
 
+// Scales 2^u for u uniform in [-1, 1): each block's its own, so a kernel that takes one block's
+// scale for another's, or none, is off by up to a factor of 4.
+gemm_status_t operand_sets::make_scales() {
+    const scale_kind kinds[2] = {layout_.a_scale, layout_.b_scale};
+    const int64_t outer[2] = {class_.m, class_.n};
+    uniform_values values(11);
+    for (int i = 0; i < 2; ++i) {
+        scale_array &a = scales_[i];
+        int64_t ld = 0;
+        const std::size_t count = scale_values(kinds[i], outer[i], class_.k, ld);
+        if (count == 0) continue;
+        const std::size_t bytes = count * sizeof(float);
+        a.buffer.reset(static_cast<char *>(allocate_host(bytes)));
+        if (!a.buffer) return set_error(GEMM_STATUS_ALLOC_FAILED, "cannot allocate the measured operands' scales");
+        float *host = reinterpret_cast<float *>(a.buffer.get());
+        for (std::size_t v = 0; v < count; ++v) host[v] = float(std::exp2(values.next()));
+        a.host = a.device = {kinds[i], host, ld};
+        if (!on_device()) continue;
+        const device_services *dev = installed_device_services();
+        if (gemm_status_t st = dev->allocate(layout_.device, bytes, &a.device_allocation); st != GEMM_STATUS_SUCCESS)
+            return st;
+        a.device.values = static_cast<const float *>(a.device_allocation);
+        if (gemm_status_t st = dev->copy(layout_.device, a.device_allocation, host, bytes); st != GEMM_STATUS_SUCCESS)
+            return st;
+    }
+    base_.scaling = scaling_in(false);
+    return GEMM_STATUS_SUCCESS;
+}
+
+scaling_spec operand_sets::scaling_in(bool device) const {
+    scaling_spec s;
+    s.a = device ? scales_[0].device : scales_[0].host;
+    s.b = device ? scales_[1].device : scales_[1].host;
+    return s;
+}
+
 problem operand_sets::problem_on(const set &s) const {
     problem p = base_;
+    p.scaling = scaling_in(on_device());
     void *const *where = on_device() ? s.device : s.host;
     p.a = where[a_index];
     p.b = where[b_index];
@@ -327,6 +377,7 @@ gemm_status_t operand_sets::checked_result(problem &view) {
     set &s = sets_.front();
     view = problem_on(s);
     view.space = memory_space::host;
+    view.scaling = scaling_in(false);
     view.stream = nullptr;
     for (int i = 0; i < operand_count; ++i) {
         if (!s.host[i]) continue;

@@ -30,6 +30,9 @@ struct operand_layout {
     int device = 0;       // CUDA ordinal of device problems
     bool pinned = false;  // host operands page-locked (host problems, CUDA builds only)
     int64_t ld_aux = 0;   // an epilogue's aux (0: C's leading dimension)
+    // FP8: how the canonical problem's A and B are scaled (none: scales of 1), block scales
+    // at their least leading dimensions; values in [1/2, 2).
+    scale_kind a_scale = scale_kind::none, b_scale = scale_kind::none;
 };
 
 class operand_sets {
@@ -66,8 +69,9 @@ public:
     // reads after a checked run.
     gemm_status_t checked_result(problem &view);
 
-    // What the reference reads: the problem's shape and set 0's host A, B and initial C, and
-    // for an epilogue its bias and the aux a backward activation reads (never written).
+    // What the reference reads: the problem's shape and set 0's host A, B and initial C, an
+    // FP8 problem's scales in host memory, and for an epilogue its bias and the aux a
+    // backward activation reads (never written).
     const problem &base() const { return base_; }
     const void *host_a() const;
     const void *host_b() const;
@@ -97,7 +101,17 @@ private:
         void *device[operand_count] = {};
     };
 
+    // An FP8 operand's scales: one array shared by every set (a value per 128 values of an
+    // operand at most, too few to matter to the cache), and its device copy.
+    struct scale_array {
+        operand_scale host, device;  // the same kind and ld, the values in each memory
+        host_buffer buffer;
+        void *device_allocation = nullptr;
+    };
+
     gemm_status_t plan();
+    gemm_status_t make_scales();
+    scaling_spec scaling_in(bool device) const;
     gemm_status_t plan_epilogue();
     std::optional<int64_t> leading_dim(int64_t rows, std::size_t element) const;
     bool operand(std::optional<int64_t> ld, int64_t cols, std::size_t element, int64_t &ld_out, int64_t &stride_out,
@@ -116,6 +130,7 @@ private:
     host_buffer check_c_;                    // a device C copied back for the check (device sets only)
     host_buffer check_vector_, check_aux_;   // likewise the epilogue's written vector and aux
     std::size_t bytes_[operand_count] = {};  // each operand, for the whole batch
+    scale_array scales_[2];                  // the canonical A's, B's
     std::vector<void *> pinned_;
     void *stream_ = nullptr;
     std::size_t most_sets_ = 256;  // bounds the memory the sets take

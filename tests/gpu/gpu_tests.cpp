@@ -2360,6 +2360,47 @@ void check_fp8_id(const std::string &id, const gemm_case &c, const operands &o, 
 // least or padded), with an output scale and amax, beta 0 with C holding NaN and beta != 0, C's
 // leading dimension odd or padded; what they refuse (other op pairs, host memory, A or B not
 // 16-byte aligned), C unchanged; the tuner's candidates.
+// gemm_measure of FP8 descs on device memory in each scale mode: the engine makes the scales
+// in device memory and its check applies them. cuda_tiled's wgmma kernels (compute capability
+// 9.0) serve every mode; cublaslt serves none and per-tensor scales and refuses block scales
+// with the reason.
+TEST_CASE("gpu: gemm_measure of FP8 descs on device memory, each scale mode") {
+    const bool tiled = has_backend("cuda_tiled") && device_0_is_sm90(), lt = has_backend("cublaslt");
+    if (!tiled && !lt) {
+        MESSAGE("neither cuda_tiled on compute capability 9.0 nor cublaslt here: not tested");
+        return;
+    }
+    std::vector<const char *> names;
+    if (tiled) names.push_back("cuda_tiled");
+    if (lt) names.push_back("cublaslt");
+    for (gemm_scale_mode_t mode : {GEMM_SCALE_NONE, GEMM_SCALE_TENSOR, GEMM_SCALE_BLOCK})
+        for (int64_t m : {int64_t(200), int64_t(1030)}) {  // every element checked; C·t
+            gemm_desc_t d;
+            gemm_desc_init(&d, GEMM_F8_E4M3, GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_T, m, 384, 640);
+            d.c_type = GEMM_BF16;
+            d.device = 0;
+            d.scale_mode = mode;
+            gemm_measure_options_t o;
+            gemm_measure_options_init(&o);
+            o.budget_ms = 20;
+            std::vector<gemm_measurement_t> r(names.size());
+            REQUIRE_MESSAGE(gemm_measure(&d, names.data(), int64_t(names.size()), &o, r.data()) == GEMM_STATUS_SUCCESS,
+                            gemm_last_error());
+            for (const gemm_measurement_t &x : r) {
+                INFO(x.backend << " scale_mode " << int(mode) << " m " << m << ": " << x.error << " " << x.note);
+                if (std::string(x.backend) == "cublaslt" && mode == GEMM_SCALE_BLOCK) {
+                    CHECK(x.status == GEMM_STATUS_NOT_SUPPORTED);
+                    CHECK(std::string(x.error).find("block scaling") != std::string::npos);
+                    continue;
+                }
+                CHECK(x.status == GEMM_STATUS_SUCCESS);
+                CHECK(x.correct == 1);
+                CHECK(std::string(x.check_method) == (m == 200 ? "reference" : "vector"));
+                CHECK(x.timed == 1);
+            }
+        }
+}
+
 TEST_CASE("gpu: cuda_tiled FP8 kernels against cpu_ref, and what they refuse") {
     if (!has_backend("cuda_tiled")) {
         MESSAGE("cuda_tiled not available or not selected: not tested");

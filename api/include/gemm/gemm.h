@@ -634,9 +634,10 @@ typedef struct gemm_desc {
                                      every plan's runs. Calls always check. */
     gemm_scale_mode_t scale_mode; /* FP8 types only: the scaling mode of the class; a plan made
                                      with one other than GEMM_SCALE_NONE is run with
-                                     gemm_plan_run_scaled; gemm_measure, gemm_tune and the tune
-                                     cache's key leave it out: a class is measured with scales
-                                     of 1) */
+                                     gemm_plan_run_scaled. gemm_measure measures with scales of
+                                     this mode (values in [1/2, 2), block scales at their least
+                                     leading dimensions); gemm_tune and the tune cache's key
+                                     leave it out: a class is tuned with scales of 1 */
 } gemm_desc_t;
 
 #define GEMM_DESC_TIGHT (-1)

@@ -85,15 +85,24 @@ bool tight_layout_aligned(const tune_problem &p) {
 // A GEMM_RECORD line: "f32 f32 NN 1024 1024 1024 batch=1 ld=tight align=16 space=host beta=0",
 // the canonical (column-major) class the library looked up, and for a call with an epilogue
 // a twelfth field, "epilogue=gelu+bias(rows)+aux", for a pointer-array batch "form=pointers"
-// (the library checks their words), and last, for an f32 class of TF32 math, "math=tf32".
+// (the library checks their words), then for a block-scaled FP8 class "scales=1x128,128x128",
+// and last, for an f32 class of TF32 math, "math=tf32".
 tune_problem parse_key_line(const std::vector<std::string> &words, int device) {
     // A key of TF32 math is tuned by its key: the library refuses it unless this process allows
-    // TF32 (GEMM_ALLOW_TF32=1), as the key was recorded.
-    const bool tf32 = !words.empty() && words.back() == "math=tf32";
-    const std::vector<std::string> w(words.begin(), words.end() - (tf32 ? 1 : 0));
+    // TF32 (GEMM_ALLOW_TF32=1), as the key was recorded. Block scales, which a request cannot
+    // describe, alike.
+    std::vector<std::string> w = words, trailing;
+    const auto is_trailing = [](const std::string &word, bool math) {
+        return math ? word == "math=tf32" : word.rfind("scales=", 0) == 0;
+    };
+    for (bool math : {true, false})
+        if (!w.empty() && is_trailing(w.back(), math)) {
+            trailing.insert(trailing.begin(), w.back());
+            w.pop_back();
+        }
     if (w.size() != 11 && w.size() != 12)
         throw usage_error("a tune-key line has 11 fields (12 with an epilogue or form=pointers, one more with "
-                          "math=tf32), this one " +
+                          "scales= and with math=tf32), this one " +
                           std::to_string(words.size()));
     tune_problem p;
     p.ab_type = dtype_parse(w[0], "dtype of A and B");
@@ -117,8 +126,9 @@ tune_problem parse_key_line(const std::vector<std::string> &words, int device) {
     // off. The library's online tuning follows the same rule (dispatch/tuner.cpp, class_of).
     p.misaligned = align_elem && (p.ld_padding != 0 || tight_layout_aligned(p));
     if (w.size() == 12) p.key_extra = field_value(w[11], w[11].rfind("form=", 0) == 0 ? "form" : "epilogue");
-    if (tf32) p.key_extra += std::string(p.key_extra.empty() ? "" : " ") + "tf32";
-    if (w.size() == 12 || tf32)
+    for (const std::string &word : trailing)
+        p.key_extra += (p.key_extra.empty() ? "" : " ") + (word == "math=tf32" ? "tf32" : word);
+    if (w.size() == 12 || !trailing.empty())
         for (const std::string &word : words) p.key += (p.key.empty() ? "" : " ") + word;
     return p;
 }

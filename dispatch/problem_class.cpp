@@ -90,6 +90,18 @@ bool parse_density(const std::string &word, int &decade) {
     return decade >= density_floor && decade <= 0 && "density=" + fmt_decade(decade) == word;
 }
 
+// A block scale's extent in a key: outer indices x k.
+const char *block_name(scale_kind kind) { return kind == scale_kind::vec128 ? "1x128" : "128x128"; }
+
+// "scales=1x128,128x128" or "scales=128x128,1x128" (a block-scaled call's canonical A and B
+// are one of each): what to_text writes, read back.
+bool parse_scales(const std::string &word, problem_class &key) {
+    if (word == "scales=1x128,128x128") key.a_scale = scale_kind::vec128, key.b_scale = scale_kind::blk128;
+    else if (word == "scales=128x128,1x128") key.a_scale = scale_kind::blk128, key.b_scale = scale_kind::vec128;
+    else return false;
+    return true;
+}
+
 char op_letter(transpose t) { return t == transpose::n ? 'N' : t == transpose::t ? 'T' : 'C'; }
 
 bool parse_op(char letter, dtype type, transpose &out) {
@@ -158,7 +170,8 @@ bool problem_class::same_but_shape(const problem_class &o) const {
     return ab_type == o.ab_type && c_type == o.c_type && op_a == o.op_a && op_b == o.op_b && batch == o.batch &&
            padded_ld == o.padded_ld && aligned_16 == o.aligned_16 && space == o.space && beta_zero == o.beta_zero &&
            act == o.act && axis == o.axis && saves_aux == o.saves_aux && pointers == o.pointers && tf32 == o.tf32 &&
-           call == o.call && row_major == o.row_major && density == o.density;
+           call == o.call && row_major == o.row_major && density == o.density && a_scale == o.a_scale &&
+           b_scale == o.b_scale;
 }
 
 bool problem_class::operator==(const problem_class &o) const {
@@ -191,7 +204,7 @@ std::size_t problem_class_hash::operator()(const problem_class &k) const {
         uint64_t(k.padded_ld) << 10 | uint64_t(k.aligned_16) << 11 | uint64_t(k.space) << 12 |
         uint64_t(k.beta_zero) << 14 | uint64_t(k.act) << 16 | uint64_t(k.axis) << 20 | uint64_t(k.saves_aux) << 24 |
         uint64_t(k.pointers) << 25 | uint64_t(k.tf32) << 26 | uint64_t(k.call) << 27 | uint64_t(k.row_major) << 30 |
-        uint64_t(int64_t(k.density) - density_floor) << 31);
+        uint64_t(int64_t(k.density) - density_floor) << 31 | uint64_t(k.a_scale) << 35 | uint64_t(k.b_scale) << 37);
     return h;
 }
 
@@ -215,6 +228,7 @@ std::string problem_class::to_text() const {
         << " beta=" << (beta_zero ? "0" : "any");
     if (has_epilogue()) out << " epilogue=" << to_epilogue_name(*this);
     if (pointers) out << " form=pointers";
+    if (a_scale != scale_kind::none) out << " scales=" << block_name(a_scale) << ',' << block_name(b_scale);
     if (tf32) out << " math=tf32";
     return out.str();
 }
@@ -249,12 +263,16 @@ std::optional<problem_class> problem_class::parse(std::string_view text) {
     key.space = *space;
     if (!parse_flag(in, "beta", "0", "any", key.beta_zero)) return std::nullopt;
     // At most one of the trailing words epilogue= and form= (an epilogue is for plain calls
-    // only), then math=tf32 for an f32 key.
+    // only), then scales= for an FP8 key, then math=tf32 for an f32 key.
     std::string rest;
     bool more = bool(in >> rest);
-    if (more && rest != "math=tf32") {
+    if (more && rest != "math=tf32" && rest.rfind("scales=", 0) != 0) {
         if (rest == "form=pointers") key.pointers = true;
         else if (rest.rfind("epilogue=", 0) != 0 || !parse_epilogue(rest.substr(9), key)) return std::nullopt;
+        more = bool(in >> rest);
+    }
+    if (more && rest.rfind("scales=", 0) == 0) {
+        if (!is_fp8(key.ab_type) || !parse_scales(rest, key)) return std::nullopt;
         more = bool(in >> rest);
     }
     if (more) {
@@ -290,6 +308,10 @@ problem_class class_of(const problem &p) {
     key.saves_aux = !p.epilogue.backward() && p.epilogue.aux;
     key.pointers = p.pointer_batch;
     key.tf32 = p.ab_type == dtype::f32 && settings().allow_tf32;
+    if (p.scaling.blocks()) {
+        key.a_scale = p.scaling.a.kind;
+        key.b_scale = p.scaling.b.kind;
+    }
     return key;
 }
 

@@ -46,6 +46,11 @@ struct problem_class {
     // An f32 class of a process with GEMM_ALLOW_TF32=1, whose choices were timed with TF32
     // math: tuned apart from the same class in full f32, as neither's choice holds for the other.
     bool tf32 = false;
+    // An FP8 class of block-scaled calls: how its canonical A and B are scaled (vec128 or
+    // blk128; a row-major call's weights are A). Per-tensor scales only multiply alpha, so
+    // their calls run as unscaled ones do and are keyed none, as are other dtypes.
+    scale_kind a_scale = scale_kind::none;
+    scale_kind b_scale = scale_kind::none;
     // A call beside GEMM (class_of's overloads for them): a transpose keys its dtype (ab_type
     // and c_type), op (op_a), rows (m) and cols (n) and space, canonical as its problem is
     // (column-major); a sparse product its dtype, the layout of B and C (row_major), op_a,
@@ -70,7 +75,8 @@ struct problem_class {
 
     // "f32 f32 NN 1024 1024 1024 batch=1 ld=tight align=16 space=host beta=0", then for an
     // epilogue " epilogue=gelu+bias(rows)+aux" (epilogue_name's words), for a pointer-array
-    // batch " form=pointers", and last, for a TF32 class, " math=tf32". A transpose: "omatcopy
+    // batch " form=pointers", for block scales " scales=1x128,128x128" (A's then B's: vec128
+    // is 1x128, blk128 128x128), and last, for a TF32 class, " math=tf32". A transpose: "omatcopy
     // f32 T 4096 1024 space=host"; a sparse product: "spmm_csr f32 col NN 4096 64 4096
     // density=1e-2 space=host beta=0".
     std::string to_text() const;

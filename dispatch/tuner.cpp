@@ -150,6 +150,8 @@ operand_layout layout_for(const problem_class &key) {
     // which are then placed one element off.
     l.aligned = key.aligned_16 || (!key.padded_ld && !key.tight_layout_aligned());
     l.beta = key.beta_zero ? 0.0 : 0.5;
+    l.a_scale = key.a_scale;
+    l.b_scale = key.b_scale;
     return l;
 }
 

@@ -379,9 +379,10 @@ TEST_CASE("fp8 plans: the desc's scale_mode, runs with their scales, mismatches 
     gemm_plan_destroy(plan);
 }
 
-// Tuned by its key, stored and read back: an FP8 class is a tune-cache class
-// like any other (scales of 1; the scale mode is not part of the key). GEMM_TUNE_CACHE names
-// a file of this test's own (tests/CMakeLists.txt: fp8.env_tuned).
+// Tuned by its key, stored and read back: an FP8 class is a tune-cache class like any other.
+// Per-tensor scales only multiply alpha and are keyed as none; block scales are keyed by their
+// canonical kinds (scales=), since their calls run other code, and are measured with them.
+// GEMM_TUNE_CACHE names a file of this test's own (tests/CMakeLists.txt: fp8.env_tuned).
 TEST_SUITE("env_tuned" * doctest::skip()) {
     TEST_CASE("fp8 tuned: an e4m3 key is tuned, stored and read back; keys no call has are refused") {
         const char *cache = std::getenv("GEMM_TUNE_CACHE");
@@ -406,5 +407,69 @@ TEST_SUITE("env_tuned" * doctest::skip()) {
         CHECK(gemm_tune_key("e4m3 bf16 TN 24 20 64 batch=1 ld=tight align=16 space=host beta=0 epilogue=relu", -1, 20,
                             "cpu_omp", 0, &report) == GEMM_STATUS_INVALID_VALUE);
         CHECK(contains(gemm_last_error(), "FP8 takes no epilogue"));
+    }
+
+    // Why auto chose what a plan of d runs.
+    const auto plan_why = [](const gemm_desc_t &d) {
+        gemm_plan_t plan = nullptr;
+        if (gemm_plan_create(&d, &plan) != GEMM_STATUS_SUCCESS)
+            return std::string("gemm_plan_create: ") + gemm_last_error();
+        const char *why = nullptr;
+        gemm_plan_get_backend(plan, nullptr, nullptr, &why);
+        std::string text = why ? why : "";
+        gemm_plan_destroy(plan);
+        return text;
+    };
+
+    TEST_CASE("fp8 tuned_blocks: block-scaled classes are keyed by their scales and hit only as such") {
+        // k = 320: three blocks of k, the last partial, so a candidate that ignored a block's
+        // scales would fail the check.
+        const char *key = "e4m3 bf16 NN 32 20 320 batch=1 ld=tight align=16 space=host beta=0 scales=1x128,128x128";
+        gemm_tune_report_t report;
+        for (int attempt = 0; attempt < 5; ++attempt) {
+            REQUIRE_MESSAGE(gemm_tune_key(key, -1, 20, "cpu_ref,cpu_omp", 1, &report) == GEMM_STATUS_SUCCESS,
+                            gemm_last_error());
+            if (report.stored == 1 || !report.disturbed) break;
+        }
+        REQUIRE(report.stored == 1);
+        for (int64_t i = 0; i < report.candidate_count; ++i)
+            CHECK_MESSAGE(report.candidates[i].correct == 1, report.candidates[i].backend, ": ",
+                          report.candidates[i].note);
+
+        gemm_desc_t d;
+        gemm_desc_init(&d, GEMM_F8_E4M3, GEMM_COL_MAJOR, GEMM_OP_N, GEMM_OP_N, 32, 20, 320);
+        d.c_type = GEMM_BF16;
+        d.beta_zero = 1;
+        d.scale_mode = GEMM_SCALE_BLOCK;
+        CHECK_MESSAGE(contains(plan_why(d), "tune cache hit"), plan_why(d));
+        // Per-tensor scales and none are another class; so is the row-major call, whose
+        // canonical A is B's 128x128 blocks (its key says scales=128x128,1x128).
+        for (gemm_scale_mode_t mode : {GEMM_SCALE_TENSOR, GEMM_SCALE_NONE}) {
+            d.scale_mode = mode;
+            CHECK(!contains(plan_why(d), "tune cache"));
+        }
+        gemm_desc_t r;
+        gemm_desc_init(&r, GEMM_F8_E4M3, GEMM_ROW_MAJOR, GEMM_OP_N, GEMM_OP_N, 20, 32, 320);
+        r.c_type = GEMM_BF16;
+        r.beta_zero = 1;
+        r.scale_mode = GEMM_SCALE_BLOCK;
+        CHECK(!contains(plan_why(r), "tune cache"));
+        const char *swapped = "e4m3 bf16 NN 32 20 320 batch=1 ld=tight align=16 space=host beta=0 scales=128x128,1x128";
+        for (int attempt = 0; attempt < 5; ++attempt) {
+            REQUIRE_MESSAGE(gemm_tune_key(swapped, -1, 20, "cpu_omp", 1, &report) == GEMM_STATUS_SUCCESS,
+                            gemm_last_error());
+            if (report.stored == 1 || !report.disturbed) break;
+        }
+        REQUIRE(report.stored == 1);
+        CHECK(contains(plan_why(r), "tune cache hit"));
+
+        // Scales no call has: of another dtype, two of one kind, a word misspelt.
+        for (const char *bad :
+             {"bf16 bf16 NN 32 20 320 batch=1 ld=tight align=16 space=host beta=0 scales=1x128,128x128",
+              "e4m3 bf16 NN 32 20 320 batch=1 ld=tight align=16 space=host beta=0 scales=1x128,1x128",
+              "e4m3 bf16 NN 32 20 320 batch=1 ld=tight align=16 space=host beta=0 scales=block"}) {
+            CHECK_MESSAGE(gemm_tune_key(bad, -1, 20, "cpu_omp", 0, &report) == GEMM_STATUS_INVALID_VALUE, bad);
+            CHECK(contains(gemm_last_error(), "parameter 1"));
+        }
     }
 }

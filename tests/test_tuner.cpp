@@ -1890,6 +1890,8 @@ TEST_CASE("tuner round_trip_keys: keys of every field read back as written and s
         "c64 c64 NC 2 3 4 batch=2 ld=padded align=elem space=host beta=0",
         "f32 f32 NT 12 12 12 batch=1 ld=tight align=16 space=host beta=0 math=tf32",
         "f32 f32 TN 12 12 12 batch=5 ld=tight align=16 space=host beta=0 form=pointers math=tf32",
+        "e4m3 bf16 NN 32 20 320 batch=1 ld=tight align=16 space=host beta=0 scales=1x128,128x128",
+        "e5m2 f32 TN 24 20 64 batch=2 ld=tight align=16 space=host beta=0 form=pointers scales=128x128,1x128",
     };
     std::vector<std::string> lines = {this_machine_line(dir)};
     for (const std::string &k : keys) lines.push_back(k + " | cpu_ref - | 1.000 us | default cpu_ref 1.000 us");

@@ -130,6 +130,21 @@ tf32_keys)
     run_expect 1 "$gemm" tune --shapes "$work/shapes.txt" --cache "$work/cache.txt" --budget-ms 20
     expect_line out "FAILED: .*of TF32 math \(math=tf32\): measure it with GEMM_ALLOW_TF32=1"
     ;;
+block_keys)
+    # A recorded key of a block-scaled FP8 class (scales=) is tuned as that key, each candidate
+    # measured and checked with block scales, and stored under it; --verify measures it so too.
+    key="e4m3 bf16 NN 32 20 320 batch=1 ld=tight align=16 space=host beta=0 scales=1x128,128x128"
+    echo "$key" >"$work/shapes.txt"
+    run_expect 0 "$gemm" tune --shapes "$work/shapes.txt" --cache "$work/cache.txt" --budget-ms 20
+    expect_line out "^32x20x320 +e4m3>bf16 +col NN scales=1x128,128x128 "
+    grep -qF "$key | " "$work/cache.txt" || fail "no entry for the recorded key '$key' in the cache"
+    echo "+ $gemm tune --verify --budget-ms 20 --cache $work/cache.txt"
+    rc=0
+    "$gemm" tune --verify --budget-ms 20 --cache "$work/cache.txt" >"$work/out" 2>"$work/err" || rc=$?
+    [ "$rc" -le 1 ] || fail "gemm tune --verify exited $rc"
+    grep -F "$key " "$work/out" | grep -Eq "(holds|does not hold|the built-in choice itself)" ||
+        fail "--verify gave no verdict for '$key'"
+    ;;
 *)
     fail "unknown scenario $scenario"
     ;;

@@ -636,8 +636,10 @@ typedef struct gemm_desc {
                                      with one other than GEMM_SCALE_NONE is run with
                                      gemm_plan_run_scaled. gemm_measure measures with scales of
                                      this mode (values in [1/2, 2), block scales at their least
-                                     leading dimensions); gemm_tune and the tune cache's key
-                                     leave it out: a class is tuned with scales of 1 */
+                                     leading dimensions). The tune cache keys block scales
+                                     apart ("scales=" in the key: gemm_tune_key tunes such a
+                                     class); per-tensor scales only multiply alpha, and their
+                                     calls share the unscaled class's choice */
 } gemm_desc_t;
 
 #define GEMM_DESC_TIGHT (-1)
@@ -896,7 +898,9 @@ GEMM_API gemm_status_t gemm_tune(const gemm_tune_request_t *request, int store, 
  *   library's pass);
  * - pointer-array batches ("batch=64 ... beta=0 form=pointers": a gemm_*_batched call of 64
  *   matrices, or a group of 64 in gemm_ex_grouped), each candidate timed as such a call runs
- *   it (cublas's variants one_call and streams are its two ways of serving one).
+ *   it (cublas's variants one_call and streams are its two ways of serving one);
+ * - block-scaled FP8 classes ("... beta=0 scales=1x128,128x128": the block shapes of the
+ *   canonical A and B), each candidate measured and checked with block scales.
  * device: the CUDA device for a key of device memory
  * (space=device); ignored for others. budget_ms, backends, store and the report as gemm_tune
  * takes them. The keys of the calls beside GEMM are tuned this way too: "omatcopy f32 T 4096

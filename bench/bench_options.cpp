@@ -95,13 +95,6 @@ void memory_parse(const std::string &text, bench_options &o) {
     else throw usage_error("--memory: '" + text + "' must be host, pinned or device");
 }
 
-gemm_scale_mode_t scale_parse(const std::string &text) {
-    if (text == "none") return GEMM_SCALE_NONE;
-    if (text == "tensor") return GEMM_SCALE_TENSOR;
-    if (text == "block") return GEMM_SCALE_BLOCK;
-    throw usage_error("--scale: '" + text + "' must be none, tensor or block");
-}
-
 // Options that take a value; returns false when the name is not one of them.
 bool parse_valued_option(const std::string &name, arg_reader &args, bench_options &o) {
     if (name == "--dtype") o.dtypes = list_parse<dtype_pair>(name, args.value(name), dtype_pair_parse);
@@ -143,10 +136,7 @@ bench_options bench_options_parse(int argc, char **argv, int first) {
         else o.shapes.push_back(shape_parse(arg));
     }
     if (o.csv_path == "-" && o.json_path == "-") throw usage_error("--csv - and --json -: only one can go to stdout");
-    for (const dtype_pair &t : o.dtypes)
-        if (o.scale != GEMM_SCALE_NONE && t.ab != GEMM_F8_E4M3 && t.ab != GEMM_F8_E5M2)
-            throw usage_error(std::string("--scale: scales are for FP8 dtypes (e4m3, e5m2), not ") +
-                              gemm_dtype_name(t.ab));
+    scale_check(o.scale, o.dtypes);
     o.default_shapes = o.shapes.empty();
     if (o.default_shapes) o.shapes = default_shape_set;
     return o;

@@ -76,6 +76,20 @@ double positive_parse(const std::string &text, const std::string &option) {
     return v;
 }
 
+gemm_scale_mode_t scale_parse(const std::string &text) {
+    if (text == "none") return GEMM_SCALE_NONE;
+    if (text == "tensor") return GEMM_SCALE_TENSOR;
+    if (text == "block") return GEMM_SCALE_BLOCK;
+    throw usage_error("--scale: '" + text + "' must be none, tensor or block");
+}
+
+void scale_check(gemm_scale_mode_t scale, const std::vector<dtype_pair> &dtypes) {
+    for (const dtype_pair &t : dtypes)
+        if (scale != GEMM_SCALE_NONE && t.ab != GEMM_F8_E4M3 && t.ab != GEMM_F8_E5M2)
+            throw usage_error(std::string("--scale: scales are for FP8 dtypes (e4m3, e5m2), not ") +
+                              gemm_dtype_name(t.ab));
+}
+
 backend_names backend_names_read() {
     backend_names names;
     for (int64_t i = 0; i < gemm_backend_count(); ++i) {

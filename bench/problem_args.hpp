@@ -38,6 +38,10 @@ std::vector<T> list_parse(const std::string &option, const std::string &text, F 
 
 double positive_parse(const std::string &text, const std::string &option);
 
+// --scale none|tensor|block, and its rule: scales are for FP8 dtypes only.
+gemm_scale_mode_t scale_parse(const std::string &text);
+void scale_check(gemm_scale_mode_t scale, const std::vector<dtype_pair> &dtypes);
+
 // The backends compiled into this build, in registry order (the built-in rule's preference
 // within each kind), and those available here that are not the reference (cpu_ref, timed only
 // when named), with their kinds.

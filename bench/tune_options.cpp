@@ -25,6 +25,10 @@ const char *const tune_help =
     "                      transpose, with c32/c64 (CN, NC, CT, ...)\n"
     "  --batch N           strided batch of N products (default 1)\n"
     "  --beta-nonzero      tune calls with beta != 0 (default: beta = 0, C not read)\n"
+    "  --scale MODE        FP8 dtypes only: none (the default) or tensor, the class of unscaled\n"
+    "                      calls (per-tensor scales only multiply alpha); block, the class of\n"
+    "                      block-scaled calls (1x128 blocks of A, 128x128 of B), measured and\n"
+    "                      checked with block scales\n"
     "  --shapes FILE       one problem a line, either\n"
     "                        DTYPE LAYOUT OPS M N K [BATCH]       f32 row NT 128 4096 4096 1\n"
     "                      or a line GEMM_RECORD=FILE wrote for a shape the cache lacked\n"
@@ -115,7 +119,7 @@ std::string path_parse(const std::string &text, const std::string &option) {
 // Options that choose or shape the problems to tune, which --verify does not take.
 bool tuning_only(const std::string &name) {
     for (const char *o : {"--dtype", "--layout", "--ops", "--batch", "--shapes", "--suite", "--backends", "--no-store",
-                          "--beta-nonzero", "--verbose", "-v"})
+                          "--beta-nonzero", "--scale", "--verbose", "-v"})
         if (name == o) return true;
     return false;
 }
@@ -125,6 +129,7 @@ bool parse_valued_option(const std::string &name, arg_reader &args, tune_options
     else if (name == "--layout") o.layouts = list_parse<gemm_layout_t>(name, args.value(name), layout_parse);
     else if (name == "--ops") o.ops = list_parse<op_pair>(name, args.value(name), ops_parse);
     else if (name == "--batch") o.batch = parse_int(args.value(name), name, 1);
+    else if (name == "--scale") o.scale = scale_parse(args.value(name));
     else if (name == "--shapes") o.shapes_file = args.value(name);
     else if (name == "--suite") o.suite = suite_parse(args.value(name));
     else if (name == "--budget-ms") o.budget_ms = positive_parse(args.value(name), name);
@@ -162,6 +167,10 @@ tune_options tune_options_parse(int argc, char **argv, int first) {
         throw usage_error("--verify checks the cache's entries: " + tuning_option + " is for tuning");
     if (!o.show_help && !o.verify && o.shapes.empty() && o.shapes_file.empty() && o.suite.empty())
         throw usage_error("nothing to tune: give shapes, --shapes FILE or --suite NAME");
+    scale_check(o.scale, o.dtypes);
+    if (o.scale != GEMM_SCALE_NONE && o.shapes.empty())
+        throw usage_error("--scale applies to shapes given as arguments (a --shapes file's recorded lines end in "
+                          "scales= for block scales)");
     return o;
 }
 

@@ -18,7 +18,10 @@ struct tune_options {
     std::vector<gemm_layout_t> layouts{GEMM_ROW_MAJOR};
     std::vector<op_pair> ops{{GEMM_OP_N, GEMM_OP_N}};
     int64_t batch = 1;
-    bool beta_zero = true;    // --beta-nonzero tunes the class of calls with beta != 0
+    bool beta_zero = true;  // --beta-nonzero tunes the class of calls with beta != 0
+    // --scale: FP8 argument problems' scaling. block tunes the block-scaled class (by its key);
+    // per-tensor scales only multiply alpha, so tensor tunes the class of unscaled calls.
+    gemm_scale_mode_t scale = GEMM_SCALE_NONE;
     std::string shapes_file;  // --shapes FILE
     std::string suite;        // --suite default|quick
     double budget_ms = 0;     // per shape; <= 0: the library's default

@@ -239,6 +239,25 @@ bool tune_problem::operator==(const tune_problem &o) const {
            key_extra == o.key_extra && call == o.call && density == o.density;
 }
 
+// The tune-cache key of block-scaled calls of an argument problem (tight, aligned operands of
+// one matrix), as the library writes it: the canonical (column-major) class, a row-major
+// call's A and B swapped, and with them their block shapes; an FP8 op C is T.
+std::string block_scaled_key(const tune_problem &p) {
+    tune_problem c = p;
+    const auto real_op = [](gemm_op_t op) { return op == GEMM_OP_C ? GEMM_OP_T : op; };
+    const bool row = p.layout == GEMM_ROW_MAJOR;
+    c.layout = GEMM_COL_MAJOR;
+    c.op_a = real_op(row ? p.op_b : p.op_a);
+    c.op_b = real_op(row ? p.op_a : p.op_b);
+    if (row) std::swap(c.shape.m, c.shape.n);
+    return std::string(gemm_dtype_name(c.ab_type)) + " " + gemm_dtype_name(c.c_type) + " " + op_letter(c.op_a) +
+           op_letter(c.op_b) + " " + std::to_string(c.shape.m) + " " + std::to_string(c.shape.n) + " " +
+           std::to_string(c.shape.k) + " batch=" + std::to_string(c.batch) +
+           " ld=tight align=" + (tight_layout_aligned(c) ? "16" : "elem") +
+           " space=" + (c.device >= 0 ? "device" : "host") + " beta=" + (c.beta_zero ? "0" : "any") +
+           (row ? " scales=128x128,1x128" : " scales=1x128,128x128");
+}
+
 std::vector<tune_problem> tune_problems_from_arguments(const tune_options &o) {
     std::vector<tune_problem> list;
     for (dtype_pair t : o.dtypes)
@@ -249,6 +268,10 @@ std::vector<tune_problem> tune_problems_from_arguments(const tune_options &o) {
                     p.c_type = t.c;
                     p.batch = o.batch;
                     p.beta_zero = o.beta_zero;
+                    if (o.scale == GEMM_SCALE_BLOCK) {
+                        p.key = block_scaled_key(p);
+                        p.key_extra = "scales=block";
+                    }
                     list.push_back(p);
                 }
     return list;

@@ -144,6 +144,20 @@ block_keys)
     [ "$rc" -le 1 ] || fail "gemm tune --verify exited $rc"
     grep -F "$key " "$work/out" | grep -Eq "(holds|does not hold|the built-in choice itself)" ||
         fail "--verify gave no verdict for '$key'"
+    # --scale block tunes the block-scaled class of argument shapes under the key their calls
+    # look up: a row-major call's canonical A is B, with 128x128 blocks (and m and n swapped).
+    run_expect 0 "$gemm" tune 32x20x320 --dtype 'e4m3>bf16' --layout row,col --scale block --backends cpu_omp \
+        --cache "$work/args.txt" --budget-ms 20
+    expect_line out "^32x20x320 +e4m3>bf16 +row NN scales=block "
+    for key in "e4m3 bf16 NN 20 32 320 batch=1 ld=tight align=elem space=host beta=0 scales=128x128,1x128" \
+        "e4m3 bf16 NN 32 20 320 batch=1 ld=tight align=16 space=host beta=0 scales=1x128,128x128"; do
+        grep -qF "$key | " "$work/args.txt" || fail "no entry for '$key' in the cache"
+    done
+    # Scales are for FP8, and for argument shapes (recorded lines say scales= themselves).
+    run_expect 2 "$gemm" tune 64 --dtype bf16 --scale block --no-store
+    expect_line err "--scale: scales are for FP8 dtypes"
+    run_expect 2 "$gemm" tune --shapes "$work/shapes.txt" --dtype e4m3 --scale block --no-store
+    expect_line err "--scale applies to shapes given as arguments"
     ;;
 *)
     fail "unknown scenario $scenario"

@@ -27,6 +27,25 @@ int64_t blocks_for(const problem &dp, int64_t bm, int64_t bn) {
 int64_t blocks_for(const problem &dp, const variant_info &v) { return blocks_for(dp, v.config->bm, v.config->bn); }
 int64_t area(const variant_info &v) { return int64_t(v.config->bm) * v.config->bn; }
 
+// A problem the skinny kernels read: C of at most 32 columns as stored, else of at most 32 rows
+// mirrored (as skinny_orientation_for orients it), with the form that reads its weights.
+struct skinny_shape {
+    operand_form form = operand_form::along_k;
+    int64_t few = 0;          // C's columns as stored, its rows mirrored
+    double weight_bytes = 0;  // op(A) as stored, op(B) mirrored
+};
+
+std::optional<skinny_shape> skinny_shape_of(const problem &dp) {
+    const double per_k = double(dp.k) * double(dp.batch) * double(dtype_size(dp.ab_type));
+    if (dp.n <= 32)
+        if (const std::optional<skinny_reading> r = skinny_reading_as_stored(dp.op_a, dp.op_b))
+            return skinny_shape{r->form, dp.n, double(dp.m) * per_k};
+    if (dp.m <= 32)
+        if (const std::optional<skinny_reading> r = skinny_reading_mirrored(dp.op_a, dp.op_b))
+            return skinny_shape{r->form, dp.m, double(dp.n) * per_k};
+    return std::nullopt;
+}
+
 // The largest by_size tile whose blocks still cover at least 3/4 of the SMs (larger tiles need
 // the least bandwidth per FMA, and a tile count just under the SM count beats a smaller tile's
 // second wave: NOTES.md, f32 and f64 default tile); when even the smallest tile covers fewer,
@@ -46,18 +65,18 @@ const variant_info *size_rule(const problem &dp, bool vector, int sms) {
 // Where the Hopper kernels compute dp (f16/bf16; f32 with TF32 allowed), the first of these that
 // computes it; each rule is the tile that measured fastest on such shapes (NOTES.md, the
 // heading after each):
-//  - C of at most 32 columns with op(A) stored along m and op(B) along k, op(A) of at most 32
-//    MiB: the skinny kernel of 8, 16 or 32 columns that reads op(A) along m, in blocks of 32 rows
-//    (Skinny kernels along m); beyond it the tiles that split k, which read op(A) through TMA's
-//    transposed boxes and were as fast or faster where op(A) is 112 MiB (between 32 and 64 MiB
-//    the skinny kernels measured faster, not yet the rule: NOTES.md, Open questions).
-//  - C of at most 8 columns with both operands stored along k and op(A) of at most 128 MiB: the
-//    skinny kernel of blocks of 16 rows (Skinny kernel); C of 9 to 16 or 17 to 32 columns with
-//    op(A) of at most 64 MiB: the skinny kernel of 16 or 32 columns (Skinny kernels of 16 and 32
-//    columns). Beyond those sizes the tiles, which split k, stream op(A) faster. Both rules take
-//    the skinny kernels only as stored with op(B) along k (skinny_form_as_stored): their mirrors
-//    (C of at most 32 rows, skinny_view.hpp) and their reads of op(B) along n are not measured,
-//    so such a C keeps the rules below (NOTES.md, Open questions).
+//  - C of at most 32 columns, or else of at most 32 rows (its mirror C^T, skinny_view.hpp), the
+//    few side's operand X along k or along the few side, the weights W (op(A) as stored, op(B)
+//    mirrored) streamed once whichever way X lies and C is stored (skinny_rule):
+//    - W stored along m (n mirrored) and of at most 32 MiB: the skinny kernel of 8, 16 or 32
+//      columns that reads W along m, in blocks of 32 rows (Skinny kernels along m); beyond it the
+//      tiles that split k, which read W through TMA's transposed boxes and were as fast or
+//      faster where W is 112 MiB (between 32 and 64 MiB the skinny kernels measured faster, not
+//      yet the rule: NOTES.md, Open questions).
+//    - W stored along k, C of at most 8 columns and W of at most 128 MiB: the skinny kernel of
+//      blocks of 16 rows (Skinny kernel); C of 9 to 16 or 17 to 32 columns with W of at most 64
+//      MiB: the skinny kernel of 16 or 32 columns (Skinny kernels of 16 and 32 columns). Beyond
+//      those sizes the tiles, which split k, stream W faster.
 //  - C of at most 16 columns (op(B)^T stored along k): the 128x16 tiles where they run unsplit
 //    in one wave over at least 3/4 of the SMs and k is at most 8192, else the 256x16 ones, whose
 //    stages hold more of the streamed operand (Decode: tiles of 16 columns).
@@ -93,19 +112,14 @@ const variant_info *hopper_default(const problem &dp, int sms) {
                 return v;
         return first([](const kernel_config &c) { return c.bm == 128 && c.bn == 128; });
     }
-    if (dp.n <= 32) {
-        const std::optional<operand_form> stored = skinny_form_as_stored(dp.op_a, dp.op_b);
-        const double a_bytes = double(dp.m) * double(dp.k) * double(dp.batch) * double(dtype_size(dp.ab_type));
-        const int bn = dp.n <= 8 ? 8 : dp.n <= 16 ? 16 : 32;
-        if (a_bytes <= along_m_largest_a)
-            if (const variant_info *along_m = first([&](const kernel_config &c) {
-                    return c.operands == operand_form::a_along_m && stored == c.operands && c.bn == bn &&
-                           c.bm == along_m_rows;
-                }))
-                return along_m;
-        if (a_bytes <= (bn == 8 ? skinny_largest_a : wide_skinny_largest_a))
+    if (const std::optional<skinny_shape> s = skinny_shape_of(dp)) {
+        const int bn = s->few <= 8 ? 8 : s->few <= 16 ? 16 : 32;
+        const bool along_m = s->form == operand_form::a_along_m;
+        const double largest = along_m ? along_m_largest_a : bn == 8 ? skinny_largest_a : wide_skinny_largest_a;
+        if (s->weight_bytes <= largest)
             if (const variant_info *skinny = first([&](const kernel_config &c) {
-                    return c.operands == operand_form::along_k && stored == c.operands && c.bn == bn && c.bm == 16;
+                    return c.family == kernel_family::skinny && c.operands == s->form && c.bn == bn &&
+                           c.bm == (along_m ? along_m_rows : 16);
                 }))
                 return skinny;
     }

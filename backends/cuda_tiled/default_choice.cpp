@@ -101,8 +101,9 @@ template <class First> const variant_info *hopper_tile_default(const problem &dp
 //      those sizes the tiles, which split k, stream W faster.
 //    - C of few rows (mirrored), of at most 16 rows, or of 17 to 32 where the 128x128 tiles
 //      would cover fewer than half of the SMs: the skinny kernel whatever W's size. The tiles
-//      are sized by C's columns; on the mirrors of the decode shapes they ran at 0.64-0.72 of
-//      cuBLAS where the skinny kernels ran at 0.89-1.01 (Decode: C of few rows).
+//      are sized by C's columns; on the mirrors of the decode shapes they ran at 0.64-0.97 of
+//      cuBLAS where the skinny kernels ran at 0.89-1.01 (Decode: C of few rows, X along its
+//      short side).
 //    - Where no tile computes dp (an X of one row or column has a leading dimension TMA cannot
 //      take), the skinny kernel whatever W's size: the wmma kernel ran at 0.07-0.25 of cuBLAS
 //      there, the skinny kernels at 0.78-0.97.

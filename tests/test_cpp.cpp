@@ -137,6 +137,43 @@ TEST_CASE("cpp gemm overloads float8_e4m3 and float8_e5m2, and gemm_scaled") {
     CHECK(s.message.find("FP8 is an input type only") != std::string::npos);
 }
 
+TEST_CASE("cpp gemm_masked_scaled computes each matrix's rows and leaves the others") {
+    // Two matrices of 3 x 2 x 2 (row-major, op(B) = B^T), A = 2 and B = 1 everywhere (e4m3 0x40,
+    // 0x38), C = 4 a_scale b_scale where computed; rows 2 and 0 of the 3 each.
+    gemm::float8_e4m3 a[12], b[4];
+    for (gemm::float8_e4m3 &v : a) v = {0x40};
+    for (gemm::float8_e4m3 &v : b) v = {0x38};
+    float c[12];
+    for (float &v : c) v = -7.0f;
+    const int32_t rows[2] = {2, 0};
+    const float a_scale = 0.5f, b_scale = 3.0f;
+    float amax[2] = {-1.0f, -1.0f};
+    gemm_scaling_t scalings[2];
+    for (int i = 0; i < 2; ++i) {
+        gemm_scaling_init(&scalings[i]);
+        scalings[i].mode = GEMM_SCALE_TENSOR;
+        scalings[i].a_scale = &a_scale;
+        scalings[i].b_scale = &b_scale;
+        scalings[i].amax_d = &amax[i];
+    }
+    REQUIRE(gemm::gemm_masked_scaled(gemm::layout::row_major, gemm::op::n, gemm::op::t, 3, 2, 2, 1.0f, a, 2, 6, b, 2, 0,
+                                     0.0f, c, 2, 6, 2, rows, scalings)
+                .ok());
+    for (int i = 0; i < 12; ++i) {
+        const bool computed = i < 4;  // matrix 0's first 2 rows
+        CHECK_MESSAGE(c[i] == (computed ? 6.0f : -7.0f), "element " << i);
+    }
+    CHECK(amax[0] == 6.0f);
+    CHECK(amax[1] == 0.0f);
+    // A count past m is refused, with the message in the status, C untouched.
+    const int32_t too_many[2] = {4, 0};
+    const gemm::status s = gemm::gemm_masked_scaled(gemm::layout::row_major, gemm::op::n, gemm::op::t, 3, 2, 2, 1.0f, a,
+                                                    2, 6, b, 2, 0, 0.0f, c, 2, 6, 2, too_many, scalings);
+    CHECK(s.code == GEMM_STATUS_INVALID_VALUE);
+    CHECK(s.message.find("rows[0]") != std::string::npos);
+    CHECK(c[4] == -7.0f);
+}
+
 TEST_CASE("cpp gemm_strided_batched with a shared B") {
     const int64_t m = 4, n = 3, k = 5, batch = 3;
     std::vector<double> a = random_values<double>(std::size_t(batch * m * k), 4),

@@ -5,9 +5,9 @@
 # libopenblas-pthread; libgfortran5 from .deps/extra/ when the host lacks it) into /tmp/deps,
 # build for sm_90 against them, then run the stages asked for and print a short summary last.
 # Stages (default: tests sanitize direct bench):
-#   tests     ctest -L gpu (every GPU backend against cpu_ref); GPU_TEST_JOBS (default 1: the
-#             tests that watch the device's free memory need the GPU to themselves) and
-#             GPU_TEST_TIMEOUT (seconds per test, default 900)
+#   tests     ctest -L gpu (every GPU backend against cpu_ref); GPU_TEST_JOBS (default 1; more
+#             runs gpu.fp8, gpu.skinny and the other tests side by side, the two that watch the
+#             device's free memory alone) and GPU_TEST_TIMEOUT (seconds per test, default 900)
 #   sanitize  compute-sanitizer memcheck and racecheck on cuda_naive and cuda_tiled
 #             (SANITIZE_BACKENDS narrows them, e.g. to cuda_tiled; SANITIZE_CASES names the
 #             test cases, doctest's -tc, default the correctness matrix and cuda_tiled's ids)

@@ -8,7 +8,7 @@ from ._error import Error, Status
 from . import _gemm
 
 _gemm._set_error_type(Error)
-_gemm._set_helpers(_arrays.contiguous, _arrays.empty, _arrays.assign, _arrays.as_uint16)
+_gemm._set_helpers(_arrays.contiguous, _arrays.empty, _arrays.assign, _arrays.as_bits)
 
 matmul = _gemm.matmul
 Plan = _gemm.Plan

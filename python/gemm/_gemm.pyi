@@ -11,6 +11,10 @@ Stream = Any
 Number = Union[int, float, complex]
 Shape = Sequence[int]
 
+# A per-tensor scale of FP8 operands: a number (host operands) or a float32 array of one element
+# in the operands' memory.
+Scale = Union[float, Array, None]
+
 def matmul(
     a: Array,
     b: Array,
@@ -20,6 +24,11 @@ def matmul(
     beta: Number = 0.0,
     backend: Optional[str] = None,
     stream: Stream = None,
+    dtype: Any = None,
+    a_scale: Scale = None,
+    b_scale: Scale = None,
+    d_scale: Scale = None,
+    amax: Optional[Array] = None,
 ) -> Any: ...
 
 class Plan:
@@ -64,5 +73,5 @@ def tune(
 ) -> dict: ...
 def tune_key(key: str, *, device: int = 0, budget_ms: float = 0.0, backends: str = "", store: bool = True) -> dict: ...
 def _set_error_type(type: type) -> None: ...
-def _set_helpers(contiguous: Any, empty: Any, assign: Any, as_uint16: Any) -> None: ...
+def _set_helpers(contiguous: Any, empty: Any, assign: Any, as_bits: Any) -> None: ...
 def _time_sgemm(a: Array, b: Array, out: Array, calls: int) -> float: ...

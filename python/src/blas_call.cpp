@@ -42,9 +42,20 @@ bool is_complex(gemm_dtype_t dtype) { return dtype == GEMM_C32 || dtype == GEMM_
 
 gemm_status_t run_single(const blas_call &c) {
     const gemm_dtype_t t = c.dtype;
-    return gemm_ex(c.layout, c.a.op, c.b.op, c.m, c.n, c.k, c.values.alpha, reinterpret_cast<const void *>(c.a_data), t,
-                   c.a.ld, reinterpret_cast<const void *>(c.b_data), t, c.b.ld, c.values.beta,
-                   reinterpret_cast<void *>(c.c_data), t, c.ldc, compute_type_of(t));
+    const void *a = reinterpret_cast<const void *>(c.a_data), *b = reinterpret_cast<const void *>(c.b_data);
+    void *out = reinterpret_cast<void *>(c.c_data);
+    if (!is_fp8(t))
+        return gemm_ex(c.layout, c.a.op, c.b.op, c.m, c.n, c.k, c.values.alpha, a, t, c.a.ld, b, t, c.b.ld,
+                       c.values.beta, out, t, c.ldc, compute_type_of(t));
+    gemm_scaling_t scaling;
+    gemm_scaling_init(&scaling);
+    scaling.mode = c.scales.mode;
+    scaling.a_scale = c.scales.a;
+    scaling.b_scale = c.scales.b;
+    scaling.d_scale = c.scales.d;
+    scaling.amax_d = c.scales.amax;
+    return gemm_ex_scaled(c.layout, c.a.op, c.b.op, c.m, c.n, c.k, c.values.alpha, a, t, c.a.ld, b, t, c.b.ld,
+                          c.values.beta, out, c.c_dtype, c.ldc, compute_type_of(t), &scaling);
 }
 
 gemm_status_t run_strided(const blas_call &c) {
@@ -52,7 +63,7 @@ gemm_status_t run_strided(const blas_call &c) {
     return gemm_ex_strided_batched(
         c.layout, c.a.op, c.b.op, c.m, c.n, c.k, c.values.alpha, reinterpret_cast<const void *>(c.a_data), t, c.a.ld,
         c.batch.stride_a, reinterpret_cast<const void *>(c.b_data), t, c.b.ld, c.batch.stride_b, c.values.beta,
-        reinterpret_cast<void *>(c.c_data), t, c.ldc, c.batch.stride_c, c.batch.count, compute_type_of(t));
+        reinterpret_cast<void *>(c.c_data), c.c_dtype, c.ldc, c.batch.stride_c, c.batch.count, compute_type_of(t));
 }
 
 gemm_status_t run_pointers(const blas_call &c) {
@@ -62,11 +73,11 @@ gemm_status_t run_pointers(const blas_call &c) {
     for (size_t i = 0; i < count; ++i) {
         a[i] = reinterpret_cast<const void *>(c.a_data + static_cast<uintptr_t>(c.batch.offsets.a[i] * c.itemsize));
         b[i] = reinterpret_cast<const void *>(c.b_data + static_cast<uintptr_t>(c.batch.offsets.b[i] * c.itemsize));
-        out[i] = reinterpret_cast<void *>(c.c_data + static_cast<uintptr_t>(c.batch.offsets.c[i] * c.itemsize));
+        out[i] = reinterpret_cast<void *>(c.c_data + static_cast<uintptr_t>(c.batch.offsets.c[i] * c.c_itemsize));
     }
     const gemm_dtype_t t = c.dtype;
     return gemm_ex_batched(c.layout, c.a.op, c.b.op, c.m, c.n, c.k, c.values.alpha, a.data(), t, c.a.ld, b.data(), t,
-                           c.b.ld, c.values.beta, out.data(), t, c.ldc, c.batch.count, compute_type_of(t));
+                           c.b.ld, c.values.beta, out.data(), c.c_dtype, c.ldc, c.batch.count, compute_type_of(t));
 }
 
 call_failure failure_of(gemm_status_t status) {
@@ -97,7 +108,11 @@ call_failure run_forced(const blas_call &call, const call_context &context) {
 
 }  // namespace
 
-gemm_dtype_t compute_type_of(gemm_dtype_t dtype) { return dtype == GEMM_F16 || dtype == GEMM_BF16 ? GEMM_F32 : dtype; }
+bool is_fp8(gemm_dtype_t dtype) { return dtype == GEMM_F8_E4M3 || dtype == GEMM_F8_E5M2; }
+
+gemm_dtype_t compute_type_of(gemm_dtype_t dtype) {
+    return dtype == GEMM_F16 || dtype == GEMM_BF16 || is_fp8(dtype) ? GEMM_F32 : dtype;
+}
 
 scalars scalars_of(gemm_dtype_t dtype, nb::handle alpha, nb::handle beta) {
     scalars s;

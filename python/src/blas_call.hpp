@@ -25,15 +25,28 @@ scalars scalars_of(gemm_dtype_t dtype, nanobind::handle alpha, nanobind::handle 
 
 gemm_dtype_t compute_type_of(gemm_dtype_t dtype);
 
+bool is_fp8(gemm_dtype_t dtype);
+
+// An FP8 call's per-tensor scales (gemm_scaling_t's): pointers in the operands' memory, NULL
+// where not given.
+struct fp8_scales {
+    gemm_scale_mode_t mode = GEMM_SCALE_NONE;
+    const float *a = nullptr, *b = nullptr, *d = nullptr;
+    float *amax = nullptr;
+};
+
 struct blas_call {
     gemm_layout_t layout = GEMM_ROW_MAJOR;
     blas_operand a, b;
     int64_t m = 0, n = 0, k = 0, ldc = 1;
-    gemm_dtype_t dtype = GEMM_F32;
+    gemm_dtype_t dtype = GEMM_F32;  // a's and b's
     int64_t itemsize = 4;
+    gemm_dtype_t c_dtype = GEMM_F32;  // dtype's, but for FP8 a and b
+    int64_t c_itemsize = 4;
     uintptr_t a_data = 0, b_data = 0, c_data = 0;
     batch_form batch;
     scalars values;
+    fp8_scales scales;  // FP8 only: a single matrix, through gemm_ex_scaled
 };
 
 // What the call runs with: a backend forced for it (empty: the selection in force) and the

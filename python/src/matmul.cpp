@@ -9,6 +9,9 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
+#include <utility>
+#include <vector>
 
 namespace nb = nanobind;
 
@@ -33,17 +36,56 @@ void say_copied(const char *argument, const operand &x, const char *why) {
 struct matmul_args {
     operand a, b;
     matmul_shape shape;
+    gemm_dtype_t result_dtype = GEMM_F32;  // a's, but for FP8 a and b
 };
+
+bool is_fp8_result_type(gemm_dtype_t t) { return t == GEMM_BF16 || t == GEMM_F16 || t == GEMM_F32; }
+
+// The result's type: a's and b's, or for FP8 operands the one dtype= names (else out's, checked
+// by result_operand).
+gemm_dtype_t result_dtype_of(const matmul_args &args, nb::handle dtype, nb::handle out) {
+    const gemm_dtype_t ab = args.a.dtype;
+    const std::optional<gemm_dtype_t> named =
+        dtype.is_none() ? std::nullopt : std::optional(dtype_of_name(dtype_name_of(dtype), "dtype"));
+    if (!is_fp8(ab)) {
+        if (named && *named != ab)
+            refuse(GEMM_STATUS_INVALID_DTYPE, "dtype",
+                   std::string(dtype_text(*named)) + " differs from a's and b's, " + dtype_text(ab) +
+                       " (gemm computes one type; dtype= names the result's type of FP8 operands)");
+        return ab;
+    }
+    if (named && !is_fp8_result_type(*named))
+        refuse(GEMM_STATUS_INVALID_DTYPE, "dtype",
+               std::string(dtype_text(*named)) + " is no result type of FP8 operands (bfloat16, float16, float32)");
+    if (!named && out.is_none())
+        refuse(GEMM_STATUS_INVALID_DTYPE, "dtype",
+               std::string("FP8 a and b (") + dtype_text(ab) +
+                   ") need dtype= (bfloat16, float16 or float32: the result's type) or out=");
+    return named ? *named : GEMM_F32;  // out's, once result_operand has read it
+}
 
 // The result's array, allocated by the library a made its operand with (NumPy, CuPy,
 // PyTorch), or out, checked against the result's shape, dtype and memory.
-operand result_operand(const matmul_args &args, nb::handle out) {
-    if (out.is_none())
-        return import_output(helpers().empty(args.a.object, shape_tuple(args.shape.result_shape)), "out");
+operand result_operand(matmul_args &args, nb::handle out, bool dtype_named) {
+    if (out.is_none()) {
+        nb::object empty =
+            args.result_dtype == args.a.dtype
+                ? helpers().empty(args.a.object, shape_tuple(args.shape.result_shape))
+                : helpers().empty(args.a.object, shape_tuple(args.shape.result_shape), dtype_text(args.result_dtype));
+        return import_output(empty, "out");
+    }
     operand c = import_output(out, "out");
-    if (c.dtype != args.a.dtype)
+    if (is_fp8(args.a.dtype) && !dtype_named) {
+        if (!is_fp8_result_type(c.dtype))
+            refuse(GEMM_STATUS_INVALID_DTYPE, "out",
+                   std::string("dtype ") + dtype_text(c.dtype) +
+                       " is no result type of FP8 operands (bfloat16, float16, float32)");
+        args.result_dtype = c.dtype;
+    }
+    if (c.dtype != args.result_dtype)
         refuse(GEMM_STATUS_INVALID_DTYPE, "out",
-               std::string("dtype ") + dtype_text(c.dtype) + " differs from the result's, " + dtype_text(args.a.dtype));
+               std::string("dtype ") + dtype_text(c.dtype) + " differs from the result's, " +
+                   dtype_text(args.result_dtype));
     if (c.geometry.shape != args.shape.result_shape)
         refuse(GEMM_STATUS_INVALID_SIZE, "out",
                "shape " + shape_text(c.geometry.shape) + " differs from the result's, " +
@@ -115,6 +157,75 @@ computation_target target_of(const operand &c, const matmul_args &args, const sc
     return target;
 }
 
+// What a_scale, b_scale, d_scale and amax point at: one float32 each in the operands' memory,
+// arrays the caller passed or, for host operands, numbers held here. Filled in place: the
+// scales point into it.
+struct scale_arguments {
+    float numbers[3] = {1, 1, 1};
+    std::vector<operand> arrays;  // held through the call
+    fp8_scales scales;
+};
+
+bool is_number(nb::handle value) { return PyFloat_Check(value.ptr()) || PyLong_Check(value.ptr()); }
+
+// A scale's array: float32, one element, in the operands' memory.
+void check_scale_array(const operand &x, const matmul_args &args, const char *name) {
+    int64_t count = 1;
+    for (int64_t size : x.geometry.shape) count *= size;
+    if (x.dtype != GEMM_F32 || count != 1)
+        refuse(GEMM_STATUS_INVALID_VALUE, name,
+               std::string("must be a number or a float32 array of one element, not ") + dtype_text(x.dtype) +
+                   " of shape " + shape_text(x.geometry.shape));
+    if (x.device != args.a.device)
+        refuse(GEMM_STATUS_MIXED_MEMORY_SPACES, name,
+               "is in " + device_text(x.device) + " memory, a and b in " + device_text(args.a.device) + " memory");
+}
+
+const float *scale_pointer(scale_arguments &s, int slot, nb::handle value, const matmul_args &args, const char *name) {
+    if (value.is_none()) return nullptr;
+    if (is_number(value)) {
+        if (args.a.device >= 0)
+            refuse(GEMM_STATUS_MIXED_MEMORY_SPACES, name,
+                   "a number is host memory, a and b are in " + device_text(args.a.device) +
+                       " memory: pass a float32 array of one element there");
+        s.numbers[slot] = static_cast<float>(nb::cast<double>(value));
+        return &s.numbers[slot];
+    }
+    operand x = import_input(value, name);
+    check_scale_array(x, args, name);
+    s.arrays.push_back(x);
+    return reinterpret_cast<const float *>(x.data);
+}
+
+// The scales of an FP8 call (none given: scales of 1); refused for other types, and where one of
+// a_scale and b_scale comes without the other.
+void fill_scales(scale_arguments &s, const matmul_args &args, nb::handle a_scale, nb::handle b_scale,
+                 nb::handle d_scale, nb::handle amax) {
+    const std::pair<nb::handle, const char *> given[] = {
+        {a_scale, "a_scale"}, {b_scale, "b_scale"}, {d_scale, "d_scale"}, {amax, "amax"}};
+    if (!is_fp8(args.a.dtype)) {
+        for (const auto &[value, name] : given)
+            if (!value.is_none())
+                refuse(GEMM_STATUS_INVALID_VALUE, name,
+                       std::string("scales apply to FP8 operands (float8_e4m3fn, float8_e5m2); a and b are ") +
+                           dtype_text(args.a.dtype));
+        return;
+    }
+    if (a_scale.is_none() != b_scale.is_none())
+        refuse(GEMM_STATUS_INVALID_VALUE, a_scale.is_none() ? "a_scale" : "b_scale",
+               "is needed with the other: a_scale and b_scale come together (per-tensor scales)");
+    s.scales.a = scale_pointer(s, 0, a_scale, args, "a_scale");
+    s.scales.b = scale_pointer(s, 1, b_scale, args, "b_scale");
+    s.scales.d = scale_pointer(s, 2, d_scale, args, "d_scale");
+    s.scales.mode = s.scales.a ? GEMM_SCALE_TENSOR : GEMM_SCALE_NONE;
+    if (!amax.is_none()) {
+        operand x = import_output(amax, "amax");
+        check_scale_array(x, args, "amax");
+        s.arrays.push_back(x);
+        s.scales.amax = reinterpret_cast<float *>(x.data);
+    }
+}
+
 // The one C call for the operands (copying those BLAS cannot read in place).
 blas_call call_of(matmul_args &args, const computation_target &target, const scalars &values) {
     blas_call call;
@@ -127,6 +238,8 @@ blas_call call_of(matmul_args &args, const computation_target &target, const sca
     call.ldc = blas_operand_of(target.strides.c, call.layout)->ld;
     call.dtype = args.a.dtype;
     call.itemsize = args.a.itemsize();
+    call.c_dtype = target.c.dtype;
+    call.c_itemsize = target.c.itemsize();
     call.a_data = args.a.data;
     call.b_data = args.b.data;
     call.c_data = target.c.data;
@@ -145,19 +258,30 @@ call_context context_of(const operand &a, nb::handle backend, nb::handle stream)
 }
 
 nb::object matmul(nb::handle a_object, nb::handle b_object, nb::handle out, nb::handle alpha, nb::handle beta,
-                  nb::handle backend, nb::handle stream) {
+                  nb::handle backend, nb::handle stream, nb::handle dtype, nb::handle a_scale, nb::handle b_scale,
+                  nb::handle d_scale, nb::handle amax) {
     matmul_args args = operands_of(a_object, b_object);
     reshape(args);
+    args.result_dtype = result_dtype_of(args, dtype, out);
     const scalars values = scalars_of(args.a.dtype, alpha, beta);
     if (out.is_none() && !values.beta_zero)
         refuse(GEMM_STATUS_INVALID_VALUE, "beta", "beta != 0 needs out= (the C that beta scales)");
     const call_context context = context_of(args.a, backend, stream);
-    const operand c = result_operand(args, out);
+    scale_arguments scales;
+    fill_scales(scales, args, a_scale, b_scale, d_scale, amax);
+    const operand c = result_operand(args, out, !dtype.is_none());
     // An empty result has nothing to compute (and empty operands' strides mean nothing).
     for (int64_t size : args.shape.result_shape)
         if (size == 0) return c.object;
+    int64_t matrices = 1;
+    for (int64_t size : args.shape.batch_shape) matrices *= size;
+    if (is_fp8(args.a.dtype) && matrices != 1)
+        refuse(GEMM_STATUS_NOT_SUPPORTED, "a",
+               "FP8 operands take one matrix a call (their scales are the call's); a @ b here is a batch of shape " +
+                   shape_text(args.shape.batch_shape));
     const computation_target target = target_of(c, args, values, !out.is_none());
-    const blas_call call = call_of(args, target, values);
+    blas_call call = call_of(args, target, values);
+    call.scales = scales.scales;
     if (call.batch.count > 0) {
         const call_failure failure = run_without_gil(call, context);
         if (failure.status != GEMM_STATUS_SUCCESS) raise_failure(failure);
@@ -172,8 +296,11 @@ nb::object matmul(nb::handle a_object, nb::handle b_object, nb::handle out, nb::
 
 void bind_matmul(nb::module_ &m) {
     m.def("matmul", &matmul, nb::arg("a"), nb::arg("b"), nb::arg("out") = nb::none(), nb::kw_only(),
-          nb::arg("alpha") = 1.0, nb::arg("beta") = 0.0, nb::arg("backend") = nb::none(), nb::arg("stream") = nb::none(),
-          "C = alpha * a @ b + beta * out, as numpy.matmul computes a @ b (see docs/PYTHON.md).");
+          nb::arg("alpha") = 1.0, nb::arg("beta") = 0.0, nb::arg("backend") = nb::none(),
+          nb::arg("stream") = nb::none(), nb::arg("dtype") = nb::none(), nb::arg("a_scale") = nb::none(),
+          nb::arg("b_scale") = nb::none(), nb::arg("d_scale") = nb::none(), nb::arg("amax") = nb::none(),
+          "C = alpha * a @ b + beta * out, as numpy.matmul computes a @ b; FP8 a and b with scales (see "
+          "docs/PYTHON.md).");
 }
 
 }  // namespace gemm_python

@@ -12,6 +12,9 @@ namespace nb = nanobind;
 namespace gemm_python {
 namespace {
 
+// DLPack's codes of the FP8 types (dlpack.h 1.1: kDLFloat8_e4m3fn, kDLFloat8_e5m2).
+constexpr uint8_t dlpack_float8_e4m3fn = 10, dlpack_float8_e5m2 = 12;
+
 // Held for the life of the process, never destroyed: module functions use them until it ends.
 array_helpers *array_helpers_storage = nullptr;
 
@@ -27,28 +30,47 @@ std::optional<gemm_dtype_t> gemm_dtype_of(nb::dlpack::dtype t) {
     } else if (t.code == static_cast<uint8_t>(code::Complex)) {
         if (t.bits == 64) return GEMM_C32;
         if (t.bits == 128) return GEMM_C64;
+    } else if (t.code == dlpack_float8_e4m3fn && t.bits == 8) {
+        return GEMM_F8_E4M3;
+    } else if (t.code == dlpack_float8_e5m2 && t.bits == 8) {
+        return GEMM_F8_E5M2;
     }
     return std::nullopt;
 }
 
-// NumPy exports bfloat16 (ml_dtypes) neither by DLPack nor by buffer: its bits are
-// imported as uint16 and taken as bfloat16.
-bool is_bfloat16_array(nb::handle object) {
-    if (!nb::hasattr(object, "dtype")) return false;
-    nb::object name = nb::getattr(object.attr("dtype"), "name", nb::none());
-    return nb::isinstance<nb::str>(name) && nb::cast<std::string>(name) == "bfloat16";
+// The name a dtype object states: a PyTorch dtype's after "torch.", else its `name` ("" when
+// it has none).
+std::string stated_dtype_name(nb::handle dtype) {
+    const std::string text = nb::cast<std::string>(nb::str(dtype));
+    if (text.rfind("torch.", 0) == 0) return text.substr(6);
+    nb::object name = nb::getattr(dtype, "name", nb::none());
+    return nb::isinstance<nb::str>(name) ? nb::cast<std::string>(name) : std::string();
+}
+
+// The types a library may export neither by DLPack nor by buffer (NumPy's bfloat16 and FP8 of
+// ml_dtypes; PyTorch's FP8 where its DLPack lacks them), by the name of the array's dtype
+// ("bfloat16", "float8_e4m3fn", "torch.float8_e5m2"): their bits are imported as unsigned
+// integers of their size and taken as that type.
+std::optional<gemm_dtype_t> bits_dtype_of(nb::handle object) {
+    if (!nb::hasattr(object, "dtype")) return std::nullopt;
+    const std::string name = stated_dtype_name(object.attr("dtype"));
+    for (gemm_dtype_t t : {GEMM_BF16, GEMM_F8_E4M3, GEMM_F8_E5M2})
+        if (name == dtype_text(t)) return t;
+    return std::nullopt;
 }
 
 std::string python_type_name(nb::handle object) { return nb::cast<std::string>(nb::type_name(object.type())); }
 
 [[noreturn]] void refuse_dtype(const char *argument, const std::string &name) {
     refuse(GEMM_STATUS_INVALID_DTYPE, argument,
-           "dtype " + name + " is not one gemm computes (float32, float64, float16, bfloat16, complex64, complex128)");
+           "dtype " + name +
+               " is not one gemm computes (float32, float64, float16, bfloat16, complex64, complex128, "
+               "float8_e4m3fn, float8_e5m2)");
 }
 
 template <typename Array> void describe(operand &x, const Array &array, const char *argument) {
     std::optional<gemm_dtype_t> dtype = gemm_dtype_of(array.dtype());
-    if (!dtype && x.dtype != GEMM_BF16) {
+    if (!dtype && !x.imported_as_bits) {
         std::string name = "?";
         if (nb::hasattr(x.object, "dtype")) {
             nb::object dtype_object = x.object.attr("dtype");
@@ -83,12 +105,14 @@ template <typename Array> bool try_import(operand &x, nb::handle object, Array &
     return true;
 }
 
-// try_import, and for a NumPy bfloat16 array (ml_dtypes) its bits as uint16 taken as bfloat16.
+// try_import, and for an array of a type bits_dtype_of names, its bits taken as that type.
 template <typename Array> bool import_as_array(operand &x, nb::handle object, Array &target, const char *argument) {
     if (try_import(x, object, target, argument)) return true;
-    if (!is_bfloat16_array(object)) return false;
-    x.dtype = GEMM_BF16;
-    return try_import(x, helpers().as_uint16(object), target, argument);
+    const std::optional<gemm_dtype_t> dtype = bits_dtype_of(object);
+    if (!dtype) return false;
+    x.dtype = *dtype;
+    x.imported_as_bits = true;
+    return try_import(x, helpers().as_bits(object), target, argument);
 }
 
 }  // namespace
@@ -152,7 +176,17 @@ const char *dtype_text(gemm_dtype_t dtype) {
 gemm_dtype_t dtype_of_name(const std::string &name, const char *argument) {
     for (gemm_dtype_t t : {GEMM_F32, GEMM_F64, GEMM_F16, GEMM_BF16, GEMM_C32, GEMM_C64})
         if (name == dtype_text(t) || name == gemm_dtype_name(t)) return t;
+    for (gemm_dtype_t t : {GEMM_F8_E4M3, GEMM_F8_E5M2})
+        if (name == dtype_text(t) || name == gemm_dtype_name(t))
+            refuse(GEMM_STATUS_NOT_SUPPORTED, argument,
+                   name + " is an FP8 type: gemm.matmul computes FP8 operands (docs/PYTHON.md, FP8)");
     refuse_dtype(argument, name);
+}
+
+std::string dtype_name_of(nb::handle dtype) {
+    if (nb::isinstance<nb::str>(dtype)) return nb::cast<std::string>(dtype);
+    if (std::string name = stated_dtype_name(dtype); !name.empty()) return name;
+    return nb::cast<std::string>(nb::module_::import_("numpy").attr("dtype")(dtype).attr("name"));
 }
 
 std::string device_text(int device) { return device < 0 ? "host" : "CUDA device " + std::to_string(device); }
@@ -163,9 +197,9 @@ const array_helpers &helpers() {
     return *array_helpers_storage;
 }
 
-void set_helpers(nb::handle contiguous, nb::handle empty, nb::handle assign, nb::handle as_uint16) {
+void set_helpers(nb::handle contiguous, nb::handle empty, nb::handle assign, nb::handle as_bits) {
     array_helpers_storage =
-        new array_helpers{nb::borrow(contiguous), nb::borrow(empty), nb::borrow(assign), nb::borrow(as_uint16)};
+        new array_helpers{nb::borrow(contiguous), nb::borrow(empty), nb::borrow(assign), nb::borrow(as_bits)};
 }
 
 }  // namespace gemm_python

@@ -21,6 +21,7 @@ struct operand {
     strided_shape geometry;
     int device = -1;  // -1: host memory; else the CUDA device
     uintptr_t data = 0;
+    bool imported_as_bits = false;  // read as unsigned integers, taken as dtype
 
     int64_t itemsize() const;
 };
@@ -35,8 +36,13 @@ operand import_output(nanobind::handle object, const char *argument);
 // "float32", "bfloat16", ...: numpy's names for gemm's types.
 const char *dtype_text(gemm_dtype_t dtype);
 
-// The gemm dtype a numpy-style dtype name stands for (refused naming argument).
+// The gemm dtype a numpy-style dtype name stands for (refused naming argument; FP8 names too:
+// they are operand types of matmul, not of the calls that take a dtype= of their operands).
 gemm_dtype_t dtype_of_name(const std::string &name, const char *argument);
+
+// The numpy-style name of a dtype argument: a string, a NumPy dtype or scalar type (ml_dtypes'
+// included), a PyTorch dtype ("bfloat16" for torch.bfloat16).
+std::string dtype_name_of(nanobind::handle dtype);
 
 // "host" or "CUDA device 0".
 std::string device_text(int device);
@@ -44,10 +50,9 @@ std::string device_text(int device);
 // The Python helpers of gemm/_arrays.py: copies and allocations through the array's own
 // library (NumPy, CuPy, PyTorch), which C++ cannot make for a device array.
 struct array_helpers {
-    nanobind::object contiguous, empty, assign, as_uint16;
+    nanobind::object contiguous, empty, assign, as_bits;
 };
 const array_helpers &helpers();
-void set_helpers(nanobind::handle contiguous, nanobind::handle empty, nanobind::handle assign,
-                 nanobind::handle as_uint16);
+void set_helpers(nanobind::handle contiguous, nanobind::handle empty, nanobind::handle assign, nanobind::handle as_bits);
 
 }  // namespace gemm_python

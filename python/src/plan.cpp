@@ -63,9 +63,15 @@ private:
     strided_shape a_, b_, c_;
 };
 
+[[noreturn]] void refuse_fp8(const char *argument) {
+    refuse(GEMM_STATUS_NOT_SUPPORTED, argument,
+           "FP8 operands are computed by gemm.matmul (with dtype= and the scales); gemm.Plan does not take them");
+}
+
 strided_shape plan::geometry_of(nb::handle x, const char *argument) {
     if (is_shape(x)) return contiguous_shape(nb::cast<std::vector<int64_t>>(x));
     const operand array = import_input(x, argument);
+    if (is_fp8(array.dtype)) refuse_fp8(argument);
     if (dtype_known_ && array.dtype != dtype_)
         refuse(GEMM_STATUS_INVALID_DTYPE, argument,
                std::string("dtype ") + dtype_text(array.dtype) + " differs from the plan's, " + dtype_text(dtype_));
@@ -79,10 +85,7 @@ strided_shape plan::geometry_of(nb::handle x, const char *argument) {
 plan::plan(nb::handle a, nb::handle b, nb::handle out, nb::handle dtype, int device, bool beta_zero) {
     device_ = device;
     if (!dtype.is_none()) {
-        nb::object name = nb::isinstance<nb::str>(dtype)
-                              ? nb::borrow(dtype)
-                              : nb::module_::import_("numpy").attr("dtype")(dtype).attr("name");
-        dtype_ = dtype_of_name(nb::cast<std::string>(name), "dtype");
+        dtype_ = dtype_of_name(dtype_name_of(dtype), "dtype");
         dtype_known_ = true;
     }
     a_ = geometry_of(a, "a");

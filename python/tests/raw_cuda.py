@@ -37,9 +37,12 @@ class _DLManagedTensor(ctypes.Structure):
 
 
 def _dl_type(dtype):
-    """DLPack's (code, bits) of a NumPy dtype: kDLFloat 2, kDLBfloat 4."""
-    if ml_dtypes is not None and dtype == np.dtype(ml_dtypes.bfloat16):
-        return 4, 16
+    """DLPack's (code, bits) of a NumPy dtype: kDLFloat 2, kDLBfloat 4, kDLFloat8_e4m3fn 10,
+    kDLFloat8_e5m2 12."""
+    if ml_dtypes is not None:
+        for name, code in (("bfloat16", 4), ("float8_e4m3fn", 10), ("float8_e5m2", 12)):
+            if dtype == np.dtype(getattr(ml_dtypes, name)):
+                return code, dtype.itemsize * 8
     if dtype in (np.float16, np.float32, np.float64):
         return 2, dtype.itemsize * 8
     raise ValueError(f"raw_cuda: no DLPack code for {dtype}")

@@ -92,3 +92,42 @@ def test_raw_dlpack_device_memory_is_computed_in_place():
     finally:
         for x in (a, b, c):
             x.free()
+
+
+def test_raw_dlpack_fp8_on_the_device():
+    """x @ w.T with w stored (out, in), FP8 by DLPack's float8 codes, scales and amax in device
+    memory; each FP8 device backend and auto, within the FP8 rule of docs/FP8.md."""
+    ml_dtypes = pytest.importorskip("ml_dtypes", reason="FP8 arrays need ml_dtypes")
+    cudart = load_cudart()
+    e4m3 = np.dtype(ml_dtypes.float8_e4m3fn)
+    rng = np.random.default_rng(3)
+    m, n, k = 40, 48, 64  # leading dimensions of 16-byte multiples, as the FP8 kernels read them
+    x_host = (rng.uniform(-1, 1, (m, k)) * 8).astype(e4m3)
+    w_host = rng.uniform(-1, 1, (n, k)).astype(e4m3)
+    c_host = rng.uniform(-1, 1, (m, n)).astype(np.float32)
+    products = (x_host.astype(np.float64) * 0.5) @ (w_host.astype(np.float64) * 2.0).T
+    magnitude = np.abs(x_host.astype(np.float64) * 0.5) @ np.abs(w_host.astype(np.float64) * 2.0).T
+    d = products + 0.5 * c_host
+    # the f32 rule with slack, and the tensor cores' 2^-7 of the sum of |products|
+    tolerance = (4 * (k + 2) * 2.0**-24 + 2.0**-7) * (magnitude + 0.5 * np.abs(c_host))
+    x = CudaMatrix(cudart, x_host, dtype=e4m3)
+    w = CudaMatrix(cudart, w_host, transposed=True, dtype=e4m3)
+    scales = [CudaMatrix(cudart, np.full((1, 1), v)) for v in (0.5, 2.0, -1.0)]
+    names = [b.name for b in cuda_backends() if b.name in ("cuda_tiled", "cublaslt")] + [None]
+    try:
+        for backend in names:
+            c = CudaMatrix(cudart, c_host)
+            amax = {} if backend == "cublaslt" else {"amax": scales[2]}  # cuBLASLt refuses amax for a D not FP8
+            try:
+                gemm.matmul(x, w, c, beta=0.5, backend=backend, a_scale=scales[0], b_scale=scales[1], **amax)
+                error = np.abs(c.to_host().astype(np.float64) - d)
+                assert np.all(error <= tolerance), f"{backend}: worst |error| {error.max()}"
+                if amax:
+                    got = float(scales[2].to_host()[0, 0])
+                    assert abs(got - np.abs(d).max()) <= tolerance.max(), f"{backend}: amax {got}"
+            finally:
+                c.free()
+    finally:
+        for y in [x, w] + scales:
+            y.free()
+

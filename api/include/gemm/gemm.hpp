@@ -189,6 +189,20 @@ status gemm_scaled(layout l, op transa, op transb, int64_t m, int64_t n, int64_t
                                       type_of<T>::value, ldb, &beta, C, type_of<TC>::value, ldc, GEMM_F32, &scaling));
 }
 
+// A masked FP8 batch, as gemm_ex_masked_scaled: matrix i of the strided batch of m x n x k
+// computes only the first rows[i] rows of its C (rows in the operands' memory); scalings is
+// nullptr or batch_count of them, matrix i's at [i].
+template <class T, class TC>
+status gemm_masked_scaled(layout l, op transa, op transb, int64_t m, int64_t n, int64_t k, float alpha, const T *A,
+                          int64_t lda, int64_t stride_a, const T *B, int64_t ldb, int64_t stride_b, float beta, TC *C,
+                          int64_t ldc, int64_t stride_c, int64_t batch_count, const int32_t *rows,
+                          const gemm_scaling_t *scalings) {
+    return make_status(gemm_ex_masked_scaled(static_cast<gemm_layout_t>(l), static_cast<gemm_op_t>(transa),
+                                             static_cast<gemm_op_t>(transb), m, n, k, &alpha, A, type_of<T>::value, lda,
+                                             stride_a, B, type_of<T>::value, ldb, stride_b, &beta, C,
+                                             type_of<TC>::value, ldc, stride_c, batch_count, rows, GEMM_F32, scalings));
+}
+
 // Strided batches, as gemm_ex_strided_batched.
 template <class T, class TC>
 status gemm_strided_batched(layout l, op transa, op transb, int64_t m, int64_t n, int64_t k,

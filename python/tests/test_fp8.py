@@ -1,0 +1,210 @@
+"""gemm.matmul on FP8 operands (ml_dtypes' float8_e4m3fn and float8_e5m2): the result type,
+per-tensor scales, the output scale and amax, against float64 of the decoded values; and what
+is refused, with nothing written."""
+
+import numpy as np
+import pytest
+
+import gemm
+from conftest import UNIT_ROUNDOFF, random
+
+ml_dtypes = pytest.importorskip("ml_dtypes", reason="FP8 arrays need ml_dtypes (pip install ml_dtypes)")
+
+FP8 = ["float8_e4m3fn", "float8_e5m2"]
+RESULTS = ["bfloat16", "float16", "float32"]
+HOST_BACKENDS = [None, "cpu_ref", "cpu_omp"]
+
+
+def fp8(shape, name, rng, scale=1.0):
+    """Values in [-scale, scale] stored in the FP8 type name."""
+    return (rng.uniform(-1, 1, shape) * scale).astype(getattr(ml_dtypes, name))
+
+
+def result_array(shape, name, value=0.0):
+    dtype = np.dtype(ml_dtypes.bfloat16) if name == "bfloat16" else np.dtype(name)
+    return np.full(shape, value, dtype)
+
+
+def expected(a, b, alpha=1.0, beta=0.0, c0=None, a_scale=1.0, b_scale=1.0):
+    """D before d_scale and its magnitude, in float64 of the decoded values."""
+    a, b = a.astype(np.float64) * a_scale, b.astype(np.float64) * b_scale
+    d = alpha * (a @ b)
+    magnitude = abs(alpha) * (np.abs(a) @ np.abs(b))
+    if c0 is not None and beta != 0:
+        d = d + beta * c0.astype(np.float64)
+        magnitude = magnitude + abs(beta) * np.abs(c0.astype(np.float64))
+    return d, magnitude
+
+
+def assert_close(got, d, magnitude, result, k, d_scale=1.0):
+    """f32 sums of k products (4 (k + 2) u of slack, as conftest's rule), then one rounding to
+    the result's type."""
+    tolerance = (4 * (k + 2) * 2.0**-24 + 2 * UNIT_ROUNDOFF[result]) * magnitude * abs(d_scale)
+    error = np.abs(got.astype(np.float64) - d * d_scale)
+    assert np.all(error <= tolerance + np.finfo(np.float64).tiny), f"worst |error| {error.max()}"
+
+
+@pytest.mark.parametrize("backend", HOST_BACKENDS)
+@pytest.mark.parametrize("name", FP8)
+@pytest.mark.parametrize("result", RESULTS)
+@pytest.mark.parametrize("m,n,k", [(1, 1, 1), (7, 5, 13), (33, 17, 65)], ids=str)
+def test_fp8_equals_the_decoded_product(backend, name, result, m, n, k, rng):
+    a, b = fp8((m, k), name, rng), fp8((k, n), name, rng)
+    c = gemm.matmul(a, b, dtype=result, backend=backend)
+    assert c.dtype == result_array((1,), result).dtype and c.shape == (m, n)
+    d, magnitude = expected(a, b)
+    assert_close(c, d, magnitude, result, k)
+
+
+@pytest.mark.parametrize("view", ["a.T", "b.T", "rows::2"])
+def test_fp8_views(view, rng):
+    m, n, k = 9, 7, 11
+    if view == "a.T":
+        a, b = fp8((k, m), "float8_e4m3fn", rng).T, fp8((k, n), "float8_e4m3fn", rng)
+    elif view == "b.T":
+        a, b = fp8((m, k), "float8_e4m3fn", rng), fp8((n, k), "float8_e4m3fn", rng).T
+    else:  # a leading dimension larger than needed
+        a, b = fp8((2 * m, k), "float8_e4m3fn", rng)[::2], fp8((k, n), "float8_e4m3fn", rng)
+    c = gemm.matmul(a, b, dtype="float32")
+    assert_close(c, *expected(a, b), "float32", k)
+
+
+@pytest.mark.parametrize("backend", HOST_BACKENDS)
+@pytest.mark.parametrize("form", ["numbers", "arrays"])
+def test_scales_output_scale_and_amax(backend, form, rng):
+    m, n, k = 12, 10, 40
+    a, b = fp8((m, k), "float8_e4m3fn", rng, 400.0), fp8((k, n), "float8_e4m3fn", rng, 3.0)
+    c0 = random((m, n), "float32", rng)
+    out = c0.copy()
+    sa, sb, sd = 0.25, 3.0, 0.5
+    if form == "numbers":
+        scales = {"a_scale": sa, "b_scale": sb, "d_scale": sd}
+    else:  # a 0-d and 1-element float32 arrays
+        scales = {"a_scale": np.float32(sa), "b_scale": np.array([sb], np.float32), "d_scale": np.array(sd, np.float32)}
+    amax = np.full(1, -1.0, np.float32)
+    got = gemm.matmul(a, b, out, alpha=1.5, beta=-0.75, backend=backend, amax=amax, **scales)
+    assert got is out
+    d, magnitude = expected(a, b, 1.5, -0.75, c0, sa, sb)
+    assert_close(out, d, magnitude, "float32", k, sd)
+    # amax is max |D| before the output scale.
+    assert abs(float(amax[0]) - np.abs(d).max()) <= 4 * (k + 2) * 2.0**-24 * magnitude.max()
+
+
+def test_beta_zero_does_not_read_out(rng):
+    a, b = fp8((5, 6), "float8_e4m3fn", rng), fp8((6, 4), "float8_e4m3fn", rng)
+    out = result_array((5, 4), "bfloat16", np.nan)
+    gemm.matmul(a, b, out)
+    assert np.all(np.isfinite(out.astype(np.float32)))
+    assert_close(out, *expected(a, b), "bfloat16", 6)
+
+
+def test_result_type_from_dtype_objects(rng):
+    a, b = fp8((3, 4), "float8_e5m2", rng), fp8((4, 2), "float8_e5m2", rng)
+    for dtype, name in [(np.float32, "float32"), (np.dtype("float16"), "float16"), (ml_dtypes.bfloat16, "bfloat16")]:
+        c = gemm.matmul(a, b, dtype=dtype)
+        assert c.dtype == result_array((1,), name).dtype
+    # dtype= equal to a's is accepted for the other types too
+    x = random((3, 4), "float32", rng)
+    assert gemm.matmul(x, x.T, dtype="float32").dtype == np.float32
+
+
+class HostDLPack:
+    """A host FP8 array exported by DLPack alone, with DLPack's float8 codes (as PyTorch and JAX
+    export theirs), not as NumPy's ml_dtypes array."""
+
+    def __init__(self, array):
+        import ctypes
+
+        from raw_cuda import _DLDataType, _DLDevice, _DLManagedTensor, _DLTensor, _dl_type
+
+        self.array = np.ascontiguousarray(array)
+        self.shape = (ctypes.c_int64 * 2)(*self.array.shape)
+        self.strides = (ctypes.c_int64 * 2)(self.array.shape[1], 1)
+        code, bits = _dl_type(self.array.dtype)
+        self.tensor = _DLManagedTensor()
+        self.tensor.dl_tensor = _DLTensor(
+            self.array.ctypes.data, _DLDevice(1, 0), 2, _DLDataType(code, bits, 1), self.shape, self.strides, 0
+        )
+        self.ctypes = ctypes
+
+    def __dlpack_device__(self):
+        return (1, 0)  # kDLCPU
+
+    def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
+        new_capsule = self.ctypes.pythonapi.PyCapsule_New
+        new_capsule.restype = self.ctypes.py_object
+        new_capsule.argtypes = [self.ctypes.c_void_p, self.ctypes.c_char_p, self.ctypes.c_void_p]
+        return new_capsule(self.ctypes.addressof(self.tensor), b"dltensor", None)
+
+
+@pytest.mark.parametrize("name", FP8)
+def test_dlpack_float8_codes(name, rng):
+    a, b = fp8((6, 9), name, rng), fp8((9, 5), name, rng)
+    out = result_array((6, 5), "float32")
+    gemm.matmul(HostDLPack(a), HostDLPack(b), out, a_scale=2.0, b_scale=0.5)
+    assert_close(out, *expected(a, b, a_scale=2.0, b_scale=0.5), "float32", 9)
+
+
+def refused(call):
+    with pytest.raises(gemm.Error) as info:
+        call()
+    return info.value
+
+
+@pytest.mark.parametrize(
+    "case,status,argument,text",
+    [
+        ("no result type", gemm.Status.INVALID_DTYPE, "dtype", "need dtype="),
+        ("float64 result", gemm.Status.INVALID_DTYPE, "dtype", "float64 is no result type of FP8 operands"),
+        ("float64 out", gemm.Status.INVALID_DTYPE, "out", "float64 is no result type of FP8 operands"),
+        ("out and dtype differ", gemm.Status.INVALID_DTYPE, "out", "float16 differs from the result's, float32"),
+        ("mixed FP8", gemm.Status.INVALID_DTYPE, "b", "float8_e5m2 differs from a's, float8_e4m3fn"),
+        ("a_scale alone", gemm.Status.INVALID_VALUE, "b_scale", "a_scale and b_scale come together"),
+        ("float64 scale", gemm.Status.INVALID_VALUE, "a_scale", "not float64 of shape ()"),
+        ("two scales", gemm.Status.INVALID_VALUE, "b_scale", "not float32 of shape (2,)"),
+        ("amax float64", gemm.Status.INVALID_VALUE, "amax", "not float64 of shape (1,)"),
+        ("text scale", gemm.Status.INVALID_DTYPE, "d_scale", "not one gemm computes"),
+        ("batch", gemm.Status.NOT_SUPPORTED, "a", "one matrix a call"),
+        ("scales on float32", gemm.Status.INVALID_VALUE, "a_scale", "scales apply to FP8 operands"),
+        ("dtype on float32", gemm.Status.INVALID_DTYPE, "dtype", "float16 differs from a's and b's, float32"),
+    ],
+)
+def test_refusals_name_the_argument_and_write_nothing(case, status, argument, text, rng):
+    a, b = fp8((2, 3), "float8_e4m3fn", rng), fp8((3, 4), "float8_e4m3fn", rng)
+    out = np.full((2, 4), 7, np.float32)
+    amax = np.full(1, -1.0, np.float32)
+    x = random((2, 3), "float32", rng)
+    calls = {
+        "no result type": lambda: gemm.matmul(a, b),
+        "float64 result": lambda: gemm.matmul(a, b, dtype="float64"),
+        "float64 out": lambda: gemm.matmul(a, b, np.zeros((2, 4), np.float64)),
+        "out and dtype differ": lambda: gemm.matmul(a, b, out.astype(np.float16), dtype=np.float32),
+        "mixed FP8": lambda: gemm.matmul(a, b.astype(ml_dtypes.float8_e5m2), out),
+        "a_scale alone": lambda: gemm.matmul(a, b, out, a_scale=2.0, amax=amax),
+        "float64 scale": lambda: gemm.matmul(a, b, out, a_scale=np.array(2.0), b_scale=1.0, amax=amax),
+        "two scales": lambda: gemm.matmul(a, b, out, a_scale=1.0, b_scale=np.ones(2, np.float32), amax=amax),
+        "amax float64": lambda: gemm.matmul(a, b, out, amax=np.zeros(1)),
+        "text scale": lambda: gemm.matmul(a, b, out, d_scale="2", amax=amax),
+        "batch": lambda: gemm.matmul(np.stack([a, a]), b, np.zeros((2, 2, 4), np.float32), amax=amax),
+        "scales on float32": lambda: gemm.matmul(x, x.T, a_scale=1.0, b_scale=1.0),
+        "dtype on float32": lambda: gemm.matmul(x, x.T, dtype="float16"),
+    }
+    error = refused(calls[case])
+    assert error.status == status
+    assert error.argument == argument
+    assert text in str(error), str(error)
+    assert np.all(out == 7)
+    assert amax[0] == -1.0
+
+
+def test_plans_refuse_fp8(rng):
+    a, b = fp8((2, 3), "float8_e4m3fn", rng), fp8((3, 4), "float8_e4m3fn", rng)
+    for call, argument in [
+        (lambda: gemm.Plan(a, b, np.zeros((2, 4), np.float32)), "a"),
+        (lambda: gemm.Plan((2, 3), (3, 4), dtype="float8_e5m2"), "dtype"),
+        (lambda: gemm.tune(8, 8, 8, dtype="float8_e4m3fn"), "dtype"),
+    ]:
+        error = refused(call)
+        assert error.status == gemm.Status.NOT_SUPPORTED
+        assert error.argument == argument
+        assert "gemm.matmul" in str(error)

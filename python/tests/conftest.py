@@ -81,3 +81,12 @@ def assert_matmul_close(got, a, b, dtype, alpha=1.0, beta=0.0, c0=None):
 @pytest.fixture
 def rng():
     return np.random.default_rng(63)
+
+
+def refused(call):
+    """The gemm.Error call raises (the test fails where it raises none)."""
+    import gemm
+
+    with pytest.raises(gemm.Error) as info:
+        call()
+    return info.value

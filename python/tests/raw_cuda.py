@@ -48,6 +48,35 @@ def _dl_type(dtype):
     raise ValueError(f"raw_cuda: no DLPack code for {dtype}")
 
 
+def _capsule(tensor):
+    """A "dltensor" capsule of tensor (a _DLManagedTensor its owner keeps alive)."""
+    new_capsule = ctypes.pythonapi.PyCapsule_New
+    new_capsule.restype, new_capsule.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+    return new_capsule(ctypes.addressof(tensor), b"dltensor", None)
+
+
+class HostDLPack:
+    """A host matrix exported by DLPack alone (kDLCPU), with its type's DLPack code: FP8 by the
+    float8 codes, as PyTorch and JAX export theirs, not as NumPy's ml_dtypes array."""
+
+    def __init__(self, array):
+        self.array = np.ascontiguousarray(array)
+        rows, cols = self.array.shape
+        self.shape = (ctypes.c_int64 * 2)(rows, cols)
+        self.strides = (ctypes.c_int64 * 2)(cols, 1)
+        code, bits = _dl_type(self.array.dtype)
+        self.tensor = _DLManagedTensor()
+        self.tensor.dl_tensor = _DLTensor(
+            self.array.ctypes.data, _DLDevice(1, 0), 2, _DLDataType(code, bits, 1), self.shape, self.strides, 0
+        )
+
+    def __dlpack_device__(self):
+        return (1, 0)  # kDLCPU
+
+    def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
+        return _capsule(self.tensor)
+
+
 class CudaMatrix:
     """A matrix in device memory, a copy of host (a float32 array unless dtype says otherwise),
     that only DLPack exports (kDLCUDA, device 0)."""
@@ -72,9 +101,7 @@ class CudaMatrix:
         code, bits = self.dl_type
         tensor.dl_tensor = _DLTensor(self.pointer, _DLDevice(2, 0), 2, _DLDataType(code, bits, 1), self.shape, self.strides, 0)
         self.tensors.append(tensor)  # kept alive as long as this object: the deleter is NULL
-        new_capsule = ctypes.pythonapi.PyCapsule_New
-        new_capsule.restype, new_capsule.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
-        return new_capsule(ctypes.addressof(tensor), b"dltensor", None)
+        return _capsule(tensor)
 
     def to_host(self):
         self.cudart.cudaDeviceSynchronize()

@@ -4,13 +4,7 @@ import numpy as np
 import pytest
 
 import gemm
-from conftest import random
-
-
-def refused(call):
-    with pytest.raises(gemm.Error) as info:
-        call()
-    return info.value
+from conftest import random, refused
 
 
 def test_error_is_a_value_error():

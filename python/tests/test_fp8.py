@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 import gemm
-from conftest import UNIT_ROUNDOFF, random
+from conftest import UNIT_ROUNDOFF, random, refused
+from raw_cuda import HostDLPack
 
 ml_dtypes = pytest.importorskip("ml_dtypes", reason="FP8 arrays need ml_dtypes (pip install ml_dtypes)")
 
@@ -108,47 +109,12 @@ def test_result_type_from_dtype_objects(rng):
     assert gemm.matmul(x, x.T, dtype="float32").dtype == np.float32
 
 
-class HostDLPack:
-    """A host FP8 array exported by DLPack alone, with DLPack's float8 codes (as PyTorch and JAX
-    export theirs), not as NumPy's ml_dtypes array."""
-
-    def __init__(self, array):
-        import ctypes
-
-        from raw_cuda import _DLDataType, _DLDevice, _DLManagedTensor, _DLTensor, _dl_type
-
-        self.array = np.ascontiguousarray(array)
-        self.shape = (ctypes.c_int64 * 2)(*self.array.shape)
-        self.strides = (ctypes.c_int64 * 2)(self.array.shape[1], 1)
-        code, bits = _dl_type(self.array.dtype)
-        self.tensor = _DLManagedTensor()
-        self.tensor.dl_tensor = _DLTensor(
-            self.array.ctypes.data, _DLDevice(1, 0), 2, _DLDataType(code, bits, 1), self.shape, self.strides, 0
-        )
-        self.ctypes = ctypes
-
-    def __dlpack_device__(self):
-        return (1, 0)  # kDLCPU
-
-    def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
-        new_capsule = self.ctypes.pythonapi.PyCapsule_New
-        new_capsule.restype = self.ctypes.py_object
-        new_capsule.argtypes = [self.ctypes.c_void_p, self.ctypes.c_char_p, self.ctypes.c_void_p]
-        return new_capsule(self.ctypes.addressof(self.tensor), b"dltensor", None)
-
-
 @pytest.mark.parametrize("name", FP8)
 def test_dlpack_float8_codes(name, rng):
     a, b = fp8((6, 9), name, rng), fp8((9, 5), name, rng)
     out = result_array((6, 5), "float32")
     gemm.matmul(HostDLPack(a), HostDLPack(b), out, a_scale=2.0, b_scale=0.5)
     assert_close(out, *expected(a, b, a_scale=2.0, b_scale=0.5), "float32", 9)
-
-
-def refused(call):
-    with pytest.raises(gemm.Error) as info:
-        call()
-    return info.value
 
 
 @pytest.mark.parametrize(

@@ -47,13 +47,7 @@ gemm_status_t run_single(const blas_call &c) {
     if (!is_fp8(t))
         return gemm_ex(c.layout, c.a.op, c.b.op, c.m, c.n, c.k, c.values.alpha, a, t, c.a.ld, b, t, c.b.ld,
                        c.values.beta, out, t, c.ldc, compute_type_of(t));
-    gemm_scaling_t scaling;
-    gemm_scaling_init(&scaling);
-    scaling.mode = c.scales.mode;
-    scaling.a_scale = c.scales.a;
-    scaling.b_scale = c.scales.b;
-    scaling.d_scale = c.scales.d;
-    scaling.amax_d = c.scales.amax;
+    const gemm_scaling_t scaling = scaling_of(c.scales);
     return gemm_ex_scaled(c.layout, c.a.op, c.b.op, c.m, c.n, c.k, c.values.alpha, a, t, c.a.ld, b, t, c.b.ld,
                           c.values.beta, out, c.c_dtype, c.ldc, compute_type_of(t), &scaling);
 }
@@ -109,6 +103,17 @@ call_failure run_forced(const blas_call &call, const call_context &context) {
 }  // namespace
 
 bool is_fp8(gemm_dtype_t dtype) { return dtype == GEMM_F8_E4M3 || dtype == GEMM_F8_E5M2; }
+
+gemm_scaling_t scaling_of(const fp8_scales &scales) {
+    gemm_scaling_t scaling;
+    gemm_scaling_init(&scaling);
+    scaling.mode = scales.mode;
+    scaling.a_scale = scales.a;
+    scaling.b_scale = scales.b;
+    scaling.d_scale = scales.d;
+    scaling.amax_d = scales.amax;
+    return scaling;
+}
 
 gemm_dtype_t compute_type_of(gemm_dtype_t dtype) {
     return dtype == GEMM_F16 || dtype == GEMM_BF16 || is_fp8(dtype) ? GEMM_F32 : dtype;

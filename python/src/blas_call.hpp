@@ -35,6 +35,8 @@ struct fp8_scales {
     float *amax = nullptr;
 };
 
+gemm_scaling_t scaling_of(const fp8_scales &scales);
+
 struct blas_call {
     gemm_layout_t layout = GEMM_ROW_MAJOR;
     blas_operand a, b;

@@ -2,6 +2,7 @@
 #include "bindings.hpp"
 
 #include "blas_call.hpp"
+#include "fp8_scales.hpp"
 #include "operand.hpp"
 #include "python_error.hpp"
 
@@ -38,8 +39,6 @@ struct matmul_args {
     matmul_shape shape;
     gemm_dtype_t result_dtype = GEMM_F32;  // a's, but for FP8 a and b
 };
-
-bool is_fp8_result_type(gemm_dtype_t t) { return t == GEMM_BF16 || t == GEMM_F16 || t == GEMM_F32; }
 
 // The result's type: a's and b's, or for FP8 operands the one dtype= names (else out's, checked
 // by result_operand).
@@ -157,75 +156,6 @@ computation_target target_of(const operand &c, const matmul_args &args, const sc
     return target;
 }
 
-// What a_scale, b_scale, d_scale and amax point at: one float32 each in the operands' memory,
-// arrays the caller passed or, for host operands, numbers held here. Filled in place: the
-// scales point into it.
-struct scale_arguments {
-    float numbers[3] = {1, 1, 1};
-    std::vector<operand> arrays;  // held through the call
-    fp8_scales scales;
-};
-
-bool is_number(nb::handle value) { return PyFloat_Check(value.ptr()) || PyLong_Check(value.ptr()); }
-
-// A scale's array: float32, one element, in the operands' memory.
-void check_scale_array(const operand &x, const matmul_args &args, const char *name) {
-    int64_t count = 1;
-    for (int64_t size : x.geometry.shape) count *= size;
-    if (x.dtype != GEMM_F32 || count != 1)
-        refuse(GEMM_STATUS_INVALID_VALUE, name,
-               std::string("must be a number or a float32 array of one element, not ") + dtype_text(x.dtype) +
-                   " of shape " + shape_text(x.geometry.shape));
-    if (x.device != args.a.device)
-        refuse(GEMM_STATUS_MIXED_MEMORY_SPACES, name,
-               "is in " + device_text(x.device) + " memory, a and b in " + device_text(args.a.device) + " memory");
-}
-
-const float *scale_pointer(scale_arguments &s, int slot, nb::handle value, const matmul_args &args, const char *name) {
-    if (value.is_none()) return nullptr;
-    if (is_number(value)) {
-        if (args.a.device >= 0)
-            refuse(GEMM_STATUS_MIXED_MEMORY_SPACES, name,
-                   "a number is host memory, a and b are in " + device_text(args.a.device) +
-                       " memory: pass a float32 array of one element there");
-        s.numbers[slot] = static_cast<float>(nb::cast<double>(value));
-        return &s.numbers[slot];
-    }
-    operand x = import_input(value, name);
-    check_scale_array(x, args, name);
-    s.arrays.push_back(x);
-    return reinterpret_cast<const float *>(x.data);
-}
-
-// The scales of an FP8 call (none given: scales of 1); refused for other types, and where one of
-// a_scale and b_scale comes without the other.
-void fill_scales(scale_arguments &s, const matmul_args &args, nb::handle a_scale, nb::handle b_scale,
-                 nb::handle d_scale, nb::handle amax) {
-    const std::pair<nb::handle, const char *> given[] = {
-        {a_scale, "a_scale"}, {b_scale, "b_scale"}, {d_scale, "d_scale"}, {amax, "amax"}};
-    if (!is_fp8(args.a.dtype)) {
-        for (const auto &[value, name] : given)
-            if (!value.is_none())
-                refuse(GEMM_STATUS_INVALID_VALUE, name,
-                       std::string("scales apply to FP8 operands (float8_e4m3fn, float8_e5m2); a and b are ") +
-                           dtype_text(args.a.dtype));
-        return;
-    }
-    if (a_scale.is_none() != b_scale.is_none())
-        refuse(GEMM_STATUS_INVALID_VALUE, a_scale.is_none() ? "a_scale" : "b_scale",
-               "is needed with the other: a_scale and b_scale come together (per-tensor scales)");
-    s.scales.a = scale_pointer(s, 0, a_scale, args, "a_scale");
-    s.scales.b = scale_pointer(s, 1, b_scale, args, "b_scale");
-    s.scales.d = scale_pointer(s, 2, d_scale, args, "d_scale");
-    s.scales.mode = s.scales.a ? GEMM_SCALE_TENSOR : GEMM_SCALE_NONE;
-    if (!amax.is_none()) {
-        operand x = import_output(amax, "amax");
-        check_scale_array(x, args, "amax");
-        s.arrays.push_back(x);
-        s.scales.amax = reinterpret_cast<float *>(x.data);
-    }
-}
-
 // The one C call for the operands (copying those BLAS cannot read in place).
 blas_call call_of(matmul_args &args, const computation_target &target, const scalars &values) {
     blas_call call;
@@ -268,7 +198,7 @@ nb::object matmul(nb::handle a_object, nb::handle b_object, nb::handle out, nb::
         refuse(GEMM_STATUS_INVALID_VALUE, "beta", "beta != 0 needs out= (the C that beta scales)");
     const call_context context = context_of(args.a, backend, stream);
     scale_arguments scales;
-    fill_scales(scales, args, a_scale, b_scale, d_scale, amax);
+    fill_scales(scales, args.a.dtype, args.a.device, a_scale, b_scale, d_scale, amax);
     const operand c = result_operand(args, out, !dtype.is_none());
     // An empty result has nothing to compute (and empty operands' strides mean nothing).
     for (int64_t size : args.shape.result_shape)

@@ -36,8 +36,7 @@ operand import_output(nanobind::handle object, const char *argument);
 // "float32", "bfloat16", ...: numpy's names for gemm's types.
 const char *dtype_text(gemm_dtype_t dtype);
 
-// The gemm dtype a numpy-style dtype name stands for (refused naming argument; FP8 names too:
-// they are operand types of matmul, not of the calls that take a dtype= of their operands).
+// The gemm dtype a numpy-style dtype name stands for (FP8 included; refused naming argument).
 gemm_dtype_t dtype_of_name(const std::string &name, const char *argument);
 
 // The numpy-style name of a dtype argument: a string, a NumPy dtype or scalar type (ml_dtypes'

@@ -2,10 +2,15 @@
 // and settings as Python values.
 #include "bindings.hpp"
 
+#include "blas_call.hpp"
 #include "operand.hpp"
 #include "python_error.hpp"
 
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
+
+#include <optional>
+#include <utility>
 
 namespace nb = nanobind;
 
@@ -120,7 +125,9 @@ gemm_layout_t layout_of(const std::string &layout) {
 
 struct tune_args {
     int64_t m, n, k;
-    std::string dtype, transa, transb, layout;
+    std::string dtype;
+    std::optional<std::string> c_dtype;  // None: dtype's
+    std::string transa, transb, layout;
     int64_t batch;
     bool beta_zero;
     int device;
@@ -132,7 +139,10 @@ struct tune_args {
 nb::dict tune(const tune_args &args) {
     gemm_tune_request_t request{};
     request.ab_type = dtype_of_name(args.dtype, "dtype");
-    request.c_type = request.ab_type;
+    if (!args.c_dtype && is_fp8(request.ab_type))
+        refuse(GEMM_STATUS_INVALID_DTYPE, "c_dtype",
+               "is needed with FP8 operands (" + args.dtype + "): the result's type, bfloat16, float16 or float32");
+    request.c_type = args.c_dtype ? dtype_of_name(*args.c_dtype, "c_dtype") : request.ab_type;
     request.layout = layout_of(args.layout);
     request.transa = op_of(args.transa, "transa");
     request.transb = op_of(args.transb, "transb");
@@ -174,14 +184,16 @@ void bind_queries(nb::module_ &module) {
                "Forces a backend ('name' or 'name:variant') for every later call; None returns to GEMM_BACKEND.");
     module.def(
         "tune",
-        [](int64_t m, int64_t n, int64_t k, const std::string &dtype, const std::string &transa,
-           const std::string &transb, const std::string &layout, int64_t batch, bool beta_zero, int device,
-           double budget_ms, const std::string &backends, bool store) {
-            return tune({m, n, k, dtype, transa, transb, layout, batch, beta_zero, device, budget_ms, backends, store});
+        [](int64_t m, int64_t n, int64_t k, const std::string &dtype, std::optional<std::string> c_dtype,
+           const std::string &transa, const std::string &transb, const std::string &layout, int64_t batch,
+           bool beta_zero, int device, double budget_ms, const std::string &backends, bool store) {
+            return tune({m, n, k, dtype, std::move(c_dtype), transa, transb, layout, batch, beta_zero, device,
+                         budget_ms, backends, store});
         },
-        nb::arg("m"), nb::arg("n"), nb::arg("k"), nb::kw_only(), nb::arg("dtype") = "float32", nb::arg("transa") = "N",
-        nb::arg("transb") = "N", nb::arg("layout") = "row", nb::arg("batch") = 1, nb::arg("beta_zero") = true,
-        nb::arg("device") = -1, nb::arg("budget_ms") = 0.0, nb::arg("backends") = "", nb::arg("store") = true);
+        nb::arg("m"), nb::arg("n"), nb::arg("k"), nb::kw_only(), nb::arg("dtype") = "float32",
+        nb::arg("c_dtype") = nb::none(), nb::arg("transa") = "N", nb::arg("transb") = "N", nb::arg("layout") = "row",
+        nb::arg("batch") = 1, nb::arg("beta_zero") = true, nb::arg("device") = -1, nb::arg("budget_ms") = 0.0,
+        nb::arg("backends") = "", nb::arg("store") = true);
     module.def("tune_key", &tune_key, nb::arg("key"), nb::kw_only(), nb::arg("device") = 0, nb::arg("budget_ms") = 0.0,
                nb::arg("backends") = "", nb::arg("store") = true);
 }

@@ -98,7 +98,7 @@ def test_raw_dlpack_device_memory_is_computed_in_place():
 
 def test_raw_dlpack_fp8_on_the_device():
     """x @ w.T with w stored (out, in), FP8 by DLPack's float8 codes, scales and amax in device
-    memory; each FP8 device backend and auto, within the FP8 rule of docs/FP8.md."""
+    memory; each FP8 device backend, auto and a plan, within the FP8 rule of docs/FP8.md."""
     ml_dtypes = pytest.importorskip("ml_dtypes", reason="FP8 arrays need ml_dtypes")
     cudart = load_cudart()
     e4m3 = np.dtype(ml_dtypes.float8_e4m3fn)
@@ -136,6 +136,14 @@ def test_raw_dlpack_fp8_on_the_device():
                     assert abs(got - np.abs(d).max()) <= tolerance.max(), f"{backend}: amax {got}"
             finally:
                 c.free()
+        # The same through a plan with per-tensor scales, routed by auto.
+        c = CudaMatrix(cudart, c_host)
+        try:
+            gemm.Plan(x, w, c, scale_mode="tensor").run(x, w, c, beta=0.5, a_scale=scales[0], b_scale=scales[1])
+            error = np.abs(c.to_host().astype(np.float64) - d)
+            assert np.all(error <= tolerance), f"plan: worst |error| {error.max()}"
+        finally:
+            c.free()
     finally:
         for y in [x, w] + scales:
             y.free()

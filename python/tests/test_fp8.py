@@ -163,14 +163,87 @@ def test_refusals_name_the_argument_and_write_nothing(case, status, argument, te
     assert amax[0] == -1.0
 
 
-def test_plans_refuse_fp8(rng):
+@pytest.mark.parametrize("backend", HOST_BACKENDS)
+@pytest.mark.parametrize("mode", [None, "tensor"])
+def test_plans_of_fp8_operands(backend, mode, rng):
+    m, n, k = 13, 9, 70
+    a, b = fp8((m, k), "float8_e4m3fn", rng, 300.0), fp8((k, n), "float8_e4m3fn", rng, 2.0)
+    out = result_array((m, n), "bfloat16", np.nan)
+    plan = gemm.Plan(a, b, out, beta_zero=True, scale_mode=mode)
+    assert plan.dtype == "bfloat16"
+    if backend:
+        gemm.set_backend(backend)
+    try:
+        scales = {"a_scale": 0.5, "b_scale": np.float32(4.0)} if mode else {}
+        amax = np.full(1, -1.0, np.float32)
+        assert plan.run(a, b, out, d_scale=0.25, amax=amax, **scales) is out
+    finally:
+        gemm.set_backend(None)
+    d, magnitude = expected(a, b, a_scale=0.5 if mode else 1.0, b_scale=4.0 if mode else 1.0)
+    assert_close(out, d, magnitude, "bfloat16", k, 0.25)
+    assert abs(float(amax[0]) - np.abs(d).max()) <= 4 * (k + 2) * 2.0**-24 * magnitude.max()
+    # Made from shapes: a or b an array gives the FP8 type, dtype= the result's; alpha and beta.
+    shaped = gemm.Plan((m, k), b, dtype="float32")
+    c0 = random((m, n), "float32", rng)
+    c = c0.copy()
+    shaped.run(a, b, c, alpha=-2.0, beta=0.5)
+    assert_close(c, *expected(a, b, -2.0, 0.5, c0), "float32", k)
+
+
+@pytest.mark.parametrize(
+    "case,status,argument,text",
+    [
+        ("no result type", gemm.Status.INVALID_DTYPE, "dtype", "need dtype= or out"),
+        ("float64 result", gemm.Status.INVALID_DTYPE, "dtype", "float64 is no result type of FP8 operands"),
+        ("out and dtype differ", gemm.Status.INVALID_DTYPE, "out", "float16 differs from the result's, float32"),
+        ("mixed FP8", gemm.Status.INVALID_DTYPE, "b", "float8_e5m2 differs from a's, float8_e4m3fn"),
+        ("FP8 from shapes", gemm.Status.INVALID_DTYPE, "dtype", "takes a or b as an array"),
+        ("unknown mode", gemm.Status.INVALID_VALUE, "scale_mode", "not 'block'"),
+        ("mode on float32", gemm.Status.INVALID_VALUE, "scale_mode", "scales apply to FP8 operands"),
+        ("dtype on float32", gemm.Status.INVALID_DTYPE, "dtype", "float16 differs from a's and b's, float32"),
+        ("scales missing", gemm.Status.INVALID_VALUE, "a_scale", "made with scale_mode=\"tensor\""),
+        ("scales unasked", gemm.Status.INVALID_VALUE, "a_scale", "this one takes none"),
+        ("run of another FP8", gemm.Status.INVALID_DTYPE, "a", "float8_e5m2 differs from the plan's, float8_e4m3fn"),
+        ("out of another type", gemm.Status.INVALID_DTYPE, "out", "float16 differs from the plan's, float32"),
+        ("scales on a float32 run", gemm.Status.INVALID_VALUE, "d_scale", "scales apply to FP8 operands"),
+    ],
+)
+def test_fp8_plan_refusals_name_the_argument_and_write_nothing(case, status, argument, text, rng):
     a, b = fp8((2, 3), "float8_e4m3fn", rng), fp8((3, 4), "float8_e4m3fn", rng)
-    for call, argument in [
-        (lambda: gemm.Plan(a, b, np.zeros((2, 4), np.float32)), "a"),
-        (lambda: gemm.Plan((2, 3), (3, 4), dtype="float8_e5m2"), "dtype"),
-        (lambda: gemm.tune(8, 8, 8, dtype="float8_e4m3fn"), "dtype"),
-    ]:
-        error = refused(call)
-        assert error.status == gemm.Status.NOT_SUPPORTED
-        assert error.argument == argument
-        assert "gemm.matmul" in str(error)
+    out = np.full((2, 4), 7, np.float32)
+    amax = np.full(1, -1.0, np.float32)
+    x = random((2, 3), "float32", rng)
+    calls = {
+        "no result type": lambda: gemm.Plan(a, b),
+        "float64 result": lambda: gemm.Plan(a, b, dtype="float64"),
+        "out and dtype differ": lambda: gemm.Plan(a, b, out.astype(np.float16), dtype=np.float32),
+        "mixed FP8": lambda: gemm.Plan(a, b.astype(ml_dtypes.float8_e5m2), out),
+        "FP8 from shapes": lambda: gemm.Plan((2, 3), (3, 4), dtype="float8_e5m2"),
+        "unknown mode": lambda: gemm.Plan(a, b, out, scale_mode="block"),
+        "mode on float32": lambda: gemm.Plan(x, x.T, scale_mode="tensor"),
+        "dtype on float32": lambda: gemm.Plan(x, x.T, dtype="float16"),
+        "scales missing": lambda: gemm.Plan(a, b, out, scale_mode="tensor").run(a, b, out, amax=amax),
+        "scales unasked": lambda: gemm.Plan(a, b, out).run(a, b, out, a_scale=1.0, b_scale=1.0, amax=amax),
+        "run of another FP8": lambda: gemm.Plan(a, b, out).run(a.astype(ml_dtypes.float8_e5m2), b, out),
+        "out of another type": lambda: gemm.Plan(a, b, out).run(a, b, out.astype(np.float16)),
+        "scales on a float32 run": lambda: gemm.Plan(x, x.T).run(x, x.T, np.zeros((2, 2), np.float32), d_scale=1.0),
+    }
+    error = refused(calls[case])
+    assert error.status == status
+    assert error.argument == argument
+    assert text in str(error), str(error)
+    assert np.all(out == 7)
+    assert amax[0] == -1.0
+
+
+def test_tune_of_fp8_classes():
+    # c_dtype names the result's type; the class is measured with scales of 1.
+    report = gemm.tune(16, 24, 40, dtype="float8_e4m3fn", c_dtype="bfloat16", transb="T", budget_ms=20,
+                       backends="cpu_ref,cpu_omp", store=False)
+    names = {c["backend"] for c in report["candidates"]}
+    assert names >= {"cpu_ref", "cpu_omp"}
+    assert all(c["correct"] for c in report["candidates"])
+    error = refused(lambda: gemm.tune(8, 8, 8, dtype="float8_e5m2", store=False))
+    assert error.status == gemm.Status.INVALID_DTYPE and error.argument == "c_dtype"
+    error = refused(lambda: gemm.tune(8, 8, 8, dtype="float8_e4m3fn", c_dtype="float64", store=False))
+    assert "c_type" in str(error)

@@ -53,6 +53,13 @@ def test_tune_reports_candidates_without_storing():
     assert all(c["correct"] for c in report["candidates"])
 
 
+def test_tune_of_a_float32_result_of_half_operands():
+    report = gemm.tune(20, 12, 28, dtype="float16", c_dtype="float32", budget_ms=20, backends="cpu_ref,cpu_omp",
+                       store=False)
+    assert {c["backend"] for c in report["candidates"]} >= {"cpu_ref", "cpu_omp"}
+    assert all(c["correct"] for c in report["candidates"])
+
+
 def test_tune_refuses_a_bad_request():
     with pytest.raises(gemm.Error) as info:
         gemm.tune(-1, 4, 4, store=False)

@@ -446,21 +446,22 @@ if has_stage decode; then
     # NT is X W^T with W stored (out, in), NN is X W with W stored (in, out). NT times the Hopper
     # kernels that split k, 256x16, 128x16, 256x64, 128x64, 64x128 and 128x128 tiles, and the
     # skinny kernels (up to 8 and up to 32 rows of X) too; NN the skinny kernels that read W
-    # along its rows (_nn: blocks of 16, 32 and 64 rows of C^T); each layout against cuBLAS,
-    # then the geometric mean of the ratios of cuda_tiled's default and of each id over the
-    # shapes it computes.
+    # along its rows (_nn: blocks of 16, 32 and 64 rows of C^T) and the same tiles; each layout
+    # against cuBLAS, then the geometric mean of the ratios of cuda_tiled's default and of each
+    # id over the shapes it computes.
     shapes=""
     for m in 1 8 32 128; do for n in 4096 14336; do for k in 4096 14336; do shapes+=" ${m}x${n}x${k}"; done; done; done
     dt=${DECODE_DTYPE:-bf16}
-    tiles=""
-    for t in 256x16x64_s6 128x16x64_s11 256x64x64_s5 128x64x64_s8 64x128x64_s8 128x128x64_s6; do tiles+=",cuda_tiled:wgmma_${dt}_${t}_splitk"; done
-    tiles+=",cuda_tiled:skinny_${dt}_16x8,cuda_tiled:skinny_${dt}_32x8,cuda_tiled:skinny_${dt}_16x32"
+    wgmma=""
+    for t in 256x16x64_s6 128x16x64_s11 256x64x64_s5 128x64x64_s8 64x128x64_s8 128x128x64_s6; do wgmma+=",cuda_tiled:wgmma_${dt}_${t}_splitk"; done
+    tiles="$wgmma,cuda_tiled:skinny_${dt}_16x8,cuda_tiled:skinny_${dt}_32x8,cuda_tiled:skinny_${dt}_16x32"
     along_m=""
     for t in 16x8 32x8 64x8 16x32 32x32 64x32; do along_m+=",cuda_tiled:skinny_${dt}_${t}_nn"; done
     # DECODE_LAYOUT=col: each layout's column-major mirror, C of m rows (C^T = op(B)^T op(A)^T
     # of the row-major call's canonical form: both ops flipped), with the skinny ids that compute
     # it. TN and TT: X stored along its short side (k x m row-major; m x k column-major, NT and
-    # NN), read by the _nn ids (W (in, out)) and the ids without a suffix (W (out, in)).
+    # NN), read by the _nn ids (W (in, out)) and the ids without a suffix (W (out, in)). Every op
+    # pair times the tiles that split k as well.
     layout=${DECODE_LAYOUT:-row}
     along_k=""
     for t in 16x8 32x8 16x16 16x32; do along_k+=",cuda_tiled:skinny_${dt}_${t}"; done
@@ -477,6 +478,8 @@ if has_stage decode; then
             [ "$ops" = NT ] && ids=$along_k
             run_ops=$mirror tag="col $mirror"
         fi
+        # The tiles on every other op pair too: where they beat the skinny ids sets the rule.
+        [ "$ids" = "$tiles" ] || ids+=$wgmma
         file=decode_${tag// /_}
         timeout 300 $gemm bench $shapes --device 0 --dtype $dt --layout $layout --ops $run_ops \
             --backends cublas,cublaslt,cuda_tiled$ids --baseline cublas --no-measure-peak \

@@ -3273,8 +3273,8 @@ TEST_SUITE("gpu_tf32" * doctest::skip()) {
         // (W stored (in, out)) of up to 32 rows of X: the skinny kernels that read W along its
         // rows, in blocks of 32, where W is at most 32 MiB (4096 x 4096; 8 more k take the tiles
         // of 16 columns); for C of at
-        // most 8 columns (row-major rows of X W^T) the skinny kernel where it computes the
-        // problem (both operands stored along k) and op(A) is at most 128 MiB (14336 x 4680
+        // most 8 columns (row-major rows of X W^T) the skinny kernel, X stored along k or along
+        // its few rows, where op(A) is at most 128 MiB (14336 x 4680
         // bf16; 8 more k take the tiles of 16 columns), for C of 9 to 16 and 17 to 32 columns
         // its 16- and 32-column forms where op(A) is at most 64 MiB (4096 x 8192; 8 more k take
         // the tiles); beyond those, for C of at most 16 the tiles of 16 columns where they
@@ -3316,7 +3316,11 @@ TEST_SUITE("gpu_tf32" * doctest::skip()) {
             {bf16, GEMM_OP_N, GEMM_OP_T, 16, 14336, 4096, 0, "variant=wgmma_bf16_128x16x64_s11_splitk ", false},
             {bf16, GEMM_OP_N, GEMM_OP_T, 12, 14336, 8256, 0, "variant=wgmma_bf16_256x16x64_s6_splitk ", false},
             {bf16, GEMM_OP_N, GEMM_OP_T, 9, 28672, 1280, 0, "variant=wgmma_bf16_256x16x64_s6_splitk ", false},
-            {bf16, GEMM_OP_T, GEMM_OP_T, 8, 4096, 3000, 0, "variant=wgmma_bf16_256x64x64_s5_splitk ", false},
+            {bf16, GEMM_OP_T, GEMM_OP_T, 8, 4096, 3000, 0, "variant=skinny_bf16_16x8 ", false},
+            // X of one row stored along k by itself (row-major T): its leading dimension of one
+            // element is no TMA tensor, so no tile computes it and W's size does not matter.
+            {bf16, GEMM_OP_T, GEMM_OP_N, 1, 4096, 14336, 0, "variant=skinny_bf16_32x8_nn ", false},
+            {bf16, GEMM_OP_T, GEMM_OP_T, 1, 14336, 14336, 0, "variant=skinny_bf16_16x8 ", false},
             {bf16, GEMM_OP_N, GEMM_OP_T, 24, 4096, 8200, 0, "variant=wgmma_bf16_256x64x64_s5_splitk ", false},
             {bf16, GEMM_OP_N, GEMM_OP_T, 32, 13000, 3000, 0, "variant=wgmma_bf16_128x64x64_s8_splitk ", false},
             {bf16, GEMM_OP_N, GEMM_OP_T, 33, 4096, 3000, 0, "variant=wgmma_bf16_128x64x64_s8_splitk ", false},
@@ -3350,17 +3354,23 @@ TEST_SUITE("gpu_tf32" * doctest::skip()) {
             CHECK(line.find(x.variant) != std::string::npos);
         }
         // C of few columns in row-major (few rows in column-major: the skinny kernels' mirrors,
-        // canonical T, N and T, T with m of 8 or 4) keeps the rules of the tiles: the default
-        // takes no skinny kernel for them, though the skinny ids compute them (NOTES.md, Open
-        // questions: the mirrors are not measured).
-        const expectation mirrors[] = {{bf16, GEMM_OP_N, GEMM_OP_T, 4096, 8, 4096, 0, "", false},
-                                       {bf16, GEMM_OP_T, GEMM_OP_T, 4096, 8, 4096, 0, "", false},
-                                       {bf16, GEMM_OP_N, GEMM_OP_T, 3000, 32, 4096, 0, "", false},
-                                       {bf16, GEMM_OP_T, GEMM_OP_T, 20, 4, 4096, 0, "", false}};
+        // canonical T, N and T, T): the skinny kernels by the sizes above, and beyond them for C
+        // of at most 16 such columns, or of 17 to 32 where the 128x128 tiles would cover fewer
+        // than half of the SMs (32 tiles here; 112 in the last case, which takes the tiles). A C
+        // of 20 x 4 is read as stored (4 columns in column-major).
+        const expectation mirrors[] = {
+            {bf16, GEMM_OP_N, GEMM_OP_T, 4096, 8, 4096, 0, "variant=skinny_bf16_16x8 ", false},
+            {bf16, GEMM_OP_T, GEMM_OP_T, 4096, 8, 4096, 0, "variant=skinny_bf16_32x8_nn ", false},
+            {bf16, GEMM_OP_N, GEMM_OP_T, 3000, 32, 4096, 0, "variant=skinny_bf16_16x32 ", false},
+            {bf16, GEMM_OP_T, GEMM_OP_T, 20, 4, 4096, 0, "variant=skinny_bf16_16x32 ", false},
+            {bf16, GEMM_OP_N, GEMM_OP_T, 9000, 8, 8000, 0, "variant=skinny_bf16_16x8 ", false},
+            {bf16, GEMM_OP_T, GEMM_OP_T, 9000, 16, 8000, 0, "variant=skinny_bf16_32x16_nn ", false},
+            {bf16, GEMM_OP_N, GEMM_OP_T, 4096, 32, 9000, 0, "variant=skinny_bf16_16x32 ", false},
+            {bf16, GEMM_OP_N, GEMM_OP_T, 14336, 32, 4096, 0, "variant=wgmma_bf16_128x128x64_s6_splitk ", false}};
         for (const expectation &x : mirrors) {
             const std::string line = default_trace(x);
             INFO("trace: " << line);
-            CHECK(line.find("variant=skinny_") == std::string::npos);
+            CHECK(line.find(x.variant) != std::string::npos);
         }
     }
 }

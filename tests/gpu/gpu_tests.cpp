@@ -2477,7 +2477,7 @@ TEST_CASE("gpu: cuda_tiled FP8 kernels against cpu_ref, and what they refuse") {
                 c.d_scale = c.amax = x.d_scale_amax;
                 if (x.ld_extra) {
                     c.ld_a_scale = std::max<int64_t>(1, s.m) + x.ld_extra;
-                    c.ld_b_scale = (s.n + 127) / 128 + x.ld_extra;
+                    c.ld_b_scale = std::max<int64_t>(1, (s.k + 127) / 128) + x.ld_extra;
                 }
                 INFO(c.describe());
                 const operands o = make_operands(c);

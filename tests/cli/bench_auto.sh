@@ -26,11 +26,12 @@ summary)
     # The block comes after the table, before the closing comments.
     [ "$(grep -n '^auto against' "$work/out" | cut -d: -f1)" -gt "$(grep -n '^auto  *f32 ' "$work/out" | tail -1 | cut -d: -f1)" ] ||
         fail "the block is not after the table's rows"
-    # CSV: the two columns end the header; auto's rows fill them, the others leave them empty.
-    head -1 "$work/rows.csv" | grep -q ',round_spread_percent,best_forced,best_over_auto$' ||
-        fail "the CSV header does not end with best_forced,best_over_auto"
-    awk -F, 'NR > 1 && $1 == "auto" && !($(NF-1) ~ /^cpu_(omp|ref)$/ && $NF > 0) { bad = 1 }
-             NR > 1 && $1 != "auto" && !($(NF-1) == "" && $NF == "-") { bad = 1 }
+    # CSV: the two columns follow round_spread_percent (scale, FP8's, comes last); auto's rows
+    # fill them, the others leave them empty.
+    head -1 "$work/rows.csv" | grep -q ',round_spread_percent,best_forced,best_over_auto,scale$' ||
+        fail "the CSV header does not end with best_forced,best_over_auto,scale"
+    awk -F, 'NR > 1 && $1 == "auto" && !($(NF-2) ~ /^cpu_(omp|ref)$/ && $(NF-1) > 0) { bad = 1 }
+             NR > 1 && $1 != "auto" && !($(NF-2) == "" && $(NF-1) == "-") { bad = 1 }
              END { exit bad }' "$work/rows.csv" || fail "the CSV's best_forced, best_over_auto are not as expected"
     ;;
 no_auto)

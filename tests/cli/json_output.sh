@@ -75,16 +75,17 @@ bench_stdout)
     ;;
 bench_fp8_scales)
     # --scale block: every row checked against a reference applying the same scales; the
-    # preamble, JSON rows and CSV's last column name the mode, and the bytes behind AI count
-    # the scales: (130 + ceil(300 / 128)) x ceil(640 / 128) f32 on top of A, B and C.
+    # preamble, JSON rows and CSV's last column, scale (columns are only ever added at the
+    # end), name the mode, and the bytes behind AI count the scales: (130 + ceil(300 / 128)) x
+    # ceil(640 / 128) f32 on top of A, B and C.
     run_expect 0 "$gemm" bench 130x300x640 --dtype e4m3 --layout row,col --ops NT --scale block \
         --backends cpu_ref --baseline cpu_omp --json "$work/b.json" --csv "$work/b.csv" "${quick_bench[@]}"
     expect_line out "^# FP8 scales: block"
     json_check "$work/b.json" \
         'len(d["rows"]) == 4 and all(r["scale"] == "block" and r["check"] == "ok" for r in d["rows"])' \
         'all(abs(r["arithmetic_intensity"] - 2 * 130 * 300 * 640 / (130 * 640 + 640 * 300 + 2 * 130 * 300 + 133 * 5 * 4)) < 0.01 for r in d["rows"])'
-    head -1 "$work/b.csv" | grep -q ',scale$' || fail "the CSV header does not end in scale"
-    [ "$(grep -c ',block$' "$work/b.csv")" -eq 4 ] || fail "the CSV rows do not end in block"
+    head -1 "$work/b.csv" | grep -q ',best_forced,best_over_auto,scale$' || fail "the CSV header does not end in scale"
+    [ "$(awk -F, 'NR > 1 && $NF == "block"' "$work/b.csv" | wc -l)" -eq 4 ] || fail "the CSV rows' scale is not block"
     run_expect 0 "$gemm" bench 64 --dtype e5m2 --ops TN --scale tensor --backends cpu_ref --baseline cpu_omp --json - "${quick_bench[@]}"
     json_check "$work/out" 'all(r["scale"] == "tensor" and r["check"] == "ok" for r in d["rows"])'
     run_expect 2 "$gemm" bench 64 --dtype e4m3,f32 --scale block

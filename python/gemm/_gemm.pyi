@@ -41,9 +41,21 @@ class Plan:
         dtype: Any = None,
         device: int = -1,
         beta_zero: bool = False,
+        scale_mode: Optional[str] = None,
     ) -> None: ...
     def run(
-        self, a: Array, b: Array, out: ArrayT, *, alpha: Number = 1.0, beta: Number = 0.0, stream: Stream = None
+        self,
+        a: Array,
+        b: Array,
+        out: ArrayT,
+        *,
+        alpha: Number = 1.0,
+        beta: Number = 0.0,
+        stream: Stream = None,
+        a_scale: Scale = None,
+        b_scale: Scale = None,
+        d_scale: Scale = None,
+        amax: Optional[Array] = None,
     ) -> ArrayT: ...
     @property
     def backend(self) -> Tuple[str, str, str]: ...
@@ -61,6 +73,7 @@ def tune(
     k: int,
     *,
     dtype: str = "float32",
+    c_dtype: Optional[str] = None,
     transa: str = "N",
     transb: str = "N",
     layout: str = "row",

@@ -3,6 +3,7 @@
 #include "bindings.hpp"
 
 #include "blas_call.hpp"
+#include "fp8_scales.hpp"
 #include "operand.hpp"
 #include "python_error.hpp"
 
@@ -123,6 +124,18 @@ gemm_layout_t layout_of(const std::string &layout) {
     refuse(GEMM_STATUS_INVALID_LAYOUT, "layout", "must be 'row' or 'column', not '" + layout + "'");
 }
 
+// The result types a class of `ab` operands has: ab itself (not FP8), float32 too for float16
+// and bfloat16, and bfloat16, float16 or float32 for FP8; "" where c is one, else which are.
+std::string result_types_refusal(gemm_dtype_t ab, gemm_dtype_t c) {
+    if (is_fp8(ab))
+        return is_fp8_result_type(c) ? "" : "bfloat16, float16 or float32 (FP8 operands have no FP8 result)";
+    if (c == ab) return "";
+    const bool half = ab == GEMM_F16 || ab == GEMM_BF16;
+    if (half && c == GEMM_F32) return "";
+    return std::string(dtype_text(ab)) + (half ? " or float32" : "") + " (the operands' type" +
+           (half ? ", or float32 for half-precision ones)" : ")");
+}
+
 struct tune_args {
     int64_t m, n, k;
     std::string dtype;
@@ -143,6 +156,10 @@ nb::dict tune(const tune_args &args) {
         refuse(GEMM_STATUS_INVALID_DTYPE, "c_dtype",
                "is needed with FP8 operands (" + args.dtype + "): the result's type, bfloat16, float16 or float32");
     request.c_type = args.c_dtype ? dtype_of_name(*args.c_dtype, "c_dtype") : request.ab_type;
+    if (const std::string types = result_types_refusal(request.ab_type, request.c_type); !types.empty())
+        refuse(GEMM_STATUS_INVALID_DTYPE, "c_dtype",
+               std::string("is ") + dtype_text(request.c_type) + ", no result type of " + args.dtype +
+                   " operands: " + types);
     request.layout = layout_of(args.layout);
     request.transa = op_of(args.transa, "transa");
     request.transb = op_of(args.transb, "transb");

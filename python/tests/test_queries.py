@@ -67,3 +67,11 @@ def test_tune_refuses_a_bad_request():
     with pytest.raises(gemm.Error) as info:
         gemm.tune(4, 4, 4, transa="X", store=False)
     assert info.value.argument == "transa"
+    # A result type the operands do not have is the Python argument's fault, named as such.
+    for dtype, c_dtype in [("float32", "float16"), ("float16", "bfloat16"), ("float64", "float32"),
+                           ("float8_e4m3fn", "float8_e4m3fn")]:
+        with pytest.raises(gemm.Error) as info:
+            gemm.tune(4, 4, 4, dtype=dtype, c_dtype=c_dtype, store=False)
+        assert info.value.status == gemm.Status.INVALID_DTYPE
+        assert info.value.argument == "c_dtype"
+        assert "no result type of " + dtype in str(info.value)

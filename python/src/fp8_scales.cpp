@@ -102,8 +102,8 @@ const float *block_scale_pointer(scale_arguments &s, nb::handle value, int devic
 void fill_block_scales(scale_arguments &s, int device, const product_sizes &sizes, nb::handle a_scale,
                        nb::handle b_scale) {
     const int64_t k_blocks = (sizes.k + 127) / 128, n_blocks = (sizes.n + 127) / 128;
-    s.scales.a = block_scale_pointer(s, a_scale, device, sizes.m, k_blocks, "a_scale", "(m, ceil(k / 128))",
-                                     s.scales.ld_a);
+    s.scales.a =
+        block_scale_pointer(s, a_scale, device, sizes.m, k_blocks, "a_scale", "(m, ceil(k / 128))", s.scales.ld_a);
     s.scales.b = block_scale_pointer(s, b_scale, device, k_blocks, n_blocks, "b_scale",
                                      "(ceil(k / 128), ceil(n / 128))", s.scales.ld_b);
     s.scales.mode = GEMM_SCALE_BLOCK;

@@ -127,8 +127,7 @@ gemm_layout_t layout_of(const std::string &layout) {
 // The result types a class of `ab` operands has: ab itself (not FP8), float32 too for float16
 // and bfloat16, and bfloat16, float16 or float32 for FP8; "" where c is one, else which are.
 std::string result_types_refusal(gemm_dtype_t ab, gemm_dtype_t c) {
-    if (is_fp8(ab))
-        return is_fp8_result_type(c) ? "" : "bfloat16, float16 or float32 (FP8 operands have no FP8 result)";
+    if (is_fp8(ab)) return is_fp8_result_type(c) ? "" : "bfloat16, float16 or float32";
     if (c == ab) return "";
     const bool half = ab == GEMM_F16 || ab == GEMM_BF16;
     if (half && c == GEMM_F32) return "";

@@ -882,6 +882,18 @@ struct run_result {
     float amax = -1;    // FP8 cases with amax: what amax_d received (-1: untouched)
 };
 
+// Per-tensor scales a and b, with an output scale d and amax where not NULL.
+inline gemm_scaling_t tensor_scaling(const float *a, const float *b, const float *d = nullptr, float *amax = nullptr) {
+    gemm_scaling_t x;
+    gemm_scaling_init(&x);
+    x.mode = GEMM_SCALE_TENSOR;
+    x.a_scale = a;
+    x.b_scale = b;
+    x.d_scale = d;
+    x.amax_d = amax;
+    return x;
+}
+
 // An FP8 case's gemm_scaling_t over the given scale pointers (host or device copies of o's),
 // or NULL when the case has no scales.
 inline const gemm_scaling_t *scaling_of(const gemm_case &c, gemm_scaling_t &x, const float *a_scale,

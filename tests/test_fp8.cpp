@@ -144,13 +144,7 @@ TEST_CASE("fp8 amax_nan: amax_d is NaN when an element of D is, and D is scaled 
         std::vector<uint8_t> a(std::size_t(m * k), 0x40), b(std::size_t(k * n), 0x38);  // 2.0 and 1.0
         const float d_scale = 0.25f, a_scale = 3.0f, b_scale = 0.5f;
         float amax = -1;
-        gemm_scaling_t x;
-        gemm_scaling_init(&x);
-        x.mode = GEMM_SCALE_TENSOR;
-        x.a_scale = &a_scale;
-        x.b_scale = &b_scale;
-        x.d_scale = &d_scale;
-        x.amax_d = &amax;
+        const gemm_scaling_t x = tensor_scaling(&a_scale, &b_scale, &d_scale, &amax);
         std::vector<double> c = product(name, GEMM_F8_E4M3, GEMM_F32, m, n, k, a, b, &x);
         for (double v : c) CHECK(v == 0.25 * (2 * 2.0 * 3.0 * 1.0 * 0.5));
         CHECK(amax == 6.0f);  // before d_scale

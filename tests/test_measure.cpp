@@ -413,13 +413,7 @@ TEST_SUITE("env_verbose" * doctest::skip()) {
         const unsigned char a[4] = {0x38, 0x38, 0x38, 0x38};  // e4m3 1.0
         float c[4] = {}, a_scale = 2, b_scale = 0.5f, d_scale = 1, amax = 0;
         const float alpha = 1, beta = 0;
-        gemm_scaling_t x;
-        gemm_scaling_init(&x);
-        x.mode = GEMM_SCALE_TENSOR;
-        x.a_scale = &a_scale;
-        x.b_scale = &b_scale;
-        x.d_scale = &d_scale;
-        x.amax_d = &amax;
+        const gemm_scaling_t x = tensor_scaling(&a_scale, &b_scale, &d_scale, &amax);
         stderr_capture capture;
         REQUIRE_MESSAGE(gemm_ex_scaled(GEMM_COL_MAJOR, GEMM_OP_T, GEMM_OP_N, 2, 2, 2, &alpha, a, GEMM_F8_E4M3, 2, a,
                                        GEMM_F8_E4M3, 2, &beta, c, GEMM_F32, 2, GEMM_F32, &x) == GEMM_STATUS_SUCCESS,

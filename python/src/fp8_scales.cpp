@@ -86,6 +86,10 @@ const float *block_scale_pointer(scale_arguments &s, nb::handle value, int devic
                    shape_words + " = " + shape_text(want));
     const int64_t least = std::max<int64_t>(1, rows), row_step = x.geometry.strides[0], col_step = x.geometry.strides[1];
     const bool in_place = (rows <= 1 || row_step == 1) && (cols <= 1 || col_step >= least);
+    if (!in_place && !nb::hasattr(x.object, "T"))
+        refuse(GEMM_STATUS_INVALID_STRIDE, name,
+               "(strides " + shape_text(x.geometry.strides) + " elements) is not stored as block scales are read " +
+                   "(rows adjacent, one column after another) and has no .T to copy it by: pass it so stored");
     if (!in_place) {
         if (const char *verbose = std::getenv("GEMM_VERBOSE"); verbose && std::atoi(verbose) >= 1)
             std::fprintf(stderr,

@@ -215,6 +215,7 @@ def assert_refused_writing_nothing(call, status, argument, text, out, amax):
         ("block shape", gemm.Status.INVALID_SIZE, "a_scale", "(m, ceil(k / 128)) = (2, 1)"),
         ("b block shape", gemm.Status.INVALID_SIZE, "b_scale", "(ceil(k / 128), ceil(n / 128)) = (1, 1)"),
         ("float64 blocks", gemm.Status.INVALID_VALUE, "a_scale", "not float64 of shape (2, 1)"),
+        ("blocks not copyable", gemm.Status.INVALID_STRIDE, "a_scale", "has no .T to copy it by"),
         ("amax float64", gemm.Status.INVALID_VALUE, "amax", "not float64 of shape (1,)"),
         ("text scale", gemm.Status.INVALID_DTYPE, "d_scale", "not one gemm computes"),
         ("batch", gemm.Status.NOT_SUPPORTED, "a", "one matrix a call"),
@@ -241,6 +242,11 @@ def test_refusals_name_the_argument_and_write_nothing(case, status, argument, te
         ),
         "float64 blocks": lambda: gemm.matmul(
             a, b, out, a_scale=np.ones((2, 1)), b_scale=np.ones((1, 1), np.float32), amax=amax
+        ),
+        # a_scale exported by DLPack alone, its rows 3 apart: not read in place, and no .T to copy by
+        "blocks not copyable": lambda: gemm.matmul(
+            np.ones((2, 300), ml_dtypes.float8_e4m3fn), np.ones((300, 4), ml_dtypes.float8_e4m3fn), out,
+            a_scale=HostDLPack(np.ones((2, 3), np.float32)), b_scale=np.ones((3, 1), np.float32), amax=amax
         ),
         "amax float64": lambda: gemm.matmul(a, b, out, amax=np.zeros(1)),
         "text scale": lambda: gemm.matmul(a, b, out, d_scale="2", amax=amax),

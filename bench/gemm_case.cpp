@@ -64,8 +64,8 @@ double gemm_case_flops(const gemm_case &c) {
 double scale_bytes(const gemm_case &c) {
     if (c.scale == GEMM_SCALE_TENSOR) return 2.0 * sizeof(float);
     if (c.scale != GEMM_SCALE_BLOCK) return 0.0;
-    const double k_blocks = double((c.shape.k + 127) / 128), n_blocks = double((c.shape.n + 127) / 128);
-    return (double(c.shape.m) + n_blocks) * k_blocks * sizeof(float);
+    const int64_t k_blocks = (c.shape.k + 127) / 128, n_blocks = (c.shape.n + 127) / 128;
+    return double(c.shape.m + n_blocks) * double(k_blocks) * double(sizeof(float));
 }
 
 double gemm_case_bytes(const gemm_case &c) {

@@ -2,7 +2,6 @@
 // algorithm configuration so that a tuned choice parses back in a later process.
 #include "cublaslt.hpp"
 
-#include <algorithm>
 #include <array>
 #include <climits>
 #include <cstdio>
@@ -234,14 +233,6 @@ gemm_status_t make_layout(cublasLtMatrixLayout_t &out, dtype t, int64_t rows, in
     return cuda::cublas_status(s, "cublasLtMatrixLayoutSetAttribute");
 }
 
-#if CUBLAS_VERSION >= 120900
-// A block scale kind as cuBLASLt's scale mode.
-int32_t lt_scale_mode(scale_kind kind) {
-    return int32_t(kind == scale_kind::vec128 ? CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F
-                                              : CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F);
-}
-#endif
-
 gemm_status_t build_plan(const problem &p, lt_plan &plan) {
     cublasStatus_t s = cublas().cublasLtMatmulDescCreate(&plan.desc, compute_of(p), scale_of(p));
     if (s != CUBLAS_STATUS_SUCCESS) {
@@ -261,16 +252,6 @@ gemm_status_t build_plan(const problem &p, lt_plan &plan) {
             s = cublas().cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, &ld_aux,
                                                         sizeof ld_aux);
     }
-#if CUBLAS_VERSION >= 120900
-    if (p.scaling.blocks() && s == CUBLAS_STATUS_SUCCESS) {  // fp8_refusal has let only both through
-        const int32_t a_mode = lt_scale_mode(p.scaling.a.kind), b_mode = lt_scale_mode(p.scaling.b.kind);
-        s = cublas().cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &a_mode,
-                                                    sizeof a_mode);
-        if (s == CUBLAS_STATUS_SUCCESS)
-            s = cublas().cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &b_mode,
-                                                        sizeof b_mode);
-    }
-#endif
     gemm_status_t g = cuda::cublas_status(s, "cublasLtMatmulDescSetAttribute");
     if (g == GEMM_STATUS_SUCCESS)
         g = make_layout(plan.a, p.ab_type, p.a_rows(), p.a_cols(), p.lda, p.stride_a, p.batch);
@@ -282,41 +263,18 @@ gemm_status_t build_plan(const problem &p, lt_plan &plan) {
 
 // ---- FP8 ------------------------------------------------------------------------------------
 
-// Why cuBLASLt cannot take p's block scales, or "" when it can. Its VEC128_32F mode reads one
-// f32 per outer index and block of 128 along k, the outer index fastest, and BLK128x128_32F one
-// per 128 outer indices and block of k, the block of k fastest: problem.hpp's vec128 and
-// blk128, at their least leading dimensions, for cuBLASLt takes no leading dimension for them.
-// A strided batch shares one set of scales here, which cuBLASLt has no way to say.
-std::string block_scale_refusal(const problem &p) {
-#if CUBLAS_VERSION < 120900
-    (void)p;
-    return "FP8 block scaling: cuBLASLt takes block scales from CUDA 12.9 on, and this build's cuBLASLt is older";
-#else
-    const operand_scale &a = p.scaling.a, &b = p.scaling.b;
-    if (a.kind < scale_kind::vec128 || b.kind < scale_kind::vec128) return "FP8 block scaling on one operand only";
-    const int64_t k_blocks = std::max<int64_t>(1, (p.k + scale_block - 1) / scale_block);
-    auto least = [&](const operand_scale &s, int64_t outer) {
-        return s.kind == scale_kind::vec128 ? std::max<int64_t>(1, outer) : k_blocks;
-    };
-    if (a.ld != least(a, p.m) || b.ld != least(b, p.n))
-        return "FP8 block scaling with a leading dimension above the least (ld_a_scale, ld_b_scale): cuBLASLt's "
-               "block scales have none";
-    if (p.batch > 1 && !p.pointer_batch)
-        return "FP8 block scaling of a strided batch (one set of scales for every matrix)";
-    return {};
-#endif
-}
-
 // Why cuBLASLt cannot serve FP8 problem p here, or "" when it can. On compute capability 9.0
 // its FP8 kernels take only the "TN" form: A transposed and B not, column-major (the
 // canonical problem's), so the other op pairs are refused rather than transposed behind the
 // caller's back; and they multiply e4m3 by e4m3 or e5m2, never e5m2 by e5m2 (A and B share
 // one type here, so e5m2 is refused). The scales are device pointers (cuBLASLt reads them on the device), so host
-// and managed operands, which the library would stage, are refused. Block scales go through
-// cuBLASLt's VEC128_32F and BLK128x128_32F scale modes (block_scale_refusal). An output scale
-// or amax is refused: cuBLASLt takes them for FP8 D only, and this API's D is bf16, f16 or f32
-// (docs/FP8.md, the cublaslt row); cuda_tiled's kernels serve them. A group of a grouped call
-// (pointer_batch) runs in run_batch, a matmul per matrix with the group's scales.
+// and managed operands, which the library would stage, are refused. Block scales are refused:
+// asked with cuBLASLt's VEC128_32F and BLK128x128_32F scale modes (either operand, either
+// mode, D in f32 or bf16), cuBLASLt 13.1 on an H100 found no algorithm (its heuristic answers
+// CUBLAS_STATUS_NOT_SUPPORTED): its block-scaled kernels are for later GPUs. An output scale or amax is refused: cuBLASLt takes them for FP8 D only, and this
+// API's D is bf16, f16 or f32 (docs/FP8.md, the cublaslt row); cuda_tiled's kernels serve them.
+// A group of a grouped call (pointer_batch) runs in run_batch, a matmul per matrix with the
+// group's scales.
 std::string fp8_refusal(const problem &p) {
     if (p.space != memory_space::device)
         return "FP8 takes device memory here (its scales are device pointers), not " +
@@ -327,15 +285,16 @@ std::string fp8_refusal(const problem &p) {
         return std::string("FP8 on cuBLASLt takes only the TN form (canonical op(A) = T, op(B) = N; row-major: ") +
                "transa = N, transb = T), not " + op_name(p.op_a) + op_name(p.op_b);
     if (p.scaling.blocks())
-        if (std::string why = block_scale_refusal(p); !why.empty()) return why;
+        return "FP8 block scaling: cuBLASLt has no block-scaled kernel for compute capability 9.0 (cuda_tiled, "
+               "cpu_omp and cpu_ref serve it)";
     if (p.scaling.d_scale || p.scaling.amax_d)
         return "an FP8 output scale or amax: cuBLASLt takes them only for FP8 D, and D here is bf16, f16 or f32 "
                "(cuda_tiled serves them)";
     return {};
 }
 
-// The scales of this call on the plan's descriptor, per tensor or per block (NULL where p has
-// none: cuBLASLt then takes 1). fp8_refusal has refused an output scale and amax, so those stay NULL.
+// The per-tensor scales of this call on the plan's descriptor (NULL where p has none: cuBLASLt
+// then takes 1). fp8_refusal has refused an output scale and amax, so those stay NULL.
 gemm_status_t set_scale_pointers(const problem &p, lt_plan &plan) {
     if (!is_fp8(p.ab_type)) return GEMM_STATUS_SUCCESS;
     const struct {

@@ -118,12 +118,7 @@ TEST_CASE("cpp gemm overloads float8_e4m3 and float8_e5m2, and gemm_scaled") {
     float f[4] = {};
     const float a_scale = 0.5f, b_scale = 3.0f;
     float amax = 0;
-    gemm_scaling_t x;
-    gemm_scaling_init(&x);
-    x.mode = GEMM_SCALE_TENSOR;
-    x.a_scale = &a_scale;
-    x.b_scale = &b_scale;
-    x.amax_d = &amax;
+    const gemm_scaling_t x = tensor_scaling(&a_scale, &b_scale, nullptr, &amax);
     REQUIRE(
         gemm::gemm_scaled(gemm::layout::row_major, gemm::op::n, gemm::op::t, 2, 2, 2, 1.0f, a5, 2, b5, 2, 0.0f, f, 2, x)
             .ok());

@@ -195,13 +195,7 @@ struct scaled_call {
     std::vector<float> c = std::vector<float>(64, 7.0f);  // room for any C type
     std::vector<float> scales = std::vector<float>(16, 1.0f);
     float amax = 0;
-    gemm_scaling_t x;
-    scaled_call() {
-        gemm_scaling_init(&x);
-        x.mode = GEMM_SCALE_TENSOR;
-        x.a_scale = &scales[0];
-        x.b_scale = &scales[1];
-    }
+    gemm_scaling_t x = tensor_scaling(&scales[0], &scales[1]);
     gemm_status_t call(const gemm_scaling_t *scaling) {
         return gemm_ex_scaled(layout, transa, transb, m, n, k, &alpha, a.data(), ab, 16, b.data(), ab, 16, &beta,
                               c.data(), ct, 16, compute, scaling);
@@ -356,11 +350,7 @@ TEST_CASE("fp8 plans: the desc's scale_mode, runs with their scales, mismatches 
     d.scale_mode = GEMM_SCALE_TENSOR;
     gemm_plan_t plan = nullptr;
     REQUIRE(gemm_plan_create(&d, &plan) == GEMM_STATUS_SUCCESS);
-    gemm_scaling_t x;
-    gemm_scaling_init(&x);
-    x.mode = GEMM_SCALE_TENSOR;
-    x.a_scale = &a_scale;
-    x.b_scale = &b_scale;
+    gemm_scaling_t x = tensor_scaling(&a_scale, &b_scale);
     REQUIRE(gemm_plan_run_scaled(plan, &alpha, a.data(), b.data(), &beta, c.data(), &x) == GEMM_STATUS_SUCCESS);
     for (float v : c) CHECK(v == 5 * 2.0f * 0.5f * 3.0f);
     // gemm_plan_run has no scales to give it.

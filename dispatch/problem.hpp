@@ -42,8 +42,9 @@ struct epilogue_spec {
 // canonical: for a row-major call A and B, and with them their scales, are swapped).
 // tensor: one f32 for the whole operand. Block scales are f32 arrays indexed by an operand's
 // outer coordinate (i of op(A) = m x k, j of op(B) = k x n) and its block of k (l / 128):
-// vec128: one value per outer index and block of k, at values[i + (l / 128) * ld];
-// blk128: one value per 128 outer indices and block of k, at values[i / 128 + (l / 128) * ld].
+// vec128: one value per outer index and block of k, at values[i + (l / 128) * ld], the outer
+// index fastest; blk128: one value per 128 outer indices and block of k, at values[l / 128 +
+// (i / 128) * ld], the block of k fastest (DeepSeek-V3's weight scales).
 enum class scale_kind : int { none = 0, tensor = 1, vec128 = 2, blk128 = 3 };
 
 constexpr int64_t scale_block = 128;  // the k extent (and blk128's outer extent) of a block
@@ -59,7 +60,7 @@ struct operand_scale {
         case scale_kind::none: return 1.0f;
         case scale_kind::tensor: return values[0];
         case scale_kind::vec128: return values[outer + (l / scale_block) * ld];
-        case scale_kind::blk128: return values[outer / scale_block + (l / scale_block) * ld];
+        case scale_kind::blk128: return values[l / scale_block + (outer / scale_block) * ld];
         }
         return 1.0f;
     }

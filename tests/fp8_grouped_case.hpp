@@ -124,13 +124,13 @@ struct grouped_call {
                 b_scales[g] = {scale_value(rng)};
             } else if (s.mode == GEMM_SCALE_BLOCK) {
                 x.ld_a_scale = std::max<int64_t>(1, stored.m) + 1;
-                x.ld_b_scale = std::max<int64_t>(1, detail::scale_blocks(s.n)) + 1;
+                x.ld_b_scale = kb + 1;
+                const int64_t nb = detail::scale_blocks(s.n);
                 a_scales[g].assign(std::size_t(x.ld_a_scale * kb), NAN);
-                b_scales[g].assign(std::size_t(x.ld_b_scale * kb), NAN);
+                b_scales[g].assign(std::size_t(x.ld_b_scale * std::max<int64_t>(1, nb)), NAN);
                 for (int64_t l = 0; l < kb; ++l) {
                     for (int64_t i = 0; i < s.m; ++i) a_scales[g][std::size_t(i + l * x.ld_a_scale)] = scale_value(rng);
-                    for (int64_t j = 0; j < detail::scale_blocks(s.n); ++j)
-                        b_scales[g][std::size_t(j + l * x.ld_b_scale)] = scale_value(rng);
+                    for (int64_t j = 0; j < nb; ++j) b_scales[g][std::size_t(l + j * x.ld_b_scale)] = scale_value(rng);
                 }
             }
             if (s.d_scale) d_scales[g] = scale_value(rng);
@@ -199,7 +199,7 @@ inline double op_b(const grouped_call &t, std::size_t g, std::size_t item, int64
     const int64_t e = s.tb == GEMM_OP_N ? t.index(l, j, t.ldb[g]) : t.index(j, l, t.ldb[g]);
     double scale = 1.0;
     if (s.mode == GEMM_SCALE_TENSOR) scale = t.b_scales[g][0];
-    if (s.mode == GEMM_SCALE_BLOCK) scale = t.b_scales[g][std::size_t(j / 128 + (l / 128) * t.scalings[g].ld_b_scale)];
+    if (s.mode == GEMM_SCALE_BLOCK) scale = t.b_scales[g][std::size_t(l / 128 + (j / 128) * t.scalings[g].ld_b_scale)];
     return scale * fp8_to_double(t.b[item][std::size_t(e)], t.ab);
 }
 

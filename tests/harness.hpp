@@ -450,7 +450,7 @@ inline void fill_matrices(bytes &buf, const stored_matrix &s, int64_t stride, in
     }
 }
 
-// Blocks of 128 along k (and along n for B's block scales).
+// Blocks of 128 along k (and along n for B's block scales, stored the block of k fastest).
 inline int64_t scale_blocks(int64_t extent) { return (extent + 127) / 128; }
 
 // A positive scale that is not a power of two, between 1/16 and 16: scales that change
@@ -468,12 +468,12 @@ inline void fill_scales(const gemm_case &c, operands &o, random_source &rng) {
     } else if (c.scaling_mode == GEMM_SCALE_BLOCK) {
         const int64_t kb = std::max<int64_t>(1, scale_blocks(c.k)), nb = scale_blocks(c.n);
         const int64_t lda = c.ld_a_scale ? c.ld_a_scale : std::max<int64_t>(1, c.m);
-        const int64_t ldb = c.ld_b_scale ? c.ld_b_scale : std::max<int64_t>(1, nb);
+        const int64_t ldb = c.ld_b_scale ? c.ld_b_scale : kb;
         o.a_scale.assign(std::size_t(lda * kb), std::nanf(""));
-        o.b_scale.assign(std::size_t(ldb * kb), std::nanf(""));
+        o.b_scale.assign(std::size_t(ldb * std::max<int64_t>(1, nb)), std::nanf(""));
         for (int64_t b = 0; b < kb; ++b) {
             for (int64_t i = 0; i < c.m; ++i) o.a_scale[std::size_t(i + b * lda)] = random_scale(rng);
-            for (int64_t j = 0; j < nb; ++j) o.b_scale[std::size_t(j + b * ldb)] = random_scale(rng);
+            for (int64_t j = 0; j < nb; ++j) o.b_scale[std::size_t(b + j * ldb)] = random_scale(rng);
         }
     }
     if (c.d_scale) o.d_scale = random_scale(rng);
@@ -490,8 +490,8 @@ inline double a_scale_at(const gemm_case &c, const operands &o, int64_t i, int64
 inline double b_scale_at(const gemm_case &c, const operands &o, int64_t l, int64_t j) {
     if (c.scaling_mode == GEMM_SCALE_TENSOR) return o.b_scale[0];
     if (c.scaling_mode != GEMM_SCALE_BLOCK) return 1.0;
-    const int64_t ld = c.ld_b_scale ? c.ld_b_scale : std::max<int64_t>(1, detail::scale_blocks(c.n));
-    return o.b_scale[std::size_t(j / 128 + (l / 128) * ld)];
+    const int64_t ld = c.ld_b_scale ? c.ld_b_scale : std::max<int64_t>(1, detail::scale_blocks(c.k));
+    return o.b_scale[std::size_t(l / 128 + (j / 128) * ld)];
 }
 
 namespace detail {}  // namespace detail

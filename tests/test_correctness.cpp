@@ -703,7 +703,7 @@ TEST_CASE("correctness fp8: e4m3 and e5m2 with every scaling, on every backend t
                                     c.amax = x.amax;
                                     if (x.ld_extra) {
                                         c.ld_a_scale = std::max<int64_t>(1, s.m) + x.ld_extra;
-                                        c.ld_b_scale = std::max<int64_t>(1, (s.n + 127) / 128) + x.ld_extra;
+                                        c.ld_b_scale = std::max<int64_t>(1, (s.k + 127) / 128) + x.ld_extra;
                                     }
                                     check_case(c, counts);
                                 }

@@ -165,8 +165,8 @@ TEST_CASE("fp8 row_major_block: A's per-row and B's per-128-column scales follow
         for (gemm_op_t tb : {GEMM_OP_N, GEMM_OP_T}) {
             gemm_case c = make_case(GEMM_F8_E4M3, GEMM_F32, entry::ex, GEMM_ROW_MAJOR, ta, tb, 3, 260, 300, 2, 1.0, 0.0);
             c.scaling_mode = GEMM_SCALE_BLOCK;
-            c.ld_a_scale = 5;
-            c.ld_b_scale = 4;
+            c.ld_a_scale = 5;  // one past the least (m = 3)
+            c.ld_b_scale = 4;  // one past the least (3 blocks of k)
             const operands o = make_operands(c);
             const reference ref = compute_reference(c, o);
             for (const std::string &name : fp8_backends(GEMM_F8_E4M3, GEMM_F32)) {
@@ -249,6 +249,18 @@ TEST_CASE("fp8 errors: gemm_ex_scaled refuses bad scalings and types, C untouche
         s.x.mode = GEMM_SCALE_BLOCK;
         s.x.ld_b_scale = -1;
         expect_refused(s, &s.x, GEMM_STATUS_INVALID_LEADING_DIM, 19, "scaling->ld_b_scale = -1");
+    }
+    {
+        scaled_call s;  // B's block scales run along k: 300 makes 3 blocks, the least ld_b_scale
+        s.transb = GEMM_OP_T;
+        s.k = 300;
+        s.a.assign(16 * 300, 0x38);
+        s.b.assign(16 * 300, 0x38);
+        s.x.mode = GEMM_SCALE_BLOCK;
+        s.x.ld_b_scale = 2;
+        expect_refused(s, &s.x, GEMM_STATUS_INVALID_LEADING_DIM, 19,
+                       "scaling->ld_b_scale = 2 must be 0 (the least) or >= max(1, ceil(k / 128) = 3): one scale per "
+                       "block of k for each 128 columns of op(B), the block of k fastest");
     }
     {
         scaled_call s;

@@ -166,7 +166,8 @@ TEST_CASE("measure: a desc with an epilogue: checked every element, or sampled w
         REQUIRE(gemm_measure(&d, names, 3, &o, r) == GEMM_STATUS_SUCCESS);
         for (const gemm_measurement_t &x : r) {
             if (x.status == GEMM_STATUS_BACKEND_UNAVAILABLE) continue;  // no CBLAS here
-            INFO(x.backend << " activation " << int(act) << ": " << x.error << x.note);
+            INFO(std::string(x.backend) << " activation " << int(act) << ": " << std::string(x.error)
+                                        << std::string(x.note));
             CHECK(x.status == GEMM_STATUS_SUCCESS);
             CHECK(x.correct == 1);
             CHECK(std::string(x.check_method) == "reference");

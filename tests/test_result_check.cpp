@@ -20,7 +20,7 @@ using namespace gemm;
 namespace {
 
 // How a case's FP8 operands are scaled. blocks: A's per row and block of k (vec128), B's per
-// 128 columns and block of k (blk128), as a column-major call has them; blocks_swapped: the
+// block of k and 128 columns (blk128), as a column-major call has them; blocks_swapped: the
 // other way round, as the canonical problem of a row-major call has them.
 enum class scales { none, tensor, blocks, blocks_swapped };
 
@@ -95,17 +95,19 @@ private:
 
 int64_t blocks_of(int64_t extent) { return (extent + scale_block - 1) / scale_block; }
 
-// One operand's scales: per tensor, per outer index and block of k (vec128), or per 128 outer
-// indices and block of k (blk128), the padding between blocks of k NaN.
+// One operand's scales: per tensor, per outer index and block of k (vec128: the outer index
+// fastest), or per 128 outer indices and block of k (blk128: the block of k fastest), the
+// padding between columns NaN.
 operand_scale make_scale(scale_kind kind, int64_t outer, int64_t k, int64_t pad, std::vector<float> &values,
                          std::mt19937_64 &rng) {
     operand_scale s;
     s.kind = kind;
     if (kind == scale_kind::none) return s;
-    const int64_t rows = kind == scale_kind::tensor ? 1 : kind == scale_kind::vec128 ? outer : blocks_of(outer);
-    s.ld = kind == scale_kind::tensor ? 0 : rows + pad;
-    const int64_t columns = kind == scale_kind::tensor ? 1 : std::max<int64_t>(1, blocks_of(k));
-    values.assign(std::size_t(std::max<int64_t>(1, s.ld) * columns), std::nanf(""));
+    const int64_t k_blocks = std::max<int64_t>(1, blocks_of(k));
+    const int64_t rows = kind == scale_kind::tensor ? 1 : kind == scale_kind::vec128 ? outer : k_blocks;
+    s.ld = kind == scale_kind::tensor ? 0 : std::max<int64_t>(1, rows) + pad;
+    const int64_t columns = kind == scale_kind::tensor ? 1 : kind == scale_kind::vec128 ? k_blocks : blocks_of(outer);
+    values.assign(std::size_t(std::max<int64_t>(1, s.ld) * std::max<int64_t>(1, columns)), std::nanf(""));
     for (int64_t b = 0; b < columns; ++b)
         for (int64_t r = 0; r < rows; ++r) values[std::size_t(r + b * s.ld)] = random_scale(rng);
     s.values = values.data();
@@ -119,7 +121,7 @@ double scale_of(const operand_scale &s, int64_t outer, int64_t l) {
     case scale_kind::none: return 1.0;
     case scale_kind::tensor: return s.values[0];
     case scale_kind::vec128: return s.values[std::size_t(outer + (l / 128) * s.ld)];
-    case scale_kind::blk128: return s.values[std::size_t(outer / 128 + (l / 128) * s.ld)];
+    case scale_kind::blk128: return s.values[std::size_t(l / 128 + (outer / 128) * s.ld)];
     }
     return 1.0;
 }

@@ -445,10 +445,11 @@ gemm_status_t scaling_fail(const user_call &c, gemm_status_t s, const std::strin
 // Blocks of 128 along k (the last one ragged), and of 128 columns of op(B).
 int64_t blocks_of(int64_t extent) { return (extent + scale_block - 1) / scale_block; }
 
-// The least leading dimension of A's block scales (one per row of op(A)) and of B's (one per
-// 128 columns of op(B)).
+// The least leading dimension of A's block scales (one per row of op(A) for each block of k,
+// the row fastest) and of B's (one per block of k for each 128 columns of op(B), the block of
+// k fastest).
 int64_t least_ld_a_scale(const user_call &c) { return std::max<int64_t>(1, c.m); }
-int64_t least_ld_b_scale(const user_call &c) { return std::max<int64_t>(1, blocks_of(c.n)); }
+int64_t least_ld_b_scale(const user_call &c) { return std::max<int64_t>(1, blocks_of(c.k)); }
 
 // A scaling's mode, the types it takes, and (for a call) the pointers the mode needs and
 // the block scales' leading dimensions.
@@ -489,10 +490,10 @@ gemm_status_t check_scaling(const user_call &c) {
                                         x.ld_a_scale, c.m));
     if (x.ld_b_scale < 0 || (x.ld_b_scale != 0 && x.ld_b_scale < least_ld_b_scale(c)))
         return scaling_fail(c, GEMM_STATUS_INVALID_LEADING_DIM,
-                            fmt::format("ld_b_scale = {} must be 0 (the least) or >= max(1, ceil(n / 128) = {}): one "
-                                        "scale per 128 columns of op(B) for each block of k, the column block "
+                            fmt::format("ld_b_scale = {} must be 0 (the least) or >= max(1, ceil(k / 128) = {}): one "
+                                        "scale per block of k for each 128 columns of op(B), the block of k "
                                         "fastest",
-                                        x.ld_b_scale, blocks_of(c.n)));
+                                        x.ld_b_scale, blocks_of(c.k)));
     return GEMM_STATUS_SUCCESS;
 }
 
@@ -543,7 +544,7 @@ scale_values scale_spans(const user_call &c) {
         return v && checked_mul(*v, int64_t(sizeof(float))) ? v : std::nullopt;
     };
     return {bytes_fit(span_elements(kb, lda_s, std::max<int64_t>(1, c.m))),
-            bytes_fit(span_elements(kb, ldb_s, least_ld_b_scale(c)))};
+            bytes_fit(span_elements(std::max<int64_t>(1, blocks_of(c.n)), ldb_s, kb))};
 }
 
 // amax_d is written while C is written and the scales are read: it may share a byte with

@@ -54,8 +54,8 @@
 #             geometric mean against cuBLASLt; fp8_accuracy.cpp: the error of cuda_tiled's kernel
 #             and cuBLASLt's against the exact sum at k = 1024, 4096, 16384
 #   fp8block  block-scaled e4m3 (C bf16, --scale block: A 1x128, B 128x128) against cuBLASLt's
-#             per-tensor form (cublaslt refuses block scales): column-major TN at 4096^3 and
-#             8192^3, cuda_tiled's default and its FP8 ids; then row-major X W^T on the
+#             per-tensor form (cuBLASLt has no block-scaled kernel on sm_90): column-major TN at
+#             4096^3 and 8192^3, cuda_tiled's default and its FP8 ids; then row-major X W^T on the
 #             DeepSeek-V3 shapes (m = 64, 512, 4096 against n x k = 2112x7168, 24576x1536,
 #             32768x512, 7168x16384, 4096x7168, 7168x2048), each row's TFLOP/s and GB/s
 #   decode    bf16 decode shapes (m = 1..128 rows of X, n and k 4096 and 14336) in both weight

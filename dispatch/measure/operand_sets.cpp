@@ -96,10 +96,13 @@ void fill(void *base, std::size_t count, dtype t, uniform_values &values) {
 // (op(B)) and k, and its leading dimension: the least problem.hpp's layouts allow.
 std::size_t scale_values(scale_kind kind, int64_t outer, int64_t k, int64_t &ld) {
     const int64_t k_blocks = std::max<int64_t>(1, (k + scale_block - 1) / scale_block);
-    ld = kind == scale_kind::vec128   ? std::max<int64_t>(1, outer)
-         : kind == scale_kind::blk128 ? std::max<int64_t>(1, (outer + scale_block - 1) / scale_block)
-                                      : 0;
-    return kind == scale_kind::none ? 0 : kind == scale_kind::tensor ? 1 : std::size_t(ld * k_blocks);
+    const int64_t outer_blocks = std::max<int64_t>(1, (outer + scale_block - 1) / scale_block);
+    if (kind == scale_kind::vec128) {
+        ld = std::max<int64_t>(1, outer);
+        return std::size_t(ld * k_blocks);
+    }
+    ld = kind == scale_kind::blk128 ? k_blocks : 0;
+    return kind == scale_kind::blk128 ? std::size_t(k_blocks * outer_blocks) : kind == scale_kind::tensor ? 1 : 0;
 }
 
 }  // namespace

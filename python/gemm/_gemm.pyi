@@ -11,8 +11,9 @@ Stream = Any
 Number = Union[int, float, complex]
 Shape = Sequence[int]
 
-# A per-tensor scale of FP8 operands: a number (host operands) or a float32 array of one element
-# in the operands' memory.
+# A scale of FP8 operands, in the operands' memory: per tensor, a number (host operands) or a
+# float32 array of one element; block scales, a float32 array (a_scale (m, ceil(k / 128)),
+# b_scale (ceil(k / 128), ceil(n / 128))).
 Scale = Union[float, Array, None]
 
 def matmul(

@@ -112,6 +112,8 @@ gemm_scaling_t scaling_of(const fp8_scales &scales) {
     scaling.b_scale = scales.b;
     scaling.d_scale = scales.d;
     scaling.amax_d = scales.amax;
+    scaling.ld_a_scale = scales.ld_a;
+    scaling.ld_b_scale = scales.ld_b;
     return scaling;
 }
 

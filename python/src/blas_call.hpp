@@ -33,6 +33,7 @@ struct fp8_scales {
     gemm_scale_mode_t mode = GEMM_SCALE_NONE;
     const float *a = nullptr, *b = nullptr, *d = nullptr;
     float *amax = nullptr;
+    int64_t ld_a = 0, ld_b = 0;  // GEMM_SCALE_BLOCK: gemm_scaling_t's ld_a_scale, ld_b_scale
 };
 
 gemm_scaling_t scaling_of(const fp8_scales &scales);

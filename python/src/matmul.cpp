@@ -197,7 +197,8 @@ nb::object matmul(nb::handle a_object, nb::handle b_object, nb::handle out, nb::
         refuse(GEMM_STATUS_INVALID_VALUE, "beta", "beta != 0 needs out= (the C that beta scales)");
     const call_context context = context_of(args.a, backend, stream);
     scale_arguments scales;
-    fill_scales(scales, args.a.dtype, args.a.device, a_scale, b_scale, d_scale, amax);
+    fill_scales(scales, args.a.dtype, args.a.device, {args.shape.m, args.shape.n, args.shape.k}, a_scale, b_scale,
+                d_scale, amax);
     const operand c = result_operand(args, out, !dtype.is_none());
     // An empty result has nothing to compute (and empty operands' strides mean nothing).
     for (int64_t size : args.shape.result_shape)

@@ -65,20 +65,26 @@ private:
     gemm_plan_t handle_ = nullptr;
     gemm_dtype_t ab_dtype_ = GEMM_F32, c_dtype_ = GEMM_F32;
     gemm_scale_mode_t scale_mode_ = GEMM_SCALE_NONE;
+    product_sizes sizes_;  // one matrix's m, n, k: the shapes of block scales
     int device_ = -1;
     int alignment_ = 16;
     strided_shape a_, b_, c_;
 };
 
-// scale_mode=: None (or "none") or "tensor".
+// scale_mode=: None (or "none"), "tensor" or "block".
 gemm_scale_mode_t scale_mode_of(nb::handle value) {
     if (value.is_none()) return GEMM_SCALE_NONE;
     const std::string text = nb::isinstance<nb::str>(value) ? nb::cast<std::string>(value) : std::string();
     if (text == "none") return GEMM_SCALE_NONE;
     if (text == "tensor") return GEMM_SCALE_TENSOR;
+    if (text == "block") return GEMM_SCALE_BLOCK;
     refuse(GEMM_STATUS_INVALID_VALUE, "scale_mode",
-           "must be None, \"none\" or \"tensor\" (per-tensor scales; block scales are in the C API), not " +
+           "must be None, \"none\", \"tensor\" (per-tensor scales) or \"block\" (block scales), not " +
                nb::cast<std::string>(nb::repr(value)));
+}
+
+const char *scale_mode_text(gemm_scale_mode_t mode) {
+    return mode == GEMM_SCALE_TENSOR ? "\"tensor\"" : mode == GEMM_SCALE_BLOCK ? "\"block\"" : "None";
 }
 
 strided_shape plan::geometry_of(nb::handle x, const char *argument, std::optional<gemm_dtype_t> *dtype) {
@@ -156,6 +162,7 @@ plan::plan(nb::handle a, nb::handle b, nb::handle out, nb::handle dtype, int dev
     if (!batch.uniform)
         refuse(GEMM_STATUS_INVALID_STRIDE, "a",
                "a plan takes batches of one stride per operand (a strided batch); gemm.matmul takes others");
+    sizes_ = {shape.shape->m, shape.shape->n, shape.shape->k};
     gemm_desc_t desc;
     gemm_desc_init(&desc, ab_dtype_, *layout, a_view->op, b_view->op, shape.shape->m, shape.shape->n, shape.shape->k);
     desc.c_type = c_dtype_;
@@ -199,12 +206,15 @@ nb::object plan::run(nb::handle a, nb::handle b, nb::handle out, nb::handle alph
     check_operand(c, c_dtype_, c_, "out");
     const scalars values = scalars_of(ab_dtype_, alpha, beta);
     scale_arguments scales;
-    fill_scales(scales, ab_dtype_, device_, a_scale, b_scale, d_scale, amax);
+    fill_scales(scales, ab_dtype_, device_, sizes_, a_scale, b_scale, d_scale, amax);
     if (is_fp8(ab_dtype_) && scales.scales.mode != scale_mode_)
         refuse(GEMM_STATUS_INVALID_VALUE, "a_scale",
-               scale_mode_ == GEMM_SCALE_TENSOR
-                   ? "and b_scale are needed: the plan was made with scale_mode=\"tensor\""
-                   : "and b_scale are for plans made with scale_mode=\"tensor\"; this one takes none");
+               scale_mode_ == GEMM_SCALE_NONE
+                   ? std::string("and b_scale are for plans made with scale_mode=\"tensor\" or \"block\"; this one "
+                                 "takes none")
+                   : std::string("and b_scale of the plan's scale_mode=") + scale_mode_text(scale_mode_) +
+                         " are needed, not " +
+                         (scales.scales.mode == GEMM_SCALE_NONE ? "none" : scale_mode_text(scales.scales.mode)));
     const gemm_scaling_t scaling = scaling_of(scales.scales);
     void *s = stream_of(stream);
     gemm_status_t status = GEMM_STATUS_SUCCESS;

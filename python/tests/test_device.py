@@ -152,3 +152,50 @@ def test_raw_dlpack_fp8_on_the_device():
     forced = len(names) - 1
     assert forced == 0 or len(declined) < forced, "every forced FP8 device backend declined"
 
+
+
+def test_raw_dlpack_fp8_block_scales_on_the_device():
+    """x @ w.T with block scales in device memory, as checkpoints keep them: x's per row and 128
+    of k (column-major), w's per 128 x 128, a row-major (out / 128, in / 128) array passed
+    transposed; each FP8 device backend and auto, within the FP8 rule of docs/FP8.md."""
+    ml_dtypes = pytest.importorskip("ml_dtypes", reason="FP8 arrays need ml_dtypes")
+    cudart = load_cudart()
+    e4m3 = np.dtype(ml_dtypes.float8_e4m3fn)
+    rng = np.random.default_rng(4)
+    m, n, k = 48, 160, 256  # 2 blocks of k, 2 of 128 columns (the second ragged)
+    x_host = (rng.uniform(-1, 1, (m, k)) * 8).astype(e4m3)
+    w_host = rng.uniform(-1, 1, (n, k)).astype(e4m3)
+    x_scale = (2.0 ** rng.uniform(-2, 2, (m, 2))).astype(np.float32)
+    w_scale = (2.0 ** rng.uniform(-2, 2, (2, 2))).astype(np.float32)  # (out / 128, in / 128)
+    xs = x_host.astype(np.float64) * np.repeat(x_scale, 128, axis=1)
+    ws = w_host.astype(np.float64) * np.repeat(np.repeat(w_scale, 128, axis=0), 128, axis=1)[:n]
+    d, magnitude = xs @ ws.T, np.abs(xs) @ np.abs(ws).T
+    tolerance = (4 * (k + 2) * 2.0**-24 + 2.0**-7) * magnitude
+    x = CudaMatrix(cudart, x_host, dtype=e4m3)
+    w = CudaMatrix(cudart, w_host, transposed=True, dtype=e4m3)
+    a_scale = CudaMatrix(cudart, x_scale.T, transposed=True)  # (m, 2), rows adjacent
+    b_scale = CudaMatrix(cudart, w_scale, transposed=True)  # w_scale.T: (2, 2), blocks of k adjacent
+    names = [b.name for b in cuda_backends() if b.name in ("cuda_tiled", "cublaslt")] + [None]
+    declined = []
+    try:
+        for backend in names:
+            c = CudaMatrix(cudart, np.zeros((m, n), np.float32))
+            try:
+                try:
+                    gemm.matmul(x, w, c, backend=backend, a_scale=a_scale, b_scale=b_scale)
+                except gemm.Error as refusal:  # a forced backend may decline, saying why; auto may not
+                    if backend is None or refusal.status != gemm.Status.NOT_SUPPORTED:
+                        raise
+                    declined.append(f"{backend}: {refusal}")
+                    continue
+                error = np.abs(c.to_host().astype(np.float64) - d)
+                assert np.all(error <= tolerance), f"{backend}: worst |error| {error.max()}"
+            finally:
+                c.free()
+    finally:
+        for y in (x, w, a_scale, b_scale):
+            y.free()
+    if declined:
+        warnings.warn("FP8 block scales on raw device memory, declined: " + "; ".join(declined))
+    forced = len(names) - 1
+    assert forced == 0 or len(declined) < forced, "every forced FP8 device backend declined"

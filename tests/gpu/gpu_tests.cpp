@@ -602,7 +602,7 @@ TEST_CASE("gpu: gemm_measure on device memory and on page-locked host memory") {
             INFO((type == GEMM_F32 ? "f32" : "f64") << (device < 0 ? ", page-locked host" : ", device"));
             REQUIRE_MESSAGE(gemm_measure(&d, names, 4, &o, r) == GEMM_STATUS_SUCCESS, gemm_last_error());
             for (int i = 0; i < 4; ++i) {
-                INFO(names[i] << ": " << r[i].error << " " << r[i].note);
+                INFO(std::string(names[i]) << ": " << std::string(r[i].error) << " " << std::string(r[i].note));
                 CHECK(std::string(r[i].backend) == names[i]);
                 const bool cpu_on_device = i == 3 && device >= 0;
                 if (cpu_on_device) {
@@ -1212,7 +1212,8 @@ TEST_CASE("gpu: a pointer batch on device memory is tuned by its key, each way c
         std::set<std::string> ways;
         for (int64_t i = 0; i < report.candidate_count; ++i) {
             const gemm_tune_candidate_t &cand = report.candidates[i];
-            INFO("candidate " << cand.backend << ":" << cand.variant << " " << cand.note);
+            INFO("candidate " << std::string(cand.backend) << ":" << std::string(cand.variant) << " "
+                              << std::string(cand.note));
             CHECK(cand.correct == 1);
             ways.insert(cand.variant);
         }
@@ -2387,7 +2388,8 @@ TEST_CASE("gpu: gemm_measure of FP8 descs on device memory, each scale mode") {
             REQUIRE_MESSAGE(gemm_measure(&d, names.data(), int64_t(names.size()), &o, r.data()) == GEMM_STATUS_SUCCESS,
                             gemm_last_error());
             for (const gemm_measurement_t &x : r) {
-                INFO(x.backend << " scale_mode " << int(mode) << " m " << m << ": " << x.error << " " << x.note);
+                INFO(std::string(x.backend) << " scale_mode " << int(mode) << " m " << m << ": " << std::string(x.error)
+                                            << " " << std::string(x.note));
                 if (std::string(x.backend) == "cublaslt" && mode == GEMM_SCALE_BLOCK) {
                     CHECK(x.status == GEMM_STATUS_NOT_SUPPORTED);
                     CHECK(std::string(x.error).find("block scaling") != std::string::npos);
@@ -2477,7 +2479,7 @@ TEST_CASE("gpu: cuda_tiled FP8 kernels against cpu_ref, and what they refuse") {
                 c.d_scale = c.amax = x.d_scale_amax;
                 if (x.ld_extra) {
                     c.ld_a_scale = std::max<int64_t>(1, s.m) + x.ld_extra;
-                    c.ld_b_scale = (s.n + 127) / 128 + x.ld_extra;
+                    c.ld_b_scale = std::max<int64_t>(1, (s.k + 127) / 128) + x.ld_extra;
                 }
                 INFO(c.describe());
                 const operands o = make_operands(c);

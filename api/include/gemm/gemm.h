@@ -498,12 +498,14 @@ typedef enum gemm_scale_mode {
  * (as cuBLASLt's scale pointers are device pointers), read and written in the call's stream
  * order. Block scales count in op(A) (m x k) and op(B) (k x n), whatever the layout and
  * transposes, with kb = ceil(k / 128) blocks of k (the last one ragged when 128 does not
- * divide k, its scale applying to the values there are), and are stored outer index
- * fastest:
+ * divide k, its scale applying to the values there are), as DeepSeek-V3's checkpoints and
+ * DeepGEMM store them:
  *   a_scale[i + (l / 128) * ld_a_scale] scales op(A)(i, l): an m x kb column-major array,
- *     ld_a_scale >= max(1, m);
- *   b_scale[j / 128 + (l / 128) * ld_b_scale] scales op(B)(l, j): a ceil(n / 128) x kb
- *     column-major array, ld_b_scale >= max(1, ceil(n / 128)).
+ *     the row fastest, ld_a_scale >= max(1, m);
+ *   b_scale[l / 128 + (j / 128) * ld_b_scale] scales op(B)(l, j): a kb x ceil(n / 128)
+ *     column-major array, the block of k fastest, ld_b_scale >= max(1, kb) (a row-major
+ *     (out, in) weight W, used as op(B) = W^T, has its scales as a row-major
+ *     ceil(out / 128) x ceil(in / 128) array: ld_b_scale = ceil(in / 128)).
  * (Row-major callers store them the same way: the library swaps A's and B's scales when it
  * turns the call into its column-major transpose.) ld_a_scale and ld_b_scale are 0 for the
  * least valid value, and ignored outside GEMM_SCALE_BLOCK. Start from gemm_scaling_init. */

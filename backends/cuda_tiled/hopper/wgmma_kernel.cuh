@@ -53,14 +53,18 @@ template <int N>
 __device__ inline void promote_block_scaled(float (&d)[N], const float (&part)[N], const wgmma_params &p, int kb,
                                             int m0, int n0) {
     const int lane = threadIdx.x % 32, warp = threadIdx.x % 128 / 32;
-    const float *a_scale = p.a_block + int64_t(kb) * p.ld_a_block, *b_scale = p.b_block + int64_t(kb) * p.ld_b_block;
+    // Scales per outer index: block kb's column; per 128 of them: the column of block m0 / 128.
+    const float *a_scale =
+        p.a_per_128 ? p.a_block + kb + int64_t(m0 / 128) * p.ld_a_block : p.a_block + int64_t(kb) * p.ld_a_block;
+    const float *b_scale =
+        p.b_per_128 ? p.b_block + kb + int64_t(n0 / 128) * p.ld_b_block : p.b_block + int64_t(kb) * p.ld_b_block;
     float of_n[2];
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
         const int n = n0 + 16 * warp + lane / 4 + 8 * h;
-        of_n[h] = p.b_per_128 ? b_scale[n0 / 128] : n < p.n ? b_scale[n] : 0.0f;
+        of_n[h] = p.b_per_128 ? *b_scale : n < p.n ? b_scale[n] : 0.0f;
     }
-    const float of_block = p.a_per_128 ? a_scale[m0 / 128] : 0.0f;
+    const float of_block = p.a_per_128 ? *a_scale : 0.0f;
 #pragma unroll
     for (int j = 0; j < N / 4; ++j)
 #pragma unroll

@@ -72,9 +72,10 @@ struct wgmma_params {
     // nullptr for 1), and where max |alpha * acc + beta * C| goes (nullptr: not computed).
     const float *a_scale, *b_scale, *d_scale;
     float *amax;
-    // FP8 block scales (nullptr: none), one per block of 128 k: a_block's of each m (a_per_128:
-    // of each 128 m), b_block's of each n (b_per_128: of each 128 n), ld_a_block and ld_b_block
-    // floats from one block of k to the next (dispatch/problem.hpp, operand_scale).
+    // FP8 block scales (nullptr: none), one per block of 128 k: a_block's of each m, ld_a_block
+    // floats from one block of k to the next (or a_per_128: of each 128 m, the block of k
+    // fastest, ld_a_block floats from one block of 128 m to the next); b_block's likewise for n
+    // (dispatch/problem.hpp, operand_scale).
     const float *a_block, *b_block;
     int64_t ld_a_block, ld_b_block;
     bool a_per_128, b_per_128;

@@ -21,6 +21,21 @@ expect_aligned() {
         fail "the table's columns are not aligned"
 }
 
+# tune_recorded_key KEY ROW: a --shapes file of the recorded line KEY is tuned as that key,
+# its table row matching ROW (ERE), and stored under it; gemm tune --verify measures it again
+# and gives it a verdict.
+tune_recorded_key() {
+    local key=$1 row=$2 rc=0
+    echo "$key" >"$work/shapes.txt"
+    run_expect 0 "$gemm" tune --shapes "$work/shapes.txt" --cache "$work/cache.txt" --budget-ms 20
+    expect_line out "$row"
+    grep -qF "$key | " "$work/cache.txt" || fail "no entry for the recorded key '$key' in the cache"
+    echo "+ $gemm tune --verify --budget-ms 20 --cache $work/cache.txt"
+    "$gemm" tune --verify --budget-ms 20 --cache "$work/cache.txt" >"$work/out" 2>"$work/err" || rc=$?
+    [ "$rc" -le 1 ] || fail "gemm tune --verify exited $rc"
+    grep -F "$key " "$work/out" | grep -Eq "(holds|does not hold)" || fail "--verify gave no verdict for '$key'"
+}
+
 case $scenario in
 disturbed)
     # Timings that stay disturbed (forced by the test hook) are timed again and not stored;
@@ -108,16 +123,8 @@ pointer_keys)
     # A recorded key of a pointer-array batch is tuned as that key (gemm_tune_key), each
     # candidate timed as a pointer-array call of its matrices, "pointers" in the class column;
     # gemm tune --verify measures it again the same way.
-    key="f32 f32 NN 24 20 16 batch=5 ld=tight align=16 space=host beta=any form=pointers"
-    echo "$key" >"$work/shapes.txt"
-    run_expect 0 "$gemm" tune --shapes "$work/shapes.txt" --cache "$work/cache.txt" --budget-ms 20
-    expect_line out "^24x20x16 x5 +f32 +col NN beta!=0 pointers "
-    grep -qF "$key | " "$work/cache.txt" || fail "no entry for the recorded key '$key' in the cache"
-    echo "+ $gemm tune --verify --budget-ms 20 --cache $work/cache.txt"
-    rc=0
-    "$gemm" tune --verify --budget-ms 20 --cache "$work/cache.txt" >"$work/out" 2>"$work/err" || rc=$?
-    [ "$rc" -le 1 ] || fail "gemm tune --verify exited $rc"
-    grep -F "$key " "$work/out" | grep -Eq "(holds|does not hold)" || fail "--verify gave no verdict for '$key'"
+    tune_recorded_key "f32 f32 NN 24 20 16 batch=5 ld=tight align=16 space=host beta=any form=pointers" \
+        "^24x20x16 x5 +f32 +col NN beta!=0 pointers "
     ;;
 tf32_keys)
     # A recorded key of TF32 math (math=tf32) is tuned as that key where TF32 is allowed, and
@@ -133,17 +140,8 @@ tf32_keys)
 block_keys)
     # A recorded key of a block-scaled FP8 class (scales=) is tuned as that key, each candidate
     # measured and checked with block scales, and stored under it; --verify measures it so too.
-    key="e4m3 bf16 NN 32 20 320 batch=1 ld=tight align=16 space=host beta=0 scales=1x128,128x128"
-    echo "$key" >"$work/shapes.txt"
-    run_expect 0 "$gemm" tune --shapes "$work/shapes.txt" --cache "$work/cache.txt" --budget-ms 20
-    expect_line out "^32x20x320 +e4m3>bf16 +col NN scales=1x128,128x128 "
-    grep -qF "$key | " "$work/cache.txt" || fail "no entry for the recorded key '$key' in the cache"
-    echo "+ $gemm tune --verify --budget-ms 20 --cache $work/cache.txt"
-    rc=0
-    "$gemm" tune --verify --budget-ms 20 --cache "$work/cache.txt" >"$work/out" 2>"$work/err" || rc=$?
-    [ "$rc" -le 1 ] || fail "gemm tune --verify exited $rc"
-    grep -F "$key " "$work/out" | grep -Eq "(holds|does not hold|the built-in choice itself)" ||
-        fail "--verify gave no verdict for '$key'"
+    tune_recorded_key "e4m3 bf16 NN 32 20 320 batch=1 ld=tight align=16 space=host beta=0 scales=1x128,128x128" \
+        "^32x20x320 +e4m3>bf16 +col NN scales=1x128,128x128 "
     # --scale block tunes the block-scaled class of argument shapes under the key their calls
     # look up: a row-major call's canonical A is B, with 128x128 blocks (and m and n swapped).
     run_expect 0 "$gemm" tune 32x20x320 --dtype 'e4m3>bf16' --layout row,col --scale block --backends cpu_omp \

@@ -267,14 +267,14 @@ gemm_status_t build_plan(const problem &p, lt_plan &plan) {
 // its FP8 kernels take only the "TN" form: A transposed and B not, column-major (the
 // canonical problem's), so the other op pairs are refused rather than transposed behind the
 // caller's back; and they multiply e4m3 by e4m3 or e5m2, never e5m2 by e5m2 (A and B share
-// one type here, so e5m2 is refused). The scales are device pointers (cuBLASLt reads them on the device), so host
-// and managed operands, which the library would stage, are refused. Block scales are refused:
-// asked with cuBLASLt's VEC128_32F and BLK128x128_32F scale modes (either operand, either
-// mode, D in f32 or bf16), cuBLASLt 13.1 on an H100 found no algorithm (its heuristic answers
-// CUBLAS_STATUS_NOT_SUPPORTED): its block-scaled kernels are for later GPUs. An output scale
-// or amax is refused: cuBLASLt takes them for FP8 D only, and this API's D is bf16, f16 or f32
-// (docs/FP8.md, the cublaslt row); cuda_tiled's kernels serve them. A group of a grouped call
-// (pointer_batch) runs in run_batch, a matmul per matrix with the group's scales.
+// one type here, so e5m2 is refused). The scales are device pointers (cuBLASLt reads them on
+// the device), so host and managed operands, which the library would stage, are refused.
+// Block scales are refused: cuBLASLt's heuristic finds no algorithm for its VEC128_32F and
+// BLK128x128_32F scale modes on compute capability 9.0 (docs/FP8.md, the cublaslt row). An
+// output scale or amax is refused: cuBLASLt takes them for FP8 D only, and this API's D is
+// bf16, f16 or f32 (docs/FP8.md, the cublaslt row); cuda_tiled's kernels serve them. A group
+// of a grouped call (pointer_batch) runs in run_batch, a matmul per matrix with the group's
+// scales.
 std::string fp8_refusal(const problem &p) {
     if (p.space != memory_space::device)
         return "FP8 takes device memory here (its scales are device pointers), not " +

@@ -96,6 +96,19 @@ def test_raw_dlpack_device_memory_is_computed_in_place():
             x.free()
 
 
+def matmul_or_decline(declined, *arrays, backend, **options):
+    """gemm.matmul forced onto backend (None: auto), or False with the reason added to declined
+    where a forced backend declines, saying why; auto may not."""
+    try:
+        gemm.matmul(*arrays, backend=backend, **options)
+    except gemm.Error as refusal:
+        if backend is None or refusal.status != gemm.Status.NOT_SUPPORTED:
+            raise
+        declined.append(f"{backend}: {refusal}")
+        return False
+    return True
+
+
 def test_raw_dlpack_fp8_on_the_device():
     """x @ w.T with w stored (out, in), FP8 by DLPack's float8 codes, scales and amax in device
     memory; each FP8 device backend, auto and a plan, within the FP8 rule of docs/FP8.md."""
@@ -122,12 +135,8 @@ def test_raw_dlpack_fp8_on_the_device():
             c = CudaMatrix(cudart, c_host)
             amax = {} if backend == "cublaslt" else {"amax": scales[2]}  # cuBLASLt refuses amax for a D not FP8
             try:
-                try:
-                    gemm.matmul(x, w, c, beta=0.5, backend=backend, a_scale=scales[0], b_scale=scales[1], **amax)
-                except gemm.Error as refusal:  # a forced backend may decline, saying why; auto may not
-                    if backend is None or refusal.status != gemm.Status.NOT_SUPPORTED:
-                        raise
-                    declined.append(f"{backend}: {refusal}")
+                if not matmul_or_decline(declined, x, w, c, beta=0.5, backend=backend, a_scale=scales[0],
+                                         b_scale=scales[1], **amax):
                     continue
                 error = np.abs(c.to_host().astype(np.float64) - d)
                 assert np.all(error <= tolerance), f"{backend}: worst |error| {error.max()}"
@@ -181,12 +190,7 @@ def test_raw_dlpack_fp8_block_scales_on_the_device():
         for backend in names:
             c = CudaMatrix(cudart, np.zeros((m, n), np.float32))
             try:
-                try:
-                    gemm.matmul(x, w, c, backend=backend, a_scale=a_scale, b_scale=b_scale)
-                except gemm.Error as refusal:  # a forced backend may decline, saying why; auto may not
-                    if backend is None or refusal.status != gemm.Status.NOT_SUPPORTED:
-                        raise
-                    declined.append(f"{backend}: {refusal}")
+                if not matmul_or_decline(declined, x, w, c, backend=backend, a_scale=a_scale, b_scale=b_scale):
                     continue
                 error = np.abs(c.to_host().astype(np.float64) - d)
                 assert np.all(error <= tolerance), f"{backend}: worst |error| {error.max()}"

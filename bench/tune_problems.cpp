@@ -91,15 +91,15 @@ tune_problem parse_key_line(const std::vector<std::string> &words, int device) {
     // A key of TF32 math is tuned by its key: the library refuses it unless this process allows
     // TF32 (GEMM_ALLOW_TF32=1), as the key was recorded. Block scales, which a request cannot
     // describe, alike.
-    std::vector<std::string> w = words, trailing;
-    const auto is_trailing = [](const std::string &word, bool math) {
-        return math ? word == "math=tf32" : word.rfind("scales=", 0) == 0;
-    };
-    for (bool math : {true, false})
-        if (!w.empty() && is_trailing(w.back(), math)) {
-            trailing.insert(trailing.begin(), w.back());
-            w.pop_back();
-        }
+    std::vector<std::string> w = words, trailing;  // the trailing words, in the line's order
+    if (!w.empty() && w.back() == "math=tf32") {
+        trailing.push_back(w.back());
+        w.pop_back();
+    }
+    if (!w.empty() && w.back().rfind("scales=", 0) == 0) {
+        trailing.insert(trailing.begin(), w.back());
+        w.pop_back();
+    }
     if (w.size() != 11 && w.size() != 12)
         throw usage_error("a tune-key line has 11 fields (12 with an epilogue or form=pointers, one more with "
                           "scales= and with math=tf32), this one " +
